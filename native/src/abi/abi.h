@@ -1,0 +1,105 @@
+/* abi.h: translation between the public MPI ABI and the core, shared by the abi/ files.
+ *
+ * Predefined handles are small ABI constants and map to static core objects; all other
+ * handles are pointers to core objects. Argument checks and the invocation of error
+ * handlers live in this layer and nowhere else. Every MPI_X is a weak alias of PMPI_X,
+ * so PMPI tools can interpose.
+ */
+#ifndef ISM_ABI_H
+#define ISM_ABI_H
+
+#include <mpi.h>
+
+#include "../core/core.h"
+
+#define ISM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ISM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ISM_PMPI(name) _Pragma(ISM_STR(weak MPI_##name = PMPI_##name))
+#define ISM_STR(x) #x
+
+static inline ism_comm *ism_abi_comm(MPI_Comm h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (ISM_LIKELY(v == (uintptr_t)MPI_COMM_WORLD))
+        return &ism_comm_world;
+    if (v == (uintptr_t)MPI_COMM_SELF)
+        return &ism_comm_self;
+    if (v < 0x1000)
+        return NULL;
+    return (ism_comm *)h;
+}
+
+static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
+{
+    if (c == &ism_comm_world)
+        return MPI_COMM_WORLD;
+    if (c == &ism_comm_self)
+        return MPI_COMM_SELF;
+    return (MPI_Comm)c;
+}
+
+static inline ism_dt *ism_abi_dt(MPI_Datatype h)
+{
+    uintptr_t i = (uintptr_t)h - ISM_DT_BASE;
+    if (ISM_LIKELY(i < ISM_DT_COUNT))
+        return ism_dt_table[i].v ? &ism_dt_table[i] : NULL;
+    return NULL; /* derived datatypes: not in this build */
+}
+
+static inline ism_op *ism_abi_op(MPI_Op h)
+{
+    uintptr_t i = (uintptr_t)h - ISM_OP_BASE;
+    if (ISM_LIKELY(i < ISM_OP_COUNT))
+        return ism_op_table[i].v ? &ism_op_table[i] : NULL;
+    return NULL;
+}
+
+static inline ism_req *ism_abi_req(MPI_Request h)
+{
+    return h == MPI_REQUEST_NULL ? NULL : (ism_req *)h;
+}
+
+static inline void ism_abi_status(MPI_Status *s, const ism_status *st)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    s->MPI_SOURCE = st->source;
+    s->MPI_TAG = st->tag;
+    s->MPI_ERROR = st->error;
+    s->MPI_internal[0] = (int)(uint32_t)(st->bytes & 0xffffffffu);
+    s->MPI_internal[1] = (int)(uint32_t)((uint64_t)st->bytes >> 32);
+    s->MPI_internal[2] = st->cancelled;
+}
+
+static inline size_t ism_abi_status_bytes(const MPI_Status *s)
+{
+    return (size_t)(uint32_t)s->MPI_internal[0] | ((size_t)(uint32_t)s->MPI_internal[1] << 32);
+}
+
+/* Raise an error on communicator c (NULL: MPI_COMM_WORLD's handler): print and abort for
+ * MPI_ERRORS_ARE_FATAL/ABORT, else return the code. */
+int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Common checks; each returns 0 or raises. */
+int ism_abi_check_init(const char *fn);
+int ism_abi_tag_ub(void);
+
+#define ISM_CHECK_INIT(fn)                                                                         \
+    do {                                                                                           \
+        if (ISM_UNLIKELY(!ism.initialized || ism.finalized))                                       \
+            return ism_abi_check_init(fn);                                                         \
+    } while (0)
+
+/* Validates a point-to-point peer (rank in comm, or the given wildcard). */
+static inline int ism_abi_bad_rank(const ism_comm *c, int r, int allow_any)
+{
+    if (ISM_LIKELY(r >= 0 && r < c->size))
+        return 0;
+    if (r == MPI_PROC_NULL || (allow_any && r == MPI_ANY_SOURCE))
+        return 0;
+    return 1;
+}
+
+#endif

@@ -1,0 +1,361 @@
+/* env.c (abi): environment management: init and finalize, ranks and sizes, versions,
+ * timers, error handlers and error strings, predefined attributes, datatype sizes.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+
+static int tag_ub_cached = -1;
+
+int ism_abi_tag_ub(void)
+{
+    return tag_ub_cached;
+}
+
+int ism_abi_check_init(const char *fn)
+{
+    fprintf(stderr, "isthmus: %s called %s MPI_Init\n", fn, ism.finalized ? "after MPI_Finalize" :
+                                                                          "before");
+    fflush(stderr);
+    exit(1);
+}
+
+static const char *class_name(int c)
+{
+    static const char *names[] = {
+        "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
+        "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_REQUEST", "MPI_ERR_ROOT", "MPI_ERR_GROUP",
+        "MPI_ERR_OP", "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN",
+        "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_PENDING",
+        "MPI_ERR_IN_STATUS"};
+    if (c >= 0 && c < (int)(sizeof names / sizeof *names))
+        return names[c];
+    if (c == MPI_ERR_NO_MEM)
+        return "MPI_ERR_NO_MEM";
+    if (c == MPI_ERR_UNSUPPORTED_OPERATION)
+        return "MPI_ERR_UNSUPPORTED_OPERATION";
+    return "MPI_ERR_OTHER";
+}
+
+static const char *class_text(int c)
+{
+    switch (c) {
+    case MPI_SUCCESS: return "no error";
+    case MPI_ERR_BUFFER: return "invalid buffer";
+    case MPI_ERR_COUNT: return "invalid count";
+    case MPI_ERR_TYPE: return "invalid datatype";
+    case MPI_ERR_TAG: return "invalid tag";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_RANK: return "invalid rank";
+    case MPI_ERR_REQUEST: return "invalid request";
+    case MPI_ERR_ROOT: return "invalid root";
+    case MPI_ERR_OP: return "invalid reduction operation";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_TRUNCATE: return "message truncated: the receive buffer is too small";
+    case MPI_ERR_INTERN: return "internal error";
+    case MPI_ERR_PENDING: return "request pending";
+    case MPI_ERR_IN_STATUS: return "error code in status";
+    case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by isthmus yet";
+    default: return "other error";
+    }
+}
+
+int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
+{
+    ism_comm *h = c ? c : &ism_comm_world;
+    if (h->errh && h->errh->kind == 1)
+        return code;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char why[900];
+    snprintf(why, sizeof why, "site %s rank %d: %s: %s (%s); aborting the job",
+             ism_site_name(ism.site), ism.grank, fn, msg, class_name(code));
+    fprintf(stderr, "isthmus: %s\n", why);
+    fflush(stderr);
+    ism_core_abort(h, code ? code : 1, why);
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int prov = 0;
+    if (ism.initialized) {
+        fprintf(stderr, "isthmus: MPI_Init called twice\n");
+        return MPI_ERR_OTHER;
+    }
+    int rc = ism_core_init(argc, argv, required, &prov);
+    if (rc) {
+        fprintf(stderr, "isthmus: MPI_Init failed (%s)\n", class_name(rc));
+        return rc;
+    }
+    int vub = ism.be->vendor_tag_ub;
+    tag_ub_cached = vub > 0 ? vub : 32767;
+    if (provided)
+        *provided = prov;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Init_thread)
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    int prov;
+    return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &prov);
+}
+ISM_PMPI(Init)
+
+int PMPI_Finalize(void)
+{
+    ISM_CHECK_INIT("MPI_Finalize");
+    int rc = ism_core_finalize();
+    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+ISM_PMPI(Finalize)
+
+int PMPI_Initialized(int *flag)
+{
+    *flag = ism.initialized;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Initialized)
+
+int PMPI_Finalized(int *flag)
+{
+    *flag = ism.finalized;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Finalized)
+
+int PMPI_Query_thread(int *provided)
+{
+    *provided = ism.thread_level;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Query_thread)
+
+int PMPI_Is_thread_main(int *flag)
+{
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Is_thread_main)
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char why[256];
+    snprintf(why, sizeof why, "site %s rank %d called MPI_Abort (error code %d)",
+             ism_site_name(ism.site), ism.grank, errorcode);
+    fprintf(stderr, "isthmus: %s; stopping every site\n", why);
+    fflush(stderr);
+    ism_core_abort(ism_abi_comm(comm), errorcode, why);
+}
+ISM_PMPI(Abort)
+
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    ism_comm *c = ism_abi_comm(comm);
+    if (ISM_UNLIKELY(!c || !ism.initialized))
+        return c ? ism_abi_check_init("MPI_Comm_rank")
+                 : ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_rank)
+
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    ism_comm *c = ism_abi_comm(comm);
+    if (ISM_UNLIKELY(!c || !ism.initialized))
+        return c ? ism_abi_check_init("MPI_Comm_size")
+                 : ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_size)
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    ISM_CHECK_INIT("MPI_Get_processor_name");
+    snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", ism.procname);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Get_processor_name)
+
+int PMPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Get_version)
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    char vendor[4096] = "";
+    int vl = 0;
+    if (ism.be && ism.initialized)
+        ism.be->get_library_version(vendor, &vl);
+    char *nl = strchr(vendor, '\n');
+    if (nl)
+        *nl = 0;
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+             "isthmus 0.1 (MPI %d.%d standard ABI), %d site(s), site MPI: %s", MPI_VERSION,
+             MPI_SUBVERSION, ism.nsites, vendor[0] ? vendor : "not initialized");
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Get_library_version)
+
+double PMPI_Wtime(void) { return ism.be ? ism.be->wtime() : 0.0; }
+ISM_PMPI(Wtime)
+
+double PMPI_Wtick(void) { return ism.be ? ism.be->wtick() : 1e-9; }
+ISM_PMPI(Wtick)
+
+/* ---- error handlers ---- */
+
+static MPI_Errhandler errh_handle(ism_errh *e)
+{
+    return e == &ism_errh_return  ? MPI_ERRORS_RETURN
+           : e == &ism_errh_abort ? MPI_ERRORS_ABORT
+                                  : MPI_ERRORS_ARE_FATAL;
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    ISM_CHECK_INIT("MPI_Comm_set_errhandler");
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
+                             "invalid communicator");
+    if (errhandler == MPI_ERRORS_RETURN)
+        c->errh = &ism_errh_return;
+    else if (errhandler == MPI_ERRORS_ARE_FATAL)
+        c->errh = &ism_errh_fatal;
+    else if (errhandler == MPI_ERRORS_ABORT)
+        c->errh = &ism_errh_abort;
+    else
+        return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                             "user-defined error handlers are not supported yet");
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_set_errhandler)
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    ISM_CHECK_INIT("MPI_Comm_get_errhandler");
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
+                             "invalid communicator");
+    *errhandler = errh_handle(c->errh);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_get_errhandler)
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Errhandler_free)
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Error_class)
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_name(errorcode),
+             class_text(errorcode));
+    *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Error_string)
+
+/* ---- predefined attributes and names ---- */
+
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    static int tag_ub, host, io, wtime_global, universe, appnum, lastused;
+    ISM_CHECK_INIT("MPI_Comm_get_attr");
+    if (!ism_abi_comm(comm))
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator");
+    int *p = NULL;
+    tag_ub = ism_abi_tag_ub();
+    host = MPI_PROC_NULL;
+    io = MPI_ANY_SOURCE;
+    wtime_global = 0;
+    universe = ism.gsize;
+    appnum = 0;
+    lastused = MPI_ERR_LASTCODE;
+    switch (comm_keyval) {
+    case MPI_TAG_UB: p = &tag_ub; break;
+    case MPI_HOST: p = &host; break;
+    case MPI_IO: p = &io; break;
+    case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
+    case MPI_UNIVERSE_SIZE: p = &universe; break;
+    case MPI_APPNUM: p = &appnum; break;
+    case MPI_LASTUSEDCODE: p = &lastused; break;
+    default: break;
+    }
+    *flag = p != NULL;
+    if (p)
+        *(int **)attribute_val = p;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_get_attr)
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator");
+    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    *resultlen = (int)strlen(comm_name);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_get_name)
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator");
+    snprintf(c->name, sizeof c->name, "%s", comm_name);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_set_name)
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype");
+    *size = d->size;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Type_size)
+
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    (void)comm;
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Pack_size", "invalid datatype");
+    if (incount < 0)
+        return ism_abi_error(NULL, MPI_ERR_COUNT, "MPI_Pack_size", "count %d is negative",
+                             incount);
+    *size = incount * d->size;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Pack_size)

@@ -1,0 +1,393 @@
+/* p2p.c (abi): the MPI point-to-point entry points.
+ *
+ * Each call checks its arguments once, translates handles, and hands over to the core.
+ * The blocking send and receive are written so that a purely local message costs the
+ * checks plus one indirect call into the vendor.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "abi.h"
+
+static inline int send_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, int dst,
+                            int tag, ism_comm **c, ism_dt **d)
+{
+    *c = ism_abi_comm(comm);
+    *d = ism_abi_dt(dt);
+    if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)dst < (unsigned)(*c)->size && tag >= 0 &&
+                   tag <= ism_abi_tag_ub()))
+        return 0;
+    ISM_CHECK_INIT(fn);
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!*d)
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+    if (count < 0)
+        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    if (ism_abi_bad_rank(*c, dst, 0))
+        return ism_abi_error(*c, MPI_ERR_RANK, fn,
+                             "destination rank %d is not in the communicator (size %d)", dst,
+                             (*c)->size);
+    if (tag < 0 || tag > ism_abi_tag_ub())
+        return ism_abi_error(*c, MPI_ERR_TAG, fn, "tag %d is outside 0..%d", tag,
+                             ism_abi_tag_ub());
+    return 0;
+}
+
+static inline int recv_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, int src,
+                            int tag, ism_comm **c, ism_dt **d)
+{
+    *c = ism_abi_comm(comm);
+    *d = ism_abi_dt(dt);
+    if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)src < (unsigned)(*c)->size && tag >= 0 &&
+                   tag <= ism_abi_tag_ub()))
+        return 0;
+    ISM_CHECK_INIT(fn);
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!*d)
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+    if (count < 0)
+        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    if (ism_abi_bad_rank(*c, src, 1))
+        return ism_abi_error(*c, MPI_ERR_RANK, fn,
+                             "source rank %d is not in the communicator (size %d)", src,
+                             (*c)->size);
+    if ((tag < 0 && tag != MPI_ANY_TAG) || tag > ism_abi_tag_ub())
+        return ism_abi_error(*c, MPI_ERR_TAG, fn, "tag %d is outside 0..%d and not MPI_ANY_TAG",
+                             tag, ism_abi_tag_ub());
+    return 0;
+}
+
+/* Send-side dst may be PROC_NULL: the fast check above rejects it, the slow one accepts. */
+#define SEND_ENTRY(NAME, MODE)                                                                     \
+    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm)                                                                 \
+    {                                                                                              \
+        ism_comm *c;                                                                               \
+        ism_dt *d;                                                                                 \
+        int rc = send_args("MPI_" #NAME, comm, datatype, count, dest, tag, &c, &d);                \
+        if (ISM_UNLIKELY(rc))                                                                      \
+            return rc;                                                                             \
+        rc = ism_send(buf, count, d, dest, tag, c, MODE);                                          \
+        if (ISM_UNLIKELY(rc))                                                                      \
+            return ism_abi_error(c, rc, "MPI_" #NAME, "sending to rank %d failed", dest);          \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    ISM_PMPI(NAME)
+
+SEND_ENTRY(Send, ISM_MODE_STD)
+SEND_ENTRY(Ssend, ISM_MODE_SYNC)
+SEND_ENTRY(Rsend, ISM_MODE_READY)
+
+int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_req *r;
+    int rc = send_args("MPI_Bsend", comm, datatype, count, dest, tag, &c, &d);
+    if (rc)
+        return rc;
+    rc = ism_bsend(buf, count, d, dest, tag, c, &r);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Bsend",
+                             rc == MPI_ERR_BUFFER ? "attached buffer too small for %d elements"
+                                                  : "buffered send of %d elements failed",
+                             count);
+    ism_req_free(r);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Bsend)
+
+int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_status st;
+    int rc = recv_args("MPI_Recv", comm, datatype, count, source, tag, &c, &d);
+    if (ISM_UNLIKELY(rc))
+        return rc;
+    rc = ism_recv(buf, count, d, source, tag, c, status == MPI_STATUS_IGNORE ? NULL : &st);
+    if (status != MPI_STATUS_IGNORE)
+        ism_abi_status(status, &st);
+    if (ISM_UNLIKELY(rc))
+        return ism_abi_error(c, rc, "MPI_Recv", "receiving from rank %d failed", source);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Recv)
+
+#define ISEND_ENTRY(NAME, MODE)                                                                    \
+    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        ism_comm *c;                                                                               \
+        ism_dt *d;                                                                                 \
+        ism_req *r = NULL;                                                                         \
+        int rc = send_args("MPI_" #NAME, comm, datatype, count, dest, tag, &c, &d);                \
+        if (ISM_UNLIKELY(rc))                                                                      \
+            return rc;                                                                             \
+        rc = MODE == ISM_MODE_BUF ? ism_bsend(buf, count, d, dest, tag, c, &r)                     \
+                                  : ism_isend(buf, count, d, dest, tag, c, c->ctx, MODE, &r);      \
+        if (ISM_UNLIKELY(rc))                                                                      \
+            return ism_abi_error(c, rc, "MPI_" #NAME, "sending to rank %d failed", dest);          \
+        r->comm = c;                                                                               \
+        *request = (MPI_Request)r;                                                                 \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    ISM_PMPI(NAME)
+
+ISEND_ENTRY(Isend, ISM_MODE_STD)
+ISEND_ENTRY(Issend, ISM_MODE_SYNC)
+ISEND_ENTRY(Irsend, ISM_MODE_READY)
+ISEND_ENTRY(Ibsend, ISM_MODE_BUF)
+
+int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_req *r = NULL;
+    int rc = recv_args("MPI_Irecv", comm, datatype, count, source, tag, &c, &d);
+    if (ISM_UNLIKELY(rc))
+        return rc;
+    rc = ism_irecv(buf, count, d, source, tag, c, c->ctx, &r);
+    if (ISM_UNLIKELY(rc))
+        return ism_abi_error(c, rc, "MPI_Irecv", "receiving from rank %d failed", source);
+    r->comm = c;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Irecv)
+
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    ism_comm *c;
+    ism_dt *sd, *rd;
+    ism_req *rr = NULL, *sr = NULL;
+    ism_status st;
+    int rc = send_args("MPI_Sendrecv", comm, sendtype, sendcount, dest, sendtag, &c, &sd);
+    if (rc)
+        return rc;
+    rc = recv_args("MPI_Sendrecv", comm, recvtype, recvcount, source, recvtag, &c, &rd);
+    if (rc)
+        return rc;
+    if (!ism.remote_active && dest >= 0 && source >= 0 && c->l_of[dest] >= 0 &&
+        c->l_of[source] >= 0) {
+        ism_vstatus vst;
+        rc = ism.be->sendrecv(sendbuf, sendcount, sd->v, c->l_of[dest], sendtag, recvbuf,
+                              recvcount, rd->v, c->l_of[source], recvtag, c->vcomm, &vst);
+        ism_status_from_vendor(c, &vst, &st);
+    } else {
+        rc = ism_irecv(recvbuf, recvcount, rd, source, recvtag, c, c->ctx, &rr);
+        if (!rc)
+            rc = ism_isend(sendbuf, sendcount, sd, dest, sendtag, c, c->ctx, ISM_MODE_STD, &sr);
+        if (!rc)
+            rc = ism_req_wait(sr, NULL);
+        int rc2 = rr ? ism_req_wait(rr, &st) : 0;
+        rc = rc ? rc : rc2;
+        ism_req_free(sr);
+        ism_req_free(rr);
+    }
+    if (status != MPI_STATUS_IGNORE)
+        ism_abi_status(status, &st);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Sendrecv", "exchange with ranks %d/%d failed", dest,
+                             source);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Sendrecv)
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    size_t bytes = d && count > 0 ? (size_t)count * (size_t)d->size : 0;
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
+                             "no memory for a %zu-byte copy", bytes);
+    if (bytes)
+        memcpy(tmp, buf, bytes);
+    int rc = PMPI_Sendrecv(tmp, count, datatype, dest, sendtag, buf, count, datatype, source,
+                           recvtag, comm, status);
+    free(tmp);
+    return rc;
+}
+ISM_PMPI(Sendrecv_replace)
+
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_status st;
+    int rc = recv_args("MPI_Iprobe", comm, MPI_BYTE, 0, source, tag, &c, &d);
+    if (rc)
+        return rc;
+    rc = ism_iprobe(source, tag, c, flag, &st);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Iprobe", "probe failed");
+    if (*flag)
+        ism_abi_status(status, &st);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Iprobe)
+
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_status st;
+    int rc = recv_args("MPI_Probe", comm, MPI_BYTE, 0, source, tag, &c, &d);
+    if (rc)
+        return rc;
+    rc = ism_probe(source, tag, c, &st);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Probe", "probe failed");
+    ism_abi_status(status, &st);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Probe)
+
+int PMPI_Cancel(MPI_Request *request)
+{
+    ISM_CHECK_INIT("MPI_Cancel");
+    ism_req *r = request ? ism_abi_req(*request) : NULL;
+    if (!r)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    int rc = ism_cancel(r);
+    return rc ? ism_abi_error(r->comm, rc, "MPI_Cancel", "cancel failed") : MPI_SUCCESS;
+}
+ISM_PMPI(Cancel)
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    *flag = status->MPI_internal[2] != 0;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Test_cancelled)
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
+    size_t b = ism_abi_status_bytes(status);
+    if (d->size == 0)
+        *count = b == 0 ? 0 : MPI_UNDEFINED;
+    else
+        *count = b % (size_t)d->size ? MPI_UNDEFINED : (int)(b / (size_t)d->size);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Get_count)
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    /* predefined types only: elements and count coincide */
+    return PMPI_Get_count(status, datatype, count);
+}
+ISM_PMPI(Get_elements)
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    ISM_CHECK_INIT("MPI_Buffer_attach");
+    if (size < 0)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "size %d is negative", size);
+    if (ism_buffer_attach(buffer, (size_t)size))
+        return ism_abi_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+                             "a buffer is already attached (detach it first)");
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Buffer_attach)
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    size_t s = 0;
+    ISM_CHECK_INIT("MPI_Buffer_detach");
+    ism_buffer_detach(buffer_addr, &s);
+    *size = (int)s;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Buffer_detach)
+
+/* Persistent requests: the template is kept, each MPI_Start issues a fresh inner one. */
+static int persist(const char *fn, int op, const void *buf, int count, MPI_Datatype dt, int peer,
+                   int tag, MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *d;
+    int rc = op == 5 ? recv_args(fn, comm, dt, count, peer, tag, &c, &d)
+                     : send_args(fn, comm, dt, count, peer, tag, &c, &d);
+    if (rc)
+        return rc;
+    ism_req *r = ism_req_alloc(ISM_RQ_PERSIST);
+    if (!r)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "no memory for a request");
+    r->comm = c;
+    r->p_op = op;
+    r->p_buf = buf;
+    r->p_count = count;
+    r->p_dt = d;
+    r->p_peer = peer;
+    r->p_tag = tag;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+#define PERSIST_SEND(NAME, OP)                                                                     \
+    int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        return persist("MPI_" #NAME, OP, buf, count, datatype, dest, tag, comm, request);          \
+    }                                                                                              \
+    ISM_PMPI(NAME)
+
+PERSIST_SEND(Send_init, 1)
+PERSIST_SEND(Ssend_init, 2)
+PERSIST_SEND(Rsend_init, 3)
+PERSIST_SEND(Bsend_init, 4)
+
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return persist("MPI_Recv_init", 5, buf, count, datatype, source, tag, comm, request);
+}
+ISM_PMPI(Recv_init)
+
+int PMPI_Start(MPI_Request *request)
+{
+    ISM_CHECK_INIT("MPI_Start");
+    ism_req *r = request ? ism_abi_req(*request) : NULL;
+    if (!r || r->kind != ISM_RQ_PERSIST || r->inner)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Start",
+                             "not an inactive persistent request");
+    static const int modes[] = {0, ISM_MODE_STD, ISM_MODE_SYNC, ISM_MODE_READY};
+    int rc;
+    ism_comm *c = r->comm;
+    if (r->p_op == 5)
+        rc = ism_irecv((void *)r->p_buf, r->p_count, r->p_dt, r->p_peer, r->p_tag, c, c->ctx,
+                       &r->inner);
+    else if (r->p_op == 4)
+        rc = ism_bsend(r->p_buf, r->p_count, r->p_dt, r->p_peer, r->p_tag, c, &r->inner);
+    else
+        rc = ism_isend(r->p_buf, r->p_count, r->p_dt, r->p_peer, r->p_tag, c, c->ctx,
+                       modes[r->p_op], &r->inner);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Start", "starting the persistent operation failed");
+    r->inner->comm = c;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Start)
+
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    for (int i = 0; i < count; i++) {
+        int rc = PMPI_Start(&array_of_requests[i]);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Startall)

@@ -1,0 +1,97 @@
+/* backend.h: the table of vendor-MPI operations isthmus needs, implemented once per
+ * vendor (backend_vendor.c compiled against that vendor's mpi.h) and loaded with
+ * dlopen(RTLD_LOCAL|RTLD_DEEPBIND) so the vendor's MPI_* symbols never meet ours.
+ *
+ * Vendor handles (Open MPI: pointers, MPICH: ints) travel as ism_vh. Every function
+ * returns 0 or an MPI *standard ABI* error class: the backend translates the vendor's
+ * error codes, so nothing above this layer knows the vendor's constants.
+ */
+#ifndef ISM_BACKEND_H
+#define ISM_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ISM_BACKEND_ABI 1
+
+typedef uintptr_t ism_vh;
+
+/* Completion information of a vendor operation, in vendor-neutral form. */
+typedef struct ism_vstatus {
+    int source; /* rank in the vendor communicator, or ISM_VSRC_PROC_NULL */
+    int tag;    /* user tag, or ISM_VTAG_ANY for a PROC_NULL completion */
+    int error;  /* ABI error class */
+    int cancelled;
+    size_t bytes;
+} ism_vstatus;
+
+/* Sentinels passed to and returned from the backend (translated to the vendor's). */
+#define ISM_VSRC_ANY (-1)
+#define ISM_VSRC_PROC_NULL (-2)
+#define ISM_VTAG_ANY (-31)
+
+/* Predefined datatypes and ops are indexed by their ABI handle value minus a base. */
+#define ISM_DT_BASE 0x200
+#define ISM_DT_COUNT 0x100
+#define ISM_OP_BASE 0x20
+#define ISM_OP_COUNT 0x20
+
+typedef struct ism_backend {
+    int abi;
+    const char *vendor; /* "openmpi" or "mpich" */
+    ism_vh comm_world, comm_self, comm_null, request_null, datatype_null, op_null;
+    ism_vh dt[ISM_DT_COUNT]; /* 0 where the vendor lacks the type */
+    ism_vh op[ISM_OP_COUNT];
+    void *in_place; /* the vendor's MPI_IN_PLACE */
+    int vendor_tag_ub;
+
+    int (*init_thread)(int *argc, char ***argv, int required, int *provided);
+    int (*finalize)(void);
+    int (*abort)(ism_vh comm, int code);
+    int (*get_processor_name)(char *name, int *len);
+    int (*get_library_version)(char *ver, int *len);
+    double (*wtime)(void);
+    double (*wtick)(void);
+
+    int (*comm_rank)(ism_vh comm, int *rank);
+    int (*comm_size)(ism_vh comm, int *size);
+    int (*comm_split)(ism_vh comm, int color, int key, ism_vh *out); /* color<0: undefined */
+    int (*comm_dup)(ism_vh comm, ism_vh *out);
+    int (*comm_free)(ism_vh *comm);
+    int (*type_size)(ism_vh dt, int *size);
+
+    int (*send)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
+    int (*ssend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
+    int (*rsend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
+    int (*recv)(void *buf, int count, ism_vh dt, int src, int tag, ism_vh comm, ism_vstatus *st);
+    int (*sendrecv)(const void *sbuf, int scount, ism_vh sdt, int dst, int stag, void *rbuf,
+                    int rcount, ism_vh rdt, int src, int rtag, ism_vh comm, ism_vstatus *st);
+    int (*isend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm, ism_vh *req);
+    int (*issend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm, ism_vh *req);
+    int (*irsend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm, ism_vh *req);
+    int (*irecv)(void *buf, int count, ism_vh dt, int src, int tag, ism_vh comm, ism_vh *req);
+    int (*wait)(ism_vh *req, ism_vstatus *st);
+    int (*test)(ism_vh *req, int *flag, ism_vstatus *st);
+    /* reqs: n vendor requests (request_null allowed); sts may be NULL */
+    int (*waitall)(int n, ism_vh *reqs, ism_vstatus *sts);
+    int (*testsome)(int n, ism_vh *reqs, int *outcount, int *idx, ism_vstatus *sts);
+    int (*cancel)(ism_vh *req);
+    int (*request_free)(ism_vh *req);
+    int (*iprobe)(int src, int tag, ism_vh comm, int *flag, ism_vstatus *st);
+    int (*probe)(int src, int tag, ism_vh comm, ism_vstatus *st);
+
+    int (*barrier)(ism_vh comm);
+    int (*bcast)(void *buf, int count, ism_vh dt, int root, ism_vh comm);
+    /* sbuf == NULL means in place */
+    int (*reduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, int root, ism_vh comm);
+    int (*allreduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, ism_vh comm);
+    int (*allgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount, ism_vh rdt,
+                     ism_vh comm);
+    int (*reduce_local)(const void *in, void *inout, int count, ism_vh dt, ism_vh op);
+} ism_backend;
+
+/* Every backend plugin exports this one symbol. */
+typedef const ism_backend *(*ism_backend_get_fn)(void);
+#define ISM_BACKEND_SYMBOL "ism_backend_get"
+
+#endif

@@ -1,0 +1,374 @@
+/* backend_vendor.c: the ism_backend table for one vendor MPI.
+ *
+ * This file is compiled once per vendor, against that vendor's own mpi.h, into
+ * isthmus-backend-<vendor>.so. It is the only code that sees vendor constants: it maps
+ * ABI datatypes/ops to the vendor's, vendor error codes to ABI classes, and vendor
+ * statuses to ism_vstatus. Each wrapper is a thin cast-and-call so the local fast path
+ * stays within a few nanoseconds of the vendor.
+ */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+#ifndef ISM_VENDOR_NAME
+#error "define ISM_VENDOR_NAME"
+#endif
+
+/* Handles: Open MPI uses pointers, MPICH uses ints. Both round-trip through uintptr_t. */
+#if defined(OPEN_MPI)
+#define H2V(T, h) ((T)(h))
+#define V2H(v) ((ism_vh)(v))
+#else
+#define H2V(T, h) ((T)(int)(uint32_t)(h))
+#define V2H(v) ((ism_vh)(uint32_t)(v))
+#endif
+#define VC(h) H2V(MPI_Comm, h)
+#define VD(h) H2V(MPI_Datatype, h)
+#define VO(h) H2V(MPI_Op, h)
+
+static int err_map(int code)
+{
+    int cls = MPI_ERR_OTHER;
+    if (code == MPI_SUCCESS)
+        return 0;
+    MPI_Error_class(code, &cls);
+#define ISM_ERR(name, abi)                                                                         \
+    if (cls == MPI_##name)                                                                         \
+        return abi;
+#include "../common/abi_tables.def"
+#undef ISM_ERR
+    return 16; /* MPI_ERR_OTHER */
+}
+#define RC(x) ((x) == MPI_SUCCESS ? 0 : err_map(x))
+
+static inline int vsrc(int s)
+{
+    return s == ISM_VSRC_ANY ? MPI_ANY_SOURCE : (s == ISM_VSRC_PROC_NULL ? MPI_PROC_NULL : s);
+}
+static inline int vtag(int t) { return t == ISM_VTAG_ANY ? MPI_ANY_TAG : t; }
+
+static void st_conv(const MPI_Status *v, ism_vstatus *o)
+{
+    int n = 0, c = 0;
+    if (!o)
+        return;
+    o->source = v->MPI_SOURCE == MPI_PROC_NULL
+                    ? ISM_VSRC_PROC_NULL
+                    : (v->MPI_SOURCE == MPI_ANY_SOURCE ? ISM_VSRC_ANY : v->MPI_SOURCE);
+    o->tag = v->MPI_TAG == MPI_ANY_TAG ? ISM_VTAG_ANY : v->MPI_TAG;
+    o->error = RC(v->MPI_ERROR);
+#if MPI_VERSION >= 3
+    {
+        MPI_Count cnt = 0;
+        MPI_Get_elements_x(v, MPI_BYTE, &cnt);
+        o->bytes = cnt == MPI_UNDEFINED ? 0 : (size_t)cnt;
+    }
+#else
+    MPI_Get_count(v, MPI_BYTE, &n);
+    o->bytes = (size_t)n;
+#endif
+    (void)n;
+    MPI_Test_cancelled(v, &c);
+    o->cancelled = c;
+}
+
+static ism_backend table;
+
+static int b_init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    int flag = 0, rc, vreq;
+    MPI_Initialized(&flag);
+    if (flag) {
+        *provided = required;
+        return 0;
+    }
+    switch (required) {
+    case 0: vreq = MPI_THREAD_SINGLE; break;
+    case 1: vreq = MPI_THREAD_FUNNELED; break;
+    case 2: vreq = MPI_THREAD_SERIALIZED; break;
+    default: vreq = MPI_THREAD_MULTIPLE; break;
+    }
+    int vprov = 0;
+    rc = MPI_Init_thread(argc, argv, vreq, &vprov);
+    if (rc != MPI_SUCCESS)
+        return RC(rc);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    {
+        int *ub = NULL, flag = 0;
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+        table.vendor_tag_ub = flag && ub ? *ub : 32767;
+    }
+    *provided = vprov == MPI_THREAD_MULTIPLE     ? 7
+                : vprov == MPI_THREAD_SERIALIZED ? 2
+                : vprov == MPI_THREAD_FUNNELED   ? 1
+                                                 : 0;
+    return 0;
+}
+static int b_finalize(void) { return RC(MPI_Finalize()); }
+static int b_abort(ism_vh c, int code) { return RC(MPI_Abort(VC(c), code)); }
+static int b_get_processor_name(char *n, int *l) { return RC(MPI_Get_processor_name(n, l)); }
+static int b_get_library_version(char *v, int *l) { return RC(MPI_Get_library_version(v, l)); }
+static double b_wtime(void) { return MPI_Wtime(); }
+static double b_wtick(void) { return MPI_Wtick(); }
+static int b_comm_rank(ism_vh c, int *r) { return RC(MPI_Comm_rank(VC(c), r)); }
+static int b_comm_size(ism_vh c, int *s) { return RC(MPI_Comm_size(VC(c), s)); }
+static int b_comm_split(ism_vh c, int color, int key, ism_vh *out)
+{
+    MPI_Comm n;
+    int rc = MPI_Comm_split(VC(c), color < 0 ? MPI_UNDEFINED : color, key, &n);
+    if (rc == MPI_SUCCESS && n != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(n, MPI_ERRORS_RETURN);
+    *out = V2H(n);
+    return RC(rc);
+}
+static int b_comm_dup(ism_vh c, ism_vh *out)
+{
+    MPI_Comm n;
+    int rc = MPI_Comm_dup(VC(c), &n);
+    if (rc == MPI_SUCCESS)
+        MPI_Comm_set_errhandler(n, MPI_ERRORS_RETURN);
+    *out = V2H(n);
+    return RC(rc);
+}
+static int b_comm_free(ism_vh *c)
+{
+    MPI_Comm v = VC(*c);
+    int rc = MPI_Comm_free(&v);
+    *c = V2H(v);
+    return RC(rc);
+}
+static int b_type_size(ism_vh dt, int *s) { return RC(MPI_Type_size(VD(dt), s)); }
+
+static int b_send(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
+{
+    return RC(MPI_Send(b, n, VD(dt), vsrc(d), t, VC(c)));
+}
+static int b_ssend(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
+{
+    return RC(MPI_Ssend(b, n, VD(dt), vsrc(d), t, VC(c)));
+}
+static int b_rsend(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
+{
+    return RC(MPI_Rsend(b, n, VD(dt), vsrc(d), t, VC(c)));
+}
+static int b_recv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vstatus *st)
+{
+    MPI_Status vs;
+    int rc = MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), st ? &vs : MPI_STATUS_IGNORE);
+    if (st)
+        st_conv(&vs, st);
+    return RC(rc);
+}
+static int b_sendrecv(const void *sb, int sn, ism_vh sdt, int d, int stag, void *rb, int rn,
+                      ism_vh rdt, int s, int rtag, ism_vh c, ism_vstatus *st)
+{
+    MPI_Status vs;
+    int rc = MPI_Sendrecv(sb, sn, VD(sdt), vsrc(d), stag, rb, rn, VD(rdt), vsrc(s), vtag(rtag),
+                          VC(c), st ? &vs : MPI_STATUS_IGNORE);
+    if (st)
+        st_conv(&vs, st);
+    return RC(rc);
+}
+
+#define ISEND_LIKE(fn, vfn)                                                                        \
+    static int fn(const void *b, int n, ism_vh dt, int d, int t, ism_vh c, ism_vh *r)              \
+    {                                                                                              \
+        MPI_Request q;                                                                             \
+        int rc = vfn(b, n, VD(dt), vsrc(d), t, VC(c), &q);                                         \
+        *r = V2H(q);                                                                               \
+        return RC(rc);                                                                             \
+    }
+ISEND_LIKE(b_isend, MPI_Isend)
+ISEND_LIKE(b_issend, MPI_Issend)
+ISEND_LIKE(b_irsend, MPI_Irsend)
+
+static int b_irecv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Irecv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_wait(ism_vh *r, ism_vstatus *st)
+{
+    MPI_Request q = H2V(MPI_Request, *r);
+    MPI_Status vs;
+    int rc = MPI_Wait(&q, st ? &vs : MPI_STATUS_IGNORE);
+    *r = V2H(q);
+    if (st)
+        st_conv(&vs, st);
+    return RC(rc);
+}
+static int b_test(ism_vh *r, int *flag, ism_vstatus *st)
+{
+    MPI_Request q = H2V(MPI_Request, *r);
+    MPI_Status vs;
+    int rc = MPI_Test(&q, flag, st ? &vs : MPI_STATUS_IGNORE);
+    *r = V2H(q);
+    if (st && *flag)
+        st_conv(&vs, st);
+    return RC(rc);
+}
+
+#define SMALL_N 64
+static int b_waitall(int n, ism_vh *r, ism_vstatus *sts)
+{
+    MPI_Request qs[SMALL_N], *q = n <= SMALL_N ? qs : malloc(sizeof(MPI_Request) * (size_t)n);
+    MPI_Status vss[SMALL_N], *vs = NULL;
+    if (!q)
+        return 39;
+    if (sts)
+        vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
+    for (int i = 0; i < n; i++)
+        q[i] = H2V(MPI_Request, r[i]);
+    int rc = MPI_Waitall(n, q, sts && vs ? vs : MPI_STATUSES_IGNORE);
+    for (int i = 0; i < n; i++) {
+        r[i] = V2H(q[i]);
+        if (sts && vs)
+            st_conv(&vs[i], &sts[i]);
+    }
+    if (q != qs)
+        free(q);
+    if (vs && vs != vss)
+        free(vs);
+    return RC(rc);
+}
+static int b_testsome(int n, ism_vh *r, int *outcount, int *idx, ism_vstatus *sts)
+{
+    MPI_Request qs[SMALL_N], *q = n <= SMALL_N ? qs : malloc(sizeof(MPI_Request) * (size_t)n);
+    MPI_Status vss[SMALL_N], *vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
+    if (!q || !vs)
+        return 39;
+    for (int i = 0; i < n; i++)
+        q[i] = H2V(MPI_Request, r[i]);
+    int rc = MPI_Testsome(n, q, outcount, idx, vs);
+    for (int i = 0; i < n; i++)
+        r[i] = V2H(q[i]);
+    if (*outcount != MPI_UNDEFINED && sts)
+        for (int i = 0; i < *outcount; i++)
+            st_conv(&vs[i], &sts[i]);
+    if (*outcount == MPI_UNDEFINED)
+        *outcount = -1;
+    if (q != qs)
+        free(q);
+    if (vs != vss)
+        free(vs);
+    return RC(rc);
+}
+static int b_cancel(ism_vh *r)
+{
+    MPI_Request q = H2V(MPI_Request, *r);
+    int rc = MPI_Cancel(&q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_request_free(ism_vh *r)
+{
+    MPI_Request q = H2V(MPI_Request, *r);
+    int rc = MPI_Request_free(&q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_iprobe(int s, int t, ism_vh c, int *flag, ism_vstatus *st)
+{
+    MPI_Status vs;
+    int rc = MPI_Iprobe(vsrc(s), vtag(t), VC(c), flag, &vs);
+    if (*flag)
+        st_conv(&vs, st);
+    return RC(rc);
+}
+static int b_probe(int s, int t, ism_vh c, ism_vstatus *st)
+{
+    MPI_Status vs;
+    int rc = MPI_Probe(vsrc(s), vtag(t), VC(c), &vs);
+    st_conv(&vs, st);
+    return RC(rc);
+}
+static int b_barrier(ism_vh c) { return RC(MPI_Barrier(VC(c))); }
+static int b_bcast(void *b, int n, ism_vh dt, int root, ism_vh c)
+{
+    return RC(MPI_Bcast(b, n, VD(dt), root, VC(c)));
+}
+static int b_reduce(const void *s, void *r, int n, ism_vh dt, ism_vh op, int root, ism_vh c)
+{
+    return RC(MPI_Reduce(s ? s : MPI_IN_PLACE, r, n, VD(dt), VO(op), root, VC(c)));
+}
+static int b_allreduce(const void *s, void *r, int n, ism_vh dt, ism_vh op, ism_vh c)
+{
+    return RC(MPI_Allreduce(s ? s : MPI_IN_PLACE, r, n, VD(dt), VO(op), VC(c)));
+}
+static int b_allgather(const void *s, int sn, ism_vh sdt, void *r, int rn, ism_vh rdt, ism_vh c)
+{
+    return RC(MPI_Allgather(s ? s : MPI_IN_PLACE, sn, VD(sdt), r, rn, VD(rdt), VC(c)));
+}
+static int b_reduce_local(const void *in, void *io, int n, ism_vh dt, ism_vh op)
+{
+    return RC(MPI_Reduce_local(in, io, n, VD(dt), VO(op)));
+}
+
+const ism_backend *ism_backend_get(void);
+__attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
+{
+    ism_backend *b = &table;
+    if (b->abi)
+        return b;
+    b->abi = ISM_BACKEND_ABI;
+    b->vendor = ISM_VENDOR_NAME;
+    b->comm_world = V2H(MPI_COMM_WORLD);
+    b->comm_self = V2H(MPI_COMM_SELF);
+    b->comm_null = V2H(MPI_COMM_NULL);
+    b->request_null = V2H(MPI_REQUEST_NULL);
+    b->datatype_null = V2H(MPI_DATATYPE_NULL);
+    b->op_null = V2H(MPI_OP_NULL);
+    /* Predefined handles are link-time constants in both vendors, so the tables can be
+     * filled before MPI_Init. Types a vendor lacks stay 0 (reported as MPI_ERR_TYPE). */
+#define ISM_DT(name, idx)                                                                          \
+    if (MPI_##name != MPI_DATATYPE_NULL)                                                           \
+        b->dt[idx] = V2H(MPI_##name);
+#include "../common/abi_tables.def"
+#undef ISM_DT
+#define ISM_OP(name, idx) b->op[idx] = V2H(MPI_##name);
+#include "../common/abi_tables.def"
+#undef ISM_OP
+    b->in_place = MPI_IN_PLACE;
+    b->init_thread = b_init_thread;
+    b->finalize = b_finalize;
+    b->abort = b_abort;
+    b->get_processor_name = b_get_processor_name;
+    b->get_library_version = b_get_library_version;
+    b->wtime = b_wtime;
+    b->wtick = b_wtick;
+    b->comm_rank = b_comm_rank;
+    b->comm_size = b_comm_size;
+    b->comm_split = b_comm_split;
+    b->comm_dup = b_comm_dup;
+    b->comm_free = b_comm_free;
+    b->type_size = b_type_size;
+    b->send = b_send;
+    b->ssend = b_ssend;
+    b->rsend = b_rsend;
+    b->recv = b_recv;
+    b->sendrecv = b_sendrecv;
+    b->isend = b_isend;
+    b->issend = b_issend;
+    b->irsend = b_irsend;
+    b->irecv = b_irecv;
+    b->wait = b_wait;
+    b->test = b_test;
+    b->waitall = b_waitall;
+    b->testsome = b_testsome;
+    b->cancel = b_cancel;
+    b->request_free = b_request_free;
+    b->iprobe = b_iprobe;
+    b->probe = b_probe;
+    b->barrier = b_barrier;
+    b->bcast = b_bcast;
+    b->reduce = b_reduce;
+    b->allreduce = b_allreduce;
+    b->allgather = b_allgather;
+    b->reduce_local = b_reduce_local;
+    return b;
+}

@@ -1,0 +1,65 @@
+/* loader.c: dlopen of the vendor backend plugin.
+ *
+ * RTLD_DEEPBIND makes the plugin, and the vendor libmpi it pulls in, resolve MPI_*
+ * against the vendor first, never against libisthmus's MPI_* with their different ABI;
+ * RTLD_LOCAL keeps the vendor's symbols out of the global namespace.
+ */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *ism_backend_vendor(void)
+{
+    const char *v = getenv("ISTHMUS_MPI");
+    if (v && *v)
+        return v;
+    if (getenv("OMPI_COMM_WORLD_SIZE"))
+        return "openmpi";
+    if (getenv("PMI_RANK") || getenv("PMI_FD") || getenv("HYDI_CONTROL_FD") || getenv("PMI_SIZE"))
+        return "mpich";
+    return NULL;
+}
+
+const ism_backend *ism_backend_load(const char *dir, const char *vendor, char *err, size_t errlen)
+{
+    const char *tries[2] = {vendor, NULL};
+    char path[4200], why[1024] = "";
+    if (vendor && strcmp(vendor, "openmpi") && strcmp(vendor, "mpich")) {
+        snprintf(err, errlen, "ISTHMUS_MPI=%s is not a known vendor MPI (use openmpi or mpich)",
+                 vendor);
+        return NULL;
+    }
+    if (!vendor) {
+        tries[0] = "openmpi";
+        tries[1] = "mpich";
+    }
+    for (int i = 0; i < 2 && tries[i]; i++) {
+        snprintf(path, sizeof path, "%s/isthmus-backend-%s.so", dir, tries[i]);
+        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+        if (!h) {
+            if (!why[0])
+                snprintf(why, sizeof why, "%s", dlerror());
+            continue;
+        }
+        ism_backend_get_fn get = (ism_backend_get_fn)dlsym(h, ISM_BACKEND_SYMBOL);
+        const ism_backend *be = get ? get() : NULL;
+        if (!be || be->abi != ISM_BACKEND_ABI) {
+            snprintf(err, errlen, "backend %s is from another isthmus version; rebuild and "
+                     "reinstall isthmus", path);
+            return NULL;
+        }
+        return be;
+    }
+    int mpich = vendor && !strcmp(vendor, "mpich");
+    snprintf(err, errlen,
+             "cannot load the %s backend from %s (%s). Install that MPI (Debian: apt install %s) "
+             "and rebuild isthmus, or choose the other with ISTHMUS_MPI=%s",
+             vendor ? vendor : "openmpi or mpich", dir, why,
+             mpich ? "mpich libmpich-dev" : "openmpi-bin libopenmpi-dev",
+             mpich ? "openmpi" : "mpich");
+    return NULL;
+}

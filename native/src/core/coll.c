@@ -1,0 +1,189 @@
+/* coll.c: two-level collectives (vendor inside each site, leaders across sites).
+ *
+ * Each collective runs the vendor's own collective among the members at this site, and
+ * exchanges one message per pair of site leaders at most across the WAN, so the WAN
+ * message count grows with the number of sites, never with ranks. Cross-site messages
+ * travel on the communicator's collective context (ctx+1), so they never match user
+ * receives. Partial results are combined in site order on every leader, so all sites
+ * compute bit-identical floating-point results.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE };
+
+static int wait_free(ism_req *r)
+{
+    int rc = ism_req_wait(r, NULL);
+    ism_req_free(r);
+    return rc;
+}
+
+static int xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c)
+{
+    ism_req *r;
+    int rc = ism_isend(buf, count, dt, dst, tag, c, c->ctx + 1, ISM_MODE_STD, &r);
+    return rc ? rc : wait_free(r);
+}
+
+static int xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c)
+{
+    ism_req *r;
+    int rc = ism_irecv(buf, count, dt, src, tag, c, c->ctx + 1, &r);
+    return rc ? rc : wait_free(r);
+}
+
+int ism_barrier(ism_comm *c)
+{
+    int rc = ism.be->barrier(c->vcomm);
+    if (rc || c->all_local)
+        return rc;
+    if (c->rank == c->my_leader) {
+        int root = -1;
+        for (int s = 0; s < ism.nsites && root < 0; s++)
+            root = c->leaders[s];
+        if (c->rank == root) {
+            for (int s = 0; s < ism.nsites && !rc; s++)
+                if (c->leaders[s] >= 0 && c->leaders[s] != root)
+                    rc = xrecv(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+            for (int s = 0; s < ism.nsites && !rc; s++)
+                if (c->leaders[s] >= 0 && c->leaders[s] != root)
+                    rc = xsend(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+        } else {
+            rc = xsend(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+            if (!rc)
+                rc = xrecv(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+        }
+    }
+    int rc2 = ism.be->barrier(c->vcomm);
+    return rc ? rc : rc2;
+}
+
+int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
+{
+    int rc = 0;
+    if (c->all_local)
+        return ism.be->bcast(buf, count, dt->v, c->l_of[root], c->vcomm);
+    int rs = c->site_of[root];
+    if (c->rank == root) {
+        ism_req *reqs[64];
+        int n = 0;
+        for (int s = 0; s < ism.nsites && !rc; s++) {
+            if (s == rs || c->leaders[s] < 0)
+                continue;
+            rc = ism_isend(buf, count, dt, c->leaders[s], TAG_BCAST, c, c->ctx + 1, ISM_MODE_STD,
+                           &reqs[n++]);
+            if (n == 64) {
+                for (int i = 0; i < n; i++)
+                    wait_free(reqs[i]);
+                n = 0;
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            int r2 = wait_free(reqs[i]);
+            rc = rc ? rc : r2;
+        }
+    } else if (ism.site != rs && c->rank == c->my_leader) {
+        rc = xrecv(buf, count, dt, root, TAG_BCAST, c);
+    }
+    if (rc)
+        return rc;
+    if (c->lsize > 1) {
+        int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+        rc = ism.be->bcast(buf, count, dt->v, lroot, c->vcomm);
+    }
+    return rc;
+}
+
+int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+               ism_comm *c)
+{
+    int rc;
+    size_t bytes = (size_t)count * (size_t)dt->size;
+    if (c->all_local)
+        return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, c->l_of[root], c->vcomm);
+    int rs = c->site_of[root];
+    int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+    if (ism.site == rs) {
+        rc = ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, lroot, c->vcomm);
+        if (rc || c->rank != root)
+            return rc;
+        void *tmp = malloc(bytes ? bytes : 1);
+        if (!tmp)
+            return ISM_ERR_NO_MEM;
+        for (int s = 0; s < ism.nsites && !rc; s++) {
+            if (s == rs || c->leaders[s] < 0)
+                continue;
+            rc = xrecv(tmp, count, dt, c->leaders[s], TAG_REDUCE, c);
+            if (!rc)
+                rc = ism.be->reduce_local(tmp, rbuf, count, dt->v, op->v);
+        }
+        free(tmp);
+        return rc;
+    }
+    void *tmp = c->lrank == lroot ? malloc(bytes ? bytes : 1) : NULL;
+    if (c->lrank == lroot && !tmp)
+        return ISM_ERR_NO_MEM;
+    rc = ism.be->reduce(sbuf, tmp, count, dt->v, op->v, lroot, c->vcomm);
+    if (!rc && c->lrank == lroot)
+        rc = xsend(tmp, count, dt, root, TAG_REDUCE, c);
+    free(tmp);
+    return rc;
+}
+
+int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, ism_comm *c)
+{
+    int rc;
+    size_t bytes = (size_t)count * (size_t)dt->size;
+    if (c->all_local)
+        return ism.be->allreduce(sbuf, rbuf, count, dt->v, op->v, c->vcomm);
+    int lroot = c->l_of[c->my_leader];
+    int leader = c->rank == c->my_leader;
+    /* in place: at the leader the vendor takes IN_PLACE; elsewhere rbuf holds the input */
+    rc = ism.be->reduce(leader ? sbuf : (sbuf ? sbuf : rbuf), leader ? rbuf : NULL, count, dt->v,
+                        op->v, lroot, c->vcomm);
+    if (rc)
+        return rc;
+    if (leader) {
+        char *part = malloc(bytes * (size_t)ism.nsites + 1);
+        ism_req **reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+        int n = 0;
+        if (!part || !reqs)
+            return ISM_ERR_NO_MEM;
+        memcpy(part + bytes * (size_t)ism.site, rbuf, bytes);
+        for (int s = 0; s < ism.nsites && !rc; s++) {
+            if (s == ism.site || c->leaders[s] < 0)
+                continue;
+            rc = ism_irecv(part + bytes * (size_t)s, count, dt, c->leaders[s], TAG_ALLREDUCE, c,
+                           c->ctx + 1, &reqs[n++]);
+            if (!rc)
+                rc = ism_isend(rbuf, count, dt, c->leaders[s], TAG_ALLREDUCE, c, c->ctx + 1,
+                               ISM_MODE_STD, &reqs[n++]);
+        }
+        for (int i = 0; i < n; i++) {
+            int r2 = wait_free(reqs[i]);
+            rc = rc ? rc : r2;
+        }
+        /* fold from the last site down: P0 op (P1 op (... op Pn)) on every leader */
+        int have = 0;
+        for (int s = ism.nsites - 1; s >= 0 && !rc; s--) {
+            if (c->leaders[s] < 0)
+                continue;
+            if (!have) {
+                memcpy(rbuf, part + bytes * (size_t)s, bytes);
+                have = 1;
+            } else {
+                rc = ism.be->reduce_local(part + bytes * (size_t)s, rbuf, count, dt->v, op->v);
+            }
+        }
+        free(part);
+        free(reqs);
+        if (rc)
+            return rc;
+    }
+    if (c->lsize > 1)
+        rc = ism.be->bcast(rbuf, count, dt->v, lroot, c->vcomm);
+    return rc;
+}

@@ -1,0 +1,248 @@
+/* core.h: the isthmus core's objects and the functions the ABI layer calls.
+ *
+ * The core owns the site model (global rank <-> site, local rank), communicators,
+ * datatypes, requests, matching of cross-site messages, and the progress engine. It
+ * speaks to the vendor MPI only through the backend table (ism.be), and to other sites
+ * only through frames sent to its site's gateway. It never includes mpi.h: rank and tag
+ * sentinels below have the standard ABI's values, so the ABI layer passes them through.
+ */
+#ifndef ISM_CORE_H
+#define ISM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend/backend.h"
+#include "../wan/frame.h"
+
+#define ISM_ANY_SOURCE (-1)
+#define ISM_PROC_NULL (-2)
+#define ISM_ROOT (-3)
+#define ISM_ANY_TAG (-31)
+#define ISM_UNDEFINED (-32766)
+
+/* ABI error classes the core produces. */
+enum {
+    ISM_OK = 0,
+    ISM_ERR_BUFFER = 1,
+    ISM_ERR_COUNT = 2,
+    ISM_ERR_TYPE = 3,
+    ISM_ERR_TAG = 4,
+    ISM_ERR_COMM = 5,
+    ISM_ERR_RANK = 6,
+    ISM_ERR_REQUEST = 7,
+    ISM_ERR_ROOT = 8,
+    ISM_ERR_OP = 10,
+    ISM_ERR_ARG = 13,
+    ISM_ERR_TRUNCATE = 15,
+    ISM_ERR_OTHER = 16,
+    ISM_ERR_INTERN = 17,
+    ISM_ERR_PENDING = 18,
+    ISM_ERR_IN_STATUS = 19,
+    ISM_ERR_NO_MEM = 39,
+    ISM_ERR_UNSUPPORTED = 58
+};
+
+/* vendor tags on the app<->gateway channel */
+#define ISM_TAG_APP2GW 1
+#define ISM_TAG_GW2APP 2
+
+typedef struct ism_dt {
+    ism_vh v;   /* vendor handle */
+    int size;   /* bytes per element */
+    int abi;    /* ABI handle value for predefined types */
+} ism_dt;
+
+typedef struct ism_op {
+    ism_vh v;
+    int abi;
+} ism_op;
+
+typedef struct ism_errh {
+    int kind; /* 0 fatal, 1 return, 2 abort */
+} ism_errh;
+
+typedef struct ism_comm {
+    uint32_t ctx;      /* user context; ctx+1 is its collective context */
+    int rank, size;
+    int *g_of;         /* comm rank -> global rank */
+    int *l_of;         /* comm rank -> vendor rank in vcomm, -1 when at another site */
+    int *c_of_l;       /* vendor rank in vcomm -> comm rank */
+    int *c_of_g;       /* global rank -> comm rank, -1 when not a member */
+    ism_vh vcomm;      /* vendor communicator of the members at this site */
+    int lsize, lrank;  /* size and rank in vcomm */
+    int nleaders;      /* sites with members */
+    int *leaders;      /* comm rank of each site's leader (lowest comm rank there), by site */
+    int my_leader;     /* comm rank of my site's leader */
+    int *site_of;      /* comm rank -> site index */
+    int all_local;
+    ism_errh *errh;
+    int builtin;
+    char name[128];
+} ism_comm;
+
+typedef struct ism_status {
+    int source, tag, error, cancelled;
+    size_t bytes;
+} ism_status;
+
+enum ism_req_kind {
+    ISM_RQ_VENDOR = 1, /* purely local: a vendor request */
+    ISM_RQ_DONE,       /* completed at creation (PROC_NULL, eager remote send, ibsend) */
+    ISM_RQ_RSEND,      /* rendezvous send to another site */
+    ISM_RQ_RRECV,      /* receive that may match a remote message */
+    ISM_RQ_PERSIST     /* persistent request: a template plus the active inner request */
+};
+
+typedef struct ism_req {
+    uint8_t kind, done, is_recv, started_rndv, persistent_active;
+    int error;
+    ism_vh vreq;      /* vendor request (VENDOR) or vendor shadow (ANY_SOURCE RRECV) */
+    int has_shadow;
+    ism_comm *comm;
+    uint32_t ctx;
+    ism_status st;
+    /* receive side */
+    void *buf;
+    size_t cap;
+    int src, tag;
+    uint64_t id, peer_id;
+    size_t total, got;
+    int chunks_since_credit;
+    /* send side */
+    const void *sbuf;
+    size_t off;
+    int dst_g, sync;
+    int credits, cts;
+    /* bsend: storage in the attached buffer to release on completion */
+    void *bsend_seg;
+    /* persistent requests */
+    struct ism_req *inner;
+    int p_op; /* 1 send 2 ssend 3 rsend 4 bsend 5 recv */
+    const void *p_buf;
+    int p_count;
+    ism_dt *p_dt;
+    int p_peer, p_tag;
+    struct ism_req *next, *prev;
+} ism_req;
+
+/* A received frame nobody has asked for yet. */
+typedef struct ism_ux {
+    ism_frame_hdr h;
+    void *payload; /* EAGER only */
+    struct ism_ux *next;
+} ism_ux;
+
+typedef struct ism_rxslot {
+    void *buf;
+    ism_vh vreq;
+} ism_rxslot;
+
+typedef struct ism_outb {
+    void *buf;
+    ism_vh vreq;
+    size_t len;
+} ism_outb;
+
+typedef struct ism_reqlist {
+    ism_req *head, *tail;
+} ism_reqlist;
+
+typedef struct ism_global {
+    const ism_backend *be;
+    int initialized, finalized, thread_level;
+    int multisite;
+    int nsites, site;
+    int *site_ranks, *site_off, *site_gws;
+    char **site_names;
+    int *site_of_g; /* global rank -> site */
+    int grank, gsize;
+    int lrank, lsize;
+    ism_vh vworld, vapp, vgw;
+    int ngw, *gw_vrank, my_gw;
+    /* remote machinery */
+    int remote_active;
+    size_t eager_limit, chunk;
+    int window;
+    int nrx, rx_head;
+    ism_rxslot *rx;
+    ism_outb *outb;
+    int nout, outcap;
+    size_t out_bytes;
+    ism_reqlist posted;  /* RRECV not yet matched, in posting order */
+    ism_reqlist rsends;  /* RSEND in flight */
+    ism_reqlist rrecvs;  /* RRECV matched to an RTS, receiving data */
+    ism_ux *ux_head, *ux_tail;
+    uint64_t next_id;
+    int abort_acked;
+    /* buffered sends */
+    char *bbuf;
+    size_t bsize;
+    ism_reqlist bsends;
+    /* statistics */
+    uint64_t stat_remote_msgs, stat_remote_bytes;
+    char procname[256];
+} ism_global;
+
+extern ism_global ism;
+extern ism_comm ism_comm_world, ism_comm_self;
+extern ism_dt ism_dt_table[ISM_DT_COUNT];
+extern ism_op ism_op_table[ISM_OP_COUNT];
+extern ism_errh ism_errh_fatal, ism_errh_return, ism_errh_abort;
+
+/* init.c */
+int ism_core_init(int *argc, char ***argv, int required, int *provided);
+int ism_core_finalize(void);
+void ism_core_abort(ism_comm *c, int code, const char *why) __attribute__((noreturn));
+void ism_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+const char *ism_site_name(int site);
+
+/* gwlink.c: the app side of the app<->gateway channel */
+int ism_gw_setup(void);
+void ism_gw_teardown(void);
+int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len);
+int ism_progress(void);
+void ism_idle(unsigned *spins);
+
+/* p2p.c */
+enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };
+int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
+              int mode, ism_req **out);
+int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
+              ism_req **out);
+int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
+int ism_recv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st);
+int ism_iprobe(int src, int tag, ism_comm *c, int *flag, ism_status *st);
+int ism_probe(int src, int tag, ism_comm *c, ism_status *st);
+void ism_handle_frame(const ism_frame_hdr *h, const void *payload);
+int ism_cancel(ism_req *r);
+int ism_buffer_attach(void *buf, size_t size);
+int ism_buffer_detach(void *bufp, size_t *size);
+int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out);
+int ism_bsend_pending(void);
+
+/* request.c */
+ism_req *ism_req_alloc(int kind);
+void ism_req_free(ism_req *r);
+void ism_list_push(ism_reqlist *l, ism_req *r);
+void ism_list_remove(ism_reqlist *l, ism_req *r);
+int ism_req_test(ism_req *r, int *flag, ism_status *st);
+int ism_req_wait(ism_req *r, ism_status *st);
+void ism_req_complete(ism_req *r, int error);
+void ism_status_from_vendor(ism_comm *c, const ism_vstatus *v, ism_status *st);
+
+/* coll.c */
+int ism_barrier(ism_comm *c);
+int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
+int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+               ism_comm *c);
+int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, ism_comm *c);
+
+/* comm.c */
+void ism_types_init(void);
+int ism_comm_build_world(void);
+ism_comm *ism_comm_by_ctx(uint32_t ctx);
+
+static inline int ism_is_remote(const ism_comm *c, int r) { return c->l_of[r] < 0; }
+
+#endif

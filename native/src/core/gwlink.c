@@ -1,0 +1,252 @@
+/* gwlink.c: the app rank's end of the channel to its site's gateway, and progress.
+ *
+ * Outgoing frames are copied into bounce buffers and handed to the vendor MPI as
+ * non-blocking sends to the gateway rank; the number and bytes of such buffers in flight
+ * are bounded, and a sender over the bound makes progress until it is back under it.
+ * Incoming frames land in a ring of pre-posted vendor receives, consumed strictly in
+ * posting order: the vendor matches same-tag receives in that order, so per-peer MPI
+ * ordering survives. ism_progress() is the one function every waiting call turns.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core.h"
+
+#define ISM_RX_SLOTS 8
+#define ISM_OUT_MAX 256
+#define ISM_OUT_BYTES_MAX (32u << 20)
+
+static size_t rx_size(void) { return ISM_FRAME_HDR_SIZE + ism.chunk; }
+
+static int rx_post(ism_rxslot *s)
+{
+    return ism.be->irecv(s->buf, (int)rx_size(), ism.be->dt[0x47], ISM_VSRC_ANY, ISM_TAG_GW2APP,
+                         ism.vgw, &s->vreq);
+}
+
+int ism_gw_setup(void)
+{
+    ism.nrx = ISM_RX_SLOTS;
+    ism.rx = calloc((size_t)ism.nrx, sizeof *ism.rx);
+    ism.outcap = ISM_OUT_MAX;
+    ism.outb = calloc((size_t)ism.outcap, sizeof *ism.outb);
+    if (!ism.rx || !ism.outb)
+        return ISM_ERR_NO_MEM;
+    for (int i = 0; i < ism.nrx; i++) {
+        ism.rx[i].buf = malloc(rx_size());
+        if (!ism.rx[i].buf)
+            return ISM_ERR_NO_MEM;
+        int rc = rx_post(&ism.rx[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int reap_outbound(void)
+{
+    int done = 0;
+    if (ism.nout == 0)
+        return 0;
+    ism_vh reqs[ISM_OUT_MAX];
+    int idx[ISM_OUT_MAX], n = 0;
+    for (int i = 0; i < ism.nout; i++)
+        reqs[i] = ism.outb[i].vreq;
+    ism.be->testsome(ism.nout, reqs, &n, idx, NULL);
+    if (n <= 0)
+        return 0;
+    for (int k = 0; k < n; k++) {
+        ism_outb *o = &ism.outb[idx[k]];
+        ism.out_bytes -= o->len;
+        free(o->buf);
+        o->buf = NULL;
+        done++;
+    }
+    int j = 0;
+    for (int i = 0; i < ism.nout; i++)
+        if (ism.outb[i].buf)
+            ism.outb[j++] = ism.outb[i];
+    ism.nout = j;
+    return done;
+}
+
+int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
+{
+    unsigned spins = 0;
+    size_t n = ISM_FRAME_HDR_SIZE + len;
+    while (ism.nout >= ism.outcap || (ism.out_bytes + n > ISM_OUT_BYTES_MAX && ism.nout > 0)) {
+        if (!ism_progress())
+            ism_idle(&spins);
+    }
+    char *buf = malloc(n);
+    if (!buf)
+        return ISM_ERR_NO_MEM;
+    memcpy(buf, h, ISM_FRAME_HDR_SIZE);
+    ((ism_frame_hdr *)buf)->len = (uint32_t)len;
+    if (len)
+        memcpy(buf + ISM_FRAME_HDR_SIZE, payload, len);
+    ism_outb *o = &ism.outb[ism.nout];
+    int rc = ism.be->isend(buf, (int)n, ism.be->dt[0x47], ism.my_gw, ISM_TAG_APP2GW, ism.vgw,
+                           &o->vreq);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    o->buf = buf;
+    o->len = n;
+    ism.nout++;
+    ism.out_bytes += n;
+    return 0;
+}
+
+static int drain_rx(void)
+{
+    int handled = 0;
+    for (;;) {
+        ism_rxslot *s = &ism.rx[ism.rx_head];
+        int flag = 0;
+        ism_vstatus vst;
+        ism.be->test(&s->vreq, &flag, &vst);
+        if (!flag)
+            return handled;
+        ism_frame_hdr h;
+        int rc = ism_frame_decode(s->buf, vst.bytes, &h);
+        if (rc || ISM_FRAME_HDR_SIZE + (size_t)h.len != vst.bytes)
+            ism_die("site %s rank %d: malformed frame from the gateway (%s, %zu bytes)",
+                    ism_site_name(ism.site), ism.grank, ism_frame_strerror(rc), vst.bytes);
+        ism_handle_frame(&h, (char *)s->buf + ISM_FRAME_HDR_SIZE);
+        rc = rx_post(s);
+        if (rc)
+            ism_die("site %s rank %d: cannot post a receive from the gateway (error %d)",
+                    ism_site_name(ism.site), ism.grank, rc);
+        ism.rx_head = (ism.rx_head + 1) % ism.nrx;
+        handled++;
+    }
+}
+
+/* Data of rendezvous sends, as far as the receivers' credits allow. */
+static int push_rsends(void)
+{
+    int moved = 0;
+    for (ism_req *r = ism.rsends.head, *next; r; r = next) {
+        next = r->next;
+        while (r->cts && r->off < r->total && r->credits > 0) {
+            size_t n = r->total - r->off;
+            if (n > ism.chunk)
+                n = ism.chunk;
+            ism_frame_hdr h;
+            ism_frame_init(&h, ISM_F_DATA);
+            h.ctx = r->ctx;
+            h.src = ism.grank;
+            h.dst = r->dst_g;
+            h.a = r->peer_id;
+            h.b = r->off;
+            if (ism_gw_post(&h, (const char *)r->sbuf + r->off, n))
+                ism_die("site %s rank %d: out of memory sending to rank %d",
+                        ism_site_name(ism.site), ism.grank, r->dst_g);
+            r->off += n;
+            r->credits--;
+            moved++;
+        }
+        if (r->cts && r->off >= r->total) {
+            ism_list_remove(&ism.rsends, r);
+            ism_req_complete(r, 0);
+            moved++;
+        }
+    }
+    return moved;
+}
+
+/* ANY_SOURCE receives also wait at the vendor for a local match. */
+static int check_shadows(void)
+{
+    int n = 0;
+    for (ism_req *r = ism.posted.head, *next; r; r = next) {
+        next = r->next;
+        if (!r->has_shadow)
+            continue;
+        int flag = 0;
+        ism_vstatus vst;
+        ism.be->test(&r->vreq, &flag, &vst);
+        if (flag) {
+            r->has_shadow = 0;
+            ism_list_remove(&ism.posted, r);
+            ism_status_from_vendor(r->comm, &vst, &r->st);
+            ism_req_complete(r, vst.error);
+            n++;
+        }
+    }
+    return n;
+}
+
+int ism_progress(void)
+{
+    static int depth;
+    if (!ism.multisite)
+        return 0;
+    int n = reap_outbound();
+    /* Frame handlers may send, and a sender over the bound calls back in here: the
+     * nested call only reaps finished sends, so no list is walked twice at once. */
+    if (depth)
+        return n;
+    depth++;
+    n += drain_rx();
+    if (ism.posted.head)
+        n += check_shadows();
+    if (ism.rsends.head)
+        n += push_rsends();
+    depth--;
+    return n;
+}
+
+/* Called after a progress round that found nothing: spin briefly, then yield the core
+ * (several sites share two cores in tests), then sleep in short naps. */
+void ism_idle(unsigned *spins)
+{
+    unsigned s = ++*spins;
+    if (s < 64)
+        return;
+    if (s < 20000) {
+        sched_yield();
+        return;
+    }
+    struct timespec ts = {0, 50000};
+    nanosleep(&ts, NULL);
+}
+
+void ism_gw_teardown(void)
+{
+    /* Cancel the ring; a frame that slipped in before the cancel is still handled. */
+    for (int k = 0; k < ism.nrx; k++) {
+        ism_rxslot *s = &ism.rx[(ism.rx_head + k) % ism.nrx];
+        ism_vstatus vst;
+        ism.be->cancel(&s->vreq);
+        ism.be->wait(&s->vreq, &vst);
+        free(s->buf);
+    }
+    ism_frame_hdr h;
+    ism_frame_init(&h, ISM_F_FIN);
+    h.src = ism.grank;
+    h.dst = -1;
+    char *buf = malloc(ISM_FRAME_HDR_SIZE);
+    memcpy(buf, &h, ISM_FRAME_HDR_SIZE);
+    ism.be->send(buf, ISM_FRAME_HDR_SIZE, ism.be->dt[0x47], ism.my_gw, ISM_TAG_APP2GW, ism.vgw);
+    free(buf);
+    while (ism.nout > 0) {
+        ism_vh reqs[ISM_OUT_MAX];
+        for (int i = 0; i < ism.nout; i++)
+            reqs[i] = ism.outb[i].vreq;
+        ism.be->waitall(ism.nout, reqs, NULL);
+        for (int i = 0; i < ism.nout; i++)
+            free(ism.outb[i].buf);
+        ism.nout = 0;
+    }
+    free(ism.rx);
+    free(ism.outb);
+    ism.rx = NULL;
+    ism.outb = NULL;
+}

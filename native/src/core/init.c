@@ -1,0 +1,285 @@
+/* init.c: bringing an app rank into (and out of) an isthmus job.
+ *
+ * Loads the vendor backend plugin, starts the vendor MPI, reads the job layout that
+ * `isthmus run` put into the environment (ISTHMUS_SITE, ISTHMUS_SITE_RANKS, ...), works
+ * out which vendor ranks are this site's gateways, and builds MPI_COMM_WORLD with global
+ * ranks ordered by site, then by local rank. Without ISTHMUS_SITE the program runs as a
+ * single site under plain mpirun (or as a singleton). Also owns abort and fatal errors.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backend/loader.h"
+#include "core.h"
+
+ism_global ism;
+
+void ism_die(const char *fmt, ...)
+{
+    va_list ap;
+    char msg[1024];
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "isthmus: %s\n", msg);
+    fflush(stderr);
+    _exit(1);
+}
+
+const char *ism_site_name(int site)
+{
+    if (ism.site_names && site >= 0 && site < ism.nsites && ism.site_names[site])
+        return ism.site_names[site];
+    return "?";
+}
+
+static const char *backend_dir(char *buf, size_t n)
+{
+    const char *env = getenv("ISTHMUS_BACKEND_DIR");
+    Dl_info info;
+    if (env && *env)
+        return env;
+    if (dladdr((void *)&backend_dir, &info) && info.dli_fname) {
+        snprintf(buf, n, "%s", info.dli_fname);
+        char *slash = strrchr(buf, '/');
+        if (slash) {
+            *slash = 0;
+            size_t used = strlen(buf);
+            snprintf(buf + used, n - used, "/isthmus");
+            return buf;
+        }
+    }
+    return ".";
+}
+
+static const ism_backend *load_backend(void)
+{
+    char dirbuf[4096], err[2048];
+    const ism_backend *be =
+        ism_backend_load(backend_dir(dirbuf, sizeof dirbuf), ism_backend_vendor(), err, sizeof err);
+    if (!be)
+        ism_die("%s", err);
+    return be;
+}
+
+/* Parse "2,3,2" into n ints; returns the count or -1. */
+static int parse_list(const char *s, int **out)
+{
+    int n = 1, *v;
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    v = calloc((size_t)n, sizeof *v);
+    if (!v)
+        return -1;
+    const char *p = s;
+    for (int i = 0; i < n; i++) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < 0 || x > 1 << 24 || (*end != ',' && *end != 0)) {
+            free(v);
+            return -1;
+        }
+        v[i] = (int)x;
+        p = *end ? end + 1 : end;
+    }
+    *out = v;
+    return n;
+}
+
+static void parse_names(const char *s, int n)
+{
+    ism.site_names = calloc((size_t)n, sizeof(char *));
+    char *dup = strdup(s ? s : ""), *save = NULL, *tok = strtok_r(dup, ",", &save);
+    for (int i = 0; i < n; i++) {
+        char def[16];
+        snprintf(def, sizeof def, "%c", 'A' + i % 26);
+        ism.site_names[i] = strdup(tok ? tok : def);
+        if (tok)
+            tok = strtok_r(NULL, ",", &save);
+    }
+    free(dup);
+}
+
+static void read_layout(void)
+{
+    const char *site = getenv("ISTHMUS_SITE");
+    const char *ranks = getenv("ISTHMUS_SITE_RANKS");
+    const char *gws = getenv("ISTHMUS_SITE_GATEWAYS");
+    if (!ranks || !gws)
+        ism_die("ISTHMUS_SITE is set but ISTHMUS_SITE_RANKS/ISTHMUS_SITE_GATEWAYS are not; start "
+                "the program with `isthmus run`");
+    int n = parse_list(ranks, &ism.site_ranks);
+    int m = parse_list(gws, &ism.site_gws);
+    if (n < 1 || m != n)
+        ism_die("bad job layout in the environment (ISTHMUS_SITE_RANKS=%s, "
+                "ISTHMUS_SITE_GATEWAYS=%s); start the program with `isthmus run`",
+                ranks, gws);
+    ism.nsites = n;
+    ism.site = atoi(site);
+    if (ism.site < 0 || ism.site >= n)
+        ism_die("ISTHMUS_SITE=%s is outside the %d sites of this job", site, n);
+    parse_names(getenv("ISTHMUS_SITE_NAMES"), n);
+    ism.site_off = calloc((size_t)n + 1, sizeof(int));
+    for (int i = 0; i < n; i++)
+        ism.site_off[i + 1] = ism.site_off[i] + ism.site_ranks[i];
+    ism.gsize = ism.site_off[n];
+}
+
+static size_t env_size(const char *name, size_t def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        x <<= 10;
+    else if (*end == 'm' || *end == 'M')
+        x <<= 20;
+    return (size_t)x;
+}
+
+int ism_core_init(int *argc, char ***argv, int required, int *provided)
+{
+    int rc, wrank, wsize;
+    if (ism.initialized)
+        return ISM_ERR_OTHER;
+    ism.be = load_backend();
+    rc = ism.be->init_thread(argc, argv, required, provided);
+    if (rc)
+        return rc;
+    ism.thread_level = *provided;
+    ism.initialized = 1;
+    ism_types_init();
+    ism.vworld = ism.be->comm_world;
+    ism.be->comm_rank(ism.vworld, &wrank);
+    ism.be->comm_size(ism.vworld, &wsize);
+    int plen = 0;
+    ism.be->get_processor_name(ism.procname, &plen);
+
+    ism.chunk = env_size("ISTHMUS_CHUNK", 256 << 10);
+    if (ism.chunk < 4096 || ism.chunk > ISM_FRAME_MAX_PAYLOAD)
+        ism.chunk = 256 << 10;
+    ism.eager_limit = env_size("ISTHMUS_EAGER", 64 << 10);
+    if (ism.eager_limit > ism.chunk)
+        ism.eager_limit = ism.chunk;
+    ism.window = (int)env_size("ISTHMUS_WINDOW", 8);
+    if (ism.window < 2)
+        ism.window = 2;
+
+    if (!getenv("ISTHMUS_SITE")) {
+        /* Single site: every vendor rank is an app rank, no gateway. */
+        ism.nsites = 1;
+        ism.site = 0;
+        ism.site_ranks = calloc(1, sizeof(int));
+        ism.site_ranks[0] = wsize;
+        ism.site_gws = calloc(1, sizeof(int));
+        ism.site_off = calloc(2, sizeof(int));
+        ism.site_off[1] = wsize;
+        ism.gsize = wsize;
+        parse_names("A", 1);
+        rc = ism.be->comm_dup(ism.vworld, &ism.vapp);
+        if (rc)
+            return rc;
+        ism.lrank = wrank;
+        ism.lsize = wsize;
+    } else {
+        read_layout();
+        /* Roles: the gateway runs the same sequence (allgather, split, dup). */
+        int *roles = calloc((size_t)wsize, sizeof(int)), me = 0;
+        rc = ism.be->allgather(&me, 1, ism.be->dt[0x09], roles, 1, ism.be->dt[0x09], ism.vworld);
+        if (rc)
+            return rc;
+        ism.ngw = 0;
+        ism.gw_vrank = calloc((size_t)wsize, sizeof(int));
+        for (int i = 0; i < wsize; i++)
+            if (roles[i] == 1)
+                ism.gw_vrank[ism.ngw++] = i;
+        free(roles);
+        rc = ism.be->comm_split(ism.vworld, 0, wrank, &ism.vapp);
+        if (rc)
+            return rc;
+        rc = ism.be->comm_dup(ism.vworld, &ism.vgw);
+        if (rc)
+            return rc;
+        ism.be->comm_rank(ism.vapp, &ism.lrank);
+        ism.be->comm_size(ism.vapp, &ism.lsize);
+        if (ism.lsize != ism.site_ranks[ism.site])
+            ism_die("site %s: this site's MPI job has %d application ranks but the job layout "
+                    "says %d; start the program with `isthmus run`",
+                    ism_site_name(ism.site), ism.lsize, ism.site_ranks[ism.site]);
+        if (ism.nsites > 1 && ism.ngw < 1)
+            ism_die("site %s: no isthmus-gateway rank in this site's MPI job; start the program "
+                    "with `isthmus run` (it adds the gateway with the launcher's MPMD syntax)",
+                    ism_site_name(ism.site));
+        if (ism.ngw > 0)
+            ism.my_gw = ism.gw_vrank[ism.lrank % ism.ngw];
+    }
+    ism.multisite = ism.nsites > 1;
+    ism.grank = ism.site_off[ism.site] + ism.lrank;
+    ism.site_of_g = calloc((size_t)ism.gsize, sizeof(int));
+    for (int s = 0; s < ism.nsites; s++)
+        for (int r = ism.site_off[s]; r < ism.site_off[s + 1]; r++)
+            ism.site_of_g[r] = s;
+    rc = ism_comm_build_world();
+    if (rc)
+        return rc;
+    if (ism.multisite) {
+        rc = ism_gw_setup();
+        if (rc)
+            return rc;
+        /* MPI_Init returns once every site is connected. */
+        rc = ism_barrier(&ism_comm_world);
+    }
+    return rc;
+}
+
+int ism_core_finalize(void)
+{
+    int rc = 0;
+    if (ism.multisite) {
+        unsigned spins = 0;
+        /* Our own sends must reach the gateway before we leave. */
+        while (ism.rsends.head || ism.nout > 0 || ism_bsend_pending()) {
+            if (!ism_progress())
+                ism_idle(&spins);
+        }
+        rc = ism_barrier(&ism_comm_world);
+        ism_gw_teardown();
+    }
+    ism.finalized = 1;
+    int rc2 = ism.be->finalize();
+    return rc ? rc : rc2;
+}
+
+void ism_core_abort(ism_comm *c, int code, const char *why)
+{
+    (void)c;
+    if (!ism.be)
+        _exit(code ? code : 1);
+    if (ism.multisite && !ism.finalized) {
+        /* Tell the gateway so every other site stops too; wait briefly for its ack. */
+        ism_frame_hdr h;
+        ism_frame_init(&h, ISM_F_ABORT);
+        h.src = ism.grank;
+        h.dst = -1;
+        h.a = (uint64_t)(unsigned)code;
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", why ? why : "MPI_Abort");
+        h.len = (uint32_t)strlen(msg);
+        ism_gw_post(&h, msg, h.len);
+        double t0 = ism.be->wtime();
+        unsigned spins = 0;
+        while (!ism.abort_acked && ism.be->wtime() - t0 < 3.0) {
+            if (!ism_progress())
+                ism_idle(&spins);
+        }
+    }
+    ism.be->abort(ism.vworld, code);
+    _exit(code ? code : 1);
+}

@@ -1,0 +1,464 @@
+/* p2p.c: point-to-point messages within and across sites.
+ *
+ * Between ranks of one site a message goes straight to the vendor MPI. To another site
+ * it becomes frames: EAGER (the whole message) up to the eager limit, else a
+ * rendezvous: RTS, the receiver's CTS once a receive matches, then DATA chunks paced by
+ * the receiver's credits, so no gateway or receiver ever buffers more than a window.
+ * Receives that can match a remote message are matched here, in posting order, against
+ * arrivals in arrival order; ANY_SOURCE receives also wait at the vendor (a "shadow"
+ * receive) and whichever side matches first wins, the other is cancelled.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static void st_set(ism_status *st, int src, int tag, size_t bytes, int err)
+{
+    st->source = src;
+    st->tag = tag;
+    st->bytes = bytes;
+    st->error = err;
+    st->cancelled = 0;
+}
+
+static ism_req *done_req(int src, int tag)
+{
+    ism_req *r = ism_req_alloc(ISM_RQ_DONE);
+    if (!r)
+        return NULL;
+    st_set(&r->st, src, tag, 0, 0);
+    r->done = 1;
+    return r;
+}
+
+static int frame_to(int type, uint32_t ctx, int dst_g, int tag, uint64_t a, uint64_t b,
+                    uint16_t flags, const void *payload, size_t len)
+{
+    ism_frame_hdr h;
+    ism_frame_init(&h, type);
+    h.ctx = ctx;
+    h.src = ism.grank;
+    h.dst = dst_g;
+    h.tag = tag;
+    h.a = a;
+    h.b = b;
+    h.flags = flags;
+    return ism_gw_post(&h, payload, len);
+}
+
+int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
+              int mode, ism_req **out)
+{
+    int rc;
+    if (dst == ISM_PROC_NULL) {
+        *out = done_req(ISM_PROC_NULL, ISM_ANY_TAG);
+        return *out ? 0 : ISM_ERR_NO_MEM;
+    }
+    int l = c->l_of[dst];
+    if (l >= 0) {
+        ism_req *r = ism_req_alloc(ISM_RQ_VENDOR);
+        if (!r)
+            return ISM_ERR_NO_MEM;
+        r->comm = c;
+        if (mode == ISM_MODE_SYNC)
+            rc = ism.be->issend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+        else if (mode == ISM_MODE_READY)
+            rc = ism.be->irsend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+        else
+            rc = ism.be->isend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+        if (rc) {
+            ism_req_free(r);
+            return rc;
+        }
+        *out = r;
+        return 0;
+    }
+    size_t bytes = (size_t)count * (size_t)dt->size;
+    int dst_g = c->g_of[dst];
+    ism.stat_remote_msgs++;
+    ism.stat_remote_bytes += bytes;
+    if (mode != ISM_MODE_SYNC && bytes <= ism.eager_limit) {
+        rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, buf, bytes);
+        if (rc)
+            return rc;
+        *out = done_req(dst, tag);
+        return *out ? 0 : ISM_ERR_NO_MEM;
+    }
+    ism_req *r = ism_req_alloc(ISM_RQ_RSEND);
+    if (!r)
+        return ISM_ERR_NO_MEM;
+    r->comm = c;
+    r->ctx = ctx;
+    r->sbuf = buf;
+    r->total = bytes;
+    r->dst_g = dst_g;
+    r->sync = mode == ISM_MODE_SYNC;
+    r->id = ++ism.next_id;
+    st_set(&r->st, dst, tag, bytes, 0);
+    ism_list_push(&ism.rsends, r);
+    ism.remote_active++;
+    rc = frame_to(ISM_F_RTS, ctx, dst_g, tag, bytes, r->id, r->sync ? ISM_FRAME_FLAG_SYNC : 0,
+                  NULL, 0);
+    *out = r;
+    return rc;
+}
+
+static int matches(const ism_req *r, const ism_frame_hdr *h, int src)
+{
+    return r->ctx == h->ctx && (r->src == ISM_ANY_SOURCE || r->src == src) &&
+           (r->tag == ISM_ANY_TAG || r->tag == h->tag);
+}
+
+static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const void *payload)
+{
+    size_t n = h->len <= r->cap ? h->len : r->cap;
+    if (n)
+        memcpy(r->buf, payload, n);
+    st_set(&r->st, src, h->tag, n, h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
+    ism_req_complete(r, r->st.error);
+}
+
+static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
+{
+    r->total = h->a;
+    r->peer_id = h->b;
+    r->id = ++ism.next_id;
+    r->got = 0;
+    r->started_rndv = 1;
+    st_set(&r->st, src, h->tag, 0, 0);
+    if (frame_to(ISM_F_CTS, h->ctx, h->src, ism.window, r->peer_id, r->id, 0, NULL, 0))
+        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
+                ism.grank, h->src);
+    if (r->total == 0) {
+        ism_req_complete(r, 0);
+        return;
+    }
+    ism_list_push(&ism.rrecvs, r);
+}
+
+/* Withdraw the vendor half of an ANY_SOURCE receive. Returns 1 if the remote side may
+ * have the receive, 0 if a local message had already matched it (it is then complete). */
+static int withdraw_shadow(ism_req *r)
+{
+    ism_vstatus vst;
+    if (!r->has_shadow)
+        return 1;
+    r->has_shadow = 0;
+    ism.be->cancel(&r->vreq);
+    ism.be->wait(&r->vreq, &vst);
+    if (vst.cancelled)
+        return 1;
+    ism_list_remove(&ism.posted, r);
+    ism_status_from_vendor(r->comm, &vst, &r->st);
+    ism_req_complete(r, vst.error);
+    return 0;
+}
+
+static void unexpected_push(const ism_frame_hdr *h, const void *payload)
+{
+    ism_ux *u = calloc(1, sizeof *u);
+    if (!u)
+        ism_die("site %s rank %d: out of memory queueing a message from rank %d",
+                ism_site_name(ism.site), ism.grank, h->src);
+    u->h = *h;
+    if (h->type == ISM_F_EAGER && h->len) {
+        u->payload = malloc(h->len);
+        if (!u->payload)
+            ism_die("site %s rank %d: out of memory queueing %u bytes from rank %d",
+                    ism_site_name(ism.site), ism.grank, h->len, h->src);
+        memcpy(u->payload, payload, h->len);
+    }
+    if (ism.ux_tail)
+        ism.ux_tail->next = u;
+    else
+        ism.ux_head = u;
+    ism.ux_tail = u;
+}
+
+static ism_req *find_id(ism_reqlist *l, uint64_t id)
+{
+    for (ism_req *r = l->head; r; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+static void handle_message(const ism_frame_hdr *h, const void *payload)
+{
+    ism_comm *c = ism_comm_by_ctx(h->ctx);
+    if (!c || h->src < 0 || h->src >= ism.gsize || c->c_of_g[h->src] < 0)
+        ism_die("site %s rank %d: message for unknown communicator context %u from rank %d",
+                ism_site_name(ism.site), ism.grank, h->ctx, h->src);
+    int src = c->c_of_g[h->src];
+    for (ism_req *r = ism.posted.head, *next; r; r = next) {
+        next = r->next;
+        if (!matches(r, h, src))
+            continue;
+        if (!withdraw_shadow(r))
+            continue; /* a local message won that receive */
+        ism_list_remove(&ism.posted, r);
+        if (h->type == ISM_F_EAGER)
+            deliver_eager(r, h, src, payload);
+        else
+            start_rndv(r, h, src);
+        return;
+    }
+    unexpected_push(h, payload);
+}
+
+static void handle_data(const ism_frame_hdr *h, const void *payload)
+{
+    ism_req *r = find_id(&ism.rrecvs, h->a);
+    if (!r || h->b > r->total || h->len > r->total - h->b)
+        ism_die("site %s rank %d: data frame from rank %d does not belong to any receive "
+                "(protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
+    if (h->b < r->cap) {
+        size_t n = r->cap - h->b < h->len ? r->cap - h->b : h->len;
+        memcpy((char *)r->buf + h->b, payload, n);
+    }
+    r->got += h->len;
+    r->chunks_since_credit++;
+    if (r->got >= r->total) {
+        ism_list_remove(&ism.rrecvs, r);
+        r->st.bytes = r->total <= r->cap ? r->total : r->cap;
+        r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
+        ism_req_complete(r, r->st.error);
+    } else if (r->chunks_since_credit * 2 >= ism.window) {
+        frame_to(ISM_F_CREDIT, h->ctx, h->src, 0, r->peer_id, (uint64_t)r->chunks_since_credit,
+                 0, NULL, 0);
+        r->chunks_since_credit = 0;
+    }
+}
+
+void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
+{
+    ism_req *r;
+    switch (h->type) {
+    case ISM_F_EAGER:
+    case ISM_F_RTS:
+        handle_message(h, payload);
+        break;
+    case ISM_F_CTS:
+        r = find_id(&ism.rsends, h->a);
+        if (!r)
+            ism_die("site %s rank %d: clear-to-send from rank %d for no pending send",
+                    ism_site_name(ism.site), ism.grank, h->src);
+        r->peer_id = h->b;
+        r->credits = h->tag;
+        r->cts = 1;
+        break;
+    case ISM_F_DATA:
+        handle_data(h, payload);
+        break;
+    case ISM_F_CREDIT:
+        r = find_id(&ism.rsends, h->a);
+        if (r)
+            r->credits += (int)h->b;
+        break;
+    case ISM_F_ABORT_ACK:
+        ism.abort_acked = 1;
+        break;
+    case ISM_F_ABORT:
+        /* The gateway is stopping the job; it has printed why. */
+        ism.be->abort(ism.vworld, (int)h->a ? (int)h->a : 1);
+        break;
+    default:
+        ism_die("site %s rank %d: unexpected %s frame from the gateway", ism_site_name(ism.site),
+                ism.grank, ism_frame_type_name(h->type));
+    }
+}
+
+/* Try to satisfy a new remote-capable receive from the unexpected queue. */
+static int take_unexpected(ism_req *r)
+{
+    ism_ux *prev = NULL;
+    for (ism_ux *u = ism.ux_head; u; prev = u, u = u->next) {
+        ism_comm *c = ism_comm_by_ctx(u->h.ctx);
+        int src = c ? c->c_of_g[u->h.src] : -1;
+        if (!matches(r, &u->h, src))
+            continue;
+        if (prev)
+            prev->next = u->next;
+        else
+            ism.ux_head = u->next;
+        if (ism.ux_tail == u)
+            ism.ux_tail = prev;
+        if (u->h.type == ISM_F_EAGER)
+            deliver_eager(r, &u->h, src, u->payload);
+        else
+            start_rndv(r, &u->h, src);
+        free(u->payload);
+        free(u);
+        return 1;
+    }
+    return 0;
+}
+
+int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
+              ism_req **out)
+{
+    int rc;
+    if (src == ISM_PROC_NULL) {
+        *out = done_req(ISM_PROC_NULL, ISM_ANY_TAG);
+        return *out ? 0 : ISM_ERR_NO_MEM;
+    }
+    if ((src >= 0 && c->l_of[src] >= 0) || (src == ISM_ANY_SOURCE && c->all_local)) {
+        ism_req *r = ism_req_alloc(ISM_RQ_VENDOR);
+        if (!r)
+            return ISM_ERR_NO_MEM;
+        r->comm = c;
+        rc = ism.be->irecv(buf, count, dt->v, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
+                           c->vcomm, &r->vreq);
+        if (rc) {
+            ism_req_free(r);
+            return rc;
+        }
+        *out = r;
+        return 0;
+    }
+    ism_req *r = ism_req_alloc(ISM_RQ_RRECV);
+    if (!r)
+        return ISM_ERR_NO_MEM;
+    r->comm = c;
+    r->ctx = ctx;
+    r->is_recv = 1;
+    r->buf = buf;
+    r->cap = (size_t)count * (size_t)dt->size;
+    r->src = src;
+    r->tag = tag;
+    *out = r;
+    ism.remote_active++;
+    ism_progress();
+    if (take_unexpected(r))
+        return 0;
+    if (src == ISM_ANY_SOURCE) {
+        rc = ism.be->irecv(buf, count, dt->v, ISM_VSRC_ANY, tag, c->vcomm, &r->vreq);
+        if (rc)
+            return rc;
+        r->has_shadow = 1;
+    }
+    ism_list_push(&ism.posted, r);
+    return 0;
+}
+
+int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode)
+{
+    ism_req *r;
+    if (dst >= 0 && c->l_of[dst] >= 0 && !ism.remote_active) {
+        int l = c->l_of[dst];
+        if (mode == ISM_MODE_SYNC)
+            return ism.be->ssend(buf, count, dt->v, l, tag, c->vcomm);
+        if (mode == ISM_MODE_READY)
+            return ism.be->rsend(buf, count, dt->v, l, tag, c->vcomm);
+        return ism.be->send(buf, count, dt->v, l, tag, c->vcomm);
+    }
+    int rc = ism_isend(buf, count, dt, dst, tag, c, c->ctx, mode, &r);
+    if (rc)
+        return rc;
+    rc = ism_req_wait(r, NULL);
+    ism_req_free(r);
+    return rc;
+}
+
+int ism_recv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st)
+{
+    ism_req *r;
+    if (!ism.remote_active &&
+        ((src >= 0 && c->l_of[src] >= 0) || (src == ISM_ANY_SOURCE && c->all_local))) {
+        ism_vstatus vst;
+        int rc = ism.be->recv(buf, count, dt->v, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
+                              c->vcomm, st ? &vst : NULL);
+        if (st)
+            ism_status_from_vendor(c, &vst, st);
+        return rc;
+    }
+    int rc = ism_irecv(buf, count, dt, src, tag, c, c->ctx, &r);
+    if (rc)
+        return rc;
+    rc = ism_req_wait(r, st);
+    ism_req_free(r);
+    return rc;
+}
+
+static int probe_remote(int src, int tag, ism_comm *c, ism_status *st)
+{
+    ism_req probe = {0};
+    probe.ctx = c->ctx;
+    probe.src = src;
+    probe.tag = tag;
+    for (ism_ux *u = ism.ux_head; u; u = u->next) {
+        int s = c->c_of_g[u->h.src];
+        if (u->h.src >= 0 && u->h.src < ism.gsize && matches(&probe, &u->h, s)) {
+            if (st)
+                st_set(st, s, u->h.tag, u->h.type == ISM_F_EAGER ? u->h.len : u->h.a, 0);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int ism_iprobe(int src, int tag, ism_comm *c, int *flag, ism_status *st)
+{
+    ism_vstatus vst;
+    int rc;
+    *flag = 0;
+    if (src == ISM_PROC_NULL) {
+        *flag = 1;
+        if (st)
+            st_set(st, ISM_PROC_NULL, ISM_ANY_TAG, 0, 0);
+        return 0;
+    }
+    if (src == ISM_ANY_SOURCE || c->l_of[src] < 0) {
+        ism_progress();
+        if (probe_remote(src, tag, c, st)) {
+            *flag = 1;
+            return 0;
+        }
+        if (src != ISM_ANY_SOURCE)
+            return 0;
+    }
+    rc = ism.be->iprobe(src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag, c->vcomm, flag, &vst);
+    if (!rc && *flag && st)
+        ism_status_from_vendor(c, &vst, st);
+    return rc;
+}
+
+int ism_probe(int src, int tag, ism_comm *c, ism_status *st)
+{
+    unsigned spins = 0;
+    if (!ism.remote_active && ((src >= 0 && c->l_of[src] >= 0) ||
+                               (src == ISM_ANY_SOURCE && c->all_local))) {
+        ism_vstatus vst;
+        int rc = ism.be->probe(src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag, c->vcomm, &vst);
+        if (!rc && st)
+            ism_status_from_vendor(c, &vst, st);
+        return rc;
+    }
+    for (;;) {
+        int flag = 0, rc = ism_iprobe(src, tag, c, &flag, st);
+        if (rc || flag)
+            return rc;
+        if (!ism_progress())
+            ism_idle(&spins);
+    }
+}
+
+int ism_cancel(ism_req *r)
+{
+    if (r->kind == ISM_RQ_VENDOR)
+        return ism.be->cancel(&r->vreq);
+    if (r->kind == ISM_RQ_PERSIST)
+        return r->inner ? ism_cancel(r->inner) : 0;
+    if (r->kind != ISM_RQ_RRECV || r->done || r->started_rndv)
+        return 0; /* sends already handed to the gateway cannot be recalled */
+    if (!withdraw_shadow(r))
+        return 0;
+    ism_list_remove(&ism.posted, r);
+    st_set(&r->st, r->src, r->tag, 0, 0);
+    r->st.cancelled = 1;
+    ism_req_complete(r, 0);
+    return 0;
+}

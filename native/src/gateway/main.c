@@ -1,0 +1,304 @@
+/* main.c: isthmus-gateway's entry point: start-up, the buffer pool, shutdown, statistics.
+ *
+ * Start-up mirrors the app ranks' MPI_Init (the same vendor collectives in the same
+ * order: allgather of roles, split, dup), reads the job layout and the job secret from
+ * the environment `isthmus run` prepared, connects to every gateway of the other sites,
+ * and then runs the event loop until every site has finished or the job aborts.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../backend/loader.h"
+#include "../wan/sock.h"
+#include "gateway.h"
+
+gw_state gw;
+
+static const char *site_name(int s)
+{
+    return gw.site_names && s >= 0 && s < gw.nsites ? gw.site_names[s] : "?";
+}
+
+void gw_log(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "isthmus: site %s (gateway %d): %s\n", site_name(gw.site), gw.gwidx, msg);
+    fflush(stderr);
+}
+
+void gw_die(int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    gw_abort_job(code, msg);
+}
+
+/* ---- buffer pool ---- */
+
+gw_buf *gw_buf_get(void)
+{
+    gw_buf *b = gw.pool;
+    if (!b)
+        return NULL;
+    gw.pool = b->next;
+    gw.pool_free--;
+    b->next = NULL;
+    b->len = 0;
+    return b;
+}
+
+gw_buf *gw_buf_small(size_t len)
+{
+    gw_buf *b = calloc(1, sizeof *b + len);
+    if (!b)
+        gw_die(1, "out of memory for a %zu-byte control frame", len);
+    b->data = (char *)(b + 1);
+    b->len = len;
+    return b;
+}
+
+void gw_buf_put(gw_buf *b)
+{
+    if (!b->pooled) {
+        free(b);
+        return;
+    }
+    b->next = gw.pool;
+    gw.pool = b;
+    gw.pool_free++;
+}
+
+static void pool_init(int n)
+{
+    gw.pool_total = n;
+    for (int i = 0; i < n; i++) {
+        gw_buf *b = calloc(1, sizeof *b);
+        if (!b || !(b->data = malloc(gw.bufsize)))
+            gw_die(1, "cannot allocate %d buffers of %zu bytes (ISTHMUS_GW_BUFFERS)", n,
+                   gw.bufsize);
+        b->pooled = 1;
+        gw_buf_put(b);
+    }
+}
+
+/* ---- environment ---- */
+
+static long env_long(const char *name, long def, long lo, long hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end == 'k' || *end == 'K')
+        x <<= 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        x <<= 20, end++;
+    if (*end || x < lo || x > hi) {
+        fprintf(stderr, "isthmus-gateway: %s=%s is not a number in %ld..%ld\n", name, v, lo, hi);
+        exit(2);
+    }
+    return x;
+}
+
+static int split_list(const char *s, char ***out)
+{
+    int n = 1;
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    char **v = calloc((size_t)n, sizeof *v), *dup = strdup(s), *save = NULL;
+    int i = 0;
+    for (char *t = strtok_r(dup, ",", &save); t && i < n; t = strtok_r(NULL, ",", &save))
+        v[i++] = strdup(t);
+    free(dup);
+    *out = v;
+    return i;
+}
+
+static int *int_list(const char *name, int n)
+{
+    const char *s = getenv(name);
+    char **parts;
+    if (!s || split_list(s, &parts) != n) {
+        fprintf(stderr, "isthmus-gateway: %s is missing or does not list %d sites; start jobs "
+                        "with `isthmus run`\n", name, n);
+        exit(2);
+    }
+    int *v = calloc((size_t)n, sizeof *v);
+    for (int i = 0; i < n; i++) {
+        v[i] = atoi(parts[i]);
+        free(parts[i]);
+    }
+    free(parts);
+    return v;
+}
+
+static void read_env(void)
+{
+    const char *names = getenv("ISTHMUS_SITE_NAMES"), *site = getenv("ISTHMUS_SITE");
+    const char *addrs = getenv("ISTHMUS_GATEWAY_ADDRS");
+    if (!site || !names || !addrs) {
+        fprintf(stderr, "isthmus-gateway: not started by `isthmus run` (ISTHMUS_SITE, "
+                        "ISTHMUS_SITE_NAMES or ISTHMUS_GATEWAY_ADDRS missing)\n");
+        exit(2);
+    }
+    gw.nsites = split_list(names, &gw.site_names);
+    gw.site = atoi(site);
+    if (gw.site < 0 || gw.site >= gw.nsites) {
+        fprintf(stderr, "isthmus-gateway: ISTHMUS_SITE=%s outside the %d sites\n", site,
+                gw.nsites);
+        exit(2);
+    }
+    gw.site_ranks = int_list("ISTHMUS_SITE_RANKS", gw.nsites);
+    gw.site_gws = int_list("ISTHMUS_SITE_GATEWAYS", gw.nsites);
+    gw.site_off = calloc((size_t)gw.nsites + 1, sizeof(int));
+    for (int i = 0; i < gw.nsites; i++)
+        gw.site_off[i + 1] = gw.site_off[i] + gw.site_ranks[i];
+    char **hp;
+    if (split_list(addrs, &hp) != gw.nsites) {
+        fprintf(stderr, "isthmus-gateway: ISTHMUS_GATEWAY_ADDRS=%s does not list %d sites\n",
+                addrs, gw.nsites);
+        exit(2);
+    }
+    gw.site_hosts = calloc((size_t)gw.nsites, sizeof(char *));
+    gw.site_ports = calloc((size_t)gw.nsites, sizeof(int));
+    for (int i = 0; i < gw.nsites; i++) {
+        char host[256], err[256];
+        if (ism_sock_parse_hostport(hp[i], host, sizeof host, &gw.site_ports[i], err,
+                                    sizeof err)) {
+            fprintf(stderr, "isthmus-gateway: site %s gateway address: %s\n", gw.site_names[i],
+                    err);
+            exit(2);
+        }
+        gw.site_hosts[i] = strdup(host);
+    }
+    long chunk = env_long("ISTHMUS_CHUNK", 256 << 10, 4096, ISM_FRAME_MAX_PAYLOAD);
+    gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)chunk;
+    gw.link_timeout_ms = env_long("ISTHMUS_LINK_TIMEOUT", 20, 1, 86400) * 1000;
+    gw.connect_timeout_ms = env_long("ISTHMUS_CONNECT_TIMEOUT", 60, 1, 86400) * 1000;
+    gw.idle_max_us = (int)env_long("ISTHMUS_GW_IDLE_US", 200, 0, 100000);
+    gw.stats = getenv("ISTHMUS_STATS") && atoi(getenv("ISTHMUS_STATS")) > 0;
+    pool_init((int)env_long("ISTHMUS_GW_BUFFERS", 64, 8, 1 << 16));
+}
+
+static void load_secret(void)
+{
+    char err[512];
+    const char *job = getenv("ISTHMUS_JOB"), *path = getenv("ISTHMUS_SECRET_FILE");
+    if (!job || !path)
+        gw_die(2, "ISTHMUS_JOB or ISTHMUS_SECRET_FILE missing; start jobs with `isthmus run`");
+    if (ism_auth_key_load_file(&gw.key, job, path, err, sizeof err))
+        gw_die(2, "job secret: %s", err);
+}
+
+static const char *exe_backend_dir(char *buf, size_t n)
+{
+    const char *env = getenv("ISTHMUS_BACKEND_DIR");
+    if (env && *env)
+        return env;
+    ssize_t k = readlink("/proc/self/exe", buf, n - 32);
+    if (k <= 0)
+        return ".";
+    buf[k] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0;
+    slash = strrchr(buf, '/');
+    if (slash)
+        *slash = 0; /* <prefix>/bin -> <prefix> */
+    strcat(buf, "/lib/isthmus");
+    return buf;
+}
+
+static void vendor_start(int *argc, char ***argv)
+{
+    char dir[PATH_MAX], err[2048];
+    gw.be = ism_backend_load(exe_backend_dir(dir, sizeof dir), ism_backend_vendor(), err,
+                             sizeof err);
+    if (!gw.be) {
+        fprintf(stderr, "isthmus-gateway: %s\n", err);
+        exit(2);
+    }
+    int prov, wrank, wsize;
+    if (gw.be->init_thread(argc, argv, 0, &prov)) {
+        fprintf(stderr, "isthmus-gateway: the vendor MPI failed to initialise\n");
+        exit(2);
+    }
+    gw.vworld = gw.be->comm_world;
+    gw.be->comm_rank(gw.vworld, &wrank);
+    gw.be->comm_size(gw.vworld, &wsize);
+    /* the same collective sequence as the app ranks' MPI_Init */
+    int *roles = calloc((size_t)wsize, sizeof(int)), me = 1;
+    gw.be->allgather(&me, 1, gw.be->dt[0x09], roles, 1, gw.be->dt[0x09], gw.vworld);
+    gw.be->comm_split(gw.vworld, 1, wrank, &gw.vown);
+    gw.be->comm_dup(gw.vworld, &gw.vgw);
+    gw.app_vrank = calloc((size_t)wsize, sizeof(int));
+    gw.gwidx = -1;
+    for (int i = 0; i < wsize; i++) {
+        if (roles[i] == 0)
+            gw.app_vrank[gw.napps++] = i;
+        else {
+            if (i == wrank)
+                gw.gwidx = gw.ngw_here;
+            gw.ngw_here++;
+        }
+    }
+    free(roles);
+}
+
+static void print_stats(void)
+{
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.links[i];
+        fprintf(stderr,
+                "isthmus stats: site %s gateway %d -> site %s gateway %d: sent %llu msgs %llu "
+                "bytes %llu frames; received %llu msgs %llu bytes %llu frames\n",
+                site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
+                (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
+                (unsigned long long)l->tx_frames, (unsigned long long)l->rx_msgs,
+                (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames);
+    }
+    fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
+            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize);
+    fflush(stderr);
+}
+
+int main(int argc, char **argv)
+{
+    signal(SIGPIPE, SIG_IGN);
+    read_env();
+    vendor_start(&argc, &argv);
+    if (gw.napps != gw.site_ranks[gw.site] || gw.ngw_here != gw.site_gws[gw.site]) {
+        gw_die(2, "this site's MPI job has %d app ranks and %d gateways, the job layout says %d "
+                  "and %d",
+               gw.napps, gw.ngw_here, gw.site_ranks[gw.site], gw.site_gws[gw.site]);
+    }
+    for (int l = 0; l < gw.napps; l++)
+        gw.apps_mine += l % gw.ngw_here == gw.gwidx;
+    load_secret();
+    gw_links_connect();
+    gw_loop();
+    if (gw.stats)
+        print_stats();
+    for (int i = 0; i < gw.nlinks; i++)
+        if (gw.links[i].fd >= 0)
+            close(gw.links[i].fd);
+    if (gw.listen_fd >= 0)
+        close(gw.listen_fd);
+    ism_auth_key_clear(&gw.key);
+    gw.be->finalize();
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* frame.h: the one message unit that crosses sites.
+ *
+ * Every message between an app rank and its gateway, and between gateways over the
+ * WAN, is a frame: a fixed 48-byte header followed by `len` payload bytes. The header
+ * layout is the wire format (little-endian, no padding); ism_frame_decode() validates
+ * every field read from the network before anyone acts on it. The meaning of the two
+ * generic 64-bit words `a` and `b` depends on the frame type (see the table below).
+ */
+#ifndef ISM_WAN_FRAME_H
+#define ISM_WAN_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ISM_FRAME_MAGIC 0x48545349u /* "ISTH" little-endian */
+#define ISM_FRAME_VERSION 1
+#define ISM_FRAME_HDR_SIZE 48
+/* Largest payload a single frame may carry (rendezvous chunk size upper bound). */
+#define ISM_FRAME_MAX_PAYLOAD (1u << 20)
+
+enum ism_frame_type {
+    /*            a                  b                 tag field         payload      */
+    ISM_F_EAGER = 1,  /* total bytes  seq (per src->dst) user tag     whole message   */
+    ISM_F_RTS = 2,    /* total bytes  sender request id  user tag     none            */
+    ISM_F_CTS = 3,    /* sender req id receiver req id   window chunks none           */
+    ISM_F_DATA = 4,   /* receiver req id byte offset     -            one chunk       */
+    ISM_F_CREDIT = 5, /* sender req id chunks granted    -            none            */
+    ISM_F_ABORT = 6,  /* exit code     -                 -            reason text     */
+    ISM_F_FIN = 7,    /* -             -                 -            none            */
+    ISM_F_HEARTBEAT = 8,
+    ISM_F_ABORT_ACK = 9,
+    ISM_F_TYPE_MAX = 9
+};
+
+#define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */
+#define ISM_FRAME_FLAG_SYNC 0x0002u /* RTS of a synchronous-mode send */
+
+typedef struct ism_frame_hdr {
+    uint32_t magic;
+    uint8_t version;
+    uint8_t type;
+    uint16_t flags;
+    uint32_t ctx;  /* communicator context id */
+    int32_t src;   /* global source rank, or -1 for a gateway */
+    int32_t dst;   /* global destination rank, or -1 for a gateway */
+    int32_t tag;
+    uint32_t len;  /* payload bytes following the header */
+    uint32_t crc;
+    uint64_t a;
+    uint64_t b;
+} ism_frame_hdr;
+
+_Static_assert(sizeof(ism_frame_hdr) == ISM_FRAME_HDR_SIZE, "frame header must be 48 bytes");
+
+/* Fill the fixed fields of a header. */
+void ism_frame_init(ism_frame_hdr *h, enum ism_frame_type type);
+
+/* Encode h into exactly ISM_FRAME_HDR_SIZE bytes (little-endian). */
+void ism_frame_encode(const ism_frame_hdr *h, uint8_t out[ISM_FRAME_HDR_SIZE]);
+
+/* Decode and validate `n` bytes. Returns 0 on success, or a negative ISM_FRAME_E*
+ * code naming what was wrong. Never reads beyond `n`. */
+int ism_frame_decode(const uint8_t *in, size_t n, ism_frame_hdr *h);
+
+enum {
+    ISM_FRAME_ESHORT = -1,   /* fewer than 48 bytes */
+    ISM_FRAME_EMAGIC = -2,   /* wrong magic */
+    ISM_FRAME_EVERSION = -3, /* unknown version */
+    ISM_FRAME_ETYPE = -4,    /* unknown type */
+    ISM_FRAME_ELEN = -5      /* payload length above ISM_FRAME_MAX_PAYLOAD */
+};
+
+const char *ism_frame_strerror(int code);
+const char *ism_frame_type_name(int type);
+
+/* CRC32C (Castagnoli) of a buffer, continuing from `crc` (start with 0). */
+uint32_t ism_crc32c(uint32_t crc, const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,186 @@
+# isthmus/commands/run.py: `isthmus run`: builds the layout from options or a site file,
+# checks the program, and runs the job (or, with --dry-run, shows what would be started).
+from __future__ import annotations
+
+import shlex
+import sys
+
+import click
+from click.core import ParameterSource
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import IsthmusError
+from ..launch import vendor
+from ..launch.binary_check import check_program
+from ..launch.env import CONTRACT_VARS
+from ..launch.job import JobPlan, assign_ports, plan_job, run_job
+from ..launch.layout import DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, embedded_layout
+from ..launch.secret import Secret
+from ..launch.sitefile import load_site_file
+from ..paths import find_prefix
+from ..ui import err_console
+from . import register
+
+# Options that describe the sites, so they cannot be combined with --site-file.
+_LAYOUT_OPTIONS = {
+    "sites": "--sites",
+    "ranks_per_site": "--ranks-per-site",
+    "gateways": "--gateways",
+    "host": "--host",
+    "port": "--port",
+}
+SECRET_PLACEHOLDER = "<private 0600 file, created at launch>"
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
+
+
+def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | None]:
+    """The layout (and a secret, if the site file has one) from the command-line options."""
+    site_file = params["site_file"]
+    if site_file is not None:
+        clash = [flag for name, flag in _LAYOUT_OPTIONS.items() if _given(ctx, name)]
+        if clash:
+            raise IsthmusError(
+                f"{', '.join(clash)} cannot be combined with --site-file (the site file describes the sites)"
+            )
+        sf = load_site_file(site_file, default_mpi=params["mpi"])
+        if params["np"] is not None and params["np"] != sf.layout.total_ranks:
+            raise IsthmusError(
+                f"-n {params['np']} does not match {site_file}, which has "
+                f"{sf.layout.total_ranks} ranks; drop -n or fix the site file"
+            )
+        if _given(ctx, "transport") and params["transport"] != sf.layout.transport:
+            raise IsthmusError(
+                f"--transport {params['transport']} differs from transport "
+                f"{sf.layout.transport!r} in {site_file}"
+            )
+        return sf.layout, sf.secret
+    if params["np"] is None:
+        raise click.UsageError("give the number of ranks with -n/--np (or use --site-file)")
+    layout = embedded_layout(
+        params["np"],
+        sites=params["sites"],
+        ranks_per_site=params["ranks_per_site"],
+        gateways=params["gateways"],
+        host=params["host"],
+        port=params["port"],
+        mpi=params["mpi"],
+        transport=params["transport"],
+    )
+    return layout, None
+
+
+def _span(r: range) -> str:
+    return str(r.start) if len(r) == 1 else f"{r.start}-{r.stop - 1}"
+
+
+def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
+    con = err_console()
+    layout = plan.layout
+    con.print(
+        Text(
+            f"isthmus run --dry-run: {layout.total_ranks} ranks on {len(layout.sites)} sites, "
+            f"transport {layout.transport} (nothing is started)",
+            style="bold",
+        )
+    )
+    table = Table(show_edge=False, header_style="bold")
+    for col in ("site", "ranks", "gateways", "mpi", "launch"):
+        table.add_column(col, no_wrap=True)
+    for i, (site, sp) in enumerate(zip(layout.sites, plan.sites)):
+        gws = f"{site.gateways} at {site.gateway_addr}" + (
+            f" (+{site.gateways - 1} on following ports)" if site.gateways > 1 else ""
+        )
+        launch = site.launcher + (f" ({site.ssh_host})" if site.ssh_host else "")
+        table.add_row(site.name, _span(layout.rank_range(i)), gws, sp.vendor, launch)
+    con.print(table)
+    for site, sp in zip(layout.sites, plan.sites):
+        con.print()
+        con.print(Text(f"site {site.name} command:", style="bold"))
+        con.print(Text("  " + shlex.join(sp.argv)))
+        con.print(Text(f"site {site.name} environment:", style="bold"))
+        shown = dict(sp.isthmus_env)
+        shown.update({k: v for k, v in sp.env.items() if k in vendor.OPENMPI_ROOT_ENV})
+        ordered = [k for k in CONTRACT_VARS if k in shown] + sorted(
+            k for k in shown if k not in CONTRACT_VARS
+        )
+        for name in ordered:
+            value = SECRET_PLACEHOLDER if name == "ISTHMUS_SECRET_FILE" else shlex.quote(shown[name])
+            con.print(Text(f"  {name}={value}"))
+    if program_warning:
+        con.print()
+        con.print(Text(f"warning: {program_warning} (a real run would stop here)", style="yellow"))
+
+
+@register
+@click.command(
+    "run", short_help="Run an MPI program built with isthmus-cc across several sites.",
+    context_settings={"allow_interspersed_args": False, "help_option_names": ["-h", "--help"]},
+)
+@click.option("-n", "--np", "np", type=int, default=None,
+              help="Total number of application ranks over all sites (required unless --site-file is given).")
+@click.option("--sites", type=int, default=2, show_default=True,
+              help="Number of sites to split the ranks over (all on this machine).")
+@click.option("--ranks-per-site", metavar="LIST", default=None,
+              help="Comma-separated ranks of each site, e.g. 3,1; overrides the even split and must add up to -n.")
+@click.option("--gateways", type=int, default=1, show_default=True,
+              help="Number of gateway ranks each site gets in addition to its application ranks.")
+@click.option("--mpi", type=click.Choice(MPI_CHOICES), default="auto", show_default=True,
+              help="Vendor MPI that launches each site; auto picks Open MPI if usable, else MPICH.")
+@click.option("--transport", type=click.Choice(TRANSPORTS), default="tcp", show_default=True,
+              help="How gateways of different sites talk to each other.")
+@click.option("--site-file", type=click.Path(dir_okay=False), default=None,
+              help="TOML file describing the sites (names, ranks, gateways, hosts, launchers) instead of the options above.")
+@click.option("--host", default=DEFAULT_HOST, show_default=True,
+              help="Address the gateways listen on and connect to (without --site-file).")
+@click.option("--port", type=int, default=None,
+              help="First gateway port; gateways get consecutive ports from here (default: pick free ports).")
+@click.option("--stats", is_flag=True,
+              help="Turn on isthmus statistics in every rank and gateway (sets ISTHMUS_STATS=1 for the job).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Stop the whole job, exiting 124, if it runs longer than this many seconds.")
+@click.option("--dry-run", is_flag=True,
+              help="Print each site's command line and environment (never the secret) and exit without starting anything.")
+@click.argument("program", metavar="PROGRAM")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, metavar="[ARGS]...")
+@click.pass_context
+def run_command(ctx: click.Context, **params) -> None:
+    """Run PROGRAM (built with isthmus-cc) as one MPI job spread over several sites.
+
+    Global ranks are numbered site by site: with -n 4 --sites 2, site A has ranks 0-1 and
+    site B ranks 2-3. Put `--` before PROGRAM if its arguments start with '-'.
+
+    Exit status: 0 if every site succeeded; else the exit code of the first site that
+    failed, 124 after --timeout, 128+N when stopped by signal N, 2 for a usage error.
+    """
+    layout, secret = build_layout(ctx, params)
+    prefix = find_prefix()
+    program, args = params["program"], tuple(params["args"])
+
+    if params["dry_run"]:
+        warning = None
+        try:
+            check_program(program)
+        except IsthmusError as e:
+            warning = str(e)
+        layout = assign_ports(layout)
+        plan = plan_job(
+            layout, program, args, prefix=prefix, secret_path=SECRET_PLACEHOLDER,
+            stats=params["stats"],
+        )  # fmt: skip
+        print_dry_run(plan, warning)
+        ctx.exit(0)
+
+    # Resolve vendors first: a missing MPI is the more basic problem.
+    for requested in sorted({s.mpi for s in layout.sites}):
+        vendor.resolve(requested, prefix)
+    check_program(program)
+    code = run_job(
+        layout, program, args, prefix=prefix, secret=secret, timeout=params["timeout"],
+        stats=params["stats"],
+    )  # fmt: skip
+    sys.stdout.flush()
+    ctx.exit(code)

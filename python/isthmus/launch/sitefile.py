@@ -1,0 +1,217 @@
+# isthmus/launch/sitefile.py: reads a TOML site file ([job] + [[site]] tables) into a Layout
+# and an optional secret, checking every field; messages name the file, the site and the key.
+# Unknown keys are errors so that typos do not silently fall back to defaults.
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import IsthmusError
+from .layout import LAUNCHERS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
+from .secret import Secret
+
+JOB_KEYS = {"secret", "secret_file", "transport"}
+SITE_KEYS = {
+    "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SiteFile:
+    path: Path
+    layout: Layout
+    secret: Secret | None  # None: generate one per job
+
+
+class _Ctx:
+    def __init__(self, path: Path, display: str):
+        self.path = path
+        self.display = display
+
+    def fail(self, where: str | None, msg: str) -> IsthmusError:
+        return IsthmusError(f"{self.display}: {where}: {msg}" if where else f"{self.display}: {msg}")
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(v), type(v).__name__)  # fmt: skip
+
+
+def _shown(v: Any) -> str:
+    return repr(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+
+
+def _parse_hostport(ctx: _Ctx, where: str, value: Any) -> tuple[str, int]:
+    if not isinstance(value, str):
+        raise ctx.fail(where, f"'gateway' must be a \"host:port\" string, got {_type_name(value)}")
+    text = value.strip()
+    if text.startswith("["):  # [v6addr]:port
+        host, sep, rest = text[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+        port_text = rest[1:]
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep:
+            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+    if not host:
+        raise ctx.fail(where, f"'gateway' has no host in {value!r}")
+    if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ctx.fail(where, f"'gateway' port must be an integer 1-65535, got {port_text!r}")
+    return host, int(port_text)
+
+
+def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi: str) -> Site:
+    where = f"site #{index + 1}"
+    if not isinstance(raw, dict):
+        raise ctx.fail(where, f"must be a table ([[site]]), got {_type_name(raw)}")
+    name = raw.get("name", default_name)
+    if "name" in raw:
+        if not isinstance(name, str) or not name.strip():
+            raise ctx.fail(where, f"'name' must be a non-empty string, got {_shown(name)}")
+        where = f"site {name!r}"
+        bad = [c for c in name if not (c.isascii() and (c.isalnum() or c in "_.-"))]
+        if bad or len(name) > 32:
+            raise ctx.fail(where, "'name' may only use letters, digits, '_', '.', '-' (at most 32)")
+    else:
+        where = f"site {name!r}"
+
+    unknown = sorted(set(raw) - SITE_KEYS)
+    if unknown:
+        raise ctx.fail(
+            where,
+            f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(SITE_KEYS))})",
+        )
+
+    if "ranks" not in raw:
+        raise ctx.fail(where, "'ranks' is missing (the number of application ranks of this site)")
+    ranks = raw["ranks"]
+    if not _is_int(ranks) or ranks < 1:
+        raise ctx.fail(where, f"'ranks' must be a positive integer, got {_shown(ranks)}")
+
+    gateways = raw.get("gateways", 1)
+    if not _is_int(gateways) or gateways < 1:
+        raise ctx.fail(where, f"'gateways' must be a positive integer, got {_shown(gateways)}")
+
+    mpi = raw.get("mpi", default_mpi)
+    if mpi not in MPI_CHOICES:
+        raise ctx.fail(where, f"'mpi' must be one of {', '.join(MPI_CHOICES)}, got {_shown(mpi)}")
+
+    launch = raw.get("launch", "local")
+    if launch not in LAUNCHERS:
+        raise ctx.fail(where, f"'launch' must be one of {', '.join(LAUNCHERS)}, got {_shown(launch)}")
+
+    ssh_host = raw.get("ssh_host")
+    if launch == "ssh":
+        if ssh_host is None:
+            raise ctx.fail(where, "'ssh_host' is required with launch = \"ssh\"")
+        if not isinstance(ssh_host, str) or not ssh_host.strip() or ssh_host.startswith("-"):
+            raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
+    elif ssh_host is not None:
+        raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\"")
+
+    host, port = "127.0.0.1", None
+    if "gateway" in raw:
+        host, port = _parse_hostport(ctx, where, raw["gateway"])
+        if port + gateways - 1 > 65535:
+            raise ctx.fail(where, f"'gateway': {gateways} gateways from port {port} run past 65535")
+    elif launch == "ssh":
+        raise ctx.fail(
+            where, "'gateway' (\"host:port\") is required for an ssh site; ports can only be "
+            "picked automatically on this machine",
+        )
+
+    extra = raw.get("mpirun_args", [])
+    if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
+        raise ctx.fail(where, "'mpirun_args' must be a list of strings")
+
+    return Site(
+        name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
+        mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra),
+    )  # fmt: skip
+
+
+def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str, Secret | None]:
+    if not isinstance(raw, dict):
+        raise ctx.fail(None, "[job] must be a table")
+    unknown = sorted(set(raw) - JOB_KEYS)
+    if unknown:
+        raise ctx.fail("[job]", f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(JOB_KEYS))})")
+    transport = raw.get("transport", "tcp")
+    if transport not in TRANSPORTS:
+        raise ctx.fail("[job]", f"'transport' must be one of {', '.join(TRANSPORTS)}, got {_shown(transport)}")
+    if "secret" in raw and "secret_file" in raw:
+        raise ctx.fail("[job]", "give either 'secret' or 'secret_file', not both")
+    secret = None
+    if "secret" in raw:
+        if not isinstance(raw["secret"], str):
+            raise ctx.fail("[job]", f"'secret' must be a string of hex digits, got {_type_name(raw['secret'])}")
+        secret = Secret.parse(raw["secret"], f"{ctx.display}: [job]: 'secret'")
+    elif "secret_file" in raw:
+        value = raw["secret_file"]
+        if not isinstance(value, str) or not value:
+            raise ctx.fail("[job]", f"'secret_file' must be a path string, got {_type_name(value)}")
+        spath = Path(value).expanduser()
+        if not spath.is_absolute():
+            spath = ctx.path.parent / spath
+        try:
+            text = spath.read_text(encoding="ascii", errors="replace")
+        except OSError as e:
+            raise ctx.fail("[job]", f"'secret_file': cannot read {spath}: {e.strerror or e}") from None
+        secret = Secret.parse(text, f"{ctx.display}: [job]: 'secret_file' {spath}")
+    return transport, secret
+
+
+def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
+    """Parse and validate a site file. `default_mpi` applies to sites without 'mpi'."""
+    display = str(path)
+    p = Path(path)
+    ctx = _Ctx(p, display)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise IsthmusError(f"{display}: cannot read site file: {e.strerror or e}") from None
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ctx.fail(None, "not valid UTF-8 text") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ctx.fail(None, f"invalid TOML: {e}") from None
+
+    unknown = sorted(set(doc) - {"job", "site"})
+    if unknown:
+        raise ctx.fail(None, f"unknown top-level key {unknown[0]!r} (allowed: [job], [[site]])")
+    transport, secret = _parse_job(ctx, doc.get("job", {}))
+
+    raw_sites = doc.get("site")
+    if raw_sites is None:
+        raise ctx.fail(None, "no [[site]] tables; describe at least one site")
+    if not isinstance(raw_sites, list):
+        raise ctx.fail(None, "'site' must be an array of tables: write [[site]], not [site]")
+    if not raw_sites:
+        raise ctx.fail(None, "no [[site]] tables; describe at least one site")
+
+    names = default_site_names(len(raw_sites))
+    sites = [_parse_site(ctx, i, raw, names[i], default_mpi) for i, raw in enumerate(raw_sites)]
+
+    seen: dict[str, int] = {}
+    for i, s in enumerate(sites):
+        if s.name in seen:
+            raise ctx.fail(
+                f"site {s.name!r}",
+                f"the name is used twice (sites #{seen[s.name] + 1} and #{i + 1}); site names must be unique",
+            )
+        seen[s.name] = i
+
+    layout = Layout(sites=tuple(sites), transport=transport)
+    try:
+        layout.validate()
+    except IsthmusError as e:
+        raise ctx.fail(None, str(e)) from None
+    return SiteFile(path=p, layout=layout, secret=secret)

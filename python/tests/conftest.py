@@ -1,0 +1,59 @@
+# tests/conftest.py: shared fixtures: a clean ISTHMUS_* environment and a fake native prefix
+# (scripts standing in for isthmus-gateway, empty backend plugins) for tests that need one.
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from isthmus.paths import Prefix
+
+FAKE_GATEWAY = """#!/bin/sh
+# fake isthmus-gateway for tests: report what it was given and exit
+echo "gateway site=$ISTHMUS_SITE job=$ISTHMUS_JOB"
+"""
+
+
+@pytest.fixture(autouse=True)
+def clean_isthmus_env(request, monkeypatch):
+    """No unit test sees ISTHMUS_* variables from the developer's shell (native tests keep
+    them: CI points them at the build with ISTHMUS_PREFIX)."""
+    if request.node.get_closest_marker("native"):
+        return
+    for name in list(os.environ):
+        if name.startswith("ISTHMUS_"):
+            monkeypatch.delenv(name)
+
+
+def make_fake_prefix(root: Path) -> Prefix:
+    (root / "bin").mkdir(parents=True)
+    (root / "lib" / "isthmus").mkdir(parents=True)
+    gw = root / "bin" / "isthmus-gateway"
+    gw.write_text(FAKE_GATEWAY)
+    gw.chmod(gw.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    (root / "lib" / "libisthmus.so").write_bytes(b"")
+    for vendor in ("openmpi", "mpich"):
+        (root / "lib" / "isthmus" / f"isthmus-backend-{vendor}.so").write_bytes(b"")
+    return Prefix(root)
+
+
+@pytest.fixture
+def fake_prefix(tmp_path, monkeypatch) -> Prefix:
+    prefix = make_fake_prefix(tmp_path / "prefix")
+    monkeypatch.setenv("ISTHMUS_PREFIX", str(prefix.root))
+    return prefix
+
+
+@pytest.fixture
+def script(tmp_path):
+    """Factory: write an executable #! script and return its path."""
+
+    def make(name: str, body: str) -> Path:
+        p = tmp_path / name
+        p.write_text("#!/bin/sh\n" + body)
+        p.chmod(0o755)
+        return p
+
+    return make

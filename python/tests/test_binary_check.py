@@ -1,0 +1,110 @@
+# tests/test_binary_check.py: the pre-launch program check on real ELF files built with gcc
+# (plain, linking a fake libisthmus.so, built with the vendor's mpicc) and on scripts.
+import shutil
+import subprocess
+
+import pytest
+
+from isthmus.errors import IsthmusError
+from isthmus.launch.binary_check import check_program, dt_needed
+
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+
+MAIN_C = "int main(void) { return 0; }\n"
+MPI_C = "#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n"
+
+
+def error(program) -> str:
+    with pytest.raises(IsthmusError) as exc:
+        check_program(str(program))
+    return str(exc.value)
+
+
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+
+    def build(cc, name, source, *extra):
+        src = tmp_path / f"{name}.c"
+        src.write_text(source)
+        subprocess.run([cc, "-o", name, src.name, *extra], check=True, cwd=tmp_path)
+        return f"./{name}"
+
+    return build
+
+
+@needs_gcc
+def test_plain_elf_is_rejected(built):
+    prog = built("gcc", "plain", MAIN_C)
+    assert error(prog) == f"{prog} does not link libisthmus.so; build it with isthmus-cc (isthmus-cc -o plain plain.c)"
+
+
+@needs_gcc
+def test_elf_linking_libisthmus_is_accepted(built, tmp_path):
+    (tmp_path / "fake.c").write_text("int isthmus_fake(void) { return 1; }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libisthmus.so", "fake.c"], check=True, cwd=tmp_path)
+    prog = built("gcc", "ring", "int isthmus_fake(void);\nint main(void) { return isthmus_fake() - 1; }\n",
+                 "-L.", "-listhmus", "-Wl,--no-as-needed")
+    assert "libisthmus.so" in dt_needed(tmp_path / "ring")
+    checked = check_program(prog)
+    assert checked.kind == "elf" and "libisthmus.so" in checked.needed
+
+
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None, reason="mpicc.openmpi not installed")
+def test_vendor_mpicc_binary_gets_rebuild_message(built):
+    prog = built("mpicc.openmpi", "ring", MPI_C)
+    assert error(prog) == (
+        "./ring was built with the vendor's mpicc (it links libmpi.so.40), not with isthmus-cc. "
+        "Rebuild it: isthmus-cc -o ring ring.c"
+    )
+
+
+@pytest.mark.skipif(shutil.which("mpicc.mpich") is None, reason="mpicc.mpich not installed")
+def test_mpich_mpicc_binary_gets_rebuild_message(built):
+    prog = built("mpicc.mpich", "ring", MPI_C)
+    msg = error(prog)
+    assert "was built with the vendor's mpicc (it links libmpi" in msg
+    assert "Rebuild it: isthmus-cc -o ring ring.c" in msg
+
+
+def test_missing_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert error("./ring") == "./ring: no such file"
+
+
+def test_name_not_on_path_hints_dot_slash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring").write_text("#!/bin/sh\n")
+    (tmp_path / "ring").chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert error("ring") == "ring: no such file (not found on PATH) (did you mean ./ring?)"
+
+
+def test_not_executable(tmp_path):
+    p = tmp_path / "prog"
+    p.write_text("#!/bin/sh\n")
+    p.chmod(0o644)
+    assert "not executable" in error(p)
+
+
+def test_directory(tmp_path):
+    assert "is a directory" in error(tmp_path)
+
+
+def test_script_passes(script):
+    checked = check_program(str(script("run.sh", "echo hi\n")))
+    assert checked.kind == "script"
+
+
+def test_random_file_rejected(tmp_path):
+    p = tmp_path / "blob"
+    p.write_bytes(b"\x00\x01junk")
+    p.chmod(0o755)
+    assert "neither an ELF executable nor a #! script" in error(p)
+
+
+def test_truncated_elf_rejected(tmp_path):
+    p = tmp_path / "bad"
+    p.write_bytes(b"\x7fELF\x02\x01\x01")
+    p.chmod(0o755)
+    assert "not a valid ELF file" in error(p)

@@ -1,0 +1,174 @@
+# tests/test_cli.py: the click interface: --help documents every option, --dry-run shows the
+# per-site commands and environment (never the secret), option errors are clear.
+import os
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from isthmus.cli import main
+
+RUN_OPTIONS = [
+    "-n, --np", "--sites", "--ranks-per-site", "--gateways", "--mpi", "--transport",
+    "--site-file", "--host", "--port", "--stats", "--timeout", "--dry-run",
+]
+
+
+@pytest.fixture
+def fake_launchers(tmp_path, monkeypatch):
+    """mpirun.openmpi / mpiexec.mpich stand-ins first on PATH (they are never run here)."""
+    d = tmp_path / "launchers"
+    d.mkdir()
+    for n in ("mpirun.openmpi", "mpiexec.mpich"):
+        (d / n).write_text("#!/bin/sh\nexit 99\n")
+        (d / n).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
+    return d
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_group_help_lists_commands():
+    r = invoke("--help")
+    assert r.exit_code == 0
+    assert re.search(r"^\s+run\s", r.output, re.M) and re.search(r"^\s+demo\s", r.output, re.M)
+
+
+def test_run_help_documents_every_option():
+    r = invoke("run", "--help")
+    assert r.exit_code == 0
+    for opt in RUN_OPTIONS:
+        assert opt in r.output, opt
+    # every option carries a sentence of help
+    import click
+
+    for param in main.commands["run"].params:
+        if isinstance(param, click.Option):
+            assert param.help and param.help.endswith(".") and len(param.help.split()) >= 4, param.name
+
+
+def test_demo_help():
+    r = invoke("demo", "--help")
+    assert r.exit_code == 0 and "--mpi" in r.output and "--keep" in r.output
+
+
+def test_version():
+    assert invoke("--version").exit_code == 0
+
+
+def test_dry_run(fake_prefix, fake_launchers, script):
+    prog = script("ring.sh", "exit 0\n")
+    r = invoke("run", "-n", "5", "--port", "45000", "--gateways", "2", "--stats", "--dry-run", "--", str(prog), "-x", "a b")
+    assert r.exit_code == 0, r.output
+    err = r.stderr
+    assert "5 ranks on 2 sites" in err
+    assert "site A command:" in err and "site B command:" in err
+    gw = fake_prefix.gateway
+    assert (f"mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1") in err
+    assert f"-np 3 {prog} -x 'a b' : " in err and f"-np 2 {prog} -x 'a b' : " in err
+    assert f"-np 2 {gw}" in err
+    assert "ISTHMUS_SITE=0" in err and "ISTHMUS_SITE=1" in err
+    assert "ISTHMUS_SITE_NAMES=A,B" in err
+    assert "ISTHMUS_SITE_RANKS=3,2" in err
+    assert "ISTHMUS_SITE_GATEWAYS=2,2" in err
+    assert "ISTHMUS_GATEWAY_ADDRS=127.0.0.1:45000,127.0.0.1:45002" in err
+    assert "ISTHMUS_SECRET_FILE=<private 0600 file, created at launch>" in err
+    assert "ISTHMUS_MPI=openmpi" in err and "ISTHMUS_TRANSPORT=tcp" in err
+    assert f"ISTHMUS_PREFIX={fake_prefix.root}" in err
+    assert "ISTHMUS_STATS=1" in err
+    assert re.search(r"ISTHMUS_JOB=[0-9a-f]{32}", err)
+    assert r.stdout == ""  # stdout belongs to the job
+
+
+def test_dry_run_mpich_and_ranks_per_site(fake_prefix, fake_launchers, script):
+    prog = script("ring.sh", "exit 0\n")
+    r = invoke("run", "-n", "4", "--sites", "3", "--ranks-per-site", "2,1,1", "--mpi", "mpich", "--dry-run", str(prog))
+    assert r.exit_code == 0, r.output
+    assert "mpiexec.mpich -np 2" in r.stderr and "ISTHMUS_SITE_NAMES=A,B,C" in r.stderr
+    assert "ISTHMUS_MPI=mpich" in r.stderr and "ISTHMUS_SITE=2" in r.stderr
+
+
+def test_dry_run_warns_about_program(fake_prefix, fake_launchers, tmp_path):
+    r = invoke("run", "-n", "2", "--dry-run", str(tmp_path / "nope"))
+    assert r.exit_code == 0
+    assert "no such file" in r.stderr and "a real run would stop here" in r.stderr
+
+
+def test_dry_run_site_file(fake_prefix, fake_launchers, script, tmp_path):
+    prog = script("ring.sh", "exit 0\n")
+    f = tmp_path / "job.toml"
+    f.write_text('[[site]]\nname = "east"\nranks = 1\ngateway = "127.0.0.1:46000"\nmpirun_args = ["--bind-to", "none"]\n'
+                 '[[site]]\nname = "west"\nranks = 2\nmpi = "mpich"\n')
+    r = invoke("run", "--site-file", str(f), "--dry-run", str(prog))
+    assert r.exit_code == 0, r.output
+    assert "ISTHMUS_SITE_NAMES=east,west" in r.stderr
+    assert "--bind-to none" in r.stderr and "mpiexec.mpich -np 2" in r.stderr
+    assert "ISTHMUS_GATEWAY_ADDRS=127.0.0.1:46000,127.0.0.1:" in r.stderr
+
+
+def test_run_without_np(fake_prefix):
+    r = invoke("run", "./prog")
+    assert r.exit_code == 2 and "-n/--np" in r.output
+
+
+@pytest.mark.parametrize(
+    "args,fragment",
+    [
+        (["-n", "1", "--sites", "2"], "isthmus: -n 1 is less than the number of sites (2)"),
+        (["-n", "4", "--ranks-per-site", "1,1,2"], "--ranks-per-site has 3 entries but there are 2 sites"),
+        (["-n", "4", "--gateways", "0"], "--gateways must be at least 1"),
+    ],
+)
+def test_layout_errors(fake_prefix, args, fragment):
+    r = invoke("run", *args, "./prog")
+    assert r.exit_code == 2
+    assert fragment in r.stderr
+
+
+def test_site_file_conflicts(fake_prefix, tmp_path):
+    f = tmp_path / "job.toml"
+    f.write_text("[[site]]\nranks = 1\n[[site]]\nranks = 1\n")
+    r = invoke("run", "--site-file", str(f), "--sites", "3", "./prog")
+    assert r.exit_code == 2 and "--sites cannot be combined with --site-file" in r.stderr
+    r = invoke("run", "--site-file", str(f), "-n", "3", "./prog")
+    assert r.exit_code == 2 and "-n 3 does not match" in r.stderr
+
+
+def test_site_file_error_names_file(fake_prefix, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "job.toml").write_text('[[site]]\nname = "A"\nranks = 1\n[[site]]\nname = "B"\nranks = -2\n')
+    r = invoke("run", "--site-file", "job.toml", "./prog")
+    assert r.exit_code == 2
+    assert "isthmus: job.toml: site 'B': 'ranks' must be a positive integer, got -2" in r.stderr
+
+
+def test_missing_program_is_reported_before_launch(fake_prefix, fake_launchers, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("run", "-n", "2", "./ring")
+    assert r.exit_code == 2 and "isthmus: ./ring: no such file" in r.stderr
+
+
+def test_missing_native_build(tmp_path, monkeypatch):
+    monkeypatch.setenv("ISTHMUS_PREFIX", str(tmp_path))
+    r = invoke("run", "-n", "2", "./ring")
+    assert r.exit_code == 2
+    assert "isthmus: native build not found" in r.stderr and "ISTHMUS_PREFIX" in r.stderr
+
+
+def test_run_fake_job_exit_code(fake_prefix, script, tmp_path, monkeypatch):
+    """A real (non dry-run) `isthmus run` through fake vendor launchers: the job's exit code
+    and output come through."""
+    d = tmp_path / "launchers"
+    d.mkdir()
+    # fake mpirun: run the program once (args after -np K up to ':'), exit with its code
+    (d / "mpirun.openmpi").write_text(
+        '#!/bin/sh\nwhile [ "$1" != "-np" ]; do shift; done; shift 2\n'
+        'prog=$1; shift; "$prog" "$1"\n'
+    )
+    (d / "mpirun.openmpi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{d}{os.pathsep}{os.environ['PATH']}")
+    prog = script("prog.sh", 'echo "site $ISTHMUS_SITE arg $1"; [ "$ISTHMUS_SITE" = 1 ] && exit 9; exit 0\n')
+    r = invoke("run", "-n", "2", "--mpi", "openmpi", str(prog), "hello")
+    assert r.exit_code == 9
