@@ -1,9 +1,9 @@
 /* mpi.h: isthmus's public MPI header.
  *
  * Applications compile against this one header and link against isthmus's own MPI
- * library. It follows the MPI 5.0 standard ABI (the standard's ABI annex): every handle
+ * library. It follows the MPI 5.0 standard ABI (the standard's ABI chapter): every handle
  * is an opaque pointer, the predefined handles are the small integer values fixed by the
- * annex (all below 0x400), MPI_Status is the fixed 32-byte struct, and MPI_Aint,
+ * standard (all below 0x400), MPI_Status is the fixed 32-byte struct, and MPI_Aint,
  * MPI_Offset and MPI_Count have fixed widths. The same header serves every vendor MPI:
  * the vendor library is only ever loaded inside isthmus's backend plugin, which maps
  * these values to the vendor's own, so nothing vendor-specific reaches applications.

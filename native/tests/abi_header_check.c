@@ -2,7 +2,8 @@
  *
  * Needs no MPI library: it only includes the header and never calls an MPI function.
  * Layout and integer constants are checked at compile time; handle values are pointers
- * (not integer constant expressions), so they are checked at run time.
+ * (not integer constant expressions), so they are checked at run time. Expected values
+ * are those of the final MPI 5.0 ABI (MPI Forum mpi-abi-stubs, mpi.h at 305bbcf5).
  *
  *   cc -std=c11 -Wall -Wextra -Werror -pedantic -Inative/include \
  *      native/tests/abi_header_check.c -o abi_header_check && ./abi_header_check
@@ -31,28 +32,44 @@ _Static_assert(sizeof(MPI_Comm) == sizeof(void *), "handles must be pointers");
 /* ---- compile-time checks: a sample of integer constants ---- */
 
 _Static_assert(MPI_VERSION == 5 && MPI_SUBVERSION == 0, "MPI version must be 5.0");
+_Static_assert(MPI_ABI_VERSION == 1 && MPI_ABI_SUBVERSION == 0, "ABI version must be 1.0");
 _Static_assert(MPI_SUCCESS == 0, "MPI_SUCCESS");
 _Static_assert(MPI_ANY_SOURCE == -1, "MPI_ANY_SOURCE");
-_Static_assert(MPI_PROC_NULL == -2, "MPI_PROC_NULL");
-_Static_assert(MPI_ROOT == -3, "MPI_ROOT");
-_Static_assert(MPI_ANY_TAG == -31, "MPI_ANY_TAG");
+_Static_assert(MPI_ANY_TAG == -2, "MPI_ANY_TAG");
+_Static_assert(MPI_PROC_NULL == -3, "MPI_PROC_NULL");
+_Static_assert(MPI_ROOT == -4, "MPI_ROOT");
 _Static_assert(MPI_UNDEFINED == -32766, "MPI_UNDEFINED");
 _Static_assert(MPI_ERR_TRUNCATE == 15, "MPI_ERR_TRUNCATE");
-_Static_assert(MPI_ERR_UNSUPPORTED_OPERATION == 58, "MPI_ERR_UNSUPPORTED_OPERATION");
+_Static_assert(MPI_ERR_NO_MEM == 39, "MPI_ERR_NO_MEM");
+_Static_assert(MPI_ERR_UNSUPPORTED_OPERATION == 55, "MPI_ERR_UNSUPPORTED_OPERATION");
+_Static_assert(MPI_ERR_PROC_ABORTED == 58, "MPI_ERR_PROC_ABORTED");
+_Static_assert(MPI_ERR_ERRHANDLER == 61 && MPI_ERR_ABI == 62, "newest error classes");
+_Static_assert(MPI_T_ERR_CANNOT_INIT == 1001 && MPI_T_ERR_PVAR_NO_ATOMIC == 1018,
+               "MPI_T error classes");
 _Static_assert(MPI_ERR_LASTCODE == 0x3fff, "MPI_ERR_LASTCODE");
-_Static_assert(MPI_THREAD_SINGLE == 0 && MPI_THREAD_FUNNELED == 1 &&
-               MPI_THREAD_SERIALIZED == 2 && MPI_THREAD_MULTIPLE == 7, "thread levels");
+_Static_assert(MPI_THREAD_SINGLE == 0 && MPI_THREAD_FUNNELED == 1024 &&
+               MPI_THREAD_SERIALIZED == 2048 && MPI_THREAD_MULTIPLE == 4096, "thread levels");
 _Static_assert(MPI_THREAD_SINGLE < MPI_THREAD_FUNNELED &&
                MPI_THREAD_FUNNELED < MPI_THREAD_SERIALIZED &&
                MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE, "thread levels are ordered");
-_Static_assert(MPI_IDENT == 101 && MPI_UNEQUAL == 104, "comparison results");
-_Static_assert(MPI_CART == 203 && MPI_GRAPH == 201 && MPI_DIST_GRAPH == 202, "topologies");
-_Static_assert(MPI_COMBINER_NAMED == 301 && MPI_COMBINER_VALUE_INDEX == 317, "combiners");
-_Static_assert(MPI_TAG_UB == 10001 && MPI_UNIVERSE_SIZE == 10007, "comm keyvals");
-_Static_assert(MPI_WIN_BASE == 20001 && MPI_WIN_MODEL == 20005, "window keyvals");
-_Static_assert(MPI_KEYVAL_INVALID == -127, "MPI_KEYVAL_INVALID");
+_Static_assert(MPI_IDENT == 201 && MPI_UNEQUAL == 204, "comparison results");
+_Static_assert(MPI_CART == 211 && MPI_GRAPH == 212 && MPI_DIST_GRAPH == 213, "topologies");
+_Static_assert(MPI_COMBINER_NAMED == 101 && MPI_COMBINER_VALUE_INDEX == 117, "combiners");
+_Static_assert(MPI_COMBINER_F90_REAL == 113 && MPI_COMBINER_F90_INTEGER == 115, "F90 combiners");
+_Static_assert(MPI_LOCK_EXCLUSIVE == 301 && MPI_LOCK_SHARED == 302, "lock types");
+_Static_assert(MPI_SEEK_CUR == 401 && MPI_SEEK_END == 402 && MPI_SEEK_SET == 403, "seek");
+_Static_assert(MPI_TAG_UB == 501 && MPI_APPNUM == 505 && MPI_UNIVERSE_SIZE == 507,
+               "comm keyvals");
+_Static_assert(MPI_WIN_BASE == 601 && MPI_WIN_MODEL == 605, "window keyvals");
+_Static_assert(MPI_KEYVAL_INVALID == 0, "MPI_KEYVAL_INVALID");
+_Static_assert(MPI_DISPLACEMENT_CURRENT == -1, "MPI_DISPLACEMENT_CURRENT");
 _Static_assert(MPI_BSEND_OVERHEAD == 512, "MPI_BSEND_OVERHEAD");
 _Static_assert(MPI_MAX_PROCESSOR_NAME == 256 && MPI_MAX_ERROR_STRING == 512, "string sizes");
+_Static_assert(MPI_MAX_INFO_KEY == 256 && MPI_MAX_INFO_VAL == 1024 &&
+               MPI_MAX_PORT_NAME == 1024 && MPI_MAX_OBJECT_NAME == 128 &&
+               MPI_MAX_DATAREP_STRING == 128 && MPI_MAX_LIBRARY_VERSION_STRING == 8192 &&
+               MPI_MAX_STRINGTAG_LEN == 1024 && MPI_MAX_PSET_NAME_LEN == 1024,
+               "string sizes");
 
 /* ---- run-time checks: handle values ---- */
 
@@ -94,7 +111,7 @@ static const struct handle_entry datatypes[] = {
     ALIAS(MPI_C_COMPLEX, MPI_C_FLOAT_COMPLEX),
     H(MPI_CXX_FLOAT_COMPLEX), H(MPI_DOUBLE), H(MPI_C_DOUBLE_COMPLEX), H(MPI_CXX_DOUBLE_COMPLEX),
     H(MPI_LOGICAL), H(MPI_INTEGER), H(MPI_REAL), H(MPI_COMPLEX), H(MPI_DOUBLE_PRECISION),
-    H(MPI_DOUBLE_COMPLEX),
+    H(MPI_DOUBLE_COMPLEX), H(MPI_CHARACTER),
     H(MPI_LONG_DOUBLE), H(MPI_C_LONG_DOUBLE_COMPLEX), H(MPI_CXX_LONG_DOUBLE_COMPLEX),
     H(MPI_FLOAT_INT), H(MPI_DOUBLE_INT), H(MPI_LONG_INT), H(MPI_2INT), H(MPI_SHORT_INT),
     H(MPI_LONG_DOUBLE_INT), H(MPI_2REAL), H(MPI_2DOUBLE_PRECISION), H(MPI_2INTEGER),
@@ -102,11 +119,11 @@ static const struct handle_entry datatypes[] = {
     H(MPI_INT8_T), H(MPI_UINT8_T), H(MPI_CHAR), H(MPI_SIGNED_CHAR), H(MPI_UNSIGNED_CHAR),
     H(MPI_BYTE), H(MPI_INT16_T), H(MPI_UINT16_T), H(MPI_INT32_T), H(MPI_UINT32_T),
     H(MPI_INT64_T), H(MPI_UINT64_T),
-    H(MPIX_LOGICAL1), H(MPI_INTEGER1), H(MPIX_REAL1), H(MPI_CHARACTER),
-    H(MPIX_LOGICAL2), H(MPI_INTEGER2), H(MPI_REAL2),
-    H(MPIX_LOGICAL4), H(MPI_INTEGER4), H(MPI_REAL4), H(MPI_COMPLEX4),
-    H(MPIX_LOGICAL8), H(MPI_INTEGER8), H(MPI_REAL8), H(MPI_COMPLEX8),
-    H(MPIX_LOGICAL16), H(MPI_INTEGER16), H(MPI_REAL16), H(MPI_COMPLEX16),
+    H(MPI_LOGICAL1), H(MPI_INTEGER1),
+    H(MPI_LOGICAL2), H(MPI_INTEGER2), H(MPI_REAL2),
+    H(MPI_LOGICAL4), H(MPI_INTEGER4), H(MPI_REAL4), H(MPI_COMPLEX4),
+    H(MPI_LOGICAL8), H(MPI_INTEGER8), H(MPI_REAL8), H(MPI_COMPLEX8),
+    H(MPI_LOGICAL16), H(MPI_INTEGER16), H(MPI_REAL16), H(MPI_COMPLEX16),
     H(MPI_COMPLEX32),
 };
 
@@ -193,11 +210,14 @@ int main(void)
     EXPECT_HANDLE(MPI_DOUBLE, 0x214);
     EXPECT_HANDLE(MPI_BYTE, 0x247);
     EXPECT_HANDLE(MPI_CHAR, 0x243);
+    EXPECT_HANDLE(MPI_CHARACTER, 0x21e);
+    EXPECT_HANDLE(MPI_LOGICAL4, 0x2d0);
     EXPECT_HANDLE(MPI_SUM, 0x21);
     EXPECT_HANDLE(MPI_MAX, 0x23);
     EXPECT_HANDLE(MPI_REQUEST_NULL, 0x180);
-    EXPECT_HANDLE(MPI_ERRORS_RETURN, 0x142);
     EXPECT_HANDLE(MPI_ERRORS_ARE_FATAL, 0x141);
+    EXPECT_HANDLE(MPI_ERRORS_ABORT, 0x142);
+    EXPECT_HANDLE(MPI_ERRORS_RETURN, 0x143);
     EXPECT_HANDLE(MPI_INFO_NULL, 0x130);
     EXPECT_HANDLE(MPI_GROUP_EMPTY, 0x109);
 
@@ -205,6 +225,8 @@ int main(void)
     expect_ptr("MPI_IN_PLACE", MPI_IN_PLACE, 1);
     expect_ptr("MPI_STATUS_IGNORE", MPI_STATUS_IGNORE, 0);
     expect_ptr("MPI_STATUSES_IGNORE", MPI_STATUSES_IGNORE, 0);
+    expect_ptr("MPI_UNWEIGHTED", MPI_UNWEIGHTED, 10);
+    expect_ptr("MPI_WEIGHTS_EMPTY", MPI_WEIGHTS_EMPTY, 11);
 
     check_table("datatype", datatypes, COUNT_OF(datatypes));
     check_table("predefined", others, COUNT_OF(others));

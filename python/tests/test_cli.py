@@ -66,7 +66,7 @@ def test_dry_run(fake_prefix, fake_launchers, script):
     assert "5 ranks on 2 sites" in err
     assert "site A command:" in err and "site B command:" in err
     gw = fake_prefix.gateway
-    assert (f"mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1") in err
+    assert ("mpirun.openmpi --oversubscribe --mca mpi_yield_when_idle 1") in err
     assert f"-np 3 {prog} -x 'a b' : " in err and f"-np 2 {prog} -x 'a b' : " in err
     assert f"-np 2 {gw}" in err
     assert "ISTHMUS_SITE=0" in err and "ISTHMUS_SITE=1" in err

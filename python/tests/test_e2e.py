@@ -1,7 +1,6 @@
 # tests/test_e2e.py: end-to-end tests against the native build (libisthmus.so,
 # isthmus-gateway, isthmus-cc, backends). Marked `native`; skipped with the reason when no
 # native prefix is found ($ISTHMUS_PREFIX, <repo>/_install, isthmus-gateway on PATH).
-import os
 import shutil
 import subprocess
 import sys

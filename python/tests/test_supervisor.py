@@ -132,7 +132,7 @@ def test_launcher_that_cannot_start(tmp_path):
     with pytest.raises(IsthmusError, match="site B: cannot start /nonexistent/mpirun"):
         run((1, 1), {"A": sleeper(tmp_path, "A"), "B": ["/nonexistent/mpirun"]})
     for pid in read_pids(tmp_path, "A", 2):
-        assert wait_for(lambda: not alive(pid))
+        assert wait_for(lambda pid=pid: not alive(pid))
 
 
 def test_stray_process_of_the_job_is_swept(tmp_path):

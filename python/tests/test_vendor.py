@@ -1,7 +1,6 @@
 # tests/test_vendor.py: vendor detection, --mpi resolution messages, the per-site MPMD
 # command lines, and the ssh wrapper.
 import os
-import shlex
 from pathlib import Path
 
 import pytest

@@ -97,3 +97,25 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     return rc ? ism_abi_error(NULL, rc, "MPI_Reduce_local", "local reduction failed") : 0;
 }
 ISM_PMPI(Reduce_local)
+
+int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ism_comm *c;
+    ism_dt *d;
+    int rc = coll_args("MPI_Allgather", comm, recvtype, recvcount, &c, &d);
+    if (rc)
+        return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        ism_dt *sd = ism_abi_dt(sendtype);
+        if (!sd)
+            return ism_abi_error(c, MPI_ERR_TYPE, "MPI_Allgather", "invalid send datatype");
+        if ((size_t)sendcount * (size_t)sd->size != (size_t)recvcount * (size_t)d->size)
+            return ism_abi_error(c, MPI_ERR_TRUNCATE, "MPI_Allgather",
+                                 "send and receive sizes differ (%d x %d vs %d x %d bytes)",
+                                 sendcount, sd->size, recvcount, d->size);
+    }
+    rc = ism_allgather(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, recvcount, d, c);
+    return rc ? ism_abi_error(c, rc, "MPI_Allgather", "allgather failed") : 0;
+}
+ISM_PMPI(Allgather)

@@ -27,8 +27,8 @@ typedef struct ism_vstatus {
 
 /* Sentinels passed to and returned from the backend (translated to the vendor's). */
 #define ISM_VSRC_ANY (-1)
-#define ISM_VSRC_PROC_NULL (-2)
-#define ISM_VTAG_ANY (-31)
+#define ISM_VSRC_PROC_NULL (-3)
+#define ISM_VTAG_ANY (-2)
 
 /* Predefined datatypes and ops are indexed by their ABI handle value minus a base. */
 #define ISM_DT_BASE 0x200

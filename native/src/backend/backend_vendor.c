@@ -84,12 +84,11 @@ static int b_init_thread(int *argc, char ***argv, int required, int *provided)
         *provided = required;
         return 0;
     }
-    switch (required) {
-    case 0: vreq = MPI_THREAD_SINGLE; break;
-    case 1: vreq = MPI_THREAD_FUNNELED; break;
-    case 2: vreq = MPI_THREAD_SERIALIZED; break;
-    default: vreq = MPI_THREAD_MULTIPLE; break;
-    }
+    /* ABI thread levels: SINGLE 0, FUNNELED 1024, SERIALIZED 2048, MULTIPLE 4096 */
+    vreq = required >= 4096 ? MPI_THREAD_MULTIPLE
+           : required >= 2048 ? MPI_THREAD_SERIALIZED
+           : required >= 1024 ? MPI_THREAD_FUNNELED
+                              : MPI_THREAD_SINGLE;
     int vprov = 0;
     rc = MPI_Init_thread(argc, argv, vreq, &vprov);
     if (rc != MPI_SUCCESS)
@@ -101,9 +100,9 @@ static int b_init_thread(int *argc, char ***argv, int required, int *provided)
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
         table.vendor_tag_ub = flag && ub ? *ub : 32767;
     }
-    *provided = vprov == MPI_THREAD_MULTIPLE     ? 7
-                : vprov == MPI_THREAD_SERIALIZED ? 2
-                : vprov == MPI_THREAD_FUNNELED   ? 1
+    *provided = vprov == MPI_THREAD_MULTIPLE     ? 4096
+                : vprov == MPI_THREAD_SERIALIZED ? 2048
+                : vprov == MPI_THREAD_FUNNELED   ? 1024
                                                  : 0;
     return 0;
 }
@@ -156,7 +155,8 @@ static int b_rsend(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
 }
 static int b_recv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vstatus *st)
 {
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), st ? &vs : MPI_STATUS_IGNORE);
     if (st)
         st_conv(&vs, st);
@@ -165,7 +165,8 @@ static int b_recv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vstatus
 static int b_sendrecv(const void *sb, int sn, ism_vh sdt, int d, int stag, void *rb, int rn,
                       ism_vh rdt, int s, int rtag, ism_vh c, ism_vstatus *st)
 {
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Sendrecv(sb, sn, VD(sdt), vsrc(d), stag, rb, rn, VD(rdt), vsrc(s), vtag(rtag),
                           VC(c), st ? &vs : MPI_STATUS_IGNORE);
     if (st)
@@ -195,7 +196,8 @@ static int b_irecv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vh *r)
 static int b_wait(ism_vh *r, ism_vstatus *st)
 {
     MPI_Request q = H2V(MPI_Request, *r);
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Wait(&q, st ? &vs : MPI_STATUS_IGNORE);
     *r = V2H(q);
     if (st)
@@ -205,7 +207,8 @@ static int b_wait(ism_vh *r, ism_vstatus *st)
 static int b_test(ism_vh *r, int *flag, ism_vstatus *st)
 {
     MPI_Request q = H2V(MPI_Request, *r);
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Test(&q, flag, st ? &vs : MPI_STATUS_IGNORE);
     *r = V2H(q);
     if (st && *flag)
@@ -222,8 +225,11 @@ static int b_waitall(int n, ism_vh *r, ism_vstatus *sts)
         return 39;
     if (sts)
         vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         q[i] = H2V(MPI_Request, r[i]);
+        if (vs)
+            vs[i].MPI_ERROR = MPI_SUCCESS;
+    }
     int rc = MPI_Waitall(n, q, sts && vs ? vs : MPI_STATUSES_IGNORE);
     for (int i = 0; i < n; i++) {
         r[i] = V2H(q[i]);
@@ -242,8 +248,10 @@ static int b_testsome(int n, ism_vh *r, int *outcount, int *idx, ism_vstatus *st
     MPI_Status vss[SMALL_N], *vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
     if (!q || !vs)
         return 39;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         q[i] = H2V(MPI_Request, r[i]);
+        vs[i].MPI_ERROR = MPI_SUCCESS;
+    }
     int rc = MPI_Testsome(n, q, outcount, idx, vs);
     for (int i = 0; i < n; i++)
         r[i] = V2H(q[i]);
@@ -274,7 +282,8 @@ static int b_request_free(ism_vh *r)
 }
 static int b_iprobe(int s, int t, ism_vh c, int *flag, ism_vstatus *st)
 {
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Iprobe(vsrc(s), vtag(t), VC(c), flag, &vs);
     if (*flag)
         st_conv(&vs, st);
@@ -282,7 +291,8 @@ static int b_iprobe(int s, int t, ism_vh c, int *flag, ism_vstatus *st)
 }
 static int b_probe(int s, int t, ism_vh c, ism_vstatus *st)
 {
-    MPI_Status vs;
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Probe(vsrc(s), vtag(t), VC(c), &vs);
     st_conv(&vs, st);
     return RC(rc);

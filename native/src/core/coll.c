@@ -12,7 +12,7 @@
 
 #include "core.h"
 
-enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE };
+enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER };
 
 static int wait_free(ism_req *r)
 {
@@ -186,4 +186,49 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     if (c->lsize > 1)
         rc = ism.be->bcast(rbuf, count, dt->v, lroot, c->vcomm);
     return rc;
+}
+
+/* Allgather for communicators whose members at each site are consecutive comm ranks in
+ * vendor-rank order (MPI_COMM_WORLD and its duplicates): a vendor allgather builds this
+ * site's block in place, leaders swap site blocks, a vendor bcast spreads the whole. */
+int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
+{
+    size_t blk = (size_t)count * (size_t)dt->size;
+    int rc;
+    if (c->all_local)
+        return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
+    char *base = rbuf;
+    char *mine = base + (size_t)c->leaders[ism.site] * blk;
+    if (!sbuf) /* in place: the vendor finds our block at our rank's slot of `mine` */
+        rc = ism.be->allgather(NULL, count, dt->v, mine, count, dt->v, c->vcomm);
+    else
+        rc = ism.be->allgather(sbuf, count, dt->v, mine, count, dt->v, c->vcomm);
+    if (rc)
+        return rc;
+    if (c->rank == c->my_leader) {
+        ism_req **reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+        int n = 0;
+        if (!reqs)
+            return ISM_ERR_NO_MEM;
+        for (int s = 0; s < ism.nsites && !rc; s++) {
+            if (s == ism.site || c->leaders[s] < 0)
+                continue;
+            int members = 0;
+            for (int r = 0; r < c->size; r++)
+                members += c->site_of[r] == s;
+            rc = ism_irecv(base + (size_t)c->leaders[s] * blk, count * members, dt, c->leaders[s],
+                           TAG_ALLGATHER, c, c->ctx + 1, &reqs[n++]);
+            if (!rc)
+                rc = ism_isend(mine, count * c->lsize, dt, c->leaders[s], TAG_ALLGATHER, c,
+                               c->ctx + 1, ISM_MODE_STD, &reqs[n++]);
+        }
+        for (int i = 0; i < n; i++) {
+            int r2 = wait_free(reqs[i]);
+            rc = rc ? rc : r2;
+        }
+        free(reqs);
+        if (rc)
+            return rc;
+    }
+    return ism.be->bcast(rbuf, count * c->size, dt->v, c->l_of[c->my_leader], c->vcomm);
 }

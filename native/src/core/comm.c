@@ -88,6 +88,11 @@ int ism_comm_build_world(void)
     return 0;
 }
 
+/* Communicators created at run time, for frame dispatch by context id. */
+static ism_comm **registry;
+static int nreg, capreg;
+static uint32_t next_ctx = 0x40u;
+
 ism_comm *ism_comm_by_ctx(uint32_t ctx)
 {
     uint32_t base = ctx & ~1u;
@@ -95,5 +100,81 @@ ism_comm *ism_comm_by_ctx(uint32_t ctx)
         return &ism_comm_world;
     if (base == ISM_CTX_SELF)
         return &ism_comm_self;
+    for (int i = 0; i < nreg; i++)
+        if (registry[i]->ctx == base)
+            return registry[i];
     return NULL;
+}
+
+/* Agree on a context id unused by every member: the maximum of their next free ids. */
+static int agree_ctx(ism_comm *parent, uint32_t *out)
+{
+    int mine = (int)next_ctx, agreed = 0;
+    int rc = ism_allreduce(&mine, &agreed, 1, &ism_dt_table[0x09], &ism_op_table[0x03], parent);
+    if (rc)
+        return rc;
+    *out = (uint32_t)agreed;
+    next_ctx = (uint32_t)agreed + 2u;
+    return 0;
+}
+
+static int *copy_ints(const int *v, int n)
+{
+    int *c = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    if (c && n > 0)
+        memcpy(c, v, sizeof(int) * (size_t)n);
+    return c;
+}
+
+int ism_comm_dup(ism_comm *p, ism_comm **out)
+{
+    uint32_t ctx;
+    int rc = agree_ctx(p, &ctx);
+    if (rc)
+        return rc;
+    ism_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return ISM_ERR_NO_MEM;
+    *c = *p;
+    c->ctx = ctx;
+    c->builtin = 0;
+    c->name[0] = 0;
+    rc = ism.be->comm_dup(p->vcomm, &c->vcomm);
+    if (rc) {
+        free(c);
+        return rc;
+    }
+    c->g_of = copy_ints(p->g_of, p->size);
+    c->l_of = copy_ints(p->l_of, p->size);
+    c->c_of_l = copy_ints(p->c_of_l, p->lsize);
+    c->c_of_g = copy_ints(p->c_of_g, ism.gsize);
+    c->leaders = copy_ints(p->leaders, ism.nsites);
+    c->site_of = copy_ints(p->site_of, p->size);
+    if (nreg == capreg) {
+        capreg = capreg ? capreg * 2 : 16;
+        registry = realloc(registry, sizeof *registry * (size_t)capreg);
+    }
+    registry[nreg++] = c;
+    *out = c;
+    return 0;
+}
+
+int ism_comm_free(ism_comm *c)
+{
+    if (c->builtin)
+        return ISM_ERR_COMM;
+    for (int i = 0; i < nreg; i++)
+        if (registry[i] == c) {
+            registry[i] = registry[--nreg];
+            break;
+        }
+    int rc = ism.be->comm_free(&c->vcomm);
+    free(c->g_of);
+    free(c->l_of);
+    free(c->c_of_l);
+    free(c->c_of_g);
+    free(c->leaders);
+    free(c->site_of);
+    free(c);
+    return rc;
 }

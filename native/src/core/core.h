@@ -16,9 +16,9 @@
 #include "../wan/frame.h"
 
 #define ISM_ANY_SOURCE (-1)
-#define ISM_PROC_NULL (-2)
-#define ISM_ROOT (-3)
-#define ISM_ANY_TAG (-31)
+#define ISM_PROC_NULL (-3)
+#define ISM_ROOT (-4)
+#define ISM_ANY_TAG (-2)
 #define ISM_UNDEFINED (-32766)
 
 /* ABI error classes the core produces. */
@@ -40,7 +40,7 @@ enum {
     ISM_ERR_PENDING = 18,
     ISM_ERR_IN_STATUS = 19,
     ISM_ERR_NO_MEM = 39,
-    ISM_ERR_UNSUPPORTED = 58
+    ISM_ERR_UNSUPPORTED = 55
 };
 
 /* vendor tags on the app<->gateway channel */
@@ -242,6 +242,9 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 void ism_types_init(void);
 int ism_comm_build_world(void);
 ism_comm *ism_comm_by_ctx(uint32_t ctx);
+int ism_comm_dup(ism_comm *parent, ism_comm **out);
+int ism_comm_free(ism_comm *c);
+int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c);
 
 static inline int ism_is_remote(const ism_comm *c, int r) { return c->l_of[r] < 0; }
 

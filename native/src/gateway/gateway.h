@@ -102,6 +102,7 @@ int gw_flush_links(int64_t deadline_ms);
 void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h);
 void gw_route_from_link(gw_link *l, gw_buf *b);
 void gw_loop(void);
+void gw_cancel_receives(void);
 void gw_abort_job(int code, const char *reason) __attribute__((noreturn));
 
 #endif

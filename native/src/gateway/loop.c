@@ -328,3 +328,22 @@ void gw_loop(void)
     }
     free(pf);
 }
+
+/* Withdraw the receives still posted for the app ranks, so the vendor finalizes clean. */
+void gw_cancel_receives(void)
+{
+    while (gw.slot_count > 0) {
+        gw_slot *s = &gw.slots[gw.slot_head];
+        ism_vstatus st;
+        gw.be->cancel(&s->vreq);
+        gw.be->wait(&s->vreq, &st);
+        gw_buf_put(s->buf);
+        gw.slot_head = (gw.slot_head + 1) % GW_SLOTS;
+        gw.slot_count--;
+    }
+    /* a delivery to an app that finalized without receiving it never completes */
+    int64_t until = ism_now_ms() + 2000;
+    while (gw.npend > 0 && ism_now_ms() < until)
+        if (!reap_deliveries())
+            sched_yield();
+}

@@ -291,6 +291,7 @@ int main(int argc, char **argv)
     load_secret();
     gw_links_connect();
     gw_loop();
+    gw_cancel_receives();
     if (gw.stats)
         print_stats();
     for (int i = 0; i < gw.nlinks; i++)

@@ -81,9 +81,9 @@ def demo_command(ctx: click.Context, mpi: str, keep: bool) -> None:
         con.print(
             Panel(
                 Text(
-                    f"{DEMO_SITES} sites × {DEMO_RANKS_PER_SITE} ranks: {', '.join(parts)}, "
-                    f"gateways {gws}\nMPI: {chosen}, transport tcp, program {source.name} "
-                    "(built with isthmus-cc)"
+                    f"{DEMO_SITES} sites × {DEMO_RANKS_PER_SITE} ranks: {', '.join(parts)},\n"
+                    f"gateways {gws}\n"
+                    f"MPI: {chosen}, transport tcp, {source.name} built with isthmus-cc"
                 ),
                 title="isthmus demo",
                 expand=False,

@@ -7,7 +7,6 @@ import sys
 
 import click
 from click.core import ParameterSource
-from rich.table import Table
 from rich.text import Text
 
 from ..errors import IsthmusError
@@ -87,16 +86,14 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
             style="bold",
         )
     )
-    table = Table(show_edge=False, header_style="bold")
-    for col in ("site", "ranks", "gateways", "mpi", "launch"):
-        table.add_column(col, no_wrap=True)
     for i, (site, sp) in enumerate(zip(layout.sites, plan.sites)):
-        gws = f"{site.gateways} at {site.gateway_addr}" + (
-            f" (+{site.gateways - 1} on following ports)" if site.gateways > 1 else ""
+        gws = f"{site.gateways} gateway{'s' if site.gateways > 1 else ''} at {site.gateway_addr}"
+        if site.gateways > 1:
+            gws += f" (+{site.gateways - 1} on the following ports)"
+        launch = site.launcher + (f" via {site.ssh_host}" if site.ssh_host else "")
+        con.print(
+            Text(f"  site {site.name}: ranks {_span(layout.rank_range(i))}, {gws}, {sp.vendor}, {launch}")
         )
-        launch = site.launcher + (f" ({site.ssh_host})" if site.ssh_host else "")
-        table.add_row(site.name, _span(layout.rank_range(i)), gws, sp.vendor, launch)
-    con.print(table)
     for site, sp in zip(layout.sites, plan.sites):
         con.print()
         con.print(Text(f"site {site.name} command:", style="bold"))

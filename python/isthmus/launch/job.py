@@ -147,7 +147,7 @@ def plan_job(
         contract = site_env(
             layout, i, job_id=job_id, secret_path=secret_path, vendor=vendors[i], prefix=str(prefix)
         )
-        isthmus_env = {**passthrough, **contract}
+        isthmus_env = {**contract, **{k: v for k, v in passthrough.items() if k not in contract}}
         launch = SiteLaunch(
             layout=layout, index=i, vendor=vendors[i], program=program, args=tuple(args),
             prefix=prefix, env=isthmus_env, workdir=workdir,

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
+# Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv), the native build
+# (build/ -> installed into _install/), and a Python virtual environment (.venv/) with
+# the isthmus CLI. Idempotent: a second run only rebuilds what changed.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
+
+pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+      python3 python3-venv python3-pip iproute2 procps)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" != 0 ]; then
+        say "missing Debian packages: ${missing[*]}; run this script as root (or install them)"
+        exit 1
+    fi
+    say "installing Debian packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+say "building the native tree (build/ -> _install/)"
+cmake -S . -B build -DCMAKE_INSTALL_PREFIX="$here/_install" ${ISM_CMAKE_ARGS:-} >/dev/null
+cmake --build build -j"$(nproc)" 2>&1 | grep -E 'warning|error' >&2 || true
+cmake --build build -j"$(nproc)" >/dev/null
+cmake --install build >/dev/null
+
+py=/usr/bin/python3
+if [ ! -x .venv/bin/python ]; then
+    say "creating the Python environment (.venv/)"
+    "$py" -m venv .venv
+fi
+stamp=.venv/.isthmus-installed
+if [ ! -f "$stamp" ] || [ python/pyproject.toml -nt "$stamp" ]; then
+    say "installing the isthmus CLI and test tools into .venv/"
+    .venv/bin/pip install -q --upgrade pip >/dev/null
+    .venv/bin/pip install -q -e "python[test]"
+    touch "$stamp"
+fi
+say "ready: $here/.venv/bin/isthmus (native prefix $here/_install)"

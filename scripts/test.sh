@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test.sh: the whole test suite: set up (scripts/bootstrap.sh), then the C tests (CTest)
+# and the Python tests (pytest), which include end-to-end runs of real MPI programs on
+# 2 and 3 sites with Open MPI and with MPICH. Exit status is non-zero if anything fails.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+"$here/scripts/bootstrap.sh" || exit 1
+export ISTHMUS_PREFIX="$here/_install"
+export ISTHMUS_REQUIRE_NATIVE=1
+status=0
+echo "== C tests (ctest)"
+ctest --test-dir build --output-on-failure -j2 || status=1
+echo "== Python and end-to-end tests (pytest)"
+.venv/bin/python -m pytest -q -p no:cacheprovider python/tests "$@" || status=1
+exit $status
