@@ -1,6 +1,7 @@
 # tests/test_e2e.py: end-to-end tests against the native build (libisthmus.so,
 # isthmus-gateway, isthmus-cc, backends). Marked `native`; skipped with the reason when no
 # native prefix is found ($ISTHMUS_PREFIX, <repo>/_install, isthmus-gateway on PATH).
+import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,8 @@ def prefix():
     try:
         return paths.find_prefix()
     except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(f"the native build is required here: {e}")
         pytest.skip(f"needs the native build: {e}")
 
 
@@ -33,6 +36,8 @@ def isthmus(*args, cwd=None):
 
 def require_vendor(prefix, mpi):
     if mpi not in vendor.detect(prefix):
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(f"{mpi} is required here but not installed")
         pytest.skip(f"{vendor.LAUNCHER[mpi]} or {prefix.backend(mpi)} missing")
 
 

@@ -7,11 +7,16 @@
  *   - MPI_Irecv + MPI_Wait: Wait returns class MPI_ERR_TRUNCATE;
  *   - MPI_Irecv + MPI_Waitall: returns MPI_ERR_IN_STATUS, the truncated
  *     entry's status.MPI_ERROR has class MPI_ERR_TRUNCATE and the other
- *     (good) entry MPI_SUCCESS;
+ *     (good) entry MPI_SUCCESS, or MPI_ERR_PENDING with the request still
+ *     active (then it is completed with MPI_Wait);
  * and nothing is written past the 10 ints.  After each truncation a
  * normal message from the same source must arrive intact, so the unread
  * remainder of the long message was discarded properly.  The sender's
  * completion code is not checked (the standard does not define it).
+ * A rank is its own near peer at odd sizes (and size 1), so self-messages
+ * are truncated too.  Argument "noself" skips truncating self-messages (for
+ * Open MPI 4.1, whose self BTL writes a truncated >= 1000-int self-message
+ * past the buffer; run_vendor.sh passes it there and says so).
  * Works for any size >= 1.
  */
 #include "check.h"
@@ -85,11 +90,25 @@ static void step(int to, int from, int method, int nlong, int tag, const char *p
             CHECK(cls(sts[0].MPI_ERROR) == MPI_ERR_TRUNCATE,
                   "%s: status[0].MPI_ERROR %d class %d", what, sts[0].MPI_ERROR,
                   cls(sts[0].MPI_ERROR));
-            CHECK(sts[1].MPI_ERROR == MPI_SUCCESS, "%s: status[1].MPI_ERROR %d", what,
-                  sts[1].MPI_ERROR);
+            /* the good entry either completed (MPI_SUCCESS) or was left
+             * active (MPI_ERR_PENDING, MPI-3.1 3.7.5): both vendors do the
+             * latter when the failure is seen first */
+            CHECK(sts[1].MPI_ERROR == MPI_SUCCESS || sts[1].MPI_ERROR == MPI_ERR_PENDING,
+                  "%s: status[1].MPI_ERROR %d", what, sts[1].MPI_ERROR);
+            if (sts[1].MPI_ERROR == MPI_ERR_PENDING) {
+                CHECK(rr[1] != MPI_REQUEST_NULL, "%s: pending request was freed", what);
+                if (rr[1] != MPI_REQUEST_NULL)
+                    CHECK_RC(MPI_Wait(&rr[1], &sts[1]), "Wait on the pending request");
+            } else {
+                CHECK(rr[1] == MPI_REQUEST_NULL, "%s: completed request not freed", what);
+            }
         }
-        CHECK(rr[0] == MPI_REQUEST_NULL && rr[1] == MPI_REQUEST_NULL,
-              "%s: requests not freed", what);
+        /* the failed request counts as completed and is freed */
+        CHECK(rr[0] == MPI_REQUEST_NULL, "%s: failed request not freed", what);
+        if (rr[0] != MPI_REQUEST_NULL)
+            MPI_Request_free(&rr[0]);
+        if (rr[1] != MPI_REQUEST_NULL)
+            MPI_Wait(&rr[1], &sts[1]);
         st = sts[1];
         break;
     }
@@ -127,11 +146,19 @@ int main(int argc, char **argv)
     int from[2] = {peer_near(rank, size), peer_far_from(rank, size)};
     const char *pname[2] = {"near", "far"};
     const int longs[2] = {100, 200000};
+    int noself = argc > 1 && strcmp(argv[1], "noself") == 0;
     int tag = 10;
-    for (int p = 0; p < 2; p++)
+    for (int p = 0; p < 2; p++) {
+        if (noself && to[p] == rank) {
+            fprintf(stderr, "[rank %d] p2p_truncate: skipping %s self-message truncation (noself)\n",
+                    rank, pname[p]);
+            tag += 2 * 2 * NMETHOD;
+            continue;
+        }
         for (int m = 0; m < NMETHOD; m++)
             for (int l = 0; l < 2; l++, tag += 2)
                 step(to[p], from[p], m, longs[l], tag, pname[p]);
+    }
 
     /* ordinary traffic afterwards: a far ring of 1 MB and a collective */
     {

@@ -87,11 +87,29 @@ while read -r name minr args expect tags; do
     [ -x "$BUILD_DIR/$name" ] || continue   # build failure already counted
     [ "$args" = "-" ] && args=""
     label="$name${args:+ $args}"
-    log="$BUILD_DIR/logs/$name${args:+_$args}.log"
+    log="$BUILD_DIR/logs/$name${args:+_${args// /_}}.log"
+    # Known vendor defects, worked around openly (reported as "workaround");
+    # ISTHMUS_NO_VENDOR_WORKAROUNDS=1 runs everything with vendor defaults.
+    extra=()
+    note=""
+    if [ "${ISTHMUS_NO_VENDOR_WORKAROUNDS:-0}" != 1 ]; then
+        case "$vendor:$name" in
+            openmpi:p2p_truncate)
+                # Open MPI 4.1.4 vader BTL, CMA single-copy: a truncated
+                # rendezvous receive (200000 ints into 10) is read in full
+                # into the short buffer ("Read -1, expected 800000, errno =
+                # 14") and corrupts the heap/stack.
+                # The self BTL does the same for a truncated self-message of
+                # >= 1000 ints, hence "noself" (odd sizes and size 1 only).
+                extra=(--mca btl_vader_single_copy_mechanism none)
+                args="${args:+$args }noself"
+                note=" [workaround: btl_vader_single_copy_mechanism=none, noself]" ;;
+        esac
+    fi
     if [ "$expect" = "fail" ]; then limit=$FAIL_TIMEOUT; else limit=$TIMEOUT; fi
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    timeout -k 10 "$limit" "${launcher[@]}" ${MPIRUN_ARGS:-} "$BUILD_DIR/$name" $args \
+    timeout -k 10 "$limit" "${launcher[@]}" "${extra[@]}" ${MPIRUN_ARGS:-} "$BUILD_DIR/$name" $args \
         </dev/null >"$log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
@@ -108,18 +126,18 @@ while read -r name minr args expect tags; do
         [ $rc -eq 0 ] && [ $timedout -eq 0 ] && grep -q "^$name: OK\$" "$log" && ok=1
     fi
     if [ $ok -eq 1 ]; then
-        printf 'PASS  %-24s %6ss  (exit %d)\n' "$label" "$secs" "$rc"
+        printf 'PASS  %-24s %6ss  (exit %d)%s\n' "$label" "$secs" "$rc" "$note"
         pass=$((pass + 1))
     else
         why="exit $rc"
         [ $timedout -eq 1 ] && why="timeout"
-        printf 'FAIL  %-24s %6ss  (%s, expected %s)\n' "$label" "$secs" "$why" "$expect"
+        printf 'FAIL  %-24s %6ss  (%s, expected %s)%s\n' "$label" "$secs" "$why" "$expect" "$note"
         tail -n 15 "$log" | sed 's/^/      /'
         fail=$((fail + 1))
         failed_names="$failed_names $label"
     fi
 done <"$here/tests.txt"
 
-echo "$pass passed, $fail failed"
 [ $fail -eq 0 ] || echo "failed:$failed_names"
+echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

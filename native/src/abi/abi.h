@@ -82,6 +82,10 @@ static inline size_t ism_abi_status_bytes(const MPI_Status *s)
 int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+int ism_abi_call_user_errh(ism_comm *c, int code);
+const char *ism_abi_class_name(int c);
+const char *ism_abi_class_text(int c);
+
 /* Common checks; each returns 0 or raises. */
 int ism_abi_check_init(const char *fn);
 int ism_abi_tag_ub(void);

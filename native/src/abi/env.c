@@ -23,7 +23,7 @@ int ism_abi_check_init(const char *fn)
     exit(1);
 }
 
-static const char *class_name(int c)
+const char *ism_abi_class_name(int c)
 {
     static const char *names[] = {
         "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
@@ -40,7 +40,7 @@ static const char *class_name(int c)
     return "MPI_ERR_OTHER";
 }
 
-static const char *class_text(int c)
+const char *ism_abi_class_text(int c)
 {
     switch (c) {
     case MPI_SUCCESS: return "no error";
@@ -69,6 +69,8 @@ int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
     ism_comm *h = c ? c : &ism_comm_world;
     if (h->errh && h->errh->kind == 1)
         return code;
+    if (h->errh && h->errh->kind == 3)
+        return ism_abi_call_user_errh(h, code);
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -76,7 +78,7 @@ int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
     va_end(ap);
     char why[900];
     snprintf(why, sizeof why, "site %s rank %d: %s: %s (%s); aborting the job",
-             ism_site_name(ism.site), ism.grank, fn, msg, class_name(code));
+             ism_site_name(ism.site), ism.grank, fn, msg, ism_abi_class_name(code));
     fprintf(stderr, "isthmus: %s\n", why);
     fflush(stderr);
     ism_core_abort(h, code ? code : 1, why);
@@ -91,7 +93,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     }
     int rc = ism_core_init(argc, argv, required, &prov);
     if (rc) {
-        fprintf(stderr, "isthmus: MPI_Init failed (%s)\n", class_name(rc));
+        fprintf(stderr, "isthmus: MPI_Init failed (%s)\n", ism_abi_class_name(rc));
         return rc;
     }
     int vub = ism.be->vendor_tag_ub;
@@ -217,70 +219,6 @@ ISM_PMPI(Wtime)
 
 double PMPI_Wtick(void) { return ism.be ? ism.be->wtick() : 1e-9; }
 ISM_PMPI(Wtick)
-
-/* ---- error handlers ---- */
-
-static MPI_Errhandler errh_handle(ism_errh *e)
-{
-    return e == &ism_errh_return  ? MPI_ERRORS_RETURN
-           : e == &ism_errh_abort ? MPI_ERRORS_ABORT
-                                  : MPI_ERRORS_ARE_FATAL;
-}
-
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
-{
-    ISM_CHECK_INIT("MPI_Comm_set_errhandler");
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
-                             "invalid communicator");
-    if (errhandler == MPI_ERRORS_RETURN)
-        c->errh = &ism_errh_return;
-    else if (errhandler == MPI_ERRORS_ARE_FATAL)
-        c->errh = &ism_errh_fatal;
-    else if (errhandler == MPI_ERRORS_ABORT)
-        c->errh = &ism_errh_abort;
-    else
-        return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                             "user-defined error handlers are not supported yet");
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Comm_set_errhandler)
-
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
-{
-    ISM_CHECK_INIT("MPI_Comm_get_errhandler");
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
-                             "invalid communicator");
-    *errhandler = errh_handle(c->errh);
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Comm_get_errhandler)
-
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
-{
-    *errhandler = MPI_ERRHANDLER_NULL;
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Errhandler_free)
-
-int PMPI_Error_class(int errorcode, int *errorclass)
-{
-    *errorclass = errorcode;
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Error_class)
-
-int PMPI_Error_string(int errorcode, char *string, int *resultlen)
-{
-    snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", class_name(errorcode),
-             class_text(errorcode));
-    *resultlen = (int)strlen(string);
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Error_string)
 
 /* ---- predefined attributes and names ---- */
 

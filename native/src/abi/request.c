@@ -325,9 +325,8 @@ int PMPI_Request_free(MPI_Request *request)
     } else if (r->done) {
         ism_req_free(r);
     } else {
-        /* cross-site: let it finish in the background of later progress */
-        ism_req_wait(r, NULL);
-        ism_req_free(r);
+        /* cross-site and in flight: it completes during later progress and frees itself */
+        r->freed = 1;
     }
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;

@@ -59,7 +59,8 @@ typedef struct ism_op {
 } ism_op;
 
 typedef struct ism_errh {
-    int kind; /* 0 fatal, 1 return, 2 abort */
+    int kind; /* 0 fatal, 1 return, 2 abort, 3 user function */
+    void (*fn)(void *comm_handle, int *code, ...);
 } ism_errh;
 
 typedef struct ism_comm {
@@ -95,7 +96,7 @@ enum ism_req_kind {
 };
 
 typedef struct ism_req {
-    uint8_t kind, done, is_recv, started_rndv, persistent_active;
+    uint8_t kind, done, is_recv, started_rndv, freed;
     int error;
     ism_vh vreq;      /* vendor request (VENDOR) or vendor shadow (ANY_SOURCE RRECV) */
     int has_shadow;

@@ -66,6 +66,8 @@ void ism_req_complete(ism_req *r, int error)
     r->error = error;
     if (r->kind == ISM_RQ_RSEND || r->kind == ISM_RQ_RRECV)
         ism.remote_active--;
+    if (r->freed) /* MPI_Request_free'd while in flight: nobody will wait for it */
+        ism_req_free(r);
 }
 
 void ism_status_from_vendor(ism_comm *c, const ism_vstatus *v, ism_status *st)

@@ -1,0 +1,92 @@
+# tests/test_mpi_programs.py: the self-checking MPI programs of tests/mpi/, built with
+# isthmus-cc and run with `isthmus run` across 2 and 3 sites, under Open MPI and MPICH.
+# Each program prints "<name>: OK" only when every check on every rank passed; the list
+# of programs, their minimum rank counts and arguments is tests/mpi/tests.txt.
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isthmus import paths
+from isthmus.errors import IsthmusError
+from isthmus.launch import vendor
+
+pytestmark = pytest.mark.native
+
+REPO = Path(__file__).resolve().parents[2]
+MPI_TESTS = REPO / "tests" / "mpi"
+JOB_TIMEOUT = 240
+# (label, sites, ranks per site): global ranks interleave sites differently in each
+LAYOUTS = [("2sites", "2,2"), ("3sites", "1,2,2")]
+
+
+def read_table():
+    rows = []
+    for line in (MPI_TESTS / "tests.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.split()
+        name, min_ranks, args, expect = parts[:4]
+        tag = parts[4] if len(parts) > 4 else ""
+        rows.append((name, int(min_ranks), [] if args == "-" else args.split(","), expect, tag))
+    return rows
+
+
+TABLE = read_table()
+OK_TESTS = [r for r in TABLE if r[3] == "ok" and r[4] != "large"]
+
+
+@pytest.fixture(scope="session")
+def prefix():
+    try:
+        return paths.find_prefix()
+    except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(f"the native build is required here: {e}")
+        pytest.skip(f"needs the native build: {e}")
+
+
+@pytest.fixture(scope="session")
+def build_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("mpi-tests")
+
+
+def build(prefix, build_dir, name):
+    exe = build_dir / name
+    if not exe.exists():
+        r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(MPI_TESTS / f"{name}.c")],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, f"isthmus-cc failed for {name}:\n{r.stderr}"
+    return exe
+
+
+def run_job(exe, args, ranks, mpi, extra_env=None, timeout=JOB_TIMEOUT):
+    env = dict(os.environ, **(extra_env or {}))
+    n = sum(int(x) for x in ranks.split(","))
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--sites",
+           str(len(ranks.split(","))), "--ranks-per-site", ranks, "--mpi", mpi,
+           "--timeout", str(timeout - 20), "--", str(exe), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def vendors(prefix):
+    return vendor.detect(prefix)
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("label,ranks", LAYOUTS, ids=[l for l, _ in LAYOUTS])
+@pytest.mark.parametrize("name,min_ranks,args,expect,tag", OK_TESTS, ids=[r[0] for r in OK_TESTS])
+def test_program_across_sites(prefix, build_dir, mpi, label, ranks, name, min_ranks, args, expect,
+                              tag):
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, name)
+    r = run_job(exe, args, ranks, mpi)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, (
+        f"{name} on {label} ({ranks}) with {mpi}: exit {r.returncode}\n{out[-6000:]}")
