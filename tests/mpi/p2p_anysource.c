@@ -9,10 +9,10 @@
  * overtake), and that the status tag/count agree with the payload.
  * Part 2 (on a dup of MPI_COMM_WORLD, started without synchronisation, so
  * it also checks that wildcard receives on WORLD never match messages of
- * another communicator): each sender Isends interleaved tags A,B,C; the receiver first
- * takes all tag B with (ANY_SOURCE, B), then all tag A with (ANY_SOURCE,
- * A), then tag C with (specific source, ANY_TAG); per-(source, tag) order
- * is checked.  Senders use Isend so nothing relies on buffering.
+ * another communicator): each sender Isends interleaved tags A,B,C; the
+ * receiver first takes all tag B with (ANY_SOURCE, B), then all tag A with
+ * (ANY_SOURCE, A), then tag C with (specific source, ANY_TAG);
+ * per-(source, tag) order is checked.  Senders use Isend so nothing relies on buffering.
  * Works for any size >= 1 (nothing is sent with one rank).
  */
 #include "check.h"

@@ -8,9 +8,10 @@
  *  3. An Irecv that has already completed (seen with
  *     MPI_Request_get_status, which does not free it) is cancelled:
  *     Cancel has no effect, Wait gives the data and Test_cancelled false.
- *  4. Cancelling a send is allowed to fail or succeed (MPI-3.1): the
- *     sender tells the receiver which, and the receiver checks that the
- *     message arrives exactly when it was not cancelled.
+ *  4. Cancelling a send (10 and 50000 ints) may succeed or fail (MPI-3.1):
+ *     the receiver has an Irecv posted; the sender reports the outcome and
+ *     the receive must then complete with the data (not cancelled) or be
+ *     cancellable (cancelled), and the message never shows up later.
  *  5. A normal near/far exchange still works; Test_cancelled is false for
  *     ordinary receives.
  * Works for any size >= 1.
@@ -114,42 +115,54 @@ int main(int argc, char **argv)
         free(in);
     }
 
-    /* 4: cancel a send: either outcome, but consistent */
-    {
-        enum { N = 50000 };
-        int *out = malloc(sizeof(int) * N), *in = malloc(sizeof(int) * N);
-        for (int i = 0; i < N; i++)
+    /* 4: cancel a send: either outcome, but consistent.  The receiver posts
+     * its Irecv before anyone waits, so an uncancelled send can complete;
+     * once told the outcome it waits for (not cancelled) or cancels (send
+     * cancelled: nothing can match any more) its receive. */
+    for (int sz = 0; sz < 2; sz++) {
+        int n = sz ? 50000 : 10, tag = 700 + sz * 10;
+        int *out = malloc(sizeof(int) * (size_t)n), *in = malloc(sizeof(int) * (size_t)n);
+        for (int i = 0; i < n; i++) {
             out[i] = rank * 3 + i;
-        MPI_Request sr;
-        MPI_Isend(out, N, MPI_INT, far_to, 700, MPI_COMM_WORLD, &sr);
-        MPI_Cancel(&sr);
+            in[i] = -1;
+        }
+        MPI_Request sr, rr;
         MPI_Status st;
+        MPI_Isend(out, n, MPI_INT, far_to, tag, MPI_COMM_WORLD, &sr);
+        MPI_Cancel(&sr);
+        MPI_Irecv(in, n, MPI_INT, far_from, tag, MPI_COMM_WORLD, &rr);
         MPI_Wait(&sr, &st);
         int cancelled = -1;
         MPI_Test_cancelled(&st, &cancelled);
         cancelled = cancelled ? 1 : 0;
         int peer_cancelled = -1;
-        MPI_Sendrecv(&cancelled, 1, MPI_INT, far_to, 701, &peer_cancelled, 1, MPI_INT, far_from,
-                     701, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        if (peer_cancelled == 0) {
-            MPI_Recv(in, N, MPI_INT, far_from, 700, MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(&cancelled, 1, MPI_INT, far_to, tag + 1, &peer_cancelled, 1, MPI_INT,
+                     far_from, tag + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (peer_cancelled)
+            MPI_Cancel(&rr);
+        MPI_Wait(&rr, &st);
+        int rc_cancelled = -1;
+        MPI_Test_cancelled(&st, &rc_cancelled);
+        if (peer_cancelled) {
+            CHECK(rc_cancelled, "%d ints: send was cancelled but the receive got a message", n);
+        } else {
+            CHECK(!rc_cancelled, "%d ints: receive reported cancelled", n);
             int bad = -1;
-            for (int i = 0; i < N && bad < 0; i++)
+            for (int i = 0; i < n && bad < 0; i++)
                 if (in[i] != far_from * 3 + i)
                     bad = i;
-            CHECK(bad < 0, "uncancelled send: data mismatch at %d", bad);
+            CHECK(bad < 0, "%d ints: uncancelled send: data mismatch at %d", n, bad);
         }
-        /* everything that was delivered has been received; a cancelled
-         * send must not be delivered */
+        /* a cancelled send must never be delivered later */
         MPI_Barrier(MPI_COMM_WORLD);
         int flag = -1;
-        MPI_Iprobe(MPI_ANY_SOURCE, 700, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
-        CHECK(flag == 0, "a cancelled send (peer said cancelled=%d) was delivered",
-              peer_cancelled);
+        MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag == 0, "%d ints: a cancelled send was delivered after all", n);
         int n_cancel = 0;
         MPI_Reduce(&cancelled, &n_cancel, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
-            printf("p2p_cancel: info: %d of %d send cancellations succeeded\n", n_cancel, size);
+            printf("p2p_cancel: info: %d ints: %d of %d send cancellations succeeded\n", n,
+                   n_cancel, size);
         free(out);
         free(in);
     }

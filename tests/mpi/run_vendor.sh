@@ -3,17 +3,24 @@
 #
 # usage: run_vendor.sh openmpi|mpich [-n NP] [--large] [--only NAME[,NAME..]]
 #
-#   Builds every *.c in this directory with mpicc.<vendor> into
-#   $BUILD_DIR (default: <this dir>/build/<vendor>), then runs each program
-#   listed in tests.txt with NP ranks (default 4, oversubscribed), skipping
-#   lines whose min_ranks > NP and lines tagged "large" unless --large.
-#   "ok" programs pass when they exit 0 within $TIMEOUT s (default 60) and
-#   print "<name>: OK"; "fail" programs pass when the job exits non-zero
-#   within $FAIL_TIMEOUT s (default 60).  Prints PASS/FAIL per program, the
-#   run time, and a final "N passed, M failed".  Exit status 0 iff M == 0.
-#   Output of each run is kept in $BUILD_DIR/logs/.
+#   Builds every *.c in this directory with mpicc.<vendor> into $BUILD_DIR
+#   (default: <this dir>/build/<vendor>), then runs each program listed in
+#   tests.txt with NP ranks (default 4, oversubscribed), skipping lines whose
+#   min_ranks > NP and lines tagged "large" unless --large is given.
+#     expect "ok":   passes when it exits 0 within $TIMEOUT s (default 60)
+#                    and prints "<name>: OK";
+#     expect "fail": passes when the job exits non-zero within
+#                    $FAIL_TIMEOUT s (default 60).
+#   Prints PASS/FAIL per program with its run time, and last a line
+#   "N passed, M failed".  Exit status 0 iff M == 0.  Each run's output is
+#   kept in $BUILD_DIR/logs/.  Extra launcher arguments: $MPIRUN_ARGS.
 #
-#   Extra launcher arguments can be given in $MPIRUN_ARGS.
+#   Vendor defects found while validating the tests are handled openly
+#   here, never inside the tests (see vendor_quirks below): a workaround
+#   (launcher option, environment or program argument) is shown on the
+#   PASS/FAIL line; a known wrong result is reported as XFAIL (counted as
+#   passed, listed separately) only when every failed CHECK matches the
+#   known signature.  ISTHMUS_NO_VENDOR_WORKAROUNDS=1 disables both.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,9 +65,42 @@ CFLAGS=${CFLAGS:-"-std=c11 -O2 -g -Wall -Wextra -Werror"}
 CFLAGS="$CFLAGS $VENDOR_CFLAGS"
 mkdir -p "$BUILD_DIR/logs"
 
+# vendor_quirks NAME: sets extra (launcher options), envs (environment),
+# xargs (program arguments), note, xfail_pat and xfail_why for this test.
+vendor_quirks() {
+    extra=(); envs=(); xargs=""; note=""; xfail_pat=""; xfail_why=""
+    [ "${ISTHMUS_NO_VENDOR_WORKAROUNDS:-0}" = 1 ] && return
+    case "$vendor:$1" in
+        openmpi:p2p_truncate)
+            # Open MPI 4.1.4 vader BTL, CMA single copy: a truncated
+            # rendezvous receive (200000 ints into 10) is copied in full into
+            # the short buffer ("Read -1, expected 800000, errno = 14") and
+            # corrupts heap/stack.  The self BTL does the same for a truncated
+            # self-message of >= 1000 ints (odd sizes and size 1), hence the
+            # program argument "noself".
+            extra=(--mca btl_vader_single_copy_mechanism none)
+            xargs="noself"
+            note=" [workaround: btl_vader_single_copy_mechanism=none, noself]" ;;
+        mpich:coll_basic)
+            # MPICH 4.0.2 ch4: MPI_Reduce with MPI_IN_PLACE at a root other
+            # than 0 (count >= ~1000) segfaults in the device ("composition")
+            # reduce: pmodels/mpich#6540, fixed in 4.1.2.
+            envs=(MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0)
+            note=" [workaround: MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE=0]" ;;
+        mpich:p2p_proc_null)
+            # MPICH 4.0.2: a nonblocking receive from MPI_PROC_NULL completes
+            # with status source 0, tag 0 instead of MPI_PROC_NULL/MPI_ANY_TAG
+            # (pmodels/mpich#6805, fixed in 4.2).
+            xfail_pat='failed: Irecv\+(Wait|Test|Waitall): status source 0 tag 0 count 0,'
+            xfail_why="MPICH Irecv(MPI_PROC_NULL) status, pmodels/mpich#6805" ;;
+    esac
+}
+
 pass=0
 fail=0
+nxfail=0
 failed_names=""
+xfail_names=""
 
 # ---- build -----------------------------------------------------------------
 for src in "$here"/*.c; do
@@ -80,37 +120,21 @@ while read -r name minr args expect tags; do
     case "$name" in ''|'#'*) continue ;; esac
     if [ -n "$only" ] && [[ "$only" != *",$name,"* ]]; then continue; fi
     if [ "${tags:-}" = "large" ] && [ $large -eq 0 ]; then continue; fi
+    [ "$args" = "-" ] && args=""
+    args=${args//,/ }           # tests.txt separates several arguments by commas
+    label="$name${args:+ $args}"
     if [ "$np" -lt "$minr" ]; then
-        echo "SKIP  $name $args (needs $minr ranks)"
+        echo "SKIP  $label (needs $minr ranks)"
         continue
     fi
     [ -x "$BUILD_DIR/$name" ] || continue   # build failure already counted
-    [ "$args" = "-" ] && args=""
-    label="$name${args:+ $args}"
     log="$BUILD_DIR/logs/$name${args:+_${args// /_}}.log"
-    # Known vendor defects, worked around openly (reported as "workaround");
-    # ISTHMUS_NO_VENDOR_WORKAROUNDS=1 runs everything with vendor defaults.
-    extra=()
-    note=""
-    if [ "${ISTHMUS_NO_VENDOR_WORKAROUNDS:-0}" != 1 ]; then
-        case "$vendor:$name" in
-            openmpi:p2p_truncate)
-                # Open MPI 4.1.4 vader BTL, CMA single-copy: a truncated
-                # rendezvous receive (200000 ints into 10) is read in full
-                # into the short buffer ("Read -1, expected 800000, errno =
-                # 14") and corrupts the heap/stack.
-                # The self BTL does the same for a truncated self-message of
-                # >= 1000 ints, hence "noself" (odd sizes and size 1 only).
-                extra=(--mca btl_vader_single_copy_mechanism none)
-                args="${args:+$args }noself"
-                note=" [workaround: btl_vader_single_copy_mechanism=none, noself]" ;;
-        esac
-    fi
+    vendor_quirks "$name"
     if [ "$expect" = "fail" ]; then limit=$FAIL_TIMEOUT; else limit=$TIMEOUT; fi
     t0=$(date +%s.%N)
     # shellcheck disable=SC2086
-    timeout -k 10 "$limit" "${launcher[@]}" "${extra[@]}" ${MPIRUN_ARGS:-} "$BUILD_DIR/$name" $args \
-        </dev/null >"$log" 2>&1
+    env ${envs[@]+"${envs[@]}"} timeout -k 10 "$limit" "${launcher[@]}" ${extra[@]+"${extra[@]}"} ${MPIRUN_ARGS:-} \
+        "$BUILD_DIR/$name" $args $xargs </dev/null >"$log" 2>&1
     rc=$?
     t1=$(date +%s.%N)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}')
@@ -126,18 +150,34 @@ while read -r name minr args expect tags; do
         [ $rc -eq 0 ] && [ $timedout -eq 0 ] && grep -q "^$name: OK\$" "$log" && ok=1
     fi
     if [ $ok -eq 1 ]; then
-        printf 'PASS  %-24s %6ss  (exit %d)%s\n' "$label" "$secs" "$rc" "$note"
+        [ -n "$xfail_pat" ] && note="$note [XPASS: known defect not seen: $xfail_why]"
+        printf 'PASS  %-26s %6ss  (exit %d)%s\n' "$label" "$secs" "$rc" "$note"
         pass=$((pass + 1))
-    else
-        why="exit $rc"
-        [ $timedout -eq 1 ] && why="timeout"
-        printf 'FAIL  %-24s %6ss  (%s, expected %s)%s\n' "$label" "$secs" "$why" "$expect" "$note"
-        tail -n 15 "$log" | sed 's/^/      /'
-        fail=$((fail + 1))
-        failed_names="$failed_names $label"
+        continue
     fi
+    # a known vendor defect, and nothing else?
+    if [ -n "$xfail_pat" ] && [ $timedout -eq 0 ] && grep -q "^$name: FAILED" "$log"; then
+        nchecks=$(grep -c 'CHECK(' "$log")
+        nknown=$(grep 'CHECK(' "$log" | grep -cE "$xfail_pat")
+        if [ "$nchecks" -gt 0 ] && [ "$nchecks" -eq "$nknown" ] &&
+            ! grep -q 'further failures not printed' "$log"; then
+            printf 'XFAIL %-26s %6ss  (%d failed checks, all the known defect: %s)\n' \
+                "$label" "$secs" "$nchecks" "$xfail_why"
+            pass=$((pass + 1))
+            nxfail=$((nxfail + 1))
+            xfail_names="$xfail_names $label"
+            continue
+        fi
+    fi
+    why="exit $rc"
+    [ $timedout -eq 1 ] && why="timeout"
+    printf 'FAIL  %-26s %6ss  (%s, expected %s)%s\n' "$label" "$secs" "$why" "$expect" "$note"
+    tail -n 15 "$log" | sed 's/^/      /'
+    fail=$((fail + 1))
+    failed_names="$failed_names $label"
 done <"$here/tests.txt"
 
+[ $nxfail -eq 0 ] || echo "xfail (known vendor defects, counted as passed):$xfail_names"
 [ $fail -eq 0 ] || echo "failed:$failed_names"
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -297,3 +297,27 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Pack_size)
+
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Type_get_extent", "invalid datatype");
+    *lb = 0;
+    *extent = d->extent;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Type_get_extent)
+
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Type_get_true_extent", "invalid datatype");
+    /* predefined types: the data span the whole extent except a pair type's tail padding,
+     * which MPI counts in the true extent only up to the last byte of data */
+    *true_lb = 0;
+    *true_extent = d->extent;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Type_get_true_extent)

@@ -204,7 +204,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     ism_dt *d = ism_abi_dt(datatype);
-    size_t bytes = d && count > 0 ? (size_t)count * (size_t)d->size : 0;
+    size_t bytes = d && count > 0 ? (size_t)count * (size_t)d->extent : 0;
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
         return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
@@ -391,3 +391,89 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
     return MPI_SUCCESS;
 }
 ISM_PMPI(Startall)
+
+/* ---- matched probe and receive ---- */
+
+static ism_msg *msg_of(MPI_Message h) { return (uintptr_t)h < 0x1000 ? NULL : (ism_msg *)h; }
+
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_status st;
+    ism_msg *m = NULL;
+    int rc = recv_args("MPI_Improbe", comm, MPI_BYTE, 0, source, tag, &c, &d);
+    if (rc)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        ism_status e = {MPI_PROC_NULL, MPI_ANY_TAG, 0, 0, 0};
+        ism_abi_status(status, &e);
+        return MPI_SUCCESS;
+    }
+    rc = ism_improbe(source, tag, c, flag, &m, &st);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Improbe", "matched probe failed");
+    if (*flag) {
+        *message = (MPI_Message)m;
+        ism_abi_status(status, &st);
+    }
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Improbe)
+
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int flag = 0, rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
+        if (rc || flag)
+            return rc;
+        if (!ism_progress())
+            ism_idle(&spins);
+    }
+}
+ISM_PMPI(Mprobe)
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    ISM_CHECK_INIT("MPI_Imrecv");
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d || count < 0)
+        return ism_abi_error(NULL, !d ? MPI_ERR_TYPE : MPI_ERR_COUNT, "MPI_Imrecv",
+                             "invalid datatype or count");
+    ism_req *r;
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        r = ism_req_alloc(ISM_RQ_DONE);
+        if (!r)
+            return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Imrecv", "no memory");
+        r->done = 1;
+        r->st.source = MPI_PROC_NULL;
+        r->st.tag = MPI_ANY_TAG;
+    } else {
+        ism_msg *m = msg_of(*message);
+        if (!m)
+            return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message handle");
+        ism_comm *c = m->comm;
+        int rc = ism_imrecv(buf, count, d, m, &r);
+        if (rc)
+            return ism_abi_error(c, rc, "MPI_Imrecv", "receiving the probed message failed");
+        r->comm = c;
+    }
+    *message = MPI_MESSAGE_NULL;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Imrecv)
+
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    MPI_Request r;
+    int rc = PMPI_Imrecv(buf, count, datatype, message, &r);
+    return rc ? rc : PMPI_Wait(&r, status);
+}
+ISM_PMPI(Mrecv)

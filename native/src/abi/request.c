@@ -138,6 +138,13 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
             ism_status_from_vendor(r->comm, &vs[i], &st);
             if (rc && !st.error)
                 st.error = rc == MPI_ERR_IN_STATUS ? 0 : rc;
+            if (st.error == MPI_ERR_PENDING) {
+                /* not completed (another request failed first): it stays active */
+                r->vreq = v[i];
+                if (s != MPI_STATUS_IGNORE)
+                    s->MPI_ERROR = MPI_ERR_PENDING;
+                continue;
+            }
             ism_abi_status(s, &st);
             retire(&array_of_requests[i]);
         }

@@ -59,6 +59,7 @@ typedef struct ism_backend {
     int (*comm_dup)(ism_vh comm, ism_vh *out);
     int (*comm_free)(ism_vh *comm);
     int (*type_size)(ism_vh dt, int *size);
+    int (*type_extent)(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent);
 
     int (*send)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
     int (*ssend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
@@ -79,6 +80,9 @@ typedef struct ism_backend {
     int (*request_free)(ism_vh *req);
     int (*iprobe)(int src, int tag, ism_vh comm, int *flag, ism_vstatus *st);
     int (*probe)(int src, int tag, ism_vh comm, ism_vstatus *st);
+    /* matched probe: *msg receives a vendor MPI_Message */
+    int (*improbe)(int src, int tag, ism_vh comm, int *flag, ism_vh *msg, ism_vstatus *st);
+    int (*imrecv)(void *buf, int count, ism_vh dt, ism_vh *msg, ism_vh *req);
 
     int (*barrier)(ism_vh comm);
     int (*bcast)(void *buf, int count, ism_vh dt, int root, ism_vh comm);

@@ -49,6 +49,7 @@ static inline int vsrc(int s)
 }
 static inline int vtag(int t) { return t == ISM_VTAG_ANY ? MPI_ANY_TAG : t; }
 
+static void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc);
 static void st_conv(const MPI_Status *v, ism_vstatus *o)
 {
     int n = 0, c = 0;
@@ -59,22 +60,40 @@ static void st_conv(const MPI_Status *v, ism_vstatus *o)
                     : (v->MPI_SOURCE == MPI_ANY_SOURCE ? ISM_VSRC_ANY : v->MPI_SOURCE);
     o->tag = v->MPI_TAG == MPI_ANY_TAG ? ISM_VTAG_ANY : v->MPI_TAG;
     o->error = RC(v->MPI_ERROR);
-#if MPI_VERSION >= 3
+    /* Byte count and cancel flag straight from the vendor's status layout: calling
+     * MPI_Get_elements and MPI_Test_cancelled on every receive costs more than the rest
+     * of the fast path. The layouts are stable across these vendors' ABI generations. */
+#if defined(OPEN_MPI)
+    o->bytes = v->_ucount;
+    o->cancelled = v->_cancelled;
+    (void)n;
+    (void)c;
+#elif defined(MPICH)
+    o->bytes = (size_t)(unsigned)v->count_lo |
+               ((size_t)((unsigned)v->count_hi_and_cancelled >> 1) << 32);
+    o->cancelled = v->count_hi_and_cancelled & 1;
+    (void)n;
+    (void)c;
+#else
     {
         MPI_Count cnt = 0;
         MPI_Get_elements_x(v, MPI_BYTE, &cnt);
         o->bytes = cnt == MPI_UNDEFINED ? 0 : (size_t)cnt;
     }
-#else
-    MPI_Get_count(v, MPI_BYTE, &n);
-    o->bytes = (size_t)n;
-#endif
-    (void)n;
     MPI_Test_cancelled(v, &c);
     o->cancelled = c;
+    (void)n;
+#endif
 }
 
 static ism_backend table;
+
+static void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc)
+{
+    st_conv(v, o);
+    if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS && o->error == 0)
+        o->error = RC(rc);
+}
 
 static int b_init_thread(int *argc, char ***argv, int required, int *provided)
 {
@@ -140,6 +159,14 @@ static int b_comm_free(ism_vh *c)
     return RC(rc);
 }
 static int b_type_size(ism_vh dt, int *s) { return RC(MPI_Type_size(VD(dt), s)); }
+static int b_type_extent(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent)
+{
+    MPI_Aint l = 0, e = 0;
+    int rc = MPI_Type_get_extent(VD(dt), &l, &e);
+    *lb = (ptrdiff_t)l;
+    *extent = (ptrdiff_t)e;
+    return RC(rc);
+}
 
 static int b_send(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
 {
@@ -159,7 +186,7 @@ static int b_recv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vstatus
     vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), st ? &vs : MPI_STATUS_IGNORE);
     if (st)
-        st_conv(&vs, st);
+        st_conv_rc(&vs, st, rc);
     return RC(rc);
 }
 static int b_sendrecv(const void *sb, int sn, ism_vh sdt, int d, int stag, void *rb, int rn,
@@ -170,7 +197,7 @@ static int b_sendrecv(const void *sb, int sn, ism_vh sdt, int d, int stag, void 
     int rc = MPI_Sendrecv(sb, sn, VD(sdt), vsrc(d), stag, rb, rn, VD(rdt), vsrc(s), vtag(rtag),
                           VC(c), st ? &vs : MPI_STATUS_IGNORE);
     if (st)
-        st_conv(&vs, st);
+        st_conv_rc(&vs, st, rc);
     return RC(rc);
 }
 
@@ -201,7 +228,7 @@ static int b_wait(ism_vh *r, ism_vstatus *st)
     int rc = MPI_Wait(&q, st ? &vs : MPI_STATUS_IGNORE);
     *r = V2H(q);
     if (st)
-        st_conv(&vs, st);
+        st_conv_rc(&vs, st, rc);
     return RC(rc);
 }
 static int b_test(ism_vh *r, int *flag, ism_vstatus *st)
@@ -212,7 +239,7 @@ static int b_test(ism_vh *r, int *flag, ism_vstatus *st)
     int rc = MPI_Test(&q, flag, st ? &vs : MPI_STATUS_IGNORE);
     *r = V2H(q);
     if (st && *flag)
-        st_conv(&vs, st);
+        st_conv_rc(&vs, st, rc);
     return RC(rc);
 }
 
@@ -220,25 +247,22 @@ static int b_test(ism_vh *r, int *flag, ism_vstatus *st)
 static int b_waitall(int n, ism_vh *r, ism_vstatus *sts)
 {
     MPI_Request qs[SMALL_N], *q = n <= SMALL_N ? qs : malloc(sizeof(MPI_Request) * (size_t)n);
-    MPI_Status vss[SMALL_N], *vs = NULL;
-    if (!q)
+    MPI_Status vss[SMALL_N], *vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
+    if (!q || !vs)
         return 39;
-    if (sts)
-        vs = n <= SMALL_N ? vss : malloc(sizeof(MPI_Status) * (size_t)n);
     for (int i = 0; i < n; i++) {
         q[i] = H2V(MPI_Request, r[i]);
-        if (vs)
-            vs[i].MPI_ERROR = MPI_SUCCESS;
+        vs[i].MPI_ERROR = MPI_SUCCESS;
     }
-    int rc = MPI_Waitall(n, q, sts && vs ? vs : MPI_STATUSES_IGNORE);
+    int rc = MPI_Waitall(n, q, vs);
     for (int i = 0; i < n; i++) {
         r[i] = V2H(q[i]);
-        if (sts && vs)
+        if (sts)
             st_conv(&vs[i], &sts[i]);
     }
     if (q != qs)
         free(q);
-    if (vs && vs != vss)
+    if (vs != vss)
         free(vs);
     return RC(rc);
 }
@@ -295,6 +319,27 @@ static int b_probe(int s, int t, ism_vh c, ism_vstatus *st)
     vs.MPI_ERROR = MPI_SUCCESS;
     int rc = MPI_Probe(vsrc(s), vtag(t), VC(c), &vs);
     st_conv(&vs, st);
+    return RC(rc);
+}
+static int b_improbe(int s, int t, ism_vh c, int *flag, ism_vh *msg, ism_vstatus *st)
+{
+    MPI_Status vs = {0};
+    vs.MPI_ERROR = MPI_SUCCESS;
+    MPI_Message m = MPI_MESSAGE_NULL;
+    int rc = MPI_Improbe(vsrc(s), vtag(t), VC(c), flag, &m, &vs);
+    if (*flag) {
+        st_conv(&vs, st);
+        *msg = V2H(m);
+    }
+    return RC(rc);
+}
+static int b_imrecv(void *b, int n, ism_vh dt, ism_vh *msg, ism_vh *r)
+{
+    MPI_Message m = H2V(MPI_Message, *msg);
+    MPI_Request q;
+    int rc = MPI_Imrecv(b, n, VD(dt), &m, &q);
+    *msg = V2H(m);
+    *r = V2H(q);
     return RC(rc);
 }
 static int b_barrier(ism_vh c) { return RC(MPI_Barrier(VC(c))); }
@@ -357,6 +402,7 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->comm_dup = b_comm_dup;
     b->comm_free = b_comm_free;
     b->type_size = b_type_size;
+    b->type_extent = b_type_extent;
     b->send = b_send;
     b->ssend = b_ssend;
     b->rsend = b_rsend;
@@ -374,6 +420,8 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->request_free = b_request_free;
     b->iprobe = b_iprobe;
     b->probe = b_probe;
+    b->improbe = b_improbe;
+    b->imrecv = b_imrecv;
     b->barrier = b_barrier;
     b->bcast = b_bcast;
     b->reduce = b_reduce;

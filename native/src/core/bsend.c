@@ -64,7 +64,7 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out)
 {
-    size_t bytes = (size_t)count * (size_t)dt->size;
+    size_t bytes = (size_t)count * (size_t)dt->extent;
     size_t need = align16(bytes + ISM_BSEND_CHARGE);
     if (dst == ISM_PROC_NULL)
         return ism_isend(buf, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, out);

@@ -101,7 +101,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
                ism_comm *c)
 {
     int rc;
-    size_t bytes = (size_t)count * (size_t)dt->size;
+    size_t bytes = (size_t)count * (size_t)dt->extent;
     if (c->all_local)
         return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, c->l_of[root], c->vcomm);
     int rs = c->site_of[root];
@@ -136,7 +136,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
 int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, ism_comm *c)
 {
     int rc;
-    size_t bytes = (size_t)count * (size_t)dt->size;
+    size_t bytes = (size_t)count * (size_t)dt->extent;
     if (c->all_local)
         return ism.be->allreduce(sbuf, rbuf, count, dt->v, op->v, c->vcomm);
     int lroot = c->l_of[c->my_leader];
@@ -193,7 +193,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
  * site's block in place, leaders swap site blocks, a vendor bcast spreads the whole. */
 int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
 {
-    size_t blk = (size_t)count * (size_t)dt->size;
+    size_t blk = (size_t)count * (size_t)dt->extent;
     int rc;
     if (c->all_local)
         return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);

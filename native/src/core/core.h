@@ -49,7 +49,8 @@ enum {
 
 typedef struct ism_dt {
     ism_vh v;   /* vendor handle */
-    int size;   /* bytes per element */
+    int size;   /* bytes of data per element (MPI_Type_size) */
+    int extent; /* bytes of memory per element, padding included (pair types differ) */
     int abi;    /* ABI handle value for predefined types */
 } ism_dt;
 
@@ -106,6 +107,7 @@ typedef struct ism_req {
     /* receive side */
     void *buf;
     size_t cap;
+    int esize, eext; /* element size and extent of the receive type */
     int src, tag;
     uint64_t id, peer_id;
     size_t total, got;
@@ -133,6 +135,14 @@ typedef struct ism_ux {
     void *payload; /* EAGER only */
     struct ism_ux *next;
 } ism_ux;
+
+/* A message taken by a matched probe (MPI_Mprobe/Improbe), waiting for MPI_Mrecv. */
+typedef struct ism_msg {
+    int remote;   /* 1: an unexpected cross-site frame; 0: a vendor message */
+    ism_comm *comm;
+    ism_ux *ux;
+    ism_vh vmsg;
+} ism_msg;
 
 typedef struct ism_rxslot {
     void *buf;
@@ -217,6 +227,8 @@ int ism_iprobe(int src, int tag, ism_comm *c, int *flag, ism_status *st);
 int ism_probe(int src, int tag, ism_comm *c, ism_status *st);
 void ism_handle_frame(const ism_frame_hdr *h, const void *payload);
 int ism_cancel(ism_req *r);
+int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_status *st);
+int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *msg, ism_req **out);
 int ism_buffer_attach(void *buf, size_t size);
 int ism_buffer_detach(void *bufp, size_t *size);
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out);

@@ -16,7 +16,10 @@ void ism_types_init(void)
         if (!ism.be->dt[i] || ism.be->type_size(ism.be->dt[i], &size))
             continue;
         ism_dt_table[i].v = ism.be->dt[i];
+        ptrdiff_t lb = 0, extent = size;
+        ism.be->type_extent(ism.be->dt[i], &lb, &extent);
         ism_dt_table[i].size = size;
+        ism_dt_table[i].extent = (int)extent;
         ism_dt_table[i].abi = ISM_DT_BASE + i;
     }
     for (int i = 0; i < ISM_OP_COUNT; i++) {

@@ -14,6 +14,14 @@
 
 #include "core.h"
 
+/* Bytes of memory received -> bytes of type signature (they differ for pair types). */
+static size_t sig_bytes(const ism_req *r, size_t n)
+{
+    if (r->eext <= 0 || r->eext == r->esize)
+        return n;
+    return n / (size_t)r->eext * (size_t)r->esize + n % (size_t)r->eext;
+}
+
 static void st_set(ism_status *st, int src, int tag, size_t bytes, int err)
 {
     st->source = src;
@@ -75,7 +83,7 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         *out = r;
         return 0;
     }
-    size_t bytes = (size_t)count * (size_t)dt->size;
+    size_t bytes = (size_t)count * (size_t)dt->extent;
     int dst_g = c->g_of[dst];
     ism.stat_remote_msgs++;
     ism.stat_remote_bytes += bytes;
@@ -116,7 +124,7 @@ static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const voi
     size_t n = h->len <= r->cap ? h->len : r->cap;
     if (n)
         memcpy(r->buf, payload, n);
-    st_set(&r->st, src, h->tag, n, h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
+    st_set(&r->st, src, h->tag, sig_bytes(r, n), h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
     ism_req_complete(r, r->st.error);
 }
 
@@ -187,9 +195,19 @@ static ism_req *find_id(ism_reqlist *l, uint64_t id)
 
 static void handle_message(const ism_frame_hdr *h, const void *payload)
 {
+    if (h->src < 0 || h->src >= ism.gsize)
+        ism_die("site %s rank %d: message from invalid rank %d (protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
     ism_comm *c = ism_comm_by_ctx(h->ctx);
-    if (!c || h->src < 0 || h->src >= ism.gsize || c->c_of_g[h->src] < 0)
-        ism_die("site %s rank %d: message for unknown communicator context %u from rank %d",
+    if (!c) {
+        /* The sender has finished creating a communicator that we are still creating:
+         * keep the message until a receive on that communicator asks for it. */
+        unexpected_push(h, payload);
+        return;
+    }
+    if (c->c_of_g[h->src] < 0)
+        ism_die("site %s rank %d: message on context %u from rank %d, not a member "
+                "(protocol error)",
                 ism_site_name(ism.site), ism.grank, h->ctx, h->src);
     int src = c->c_of_g[h->src];
     for (ism_req *r = ism.posted.head, *next; r; r = next) {
@@ -223,7 +241,7 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
     r->chunks_since_credit++;
     if (r->got >= r->total) {
         ism_list_remove(&ism.rrecvs, r);
-        r->st.bytes = r->total <= r->cap ? r->total : r->cap;
+        r->st.bytes = sig_bytes(r, r->total <= r->cap ? r->total : r->cap);
         r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
         ism_req_complete(r, r->st.error);
     } else if (r->chunks_since_credit * 2 >= ism.window) {
@@ -276,8 +294,9 @@ static int take_unexpected(ism_req *r)
 {
     ism_ux *prev = NULL;
     for (ism_ux *u = ism.ux_head; u; prev = u, u = u->next) {
-        ism_comm *c = ism_comm_by_ctx(u->h.ctx);
-        int src = c ? c->c_of_g[u->h.src] : -1;
+        if (u->h.ctx != r->ctx)
+            continue;
+        int src = r->comm->c_of_g[u->h.src];
         if (!matches(r, &u->h, src))
             continue;
         if (prev)
@@ -326,7 +345,9 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
     r->ctx = ctx;
     r->is_recv = 1;
     r->buf = buf;
-    r->cap = (size_t)count * (size_t)dt->size;
+    r->cap = (size_t)count * (size_t)dt->extent;
+    r->esize = dt->size;
+    r->eext = dt->extent;
     r->src = src;
     r->tag = tag;
     *out = r;
@@ -461,4 +482,98 @@ int ism_cancel(ism_req *r)
     r->st.cancelled = 1;
     ism_req_complete(r, 0);
     return 0;
+}
+
+/* Matched probe: the message found is removed from matching and handed to the caller. */
+int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_status *st)
+{
+    *flag = 0;
+    if (src == ISM_ANY_SOURCE || c->l_of[src] < 0) {
+        ism_req probe = {0};
+        probe.ctx = c->ctx;
+        probe.src = src;
+        probe.tag = tag;
+        ism_progress();
+        ism_ux *prev = NULL;
+        for (ism_ux *u = ism.ux_head; u; prev = u, u = u->next) {
+            int s = c->c_of_g[u->h.src];
+            if (!matches(&probe, &u->h, s))
+                continue;
+            ism_msg *m = calloc(1, sizeof *m);
+            if (!m)
+                return ISM_ERR_NO_MEM;
+            if (prev)
+                prev->next = u->next;
+            else
+                ism.ux_head = u->next;
+            if (ism.ux_tail == u)
+                ism.ux_tail = prev;
+            m->remote = 1;
+            m->comm = c;
+            m->ux = u;
+            if (st)
+                st_set(st, s, u->h.tag, u->h.type == ISM_F_EAGER ? u->h.len : u->h.a, 0);
+            *msg = m;
+            *flag = 1;
+            return 0;
+        }
+        if (src != ISM_ANY_SOURCE)
+            return 0;
+    }
+    ism_vstatus vst;
+    ism_vh vm = 0;
+    int rc = ism.be->improbe(src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag, c->vcomm, flag, &vm,
+                             &vst);
+    if (rc || !*flag)
+        return rc;
+    ism_msg *m = calloc(1, sizeof *m);
+    if (!m)
+        return ISM_ERR_NO_MEM;
+    m->comm = c;
+    m->vmsg = vm;
+    if (st)
+        ism_status_from_vendor(c, &vst, st);
+    *msg = m;
+    return 0;
+}
+
+int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
+{
+    ism_comm *c = m->comm;
+    int rc = 0;
+    if (!m->remote) {
+        ism_req *r = ism_req_alloc(ISM_RQ_VENDOR);
+        if (!r)
+            return ISM_ERR_NO_MEM;
+        r->comm = c;
+        rc = ism.be->imrecv(buf, count, dt->v, &m->vmsg, &r->vreq);
+        if (rc) {
+            ism_req_free(r);
+            return rc;
+        }
+        *out = r;
+    } else {
+        ism_req *r = ism_req_alloc(ISM_RQ_RRECV);
+        if (!r)
+            return ISM_ERR_NO_MEM;
+        r->comm = c;
+        r->ctx = m->ux->h.ctx;
+        r->is_recv = 1;
+        r->buf = buf;
+        r->cap = (size_t)count * (size_t)dt->extent;
+        r->esize = dt->size;
+        r->eext = dt->extent;
+        r->src = c->c_of_g[m->ux->h.src];
+        r->tag = m->ux->h.tag;
+        ism.remote_active++;
+        if (m->ux->h.type == ISM_F_EAGER)
+            deliver_eager(r, &m->ux->h, r->src, m->ux->payload);
+        else
+            start_rndv(r, &m->ux->h, r->src);
+        free(m->ux->payload);
+        free(m->ux);
+        *out = r;
+    }
+    free(m);
+    return rc;
 }
