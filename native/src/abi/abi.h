@@ -88,7 +88,8 @@ const char *ism_abi_class_text(int c);
 
 /* Common checks; each returns 0 or raises. */
 int ism_abi_check_init(const char *fn);
-int ism_abi_tag_ub(void);
+extern int ism_abi_tag_ub_value;
+static inline int ism_abi_tag_ub(void) { return ism_abi_tag_ub_value; }
 
 #define ISM_CHECK_INIT(fn)                                                                         \
     do {                                                                                           \

@@ -8,12 +8,7 @@
 
 #include "abi.h"
 
-static int tag_ub_cached = -1;
-
-int ism_abi_tag_ub(void)
-{
-    return tag_ub_cached;
-}
+int ism_abi_tag_ub_value = -1; /* set at MPI_Init: the vendor's MPI_TAG_UB */
 
 int ism_abi_check_init(const char *fn)
 {
@@ -97,7 +92,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         return rc;
     }
     int vub = ism.be->vendor_tag_ub;
-    tag_ub_cached = vub > 0 ? vub : 32767;
+    ism_abi_tag_ub_value = vub > 0 ? vub : 32767;
     if (provided)
         *provided = prov;
     return MPI_SUCCESS;

@@ -9,14 +9,23 @@
 
 #include "abi.h"
 
-static inline int send_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, int dst,
-                            int tag, ism_comm **c, ism_dt **d)
+static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int dst, int tag)
+    __attribute__((noinline, cold));
+
+static inline __attribute__((always_inline)) int send_args(const char *fn, MPI_Comm comm,
+                                                            MPI_Datatype dt, int count, int dst,
+                                                            int tag, ism_comm **c, ism_dt **d)
 {
     *c = ism_abi_comm(comm);
     *d = ism_abi_dt(dt);
     if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)dst < (unsigned)(*c)->size && tag >= 0 &&
                    tag <= ism_abi_tag_ub()))
         return 0;
+    return send_args_slow(fn, c, d, count, dst, tag);
+}
+
+static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int dst, int tag)
+{
     ISM_CHECK_INIT(fn);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
@@ -34,14 +43,23 @@ static inline int send_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int 
     return 0;
 }
 
-static inline int recv_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, int src,
-                            int tag, ism_comm **c, ism_dt **d)
+static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int src, int tag)
+    __attribute__((noinline, cold));
+
+static inline __attribute__((always_inline)) int recv_args(const char *fn, MPI_Comm comm,
+                                                            MPI_Datatype dt, int count, int src,
+                                                            int tag, ism_comm **c, ism_dt **d)
 {
     *c = ism_abi_comm(comm);
     *d = ism_abi_dt(dt);
     if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)src < (unsigned)(*c)->size && tag >= 0 &&
                    tag <= ism_abi_tag_ub()))
         return 0;
+    return recv_args_slow(fn, c, d, count, src, tag);
+}
+
+static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int src, int tag)
+{
     ISM_CHECK_INIT(fn);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
@@ -60,7 +78,7 @@ static inline int recv_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int 
 }
 
 /* Send-side dst may be PROC_NULL: the fast check above rejects it, the slow one accepts. */
-#define SEND_ENTRY(NAME, MODE)                                                                     \
+#define SEND_ENTRY(NAME, MODE, VENDOR_CALL)                                                        \
     int PMPI_##NAME(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
                     MPI_Comm comm)                                                                 \
     {                                                                                              \
@@ -69,6 +87,13 @@ static inline int recv_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int 
         int rc = send_args("MPI_" #NAME, comm, datatype, count, dest, tag, &c, &d);                \
         if (ISM_UNLIKELY(rc))                                                                      \
             return rc;                                                                             \
+        if (ISM_LIKELY(!ism.remote_active && dest >= 0 && c->l_of[dest] >= 0)) {                   \
+            /* the fast path: one site, nothing cross-site pending */                              \
+            rc = VENDOR_CALL(buf, count, d->v, c->l_of[dest], tag, c->vcomm);                      \
+            if (ISM_UNLIKELY(rc))                                                                  \
+                return ism_abi_error(c, rc, "MPI_" #NAME, "sending to rank %d failed", dest);      \
+            return MPI_SUCCESS;                                                                    \
+        }                                                                                          \
         rc = ism_send(buf, count, d, dest, tag, c, MODE);                                          \
         if (ISM_UNLIKELY(rc))                                                                      \
             return ism_abi_error(c, rc, "MPI_" #NAME, "sending to rank %d failed", dest);          \
@@ -76,9 +101,9 @@ static inline int recv_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int 
     }                                                                                              \
     ISM_PMPI(NAME)
 
-SEND_ENTRY(Send, ISM_MODE_STD)
-SEND_ENTRY(Ssend, ISM_MODE_SYNC)
-SEND_ENTRY(Rsend, ISM_MODE_READY)
+SEND_ENTRY(Send, ISM_MODE_STD, ism.be->send)
+SEND_ENTRY(Ssend, ISM_MODE_SYNC, ism.be->ssend)
+SEND_ENTRY(Rsend, ISM_MODE_READY, ism.be->rsend)
 
 int PMPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
@@ -108,6 +133,19 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     int rc = recv_args("MPI_Recv", comm, datatype, count, source, tag, &c, &d);
     if (ISM_UNLIKELY(rc))
         return rc;
+    if (ISM_LIKELY(!ism.remote_active && source >= 0 && c->l_of[source] >= 0)) {
+        /* the fast path: one site, nothing cross-site pending */
+        ism_vstatus vst;
+        rc = ism.be->recv(buf, count, d->v, c->l_of[source], tag, c->vcomm,
+                          status == MPI_STATUS_IGNORE ? NULL : &vst);
+        if (status != MPI_STATUS_IGNORE) {
+            ism_status_from_vendor(c, &vst, &st);
+            ism_abi_status(status, &st);
+        }
+        if (ISM_UNLIKELY(rc))
+            return ism_abi_error(c, rc, "MPI_Recv", "receiving from rank %d failed", source);
+        return MPI_SUCCESS;
+    }
     rc = ism_recv(buf, count, d, source, tag, c, status == MPI_STATUS_IGNORE ? NULL : &st);
     if (status != MPI_STATUS_IGNORE)
         ism_abi_status(status, &st);
