@@ -78,11 +78,12 @@ def build(prefix, build_dir, name):
     return exe
 
 
-def run_job(exe, args, ranks, mpi, extra_env=None, timeout=JOB_TIMEOUT):
+def run_job(exe, args, ranks, mpi, extra_env=None, timeout=JOB_TIMEOUT, gateways=1):
     env = dict(os.environ, **(extra_env or {}))
     n = sum(int(x) for x in ranks.split(","))
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--sites",
            str(len(ranks.split(","))), "--ranks-per-site", ranks, "--mpi", mpi,
+           "--gateways", str(gateways),
            "--timeout", str(timeout - 20), "--", str(exe), *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -127,3 +128,24 @@ def test_failing_program_stops_every_site(prefix, build_dir, mpi, name, min_rank
     # 124 is `isthmus run --timeout`: the job hung instead of stopping by itself
     assert r.returncode not in (0, 124), (r.stdout + r.stderr)[-4000:]
     assert took < 45, f"every site should stop within 30 s; took {took:.0f} s"
+
+
+# Several gateways per site: each (source, destination) pair keeps one path, so order holds
+GW_PROGRAMS = ["p2p_order", "p2p_anysource", "p2p_large", "coll_basic"]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", GW_PROGRAMS)
+def test_program_with_two_gateways_per_site(prefix, build_dir, mpi, name):
+    row = next(r for r in OK_TESTS if r[0] == name)
+    exe = build(prefix, build_dir, name)
+    env, more = VENDOR_WORKAROUNDS.get((name, mpi), ({}, []))
+    r = run_job(exe, row[2] + more, "3,3", mpi, extra_env=dict(env, ISTHMUS_STATS="1"),
+                gateways=2)
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-6000:]
+    # both gateways of each site carried traffic
+    used = {line.split(":")[1].split("->")[0].strip() for line in r.stderr.splitlines()
+            if line.startswith("isthmus stats:") and " sent " in line
+            and " sent 0 msgs" not in line}
+    assert {"site A gateway 0", "site A gateway 1", "site B gateway 0",
+            "site B gateway 1"} <= used, r.stderr[-3000:]

@@ -28,6 +28,7 @@
 #define VD(h) H2V(MPI_Datatype, h)
 #define VO(h) H2V(MPI_Op, h)
 
+static int err_map(int code) __attribute__((noinline, cold));
 static int err_map(int code)
 {
     int cls = MPI_ERR_OTHER;
@@ -41,7 +42,8 @@ static int err_map(int code)
 #undef ISM_ERR
     return 16; /* MPI_ERR_OTHER */
 }
-#define RC(x) ((x) == MPI_SUCCESS ? 0 : err_map(x))
+/* A function, not a macro: its argument is often the vendor call itself. */
+static inline int RC(int x) { return __builtin_expect(x == MPI_SUCCESS, 1) ? 0 : err_map(x); }
 
 static inline int vsrc(int s)
 {
@@ -49,8 +51,8 @@ static inline int vsrc(int s)
 }
 static inline int vtag(int t) { return t == ISM_VTAG_ANY ? MPI_ANY_TAG : t; }
 
-static void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc);
-static void st_conv(const MPI_Status *v, ism_vstatus *o)
+static inline void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc);
+static inline void st_conv(const MPI_Status *v, ism_vstatus *o)
 {
     int n = 0, c = 0;
     if (!o)
@@ -88,7 +90,7 @@ static void st_conv(const MPI_Status *v, ism_vstatus *o)
 
 static ism_backend table;
 
-static void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc)
+static inline void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc)
 {
     st_conv(v, o);
     if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS && o->error == 0)
@@ -182,11 +184,12 @@ static int b_rsend(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
 }
 static int b_recv(void *b, int n, ism_vh dt, int s, int t, ism_vh c, ism_vstatus *st)
 {
-    MPI_Status vs = {0};
-    vs.MPI_ERROR = MPI_SUCCESS;
-    int rc = MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), st ? &vs : MPI_STATUS_IGNORE);
-    if (st)
-        st_conv_rc(&vs, st, rc);
+    if (!st)
+        return RC(MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), MPI_STATUS_IGNORE));
+    MPI_Status vs;
+    vs.MPI_ERROR = MPI_SUCCESS; /* vendors leave it untouched on success */
+    int rc = MPI_Recv(b, n, VD(dt), vsrc(s), vtag(t), VC(c), &vs);
+    st_conv_rc(&vs, st, rc);
     return RC(rc);
 }
 static int b_sendrecv(const void *sb, int sn, ism_vh sdt, int d, int stag, void *rb, int rn,

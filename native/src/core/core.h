@@ -242,7 +242,6 @@ void ism_list_remove(ism_reqlist *l, ism_req *r);
 int ism_req_test(ism_req *r, int *flag, ism_status *st);
 int ism_req_wait(ism_req *r, ism_status *st);
 void ism_req_complete(ism_req *r, int error);
-void ism_status_from_vendor(ism_comm *c, const ism_vstatus *v, ism_status *st);
 
 /* coll.c */
 int ism_barrier(ism_comm *c);
@@ -260,5 +259,20 @@ int ism_comm_free(ism_comm *c);
 int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c);
 
 static inline int ism_is_remote(const ism_comm *c, int r) { return c->l_of[r] < 0; }
+
+/* A vendor completion, in the terms of communicator c (vendor rank -> comm rank). */
+static inline void ism_status_from_vendor(ism_comm *c, const ism_vstatus *v, ism_status *st)
+{
+    if (!st)
+        return;
+    if (v->source >= 0 && v->source < c->lsize)
+        st->source = c->c_of_l[v->source];
+    else
+        st->source = v->source == ISM_VSRC_PROC_NULL ? ISM_PROC_NULL : v->source;
+    st->tag = v->tag;
+    st->error = v->error;
+    st->bytes = v->bytes;
+    st->cancelled = v->cancelled;
+}
 
 #endif

@@ -70,22 +70,6 @@ void ism_req_complete(ism_req *r, int error)
         ism_req_free(r);
 }
 
-void ism_status_from_vendor(ism_comm *c, const ism_vstatus *v, ism_status *st)
-{
-    if (!st)
-        return;
-    if (v->source == ISM_VSRC_PROC_NULL)
-        st->source = ISM_PROC_NULL;
-    else if (v->source >= 0 && v->source < c->lsize)
-        st->source = c->c_of_l[v->source];
-    else
-        st->source = v->source;
-    st->tag = v->tag;
-    st->error = v->error;
-    st->bytes = v->bytes;
-    st->cancelled = v->cancelled;
-}
-
 int ism_req_test(ism_req *r, int *flag, ism_status *st)
 {
     int rc = 0;
