@@ -131,8 +131,11 @@ def test_sigkill_after_grace(tmp_path, capfd):
 def test_launcher_that_cannot_start(tmp_path):
     with pytest.raises(IsthmusError, match="site B: cannot start /nonexistent/mpirun"):
         run((1, 1), {"A": sleeper(tmp_path, "A"), "B": ["/nonexistent/mpirun"]})
-    for pid in read_pids(tmp_path, "A", 2):
-        assert wait_for(lambda pid=pid: not alive(pid))
+    # Site A may be stopped before its shell even wrote its pids (B fails at once, and
+    # under load A's shell can lose that race); whatever A did start must be gone.
+    if (tmp_path / "A.pids").exists():
+        for pid in read_pids(tmp_path, "A", 2):
+            assert wait_for(lambda pid=pid: not alive(pid))
 
 
 def test_stray_process_of_the_job_is_swept(tmp_path):

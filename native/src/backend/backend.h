@@ -92,6 +92,14 @@ typedef struct ism_backend {
     int (*allgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount, ism_vh rdt,
                      ism_vh comm);
     int (*reduce_local)(const void *in, void *inout, int count, ism_vh dt, ism_vh op);
+    /* non-blocking forms, so that a rank waiting in a site-local phase keeps draining
+     * frames from its gateway (sbuf NULL: in place) */
+    int (*ibarrier)(ism_vh comm, ism_vh *req);
+    int (*ibcast)(void *buf, int count, ism_vh dt, int root, ism_vh comm, ism_vh *req);
+    int (*ireduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, int root,
+                   ism_vh comm, ism_vh *req);
+    int (*iallgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount,
+                      ism_vh rdt, ism_vh comm, ism_vh *req);
 } ism_backend;
 
 /* Every backend plugin exports this one symbol. */

@@ -324,6 +324,36 @@ static int b_probe(int s, int t, ism_vh c, ism_vstatus *st)
     st_conv(&vs, st);
     return RC(rc);
 }
+static int b_ibarrier(ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Ibarrier(VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_ibcast(void *b, int n, ism_vh dt, int root, ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Ibcast(b, n, VD(dt), root, VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_ireduce(const void *s, void *rb, int n, ism_vh dt, ism_vh op, int root, ism_vh c,
+                     ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Ireduce(s ? s : MPI_IN_PLACE, rb, n, VD(dt), VO(op), root, VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_iallgather(const void *s, int sn, ism_vh sdt, void *rb, int rn, ism_vh rdt, ism_vh c,
+                        ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Iallgather(s ? s : MPI_IN_PLACE, sn, VD(sdt), rb, rn, VD(rdt), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
 static int b_improbe(int s, int t, ism_vh c, int *flag, ism_vh *msg, ism_vstatus *st)
 {
     MPI_Status vs = {0};
@@ -424,6 +454,10 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->iprobe = b_iprobe;
     b->probe = b_probe;
     b->improbe = b_improbe;
+    b->ibarrier = b_ibarrier;
+    b->ibcast = b_ibcast;
+    b->ireduce = b_ireduce;
+    b->iallgather = b_iallgather;
     b->imrecv = b_imrecv;
     b->barrier = b_barrier;
     b->bcast = b_bcast;

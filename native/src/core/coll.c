@@ -14,6 +14,63 @@
 
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER };
 
+/* Wait for a vendor request of a site-local phase while draining the gateway channel:
+ * a rank blocked inside a vendor collective could otherwise leave frames for it piling
+ * up in its gateway's pool, stalling the link that other sites' phases depend on. */
+static int vwait(int rc, const ism_vh *reqp)
+{
+    unsigned spins = 0;
+    if (rc)
+        return rc;
+    ism_vh req = *reqp; /* read only after the call that produced it has returned */
+    for (;;) {
+        int flag = 0;
+        ism_vstatus st;
+        rc = ism.be->test(&req, &flag, &st);
+        if (rc || flag)
+            return rc;
+        if (!ism_progress())
+            ism_idle(&spins);
+    }
+}
+
+static int l_barrier(ism_comm *c)
+{
+    ism_vh r = 0;
+    if (!ism.multisite)
+        return ism.be->barrier(c->vcomm);
+    int rc = ism.be->ibarrier(c->vcomm, &r);
+    return vwait(rc, &r);
+}
+
+static int l_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
+{
+    ism_vh r = 0;
+    if (!ism.multisite)
+        return ism.be->bcast(buf, count, dt->v, root, c->vcomm);
+    int rc = ism.be->ibcast(buf, count, dt->v, root, c->vcomm, &r);
+    return vwait(rc, &r);
+}
+
+static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                    ism_comm *c)
+{
+    ism_vh r = 0;
+    if (!ism.multisite)
+        return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm);
+    int rc = ism.be->ireduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm, &r);
+    return vwait(rc, &r);
+}
+
+static int l_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
+{
+    ism_vh r = 0;
+    if (!ism.multisite)
+        return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
+    int rc = ism.be->iallgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm, &r);
+    return vwait(rc, &r);
+}
+
 static int wait_free(ism_req *r)
 {
     int rc = ism_req_wait(r, NULL);
@@ -37,7 +94,7 @@ static int xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c
 
 int ism_barrier(ism_comm *c)
 {
-    int rc = ism.be->barrier(c->vcomm);
+    int rc = c->all_local ? ism.be->barrier(c->vcomm) : l_barrier(c);
     if (rc || c->all_local)
         return rc;
     if (c->rank == c->my_leader) {
@@ -57,7 +114,7 @@ int ism_barrier(ism_comm *c)
                 rc = xrecv(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
         }
     }
-    int rc2 = ism.be->barrier(c->vcomm);
+    int rc2 = l_barrier(c);
     return rc ? rc : rc2;
 }
 
@@ -92,7 +149,7 @@ int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
         return rc;
     if (c->lsize > 1) {
         int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
-        rc = ism.be->bcast(buf, count, dt->v, lroot, c->vcomm);
+        rc = l_bcast(buf, count, dt, lroot, c);
     }
     return rc;
 }
@@ -107,7 +164,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
     int rs = c->site_of[root];
     int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     if (ism.site == rs) {
-        rc = ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, lroot, c->vcomm);
+        rc = l_reduce(sbuf, rbuf, count, dt, op, lroot, c);
         if (rc || c->rank != root)
             return rc;
         void *tmp = malloc(bytes ? bytes : 1);
@@ -126,7 +183,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
     void *tmp = c->lrank == lroot ? malloc(bytes ? bytes : 1) : NULL;
     if (c->lrank == lroot && !tmp)
         return ISM_ERR_NO_MEM;
-    rc = ism.be->reduce(sbuf, tmp, count, dt->v, op->v, lroot, c->vcomm);
+    rc = l_reduce(sbuf, tmp, count, dt, op, lroot, c);
     if (!rc && c->lrank == lroot)
         rc = xsend(tmp, count, dt, root, TAG_REDUCE, c);
     free(tmp);
@@ -142,8 +199,8 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     int lroot = c->l_of[c->my_leader];
     int leader = c->rank == c->my_leader;
     /* in place: at the leader the vendor takes IN_PLACE; elsewhere rbuf holds the input */
-    rc = ism.be->reduce(leader ? sbuf : (sbuf ? sbuf : rbuf), leader ? rbuf : NULL, count, dt->v,
-                        op->v, lroot, c->vcomm);
+    rc = l_reduce(leader ? sbuf : (sbuf ? sbuf : rbuf), leader ? rbuf : NULL, count, dt, op,
+                  lroot, c);
     if (rc)
         return rc;
     if (leader) {
@@ -184,7 +241,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
             return rc;
     }
     if (c->lsize > 1)
-        rc = ism.be->bcast(rbuf, count, dt->v, lroot, c->vcomm);
+        rc = l_bcast(rbuf, count, dt, lroot, c);
     return rc;
 }
 
@@ -199,10 +256,8 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
         return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
     char *base = rbuf;
     char *mine = base + (size_t)c->leaders[ism.site] * blk;
-    if (!sbuf) /* in place: the vendor finds our block at our rank's slot of `mine` */
-        rc = ism.be->allgather(NULL, count, dt->v, mine, count, dt->v, c->vcomm);
-    else
-        rc = ism.be->allgather(sbuf, count, dt->v, mine, count, dt->v, c->vcomm);
+    /* in place (sbuf NULL): the vendor finds our block at our rank's slot of `mine` */
+    rc = l_allgather(sbuf, mine, count, dt, c);
     if (rc)
         return rc;
     if (c->rank == c->my_leader) {
@@ -230,5 +285,5 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
         if (rc)
             return rc;
     }
-    return ism.be->bcast(rbuf, count * c->size, dt->v, c->l_of[c->my_leader], c->vcomm);
+    return l_bcast(rbuf, count * c->size, dt, c->l_of[c->my_leader], c);
 }

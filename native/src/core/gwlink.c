@@ -16,7 +16,7 @@
 
 #include "core.h"
 
-#define ISM_RX_SLOTS 8
+#define ISM_RX_SLOTS 16
 #define ISM_OUT_MAX 256
 #define ISM_OUT_BYTES_MAX (32u << 20)
 
