@@ -57,3 +57,18 @@ def script(tmp_path):
         return p
 
     return make
+
+
+@pytest.fixture(scope="session")
+def prefix():
+    """The native install for end-to-end tests. Under ./scripts/test.sh (and so in CI)
+    ISTHMUS_REQUIRE_NATIVE is set and a missing build fails instead of skipping."""
+    from isthmus import paths
+    from isthmus.errors import IsthmusError
+
+    try:
+        return paths.find_prefix()
+    except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(f"the native build is required here: {e}")
+        pytest.skip(f"needs the native build: {e}")

@@ -8,23 +8,11 @@ import sys
 
 import pytest
 
-from isthmus import paths
-from isthmus.errors import IsthmusError
 from isthmus.launch import vendor
 
 pytestmark = pytest.mark.native
 
 JOB_TIMEOUT = 300
-
-
-@pytest.fixture
-def prefix():
-    try:
-        return paths.find_prefix()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
-            pytest.fail(f"the native build is required here: {e}")
-        pytest.skip(f"needs the native build: {e}")
 
 
 def isthmus(*args, cwd=None):

@@ -11,15 +11,12 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
-from isthmus import paths
-from isthmus.errors import IsthmusError
 
 pytestmark = pytest.mark.native
 
@@ -102,16 +99,6 @@ int main(int argc, char **argv) {
     return 0;
 }""",
 }
-
-
-@pytest.fixture(scope="module")
-def prefix():
-    try:
-        return paths.find_prefix()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
-            pytest.fail(f"the native build is required here: {e}")
-        pytest.skip(f"needs the native build: {e}")
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from isthmus import paths
-from isthmus.errors import IsthmusError
 from isthmus.launch import vendor
 
 pytestmark = pytest.mark.native
@@ -52,16 +50,6 @@ VENDOR_WORKAROUNDS = {
     # MPICH 4.0 MPI_Reduce(MPI_IN_PLACE) with a non-zero root crashes (pmodels/mpich#6540)
     ("coll_basic", "mpich"): ({"MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE": "0"}, []),
 }
-
-
-@pytest.fixture(scope="session")
-def prefix():
-    try:
-        return paths.find_prefix()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
-            pytest.fail(f"the native build is required here: {e}")
-        pytest.skip(f"needs the native build: {e}")
 
 
 @pytest.fixture(scope="session")

@@ -289,6 +289,17 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
     }
 }
 
+/* Take u (whose predecessor is prev, or NULL at the head) out of the unexpected queue. */
+static void ux_unlink(ism_ux *prev, ism_ux *u)
+{
+    if (prev)
+        prev->next = u->next;
+    else
+        ism.ux_head = u->next;
+    if (ism.ux_tail == u)
+        ism.ux_tail = prev;
+}
+
 /* Try to satisfy a new remote-capable receive from the unexpected queue. */
 static int take_unexpected(ism_req *r)
 {
@@ -299,12 +310,7 @@ static int take_unexpected(ism_req *r)
         int src = r->comm->c_of_g[u->h.src];
         if (!matches(r, &u->h, src))
             continue;
-        if (prev)
-            prev->next = u->next;
-        else
-            ism.ux_head = u->next;
-        if (ism.ux_tail == u)
-            ism.ux_tail = prev;
+        ux_unlink(prev, u);
         if (u->h.type == ISM_F_EAGER)
             deliver_eager(r, &u->h, src, u->payload);
         else
@@ -502,12 +508,7 @@ int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_sta
             ism_msg *m = calloc(1, sizeof *m);
             if (!m)
                 return ISM_ERR_NO_MEM;
-            if (prev)
-                prev->next = u->next;
-            else
-                ism.ux_head = u->next;
-            if (ism.ux_tail == u)
-                ism.ux_tail = prev;
+            ux_unlink(prev, u);
             m->remote = 1;
             m->comm = c;
             m->ux = u;
