@@ -53,7 +53,7 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 0;
 }""",
-    # sleeps argv[1] seconds, then a ring and an allreduce; prints "ring ok"
+    # keeps all ranks busy in barriers for argv[1] seconds, then a ring and an allreduce
     "slowring": r"""
 #include <mpi.h>
 #include <stdio.h>
@@ -65,7 +65,13 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     double until = MPI_Wtime() + atof(argv[1]);
-    while (MPI_Wtime() < until) { MPI_Barrier(MPI_COMM_WORLD); usleep(100000); }
+    int go = 1; /* rank 0's clock decides for all: ranks must agree on the last barrier */
+    while (go) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(100000);
+        go = MPI_Wtime() < until;
+        MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
     if (r == 0) { MPI_Send(&tok, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
                   MPI_Recv(&tok, 1, MPI_INT, n - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); }
     else { MPI_Recv(&tok, 1, MPI_INT, r - 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE); tok += r;
@@ -163,7 +169,8 @@ def test_crashed_rank_stops_every_site(progs, mpi):
     p = start(["-n", "4", "--mpi", mpi, "--", str(progs["crash"]), "2"])
     rc, out, err, took = finish(p, 60)
     assert rc != 0, err
-    assert "site B" in err, err[-3000:]
+    # the site that reports first varies (the crashed one, or its peer losing the link)
+    assert "site A" in err or "site B" in err, err[-3000:]
     assert took < 30
 
 
