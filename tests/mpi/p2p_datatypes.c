@@ -118,13 +118,16 @@ struct tcase {
     MPI_Datatype type;
     size_t csize;  /* sizeof the C type = expected extent */
     size_t msize;  /* expected MPI_Type_size */
+    size_t tsize;  /* expected true extent: up to the last byte of data */
     int pair;
     void (*fill)(void *, int, int);
     int (*bad)(const void *, int, int);
 };
 
-#define T(NAME, MT, CT) {#MT, MT, sizeof(CT), sizeof(CT), 0, fill_##NAME, bad_##NAME}
-#define P(NAME, MT, ST, VT) {#MT, MT, sizeof(ST), sizeof(VT) + sizeof(int), 1, fill_##NAME, bad_##NAME}
+#define T(NAME, MT, CT) {#MT, MT, sizeof(CT), sizeof(CT), sizeof(CT), 0, fill_##NAME, bad_##NAME}
+#define P(NAME, MT, ST, VT)                                                                        \
+    {#MT, MT, sizeof(ST), sizeof(VT) + sizeof(int), offsetof(ST, i) + sizeof(int), 1,             \
+     fill_##NAME, bad_##NAME}
 
 int main(int argc, char **argv)
 {
@@ -189,6 +192,11 @@ int main(int argc, char **argv)
               tc->msize);
         CHECK(lb == 0 && extent == (MPI_Aint)tc->csize, "%s: lb %ld extent %ld, expected 0 %zu",
               tc->name, (long)lb, (long)extent, tc->csize);
+        MPI_Aint tlb = -1, textent = -1;
+        MPI_Type_get_true_extent(tc->type, &tlb, &textent);
+        CHECK(tlb == 0 && textent == (MPI_Aint)tc->tsize,
+              "%s: true lb %ld true extent %ld, expected 0 %zu", tc->name, (long)tlb,
+              (long)textent, tc->tsize);
 
         for (int p = 0; p < 2; p++)
             for (int k = 0; k < 2; k++) {

@@ -60,6 +60,7 @@ typedef struct ism_backend {
     int (*comm_free)(ism_vh *comm);
     int (*type_size)(ism_vh dt, int *size);
     int (*type_extent)(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent);
+    int (*type_true_extent)(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent);
 
     int (*send)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);
     int (*ssend)(const void *buf, int count, ism_vh dt, int dst, int tag, ism_vh comm);

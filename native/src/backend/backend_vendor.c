@@ -170,6 +170,14 @@ static int b_type_extent(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent)
     return RC(rc);
 }
 
+static int b_type_true_extent(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent)
+{
+    MPI_Aint l = 0, e = 0;
+    int rc = MPI_Type_get_true_extent(VD(dt), &l, &e);
+    *lb = (ptrdiff_t)l;
+    *extent = (ptrdiff_t)e;
+    return RC(rc);
+}
 static int b_send(const void *b, int n, ism_vh dt, int d, int t, ism_vh c)
 {
     return RC(MPI_Send(b, n, VD(dt), vsrc(d), t, VC(c)));
@@ -436,6 +444,7 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->comm_free = b_comm_free;
     b->type_size = b_type_size;
     b->type_extent = b_type_extent;
+    b->type_true_extent = b_type_true_extent;
     b->send = b_send;
     b->ssend = b_ssend;
     b->rsend = b_rsend;

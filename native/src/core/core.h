@@ -51,6 +51,7 @@ typedef struct ism_dt {
     ism_vh v;   /* vendor handle */
     int size;   /* bytes of data per element (MPI_Type_size) */
     int extent; /* bytes of memory per element, padding included (pair types differ) */
+    int true_extent; /* up to the last byte of data (pair types: without tail padding) */
     int abi;    /* ABI handle value for predefined types */
 } ism_dt;
 

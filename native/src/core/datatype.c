@@ -20,6 +20,9 @@ void ism_types_init(void)
         ism.be->type_extent(ism.be->dt[i], &lb, &extent);
         ism_dt_table[i].size = size;
         ism_dt_table[i].extent = (int)extent;
+        ptrdiff_t tlb = 0, textent = extent;
+        ism.be->type_true_extent(ism.be->dt[i], &tlb, &textent);
+        ism_dt_table[i].true_extent = (int)textent;
         ism_dt_table[i].abi = ISM_DT_BASE + i;
     }
     for (int i = 0; i < ISM_OP_COUNT; i++) {
