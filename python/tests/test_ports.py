@@ -5,6 +5,7 @@ import socket
 import pytest
 
 from isthmus.errors import IsthmusError
+from isthmus.launch import ports
 from isthmus.launch.ports import check_ports_free, free_port, free_port_block, pick_site_ports, port_is_free
 
 
@@ -50,3 +51,12 @@ def test_non_local_host_gives_clear_error():
     with pytest.raises(IsthmusError, match="cannot pick a free port on 192.0.2.1"):
         free_port("192.0.2.1")
     assert check_ports_free("192.0.2.1", 4000, 1) is None  # not checkable, not an error
+
+
+def test_free_port_avoids_the_ephemeral_range():
+    """Ports from bind(0) can be reused by outgoing connections before the gateway binds."""
+    lo, _ = ports._ephemeral_range()
+    for _ in range(20):
+        p = ports.free_port("127.0.0.1")
+        assert p < lo
+        assert ports.port_is_free("127.0.0.1", p)

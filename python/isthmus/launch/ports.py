@@ -2,7 +2,9 @@
 # gave none: one block of consecutive ports per site (gateway i listens on base + i).
 from __future__ import annotations
 
+import random
 import socket
+from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..errors import IsthmusError
@@ -31,8 +33,27 @@ def port_is_free(host: str, port: int) -> bool:
     return True
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        lo, hi = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(lo), int(hi)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port the OS reports free on `host` right now (bind to 0, read it, close)."""
+    """A port free on `host` right now, chosen *below* the kernel's ephemeral range: a port
+    the OS hands out for port 0 can be taken again, before the gateway binds it, as the local
+    port of any outgoing connection (the job's own gateways connect to each other)."""
+    lo, _ = _ephemeral_range()
+    if lo > 11000:
+        rng = random.Random()
+        for _ in range(_ATTEMPTS):
+            port = rng.randrange(10000, lo - 1000)
+            try:
+                return _bind(host, port)
+            except OSError:
+                continue
     try:
         return _bind(host, 0)
     except OSError as e:
