@@ -74,7 +74,7 @@ typedef struct gw_state {
     gw_pending *pend;      /* sends to apps in flight */
     int npend, pendcap;
     int64_t link_timeout_ms, connect_timeout_ms;
-    int idle_max_us;
+    int idle_max_us, idle_deep_us;
     int stats;
 } gw_state;
 

@@ -257,6 +257,7 @@ void gw_loop(void)
 {
     struct pollfd *pf = calloc((size_t)gw.nlinks + 1, sizeof *pf);
     unsigned idle = 0;
+    int64_t idle_since = ism_now_ms();
     for (;;) {
         int work = service_apps();
         if (finished())
@@ -294,11 +295,17 @@ void gw_loop(void)
         struct timespec ts = {0, 0};
         if (work) {
             idle = 0;
+            idle_since = now;
         } else if (++idle > 64) {
+            /* naps grow to ISTHMUS_GW_IDLE_US; after 50 ms without work, to the deeper
+             * ISTHMUS_GW_IDLE_DEEP_US (sockets still wake us at once; only frames from
+             * local apps wait for the nap to end) */
             long us = (long)(idle - 64) * 10;
-            if (us > gw.idle_max_us)
-                us = gw.idle_max_us;
-            ts.tv_nsec = us * 1000;
+            long cap = now - idle_since > 50 ? gw.idle_deep_us : gw.idle_max_us;
+            if (us > cap)
+                us = cap;
+            ts.tv_sec = us / 1000000;
+            ts.tv_nsec = (us % 1000000) * 1000;
         } else {
             sched_yield();
         }

@@ -190,6 +190,9 @@ static void read_env(void)
     gw.link_timeout_ms = env_long("ISTHMUS_LINK_TIMEOUT", 20, 1, 86400) * 1000;
     gw.connect_timeout_ms = env_long("ISTHMUS_CONNECT_TIMEOUT", 60, 1, 86400) * 1000;
     gw.idle_max_us = (int)env_long("ISTHMUS_GW_IDLE_US", 200, 0, 100000);
+    gw.idle_deep_us = (int)env_long("ISTHMUS_GW_IDLE_DEEP_US", 2000, 0, 1000000);
+    if (gw.idle_deep_us < gw.idle_max_us)
+        gw.idle_deep_us = gw.idle_max_us;
     gw.stats = getenv("ISTHMUS_STATS") && atoi(getenv("ISTHMUS_STATS")) > 0;
     pool_init((int)env_long("ISTHMUS_GW_BUFFERS", 64, 8, 1 << 16));
 }
