@@ -2024,6 +2024,10 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
 int PMPI_T_source_get_num(int *num_sources);
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp);
 
+/* isthmus extensions (not part of the MPI standard ABI) */
+/* MPI_Comm_split_type type: the ranks of the caller's site (cluster). */
+#define ISTHMUS_COMM_TYPE_SITE 0x7701
+
 #if defined(__cplusplus)
 }
 #endif

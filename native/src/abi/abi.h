@@ -52,7 +52,9 @@ static inline ism_op *ism_abi_op(MPI_Op h)
     uintptr_t i = (uintptr_t)h - ISM_OP_BASE;
     if (ISM_LIKELY(i < ISM_OP_COUNT))
         return ism_op_table[i].v ? &ism_op_table[i] : NULL;
-    return NULL;
+    if ((uintptr_t)h < 0x1000)
+        return NULL;
+    return (ism_op *)h; /* a user op (abi/op.c) */
 }
 
 static inline ism_req *ism_abi_req(MPI_Request h)
@@ -85,6 +87,13 @@ int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
 int ism_abi_call_user_errh(ism_comm *c, int code);
 const char *ism_abi_class_name(int c);
 const char *ism_abi_class_text(int c);
+
+/* attr.c: copy callbacks on dup, delete callbacks on free (return an MPI error code) */
+int ism_abi_attr_copy(ism_comm *from, ism_comm *to);
+int ism_abi_attr_delete_all(ism_comm *c);
+int ism_abi_last_used_code(void);
+/* group.c */
+ism_group *ism_abi_group(MPI_Group h);
 
 /* Common checks; each returns 0 or raises. */
 int ism_abi_check_init(const char *fn);

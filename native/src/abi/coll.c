@@ -1,6 +1,9 @@
 /* coll.c (abi): collective entry points: argument checks, MPI_IN_PLACE, then the core's
- * two-level algorithms.
+ * two-level algorithms. The v/w forms and the rooted forms check only the arguments MPI
+ * says are significant on the calling rank.
  */
+#include <stdlib.h>
+
 #include "abi.h"
 
 static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, ism_comm **c,
@@ -63,7 +66,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
         return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
                              "MPI_IN_PLACE is only allowed at the root");
-    rc = ism_reduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, root, c);
+    rc = ism_reduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, root, c);
     return rc ? ism_abi_error(c, rc, "MPI_Reduce", "reduction to root %d failed", root) : 0;
 }
 ISM_PMPI(Reduce)
@@ -79,7 +82,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     ism_op *o = ism_abi_op(op);
     if (!o)
         return ism_abi_error(c, MPI_ERR_OP, "MPI_Allreduce", "invalid or unsupported op");
-    rc = ism_allreduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c);
+    rc = ism_allreduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c);
     return rc ? ism_abi_error(c, rc, "MPI_Allreduce", "allreduce failed") : 0;
 }
 ISM_PMPI(Allreduce)
@@ -93,7 +96,7 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
     if (!d || !o || count < 0)
         return ism_abi_error(NULL, !d ? MPI_ERR_TYPE : !o ? MPI_ERR_OP : MPI_ERR_COUNT,
                              "MPI_Reduce_local", "invalid argument");
-    int rc = ism.be->reduce_local(inbuf, inoutbuf, count, d->v, o->v);
+    int rc = ism_op_apply(o, inbuf, inoutbuf, count, d);
     return rc ? ism_abi_error(NULL, rc, "MPI_Reduce_local", "local reduction failed") : 0;
 }
 ISM_PMPI(Reduce_local)
@@ -119,3 +122,356 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     return rc ? ism_abi_error(c, rc, "MPI_Allgather", "allgather failed") : 0;
 }
 ISM_PMPI(Allgather)
+
+/* ---- gather, scatter, allgatherv, all-to-all ---- */
+
+static int buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, const char *what,
+                    ism_dt **d)
+{
+    *d = ism_abi_dt(h);
+    if (!*d)
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid or uncommitted %s datatype", what);
+    if (count < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "%s count %d is negative", what, count);
+    return 0;
+}
+
+static int counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what)
+{
+    if (!counts)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "%s counts are NULL", what);
+    for (int r = 0; r < c->size; r++)
+        if (counts[r] < 0)
+            return ism_abi_error(c, MPI_ERR_COUNT, fn, "%s count for rank %d is negative (%d)",
+                                 what, r, counts[r]);
+    return 0;
+}
+
+static int comm_only(const char *fn, MPI_Comm comm, ism_comm **c)
+{
+    ISM_CHECK_INIT(fn);
+    *c = ism_abi_comm(comm);
+    return *c ? 0 : ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+}
+
+static int done(ism_comm *c, int rc, const char *fn)
+{
+    return rc ? ism_abi_error(c, rc, fn, "the collective failed") : MPI_SUCCESS;
+}
+
+/* The arguments of a rooted v-collective: the single buffer (send for gather, receive
+ * for scatter; MPI_IN_PLACE only at the root) on every rank, counts, displacements and
+ * type of the vector side at the root only. */
+static int rooted_args(const char *fn, MPI_Comm comm, int root, int in_place, MPI_Datatype one_t,
+                       int one_n, const char *one_what, const int *counts, const int *displs,
+                       MPI_Datatype many_t, const char *many_what, ism_comm **c, ism_dt **one,
+                       ism_dt **many)
+{
+    int rc = comm_only(fn, comm, c);
+    *one = *many = NULL;
+    if (rc || (rc = root_arg(fn, *c, root)))
+        return rc;
+    if (in_place && (*c)->rank != root)
+        return ism_abi_error(*c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
+    if (!in_place && (rc = buf_type(fn, *c, one_t, one_n, one_what, one)))
+        return rc;
+    if ((*c)->rank != root)
+        return 0;
+    if ((rc = counts_arg(fn, *c, counts, many_what)))
+        return rc;
+    if (!displs)
+        return ism_abi_error(*c, MPI_ERR_ARG, fn, "displacements are NULL");
+    return buf_type(fn, *c, many_t, 0, many_what, many);
+}
+
+int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm)
+{
+    const char *fn = "MPI_Gatherv";
+    ism_comm *c;
+    ism_dt *sd, *rd;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    int rc = rooted_args(fn, comm, root, in_place, sendtype, sendcount, "send", recvcounts,
+                         displs, recvtype, "receive", &c, &sd, &rd);
+    if (rc)
+        return rc;
+    rc = ism_gatherv(in_place ? NULL : sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd,
+                     root, c);
+    return done(c, rc, fn);
+}
+ISM_PMPI(Gatherv)
+
+/* Uniform counts and displacements for the non-v forms. */
+static int *uniform(int n, int count)
+{
+    int *cd = malloc(sizeof(int) * 2 * (size_t)(n > 0 ? n : 1));
+    for (int r = 0; cd && r < n; r++) {
+        cd[r] = count;
+        cd[n + r] = r * count;
+    }
+    return cd;
+}
+
+int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    ism_comm *c;
+    int rc = comm_only("MPI_Gather", comm, &c);
+    if (rc)
+        return rc;
+    if (recvcount < 0 && c->rank == root)
+        return ism_abi_error(c, MPI_ERR_COUNT, "MPI_Gather", "receive count %d is negative",
+                             recvcount);
+    int *cd = uniform(c->size, recvcount);
+    if (!cd)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Gather", "out of memory");
+    rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, cd, cd + c->size, recvtype, root,
+                      comm);
+    free(cd);
+    return rc;
+}
+ISM_PMPI(Gather)
+
+int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    const char *fn = "MPI_Scatterv";
+    ism_comm *c;
+    ism_dt *sd, *rd;
+    int in_place = recvbuf == MPI_IN_PLACE;
+    int rc = rooted_args(fn, comm, root, in_place, recvtype, recvcount, "receive", sendcounts,
+                         displs, sendtype, "send", &c, &rd, &sd);
+    if (rc)
+        return rc;
+    rc = ism_scatterv(sendbuf, sendcounts, displs, sd, in_place ? NULL : recvbuf, recvcount, rd,
+                      root, c);
+    return done(c, rc, fn);
+}
+ISM_PMPI(Scatterv)
+
+int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    ism_comm *c;
+    int rc = comm_only("MPI_Scatter", comm, &c);
+    if (rc)
+        return rc;
+    if (sendcount < 0 && c->rank == root)
+        return ism_abi_error(c, MPI_ERR_COUNT, "MPI_Scatter", "send count %d is negative",
+                             sendcount);
+    int *cd = uniform(c->size, sendcount);
+    if (!cd)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Scatter", "out of memory");
+    rc = PMPI_Scatterv(sendbuf, cd, cd + c->size, sendtype, recvbuf, recvcount, recvtype, root,
+                       comm);
+    free(cd);
+    return rc;
+}
+ISM_PMPI(Scatter)
+
+int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm)
+{
+    const char *fn = "MPI_Allgatherv";
+    ism_comm *c;
+    ism_dt *sd = NULL, *rd = NULL;
+    int rc = comm_only(fn, comm, &c);
+    if (rc || (rc = counts_arg(fn, c, recvcounts, "receive")))
+        return rc;
+    if (!displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (!in_place && (rc = buf_type(fn, c, sendtype, sendcount, "send", &sd)))
+        return rc;
+    if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)))
+        return rc;
+    rc = ism_allgatherv(in_place ? NULL : sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd,
+                        c);
+    return done(c, rc, fn);
+}
+ISM_PMPI(Allgatherv)
+
+int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const char *fn = "MPI_Alltoallw";
+    ism_comm *c;
+    int rc = comm_only(fn, comm, &c);
+    if (rc)
+        return rc;
+    int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
+    if ((rc = counts_arg(fn, c, recvcounts, "receive")) ||
+        (!in_place && (rc = counts_arg(fn, c, sendcounts, "send"))))
+        return rc;
+    if (!rdispls || !recvtypes || (!in_place && (!sdispls || !sendtypes)))
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements or types are NULL");
+    ism_dt **t = calloc((size_t)n * 2 + 1, sizeof *t);
+    if (!t)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int r = 0; r < n && !rc; r++) {
+        if (!(t[n + r] = ism_abi_dt(recvtypes[r])))
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "receive type for rank %d is invalid", r);
+        else if (!in_place && !(t[r] = ism_abi_dt(sendtypes[r])))
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "send type for rank %d is invalid", r);
+    }
+    if (!rc)
+        rc = done(c,
+                  ism_alltoallw(in_place ? NULL : sendbuf, sendcounts, sdispls, t, recvbuf,
+                                recvcounts, rdispls, t + n, c),
+                  fn);
+    free(t);
+    return rc;
+}
+ISM_PMPI(Alltoallw)
+
+/* Alltoall(v): element displacements become byte displacements with one type for all. */
+static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts,
+                      const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                      const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
+                      MPI_Comm comm)
+{
+    ism_comm *c;
+    ism_dt *sd = NULL, *rd = NULL;
+    int rc = comm_only(fn, comm, &c);
+    if (rc)
+        return rc;
+    int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
+    if ((rc = counts_arg(fn, c, recvcounts, "receive")) ||
+        (!in_place && (rc = counts_arg(fn, c, sendcounts, "send"))))
+        return rc;
+    if (!rdispls || (!in_place && !sdispls))
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)) ||
+        (!in_place && (rc = buf_type(fn, c, sendtype, 0, "send", &sd))))
+        return rc;
+    int *b = malloc(sizeof(int) * 2 * (size_t)n + 1);
+    ism_dt **t = malloc(sizeof *t * 2 * (size_t)n + 1);
+    if (!b || !t) {
+        free(b);
+        free(t);
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    for (int r = 0; r < n; r++) {
+        b[r] = in_place ? 0 : sdispls[r] * sd->extent;
+        b[n + r] = rdispls[r] * rd->extent;
+        t[r] = sd;
+        t[n + r] = rd;
+    }
+    rc = ism_alltoallw(in_place ? NULL : sendbuf, sendcounts, b, t, recvbuf, recvcounts, b + n,
+                       t + n, c);
+    free(b);
+    free(t);
+    return done(c, rc, fn);
+}
+
+int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return alltoall_v("MPI_Alltoallv", sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                      recvcounts, rdispls, recvtype, comm);
+}
+ISM_PMPI(Alltoallv)
+
+int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    ism_comm *c;
+    int rc = comm_only("MPI_Alltoall", comm, &c);
+    if (rc)
+        return rc;
+    int *s = uniform(c->size, sendcount), *r = uniform(c->size, recvcount);
+    if (!s || !r) {
+        free(s);
+        free(r);
+        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Alltoall", "out of memory");
+    }
+    rc = alltoall_v("MPI_Alltoall", sendbuf, s, s + c->size, sendtype, recvbuf, r, r + c->size,
+                    recvtype, comm);
+    free(s);
+    free(r);
+    return rc;
+}
+ISM_PMPI(Alltoall)
+
+/* ---- reduce-scatter and prefix reductions ---- */
+
+static int red_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, MPI_Op op, ism_comm **c,
+                    ism_dt **d, ism_op **o)
+{
+    int rc = comm_only(fn, comm, c);
+    if (rc || (rc = buf_type(fn, *c, dt, 0, "", d)))
+        return rc;
+    *o = ism_abi_op(op);
+    return *o ? 0 : ism_abi_error(*c, MPI_ERR_OP, fn, "invalid op");
+}
+
+int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const char *fn = "MPI_Reduce_scatter";
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    int rc = red_args(fn, comm, datatype, op, &c, &d, &o);
+    if (rc || (rc = counts_arg(fn, c, recvcounts, "receive")))
+        return rc;
+    rc = ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, recvcounts, d, o,
+                            c);
+    return done(c, rc, fn);
+}
+ISM_PMPI(Reduce_scatter)
+
+int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const char *fn = "MPI_Reduce_scatter_block";
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    int rc = red_args(fn, comm, datatype, op, &c, &d, &o);
+    if (rc)
+        return rc;
+    if (recvcount < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", recvcount);
+    int *cd = uniform(c->size, recvcount);
+    if (!cd)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    rc = ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, cd, d, o, c);
+    free(cd);
+    return done(c, rc, fn);
+}
+ISM_PMPI(Reduce_scatter_block)
+
+static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count,
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int exclusive)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    int rc = red_args(fn, comm, datatype, op, &c, &d, &o);
+    if (rc)
+        return rc;
+    if (count < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    rc = ism_scan(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, exclusive, c);
+    return done(c, rc, fn);
+}
+
+int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm)
+{
+    return scan("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0);
+}
+ISM_PMPI(Scan)
+
+int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm)
+{
+    return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
+}
+ISM_PMPI(Exscan)

@@ -1,19 +1,161 @@
-/* comm.c (abi): communicator management calls available so far: dup, free, compare. */
+/* comm.c (abi): creating, comparing and freeing intracommunicators: dup (with attribute
+ * copying), split, split_type, create, create_group, free (with attribute deletion).
+ * Every creation agrees on a new context id across all sites (core/comm.c).
+ */
 #include "abi.h"
+
+static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
+{
+    ISM_CHECK_INIT(fn);
+    *c = ism_abi_comm(comm);
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    return MPI_SUCCESS;
+}
+
+/* A new communicator inherits the parent's error handler (MPI 4.1 §7.4.2: dup does; we
+ * follow MPICH and Open MPI, which do it for every constructor). */
+static int hand_out(const char *fn, ism_comm *parent, ism_comm *n, int rc, MPI_Comm *newcomm)
+{
+    if (rc)
+        return ism_abi_error(parent, rc, fn, "creating the communicator failed");
+    if (n)
+        n->errh = parent->errh;
+    *newcomm = n ? (MPI_Comm)n : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
 
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    ISM_CHECK_INIT("MPI_Comm_dup");
-    ism_comm *c = ism_abi_comm(comm), *n;
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_dup", "invalid communicator");
-    int rc = ism_comm_dup(c, &n);
+    ism_comm *c, *n = NULL;
+    int rc = comm_arg("MPI_Comm_dup", comm, &c);
     if (rc)
-        return ism_abi_error(c, rc, "MPI_Comm_dup", "duplicating the communicator failed");
-    *newcomm = (MPI_Comm)n;
-    return MPI_SUCCESS;
+        return rc;
+    rc = ism_comm_dup(c, &n);
+    if (!rc && (rc = ism_abi_attr_copy(c, n)) != MPI_SUCCESS) {
+        ism_comm_free(n);
+        return ism_abi_error(c, rc, "MPI_Comm_dup", "an attribute copy callback failed");
+    }
+    return hand_out("MPI_Comm_dup", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_dup)
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info; /* no communicator hints are interpreted */
+    return PMPI_Comm_dup(comm, newcomm);
+}
+ISM_PMPI(Comm_dup_with_info)
+
+/* The duplicate is complete when MPI_Comm_idup returns: its request is already done.
+ * This is correct for programs that call it on every rank before waiting on anything
+ * else involving that communicator (a blocking agreement inside a "nonblocking" call). */
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc)
+        return rc;
+    ism_req *r = ism_req_alloc(ISM_RQ_DONE);
+    if (!r)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory");
+    r->done = 1;
+    r->st.source = MPI_ANY_SOURCE;
+    r->st.tag = MPI_ANY_TAG;
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_idup)
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request)
+{
+    (void)info;
+    return PMPI_Comm_idup(comm, newcomm, request);
+}
+ISM_PMPI(Comm_idup_with_info)
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    ism_comm *c, *n = NULL;
+    int rc = comm_arg("MPI_Comm_split", comm, &c);
+    if (rc)
+        return rc;
+    if (color < 0 && color != MPI_UNDEFINED)
+        return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_split",
+                             "color %d is negative (use MPI_UNDEFINED to opt out)", color);
+    rc = ism_comm_split(c, color == MPI_UNDEFINED ? -1 : color, key, &n);
+    return hand_out("MPI_Comm_split", c, n, rc, newcomm);
+}
+ISM_PMPI(Comm_split)
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+    ism_comm *c, *n = NULL;
+    (void)info;
+    int rc = comm_arg("MPI_Comm_split_type", comm, &c);
+    if (rc)
+        return rc;
+    int type;
+    switch (split_type) {
+    case MPI_UNDEFINED: type = 0; break;
+    case MPI_COMM_TYPE_SHARED: type = ISM_SPLIT_NODE; break;
+    case ISTHMUS_COMM_TYPE_SITE: type = ISM_SPLIT_SITE; break;
+    /* hardware-guided splits with no hint we understand: the node is the smallest
+     * resource we know, as MPICH does for unknown resource types */
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+    case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED: type = ISM_SPLIT_NODE; break;
+    default:
+        return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
+                             split_type);
+    }
+    rc = ism_comm_split_type(c, type, key, &n);
+    return hand_out("MPI_Comm_split_type", c, n, rc, newcomm);
+}
+ISM_PMPI(Comm_split_type)
+
+static int group_arg(const char *fn, ism_comm *c, MPI_Group group, ism_group **g)
+{
+    *g = ism_abi_group(group);
+    if (!*g)
+        return ism_abi_error(c, MPI_ERR_GROUP, fn, "invalid group");
+    for (int i = 0; i < (*g)->size; i++)
+        if (c->c_of_g[(*g)->g[i]] < 0)
+            return ism_abi_error(c, MPI_ERR_GROUP, fn,
+                                 "the group has a process that is not in the communicator");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    ism_comm *c, *n = NULL;
+    ism_group *g;
+    int rc = comm_arg("MPI_Comm_create", comm, &c);
+    if (rc || (rc = group_arg("MPI_Comm_create", c, group, &g)))
+        return rc;
+    rc = ism_comm_create(c, g, &n);
+    return hand_out("MPI_Comm_create", c, n, rc, newcomm);
+}
+ISM_PMPI(Comm_create)
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    ism_comm *c, *n = NULL;
+    ism_group *g;
+    int rc = comm_arg("MPI_Comm_create_group", comm, &c);
+    if (rc || (rc = group_arg("MPI_Comm_create_group", c, group, &g)))
+        return rc;
+    if (tag < 0 || tag > ism_abi_tag_ub())
+        return ism_abi_error(c, MPI_ERR_TAG, "MPI_Comm_create_group", "tag %d is outside 0..%d",
+                             tag, ism_abi_tag_ub());
+    if (g->rank == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    rc = ism_comm_create_group(c, g, tag, &n);
+    return hand_out("MPI_Comm_create_group", c, n, rc, newcomm);
+}
+ISM_PMPI(Comm_create_group)
 
 int PMPI_Comm_free(MPI_Comm *comm)
 {
@@ -23,7 +165,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return ism_abi_error(c, MPI_ERR_COMM, "MPI_Comm_free",
                              c ? "predefined communicators cannot be freed"
                                : "invalid communicator");
-    int rc = ism_comm_free(c);
+    int rc = ism_abi_attr_delete_all(c);
+    if (rc)
+        return ism_abi_error(c, rc, "MPI_Comm_free", "an attribute delete callback failed");
+    rc = ism_comm_free(c);
     *comm = MPI_COMM_NULL;
     return rc ? ism_abi_error(NULL, rc, "MPI_Comm_free", "freeing failed") : MPI_SUCCESS;
 }
@@ -48,3 +193,14 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_compare)
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    ism_comm *c;
+    int rc = comm_arg("MPI_Comm_test_inter", comm, &c);
+    if (rc)
+        return rc;
+    *flag = 0; /* intercommunicators are not supported yet */
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_test_inter)

@@ -1,5 +1,5 @@
 /* env.c (abi): environment management: init and finalize, ranks and sizes, versions,
- * timers, error handlers and error strings, predefined attributes, datatype sizes.
+ * timers, error handlers and error strings, communicator names, datatype sizes.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -215,38 +215,7 @@ ISM_PMPI(Wtime)
 double PMPI_Wtick(void) { return ism.be ? ism.be->wtick() : 1e-9; }
 ISM_PMPI(Wtick)
 
-/* ---- predefined attributes and names ---- */
-
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
-{
-    static int tag_ub, host, io, wtime_global, universe, appnum, lastused;
-    ISM_CHECK_INIT("MPI_Comm_get_attr");
-    if (!ism_abi_comm(comm))
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator");
-    int *p = NULL;
-    tag_ub = ism_abi_tag_ub();
-    host = MPI_PROC_NULL;
-    io = MPI_ANY_SOURCE;
-    wtime_global = 0;
-    universe = ism.gsize;
-    appnum = 0;
-    lastused = MPI_ERR_LASTCODE;
-    switch (comm_keyval) {
-    case MPI_TAG_UB: p = &tag_ub; break;
-    case MPI_HOST: p = &host; break;
-    case MPI_IO: p = &io; break;
-    case MPI_WTIME_IS_GLOBAL: p = &wtime_global; break;
-    case MPI_UNIVERSE_SIZE: p = &universe; break;
-    case MPI_APPNUM: p = &appnum; break;
-    case MPI_LASTUSEDCODE: p = &lastused; break;
-    default: break;
-    }
-    *flag = p != NULL;
-    if (p)
-        *(int **)attribute_val = p;
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Comm_get_attr)
+/* ---- names ---- */
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {

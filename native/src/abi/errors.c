@@ -176,3 +176,5 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Add_error_string)
+
+int ism_abi_last_used_code(void) { return MPI_ERR_LASTCODE + nuerr; }

@@ -101,6 +101,27 @@ typedef struct ism_backend {
                    ism_vh comm, ism_vh *req);
     int (*iallgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount,
                       ism_vh rdt, ism_vh comm, ism_vh *req);
+
+    /* communicator of the members of comm whose ranks are ranks[0..n), in that order;
+     * collective over those members only (MPI_Comm_create_group) */
+    int (*comm_create_group)(ism_vh comm, const int *ranks, int n, int tag, ism_vh *out);
+    /* typed packing with the vendor's own engine (MPI_Pack/MPI_Unpack on MPI_COMM_SELF) */
+    int (*vpack)(const void *in, int count, ism_vh dt, void *out, int outsize, int *pos);
+    int (*vunpack)(const void *in, int insize, int *pos, void *out, int count, ism_vh dt);
+    int (*gatherv)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, const int *rcounts,
+                   const int *displs, ism_vh rdt, int root, ism_vh comm);
+    int (*scatterv)(const void *sbuf, const int *scounts, const int *displs, ism_vh sdt,
+                    void *rbuf, int rcount, ism_vh rdt, int root, ism_vh comm);
+    /* displacements in bytes, one type per peer (MPI_Alltoallw) */
+    int (*alltoallw)(const void *sbuf, const int *scounts, const int *sdispls, const ism_vh *sdts,
+                     void *rbuf, const int *rcounts, const int *rdispls, const ism_vh *rdts,
+                     ism_vh comm);
+    int (*igatherv)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, const int *rcounts,
+                    const int *displs, ism_vh rdt, int root, ism_vh comm, ism_vh *req);
+    int (*iallgatherv)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, const int *rcounts,
+                       const int *displs, ism_vh rdt, ism_vh comm, ism_vh *req);
+    int (*iscatterv)(const void *sbuf, const int *scounts, const int *displs, ism_vh sdt,
+                     void *rbuf, int rcount, ism_vh rdt, int root, ism_vh comm, ism_vh *req);
 } ism_backend;
 
 /* Every backend plugin exports this one symbol. */

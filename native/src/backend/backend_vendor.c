@@ -405,6 +405,82 @@ static int b_reduce_local(const void *in, void *io, int n, ism_vh dt, ism_vh op)
     return RC(MPI_Reduce_local(in, io, n, VD(dt), VO(op)));
 }
 
+static int b_comm_create_group(ism_vh c, const int *ranks, int n, int tag, ism_vh *out)
+{
+    MPI_Group all, sub;
+    MPI_Comm nc = MPI_COMM_NULL;
+    int rc = MPI_Comm_group(VC(c), &all);
+    if (rc != MPI_SUCCESS)
+        return RC(rc);
+    rc = MPI_Group_incl(all, n, ranks, &sub);
+    if (rc == MPI_SUCCESS) {
+        rc = MPI_Comm_create_group(VC(c), sub, tag, &nc);
+        MPI_Group_free(&sub);
+    }
+    MPI_Group_free(&all);
+    if (rc == MPI_SUCCESS && nc != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(nc, MPI_ERRORS_RETURN);
+    *out = V2H(nc);
+    return RC(rc);
+}
+static int b_vpack(const void *in, int n, ism_vh dt, void *out, int outsize, int *pos)
+{
+    return RC(MPI_Pack(in, n, VD(dt), out, outsize, pos, MPI_COMM_SELF));
+}
+static int b_vunpack(const void *in, int insize, int *pos, void *out, int n, ism_vh dt)
+{
+    return RC(MPI_Unpack(in, insize, pos, out, n, VD(dt), MPI_COMM_SELF));
+}
+static int b_gatherv(const void *s, int sn, ism_vh sdt, void *r, const int *rn, const int *d,
+                     ism_vh rdt, int root, ism_vh c)
+{
+    return RC(MPI_Gatherv(s ? s : MPI_IN_PLACE, sn, VD(sdt), r, rn, d, VD(rdt), root, VC(c)));
+}
+static int b_scatterv(const void *s, const int *sn, const int *d, ism_vh sdt, void *r, int rn,
+                      ism_vh rdt, int root, ism_vh c)
+{
+    return RC(MPI_Scatterv(s, sn, d, VD(sdt), r ? r : MPI_IN_PLACE, rn, VD(rdt), root, VC(c)));
+}
+static int b_alltoallw(const void *s, const int *sn, const int *sd, const ism_vh *st, void *r,
+                       const int *rn, const int *rd, const ism_vh *rt, ism_vh c)
+{
+    int n = 0;
+    MPI_Comm_size(VC(c), &n);
+    MPI_Datatype *vs = malloc(sizeof *vs * (size_t)(2 * n + 1));
+    if (!vs)
+        return 39; /* MPI_ERR_NO_MEM */
+    for (int i = 0; i < n; i++) {
+        vs[i] = s ? VD(st[i]) : MPI_DATATYPE_NULL;
+        vs[n + i] = VD(rt[i]);
+    }
+    int rc = MPI_Alltoallw(s ? s : MPI_IN_PLACE, sn, sd, vs, r, rn, rd, vs + n, VC(c));
+    free(vs);
+    return RC(rc);
+}
+static int b_igatherv(const void *s, int sn, ism_vh sdt, void *r, const int *rn, const int *d,
+                      ism_vh rdt, int root, ism_vh c, ism_vh *q)
+{
+    MPI_Request v;
+    int rc = MPI_Igatherv(s ? s : MPI_IN_PLACE, sn, VD(sdt), r, rn, d, VD(rdt), root, VC(c), &v);
+    *q = V2H(v);
+    return RC(rc);
+}
+static int b_iallgatherv(const void *s, int sn, ism_vh sdt, void *r, const int *rn, const int *d,
+                         ism_vh rdt, ism_vh c, ism_vh *q)
+{
+    MPI_Request v;
+    int rc = MPI_Iallgatherv(s ? s : MPI_IN_PLACE, sn, VD(sdt), r, rn, d, VD(rdt), VC(c), &v);
+    *q = V2H(v);
+    return RC(rc);
+}
+static int b_iscatterv(const void *s, const int *sn, const int *d, ism_vh sdt, void *r, int rn,
+                       ism_vh rdt, int root, ism_vh c, ism_vh *q)
+{
+    MPI_Request v;
+    int rc = MPI_Iscatterv(s, sn, d, VD(sdt), r ? r : MPI_IN_PLACE, rn, VD(rdt), root, VC(c), &v);
+    *q = V2H(v);
+    return RC(rc);
+}
 const ism_backend *ism_backend_get(void);
 __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
 {
@@ -474,5 +550,14 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->allreduce = b_allreduce;
     b->allgather = b_allgather;
     b->reduce_local = b_reduce_local;
+    b->comm_create_group = b_comm_create_group;
+    b->vpack = b_vpack;
+    b->vunpack = b_vunpack;
+    b->gatherv = b_gatherv;
+    b->scatterv = b_scatterv;
+    b->alltoallw = b_alltoallw;
+    b->igatherv = b_igatherv;
+    b->iscatterv = b_iscatterv;
+    b->iallgatherv = b_iallgatherv;
     return b;
 }

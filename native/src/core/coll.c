@@ -12,12 +12,11 @@
 
 #include "core.h"
 
-enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER };
 
 /* Wait for a vendor request of a site-local phase while draining the gateway channel:
  * a rank blocked inside a vendor collective could otherwise leave frames for it piling
  * up in its gateway's pool, stalling the link that other sites' phases depend on. */
-static int vwait(int rc, const ism_vh *reqp)
+int ism_vwait(int rc, const ism_vh *reqp)
 {
     unsigned spins = 0;
     if (rc)
@@ -40,7 +39,7 @@ static int l_barrier(ism_comm *c)
     if (!ism.multisite)
         return ism.be->barrier(c->vcomm);
     int rc = ism.be->ibarrier(c->vcomm, &r);
-    return vwait(rc, &r);
+    return ism_vwait(rc, &r);
 }
 
 static int l_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
@@ -49,7 +48,7 @@ static int l_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
     if (!ism.multisite)
         return ism.be->bcast(buf, count, dt->v, root, c->vcomm);
     int rc = ism.be->ibcast(buf, count, dt->v, root, c->vcomm, &r);
-    return vwait(rc, &r);
+    return ism_vwait(rc, &r);
 }
 
 static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
@@ -59,7 +58,7 @@ static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     if (!ism.multisite)
         return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm);
     int rc = ism.be->ireduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm, &r);
-    return vwait(rc, &r);
+    return ism_vwait(rc, &r);
 }
 
 static int l_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
@@ -68,28 +67,28 @@ static int l_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
     if (!ism.multisite)
         return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
     int rc = ism.be->iallgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm, &r);
-    return vwait(rc, &r);
+    return ism_vwait(rc, &r);
 }
 
-static int wait_free(ism_req *r)
+int ism_wait_free(ism_req *r)
 {
     int rc = ism_req_wait(r, NULL);
     ism_req_free(r);
     return rc;
 }
 
-static int xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c)
+int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c)
 {
     ism_req *r;
     int rc = ism_isend(buf, count, dt, dst, tag, c, c->ctx + 1, ISM_MODE_STD, &r);
-    return rc ? rc : wait_free(r);
+    return rc ? rc : ism_wait_free(r);
 }
 
-static int xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c)
+int ism_xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c)
 {
     ism_req *r;
     int rc = ism_irecv(buf, count, dt, src, tag, c, c->ctx + 1, &r);
-    return rc ? rc : wait_free(r);
+    return rc ? rc : ism_wait_free(r);
 }
 
 int ism_barrier(ism_comm *c)
@@ -104,14 +103,14 @@ int ism_barrier(ism_comm *c)
         if (c->rank == root) {
             for (int s = 0; s < ism.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
-                    rc = xrecv(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+                    rc = ism_xrecv(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
             for (int s = 0; s < ism.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
-                    rc = xsend(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+                    rc = ism_xsend(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
         } else {
-            rc = xsend(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+            rc = ism_xsend(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
             if (!rc)
-                rc = xrecv(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+                rc = ism_xrecv(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
         }
     }
     int rc2 = l_barrier(c);
@@ -134,16 +133,16 @@ int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
                            &reqs[n++]);
             if (n == 64) {
                 for (int i = 0; i < n; i++)
-                    wait_free(reqs[i]);
+                    ism_wait_free(reqs[i]);
                 n = 0;
             }
         }
         for (int i = 0; i < n; i++) {
-            int r2 = wait_free(reqs[i]);
+            int r2 = ism_wait_free(reqs[i]);
             rc = rc ? rc : r2;
         }
     } else if (ism.site != rs && c->rank == c->my_leader) {
-        rc = xrecv(buf, count, dt, root, TAG_BCAST, c);
+        rc = ism_xrecv(buf, count, dt, root, TAG_BCAST, c);
     }
     if (rc)
         return rc;
@@ -173,7 +172,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
         for (int s = 0; s < ism.nsites && !rc; s++) {
             if (s == rs || c->leaders[s] < 0)
                 continue;
-            rc = xrecv(tmp, count, dt, c->leaders[s], TAG_REDUCE, c);
+            rc = ism_xrecv(tmp, count, dt, c->leaders[s], TAG_REDUCE, c);
             if (!rc)
                 rc = ism.be->reduce_local(tmp, rbuf, count, dt->v, op->v);
         }
@@ -185,7 +184,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
         return ISM_ERR_NO_MEM;
     rc = l_reduce(sbuf, tmp, count, dt, op, lroot, c);
     if (!rc && c->lrank == lroot)
-        rc = xsend(tmp, count, dt, root, TAG_REDUCE, c);
+        rc = ism_xsend(tmp, count, dt, root, TAG_REDUCE, c);
     free(tmp);
     return rc;
 }
@@ -220,7 +219,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
                                ISM_MODE_STD, &reqs[n++]);
         }
         for (int i = 0; i < n; i++) {
-            int r2 = wait_free(reqs[i]);
+            int r2 = ism_wait_free(reqs[i]);
             rc = rc ? rc : r2;
         }
         /* fold from the last site down: P0 op (P1 op (... op Pn)) on every leader */
@@ -245,8 +244,8 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     return rc;
 }
 
-/* Allgather for communicators whose members at each site are consecutive comm ranks in
- * vendor-rank order (MPI_COMM_WORLD and its duplicates): a vendor allgather builds this
+/* Allgather. When the members at each site are consecutive comm ranks (MPI_COMM_WORLD
+ * and its duplicates), in place: a vendor allgather builds this
  * site's block in place, leaders swap site blocks, a vendor bcast spreads the whole. */
 int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
 {
@@ -254,6 +253,18 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
     int rc;
     if (c->all_local)
         return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
+    if (!c->site_runs) {
+        int *cd = malloc(sizeof(int) * 2 * (size_t)c->size);
+        if (!cd)
+            return ISM_ERR_NO_MEM;
+        for (int r = 0; r < c->size; r++) {
+            cd[r] = count;
+            cd[c->size + r] = r * count;
+        }
+        rc = ism_allgatherv(sbuf, count, dt, rbuf, cd, cd + c->size, dt, c);
+        free(cd);
+        return rc;
+    }
     char *base = rbuf;
     char *mine = base + (size_t)c->leaders[ism.site] * blk;
     /* in place (sbuf NULL): the vendor finds our block at our rank's slot of `mine` */
@@ -278,7 +289,7 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
                                c->ctx + 1, ISM_MODE_STD, &reqs[n++]);
         }
         for (int i = 0; i < n; i++) {
-            int r2 = wait_free(reqs[i]);
+            int r2 = ism_wait_free(reqs[i]);
             rc = rc ? rc : r2;
         }
         free(reqs);

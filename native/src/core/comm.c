@@ -25,21 +25,27 @@ static int *ints(int n, int fill)
 }
 
 /* Fill site structure from g_of (comm rank -> global rank). */
-static void comm_sites(ism_comm *c)
+static int comm_sites(ism_comm *c)
 {
     c->site_of = ints(c->size, 0);
     c->leaders = ints(ism.nsites, -1);
+    if (!c->site_of || !c->leaders)
+        return ISM_ERR_NO_MEM;
     c->nleaders = 0;
+    c->site_runs = 1;
     for (int r = 0; r < c->size; r++) {
         int s = ism.site_of_g[c->g_of[r]];
         c->site_of[r] = s;
         if (c->leaders[s] < 0) {
             c->leaders[s] = r;
             c->nleaders++;
+        } else if (c->site_of[r - 1] != s) {
+            c->site_runs = 0;
         }
     }
     c->my_leader = c->leaders[ism.site];
     c->all_local = c->nleaders <= 1;
+    return 0;
 }
 
 int ism_comm_build_world(void)
@@ -67,7 +73,8 @@ int ism_comm_build_world(void)
     w->errh = &ism_errh_fatal;
     w->builtin = 1;
     strcpy(w->name, "MPI_COMM_WORLD");
-    comm_sites(w);
+    if (comm_sites(w))
+        return ISM_ERR_NO_MEM;
 
     ism_comm *s = &ism_comm_self;
     s->ctx = ISM_CTX_SELF;
@@ -84,8 +91,7 @@ int ism_comm_build_world(void)
     s->errh = &ism_errh_fatal;
     s->builtin = 1;
     strcpy(s->name, "MPI_COMM_SELF");
-    comm_sites(s);
-    return 0;
+    return comm_sites(s);
 }
 
 /* Communicators created at run time, for frame dispatch by context id. */
@@ -118,11 +124,80 @@ static int agree_ctx(ism_comm *parent, uint32_t *out)
     return 0;
 }
 
-static int *copy_ints(const int *v, int n)
+static void comm_release(ism_comm *c)
 {
-    int *c = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-    if (c && n > 0)
-        memcpy(c, v, sizeof(int) * (size_t)n);
+    free(c->g_of);
+    free(c->l_of);
+    free(c->c_of_l);
+    free(c->c_of_g);
+    free(c->leaders);
+    free(c->site_of);
+    free(c);
+}
+
+static void registry_add(ism_comm *c)
+{
+    if (nreg == capreg) {
+        int cap = capreg ? capreg * 2 : 16;
+        ism_comm **r = realloc(registry, sizeof *registry * (size_t)cap);
+        if (!r)
+            ism_die("out of memory registering a communicator");
+        registry = r;
+        capreg = cap;
+    }
+    registry[nreg++] = c;
+}
+
+static void registry_remove(ism_comm *c)
+{
+    for (int i = 0; i < nreg; i++)
+        if (registry[i] == c) {
+            registry[i] = registry[--nreg];
+            return;
+        }
+}
+
+/* A communicator of n members (global ranks g[0..n), in new-rank order) that includes
+ * the caller, over vendor communicator vcomm, which holds the members at this site in
+ * the same order. Not yet registered. */
+static ism_comm *comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
+{
+    ism_comm *c = calloc(1, sizeof *c);
+    *rc = ISM_ERR_NO_MEM;
+    if (!c)
+        return NULL;
+    c->ctx = ctx;
+    c->size = n;
+    c->rank = -1;
+    c->g_of = ints(n, 0);
+    c->l_of = ints(n, -1);
+    c->c_of_g = ints(ism.gsize, -1);
+    c->c_of_l = ints(n, -1);
+    if (!c->g_of || !c->l_of || !c->c_of_g || !c->c_of_l) {
+        comm_release(c);
+        return NULL;
+    }
+    int l = 0;
+    for (int r = 0; r < n; r++) {
+        c->g_of[r] = g[r];
+        c->c_of_g[g[r]] = r;
+        if (g[r] == ism.grank)
+            c->rank = r;
+        if (ism.site_of_g[g[r]] == ism.site) {
+            c->l_of[r] = l;
+            c->c_of_l[l++] = r;
+        }
+    }
+    c->lsize = l;
+    c->lrank = c->rank >= 0 ? c->l_of[c->rank] : -1;
+    c->vcomm = vcomm;
+    c->errh = &ism_errh_fatal;
+    if (c->rank < 0 || comm_sites(c)) {
+        *rc = c->rank < 0 ? ISM_ERR_INTERN : ISM_ERR_NO_MEM;
+        comm_release(c);
+        return NULL;
+    }
+    *rc = 0;
     return c;
 }
 
@@ -132,49 +207,181 @@ int ism_comm_dup(ism_comm *p, ism_comm **out)
     int rc = agree_ctx(p, &ctx);
     if (rc)
         return rc;
-    ism_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return ISM_ERR_NO_MEM;
-    *c = *p;
-    c->ctx = ctx;
-    c->builtin = 0;
-    c->name[0] = 0;
-    rc = ism.be->comm_dup(p->vcomm, &c->vcomm);
-    if (rc) {
-        free(c);
+    ism_vh v;
+    rc = ism.be->comm_dup(p->vcomm, &v);
+    if (rc)
+        return rc;
+    ism_comm *c = comm_new(p->size, p->g_of, ctx, v, &rc);
+    if (!c) {
+        ism.be->comm_free(&v);
         return rc;
     }
-    c->g_of = copy_ints(p->g_of, p->size);
-    c->l_of = copy_ints(p->l_of, p->size);
-    c->c_of_l = copy_ints(p->c_of_l, p->lsize);
-    c->c_of_g = copy_ints(p->c_of_g, ism.gsize);
-    c->leaders = copy_ints(p->leaders, ism.nsites);
-    c->site_of = copy_ints(p->site_of, p->size);
-    if (nreg == capreg) {
-        capreg = capreg ? capreg * 2 : 16;
-        registry = realloc(registry, sizeof *registry * (size_t)capreg);
-    }
-    registry[nreg++] = c;
+    c->errh = p->errh;
+    registry_add(c);
     *out = c;
     return 0;
+}
+
+/* The new-rank order of a split: members with my color sorted by (key, parent rank). */
+typedef struct { int key, prank; } keyed;
+static int by_key(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->prank < y->prank ? -1 : x->prank > y->prank;
+}
+
+int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
+{
+    *out = NULL;
+    uint32_t ctx;
+    int rc = agree_ctx(p, &ctx);
+    if (rc)
+        return rc;
+    int mine[2] = {color, key};
+    int *all = malloc(sizeof(int) * 2 * (size_t)p->size);
+    keyed *m = malloc(sizeof *m * (size_t)p->size);
+    int *g = malloc(sizeof(int) * (size_t)p->size);
+    if (!all || !m || !g) {
+        free(all);
+        free(m);
+        free(g);
+        return ISM_ERR_NO_MEM;
+    }
+    rc = ism_allgather(mine, all, 2, ISM_DT_INT, p);
+    int n = 0;
+    for (int r = 0; !rc && color >= 0 && r < p->size; r++)
+        if (all[2 * r] == color) {
+            m[n].key = all[2 * r + 1];
+            m[n].prank = r;
+            n++;
+        }
+    free(all);
+    qsort(m, (size_t)n, sizeof *m, by_key);
+    for (int i = 0; i < n; i++)
+        g[i] = p->g_of[m[i].prank];
+    /* the vendor orders its part by the same key: the new rank */
+    int newrank = 0;
+    for (int i = 0; i < n; i++)
+        if (g[i] == ism.grank)
+            newrank = i;
+    free(m);
+    ism_vh v = ism.be->comm_null;
+    if (!rc)
+        rc = ism.be->comm_split(p->vcomm, color, newrank, &v);
+    if (!rc && color >= 0) {
+        ism_comm *c = comm_new(n, g, ctx, v, &rc);
+        if (c) {
+            registry_add(c);
+            *out = c;
+        } else {
+            ism.be->comm_free(&v);
+        }
+    }
+    free(g);
+    return rc;
+}
+
+int ism_comm_create(ism_comm *p, const ism_group *grp, ism_comm **out)
+{
+    /* Disjoint groups may be passed by different ranks (MPI-2.2): each group's smallest
+     * global rank names it, so one split builds all of them. */
+    int color = -1, key = 0;
+    if (grp->rank != ISM_UNDEFINED) {
+        color = grp->g[0];
+        for (int i = 1; i < grp->size; i++)
+            color = grp->g[i] < color ? grp->g[i] : color;
+        key = grp->rank;
+    }
+    return ism_comm_split(p, color, key, out);
+}
+
+/* Only the members of grp call this. They first build the vendor communicator of their
+ * site (collective over the local members only), then agree on a context id on a
+ * bootstrap communicator whose context derives from the parent's and the tag. */
+int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm **out)
+{
+    *out = NULL;
+    int nl = 0;
+    int *lr = malloc(sizeof(int) * (size_t)(grp->size + 1));
+    if (!lr)
+        return ISM_ERR_NO_MEM;
+    for (int i = 0; i < grp->size; i++) {
+        int pr = p->c_of_g[grp->g[i]];
+        if (pr < 0) {
+            free(lr);
+            return ISM_ERR_GROUP;
+        }
+        if (p->l_of[pr] >= 0)
+            lr[nl++] = p->l_of[pr];
+    }
+    ism_vh v;
+    int rc = ism.be->comm_create_group(p->vcomm, lr, nl, tag, &v);
+    free(lr);
+    if (rc)
+        return rc;
+    uint32_t boot = 0x80000000u | ((p->ctx & 0x3fffu) << 17) | (((uint32_t)tag & 0x7fffu) << 1);
+    ism_comm *b = comm_new(grp->size, grp->g, boot, v, &rc);
+    if (!b) {
+        ism.be->comm_free(&v);
+        return rc;
+    }
+    registry_add(b);
+    uint32_t ctx = 0;
+    rc = agree_ctx(b, &ctx);
+    registry_remove(b);
+    if (rc) {
+        ism.be->comm_free(&v);
+        comm_release(b);
+        return rc;
+    }
+    b->ctx = ctx;
+    registry_add(b);
+    *out = b;
+    return 0;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* ISM_SPLIT_NODE: the ranks of this node at this site (shared memory is never shared
+ * between sites); ISM_SPLIT_SITE: the ranks of this site. The color is the lowest
+ * parent rank with the same node (site) identity. */
+int ism_comm_split_type(ism_comm *p, int type, int key, ism_comm **out)
+{
+    if (type != ISM_SPLIT_NODE && type != ISM_SPLIT_SITE)
+        return ism_comm_split(p, -1, key, out);
+    int id[3];
+    uint64_t h = type == ISM_SPLIT_NODE ? fnv1a(ism.procname) : 0;
+    id[0] = ism.site;
+    id[1] = (int)(uint32_t)(h >> 32);
+    id[2] = (int)(uint32_t)h;
+    int *all = malloc(sizeof(int) * 3 * (size_t)p->size);
+    if (!all)
+        return ISM_ERR_NO_MEM;
+    int rc = ism_allgather(id, all, 3, ISM_DT_INT, p);
+    int color = p->rank;
+    for (int r = 0; !rc && r < p->size; r++)
+        if (all[3 * r] == id[0] && all[3 * r + 1] == id[1] && all[3 * r + 2] == id[2]) {
+            color = r;
+            break;
+        }
+    free(all);
+    return rc ? rc : ism_comm_split(p, color, key, out);
 }
 
 int ism_comm_free(ism_comm *c)
 {
     if (c->builtin)
         return ISM_ERR_COMM;
-    for (int i = 0; i < nreg; i++)
-        if (registry[i] == c) {
-            registry[i] = registry[--nreg];
-            break;
-        }
+    registry_remove(c);
     int rc = ism.be->comm_free(&c->vcomm);
-    free(c->g_of);
-    free(c->l_of);
-    free(c->c_of_l);
-    free(c->c_of_g);
-    free(c->leaders);
-    free(c->site_of);
-    free(c);
+    comm_release(c);
     return rc;
 }

@@ -21,6 +21,9 @@
 #define ISM_ANY_TAG (-2)
 #define ISM_UNDEFINED (-32766)
 
+/* comparison results (MPI_IDENT ...) */
+enum { ISM_IDENT = 201, ISM_CONGRUENT = 202, ISM_SIMILAR = 203, ISM_UNEQUAL = 204 };
+
 /* ABI error classes the core produces. */
 enum {
     ISM_OK = 0,
@@ -32,6 +35,7 @@ enum {
     ISM_ERR_RANK = 6,
     ISM_ERR_REQUEST = 7,
     ISM_ERR_ROOT = 8,
+    ISM_ERR_GROUP = 9,
     ISM_ERR_OP = 10,
     ISM_ERR_ARG = 13,
     ISM_ERR_TRUNCATE = 15,
@@ -55,15 +59,31 @@ typedef struct ism_dt {
     int abi;    /* ABI handle value for predefined types */
 } ism_dt;
 
+/* A user function: MPI_User_function, called with the ABI datatype handle. */
+typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
+
 typedef struct ism_op {
-    ism_vh v;
-    int abi;
+    ism_vh v;           /* vendor op (predefined ops only) */
+    int abi;            /* ABI handle value of a predefined op, 0 for user ops */
+    ism_user_fn *user;  /* user ops: the function, applied by isthmus itself */
+    int commute;
 } ism_op;
 
 typedef struct ism_errh {
     int kind; /* 0 fatal, 1 return, 2 abort, 3 user function */
     void (*fn)(void *comm_handle, int *code, ...);
 } ism_errh;
+
+/* An MPI group: an ordered list of global ranks (group.c). */
+typedef struct ism_group {
+    int refs;
+    int size;
+    int rank; /* my index, or ISM_UNDEFINED */
+    int *g;   /* member i -> global rank */
+    int builtin;
+} ism_group;
+
+enum { ISM_GROUP_UNION = 1, ISM_GROUP_INTERSECTION, ISM_GROUP_DIFFERENCE };
 
 typedef struct ism_comm {
     uint32_t ctx;      /* user context; ctx+1 is its collective context */
@@ -79,7 +99,9 @@ typedef struct ism_comm {
     int my_leader;     /* comm rank of my site's leader */
     int *site_of;      /* comm rank -> site index */
     int all_local;
+    int site_runs;     /* every site's members are consecutive comm ranks */
     ism_errh *errh;
+    void *attrs;       /* cached attributes, owned by the ABI layer (abi/attr.c) */
     int builtin;
     char name[128];
 } ism_comm;
@@ -251,13 +273,66 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
                ism_comm *c);
 int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, ism_comm *c);
 
+/* collective internals (coll.c): cross-site messages on the collective context, and
+ * waiting on a vendor request of a site-local phase while serving the gateway channel */
+enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
+       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN };
+int ism_vwait(int rc, const ism_vh *reqp);
+int ism_wait_free(ism_req *r);
+int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);
+int ism_xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c);
+
+/* coll_general.c: two-level collectives for any communicator layout and datatype; data
+ * crosses sites as packed bytes, one message per pair of sites. Arguments follow MPI;
+ * NULL send buffer = MPI_IN_PLACE. */
+int ism_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
+                const int *displs, ism_dt *rdt, int root, ism_comm *c);
+int ism_scatterv(const void *sbuf, const int *scounts, const int *displs, ism_dt *sdt, void *rbuf,
+                 int rcount, ism_dt *rdt, int root, ism_comm *c);
+int ism_allgatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
+                   const int *displs, ism_dt *rdt, ism_comm *c);
+/* byte displacements and one type per peer (MPI_Alltoallw); the other forms reduce to it */
+int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
+                  void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
+                  ism_comm *c);
+
+/* coll_reduce.c: reductions with user-defined ops (applied in rank order, so
+ * non-commutative ops are correct across sites), reduce-scatter and prefix reductions */
+int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt);
+int ism_reduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                   ism_comm *c);
+int ism_allreduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                      ism_comm *c);
+int ism_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt, ism_op *op,
+                       ism_comm *c);
+int ism_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int exclusive,
+             ism_comm *c);
+
 /* comm.c */
 void ism_types_init(void);
 int ism_comm_build_world(void);
 ism_comm *ism_comm_by_ctx(uint32_t ctx);
 int ism_comm_dup(ism_comm *parent, ism_comm **out);
 int ism_comm_free(ism_comm *c);
+/* *out is NULL on ranks that end up in no communicator (MPI_COMM_NULL). color < 0: none. */
+int ism_comm_split(ism_comm *parent, int color, int key, ism_comm **out);
+int ism_comm_create(ism_comm *parent, const ism_group *grp, ism_comm **out);
+int ism_comm_create_group(ism_comm *parent, const ism_group *grp, int tag, ism_comm **out);
+enum { ISM_SPLIT_NODE = 1, ISM_SPLIT_SITE = 2 };
+int ism_comm_split_type(ism_comm *parent, int type, int key, ism_comm **out);
 int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c);
+
+/* group.c */
+extern ism_group ism_group_empty;
+ism_group *ism_group_new(int n, const int *g);
+void ism_group_release(ism_group *grp);
+int ism_group_index(const ism_group *grp, int g);
+ism_group *ism_group_setop(const ism_group *a, const ism_group *b, int op);
+int ism_group_compare(const ism_group *a, const ism_group *b);
+
+#define ISM_DT_BYTE (&ism_dt_table[0x47])
+#define ISM_DT_INT (&ism_dt_table[0x09])
+#define ISM_OP_MAX (&ism_op_table[0x03])
 
 static inline int ism_is_remote(const ism_comm *c, int r) { return c->l_of[r] < 0; }
 

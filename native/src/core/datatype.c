@@ -30,5 +30,6 @@ void ism_types_init(void)
             continue;
         ism_op_table[i].v = ism.be->op[i];
         ism_op_table[i].abi = ISM_OP_BASE + i;
+        ism_op_table[i].commute = 1;
     }
 }
