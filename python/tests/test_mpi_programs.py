@@ -19,8 +19,9 @@ pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
 MPI_TESTS = REPO / "tests" / "mpi"
 JOB_TIMEOUT = 240
-# (label, sites, ranks per site): global ranks interleave sites differently in each
-LAYOUTS = [("2sites", "2,2"), ("3sites", "1,2,2")]
+# (label, ranks per site): global ranks interleave sites differently in each; one site
+# under `isthmus run` (a gateway but no link) must behave like the vendor alone
+LAYOUTS = [("1site", "4"), ("2sites", "2,2"), ("3sites", "1,2,2")]
 
 
 def read_table():

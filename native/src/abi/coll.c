@@ -13,6 +13,7 @@ static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, 
     *c = ism_abi_comm(comm);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    ism_nbc_drain(*c); /* collectives start in order: finish the nonblocking ones first */
     *d = ism_abi_dt(dt);
     if (!*d)
         return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
@@ -35,6 +36,7 @@ int PMPI_Barrier(MPI_Comm comm)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Barrier", "invalid communicator");
+    ism_nbc_drain(c);
     int rc = ism_barrier(c);
     return rc ? ism_abi_error(c, rc, "MPI_Barrier", "barrier failed") : MPI_SUCCESS;
 }
@@ -151,7 +153,10 @@ static int comm_only(const char *fn, MPI_Comm comm, ism_comm **c)
 {
     ISM_CHECK_INIT(fn);
     *c = ism_abi_comm(comm);
-    return *c ? 0 : ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    ism_nbc_drain(*c);
+    return 0;
 }
 
 static int done(ism_comm *c, int rc, const char *fn)

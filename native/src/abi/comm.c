@@ -10,6 +10,7 @@ static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
     *c = ism_abi_comm(comm);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    ism_nbc_drain(*c); /* constructors are collectives too: keep the order */
     return MPI_SUCCESS;
 }
 
@@ -165,6 +166,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return ism_abi_error(c, MPI_ERR_COMM, "MPI_Comm_free",
                              c ? "predefined communicators cannot be freed"
                                : "invalid communicator");
+    ism_nbc_drain(c);
     int rc = ism_abi_attr_delete_all(c);
     if (rc)
         return ism_abi_error(c, rc, "MPI_Comm_free", "an attribute delete callback failed");

@@ -70,8 +70,8 @@ ISM_PMPI(Test)
 
 static int all_vendor(int n, MPI_Request *reqs)
 {
-    if (ism.remote_active)
-        return 0;
+    if (ism.remote_active || ism_nbc_pending())
+        return 0; /* cross-site work needs our progress while we wait */
     for (int i = 0; i < n; i++) {
         ism_req *r = ism_abi_req(reqs[i]);
         if (r && (r->kind != ISM_RQ_VENDOR || r->done))

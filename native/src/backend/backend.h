@@ -116,6 +116,10 @@ typedef struct ism_backend {
     int (*alltoallw)(const void *sbuf, const int *scounts, const int *sdispls, const ism_vh *sdts,
                      void *rbuf, const int *rcounts, const int *rdispls, const ism_vh *rdts,
                      ism_vh comm);
+    int (*ialltoallw)(const void *sbuf, const int *scounts, const int *sdispls,
+                      const ism_vh *sdts, void *rbuf, const int *rcounts, const int *rdispls,
+                      const ism_vh *rdts, ism_vh comm, ism_vh *req, void **hold);
+    /* *hold: free() it once the request has completed */
     int (*igatherv)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, const int *rcounts,
                     const int *displs, ism_vh rdt, int root, ism_vh comm, ism_vh *req);
     int (*iallgatherv)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, const int *rcounts,

@@ -441,20 +441,41 @@ static int b_scatterv(const void *s, const int *sn, const int *d, ism_vh sdt, vo
 {
     return RC(MPI_Scatterv(s, sn, d, VD(sdt), r ? r : MPI_IN_PLACE, rn, VD(rdt), root, VC(c)));
 }
+/* The vendor's type arrays for an all-to-all-w; they must live until it completes. */
+static MPI_Datatype *a2w_types(int n, int in_place, const ism_vh *st, const ism_vh *rt)
+{
+    MPI_Datatype *vs = malloc(sizeof *vs * (size_t)(2 * n + 1));
+    for (int i = 0; vs && i < n; i++) {
+        vs[i] = in_place ? MPI_DATATYPE_NULL : VD(st[i]);
+        vs[n + i] = VD(rt[i]);
+    }
+    return vs;
+}
 static int b_alltoallw(const void *s, const int *sn, const int *sd, const ism_vh *st, void *r,
                        const int *rn, const int *rd, const ism_vh *rt, ism_vh c)
 {
     int n = 0;
     MPI_Comm_size(VC(c), &n);
-    MPI_Datatype *vs = malloc(sizeof *vs * (size_t)(2 * n + 1));
+    MPI_Datatype *vs = a2w_types(n, !s, st, rt);
     if (!vs)
         return 39; /* MPI_ERR_NO_MEM */
-    for (int i = 0; i < n; i++) {
-        vs[i] = s ? VD(st[i]) : MPI_DATATYPE_NULL;
-        vs[n + i] = VD(rt[i]);
-    }
     int rc = MPI_Alltoallw(s ? s : MPI_IN_PLACE, sn, sd, vs, r, rn, rd, vs + n, VC(c));
     free(vs);
+    return RC(rc);
+}
+static int b_ialltoallw(const void *s, const int *sn, const int *sd, const ism_vh *st, void *r,
+                        const int *rn, const int *rd, const ism_vh *rt, ism_vh c, ism_vh *q,
+                        void **hold)
+{
+    int n = 0;
+    MPI_Comm_size(VC(c), &n);
+    MPI_Datatype *vs = a2w_types(n, !s, st, rt);
+    MPI_Request v;
+    *hold = vs;
+    if (!vs)
+        return 39;
+    int rc = MPI_Ialltoallw(s ? s : MPI_IN_PLACE, sn, sd, vs, r, rn, rd, vs + n, VC(c), &v);
+    *q = V2H(v);
     return RC(rc);
 }
 static int b_igatherv(const void *s, int sn, ism_vh sdt, void *r, const int *rn, const int *d,
@@ -556,6 +577,7 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->gatherv = b_gatherv;
     b->scatterv = b_scatterv;
     b->alltoallw = b_alltoallw;
+    b->ialltoallw = b_ialltoallw;
     b->igatherv = b_igatherv;
     b->iscatterv = b_iscatterv;
     b->iallgatherv = b_iallgatherv;

@@ -15,7 +15,9 @@
 
 /* Wait for a vendor request of a site-local phase while draining the gateway channel:
  * a rank blocked inside a vendor collective could otherwise leave frames for it piling
- * up in its gateway's pool, stalling the link that other sites' phases depend on. */
+ * up in its gateway's pool, stalling the link that other sites' phases depend on.
+ * Inside a nonblocking collective (nbc.c) the l_* helpers below always take the vendor's
+ * nonblocking form, so waiting yields to the program. */
 int ism_vwait(int rc, const ism_vh *reqp)
 {
     unsigned spins = 0;
@@ -36,7 +38,7 @@ int ism_vwait(int rc, const ism_vh *reqp)
 static int l_barrier(ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite)
+    if (!ism.multisite && !ism_nbc_cur)
         return ism.be->barrier(c->vcomm);
     int rc = ism.be->ibarrier(c->vcomm, &r);
     return ism_vwait(rc, &r);
@@ -45,7 +47,7 @@ static int l_barrier(ism_comm *c)
 static int l_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite)
+    if (!ism.multisite && !ism_nbc_cur)
         return ism.be->bcast(buf, count, dt->v, root, c->vcomm);
     int rc = ism.be->ibcast(buf, count, dt->v, root, c->vcomm, &r);
     return ism_vwait(rc, &r);
@@ -55,7 +57,7 @@ static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
                     ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite)
+    if (!ism.multisite && !ism_nbc_cur)
         return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm);
     int rc = ism.be->ireduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm, &r);
     return ism_vwait(rc, &r);
@@ -64,7 +66,7 @@ static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
 static int l_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite)
+    if (!ism.multisite && !ism_nbc_cur)
         return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
     int rc = ism.be->iallgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm, &r);
     return ism_vwait(rc, &r);
@@ -93,7 +95,7 @@ int ism_xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c)
 
 int ism_barrier(ism_comm *c)
 {
-    int rc = c->all_local ? ism.be->barrier(c->vcomm) : l_barrier(c);
+    int rc = l_barrier(c);
     if (rc || c->all_local)
         return rc;
     if (c->rank == c->my_leader) {
@@ -121,7 +123,7 @@ int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
 {
     int rc = 0;
     if (c->all_local)
-        return ism.be->bcast(buf, count, dt->v, c->l_of[root], c->vcomm);
+        return l_bcast(buf, count, dt, c->l_of[root], c);
     int rs = c->site_of[root];
     if (c->rank == root) {
         ism_req *reqs[64];
@@ -159,7 +161,7 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
     int rc;
     size_t bytes = (size_t)count * (size_t)dt->extent;
     if (c->all_local)
-        return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, c->l_of[root], c->vcomm);
+        return l_reduce(sbuf, rbuf, count, dt, op, c->l_of[root], c);
     int rs = c->site_of[root];
     int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     if (ism.site == rs) {
@@ -193,8 +195,12 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 {
     int rc;
     size_t bytes = (size_t)count * (size_t)dt->extent;
-    if (c->all_local)
+    if (c->all_local && !ism_nbc_cur)
         return ism.be->allreduce(sbuf, rbuf, count, dt->v, op->v, c->vcomm);
+    if (c->all_local) { /* inside a nonblocking collective: no vendor iallreduce here */
+        rc = l_reduce(c->rank == 0 || sbuf ? sbuf : rbuf, rbuf, count, dt, op, 0, c);
+        return rc ? rc : l_bcast(rbuf, count, dt, 0, c);
+    }
     int lroot = c->l_of[c->my_leader];
     int leader = c->rank == c->my_leader;
     /* in place: at the leader the vendor takes IN_PLACE; elsewhere rbuf holds the input */
@@ -252,7 +258,7 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
     size_t blk = (size_t)count * (size_t)dt->extent;
     int rc;
     if (c->all_local)
-        return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
+        return l_allgather(sbuf, rbuf, count, dt, c);
     if (!c->site_runs) {
         int *cd = malloc(sizeof(int) * 2 * (size_t)c->size);
         if (!cd)

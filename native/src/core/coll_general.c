@@ -159,9 +159,12 @@ static int wait_all(ism_req **reqs, int n, int rc)
 int ism_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
                 const int *displs, ism_dt *rdt, int root, ism_comm *c)
 {
-    if (c->all_local)
-        return ism.be->gatherv(sbuf, scount, vh(sdt), rbuf, rcounts, displs, vh(rdt), root,
-                               c->vcomm);
+    if (c->all_local) {
+        ism_vh q = 0;
+        int rc = ism.be->igatherv(sbuf, scount, vh(sdt), rbuf, rcounts, displs, vh(rdt), root,
+                                  c->vcomm, &q);
+        return ism_vwait(rc, &q);
+    }
     int rs = c->site_of[root], me_root = c->rank == root;
     int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     int am_lroot = c->lrank == lroot;
@@ -258,9 +261,12 @@ out:
 int ism_scatterv(const void *sbuf, const int *scounts, const int *displs, ism_dt *sdt, void *rbuf,
                  int rcount, ism_dt *rdt, int root, ism_comm *c)
 {
-    if (c->all_local)
-        return ism.be->scatterv(sbuf, scounts, displs, vh(sdt), rbuf, rcount, vh(rdt), root,
-                                c->vcomm);
+    if (c->all_local) {
+        ism_vh q = 0;
+        int rc = ism.be->iscatterv(sbuf, scounts, displs, vh(sdt), rbuf, rcount, vh(rdt), root,
+                                   c->vcomm, &q);
+        return ism_vwait(rc, &q);
+    }
     int rs = c->site_of[root], me_root = c->rank == root;
     int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     int am_lroot = c->lrank == lroot;
@@ -483,8 +489,12 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
             vt[r] = sbuf ? vh(sdts[r]) : ism.be->datatype_null;
             vt[n + r] = vh(rdts[r]);
         }
-        rc = ism.be->alltoallw(sbuf, scounts, sdispls, vt, rbuf, rcounts, rdispls, vt + n,
-                               c->vcomm);
+        ism_vh q = 0;
+        void *hold = NULL;
+        rc = ism.be->ialltoallw(sbuf, scounts, sdispls, vt, rbuf, rcounts, rdispls, vt + n,
+                                c->vcomm, &q, &hold);
+        rc = ism_vwait(rc, &q);
+        free(hold);
         free(vt);
         return rc;
     }
@@ -544,8 +554,12 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
         lt[L + l] = vh(rdts[r]);
     }
     if (L > 1) {
-        rc = ism.be->alltoallw(sbuf, lc, lc + L, lt, rbuf, lc + 2 * L, lc + 3 * L, lt + L,
-                               c->vcomm);
+        ism_vh q = 0;
+        void *hold = NULL;
+        rc = ism.be->ialltoallw(sbuf, lc, lc + L, lt, rbuf, lc + 2 * L, lc + 3 * L, lt + L,
+                                c->vcomm, &q, &hold);
+        rc = ism_vwait(rc, &q);
+        free(hold);
     } else if (sbuf) {
         /* alone at this site: copy to myself (Open MPI 4.1's single-process alltoallw
          * ignores the displacements) */
@@ -579,7 +593,8 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
         }
     }
     ism_vh q = 0;
-    rc = ism.be->igatherv(osz, R, ISM_DT_INT->v, omat, cnt, dis, ISM_DT_INT->v, lroot, c->vcomm, &q);
+    rc = ism.be->igatherv(osz, R, ISM_DT_INT->v, omat, cnt, dis, ISM_DT_INT->v, lroot, c->vcomm,
+                          &q);
     if ((rc = ism_vwait(rc, &q)))
         goto out;
     rc = ism.be->igatherv(isz, R, ISM_DT_INT->v, imat, cnt, dis, ISM_DT_INT->v, lroot, c->vcomm, &q);

@@ -116,7 +116,8 @@ enum ism_req_kind {
     ISM_RQ_DONE,       /* completed at creation (PROC_NULL, eager remote send, ibsend) */
     ISM_RQ_RSEND,      /* rendezvous send to another site */
     ISM_RQ_RRECV,      /* receive that may match a remote message */
-    ISM_RQ_PERSIST     /* persistent request: a template plus the active inner request */
+    ISM_RQ_PERSIST,    /* persistent request: a template plus the active inner request */
+    ISM_RQ_NBC         /* nonblocking collective, completed by its coroutine (nbc.c) */
 };
 
 typedef struct ism_req {
@@ -307,6 +308,15 @@ int ism_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt 
                        ism_comm *c);
 int ism_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int exclusive,
              ism_comm *c);
+
+/* nbc.c: nonblocking collectives run as coroutines (see there) */
+typedef struct ism_nbc ism_nbc;
+extern ism_nbc *ism_nbc_cur; /* the collective running now, NULL in the program's context */
+int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, ism_req **out);
+int ism_nbc_poll(void);
+void ism_nbc_yield(void);
+void ism_nbc_drain(ism_comm *c);
+int ism_nbc_pending(void);
 
 /* comm.c */
 void ism_types_init(void);

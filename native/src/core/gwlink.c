@@ -203,10 +203,20 @@ int ism_progress(void)
     return n;
 }
 
-/* Called after a progress round that found nothing: spin briefly, then yield the core
- * (several sites share two cores in tests), then sleep in short naps. */
+/* Called after a progress round that found nothing: inside a nonblocking collective,
+ * yield to the program; otherwise advance pending nonblocking collectives, then spin
+ * briefly, yield the core (several sites share two cores in tests), and sleep in short
+ * naps. */
 void ism_idle(unsigned *spins)
 {
+    if (ism_nbc_cur) {
+        ism_nbc_yield(); /* a nonblocking collective waits by giving the program back */
+        return;
+    }
+    if (ism_nbc_poll()) {
+        *spins = 0;
+        return;
+    }
     unsigned s = ++*spins;
     if (s < 64)
         return;

@@ -220,7 +220,8 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         if (ism.ngw > 0)
             ism.my_gw = ism.gw_vrank[ism.lrank % ism.ngw];
     }
-    ism.multisite = ism.nsites > 1;
+    /* a gateway in the job (isthmus run, even with one site) must see our FIN */
+    ism.multisite = ism.nsites > 1 || ism.ngw > 0;
     ism.grank = ism.site_off[ism.site] + ism.lrank;
     ism.site_of_g = calloc((size_t)ism.gsize, sizeof(int));
     for (int s = 0; s < ism.nsites; s++)

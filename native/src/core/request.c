@@ -109,6 +109,8 @@ int ism_req_test(ism_req *r, int *flag, ism_status *st)
     default:
         if (!r->done)
             ism_progress();
+        if (!r->done && r->kind == ISM_RQ_NBC)
+            ism_nbc_poll();
         *flag = r->done;
         break;
     }
@@ -124,7 +126,8 @@ int ism_req_test(ism_req *r, int *flag, ism_status *st)
 int ism_req_wait(ism_req *r, ism_status *st)
 {
     unsigned spins = 0;
-    if (r->kind == ISM_RQ_VENDOR && !r->done && !ism.remote_active) {
+    if (r->kind == ISM_RQ_VENDOR && !r->done && !ism.remote_active && !ism_nbc_cur &&
+        !ism_nbc_pending()) {
         ism_vstatus vst;
         int rc = ism.be->wait(&r->vreq, &vst);
         ism_status_from_vendor(r->comm, &vst, &r->st);

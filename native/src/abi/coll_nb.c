@@ -1,0 +1,417 @@
+/* coll_nb.c (abi): the nonblocking collectives. Each MPI_I<x> checks its communicator,
+ * copies its arguments and starts a coroutine (core/nbc.c) that runs MPI_<x> itself, so
+ * the blocking and nonblocking forms share one algorithm and one set of argument checks;
+ * an error found inside is returned by the MPI_Wait/MPI_Test that completes the request.
+ * Buffers and count, displacement and type arrays must stay untouched until completion,
+ * as MPI requires. (Generated once from the list of collectives; edit freely.)
+ */
+#include "abi.h"
+
+static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                 size_t len, MPI_Request *request)
+{
+    ISM_CHECK_INIT(fn);
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!request)
+        return ism_abi_error(c, MPI_ERR_REQUEST, fn, "the request argument is NULL");
+    ism_req *r;
+    int rc = ism_nbc_start(c, body, args, len, &r);
+    if (rc)
+        return ism_abi_error(c, rc, fn,
+                             rc == MPI_ERR_NO_MEM ? "out of memory, or more than 4096 "
+                                                    "nonblocking collectives pending"
+                                                  : "could not start the collective");
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+typedef struct {
+    MPI_Comm comm;
+} a_ibarrier;
+
+static int run_ibarrier(void *p)
+{
+    a_ibarrier *a = p;
+    return PMPI_Barrier(a->comm);
+}
+
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    a_ibarrier a = {comm};
+    return start("MPI_Ibarrier", comm, run_ibarrier, &a, sizeof a, request);
+}
+ISM_PMPI(Ibarrier)
+
+typedef struct {
+    void *buffer;
+    int count;
+    MPI_Datatype datatype;
+    int root;
+    MPI_Comm comm;
+} a_ibcast;
+
+static int run_ibcast(void *p)
+{
+    a_ibcast *a = p;
+    return PMPI_Bcast(a->buffer, a->count, a->datatype, a->root, a->comm);
+}
+
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_ibcast a = {buffer, count, datatype, root, comm};
+    return start("MPI_Ibcast", comm, run_ibcast, &a, sizeof a, request);
+}
+ISM_PMPI(Ibcast)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+} a_ireduce;
+
+static int run_ireduce(void *p)
+{
+    a_ireduce *a = p;
+    return PMPI_Reduce(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op, a->root, a->comm);
+}
+
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_ireduce a = {sendbuf, recvbuf, count, datatype, op, root, comm};
+    return start("MPI_Ireduce", comm, run_ireduce, &a, sizeof a, request);
+}
+ISM_PMPI(Ireduce)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_iallreduce;
+
+static int run_iallreduce(void *p)
+{
+    a_iallreduce *a = p;
+    return PMPI_Allreduce(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_iallreduce a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return start("MPI_Iallreduce", comm, run_iallreduce, &a, sizeof a, request);
+}
+ISM_PMPI(Iallreduce)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_igather;
+
+static int run_igather(void *p)
+{
+    a_igather *a = p;
+    return PMPI_Gather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_igather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return start("MPI_Igather", comm, run_igather, &a, sizeof a, request);
+}
+ISM_PMPI(Igather)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_igatherv;
+
+static int run_igatherv(void *p)
+{
+    a_igatherv *a = p;
+    return PMPI_Gatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_igatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
+    return start("MPI_Igatherv", comm, run_igatherv, &a, sizeof a, request);
+}
+ISM_PMPI(Igatherv)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_iscatter;
+
+static int run_iscatter(void *p)
+{
+    a_iscatter *a = p;
+    return PMPI_Scatter(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_iscatter a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return start("MPI_Iscatter", comm, run_iscatter, &a, sizeof a, request);
+}
+ISM_PMPI(Iscatter)
+
+typedef struct {
+    const void *sendbuf;
+    const int *sendcounts;
+    const int *displs;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_iscatterv;
+
+static int run_iscatterv(void *p)
+{
+    a_iscatterv *a = p;
+    return PMPI_Scatterv(a->sendbuf, a->sendcounts, a->displs, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_iscatterv a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return start("MPI_Iscatterv", comm, run_iscatterv, &a, sizeof a, request);
+}
+ISM_PMPI(Iscatterv)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_iallgather;
+
+static int run_iallgather(void *p)
+{
+    a_iallgather *a = p;
+    return PMPI_Allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_iallgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return start("MPI_Iallgather", comm, run_iallgather, &a, sizeof a, request);
+}
+ISM_PMPI(Iallgather)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_iallgatherv;
+
+static int run_iallgatherv(void *p)
+{
+    a_iallgatherv *a = p;
+    return PMPI_Allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_iallgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return start("MPI_Iallgatherv", comm, run_iallgatherv, &a, sizeof a, request);
+}
+ISM_PMPI(Iallgatherv)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ialltoall;
+
+static int run_ialltoall(void *p)
+{
+    a_ialltoall *a = p;
+    return PMPI_Alltoall(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ialltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return start("MPI_Ialltoall", comm, run_ialltoall, &a, sizeof a, request);
+}
+ISM_PMPI(Ialltoall)
+
+typedef struct {
+    const void *sendbuf;
+    const int *sendcounts;
+    const int *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ialltoallv;
+
+static int run_ialltoallv(void *p)
+{
+    a_ialltoallv *a = p;
+    return PMPI_Alltoallv(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ialltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return start("MPI_Ialltoallv", comm, run_ialltoallv, &a, sizeof a, request);
+}
+ISM_PMPI(Ialltoallv)
+
+typedef struct {
+    const void *sendbuf;
+    const int *sendcounts;
+    const int *sdispls;
+    const MPI_Datatype *sendtypes;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_ialltoallw;
+
+static int run_ialltoallw(void *p)
+{
+    a_ialltoallw *a = p;
+    return PMPI_Alltoallw(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
+{
+    a_ialltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return start("MPI_Ialltoallw", comm, run_ialltoallw, &a, sizeof a, request);
+}
+ISM_PMPI(Ialltoallw)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    const int *recvcounts;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_ireduce_scatter;
+
+static int run_ireduce_scatter(void *p)
+{
+    a_ireduce_scatter *a = p;
+    return PMPI_Reduce_scatter(a->sendbuf, a->recvbuf, a->recvcounts, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_ireduce_scatter a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
+    return start("MPI_Ireduce_scatter", comm, run_ireduce_scatter, &a, sizeof a, request);
+}
+ISM_PMPI(Ireduce_scatter)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_ireduce_scatter_block;
+
+static int run_ireduce_scatter_block(void *p)
+{
+    a_ireduce_scatter_block *a = p;
+    return PMPI_Reduce_scatter_block(a->sendbuf, a->recvbuf, a->recvcount, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_ireduce_scatter_block a = {sendbuf, recvbuf, recvcount, datatype, op, comm};
+    return start("MPI_Ireduce_scatter_block", comm, run_ireduce_scatter_block, &a, sizeof a, request);
+}
+ISM_PMPI(Ireduce_scatter_block)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_iscan;
+
+static int run_iscan(void *p)
+{
+    a_iscan *a = p;
+    return PMPI_Scan(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_iscan a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return start("MPI_Iscan", comm, run_iscan, &a, sizeof a, request);
+}
+ISM_PMPI(Iscan)
+
+typedef struct {
+    const void *sendbuf;
+    void *recvbuf;
+    int count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_iexscan;
+
+static int run_iexscan(void *p)
+{
+    a_iexscan *a = p;
+    return PMPI_Exscan(a->sendbuf, a->recvbuf, a->count, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_iexscan a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return start("MPI_Iexscan", comm, run_iexscan, &a, sizeof a, request);
+}
+ISM_PMPI(Iexscan)

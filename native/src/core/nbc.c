@@ -1,0 +1,173 @@
+/* nbc.c: nonblocking collectives as coroutines.
+ *
+ * MPI_Ibcast and friends run the same two-level algorithm as the blocking call, on a
+ * stack of their own (ucontext). Wherever that algorithm would wait (ism_idle(), called
+ * by every wait loop when a progress round found nothing) it yields back to the caller,
+ * so the MPI_I* call returns at once and the collective advances whenever the program
+ * enters MPI: MPI_Test/Wait on any request, probes, and every other wait. A rank that
+ * keeps receiving point-to-point messages while it tests an MPI_Ibarrier (the NBX
+ * pattern) therefore never blocks its peers.
+ *
+ * Collectives on one communicator run one at a time, in the order they were started:
+ * MPI requires every rank to start them in the same order, so their site-local vendor
+ * collectives and cross-site messages (on the communicator's collective context) pair
+ * up the same way on every rank. A blocking collective, or a communicator constructor,
+ * on a communicator with collectives still pending first completes them (ism_nbc_drain).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "core.h"
+
+#define NBC_STACK (512u * 1024u)
+#define NBC_MAX 4096
+#define NBC_ARGS 256
+
+struct ism_nbc {
+    ucontext_t uc;
+    void *stack;
+    int (*fn)(void *args);
+    ism_comm *comm;
+    ism_req *req;
+    int rc, started, finished;
+    struct ism_nbc *next;
+    _Alignas(16) unsigned char args[NBC_ARGS];
+};
+
+ism_nbc *ism_nbc_cur;
+static ucontext_t sched;
+static ism_nbc *head, *tail;
+static int count;
+
+static void body(unsigned lo, unsigned hi)
+{
+    ism_nbc *n = (ism_nbc *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
+    n->rc = n->fn(n->args);
+    n->finished = 1;
+    /* returning resumes uc_link: the scheduler */
+}
+
+/* First pending collective on c, or NULL. */
+static ism_nbc *first_on(const ism_comm *c)
+{
+    for (ism_nbc *n = head; n; n = n->next)
+        if (n->comm == c)
+            return n;
+    return NULL;
+}
+
+static void unlink_nbc(ism_nbc *n)
+{
+    ism_nbc **p = &head, *prev = NULL;
+    while (*p && *p != n) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p)
+        return;
+    *p = n->next;
+    if (tail == n)
+        tail = prev;
+    count--;
+}
+
+/* Run n until it yields or finishes; on finishing, complete its request. */
+static int step(ism_nbc *n)
+{
+    if (!n->started) {
+        if (getcontext(&n->uc))
+            ism_die("getcontext failed starting a nonblocking collective");
+        n->uc.uc_stack.ss_sp = n->stack;
+        n->uc.uc_stack.ss_size = NBC_STACK;
+        n->uc.uc_link = &sched;
+        uintptr_t p = (uintptr_t)n;
+        makecontext(&n->uc, (void (*)(void))body, 2, (unsigned)(p & 0xffffffffu),
+                    (unsigned)(p >> 32));
+        n->started = 1;
+    }
+    ism_nbc_cur = n;
+    if (swapcontext(&sched, &n->uc))
+        ism_die("swapcontext failed running a nonblocking collective");
+    ism_nbc_cur = NULL;
+    if (!n->finished)
+        return 0;
+    unlink_nbc(n);
+    n->req->st.error = n->rc;
+    ism_req_complete(n->req, n->rc);
+    free(n->stack);
+    free(n);
+    return 1;
+}
+
+int ism_nbc_poll(void)
+{
+    int done = 0;
+    if (ism_nbc_cur || !head)
+        return 0;
+    for (ism_nbc *n = head, *next; n; n = next) {
+        next = n->next;
+        if (first_on(n->comm) != n)
+            continue; /* an earlier collective on the same communicator goes first */
+        if (step(n)) {
+            done++;
+            next = head; /* n is gone and its successor may now run: start over */
+        }
+    }
+    return done;
+}
+
+void ism_nbc_yield(void)
+{
+    ism_nbc *n = ism_nbc_cur;
+    if (swapcontext(&n->uc, &sched))
+        ism_die("swapcontext failed in a nonblocking collective");
+}
+
+int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, ism_req **out)
+{
+    if (len > NBC_ARGS)
+        return ISM_ERR_INTERN;
+    if (count >= NBC_MAX)
+        return ISM_ERR_NO_MEM; /* the ABI layer says why */
+    ism_nbc *n = calloc(1, sizeof *n);
+    ism_req *r = ism_req_alloc(ISM_RQ_NBC);
+    void *stack = malloc(NBC_STACK);
+    if (!n || !r || !stack) {
+        free(n);
+        free(stack);
+        ism_req_free(r);
+        return ISM_ERR_NO_MEM;
+    }
+    memcpy(n->args, args, len);
+    n->fn = fn;
+    n->comm = c;
+    n->req = r;
+    n->stack = stack;
+    r->comm = c;
+    r->st.source = ISM_ANY_SOURCE;
+    r->st.tag = ISM_ANY_TAG;
+    if (tail)
+        tail->next = n;
+    else
+        head = n;
+    tail = n;
+    count++;
+    *out = r;
+    if (first_on(c) == n && !ism_nbc_cur)
+        step(n); /* as far as it goes without waiting */
+    return 0;
+}
+
+void ism_nbc_drain(ism_comm *c)
+{
+    unsigned spins = 0;
+    if (ism_nbc_cur)
+        return; /* a collective's own inner calls */
+    while (first_on(c)) {
+        if (!ism_nbc_poll() && !ism_progress())
+            ism_idle(&spins);
+    }
+}
+
+int ism_nbc_pending(void) { return count; }
