@@ -92,6 +92,9 @@ const char *ism_abi_class_text(int c);
 int ism_abi_attr_copy(ism_comm *from, ism_comm *to);
 int ism_abi_attr_delete_all(ism_comm *c);
 int ism_abi_last_used_code(void);
+/* topo.c: topologies follow communicators through dup and free */
+int ism_abi_topo_copy(ism_comm *from, ism_comm *to);
+void ism_abi_topo_free(ism_comm *c);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 

@@ -415,3 +415,123 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
     return start("MPI_Iexscan", comm, run_iexscan, &a, sizeof a, request);
 }
 ISM_PMPI(Iexscan)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ineighbor_allgather;
+
+static int run_ineighbor_allgather(void *p)
+{
+    a_ineighbor_allgather *a = p;
+    return PMPI_Neighbor_allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ineighbor_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return start("MPI_Ineighbor_allgather", comm, run_ineighbor_allgather, &a, sizeof a, request);
+}
+ISM_PMPI(Ineighbor_allgather)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ineighbor_allgatherv;
+
+static int run_ineighbor_allgatherv(void *p)
+{
+    a_ineighbor_allgatherv *a = p;
+    return PMPI_Neighbor_allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ineighbor_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return start("MPI_Ineighbor_allgatherv", comm, run_ineighbor_allgatherv, &a, sizeof a, request);
+}
+ISM_PMPI(Ineighbor_allgatherv)
+
+typedef struct {
+    const void *sendbuf;
+    int sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    int recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ineighbor_alltoall;
+
+static int run_ineighbor_alltoall(void *p)
+{
+    a_ineighbor_alltoall *a = p;
+    return PMPI_Neighbor_alltoall(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ineighbor_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return start("MPI_Ineighbor_alltoall", comm, run_ineighbor_alltoall, &a, sizeof a, request);
+}
+ISM_PMPI(Ineighbor_alltoall)
+
+typedef struct {
+    const void *sendbuf;
+    const int *sendcounts;
+    const int *sdispls;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    const int *recvcounts;
+    const int *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_ineighbor_alltoallv;
+
+static int run_ineighbor_alltoallv(void *p)
+{
+    a_ineighbor_alltoallv *a = p;
+    return PMPI_Neighbor_alltoallv(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_ineighbor_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return start("MPI_Ineighbor_alltoallv", comm, run_ineighbor_alltoallv, &a, sizeof a, request);
+}
+ISM_PMPI(Ineighbor_alltoallv)
+
+typedef struct {
+    const void *sendbuf;
+    const int *sendcounts;
+    const MPI_Aint *sdispls;
+    const MPI_Datatype *sendtypes;
+    void *recvbuf;
+    const int *recvcounts;
+    const MPI_Aint *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_ineighbor_alltoallw;
+
+static int run_ineighbor_alltoallw(void *p)
+{
+    a_ineighbor_alltoallw *a = p;
+    return PMPI_Neighbor_alltoallw(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
+{
+    a_ineighbor_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return start("MPI_Ineighbor_alltoallw", comm, run_ineighbor_alltoallw, &a, sizeof a, request);
+}
+ISM_PMPI(Ineighbor_alltoallw)

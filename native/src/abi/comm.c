@@ -33,7 +33,13 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (rc)
         return rc;
     rc = ism_comm_dup(c, &n);
+    if (!rc && (rc = ism_abi_topo_copy(c, n)) != MPI_SUCCESS) {
+        ism_abi_topo_free(n);
+        ism_comm_free(n);
+        return ism_abi_error(c, rc, "MPI_Comm_dup", "copying the topology failed");
+    }
     if (!rc && (rc = ism_abi_attr_copy(c, n)) != MPI_SUCCESS) {
+        ism_abi_topo_free(n);
         ism_comm_free(n);
         return ism_abi_error(c, rc, "MPI_Comm_dup", "an attribute copy callback failed");
     }
@@ -170,6 +176,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     int rc = ism_abi_attr_delete_all(c);
     if (rc)
         return ism_abi_error(c, rc, "MPI_Comm_free", "an attribute delete callback failed");
+    ism_abi_topo_free(c);
     rc = ism_comm_free(c);
     *comm = MPI_COMM_NULL;
     return rc ? ism_abi_error(NULL, rc, "MPI_Comm_free", "freeing failed") : MPI_SUCCESS;

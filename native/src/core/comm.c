@@ -376,11 +376,18 @@ int ism_comm_split_type(ism_comm *p, int type, int key, ism_comm **out)
     return rc ? rc : ism_comm_split(p, color, key, out);
 }
 
+int ism_comm_add_vcoll(ism_comm *c)
+{
+    return c->vcoll ? 0 : ism.be->comm_dup(c->vcomm, &c->vcoll);
+}
+
 int ism_comm_free(ism_comm *c)
 {
     if (c->builtin)
         return ISM_ERR_COMM;
     registry_remove(c);
+    if (c->vcoll)
+        ism.be->comm_free(&c->vcoll);
     int rc = ism.be->comm_free(&c->vcomm);
     comm_release(c);
     return rc;

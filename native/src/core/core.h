@@ -93,6 +93,8 @@ typedef struct ism_comm {
     int *c_of_l;       /* vendor rank in vcomm -> comm rank */
     int *c_of_g;       /* global rank -> comm rank, -1 when not a member */
     ism_vh vcomm;      /* vendor communicator of the members at this site */
+    ism_vh vcoll;      /* its duplicate for collective point-to-point (neighbor collectives)
+                          between members at this site, or 0 */
     int lsize, lrank;  /* size and rank in vcomm */
     int nleaders;      /* sites with members */
     int *leaders;      /* comm rank of each site's leader (lowest comm rank there), by site */
@@ -102,6 +104,7 @@ typedef struct ism_comm {
     int site_runs;     /* every site's members are consecutive comm ranks */
     ism_errh *errh;
     void *attrs;       /* cached attributes, owned by the ABI layer (abi/attr.c) */
+    void *topo;        /* virtual topology, owned by the ABI layer (abi/topo.c) */
     int builtin;
     char name[128];
 } ism_comm;
@@ -277,7 +280,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 /* collective internals (coll.c): cross-site messages on the collective context, and
  * waiting on a vendor request of a site-local phase while serving the gateway channel */
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
-       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN };
+       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR };
 int ism_vwait(int rc, const ism_vh *reqp);
 int ism_wait_free(ism_req *r);
 int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);
@@ -296,6 +299,16 @@ int ism_allgatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const 
 int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
                   void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
                   ism_comm *c);
+
+/* coll_neighbor.c: one exchange with each in- and out-neighbor (PROC_NULL: none), on
+ * the collective context; byte displacements, one type per neighbor */
+int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
+                          const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
+                          const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
+                          ism_dt *const *rdts, ism_comm *c);
+/* comm.c: give c a vendor communicator for collective point-to-point (collective over
+ * c's members at this site) */
+int ism_comm_add_vcoll(ism_comm *c);
 
 /* coll_reduce.c: reductions with user-defined ops (applied in rank order, so
  * non-commutative ops are correct across sites), reduce-scatter and prefix reductions */

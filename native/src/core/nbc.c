@@ -93,6 +93,7 @@ static int step(ism_nbc *n)
     if (!n->finished)
         return 0;
     unlink_nbc(n);
+    ism.remote_active--;
     n->req->st.error = n->rc;
     ism_req_complete(n->req, n->rc);
     free(n->stack);
@@ -153,6 +154,9 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
         head = n;
     tail = n;
     count++;
+    /* the program's blocking calls must keep serving us: the fast paths that block in
+     * the vendor are taken only when no cross-site work is pending */
+    ism.remote_active++;
     *out = r;
     if (first_on(c) == n && !ism_nbc_cur)
         step(n); /* as far as it goes without waiting */

@@ -70,12 +70,13 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         if (!r)
             return ISM_ERR_NO_MEM;
         r->comm = c;
+        ism_vh vc = ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll;
         if (mode == ISM_MODE_SYNC)
-            rc = ism.be->issend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+            rc = ism.be->issend(buf, count, dt->v, l, tag, vc, &r->vreq);
         else if (mode == ISM_MODE_READY)
-            rc = ism.be->irsend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+            rc = ism.be->irsend(buf, count, dt->v, l, tag, vc, &r->vreq);
         else
-            rc = ism.be->isend(buf, count, dt->v, l, tag, c->vcomm, &r->vreq);
+            rc = ism.be->isend(buf, count, dt->v, l, tag, vc, &r->vreq);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -336,7 +337,7 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
             return ISM_ERR_NO_MEM;
         r->comm = c;
         rc = ism.be->irecv(buf, count, dt->v, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
-                           c->vcomm, &r->vreq);
+                           ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll, &r->vreq);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -475,8 +476,8 @@ int ism_probe(int src, int tag, ism_comm *c, ism_status *st)
 
 int ism_cancel(ism_req *r)
 {
-    if (r->kind == ISM_RQ_VENDOR)
-        return ism.be->cancel(&r->vreq);
+    if (r->kind == ISM_RQ_VENDOR) /* a completed one has given its vendor request back */
+        return r->done ? 0 : ism.be->cancel(&r->vreq);
     if (r->kind == ISM_RQ_PERSIST)
         return r->inner ? ism_cancel(r->inner) : 0;
     if (r->kind != ISM_RQ_RRECV || r->done || r->started_rndv)

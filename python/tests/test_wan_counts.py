@@ -1,0 +1,73 @@
+# tests/test_wan_counts.py: every collective crosses the WAN with a number of messages
+# that depends on the number of sites, never on the number of ranks. The gateways count
+# the messages they forward (ISTHMUS_STATS=1); tests/mpi/coll_wan_count.c repeats one
+# collective k times, and the difference to a run with 0 repetitions, divided by k, must
+# equal the two-level algorithm's count exactly, for 2 sites with 2 and with 3 ranks each
+# and for 3 sites.
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.native
+
+REPO = Path(__file__).resolve().parents[2]
+REPS = 5
+# cross-site messages per call, as a function of the number of sites S
+EXPECTED = {
+    "barrier": lambda s: 2 * (s - 1),     # gather to the first leader and release
+    "bcast": lambda s: s - 1,             # root to every other site's leader
+    "reduce": lambda s: s - 1,            # every other site's partial to the root
+    "allreduce": lambda s: s * (s - 1),   # leaders swap partials
+    "gather": lambda s: s - 1,
+    "scatter": lambda s: s - 1,
+    "allgather": lambda s: s * (s - 1),
+    "alltoall": lambda s: s * (s - 1),    # one message per ordered pair of sites
+    "scan": lambda s: 3 * (s - 1),        # gather, failure flag, scatter
+}
+LAYOUTS = ["2,2", "3,3", "1,2,2"]
+SENT = re.compile(r"isthmus stats: .* -> .*: sent (\d+) msgs")
+
+
+@pytest.fixture(scope="module")
+def exe(prefix, tmp_path_factory):
+    out = tmp_path_factory.mktemp("wan-count") / "coll_wan_count"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(out),
+                        str(REPO / "tests" / "mpi" / "coll_wan_count.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+def sent_messages(exe, layout, coll, reps):
+    n = sum(int(x) for x in layout.split(","))
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--sites",
+           str(len(layout.split(","))), "--ranks-per-site", layout, "--mpi", "openmpi",
+           "--timeout", "100", "--", str(exe), coll, str(reps)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "ISTHMUS_STATS": "1"})
+    assert r.returncode == 0 and "coll_wan_count: OK" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    counts = [int(m.group(1)) for m in SENT.finditer(r.stderr)]
+    assert counts, "no gateway statistics printed:\n" + r.stderr[-2000:]
+    return sum(counts)
+
+
+@pytest.fixture(scope="module")
+def baseline(exe):
+    return {layout: sent_messages(exe, layout, "barrier", 0) for layout in LAYOUTS}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("coll", sorted(EXPECTED))
+def test_wan_messages_per_collective(exe, baseline, layout, coll):
+    sites = len(layout.split(","))
+    total = sent_messages(exe, layout, coll, REPS)
+    per_call = (total - baseline[layout]) / REPS
+    assert per_call == EXPECTED[coll](sites), (
+        f"{coll} on {layout}: {per_call} cross-site messages per call, "
+        f"expected {EXPECTED[coll](sites)}")
