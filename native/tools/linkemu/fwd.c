@@ -104,13 +104,12 @@ static void deliver_due(ism_le_fwd *f)
 {
     const ism_le_pktq_entry *e;
     uint64_t now = ism_le_now_ns();
-    while ((e = ism_le_pktq_peek(&f->q)) != NULL) {
-        if (e->release_ns > now) {
-            if (e->release_ns - now > f->spin_ns)
-                break;
-            while ((now = ism_le_now_ns()) < e->release_ns)
-                ;
-        }
+    while ((e = ism_le_pktq_peek(&f->q)) != NULL && e->release_ns <= now) {
+        uint64_t late = now - e->release_ns;
+        f->late_sum_ns += late;
+        f->late_n++;
+        if (late > f->late_max_ns)
+            f->late_max_ns = late;
         uint32_t slot = ism_le_pktq_pop(&f->q);
         ism_le_pkt_meta *m = &f->q.meta[slot];
         ism_le_link *l = &f->links[m->link];
@@ -121,6 +120,7 @@ static void deliver_due(ism_le_fwd *f)
             f->write_errors++;
         }
         ism_le_pktq_release(&f->q, slot);
+        now = ism_le_now_ns();
     }
 }
 
@@ -139,8 +139,11 @@ static void arm(int tfd, uint64_t at_ns, uint64_t *armed)
 
 void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
 {
-    fprintf(out, "{\"unroutable\": %llu, \"write_errors\": %llu, \"links\": [",
-            (unsigned long long)f->unroutable, (unsigned long long)f->write_errors);
+    fprintf(out, "{\"unroutable\": %llu, \"write_errors\": %llu, \"late_mean_ns\": %.0f, "
+            "\"late_max_ns\": %llu, \"links\": [",
+            (unsigned long long)f->unroutable, (unsigned long long)f->write_errors,
+            f->late_n ? (double)f->late_sum_ns / (double)f->late_n : 0.0,
+            (unsigned long long)f->late_max_ns);
     int first = 1;
     for (int i = 0; i < f->nsites; i++) {
         for (int j = 0; j < f->nsites; j++) {
@@ -191,11 +194,17 @@ int ism_le_fwd_run(ism_le_fwd *f)
     uint64_t armed = 0;
     for (;;) {
         deliver_due(f);
+        /* Sleep until spin_ns before the next release, then poll without sleeping, so
+         * the release is not late by a timer's wakeup latency and arrivals are still
+         * read (and timestamped) while we wait. */
         const ism_le_pktq_entry *next = ism_le_pktq_peek(&f->q);
-        uint64_t wake = next ? next->release_ns - (next->release_ns > f->spin_ns ? f->spin_ns : 0) : 0;
-        arm(tfd, wake ? wake : 0, &armed);
+        int timeout = -1;
+        if (next && next->release_ns <= ism_le_now_ns() + f->spin_ns)
+            timeout = 0;
+        else
+            arm(tfd, next ? next->release_ns - f->spin_ns : 0, &armed);
         struct epoll_event evs[ISM_LE_MAX_SITES + 2];
-        int n = epoll_wait(ep, evs, ISM_LE_MAX_SITES + 2, -1);
+        int n = epoll_wait(ep, evs, ISM_LE_MAX_SITES + 2, timeout);
         if (n < 0) {
             if (errno == EINTR)
                 continue;

@@ -4,10 +4,10 @@
  * A packet read from site i's device is routed by its IPv4 destination (subnet.j+1 is
  * site j), run through link (i -> j), and parked in the packet store until its release
  * time, when it is written to site j's device. The loop sleeps in epoll_wait; a timerfd
- * armed at the earliest release time (absolute, CLOCK_MONOTONIC, 1 ns timer slack) wakes
- * it, and waits shorter than spin_ns are spun instead, because a timer wakeup on a busy
- * machine can be tens of microseconds late. SIGINT and SIGTERM end the loop; SIGUSR1
- * prints the statistics. */
+ * armed spin_ns before the earliest release (absolute CLOCK_MONOTONIC, 1 ns timer slack)
+ * wakes it, and from there it polls epoll without sleeping until the release, because a
+ * timer wakeup on a VM is often 50-500 us late. An idle emulator sleeps. SIGINT and
+ * SIGTERM end the loop; SIGUSR1 prints the statistics. */
 #ifndef ISM_LE_FWD_H
 #define ISM_LE_FWD_H
 
@@ -28,6 +28,7 @@ typedef struct {
     uint64_t spin_ns;
     uint64_t unroutable;      /* non-IPv4, or to an address that is no site */
     uint64_t write_errors;
+    uint64_t late_sum_ns, late_max_ns, late_n;  /* write time minus release time */
 } ism_le_fwd;
 
 /* Run until SIGINT or SIGTERM (blocked by the caller and passed as a signalfd-able set).

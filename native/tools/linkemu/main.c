@@ -69,7 +69,7 @@ int main(int argc, char **argv)
     const char *links[MAX_LINK_ARGS];
     int nsites = 0, nlinks = 0;
     const char *all = NULL, *ifname = "ism0";
-    uint64_t seed = 1, pool_mb = 64, spin_us = 50;
+    uint64_t seed = 1, pool_mb = 64, spin_us = 200;
     uint32_t subnet = 10u << 24 | 77u << 16;
 
     for (int i = 1; i < argc; i++) {

@@ -121,6 +121,7 @@ class Emulation:
 
     def __init__(self, sites: int | None = None, link: str | LinkSpec | None = None,
                  matrix: LinkMatrix | None = None, job: str | None = None, seed: int = 1,
+                 spin_us: int | None = None,
                  binary: Path | None = None, progress: Callable[[str], None] | None = None):
         if matrix is None:
             spec = parse_link_spec(link) if isinstance(link, str) else (link or LinkSpec())
@@ -132,6 +133,7 @@ class Emulation:
         if not _JOB_RE.fullmatch(self.job):
             raise IsthmusError(f"job name {self.job!r}: use 1-24 letters, digits, '_' or '.'")
         self.seed = seed
+        self.spin_us = spin_us
         self._binary = binary
         self._say = progress or (lambda msg: None)
         self._proc: subprocess.Popen | None = None
@@ -194,6 +196,8 @@ class Emulation:
 
     def _start_emulator(self, binary: Path) -> None:
         argv = [str(binary), "--seed", str(self.seed), "--subnet", SUBNET, "--ifname", IFNAME]
+        if self.spin_us is not None:
+            argv += ["--spin-us", str(self.spin_us)]
         for i in range(self.matrix.count):
             argv += ["--ns", self.namespace(i)]
         argv += self.matrix.native_args()
