@@ -148,7 +148,14 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
         if seq in seen:
             dups += 1
         seen.add(seq)
-    _emit(received=len(seen), dups=dups)
+    # Loss runs: maximal stretches of missing sequence numbers below the highest seen.
+    runs, missing, prev = 0, 0, -1
+    for seq in sorted(seen):
+        if seq > prev + 1:
+            runs += 1
+            missing += seq - prev - 1
+        prev = seq
+    _emit(received=len(seen), dups=dups, highest=prev, loss_runs=runs, missing=missing)
 
 
 @main.command("udp-blast")
