@@ -3,17 +3,22 @@
  *
  *   isthmus-linkemu --ns NS0 --ns NS1 [...] [--all SPEC] [--link I:J:SPEC ...]
  *                   [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME] [--spin-us N]
+ *                   [--rt-prio N]
  *
  * The namespaces must exist (`ip netns add`; `isthmus link emulate` does all of this).
  * Site i gets device NAME in namespace NSi with address A.B.C.(i+1)/24. SPEC is the
  * numeric form of conf.h; --all applies to every direction, then --link I:J overrides one
  * direction. A site's device MTU is the smallest MTU of its outgoing links. Prints
  * "ready" on stdout once every device is up, per-link statistics as one JSON line on
- * SIGUSR1 and at exit, and exits 0 on SIGINT/SIGTERM, 2 on bad arguments, 1 on failures. */
+ * SIGUSR1 and at exit, and exits 0 on SIGINT/SIGTERM, 2 on bad arguments, 1 on failures.
+ * --rt-prio N (1-99) runs the forwarder under SCHED_FIFO: on a machine whose cores are
+ * busy, a normal-priority emulator waits for the CPU and releases packets late by up to
+ * milliseconds. The kernel's RT throttling still leaves other tasks their share. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -29,7 +34,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: isthmus-linkemu --ns NS0 --ns NS1 [...] [--all SPEC] [--link I:J:SPEC ...]\n"
             "                       [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME]\n"
-            "                       [--spin-us N]\n"
+            "                       [--spin-us N] [--rt-prio N]\n"
             "SPEC: delay=NS,jitter=NS,reorder=0|1,rate=BYTES/S,queue=BYTES,burst=BYTES,\n"
             "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,mtu=BYTES (plain numbers)\n"
             "Normally started by `isthmus link emulate`, which sets up the namespaces.\n");
@@ -69,7 +74,7 @@ int main(int argc, char **argv)
     const char *links[MAX_LINK_ARGS];
     int nsites = 0, nlinks = 0;
     const char *all = NULL, *ifname = "ism0";
-    uint64_t seed = 1, pool_mb = 64, spin_us = 200;
+    uint64_t seed = 1, pool_mb = 64, spin_us = 200, rt_prio = 0;
     uint32_t subnet = 10u << 24 | 77u << 16;
 
     for (int i = 1; i < argc; i++) {
@@ -100,6 +105,9 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--spin-us") == 0) {
             if (parse_u64(v, 0, 100000, &spin_us) < 0)
                 return bad("--spin-us needs an integer in [0, 100000]", v);
+        } else if (strcmp(a, "--rt-prio") == 0) {
+            if (parse_u64(v, 0, 99, &rt_prio) < 0)
+                return bad("--rt-prio needs an integer in [0, 99] (0: normal scheduling)", v);
         } else if (strcmp(a, "--subnet") == 0) {
             if (parse_subnet(v, &subnet) < 0)
                 return bad("--subnet needs the first three octets, like 10.77.0", v);
@@ -157,6 +165,13 @@ int main(int argc, char **argv)
     /* The emulator must not outlive the CLI that started it, nor sleep with timer slack. */
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     prctl(PR_SET_TIMERSLACK, 1UL);
+    if (rt_prio > 0) {
+        struct sched_param sp = {.sched_priority = (int)rt_prio};
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0)
+            fprintf(stderr, "isthmus-linkemu: warning: SCHED_FIFO priority %llu refused (%s); "
+                    "delays may be late on a busy machine\n", (unsigned long long)rt_prio,
+                    strerror(errno));
+    }
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);

@@ -61,10 +61,14 @@ def link_group() -> None:
 @click.option("--job", default=None, help="Job name in the namespace names ism-<job>-<site> [default: the PID].")
 @click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
               help="Seed of the loss, duplication and jitter random numbers.")
+@click.option("--rt-prio", type=click.IntRange(0, 99), default=10, show_default=True,
+              help="SCHED_FIFO priority of the emulator, so busy cores do not delay packets; "
+                   "0 for normal scheduling.")
 @click.option("--stats", is_flag=True, help="Print per-link packet counters at the end.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
-def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site, job, seed, stats, command):
+def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site, job, seed, rt_prio,
+                    stats, command):
     """Join SITES network namespaces through emulated links, then run COMMAND, or wait
     for Ctrl-C. Everything is removed on exit (normal, Ctrl-C, SIGTERM or error).
 
@@ -88,7 +92,7 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
 
     old = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
-    emu = Emulation(matrix=matrix, job=job, seed=seed, progress=lambda m: con.print(Text(m, style="dim")))
+    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
     try:
         with emu:
             _banner(con, emu)

@@ -46,34 +46,42 @@ def echo_server(port: int, seconds: float) -> None:
 
 
 @main.command("rtt")
-@click.option("--host", required=True)
-@click.option("--port", type=int, required=True)
-@click.option("--count", type=int, default=50)
+@click.option("--target", "targets", multiple=True, required=True, metavar="HOST:PORT",
+              help="Echo server; several are pinged in turn, so they see the same machine load.")
+@click.option("--count", type=int, default=50, help="Pings per target.")
 @click.option("--interval", type=float, default=0.01, help="Seconds between pings.")
 @click.option("--size", type=int, default=64)
 @click.option("--timeout", type=float, default=2.0)
-def rtt(host: str, port: int, count: int, interval: float, size: int, timeout: float) -> None:
-    """UDP ping-pong: one packet in flight at a time."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.connect((host, port))
-    s.settimeout(timeout)
+def rtt(targets: tuple[str, ...], count: int, interval: float, size: int, timeout: float) -> None:
+    """UDP ping-pong, one packet in flight at a time. Reports per target."""
+    socks = []
+    for t in targets:
+        host, _, port = t.rpartition(":")
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.connect((host, int(port)))
+        s.settimeout(timeout)
+        socks.append(s)
     pad = b"x" * max(0, size - 12)
-    rtts, lost = [], 0
+    rtts: list[list[float]] = [[] for _ in targets]
+    lost = [0] * len(targets)
     for seq in range(count):
-        t0 = time.perf_counter_ns()
-        s.send(struct.pack("!IQ", seq, t0) + pad)
-        while True:
-            try:
-                data = s.recv(BUF)
-            except socket.timeout:
-                lost += 1
-                break
-            if struct.unpack("!I", data[:4])[0] == seq:
-                rtts.append((time.perf_counter_ns() - t0) / 1e9)
-                break
-        time.sleep(interval)
-    _emit(sent=count, lost=lost, rtts=rtts,
-          median=statistics.median(rtts) if rtts else None, min=min(rtts) if rtts else None)
+        for k, s in enumerate(socks):
+            t0 = time.perf_counter_ns()
+            s.send(struct.pack("!IQ", seq, t0) + pad)
+            while True:
+                try:
+                    data = s.recv(BUF)
+                except socket.timeout:
+                    lost[k] += 1
+                    break
+                if struct.unpack("!I", data[:4])[0] == seq:
+                    rtts[k].append((time.perf_counter_ns() - t0) / 1e9)
+                    break
+            time.sleep(interval)
+    _emit(results=[{"target": t, "sent": count, "lost": lost[k], "rtts": rtts[k],
+                    "median": statistics.median(rtts[k]) if rtts[k] else None,
+                    "min": min(rtts[k]) if rtts[k] else None}
+                   for k, t in enumerate(targets)])
 
 
 @main.command("tcp-sink")
