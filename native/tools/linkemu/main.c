@@ -13,7 +13,11 @@
  * SIGUSR1 and at exit, and exits 0 on SIGINT/SIGTERM, 2 on bad arguments, 1 on failures.
  * --rt-prio N (1-99) runs the forwarder under SCHED_FIFO: on a machine whose cores are
  * busy, a normal-priority emulator waits for the CPU and releases packets late by up to
- * milliseconds. The kernel's RT throttling still leaves other tasks their share. */
+ * milliseconds. The kernel's RT throttling still leaves other tasks their share.
+ * --spin-us (default 50) is how long before a release the loop stops sleeping and polls:
+ * measured here under a 100 Mbit/s TCP flow, 0 us left releases 36-56 us late on average,
+ * 50 us left 4 us at ~50% of a core, and 200 us kept the core so busy that RT throttling
+ * stalled the emulator for up to 33 ms. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,7 +78,7 @@ int main(int argc, char **argv)
     const char *links[MAX_LINK_ARGS];
     int nsites = 0, nlinks = 0;
     const char *all = NULL, *ifname = "ism0";
-    uint64_t seed = 1, pool_mb = 64, spin_us = 200, rt_prio = 0;
+    uint64_t seed = 1, pool_mb = 64, spin_us = 50, rt_prio = 0;
     uint32_t subnet = 10u << 24 | 77u << 16;
 
     for (int i = 1; i < argc; i++) {

@@ -242,6 +242,11 @@ class Emulation:
         code = self._proc.returncode if self._proc else None
         return text or f"{LINKEMU} exited with code {code}"
 
+    @property
+    def pid(self) -> int | None:
+        """The emulator's process id (for CPU accounting), None when not running."""
+        return self._proc.pid if self._proc is not None else None
+
     def alive(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
