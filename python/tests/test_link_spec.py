@@ -183,3 +183,21 @@ def test_cli_without_privileges_says_needs_root(tmp_path):
                        cwd=tmp_path, timeout=60)
     assert r.returncode == 2, r.stderr
     assert "needs root or CAP_NET_ADMIN" in r.stderr and "sudo" in r.stderr
+
+
+@pytest.mark.parametrize("args,words", [
+    (["-n", "2", "--wan", "delay=1", "--", "true"], "bad link spec 'delay=1'"),
+    (["--site-file", "x.toml", "--wan", "delay=1ms", "--", "true"], "--wan cannot be combined with --site-file"),
+    (["-n", "2", "--host", "10.0.0.1", "--wan", "delay=1ms", "--", "true"], "--wan cannot be combined with --host"),
+    (["-n", "2", "--dry-run", "--wan", "delay=1ms", "--", "true"], "--wan cannot be combined with --dry-run"),
+])
+def test_run_wan_option_errors(args, words):
+    r = CliRunner().invoke(main, ["run", *args])
+    assert r.exit_code == 2 and words in r.output, r.output
+
+
+def test_run_wan_matrix_needs_default_site_names(tmp_path):
+    f = tmp_path / "m.toml"
+    f.write_text('sites = ["east", "west"]\n')
+    r = CliRunner().invoke(main, ["run", "-n", "2", "--wan-matrix", str(f), "--", "true"])
+    assert r.exit_code == 2 and "sites are named A, B" in r.output, r.output

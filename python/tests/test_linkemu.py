@@ -204,3 +204,28 @@ def test_emulator_crash_is_reported_and_cleaned(netadmin):
     assert p.returncode == 2
     assert "isthmus: isthmus-linkemu stopped" in err
     assert _leftovers(job) == []
+
+
+def test_run_over_wan_crosses_the_emulated_link(netadmin, tmp_path):
+    """`isthmus run --wan`: the demo's cross-site latency includes the 1 ms link, the
+    in-site one does not, and the namespaces are gone afterwards."""
+    from isthmus.launch import vendor
+
+    mpi = "openmpi" if "openmpi" in vendor.detect(netadmin) else "mpich"
+    subprocess.run([str(netadmin.cc), "-O2", "-o", "demo", str(Path(__file__).resolve().parents[2]
+                                                                  / "examples" / "demo.c")],
+                   cwd=tmp_path, check=True)
+    before = set(list_namespaces())
+    r = subprocess.run([PY, "-m", "isthmus", "run", "-n", "4", "--mpi", mpi, "--timeout", "240",
+                        "--wan", "delay=1ms,rate=1gbit", "--", "./demo"], cwd=tmp_path,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    assert "all results correct" in r.stdout
+    lat = {}
+    for line in r.stdout.splitlines():
+        if "rank 0 <-> rank" in line:
+            lat["inside" if "inside a site" in line else "across"] = float(line.split()[-2])
+    assert lat["across"] >= 1000, lat  # one-way, microseconds
+    assert lat["across"] < 3000 and lat["inside"] < 500, lat
+    assert set(list_namespaces()) == before
+
