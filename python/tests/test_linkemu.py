@@ -99,7 +99,7 @@ def test_tcp_reaches_set_rate(netadmin):
 def test_random_loss_rate_is_plausible(netadmin):
     n, p = 5000, 0.05
     with Emulation(sites=2, link="loss=5%", job="tLoss", seed=7) as emu:
-        counter = _server(emu, "B", ["udp-count", "--port", "9300", "--idle", "0.5"])
+        counter = _server(emu, "B", ["udp-count", "--port", "9300", "--idle", "1.5"])
         _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9300",
                           "--count", str(n), "--pps", "10000"])
         got = json.loads(counter.stdout.readline())
@@ -113,7 +113,7 @@ def test_random_loss_rate_is_plausible(netadmin):
 def test_bursty_loss_has_bursts(netadmin):
     n = 20000
     with Emulation(sites=2, link="loss=5%,lossburst=4", job="tBurst", seed=3) as emu:
-        counter = _server(emu, "B", ["udp-count", "--port", "9301", "--idle", "0.5"])
+        counter = _server(emu, "B", ["udp-count", "--port", "9301", "--idle", "1.5"])
         _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9301",
                           "--count", str(n), "--pps", "20000", "--size", "100"])
         got = json.loads(counter.stdout.readline())

@@ -78,6 +78,16 @@ static int open_inside(const char *ifname, uint32_t addr, uint32_t mtu, char *er
         snprintf(err, errlen, "cannot set MTU %u on %s: %s", mtu, ifname, strerror(errno));
         rc = -1;
     }
+    /* The kernel queues packets for the emulator here; 500 (the TUN default) overflowed
+     * while the emulator was off the CPU, as loss nobody asked for. */
+    struct ifreq qr;
+    memset(&qr, 0, sizeof qr);
+    snprintf(qr.ifr_name, IFNAMSIZ, "%s", ifname);
+    qr.ifr_qlen = ISM_LE_TUN_TXQLEN;
+    if (rc == 0 && ioctl(sock, SIOCSIFTXQLEN, &qr) < 0) {
+        snprintf(err, errlen, "cannot set the queue length of %s: %s", ifname, strerror(errno));
+        rc = -1;
+    }
     if (rc == 0)
         rc = set_inet(sock, ifname, SIOCSIFADDR, addr, "address", err, errlen);
     if (rc == 0)

@@ -11,6 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Packets the kernel may queue on a site's device before the emulator reads them. */
+#define ISM_LE_TUN_TXQLEN 4000
+
 /* Create device `ifname` in namespace `netns` with address addr (host byte order) /24
  * and the given MTU. Returns the non-blocking descriptor, or -1 with a message in err. */
 int ism_le_tun_open(const char *netns, const char *ifname, uint32_t addr, uint32_t mtu,
