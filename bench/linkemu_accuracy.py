@@ -205,6 +205,18 @@ def fmt_spread(xs, scale=1.0, digits=3):
     return f"{d['median']:.{digits}f} ({d['min']:.{digits}f} – {d['max']:.{digits}f})"
 
 
+def table(title: str, header: list[str], align: str, lines: list[list[str]]) -> str:
+    """A Markdown table; align holds 'l' or 'r' per column."""
+    out = [f"### {title}\n", "| " + " | ".join(header) + " |",
+           "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|"]
+    out += ["| " + " | ".join(cells) + " |" for cells in lines]
+    return "\n".join(out) + "\n"
+
+
+def med(rs: list[dict], key: str, scale: float = 1.0) -> float:
+    return statistics.median([r[key] for r in rs]) * scale
+
+
 def report(args, rows, loads, jpath, wall) -> None:
     w = print
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -214,56 +226,56 @@ def report(args, rows, loads, jpath, wall) -> None:
                          "--seconds", f"{args.seconds:g}"]) + "\n```\n")
     w(f"1-minute load average after each part: median {statistics.median(loads):.1f}, "
       f"min {min(loads):.1f}, max {max(loads):.1f} (the machine has {os.cpu_count()} CPUs).\n")
+    spread = "median (min – max)"
     if "rtt" in rows:
-        w("### RTT vs setting (UDP ping-pong, 40 pings per repetition, median per repetition)\n")
-        w("| one-way delay | set RTT ms | measured RTT ms median (min – max) over reps | probe RTT on 0 ms link, ms "
-          "| error = RTT - probe - set, us median (min – max) | allowed: 2% + 100 us |")
-        w("|---:|---:|---|---|---|---:|")
+        lines = []
         for d in RTT_DELAYS_MS:
             rs = [r for r in rows["rtt"] if r["delay_ms"] == d]
-            w(f"| {d} ms | {2 * d} | {fmt_spread([r['median_rtt'] for r in rs], 1e3)} "
-              f"| {fmt_spread([r['probe_rtt'] for r in rs], 1e3)} "
-              f"| {fmt_spread([r['error'] for r in rs], 1e6, 0)} | {0.02 * 2 * d * 1e3 + 100:.0f} |")
+            lines.append([f"{d} ms", f"{2 * d}", fmt_spread([r["median_rtt"] for r in rs], 1e3),
+                          fmt_spread([r["probe_rtt"] for r in rs], 1e3),
+                          fmt_spread([r["error"] for r in rs], 1e6, 0), f"{0.02 * 2 * d * 1e3 + 100:.0f}"])
+        w(table("RTT vs setting (UDP ping-pong, 40 pings per repetition, median per repetition)",
+                ["one-way delay", "set RTT ms", f"measured RTT ms {spread} over reps",
+                 "probe RTT on 0 ms link, ms", f"error = RTT - probe - set, us {spread}",
+                 "allowed: 2% + 100 us"], "rrlllr", lines))
         late = [r["late_mean_us"] for r in rows["rtt"]]
-        late_max = [r["late_max_us"] for r in rows["rtt"]]
-        w(f"\nEmulator release lateness (write time - due time): mean per repetition median "
+        w(f"Emulator release lateness (write time - due time): mean per repetition median "
           f"{statistics.median(late):.1f} us (max of means {max(late):.1f} us); worst single packet "
-          f"{max(late_max):.0f} us.\n")
+          f"{max(r['late_max_us'] for r in rows['rtt']):.0f} us.\n")
     if "tcp" in rows:
-        w(f"### One TCP stream vs set rate (5 ms one-way, {args.seconds:g} s, receiver goodput)\n")
-        w("| set rate | goodput Mbit/s median (min – max) | goodput / set rate | IP bytes delivered / set rate "
-          "| queue drops (median) | emulator CPU | machine idle CPU |")
-        w("|---:|---|---|---|---:|---:|---:|")
+        lines = []
         for rate in TCP_RATES_MBIT:
             rs = [r for r in rows["tcp"] if r["rate_mbit"] == rate]
-            w(f"| {rate} Mbit/s | {fmt_spread([r['goodput_bps'] for r in rs], 1e-6, 1)} "
-              f"| {fmt_spread([r['ratio'] for r in rs], 100, 1)} % "
-              f"| {fmt_spread([r['ratio_ip'] for r in rs], 100, 1)} % "
-              f"| {statistics.median([r['queue_drops'] for r in rs]):.0f} "
-              f"| {statistics.median([r['emu_cpu'] for r in rs]) * 100:.0f} % "
-              f"| {statistics.median([r['machine_idle'] for r in rs]) * 100:.0f} % |")
-        w("")
+            lines.append([f"{rate} Mbit/s", fmt_spread([r["goodput_bps"] for r in rs], 1e-6, 1),
+                          fmt_spread([r["ratio"] for r in rs], 100, 1) + " %",
+                          fmt_spread([r["ratio_ip"] for r in rs], 100, 1) + " %",
+                          f"{med(rs, 'queue_drops'):.0f}", f"{med(rs, 'emu_cpu', 100):.0f} %",
+                          f"{med(rs, 'machine_idle', 100):.0f} %"])
+        w(table(f"One TCP stream vs set rate (5 ms one-way, {args.seconds:g} s, receiver goodput)",
+                ["set rate", f"goodput Mbit/s {spread}", "goodput / set rate",
+                 "IP bytes delivered / set rate", "queue drops (median)", "emulator CPU",
+                 "machine idle CPU"], "rlllrrr", lines))
     if "capacity" in rows:
-        w(f"### Capacity: one TCP stream, unlimited rate, 1 ms one-way, {args.seconds:g} s\n")
-        w("| MTU | goodput Gbit/s median (min – max) | emulator CPU (of one core) | machine idle CPU |")
-        w("|---:|---|---:|---:|")
+        lines = []
         for mtu in (9000, 1500):
             rs = [r for r in rows["capacity"] if r["mtu"] == mtu]
-            w(f"| {mtu} | {fmt_spread([r['goodput_bps'] for r in rs], 1e-9, 2)} "
-              f"| {statistics.median([r['emu_cpu'] for r in rs]) * 100:.0f} % "
-              f"| {statistics.median([r['machine_idle'] for r in rs]) * 100:.0f} % |")
-        w("")
+            lines.append([str(mtu), fmt_spread([r["goodput_bps"] for r in rs], 1e-9, 2),
+                          f"{med(rs, 'emu_cpu', 100):.0f} %", f"{med(rs, 'machine_idle', 100):.0f} %"])
+        w(table(f"Capacity: one TCP stream, unlimited rate, 1 ms one-way, {args.seconds:g} s",
+                ["MTU", f"goodput Gbit/s {spread}", "emulator CPU (of one core)", "machine idle CPU"],
+                "rlrr", lines))
     if "loss" in rows:
-        w("### Loss vs setting (20000 UDP datagrams at 20 kpps per repetition)\n")
-        w("| link | set mean loss | end-to-end loss % median (min – max) | dropped by the loss model % "
-          "median (min – max) | 95% interval of one run | mean burst, packets (median) |")
-        w("|---|---:|---|---|---:|---:|")
+        lines = []
         for link in LOSSES:
             rs = [r for r in rows["loss"] if r["link"] == link]
-            w(f"| `{link}` | {rs[0]['set'] * 100:.2f} % | {fmt_spread([r['measured'] for r in rs], 100, 3)} "
-              f"| {fmt_spread([r['model'] for r in rs], 100, 3)} "
-              f"| ± {rs[0]['ci95'] * 100:.3f} % (Bernoulli) | {statistics.median([r['burst'] for r in rs]):.2f} |")
-        w("")
+            lines.append([f"`{link}`", f"{rs[0]['set'] * 100:.2f} %",
+                          fmt_spread([r["measured"] for r in rs], 100, 3),
+                          fmt_spread([r["model"] for r in rs], 100, 3),
+                          f"± {rs[0]['ci95'] * 100:.3f} % (Bernoulli)", f"{med(rs, 'burst'):.2f}"])
+        w(table("Loss vs setting (20000 UDP datagrams at 20 kpps per repetition)",
+                ["link", "set mean loss", f"end-to-end loss % {spread}",
+                 f"dropped by the loss model % {spread}", "95% interval of one run",
+                 "mean burst, packets (median)"], "lrllrr", lines))
     rel = jpath.relative_to(HERE.parent) if jpath.is_relative_to(HERE.parent) else jpath
     w(f"Raw data: `{rel}` (not committed).")
     log(f"done in {wall / 60:.1f} min; raw data in {jpath}")
