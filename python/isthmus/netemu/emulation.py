@@ -214,6 +214,11 @@ class Emulation:
             line = ""
         if line != "ready":
             raise IsthmusError(f"{LINKEMU} did not start: {self._emulator_error() or 'no ready signal after 10 s'}")
+        # Warnings printed during setup (e.g. real-time priority refused) reach the user.
+        self._stderr.seek(0)
+        for warning in self._stderr.read(4000).splitlines():
+            self._say(warning)
+        self._stderr.seek(0, os.SEEK_END)
 
     def _read_stdout(self, stream) -> None:
         for line in stream:
