@@ -131,13 +131,12 @@ int main(int argc, char **argv)
     ism_le_link_conf_default(&base);
     if (all && ism_le_conf_parse(all, &base, err, sizeof err) < 0)
         return bad(err, NULL);
-    ism_le_link_conf *confs = malloc(sizeof *confs * (size_t)nsites * (size_t)nsites);
-    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .spin_ns = spin_us * 1000};
-    f.links = calloc((size_t)nsites * (size_t)nsites, sizeof *f.links);
-    if (!confs || !f.links) {
-        fprintf(stderr, "isthmus-linkemu: out of memory\n");
-        return 1;
-    }
+    /* Per-direction settings and state live in static tables (64 x 64 at most), so the
+     * early exits below have nothing to free. */
+    static ism_le_link_conf confs[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
+    static ism_le_link links_state[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
+    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .spin_ns = spin_us * 1000,
+                    .links = links_state};
     for (int i = 0; i < nsites * nsites; i++)
         confs[i] = base;
     for (int k = 0; k < nlinks; k++) {
@@ -210,7 +209,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < nsites; i++)
         close(f.tun_fd[i]);
     ism_le_pktq_free(&f.q);
-    free(f.links);
-    free(confs);
     return rc;
 }
