@@ -144,8 +144,10 @@ int main(int argc, char **argv)
         int off = 0;
         if (sscanf(links[k], "%u:%u:%n", &si, &sj, &off) != 2 || off == 0)
             return bad("--link needs I:J:SPEC", links[k]);
-        if (si >= (unsigned)nsites || sj >= (unsigned)nsites || si == sj)
+        if (si >= (unsigned)nsites || sj >= (unsigned)nsites)
             return bad("--link names a site that does not exist (sites count from 0)", links[k]);
+        if (si == sj)
+            return bad("--link joins a site to itself", links[k]);
         if (ism_le_conf_parse(links[k] + off, &confs[si * nsites + sj], err, sizeof err) < 0)
             return bad(err, NULL);
     }
