@@ -1,7 +1,7 @@
 # tests/test_linkemu.py: the link emulator end to end, in real network namespaces: RTT
 # against the set delay (per direction, 3 sites), TCP throughput against the set rate,
-# random and bursty loss, MTU, and cleanup after normal exit, Ctrl-C, SIGTERM and an
-# emulator crash. Needs root and /dev/net/tun; skipped (with the reason) without them,
+# random and bursty loss, jitter with and without reordering, duplication, MTU, cleanup
+# after normal exit, Ctrl-C, SIGTERM and an emulator crash, and `isthmus run --wan`. Needs root and /dev/net/tun; skipped (with the reason) without them,
 # failed instead when ISTHMUS_REQUIRE_NETADMIN=1 (as under scripts/test.sh).
 from __future__ import annotations
 
@@ -123,6 +123,31 @@ def test_bursty_loss_has_bursts(netadmin):
     burst = got["missing"] / got["loss_runs"]
     assert 0.035 <= mean_loss <= 0.065, f"mean loss {mean_loss:.3%}"
     assert 2.8 <= burst <= 5.2, f"mean loss burst {burst:.2f} packets, set 4"
+
+
+def _blast(link, job, n=3000, pps=5000, seed=1):
+    with Emulation(sites=2, link=link, job=job, seed=seed) as emu:
+        counter = _server(emu, "B", ["udp-count", "--port", "9302", "--idle", "1.5"])
+        _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9302",
+                          "--count", str(n), "--pps", str(pps), "--size", "100"])
+        return json.loads(counter.stdout.readline()), emu.link_stats("A", "B")
+
+
+def test_jitter_keeps_order_unless_reorder_is_on(netadmin):
+    """Packets 200 us apart with +-2 ms of jitter: kept in order by default, overtaking
+    each other with reorder=on."""
+    kept, _ = _blast("delay=5ms,jitter=2ms", "tJit")
+    mixed, _ = _blast("delay=5ms,jitter=2ms,reorder=on", "tReo")
+    assert kept["received"] >= 2970 and kept["reordered"] == 0, kept
+    assert mixed["received"] >= 2970 and mixed["reordered"] > 300, mixed
+
+
+def test_duplication_rate(netadmin):
+    n, p = 3000, 0.05
+    got, st = _blast("dup=5%", "tDup", n=n)
+    sigma = (n * p * (1 - p)) ** 0.5
+    assert got["dups"] == st["dup"], (got, st)
+    assert abs(got["dups"] - n * p) <= 5 * sigma, f"{got['dups']} of {n} duplicated"
 
 
 def test_mtu_is_set_and_large_datagrams_pass(netadmin):

@@ -137,13 +137,14 @@ def tcp_source(host: str, port: int, seconds: float, cc: str | None) -> None:
 @click.option("--idle", type=float, default=1.0, help="Stop after this long without packets.")
 @click.option("--timeout", type=float, default=30.0)
 def udp_count(port: int, idle: float, timeout: float) -> None:
-    """Count distinct sequence numbers received (duplicates counted apart)."""
+    """Count distinct sequence numbers received; duplicates and late (reordered) arrivals
+    are counted apart."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind(("0.0.0.0", port))
     _listening()
     seen: set[int] = set()
-    dups, got_any = 0, False
+    dups, reordered, highest, got_any = 0, 0, -1, False
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         s.settimeout(idle if got_any else max(0.01, end - time.monotonic()))
@@ -155,6 +156,9 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
         seq = struct.unpack("!I", data[:4])[0]
         if seq in seen:
             dups += 1
+        elif seq < highest:
+            reordered += 1  # arrived after a later packet
+        highest = max(highest, seq)
         seen.add(seq)
     # Loss runs: maximal stretches of missing sequence numbers below the highest seen.
     runs, missing, prev = 0, 0, -1
@@ -163,7 +167,8 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
             runs += 1
             missing += seq - prev - 1
         prev = seq
-    _emit(received=len(seen), dups=dups, highest=prev, loss_runs=runs, missing=missing)
+    _emit(received=len(seen), dups=dups, reordered=reordered, highest=prev, loss_runs=runs,
+          missing=missing)
 
 
 @main.command("udp-blast")
