@@ -233,7 +233,8 @@ def test_emulator_crash_is_reported_and_cleaned(netadmin):
 
 def test_run_over_wan_crosses_the_emulated_link(netadmin, tmp_path):
     """`isthmus run --wan`: the demo's cross-site latency includes the 1 ms link, the
-    in-site one does not, and the namespaces are gone afterwards."""
+    in-site one does not, and the namespaces are gone afterwards. (Latency upper bounds
+    are left out: on the shared 2-core machine they measure the other jobs.)"""
     from isthmus.launch import vendor
 
     mpi = "openmpi" if "openmpi" in vendor.detect(netadmin) else "mpich"
@@ -250,7 +251,7 @@ def test_run_over_wan_crosses_the_emulated_link(netadmin, tmp_path):
     for line in r.stdout.splitlines():
         if "rank 0 <-> rank" in line:
             lat["inside" if "inside a site" in line else "across"] = float(line.split()[-2])
-    assert lat["across"] >= 1000, lat  # one-way, microseconds
-    assert lat["across"] < 3000 and lat["inside"] < 500, lat
+    assert lat["across"] >= 1000, lat  # one-way, microseconds: through the 1 ms link
+    assert lat["inside"] < lat["across"] / 2, lat  # ranks of one site never cross it
     assert set(list_namespaces()) == before
 
