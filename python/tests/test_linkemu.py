@@ -255,3 +255,18 @@ def test_run_over_wan_crosses_the_emulated_link(netadmin, tmp_path):
     assert lat["inside"] < lat["across"] / 2, lat  # ranks of one site never cross it
     assert set(list_namespaces()) == before
 
+
+
+def test_existing_namespace_is_reported_and_left_alone(netadmin):
+    """A namespace of the same name (an earlier run's, or someone else's) stops the run
+    with the cleanup command, and is not deleted by it; the ones it made are."""
+    subprocess.run(["ip", "netns", "add", "ism-tTaken-B"], check=True)
+    try:
+        p = _cli(["--sites", "2", "--job", "tTaken", "--", "true"])
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 2
+        assert "namespace ism-tTaken-B already exists" in err
+        assert "isthmus link cleanup --job tTaken" in err
+        assert list_namespaces("tTaken") == ["ism-tTaken-B"]
+    finally:
+        subprocess.run(["ip", "netns", "del", "ism-tTaken-B"])
