@@ -270,3 +270,19 @@ def test_existing_namespace_is_reported_and_left_alone(netadmin):
         assert list_namespaces("tTaken") == ["ism-tTaken-B"]
     finally:
         subprocess.run(["ip", "netns", "del", "ism-tTaken-B"])
+
+
+def test_cleanup_removes_stale_namespaces_and_their_processes(netadmin):
+    subprocess.run(["ip", "netns", "add", "ism-tStale-A"], check=True)
+    sleeper = subprocess.Popen(["ip", "netns", "exec", "ism-tStale-A", "sleep", "300"])
+    try:
+        time.sleep(0.2)
+        r = subprocess.run([PY, "-m", "isthmus", "link", "cleanup", "--job", "tStale"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == 0 and "removed 1 namespace" in r.stderr, r.stderr
+        assert sleeper.wait(timeout=10) != 0
+        assert list_namespaces("tStale") == []
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+        subprocess.run(["ip", "netns", "del", "ism-tStale-A"], stderr=subprocess.DEVNULL)
