@@ -181,15 +181,18 @@ int ism_le_fwd_run(ism_le_fwd *f)
         fprintf(stderr, "isthmus-linkemu: epoll/timerfd/signalfd: %s\n", strerror(errno));
         goto out;
     }
-    struct epoll_event ev = {.events = EPOLLIN};
-    for (int i = 0; i < f->nsites; i++) {
-        ev.data.u32 = (uint32_t)i;
-        epoll_ctl(ep, EPOLL_CTL_ADD, f->tun_fd[i], &ev);
+    /* Event ids: 0..nsites-1 are the sites' devices, then the timer, then signals. */
+    int added = 0;
+    for (int i = 0; i < f->nsites + 2; i++) {
+        struct epoll_event ev = {.events = EPOLLIN};
+        int fd = i < f->nsites ? f->tun_fd[i] : i == f->nsites ? tfd : sfd;
+        ev.data.u32 = i < f->nsites ? (uint32_t)i : ISM_LE_MAX_SITES + (uint32_t)(i - f->nsites);
+        added += epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) == 0;
     }
-    ev.data.u32 = ISM_LE_MAX_SITES;
-    epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-    ev.data.u32 = ISM_LE_MAX_SITES + 1;
-    epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+    if (added != f->nsites + 2) {
+        fprintf(stderr, "isthmus-linkemu: epoll_ctl: %s\n", strerror(errno));
+        goto out;
+    }
 
     uint64_t armed = 0;
     for (;;) {
