@@ -14,7 +14,8 @@ from ..launch import vendor
 from ..launch.binary_check import check_program
 from ..launch.env import CONTRACT_VARS
 from ..launch.job import JobPlan, assign_ports, plan_job, run_job
-from ..launch.layout import DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, embedded_layout
+from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, default_site_names,
+                             embedded_layout)
 from ..launch.secret import Secret
 from ..launch.sitefile import load_site_file
 from ..paths import find_prefix
@@ -70,6 +71,37 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
         transport=params["transport"],
     )
     return layout, None
+
+
+def _wan_matrix(ctx: click.Context, params: dict):
+    """The link matrix for --wan/--wan-matrix (None without them), after checking that
+    the other options allow it."""
+    if params["wan"] is None and params["wan_matrix"] is None:
+        return None
+    from ..netemu.emulation import check_privileges
+    from ..netemu.matrix import load_matrix, uniform
+    from ..netemu.spec import LinkSpec, parse_link_spec
+
+    for name, flag in (("site_file", "--site-file"), ("host", "--host")):
+        if _given(ctx, name):
+            raise IsthmusError(f"--wan cannot be combined with {flag}: with --wan every site runs "
+                               "on this machine in its own network namespace")
+    if params["dry_run"]:
+        raise IsthmusError("--wan cannot be combined with --dry-run (the addresses exist only "
+                           "while the emulation runs)")
+    base = parse_link_spec(params["wan"]) if params["wan"] else LinkSpec()
+    if params["wan_matrix"]:
+        matrix = load_matrix(params["wan_matrix"], base=base,
+                             sites=params["sites"] if _given(ctx, "sites") else None)
+        if list(matrix.names) != default_site_names(matrix.count):
+            raise IsthmusError(f"{params['wan_matrix']}: with isthmus run the sites are named "
+                               f"{', '.join(default_site_names(matrix.count))}; write sites = "
+                               f"{matrix.count} and use those names in [links]")
+        params["sites"] = matrix.count
+    else:
+        matrix = uniform(params["sites"], base)
+    check_privileges()
+    return matrix
 
 
 def _span(r: range) -> str:
@@ -139,6 +171,11 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
               help="Turn on isthmus statistics in every rank and gateway (sets ISTHMUS_STATS=1 for the job).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop the whole job, exiting 124, if it runs longer than this many seconds.")
+@click.option("--wan", "wan", metavar="SPEC", default=None,
+              help="Run each site in its own network namespace joined by the link emulator "
+                   "(root), e.g. delay=20ms,rate=1gbit,loss=0.1%. See `isthmus link emulate --help`.")
+@click.option("--wan-matrix", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Per-pair link settings (TOML, as for `isthmus link emulate --matrix`); implies --wan.")
 @click.option("--dry-run", is_flag=True,
               help="Print each site's command line and environment (never the secret) and exit without starting anything.")
 @click.argument("program", metavar="PROGRAM")
@@ -153,6 +190,7 @@ def run_command(ctx: click.Context, **params) -> None:
     Exit status: 0 if every site succeeded; else the exit code of the first site that
     failed, 124 after --timeout, 128+N when stopped by signal N, 2 for a usage error.
     """
+    wan = _wan_matrix(ctx, params)
     layout, secret = build_layout(ctx, params)
     prefix = find_prefix()
     program, args = params["program"], tuple(params["args"])
@@ -175,6 +213,19 @@ def run_command(ctx: click.Context, **params) -> None:
     for requested in sorted({s.mpi for s in layout.sites}):
         vendor.resolve(requested, prefix)
     check_program(program)
+    if wan is not None:
+        from ..netemu.wanjob import run_job_over_wan
+
+        con = err_console()
+        con.print(Text(f"sites joined by emulated links: {wan.get(0, 1).describe()}"
+                       + (" (per-pair settings from the matrix)" if params["wan_matrix"] else "")))
+        code = run_job_over_wan(
+            layout, wan, program, args, prefix=prefix, port=params["port"], secret=secret,
+            timeout=params["timeout"], stats=params["stats"],
+            progress=lambda m: con.print(Text(m, style="dim")),
+        )  # fmt: skip
+        sys.stdout.flush()
+        ctx.exit(code)
     code = run_job(
         layout, program, args, prefix=prefix, secret=secret, timeout=params["timeout"],
         stats=params["stats"],

@@ -1,0 +1,195 @@
+# isthmus/commands/link.py: `isthmus link`: the WAN link emulator. `emulate` joins N
+# network namespaces through isthmus-linkemu and runs a command (or waits for Ctrl-C);
+# `cleanup` removes namespaces left by a run that was killed with SIGKILL.
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import IsthmusError
+from ..netemu.emulation import Emulation, check_privileges, list_namespaces, remove_namespace
+from ..netemu.matrix import load_matrix, uniform
+from ..netemu.spec import EXAMPLE, KEYS, LinkSpec, parse_link_spec
+from ..ui import err_console
+from . import register
+
+_CTX = {"help_option_names": ["-h", "--help"]}
+
+
+class _Terminated(Exception):
+    """SIGTERM or SIGHUP arrived: unwind so the emulation is cleaned up."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum, _frame):
+    raise _Terminated(signum)
+
+
+def _spec_help() -> str:
+    return "\b\nLink spec keys:\n" + "\n".join(f"  {k:<10} {v}" for k, v in KEYS.items())
+
+
+@register
+@click.group("link", short_help="Emulate WAN links between sites on this machine.", context_settings=_CTX)
+def link_group() -> None:
+    """Emulate WAN links (delay, jitter, rate, loss, duplication, MTU) between network
+    namespaces on this machine, with the user-space emulator isthmus-linkemu."""
+
+
+@link_group.command("emulate", context_settings=_CTX, epilog=_spec_help())
+@click.option("--sites", type=click.IntRange(2, 64), default=None,
+              help="Number of sites (namespaces), named A, B, ... [default: 2, or the matrix's].")
+@click.option("--link", "link_spec", metavar="SPEC", default=None,
+              help=f"Settings of every direction, e.g. {EXAMPLE}.")
+@click.option("--matrix", "matrix_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="TOML file with per-pair settings (see docs/linkemu.md); --link is its base.")
+@click.option("--site", "run_site", metavar="NAME", default=None,
+              help="Run COMMAND inside this site's namespace (default: on the host, with "
+                   "ISTHMUS_LINK_* variables naming the namespaces).")
+@click.option("--job", default=None, help="Job name in the namespace names ism-<job>-<site> [default: the PID].")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True,
+              help="Seed of the loss, duplication and jitter random numbers.")
+@click.option("--rt-prio", type=click.IntRange(0, 99), default=10, show_default=True,
+              help="SCHED_FIFO priority of the emulator, so busy cores do not delay packets; "
+                   "0 for normal scheduling.")
+@click.option("--stats", is_flag=True, help="Print per-link packet counters at the end.")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.pass_context
+def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site, job, seed, rt_prio,
+                    stats, command):
+    """Join SITES network namespaces through emulated links, then run COMMAND, or wait
+    for Ctrl-C. Everything is removed on exit (normal, Ctrl-C, SIGTERM or error).
+
+    \b
+    Examples:
+      isthmus link emulate --sites 2 --link delay=10ms,rate=100mbit
+      isthmus link emulate --link delay=5ms --site A -- ping 10.77.0.2
+      isthmus link emulate --matrix links.toml -- ./my-experiment.sh
+
+    Site i has address 10.77.0.(i+1) on device ism0 in namespace ism-<job>-<site>.
+    """
+    con = err_console()
+    base = parse_link_spec(link_spec) if link_spec else LinkSpec()
+    if matrix_file is not None:
+        matrix = load_matrix(matrix_file, base=base, sites=sites)
+    else:
+        matrix = uniform(sites or 2, base)
+    if run_site is not None and run_site not in matrix.names:
+        raise IsthmusError(f"--site {run_site}: no such site (sites: {', '.join(matrix.names)})")
+    check_privileges()
+
+    old = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
+    code = 0
+    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
+    try:
+        with emu:
+            _banner(con, emu)
+            code = _run(con, emu, command, run_site) if command else _wait(con, emu)
+            if stats:
+                _print_stats(con, emu, emu.stats())
+    except KeyboardInterrupt:
+        code = 130
+    except _Terminated as t:
+        code = 128 + t.signum
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    if code >= 128:
+        con.print(Text(f"stopped by signal {code - 128}; namespaces removed", style="yellow"))
+    ctx.exit(code)
+
+
+def _banner(con, emu: Emulation) -> None:
+    table = Table(title=f"isthmus link emulate: job {emu.job}", title_justify="left")
+    table.add_column("site")
+    table.add_column("namespace")
+    table.add_column("address")
+    table.add_column("MTU", justify="right")
+    for i, name in enumerate(emu.names):
+        table.add_row(name, emu.namespace(i), f"{emu.address(i)}/24", str(emu.matrix.site_mtu(i)))
+    con.print(table)
+    specs = {}
+    for (i, j), s in sorted(emu.matrix.links.items()):
+        specs.setdefault(s.describe(), []).append(f"{emu.names[i]}→{emu.names[j]}")
+    for desc, dirs in specs.items():
+        con.print(Text(f"  {', '.join(dirs)}: {desc}"))
+
+
+def _run(con, emu: Emulation, command, run_site) -> int:
+    argv = list(command)
+    env = {**os.environ, **emu.environment()}
+    if run_site is not None:
+        proc = emu.popen(run_site, argv, env=env)
+    else:
+        proc = subprocess.Popen(argv, env=env)
+    try:
+        while True:
+            try:
+                return proc.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                pass
+            if not emu.alive():
+                emu.check_alive()
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _wait(con, emu: Emulation) -> int:
+    a, b = emu.names[0], emu.names[1]
+    con.print(Text(
+        f"links are up. Enter a site with:  ip netns exec {emu.namespace(a)} bash\n"
+        f"e.g. from site {a} reach site {b} at {emu.address(b)}:  "
+        f"ip netns exec {emu.namespace(a)} ping {emu.address(b)}\n"
+        "Ctrl-C stops the emulation and removes the namespaces."))
+    while True:
+        emu.check_alive()
+        time.sleep(0.5)
+
+
+def _print_stats(con, emu: Emulation, stats: dict) -> None:
+    table = Table(title="per-link packets", title_justify="left")
+    for col in ("link", "in", "delivered", "lost", "queue drops", "dups", "MTU drops", "pool drops"):
+        table.add_column(col, justify="right")
+    for e in stats["links"]:
+        table.add_row(f"{emu.names[e['from']]}→{emu.names[e['to']]}", str(e["in"]), str(e["delivered"]),
+                      str(e["drop_loss"]), str(e["drop_queue"]), str(e["dup"]), str(e["drop_mtu"]),
+                      str(e["drop_pool"]))
+    con.print(table)
+
+
+@link_group.command("cleanup", context_settings=_CTX)
+@click.option("--job", default=None, help="Only this job's namespaces (default: every ism-* namespace).")
+def cleanup_command(job):
+    """Remove namespaces left by `isthmus link emulate` runs that were killed (SIGKILL),
+    and stop any process still inside them."""
+    check_privileges()
+    con = err_console()
+    names = list_namespaces(job)
+    if not names:
+        con.print(Text("no isthmus namespaces to remove"))
+        return
+    problems = []
+    for name in names:
+        con.print(Text(f"removing {name}", style="dim"))
+        problems += remove_namespace(name)
+    if problems:
+        raise IsthmusError("; ".join(problems) + " (check `ip netns pids <name>`)")
+    con.print(Text(f"removed {len(names)} namespace(s)"))

@@ -1,0 +1,288 @@
+# tests/test_linkemu.py: the link emulator end to end, in real network namespaces: RTT
+# against the set delay (per direction, 3 sites), TCP throughput against the set rate,
+# random and bursty loss, jitter with and without reordering, duplication, MTU, cleanup
+# after normal exit, Ctrl-C, SIGTERM and an emulator crash, and `isthmus run --wan`. Needs root and /dev/net/tun; skipped (with the reason) without them,
+# failed instead when ISTHMUS_REQUIRE_NETADMIN=1 (as under scripts/test.sh).
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from isthmus.errors import IsthmusError
+from isthmus.netemu import Emulation
+from isthmus.netemu.emulation import check_privileges, list_namespaces
+from isthmus.netemu.matrix import load_matrix
+
+pytestmark = [pytest.mark.native, pytest.mark.netadmin]
+PY = sys.executable
+PROBE = [PY, "-m", "isthmus.netemu.probe"]
+
+
+@pytest.fixture(scope="module")
+def netadmin(prefix):
+    try:
+        check_privileges()
+        if not (prefix.root / "bin" / "isthmus-linkemu").is_file():
+            raise IsthmusError(f"{prefix.root}/bin/isthmus-linkemu is missing; run scripts/bootstrap.sh")
+    except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
+            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
+        pytest.skip(f"link emulation tests need root and /dev/net/tun: {e}")
+    return prefix
+
+
+def _server(emu, site, argv):
+    p = emu.popen(site, PROBE + argv, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "listening"
+    return p
+
+
+def _probe(emu, site, argv, timeout=60):
+    r = emu.exec(site, PROBE + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                 timeout=timeout)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def _rtts(emu, src, targets, count=60):
+    """Median and min RTT to each (site, port), pinged in turn from src."""
+    argv = ["rtt", "--count", str(count), "--interval", "0.002"]
+    for dst, port in targets:
+        argv += ["--target", f"{emu.address(dst)}:{port}"]
+    out = []
+    for r in _probe(emu, src, argv)["results"]:
+        assert r["lost"] == 0, r
+        out.append((statistics.median(r["rtts"]), min(r["rtts"])))
+    return out
+
+
+def test_rtt_follows_per_direction_delays_on_3_sites(netadmin, tmp_path):
+    """A-B has no delay: its RTT is the probe's own cost (pinged in turn with the others,
+    so it sees the same load), subtracted from the others. Accuracy asked for: 2% of the
+    RTT + 100 us."""
+    f = tmp_path / "m.toml"
+    f.write_text('sites = 3\n[links]\n"A-B" = "delay=0ms"\n"A-C" = "delay=5ms"\n'
+                 '"B>C" = "delay=3ms"\n"C>B" = "delay=1ms"\n')
+    with Emulation(matrix=load_matrix(f), job="tRtt") as emu:
+        for site, port in (("A", 9102), ("B", 9100), ("C", 9101)):
+            _server(emu, site, ["echo-server", "--port", str(port), "--seconds", "30"])
+        (base, _), (ac, ac_min) = _rtts(emu, "A", [("B", 9100), ("C", 9101)])
+        (base_b, _), (bc, bc_min) = _rtts(emu, "B", [("A", 9102), ("C", 9101)])
+    assert base < 0.002 and base_b < 0.002, f"probe RTT without delay: {base * 1e3:.3f} ms"
+    for got, got_min, probe, want in ((ac, ac_min, base, 0.010), (bc, bc_min, base_b, 0.004)):
+        assert got_min >= want, f"a packet came back in {got_min * 1e3:.3f} ms, before {want * 1e3} ms"
+        assert abs((got - probe) - want) <= 0.02 * want + 100e-6, (
+            f"RTT {got * 1e3:.3f} ms - probe {probe * 1e3:.3f} ms vs set {want * 1e3} ms")
+
+
+def test_tcp_reaches_set_rate(netadmin):
+    rate_mbit = 40
+    with Emulation(sites=2, link=f"delay=5ms,rate={rate_mbit}mbit", job="tRate") as emu:
+        sink = _server(emu, "B", ["tcp-sink", "--port", "9200"])
+        _probe(emu, "A", ["tcp-source", "--host", emu.address("B"), "--port", "9200", "--seconds", "3"])
+        got = json.loads(sink.stdout.readline())
+        st = emu.link_stats("A", "B")
+    goodput = got["rate_Bps"] * 8 / 1e6
+    # Payload is at most 1448 of every 1500 bytes the rate limit counts.
+    assert 0.90 * rate_mbit * 1448 / 1500 <= goodput <= 1.01 * rate_mbit, f"{goodput:.1f} Mbit/s"
+    assert st["drop_pool"] == 0 and st["delivered"] > 0
+
+
+def test_random_loss_rate_is_plausible(netadmin):
+    n, p = 5000, 0.05
+    with Emulation(sites=2, link="loss=5%", job="tLoss", seed=7) as emu:
+        counter = _server(emu, "B", ["udp-count", "--port", "9300", "--idle", "1.5"])
+        _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9300",
+                          "--count", str(n), "--pps", "10000"])
+        got = json.loads(counter.stdout.readline())
+        st = emu.link_stats("A", "B")
+    lost = n - got["received"]
+    sigma = (n * p * (1 - p)) ** 0.5
+    assert abs(lost - n * p) <= 5 * sigma, f"{lost} of {n} lost, expected {n * p:.0f} +- {5 * sigma:.0f}"
+    assert st["drop_loss"] == lost and st["in"] == n
+
+
+def test_bursty_loss_has_bursts(netadmin):
+    n = 20000
+    with Emulation(sites=2, link="loss=5%,lossburst=4", job="tBurst", seed=3) as emu:
+        counter = _server(emu, "B", ["udp-count", "--port", "9301", "--idle", "1.5"])
+        _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9301",
+                          "--count", str(n), "--pps", "20000", "--size", "100"])
+        got = json.loads(counter.stdout.readline())
+        st = emu.link_stats("A", "B")
+    assert st["drop_loss"] == got["missing"] + (n - 1 - got["highest"])
+    mean_loss = st["drop_loss"] / n
+    burst = got["missing"] / got["loss_runs"]
+    assert 0.035 <= mean_loss <= 0.065, f"mean loss {mean_loss:.3%}"
+    assert 2.8 <= burst <= 5.2, f"mean loss burst {burst:.2f} packets, set 4"
+
+
+def _blast(link, job, n=3000, pps=5000, seed=1):
+    with Emulation(sites=2, link=link, job=job, seed=seed) as emu:
+        counter = _server(emu, "B", ["udp-count", "--port", "9302", "--idle", "1.5"])
+        _probe(emu, "A", ["udp-blast", "--host", emu.address("B"), "--port", "9302",
+                          "--count", str(n), "--pps", str(pps), "--size", "100"])
+        return json.loads(counter.stdout.readline()), emu.link_stats("A", "B")
+
+
+def test_jitter_keeps_order_unless_reorder_is_on(netadmin):
+    """Packets 200 us apart with +-2 ms of jitter: kept in order by default, overtaking
+    each other with reorder=on."""
+    kept, _ = _blast("delay=5ms,jitter=2ms", "tJit")
+    mixed, _ = _blast("delay=5ms,jitter=2ms,reorder=on", "tReo")
+    assert kept["received"] >= 2970 and kept["reordered"] == 0, kept
+    assert mixed["received"] >= 2970 and mixed["reordered"] > 300, mixed
+
+
+def test_duplication_rate(netadmin):
+    n, p = 3000, 0.05
+    got, st = _blast("dup=5%", "tDup", n=n)
+    sigma = (n * p * (1 - p)) ** 0.5
+    assert got["dups"] == st["dup"], (got, st)
+    assert abs(got["dups"] - n * p) <= 5 * sigma, f"{got['dups']} of {n} duplicated"
+
+
+def test_mtu_is_set_and_large_datagrams_pass(netadmin):
+    with Emulation(sites=2, link="delay=1ms,mtu=9000", job="tMtu") as emu:
+        show = emu.exec("A", ["ip", "link", "show", "ism0"], stdout=subprocess.PIPE, text=True)
+        assert "mtu 9000" in show.stdout
+        _server(emu, "B", ["echo-server", "--port", "9400", "--seconds", "20"])
+        d = _probe(emu, "A", ["rtt", "--target", f"{emu.address('B')}:9400", "--count", "5",
+                              "--size", "8900"])["results"][0]
+        st = emu.link_stats("A", "B")
+    assert d["lost"] == 0 and st["drop_mtu"] == 0 and st["bytes_delivered"] >= 5 * 8900
+
+
+def _leftovers(job: str) -> list[str]:
+    found = [f"namespace {n}" for n in list_namespaces(job)]
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if f"ism-{job}-" in cmd or f"isthmus-probe-{job}" in cmd:
+                found.append(f"process {proc.name}: {cmd}")
+    return found
+
+
+def _cli(args, **kw):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([PY, "-m", "isthmus", "link", "emulate", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_command_exit_code_and_cleanup(netadmin):
+    p = _cli(["--sites", "3", "--link", "delay=1ms", "--job", "tExit", "--stats", "--",
+              "sh", "-c", 'ip netns exec "$ISTHMUS_LINK_NETNS_B" ip -o addr show ism0; exit 3'])
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 3, err
+    assert "10.77.0.2/24" in out and "per-link packets" in err
+    assert _leftovers("tExit") == []
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_cleans_up_everything(netadmin, sig, code):
+    job = f"tSig{int(sig)}"
+    p = _cli(["--sites", "2", "--link", "delay=2ms", "--job", job])
+    deadline = time.monotonic() + 30
+    while len(list_namespaces(job)) < 2 or not _leftovers(job)[2:]:
+        assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
+        time.sleep(0.05)
+    # A process left running inside a site must go too.
+    sleeper = subprocess.Popen(["ip", "netns", "exec", f"ism-{job}-B", "sleep", "300"])
+    time.sleep(0.2)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    sleeper.wait(timeout=10)
+    assert p.returncode == code, err
+    assert "namespaces removed" in err
+    assert _leftovers(job) == []
+
+
+def test_emulator_crash_is_reported_and_cleaned(netadmin):
+    job = "tCrash"
+    p = _cli(["--sites", "2", "--job", job, "--", "sleep", "60"])
+    deadline = time.monotonic() + 30
+    emu_pid = None
+    while emu_pid is None:
+        assert p.poll() is None and time.monotonic() < deadline
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    cmd = (proc / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"isthmus-linkemu" in cmd and f"ism-{job}-A".encode() in cmd:
+                    emu_pid = int(proc.name)
+        time.sleep(0.05)
+    os.kill(emu_pid, signal.SIGKILL)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 2
+    assert "isthmus: isthmus-linkemu stopped" in err
+    assert _leftovers(job) == []
+
+
+def test_run_over_wan_crosses_the_emulated_link(netadmin, tmp_path):
+    """`isthmus run --wan`: the demo's cross-site latency includes the 1 ms link, the
+    in-site one does not, and the namespaces are gone afterwards. (Latency upper bounds
+    are left out: on the shared 2-core machine they measure the other jobs.)"""
+    from isthmus.launch import vendor
+
+    mpi = "openmpi" if "openmpi" in vendor.detect(netadmin) else "mpich"
+    subprocess.run([str(netadmin.cc), "-O2", "-o", "demo", str(Path(__file__).resolve().parents[2]
+                                                                  / "examples" / "demo.c")],
+                   cwd=tmp_path, check=True)
+    before = set(list_namespaces())
+    r = subprocess.run([PY, "-m", "isthmus", "run", "-n", "4", "--mpi", mpi, "--timeout", "240",
+                        "--wan", "delay=1ms,rate=1gbit", "--", "./demo"], cwd=tmp_path,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0, f"stdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    assert "all results correct" in r.stdout
+    lat = {}
+    for line in r.stdout.splitlines():
+        if "rank 0 <-> rank" in line:
+            lat["inside" if "inside a site" in line else "across"] = float(line.split()[-2])
+    assert lat["across"] >= 1000, lat  # one-way, microseconds: through the 1 ms link
+    assert lat["inside"] < lat["across"] / 2, lat  # ranks of one site never cross it
+    assert set(list_namespaces()) == before
+
+
+
+def test_existing_namespace_is_reported_and_left_alone(netadmin):
+    """A namespace of the same name (an earlier run's, or someone else's) stops the run
+    with the cleanup command, and is not deleted by it; the ones it made are."""
+    subprocess.run(["ip", "netns", "add", "ism-tTaken-B"], check=True)
+    try:
+        p = _cli(["--sites", "2", "--job", "tTaken", "--", "true"])
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 2
+        assert "namespace ism-tTaken-B already exists" in err
+        assert "isthmus link cleanup --job tTaken" in err
+        assert list_namespaces("tTaken") == ["ism-tTaken-B"]
+    finally:
+        subprocess.run(["ip", "netns", "del", "ism-tTaken-B"])
+
+
+def test_cleanup_removes_stale_namespaces_and_their_processes(netadmin):
+    subprocess.run(["ip", "netns", "add", "ism-tStale-A"], check=True)
+    sleeper = subprocess.Popen(["ip", "netns", "exec", "ism-tStale-A", "sleep", "300"])
+    try:
+        time.sleep(0.2)
+        r = subprocess.run([PY, "-m", "isthmus", "link", "cleanup", "--job", "tStale"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == 0 and "removed 1 namespace" in r.stderr, r.stderr
+        assert sleeper.wait(timeout=10) != 0
+        assert list_namespaces("tStale") == []
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+        subprocess.run(["ip", "netns", "del", "ism-tStale-A"], stderr=subprocess.DEVNULL)
