@@ -14,12 +14,21 @@
 
 #include "core.h"
 
-/* Bytes of memory received -> bytes of type signature (they differ for pair types). */
-static size_t sig_bytes(const ism_req *r, size_t n)
+/* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
+ * for a contiguous type, else into a temporary allocated at the match and unpacked with
+ * the type (which the request keeps referenced) on completion. */
+static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
 {
-    if (r->eext <= 0 || r->eext == r->esize)
-        return n;
-    return n / (size_t)r->eext * (size_t)r->esize + n % (size_t)r->eext;
+    r->cap = (size_t)count * (size_t)dt->size;
+    if (dt->contig) {
+        r->buf = (char *)buf + dt->contig_off;
+        return;
+    }
+    r->buf = NULL;
+    r->rdt = dt;
+    r->rbuf = buf;
+    r->rcount = count;
+    ism_dt_retain(dt);
 }
 
 static void st_set(ism_status *st, int src, int tag, size_t bytes, int err)
@@ -83,23 +92,36 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         *out = r;
         return 0;
     }
-    size_t bytes = (size_t)count * (size_t)dt->extent;
+    /* the wire carries packed bytes: count * size, in type-map order */
+    size_t bytes = (size_t)count * (size_t)dt->size;
+    const void *data = (const char *)buf + dt->contig_off;
+    void *tmp = NULL;
+    if (!dt->contig && bytes) {
+        if (!(tmp = malloc(bytes)))
+            return ISM_ERR_NO_MEM;
+        ism_dt_pack(dt, buf, count, tmp);
+        data = tmp;
+    }
     int dst_g = c->g_of[dst];
     ism.stat_remote_msgs++;
     ism.stat_remote_bytes += bytes;
     if (mode != ISM_MODE_SYNC && bytes <= ism.eager_limit) {
-        rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, buf, bytes);
+        rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, data, bytes);
+        free(tmp); /* the frame holds a copy */
         if (rc)
             return rc;
         *out = done_req(dst, tag);
         return *out ? 0 : ISM_ERR_NO_MEM;
     }
     ism_req *r = ism_req_alloc(ISM_RQ_RSEND);
-    if (!r)
+    if (!r) {
+        free(tmp);
         return ISM_ERR_NO_MEM;
+    }
     r->comm = c;
     r->ctx = ctx;
-    r->sbuf = buf;
+    r->sbuf = data;
+    r->tmp = tmp; /* freed when the send completes */
     r->total = bytes;
     r->dst_g = dst_g;
     r->sync = mode == ISM_MODE_SYNC;
@@ -122,9 +144,11 @@ static int matches(const ism_req *r, const ism_frame_hdr *h, int src)
 static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const void *payload)
 {
     size_t n = h->len <= r->cap ? h->len : r->cap;
-    if (n)
+    if (n && r->rdt)
+        ism_dt_unpack_bytes(r->rdt, payload, n, r->rbuf);
+    else if (n)
         memcpy(r->buf, payload, n);
-    st_set(&r->st, src, h->tag, sig_bytes(r, n), h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
+    st_set(&r->st, src, h->tag, n, h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
     ism_req_complete(r, r->st.error);
 }
 
@@ -136,6 +160,10 @@ static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
     r->got = 0;
     r->started_rndv = 1;
     st_set(&r->st, src, h->tag, 0, 0);
+    size_t keep = r->total < r->cap ? r->total : r->cap;
+    if (r->rdt && keep && !(r->buf = r->tmp = malloc(keep)))
+        ism_die("site %s rank %d: out of memory for a %zu-byte receive from rank %d",
+                ism_site_name(ism.site), ism.grank, keep, h->src);
     if (frame_to(ISM_F_CTS, h->ctx, h->src, ism.window, r->peer_id, r->id, 0, NULL, 0))
         ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
                 ism.grank, h->src);
@@ -241,7 +269,9 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
     r->chunks_since_credit++;
     if (r->got >= r->total) {
         ism_list_remove(&ism.rrecvs, r);
-        r->st.bytes = sig_bytes(r, r->total <= r->cap ? r->total : r->cap);
+        r->st.bytes = r->total <= r->cap ? r->total : r->cap;
+        if (r->rdt && r->st.bytes)
+            ism_dt_unpack_bytes(r->rdt, r->tmp, r->st.bytes, r->rbuf);
         r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
         ism_req_complete(r, r->st.error);
     } else if (r->chunks_since_credit * 2 >= ism.window) {
@@ -350,10 +380,7 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
     r->comm = c;
     r->ctx = ctx;
     r->is_recv = 1;
-    r->buf = buf;
-    r->cap = (size_t)count * (size_t)dt->extent;
-    r->esize = dt->size;
-    r->eext = dt->extent;
+    recv_setup(r, buf, count, dt);
     r->src = src;
     r->tag = tag;
     *out = r;
@@ -560,10 +587,7 @@ int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
         r->comm = c;
         r->ctx = m->ux->h.ctx;
         r->is_recv = 1;
-        r->buf = buf;
-        r->cap = (size_t)count * (size_t)dt->extent;
-        r->esize = dt->size;
-        r->eext = dt->extent;
+        recv_setup(r, buf, count, dt);
         r->src = c->c_of_g[m->ux->h.src];
         r->tag = m->ux->h.tag;
         ism.remote_active++;
