@@ -227,7 +227,7 @@ size_t ism_dt_pack(ism_dt *d, const void *buf, int count, void *out)
     size_t n = (size_t)count * (size_t)d->size;
     if (d->contig) {
         if (n)
-            memcpy(out, (const char *)buf + d->contig_off, n);
+            memcpy(out, (const char *)((uintptr_t)buf + (uintptr_t)d->contig_off), n);
         return n;
     }
     ism_tmap_pack(ism_dt_map(d), buf, count, out);
@@ -238,7 +238,7 @@ void ism_dt_unpack_bytes(ism_dt *d, const void *in, size_t nbytes, void *buf)
 {
     if (d->contig) {
         if (nbytes)
-            memcpy((char *)buf + d->contig_off, in, nbytes);
+            memcpy((char *)((uintptr_t)buf + (uintptr_t)d->contig_off), in, nbytes);
         return;
     }
     ism_tmap_unpack(ism_dt_map(d), in, (int64_t)nbytes, buf);

@@ -21,7 +21,7 @@ static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
 {
     r->cap = (size_t)count * (size_t)dt->size;
     if (dt->contig) {
-        r->buf = (char *)buf + dt->contig_off;
+        r->buf = (char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
         return;
     }
     r->buf = NULL;
@@ -94,7 +94,7 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     }
     /* the wire carries packed bytes: count * size, in type-map order */
     size_t bytes = (size_t)count * (size_t)dt->size;
-    const void *data = (const char *)buf + dt->contig_off;
+    const void *data = (const char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
     void *tmp = NULL;
     if (!dt->contig && bytes) {
         if (!(tmp = malloc(bytes)))

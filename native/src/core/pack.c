@@ -12,23 +12,26 @@
 
 #include "dtmap.h"
 
+/* Addresses as integers: with MPI_BOTTOM the buffer is NULL and the type map holds
+ * absolute addresses, which C pointer arithmetic on NULL would not allow. */
+#define AT(base, off) ((char *)((uintptr_t)(base) + (uintptr_t)(int64_t)(off)))
+
 void ism_tmap_pack(const ism_tmap *m, const void *buf, int64_t count, void *out)
 {
-    const char *b = buf;
     char *o = out;
     int64_t ext = m->ub - m->lb;
     if (m->nblk == 1) {
         int64_t off = m->blk[0].off, len = m->blk[0].len;
         if (len == ext) {
-            memcpy(o, b + off, (size_t)(count * len));
+            memcpy(o, AT(buf, off), (size_t)(count * len));
             return;
         }
         for (int64_t i = 0; i < count; i++, o += len)
-            memcpy(o, b + i * ext + off, (size_t)len);
+            memcpy(o, AT(buf, i * ext + off), (size_t)len);
         return;
     }
     for (int64_t i = 0; i < count; i++) {
-        const char *e = b + i * ext;
+        const char *e = AT(buf, i * ext);
         for (int64_t j = 0; j < m->nblk; j++) {
             memcpy(o, e + m->blk[j].off, (size_t)m->blk[j].len);
             o += m->blk[j].len;
@@ -39,23 +42,22 @@ void ism_tmap_pack(const ism_tmap *m, const void *buf, int64_t count, void *out)
 void ism_tmap_unpack(const ism_tmap *m, const void *in, int64_t nbytes, void *buf)
 {
     const char *s = in;
-    char *b = buf;
     int64_t ext = m->ub - m->lb;
     if (m->size <= 0 || nbytes <= 0)
         return;
     int64_t full = nbytes / m->size, rem = nbytes % m->size;
     if (m->nblk == 1 && m->blk[0].len == ext) {
-        memcpy(b + m->blk[0].off, s, (size_t)nbytes);
+        memcpy(AT(buf, m->blk[0].off), s, (size_t)nbytes);
         return;
     }
     for (int64_t i = 0; i < full; i++) {
-        char *e = b + i * ext;
+        char *e = AT(buf, i * ext);
         for (int64_t j = 0; j < m->nblk; j++) {
             memcpy(e + m->blk[j].off, s, (size_t)m->blk[j].len);
             s += m->blk[j].len;
         }
     }
-    char *e = b + full * ext;
+    char *e = AT(buf, full * ext);
     for (int64_t j = 0; j < m->nblk && rem > 0; j++) {
         int64_t n = m->blk[j].len < rem ? m->blk[j].len : rem;
         memcpy(e + m->blk[j].off, s, (size_t)n);
@@ -254,10 +256,9 @@ static int ext32_walk(const ism_tmap *m, unsigned char *buf, int64_t count, unsi
     if (m->ext32 < 0)
         return ISM_TMAP_EKIND;
     for (int64_t i = 0; i < count; i++) {
-        unsigned char *e = buf + i * extent;
         for (int64_t j = 0; j < m->nrun; j++) {
             const ism_kind *k = ism_kind_info(m->run[j].kind);
-            unsigned char *p = e + m->run[j].off;
+            unsigned char *p = (unsigned char *)AT(buf, i * extent + m->run[j].off);
             for (int64_t n = 0; n < m->run[j].n; n++, p += k->size, ext += k->ext32)
                 if (convert(k, p, ext, to))
                     return ISM_TMAP_EKIND;
