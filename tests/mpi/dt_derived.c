@@ -15,6 +15,7 @@
  *  - Truncation: 3 elements into room for 2 gives MPI_ERR_TRUNCATE (small messages).
  *  - A struct of char, double, int[3] and short (holes and mixed types) and the pair
  *    type MPI_DOUBLE_INT, both compared member-wise.
+ *  - MPI_Bcast of each type from rank 0 (holes at the receivers stay untouched).
  * Works for any size >= 1.
  */
 #include "check.h"
@@ -357,6 +358,18 @@ static void partial_and_truncate(const tcase *c)
     free(buf);
 }
 
+static void bcast(const tcase *c, int count)
+{
+    int nb = buf_ints(c, count);
+    int *buf = malloc(sizeof(int) * (size_t)nb);
+    for (int p = 0; p < nb; p++)
+        buf[p] = rank == 0 ? val(0, p) : -1;
+    CHECK_RC(MPI_Bcast(buf + c->origin, count, c->t, 0, MPI_COMM_WORLD), c->name);
+    if (rank != 0)
+        check_typed(c, buf, count, 0, "bcast", 0);
+    free(buf);
+}
+
 typedef struct rec {
     char c;
     double d;
@@ -450,6 +463,8 @@ int main(int argc, char **argv)
         /* more than 64 KiB of packed data: rendezvous across sites */
         exchange(&cs[i], 70000 / (cs[i].n * 4) + 1);
         partial_and_truncate(&cs[i]);
+        bcast(&cs[i], 3);
+        bcast(&cs[i], 70000 / (cs[i].n * 4) + 1);
     }
     mixed_struct_and_pairs();
     for (int i = 0; i < n; i++)
