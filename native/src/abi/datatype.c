@@ -426,67 +426,83 @@ ISM_PMPI(Type_get_contents)
 
 /* ---- sizes and extents ---- */
 
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
+/* What the size and extent queries report, in 64 bits; 0 or the raised error. The true
+ * extent is the vendor's for predefined types (12 for MPI_DOUBLE_INT). */
+typedef struct dt_bounds {
+    int64_t size, lb, extent, true_lb, true_extent;
+} dt_bounds;
+
+static int bounds(const char *fn, MPI_Datatype datatype, dt_bounds *b)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
     if (!d)
-        return TYPE_ERR("MPI_Type_size", datatype);
-    *size = d->size;
-    return MPI_SUCCESS;
+        return TYPE_ERR(fn, datatype);
+    const ism_tmap *m = ism_dt_map(d);
+    b->size = d->size;
+    b->lb = m->lb;
+    b->extent = d->extent;
+    b->true_lb = m->true_lb;
+    b->true_extent = d->true_extent;
+    return 0;
+}
+
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    dt_bounds b;
+    int rc = bounds("MPI_Type_size", datatype, &b);
+    if (!rc)
+        *size = (int)b.size;
+    return rc;
 }
 ISM_PMPI(Type_size)
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
-        return TYPE_ERR("MPI_Type_size_x", datatype);
-    *size = d->size;
-    return MPI_SUCCESS;
+    dt_bounds b;
+    int rc = bounds("MPI_Type_size_x", datatype, &b);
+    if (!rc)
+        *size = b.size;
+    return rc;
 }
 ISM_PMPI(Type_size_x)
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
-        return TYPE_ERR("MPI_Type_get_extent", datatype);
-    *lb = (MPI_Aint)ism_dt_map(d)->lb;
-    *extent = d->extent;
-    return MPI_SUCCESS;
+    dt_bounds b;
+    int rc = bounds("MPI_Type_get_extent", datatype, &b);
+    if (!rc)
+        *lb = (MPI_Aint)b.lb, *extent = (MPI_Aint)b.extent;
+    return rc;
 }
 ISM_PMPI(Type_get_extent)
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
-        return TYPE_ERR("MPI_Type_get_extent_x", datatype);
-    *lb = ism_dt_map(d)->lb;
-    *extent = d->extent;
-    return MPI_SUCCESS;
+    dt_bounds b;
+    int rc = bounds("MPI_Type_get_extent_x", datatype, &b);
+    if (!rc)
+        *lb = b.lb, *extent = b.extent;
+    return rc;
 }
 ISM_PMPI(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
-        return TYPE_ERR("MPI_Type_get_true_extent", datatype);
-    *true_lb = (MPI_Aint)ism_dt_map(d)->true_lb;
-    *true_extent = d->true_extent; /* as the vendor reports it: 12 for MPI_DOUBLE_INT */
-    return MPI_SUCCESS;
+    dt_bounds b;
+    int rc = bounds("MPI_Type_get_true_extent", datatype, &b);
+    if (!rc)
+        *true_lb = (MPI_Aint)b.true_lb, *true_extent = (MPI_Aint)b.true_extent;
+    return rc;
 }
 ISM_PMPI(Type_get_true_extent)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
-        return TYPE_ERR("MPI_Type_get_true_extent_x", datatype);
-    *true_lb = ism_dt_map(d)->true_lb;
-    *true_extent = d->true_extent;
-    return MPI_SUCCESS;
+    dt_bounds b;
+    int rc = bounds("MPI_Type_get_true_extent_x", datatype, &b);
+    if (!rc)
+        *true_lb = b.true_lb, *true_extent = b.true_extent;
+    return rc;
 }
 ISM_PMPI(Type_get_true_extent_x)
 
