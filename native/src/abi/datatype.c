@@ -448,7 +448,7 @@ static int bounds(const char *fn, MPI_Datatype datatype, dt_bounds *b)
 
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_size", datatype, &b);
     if (!rc)
         *size = (int)b.size;
@@ -458,7 +458,7 @@ ISM_PMPI(Type_size)
 
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_size_x", datatype, &b);
     if (!rc)
         *size = b.size;
@@ -468,7 +468,7 @@ ISM_PMPI(Type_size_x)
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_get_extent", datatype, &b);
     if (!rc)
         *lb = (MPI_Aint)b.lb, *extent = (MPI_Aint)b.extent;
@@ -478,7 +478,7 @@ ISM_PMPI(Type_get_extent)
 
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_get_extent_x", datatype, &b);
     if (!rc)
         *lb = b.lb, *extent = b.extent;
@@ -488,7 +488,7 @@ ISM_PMPI(Type_get_extent_x)
 
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_get_true_extent", datatype, &b);
     if (!rc)
         *true_lb = (MPI_Aint)b.true_lb, *true_extent = (MPI_Aint)b.true_extent;
@@ -498,7 +498,7 @@ ISM_PMPI(Type_get_true_extent)
 
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    dt_bounds b;
+    dt_bounds b = {0};
     int rc = bounds("MPI_Type_get_true_extent_x", datatype, &b);
     if (!rc)
         *true_lb = b.true_lb, *true_extent = b.true_extent;
