@@ -282,6 +282,44 @@ static void test_external32(void)
     ism_tmap_free(&ul);
 }
 
+/* Packing in pieces of every size from 1 to 23 bytes gives the same stream as packing
+ * at once, and unpacking in pieces restores the same memory. */
+static void test_cursor(void)
+{
+    ism_tmap i = pre(K_INT), d = pre(K_DOUBLE), c = pre(K_CHAR);
+    const ism_tmap *ts[] = {&i, &d, &c};
+    int si[] = {3, 2, 1, 3};
+    int64_t sa[] = {0, 8, 24};
+    ism_tmap m = build(ISM_COMBINER_STRUCT, si, sa, ts);
+    enum { COUNT = 7 };
+    int64_t ext = m.ub - m.lb, total = COUNT * m.size;
+    unsigned char src[COUNT * 32], whole[COUNT * 32], piece[COUNT * 32], back[COUNT * 32];
+    for (size_t k = 0; k < sizeof src; k++)
+        src[k] = (unsigned char)(k * 7 + 3);
+    ism_tmap_pack(&m, src, COUNT, whole);
+    for (int step = 1; step <= 23; step++) {
+        ism_tcursor cur;
+        ism_tcursor_seek(&m, 0, &cur);
+        for (int64_t off = 0; off < total; off += step)
+            ism_tmap_pack_at(&m, src, &cur, off + step <= total ? step : total - off, piece + off);
+        CHECK(memcmp(whole, piece, (size_t)total) == 0, "packing in pieces of %d bytes", step);
+        memset(back, 0, sizeof back);
+        for (int64_t off = 0; off < total; off += step) {
+            ism_tcursor_seek(&m, off, &cur); /* a seek to every piece: the same as in order */
+            ism_tmap_unpack_at(&m, whole + off, off + step <= total ? step : total - off, back,
+                               &cur);
+        }
+        unsigned char ref[COUNT * 32];
+        memset(ref, 0, sizeof ref);
+        ism_tmap_unpack(&m, whole, total, ref);
+        CHECK(memcmp(ref, back, (size_t)(COUNT * ext)) == 0, "unpacking in pieces of %d", step);
+    }
+    ism_tmap_free(&m);
+    ism_tmap_free(&i);
+    ism_tmap_free(&d);
+    ism_tmap_free(&c);
+}
+
 static void test_limits(void)
 {
     ism_tmap i = pre(K_INT), m;
@@ -303,6 +341,7 @@ int main(void)
     test_indexed_struct_resized();
     test_subarray_darray();
     test_external32();
+    test_cursor();
     test_limits();
     if (failures) {
         fprintf(stderr, "test_dtmap: %d failures\n", failures);

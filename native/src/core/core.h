@@ -127,14 +127,15 @@ typedef struct ism_req {
     ism_comm *comm;
     uint32_t ctx;
     ism_status st;
-    /* receive side: buf/cap are where packed bytes land (the user's buffer when the
-     * type is contiguous, else tmp, allocated at the match); rdt/rbuf/rcount unpack it */
+    /* receive side: cap is the room in packed bytes; a contiguous type's bytes land at
+     * buf, any other type's are unpacked into rbuf as they arrive */
     void *buf;
     size_t cap;
-    void *tmp;          /* packed bytes owned by the request (send or receive) */
-    ism_dt *rdt;        /* non-contiguous receive type, referenced until completion */
     void *rbuf;
-    int rcount;
+    /* a non-contiguous type being packed (send) or unpacked (receive) piece by piece at
+     * cur; referenced until the request completes */
+    ism_dt *pdt;
+    ism_tcursor cur;
     int src, tag;
     uint64_t id, peer_id;
     size_t total, got;
@@ -239,6 +240,9 @@ const char *ism_site_name(int site);
 int ism_gw_setup(void);
 void ism_gw_teardown(void);
 int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len);
+/* The same, with the payload written straight into the frame by fill (no copy). */
+typedef void (*ism_gw_fill_fn)(void *dst, size_t len, void *arg);
+int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg);
 int ism_progress(void);
 void ism_idle(unsigned *spins);
 
@@ -246,6 +250,7 @@ void ism_idle(unsigned *spins);
 enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };
 int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
               int mode, ism_req **out);
+void ism_fill_packed(void *dst, size_t len, void *req); /* next len bytes of a send's stream */
 int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
               ism_req **out);
 int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);

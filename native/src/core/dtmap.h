@@ -92,6 +92,16 @@ int ism_envelope_sizes(int combiner, const int *ints, int *ni, int *na, int *nt)
  * data (a partial last element is allowed: a truncated or short message). */
 void ism_tmap_pack(const ism_tmap *m, const void *buf, int64_t count, void *out);
 void ism_tmap_unpack(const ism_tmap *m, const void *in, int64_t nbytes, void *buf);
+/* Packing a stream piece by piece (rendezvous chunks): a cursor is a position in the
+ * packed stream of count elements; seek sets it to a byte offset, and the _at calls move
+ * n bytes and advance it. Pieces in order cost no search. */
+typedef struct ism_tcursor {
+    int64_t elem, blk, in; /* element, block in the element, byte in the block */
+} ism_tcursor;
+void ism_tcursor_seek(const ism_tmap *m, int64_t off, ism_tcursor *c);
+void ism_tmap_pack_at(const ism_tmap *m, const void *buf, ism_tcursor *c, int64_t n, void *out);
+void ism_tmap_unpack_at(const ism_tmap *m, const void *in, int64_t n, void *buf, ism_tcursor *c);
+
 /* Basic elements in the first nbytes of packed data; -1 if nbytes ends inside one. */
 int64_t ism_tmap_elements(const ism_tmap *m, int64_t nbytes);
 

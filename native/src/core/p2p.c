@@ -15,8 +15,8 @@
 #include "core.h"
 
 /* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
- * for a contiguous type, else into a temporary allocated at the match and unpacked with
- * the type (which the request keeps referenced) on completion. */
+ * for a contiguous type; any other type keeps a reference and unpacks each piece as it
+ * arrives (the whole eager payload, or rendezvous chunks in order), so no temporary. */
 static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
 {
     r->cap = (size_t)count * (size_t)dt->size;
@@ -25,9 +25,8 @@ static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
         return;
     }
     r->buf = NULL;
-    r->rdt = dt;
+    r->pdt = dt;
     r->rbuf = buf;
-    r->rcount = count;
     ism_dt_retain(dt);
 }
 
@@ -50,19 +49,45 @@ static ism_req *done_req(int src, int tag)
     return r;
 }
 
+static void hdr_to(ism_frame_hdr *h, int type, uint32_t ctx, int dst_g, int tag, uint64_t a,
+                   uint64_t b, uint16_t flags)
+{
+    ism_frame_init(h, type);
+    h->ctx = ctx;
+    h->src = ism.grank;
+    h->dst = dst_g;
+    h->tag = tag;
+    h->a = a;
+    h->b = b;
+    h->flags = flags;
+}
+
 static int frame_to(int type, uint32_t ctx, int dst_g, int tag, uint64_t a, uint64_t b,
                     uint16_t flags, const void *payload, size_t len)
 {
     ism_frame_hdr h;
-    ism_frame_init(&h, type);
-    h.ctx = ctx;
-    h.src = ism.grank;
-    h.dst = dst_g;
-    h.tag = tag;
-    h.a = a;
-    h.b = b;
-    h.flags = flags;
+    hdr_to(&h, type, ctx, dst_g, tag, a, b, flags);
     return ism_gw_post(&h, payload, len);
+}
+
+/* A whole message of a non-contiguous type, packed straight into its EAGER frame. */
+typedef struct pack_job {
+    ism_dt *dt;
+    const void *buf;
+    int count;
+} pack_job;
+
+static void fill_whole(void *dst, size_t len, void *arg)
+{
+    pack_job *j = arg;
+    (void)len;
+    ism_dt_pack(j->dt, j->buf, j->count, dst);
+}
+
+void ism_fill_packed(void *dst, size_t len, void *req)
+{
+    ism_req *r = req;
+    ism_tmap_pack_at(ism_dt_map(r->pdt), r->sbuf, &r->cur, (int64_t)len, dst);
 }
 
 int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
@@ -92,36 +117,38 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         *out = r;
         return 0;
     }
-    /* the wire carries packed bytes: count * size, in type-map order */
+    /* The wire carries packed bytes, count * size in type-map order. A contiguous type
+     * is sent from the user's buffer; any other is packed straight into the frames (the
+     * eager one, or each rendezvous chunk as credits allow), so no temporary copy. */
     size_t bytes = (size_t)count * (size_t)dt->size;
     const void *data = (const char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
-    void *tmp = NULL;
-    if (!dt->contig && bytes) {
-        if (!(tmp = malloc(bytes)))
-            return ISM_ERR_NO_MEM;
-        ism_dt_pack(dt, buf, count, tmp);
-        data = tmp;
-    }
     int dst_g = c->g_of[dst];
     ism.stat_remote_msgs++;
     ism.stat_remote_bytes += bytes;
     if (mode != ISM_MODE_SYNC && bytes <= ism.eager_limit) {
-        rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, data, bytes);
-        free(tmp); /* the frame holds a copy */
+        if (dt->contig) {
+            rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, data, bytes);
+        } else {
+            ism_frame_hdr h;
+            pack_job job = {dt, buf, count};
+            hdr_to(&h, ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0);
+            rc = ism_gw_post_with(&h, bytes, fill_whole, &job);
+        }
         if (rc)
             return rc;
         *out = done_req(dst, tag);
         return *out ? 0 : ISM_ERR_NO_MEM;
     }
     ism_req *r = ism_req_alloc(ISM_RQ_RSEND);
-    if (!r) {
-        free(tmp);
+    if (!r)
         return ISM_ERR_NO_MEM;
-    }
     r->comm = c;
     r->ctx = ctx;
-    r->sbuf = data;
-    r->tmp = tmp; /* freed when the send completes */
+    r->sbuf = dt->contig ? data : buf;
+    if (!dt->contig) {
+        r->pdt = dt; /* packed chunk by chunk from buf (gwlink.c push_rsends) */
+        ism_dt_retain(dt);
+    }
     r->total = bytes;
     r->dst_g = dst_g;
     r->sync = mode == ISM_MODE_SYNC;
@@ -144,8 +171,8 @@ static int matches(const ism_req *r, const ism_frame_hdr *h, int src)
 static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const void *payload)
 {
     size_t n = h->len <= r->cap ? h->len : r->cap;
-    if (n && r->rdt)
-        ism_dt_unpack_bytes(r->rdt, payload, n, r->rbuf);
+    if (n && r->pdt)
+        ism_dt_unpack_bytes(r->pdt, payload, n, r->rbuf);
     else if (n)
         memcpy(r->buf, payload, n);
     st_set(&r->st, src, h->tag, n, h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
@@ -160,10 +187,6 @@ static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
     r->got = 0;
     r->started_rndv = 1;
     st_set(&r->st, src, h->tag, 0, 0);
-    size_t keep = r->total < r->cap ? r->total : r->cap;
-    if (r->rdt && keep && !(r->buf = r->tmp = malloc(keep)))
-        ism_die("site %s rank %d: out of memory for a %zu-byte receive from rank %d",
-                ism_site_name(ism.site), ism.grank, keep, h->src);
     if (frame_to(ISM_F_CTS, h->ctx, h->src, ism.window, r->peer_id, r->id, 0, NULL, 0))
         ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
                 ism.grank, h->src);
@@ -263,15 +286,20 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
                 ism_site_name(ism.site), ism.grank, h->src);
     if (h->b < r->cap) {
         size_t n = r->cap - h->b < h->len ? r->cap - h->b : h->len;
-        memcpy((char *)r->buf + h->b, payload, n);
+        if (r->pdt) {
+            const ism_tmap *m = ism_dt_map(r->pdt);
+            if (h->b != r->got) /* chunks come in order; seek only if one did not */
+                ism_tcursor_seek(m, (int64_t)h->b, &r->cur);
+            ism_tmap_unpack_at(m, payload, (int64_t)n, r->rbuf, &r->cur);
+        } else {
+            memcpy((char *)r->buf + h->b, payload, n);
+        }
     }
     r->got += h->len;
     r->chunks_since_credit++;
     if (r->got >= r->total) {
         ism_list_remove(&ism.rrecvs, r);
         r->st.bytes = r->total <= r->cap ? r->total : r->cap;
-        if (r->rdt && r->st.bytes)
-            ism_dt_unpack_bytes(r->rdt, r->tmp, r->st.bytes, r->rbuf);
         r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
         ism_req_complete(r, r->st.error);
     } else if (r->chunks_since_credit * 2 >= ism.window) {

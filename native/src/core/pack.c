@@ -66,6 +66,53 @@ void ism_tmap_unpack(const ism_tmap *m, const void *in, int64_t nbytes, void *bu
     }
 }
 
+void ism_tcursor_seek(const ism_tmap *m, int64_t off, ism_tcursor *c)
+{
+    c->elem = c->blk = c->in = 0;
+    if (m->size <= 0)
+        return;
+    c->elem = off / m->size;
+    int64_t r = off % m->size;
+    while (r >= m->blk[c->blk].len)
+        r -= m->blk[c->blk++].len;
+    c->in = r;
+}
+
+static void walk_at(const ism_tmap *m, const void *buf, ism_tcursor *c, int64_t n, char *stream,
+                    int to_stream)
+{
+    int64_t ext = m->ub - m->lb;
+    while (n > 0) {
+        const ism_blk *b = &m->blk[c->blk];
+        int64_t take = b->len - c->in < n ? b->len - c->in : n;
+        char *mem = AT(buf, c->elem * ext + b->off + c->in);
+        if (to_stream)
+            memcpy(stream, mem, (size_t)take);
+        else
+            memcpy(mem, stream, (size_t)take);
+        stream += take;
+        n -= take;
+        c->in += take;
+        if (c->in == b->len) {
+            c->in = 0;
+            if (++c->blk == m->nblk) {
+                c->blk = 0;
+                c->elem++;
+            }
+        }
+    }
+}
+
+void ism_tmap_pack_at(const ism_tmap *m, const void *buf, ism_tcursor *c, int64_t n, void *out)
+{
+    walk_at(m, buf, c, n, out, 1);
+}
+
+void ism_tmap_unpack_at(const ism_tmap *m, const void *in, int64_t n, void *buf, ism_tcursor *c)
+{
+    walk_at(m, buf, c, n, (char *)(uintptr_t)in, 0);
+}
+
 int64_t ism_tmap_elements(const ism_tmap *m, int64_t nbytes)
 {
     if (m->size <= 0)

@@ -68,11 +68,9 @@ void ism_req_complete(ism_req *r, int error)
         return;
     r->done = 1;
     r->error = error;
-    free(r->tmp); /* packed send data, or received data already unpacked */
-    r->tmp = NULL;
-    if (r->rdt) {
-        ism_dt_release(r->rdt);
-        r->rdt = NULL;
+    if (r->pdt) {
+        ism_dt_release(r->pdt);
+        r->pdt = NULL;
     }
     if (r->kind == ISM_RQ_RSEND || r->kind == ISM_RQ_RRECV)
         ism.remote_active--;
