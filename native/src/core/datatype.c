@@ -154,7 +154,7 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
     x->aints = malloc(sizeof(int64_t) * (size_t)(na ? na : 1));
     x->types = malloc(sizeof(ism_dt *) * (size_t)(nt ? nt : 1));
     const ism_tmap **maps = malloc(sizeof(ism_tmap *) * (size_t)(nt ? nt : 1));
-    ism_vh *vts = malloc(sizeof(ism_vh) * (size_t)(nt ? nt : 1));
+    ism_vh *vts = calloc((size_t)(nt ? nt : 1), sizeof(ism_vh)); /* [0] read even for count 0 */
     ptrdiff_t *va = malloc(sizeof(ptrdiff_t) * (size_t)(na ? na : 1));
     int rc = 0;
     if (!x->ints || !x->aints || !x->types || !maps || !vts || !va) {
