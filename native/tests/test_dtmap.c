@@ -66,8 +66,9 @@ static void test_vector_pack(void)
     const ism_tmap *t[] = {&i};
     int v[] = {3, 2, 4};
     ism_tmap m = build(ISM_COMBINER_VECTOR, v, NULL, t);
-    CHECK(m.size == 24 && m.lb == 0 && m.ub == 40 && m.nblk == 3, "vector size %lld ub %lld nblk %lld",
-          (long long)m.size, (long long)m.ub, (long long)m.nblk);
+    CHECK(m.size == 24 && m.lb == 0 && m.ub == 40 && m.nblk == 3,
+          "vector size %lld ub %lld nblk %lld", (long long)m.size, (long long)m.ub,
+          (long long)m.nblk);
     CHECK(m.nrun == 3 && m.nelem == 6, "vector runs");
     int buf[20], out[12], back[20];
     for (int k = 0; k < 20; k++)
