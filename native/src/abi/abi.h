@@ -39,12 +39,28 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
     return (MPI_Comm)c;
 }
 
+/* Derived datatypes (abi/datatype.c): a live type, committed if need_commit; else NULL. */
+ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
+/* Why h is not usable for communication, for error messages. */
+const char *ism_abi_dt_problem(MPI_Datatype h);
+
+/* A datatype for communication: predefined (the fast path: one compare and a load) or a
+ * committed derived type. */
 static inline ism_dt *ism_abi_dt(MPI_Datatype h)
 {
     uintptr_t i = (uintptr_t)h - ISM_DT_BASE;
     if (ISM_LIKELY(i < ISM_DT_COUNT))
         return ism_dt_table[i].v ? &ism_dt_table[i] : NULL;
-    return NULL; /* derived datatypes: not in this build */
+    return ism_abi_dt_derived(h, 1);
+}
+
+/* Any live datatype, committed or not (queries, constructors). */
+static inline ism_dt *ism_abi_dt_any(MPI_Datatype h)
+{
+    uintptr_t i = (uintptr_t)h - ISM_DT_BASE;
+    if (ISM_LIKELY(i < ISM_DT_COUNT))
+        return ism_dt_table[i].v ? &ism_dt_table[i] : NULL;
+    return ism_abi_dt_derived(h, 0);
 }
 
 static inline ism_op *ism_abi_op(MPI_Op h)

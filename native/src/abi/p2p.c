@@ -4,13 +4,14 @@
  * The blocking send and receive are written so that a purely local message costs the
  * checks plus one indirect call into the vendor.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi.h"
 
-static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int dst, int tag)
-    __attribute__((noinline, cold));
+static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, MPI_Datatype dt, int count,
+                          int dst, int tag) __attribute__((noinline, cold));
 
 static inline __attribute__((always_inline)) int send_args(const char *fn, MPI_Comm comm,
                                                             MPI_Datatype dt, int count, int dst,
@@ -21,16 +22,17 @@ static inline __attribute__((always_inline)) int send_args(const char *fn, MPI_C
     if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)dst < (unsigned)(*c)->size && tag >= 0 &&
                    tag <= ism_abi_tag_ub()))
         return 0;
-    return send_args_slow(fn, c, d, count, dst, tag);
+    return send_args_slow(fn, c, d, dt, count, dst, tag);
 }
 
-static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int dst, int tag)
+static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, MPI_Datatype dt, int count,
+                          int dst, int tag)
 {
     ISM_CHECK_INIT(fn);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (!*d)
-        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(dt));
     if (count < 0)
         return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
     if (ism_abi_bad_rank(*c, dst, 0))
@@ -43,8 +45,8 @@ static int send_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, i
     return 0;
 }
 
-static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int src, int tag)
-    __attribute__((noinline, cold));
+static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, MPI_Datatype dt, int count,
+                          int src, int tag) __attribute__((noinline, cold));
 
 static inline __attribute__((always_inline)) int recv_args(const char *fn, MPI_Comm comm,
                                                             MPI_Datatype dt, int count, int src,
@@ -55,16 +57,17 @@ static inline __attribute__((always_inline)) int recv_args(const char *fn, MPI_C
     if (ISM_LIKELY(*c && *d && count >= 0 && (unsigned)src < (unsigned)(*c)->size && tag >= 0 &&
                    tag <= ism_abi_tag_ub()))
         return 0;
-    return recv_args_slow(fn, c, d, count, src, tag);
+    return recv_args_slow(fn, c, d, dt, count, src, tag);
 }
 
-static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, int count, int src, int tag)
+static int recv_args_slow(const char *fn, ism_comm **c, ism_dt **d, MPI_Datatype dt, int count,
+                          int src, int tag)
 {
     ISM_CHECK_INIT(fn);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (!*d)
-        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(dt));
     if (count < 0)
         return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
     if (ism_abi_bad_rank(*c, src, 1))
@@ -241,16 +244,24 @@ ISM_PMPI(Sendrecv)
 int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    /* the outgoing data is packed aside and sent as MPI_PACKED bytes, so the receive can
+     * overwrite buf whatever the type's layout */
     ism_dt *d = ism_abi_dt(datatype);
-    size_t bytes = d && count > 0 ? (size_t)count * (size_t)d->extent : 0;
+    if (!d)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_TYPE, "MPI_Sendrecv_replace", "%s",
+                             ism_abi_dt_problem(datatype));
+    size_t bytes = count > 0 ? (size_t)count * (size_t)d->size : 0;
+    if (bytes > INT_MAX)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, "MPI_Sendrecv_replace",
+                             "%zu bytes do not fit an int count", bytes);
     void *tmp = malloc(bytes ? bytes : 1);
     if (!tmp)
         return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
                              "no memory for a %zu-byte copy", bytes);
     if (bytes)
-        memcpy(tmp, buf, bytes);
-    int rc = PMPI_Sendrecv(tmp, count, datatype, dest, sendtag, buf, count, datatype, source,
-                           recvtag, comm, status);
+        ism_dt_pack(d, buf, count, tmp);
+    int rc = PMPI_Sendrecv(tmp, (int)bytes, MPI_PACKED, dest, sendtag, buf, count, datatype,
+                           source, recvtag, comm, status);
     free(tmp);
     return rc;
 }
@@ -307,27 +318,6 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 }
 ISM_PMPI(Test_cancelled)
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    ism_dt *d = ism_abi_dt(datatype);
-    if (!d)
-        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype");
-    size_t b = ism_abi_status_bytes(status);
-    if (d->size == 0)
-        *count = b == 0 ? 0 : MPI_UNDEFINED;
-    else
-        *count = b % (size_t)d->size ? MPI_UNDEFINED : (int)(b / (size_t)d->size);
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Get_count)
-
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    /* predefined types only: elements and count coincide */
-    return PMPI_Get_count(status, datatype, count);
-}
-ISM_PMPI(Get_elements)
-
 int PMPI_Buffer_attach(void *buffer, int size)
 {
     ISM_CHECK_INIT("MPI_Buffer_attach");
@@ -368,6 +358,7 @@ static int persist(const char *fn, int op, const void *buf, int count, MPI_Datat
     r->p_buf = buf;
     r->p_count = count;
     r->p_dt = d;
+    ism_dt_retain(d); /* released with the request (core/request.c) */
     r->p_peer = peer;
     r->p_tag = tag;
     *request = (MPI_Request)r;

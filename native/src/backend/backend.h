@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISM_BACKEND_ABI 1
+#define ISM_BACKEND_ABI 2
 
 typedef uintptr_t ism_vh;
 
@@ -126,6 +126,13 @@ typedef struct ism_backend {
                        const int *displs, ism_vh rdt, ism_vh comm, ism_vh *req);
     int (*iscatterv)(const void *sbuf, const int *scounts, const int *displs, ism_vh sdt,
                      void *rbuf, int rcount, ism_vh rdt, int root, ism_vh comm, ism_vh *req);
+    /* Derived datatypes: the same constructor called on the vendor. The combiner and
+     * the arrays are in standard ABI terms and laid out as MPI_Type_get_contents returns
+     * them (common/dt_consts.h); types are vendor handles. */
+    int (*type_create)(int combiner, const int *ints, const ptrdiff_t *aints,
+                       const ism_vh *types, ism_vh *out);
+    int (*type_commit)(ism_vh *dt);
+    int (*type_free)(ism_vh *dt);
 } ism_backend;
 
 /* Every backend plugin exports this one symbol. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "../common/dt_consts.h"
 
 #ifndef ISM_VENDOR_NAME
 #error "define ISM_VENDOR_NAME"
@@ -502,6 +503,92 @@ static int b_iscatterv(const void *s, const int *sn, const int *d, ism_vh sdt, v
     *q = V2H(v);
     return RC(rc);
 }
+static int v_order(int o) { return o == ISM_ORDER_FORTRAN ? MPI_ORDER_FORTRAN : MPI_ORDER_C; }
+static int v_distrib(int d)
+{
+    return d == ISM_DISTRIBUTE_BLOCK    ? MPI_DISTRIBUTE_BLOCK
+           : d == ISM_DISTRIBUTE_CYCLIC ? MPI_DISTRIBUTE_CYCLIC
+                                        : MPI_DISTRIBUTE_NONE;
+}
+static int v_darg(int d) { return d == ISM_DISTRIBUTE_DFLT_DARG ? MPI_DISTRIBUTE_DFLT_DARG : d; }
+
+/* A darray's distribution arrays in the vendor's constants. */
+static int b_darray(const int *in, MPI_Datatype old, MPI_Datatype *out)
+{
+    int n = in[2];
+    int *dist = malloc(sizeof(int) * (size_t)(2 * n + 1));
+    if (!dist)
+        return 39;
+    int *darg = dist + n;
+    for (int d = 0; d < n; d++) {
+        dist[d] = v_distrib(in[3 + n + d]);
+        darg[d] = v_darg(in[3 + 2 * n + d]);
+    }
+    int rc = MPI_Type_create_darray(in[0], in[1], n, in + 3, dist, darg, in + 3 + 3 * n,
+                                    v_order(in[3 + 4 * n]), old, out);
+    free(dist);
+    return RC(rc);
+}
+
+static int b_type_create(int comb, const int *in, const ptrdiff_t *a, const ism_vh *types,
+                         ism_vh *out)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, old = VD(types[0]);
+    int rc = MPI_SUCCESS, n = in ? in[0] : 0;
+    switch (comb) {
+    case ISM_COMBINER_DUP: rc = MPI_Type_dup(old, &t); break;
+    case ISM_COMBINER_CONTIGUOUS: rc = MPI_Type_contiguous(n, old, &t); break;
+    case ISM_COMBINER_VECTOR: rc = MPI_Type_vector(n, in[1], in[2], old, &t); break;
+    case ISM_COMBINER_HVECTOR: rc = MPI_Type_create_hvector(n, in[1], a[0], old, &t); break;
+    case ISM_COMBINER_INDEXED: rc = MPI_Type_indexed(n, in + 1, in + 1 + n, old, &t); break;
+    case ISM_COMBINER_HINDEXED: rc = MPI_Type_create_hindexed(n, in + 1, a, old, &t); break;
+    case ISM_COMBINER_INDEXED_BLOCK:
+        rc = MPI_Type_create_indexed_block(n, in[1], in + 2, old, &t);
+        break;
+    case ISM_COMBINER_HINDEXED_BLOCK:
+        rc = MPI_Type_create_hindexed_block(n, in[1], a, old, &t);
+        break;
+    case ISM_COMBINER_STRUCT: {
+        MPI_Datatype *ts = malloc(sizeof(MPI_Datatype) * (size_t)(n ? n : 1));
+        if (!ts)
+            return 39;
+        for (int i = 0; i < n; i++)
+            ts[i] = VD(types[i]);
+        rc = MPI_Type_create_struct(n, in + 1, a, ts, &t);
+        free(ts);
+        break;
+    }
+    case ISM_COMBINER_SUBARRAY:
+        rc = MPI_Type_create_subarray(n, in + 1, in + 1 + n, in + 1 + 2 * n, v_order(in[1 + 3 * n]),
+                                      old, &t);
+        break;
+    case ISM_COMBINER_DARRAY: {
+        int e = b_darray(in, old, &t);
+        if (e)
+            return e;
+        break;
+    }
+    case ISM_COMBINER_RESIZED: rc = MPI_Type_create_resized(old, a[0], a[1], &t); break;
+    default: return 13; /* MPI_ERR_ARG */
+    }
+    *out = V2H(t);
+    return RC(rc);
+}
+static int b_type_commit(ism_vh *dt)
+{
+    MPI_Datatype t = VD(*dt);
+    int rc = MPI_Type_commit(&t);
+    *dt = V2H(t);
+    return RC(rc);
+}
+static int b_type_free(ism_vh *dt)
+{
+    MPI_Datatype t = VD(*dt);
+    int rc = MPI_Type_free(&t);
+    *dt = V2H(t);
+    return RC(rc);
+}
+
 const ism_backend *ism_backend_get(void);
 __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
 {
@@ -581,5 +668,8 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->igatherv = b_igatherv;
     b->iscatterv = b_iscatterv;
     b->iallgatherv = b_iallgatherv;
+    b->type_create = b_type_create;
+    b->type_commit = b_type_commit;
+    b->type_free = b_type_free;
     return b;
 }

@@ -64,7 +64,11 @@ static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out)
 {
-    size_t bytes = (size_t)count * (size_t)dt->extent;
+    /* predefined contiguous types are copied as they are; any other type is packed and
+     * the copy sent as MPI_PACKED bytes, which every receive type of that signature
+     * accepts */
+    int packed = !dt->contig || dt->x;
+    size_t bytes = (size_t)count * (size_t)(packed ? dt->size : dt->extent);
     size_t need = align16(bytes + ISM_BSEND_CHARGE);
     if (dst == ISM_PROC_NULL)
         return ism_isend(buf, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, out);
@@ -81,9 +85,16 @@ int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     if (!s)
         return ISM_ERR_NO_MEM;
     char *copy = ism.bbuf + at;
-    if (bytes)
-        memcpy(copy, buf, bytes);
-    int rc = ism_isend(copy, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, &s->inner);
+    int rc;
+    if (packed) {
+        ism_dt_pack(dt, buf, count, copy);
+        rc = ism_isend(copy, (int)bytes, &ism_dt_table[0x07], dst, tag, c, c->ctx, ISM_MODE_STD,
+                       &s->inner);
+    } else {
+        if (bytes)
+            memcpy(copy, buf, bytes);
+        rc = ism_isend(copy, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, &s->inner);
+    }
     if (rc) {
         free(s);
         return rc;

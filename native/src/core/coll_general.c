@@ -1,8 +1,8 @@
 /* coll_general.c: two-level gather, scatter, allgather and all-to-all for any
  * communicator layout and any datatype.
  *
- * Data crosses sites as packed bytes (the vendor's MPI_Pack on MPI_COMM_SELF: the type
- * signature's bytes in the native representation, no holes), so per-rank types may
+ * Data crosses sites as packed bytes (the type map's data in order, native layout, no
+ * holes: ism_dt_pack), so per-rank types may
  * differ as long as signatures match, as MPI allows. Each collective gathers its site's
  * part at one rank with a vendor gatherv of bytes, moves one message per pair of sites
  * between those ranks, and spreads the result with a vendor scatterv or bcast. Every
@@ -17,8 +17,31 @@
 
 static ism_vh vh(const ism_dt *d) { return d ? d->v : ism.be->datatype_null; }
 
-/* Predefined types whose data fill their extent travel without packing. */
-static int dense(const ism_dt *d) { return d->abi && d->size == d->extent; }
+/* Pack count elements of d at buf into out (n bytes): a contiguous type is one memcpy,
+ * any other goes through the type map (datatype.c). */
+static int pack(const void *buf, int count, ism_dt *d, char *out, int n)
+{
+    if (!n)
+        return 0;
+    if (ism_dt_is_contig(d))
+        memcpy(out, (const char *)buf + d->contig_off, (size_t)n);
+    else
+        ism_dt_pack(d, buf, count, out);
+    return 0;
+}
+
+static int unpack(const char *in, int n, void *buf, int count, ism_dt *d)
+{
+    if (!n)
+        return 0;
+    if ((size_t)n != (size_t)count * (size_t)d->size)
+        return ISM_ERR_TRUNCATE;
+    if (ism_dt_is_contig(d))
+        memcpy((char *)buf + d->contig_off, in, (size_t)n);
+    else
+        ism_dt_unpack(d, in, buf, count);
+    return 0;
+}
 
 static int bytes_of(int count, const ism_dt *d, int *out)
 {
@@ -27,31 +50,6 @@ static int bytes_of(int count, const ism_dt *d, int *out)
         return ISM_ERR_COUNT; /* vendor byte counts are int */
     *out = (int)n;
     return 0;
-}
-
-/* Pack count elements of d at buf into out (n bytes). */
-static int pack(const void *buf, int count, ism_dt *d, char *out, int n)
-{
-    if (!n)
-        return 0;
-    if (dense(d)) {
-        memcpy(out, buf, (size_t)n);
-        return 0;
-    }
-    int pos = 0;
-    return ism.be->vpack(buf, count, d->v, out, n, &pos);
-}
-
-static int unpack(const char *in, int n, void *buf, int count, ism_dt *d)
-{
-    if (!n)
-        return 0;
-    if (dense(d)) {
-        memcpy(buf, in, (size_t)n);
-        return 0;
-    }
-    int pos = 0;
-    return ism.be->vunpack(in, n, &pos, buf, count, d->v);
 }
 
 static void *at(const void *buf, int displ, const ism_dt *d)

@@ -27,44 +27,50 @@ int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt)
     return 0;
 }
 
-/* Room for n elements of dt, contiguous with stride extent. */
-static char *elems(ism_dt *dt, size_t n)
+/* Room for n elements of dt laid out as an array (stride extent), wherever the type's
+ * data lies relative to its start; *base is where element 0 begins. */
+static char *elems(ism_dt *dt, size_t n, char **base)
 {
-    size_t b = n * (size_t)dt->extent;
-    return malloc(b ? b : 1);
+    const ism_tmap *m = ism_dt_map(dt);
+    int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : dt->true_extent;
+    int64_t span = n ? (int64_t)(n - 1) * dt->extent + (hi - lo) : 0;
+    if (dt->extent < 0)
+        lo += (int64_t)(n ? n - 1 : 0) * dt->extent;
+    char *raw = malloc((size_t)(span > 0 ? span : 1));
+    *base = raw ? raw - lo : NULL;
+    return raw;
 }
 
 static int copy_elems(const void *src, void *dst, int count, ism_dt *dt)
 {
     if (!count || src == dst)
         return 0;
-    if (dt->abi && dt->size == dt->extent) {
-        memcpy(dst, src, (size_t)count * (size_t)dt->size);
+    size_t n = (size_t)count * (size_t)dt->size;
+    if (ism_dt_is_contig(dt)) {
+        memcpy((char *)dst + dt->contig_off, (const char *)src + dt->contig_off, n);
         return 0;
     }
-    int n = count * dt->size, pos = 0;
-    char *p = malloc((size_t)n + 1);
+    char *p = malloc(n + 1);
     if (!p)
         return ISM_ERR_NO_MEM;
-    int rc = ism.be->vpack(src, count, dt->v, p, n, &pos);
-    pos = 0;
-    if (!rc)
-        rc = ism.be->vunpack(p, n, &pos, dst, count, dt->v);
+    ism_dt_pack(dt, src, count, p);
+    ism_dt_unpack(dt, p, dst, count);
     free(p);
-    return rc;
+    return 0;
 }
 
 /* Every rank's count elements gathered at root, in rank order (NULL elsewhere). */
 static int gather_all(const void *sbuf, int count, ism_dt *dt, int root, ism_comm *c,
-                      char **out)
+                      char **out, char **raw)
 {
     int n = c->size, rc;
     int *cd = NULL;
-    char *all = NULL;
+    char *all = NULL, *base = NULL;
     *out = NULL;
+    *raw = NULL;
     if (c->rank == root) {
         cd = malloc(sizeof(int) * 2 * (size_t)n);
-        all = elems(dt, (size_t)n * (size_t)count);
+        all = elems(dt, (size_t)n * (size_t)count, &base);
         if (!cd || !all) {
             free(cd);
             free(all);
@@ -75,12 +81,14 @@ static int gather_all(const void *sbuf, int count, ism_dt *dt, int root, ism_com
             cd[n + r] = r * count;
         }
     }
-    rc = ism_gatherv(sbuf, count, dt, all, cd, cd ? cd + n : NULL, dt, root, c);
+    rc = ism_gatherv(sbuf, count, dt, base, cd, cd ? cd + n : NULL, dt, root, c);
     free(cd);
-    if (rc)
+    if (rc) {
         free(all);
-    else
-        *out = all;
+    } else {
+        *out = base;
+        *raw = all;
+    }
     return rc;
 }
 
@@ -89,8 +97,8 @@ int ism_reduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
 {
     if (!op->user)
         return ism_reduce(sbuf, rbuf, count, dt, op, root, c);
-    char *all;
-    int rc = gather_all(sbuf ? sbuf : rbuf, count, dt, root, c, &all);
+    char *all, *raw;
+    int rc = gather_all(sbuf ? sbuf : rbuf, count, dt, root, c, &all, &raw);
     if (rc || c->rank != root)
         return rc;
     size_t blk = (size_t)count * (size_t)dt->extent;
@@ -99,8 +107,8 @@ int ism_reduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
     for (int r = c->size - 2; r >= 0 && !rc; r--)
         rc = ism_op_apply(op, all + blk * (size_t)r, acc, count, dt);
     if (!rc)
-        rc = copy_elems(all + blk * (size_t)(c->size - 1), rbuf, count, dt);
-    free(all);
+        rc = copy_elems(acc, rbuf, count, dt);
+    free(raw);
     return rc;
 }
 
@@ -125,8 +133,8 @@ int ism_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt 
         displs[r] = total;
         total += rcounts[r];
     }
-    char *full = c->rank == 0 ? elems(dt, (size_t)total) : NULL;
-    if (c->rank == 0 && !full) {
+    char *full = NULL, *raw = c->rank == 0 ? elems(dt, (size_t)total, &full) : NULL;
+    if (c->rank == 0 && !raw) {
         free(displs);
         return ISM_ERR_NO_MEM;
     }
@@ -134,7 +142,7 @@ int ism_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt 
     rc = ism_reduce_any(sbuf ? sbuf : rbuf, full, total, dt, op, 0, c);
     if (!rc)
         rc = ism_scatterv(full, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c);
-    free(full);
+    free(raw);
     free(displs);
     return rc;
 }
@@ -145,8 +153,8 @@ int ism_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, in
 {
     int n = c->size, rc;
     size_t blk = (size_t)count * (size_t)dt->extent;
-    char *all;
-    rc = gather_all(sbuf ? sbuf : rbuf, count, dt, 0, c, &all);
+    char *all, *raw;
+    rc = gather_all(sbuf ? sbuf : rbuf, count, dt, 0, c, &all, &raw);
     if (rc)
         return rc;
     int *cd = NULL;
@@ -170,7 +178,7 @@ int ism_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, in
     if (!rc && !rc2 && !any)
         rc = ism_scatterv(all, cd, cd ? cd + n : NULL, dt, rbuf,
                           exclusive && c->rank == 0 ? 0 : count, dt, 0, c);
-    free(all);
+    free(raw);
     free(cd);
     return rc ? rc : rc2 ? rc2 : any ? ISM_ERR_INTERN : 0;
 }

@@ -14,6 +14,7 @@
 
 #include "../backend/backend.h"
 #include "../wan/frame.h"
+#include "dtmap.h"
 
 #define ISM_ANY_SOURCE (-1)
 #define ISM_PROC_NULL (-3)
@@ -51,17 +52,38 @@ enum {
 #define ISM_TAG_APP2GW 1
 #define ISM_TAG_GW2APP 2
 
+/* A datatype. Predefined types live in ism_dt_table (index = ABI handle - 0x200);
+ * derived ones are allocated with their ism_dtx and the ABI handle is the pointer. */
 typedef struct ism_dt {
-    ism_vh v;   /* vendor handle */
+    ism_vh v;   /* vendor handle: the same type built on the vendor MPI */
     int size;   /* bytes of data per element (MPI_Type_size) */
     int extent; /* bytes of memory per element, padding included (pair types differ) */
-    int true_extent; /* up to the last byte of data (pair types: without tail padding) */
-    int abi;    /* ABI handle value for predefined types */
+    int true_extent; /* from the first to the last byte of data */
+    int abi;    /* ABI handle value for predefined types, 0 for derived ones */
+    uint8_t contig;    /* count elements are count*size bytes at buf + contig_off */
+    uint8_t committed; /* derived: MPI_Type_commit was called (predefined: always) */
+    uint8_t freed;     /* derived: every user handle was freed; only references remain */
+    int64_t contig_off;
+    struct ism_dtx *x; /* derived types only, else NULL */
 } ism_dt;
 
 /* A user function: MPI_User_function, called with the ABI datatype handle. */
 typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
 
+/* What only derived types have: their type map, envelope and references. */
+typedef struct ism_dtx {
+    uint32_t magic;    /* ISM_DT_MAGIC while alive */
+    int refs;          /* user handles + types built on this one + pending operations */
+    int handles;       /* user handles (constructors and MPI_Type_get_contents give one) */
+    int combiner, ni, na, nt;
+    int *ints;
+    int64_t *aints;
+    ism_dt **types;    /* each holds a reference */
+    ism_tmap map;
+    char name[128];
+} ism_dtx;
+
+#define ISM_DT_MAGIC 0x69736474u
 typedef struct ism_op {
     ism_vh v;           /* vendor op (predefined ops only) */
     int abi;            /* ABI handle value of a predefined op, 0 for user ops */
@@ -131,10 +153,15 @@ typedef struct ism_req {
     ism_comm *comm;
     uint32_t ctx;
     ism_status st;
-    /* receive side */
+    /* receive side: cap is the room in packed bytes; a contiguous type's bytes land at
+     * buf, any other type's are unpacked into rbuf as they arrive */
     void *buf;
     size_t cap;
-    int esize, eext; /* element size and extent of the receive type */
+    void *rbuf;
+    /* a non-contiguous type being packed (send) or unpacked (receive) piece by piece at
+     * cur; referenced until the request completes */
+    ism_dt *pdt;
+    ism_tcursor cur;
     int src, tag;
     uint64_t id, peer_id;
     size_t total, got;
@@ -239,6 +266,9 @@ const char *ism_site_name(int site);
 int ism_gw_setup(void);
 void ism_gw_teardown(void);
 int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len);
+/* The same, with the payload written straight into the frame by fill (no copy). */
+typedef void (*ism_gw_fill_fn)(void *dst, size_t len, void *arg);
+int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg);
 int ism_progress(void);
 void ism_idle(unsigned *spins);
 
@@ -246,6 +276,7 @@ void ism_idle(unsigned *spins);
 enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };
 int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
               int mode, ism_req **out);
+void ism_fill_packed(void *dst, size_t len, void *req); /* next len bytes of a send's stream */
 int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
               ism_req **out);
 int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
@@ -331,8 +362,26 @@ void ism_nbc_yield(void);
 void ism_nbc_drain(ism_comm *c);
 int ism_nbc_pending(void);
 
-/* comm.c */
+/* datatype.c: predefined table, derived type lifetime, packing for the wire.
+ * ism_dt_pack writes count*size bytes (the type map's order, native layout) and returns
+ * that count; ism_dt_unpack reads count*size bytes; ism_dt_unpack_bytes reads a prefix
+ * of nbytes (a short or truncated message). Contiguous types are plain memcpy. */
 void ism_types_init(void);
+const ism_tmap *ism_dt_map(const ism_dt *d);
+int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *const *types,
+                  ism_dt **out);
+int ism_dt_commit(ism_dt *d);
+void ism_dt_retain(ism_dt *d);
+void ism_dt_release(ism_dt *d);
+void ism_dt_user_free(ism_dt *d);
+size_t ism_dt_pack(ism_dt *d, const void *buf, int count, void *out);
+void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int count);
+void ism_dt_unpack_bytes(ism_dt *d, const void *in, size_t nbytes, void *buf);
+const char *ism_dt_name(const ism_dt *d);
+int ism_dt_set_name(ism_dt *d, const char *name);
+static inline int ism_dt_is_contig(const ism_dt *d) { return d->contig; }
+
+/* comm.c */
 int ism_comm_build_world(void);
 ism_comm *ism_comm_by_ctx(uint32_t ctx);
 int ism_comm_dup(ism_comm *parent, ism_comm **out);

@@ -74,7 +74,7 @@ static int reap_outbound(void)
     return done;
 }
 
-int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
+int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg)
 {
     unsigned spins = 0;
     size_t n = ISM_FRAME_HDR_SIZE + len;
@@ -88,7 +88,7 @@ int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
     memcpy(buf, h, ISM_FRAME_HDR_SIZE);
     ((ism_frame_hdr *)buf)->len = (uint32_t)len;
     if (len)
-        memcpy(buf + ISM_FRAME_HDR_SIZE, payload, len);
+        fill(buf + ISM_FRAME_HDR_SIZE, len, arg);
     ism_outb *o = &ism.outb[ism.nout];
     int rc = ism.be->isend(buf, (int)n, ism.be->dt[0x47], ism.my_gw, ISM_TAG_APP2GW, ism.vgw,
                            &o->vreq);
@@ -101,6 +101,13 @@ int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
     ism.nout++;
     ism.out_bytes += n;
     return 0;
+}
+
+static void fill_copy(void *dst, size_t len, void *arg) { memcpy(dst, arg, len); }
+
+int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
+{
+    return ism_gw_post_with(h, len, fill_copy, (void *)(uintptr_t)payload);
 }
 
 static int drain_rx(void)
@@ -145,7 +152,9 @@ static int push_rsends(void)
             h.dst = r->dst_g;
             h.a = r->peer_id;
             h.b = r->off;
-            if (ism_gw_post(&h, (const char *)r->sbuf + r->off, n))
+            int rc = r->pdt ? ism_gw_post_with(&h, n, ism_fill_packed, r)
+                            : ism_gw_post(&h, (const char *)r->sbuf + r->off, n);
+            if (rc)
                 ism_die("site %s rank %d: out of memory sending to rank %d",
                         ism_site_name(ism.site), ism.grank, r->dst_g);
             r->off += n;

@@ -14,12 +14,20 @@
 
 #include "core.h"
 
-/* Bytes of memory received -> bytes of type signature (they differ for pair types). */
-static size_t sig_bytes(const ism_req *r, size_t n)
+/* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
+ * for a contiguous type; any other type keeps a reference and unpacks each piece as it
+ * arrives (the whole eager payload, or rendezvous chunks in order), so no temporary. */
+static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
 {
-    if (r->eext <= 0 || r->eext == r->esize)
-        return n;
-    return n / (size_t)r->eext * (size_t)r->esize + n % (size_t)r->eext;
+    r->cap = (size_t)count * (size_t)dt->size;
+    if (dt->contig) {
+        r->buf = (char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
+        return;
+    }
+    r->buf = NULL;
+    r->pdt = dt;
+    r->rbuf = buf;
+    ism_dt_retain(dt);
 }
 
 static void st_set(ism_status *st, int src, int tag, size_t bytes, int err)
@@ -41,19 +49,45 @@ static ism_req *done_req(int src, int tag)
     return r;
 }
 
+static void hdr_to(ism_frame_hdr *h, int type, uint32_t ctx, int dst_g, int tag, uint64_t a,
+                   uint64_t b, uint16_t flags)
+{
+    ism_frame_init(h, type);
+    h->ctx = ctx;
+    h->src = ism.grank;
+    h->dst = dst_g;
+    h->tag = tag;
+    h->a = a;
+    h->b = b;
+    h->flags = flags;
+}
+
 static int frame_to(int type, uint32_t ctx, int dst_g, int tag, uint64_t a, uint64_t b,
                     uint16_t flags, const void *payload, size_t len)
 {
     ism_frame_hdr h;
-    ism_frame_init(&h, type);
-    h.ctx = ctx;
-    h.src = ism.grank;
-    h.dst = dst_g;
-    h.tag = tag;
-    h.a = a;
-    h.b = b;
-    h.flags = flags;
+    hdr_to(&h, type, ctx, dst_g, tag, a, b, flags);
     return ism_gw_post(&h, payload, len);
+}
+
+/* A whole message of a non-contiguous type, packed straight into its EAGER frame. */
+typedef struct pack_job {
+    ism_dt *dt;
+    const void *buf;
+    int count;
+} pack_job;
+
+static void fill_whole(void *dst, size_t len, void *arg)
+{
+    pack_job *j = arg;
+    (void)len;
+    ism_dt_pack(j->dt, j->buf, j->count, dst);
+}
+
+void ism_fill_packed(void *dst, size_t len, void *req)
+{
+    ism_req *r = req;
+    ism_tmap_pack_at(ism_dt_map(r->pdt), r->sbuf, &r->cur, (int64_t)len, dst);
 }
 
 int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
@@ -84,12 +118,23 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         *out = r;
         return 0;
     }
-    size_t bytes = (size_t)count * (size_t)dt->extent;
+    /* The wire carries packed bytes, count * size in type-map order. A contiguous type
+     * is sent from the user's buffer; any other is packed straight into the frames (the
+     * eager one, or each rendezvous chunk as credits allow), so no temporary copy. */
+    size_t bytes = (size_t)count * (size_t)dt->size;
+    const void *data = (const char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
     int dst_g = c->g_of[dst];
     ism.stat_remote_msgs++;
     ism.stat_remote_bytes += bytes;
     if (mode != ISM_MODE_SYNC && bytes <= ism.eager_limit) {
-        rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, buf, bytes);
+        if (dt->contig) {
+            rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, data, bytes);
+        } else {
+            ism_frame_hdr h;
+            pack_job job = {dt, buf, count};
+            hdr_to(&h, ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0);
+            rc = ism_gw_post_with(&h, bytes, fill_whole, &job);
+        }
         if (rc)
             return rc;
         *out = done_req(dst, tag);
@@ -100,7 +145,11 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         return ISM_ERR_NO_MEM;
     r->comm = c;
     r->ctx = ctx;
-    r->sbuf = buf;
+    r->sbuf = dt->contig ? data : buf;
+    if (!dt->contig) {
+        r->pdt = dt; /* packed chunk by chunk from buf (gwlink.c push_rsends) */
+        ism_dt_retain(dt);
+    }
     r->total = bytes;
     r->dst_g = dst_g;
     r->sync = mode == ISM_MODE_SYNC;
@@ -123,9 +172,11 @@ static int matches(const ism_req *r, const ism_frame_hdr *h, int src)
 static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const void *payload)
 {
     size_t n = h->len <= r->cap ? h->len : r->cap;
-    if (n)
+    if (n && r->pdt)
+        ism_dt_unpack_bytes(r->pdt, payload, n, r->rbuf);
+    else if (n)
         memcpy(r->buf, payload, n);
-    st_set(&r->st, src, h->tag, sig_bytes(r, n), h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
+    st_set(&r->st, src, h->tag, n, h->len > r->cap ? ISM_ERR_TRUNCATE : 0);
     ism_req_complete(r, r->st.error);
 }
 
@@ -236,13 +287,20 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
                 ism_site_name(ism.site), ism.grank, h->src);
     if (h->b < r->cap) {
         size_t n = r->cap - h->b < h->len ? r->cap - h->b : h->len;
-        memcpy((char *)r->buf + h->b, payload, n);
+        if (r->pdt) {
+            const ism_tmap *m = ism_dt_map(r->pdt);
+            if (h->b != r->got) /* chunks come in order; seek only if one did not */
+                ism_tcursor_seek(m, (int64_t)h->b, &r->cur);
+            ism_tmap_unpack_at(m, payload, (int64_t)n, r->rbuf, &r->cur);
+        } else {
+            memcpy((char *)r->buf + h->b, payload, n);
+        }
     }
     r->got += h->len;
     r->chunks_since_credit++;
     if (r->got >= r->total) {
         ism_list_remove(&ism.rrecvs, r);
-        r->st.bytes = sig_bytes(r, r->total <= r->cap ? r->total : r->cap);
+        r->st.bytes = r->total <= r->cap ? r->total : r->cap;
         r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
         ism_req_complete(r, r->st.error);
     } else if (r->chunks_since_credit * 2 >= ism.window) {
@@ -351,10 +409,7 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
     r->comm = c;
     r->ctx = ctx;
     r->is_recv = 1;
-    r->buf = buf;
-    r->cap = (size_t)count * (size_t)dt->extent;
-    r->esize = dt->size;
-    r->eext = dt->extent;
+    recv_setup(r, buf, count, dt);
     r->src = src;
     r->tag = tag;
     *out = r;
@@ -561,10 +616,7 @@ int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
         r->comm = c;
         r->ctx = m->ux->h.ctx;
         r->is_recv = 1;
-        r->buf = buf;
-        r->cap = (size_t)count * (size_t)dt->extent;
-        r->esize = dt->size;
-        r->eext = dt->extent;
+        recv_setup(r, buf, count, dt);
         r->src = c->c_of_g[m->ux->h.src];
         r->tag = m->ux->h.tag;
         ism.remote_active++;

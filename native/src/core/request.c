@@ -28,6 +28,10 @@ void ism_req_free(ism_req *r)
 {
     if (!r)
         return;
+    if (r->kind == ISM_RQ_PERSIST && r->p_dt) {
+        ism_dt_release(r->p_dt); /* the template's reference (abi/p2p.c persist()) */
+        r->p_dt = NULL;
+    }
     r->next = free_list;
     free_list = r;
 }
@@ -64,6 +68,10 @@ void ism_req_complete(ism_req *r, int error)
         return;
     r->done = 1;
     r->error = error;
+    if (r->pdt) {
+        ism_dt_release(r->pdt);
+        r->pdt = NULL;
+    }
     if (r->kind == ISM_RQ_RSEND || r->kind == ISM_RQ_RRECV)
         ism.remote_active--;
     if (r->freed) /* MPI_Request_free'd while in flight: nobody will wait for it */

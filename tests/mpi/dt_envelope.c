@@ -1,0 +1,280 @@
+/*
+ * dt_envelope: what a datatype says about itself, and its lifetime.
+ *  - MPI_Type_get_envelope/get_contents for every constructor give back the combiner and
+ *    exactly the integers, addresses and types passed in; a derived type inside the
+ *    contents is a handle of its own that can be used and freed; predefined types are
+ *    MPI_COMBINER_NAMED.
+ *  - Extents: get_extent(_x), get_true_extent(_x), size(_x) of resized, subarray and
+ *    struct types; the struct extent matches the C compiler's sizeof.
+ *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type.
+ *  - MPI_Get_address/MPI_Aint_add/MPI_Aint_diff, and a struct of absolute addresses
+ *    sent from MPI_BOTTOM to the far peer.
+ *  - Freeing a type while a non-blocking receive and send with it are pending, across
+ *    sites: the data still arrive intact.
+ *  - Communication with an uncommitted or a freed type fails with MPI_ERR_TYPE.
+ * Works for any size >= 1.
+ */
+#include "check.h"
+#include <stddef.h>
+#include <string.h>
+
+static int rank, size;
+
+static void expect(MPI_Datatype t, const char *what, int comb, int ni, const int *ints, int na,
+                   const MPI_Aint *aints, int nt, const MPI_Datatype *types)
+{
+    int gi = -1, ga = -1, gt = -1, gc = -1;
+    CHECK_RC(MPI_Type_get_envelope(t, &gi, &ga, &gt, &gc), what);
+    CHECK(gc == comb && gi == ni && ga == na && gt == nt,
+          "%s: envelope (%d ints, %d addresses, %d types, combiner %d), expected (%d, %d, %d, %d)",
+          what, gi, ga, gt, gc, ni, na, nt, comb);
+    if (gc != comb || gi != ni || ga != na || gt != nt)
+        return;
+    int ri[64];
+    MPI_Aint ra[64];
+    MPI_Datatype rt[64];
+    CHECK_RC(MPI_Type_get_contents(t, ni, na, nt, ri, ra, rt), what);
+    for (int i = 0; i < ni; i++)
+        CHECK(ri[i] == ints[i], "%s: integer %d is %d, expected %d", what, i, ri[i], ints[i]);
+    for (int i = 0; i < na; i++)
+        CHECK(ra[i] == aints[i], "%s: address %d is %ld, expected %ld", what, i, (long)ra[i],
+              (long)aints[i]);
+    for (int i = 0; i < nt; i++) {
+        int a, b, c, cb;
+        MPI_Type_get_envelope(rt[i], &a, &b, &c, &cb);
+        if (types[i] == MPI_INT || types[i] == MPI_DOUBLE || types[i] == MPI_CHAR) {
+            CHECK(rt[i] == types[i], "%s: type %d is not the predefined type passed in", what, i);
+        } else {
+            int a2, b2, c2, cb2;
+            MPI_Type_get_envelope(types[i], &a2, &b2, &c2, &cb2);
+            CHECK(cb == cb2 && a == a2, "%s: type %d has combiner %d, expected %d", what, i, cb,
+                  cb2);
+            MPI_Type_free(&rt[i]); /* a derived type in the contents is the caller's to free */
+        }
+    }
+}
+
+static void envelopes(void)
+{
+    MPI_Datatype t, v;
+    int nn, na, nt, comb;
+    MPI_Type_get_envelope(MPI_INT, &nn, &na, &nt, &comb);
+    CHECK(comb == MPI_COMBINER_NAMED && nn == 0 && na == 0 && nt == 0, "MPI_INT is not NAMED");
+
+    MPI_Datatype ti[] = {MPI_INT};
+    MPI_Type_contiguous(7, MPI_INT, &t);
+    expect(t, "contiguous", MPI_COMBINER_CONTIGUOUS, 1, (int[]){7}, 0, NULL, 1, ti);
+    MPI_Type_free(&t);
+
+    MPI_Type_vector(3, 2, 5, MPI_INT, &v);
+    expect(v, "vector", MPI_COMBINER_VECTOR, 3, (int[]){3, 2, 5}, 0, NULL, 1, ti);
+
+    MPI_Type_create_hvector(4, 1, 24, MPI_INT, &t);
+    expect(t, "hvector", MPI_COMBINER_HVECTOR, 2, (int[]){4, 1}, 1, (MPI_Aint[]){24}, 1, ti);
+    MPI_Type_free(&t);
+
+    int bl[] = {2, 1, 3}, di[] = {5, 0, 9};
+    MPI_Type_indexed(3, bl, di, MPI_INT, &t);
+    expect(t, "indexed", MPI_COMBINER_INDEXED, 7, (int[]){3, 2, 1, 3, 5, 0, 9}, 0, NULL, 1, ti);
+    MPI_Type_free(&t);
+
+    MPI_Aint ad[] = {40, 0, 16};
+    MPI_Type_create_hindexed(3, bl, ad, MPI_INT, &t);
+    expect(t, "hindexed", MPI_COMBINER_HINDEXED, 4, (int[]){3, 2, 1, 3}, 3, ad, 1, ti);
+    MPI_Type_free(&t);
+
+    MPI_Type_create_indexed_block(3, 2, di, MPI_INT, &t);
+    expect(t, "indexed_block", MPI_COMBINER_INDEXED_BLOCK, 5, (int[]){3, 2, 5, 0, 9}, 0, NULL, 1,
+           ti);
+    MPI_Type_free(&t);
+
+    MPI_Type_create_hindexed_block(3, 2, ad, MPI_INT, &t);
+    expect(t, "hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, 2, (int[]){3, 2}, 3, ad, 1, ti);
+    MPI_Type_free(&t);
+
+    /* struct with a derived member: the contents give a handle to it */
+    int sbl[] = {1, 2, 1};
+    MPI_Aint sd[] = {0, 8, 100};
+    MPI_Datatype sts[] = {MPI_CHAR, MPI_DOUBLE, v};
+    MPI_Type_create_struct(3, sbl, sd, sts, &t);
+    expect(t, "struct", MPI_COMBINER_STRUCT, 4, (int[]){3, 1, 2, 1}, 3, sd, 3, sts);
+    MPI_Type_free(&t);
+
+    int sz[] = {6, 7, 8}, sub[] = {2, 3, 4}, st[] = {1, 2, 3};
+    MPI_Type_create_subarray(3, sz, sub, st, MPI_ORDER_FORTRAN, MPI_INT, &t);
+    expect(t, "subarray", MPI_COMBINER_SUBARRAY, 11,
+           (int[]){3, 6, 7, 8, 2, 3, 4, 1, 2, 3, MPI_ORDER_FORTRAN}, 0, NULL, 1, ti);
+    MPI_Type_free(&t);
+
+    int gs[] = {8, 9}, dist[] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK},
+        darg[] = {2, MPI_DISTRIBUTE_DFLT_DARG}, ps[] = {2, 3};
+    MPI_Type_create_darray(6, 4, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
+    expect(t, "darray", MPI_COMBINER_DARRAY, 12,
+           (int[]){6, 4, 2, 8, 9, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK, 2,
+                   MPI_DISTRIBUTE_DFLT_DARG, 2, 3, MPI_ORDER_C},
+           0, NULL, 1, ti);
+    MPI_Type_free(&t);
+
+    MPI_Datatype tv[] = {v};
+    MPI_Type_create_resized(v, -8, 100, &t);
+    expect(t, "resized", MPI_COMBINER_RESIZED, 0, NULL, 2, (MPI_Aint[]){-8, 100}, 1, tv);
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Count lbx, extx, tlbx, textx, szx;
+    int s;
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    CHECK(lb == -8 && ext == 100, "resized: lb %ld extent %ld", (long)lb, (long)ext);
+    CHECK(tlb == 0 && text == 48, "resized vector(3,2,5): true lb %ld extent %ld (expected 0 48)",
+          (long)tlb, (long)text);
+    MPI_Type_get_extent_x(t, &lbx, &extx);
+    MPI_Type_get_true_extent_x(t, &tlbx, &textx);
+    MPI_Type_size_x(t, &szx);
+    MPI_Type_size(t, &s);
+    CHECK(lbx == -8 && extx == 100 && tlbx == 0 && textx == 48 && szx == 24 && s == 24,
+          "resized: _x queries (%lld %lld %lld %lld %lld)", (long long)lbx, (long long)extx,
+          (long long)tlbx, (long long)textx, (long long)szx);
+    MPI_Type_free(&t);
+
+    MPI_Type_dup(v, &t);
+    expect(t, "dup", MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, tv);
+    MPI_Type_free(&t);
+    MPI_Type_free(&v);
+
+    /* subarray: extent is the whole array, true extent the part */
+    int a2[] = {4, 5}, s2[] = {2, 2}, o2[] = {1, 1};
+    MPI_Type_create_subarray(2, a2, s2, o2, MPI_ORDER_C, MPI_DOUBLE, &t);
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    CHECK(lb == 0 && ext == 160 && tlb == 48 && text == 56,
+          "subarray 2x2 of 4x5 doubles at (1,1): lb %ld extent %ld true lb %ld extent %ld",
+          (long)lb, (long)ext, (long)tlb, (long)text);
+    MPI_Type_free(&t);
+
+    struct padded { double d; char c; };
+    int pbl[] = {1, 1};
+    MPI_Aint pd[] = {offsetof(struct padded, d), offsetof(struct padded, c)};
+    MPI_Datatype pts[] = {MPI_DOUBLE, MPI_CHAR};
+    MPI_Type_create_struct(2, pbl, pd, pts, &t);
+    MPI_Type_get_extent(t, &lb, &ext);
+    MPI_Type_get_true_extent(t, &tlb, &text);
+    CHECK(ext == (MPI_Aint)sizeof(struct padded) && text == 9,
+          "struct {double; char}: extent %ld (sizeof %zu), true extent %ld", (long)ext,
+          sizeof(struct padded), (long)text);
+    MPI_Type_free(&t);
+}
+
+static void names(void)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len = 0;
+    MPI_Type_get_name(MPI_INT, name, &len);
+    CHECK(strcmp(name, "MPI_INT") == 0 && len == 7, "name of MPI_INT is \"%s\"", name);
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_DOUBLE, &t);
+    MPI_Type_get_name(t, name, &len);
+    CHECK(len == 0, "a new type has the name \"%s\"", name);
+    MPI_Type_set_name(t, "two doubles");
+    MPI_Type_get_name(t, name, &len);
+    CHECK(strcmp(name, "two doubles") == 0 && len == 11, "name set, got \"%s\"", name);
+    MPI_Type_free(&t);
+}
+
+static void addresses(void)
+{
+    int a = 0;
+    double b[4];
+    MPI_Aint pa, pb;
+    MPI_Get_address(&a, &pa);
+    MPI_Get_address(&b[3], &pb);
+    CHECK(MPI_Aint_diff(pb, pa) == (MPI_Aint)((char *)&b[3] - (char *)&a), "Aint_diff");
+    CHECK(MPI_Aint_add(pa, 8) == pa + 8, "Aint_add");
+
+    /* a struct of absolute addresses, sent from MPI_BOTTOM */
+    int x = 1000 + rank;
+    double y = rank + 0.5;
+    MPI_Aint ad[2];
+    MPI_Get_address(&x, &ad[0]);
+    MPI_Get_address(&y, &ad[1]);
+    int bl[] = {1, 1};
+    MPI_Datatype ts[] = {MPI_INT, MPI_DOUBLE}, t;
+    MPI_Type_create_struct(2, bl, ad, ts, &t);
+    MPI_Type_commit(&t);
+    int to = peer_far_to(rank, size), from = peer_far_from(rank, size);
+    struct idpair { int i; double d; } r = {0, 0};
+    int rbl[] = {1, 1};
+    MPI_Aint rd[] = {offsetof(struct idpair, i), offsetof(struct idpair, d)};
+    MPI_Datatype rt;
+    MPI_Type_create_struct(2, rbl, rd, ts, &rt);
+    MPI_Type_commit(&rt);
+    MPI_Sendrecv(MPI_BOTTOM, 1, t, to, 1, &r, 1, rt, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(r.i == 1000 + from && r.d == from + 0.5, "MPI_BOTTOM struct from %d: (%d, %g)", from,
+          r.i, r.d);
+    MPI_Type_free(&t);
+    MPI_Type_free(&rt);
+}
+
+static void free_while_pending(void)
+{
+    int to = peer_far_to(rank, size), from = peer_far_from(rank, size);
+    enum { N = 20000 }; /* 20000 vectors of 2 ints: 160 KB, rendezvous across sites */
+    int *s = malloc(sizeof(int) * 3 * N), *r = malloc(sizeof(int) * 3 * N);
+    for (int i = 0; i < 3 * N; i++)
+        s[i] = rank * 7 + i, r[i] = -1;
+    for (int round = 0; round < 2; round++) {
+        int count = round ? N : 4; /* eager, then rendezvous */
+        MPI_Datatype v;
+        MPI_Type_vector(1, 2, 3, MPI_INT, &v);
+        MPI_Datatype vr;
+        MPI_Type_create_resized(v, 0, 12, &vr);
+        MPI_Type_free(&v);
+        MPI_Type_commit(&vr);
+        MPI_Request rq[2];
+        MPI_Irecv(r, count, vr, from, 2, MPI_COMM_WORLD, &rq[0]);
+        MPI_Isend(s, count, vr, to, 2, MPI_COMM_WORLD, &rq[1]);
+        MPI_Type_free(&vr);
+        CHECK(vr == MPI_DATATYPE_NULL, "MPI_Type_free did not reset the handle");
+        CHECK_RC(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE), "waitall after free");
+        int bad = 0;
+        for (int i = 0; i < 3 * count && bad < 3; i++) {
+            int want = i % 3 == 2 ? -1 : from * 7 + i;
+            if (r[i] != want) {
+                CHECK(0, "freed type, count %d: int %d is %d, expected %d", count, i, r[i], want);
+                bad++;
+            }
+        }
+    }
+    free(s);
+    free(r);
+}
+
+static void invalid_types(void)
+{
+    int to = peer_far_to(rank, size), cls = 0, buf[8] = {0};
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    int rc = MPI_Send(buf, 1, t, to, 3, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "send with an uncommitted type: class %d", cls);
+    MPI_Type_free(&t);
+    rc = MPI_Send(buf, 1, MPI_DATATYPE_NULL, to, 3, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "send with MPI_DATATYPE_NULL: class %d", cls);
+    rc = MPI_Type_free(&t); /* t is MPI_DATATYPE_NULL now */
+    CHECK(rc != MPI_SUCCESS, "freeing MPI_DATATYPE_NULL succeeded");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    envelopes();
+    names();
+    addresses();
+    free_while_pending();
+    invalid_types();
+    int rc = check_finish("dt_envelope");
+    MPI_Finalize();
+    return rc;
+}
