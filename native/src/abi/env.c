@@ -237,3 +237,27 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_set_name)
+
+/* ---- memory for RMA and fast transfers: plain heap memory (no registration yet) ---- */
+
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    (void)info;
+    if (size < 0)
+        return ism_abi_error(NULL, MPI_ERR_SIZE, "MPI_Alloc_mem", "size %ld is negative",
+                             (long)size);
+    void *p = malloc(size ? (size_t)size : 1);
+    if (!p)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem",
+                             "cannot allocate %ld bytes", (long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Alloc_mem)
+
+int PMPI_Free_mem(void *base)
+{
+    free(base);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Free_mem)
