@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test.sh: the whole test suite: set up (scripts/bootstrap.sh), then the C tests (CTest)
-# and the Python tests (pytest), which include end-to-end runs of real MPI programs on
+# test.sh: the whole test suite: set up (scripts/bootstrap.sh), then the C tests (CTest,
+# also built with AddressSanitizer and UndefinedBehaviorSanitizer) and the Python tests
+# (pytest), which include end-to-end runs of real MPI programs on
 # 2 and 3 sites with Open MPI and with MPICH. Exit status is non-zero if anything fails.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +14,15 @@ export ISTHMUS_REQUIRE_NETADMIN=1
 status=0
 echo "== C tests (ctest)"
 ctest --test-dir build --output-on-failure -j2 || status=1
+echo "== C tests under AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/)"
+if cmake -S . -B build-asan -DISM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+    cmake --build build-asan -j"$(nproc)" >/dev/null; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+        ctest --test-dir build-asan --output-on-failure -j2 || status=1
+else
+    echo "the sanitizer build failed"
+    status=1
+fi
 echo "== Python and end-to-end tests (pytest)"
 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests "$@" || status=1
 exit $status
