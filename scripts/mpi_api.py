@@ -37,7 +37,6 @@ FEATURES = [
     (r"^T_", "the tools interface (MPI_T)", "planned with the statistics work"),
     (r"^(Session_|Group_from_session_pset|Comm_create_from_group|Intercomm_create_from_groups)",
      "MPI-4 sessions", "MPI 4 feature, outside the MPI 3.1 scope"),
-    (r"^(Intercomm_|Comm_remote_)", "intercommunicators", "next on the list (issue 3)"),
     (r"_init$|^(Pready|Parrived|Psend|Precv)", "MPI-4 persistent and partitioned operations",
      "MPI 4 features, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),

@@ -3,8 +3,22 @@
  * says are significant on the calling rank.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "abi.h"
+
+/* Collectives on intercommunicators so far: barrier, bcast, reduce, allreduce. */
+static int inter_ok(const char *fn)
+{
+    return !strcmp(fn, "MPI_Bcast") || !strcmp(fn, "MPI_Reduce") || !strcmp(fn, "MPI_Allreduce");
+}
+
+static int inter_unsupported(ism_comm *c, const char *fn)
+{
+    return ism_abi_error(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                         "not supported on intercommunicators yet (barrier, bcast, reduce "
+                         "and allreduce are)");
+}
 
 static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, ism_comm **c,
                      ism_dt **d)
@@ -14,6 +28,8 @@ static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, 
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     ism_nbc_drain(*c); /* collectives start in order: finish the nonblocking ones first */
+    if ((*c)->is_inter && !inter_ok(fn))
+        return inter_unsupported(*c, fn);
     *d = ism_abi_dt(dt);
     if (!*d)
         return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
@@ -24,6 +40,8 @@ static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, 
 
 static int root_arg(const char *fn, ism_comm *c, int root)
 {
+    if (c->is_inter && (root == MPI_ROOT || root == MPI_PROC_NULL))
+        return 0; /* the root's group; the other group names the root's remote rank */
     if (root < 0 || root >= c->size)
         return ism_abi_error(c, MPI_ERR_ROOT, fn, "root %d is not in the communicator (size %d)",
                              root, c->size);
@@ -37,7 +55,7 @@ int PMPI_Barrier(MPI_Comm comm)
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Barrier", "invalid communicator");
     ism_nbc_drain(c);
-    int rc = ism_barrier(c);
+    int rc = c->is_inter ? ism_inter_barrier(c) : ism_barrier(c);
     return rc ? ism_abi_error(c, rc, "MPI_Barrier", "barrier failed") : MPI_SUCCESS;
 }
 ISM_PMPI(Barrier)
@@ -49,7 +67,8 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = coll_args("MPI_Bcast", comm, datatype, count, &c, &d);
     if (rc || (rc = root_arg("MPI_Bcast", c, root)))
         return rc;
-    rc = ism_bcast(buffer, count, d, root, c);
+    rc = c->is_inter ? ism_inter_bcast(buffer, count, d, root, c)
+                     : ism_bcast(buffer, count, d, root, c);
     return rc ? ism_abi_error(c, rc, "MPI_Bcast", "broadcast from root %d failed", root) : 0;
 }
 ISM_PMPI(Bcast)
@@ -65,6 +84,10 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     ism_op *o = ism_abi_op(op);
     if (!o)
         return ism_abi_error(c, MPI_ERR_OP, "MPI_Reduce", "invalid or unsupported op");
+    if (c->is_inter) {
+        rc = ism_inter_reduce(sendbuf, recvbuf, count, d, o, root, c);
+        return rc ? ism_abi_error(c, rc, "MPI_Reduce", "reduction failed") : 0;
+    }
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
         return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
                              "MPI_IN_PLACE is only allowed at the root");
@@ -84,7 +107,12 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     ism_op *o = ism_abi_op(op);
     if (!o)
         return ism_abi_error(c, MPI_ERR_OP, "MPI_Allreduce", "invalid or unsupported op");
-    rc = ism_allreduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c);
+    if (c->is_inter && sendbuf == MPI_IN_PLACE)
+        return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Allreduce",
+                             "MPI_IN_PLACE is not allowed on an intercommunicator");
+    rc = c->is_inter ? ism_inter_allreduce(sendbuf, recvbuf, count, d, o, c)
+                     : ism_allreduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+                                         count, d, o, c);
     return rc ? ism_abi_error(c, rc, "MPI_Allreduce", "allreduce failed") : 0;
 }
 ISM_PMPI(Allreduce)
@@ -156,6 +184,8 @@ static int comm_only(const char *fn, MPI_Comm comm, ism_comm **c)
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     ism_nbc_drain(*c);
+    if ((*c)->is_inter && !inter_ok(fn))
+        return inter_unsupported(*c, fn);
     return 0;
 }
 

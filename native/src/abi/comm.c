@@ -14,6 +14,16 @@ static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
     return MPI_SUCCESS;
 }
 
+/* Constructors isthmus offers on intracommunicators only, so far. */
+static int intra_arg(const char *fn, MPI_Comm comm, ism_comm **c)
+{
+    int rc = comm_arg(fn, comm, c);
+    if (!rc && (*c)->is_inter)
+        return ism_abi_error(*c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
+                             "this constructor is not supported on intercommunicators yet");
+    return rc;
+}
+
 /* A new communicator inherits the parent's error handler (MPI 4.1 §7.4.2: dup does; we
  * follow MPICH and Open MPI, which do it for every constructor). */
 static int hand_out(const char *fn, ism_comm *parent, ism_comm *n, int rc, MPI_Comm *newcomm)
@@ -32,7 +42,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     int rc = comm_arg("MPI_Comm_dup", comm, &c);
     if (rc)
         return rc;
-    rc = ism_comm_dup(c, &n);
+    rc = c->is_inter ? ism_intercomm_dup(c, &n) : ism_comm_dup(c, &n);
     if (!rc && (rc = ism_abi_topo_copy(c, n)) != MPI_SUCCESS) {
         ism_abi_topo_free(n);
         ism_comm_free(n);
@@ -84,7 +94,7 @@ ISM_PMPI(Comm_idup_with_info)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
-    int rc = comm_arg("MPI_Comm_split", comm, &c);
+    int rc = intra_arg("MPI_Comm_split", comm, &c);
     if (rc)
         return rc;
     if (color < 0 && color != MPI_UNDEFINED)
@@ -99,7 +109,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 {
     ism_comm *c, *n = NULL;
     (void)info;
-    int rc = comm_arg("MPI_Comm_split_type", comm, &c);
+    int rc = intra_arg("MPI_Comm_split_type", comm, &c);
     if (rc)
         return rc;
     int type;
@@ -137,7 +147,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
     ism_group *g;
-    int rc = comm_arg("MPI_Comm_create", comm, &c);
+    int rc = intra_arg("MPI_Comm_create", comm, &c);
     if (rc || (rc = group_arg("MPI_Comm_create", c, group, &g)))
         return rc;
     rc = ism_comm_create(c, g, &n);
@@ -149,7 +159,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     ism_comm *c, *n = NULL;
     ism_group *g;
-    int rc = comm_arg("MPI_Comm_create_group", comm, &c);
+    int rc = intra_arg("MPI_Comm_create_group", comm, &c);
     if (rc || (rc = group_arg("MPI_Comm_create_group", c, group, &g)))
         return rc;
     if (tag < 0 || tag > ism_abi_tag_ub())
@@ -209,7 +219,64 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     int rc = comm_arg("MPI_Comm_test_inter", comm, &c);
     if (rc)
         return rc;
-    *flag = 0; /* intercommunicators are not supported yet */
+    *flag = c->is_inter;
     return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_test_inter)
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    ism_comm *c;
+    int rc = comm_arg("MPI_Comm_remote_size", comm, &c);
+    if (rc)
+        return rc;
+    if (!c->is_inter)
+        return ism_abi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_size",
+                             "not an intercommunicator");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_remote_size)
+
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    const char *fn = "MPI_Intercomm_create";
+    ism_comm *l, *p = NULL, *n = NULL;
+    int rc = comm_arg(fn, local_comm, &l);
+    if (rc)
+        return rc;
+    if (l->is_inter)
+        return ism_abi_error(l, MPI_ERR_COMM, fn, "the local communicator is an intercommunicator");
+    if (local_leader < 0 || local_leader >= l->size)
+        return ism_abi_error(l, MPI_ERR_RANK, fn, "local leader %d is not in the local "
+                             "communicator (size %d)", local_leader, l->size);
+    if (l->rank == local_leader) {
+        p = ism_abi_comm(peer_comm);
+        if (!p)
+            return ism_abi_error(l, MPI_ERR_COMM, fn, "invalid peer communicator");
+        if (remote_leader < 0 || remote_leader >= p->size || remote_leader == p->rank)
+            return ism_abi_error(l, MPI_ERR_RANK, fn, "remote leader %d is not another rank "
+                                 "of the peer communicator (size %d)", remote_leader, p->size);
+    }
+    if (tag < 0 || tag > ism_abi_tag_ub())
+        return ism_abi_error(l, MPI_ERR_TAG, fn, "tag %d is outside 0..%d", tag,
+                             ism_abi_tag_ub());
+    /* only the leader uses the peer communicator; the others may pass anything */
+    rc = ism_intercomm_create(l, local_leader, p ? p : l, remote_leader, tag, &n);
+    return hand_out(fn, l, n, rc, newintercomm);
+}
+ISM_PMPI(Intercomm_create)
+
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    ism_comm *c, *n = NULL;
+    int rc = comm_arg("MPI_Intercomm_merge", intercomm, &c);
+    if (rc)
+        return rc;
+    if (!c->is_inter)
+        return ism_abi_error(c, MPI_ERR_COMM, "MPI_Intercomm_merge", "not an intercommunicator");
+    rc = ism_intercomm_merge(c, high, &n);
+    return hand_out("MPI_Intercomm_merge", c, n, rc, newintracomm);
+}
+ISM_PMPI(Intercomm_merge)

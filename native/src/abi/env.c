@@ -170,7 +170,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     if (ISM_UNLIKELY(!c || !ism.initialized))
         return c ? ism_abi_check_init("MPI_Comm_size")
                  : ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator");
-    *size = c->size;
+    *size = ISM_LIKELY(!c->is_inter) ? c->size : c->local_size;
     return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_size)

@@ -38,9 +38,22 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_group", "invalid communicator");
+    if (c->is_inter)
+        return give("MPI_Comm_group", ism_group_new(c->local_size, c->local_g), group);
     return give("MPI_Comm_group", ism_group_new(c->size, c->g_of), group);
 }
 ISM_PMPI(Comm_group)
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    ISM_CHECK_INIT("MPI_Comm_remote_group");
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c || !c->is_inter)
+        return ism_abi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_group",
+                             c ? "not an intercommunicator" : "invalid communicator");
+    return give("MPI_Comm_remote_group", ism_group_new(c->size, c->g_of), group);
+}
+ISM_PMPI(Comm_remote_group)
 
 int PMPI_Group_size(MPI_Group group, int *size)
 {

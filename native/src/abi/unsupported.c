@@ -1855,22 +1855,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 }
 ISM_PMPI(Comm_get_info)
 
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
-{
-    (void)comm;
-    (void)group;
-    return unsupported("MPI_Comm_remote_group", "intercommunicators");
-}
-ISM_PMPI(Comm_remote_group)
-
-int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
-{
-    (void)comm;
-    (void)size;
-    return unsupported("MPI_Comm_remote_size", "intercommunicators");
-}
-ISM_PMPI(Comm_remote_size)
-
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     (void)comm;
@@ -1888,18 +1872,6 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
 }
 ISM_PMPI(Group_from_session_pset)
 
-int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm *newintercomm)
-{
-    (void)local_comm;
-    (void)local_leader;
-    (void)peer_comm;
-    (void)remote_leader;
-    (void)tag;
-    (void)newintercomm;
-    return unsupported("MPI_Intercomm_create", "intercommunicators");
-}
-ISM_PMPI(Intercomm_create)
-
 int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     (void)local_group;
@@ -1913,15 +1885,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
     return unsupported("MPI_Intercomm_create_from_groups", "MPI-4 sessions");
 }
 ISM_PMPI(Intercomm_create_from_groups)
-
-int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
-{
-    (void)intercomm;
-    (void)high;
-    (void)newintracomm;
-    return unsupported("MPI_Intercomm_merge", "intercommunicators");
-}
-ISM_PMPI(Intercomm_merge)
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
 {

@@ -113,7 +113,7 @@ ism_comm *ism_comm_by_ctx(uint32_t ctx)
 }
 
 /* Agree on a context id unused by every member: the maximum of their next free ids. */
-static int agree_ctx(ism_comm *parent, uint32_t *out)
+int ism_ctx_agree(ism_comm *parent, uint32_t *out)
 {
     int mine = (int)next_ctx, agreed = 0;
     int rc = ism_allreduce(&mine, &agreed, 1, &ism_dt_table[0x09], &ism_op_table[0x03], parent);
@@ -124,8 +124,19 @@ static int agree_ctx(ism_comm *parent, uint32_t *out)
     return 0;
 }
 
-static void comm_release(ism_comm *c)
+uint32_t ism_ctx_next(void) { return next_ctx; }
+
+/* After an agreement made elsewhere (intercommunicators): ids below ctx + 2n are used. */
+void ism_ctx_reserve(uint32_t ctx, int n)
 {
+    if (ctx + 2u * (uint32_t)n > next_ctx)
+        next_ctx = ctx + 2u * (uint32_t)n;
+}
+
+
+void ism_comm_release(ism_comm *c)
+{
+    free(c->local_g);
     free(c->g_of);
     free(c->l_of);
     free(c->c_of_l);
@@ -135,7 +146,7 @@ static void comm_release(ism_comm *c)
     free(c);
 }
 
-static void registry_add(ism_comm *c)
+void ism_comm_register(ism_comm *c)
 {
     if (nreg == capreg) {
         int cap = capreg ? capreg * 2 : 16;
@@ -148,7 +159,7 @@ static void registry_add(ism_comm *c)
     registry[nreg++] = c;
 }
 
-static void registry_remove(ism_comm *c)
+void ism_comm_unregister(ism_comm *c)
 {
     for (int i = 0; i < nreg; i++)
         if (registry[i] == c) {
@@ -160,7 +171,7 @@ static void registry_remove(ism_comm *c)
 /* A communicator of n members (global ranks g[0..n), in new-rank order) that includes
  * the caller, over vendor communicator vcomm, which holds the members at this site in
  * the same order. Not yet registered. */
-static ism_comm *comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
+ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
 {
     ism_comm *c = calloc(1, sizeof *c);
     *rc = ISM_ERR_NO_MEM;
@@ -174,7 +185,7 @@ static ism_comm *comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *
     c->c_of_g = ints(ism.gsize, -1);
     c->c_of_l = ints(n, -1);
     if (!c->g_of || !c->l_of || !c->c_of_g || !c->c_of_l) {
-        comm_release(c);
+        ism_comm_release(c);
         return NULL;
     }
     int l = 0;
@@ -194,7 +205,7 @@ static ism_comm *comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *
     c->errh = &ism_errh_fatal;
     if (c->rank < 0 || comm_sites(c)) {
         *rc = c->rank < 0 ? ISM_ERR_INTERN : ISM_ERR_NO_MEM;
-        comm_release(c);
+        ism_comm_release(c);
         return NULL;
     }
     *rc = 0;
@@ -204,20 +215,20 @@ static ism_comm *comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *
 int ism_comm_dup(ism_comm *p, ism_comm **out)
 {
     uint32_t ctx;
-    int rc = agree_ctx(p, &ctx);
+    int rc = ism_ctx_agree(p, &ctx);
     if (rc)
         return rc;
     ism_vh v;
     rc = ism.be->comm_dup(p->vcomm, &v);
     if (rc)
         return rc;
-    ism_comm *c = comm_new(p->size, p->g_of, ctx, v, &rc);
+    ism_comm *c = ism_comm_new(p->size, p->g_of, ctx, v, &rc);
     if (!c) {
         ism.be->comm_free(&v);
         return rc;
     }
     c->errh = p->errh;
-    registry_add(c);
+    ism_comm_register(c);
     *out = c;
     return 0;
 }
@@ -236,7 +247,7 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
 {
     *out = NULL;
     uint32_t ctx;
-    int rc = agree_ctx(p, &ctx);
+    int rc = ism_ctx_agree(p, &ctx);
     if (rc)
         return rc;
     int mine[2] = {color, key};
@@ -271,9 +282,9 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
     if (!rc)
         rc = ism.be->comm_split(p->vcomm, color, newrank, &v);
     if (!rc && color >= 0) {
-        ism_comm *c = comm_new(n, g, ctx, v, &rc);
+        ism_comm *c = ism_comm_new(n, g, ctx, v, &rc);
         if (c) {
-            registry_add(c);
+            ism_comm_register(c);
             *out = c;
         } else {
             ism.be->comm_free(&v);
@@ -322,22 +333,22 @@ int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm *
     if (rc)
         return rc;
     uint32_t boot = 0x80000000u | ((p->ctx & 0x3fffu) << 17) | (((uint32_t)tag & 0x7fffu) << 1);
-    ism_comm *b = comm_new(grp->size, grp->g, boot, v, &rc);
+    ism_comm *b = ism_comm_new(grp->size, grp->g, boot, v, &rc);
     if (!b) {
         ism.be->comm_free(&v);
         return rc;
     }
-    registry_add(b);
+    ism_comm_register(b);
     uint32_t ctx = 0;
-    rc = agree_ctx(b, &ctx);
-    registry_remove(b);
+    rc = ism_ctx_agree(b, &ctx);
+    ism_comm_unregister(b);
     if (rc) {
         ism.be->comm_free(&v);
-        comm_release(b);
+        ism_comm_release(b);
         return rc;
     }
     b->ctx = ctx;
-    registry_add(b);
+    ism_comm_register(b);
     *out = b;
     return 0;
 }
@@ -385,10 +396,14 @@ int ism_comm_free(ism_comm *c)
 {
     if (c->builtin)
         return ISM_ERR_COMM;
-    registry_remove(c);
+    ism_comm_unregister(c);
+    if (c->merged)
+        ism_comm_free(c->merged);
+    if (c->local)
+        ism_comm_free(c->local);
     if (c->vcoll)
         ism.be->comm_free(&c->vcoll);
     int rc = ism.be->comm_free(&c->vcomm);
-    comm_release(c);
+    ism_comm_release(c);
     return rc;
 }

@@ -127,6 +127,14 @@ typedef struct ism_comm {
     ism_errh *errh;
     void *attrs;       /* cached attributes, owned by the ABI layer (abi/attr.c) */
     void *topo;        /* virtual topology, owned by the ABI layer (abi/topo.c) */
+    /* intercommunicators (intercomm.c): the tables above describe the remote group (the
+     * peers of point-to-point); rank is my rank in the local group */
+    int is_inter;
+    int local_size;
+    int *local_g;      /* local group: rank -> global rank */
+    struct ism_comm *merged; /* hidden intracommunicator of both groups, for collectives */
+    struct ism_comm *local;  /* hidden intracommunicator of the local group */
+    int low_first;     /* my group comes first in `merged` */
     int builtin;
     char name[128];
 } ism_comm;
@@ -337,6 +345,27 @@ int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int
                           const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
                           const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
                           ism_dt *const *rdts, ism_comm *c);
+/* comm.c internals shared with intercomm.c */
+ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc);
+void ism_comm_register(ism_comm *c);
+void ism_comm_unregister(ism_comm *c);
+void ism_comm_release(ism_comm *c);
+int ism_ctx_agree(ism_comm *parent, uint32_t *out);
+uint32_t ism_ctx_next(void);
+void ism_ctx_reserve(uint32_t ctx, int n);
+
+/* intercomm.c */
+int ism_intercomm_create(ism_comm *local, int local_leader, ism_comm *peer, int remote_leader,
+                         int tag, ism_comm **out);
+int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out);
+int ism_intercomm_dup(ism_comm *ic, ism_comm **out);
+int ism_inter_barrier(ism_comm *c);
+int ism_inter_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
+int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                        ism_comm *c);
+int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                     ism_comm *c);
+
 /* comm.c: give c a vendor communicator for collective point-to-point (collective over
  * c's members at this site) */
 int ism_comm_add_vcoll(ism_comm *c);
