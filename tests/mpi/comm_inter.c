@@ -7,7 +7,8 @@
  *    messages aimed at it with MPI_ANY_SOURCE, and the status names the remote rank.
  *  - Collectives: Barrier; Bcast rooted in either group (MPI_ROOT / MPI_PROC_NULL / the
  *    root's remote rank); Allreduce (each group gets the sum over the other group) and a
- *    non-commutative user op; Reduce to a root of the other group.
+ *    non-commutative user op; Reduce to a root of the other group; Gather, Scatter,
+ *    Allgather, Alltoall, Alltoallw; Ibcast.
  *  - Comm_dup of the intercommunicator (traffic on both stays apart), and
  *    Intercomm_merge with high = group: the even group first, ranks in group order; with
  *    the same high everywhere: a valid intracommunicator of everyone.
@@ -125,6 +126,60 @@ int main(int argc, char **argv)
     MPI_Reduce(&mine, &red, 1, MPI_INT, MPI_MAX, root, ic);
     if (grp == 1 && lrank == 0)
         CHECK(red == 2 * (n0 - 1), "inter Reduce max %d", red);
+
+    /* gather to / scatter from a root in group 0, allgather, alltoall(v,w) */
+    {
+        int *blk = malloc(sizeof(int) * 2 * (rsize + lsize)), *got = malloc(sizeof(int) * 2 * rsize);
+        int two[2] = {wrank * 10, wrank * 10 + 1};
+        int rt = grp == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        for (int i = 0; i < 2 * rsize; i++)
+            got[i] = -1;
+        MPI_Gather(two, 2, MPI_INT, got, 2, MPI_INT, rt, ic);
+        if (rt == MPI_ROOT)
+            for (int r = 0; r < rsize; r++)
+                CHECK(got[2 * r] == (2 * r + 1) * 10 && got[2 * r + 1] == (2 * r + 1) * 10 + 1,
+                      "inter Gather from remote %d: %d", r, got[2 * r]);
+        int sc = -1;
+        for (int r = 0; r < rsize; r++)
+            blk[r] = 500 + r;
+        MPI_Scatter(blk, 1, MPI_INT, &sc, 1, MPI_INT, rt, ic);
+        if (grp == 1)
+            CHECK(sc == 500 + lrank, "inter Scatter got %d", sc);
+        MPI_Allgather(two, 2, MPI_INT, got, 2, MPI_INT, ic);
+        for (int r = 0; r < rsize; r++) {
+            int w = 2 * r + (1 - grp);
+            CHECK(got[2 * r] == w * 10 && got[2 * r + 1] == w * 10 + 1,
+                  "inter Allgather from remote %d", r);
+        }
+        for (int r = 0; r < rsize; r++)
+            blk[r] = wrank * 100 + r;
+        MPI_Alltoall(blk, 1, MPI_INT, got, 1, MPI_INT, ic);
+        for (int r = 0; r < rsize; r++)
+            CHECK(got[r] == (2 * r + (1 - grp)) * 100 + lrank, "inter Alltoall from %d: %d", r,
+                  got[r]);
+        int *ones = malloc(sizeof(int) * rsize), *dis = malloc(sizeof(int) * rsize);
+        MPI_Datatype *ts = malloc(sizeof(MPI_Datatype) * rsize);
+        for (int r = 0; r < rsize; r++) {
+            ones[r] = 1;
+            dis[r] = r * (int)sizeof(int);
+            ts[r] = MPI_INT;
+            got[r] = -1;
+        }
+        MPI_Alltoallw(blk, ones, dis, ts, got, ones, dis, ts, ic);
+        for (int r = 0; r < rsize; r++)
+            CHECK(got[r] == (2 * r + (1 - grp)) * 100 + lrank, "inter Alltoallw from %d", r);
+        MPI_Request q;
+        int ib = grp == 1 && lrank == 0 ? 77 : -1;
+        MPI_Ibcast(&ib, 1, MPI_INT, grp == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        if (grp == 0)
+            CHECK(ib == 77, "inter Ibcast %d", ib);
+        free(ones);
+        free(dis);
+        free(ts);
+        free(blk);
+        free(got);
+    }
 
     /* dup keeps its own traffic apart */
     MPI_Comm_dup(ic, &dup);

@@ -111,6 +111,14 @@ int ism_abi_last_used_code(void);
 /* topo.c: topologies follow communicators through dup and free */
 int ism_abi_topo_copy(ism_comm *from, ism_comm *to);
 void ism_abi_topo_free(ism_comm *c);
+/* coll_inter.c: rooted and all-to-all collectives on intercommunicators */
+int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int one_count,
+                         MPI_Datatype one_type, void *many_buf, const int *counts,
+                         const int *displs, MPI_Datatype many_type, int root, int scatter);
+int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const int *scounts,
+                           const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                           void *rbuf, const int *rcounts, const int *rdispls,
+                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 

@@ -7,17 +7,22 @@
 
 #include "abi.h"
 
-/* Collectives on intercommunicators so far: barrier, bcast, reduce, allreduce. */
+/* Collectives on intercommunicators: all but the reduce-scatters so far. */
 static int inter_ok(const char *fn)
 {
-    return !strcmp(fn, "MPI_Bcast") || !strcmp(fn, "MPI_Reduce") || !strcmp(fn, "MPI_Allreduce");
+    static const char *ok[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
+                               "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv"};
+    for (unsigned i = 0; i < sizeof ok / sizeof *ok; i++)
+        if (!strcmp(fn, ok[i]))
+            return 1;
+    return 0;
 }
 
 static int inter_unsupported(ism_comm *c, const char *fn)
 {
     return ism_abi_error(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "not supported on intercommunicators yet (barrier, bcast, reduce "
-                         "and allreduce are)");
+                         "not supported on intercommunicators yet (reduce-scatter; scan and "
+                         "exscan are not defined there)");
 }
 
 static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, ism_comm **c,
@@ -131,9 +136,47 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 }
 ISM_PMPI(Reduce_local)
 
+/* Allgather(v) on an intercommunicator: my one block to every remote process. */
+static int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *sendbuf,
+                                   int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                                   const int *recvcounts, const int *displs,
+                                   MPI_Datatype recvtype)
+{
+    int *sc = malloc(sizeof(int) * (size_t)(c->size + 1));
+    if (!sc)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int r = 0; r < c->size; r++)
+        sc[r] = sendcount;
+    int rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
+                                    recvcounts, displs, recvtype, NULL, 0);
+    free(sc);
+    return rc;
+}
+
+static int *uniform(int n, int count);
+
+static int inter_allgather_uniform(ism_comm *c, const void *sendbuf, int sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype)
+{
+    int *cd = uniform(c->size, recvcount);
+    if (!cd)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
+    int rc = ism_abi_inter_allgather("MPI_Allgather", c, sendbuf, sendcount, sendtype, recvbuf,
+                                     cd, cd + c->size, recvtype);
+    free(cd);
+    return rc;
+}
+
 int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return inter_allgather_uniform(ic, sendbuf, sendcount, sendtype, recvbuf,
+                                       recvcount, recvtype);
+    }
     ism_comm *c;
     ism_dt *d;
     int rc = coll_args("MPI_Allgather", comm, recvtype, recvcount, &c, &d);
@@ -223,6 +266,12 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return ism_abi_inter_rooted("MPI_Gatherv", ic, sendbuf, sendcount, sendtype, recvbuf,
+                                    recvcounts, displs, recvtype, root, 0);
+    }
     const char *fn = "MPI_Gatherv";
     ism_comm *c;
     ism_dt *sd, *rd;
@@ -272,6 +321,12 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return ism_abi_inter_rooted("MPI_Scatterv", ic, recvbuf, recvcount, recvtype,
+                                    (void *)sendbuf, sendcounts, displs, sendtype, root, 1);
+    }
     const char *fn = "MPI_Scatterv";
     ism_comm *c;
     ism_dt *sd, *rd;
@@ -310,6 +365,12 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return ism_abi_inter_allgather("MPI_Allgatherv", ic, sendbuf, sendcount, sendtype,
+                                       recvbuf, recvcounts, displs, recvtype);
+    }
     const char *fn = "MPI_Allgatherv";
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;
@@ -333,6 +394,13 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return ism_abi_inter_exchange("MPI_Alltoallw", ic, sendbuf, sendcounts, sdispls,
+                                      MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
+                                      rdispls, MPI_DATATYPE_NULL, recvtypes, 1);
+    }
     const char *fn = "MPI_Alltoallw";
     ism_comm *c;
     int rc = comm_only(fn, comm, &c);
@@ -369,6 +437,12 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
                       const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
                       MPI_Comm comm)
 {
+    ism_comm *ic = ism_abi_comm(comm);
+    if (ic && ic->is_inter && ism.initialized) {
+        ism_nbc_drain(ic);
+        return ism_abi_inter_exchange(fn, ic, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0);
+    }
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;
     int rc = comm_only(fn, comm, &c);

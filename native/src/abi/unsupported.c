@@ -3162,23 +3162,6 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
 }
 ISM_PMPI(Grequest_start)
 
-int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
-{
-    (void)status;
-    (void)flag;
-    return unsupported("MPI_Status_set_cancelled", "not yet implemented");
-}
-ISM_PMPI(Status_set_cancelled)
-
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    (void)status;
-    (void)datatype;
-    (void)count;
-    return unsupported("MPI_Status_set_elements", "not yet implemented");
-}
-ISM_PMPI(Status_set_elements)
-
 int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     (void)status;
@@ -3187,15 +3170,6 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
     return unsupported("MPI_Status_set_elements_c", "large-count (_c) variants");
 }
 ISM_PMPI(Status_set_elements_c)
-
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    (void)status;
-    (void)datatype;
-    (void)count;
-    return unsupported("MPI_Status_set_elements_x", "not yet implemented");
-}
-ISM_PMPI(Status_set_elements_x)
 
 int PMPI_File_close(MPI_File *fh)
 {
@@ -4117,13 +4091,6 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
     return unsupported("MPI_Abi_get_version", "not yet implemented");
 }
 ISM_PMPI(Abi_get_version)
-
-int PMPI_Pcontrol(const int level, ...)
-{
-    (void)level;
-    return unsupported("MPI_Pcontrol", "not yet implemented");
-}
-ISM_PMPI(Pcontrol)
 
 int PMPI_F_sync_reg(void *buf)
 {

@@ -365,6 +365,13 @@ int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism
                         ism_comm *c);
 int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
                      ism_comm *c);
+/* gather (scatter = 0) or scatter (1): at the root (ISM_ROOT) counts, displs and rdt
+ * describe the blocks of the remote processes; elsewhere sbuf/scount/sdt is the block */
+int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
+                      const int *displs, ism_dt *rdt, int root, ism_comm *c, int scatter);
+int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *sdispls,
+                        ism_dt *const *sdts, void *rbuf, const int *rcounts,
+                        const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c);
 
 /* comm.c: give c a vendor communicator for collective point-to-point (collective over
  * c's members at this site) */

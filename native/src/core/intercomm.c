@@ -341,3 +341,69 @@ int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
     free(part);
     return rc;
 }
+
+/* The gather, scatter, allgather and all-to-all families on intercommunicators exchange
+ * directly between the processes of the two groups (ism_neighbor_exchange on the
+ * collective context): correct for any layout and datatype, but their WAN message count
+ * grows with ranks, unlike the intracommunicator algorithms. */
+
+static int all_remote(ism_comm *c, int **v)
+{
+    *v = malloc(sizeof(int) * (size_t)(c->size > 0 ? c->size : 1));
+    if (!*v)
+        return ISM_ERR_NO_MEM;
+    for (int r = 0; r < c->size; r++)
+        (*v)[r] = r;
+    return 0;
+}
+
+/* root: ISM_ROOT, ISM_PROC_NULL or the root's remote rank. counts/displs (elements)
+ * describe the root's side; the others send or receive one block. */
+int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
+                      const int *displs, ism_dt *rdt, int root, ism_comm *c, int scatter)
+{
+    if (root == ISM_PROC_NULL)
+        return 0;
+    ptrdiff_t zero = 0;
+    if (root != ISM_ROOT) /* one block to or from the root */
+        return scatter ? ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, (void *)sbuf, 1,
+                                               &root, &scount, &zero, &sdt, c)
+                       : ism_neighbor_exchange(sbuf, 1, &root, &scount, &zero, &sdt, NULL, 0,
+                                               NULL, NULL, NULL, NULL, c);
+    int *peers, rc = all_remote(c, &peers);
+    ptrdiff_t *d = malloc(sizeof *d * (size_t)(c->size + 1));
+    ism_dt **t = malloc(sizeof *t * (size_t)(c->size + 1));
+    if (rc || !d || !t) {
+        free(peers);
+        free(d);
+        free(t);
+        return rc ? rc : ISM_ERR_NO_MEM;
+    }
+    for (int r = 0; r < c->size; r++) {
+        d[r] = (ptrdiff_t)displs[r] * rdt->extent;
+        t[r] = rdt;
+    }
+    rc = scatter ? ism_neighbor_exchange(rbuf, c->size, peers, rcounts, d, t, NULL, 0, NULL,
+                                         NULL, NULL, NULL, c)
+                 : ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, rbuf, c->size, peers,
+                                         rcounts, d, t, c);
+    free(peers);
+    free(d);
+    free(t);
+    return rc;
+}
+
+/* Every process sends one block to every remote process (sdispls NULL: the same block)
+ * or per-peer blocks, and receives one from each; byte displacements. */
+int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *sdispls,
+                        ism_dt *const *sdts, void *rbuf, const int *rcounts,
+                        const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c)
+{
+    int *peers, rc = all_remote(c, &peers);
+    if (rc)
+        return rc;
+    rc = ism_neighbor_exchange(sbuf, c->size, peers, scounts, sdispls, sdts, rbuf, c->size, peers,
+                               rcounts, rdispls, rdts, c);
+    free(peers);
+    return rc;
+}
