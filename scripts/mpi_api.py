@@ -42,7 +42,6 @@ FEATURES = [
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"(_c2f|_f2c|_f082c|_c2f08|_f2f08|_f082f)$", "Fortran handle conversion",
      "C programs only so far"),
-    (r"^Comm_(set|get)_info", "communicator hints", "not yet"),
 ]
 def declared() -> list[tuple[str, str, str]]:
     """(return type, name, parameter list) of every MPI_ function in mpi.h."""

@@ -56,6 +56,20 @@ int main(int argc, char **argv)
     MPI_Info_free(&in);
     MPI_Info_free(&d);
     CHECK(in == MPI_INFO_NULL, "Info_free sets MPI_INFO_NULL");
+    /* hints on a communicator come back (an implementation may drop ones it ignores,
+     * so only an info object is required, and our key if it was kept) */
+    MPI_Comm hc;
+    MPI_Info hi, got;
+    MPI_Info_create(&hi);
+    MPI_Info_set(hi, "mpi_assert_no_any_tag", "false");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, hi, &hc);
+    MPI_Comm_get_info(hc, &got);
+    CHECK(got != MPI_INFO_NULL, "Comm_get_info gave MPI_INFO_NULL");
+    MPI_Info_get(got, "mpi_assert_no_any_tag", 63, v, &flag);
+    CHECK(!flag || !strcmp(v, "false"), "hint value '%s'", v);
+    MPI_Info_free(&got);
+    MPI_Info_free(&hi);
+    MPI_Comm_free(&hc);
     MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
     CHECK(n >= 0, "MPI_INFO_ENV nkeys %d", n);
 

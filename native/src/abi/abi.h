@@ -119,6 +119,8 @@ int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const 
                            const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
                            void *rbuf, const int *rcounts, const int *rdispls,
                            MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes);
+/* info.c: communicator hints */
+void ism_abi_hints_free(ism_comm *c);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 

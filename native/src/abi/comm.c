@@ -59,8 +59,10 @@ ISM_PMPI(Comm_dup)
 
 int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    (void)info; /* no communicator hints are interpreted */
-    return PMPI_Comm_dup(comm, newcomm);
+    int rc = PMPI_Comm_dup(comm, newcomm);
+    if (rc || info == MPI_INFO_NULL)
+        return rc;
+    return PMPI_Comm_set_info(*newcomm, info); /* kept, not interpreted */
 }
 ISM_PMPI(Comm_dup_with_info)
 
@@ -187,6 +189,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     if (rc)
         return ism_abi_error(c, rc, "MPI_Comm_free", "an attribute delete callback failed");
     ism_abi_topo_free(c);
+    ism_abi_hints_free(c);
     rc = ism_comm_free(c);
     *comm = MPI_COMM_NULL;
     return rc ? ism_abi_error(NULL, rc, "MPI_Comm_free", "freeing failed") : MPI_SUCCESS;

@@ -1,6 +1,7 @@
 /* info.c (abi): MPI_Info objects (ordered key/value lists of strings), MPI_INFO_ENV, and
- * the hints cached on communicators (MPI_Comm_set_info/get_info). isthmus interprets no
- * hint yet; it keeps them and hands them back, as MPI allows.
+ * the hints cached on communicators (MPI_Comm_set_info/get_info, and the info argument of
+ * MPI_Comm_dup_with_info). isthmus interprets no hint yet; it keeps them and hands them
+ * back, as MPI allows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,3 +248,40 @@ int PMPI_Info_free(MPI_Info *h)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Info_free)
+
+/* ---- hints on communicators: kept and handed back (none is interpreted yet) ---- */
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
+{
+    ISM_CHECK_INIT("MPI_Comm_set_info");
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator");
+    MPI_Info n;
+    int rc = PMPI_Info_dup(h, &n);
+    if (rc)
+        return rc;
+    ism_abi_hints_free(c);
+    c->hints = (void *)n;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_set_info)
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    ISM_CHECK_INIT("MPI_Comm_get_info");
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator");
+    return c->hints ? PMPI_Info_dup((MPI_Info)c->hints, info_used) : PMPI_Info_create(info_used);
+}
+ISM_PMPI(Comm_get_info)
+
+void ism_abi_hints_free(ism_comm *c)
+{
+    if (c->hints) {
+        MPI_Info h = (MPI_Info)c->hints;
+        PMPI_Info_free(&h);
+        c->hints = NULL;
+    }
+}

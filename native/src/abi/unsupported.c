@@ -1847,22 +1847,6 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
 }
 ISM_PMPI(Comm_create_from_group)
 
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
-{
-    (void)comm;
-    (void)info_used;
-    return unsupported("MPI_Comm_get_info", "communicator hints");
-}
-ISM_PMPI(Comm_get_info)
-
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
-{
-    (void)comm;
-    (void)info;
-    return unsupported("MPI_Comm_set_info", "communicator hints");
-}
-ISM_PMPI(Comm_set_info)
-
 int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
     (void)session;

@@ -127,6 +127,7 @@ typedef struct ism_comm {
     ism_errh *errh;
     void *attrs;       /* cached attributes, owned by the ABI layer (abi/attr.c) */
     void *topo;        /* virtual topology, owned by the ABI layer (abi/topo.c) */
+    void *hints;       /* MPI_Comm_set_info hints, owned by the ABI layer (abi/info.c) */
     /* intercommunicators (intercomm.c): the tables above describe the remote group (the
      * peers of point-to-point); rank is my rank in the local group */
     int is_inter;
