@@ -8,7 +8,7 @@
  *  - Collectives: Barrier; Bcast rooted in either group (MPI_ROOT / MPI_PROC_NULL / the
  *    root's remote rank); Allreduce (each group gets the sum over the other group) and a
  *    non-commutative user op; Reduce to a root of the other group; Gather, Scatter,
- *    Allgather, Alltoall, Alltoallw; Ibcast.
+ *    Allgather, Alltoall, Alltoallw, Reduce_scatter(_block); Ibcast.
  *  - Comm_dup of the intercommunicator (traffic on both stays apart), and
  *    Intercomm_merge with high = group: the even group first, ranks in group order; with
  *    the same high everywhere: a valid intracommunicator of everyone.
@@ -168,6 +168,32 @@ int main(int argc, char **argv)
         MPI_Alltoallw(blk, ones, dis, ts, got, ones, dis, ts, ic);
         for (int r = 0; r < rsize; r++)
             CHECK(got[r] == (2 * r + (1 - grp)) * 100 + lrank, "inter Alltoallw from %d", r);
+        /* reduce-scatter: each group reduces vectors of T elements (T the same for both
+         * groups, MPI 3.1 §5.10.1) and gets the other group's result, split by its own
+         * counts */
+        int T = 7;
+        int *rsv = malloc(sizeof(int) * T), *rsr = malloc(sizeof(int) * (T + 1));
+        int *rcn = malloc(sizeof(int) * lsize);
+        for (int i = 0; i < T; i++)
+            rsv[i] = wrank + i;
+        for (int r = 0; r < lsize; r++)
+            rcn[r] = T / lsize + (r < T % lsize);
+        MPI_Reduce_scatter(rsv, rsr, rcn, MPI_INT, MPI_SUM, ic);
+        int off = 0, sumw = 0;
+        for (int r = 0; r < lrank; r++)
+            off += rcn[r];
+        for (int j = 0; j < rsize; j++)
+            sumw += 2 * j + (1 - grp);
+        for (int i = 0; i < rcn[lrank]; i++)
+            CHECK(rsr[i] == sumw + rsize * (off + i), "inter Reduce_scatter [%d] = %d", i, rsr[i]);
+        if (lsize == rsize) { /* the block form needs groups of one size */
+            int rsb = -1;
+            MPI_Reduce_scatter_block(rsv, &rsb, 1, MPI_INT, MPI_SUM, ic);
+            CHECK(rsb == sumw + rsize * lrank, "inter Reduce_scatter_block %d", rsb);
+        }
+        free(rsv);
+        free(rsr);
+        free(rcn);
         MPI_Request q;
         int ib = grp == 1 && lrank == 0 ? 77 : -1;
         MPI_Ibcast(&ib, 1, MPI_INT, grp == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, ic, &q);

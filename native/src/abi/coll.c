@@ -7,11 +7,12 @@
 
 #include "abi.h"
 
-/* Collectives on intercommunicators: all but the reduce-scatters so far. */
+/* Collectives on intercommunicators: all that MPI defines there (not scan, exscan). */
 static int inter_ok(const char *fn)
 {
     static const char *ok[] = {"MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather",
-                               "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv"};
+                               "MPI_Scatter", "MPI_Alltoall", "MPI_Alltoallv",
+                               "MPI_Reduce_scatter", "MPI_Reduce_scatter_block"};
     for (unsigned i = 0; i < sizeof ok / sizeof *ok; i++)
         if (!strcmp(fn, ok[i]))
             return 1;
@@ -21,8 +22,7 @@ static int inter_ok(const char *fn)
 static int inter_unsupported(ism_comm *c, const char *fn)
 {
     return ism_abi_error(c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                         "not supported on intercommunicators yet (reduce-scatter; scan and "
-                         "exscan are not defined there)");
+                         "not defined on intercommunicators");
 }
 
 static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, ism_comm **c,
@@ -209,15 +209,20 @@ static int buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, cons
     return 0;
 }
 
-static int counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what)
+static int counts_n(const char *fn, ism_comm *c, const int *counts, int n, const char *what)
 {
     if (!counts)
         return ism_abi_error(c, MPI_ERR_ARG, fn, "%s counts are NULL", what);
-    for (int r = 0; r < c->size; r++)
+    for (int r = 0; r < n; r++)
         if (counts[r] < 0)
             return ism_abi_error(c, MPI_ERR_COUNT, fn, "%s count for rank %d is negative (%d)",
                                  what, r, counts[r]);
     return 0;
+}
+
+static int counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what)
+{
+    return counts_n(fn, c, counts, c->size, what);
 }
 
 static int comm_only(const char *fn, MPI_Comm comm, ism_comm **c)
@@ -527,10 +532,15 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     ism_dt *d;
     ism_op *o;
     int rc = red_args(fn, comm, datatype, op, &c, &d, &o);
-    if (rc || (rc = counts_arg(fn, c, recvcounts, "receive")))
+    if (rc ||
+        (rc = counts_n(fn, c, recvcounts, c->is_inter ? c->local_size : c->size, "receive")))
         return rc;
-    rc = ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, recvcounts, d, o,
-                            c);
+    if (c->is_inter && sendbuf == MPI_IN_PLACE)
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn,
+                             "MPI_IN_PLACE is not allowed on an intercommunicator");
+    rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, d, o, c)
+                     : ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+                                          recvcounts, d, o, c);
     return done(c, rc, fn);
 }
 ISM_PMPI(Reduce_scatter)
@@ -547,10 +557,16 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return rc;
     if (recvcount < 0)
         return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", recvcount);
-    int *cd = uniform(c->size, recvcount);
+    int n = c->is_inter ? c->local_size : c->size;
+    int *cd = uniform(n, recvcount);
     if (!cd)
         return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    rc = ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, cd, d, o, c);
+    if (c->is_inter && sendbuf == MPI_IN_PLACE)
+        rc = MPI_ERR_BUFFER;
+    else
+        rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, cd, d, o, c)
+                         : ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
+                                              cd, d, o, c);
     free(cd);
     return done(c, rc, fn);
 }

@@ -370,6 +370,8 @@ int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
  * describe the blocks of the remote processes; elsewhere sbuf/scount/sdt is the block */
 int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
                       const int *displs, ism_dt *rdt, int root, ism_comm *c, int scatter);
+int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+                             ism_op *op, ism_comm *c);
 int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *sdispls,
                         ism_dt *const *sdts, void *rbuf, const int *rcounts,
                         const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c);
