@@ -14,6 +14,8 @@
  *    incremented), the delete on free and on overwrite, counted exactly; a keyval with
  *    MPI_COMM_NULL_COPY_FN is not copied; MPI_Comm_free_keyval while in use; predefined
  *    attributes on world and on a duplicate (MPI_TAG_UB >= 32767); Comm_set_name/get_name.
+ *  - Datatype attributes: copy on Type_dup, delete on Type_free and Type_delete_attr, also
+ *    on a predefined type.
  *  - Error classes with MPI_ERRORS_RETURN: bad group rank, bad keyval.
  */
 #include "check.h"
@@ -257,6 +259,60 @@ static int delete_fn(MPI_Comm c, int kv, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+static int tcopies, tdeletes;
+
+static int tcopy_fn(MPI_Datatype t, int kv, void *extra, void *in, void *out, int *flag)
+{
+    (void)t;
+    (void)kv;
+    (void)extra;
+    tcopies++;
+    *(void **)out = (char *)in + 10;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int tdelete_fn(MPI_Datatype t, int kv, void *val, void *extra)
+{
+    (void)t;
+    (void)kv;
+    (void)val;
+    (void)extra;
+    tdeletes++;
+    return MPI_SUCCESS;
+}
+
+static void type_attributes(void)
+{
+    static char base[16];
+    int kv, flag;
+    void *v;
+    MPI_Type_create_keyval(tcopy_fn, tdelete_fn, &kv, NULL);
+    MPI_Datatype t, d;
+    MPI_Type_contiguous(3, MPI_INT, &t);
+    MPI_Type_set_attr(t, kv, base);
+    MPI_Type_get_attr(t, kv, &v, &flag);
+    CHECK(flag && v == base, "type attribute");
+    MPI_Type_dup(t, &d);
+    CHECK(tcopies == 1, "Type_dup ran %d copies", tcopies);
+    MPI_Type_get_attr(d, kv, &v, &flag);
+    CHECK(flag && v == base + 10, "copied type attribute");
+    MPI_Type_free(&d);
+    CHECK(tdeletes == 1, "Type_free ran %d deletes", tdeletes);
+    MPI_Type_delete_attr(t, kv);
+    CHECK(tdeletes == 2, "Type_delete_attr ran %d deletes", tdeletes);
+    MPI_Type_get_attr(t, kv, &v, &flag);
+    CHECK(!flag, "type attribute still there");
+    MPI_Type_free(&t);
+    /* predefined types carry attributes too */
+    MPI_Type_set_attr(MPI_DOUBLE, kv, base + 1);
+    MPI_Type_get_attr(MPI_DOUBLE, kv, &v, &flag);
+    CHECK(flag && v == base + 1, "attribute on MPI_DOUBLE");
+    MPI_Type_delete_attr(MPI_DOUBLE, kv);
+    MPI_Type_free_keyval(&kv);
+    CHECK(kv == MPI_KEYVAL_INVALID, "Type_free_keyval resets the handle");
+}
+
 static void attributes(void)
 {
     int kv, kvn, flag;
@@ -318,6 +374,7 @@ int main(int argc, char **argv)
     groups();
     comms();
     attributes();
+    type_attributes();
     int rc = check_finish("comm_groups");
     MPI_Finalize();
     return rc;

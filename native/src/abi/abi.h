@@ -108,6 +108,8 @@ const char *ism_abi_class_text(int c);
 int ism_abi_attr_copy(ism_comm *from, ism_comm *to);
 int ism_abi_attr_delete_all(ism_comm *c);
 int ism_abi_last_used_code(void);
+int ism_abi_type_attr_copy(MPI_Datatype from, MPI_Datatype to);
+int ism_abi_type_attr_delete_all(MPI_Datatype h);
 /* topo.c: topologies follow communicators through dup and free */
 int ism_abi_topo_copy(ism_comm *from, ism_comm *to);
 void ism_abi_topo_free(ism_comm *c);

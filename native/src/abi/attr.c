@@ -1,10 +1,13 @@
-/* attr.c (abi): keyvals and attributes cached on communicators, with the predefined
- * attributes of MPI_COMM_WORLD (MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL,
- * MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE), and the deprecated MPI-1 forms.
+/* attr.c (abi): keyvals and attributes cached on communicators and on datatypes, with
+ * the predefined attributes of MPI_COMM_WORLD (MPI_TAG_UB, MPI_HOST, MPI_IO,
+ * MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE), and the
+ * deprecated MPI-1 forms.
  *
- * A keyval is a small integer indexing a table; it lives until it is freed and no
- * attribute uses it any more. Attributes form a short list per communicator; MPI_Comm_dup
- * runs each keyval's copy callback and MPI_Comm_free each delete callback, as MPI says.
+ * A keyval is a small integer indexing a table, made for one kind of object; it lives
+ * until it is freed and no attribute uses it any more. Attributes form a short list per
+ * object: on the communicator itself, and for datatypes (predefined ones too) in a side
+ * table keyed by the handle. Dup runs each keyval's copy callback, free each delete
+ * callback, as MPI says.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +16,12 @@
 
 #define KV_BASE 1000
 
+enum { KIND_COMM = 0, KIND_TYPE = 1 };
+
 typedef struct keyval {
-    MPI_Comm_copy_attr_function *copy;
-    MPI_Comm_delete_attr_function *del;
+    int kind;
+    void *copy; /* MPI_Comm_copy_attr_function or MPI_Type_copy_attr_function */
+    void *del;  /* ... delete ... */
     void *extra;
     int refs; /* 1 for the handle, +1 per attribute that uses it */
     int live;
@@ -27,71 +33,64 @@ typedef struct attr {
     struct attr *next;
 } attr;
 
+/* an object that carries attributes */
+typedef struct obj {
+    int kind;
+    void *h;      /* MPI_Comm or MPI_Datatype */
+    attr **list;
+} obj;
+
 static keyval *kvs;
 static int nkv, capkv;
 
-static keyval *kv_get(int id)
+static keyval *kv_get(int id, int kind)
 {
     int i = id - KV_BASE;
-    return i >= 0 && i < nkv && kvs[i].refs > 0 ? &kvs[i] : NULL;
+    return i >= 0 && i < nkv && kvs[i].refs > 0 && kvs[i].kind == kind ? &kvs[i] : NULL;
 }
 
-static void kv_unref(int id)
+static void kv_unref(int id, int kind)
 {
-    keyval *k = kv_get(id);
+    keyval *k = kv_get(id, kind);
     if (k)
         k->refs--;
 }
 
-static int predefined_kv(int kv)
-{
-    return kv >= MPI_TAG_UB && kv <= MPI_UNIVERSE_SIZE;
-}
+static int predefined_kv(int kv) { return kv >= MPI_TAG_UB && kv <= MPI_UNIVERSE_SIZE; }
 
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
-                            void *extra_state)
+static int kv_create(const char *fn, int kind, void *copy, void *del, void *extra, int *out)
 {
-    ISM_CHECK_INIT("MPI_Comm_create_keyval");
+    ISM_CHECK_INIT(fn);
     if (nkv == capkv) {
         int cap = capkv ? capkv * 2 : 32;
         keyval *n = realloc(kvs, sizeof *n * (size_t)cap);
         if (!n)
-            return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_keyval", "out of memory");
+            return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
         kvs = n;
         capkv = cap;
     }
-    keyval *k = &kvs[nkv];
-    k->copy = comm_copy_attr_fn;
-    k->del = comm_delete_attr_fn;
-    k->extra = extra_state;
-    k->refs = 1;
-    k->live = 1;
-    *comm_keyval = KV_BASE + nkv++;
+    kvs[nkv] = (keyval){kind, copy, del, extra, 1, 1};
+    *out = KV_BASE + nkv++;
     return MPI_SUCCESS;
 }
-ISM_PMPI(Comm_create_keyval)
 
-int PMPI_Comm_free_keyval(int *comm_keyval)
+static int kv_free(const char *fn, int kind, int *id)
 {
-    ISM_CHECK_INIT("MPI_Comm_free_keyval");
-    keyval *k = comm_keyval ? kv_get(*comm_keyval) : NULL;
+    ISM_CHECK_INIT(fn);
+    keyval *k = id ? kv_get(*id, kind) : NULL;
     if (!k || !k->live)
-        return ism_abi_error(NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval",
-                             predefined_kv(comm_keyval ? *comm_keyval : 0)
-                                 ? "predefined keyvals cannot be freed"
-                                 : "invalid keyval");
+        return ism_abi_error(NULL, MPI_ERR_KEYVAL, fn,
+                             predefined_kv(id ? *id : 0) ? "predefined keyvals cannot be freed"
+                                                         : "invalid keyval");
     k->live = 0;
     k->refs--;
-    *comm_keyval = MPI_KEYVAL_INVALID;
+    *id = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
-ISM_PMPI(Comm_free_keyval)
 
-static attr *find(ism_comm *c, int kv, attr ***link)
+static attr *find(attr **list, int kv, attr ***link)
 {
-    attr **p = (attr **)&c->attrs;
-    for (; *p; p = &(*p)->next)
+    for (attr **p = list; *p; p = &(*p)->next)
         if ((*p)->kv == kv) {
             if (link)
                 *link = p;
@@ -100,59 +99,165 @@ static attr *find(ism_comm *c, int kv, attr ***link)
     return NULL;
 }
 
+static int call_delete(const obj *o, keyval *k, int kv, void *val)
+{
+    if (!k || !k->del)
+        return MPI_SUCCESS;
+    if (o->kind == KIND_COMM)
+        return ((MPI_Comm_delete_attr_function *)k->del)((MPI_Comm)o->h, kv, val, k->extra);
+    return ((MPI_Type_delete_attr_function *)k->del)((MPI_Datatype)o->h, kv, val, k->extra);
+}
+
 /* Run the delete callback and drop the attribute; the callback's error aborts it. */
-static int drop(ism_comm *c, attr **link)
+static int drop(const obj *o, attr **link)
 {
     attr *a = *link;
-    keyval *k = kv_get(a->kv);
-    if (k && k->del) {
-        int rc = k->del(ism_abi_comm_handle(c), a->kv, a->val, k->extra);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    }
+    int rc = call_delete(o, kv_get(a->kv, o->kind), a->kv, a->val);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *link = a->next;
-    kv_unref(a->kv);
+    kv_unref(a->kv, o->kind);
     free(a);
     return MPI_SUCCESS;
 }
 
-int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+static int set_attr(const char *fn, ism_comm *c, const obj *o, int kv, void *val)
 {
-    ISM_CHECK_INIT("MPI_Comm_set_attr");
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_attr", "invalid communicator");
-    keyval *k = kv_get(comm_keyval);
+    keyval *k = kv_get(kv, o->kind);
     if (!k || !k->live)
-        return ism_abi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "%s keyval %d",
-                             predefined_kv(comm_keyval) ? "predefined (read-only)" : "invalid",
-                             comm_keyval);
-    attr **link, *a = find(c, comm_keyval, &link);
+        return ism_abi_error(c, MPI_ERR_KEYVAL, fn, "%s keyval %d",
+                             predefined_kv(kv) ? "predefined (read-only)" : "invalid", kv);
+    attr **link, *a = find(o->list, kv, &link);
     if (a) {
-        int rc = drop(c, link);
+        int rc = drop(o, link);
         if (rc)
-            return ism_abi_error(c, rc, "MPI_Comm_set_attr",
-                                 "the delete callback of the old value failed");
+            return ism_abi_error(c, rc, fn, "the delete callback of the old value failed");
     }
     a = malloc(sizeof *a);
     if (!a)
-        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_set_attr", "out of memory");
-    a->kv = comm_keyval;
-    a->val = attribute_val;
-    a->next = c->attrs;
-    c->attrs = a;
-    kv_get(comm_keyval)->refs++;
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    a->kv = kv;
+    a->val = val;
+    a->next = *o->list;
+    *o->list = a;
+    k->refs++;
     return MPI_SUCCESS;
+}
+
+static int get_attr(const char *fn, ism_comm *c, const obj *o, int kv, void *val, int *flag)
+{
+    if (!kv_get(kv, o->kind))
+        return ism_abi_error(c, MPI_ERR_KEYVAL, fn, "invalid keyval %d", kv);
+    attr *a = find(o->list, kv, NULL);
+    *flag = a != NULL;
+    if (a)
+        *(void **)val = a->val;
+    return MPI_SUCCESS;
+}
+
+static int delete_attr(const char *fn, ism_comm *c, const obj *o, int kv)
+{
+    attr **link, *a = kv_get(kv, o->kind) ? find(o->list, kv, &link) : NULL;
+    if (!a)
+        return ism_abi_error(c, MPI_ERR_KEYVAL, fn, "keyval %d has no attribute here", kv);
+    int rc = drop(o, link);
+    return rc ? ism_abi_error(c, rc, fn, "the delete callback failed") : MPI_SUCCESS;
+}
+
+static int delete_all(const obj *o)
+{
+    while (*o->list) {
+        int rc = drop(o, o->list);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Copy callbacks of `from` build the list of `to` (MPI_*_NULL_COPY_FN: not copied,
+ * MPI_*_DUP_FN: the same value). */
+static int copy_all(const obj *from, const obj *to)
+{
+    attr *list = NULL, **tail = &list;
+    for (attr *a = *from->list; a; a = a->next) {
+        keyval *k = kv_get(a->kv, from->kind);
+        void *out = NULL;
+        int flag = 0, rc = MPI_SUCCESS;
+        if (!k || !k->copy) /* the NULL_COPY_FNs are 0 */
+            continue;
+        if (k->copy == (void *)MPI_COMM_DUP_FN) { /* = MPI_TYPE_DUP_FN = 0x1 */
+            out = a->val;
+            flag = 1;
+        } else if (from->kind == KIND_COMM) {
+            rc = ((MPI_Comm_copy_attr_function *)k->copy)((MPI_Comm)from->h, a->kv, k->extra,
+                                                          a->val, &out, &flag);
+        } else {
+            rc = ((MPI_Type_copy_attr_function *)k->copy)((MPI_Datatype)from->h, a->kv,
+                                                          k->extra, a->val, &out, &flag);
+        }
+        attr *n = rc == MPI_SUCCESS && flag ? malloc(sizeof *n) : NULL;
+        if (rc != MPI_SUCCESS || (flag && !n)) {
+            *to->list = list;
+            delete_all(to);
+            return rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM;
+        }
+        if (!flag)
+            continue;
+        n->kv = a->kv;
+        n->val = out;
+        n->next = NULL;
+        *tail = n;
+        tail = &n->next;
+        k->refs++;
+    }
+    *to->list = list;
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- communicators */
+
+static int comm_obj(const char *fn, MPI_Comm h, ism_comm **c, obj *o)
+{
+    ISM_CHECK_INIT(fn);
+    *c = ism_abi_comm(h);
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    *o = (obj){KIND_COMM, (void *)h, (attr **)&(*c)->attrs};
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
+{
+    return kv_create("MPI_Comm_create_keyval", KIND_COMM, (void *)comm_copy_attr_fn,
+                     (void *)comm_delete_attr_fn, extra_state, comm_keyval);
+}
+ISM_PMPI(Comm_create_keyval)
+
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return kv_free("MPI_Comm_free_keyval", KIND_COMM, comm_keyval);
+}
+ISM_PMPI(Comm_free_keyval)
+
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    ism_comm *c;
+    obj o;
+    int rc = comm_obj("MPI_Comm_set_attr", comm, &c, &o);
+    return rc ? rc : set_attr("MPI_Comm_set_attr", c, &o, comm_keyval, attribute_val);
 }
 ISM_PMPI(Comm_set_attr)
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
     static int tag_ub, host, io, wtime_global, universe, appnum, lastused;
-    ISM_CHECK_INIT("MPI_Comm_get_attr");
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator");
+    ism_comm *c;
+    obj o;
+    int rc = comm_obj("MPI_Comm_get_attr", comm, &c, &o);
+    if (rc)
+        return rc;
     int *p = NULL;
     tag_ub = ism_abi_tag_ub();
     host = MPI_PROC_NULL;
@@ -176,83 +281,154 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
         *(int **)attribute_val = p;
         return MPI_SUCCESS;
     }
-    if (!kv_get(comm_keyval))
-        return ism_abi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval %d",
-                             comm_keyval);
-    attr *a = find(c, comm_keyval, NULL);
-    *flag = a != NULL;
-    if (a)
-        *(void **)attribute_val = a->val;
-    return MPI_SUCCESS;
+    return get_attr("MPI_Comm_get_attr", c, &o, comm_keyval, attribute_val, flag);
 }
 ISM_PMPI(Comm_get_attr)
 
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
-    ISM_CHECK_INIT("MPI_Comm_delete_attr");
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_delete_attr", "invalid communicator");
-    attr **link, *a = kv_get(comm_keyval) ? find(c, comm_keyval, &link) : NULL;
-    if (!a)
-        return ism_abi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr",
-                             "keyval %d has no attribute on this communicator", comm_keyval);
-    int rc = drop(c, link);
-    return rc ? ism_abi_error(c, rc, "MPI_Comm_delete_attr", "the delete callback failed") : 0;
+    ism_comm *c;
+    obj o;
+    int rc = comm_obj("MPI_Comm_delete_attr", comm, &c, &o);
+    return rc ? rc : delete_attr("MPI_Comm_delete_attr", c, &o, comm_keyval);
 }
 ISM_PMPI(Comm_delete_attr)
 
 int ism_abi_attr_copy(ism_comm *from, ism_comm *to)
 {
-    attr *list = NULL, **tail = &list;
-    for (attr *a = from->attrs; a; a = a->next) {
-        keyval *k = kv_get(a->kv);
-        void *out = NULL;
-        int flag = 0;
-        if (!k || k->copy == MPI_COMM_NULL_COPY_FN)
-            continue;
-        if (k->copy == MPI_COMM_DUP_FN) {
-            out = a->val;
-            flag = 1;
-        } else {
-            int rc = k->copy(ism_abi_comm_handle(from), a->kv, k->extra, a->val, &out, &flag);
-            if (rc != MPI_SUCCESS) {
-                to->attrs = list;
-                ism_abi_attr_delete_all(to);
-                return rc;
-            }
-        }
-        if (!flag)
-            continue;
-        attr *n = malloc(sizeof *n);
-        if (!n) {
-            to->attrs = list;
-            ism_abi_attr_delete_all(to);
-            return MPI_ERR_NO_MEM;
-        }
-        n->kv = a->kv;
-        n->val = out;
-        n->next = NULL;
-        *tail = n;
-        tail = &n->next;
-        k->refs++;
-    }
-    to->attrs = list;
-    return MPI_SUCCESS;
+    obj f = {KIND_COMM, (void *)ism_abi_comm_handle(from), (attr **)&from->attrs};
+    obj t = {KIND_COMM, (void *)ism_abi_comm_handle(to), (attr **)&to->attrs};
+    return copy_all(&f, &t);
 }
 
 int ism_abi_attr_delete_all(ism_comm *c)
 {
-    attr **link = (attr **)&c->attrs;
-    while (*link) {
-        int rc = drop(c, link);
-        if (rc)
-            return rc;
+    obj o = {KIND_COMM, (void *)ism_abi_comm_handle(c), (attr **)&c->attrs};
+    return delete_all(&o);
+}
+
+/* ---------------------------------------------------------------- datatypes */
+
+/* attribute lists of datatypes, by handle (predefined types carry attributes too) */
+typedef struct tattrs {
+    MPI_Datatype h;
+    attr *list;
+} tattrs;
+static tattrs *tlist;
+static int ntl, captl;
+
+static attr **type_list(MPI_Datatype h, int create)
+{
+    for (int i = 0; i < ntl; i++)
+        if (tlist[i].h == h)
+            return &tlist[i].list;
+    if (!create)
+        return NULL;
+    if (ntl == captl) {
+        int cap = captl ? captl * 2 : 16;
+        tattrs *n = realloc(tlist, sizeof *n * (size_t)cap);
+        if (!n)
+            return NULL;
+        tlist = n;
+        captl = cap;
     }
+    tlist[ntl] = (tattrs){h, NULL};
+    return &tlist[ntl++].list;
+}
+
+static void type_list_drop(MPI_Datatype h)
+{
+    for (int i = 0; i < ntl; i++)
+        if (tlist[i].h == h && !tlist[i].list) {
+            tlist[i] = tlist[--ntl];
+            return;
+        }
+}
+
+static int type_obj(const char *fn, MPI_Datatype h, int create, obj *o)
+{
+    ISM_CHECK_INIT(fn);
+    if (!ism_abi_dt_any(h))
+        return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    static attr *none;
+    attr **l = type_list(h, create);
+    if (create && !l)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    none = NULL;
+    *o = (obj){KIND_TYPE, (void *)h, l ? l : &none};
     return MPI_SUCCESS;
 }
 
-/* ---- the deprecated MPI-1 forms ---- */
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state)
+{
+    return kv_create("MPI_Type_create_keyval", KIND_TYPE, (void *)type_copy_attr_fn,
+                     (void *)type_delete_attr_fn, extra_state, type_keyval);
+}
+ISM_PMPI(Type_create_keyval)
+
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    return kv_free("MPI_Type_free_keyval", KIND_TYPE, type_keyval);
+}
+ISM_PMPI(Type_free_keyval)
+
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    obj o;
+    int rc = type_obj("MPI_Type_set_attr", datatype, 1, &o);
+    return rc ? rc : set_attr("MPI_Type_set_attr", NULL, &o, type_keyval, attribute_val);
+}
+ISM_PMPI(Type_set_attr)
+
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    obj o;
+    int rc = type_obj("MPI_Type_get_attr", datatype, 0, &o);
+    return rc ? rc
+              : get_attr("MPI_Type_get_attr", NULL, &o, type_keyval, attribute_val, flag);
+}
+ISM_PMPI(Type_get_attr)
+
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    obj o;
+    int rc = type_obj("MPI_Type_delete_attr", datatype, 0, &o);
+    if (!rc)
+        rc = delete_attr("MPI_Type_delete_attr", NULL, &o, type_keyval);
+    type_list_drop(datatype);
+    return rc;
+}
+ISM_PMPI(Type_delete_attr)
+
+int ism_abi_type_attr_copy(MPI_Datatype from, MPI_Datatype to)
+{
+    attr **fl = type_list(from, 0);
+    if (!fl || !*fl)
+        return MPI_SUCCESS;
+    attr **tl = type_list(to, 1);
+    if (!tl)
+        return MPI_ERR_NO_MEM;
+    fl = type_list(from, 0); /* the table may have moved */
+    obj f = {KIND_TYPE, (void *)from, fl}, t = {KIND_TYPE, (void *)to, tl};
+    int rc = copy_all(&f, &t);
+    type_list_drop(to);
+    return rc;
+}
+
+int ism_abi_type_attr_delete_all(MPI_Datatype h)
+{
+    attr **l = type_list(h, 0);
+    if (!l)
+        return MPI_SUCCESS;
+    obj o = {KIND_TYPE, (void *)h, l};
+    int rc = delete_all(&o);
+    type_list_drop(h);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- MPI-1 forms */
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)

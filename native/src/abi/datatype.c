@@ -330,7 +330,15 @@ ISM_PMPI(Type_create_resized)
 
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    return make("MPI_Type_dup", ISM_COMBINER_DUP, NULL, NULL, &oldtype, 1, newtype);
+    int rc = make("MPI_Type_dup", ISM_COMBINER_DUP, NULL, NULL, &oldtype, 1, newtype);
+    if (rc)
+        return rc;
+    /* cached attributes follow their copy callbacks (attr.c) */
+    if ((rc = ism_abi_type_attr_copy(oldtype, *newtype)) != MPI_SUCCESS) {
+        PMPI_Type_free(newtype);
+        return ism_abi_error(NULL, rc, "MPI_Type_dup", "an attribute copy callback failed");
+    }
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Type_dup)
 
@@ -359,6 +367,9 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     if (!d->x)
         return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Type_free",
                              "%s is predefined and cannot be freed", ism_dt_name(d));
+    int rc = ism_abi_type_attr_delete_all(*datatype);
+    if (rc)
+        return ism_abi_error(NULL, rc, "MPI_Type_free", "an attribute delete callback failed");
     ism_dt_user_free(d);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -1870,50 +1870,6 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, M
 }
 ISM_PMPI(Intercomm_create_from_groups)
 
-int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn, MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval, void *extra_state)
-{
-    (void)type_copy_attr_fn;
-    (void)type_delete_attr_fn;
-    (void)type_keyval;
-    (void)extra_state;
-    return unsupported("MPI_Type_create_keyval", "not yet implemented");
-}
-ISM_PMPI(Type_create_keyval)
-
-int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
-{
-    (void)datatype;
-    (void)type_keyval;
-    return unsupported("MPI_Type_delete_attr", "not yet implemented");
-}
-ISM_PMPI(Type_delete_attr)
-
-int PMPI_Type_free_keyval(int *type_keyval)
-{
-    (void)type_keyval;
-    return unsupported("MPI_Type_free_keyval", "not yet implemented");
-}
-ISM_PMPI(Type_free_keyval)
-
-int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
-{
-    (void)datatype;
-    (void)type_keyval;
-    (void)attribute_val;
-    (void)flag;
-    return unsupported("MPI_Type_get_attr", "not yet implemented");
-}
-ISM_PMPI(Type_get_attr)
-
-int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
-{
-    (void)datatype;
-    (void)type_keyval;
-    (void)attribute_val;
-    return unsupported("MPI_Type_set_attr", "not yet implemented");
-}
-ISM_PMPI(Type_set_attr)
-
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
     (void)win_copy_attr_fn;
