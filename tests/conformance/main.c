@@ -3,6 +3,7 @@
  *
  * usage: conformance [--list] [--tests T,..] [--comms C,..] [--types D,..]
  *                    [--counts N,..] [--full] [--seed S] [--verbose]
+ *                    [--no-exclusions]
  *
  * Runs the selected tests over communicator kinds x datatypes x counts.
  * By default a deterministic covering subset: for each test, S = max(#comms,
@@ -25,7 +26,7 @@
 
 #define MAX_PRINTED 100
 
-static int wrank = 0, wsize = 1, verbose = 0;
+static int wrank = 0, wsize = 1, verbose = 0, no_exclusions = 0;
 static int printed = 0;
 
 void cx_fail(struct ctx *cx, const char *fmt, ...)
@@ -192,6 +193,8 @@ static int dup_neighbor(MPI_Comm comm)
 
 static const struct exclusion *excluded(const struct ctx *cx)
 {
+    if (no_exclusions)
+        return NULL;
     for (const struct exclusion *e = exclusions; e->lib; e++)
         if (lib_matches(e->lib) &&
             (wild(e->test, cx->test->name) || wild(e->test, cx->test->group)) &&
@@ -215,7 +218,8 @@ static void die_usage(const char *fmt, const char *arg)
         fprintf(stderr, "conformance: ");
         fprintf(stderr, fmt, arg);
         fprintf(stderr, "\nusage: conformance [--list] [--tests T,..] [--comms C,..] "
-                        "[--types D,..] [--counts N,..] [--full] [--seed S] [--verbose]\n");
+                        "[--types D,..] [--counts N,..] [--full] [--seed S] [--verbose] "
+                        "[--no-exclusions]\n");
     }
     MPI_Finalize();
     exit(2);
@@ -354,10 +358,13 @@ int main(int argc, char **argv)
             full = 1;
         } else if (strcmp(o, "--verbose") == 0) {
             verbose = 1;
+        } else if (strcmp(o, "--no-exclusions") == 0) {
+            no_exclusions = 1;
         } else if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
             if (wrank == 0)
                 printf("usage: conformance [--list] [--tests T,..] [--comms C,..] "
-                       "[--types D,..] [--counts N,..] [--full] [--seed S] [--verbose]\n");
+                       "[--types D,..] [--counts N,..] [--full] [--seed S] [--verbose] "
+                       "[--no-exclusions]\n");
             MPI_Finalize();
             return 0;
         } else if (strcmp(o, "--tests") == 0 && more) {
