@@ -114,6 +114,10 @@ struct test_def {
     void (*run)(struct ctx *cx);
 };
 
+/* a test function that calls a shared implementation with fixed arguments */
+#define TEST_FN(name, body)                                                   \
+    static void name(struct ctx *cx) { body; }
+
 extern const struct test_def p2p_tests[];
 extern const int n_p2p_tests;
 extern const struct test_def coll_tests[];

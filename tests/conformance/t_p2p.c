@@ -198,18 +198,18 @@ static void persistent_mode(struct ctx *cx, int mode)
     done(&p);
 }
 
-static void t_send(struct ctx *cx) { send_mode(cx, M_STD); }
-static void t_ssend(struct ctx *cx) { send_mode(cx, M_SYNC); }
-static void t_rsend(struct ctx *cx) { send_mode(cx, M_READY); }
-static void t_bsend(struct ctx *cx) { send_mode(cx, M_BUF); }
-static void t_isend(struct ctx *cx) { isend_mode(cx, M_STD); }
-static void t_issend(struct ctx *cx) { isend_mode(cx, M_SYNC); }
-static void t_irsend(struct ctx *cx) { isend_mode(cx, M_READY); }
-static void t_ibsend(struct ctx *cx) { isend_mode(cx, M_BUF); }
-static void t_send_init(struct ctx *cx) { persistent_mode(cx, M_STD); }
-static void t_ssend_init(struct ctx *cx) { persistent_mode(cx, M_SYNC); }
-static void t_rsend_init(struct ctx *cx) { persistent_mode(cx, M_READY); }
-static void t_bsend_init(struct ctx *cx) { persistent_mode(cx, M_BUF); }
+TEST_FN(t_send, send_mode(cx, M_STD))
+TEST_FN(t_ssend, send_mode(cx, M_SYNC))
+TEST_FN(t_rsend, send_mode(cx, M_READY))
+TEST_FN(t_bsend, send_mode(cx, M_BUF))
+TEST_FN(t_isend, isend_mode(cx, M_STD))
+TEST_FN(t_issend, isend_mode(cx, M_SYNC))
+TEST_FN(t_irsend, isend_mode(cx, M_READY))
+TEST_FN(t_ibsend, isend_mode(cx, M_BUF))
+TEST_FN(t_send_init, persistent_mode(cx, M_STD))
+TEST_FN(t_ssend_init, persistent_mode(cx, M_SYNC))
+TEST_FN(t_rsend_init, persistent_mode(cx, M_READY))
+TEST_FN(t_bsend_init, persistent_mode(cx, M_BUF))
 
 /* blocking MPI_Recv of an MPI_Isend */
 static void t_recv(struct ctx *cx)
@@ -308,10 +308,10 @@ static void probe_kind(struct ctx *cx, int kind)
     done(&p);
 }
 
-static void t_probe(struct ctx *cx) { probe_kind(cx, PR_PROBE); }
-static void t_iprobe(struct ctx *cx) { probe_kind(cx, PR_IPROBE); }
-static void t_mprobe(struct ctx *cx) { probe_kind(cx, PR_MPROBE); }
-static void t_improbe(struct ctx *cx) { probe_kind(cx, PR_IMPROBE); }
+TEST_FN(t_probe, probe_kind(cx, PR_PROBE))
+TEST_FN(t_iprobe, probe_kind(cx, PR_IPROBE))
+TEST_FN(t_mprobe, probe_kind(cx, PR_MPROBE))
+TEST_FN(t_improbe, probe_kind(cx, PR_IMPROBE))
 
 /* a receive nobody matches is cancelled: the buffer stays untouched; then
  * the real message still arrives in a second receive */

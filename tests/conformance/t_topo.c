@@ -134,18 +134,16 @@ static void neighbor_(struct ctx *cx, int kind, int nbf)
     buf_free(&eb);
 }
 
-#define W(name, body)                                                         \
-    static void name(struct ctx *cx) { body; }
-W(t_nallgather, neighbor_(cx, N_AG, 0))
-W(t_inallgather, neighbor_(cx, N_AG, 1))
-W(t_nallgatherv, neighbor_(cx, N_AGV, 0))
-W(t_inallgatherv, neighbor_(cx, N_AGV, 1))
-W(t_nalltoall, neighbor_(cx, N_AA, 0))
-W(t_inalltoall, neighbor_(cx, N_AA, 1))
-W(t_nalltoallv, neighbor_(cx, N_AAV, 0))
-W(t_inalltoallv, neighbor_(cx, N_AAV, 1))
-W(t_nalltoallw, neighbor_(cx, N_AAW, 0))
-W(t_inalltoallw, neighbor_(cx, N_AAW, 1))
+TEST_FN(t_nallgather, neighbor_(cx, N_AG, 0))
+TEST_FN(t_inallgather, neighbor_(cx, N_AG, 1))
+TEST_FN(t_nallgatherv, neighbor_(cx, N_AGV, 0))
+TEST_FN(t_inallgatherv, neighbor_(cx, N_AGV, 1))
+TEST_FN(t_nalltoall, neighbor_(cx, N_AA, 0))
+TEST_FN(t_inalltoall, neighbor_(cx, N_AA, 1))
+TEST_FN(t_nalltoallv, neighbor_(cx, N_AAV, 0))
+TEST_FN(t_inalltoallv, neighbor_(cx, N_AAV, 1))
+TEST_FN(t_nalltoallw, neighbor_(cx, N_AAW, 0))
+TEST_FN(t_inalltoallw, neighbor_(cx, N_AAW, 1))
 
 #define N(n, f) {n, "topo", TF_TOPO, f}
 const struct test_def topo_tests[] = {
