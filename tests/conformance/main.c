@@ -61,7 +61,7 @@ struct exclusion {
 
 #define STRUCTS                                                               \
     "struct_cdi|struct_resized|vector_of_struct|dup_struct|double_int|long_int|"        \
-    "contig2_double_int"
+    "short_int|long_double_int|contig2_double_int"
 #define NBR_ALLTOALLS                                                         \
     "neighbor_alltoall|neighbor_alltoallv|neighbor_alltoallw|ineighbor_alltoall|"           \
     "ineighbor_alltoallv|ineighbor_alltoallw"
@@ -78,7 +78,8 @@ static const struct exclusion exclusions[] = {
      "vendor defect: Open MPI 4.1.4 MPI_Ialltoallw on a topology communicator "
      "reads one type per neighbor instead of per rank (segfault)"},
     /* MPICH 4.0.2: buffered sends and collectives of 1000 elements of a type
-     * with a trailing gap (structs with holes, MPI_DOUBLE_INT, MPI_LONG_INT)
+     * with a trailing gap (structs with holes, MPI_DOUBLE_INT, MPI_LONG_INT,
+     * MPI_SHORT_INT, MPI_LONG_DOUBLE_INT)
      * arrive as a longer message (MPI_ERR_TRUNCATE) or with wrong data; isthmus
      * hands them to MPICH within a site */
     {"mpich|isthmus-mpich", "bsend|ibsend|bsend_init|sendrecv_replace|coll", "*", STRUCTS,
