@@ -104,7 +104,6 @@ enum {
     TF_INTER = 1,   /* also runs on intercommunicators */
     TF_RED = 2,     /* needs a type with reductions (RED_ARITH or RED_PAIR) */
     TF_TOPO = 4,    /* only on topology kinds */
-    TF_NOINTRA = 8, /* unused */
 };
 
 struct test_def {
