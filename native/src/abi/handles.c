@@ -1,0 +1,140 @@
+/* handles.c (abi): handles as integers: the MPI 5.0 MPI_<Handle>_toint/_fromint calls
+ * and the Fortran-style MPI_<Handle>_c2f/_f2c. Predefined handles are small integers
+ * already and map to themselves; every other handle (a pointer) gets the next integer
+ * from 0x1000 up the first time it is converted, and keeps it (a table that only grows,
+ * one entry per handle ever converted).
+ */
+#include <stdlib.h>
+
+#include "abi.h"
+
+#define FIRST 0x1000
+
+static void **tab;
+static int ntab, captab;
+
+static int toint(void *h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (v < FIRST)
+        return (int)v;
+    for (int i = ntab - 1; i >= 0; i--)
+        if (tab[i] == h)
+            return FIRST + i;
+    if (ntab == captab) {
+        int cap = captab ? 2 * captab : 64;
+        void **n = realloc(tab, sizeof *n * (size_t)cap);
+        if (!n)
+            return -1; /* no integer: reported as an invalid handle on the way back */
+        tab = n;
+        captab = cap;
+    }
+    tab[ntab] = h;
+    return FIRST + ntab++;
+}
+
+static void *fromint(int i)
+{
+    if (i >= 0 && i < FIRST)
+        return (void *)(uintptr_t)i;
+    return i >= FIRST && i - FIRST < ntab ? tab[i - FIRST] : NULL;
+}
+
+int PMPI_Comm_toint(MPI_Comm comm) { return toint((void *)comm); }
+ISM_PMPI(Comm_toint)
+MPI_Comm PMPI_Comm_fromint(int comm) { return (MPI_Comm)fromint(comm); }
+ISM_PMPI(Comm_fromint)
+MPI_Fint PMPI_Comm_c2f(MPI_Comm comm) { return (MPI_Fint)toint((void *)comm); }
+ISM_PMPI(Comm_c2f)
+MPI_Comm PMPI_Comm_f2c(MPI_Fint comm) { return (MPI_Comm)fromint((int)comm); }
+ISM_PMPI(Comm_f2c)
+
+int PMPI_Errhandler_toint(MPI_Errhandler errhandler) { return toint((void *)errhandler); }
+ISM_PMPI(Errhandler_toint)
+MPI_Errhandler PMPI_Errhandler_fromint(int errhandler) { return (MPI_Errhandler)fromint(errhandler); }
+ISM_PMPI(Errhandler_fromint)
+MPI_Fint PMPI_Errhandler_c2f(MPI_Errhandler errhandler) { return (MPI_Fint)toint((void *)errhandler); }
+ISM_PMPI(Errhandler_c2f)
+MPI_Errhandler PMPI_Errhandler_f2c(MPI_Fint errhandler) { return (MPI_Errhandler)fromint((int)errhandler); }
+ISM_PMPI(Errhandler_f2c)
+
+int PMPI_File_toint(MPI_File file) { return toint((void *)file); }
+ISM_PMPI(File_toint)
+MPI_File PMPI_File_fromint(int file) { return (MPI_File)fromint(file); }
+ISM_PMPI(File_fromint)
+MPI_Fint PMPI_File_c2f(MPI_File file) { return (MPI_Fint)toint((void *)file); }
+ISM_PMPI(File_c2f)
+MPI_File PMPI_File_f2c(MPI_Fint file) { return (MPI_File)fromint((int)file); }
+ISM_PMPI(File_f2c)
+
+int PMPI_Group_toint(MPI_Group group) { return toint((void *)group); }
+ISM_PMPI(Group_toint)
+MPI_Group PMPI_Group_fromint(int group) { return (MPI_Group)fromint(group); }
+ISM_PMPI(Group_fromint)
+MPI_Fint PMPI_Group_c2f(MPI_Group group) { return (MPI_Fint)toint((void *)group); }
+ISM_PMPI(Group_c2f)
+MPI_Group PMPI_Group_f2c(MPI_Fint group) { return (MPI_Group)fromint((int)group); }
+ISM_PMPI(Group_f2c)
+
+int PMPI_Info_toint(MPI_Info info) { return toint((void *)info); }
+ISM_PMPI(Info_toint)
+MPI_Info PMPI_Info_fromint(int info) { return (MPI_Info)fromint(info); }
+ISM_PMPI(Info_fromint)
+MPI_Fint PMPI_Info_c2f(MPI_Info info) { return (MPI_Fint)toint((void *)info); }
+ISM_PMPI(Info_c2f)
+MPI_Info PMPI_Info_f2c(MPI_Fint info) { return (MPI_Info)fromint((int)info); }
+ISM_PMPI(Info_f2c)
+
+int PMPI_Message_toint(MPI_Message message) { return toint((void *)message); }
+ISM_PMPI(Message_toint)
+MPI_Message PMPI_Message_fromint(int message) { return (MPI_Message)fromint(message); }
+ISM_PMPI(Message_fromint)
+MPI_Fint PMPI_Message_c2f(MPI_Message message) { return (MPI_Fint)toint((void *)message); }
+ISM_PMPI(Message_c2f)
+MPI_Message PMPI_Message_f2c(MPI_Fint message) { return (MPI_Message)fromint((int)message); }
+ISM_PMPI(Message_f2c)
+
+int PMPI_Op_toint(MPI_Op op) { return toint((void *)op); }
+ISM_PMPI(Op_toint)
+MPI_Op PMPI_Op_fromint(int op) { return (MPI_Op)fromint(op); }
+ISM_PMPI(Op_fromint)
+MPI_Fint PMPI_Op_c2f(MPI_Op op) { return (MPI_Fint)toint((void *)op); }
+ISM_PMPI(Op_c2f)
+MPI_Op PMPI_Op_f2c(MPI_Fint op) { return (MPI_Op)fromint((int)op); }
+ISM_PMPI(Op_f2c)
+
+int PMPI_Request_toint(MPI_Request request) { return toint((void *)request); }
+ISM_PMPI(Request_toint)
+MPI_Request PMPI_Request_fromint(int request) { return (MPI_Request)fromint(request); }
+ISM_PMPI(Request_fromint)
+MPI_Fint PMPI_Request_c2f(MPI_Request request) { return (MPI_Fint)toint((void *)request); }
+ISM_PMPI(Request_c2f)
+MPI_Request PMPI_Request_f2c(MPI_Fint request) { return (MPI_Request)fromint((int)request); }
+ISM_PMPI(Request_f2c)
+
+int PMPI_Session_toint(MPI_Session session) { return toint((void *)session); }
+ISM_PMPI(Session_toint)
+MPI_Session PMPI_Session_fromint(int session) { return (MPI_Session)fromint(session); }
+ISM_PMPI(Session_fromint)
+MPI_Fint PMPI_Session_c2f(MPI_Session session) { return (MPI_Fint)toint((void *)session); }
+ISM_PMPI(Session_c2f)
+MPI_Session PMPI_Session_f2c(MPI_Fint session) { return (MPI_Session)fromint((int)session); }
+ISM_PMPI(Session_f2c)
+
+int PMPI_Type_toint(MPI_Datatype type) { return toint((void *)type); }
+ISM_PMPI(Type_toint)
+MPI_Datatype PMPI_Type_fromint(int type) { return (MPI_Datatype)fromint(type); }
+ISM_PMPI(Type_fromint)
+MPI_Fint PMPI_Type_c2f(MPI_Datatype type) { return (MPI_Fint)toint((void *)type); }
+ISM_PMPI(Type_c2f)
+MPI_Datatype PMPI_Type_f2c(MPI_Fint type) { return (MPI_Datatype)fromint((int)type); }
+ISM_PMPI(Type_f2c)
+
+int PMPI_Win_toint(MPI_Win win) { return toint((void *)win); }
+ISM_PMPI(Win_toint)
+MPI_Win PMPI_Win_fromint(int win) { return (MPI_Win)fromint(win); }
+ISM_PMPI(Win_fromint)
+MPI_Fint PMPI_Win_c2f(MPI_Win win) { return (MPI_Fint)toint((void *)win); }
+ISM_PMPI(Win_c2f)
+MPI_Win PMPI_Win_f2c(MPI_Fint win) { return (MPI_Win)fromint((int)win); }
+ISM_PMPI(Win_f2c)
