@@ -105,12 +105,6 @@ static const struct exclusion exclusions[] = {
      "cart2d|cart3d|graph", "*", -1, -1, 1,
      "vendor defect: MPICH 4.0.2 neighbor alltoall swaps the blocks of a neighbor that "
      "appears twice (periodic dimension of size 1 or 2, repeated graph edge)"},
-    /* isthmus: neighbor alltoall(v,w), blocking or not, on a Cartesian
-     * communicator with a periodic dimension of size 1 or 2 */
-    {"isthmus", NBR_ALLTOALLS, "cart2d|cart3d", "*", -1, -1, 1,
-     "known isthmus bug: neighbor alltoall(v,w) on a Cartesian communicator with a periodic "
-     "dimension of size 1 or 2 puts the two blocks of that dimension in the wrong slots "
-     "(alltoall: swapped data; v/w: MPI_ERR_TRUNCATE abort)"},
     {NULL, NULL, NULL, NULL, 0, 0, 0, NULL},
 };
 

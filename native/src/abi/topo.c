@@ -809,12 +809,26 @@ static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const 
             rc = ism_abi_error(c, rt[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn,
                                "bad receive count or type for neighbor %d", i);
     }
+    /* Cartesian: tag = direction slot; the -1 slot receives what the neighbor sent to +1 */
+    int *stag = NULL, *rtag = NULL;
+    if (!rc && ((topo *)c->topo)->kind == MPI_CART) {
+        stag = malloc(sizeof(int) * (size_t)(nout + 1));
+        rtag = malloc(sizeof(int) * (size_t)(nin + 1));
+        if (!stag || !rtag)
+            rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        for (int i = 0; !rc && i < nout; i++)
+            stag[i] = 100 + i;
+        for (int i = 0; !rc && i < nin; i++)
+            rtag[i] = 100 + (i ^ 1);
+    }
     if (!rc) {
         rc = ism_neighbor_exchange(sendbuf, nout, out, scounts, sd, st, recvbuf, nin, in, rcounts,
-                                   rd, rt, c);
+                                   rd, rt, stag, rtag, c);
         if (rc)
             rc = ism_abi_error(c, rc, fn, "the neighborhood exchange failed");
     }
+    free(stag);
+    free(rtag);
     free(st);
     free(rt);
     free(sd);

@@ -4,7 +4,9 @@
  * out-neighbor, all at once, on the communicator's collective context: across sites as
  * frames, within a site on the vendor communicator kept for collective traffic (vcoll),
  * so neither can match the program's own receives. A neighbor listed twice exchanges
- * twice, paired in order, as in MPICH and Open MPI.
+ * twice: paired in order (graphs), or by direction when the caller gives tags (Cartesian
+ * grids: what a rank sends towards -1 arrives in its neighbor's +1 slot, even when both
+ * neighbors are the same process, as the MPI 4.0 errata say).
  */
 #include <stdlib.h>
 
@@ -13,7 +15,7 @@
 int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
                           const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
                           const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
-                          ism_dt *const *rdts, ism_comm *c)
+                          ism_dt *const *rdts, const int *stags, const int *rtags, ism_comm *c)
 {
     int n = 0, rc = 0;
     ism_req **reqs = malloc(sizeof *reqs * (size_t)(nin + nout + 1));
@@ -21,12 +23,13 @@ int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int
         return ISM_ERR_NO_MEM;
     for (int i = 0; i < nin && !rc; i++)
         if (ins[i] != ISM_PROC_NULL)
-            rc = ism_irecv((char *)rbuf + rdispls[i], rcounts[i], rdts[i], ins[i], TAG_NEIGHBOR, c,
-                           c->ctx + 1, &reqs[n++]);
+            rc = ism_irecv((char *)rbuf + rdispls[i], rcounts[i], rdts[i], ins[i],
+                           rtags ? rtags[i] : TAG_NEIGHBOR, c, c->ctx + 1, &reqs[n++]);
     for (int i = 0; i < nout && !rc; i++)
         if (outs[i] != ISM_PROC_NULL)
             rc = ism_isend((const char *)sbuf + sdispls[i], scounts[i], sdts[i], outs[i],
-                           TAG_NEIGHBOR, c, c->ctx + 1, ISM_MODE_STD, &reqs[n++]);
+                           stags ? stags[i] : TAG_NEIGHBOR, c, c->ctx + 1, ISM_MODE_STD,
+                           &reqs[n++]);
     if (rc)
         n--; /* the failed call produced no request */
     for (int i = 0; i < n; i++) {

@@ -341,11 +341,13 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
                   ism_comm *c);
 
 /* coll_neighbor.c: one exchange with each in- and out-neighbor (PROC_NULL: none), on
- * the collective context; byte displacements, one type per neighbor */
+ * the collective context; byte displacements, one type per neighbor; tags per neighbor
+ * (NULL: one tag, pairing in order) */
 int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
                           const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
                           const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
-                          ism_dt *const *rdts, ism_comm *c);
+                          ism_dt *const *rdts, const int *stags, const int *rtags,
+                          ism_comm *c);
 /* comm.c internals shared with intercomm.c */
 ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc);
 void ism_comm_register(ism_comm *c);

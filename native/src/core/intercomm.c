@@ -4,7 +4,7 @@
  * l_of, c_of_g, c_of_l), so sends and receives work unchanged: a peer rank names a
  * remote process, at this site through the vendor or at another site through frames.
  * Its vendor communicator holds the members of both groups at this site. A hidden
- * intracommunicator of both groups (`merged`: the group whose leader has the lower
+ * intracommunicator of both groups (`merged`: the group whose first member has the lower
  * global rank first) and one of the local group alone (`local`) carry the collectives.
  * Context ids: each group agrees on a candidate, the leaders swap candidates, and the
  * larger one, with the next two for the hidden communicators, is reserved by every
@@ -202,7 +202,10 @@ int ism_intercomm_create(ism_comm *L, int lleader, ism_comm *P, int rleader, int
     for (int r = 0; !rc && r < rhdr[1]; r++)
         if (rg[r] < 0 || rg[r] >= ism.gsize || L->c_of_g[rg[r]] >= 0)
             rc = ISM_ERR_GROUP; /* the groups must be disjoint */
-    int low_first = L->g_of[lleader] < P->g_of[rleader];
+    /* which group comes first in the hidden communicators: decided from the two member
+     * lists, which every member of both groups now has (the peer communicator and the
+     * remote leader mean something at the leaders only) */
+    int low_first = L->g_of[0] < rg[0];
     if (!rc)
         rc = build(ctx, L->g_of, L->size, L->rank, rg, rhdr[1], low_first, out);
     if (!rc)
@@ -367,9 +370,9 @@ int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, con
     ptrdiff_t zero = 0;
     if (root != ISM_ROOT) /* one block to or from the root */
         return scatter ? ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, (void *)sbuf, 1,
-                                               &root, &scount, &zero, &sdt, c)
+                                               &root, &scount, &zero, &sdt, NULL, NULL, c)
                        : ism_neighbor_exchange(sbuf, 1, &root, &scount, &zero, &sdt, NULL, 0,
-                                               NULL, NULL, NULL, NULL, c);
+                                               NULL, NULL, NULL, NULL, NULL, NULL, c);
     int *peers, rc = all_remote(c, &peers);
     ptrdiff_t *d = malloc(sizeof *d * (size_t)(c->size + 1));
     ism_dt **t = malloc(sizeof *t * (size_t)(c->size + 1));
@@ -384,9 +387,9 @@ int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, con
         t[r] = rdt;
     }
     rc = scatter ? ism_neighbor_exchange(rbuf, c->size, peers, rcounts, d, t, NULL, 0, NULL,
-                                         NULL, NULL, NULL, c)
+                                         NULL, NULL, NULL, NULL, NULL, c)
                  : ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, rbuf, c->size, peers,
-                                         rcounts, d, t, c);
+                                         rcounts, d, t, NULL, NULL, c);
     free(peers);
     free(d);
     free(t);
@@ -403,7 +406,7 @@ int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *s
     if (rc)
         return rc;
     rc = ism_neighbor_exchange(sbuf, c->size, peers, scounts, sdispls, sdts, rbuf, c->size, peers,
-                               rcounts, rdispls, rdts, c);
+                               rcounts, rdispls, rdts, NULL, NULL, c);
     free(peers);
     return rc;
 }
