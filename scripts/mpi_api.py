@@ -67,8 +67,12 @@ def implemented() -> set[str]:
     for f in ABI.glob("*.c"):
         if f.name == "unsupported.c":
             continue
-        for m in re.finditer(r"^[A-Z][A-Z_]*\(([A-Z][A-Za-z0-9_]*)[,)]", f.read_text(), re.M):
+        text = f.read_text()
+        for m in re.finditer(r"^[A-Z][A-Z_]*\(([A-Z][A-Za-z0-9_]*)[,)]", text, re.M):
             names.add("MPI_" + m.group(1))
+        # STATUS_FIELD(name, field) makes MPI_Status_get_<name> and MPI_Status_set_<name>
+        for m in re.finditer(r"^STATUS_FIELD\((\w+),", text, re.M):
+            names.update({f"MPI_Status_get_{m.group(1)}", f"MPI_Status_set_{m.group(1)}"})
     return names & {n for _, n, _ in declared()}
 
 

@@ -109,6 +109,14 @@ int main(int argc, char **argv)
     MPI_Status_set_cancelled(&st, 1);
     MPI_Test_cancelled(&st, &canc);
     CHECK(canc, "Status_set_cancelled");
+#if MPI_VERSION > 4 || (MPI_VERSION == 4 && MPI_SUBVERSION >= 1)
+    int src = -1, tg = -1;
+    MPI_Status_set_source(&st, 3);
+    MPI_Status_set_tag(&st, 44);
+    MPI_Status_get_source(&st, &src);
+    MPI_Status_get_tag(&st, &tg);
+    CHECK(src == 3 && tg == 44 && st.MPI_SOURCE == 3, "MPI 4.1 status accessors %d %d", src, tg);
+#endif
     MPI_Pcontrol(1);
 
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

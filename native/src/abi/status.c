@@ -60,3 +60,26 @@ int PMPI_Pcontrol(const int level, ...)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Pcontrol)
+
+/* MPI 4.1 accessors of the public status fields */
+#define STATUS_FIELD(Name, field)                                                                  \
+    int PMPI_Status_get_##Name(MPI_Status *status, int *v)                                         \
+    {                                                                                              \
+        if (!status || status == MPI_STATUS_IGNORE || !v)                                          \
+            return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Status_get_" #Name, "no status given");   \
+        *v = status->field;                                                                        \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    ISM_PMPI(Status_get_##Name)                                                                    \
+    int PMPI_Status_set_##Name(MPI_Status *status, int v)                                          \
+    {                                                                                              \
+        if (!status || status == MPI_STATUS_IGNORE)                                                \
+            return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Status_set_" #Name, "no status given");   \
+        status->field = v;                                                                         \
+        return MPI_SUCCESS;                                                                        \
+    }                                                                                              \
+    ISM_PMPI(Status_set_##Name)
+
+STATUS_FIELD(source, MPI_SOURCE)
+STATUS_FIELD(tag, MPI_TAG)
+STATUS_FIELD(error, MPI_ERROR)

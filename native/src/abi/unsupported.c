@@ -498,54 +498,6 @@ int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 }
 ISM_PMPI(Ssend_init_c)
 
-int PMPI_Status_get_error(MPI_Status *status, int *error)
-{
-    (void)status;
-    (void)error;
-    return unsupported("MPI_Status_get_error", "not yet implemented");
-}
-ISM_PMPI(Status_get_error)
-
-int PMPI_Status_get_source(MPI_Status *status, int *source)
-{
-    (void)status;
-    (void)source;
-    return unsupported("MPI_Status_get_source", "not yet implemented");
-}
-ISM_PMPI(Status_get_source)
-
-int PMPI_Status_get_tag(MPI_Status *status, int *tag)
-{
-    (void)status;
-    (void)tag;
-    return unsupported("MPI_Status_get_tag", "not yet implemented");
-}
-ISM_PMPI(Status_get_tag)
-
-int PMPI_Status_set_error(MPI_Status *status, int error)
-{
-    (void)status;
-    (void)error;
-    return unsupported("MPI_Status_set_error", "not yet implemented");
-}
-ISM_PMPI(Status_set_error)
-
-int PMPI_Status_set_source(MPI_Status *status, int source)
-{
-    (void)status;
-    (void)source;
-    return unsupported("MPI_Status_set_source", "not yet implemented");
-}
-ISM_PMPI(Status_set_source)
-
-int PMPI_Status_set_tag(MPI_Status *status, int tag)
-{
-    (void)status;
-    (void)tag;
-    return unsupported("MPI_Status_set_tag", "not yet implemented");
-}
-ISM_PMPI(Status_set_tag)
-
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
     (void)request;
