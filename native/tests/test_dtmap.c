@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../src/core/dtmap.h"
 
@@ -331,6 +332,18 @@ static void test_limits(void)
     int c[] = {ISM_TMAP_MAX_ENTRIES + 1}; /* contiguous merges: one block whatever the count */
     CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, c, NULL, t, &m) == 0 && m.nblk == 1,
           "a long contiguous type is one block");
+    ism_tmap_free(&m);
+    /* MPI_Type_contiguous(INT_MAX, MPI_INT) is built in constant time (not 2^31 appends):
+     * one block, one run, exact size and bounds */
+    clock_t t0 = clock();
+    int big[] = {2147483647};
+    CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, big, NULL, t, &m) == 0 && m.nblk == 1 &&
+              m.nrun == 1 && m.size == 4 * 2147483647LL && m.ub == 4 * 2147483647LL &&
+              m.nelem == 2147483647LL && m.run[0].n == 2147483647LL,
+          "contiguous of INT_MAX ints: nblk %lld size %lld", (long long)m.nblk,
+          (long long)m.size);
+    CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0, "building it took %.1f s",
+          (double)(clock() - t0) / CLOCKS_PER_SEC);
     ism_tmap_free(&m);
     ism_tmap_free(&i);
 }

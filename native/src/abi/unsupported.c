@@ -14,47 +14,6 @@ static int unsupported(const char *fn, const char *feature)
                          "%s is not supported by isthmus yet", feature);
 }
 
-int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return unsupported("MPI_Bsend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Bsend_c)
-
-int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Bsend_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Bsend_init_c)
-
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    (void)buffer;
-    (void)size;
-    return unsupported("MPI_Buffer_attach_c", "large-count (_c) variants");
-}
-ISM_PMPI(Buffer_attach_c)
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    (void)buffer_addr;
-    (void)size;
-    return unsupported("MPI_Buffer_detach_c", "large-count (_c) variants");
-}
-ISM_PMPI(Buffer_detach_c)
-
 int PMPI_Buffer_flush(void)
 {
     return unsupported("MPI_Buffer_flush", "not yet implemented");
@@ -118,78 +77,6 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
     return unsupported("MPI_Comm_iflush_buffer", "not yet implemented");
 }
 ISM_PMPI(Comm_iflush_buffer)
-
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status;
-    (void)datatype;
-    (void)count;
-    return unsupported("MPI_Get_count_c", "large-count (_c) variants");
-}
-ISM_PMPI(Get_count_c)
-
-int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ibsend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ibsend_c)
-
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)message;
-    (void)request;
-    return unsupported("MPI_Imrecv_c", "large-count (_c) variants");
-}
-ISM_PMPI(Imrecv_c)
-
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)source;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Irecv_c", "large-count (_c) variants");
-}
-ISM_PMPI(Irecv_c)
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Irsend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Irsend_c)
-
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Isend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Isend_c)
 
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
@@ -257,56 +144,6 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 }
 ISM_PMPI(Isendrecv_replace_c)
 
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Issend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Issend_c)
-
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)message;
-    (void)status;
-    return unsupported("MPI_Mrecv_c", "large-count (_c) variants");
-}
-ISM_PMPI(Mrecv_c)
-
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)source;
-    (void)tag;
-    (void)comm;
-    (void)status;
-    return unsupported("MPI_Recv_c", "large-count (_c) variants");
-}
-ISM_PMPI(Recv_c)
-
-int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)source;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Recv_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Recv_init_c)
-
 int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses)
 {
     (void)count;
@@ -338,89 +175,6 @@ int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], i
     return unsupported("MPI_Request_get_status_some", "not yet implemented");
 }
 ISM_PMPI(Request_get_status_some)
-
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return unsupported("MPI_Rsend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Rsend_c)
-
-int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Rsend_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Rsend_init_c)
-
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return unsupported("MPI_Send_c", "large-count (_c) variants");
-}
-ISM_PMPI(Send_c)
-
-int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Send_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Send_init_c)
-
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)dest;
-    (void)sendtag;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)status;
-    return unsupported("MPI_Sendrecv_c", "large-count (_c) variants");
-}
-ISM_PMPI(Sendrecv_c)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)sendtag;
-    (void)source;
-    (void)recvtag;
-    (void)comm;
-    (void)status;
-    return unsupported("MPI_Sendrecv_replace_c", "large-count (_c) variants");
-}
-ISM_PMPI(Sendrecv_replace_c)
 
 int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
 {
@@ -472,31 +226,6 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
     return unsupported("MPI_Session_iflush_buffer", "MPI-4 sessions");
 }
 ISM_PMPI(Session_iflush_buffer)
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    return unsupported("MPI_Ssend_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ssend_c)
-
-int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buf;
-    (void)count;
-    (void)datatype;
-    (void)dest;
-    (void)tag;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ssend_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ssend_init_c)
 
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
@@ -563,164 +292,6 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
 }
 ISM_PMPI(Psend_init)
 
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    (void)status;
-    (void)datatype;
-    (void)count;
-    return unsupported("MPI_Get_elements_c", "large-count (_c) variants");
-}
-ISM_PMPI(Get_elements_c)
-
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
-{
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    (void)comm;
-    return unsupported("MPI_Pack_c", "large-count (_c) variants");
-}
-ISM_PMPI(Pack_c)
-
-int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
-{
-    (void)datarep;
-    (void)inbuf;
-    (void)incount;
-    (void)datatype;
-    (void)outbuf;
-    (void)outsize;
-    (void)position;
-    return unsupported("MPI_Pack_external_c", "large-count (_c) variants");
-}
-ISM_PMPI(Pack_external_c)
-
-int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datarep;
-    (void)incount;
-    (void)datatype;
-    (void)size;
-    return unsupported("MPI_Pack_external_size_c", "large-count (_c) variants");
-}
-ISM_PMPI(Pack_external_size_c)
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    (void)incount;
-    (void)datatype;
-    (void)comm;
-    (void)size;
-    return unsupported("MPI_Pack_size_c", "large-count (_c) variants");
-}
-ISM_PMPI(Pack_size_c)
-
-int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_contiguous_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_contiguous_c)
-
-int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)size;
-    (void)rank;
-    (void)ndims;
-    (void)array_of_gsizes;
-    (void)array_of_distribs;
-    (void)array_of_dargs;
-    (void)array_of_psizes;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_darray_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_darray_c)
-
-int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_hindexed_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_hindexed_c)
-
-int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)blocklength;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_hindexed_block_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_hindexed_block_c)
-
-int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)blocklength;
-    (void)stride;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_hvector_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_hvector_c)
-
-int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)blocklength;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_indexed_block_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_indexed_block_c)
-
-int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
-{
-    (void)oldtype;
-    (void)lb;
-    (void)extent;
-    (void)newtype;
-    return unsupported("MPI_Type_create_resized_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_resized_c)
-
-int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)array_of_types;
-    (void)newtype;
-    return unsupported("MPI_Type_create_struct_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_struct_c)
-
-int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)ndims;
-    (void)array_of_sizes;
-    (void)array_of_subsizes;
-    (void)array_of_starts;
-    (void)order;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_create_subarray_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_create_subarray_c)
-
 int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
     (void)datatype;
@@ -748,24 +319,6 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
 }
 ISM_PMPI(Type_get_envelope_c)
 
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    (void)datatype;
-    (void)lb;
-    (void)extent;
-    return unsupported("MPI_Type_get_extent_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_get_extent_c)
-
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
-{
-    (void)datatype;
-    (void)true_lb;
-    (void)true_extent;
-    return unsupported("MPI_Type_get_true_extent_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_get_true_extent_c)
-
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
 {
     (void)value_type;
@@ -774,75 +327,6 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
     return unsupported("MPI_Type_get_value_index", "not yet implemented");
 }
 ISM_PMPI(Type_get_value_index)
-
-int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)array_of_blocklengths;
-    (void)array_of_displacements;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_indexed_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_indexed_c)
-
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
-{
-    (void)datatype;
-    (void)size;
-    return unsupported("MPI_Type_size_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_size_c)
-
-int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    (void)count;
-    (void)blocklength;
-    (void)stride;
-    (void)oldtype;
-    (void)newtype;
-    return unsupported("MPI_Type_vector_c", "large-count (_c) variants");
-}
-ISM_PMPI(Type_vector_c)
-
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    (void)comm;
-    return unsupported("MPI_Unpack_c", "large-count (_c) variants");
-}
-ISM_PMPI(Unpack_c)
-
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
-{
-    (void)datarep;
-    (void)inbuf;
-    (void)insize;
-    (void)position;
-    (void)outbuf;
-    (void)outcount;
-    (void)datatype;
-    return unsupported("MPI_Unpack_external_c", "large-count (_c) variants");
-}
-ISM_PMPI(Unpack_external_c)
-
-int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return unsupported("MPI_Allgather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Allgather_c)
 
 int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -920,18 +404,6 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
 }
 ISM_PMPI(Allgatherv_init_c)
 
-int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return unsupported("MPI_Allreduce_c", "large-count (_c) variants");
-}
-ISM_PMPI(Allreduce_c)
-
 int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf;
@@ -959,19 +431,6 @@ int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, M
     return unsupported("MPI_Allreduce_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Allreduce_init_c)
-
-int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return unsupported("MPI_Alltoall_c", "large-count (_c) variants");
-}
-ISM_PMPI(Alltoall_c)
 
 int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1110,17 +569,6 @@ int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 }
 ISM_PMPI(Barrier_init)
 
-int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    return unsupported("MPI_Bcast_c", "large-count (_c) variants");
-}
-ISM_PMPI(Bcast_c)
-
 int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)buffer;
@@ -1146,18 +594,6 @@ int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int 
     return unsupported("MPI_Bcast_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Bcast_init_c)
-
-int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return unsupported("MPI_Exscan_c", "large-count (_c) variants");
-}
-ISM_PMPI(Exscan_c)
 
 int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1186,20 +622,6 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     return unsupported("MPI_Exscan_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Exscan_init_c)
-
-int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return unsupported("MPI_Gather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Gather_c)
 
 int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1282,20 +704,6 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
 }
 ISM_PMPI(Gatherv_init_c)
 
-int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Iallgather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Iallgather_c)
-
 int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     (void)sendbuf;
@@ -1310,33 +718,6 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     return unsupported("MPI_Iallgatherv_c", "large-count (_c) variants");
 }
 ISM_PMPI(Iallgatherv_c)
-
-int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Iallreduce_c", "large-count (_c) variants");
-}
-ISM_PMPI(Iallreduce_c)
-
-int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ialltoall_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ialltoall_c)
 
 int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -1370,46 +751,6 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
 }
 ISM_PMPI(Ialltoallw_c)
 
-int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ibcast_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ibcast_c)
-
-int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Iexscan_c", "large-count (_c) variants");
-}
-ISM_PMPI(Iexscan_c)
-
-int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Igather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Igather_c)
-
 int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     (void)sendbuf;
@@ -1426,20 +767,6 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 ISM_PMPI(Igatherv_c)
 
-int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ireduce_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ireduce_c)
-
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     (void)sendbuf;
@@ -1452,47 +779,6 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
     return unsupported("MPI_Ireduce_scatter_c", "large-count (_c) variants");
 }
 ISM_PMPI(Ireduce_scatter_c)
-
-int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ireduce_scatter_block_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ireduce_scatter_block_c)
-
-int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Iscan_c", "large-count (_c) variants");
-}
-ISM_PMPI(Iscan_c)
-
-int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Iscatter_c", "large-count (_c) variants");
-}
-ISM_PMPI(Iscatter_c)
 
 int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
@@ -1518,19 +804,6 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
     return unsupported("MPI_Op_create_c", "large-count (_c) variants");
 }
 ISM_PMPI(Op_create_c)
-
-int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    return unsupported("MPI_Reduce_c", "large-count (_c) variants");
-}
-ISM_PMPI(Reduce_c)
 
 int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1562,17 +835,6 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 }
 ISM_PMPI(Reduce_init_c)
 
-int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
-{
-    (void)inbuf;
-    (void)inoutbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    return unsupported("MPI_Reduce_local_c", "large-count (_c) variants");
-}
-ISM_PMPI(Reduce_local_c)
-
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     (void)sendbuf;
@@ -1584,18 +846,6 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     return unsupported("MPI_Reduce_scatter_c", "large-count (_c) variants");
 }
 ISM_PMPI(Reduce_scatter_c)
-
-int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return unsupported("MPI_Reduce_scatter_block_c", "large-count (_c) variants");
-}
-ISM_PMPI(Reduce_scatter_block_c)
 
 int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1653,18 +903,6 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
 }
 ISM_PMPI(Reduce_scatter_init_c)
 
-int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    return unsupported("MPI_Scan_c", "large-count (_c) variants");
-}
-ISM_PMPI(Scan_c)
-
 int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf;
@@ -1692,20 +930,6 @@ int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
     return unsupported("MPI_Scan_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Scan_init_c)
-
-int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    return unsupported("MPI_Scatter_c", "large-count (_c) variants");
-}
-ISM_PMPI(Scatter_c)
 
 int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1883,20 +1107,6 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 }
 ISM_PMPI(Win_set_name)
 
-int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ineighbor_allgather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ineighbor_allgather_c)
-
 int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     (void)sendbuf;
@@ -1911,20 +1121,6 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     return unsupported("MPI_Ineighbor_allgatherv_c", "large-count (_c) variants");
 }
 ISM_PMPI(Ineighbor_allgatherv_c)
-
-int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Ineighbor_alltoall_c", "large-count (_c) variants");
-}
-ISM_PMPI(Ineighbor_alltoall_c)
 
 int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -1957,19 +1153,6 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
     return unsupported("MPI_Ineighbor_alltoallw_c", "large-count (_c) variants");
 }
 ISM_PMPI(Ineighbor_alltoallw_c)
-
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return unsupported("MPI_Neighbor_allgather_c", "large-count (_c) variants");
-}
-ISM_PMPI(Neighbor_allgather_c)
 
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -2046,19 +1229,6 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     return unsupported("MPI_Neighbor_allgatherv_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Neighbor_allgatherv_init_c)
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    return unsupported("MPI_Neighbor_alltoall_c", "large-count (_c) variants");
-}
-ISM_PMPI(Neighbor_alltoall_c)
 
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -3053,15 +2223,6 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     return unsupported("MPI_Grequest_start", "not yet implemented");
 }
 ISM_PMPI(Grequest_start)
-
-int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    (void)status;
-    (void)datatype;
-    (void)count;
-    return unsupported("MPI_Status_set_elements_c", "large-count (_c) variants");
-}
-ISM_PMPI(Status_set_elements_c)
 
 int PMPI_File_close(MPI_File *fh)
 {

@@ -202,6 +202,25 @@ static void append(tbuild *b, const ism_tmap *old, int64_t disp)
 static void append_block(tbuild *b, const ism_tmap *old, int64_t disp, int64_t bl)
 {
     int64_t ext = old->ub - old->lb;
+    /* A dense child (one block and one run that fill its extent): bl copies are one block
+     * and one run, so a huge count (MPI_Type_contiguous(INT_MAX, MPI_BYTE)) costs O(1). */
+    if (bl > 1 && ext > 0 && old->nblk == 1 && old->blk[0].len == ext && old->nrun == 1 &&
+        old->run[0].n * kinds[old->run[0].kind].size == ext) {
+        append(b, old, disp);
+        if (b->err)
+            return;
+        ism_tmap *m = &b->m;
+        int64_t more = bl - 1;
+        m->blk[m->nblk - 1].len += more * ext;
+        m->run[m->nrun - 1].n += more * old->run[0].n;
+        m->size += more * old->size;
+        m->nelem += more * old->nelem;
+        if (m->ext32 >= 0)
+            m->ext32 += more * old->ext32;
+        m->ub = max64(m->ub, disp + more * ext + old->ub);
+        m->true_ub = max64(m->true_ub, disp + more * ext + old->true_ub);
+        return;
+    }
     for (int64_t j = 0; j < bl && !b->err; j++)
         append(b, old, disp + j * ext);
 }
