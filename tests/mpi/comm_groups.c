@@ -6,8 +6,8 @@
  *  - Communicators: split by parity, reversed split (key -rank), split with
  *    MPI_UNDEFINED (gets MPI_COMM_NULL), create from a group of every third rank,
  *    create with disjoint groups per rank (halves), create_group of the odd ranks only
- *    (the even ranks are busy elsewhere), split_type MPI_COMM_TYPE_SHARED and the
- *    isthmus site split; Comm_compare of each with world; then on each new communicator:
+ *    (the even ranks are busy elsewhere), split_type MPI_COMM_TYPE_SHARED (also asked
+ *    by one rank while the others pass MPI_UNDEFINED) and the isthmus site split; Comm_compare of each with world; then on each new communicator:
  *    a ring of Sendrecv, Allreduce of ranks, Bcast from the last rank, Barrier, and
  *    MPI_Comm_group matching the expected members.
  *  - Attributes: a keyval with copy and delete callbacks; the copy runs on dup (value
@@ -213,6 +213,19 @@ static void comms(void)
               me);
     MPI_Comm_free(&shared);
     free(names);
+    /* only one rank asks for a split type, the others pass MPI_UNDEFINED */
+    for (int root = 0; root < size; root++) {
+        MPI_Comm one;
+        MPI_Comm_split_type(MPI_COMM_WORLD, rank == root ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED,
+                            0, MPI_INFO_NULL, &one);
+        CHECK((rank == root) == (one != MPI_COMM_NULL), "split_type with MPI_UNDEFINED elsewhere");
+        if (one != MPI_COMM_NULL) {
+            int os;
+            MPI_Comm_size(one, &os);
+            CHECK(os == 1, "split_type alone: size %d", os);
+            MPI_Comm_free(&one);
+        }
+    }
 #ifdef ISTHMUS_COMM_TYPE_SITE
     MPI_Comm_split_type(MPI_COMM_WORLD, ISTHMUS_COMM_TYPE_SITE, rank, MPI_INFO_NULL, &site);
     const char *mysite = getenv("ISTHMUS_SITE");

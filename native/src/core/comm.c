@@ -366,20 +366,22 @@ static uint64_t fnv1a(const char *s)
  * parent rank with the same node (site) identity. */
 int ism_comm_split_type(ism_comm *p, int type, int key, ism_comm **out)
 {
-    if (type != ISM_SPLIT_NODE && type != ISM_SPLIT_SITE)
-        return ism_comm_split(p, -1, key, out);
-    int id[3];
+    /* every rank takes part in the same exchange, also with MPI_UNDEFINED (type 0) */
+    int undefined = type != ISM_SPLIT_NODE && type != ISM_SPLIT_SITE;
+    int id[4];
     uint64_t h = type == ISM_SPLIT_NODE ? fnv1a(ism.procname) : 0;
-    id[0] = ism.site;
-    id[1] = (int)(uint32_t)(h >> 32);
-    id[2] = (int)(uint32_t)h;
-    int *all = malloc(sizeof(int) * 3 * (size_t)p->size);
+    id[0] = undefined;
+    id[1] = ism.site;
+    id[2] = (int)(uint32_t)(h >> 32);
+    id[3] = (int)(uint32_t)h;
+    int *all = malloc(sizeof(int) * 4 * (size_t)p->size);
     if (!all)
         return ISM_ERR_NO_MEM;
-    int rc = ism_allgather(id, all, 3, ISM_DT_INT, p);
-    int color = p->rank;
-    for (int r = 0; !rc && r < p->size; r++)
-        if (all[3 * r] == id[0] && all[3 * r + 1] == id[1] && all[3 * r + 2] == id[2]) {
+    int rc = ism_allgather(id, all, 4, ISM_DT_INT, p);
+    int color = undefined ? -1 : p->rank;
+    for (int r = 0; !rc && !undefined && r < p->size; r++)
+        if (!all[4 * r] && all[4 * r + 1] == id[1] && all[4 * r + 2] == id[2] &&
+            all[4 * r + 3] == id[3]) {
             color = r;
             break;
         }
