@@ -297,6 +297,26 @@ int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 }
 ISM_PMPI(Isend_c)
 
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return too_big("MPI_Isendrecv_c", sendcount);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return too_big("MPI_Isendrecv_c", recvcount);
+    int rc = PMPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
+    return rc;
+}
+ISM_PMPI(Isendrecv_c)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    if (count > INT_MAX || count < INT_MIN)
+        return too_big("MPI_Isendrecv_replace_c", count);
+    int rc = PMPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
+    return rc;
+}
+ISM_PMPI(Isendrecv_replace_c)
+
 int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     if (count > INT_MAX || count < INT_MIN)

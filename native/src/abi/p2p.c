@@ -267,6 +267,64 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 }
 ISM_PMPI(Sendrecv_replace)
 
+/* MPI 4.0: one request for a receive and a send, complete when both are. */
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *sd, *rd;
+    int rc = send_args("MPI_Isendrecv", comm, sendtype, sendcount, dest, sendtag, &c, &sd);
+    if (rc || (rc = recv_args("MPI_Isendrecv", comm, recvtype, recvcount, source, recvtag, &c,
+                              &rd)))
+        return rc;
+    ism_req *r = ism_req_alloc(ISM_RQ_PAIR);
+    if (!r)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Isendrecv", "out of memory");
+    r->comm = c;
+    rc = ism_irecv(recvbuf, recvcount, rd, source, recvtag, c, c->ctx, &r->inner2);
+    if (!rc)
+        rc = ism_isend(sendbuf, sendcount, sd, dest, sendtag, c, c->ctx, ISM_MODE_STD, &r->inner);
+    if (rc) {
+        if (r->inner2)
+            ism_cancel(r->inner2), ism_req_wait(r->inner2, NULL), ism_req_free(r->inner2);
+        ism_req_free(r);
+        return ism_abi_error(c, rc, "MPI_Isendrecv", "starting the exchange with %d/%d failed",
+                             dest, source);
+    }
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Isendrecv)
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_TYPE, "MPI_Isendrecv_replace", "%s",
+                             ism_abi_dt_problem(datatype));
+    size_t bytes = count > 0 ? (size_t)count * (size_t)d->size : 0;
+    if (bytes > INT_MAX)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, "MPI_Isendrecv_replace",
+                             "%zu bytes do not fit an int count", bytes);
+    void *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Isendrecv_replace",
+                             "no memory for a %zu-byte copy", bytes);
+    if (bytes)
+        ism_dt_pack(d, buf, count, tmp);
+    int rc = PMPI_Isendrecv(tmp, (int)bytes, MPI_PACKED, dest, sendtag, buf, count, datatype,
+                            source, recvtag, comm, request);
+    if (rc) {
+        free(tmp);
+        return rc;
+    }
+    ((ism_req *)*request)->tmp = tmp; /* freed when the request completes */
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Isendrecv_replace)
+
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     ism_comm *c;

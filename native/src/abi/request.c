@@ -179,6 +179,13 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
         ism_req *r = ism_abi_req(array_of_requests[i]);
         if (inactive(r) || r->done)
             continue;
+        if (r->kind == ISM_RQ_PAIR) {
+            int f = 0;
+            ism_status st;
+            ism_req_test(r, &f, &st); /* completion is recorded in r */
+            if (f)
+                continue;
+        }
         if (r->kind == ISM_RQ_VENDOR || r->kind == ISM_RQ_PERSIST) {
             int f = 0;
             ism_status st;
@@ -329,6 +336,10 @@ int PMPI_Request_free(MPI_Request *request)
     } else if (r->kind == ISM_RQ_VENDOR) {
         ism.be->request_free(&r->vreq);
         ism_req_free(r);
+    } else if (r->kind == ISM_RQ_PAIR && !r->done) {
+        /* finish it here: its parts and copy are owned by the pair */
+        ism_req_wait(r, NULL);
+        ism_req_free(r);
     } else if (r->done) {
         ism_req_free(r);
     } else {
@@ -364,6 +375,11 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     ism_progress();
+    if (r->kind == ISM_RQ_PAIR && !r->done) {
+        ism_status st;
+        int f = 0;
+        ism_req_test(r, &f, &st); /* completion is recorded in r; the handle stays valid */
+    }
     *flag = r->done;
     if (*flag)
         ism_abi_status(status, &r->st);

@@ -151,7 +151,8 @@ enum ism_req_kind {
     ISM_RQ_RSEND,      /* rendezvous send to another site */
     ISM_RQ_RRECV,      /* receive that may match a remote message */
     ISM_RQ_PERSIST,    /* persistent request: a template plus the active inner request */
-    ISM_RQ_NBC         /* nonblocking collective, completed by its coroutine (nbc.c) */
+    ISM_RQ_NBC,        /* nonblocking collective, completed by its coroutine (nbc.c) */
+    ISM_RQ_PAIR        /* MPI_Isendrecv: a receive (inner2) and a send (inner) */
 };
 
 typedef struct ism_req {
@@ -182,8 +183,10 @@ typedef struct ism_req {
     int credits, cts;
     /* bsend: storage in the attached buffer to release on completion */
     void *bsend_seg;
-    /* persistent requests */
-    struct ism_req *inner;
+    /* persistent requests (inner); MPI_Isendrecv (inner = send, inner2 = receive, tmp =
+     * the packed copy of an Isendrecv_replace, freed on completion) */
+    struct ism_req *inner, *inner2;
+    void *tmp;
     int p_op; /* 1 send 2 ssend 3 rsend 4 bsend 5 recv */
     const void *p_buf;
     int p_count;

@@ -535,6 +535,8 @@ int ism_cancel(ism_req *r)
         return r->done ? 0 : ism.be->cancel(&r->vreq);
     if (r->kind == ISM_RQ_PERSIST)
         return r->inner ? ism_cancel(r->inner) : 0;
+    if (r->kind == ISM_RQ_PAIR)
+        return r->inner2 && !r->done ? ism_cancel(r->inner2) : 0;
     if (r->kind != ISM_RQ_RRECV || r->done || r->started_rndv)
         return 0; /* sends already handed to the gateway cannot be recalled */
     if (!withdraw_shadow(r))

@@ -114,6 +114,32 @@ int ism_req_test(ism_req *r, int *flag, ism_status *st)
             r->inner = NULL;
         }
         break;
+    case ISM_RQ_PAIR: {
+        int fs = 1, fr = 1;
+        ism_status ss;
+        if (r->inner && !r->inner->done)
+            ism_req_test(r->inner, &fs, &ss);
+        else if (r->inner && r->inner->kind == ISM_RQ_VENDOR && !r->inner->done)
+            fs = 0;
+        if (r->inner2 && !r->inner2->done)
+            ism_req_test(r->inner2, &fr, &r->st);
+        *flag = (!r->inner || r->inner->done) && (!r->inner2 || r->inner2->done);
+        if (*flag) {
+            r->st = r->inner2 ? r->inner2->st : r->st;
+            r->error = r->inner2 && r->inner2->error ? r->inner2->error
+                                                      : r->inner ? r->inner->error : 0;
+            r->st.error = r->error;
+            ism_req_free(r->inner);
+            ism_req_free(r->inner2);
+            free(r->tmp);
+            r->inner = r->inner2 = NULL;
+            r->tmp = NULL;
+            r->done = 1;
+        }
+        (void)fs;
+        (void)fr;
+        break;
+    }
     default:
         if (!r->done)
             ism_progress();
