@@ -96,8 +96,10 @@ def _params(params: str) -> list[tuple[str, str, bool]]:
 
 def gen_largecount() -> str:
     """Wrappers MPI_X_c -> MPI_X for the functions whose large-count arguments map one to
-    one onto the int form: scalars (checked against INT_MAX), outputs (copied back) and
-    arrays whose length is another argument (count, ndims)."""
+    one onto the int form: scalars (checked against INT_MAX), outputs (copied back), and
+    arrays whose length is another argument (count, ndims) or, for blocking collectives,
+    the number of peers. Nonblocking collectives with arrays are left out: MPI lets them
+    read the arrays until completion, after the converted copies would be gone."""
     impl = implemented(include_generated=False)
     decl = {n: (r, p) for r, n, p in declared()}
     lines = [
@@ -118,6 +120,37 @@ def gen_largecount() -> str:
         "                         \"yet\", (long long)n);",
         "}",
         "",
+        "/* A copy of n counts or displacements as ints (NULL in, NULL out), or an error. */",
+        "static int to_ints(const char *fn, const MPI_Count *v, MPI_Count n, int **out)",
+        "{",
+        "    *out = NULL;",
+        "    if (!v)",
+        "        return MPI_SUCCESS;",
+        "    if (!(*out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))))",
+        "        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, \"out of memory\");",
+        "    for (MPI_Count i = 0; i < n; i++) {",
+        "        if (v[i] > INT_MAX || v[i] < INT_MIN) {",
+        "            free(*out);",
+        "            *out = NULL;",
+        "            return too_big(fn, v[i]);",
+        "        }",
+        "        (*out)[i] = (int)v[i];",
+        "    }",
+        "    return MPI_SUCCESS;",
+        "}",
+        "",
+        "static int to_aints(const char *fn, const MPI_Count *v, MPI_Count n, MPI_Aint **out)",
+        "{",
+        "    *out = NULL;",
+        "    if (!v)",
+        "        return MPI_SUCCESS;",
+        "    if (!(*out = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1))))",
+        "        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, \"out of memory\");",
+        "    for (MPI_Count i = 0; i < n; i++)",
+        "        (*out)[i] = (MPI_Aint)v[i];",
+        "    return MPI_SUCCESS;",
+        "}",
+        "",
     ]
     for name in sorted(decl):
         if not name.endswith("_c") or name[:-2] not in impl:
@@ -128,47 +161,52 @@ def gen_largecount() -> str:
         if ret != "int" or bret != "int" or len(cp) != len(bp) or not cp:
             continue
         names = {n for _, n, _ in cp}
-        pre, post, args, ok = [], [], [], True
+        decls, conv, args, post, frees, ok = [], [], [], [], [], True
         for (ct, cn, carr), (bt, bn, barr) in zip(cp, bp):
             if (ct, carr) == (bt, barr):
                 args.append(cn)
             elif ct == "MPI_Count" and bt in ("int", "MPI_Aint") and not carr:
                 if bt == "int":
-                    pre.append(f"    if ({cn} > INT_MAX || {cn} < INT_MIN)\n"
-                               f"        return too_big(\"{name}\", {cn});")
+                    conv.append(f"    if (rc == MPI_SUCCESS && ({cn} > INT_MAX || {cn} < INT_MIN))\n"
+                                f"        rc = too_big(\"{name}\", {cn});")
                 args.append(f"({bt}){cn}")
             elif ct == "MPI_Count *" and bt in ("int *", "MPI_Aint *") and not carr:
-                t = bt[:-2]
-                pre.append(f"    {t} {cn}_ = 0;")
+                decls.append(f"    {bt[:-2]} {cn}_ = 0;")
                 args.append(f"&{cn}_")
                 post.append(f"    if ({cn} && rc == MPI_SUCCESS)\n        *{cn} = {cn}_;")
-            elif ct == "const MPI_Count" and carr and bt in ("const int", "const MPI_Aint") and barr:
+            elif (ct in ("const MPI_Count", "const MPI_Aint") and carr and
+                  bt in ("const int", "const MPI_Aint") and barr):
                 n = "count" if "count" in names else "ndims" if "ndims" in names else None
+                if not n and "comm" in names and "neighbor" not in name.lower():
+                    if name.startswith("MPI_I"):
+                        ok = False  # nonblocking: the arrays must outlive the call
+                        break
+                    n = "n_"
+                    local = 1 if "Reduce_scatter" in name else 0
+                    # a rooted collective's vectors mean something at the root only
+                    root = "root" if "root" in names else "-1"
+                    if not any(d.startswith("    int n_ ") for d in decls):
+                        decls.insert(0, f"    int n_ = ism_abi_comm_peers(comm, {local}, {root});")
                 if not n:
                     ok = False
                     break
                 t = bt.split()[-1]
-                pre.append(f"    {t} *{cn}_ = malloc(sizeof({t}) * (size_t)({n} > 0 ? {n} : 1));\n"
-                           f"    if (!{cn}_)\n"
-                           f"        return ism_abi_error(NULL, MPI_ERR_NO_MEM, \"{name}\", \"out of memory\");\n"
-                           f"    for (MPI_Count i_ = 0; i_ < {n}; i_++) {{\n"
-                           + (f"        if ({cn}[i_] > INT_MAX || {cn}[i_] < INT_MIN) {{\n"
-                              f"            free({cn}_);\n"
-                              f"            return too_big(\"{name}\", {cn}[i_]);\n"
-                              f"        }}\n" if t == "int" else "")
-                           + f"        {cn}_[i_] = ({t}){cn}[i_];\n    }}")
+                fn_ = "to_ints" if t == "int" else "to_aints"
+                decls.append(f"    {t} *{cn}_ = NULL;")
+                conv.append(f"    if (rc == MPI_SUCCESS)\n"
+                            f"        rc = {fn_}(\"{name}\", (const MPI_Count *){cn}, {n}, &{cn}_);")
                 args.append(f"{cn}_")
-                post.append(f"    free({cn}_);")
+                frees.append(f"    free({cn}_);")
             else:
                 ok = False
                 break
         if not ok:
             continue
-        body = "\n".join(pre + [f"    int rc = P{name[:-2]}({', '.join(args)});"] + post +
-                         ["    return rc;"])
+        body = "\n".join(["    int rc = MPI_SUCCESS;"] + decls + conv +
+                         [f"    if (rc == MPI_SUCCESS)\n        rc = P{name[:-2]}({', '.join(args)});"] +
+                         post + frees + ["    return rc;"])
         lines.append(f"int P{name}({params})\n{{\n{body}\n}}\nISM_PMPI({name[4:]})\n")
     return "\n".join(lines)
-
 
 def feature_of(name: str) -> tuple[str, str]:
     short = name[4:]

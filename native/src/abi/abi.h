@@ -123,6 +123,8 @@ int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const 
                            MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes);
 /* info.c: communicator hints */
 void ism_abi_hints_free(ism_comm *c);
+/* coll.c: entries of a collective's per-rank vectors (largecount.c) */
+int ism_abi_comm_peers(MPI_Comm comm, int local, int root);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 

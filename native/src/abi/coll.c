@@ -600,3 +600,18 @@ int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return scan("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
 }
 ISM_PMPI(Exscan)
+
+/* How many entries the per-rank vectors of a collective on comm have: the group size,
+ * on an intercommunicator the remote group's (local = 1: the local group's, as for the
+ * receive counts of a reduce-scatter); 0 where they are not significant (root >= 0 or
+ * MPI_ROOT/MPI_PROC_NULL given and the caller is not the root) and for an invalid
+ * handle, which the collective itself then reports. */
+int ism_abi_comm_peers(MPI_Comm comm, int local, int root)
+{
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (!c)
+        return 0;
+    if (root != -1 && (c->is_inter ? root != MPI_ROOT : root != c->rank))
+        return 0;
+    return c->is_inter && local ? c->local_size : c->size;
+}

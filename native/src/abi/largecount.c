@@ -15,77 +15,196 @@ static int too_big(const char *fn, MPI_Count n)
                          "yet", (long long)n);
 }
 
+/* A copy of n counts or displacements as ints (NULL in, NULL out), or an error. */
+static int to_ints(const char *fn, const MPI_Count *v, MPI_Count n, int **out)
+{
+    *out = NULL;
+    if (!v)
+        return MPI_SUCCESS;
+    if (!(*out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))))
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (MPI_Count i = 0; i < n; i++) {
+        if (v[i] > INT_MAX || v[i] < INT_MIN) {
+            free(*out);
+            *out = NULL;
+            return too_big(fn, v[i]);
+        }
+        (*out)[i] = (int)v[i];
+    }
+    return MPI_SUCCESS;
+}
+
+static int to_aints(const char *fn, const MPI_Count *v, MPI_Count n, MPI_Aint **out)
+{
+    *out = NULL;
+    if (!v)
+        return MPI_SUCCESS;
+    if (!(*out = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1))))
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (MPI_Count i = 0; i < n; i++)
+        (*out)[i] = (MPI_Aint)v[i];
+    return MPI_SUCCESS;
+}
+
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Allgather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Allgather_c", recvcount);
-    int rc = PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Allgather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Allgather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     return rc;
 }
 ISM_PMPI(Allgather_c)
 
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Allgatherv_c", sendcount);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Allgatherv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Allgatherv_c", (const MPI_Count *)displs, n_, &displs_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm);
+    free(recvcounts_);
+    free(displs_);
+    return rc;
+}
+ISM_PMPI(Allgatherv_c)
+
 int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Allreduce_c", count);
-    int rc = PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Allreduce_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm);
     return rc;
 }
 ISM_PMPI(Allreduce_c)
 
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Alltoall_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Alltoall_c", recvcount);
-    int rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Alltoall_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Alltoall_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     return rc;
 }
 ISM_PMPI(Alltoall_c)
 
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)sdispls, n_, &sdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)rdispls, n_, &rdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    return rc;
+}
+ISM_PMPI(Alltoallv_c)
+
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)sdispls, n_, &sdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)rdispls, n_, &rdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoallw(sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    return rc;
+}
+ISM_PMPI(Alltoallw_c)
+
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Bcast_c", count);
-    int rc = PMPI_Bcast(buffer, (int)count, datatype, root, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Bcast_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast(buffer, (int)count, datatype, root, comm);
     return rc;
 }
 ISM_PMPI(Bcast_c)
 
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Bsend_c", count);
-    int rc = PMPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Bsend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bsend(buf, (int)count, datatype, dest, tag, comm);
     return rc;
 }
 ISM_PMPI(Bsend_c)
 
 int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Bsend_init_c", count);
-    int rc = PMPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Bsend_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Bsend_init_c)
 
 int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
-    if (size > INT_MAX || size < INT_MIN)
-        return too_big("MPI_Buffer_attach_c", size);
-    int rc = PMPI_Buffer_attach(buffer, (int)size);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (size > INT_MAX || size < INT_MIN))
+        rc = too_big("MPI_Buffer_attach_c", size);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Buffer_attach(buffer, (int)size);
     return rc;
 }
 ISM_PMPI(Buffer_attach_c)
 
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    int rc = MPI_SUCCESS;
     int size_ = 0;
-    int rc = PMPI_Buffer_detach(buffer_addr, &size_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Buffer_detach(buffer_addr, &size_);
     if (size && rc == MPI_SUCCESS)
         *size = size_;
     return rc;
@@ -94,28 +213,54 @@ ISM_PMPI(Buffer_detach_c)
 
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Exscan_c", count);
-    int rc = PMPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Exscan_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Exscan(sendbuf, recvbuf, (int)count, datatype, op, comm);
     return rc;
 }
 ISM_PMPI(Exscan_c)
 
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Gather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Gather_c", recvcount);
-    int rc = PMPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Gather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Gather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     return rc;
 }
 ISM_PMPI(Gather_c)
 
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, root);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Gatherv_c", sendcount);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Gatherv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Gatherv_c", (const MPI_Count *)displs, n_, &displs_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm);
+    free(recvcounts_);
+    free(displs_);
+    return rc;
+}
+ISM_PMPI(Gatherv_c)
+
 int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    int rc = MPI_SUCCESS;
     int count_ = 0;
-    int rc = PMPI_Get_count(status, datatype, &count_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_count(status, datatype, &count_);
     if (count && rc == MPI_SUCCESS)
         *count = count_;
     return rc;
@@ -124,8 +269,10 @@ ISM_PMPI(Get_count_c)
 
 int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    int rc = MPI_SUCCESS;
     int count_ = 0;
-    int rc = PMPI_Get_elements(status, datatype, &count_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_elements(status, datatype, &count_);
     if (count && rc == MPI_SUCCESS)
         *count = count_;
     return rc;
@@ -134,237 +281,285 @@ ISM_PMPI(Get_elements_c)
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Iallgather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Iallgather_c", recvcount);
-    int rc = PMPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Iallgather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Iallgather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
 }
 ISM_PMPI(Iallgather_c)
 
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Iallreduce_c", count);
-    int rc = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Iallreduce_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     return rc;
 }
 ISM_PMPI(Iallreduce_c)
 
 int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Ialltoall_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Ialltoall_c", recvcount);
-    int rc = PMPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Ialltoall_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Ialltoall_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
 }
 ISM_PMPI(Ialltoall_c)
 
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Ibcast_c", count);
-    int rc = PMPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Ibcast_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
     return rc;
 }
 ISM_PMPI(Ibcast_c)
 
 int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Ibsend_c", count);
-    int rc = PMPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Ibsend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ibsend(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Ibsend_c)
 
 int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Iexscan_c", count);
-    int rc = PMPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Iexscan_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     return rc;
 }
 ISM_PMPI(Iexscan_c)
 
 int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Igather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Igather_c", recvcount);
-    int rc = PMPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Igather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Igather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     return rc;
 }
 ISM_PMPI(Igather_c)
 
 int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Imrecv_c", count);
-    int rc = PMPI_Imrecv(buf, (int)count, datatype, message, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Imrecv_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Imrecv(buf, (int)count, datatype, message, request);
     return rc;
 }
 ISM_PMPI(Imrecv_c)
 
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Ineighbor_allgather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Ineighbor_allgather_c", recvcount);
-    int rc = PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Ineighbor_allgather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Ineighbor_allgather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
 }
 ISM_PMPI(Ineighbor_allgather_c)
 
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Ineighbor_alltoall_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Ineighbor_alltoall_c", recvcount);
-    int rc = PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Ineighbor_alltoall_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Ineighbor_alltoall_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
 }
 ISM_PMPI(Ineighbor_alltoall_c)
 
 int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Irecv_c", count);
-    int rc = PMPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Irecv_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Irecv_c)
 
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Ireduce_c", count);
-    int rc = PMPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Ireduce_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
     return rc;
 }
 ISM_PMPI(Ireduce_c)
 
 int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Ireduce_scatter_block_c", recvcount);
-    int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Ireduce_scatter_block_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
     return rc;
 }
 ISM_PMPI(Ireduce_scatter_block_c)
 
 int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Irsend_c", count);
-    int rc = PMPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Irsend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Irsend_c)
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Iscan_c", count);
-    int rc = PMPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Iscan_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     return rc;
 }
 ISM_PMPI(Iscan_c)
 
 int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Iscatter_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Iscatter_c", recvcount);
-    int rc = PMPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Iscatter_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Iscatter_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     return rc;
 }
 ISM_PMPI(Iscatter_c)
 
 int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Isend_c", count);
-    int rc = PMPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Isend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Isend_c)
 
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Isendrecv_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Isendrecv_c", recvcount);
-    int rc = PMPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Isendrecv_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Isendrecv_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
     return rc;
 }
 ISM_PMPI(Isendrecv_c)
 
 int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Isendrecv_replace_c", count);
-    int rc = PMPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Isendrecv_replace_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
     return rc;
 }
 ISM_PMPI(Isendrecv_replace_c)
 
 int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Issend_c", count);
-    int rc = PMPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Issend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Issend_c)
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Mrecv_c", count);
-    int rc = PMPI_Mrecv(buf, (int)count, datatype, message, status);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Mrecv_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Mrecv(buf, (int)count, datatype, message, status);
     return rc;
 }
 ISM_PMPI(Mrecv_c)
 
 int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Neighbor_allgather_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Neighbor_allgather_c", recvcount);
-    int rc = PMPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgather_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgather_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     return rc;
 }
 ISM_PMPI(Neighbor_allgather_c)
 
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Neighbor_alltoall_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Neighbor_alltoall_c", recvcount);
-    int rc = PMPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_alltoall_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_alltoall_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
     return rc;
 }
 ISM_PMPI(Neighbor_alltoall_c)
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
-    if (incount > INT_MAX || incount < INT_MIN)
-        return too_big("MPI_Pack_c", incount);
-    if (outsize > INT_MAX || outsize < INT_MIN)
-        return too_big("MPI_Pack_c", outsize);
+    int rc = MPI_SUCCESS;
     int position_ = 0;
-    int rc = PMPI_Pack(inbuf, (int)incount, datatype, outbuf, (int)outsize, &position_, comm);
+    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
+        rc = too_big("MPI_Pack_c", incount);
+    if (rc == MPI_SUCCESS && (outsize > INT_MAX || outsize < INT_MIN))
+        rc = too_big("MPI_Pack_c", outsize);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack(inbuf, (int)incount, datatype, outbuf, (int)outsize, &position_, comm);
     if (position && rc == MPI_SUCCESS)
         *position = position_;
     return rc;
@@ -373,10 +568,12 @@ ISM_PMPI(Pack_c)
 
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
-    if (incount > INT_MAX || incount < INT_MIN)
-        return too_big("MPI_Pack_external_c", incount);
+    int rc = MPI_SUCCESS;
     MPI_Aint position_ = 0;
-    int rc = PMPI_Pack_external(datarep, inbuf, (int)incount, datatype, outbuf, (MPI_Aint)outsize, &position_);
+    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
+        rc = too_big("MPI_Pack_external_c", incount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack_external(datarep, inbuf, (int)incount, datatype, outbuf, (MPI_Aint)outsize, &position_);
     if (position && rc == MPI_SUCCESS)
         *position = position_;
     return rc;
@@ -385,10 +582,12 @@ ISM_PMPI(Pack_external_c)
 
 int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
-    if (incount > INT_MAX || incount < INT_MIN)
-        return too_big("MPI_Pack_external_size_c", incount);
+    int rc = MPI_SUCCESS;
     MPI_Aint size_ = 0;
-    int rc = PMPI_Pack_external_size(datarep, (int)incount, datatype, &size_);
+    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
+        rc = too_big("MPI_Pack_external_size_c", incount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack_external_size(datarep, (int)incount, datatype, &size_);
     if (size && rc == MPI_SUCCESS)
         *size = size_;
     return rc;
@@ -397,10 +596,12 @@ ISM_PMPI(Pack_external_size_c)
 
 int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
-    if (incount > INT_MAX || incount < INT_MIN)
-        return too_big("MPI_Pack_size_c", incount);
+    int rc = MPI_SUCCESS;
     int size_ = 0;
-    int rc = PMPI_Pack_size((int)incount, datatype, comm, &size_);
+    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
+        rc = too_big("MPI_Pack_size_c", incount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Pack_size((int)incount, datatype, comm, &size_);
     if (size && rc == MPI_SUCCESS)
         *size = size_;
     return rc;
@@ -409,174 +610,237 @@ ISM_PMPI(Pack_size_c)
 
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Recv_c", count);
-    int rc = PMPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Recv_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
     return rc;
 }
 ISM_PMPI(Recv_c)
 
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Recv_init_c", count);
-    int rc = PMPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Recv_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Recv_init(buf, (int)count, datatype, source, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Recv_init_c)
 
 int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Reduce_c", count);
-    int rc = PMPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Reduce_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm);
     return rc;
 }
 ISM_PMPI(Reduce_c)
 
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Reduce_local_c", count);
-    int rc = PMPI_Reduce_local(inbuf, inoutbuf, (int)count, datatype, op);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Reduce_local_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_local(inbuf, inoutbuf, (int)count, datatype, op);
     return rc;
 }
 ISM_PMPI(Reduce_local_c)
 
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Reduce_scatter_block_c", recvcount);
-    int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Reduce_scatter_block_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
     return rc;
 }
 ISM_PMPI(Reduce_scatter_block_c)
 
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 1, -1);
+    int *recvcounts_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Reduce_scatter_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm);
+    free(recvcounts_);
+    return rc;
+}
+ISM_PMPI(Reduce_scatter_c)
+
 int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Rsend_c", count);
-    int rc = PMPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Rsend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
     return rc;
 }
 ISM_PMPI(Rsend_c)
 
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Rsend_init_c", count);
-    int rc = PMPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Rsend_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rsend_init(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Rsend_init_c)
 
 int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Scan_c", count);
-    int rc = PMPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Scan_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scan(sendbuf, recvbuf, (int)count, datatype, op, comm);
     return rc;
 }
 ISM_PMPI(Scan_c)
 
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Scatter_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Scatter_c", recvcount);
-    int rc = PMPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Scatter_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Scatter_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
     return rc;
 }
 ISM_PMPI(Scatter_c)
 
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, root);
+    int *sendcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Scatterv_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Scatterv_c", (const MPI_Count *)displs, n_, &displs_);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Scatterv_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scatterv(sendbuf, sendcounts_, displs_, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
+    free(sendcounts_);
+    free(displs_);
+    return rc;
+}
+ISM_PMPI(Scatterv_c)
+
 int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Send_c", count);
-    int rc = PMPI_Send(buf, (int)count, datatype, dest, tag, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Send_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Send(buf, (int)count, datatype, dest, tag, comm);
     return rc;
 }
 ISM_PMPI(Send_c)
 
 int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Send_init_c", count);
-    int rc = PMPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Send_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Send_init(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Send_init_c)
 
 int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return too_big("MPI_Sendrecv_c", sendcount);
-    if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return too_big("MPI_Sendrecv_c", recvcount);
-    int rc = PMPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Sendrecv_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Sendrecv_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
     return rc;
 }
 ISM_PMPI(Sendrecv_c)
 
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Sendrecv_replace_c", count);
-    int rc = PMPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Sendrecv_replace_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
     return rc;
 }
 ISM_PMPI(Sendrecv_replace_c)
 
 int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Ssend_c", count);
-    int rc = PMPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Ssend_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
     return rc;
 }
 ISM_PMPI(Ssend_c)
 
 int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Ssend_init_c", count);
-    int rc = PMPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Ssend_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ssend_init(buf, (int)count, datatype, dest, tag, comm, request);
     return rc;
 }
 ISM_PMPI(Ssend_init_c)
 
 int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Status_set_elements_c", count);
-    int rc = PMPI_Status_set_elements(status, datatype, (int)count);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Status_set_elements_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Status_set_elements(status, datatype, (int)count);
     return rc;
 }
 ISM_PMPI(Status_set_elements_c)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_contiguous_c", count);
-    int rc = PMPI_Type_contiguous((int)count, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_contiguous_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_contiguous((int)count, oldtype, newtype);
     return rc;
 }
 ISM_PMPI(Type_contiguous_c)
 
 int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[], const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    int *array_of_gsizes_ = malloc(sizeof(int) * (size_t)(ndims > 0 ? ndims : 1));
-    if (!array_of_gsizes_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_darray_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < ndims; i_++) {
-        if (array_of_gsizes[i_] > INT_MAX || array_of_gsizes[i_] < INT_MIN) {
-            free(array_of_gsizes_);
-            return too_big("MPI_Type_create_darray_c", array_of_gsizes[i_]);
-        }
-        array_of_gsizes_[i_] = (int)array_of_gsizes[i_];
-    }
-    int rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes_, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_gsizes_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_darray_c", (const MPI_Count *)array_of_gsizes, ndims, &array_of_gsizes_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_darray(size, rank, ndims, array_of_gsizes_, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype);
     free(array_of_gsizes_);
     return rc;
 }
@@ -584,17 +848,16 @@ ISM_PMPI(Type_create_darray_c)
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_create_hindexed_block_c", count);
-    if (blocklength > INT_MAX || blocklength < INT_MIN)
-        return too_big("MPI_Type_create_hindexed_block_c", blocklength);
-    MPI_Aint *array_of_displacements_ = malloc(sizeof(MPI_Aint) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_displacements_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_hindexed_block_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        array_of_displacements_[i_] = (MPI_Aint)array_of_displacements[i_];
-    }
-    int rc = PMPI_Type_create_hindexed_block((int)count, (int)blocklength, array_of_displacements_, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    MPI_Aint *array_of_displacements_ = NULL;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_create_hindexed_block_c", count);
+    if (rc == MPI_SUCCESS && (blocklength > INT_MAX || blocklength < INT_MIN))
+        rc = too_big("MPI_Type_create_hindexed_block_c", blocklength);
+    if (rc == MPI_SUCCESS)
+        rc = to_aints("MPI_Type_create_hindexed_block_c", (const MPI_Count *)array_of_displacements, count, &array_of_displacements_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_hindexed_block((int)count, (int)blocklength, array_of_displacements_, oldtype, newtype);
     free(array_of_displacements_);
     return rc;
 }
@@ -602,25 +865,17 @@ ISM_PMPI(Type_create_hindexed_block_c)
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_create_hindexed_c", count);
-    int *array_of_blocklengths_ = malloc(sizeof(int) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_blocklengths_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_hindexed_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        if (array_of_blocklengths[i_] > INT_MAX || array_of_blocklengths[i_] < INT_MIN) {
-            free(array_of_blocklengths_);
-            return too_big("MPI_Type_create_hindexed_c", array_of_blocklengths[i_]);
-        }
-        array_of_blocklengths_[i_] = (int)array_of_blocklengths[i_];
-    }
-    MPI_Aint *array_of_displacements_ = malloc(sizeof(MPI_Aint) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_displacements_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_hindexed_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        array_of_displacements_[i_] = (MPI_Aint)array_of_displacements[i_];
-    }
-    int rc = PMPI_Type_create_hindexed((int)count, array_of_blocklengths_, array_of_displacements_, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_blocklengths_ = NULL;
+    MPI_Aint *array_of_displacements_ = NULL;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_create_hindexed_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_hindexed_c", (const MPI_Count *)array_of_blocklengths, count, &array_of_blocklengths_);
+    if (rc == MPI_SUCCESS)
+        rc = to_aints("MPI_Type_create_hindexed_c", (const MPI_Count *)array_of_displacements, count, &array_of_displacements_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_hindexed((int)count, array_of_blocklengths_, array_of_displacements_, oldtype, newtype);
     free(array_of_blocklengths_);
     free(array_of_displacements_);
     return rc;
@@ -629,32 +884,29 @@ ISM_PMPI(Type_create_hindexed_c)
 
 int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_create_hvector_c", count);
-    if (blocklength > INT_MAX || blocklength < INT_MIN)
-        return too_big("MPI_Type_create_hvector_c", blocklength);
-    int rc = PMPI_Type_create_hvector((int)count, (int)blocklength, (MPI_Aint)stride, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_create_hvector_c", count);
+    if (rc == MPI_SUCCESS && (blocklength > INT_MAX || blocklength < INT_MIN))
+        rc = too_big("MPI_Type_create_hvector_c", blocklength);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_hvector((int)count, (int)blocklength, (MPI_Aint)stride, oldtype, newtype);
     return rc;
 }
 ISM_PMPI(Type_create_hvector_c)
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_create_indexed_block_c", count);
-    if (blocklength > INT_MAX || blocklength < INT_MIN)
-        return too_big("MPI_Type_create_indexed_block_c", blocklength);
-    int *array_of_displacements_ = malloc(sizeof(int) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_displacements_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_indexed_block_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        if (array_of_displacements[i_] > INT_MAX || array_of_displacements[i_] < INT_MIN) {
-            free(array_of_displacements_);
-            return too_big("MPI_Type_create_indexed_block_c", array_of_displacements[i_]);
-        }
-        array_of_displacements_[i_] = (int)array_of_displacements[i_];
-    }
-    int rc = PMPI_Type_create_indexed_block((int)count, (int)blocklength, array_of_displacements_, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_displacements_ = NULL;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_create_indexed_block_c", count);
+    if (rc == MPI_SUCCESS && (blocklength > INT_MAX || blocklength < INT_MIN))
+        rc = too_big("MPI_Type_create_indexed_block_c", blocklength);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_indexed_block_c", (const MPI_Count *)array_of_displacements, count, &array_of_displacements_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_indexed_block((int)count, (int)blocklength, array_of_displacements_, oldtype, newtype);
     free(array_of_displacements_);
     return rc;
 }
@@ -662,32 +914,26 @@ ISM_PMPI(Type_create_indexed_block_c)
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype *newtype)
 {
-    int rc = PMPI_Type_create_resized(oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_resized(oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype);
     return rc;
 }
 ISM_PMPI(Type_create_resized_c)
 
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_create_struct_c", count);
-    int *array_of_blocklengths_ = malloc(sizeof(int) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_blocklengths_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_struct_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        if (array_of_blocklengths[i_] > INT_MAX || array_of_blocklengths[i_] < INT_MIN) {
-            free(array_of_blocklengths_);
-            return too_big("MPI_Type_create_struct_c", array_of_blocklengths[i_]);
-        }
-        array_of_blocklengths_[i_] = (int)array_of_blocklengths[i_];
-    }
-    MPI_Aint *array_of_displacements_ = malloc(sizeof(MPI_Aint) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_displacements_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_struct_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        array_of_displacements_[i_] = (MPI_Aint)array_of_displacements[i_];
-    }
-    int rc = PMPI_Type_create_struct((int)count, array_of_blocklengths_, array_of_displacements_, array_of_types, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_blocklengths_ = NULL;
+    MPI_Aint *array_of_displacements_ = NULL;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_create_struct_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_struct_c", (const MPI_Count *)array_of_blocklengths, count, &array_of_blocklengths_);
+    if (rc == MPI_SUCCESS)
+        rc = to_aints("MPI_Type_create_struct_c", (const MPI_Count *)array_of_displacements, count, &array_of_displacements_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_struct((int)count, array_of_blocklengths_, array_of_displacements_, array_of_types, newtype);
     free(array_of_blocklengths_);
     free(array_of_displacements_);
     return rc;
@@ -696,37 +942,18 @@ ISM_PMPI(Type_create_struct_c)
 
 int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[], const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    int *array_of_sizes_ = malloc(sizeof(int) * (size_t)(ndims > 0 ? ndims : 1));
-    if (!array_of_sizes_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_subarray_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < ndims; i_++) {
-        if (array_of_sizes[i_] > INT_MAX || array_of_sizes[i_] < INT_MIN) {
-            free(array_of_sizes_);
-            return too_big("MPI_Type_create_subarray_c", array_of_sizes[i_]);
-        }
-        array_of_sizes_[i_] = (int)array_of_sizes[i_];
-    }
-    int *array_of_subsizes_ = malloc(sizeof(int) * (size_t)(ndims > 0 ? ndims : 1));
-    if (!array_of_subsizes_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_subarray_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < ndims; i_++) {
-        if (array_of_subsizes[i_] > INT_MAX || array_of_subsizes[i_] < INT_MIN) {
-            free(array_of_subsizes_);
-            return too_big("MPI_Type_create_subarray_c", array_of_subsizes[i_]);
-        }
-        array_of_subsizes_[i_] = (int)array_of_subsizes[i_];
-    }
-    int *array_of_starts_ = malloc(sizeof(int) * (size_t)(ndims > 0 ? ndims : 1));
-    if (!array_of_starts_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_create_subarray_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < ndims; i_++) {
-        if (array_of_starts[i_] > INT_MAX || array_of_starts[i_] < INT_MIN) {
-            free(array_of_starts_);
-            return too_big("MPI_Type_create_subarray_c", array_of_starts[i_]);
-        }
-        array_of_starts_[i_] = (int)array_of_starts[i_];
-    }
-    int rc = PMPI_Type_create_subarray(ndims, array_of_sizes_, array_of_subsizes_, array_of_starts_, order, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_sizes_ = NULL;
+    int *array_of_subsizes_ = NULL;
+    int *array_of_starts_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_subarray_c", (const MPI_Count *)array_of_sizes, ndims, &array_of_sizes_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_subarray_c", (const MPI_Count *)array_of_subsizes, ndims, &array_of_subsizes_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_create_subarray_c", (const MPI_Count *)array_of_starts, ndims, &array_of_starts_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_create_subarray(ndims, array_of_sizes_, array_of_subsizes_, array_of_starts_, order, oldtype, newtype);
     free(array_of_sizes_);
     free(array_of_subsizes_);
     free(array_of_starts_);
@@ -736,9 +963,11 @@ ISM_PMPI(Type_create_subarray_c)
 
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    int rc = MPI_SUCCESS;
     MPI_Aint lb_ = 0;
     MPI_Aint extent_ = 0;
-    int rc = PMPI_Type_get_extent(datatype, &lb_, &extent_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_get_extent(datatype, &lb_, &extent_);
     if (lb && rc == MPI_SUCCESS)
         *lb = lb_;
     if (extent && rc == MPI_SUCCESS)
@@ -749,9 +978,11 @@ ISM_PMPI(Type_get_extent_c)
 
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    int rc = MPI_SUCCESS;
     MPI_Aint true_lb_ = 0;
     MPI_Aint true_extent_ = 0;
-    int rc = PMPI_Type_get_true_extent(datatype, &true_lb_, &true_extent_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_get_true_extent(datatype, &true_lb_, &true_extent_);
     if (true_lb && rc == MPI_SUCCESS)
         *true_lb = true_lb_;
     if (true_extent && rc == MPI_SUCCESS)
@@ -762,29 +993,17 @@ ISM_PMPI(Type_get_true_extent_c)
 
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[], const MPI_Count array_of_displacements[], MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_indexed_c", count);
-    int *array_of_blocklengths_ = malloc(sizeof(int) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_blocklengths_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_indexed_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        if (array_of_blocklengths[i_] > INT_MAX || array_of_blocklengths[i_] < INT_MIN) {
-            free(array_of_blocklengths_);
-            return too_big("MPI_Type_indexed_c", array_of_blocklengths[i_]);
-        }
-        array_of_blocklengths_[i_] = (int)array_of_blocklengths[i_];
-    }
-    int *array_of_displacements_ = malloc(sizeof(int) * (size_t)(count > 0 ? count : 1));
-    if (!array_of_displacements_)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_indexed_c", "out of memory");
-    for (MPI_Count i_ = 0; i_ < count; i_++) {
-        if (array_of_displacements[i_] > INT_MAX || array_of_displacements[i_] < INT_MIN) {
-            free(array_of_displacements_);
-            return too_big("MPI_Type_indexed_c", array_of_displacements[i_]);
-        }
-        array_of_displacements_[i_] = (int)array_of_displacements[i_];
-    }
-    int rc = PMPI_Type_indexed((int)count, array_of_blocklengths_, array_of_displacements_, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    int *array_of_blocklengths_ = NULL;
+    int *array_of_displacements_ = NULL;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_indexed_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_indexed_c", (const MPI_Count *)array_of_blocklengths, count, &array_of_blocklengths_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Type_indexed_c", (const MPI_Count *)array_of_displacements, count, &array_of_displacements_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_indexed((int)count, array_of_blocklengths_, array_of_displacements_, oldtype, newtype);
     free(array_of_blocklengths_);
     free(array_of_displacements_);
     return rc;
@@ -793,8 +1012,10 @@ ISM_PMPI(Type_indexed_c)
 
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
+    int rc = MPI_SUCCESS;
     int size_ = 0;
-    int rc = PMPI_Type_size(datatype, &size_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_size(datatype, &size_);
     if (size && rc == MPI_SUCCESS)
         *size = size_;
     return rc;
@@ -803,25 +1024,29 @@ ISM_PMPI(Type_size_c)
 
 int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    if (count > INT_MAX || count < INT_MIN)
-        return too_big("MPI_Type_vector_c", count);
-    if (blocklength > INT_MAX || blocklength < INT_MIN)
-        return too_big("MPI_Type_vector_c", blocklength);
-    if (stride > INT_MAX || stride < INT_MIN)
-        return too_big("MPI_Type_vector_c", stride);
-    int rc = PMPI_Type_vector((int)count, (int)blocklength, (int)stride, oldtype, newtype);
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Type_vector_c", count);
+    if (rc == MPI_SUCCESS && (blocklength > INT_MAX || blocklength < INT_MIN))
+        rc = too_big("MPI_Type_vector_c", blocklength);
+    if (rc == MPI_SUCCESS && (stride > INT_MAX || stride < INT_MIN))
+        rc = too_big("MPI_Type_vector_c", stride);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_vector((int)count, (int)blocklength, (int)stride, oldtype, newtype);
     return rc;
 }
 ISM_PMPI(Type_vector_c)
 
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
-    if (insize > INT_MAX || insize < INT_MIN)
-        return too_big("MPI_Unpack_c", insize);
+    int rc = MPI_SUCCESS;
     int position_ = 0;
-    if (outcount > INT_MAX || outcount < INT_MIN)
-        return too_big("MPI_Unpack_c", outcount);
-    int rc = PMPI_Unpack(inbuf, (int)insize, &position_, outbuf, (int)outcount, datatype, comm);
+    if (rc == MPI_SUCCESS && (insize > INT_MAX || insize < INT_MIN))
+        rc = too_big("MPI_Unpack_c", insize);
+    if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
+        rc = too_big("MPI_Unpack_c", outcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Unpack(inbuf, (int)insize, &position_, outbuf, (int)outcount, datatype, comm);
     if (position && rc == MPI_SUCCESS)
         *position = position_;
     return rc;
@@ -830,10 +1055,12 @@ ISM_PMPI(Unpack_c)
 
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
+    int rc = MPI_SUCCESS;
     MPI_Aint position_ = 0;
-    if (outcount > INT_MAX || outcount < INT_MIN)
-        return too_big("MPI_Unpack_external_c", outcount);
-    int rc = PMPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &position_, outbuf, (int)outcount, datatype);
+    if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
+        rc = too_big("MPI_Unpack_external_c", outcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &position_, outbuf, (int)outcount, datatype);
     if (position && rc == MPI_SUCCESS)
         *position = position_;
     return rc;

@@ -1,0 +1,86 @@
+/*
+ * coll_largecount: the MPI-4 large-count (_c) forms with counts that fit an int:
+ * Send_c/Recv_c with Get_count_c, Type_size_c, Type_contiguous_c, Bcast_c, Allreduce_c,
+ * Gatherv_c (NULL vectors at the non-roots), Scatterv_c, Allgatherv_c, Alltoallv_c,
+ * Reduce_scatter_c. Skipped, saying so, under an MPI older than 4.0.
+ */
+#include "check.h"
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+#if MPI_VERSION >= 4
+    int to = peer_far_to(rank, size), from = peer_far_from(rank, size);
+    int a[5] = {rank, rank + 1, rank + 2, rank + 3, rank + 4}, b[5] = {0};
+    MPI_Status st;
+    MPI_Request rq;
+    MPI_Irecv_c(b, 5, MPI_INT, from, 7, MPI_COMM_WORLD, &rq);
+    MPI_Send_c(a, (MPI_Count)5, MPI_INT, to, 7, MPI_COMM_WORLD);
+    MPI_Wait(&rq, &st);
+    MPI_Count n = -1, sz = -1;
+    MPI_Get_count_c(&st, MPI_INT, &n);
+    MPI_Type_size_c(MPI_DOUBLE, &sz);
+    CHECK(n == 5 && b[4] == from + 4 && sz == 8, "p2p _c: count %lld b[4] %d size %lld",
+          (long long)n, b[4], (long long)sz);
+    MPI_Datatype three;
+    MPI_Type_contiguous_c(3, MPI_INT, &three);
+    MPI_Type_commit(&three);
+    MPI_Type_size_c(three, &sz);
+    CHECK(sz == 12, "Type_contiguous_c size %lld", (long long)sz);
+    MPI_Type_free(&three);
+    int v = rank == 0 ? 99 : -1, sum = -1;
+    MPI_Bcast_c(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Allreduce_c(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(v == 99 && sum == size * (size - 1) / 2, "Bcast_c %d Allreduce_c %d", v, sum);
+    MPI_Count *cnt = malloc(sizeof(MPI_Count) * size);
+    MPI_Aint *dis = malloc(sizeof(MPI_Aint) * size);
+    int *all = malloc(sizeof(int) * size * 2), mine[2] = {rank * 10, rank * 10 + 1};
+    for (int r = 0; r < size; r++) {
+        cnt[r] = 2;
+        dis[r] = 2 * r;
+    }
+    for (int i = 0; i < 2 * size; i++)
+        all[i] = -1;
+    MPI_Gatherv_c(mine, 2, MPI_INT, all, rank == 0 ? cnt : NULL, rank == 0 ? dis : NULL, MPI_INT,
+                  0, MPI_COMM_WORLD);
+    for (int r = 0; rank == 0 && r < size; r++)
+        CHECK(all[2 * r] == r * 10 && all[2 * r + 1] == r * 10 + 1, "Gatherv_c from %d", r);
+    int got[2] = {-1, -1};
+    MPI_Scatterv_c(all, cnt, dis, MPI_INT, got, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    CHECK(got[0] == rank * 10 && got[1] == rank * 10 + 1, "Scatterv_c %d %d", got[0], got[1]);
+    for (int i = 0; i < 2 * size; i++)
+        all[i] = -1;
+    MPI_Allgatherv_c(mine, 2, MPI_INT, all, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        CHECK(all[2 * r] == r * 10, "Allgatherv_c from %d", r);
+    int *sb = malloc(sizeof(int) * 2 * size), *rb = malloc(sizeof(int) * 2 * size);
+    for (int r = 0; r < size; r++)
+        sb[2 * r] = sb[2 * r + 1] = rank * 100 + r;
+    MPI_Alltoallv_c(sb, cnt, dis, MPI_INT, rb, cnt, dis, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        CHECK(rb[2 * r] == r * 100 + rank, "Alltoallv_c from %d: %d", r, rb[2 * r]);
+    int *rs = malloc(sizeof(int) * 2 * size), out[2] = {-1, -1};
+    for (int i = 0; i < 2 * size; i++)
+        rs[i] = i;
+    MPI_Reduce_scatter_c(rs, out, cnt, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(out[0] == size * 2 * rank && out[1] == size * (2 * rank + 1),
+          "Reduce_scatter_c %d %d", out[0], out[1]);
+    free(cnt);
+    free(dis);
+    free(all);
+    free(sb);
+    free(rb);
+    free(rs);
+#else
+    if (rank == 0)
+        printf("coll_largecount: skipped: the library implements MPI %d.%d, _c forms are MPI 4.0\n",
+               MPI_VERSION, MPI_SUBVERSION);
+#endif
+    int rc = check_finish("coll_largecount");
+    MPI_Finalize();
+    return rc;
+}
