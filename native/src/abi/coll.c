@@ -302,19 +302,29 @@ static int *uniform(int n, int count)
     return cd;
 }
 
+/* The uniform counts and displacements of MPI_Gather/MPI_Scatter, whose count is
+ * significant at the root only. */
+static int rooted_uniform(const char *fn, MPI_Comm comm, int root, int count, const char *what,
+                          ism_comm **c, int **cd)
+{
+    int rc = comm_only(fn, comm, c);
+    if (rc)
+        return rc;
+    if (count < 0 && (*c)->rank == root)
+        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "%s count %d is negative", what, count);
+    if (!(*cd = uniform((*c)->size, count)))
+        return ism_abi_error(*c, MPI_ERR_NO_MEM, fn, "out of memory");
+    return MPI_SUCCESS;
+}
+
 int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     ism_comm *c;
-    int rc = comm_only("MPI_Gather", comm, &c);
+    int *cd;
+    int rc = rooted_uniform("MPI_Gather", comm, root, recvcount, "receive", &c, &cd);
     if (rc)
         return rc;
-    if (recvcount < 0 && c->rank == root)
-        return ism_abi_error(c, MPI_ERR_COUNT, "MPI_Gather", "receive count %d is negative",
-                             recvcount);
-    int *cd = uniform(c->size, recvcount);
-    if (!cd)
-        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Gather", "out of memory");
     rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, cd, cd + c->size, recvtype, root,
                       comm);
     free(cd);
@@ -350,15 +360,10 @@ int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     ism_comm *c;
-    int rc = comm_only("MPI_Scatter", comm, &c);
+    int *cd;
+    int rc = rooted_uniform("MPI_Scatter", comm, root, sendcount, "send", &c, &cd);
     if (rc)
         return rc;
-    if (sendcount < 0 && c->rank == root)
-        return ism_abi_error(c, MPI_ERR_COUNT, "MPI_Scatter", "send count %d is negative",
-                             sendcount);
-    int *cd = uniform(c->size, sendcount);
-    if (!cd)
-        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Scatter", "out of memory");
     rc = PMPI_Scatterv(sendbuf, cd, cd + c->size, sendtype, recvbuf, recvcount, recvtype, root,
                        comm);
     free(cd);
