@@ -72,6 +72,15 @@ int main(int argc, char **argv)
     MPI_Comm_free(&hc);
     MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
     CHECK(n >= 0, "MPI_INFO_ENV nkeys %d", n);
+#if MPI_VERSION >= 4
+    MPI_Info envc;
+    int n2 = -1;
+    MPI_Info_create_env(argc, argv, &envc);
+    MPI_Info_get_nkeys(envc, &n2);
+    CHECK(n2 == n, "Info_create_env has %d keys, MPI_INFO_ENV %d", n2, n);
+    MPI_Info_set(envc, "isthmus_test", "1"); /* a copy: writable */
+    MPI_Info_free(&envc);
+#endif
 
     int *mem = NULL;
     MPI_Alloc_mem(1000 * sizeof(int), MPI_INFO_NULL, &mem);

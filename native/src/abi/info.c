@@ -285,3 +285,15 @@ void ism_abi_hints_free(ism_comm *c)
         c->hints = NULL;
     }
 }
+
+/* MPI 4.0: an info object describing the execution environment (what MPI_INFO_ENV holds),
+ * also before MPI_Init; argc/argv add nothing isthmus reports. */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    (void)argc;
+    (void)argv;
+    if (!info)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
+    return PMPI_Info_dup(MPI_INFO_ENV, info);
+}
+ISM_PMPI(Info_create_env)

@@ -16,14 +16,14 @@ static int unsupported(const char *fn, const char *feature)
 
 int PMPI_Buffer_flush(void)
 {
-    return unsupported("MPI_Buffer_flush", "not yet implemented");
+    return unsupported("MPI_Buffer_flush", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Buffer_flush)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
     (void)request;
-    return unsupported("MPI_Buffer_iflush", "not yet implemented");
+    return unsupported("MPI_Buffer_iflush", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Buffer_iflush)
 
@@ -32,7 +32,7 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
     (void)comm;
     (void)buffer;
     (void)size;
-    return unsupported("MPI_Comm_attach_buffer", "not yet implemented");
+    return unsupported("MPI_Comm_attach_buffer", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Comm_attach_buffer)
 
@@ -50,7 +50,7 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
     (void)comm;
     (void)buffer_addr;
     (void)size;
-    return unsupported("MPI_Comm_detach_buffer", "not yet implemented");
+    return unsupported("MPI_Comm_detach_buffer", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Comm_detach_buffer)
 
@@ -66,7 +66,7 @@ ISM_PMPI(Comm_detach_buffer_c)
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
     (void)comm;
-    return unsupported("MPI_Comm_flush_buffer", "not yet implemented");
+    return unsupported("MPI_Comm_flush_buffer", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Comm_flush_buffer)
 
@@ -74,7 +74,7 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
     (void)request;
-    return unsupported("MPI_Comm_iflush_buffer", "not yet implemented");
+    return unsupported("MPI_Comm_iflush_buffer", "MPI-4.1 communicator buffers");
 }
 ISM_PMPI(Comm_iflush_buffer)
 
@@ -84,7 +84,7 @@ int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int 
     (void)array_of_requests;
     (void)flag;
     (void)array_of_statuses;
-    return unsupported("MPI_Request_get_status_all", "not yet implemented");
+    return unsupported("MPI_Request_get_status_all", "MPI-4.1 additions");
 }
 ISM_PMPI(Request_get_status_all)
 
@@ -95,7 +95,7 @@ int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int 
     (void)indx;
     (void)flag;
     (void)status;
-    return unsupported("MPI_Request_get_status_any", "not yet implemented");
+    return unsupported("MPI_Request_get_status_any", "MPI-4.1 additions");
 }
 ISM_PMPI(Request_get_status_any)
 
@@ -106,7 +106,7 @@ int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], i
     (void)outcount;
     (void)array_of_indices;
     (void)array_of_statuses;
-    return unsupported("MPI_Request_get_status_some", "not yet implemented");
+    return unsupported("MPI_Request_get_status_some", "MPI-4.1 additions");
 }
 ISM_PMPI(Request_get_status_some)
 
@@ -258,7 +258,7 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
     (void)value_type;
     (void)index_type;
     (void)pair_type;
-    return unsupported("MPI_Type_get_value_index", "not yet implemented");
+    return unsupported("MPI_Type_get_value_index", "MPI-4.1 additions");
 }
 ISM_PMPI(Type_get_value_index)
 
@@ -1241,28 +1241,28 @@ ISM_PMPI(File_set_errhandler)
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
     (void)hw_info;
-    return unsupported("MPI_Get_hw_resource_info", "not yet implemented");
+    return unsupported("MPI_Get_hw_resource_info", "MPI-4.1 additions");
 }
 ISM_PMPI(Get_hw_resource_info)
 
 int PMPI_Remove_error_class(int errorclass)
 {
     (void)errorclass;
-    return unsupported("MPI_Remove_error_class", "not yet implemented");
+    return unsupported("MPI_Remove_error_class", "MPI-4.1 additions");
 }
 ISM_PMPI(Remove_error_class)
 
 int PMPI_Remove_error_code(int errorcode)
 {
     (void)errorcode;
-    return unsupported("MPI_Remove_error_code", "not yet implemented");
+    return unsupported("MPI_Remove_error_code", "MPI-4.1 additions");
 }
 ISM_PMPI(Remove_error_code)
 
 int PMPI_Remove_error_string(int errorcode)
 {
     (void)errorcode;
-    return unsupported("MPI_Remove_error_string", "not yet implemented");
+    return unsupported("MPI_Remove_error_string", "MPI-4.1 additions");
 }
 ISM_PMPI(Remove_error_string)
 
@@ -1329,15 +1329,6 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     return unsupported("MPI_Win_set_errhandler", "one-sided communication (RMA)");
 }
 ISM_PMPI(Win_set_errhandler)
-
-int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
-{
-    (void)argc;
-    (void)argv;
-    (void)info;
-    return unsupported("MPI_Info_create_env", "not yet implemented");
-}
-ISM_PMPI(Info_create_env)
 
 int PMPI_Close_port(const char *port_name)
 {
@@ -2057,7 +2048,7 @@ ISM_PMPI(Win_wait)
 int PMPI_Grequest_complete(MPI_Request request)
 {
     (void)request;
-    return unsupported("MPI_Grequest_complete", "not yet implemented");
+    return unsupported("MPI_Grequest_complete", "generalized requests");
 }
 ISM_PMPI(Grequest_complete)
 
@@ -2068,7 +2059,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
     (void)cancel_fn;
     (void)extra_state;
     (void)request;
-    return unsupported("MPI_Grequest_start", "not yet implemented");
+    return unsupported("MPI_Grequest_start", "generalized requests");
 }
 ISM_PMPI(Grequest_start)
 
@@ -2967,21 +2958,21 @@ int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *lo
     (void)logical_true;
     (void)logical_false;
     (void)is_set;
-    return unsupported("MPI_Abi_get_fortran_booleans", "not yet implemented");
+    return unsupported("MPI_Abi_get_fortran_booleans", "MPI-5 ABI queries");
 }
 ISM_PMPI(Abi_get_fortran_booleans)
 
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
     (void)info;
-    return unsupported("MPI_Abi_get_fortran_info", "not yet implemented");
+    return unsupported("MPI_Abi_get_fortran_info", "MPI-5 ABI queries");
 }
 ISM_PMPI(Abi_get_fortran_info)
 
 int PMPI_Abi_get_info(MPI_Info *info)
 {
     (void)info;
-    return unsupported("MPI_Abi_get_info", "not yet implemented");
+    return unsupported("MPI_Abi_get_info", "MPI-5 ABI queries");
 }
 ISM_PMPI(Abi_get_info)
 
@@ -2989,14 +2980,14 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
     (void)abi_major;
     (void)abi_minor;
-    return unsupported("MPI_Abi_get_version", "not yet implemented");
+    return unsupported("MPI_Abi_get_version", "MPI-5 ABI queries");
 }
 ISM_PMPI(Abi_get_version)
 
 int PMPI_F_sync_reg(void *buf)
 {
     (void)buf;
-    return unsupported("MPI_F_sync_reg", "not yet implemented");
+    return unsupported("MPI_F_sync_reg", "Fortran support");
 }
 ISM_PMPI(F_sync_reg)
 
@@ -3004,7 +2995,7 @@ int PMPI_Sizeof(void *x, int *size)
 {
     (void)x;
     (void)size;
-    return unsupported("MPI_Sizeof", "not yet implemented");
+    return unsupported("MPI_Sizeof", "Fortran support");
 }
 ISM_PMPI(Sizeof)
 
@@ -3013,7 +3004,7 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
     (void)p;
     (void)r;
     (void)newtype;
-    return unsupported("MPI_Type_create_f90_complex", "not yet implemented");
+    return unsupported("MPI_Type_create_f90_complex", "Fortran support");
 }
 ISM_PMPI(Type_create_f90_complex)
 
@@ -3021,7 +3012,7 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
     (void)r;
     (void)newtype;
-    return unsupported("MPI_Type_create_f90_integer", "not yet implemented");
+    return unsupported("MPI_Type_create_f90_integer", "Fortran support");
 }
 ISM_PMPI(Type_create_f90_integer)
 
@@ -3030,7 +3021,7 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
     (void)p;
     (void)r;
     (void)newtype;
-    return unsupported("MPI_Type_create_f90_real", "not yet implemented");
+    return unsupported("MPI_Type_create_f90_real", "Fortran support");
 }
 ISM_PMPI(Type_create_f90_real)
 
@@ -3039,7 +3030,7 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     (void)typeclass;
     (void)size;
     (void)datatype;
-    return unsupported("MPI_Type_match_size", "not yet implemented");
+    return unsupported("MPI_Type_match_size", "Fortran support");
 }
 ISM_PMPI(Type_match_size)
 
