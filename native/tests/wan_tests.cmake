@@ -29,6 +29,7 @@ set(ISM_WAN_WARNINGS $<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-Wall -Wextra>)
 
 add_library(ism_wan STATIC
   ${ISM_WAN_SRC_DIR}/frame.c
+  ${ISM_WAN_SRC_DIR}/linkhdr.c
   ${ISM_WAN_SRC_DIR}/auth.c
   ${ISM_WAN_SRC_DIR}/sock.c)
 target_include_directories(ism_wan PUBLIC ${ISM_WAN_SRC_DIR})

@@ -15,26 +15,72 @@
 #include "../backend/backend.h"
 #include "../wan/auth.h"
 #include "../wan/frame.h"
+#include "../wan/linkhdr.h"
 
 typedef struct gw_buf {
     struct gw_buf *next;
     size_t len;     /* bytes used: header + payload */
-    int pooled;     /* 0: a small control frame allocated on its own */
+    int pooled;     /* 0: a small control frame allocated on its own; 1: tx pool; 2: rx pool */
+    uint64_t seq;   /* link sequence number once queued on a link (0: unnumbered) */
     char *data;
 } gw_buf;
 
-typedef struct gw_link {
-    int fd;
-    int site, gw;         /* the peer */
-    int up, fin_sent, fin_recv;
-    gw_buf *txq, *txq_tail;
-    size_t tx_off;
-    uint8_t rxhdr[ISM_FRAME_HDR_SIZE];
+/* One TCP connection of a link. */
+typedef struct gw_stream {
+    int fd;               /* -1 while not connected */
+    /* sending: the frame being written (link header in lhdr, then the buffer) */
+    gw_buf *cur;
+    uint8_t lhdr[ISM_LINK_HDR_SIZE];
+    size_t tx_off;        /* bytes of lhdr + frame written so far */
+    gw_buf *ctlq, *ctlq_tail; /* unnumbered control frames, sent before the next data frame */
+    /* receiving */
+    uint8_t rxhdr[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
     size_t rx_have;       /* bytes of the current frame read so far */
+    ism_link_hdr rxl;
     ism_frame_hdr rxh;
-    gw_buf *rxbuf;
+    gw_buf *rxbuf;        /* NULL with rx_have past the header: waiting for a buffer */
+    int rx_discard;       /* the frame is a duplicate: read and drop its payload */
     int64_t last_rx_ms, last_tx_ms;
+} gw_stream;
+
+enum gw_link_state {
+    GW_LINK_DOWN = 0,     /* not (fully) connected; the connecting side redials */
+    GW_LINK_RESUMING = 1, /* all streams connected; waiting for the peer's RESUME */
+    GW_LINK_UP = 2
+};
+
+typedef struct gw_link {
+    int site, gw;         /* the peer */
+    int connector;        /* 1: this gateway dials the peer (the smaller id dials) */
+    int state;
+    int ever_up;          /* 0 until the first connection: time-outs count from the start */
+    int closed;           /* both sides finished and the peer closed: no reconnecting */
+    int nstreams;
+    gw_stream *st;
+    uint32_t epoch;       /* connection attempt number, in HELLO */
+    int nconnected;       /* streams of this epoch connected so far */
+    int64_t down_since_ms, next_dial_ms, last_dial_log_ms;
+    int resume_recv;
+    int fin_sent, fin_recv;
+    /* sending */
+    uint64_t tx_next;     /* seq of the next frame queued */
+    gw_buf *sendq, *sendq_tail; /* numbered frames not yet given to a stream */
+    gw_buf *unacked, *unacked_tail; /* given to a stream, not yet acknowledged */
+    uint64_t peer_ack;    /* the peer has every frame below this */
+    uint64_t resend_upto; /* frames up to this one were written before the last reconnect */
+    int rr;               /* next stream to try */
+    /* receiving */
+    uint64_t rx_next;     /* next frame to deliver in order */
+    gw_buf *ooo;          /* frames that arrived ahead of rx_next, sorted by seq */
+    int nooo;
+    uint64_t ack_sent;    /* rx_next last told to the peer */
+    int64_t last_ack_ms;
+    /* link quality */
+    double srtt_ms, rttvar_ms, min_rtt_ms;
+    int64_t last_ping_ms;
+    /* counters */
     uint64_t tx_frames, tx_bytes, tx_msgs, rx_frames, rx_bytes, rx_msgs;
+    uint64_t resent_frames, dup_frames, reconnects, crc_errors;
 } gw_link;
 
 typedef struct gw_slot {
@@ -62,18 +108,30 @@ typedef struct gw_state {
     int listen_fd;
     int nlinks;
     gw_link *links;        /* one per gateway of every other site */
-    /* pool */
+    /* pools: frames going out (from apps to links, kept until acknowledged) and frames
+     * coming in (from links to apps) have separate budgets, so that frames waiting for
+     * an acknowledgement can never starve the receiving side of the link that would
+     * bring it */
     size_t bufsize;
-    gw_buf *pool;
-    int pool_total, pool_free;
+    gw_buf *pool_tx, *pool_rx;
+    int pool_total, free_tx, free_rx;
     size_t held_bytes, peak_bytes;
+    /* WAN transport settings */
+    int streams;           /* streams per link (0: automatic) */
+    int sockbuf;           /* socket buffer bytes per stream (0: kernel autotuning) */
+    char cc[32];           /* congestion control ("" = system default) */
+    int crc;               /* CRC32C on every frame */
+    double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */
+    int64_t dead_ms;       /* a stream silent this long is reconnected */
+    int64_t outage_ms;     /* a link down this long ends the job */
+    int64_t fault_after;   /* testing: drop every link once after this many frames */
     /* vendor side */
     int nslots;
     gw_slot *slots;        /* posted receives from apps, in posting order (ring) */
     int slot_head, slot_count;
     gw_pending *pend;      /* sends to apps in flight */
     int npend, pendcap;
-    int64_t link_timeout_ms, connect_timeout_ms;
+    int64_t connect_timeout_ms;
     int idle_max_us, idle_deep_us;
     int stats;
 } gw_state;
@@ -83,20 +141,36 @@ extern gw_state gw;
 void gw_die(int code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
 void gw_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* pool */
-gw_buf *gw_buf_get(void);
+/* pools (main.c) */
+gw_buf *gw_buf_get(int pool);
 gw_buf *gw_buf_small(size_t len);
 void gw_buf_put(gw_buf *b);
+enum { GW_POOL_TX = 1, GW_POOL_RX = 2 };
 
-/* links.c */
+/* links.c: connections (set-up, reconnection, authentication, HELLO) */
 void gw_links_connect(void);
-void gw_link_send(gw_link *l, gw_buf *b);
+void gw_link_down(gw_link *l, const char *why);
+void gw_links_redial(int64_t now);
+void gw_accept_peer(void);
+void gw_stream_close(gw_stream *s);
+
+/* session.c: numbering, striping, acknowledgement, re-sending and re-ordering */
 gw_link *gw_link_for(int dst_global);
-int gw_link_read(gw_link *l);
-int gw_link_write(gw_link *l);
-void gw_link_control(gw_link *l, int type, uint64_t a, const char *text);
-void gw_accept_intruder(void);
+void gw_link_send(gw_link *l, gw_buf *b);                /* numbered: data and FIN */
+void gw_link_control(gw_link *l, int stream, int type, uint64_t a, uint64_t b, const char *text);
+void gw_link_started(gw_link *l);                         /* all streams connected */
+int gw_link_pump(gw_link *l);                             /* write what the sockets take */
+int gw_stream_read(gw_link *l, gw_stream *s);             /* >0 progress, 0 none, -1 failed */
+void gw_link_tick(gw_link *l, int64_t now);               /* acks, heartbeats, pings, silence */
+void gw_link_reset_tx(gw_link *l);                        /* on link down */
+int gw_link_idle(const gw_link *l);                       /* nothing queued or unacknowledged */
 int gw_flush_links(int64_t deadline_ms);
+
+/* tune.c: socket options for WAN streams */
+void gw_tune_init(void);
+int gw_tune_socket(int fd, int listening, char *err, size_t errlen);
+int gw_tune_socket_prep(int fd, void *arg); /* before connect(): for ism_sock_connect_prep */
+void gw_tune_report(const gw_link *l);
 
 /* loop.c */
 void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h);

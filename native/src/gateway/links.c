@@ -1,26 +1,34 @@
-/* links.c: the gateway's TCP links to the gateways of other sites.
+/* links.c: the connections behind the gateway's links to the gateways of other sites.
  *
- * Every gateway links to every gateway of every other site; the one with the smaller
- * (site, gateway) pair connects, the other accepts, so start-up ordering cannot
- * deadlock. Each link is authenticated (wan/auth) before any frame is read from it, and
- * the listening socket stays open so that a later intruder is authenticated, refused and
- * logged without disturbing the job. Frames are written from a queue with partial-write
- * bookkeeping and read header-first into pool buffers, validated before use.
+ * Every gateway links to every gateway of every other site. A link is `nstreams` TCP
+ * streams; the gateway with the smaller (site, gateway) pair dials them, the other
+ * accepts, so start-up ordering cannot deadlock. Each stream is authenticated (wan/auth)
+ * before anything is read from it, then says which link, stream and attempt (epoch) it
+ * belongs to in a HELLO. When a stream fails (closed, reset, silent for
+ * ISTHMUS_LINK_DEAD_MS, or a CRC error) the whole link goes down: the dialing side dials
+ * again until the link is back or ISTHMUS_LINK_OUTAGE seconds have passed, after which the
+ * job aborts with a message naming the site. The session layer (session.c) then resumes
+ * where the peer's RESUME says. Dialing runs inside the event loop, one bounded attempt at
+ * a time, so other links and the local ranks keep being served during an outage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../wan/sock.h"
 #include "gateway.h"
 
+#define GW_DIAL_TIMEOUT_MS 1000 /* one connection attempt */
+#define GW_DIAL_RETRY_MS 500
+#define GW_AUTH_TIMEOUT_MS 5000
+
 static int *link_base; /* index of (site s, gateway 0) in gw.links */
+
+static const char *sname(int s) { return gw.site_names[s]; }
 
 static int before(int s1, int g1, int s2, int g2) { return s1 < s2 || (s1 == s2 && g1 < g2); }
 
@@ -35,45 +43,255 @@ gw_link *gw_link_for(int dst_global)
     return link_at(s, local % gw.site_gws[s]);
 }
 
-static void link_ready(gw_link *l, int fd)
+static void streams_alloc(gw_link *l, int n)
 {
-    ism_sock_set_nonblock(fd, 1);
-    ism_sock_set_nodelay(fd, 1);
-    l->fd = fd;
-    l->up = 1;
-    l->last_rx_ms = l->last_tx_ms = ism_now_ms();
+    free(l->st);
+    l->nstreams = n;
+    l->st = calloc((size_t)n, sizeof *l->st);
+    if (!l->st)
+        gw_die(1, "out of memory for %d streams", n);
+    for (int i = 0; i < n; i++)
+        l->st[i].fd = -1;
 }
 
-/* Authenticate one incoming connection; returns the link it belongs to, or NULL. */
-static gw_link *accept_one(int64_t deadline)
+void gw_stream_close(gw_stream *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    if (s->cur && s->cur->seq == 0)
+        gw_buf_put(s->cur); /* numbered frames stay on the link's unacked list */
+    s->cur = NULL;
+    s->tx_off = 0;
+    while (s->ctlq) {
+        gw_buf *b = s->ctlq;
+        s->ctlq = b->next;
+        gw_buf_put(b);
+    }
+    s->ctlq_tail = NULL;
+    if (s->rxbuf) {
+        if (s->rxbuf->pooled)
+            gw.held_bytes -= s->rxbuf->len;
+        gw_buf_put(s->rxbuf);
+    }
+    s->rxbuf = NULL;
+    s->rx_have = 0;
+    s->rx_discard = 0;
+}
+
+static void close_streams(gw_link *l)
+{
+    for (int i = 0; i < l->nstreams; i++)
+        gw_stream_close(&l->st[i]);
+    l->nconnected = 0;
+}
+
+void gw_link_down(gw_link *l, const char *why)
+{
+    int was = l->state;
+    close_streams(l);
+    l->state = GW_LINK_DOWN;
+    l->resume_recv = 0;
+    gw_link_reset_tx(l);
+    if (was == GW_LINK_DOWN)
+        return; /* a half-built attempt failed; the outage clock keeps running */
+    if (l->fin_sent && l->fin_recv && !l->sendq && !l->unacked) {
+        l->closed = 1; /* both sides are done: the peer closing is the normal end */
+        return;
+    }
+    int64_t now = ism_now_ms();
+    l->down_since_ms = now;
+    l->next_dial_ms = now;
+    l->reconnects++;
+    gw_log("link to site %s gateway %d lost (%s); %s for up to %lld s", sname(l->site), l->gw,
+           why, l->connector ? "reconnecting" : "waiting for it to reconnect",
+           (long long)gw.outage_ms / 1000);
+}
+
+void gw_link_started(gw_link *l)
+{
+    int64_t now = ism_now_ms();
+    for (int i = 0; i < l->nstreams; i++) {
+        l->st[i].last_rx_ms = l->st[i].last_tx_ms = now;
+        ism_sock_set_nonblock(l->st[i].fd, 1);
+        ism_sock_set_nodelay(l->st[i].fd, 1);
+    }
+    l->state = GW_LINK_RESUMING;
+    gw_link_control(l, 0, ISM_F_RESUME, l->rx_next, 0, NULL);
+    if (!l->ever_up) {
+        l->ever_up = 1;
+        gw_tune_report(l);
+    } else {
+        gw_log("link to site %s gateway %d restored after %.1f s (%d stream%s)", sname(l->site),
+               l->gw, (double)(now - l->down_since_ms) / 1000.0, l->nstreams,
+               l->nstreams == 1 ? "" : "s");
+    }
+}
+
+/* The HELLO a dialed stream starts with. */
+static int send_hello(gw_link *l, int fd, int idx, int64_t deadline)
+{
+    uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
+    ism_link_hdr lh = {.flags = 0, .crc = 0, .seq = 0, .ack = l->rx_next};
+    ism_link_hdr_encode(&lh, buf);
+    ism_frame_hdr h;
+    ism_frame_init(&h, ISM_F_HELLO);
+    h.src = h.dst = -1;
+    h.a = (uint64_t)idx;
+    h.b = (uint64_t)l->nstreams | (uint64_t)l->epoch << 16;
+    ism_frame_encode(&h, buf + ISM_LINK_HDR_SIZE);
+    return ism_sock_write_full(fd, buf, sizeof buf, deadline, NULL);
+}
+
+/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. */
+static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
+{
+    close_streams(l);
+    l->epoch++;
+    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx}, them;
+    for (int i = 0; i < l->nstreams; i++) {
+        int64_t left = give_up_ms - ism_now_ms();
+        int fd = ism_sock_connect_prep(gw.site_hosts[l->site], gw.site_ports[l->site] + l->gw,
+                                       (int)(left < GW_DIAL_TIMEOUT_MS ? (left > 0 ? left : 1)
+                                                                       : GW_DIAL_TIMEOUT_MS),
+                                       gw_tune_socket_prep, NULL, err, errlen);
+        if (fd < 0)
+            goto fail;
+        int rc = ism_auth_client(fd, &gw.key, self, &them, GW_AUTH_TIMEOUT_MS, err, errlen);
+        if (rc == 0 && ((int)them.site != l->site || (int)them.gw != l->gw)) {
+            snprintf(err, errlen, "the peer answered as site %u gateway %u", them.site, them.gw);
+            rc = ISM_AUTH_EIDENT;
+        }
+        if (rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
+            rc == ISM_AUTH_EPROTO)
+            gw_die(1, "authentication with site %s gateway %d failed: %s", sname(l->site), l->gw,
+                   err);
+        if (rc || send_hello(l, fd, i, ism_now_ms() + GW_AUTH_TIMEOUT_MS)) {
+            if (!rc)
+                snprintf(err, errlen, "the connection broke during set-up");
+            close(fd);
+            goto fail;
+        }
+        l->st[i].fd = fd;
+        l->nconnected++;
+    }
+    gw_link_started(l);
+    return 0;
+fail:
+    close_streams(l);
+    return -1;
+}
+
+void gw_links_redial(int64_t now)
+{
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.links[i];
+        if (l->state != GW_LINK_DOWN || l->closed)
+            continue;
+        int64_t limit = l->ever_up ? gw.outage_ms : gw.connect_timeout_ms;
+        if (now - l->down_since_ms > limit) {
+            char msg[400];
+            if (l->ever_up)
+                snprintf(msg, sizeof msg,
+                         "the link to site %s gateway %d has been down for %lld s "
+                         "(ISTHMUS_LINK_OUTAGE=%lld): giving up",
+                         sname(l->site), l->gw, (long long)(now - l->down_since_ms) / 1000,
+                         (long long)gw.outage_ms / 1000);
+            else
+                snprintf(msg, sizeof msg,
+                         "no connection with site %s gateway %d within %lld s (is that site "
+                         "running, with the same job secret?)",
+                         sname(l->site), l->gw, (long long)gw.connect_timeout_ms / 1000);
+            gw_abort_job(1, msg);
+        }
+        if (!l->connector || now < l->next_dial_ms)
+            continue;
+        char err[512];
+        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0)
+            continue;
+        l->next_dial_ms = ism_now_ms() + GW_DIAL_RETRY_MS;
+        if (l->ever_up && ism_now_ms() - l->last_dial_log_ms >= 10000) {
+            gw_log("still cannot reach site %s gateway %d: %s", sname(l->site), l->gw, err);
+            l->last_dial_log_ms = ism_now_ms();
+        }
+    }
+}
+
+/* Authenticate one incoming connection and attach it to its link as the stream its
+ * HELLO names. Anything unexpected is refused and logged, never fatal. */
+void gw_accept_peer(void)
 {
     char err[512], peer[128];
-    int fd = accept(gw.listen_fd, NULL, NULL);
+    int fd = accept4(gw.listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
-        return NULL;
+        return;
     ism_sock_peer_name(fd, peer, sizeof peer);
-    int64_t left = deadline - ism_now_ms();
+    ism_sock_set_nonblock(fd, 0);
     ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx}, them;
-    int rc = ism_auth_server(fd, &gw.key, self, &them, (int)(left < 2000 ? 2000 : left > 10000 ? 10000 : left),
-                             err, sizeof err);
+    int rc = ism_auth_server(fd, &gw.key, self, &them, GW_AUTH_TIMEOUT_MS, err, sizeof err);
     if (rc) {
         gw_log("refused connection from %s: %s", peer, err);
         close(fd);
-        return NULL;
+        return;
     }
     if ((int)them.site >= gw.nsites || (int)them.site == gw.site ||
         (int)them.gw >= gw.site_gws[them.site] ||
-        !before((int)them.site, (int)them.gw, gw.site, gw.gwidx) ||
-        link_at((int)them.site, (int)them.gw)->up) {
+        !before((int)them.site, (int)them.gw, gw.site, gw.gwidx)) {
         gw_log("refused connection from %s: it authenticated as site %u gateway %u, which is "
-               "not expected to connect here (duplicate or unknown peer)",
+               "not expected to connect here",
                peer, them.site, them.gw);
         close(fd);
-        return NULL;
+        return;
     }
     gw_link *l = link_at((int)them.site, (int)them.gw);
-    link_ready(l, fd);
-    return l;
+    uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
+    ism_link_hdr lh;
+    ism_frame_hdr h;
+    int rr = ism_sock_read_full(fd, buf, sizeof buf, ism_now_ms() + GW_AUTH_TIMEOUT_MS, NULL);
+    if (rr || ism_link_hdr_decode(buf, ISM_LINK_HDR_SIZE, &lh) ||
+        ism_frame_decode(buf + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE, &h) ||
+        h.type != ISM_F_HELLO || lh.seq != 0 || h.len != 0) {
+        gw_log("refused connection from site %s gateway %d (%s): no valid HELLO", sname(l->site),
+               l->gw, peer);
+        close(fd);
+        return;
+    }
+    int n = (int)(h.b & 0xffff), idx = (int)h.a;
+    uint32_t epoch = (uint32_t)(h.b >> 16);
+    if (n < 1 || n > 64 || h.a >= (uint64_t)n || l->closed) {
+        gw_log("refused connection from site %s gateway %d: stream %llu of %d%s", sname(l->site),
+               l->gw, (unsigned long long)h.a, n, l->closed ? " after the link was closed" : "");
+        close(fd);
+        return;
+    }
+    if (epoch < l->epoch) {
+        close(fd); /* from an attempt the peer has given up */
+        return;
+    }
+    if (n != l->nstreams) {
+        if (l->ever_up)
+            gw_die(1, "site %s gateway %d reconnected with %d streams instead of %d",
+                   sname(l->site), l->gw, n, l->nstreams);
+        streams_alloc(l, n); /* the dialing side chooses the number of streams */
+    }
+    if (epoch > l->epoch) {
+        if (l->state != GW_LINK_DOWN)
+            gw_link_down(l, "the peer reconnected");
+        else
+            close_streams(l);
+        l->epoch = epoch;
+    }
+    if (l->st[idx].fd >= 0) {
+        gw_log("refused connection from site %s gateway %d: stream %d is already connected",
+               sname(l->site), l->gw, idx);
+        close(fd);
+        return;
+    }
+    if (gw_tune_socket(fd, 0, err, sizeof err))
+        gw_die(1, "stream from site %s gateway %d: %s", sname(l->site), l->gw, err);
+    l->st[idx].fd = fd;
+    if (++l->nconnected == l->nstreams)
+        gw_link_started(l);
 }
 
 void gw_links_connect(void)
@@ -89,12 +307,18 @@ void gw_links_connect(void)
             link_base[s] = -1000000;
     }
     gw.links = calloc((size_t)gw.nlinks + 1, sizeof(gw_link));
+    int64_t now = ism_now_ms();
     for (int s = 0; s < gw.nsites; s++)
         for (int g = 0; s != gw.site && g < gw.site_gws[s]; g++) {
             gw_link *l = link_at(s, g);
-            l->fd = -1;
             l->site = s;
             l->gw = g;
+            l->connector = before(gw.site, gw.gwidx, s, g);
+            l->state = GW_LINK_DOWN;
+            l->down_since_ms = now;
+            l->next_dial_ms = now;
+            l->tx_next = l->rx_next = l->ack_sent = l->peer_ack = 1;
+            streams_alloc(l, gw.streams);
         }
     if (gw.nsites < 2)
         return;
@@ -103,213 +327,7 @@ void gw_links_connect(void)
                                    gw.site_ports[gw.site] + gw.gwidx, 64, err, sizeof err);
     if (gw.listen_fd < 0)
         gw_die(2, "%s", err);
-    int64_t deadline = ism_now_ms() + gw.connect_timeout_ms;
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-    for (int i = 0; i < gw.nlinks; i++) {
-        gw_link *l = &gw.links[i];
-        if (!before(gw.site, gw.gwidx, l->site, l->gw))
-            continue;
-        int64_t left = deadline - ism_now_ms();
-        int fd = ism_sock_connect(gw.site_hosts[l->site], gw.site_ports[l->site] + l->gw,
-                                  (int)(left > 0 ? left : 1), err, sizeof err);
-        if (fd < 0)
-            gw_die(1, "cannot reach site %s gateway %d at %s:%d within %lld s: %s",
-                   gw.site_names[l->site], l->gw, gw.site_hosts[l->site],
-                   gw.site_ports[l->site] + l->gw, (long long)gw.connect_timeout_ms / 1000, err);
-        ism_auth_id them;
-        left = deadline - ism_now_ms();
-        int rc = ism_auth_client(fd, &gw.key, self, &them, (int)(left > 1000 ? left : 1000), err,
-                                 sizeof err);
-        if (rc || (int)them.site != l->site || (int)them.gw != l->gw)
-            gw_die(1, "authentication with site %s gateway %d failed: %s",
-                   gw.site_names[l->site], l->gw,
-                   rc ? err : "the peer answered with another identity");
-        link_ready(l, fd);
-    }
-    for (;;) {
-        int missing = 0;
-        for (int i = 0; i < gw.nlinks; i++)
-            missing += !gw.links[i].up;
-        if (!missing)
-            break;
-        int64_t left = deadline - ism_now_ms();
-        if (left <= 0) {
-            char who[512] = "";
-            for (int i = 0; i < gw.nlinks; i++)
-                if (!gw.links[i].up) {
-                    size_t u = strlen(who);
-                    snprintf(who + u, sizeof who - u, "%ssite %s gateway %d", u ? ", " : "",
-                             gw.site_names[gw.links[i].site], gw.links[i].gw);
-                }
-            gw_die(1, "no connection from %s within %lld s (is that site running, with the "
-                      "same job secret?)",
-                   who, (long long)gw.connect_timeout_ms / 1000);
-        }
-        struct pollfd p = {gw.listen_fd, POLLIN, 0};
-        if (poll(&p, 1, (int)(left > 1000 ? 1000 : left)) > 0)
-            accept_one(deadline);
-    }
+    if (gw_tune_socket(gw.listen_fd, 1, err, sizeof err))
+        gw_die(2, "%s", err);
     ism_sock_set_nonblock(gw.listen_fd, 1);
-}
-
-void gw_accept_intruder(void)
-{
-    /* Every expected peer is connected: anything new is authenticated and refused. */
-    gw_link *l = accept_one(ism_now_ms() + 2000);
-    if (l)
-        gw_die(1, "site %s gateway %d connected twice", gw.site_names[l->site], l->gw);
-}
-
-void gw_link_send(gw_link *l, gw_buf *b)
-{
-    b->next = NULL;
-    if (l->txq_tail)
-        l->txq_tail->next = b;
-    else
-        l->txq = b;
-    l->txq_tail = b;
-}
-
-void gw_link_control(gw_link *l, int type, uint64_t a, const char *text)
-{
-    size_t tl = text ? strlen(text) : 0;
-    gw_buf *b = gw_buf_small(ISM_FRAME_HDR_SIZE + tl);
-    ism_frame_hdr h;
-    ism_frame_init(&h, type);
-    h.src = -1;
-    h.dst = -1;
-    h.a = a;
-    h.len = (uint32_t)tl;
-    ism_frame_encode(&h, (uint8_t *)b->data);
-    if (tl)
-        memcpy(b->data + ISM_FRAME_HDR_SIZE, text, tl);
-    gw_link_send(l, b);
-}
-
-/* Write as much of the queue as the socket takes. Returns bytes written or -1. */
-int gw_link_write(gw_link *l)
-{
-    int wrote = 0;
-    while (l->txq) {
-        struct iovec iov[16];
-        int n = 0;
-        size_t off = l->tx_off;
-        for (gw_buf *b = l->txq; b && n < 16; b = b->next, off = 0) {
-            iov[n].iov_base = b->data + off;
-            iov[n].iov_len = b->len - off;
-            n++;
-        }
-        ssize_t k = writev(l->fd, iov, n);
-        if (k < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-                return wrote;
-            return -1;
-        }
-        wrote += (int)k;
-        l->tx_bytes += (uint64_t)k;
-        l->last_tx_ms = ism_now_ms();
-        size_t left = (size_t)k;
-        while (left && l->txq) {
-            gw_buf *b = l->txq;
-            size_t rem = b->len - l->tx_off;
-            if (left < rem) {
-                l->tx_off += left;
-                left = 0;
-                break;
-            }
-            left -= rem;
-            l->tx_off = 0;
-            l->txq = b->next;
-            if (!l->txq)
-                l->txq_tail = NULL;
-            l->tx_frames++;
-            if (b->pooled)
-                gw.held_bytes -= b->len;
-            gw_buf_put(b);
-        }
-    }
-    return wrote;
-}
-
-/* Read what the socket has. Returns >0 progress, 0 nothing, -1 closed or failed. A frame
- * whose header fails validation ends the job: the peer is authenticated, so garbage means
- * a bug or corruption, and guessing would lose or corrupt messages. */
-int gw_link_read(gw_link *l)
-{
-    int progress = 0;
-    for (;;) {
-        if (l->rx_have < ISM_FRAME_HDR_SIZE) {
-            ssize_t k = read(l->fd, l->rxhdr + l->rx_have, ISM_FRAME_HDR_SIZE - l->rx_have);
-            if (k == 0)
-                return -1;
-            if (k < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? progress : -1;
-            l->rx_have += (size_t)k;
-            l->rx_bytes += (uint64_t)k;
-            l->last_rx_ms = ism_now_ms();
-            progress = 1;
-            if (l->rx_have < ISM_FRAME_HDR_SIZE)
-                continue;
-            int rc = ism_frame_decode(l->rxhdr, ISM_FRAME_HDR_SIZE, &l->rxh);
-            if (rc || ISM_FRAME_HDR_SIZE + (size_t)l->rxh.len > gw.bufsize)
-                gw_die(1, "protocol error on the link from site %s gateway %d: %s",
-                       gw.site_names[l->site], l->gw,
-                       rc ? ism_frame_strerror(rc) : "frame larger than the chunk size");
-        }
-        if (!l->rxbuf) {
-            if (l->rxh.dst < 0) { /* control frames for the gateway itself are small */
-                l->rxbuf = gw_buf_small(ISM_FRAME_HDR_SIZE + l->rxh.len);
-            } else {
-                l->rxbuf = gw_buf_get();
-                if (!l->rxbuf)
-                    return progress; /* pool empty: resume when buffers return */
-                gw.held_bytes += ISM_FRAME_HDR_SIZE + l->rxh.len;
-                if (gw.held_bytes > gw.peak_bytes)
-                    gw.peak_bytes = gw.held_bytes;
-            }
-            memcpy(l->rxbuf->data, l->rxhdr, ISM_FRAME_HDR_SIZE);
-            l->rxbuf->len = ISM_FRAME_HDR_SIZE + l->rxh.len;
-        }
-        size_t want = l->rxbuf->len;
-        while (l->rx_have < want) {
-            ssize_t k = read(l->fd, l->rxbuf->data + l->rx_have, want - l->rx_have);
-            if (k == 0)
-                return -1;
-            if (k < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? progress : -1;
-            l->rx_have += (size_t)k;
-            l->rx_bytes += (uint64_t)k;
-            l->last_rx_ms = ism_now_ms();
-            progress = 1;
-        }
-        gw_buf *b = l->rxbuf;
-        l->rxbuf = NULL;
-        l->rx_have = 0;
-        l->rx_frames++;
-        gw_route_from_link(l, b);
-        if (!l->up)
-            return -1;
-    }
-}
-
-/* Push out every queued frame, up to a deadline (used when aborting). */
-int gw_flush_links(int64_t deadline_ms)
-{
-    for (;;) {
-        int pending = 0;
-        for (int i = 0; i < gw.nlinks; i++) {
-            gw_link *l = &gw.links[i];
-            if (l->fd < 0 || !l->txq)
-                continue;
-            if (gw_link_write(l) < 0) {
-                close(l->fd);
-                l->fd = -1;
-                continue;
-            }
-            pending += l->txq != NULL;
-        }
-        if (!pending || ism_now_ms() >= deadline_ms)
-            return pending;
-        poll(NULL, 0, 1);
-    }
 }

@@ -22,7 +22,6 @@
 #include "gateway.h"
 
 #define GW_SLOTS 16
-#define GW_HEARTBEAT_MS 1000
 
 static const char *sname(int s) { return gw.site_names[s]; }
 
@@ -34,8 +33,8 @@ void gw_abort_job(int code, const char *reason)
     char text[600];
     snprintf(text, sizeof text, "site %s (gateway %d): %s", sname(gw.site), gw.gwidx, reason);
     for (int i = 0; i < gw.nlinks; i++)
-        if (gw.links[i].fd >= 0 && gw.links[i].up)
-            gw_link_control(&gw.links[i], ISM_F_ABORT, (uint64_t)(unsigned)code, text);
+        if (gw.links[i].nstreams && gw.links[i].st[0].fd >= 0)
+            gw_link_control(&gw.links[i], 0, ISM_F_ABORT, (uint64_t)(unsigned)code, 0, text);
     gw_flush_links(ism_now_ms() + 2000);
     if (gw.be)
         gw.be->abort(gw.vworld, code ? code : 1);
@@ -102,8 +101,6 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
         case ISM_F_FIN:
             l->fin_recv = 1;
             break;
-        case ISM_F_HEARTBEAT:
-            break;
         case ISM_F_ABORT: {
             char text[600];
             size_t n = h.len < sizeof text - 1 ? h.len : sizeof text - 1;
@@ -152,8 +149,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
             memcpy(text, b->data + ISM_FRAME_HDR_SIZE, n);
             text[n] = 0;
             for (int i = 0; i < gw.nlinks; i++)
-                if (gw.links[i].up && gw.links[i].fd >= 0)
-                    gw_link_control(&gw.links[i], ISM_F_ABORT, h.a, text);
+                if (gw.links[i].nstreams && gw.links[i].st[0].fd >= 0)
+                    gw_link_control(&gw.links[i], 0, ISM_F_ABORT, h.a, 0, text);
             gw_flush_links(ism_now_ms() + 2000);
             ism_frame_hdr ack;
             ism_frame_init(&ack, ISM_F_ABORT_ACK);
@@ -185,7 +182,7 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
     if (gw.held_bytes > gw.peak_bytes)
         gw.peak_bytes = gw.held_bytes;
     gw_link_send(l, b);
-    gw_link_write(l);
+    gw_link_pump(l);
 }
 
 static int service_apps(void)
@@ -194,7 +191,7 @@ static int service_apps(void)
     if (!gw.slots)
         gw.slots = calloc(GW_SLOTS, sizeof *gw.slots);
     while (gw.slot_count < GW_SLOTS) {
-        gw_buf *b = gw_buf_get();
+        gw_buf *b = gw_buf_get(GW_POOL_TX);
         if (!b)
             break;
         gw_slot *s = &gw.slots[(gw.slot_head + gw.slot_count) % GW_SLOTS];
@@ -221,21 +218,6 @@ static int service_apps(void)
     return work + reap_deliveries();
 }
 
-static void link_lost(gw_link *l, const char *why)
-{
-    if (l->fin_recv && l->fin_sent) {
-        close(l->fd);
-        l->fd = -1;
-        return;
-    }
-    l->up = 0;
-    close(l->fd);
-    l->fd = -1;
-    char msg[300];
-    snprintf(msg, sizeof msg, "link to site %s gateway %d lost (%s)", sname(l->site), l->gw, why);
-    gw_abort_job(1, msg);
-}
-
 static int finished(void)
 {
     if (gw.apps_fin < gw.apps_mine)
@@ -243,19 +225,75 @@ static int finished(void)
     for (int i = 0; i < gw.nlinks; i++) {
         gw_link *l = &gw.links[i];
         if (!l->fin_sent) {
-            gw_link_control(l, ISM_F_FIN, 0, NULL);
+            gw_buf *b = gw_buf_small(ISM_FRAME_HDR_SIZE);
+            ism_frame_hdr h;
+            ism_frame_init(&h, ISM_F_FIN);
+            h.src = h.dst = -1;
+            ism_frame_encode(&h, (uint8_t *)b->data);
+            gw_link_send(l, b);
             l->fin_sent = 1;
         }
     }
-    for (int i = 0; i < gw.nlinks; i++)
-        if (!gw.links[i].fin_recv || gw.links[i].txq)
+    /* done when every peer has said FIN, has acknowledged everything we sent (our FIN
+     * included), and has been told that we have everything it sent */
+    for (int i = 0; i < gw.nlinks; i++) {
+        gw_link *l = &gw.links[i];
+        if (l->closed)
+            continue;
+        if (!l->fin_recv || l->state != GW_LINK_UP || !gw_link_idle(l))
             return 0;
+        if (l->ack_sent != l->rx_next) {
+            gw_link_control(l, 0, ISM_F_ACK, 0, 0, NULL);
+            return 0;
+        }
+    }
     return 1;
+}
+
+/* A stream that stopped for want of a receive buffer: only its header is read. */
+static int waiting_for_buffer(const gw_stream *s)
+{
+    return s->rx_have >= ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE && !s->rxbuf && !s->rx_discard;
+}
+
+static void stream_failed(gw_link *l, gw_stream *s, int e)
+{
+    if (l->fin_sent && l->fin_recv) {
+        /* at the end the peer closes its streams once it has everything; its last
+         * acknowledgement may still wait, unread, on another stream */
+        for (int j = 0; j < l->nstreams; j++)
+            if (l->st[j].fd >= 0 && &l->st[j] != s)
+                gw_stream_read(l, &l->st[j]);
+    }
+    char why[160];
+    snprintf(why, sizeof why, "stream %d: %s", (int)(s - l->st),
+             e == ECONNRESET ? "connection closed by the peer" : strerror(e));
+    gw_link_down(l, why);
+}
+
+/* testing aid: ISTHMUS_GW_FAULT_AFTER=N breaks every link once, after N frames went out */
+static void maybe_inject_fault(void)
+{
+    static int done;
+    if (!gw.fault_after || done)
+        return;
+    uint64_t sent = 0;
+    for (int i = 0; i < gw.nlinks; i++)
+        sent += gw.links[i].tx_frames;
+    if (sent < (uint64_t)gw.fault_after)
+        return;
+    done = 1;
+    for (int i = 0; i < gw.nlinks; i++)
+        if (gw.links[i].state != GW_LINK_DOWN)
+            gw_link_down(&gw.links[i], "fault injected by ISTHMUS_GW_FAULT_AFTER");
 }
 
 void gw_loop(void)
 {
-    struct pollfd *pf = calloc((size_t)gw.nlinks + 1, sizeof *pf);
+    struct pollfd *pf = NULL;
+    gw_stream **who = NULL;
+    gw_link **whol = NULL;
+    int cap = 0;
     unsigned idle = 0;
     int64_t idle_since = ism_now_ms();
     for (;;) {
@@ -263,33 +301,54 @@ void gw_loop(void)
         if (finished())
             break;
         int64_t now = ism_now_ms();
-        int n = 0;
+        gw_links_redial(now);
+        maybe_inject_fault();
+        int n = 0, need = 1;
+        for (int i = 0; i < gw.nlinks; i++)
+            need += gw.links[i].nstreams;
+        if (need > cap) {
+            cap = need;
+            pf = realloc(pf, sizeof *pf * (size_t)cap);
+            who = realloc(who, sizeof *who * (size_t)cap);
+            whol = realloc(whol, sizeof *whol * (size_t)cap);
+            if (!pf || !who || !whol)
+                gw_die(1, "out of memory for the poll set");
+        }
         for (int i = 0; i < gw.nlinks; i++) {
             gw_link *l = &gw.links[i];
-            if (l->fd < 0)
-                continue;
-            if (l->txq && gw_link_write(l) < 0)
-                link_lost(l, strerror(errno));
-            if (now - l->last_tx_ms > GW_HEARTBEAT_MS && !l->txq)
-                gw_link_control(l, ISM_F_HEARTBEAT, 0, NULL);
-            if (now - l->last_rx_ms > gw.link_timeout_ms && !l->fin_recv) {
-                char why[128];
-                snprintf(why, sizeof why, "nothing received for %lld s",
-                         (long long)(now - l->last_rx_ms) / 1000);
-                link_lost(l, why);
+            work |= gw_link_pump(l);
+            gw_link_tick(l, now);
+            for (int j = 0; j < l->nstreams; j++) {
+                gw_stream *s = &l->st[j];
+                if (s->fd < 0)
+                    continue;
+                if (waiting_for_buffer(s) && gw.free_rx > 0) {
+                    int rc = gw_stream_read(l, s);
+                    if (rc < 0) {
+                        if (s->fd >= 0)
+                            stream_failed(l, s, errno);
+                        break;
+                    }
+                    work |= rc;
+                }
+                if (s->fd < 0)
+                    continue;
+                pf[n].fd = s->fd;
+                pf[n].events = (short)((waiting_for_buffer(s) ? 0 : POLLIN) |
+                                       (s->cur || s->ctlq || (l->state == GW_LINK_UP && l->sendq)
+                                            ? POLLOUT
+                                            : 0));
+                pf[n].revents = 0;
+                who[n] = s;
+                whol[n] = l;
+                n++;
             }
-            pf[n].fd = l->fd;
-            pf[n].events = (short)((gw.pool_free > 0 || l->rxbuf || l->rx_have < ISM_FRAME_HDR_SIZE
-                                        ? POLLIN
-                                        : 0) |
-                                   (l->txq ? POLLOUT : 0));
-            pf[n].revents = 0;
-            n++;
         }
         if (gw.listen_fd >= 0) {
             pf[n].fd = gw.listen_fd;
             pf[n].events = POLLIN;
             pf[n].revents = 0;
+            who[n] = NULL;
             n++;
         }
         struct timespec ts = {0, 0};
@@ -314,26 +373,35 @@ void gw_loop(void)
             gw_die(1, "ppoll failed: %s", strerror(errno));
         if (r <= 0)
             continue;
-        int k = 0;
-        for (int i = 0; i < gw.nlinks; i++) {
-            gw_link *l = &gw.links[i];
-            if (l->fd < 0)
+        for (int k = 0; k < n; k++) {
+            short ev = pf[k].revents;
+            if (!ev)
                 continue;
-            short ev = pf[k++].revents;
+            if (!who[k]) {
+                gw_accept_peer();
+                continue;
+            }
+            gw_stream *s = who[k];
+            gw_link *l = whol[k];
+            if (s->fd != pf[k].fd)
+                continue; /* closed by an earlier event of this round */
             if (ev & (POLLIN | POLLHUP | POLLERR)) {
-                int rc = gw_link_read(l);
-                if (rc < 0 && l->fd >= 0)
-                    link_lost(l, "connection closed by the peer");
-                else if (rc > 0)
+                int rc = gw_stream_read(l, s);
+                if (rc < 0) {
+                    if (s->fd >= 0)
+                        stream_failed(l, s, errno);
+                    continue;
+                }
+                if (rc > 0)
                     idle = 0;
             }
-            if (l->fd >= 0 && (ev & POLLOUT) && gw_link_write(l) < 0)
-                link_lost(l, strerror(errno));
+            if (s->fd >= 0 && (ev & POLLOUT))
+                gw_link_pump(l);
         }
-        if (gw.listen_fd >= 0 && (pf[k].revents & POLLIN))
-            gw_accept_intruder();
     }
     free(pf);
+    free(who);
+    free(whol);
 }
 
 /* Withdraw the receives still posted for the app ranks, so the vendor finalizes clean. */

@@ -48,15 +48,20 @@ void gw_die(int code, const char *fmt, ...)
 
 /* ---- buffer pool ---- */
 
-gw_buf *gw_buf_get(void)
+gw_buf *gw_buf_get(int pool)
 {
-    gw_buf *b = gw.pool;
+    gw_buf **head = pool == GW_POOL_TX ? &gw.pool_tx : &gw.pool_rx;
+    gw_buf *b = *head;
     if (!b)
         return NULL;
-    gw.pool = b->next;
-    gw.pool_free--;
+    *head = b->next;
+    if (pool == GW_POOL_TX)
+        gw.free_tx--;
+    else
+        gw.free_rx--;
     b->next = NULL;
     b->len = 0;
+    b->seq = 0;
     return b;
 }
 
@@ -76,11 +81,19 @@ void gw_buf_put(gw_buf *b)
         free(b);
         return;
     }
-    b->next = gw.pool;
-    gw.pool = b;
-    gw.pool_free++;
+    if (b->pooled == GW_POOL_TX) {
+        b->next = gw.pool_tx;
+        gw.pool_tx = b;
+        gw.free_tx++;
+    } else {
+        b->next = gw.pool_rx;
+        gw.pool_rx = b;
+        gw.free_rx++;
+    }
 }
 
+/* Half the buffers carry frames out (held until the peer acknowledges them), half carry
+ * frames in. */
 static void pool_init(int n)
 {
     gw.pool_total = n;
@@ -89,7 +102,7 @@ static void pool_init(int n)
         if (!b || !(b->data = malloc(gw.bufsize)))
             gw_die(1, "cannot allocate %d buffers of %zu bytes (ISTHMUS_GW_BUFFERS)", n,
                    gw.bufsize);
-        b->pooled = 1;
+        b->pooled = i < n / 2 ? GW_POOL_TX : GW_POOL_RX;
         gw_buf_put(b);
     }
 }
@@ -109,6 +122,20 @@ static long env_long(const char *name, long def, long lo, long hi)
         x <<= 20, end++;
     if (*end || x < lo || x > hi) {
         fprintf(stderr, "isthmus-gateway: %s=%s is not a number in %ld..%ld\n", name, v, lo, hi);
+        exit(2);
+    }
+    return x;
+}
+
+static double env_double(const char *name, double lo, double hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (*end || !(x >= lo && x <= hi)) {
+        fprintf(stderr, "isthmus-gateway: %s=%s is not a number in %g..%g\n", name, v, lo, hi);
         exit(2);
     }
     return x;
@@ -187,7 +214,25 @@ static void read_env(void)
     }
     long chunk = env_long("ISTHMUS_CHUNK", 256 << 10, 4096, ISM_FRAME_MAX_PAYLOAD);
     gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)chunk;
-    gw.link_timeout_ms = env_long("ISTHMUS_LINK_TIMEOUT", 20, 1, 86400) * 1000;
+    gw.dead_ms = env_long("ISTHMUS_LINK_DEAD_MS", 5000, 100, 86400000);
+    gw.outage_ms = env_long("ISTHMUS_LINK_OUTAGE", 60, 1, 86400) * 1000;
+    gw.streams = (int)env_long("ISTHMUS_WAN_STREAMS", 0, 0, 16);
+    gw.sockbuf = (int)env_long("ISTHMUS_WAN_SOCKBUF", 0, 0, 1L << 30);
+    gw.crc = (int)env_long("ISTHMUS_WAN_CRC", 0, 0, 1);
+    gw.fault_after = env_long("ISTHMUS_GW_FAULT_AFTER", 0, 0, 1L << 40);
+    gw.hint_rate_bps = env_double("ISTHMUS_WAN_RATE", 0, 1e15);
+    gw.hint_rtt_ms = env_double("ISTHMUS_WAN_RTT_MS", 0, 1e6);
+    gw.hint_loss = env_double("ISTHMUS_WAN_LOSS", 0, 1);
+    const char *cc = getenv("ISTHMUS_WAN_CC");
+    if (cc && *cc) {
+        if (strlen(cc) >= sizeof gw.cc || strspn(cc, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
+                                              strlen(cc)) {
+            fprintf(stderr, "isthmus-gateway: ISTHMUS_WAN_CC=%s is not a congestion control "
+                            "name (e.g. cubic, bbr, reno)\n", cc);
+            exit(2);
+        }
+        strcpy(gw.cc, cc);
+    }
     gw.connect_timeout_ms = env_long("ISTHMUS_CONNECT_TIMEOUT", 60, 1, 86400) * 1000;
     gw.idle_max_us = (int)env_long("ISTHMUS_GW_IDLE_US", 200, 0, 100000);
     gw.idle_deep_us = (int)env_long("ISTHMUS_GW_IDLE_DEEP_US", 2000, 0, 1000000);
@@ -268,11 +313,16 @@ static void print_stats(void)
         gw_link *l = &gw.links[i];
         fprintf(stderr,
                 "isthmus stats: site %s gateway %d -> site %s gateway %d: sent %llu msgs %llu "
-                "bytes %llu frames; received %llu msgs %llu bytes %llu frames\n",
+                "bytes %llu frames; received %llu msgs %llu bytes %llu frames; %d stream%s, "
+                "%llu reconnects, %llu frames resent, %llu duplicates dropped, %llu CRC errors; "
+                "rtt min %.3f ms smoothed %.3f ms\n",
                 site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
                 (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
                 (unsigned long long)l->tx_frames, (unsigned long long)l->rx_msgs,
-                (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames);
+                (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames, l->nstreams,
+                l->nstreams == 1 ? "" : "s", (unsigned long long)l->reconnects,
+                (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,
+                (unsigned long long)l->crc_errors, l->min_rtt_ms, l->srtt_ms);
     }
     fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
             site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize);
@@ -292,14 +342,15 @@ int main(int argc, char **argv)
     for (int l = 0; l < gw.napps; l++)
         gw.apps_mine += l % gw.ngw_here == gw.gwidx;
     load_secret();
+    gw_tune_init();
     gw_links_connect();
     gw_loop();
     gw_cancel_receives();
     if (gw.stats)
         print_stats();
     for (int i = 0; i < gw.nlinks; i++)
-        if (gw.links[i].fd >= 0)
-            close(gw.links[i].fd);
+        for (int j = 0; j < gw.links[i].nstreams; j++)
+            gw_stream_close(&gw.links[i].st[j]);
     if (gw.listen_fd >= 0)
         close(gw.listen_fd);
     ism_auth_key_clear(&gw.key);

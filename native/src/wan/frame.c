@@ -173,6 +173,16 @@ const char *ism_frame_type_name(int type)
         return "HEARTBEAT";
     case ISM_F_ABORT_ACK:
         return "ABORT_ACK";
+    case ISM_F_HELLO:
+        return "HELLO";
+    case ISM_F_RESUME:
+        return "RESUME";
+    case ISM_F_ACK:
+        return "ACK";
+    case ISM_F_PING:
+        return "PING";
+    case ISM_F_PONG:
+        return "PONG";
     default:
         return "UNKNOWN";
     }

@@ -29,7 +29,13 @@ enum ism_frame_type {
     ISM_F_FIN = 7,    /* -             -                 -            none            */
     ISM_F_HEARTBEAT = 8,
     ISM_F_ABORT_ACK = 9,
-    ISM_F_TYPE_MAX = 9
+    /* between gateways only, unnumbered (link header seq 0; see linkhdr.h): */
+    ISM_F_HELLO = 10,  /* stream index   nstreams | epoch << 16  -  none          */
+    ISM_F_RESUME = 11, /* next seq the sender expects  -         -  none          */
+    ISM_F_ACK = 12,    /* (the ack is in the link header)                         */
+    ISM_F_PING = 13,   /* sender's clock, us  -                  -  none          */
+    ISM_F_PONG = 14,   /* the PING's clock echoed                                 */
+    ISM_F_TYPE_MAX = 14
 };
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */

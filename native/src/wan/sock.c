@@ -291,11 +291,17 @@ static int connected_to_self(int fd)
 }
 
 /* One non-blocking attempt; returns the fd, -1 with *e set, or -2 on deadline. */
-static int connect_once(const struct sockaddr_in *sa, int64_t deadline, int *e)
+static int connect_once(const struct sockaddr_in *sa, int64_t deadline, int *e,
+                        int (*prep)(int, void *), void *arg)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *e = errno;
+        return -1;
+    }
+    if (prep && prep(fd, arg) != 0) {
+        *e = errno;
+        close(fd);
         return -1;
     }
     int rc;
@@ -350,6 +356,12 @@ static int connect_once(const struct sockaddr_in *sa, int64_t deadline, int *e)
 
 int ism_sock_connect(const char *host, int port, int timeout_ms, char *err, size_t errlen)
 {
+    return ism_sock_connect_prep(host, port, timeout_ms, NULL, NULL, err, errlen);
+}
+
+int ism_sock_connect_prep(const char *host, int port, int timeout_ms,
+                          int (*prep)(int fd, void *arg), void *arg, char *err, size_t errlen)
+{
     const char *h = host ? host : "(null)";
     if (port < 1 || port > 65535) {
         set_err(err, errlen, "cannot connect to %.200s:%d: port out of range 1..65535", h, port);
@@ -374,7 +386,7 @@ int ism_sock_connect(const char *host, int port, int timeout_ms, char *err, size
     int backoff = 20, attempts = 0, e = 0;
     for (;;) {
         attempts++;
-        int fd = connect_once(&sa, deadline, &e);
+        int fd = connect_once(&sa, deadline, &e, prep, arg);
         if (fd >= 0)
             return fd;
         if (fd == -2) {

@@ -45,6 +45,12 @@ int ism_sock_listen(const char *host, int port, int backlog, char *err, size_t e
  * blocking mode, or -1 with err naming the address and the last failure. */
 int ism_sock_connect(const char *host, int port, int timeout_ms, char *err, size_t errlen);
 
+/* Like ism_sock_connect(), calling prep(fd, arg) on each new socket before connect() (to
+ * set options that must precede the handshake, such as buffer sizes); a non-zero return
+ * from prep fails the attempt with errno as prep left it. prep may be NULL. */
+int ism_sock_connect_prep(const char *host, int port, int timeout_ms,
+                          int (*prep)(int fd, void *arg), void *arg, char *err, size_t errlen);
+
 /* Socket options. Return 0, or -1 with errno set. For set_buffers a size <= 0 leaves
  * that direction alone; the kernel may round or cap the sizes. */
 int ism_sock_set_nonblock(int fd, int on);

@@ -2,6 +2,7 @@
 # checks the program, and runs the job (or, with --dry-run, shows what would be started).
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 
@@ -18,6 +19,7 @@ from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, defa
                              embedded_layout)
 from ..launch.secret import Secret
 from ..launch.sitefile import load_site_file
+from ..launch.transport import apply_env, link_hints, transport_env
 from ..paths import find_prefix
 from ..ui import err_console
 from . import register
@@ -176,6 +178,15 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
                    "(root), e.g. delay=20ms,rate=1gbit,loss=0.1%. See `isthmus link emulate --help`.")
 @click.option("--wan-matrix", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Per-pair link settings (TOML, as for `isthmus link emulate --matrix`); implies --wan.")
+@click.option("--wan-streams", type=int, default=None, metavar="N",
+              help="TCP streams per link between two gateways (default: automatic, from the "
+                   "link's rate, round trip and loss when known).")
+@click.option("--wan-cc", default=None, metavar="NAME",
+              help="TCP congestion control of the WAN streams, e.g. cubic or bbr (default: the system's).")
+@click.option("--wan-crc", is_flag=True,
+              help="Add a CRC32C to every frame between gateways; a corrupted frame is sent again.")
+@click.option("--link-outage", type=float, default=None, metavar="SECONDS",
+              help="How long a broken link may take to come back before the job aborts (default 60).")
 @click.option("--dry-run", is_flag=True,
               help="Print each site's command line and environment (never the secret) and exit without starting anything.")
 @click.argument("program", metavar="PROGRAM")
@@ -192,6 +203,11 @@ def run_command(ctx: click.Context, **params) -> None:
     """
     wan = _wan_matrix(ctx, params)
     layout, secret = build_layout(ctx, params)
+    tenv = transport_env(streams=params["wan_streams"], cc=params["wan_cc"],
+                         crc=params["wan_crc"], outage=params["link_outage"])
+    os.environ.update(tenv)  # explicit options win over the environment
+    if wan is not None:
+        apply_env(os.environ, link_hints(wan))  # hints do not override what the user set
     prefix = find_prefix()
     program, args = params["program"], tuple(params["args"])
 

@@ -1,0 +1,181 @@
+/* tune.c: how the gateway's WAN streams are set up for long fat pipes.
+ *
+ * Owns the choice of the number of streams per link and of the socket buffer sizes, from
+ * the link as the user described it (ISTHMUS_WAN_RATE, ISTHMUS_WAN_RTT_MS,
+ * ISTHMUS_WAN_LOSS; `isthmus run --wan` fills them in from the emulated link), the
+ * congestion control (ISTHMUS_WAN_CC), and the report of system limits that stop the
+ * buffers from covering the bandwidth-delay product (BDP), with the sysctl that lifts them.
+ *
+ * Buffers: a stream needs a window of its share of the BDP, and Linux lets half of a
+ * socket buffer hold data, so the target is 2 x BDP / streams. Kernel autotuning grows
+ * buffers up to net.ipv4.tcp_rmem/tcp_wmem[2] and is left alone when that is enough;
+ * otherwise the buffers are set explicitly, which net.core.rmem_max/wmem_max cap. If even
+ * that is too small and the number of streams is automatic, more streams make up for it.
+ * Streams: one, unless the link is lossy and the congestion control is loss-based: then as
+ * many as the Mathis et al. estimate (rate of one Reno-like stream = 1.22 MSS / (RTT
+ * sqrt(p))) says are needed to fill the link, at most 8.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "gateway.h"
+
+#define GW_MAX_STREAMS 16
+#define GW_MSS 1448.0
+
+static long autotune_cap;   /* min(tcp_rmem[2], tcp_wmem[2]) */
+static long explicit_cap;   /* min(rmem_max, wmem_max): what SO_RCVBUF/SO_SNDBUF may ask */
+static char limit_note[512]; /* why the buffers cannot cover the BDP, if they cannot */
+
+static long read_last_long(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    long v = -1, x;
+    while (fscanf(f, "%ld", &x) == 1)
+        v = x;
+    fclose(f);
+    return v;
+}
+
+static void read_line(const char *path, char *buf, size_t n)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fgets(buf, (int)n, f))
+        buf[strcspn(buf, "\n")] = 0;
+    fclose(f);
+}
+
+static long min_pos(long a, long b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
+
+static void check_cc(void)
+{
+    if (!gw.cc[0])
+        return;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        gw_die(2, "cannot create a socket: %s", strerror(errno));
+    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, gw.cc, (socklen_t)strlen(gw.cc)) != 0) {
+        int e = errno;
+        char avail[256], allowed[256];
+        read_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof avail);
+        read_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
+        close(fd);
+        gw_die(2, "ISTHMUS_WAN_CC=%s: %s (this kernel has: %s; unprivileged users may choose: "
+                  "%s)",
+               gw.cc,
+               e == ENOENT ? "no such congestion control (try: modprobe tcp_<name>)"
+               : e == EPERM ? "not allowed for this user (net.ipv4.tcp_allowed_congestion_control)"
+                            : strerror(e),
+               avail[0] ? avail : "?", allowed[0] ? allowed : "?");
+    }
+    close(fd);
+}
+
+void gw_tune_init(void)
+{
+    autotune_cap = min_pos(read_last_long("/proc/sys/net/ipv4/tcp_rmem"),
+                           read_last_long("/proc/sys/net/ipv4/tcp_wmem"));
+    explicit_cap = min_pos(read_last_long("/proc/sys/net/core/rmem_max"),
+                           read_last_long("/proc/sys/net/core/wmem_max"));
+    check_cc();
+    int auto_streams = gw.streams == 0;
+    if (auto_streams) {
+        gw.streams = 1;
+        int lossbased = !gw.cc[0] || strcmp(gw.cc, "bbr") != 0;
+        if (lossbased && gw.hint_loss > 0 && gw.hint_rate_bps > 0 && gw.hint_rtt_ms > 0) {
+            double one = 1.22 * GW_MSS * 8.0 / (gw.hint_rtt_ms / 1000.0 * sqrt(gw.hint_loss));
+            int n = (int)ceil(gw.hint_rate_bps / one);
+            gw.streams = n < 1 ? 1 : n > 8 ? 8 : n;
+        }
+    }
+    double bdp = gw.hint_rate_bps / 8.0 * gw.hint_rtt_ms / 1000.0;
+    if (gw.sockbuf > 0 || bdp <= 0)
+        return; /* as given, or kernel autotuning for a link we know nothing about */
+    double need = 2.0 * bdp / gw.streams;
+    if (autotune_cap > 0 && need <= (double)autotune_cap)
+        return; /* autotuning reaches it */
+    long cap = explicit_cap > autotune_cap ? explicit_cap : autotune_cap;
+    if (cap > 0 && need > (double)cap) {
+        if (auto_streams) {
+            int n = (int)ceil(2.0 * bdp / (double)cap);
+            gw.streams = n > GW_MAX_STREAMS ? GW_MAX_STREAMS : n;
+            need = 2.0 * bdp / gw.streams;
+        }
+        if (need > (double)cap)
+            snprintf(limit_note, sizeof limit_note,
+                     "socket buffers are capped at %ld bytes per stream by "
+                     "net.core.rmem_max/wmem_max (explicit) and net.ipv4.tcp_rmem/tcp_wmem "
+                     "(autotuning), but %d stream%s need %.0f bytes each for a BDP of %.0f "
+                     "bytes; raise them with: sysctl -w net.core.rmem_max=%.0f "
+                     "net.core.wmem_max=%.0f, or use more streams (ISTHMUS_WAN_STREAMS)",
+                     cap, gw.streams, gw.streams == 1 ? "" : "s", need, bdp, need, need);
+    }
+    if (explicit_cap > autotune_cap && autotune_cap > 0 && need > (double)autotune_cap)
+        gw.sockbuf = (int)(need < (double)explicit_cap ? need : (double)explicit_cap);
+    if (limit_note[0])
+        gw_log("%s", limit_note);
+}
+
+static int apply(int fd)
+{
+    if (gw.sockbuf > 0) {
+        int v = gw.sockbuf;
+        if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v) ||
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v))
+            return -1;
+    }
+    if (gw.cc[0] &&
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, gw.cc, (socklen_t)strlen(gw.cc)) != 0)
+        return -1;
+    return 0;
+}
+
+int gw_tune_socket_prep(int fd, void *arg)
+{
+    (void)arg;
+    return apply(fd);
+}
+
+int gw_tune_socket(int fd, int listening, char *err, size_t errlen)
+{
+    if (apply(fd) != 0) {
+        snprintf(err, errlen, "cannot set the %s socket's options (buffers %d, congestion "
+                              "control '%s'): %s",
+                 listening ? "listening" : "WAN", gw.sockbuf, gw.cc, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void gw_tune_report(const gw_link *l)
+{
+    if (!gw.stats || l->st[0].fd < 0)
+        return;
+    int snd = 0, rcv = 0;
+    socklen_t sl = sizeof snd;
+    getsockopt(l->st[0].fd, SOL_SOCKET, SO_SNDBUF, &snd, &sl);
+    sl = sizeof rcv;
+    getsockopt(l->st[0].fd, SOL_SOCKET, SO_RCVBUF, &rcv, &sl);
+    char cc[32] = "";
+    sl = sizeof cc - 1;
+    getsockopt(l->st[0].fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl);
+    fprintf(stderr,
+            "isthmus stats: site %s gateway %d -> site %s gateway %d: link up: %d stream%s, "
+            "congestion control %s, socket buffers %s (now snd %d rcv %d bytes), crc %s\n",
+            gw.site_names[gw.site], gw.gwidx, gw.site_names[l->site], l->gw, l->nstreams,
+            l->nstreams == 1 ? "" : "s", cc[0] ? cc : "?",
+            gw.sockbuf > 0 ? "set explicitly" : "autotuned", snd, rcv, gw.crc ? "on" : "off");
+}
