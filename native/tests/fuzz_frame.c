@@ -6,6 +6,7 @@
  * deterministic driver (fixed seeds + 200000 mutated inputs) so CTest can run it anywhere.
  */
 #include "frame.h"
+#include "linkhdr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static size_t decoded_ok; /* how many inputs decode accepted, to prove the driver reaches it */
+static size_t link_ok;    /* the same for link headers */
 
 static void fail(const char *what, size_t size)
 {
@@ -54,6 +56,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ism_frame_hdr again;
         if (ism_frame_decode(out, sizeof out, &again) != 0 || memcmp(&again, &h, sizeof h) != 0)
             fail("decode(encode(h)) != h", size);
+    }
+
+    /* The link header in front of gateway-to-gateway frames: same properties. */
+    ism_link_hdr lh;
+    int lrc = ism_link_hdr_decode(data, size, &lh);
+    if (lrc != 0 && lrc != ISM_LINK_ESHORT && lrc != ISM_LINK_EMAGIC && lrc != ISM_LINK_EFLAGS &&
+        lrc != ISM_LINK_EACK)
+        fail("link header decode returned an undocumented code", size);
+    if ((lrc == ISM_LINK_ESHORT) != (size < ISM_LINK_HDR_SIZE))
+        fail("link ESHORT does not match the input length", size);
+    if (lrc == 0) {
+        link_ok++;
+        uint8_t lout[ISM_LINK_HDR_SIZE];
+        ism_link_hdr_encode(&lh, lout);
+        if (memcmp(lout, data, ISM_LINK_HDR_SIZE) != 0 || lh.ack == 0 ||
+            (lh.flags & ~ISM_LINK_FLAGS_KNOWN))
+            fail("accepted link header does not re-encode to its bytes", size);
     }
 
     /* The CRC covers the same bytes in the frame path; splitting must not matter. */
@@ -118,7 +137,7 @@ int main(int argc, char **argv)
         return bad;
     }
 
-    enum { NSEEDS = ISM_F_TYPE_MAX + 2, ITERS = 200000, MAXLEN = 96 };
+    enum { NSEEDS = ISM_F_TYPE_MAX + 3, ITERS = 200000, MAXLEN = 96 };
     static uint8_t seeds[NSEEDS][ISM_FRAME_HDR_SIZE + 8];
     for (int t = 1; t <= ISM_F_TYPE_MAX; t++) {
         ism_frame_hdr h;
@@ -137,6 +156,8 @@ int main(int argc, char **argv)
     h.len = ISM_FRAME_MAX_PAYLOAD;
     h.flags = 0xFFFF;
     ism_frame_encode(&h, seeds[NSEEDS - 2]); /* boundary: largest legal payload */
+    ism_link_hdr lseed = {.flags = ISM_LINK_FLAG_CRC, .crc = 0x12345678u, .seq = 5, .ack = 9};
+    ism_link_hdr_encode(&lseed, seeds[NSEEDS - 3]); /* a link header in front of a frame */
     memset(seeds[NSEEDS - 1], 0, sizeof seeds[0]);
 
     size_t total = 0;
@@ -186,6 +207,10 @@ int main(int argc, char **argv)
     }
     printf("fuzz_frame: %zu inputs, %zu accepted by decode, all properties held\n", total,
            decoded_ok);
+    if (link_ok < 100) {
+        fprintf(stderr, "fuzz_frame: only %zu link headers decoded\n", link_ok);
+        return 1;
+    }
     if (decoded_ok < 1000) {
         fprintf(stderr, "fuzz_frame: only %zu inputs decoded; the driver is not reaching the "
                         "success path\n",

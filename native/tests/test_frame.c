@@ -6,6 +6,7 @@
  * vector and a bit-by-bit reference on every length and alignment.
  */
 #include "frame.h"
+#include "linkhdr.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,7 +76,8 @@ static void test_roundtrip(void)
     }
     CHECK(strcmp(ism_frame_type_name(0), "UNKNOWN") == 0, "type 0 named %s",
           ism_frame_type_name(0));
-    CHECK(strcmp(ism_frame_type_name(10), "UNKNOWN") == 0, "type 10 named %s",
+    CHECK(strcmp(ism_frame_type_name(ISM_F_TYPE_MAX + 1), "UNKNOWN") == 0, "type %d named %s",
+          ISM_F_TYPE_MAX + 1,
           ism_frame_type_name(10));
     CHECK(strcmp(ism_frame_type_name(ISM_F_EAGER), "EAGER") == 0, "EAGER name");
     CHECK(strcmp(ism_frame_type_name(ISM_F_ABORT_ACK), "ABORT_ACK") == 0, "ABORT_ACK name");
@@ -131,8 +133,8 @@ static void test_decode_errors(void)
     memcpy(w, good, sizeof w);
     w[5] = 0;
     expect_error(w, sizeof w, ISM_FRAME_ETYPE, "type 0");
-    w[5] = 10;
-    expect_error(w, sizeof w, ISM_FRAME_ETYPE, "type 10");
+    w[5] = ISM_F_TYPE_MAX + 1;
+    expect_error(w, sizeof w, ISM_FRAME_ETYPE, "type past the last");
     w[5] = 255;
     expect_error(w, sizeof w, ISM_FRAME_ETYPE, "type 255");
 
@@ -250,8 +252,53 @@ static void test_crc32c(void)
     CHECK(three == ism_crc32c(0, buf, 1009), "three-part incremental mismatch");
 }
 
+/* The link header in front of frames between gateways (linkhdr.h). */
+static void test_link_header(void)
+{
+    ism_link_hdr h = {.flags = ISM_LINK_FLAG_CRC, .crc = 0xdeadbeefu,
+                      .seq = 0x0102030405060708ull, .ack = 0x1112131415161718ull}, d;
+    uint8_t w[ISM_LINK_HDR_SIZE];
+    ism_link_hdr_encode(&h, w);
+    CHECK(w[0] == 'I' && w[1] == 'S' && w[2] == 'L' && w[3] == 'K', "link magic bytes");
+    CHECK(w[16] == 0x08 && w[23] == 0x01 && w[24] == 0x18, "seq/ack are little-endian");
+    CHECK(ism_link_hdr_decode(w, sizeof w, &d) == 0 && d.flags == h.flags && d.crc == h.crc &&
+              d.seq == h.seq && d.ack == h.ack,
+          "link header round trip");
+    CHECK(ism_link_hdr_decode(w, sizeof w - 1, &d) == ISM_LINK_ESHORT, "short link header");
+    uint8_t bad[ISM_LINK_HDR_SIZE];
+    memcpy(bad, w, sizeof bad);
+    bad[0] ^= 1;
+    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EMAGIC, "bad link magic");
+    memcpy(bad, w, sizeof bad);
+    bad[4] |= 0x80;
+    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EFLAGS, "unknown link flag");
+    memcpy(bad, w, sizeof bad);
+    bad[13] = 1;
+    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EFLAGS, "reserved word set");
+    memcpy(bad, w, sizeof bad);
+    memset(bad + 24, 0, 8);
+    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EACK, "ack 0");
+    /* the CRC ignores its own field and covers every byte after the header */
+    uint8_t frame[100];
+    for (size_t i = 0; i < sizeof frame; i++)
+        frame[i] = (uint8_t)(i * 7);
+    uint32_t c1 = ism_link_crc(w, frame, sizeof frame);
+    memcpy(bad, w, sizeof bad);
+    bad[8] ^= 0xff;
+    CHECK(ism_link_crc(bad, frame, sizeof frame) == c1, "the crc field is not covered");
+    frame[99] ^= 1;
+    CHECK(ism_link_crc(w, frame, sizeof frame) != c1, "a flipped payload bit changes the crc");
+    bad[8] ^= 0xff;
+    bad[20] ^= 1;
+    frame[99] ^= 1;
+    CHECK(ism_link_crc(bad, frame, sizeof frame) != c1, "a flipped seq bit changes the crc");
+    for (int c = 0; c >= ISM_LINK_EACK; c--)
+        CHECK(strlen(ism_link_strerror(c)) > 0, "message for %d", c);
+}
+
 int main(void)
 {
+    test_link_header();
     test_init();
     test_roundtrip();
     test_decode_errors();

@@ -57,7 +57,8 @@ add_test(NAME test_frame COMMAND test_frame)
 # takes that path, so without this build a broken table would go unnoticed.
 add_executable(test_frame_portable_crc
   ${ISM_WAN_TEST_DIR}/test_frame.c
-  ${ISM_WAN_SRC_DIR}/frame.c)
+  ${ISM_WAN_SRC_DIR}/frame.c
+  ${ISM_WAN_SRC_DIR}/linkhdr.c)
 target_include_directories(test_frame_portable_crc PRIVATE ${ISM_WAN_SRC_DIR})
 target_compile_definitions(test_frame_portable_crc PRIVATE _GNU_SOURCE ISM_CRC32C_NO_HW)
 target_compile_options(test_frame_portable_crc PRIVATE ${ISM_WAN_WARNINGS})
@@ -114,7 +115,7 @@ if(ISM_FUZZ_LIBFUZZER)
   endif()
 
   if(ISM_FUZZ_OK AND CMAKE_C_COMPILER_ID MATCHES "Clang")
-    add_executable(fuzz_frame ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c)
+    add_executable(fuzz_frame ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/linkhdr.c)
     target_include_directories(fuzz_frame PRIVATE ${ISM_WAN_SRC_DIR})
     target_compile_definitions(fuzz_frame PRIVATE _GNU_SOURCE)
     target_compile_options(fuzz_frame PRIVATE ${ISM_FUZZ_FLAGS} ${ISM_WAN_WARNINGS})
@@ -129,9 +130,9 @@ if(ISM_FUZZ_LIBFUZZER)
     add_custom_command(
       OUTPUT "${_fuzz_out}"
       COMMAND "${ISM_FUZZ_CLANG}" -std=c11 -D_GNU_SOURCE -Wall -Wextra ${ISM_FUZZ_FLAGS}
-              -I${ISM_WAN_SRC_DIR} ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c
+              -I${ISM_WAN_SRC_DIR} ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/linkhdr.c
               -o "${_fuzz_out}"
-      DEPENDS ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c
+      DEPENDS ${ISM_WAN_TEST_DIR}/fuzz_frame.c ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/linkhdr.c
               ${ISM_WAN_SRC_DIR}/frame.h
       COMMENT "Building libFuzzer target fuzz_frame with ${ISM_FUZZ_CLANG}"
       VERBATIM)
