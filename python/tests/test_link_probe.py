@@ -1,0 +1,144 @@
+# tests/test_link_probe.py: `isthmus link probe`, `serve` and `watch` with the C tool
+# isthmus-linkprobe: on an emulated link the throughput follows the window/RTT law and
+# reaches the line rate with a large window; results go to a table, JSON lines and a
+# plot; a failed point is recorded as FAILED; a server on a host refuses a client
+# without the secret; the monitor serves Prometheus metrics and logs every probe.
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from isthmus.errors import IsthmusError
+from isthmus.netemu.emulation import check_privileges
+
+pytestmark = pytest.mark.native
+ISTHMUS = [sys.executable, "-m", "isthmus"]
+
+
+@pytest.fixture(scope="module")
+def netadmin(prefix):
+    try:
+        check_privileges()
+    except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
+            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
+        pytest.skip(f"emulated-link probes need root and /dev/net/tun: {e}")
+    return prefix
+
+
+def test_probe_follows_the_window_law_on_an_emulated_link(netadmin, tmp_path):
+    """RTT 10 ms, 100 Mbit/s: a 32 KiB window allows ~26 Mbit/s, 1 MiB fills the line."""
+    js, png = tmp_path / "p.jsonl", tmp_path / "p.svg"
+    r = subprocess.run(ISTHMUS + ["link", "probe", "--link", "delay=5ms,rate=100mbit",
+                                  "--windows", "32k,1m", "--duration", "3", "--omit", "1",
+                                  "--rtt-count", "50", "--json", str(js), "--plot", str(png)],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "# cc" in r.stdout and "law Mbit/s" in r.stdout
+    recs = [json.loads(x) for x in js.read_text().splitlines()]
+    rtt = next(x for x in recs if x["kind"] == "rtt")
+    assert 10_000 <= rtt["min_us"] <= 11_500, rtt
+    tput = {x["window"]: x for x in recs if x["kind"] == "tput"}
+    small, big = tput[32 << 10], tput[1 << 20]
+    assert all(x["ok"] and x["link"].startswith("delay 5ms") for x in (small, big))
+    # window-limited: within 30% of the law (window / RTT)
+    assert 0.7 * small["law_mbit_s"] <= small["mbit_s"] <= 1.3 * small["law_mbit_s"], small
+    # rate-limited: at least 85% of the line (goodput is at most 1448/1500 of it)
+    assert big["mbit_s"] >= 85, big
+    assert png.read_text().lstrip().startswith("<?xml")
+
+
+def test_failed_point_is_recorded_not_dropped(netadmin, tmp_path):
+    js = tmp_path / "p.jsonl"
+    r = subprocess.run(ISTHMUS + ["link", "probe", "--link", "delay=1ms", "--windows", "64k",
+                                  "--cc", "nosuchcc", "--duration", "1", "--omit", "0",
+                                  "--rtt-count", "5", "--json", str(js)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "FAILED" in r.stdout and "1 of 2 measurements failed" in r.stderr, r.stdout + r.stderr
+    recs = [json.loads(x) for x in js.read_text().splitlines()]
+    bad = [x for x in recs if not x["ok"]]
+    assert len(recs) == 2 and len(bad) == 1 and bad[0]["cc"] == "nosuchcc" and bad[0]["error"]
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
+    port = free_port()
+    srv = subprocess.Popen(ISTHMUS + ["link", "serve", "--listen", f"127.0.0.1:{port}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        job = secret = None
+        deadline = time.monotonic() + 30
+        while (job is None or secret is None) and time.monotonic() < deadline:
+            line = srv.stderr.readline()
+            if m := re.match(r"job id: (\w+)", line):
+                job = m.group(1)
+            if m := re.match(r"secret file: (\S+)", line):
+                secret = m.group(1)
+        assert job and secret, "serve printed no job id / secret file"
+        time.sleep(0.5)
+        r = subprocess.run(ISTHMUS + ["link", "probe", "--to", f"127.0.0.1:{port}", "--job", job,
+                                      "--secret-file", secret, "--windows", "auto", "--duration",
+                                      "1", "--omit", "0", "--rtt-count", "20"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(r"default\s+1\s+auto\s+\d+", r.stdout), r.stdout
+        # a client with another secret is refused, and says so
+        wrong = tmp_path / "wrong"
+        wrong.write_text("ab" * 32 + "\n")
+        wrong.chmod(0o600)
+        r = subprocess.run(ISTHMUS + ["link", "probe", "--to", f"127.0.0.1:{port}", "--job", job,
+                                      "--secret-file", str(wrong), "--windows", "auto",
+                                      "--duration", "1", "--omit", "0", "--rtt-count", "5"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and "FAILED" in r.stdout, r.stdout + r.stderr
+        assert "secret" in r.stdout.lower() or "authentic" in r.stdout.lower(), r.stdout
+    finally:
+        srv.terminate()
+        srv.wait(timeout=10)
+
+
+def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):
+    log = tmp_path / "watch.jsonl"
+    p = subprocess.Popen(ISTHMUS + ["link", "watch", "--link", "delay=2ms,rate=50mbit",
+                                    "--interval", "0.5", "--tput-every", "1", "--tput-duration",
+                                    "0.5", "--metrics-port", "0", "--log", str(log), "--count",
+                                    "8"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        deadline = time.monotonic() + 60
+        while url is None and time.monotonic() < deadline:
+            line = p.stderr.readline()
+            if m := re.search(r"metrics on http://0\.0\.0\.0:(\d+)/metrics", line):
+                url = f"http://127.0.0.1:{m.group(1)}/metrics"
+        assert url, "watch did not say where its metrics are"
+        body = ""
+        while time.monotonic() < deadline and "isthmus_link_throughput_bits_per_second{" not in body:
+            time.sleep(0.5)
+            body = urllib.request.urlopen(url, timeout=5).read().decode()
+        assert 'isthmus_link_up{link="A -> B"} 1.0' in body, body
+        rtt = float(re.search(r'isthmus_link_rtt_seconds\{link="A -> B",stat="min"\} (\S+)', body).group(1))
+        assert 0.004 <= rtt <= 0.006, body
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    finally:
+        if p.poll() is None:
+            p.kill()
+    recs = [json.loads(x) for x in log.read_text().splitlines()]
+    assert sum(r["kind"] == "rtt" for r in recs) == 8
+    assert any(r["kind"] == "tput" and r["ok"] and r["mbit_s"] > 20 for r in recs), recs
