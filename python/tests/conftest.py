@@ -72,3 +72,22 @@ def prefix():
         if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
             pytest.fail(f"the native build is required here: {e}")
         pytest.skip(f"needs the native build: {e}")
+
+
+@pytest.fixture(scope="session")
+def netadmin(prefix):
+    """Root (or CAP_NET_ADMIN), /dev/net/tun and the link emulator, for tests in network
+    namespaces. Skipped with the reason locally; under ./scripts/test.sh
+    ISTHMUS_REQUIRE_NETADMIN is set and a missing one fails instead."""
+    from isthmus.errors import IsthmusError
+    from isthmus.netemu.emulation import check_privileges
+
+    try:
+        check_privileges()
+        if not (prefix.root / "bin" / "isthmus-linkemu").is_file():
+            raise IsthmusError(f"{prefix.root}/bin/isthmus-linkemu is missing; run scripts/bootstrap.sh")
+    except IsthmusError as e:
+        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
+            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
+        pytest.skip(f"needs root and /dev/net/tun (network namespaces, link emulator): {e}")
+    return prefix

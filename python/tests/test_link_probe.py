@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -15,22 +14,11 @@ import urllib.request
 
 import pytest
 
-from isthmus.errors import IsthmusError
-from isthmus.netemu.emulation import check_privileges
 
 pytestmark = pytest.mark.native
 ISTHMUS = [sys.executable, "-m", "isthmus"]
 
 
-@pytest.fixture(scope="module")
-def netadmin(prefix):
-    try:
-        check_privileges()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
-            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
-        pytest.skip(f"emulated-link probes need root and /dev/net/tun: {e}")
-    return prefix
 
 
 def test_probe_follows_the_window_law_on_an_emulated_link(netadmin, tmp_path):

@@ -16,8 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from isthmus.errors import IsthmusError
-from isthmus.netemu.emulation import check_privileges
 
 pytestmark = pytest.mark.native
 
@@ -104,15 +102,6 @@ def test_bad_transport_options(stress, opts, msg):
 
 # ---- a real outage on an emulated link (root, /dev/net/tun) ----
 
-@pytest.fixture(scope="module")
-def netadmin(prefix):
-    try:
-        check_privileges()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
-            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
-        pytest.skip(f"outage tests need root and /dev/net/tun: {e}")
-    return prefix
 
 
 def cut_link(job_pid, site, after, seconds, log):
