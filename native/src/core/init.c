@@ -144,6 +144,21 @@ static size_t env_size(const char *name, size_t def)
     return (size_t)x;
 }
 
+/* Chunks a large message may have in flight before the receiver's credits: 8, or enough
+ * to keep a described WAN link (ISTHMUS_WAN_RATE bits/s, ISTHMUS_WAN_RTT_MS) busy. Credits
+ * come back a round trip after the data left, in batches of half a window, so the window
+ * must cover two bandwidth-delay products. */
+static size_t default_window(size_t chunk)
+{
+    const char *r = getenv("ISTHMUS_WAN_RATE"), *t = getenv("ISTHMUS_WAN_RTT_MS");
+    double rate = r ? strtod(r, NULL) : 0, rtt = t ? strtod(t, NULL) : 0;
+    if (!(rate > 0 && rtt > 0))
+        return 8;
+    double bdp = rate / 8 * rtt / 1000;
+    double w = 2 * bdp / (double)chunk + 2;
+    return w < 8 ? 8 : w > 128 ? 128 : (size_t)w;
+}
+
 int ism_core_init(int *argc, char ***argv, int required, int *provided)
 {
     int rc, wrank, wsize;
@@ -168,7 +183,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     ism.eager_limit = env_size("ISTHMUS_EAGER", 64 << 10);
     if (ism.eager_limit > ism.chunk)
         ism.eager_limit = ism.chunk;
-    ism.window = (int)env_size("ISTHMUS_WINDOW", 8);
+    ism.window = (int)env_size("ISTHMUS_WINDOW", default_window(ism.chunk));
     if (ism.window < 2)
         ism.window = 2;
 

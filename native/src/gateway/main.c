@@ -239,7 +239,16 @@ static void read_env(void)
     if (gw.idle_deep_us < gw.idle_max_us)
         gw.idle_deep_us = gw.idle_max_us;
     gw.stats = getenv("ISTHMUS_STATS") && atoi(getenv("ISTHMUS_STATS")) > 0;
-    pool_init((int)env_long("ISTHMUS_GW_BUFFERS", 64, 8, 1 << 16));
+    /* frames kept until acknowledged need about a bandwidth-delay product of buffers on
+     * top of the 16 posted for the apps; more buffers only when the link is described */
+    long bufs = 64;
+    if (gw.hint_rate_bps > 0 && gw.hint_rtt_ms > 0) {
+        double bdp = gw.hint_rate_bps / 8 * gw.hint_rtt_ms / 1000;
+        long need = 32 + 8 * (long)(bdp / (double)gw.bufsize + 1);
+        if (need > bufs)
+            bufs = need > 1024 ? 1024 : need;
+    }
+    pool_init((int)env_long("ISTHMUS_GW_BUFFERS", bufs, 8, 1 << 16));
 }
 
 static void load_secret(void)

@@ -94,7 +94,12 @@ void gw_tune_init(void)
     int auto_streams = gw.streams == 0;
     if (auto_streams) {
         gw.streams = 1;
-        int lossbased = !gw.cc[0] || strcmp(gw.cc, "bbr") != 0;
+        char eff[32];
+        if (gw.cc[0])
+            snprintf(eff, sizeof eff, "%s", gw.cc);
+        else /* the system default applies */
+            read_line("/proc/sys/net/ipv4/tcp_congestion_control", eff, sizeof eff);
+        int lossbased = strncmp(eff, "bbr", 3) != 0;
         if (lossbased && gw.hint_loss > 0 && gw.hint_rate_bps > 0 && gw.hint_rtt_ms > 0) {
             double one = 1.22 * GW_MSS * 8.0 / (gw.hint_rtt_ms / 1000.0 * sqrt(gw.hint_loss));
             int n = (int)ceil(gw.hint_rate_bps / one);
