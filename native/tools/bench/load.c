@@ -1,0 +1,130 @@
+/*
+ * load.c - load on one rank's network interface (seed 004, section 4.3.1): rank 0 sends
+ * to k partners at once (one2many) or k partners send to rank 0 at once (many2one).
+ * Every iteration starts after a barrier; each rank times its own part (rank 0: until
+ * all its sends or receives complete; a partner: until its receive or send completes),
+ * and the iteration's time is the slowest rank's (an element-wise MPI_MAX over the
+ * repetition's iterations). The sample is the mean of those per-iteration maxima, us.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_LOAD 21
+
+typedef struct {
+    int many_to_one;
+    int k;
+    int *partners;     /* world ranks of the k partners */
+    int role;          /* 0 idle, 1 root, 2 partner */
+    long long size;
+    char *buf, *rbufs;
+    MPI_Request *reqs;
+    MPI_Status *stats;
+    double *times, *maxima;
+    long cap;
+} load_arg;
+
+static double load_sample(ism_bench_ctx *c, void *v, long iters)
+{
+    load_arg *a = v;
+    int n = (int)a->size;
+    if (iters > a->cap) {
+        a->times = realloc(a->times, (size_t)iters * sizeof *a->times);
+        a->maxima = realloc(a->maxima, (size_t)iters * sizeof *a->maxima);
+        if (a->times == NULL || a->maxima == NULL)
+            MPI_Abort(c->world, 3);
+        a->cap = iters;
+    }
+    for (long i = 0; i < iters; i++) {
+        MPI_Barrier(c->world);
+        double t0 = MPI_Wtime();
+        if (a->role == 1) {
+            for (int j = 0; j < a->k; j++) {
+                char *slot = a->rbufs + (size_t)j * (size_t)n;
+                if (a->many_to_one)
+                    MPI_Irecv(slot, n, MPI_CHAR, a->partners[j], TAG_LOAD, c->world, &a->reqs[j]);
+                else
+                    MPI_Isend(a->buf, n, MPI_CHAR, a->partners[j], TAG_LOAD, c->world, &a->reqs[j]);
+            }
+            MPI_Waitall(a->k, a->reqs, a->stats);
+        } else if (a->role == 2) {
+            if (a->many_to_one)
+                MPI_Send(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world);
+            else
+                MPI_Recv(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world, MPI_STATUS_IGNORE);
+        }
+        a->times[i] = a->role ? MPI_Wtime() - t0 : 0.0;
+    }
+    MPI_Reduce(a->times, a->maxima, (int)iters, MPI_DOUBLE, MPI_MAX, 0, c->world);
+    double sum = 0.0;
+    for (long i = 0; c->rank == 0 && i < iters; i++)
+        sum += a->maxima[i];
+    return sum * 1e6 / (double)iters;
+}
+
+static void load_benchmark(ism_bench_ctx *c, int many_to_one)
+{
+    static const long long def[] = {8, 1024, 65536};
+    if (c->nranks < 2)
+        ism_bench_usage_error(c, "%s needs at least 2 ranks (got %d)", c->opt.benchmark, c->nranks);
+    int ks[ISM_BENCH_MAX_LIST], nk = 0;
+    if (c->opt.npartners) {
+        for (int i = 0; i < c->opt.npartners; i++) {
+            if (c->opt.partners[i] > c->nranks - 1)
+                ism_bench_usage_error(c, "--partners %d: only %d other ranks (give at most %d, or "
+                                      "start more ranks)", c->opt.partners[i], c->nranks - 1,
+                                      c->nranks - 1);
+            ks[nk++] = c->opt.partners[i];
+        }
+    } else {
+        for (int k = 1; k <= c->nranks - 1; k *= 2)
+            ks[nk++] = k;
+    }
+    int nsizes = c->opt.sizes_given ? c->opt.nsizes : 3;
+    const long long *sizes = c->opt.sizes_given ? c->opt.sizes : def;
+    for (int s = 0; s < nsizes; s++) {
+        for (int t = 0; t < nk; t++) {
+            load_arg a;
+            ism_bench_point p;
+            memset(&a, 0, sizeof a);
+            a.many_to_one = many_to_one;
+            a.k = ks[t];
+            a.size = sizes[s];
+            a.partners = calloc((size_t)a.k, sizeof *a.partners);
+            /* spread the partners evenly over ranks 1..n-1 (across sites too) */
+            for (int j = 0; j < a.k; j++) {
+                a.partners[j] = 1 + (int)((long long)j * (c->nranks - 1) / a.k);
+                if (a.partners[j] == c->rank)
+                    a.role = 2;
+            }
+            if (c->rank == 0)
+                a.role = 1;
+            a.buf = ism_bench_alloc(c, (size_t)a.size);
+            a.rbufs = ism_bench_alloc(c, c->rank == 0 ? (size_t)a.size * (size_t)a.k : 1);
+            a.reqs = calloc((size_t)a.k, sizeof *a.reqs);
+            a.stats = calloc((size_t)a.k, sizeof *a.stats);
+            ism_bench_point_init(c, &p, "time", "us", a.size);
+            ism_bench_param_int(&p, "partners", a.k);
+            ism_bench_run_point(c, &p, c->world, load_sample, &a);
+            free(a.partners);
+            free(a.buf);
+            free(a.rbufs);
+            free(a.reqs);
+            free(a.stats);
+            free(a.times);
+            free(a.maxima);
+        }
+    }
+}
+
+void ism_bench_one2many(ism_bench_ctx *c)
+{
+    load_benchmark(c, 0);
+}
+
+void ism_bench_many2one(ism_bench_ctx *c)
+{
+    load_benchmark(c, 1);
+}
