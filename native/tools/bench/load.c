@@ -1,10 +1,14 @@
 /*
  * load.c - load on one rank's network interface (seed 004, section 4.3.1): rank 0 sends
  * to k partners at once (one2many) or k partners send to rank 0 at once (many2one).
- * Every iteration starts after a barrier; each rank times its own part (rank 0: until
- * all its sends or receives complete; a partner: until its receive or send completes),
- * and the iteration's time is the slowest rank's (an element-wise MPI_MAX over the
- * repetition's iterations). The sample is the mean of those per-iteration maxima, us.
+ * Every iteration starts after a barrier of the participants (rank 0 and its partners;
+ * the other ranks wait); each rank times its own part from leaving that barrier (rank 0:
+ * until all its sends or receives complete; a partner: until its receive or send
+ * completes), and the iteration's time is the slowest rank's (an element-wise MPI_MAX
+ * over the repetition's iterations). The sample is the mean of those maxima, in us.
+ * Ranks leave a barrier at slightly different times (by up to a one-way latency between
+ * sites), and that skew is part of what the slowest rank sees; the record's
+ * remote_partners says how many partners are on another site than rank 0.
  */
 #include "bench.h"
 
@@ -18,6 +22,7 @@ typedef struct {
     int k;
     int *partners;     /* world ranks of the k partners */
     int role;          /* 0 idle, 1 root, 2 partner */
+    MPI_Comm comm;     /* rank 0 and the partners (MPI_COMM_NULL for idle ranks) */
     long long size;
     char *buf, *rbufs;
     MPI_Request *reqs;
@@ -37,8 +42,10 @@ static double load_sample(ism_bench_ctx *c, void *v, long iters)
             MPI_Abort(c->world, 3);
         a->cap = iters;
     }
+    if (a->role == 0)
+        return 0.0;
     for (long i = 0; i < iters; i++) {
-        MPI_Barrier(c->world);
+        MPI_Barrier(a->comm);
         double t0 = MPI_Wtime();
         if (a->role == 1) {
             for (int j = 0; j < a->k; j++) {
@@ -57,7 +64,7 @@ static double load_sample(ism_bench_ctx *c, void *v, long iters)
         }
         a->times[i] = a->role ? MPI_Wtime() - t0 : 0.0;
     }
-    MPI_Reduce(a->times, a->maxima, (int)iters, MPI_DOUBLE, MPI_MAX, 0, c->world);
+    MPI_Reduce(a->times, a->maxima, (int)iters, MPI_DOUBLE, MPI_MAX, 0, a->comm);
     double sum = 0.0;
     for (long i = 0; c->rank == 0 && i < iters; i++)
         sum += a->maxima[i];
@@ -99,15 +106,25 @@ static void load_benchmark(ism_bench_ctx *c, int many_to_one)
                 if (a.partners[j] == c->rank)
                     a.role = 2;
             }
+            int remote = 0;
+            for (int j = 0; j < a.k; j++)
+                remote += strcmp(c->site[a.partners[j]], c->site[0]) != 0;
             if (c->rank == 0)
                 a.role = 1;
+            MPI_Comm_split(c->world, a.role ? 0 : MPI_UNDEFINED, c->rank, &a.comm);
             a.buf = ism_bench_alloc(c, (size_t)a.size);
             a.rbufs = ism_bench_alloc(c, c->rank == 0 ? (size_t)a.size * (size_t)a.k : 1);
             a.reqs = calloc((size_t)a.k, sizeof *a.reqs);
             a.stats = calloc((size_t)a.k, sizeof *a.stats);
             ism_bench_point_init(c, &p, "time", "us", a.size);
             ism_bench_param_int(&p, "partners", a.k);
-            ism_bench_run_point(c, &p, c->world, load_sample, &a);
+            ism_bench_param_int(&p, "remote_partners", remote);
+            MPI_Barrier(c->world);
+            if (a.role)
+                ism_bench_run_point(c, &p, a.comm, load_sample, &a);
+            MPI_Barrier(c->world);
+            if (a.comm != MPI_COMM_NULL)
+                MPI_Comm_free(&a.comm);
             free(a.partners);
             free(a.buf);
             free(a.rbufs);

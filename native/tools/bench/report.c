@@ -90,8 +90,8 @@ static void append(char *dst, size_t cap, const char *fmt, ...)
 void ism_bench_param_int(ism_bench_point *p, const char *key, long long v)
 {
     append(p->params_json, sizeof p->params_json, ",\"%s\":%lld", key, v);
-    append(p->params_text, sizeof p->params_text, "%-12lld", v);
-    append(p->header_text, sizeof p->header_text, "%-12s", key);
+    append(p->params_text, sizeof p->params_text, "%-16lld", v);
+    append(p->header_text, sizeof p->header_text, "%-16s", key);
 }
 
 void ism_bench_param_str(ism_bench_point *p, const char *key, const char *v)
