@@ -40,9 +40,9 @@ def test_vendor_alone_latency_and_collective(prefix, library):
         assert x["config"]["ranks"] == 2 and x["library"] == library
         assert ("Open MPI" if library == "openmpi" else "MPICH") in x["config"]["library_version"]
     r = bench("run", "coll", "-n", "2", "--library", library, "--op", "allreduce,bcast", "-m", "64", "-r", "2",
-              "-i", "5")
+              "-i", "5", "--nonblocking")
     assert r.returncode == 0, r.stderr
-    assert "allreduce" in r.stdout and "bcast" in r.stdout and "Time(us)" in r.stdout
+    assert "iallreduce" in r.stdout and "ibcast" in r.stdout and "Time(us)" in r.stdout
 
 
 def test_isthmus_two_sites_placement_and_fraction(prefix):
@@ -59,6 +59,12 @@ def test_isthmus_two_sites_placement_and_fraction(prefix):
     assert [(x["fraction"], x["active"], x["status"]) for x in recs] == [
         (100, 4, "ok"), (50, 2, "ok"), (25, 1, "skipped"), (12.5, 0, "skipped")]
     assert "start at least 8 ranks" in recs[2]["reason"]
+    r = bench("run", "one2many", "-n", "4", "--library", "isthmus-openmpi", "-m", "64", "-r", "2", "-i", "5",
+              "--json")
+    assert r.returncode == 0, r.stderr
+    recs = records(r.stdout)
+    # partners spread evenly: 1 partner is rank 1 (site A), 2 partners are ranks 1 and 2
+    assert [(x["partners"], x["remote_partners"]) for x in recs] == [(1, 0), (2, 1)]
 
 
 def test_builds_with_plain_mpicc(tmp_path):

@@ -1,14 +1,17 @@
 /*
  * load.c - load on one rank's network interface (seed 004, section 4.3.1): rank 0 sends
  * to k partners at once (one2many) or k partners send to rank 0 at once (many2one).
- * Every iteration starts after a barrier of the participants (rank 0 and its partners;
- * the other ranks wait); each rank times its own part from leaving that barrier (rank 0:
- * until all its sends or receives complete; a partner: until its receive or send
- * completes), and the iteration's time is the slowest rank's (an element-wise MPI_MAX
- * over the repetition's iterations). The sample is the mean of those maxima, in us.
- * Ranks leave a barrier at slightly different times (by up to a one-way latency between
- * sites), and that skew is part of what the slowest rank sees; the record's
- * remote_partners says how many partners are on another site than rank 0.
+ *
+ * All timing is done by rank 0, so clocks and barrier exit skew (up to a one-way latency
+ * between sites) never enter the result:
+ *   one2many  rank 0 posts k sends of SIZE bytes; each partner, once it has its message,
+ *             answers with an empty acknowledgement; the operation ends when rank 0 has
+ *             all k acknowledgements.
+ *   many2one  rank 0 sends an empty "go" to the k partners; each partner answers with
+ *             SIZE bytes; the operation ends when rank 0 has all k messages.
+ * So an operation is the time until the slowest partner is done, plus one empty message
+ * the other way. The sample is the mean over the repetition's iterations, in us. The
+ * record's remote_partners says how many partners are on another site than rank 0.
  */
 #include "bench.h"
 
@@ -16,6 +19,7 @@
 #include <string.h>
 
 #define TAG_LOAD 21
+#define TAG_CTRL 22
 
 typedef struct {
     int many_to_one;
@@ -27,48 +31,41 @@ typedef struct {
     char *buf, *rbufs;
     MPI_Request *reqs;
     MPI_Status *stats;
-    double *times, *maxima;
-    long cap;
 } load_arg;
 
 static double load_sample(ism_bench_ctx *c, void *v, long iters)
 {
     load_arg *a = v;
-    int n = (int)a->size;
-    if (iters > a->cap) {
-        a->times = realloc(a->times, (size_t)iters * sizeof *a->times);
-        a->maxima = realloc(a->maxima, (size_t)iters * sizeof *a->maxima);
-        if (a->times == NULL || a->maxima == NULL)
-            MPI_Abort(c->world, 3);
-        a->cap = iters;
-    }
+    int n = (int)a->size, empty = 0;
     if (a->role == 0)
         return 0.0;
+    MPI_Barrier(a->comm);
+    double t0 = MPI_Wtime();
     for (long i = 0; i < iters; i++) {
-        MPI_Barrier(a->comm);
-        double t0 = MPI_Wtime();
         if (a->role == 1) {
             for (int j = 0; j < a->k; j++) {
-                char *slot = a->rbufs + (size_t)j * (size_t)n;
                 if (a->many_to_one)
-                    MPI_Irecv(slot, n, MPI_CHAR, a->partners[j], TAG_LOAD, c->world, &a->reqs[j]);
+                    MPI_Irecv(a->rbufs + (size_t)j * (size_t)n, n, MPI_CHAR, a->partners[j], TAG_LOAD,
+                              c->world, &a->reqs[j]);
                 else
-                    MPI_Isend(a->buf, n, MPI_CHAR, a->partners[j], TAG_LOAD, c->world, &a->reqs[j]);
+                    MPI_Irecv(&empty, 0, MPI_INT, a->partners[j], TAG_CTRL, c->world, &a->reqs[j]);
             }
-            MPI_Waitall(a->k, a->reqs, a->stats);
-        } else if (a->role == 2) {
-            if (a->many_to_one)
-                MPI_Send(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world);
-            else
-                MPI_Recv(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world, MPI_STATUS_IGNORE);
+            for (int j = 0; j < a->k; j++) {
+                if (a->many_to_one)
+                    MPI_Isend(&empty, 0, MPI_INT, a->partners[j], TAG_CTRL, c->world, &a->reqs[a->k + j]);
+                else
+                    MPI_Isend(a->buf, n, MPI_CHAR, a->partners[j], TAG_LOAD, c->world, &a->reqs[a->k + j]);
+            }
+            MPI_Waitall(2 * a->k, a->reqs, a->stats);
+        } else if (a->many_to_one) {
+            MPI_Recv(&empty, 0, MPI_INT, 0, TAG_CTRL, c->world, MPI_STATUS_IGNORE);
+            MPI_Send(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world);
+        } else {
+            MPI_Recv(a->buf, n, MPI_CHAR, 0, TAG_LOAD, c->world, MPI_STATUS_IGNORE);
+            MPI_Send(&empty, 0, MPI_INT, 0, TAG_CTRL, c->world);
         }
-        a->times[i] = a->role ? MPI_Wtime() - t0 : 0.0;
     }
-    MPI_Reduce(a->times, a->maxima, (int)iters, MPI_DOUBLE, MPI_MAX, 0, a->comm);
-    double sum = 0.0;
-    for (long i = 0; c->rank == 0 && i < iters; i++)
-        sum += a->maxima[i];
-    return sum * 1e6 / (double)iters;
+    return (MPI_Wtime() - t0) * 1e6 / (double)iters;
 }
 
 static void load_benchmark(ism_bench_ctx *c, int many_to_one)
@@ -114,8 +111,8 @@ static void load_benchmark(ism_bench_ctx *c, int many_to_one)
             MPI_Comm_split(c->world, a.role ? 0 : MPI_UNDEFINED, c->rank, &a.comm);
             a.buf = ism_bench_alloc(c, (size_t)a.size);
             a.rbufs = ism_bench_alloc(c, c->rank == 0 ? (size_t)a.size * (size_t)a.k : 1);
-            a.reqs = calloc((size_t)a.k, sizeof *a.reqs);
-            a.stats = calloc((size_t)a.k, sizeof *a.stats);
+            a.reqs = calloc(2 * (size_t)a.k, sizeof *a.reqs);
+            a.stats = calloc(2 * (size_t)a.k, sizeof *a.stats);
             ism_bench_point_init(c, &p, "time", "us", a.size);
             ism_bench_param_int(&p, "partners", a.k);
             ism_bench_param_int(&p, "remote_partners", remote);
@@ -130,8 +127,6 @@ static void load_benchmark(ism_bench_ctx *c, int many_to_one)
             free(a.rbufs);
             free(a.reqs);
             free(a.stats);
-            free(a.times);
-            free(a.maxima);
         }
     }
 }

@@ -14,7 +14,8 @@ from .results import Results, load
 from .stats import Ratio, geomean_ratio, median_ratio
 
 # Parameters that identify a point besides benchmark, metric, size and ranks.
-PARAM_KEYS = ("op", "peer", "window", "pairs", "partners", "background", "bg_size", "fraction")
+PARAM_KEYS = ("op", "peer", "window", "pairs", "partners", "remote_partners", "background", "bg_size",
+              "fraction")
 FILTER_KEYS = ("library", "profile", "ranks", "sites", "benchmark", "campaign", "link", "run")
 HIGHER_IS_BETTER = {"bandwidth", "rate"}
 

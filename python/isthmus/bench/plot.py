@@ -126,7 +126,8 @@ def heatmap(cmp: Comparison, outdir: Path, fmt: str = "png", name: str = "heatma
     cb = fig.colorbar(im, ax=ax)
     cb.set_label("log2 speed-up of B over A")
     ax.set_xlabel("message size")
-    ax.set_title(f"speed-up of B ({cmp.b.text()}) over A ({cmp.a.text()})", fontsize=8)
+    ax.set_title(f"speed-up of B over A (geometric mean over the variants of a cell)\n"
+                 f"B = {cmp.b.text()}\nA = {cmp.a.text()}", fontsize=7)
     fig.tight_layout()
     path = outdir / f"{name}.{fmt}"
     fig.savefig(path)

@@ -56,8 +56,8 @@ def point_rows(points: list[dict]) -> list[list]:
     for r in points:
         if r.get("status") != "ok" or not r.get("samples"):
             continue
-        params = " ".join(f"{k}={r[k]}" for k in ("op", "peer", "distance", "partners", "background",
-                                                   "fraction", "window") if r.get(k) is not None)
+        params = " ".join(f"{k}={r[k]}" for k in ("op", "peer", "distance", "partners", "remote_partners",
+                                                   "background", "fraction", "window") if r.get(k) is not None)
         groups[(r["benchmark"], params, int(r["size"]), r.get("library"), r.get("profile"),
                 r.get("ranks"), r.get("unit", ""))].append(r)
     rows = []

@@ -76,7 +76,9 @@ def print_table(records: list[dict], out=None) -> None:
     out = out or sys.stdout
     last = None
     for r in records:
-        params = [k for k in ("op", "peer", "distance", "partners", "background", "fraction", "active", "window")
+        params = [k for k in ("op", "peer", "distance", "pairs", "partners", "remote_partners", "background",
+                              "bg_size", "fraction",
+                              "active", "window")
                   if k in r]
         head = (r["benchmark"], r.get("metric"), tuple(params), r.get("library"), r.get("profile"))
         if head != last:
