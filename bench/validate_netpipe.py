@@ -16,7 +16,11 @@ each tool once, alternating which goes first):
            isthmus-bench `bw -W N -i 1 -r 7` (N back-to-back MPI_Isend, then an ack) and
            the project's bench/pingpong.c --bw (window 64, ack per window). Best of 7.
 The ratio isthmus-bench / NetPIPE is taken per repetition; its median over repetitions
-and its range are reported. Standard library only.
+and its range are reported.
+
+--wan SPEC runs both tools as one Open MPI job across 2 sites joined by the link emulator
+(root; the same launcher as `isthmus bench`'s cross-site vendor baseline), where the link,
+not the shared machine's scheduling, sets the time scale.
 """
 from __future__ import annotations
 
@@ -46,7 +50,21 @@ STREAM_SIZES = {65536: 256, 1048576: 64}
 NP_LINE = re.compile(r"^\s*(\d+)\s+([0-9.eE+-]+)\s+([0-9.eE+-]+)\s*$")
 
 
+WAN = {"link": None}
+
+
 def run(cmd, env, timeout=300) -> str:
+    """Run an MPI command: as given (the vendor launcher on this host), or with --wan as one
+    Open MPI job of 2 ranks across 2 emulated sites (cmd minus its launcher prefix)."""
+    if WAN["link"]:
+        sys.path.insert(0, str(ROOT / "python"))
+        from isthmus.bench.vendorwan import run_across_sites
+
+        argv = cmd[len(VENDORS["openmpi"]["launch"]):]
+        out, err, code, timed_out, shown = run_across_sites(2, 2, WAN["link"], argv, env, timeout)
+        if code != 0 or timed_out:
+            raise RuntimeError(f"{shown} failed ({code}): {err[-800:]}")
+        return out
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({r.returncode}): {r.stderr[-800:]}")
@@ -88,7 +106,15 @@ def main() -> int:
     ap.add_argument("--prefix", default=str(ROOT / "_install"))
     ap.add_argument("--vendors", default="openmpi,mpich")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--wan", default=None, metavar="SPEC",
+                    help="run across 2 emulated sites with this link (Open MPI only), e.g. delay=5ms,rate=100mbit")
     opt = ap.parse_args()
+    global LAT_SIZES, STREAM_SIZES
+    if opt.wan:
+        WAN["link"] = opt.wan
+        opt.vendors = "openmpi"
+        LAT_SIZES = {8: 20, 1024: 20, 65536: 10}
+        STREAM_SIZES = {262144: 64}
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     out = Path(opt.out or HERE / "results" / f"validate-netpipe-{stamp}.jsonl")
@@ -104,7 +130,10 @@ def main() -> int:
         pp = {}
         for v in vendors:
             pp[v] = Path(tmp) / f"pingpong-{v}"
-            run([VENDORS[v]["cc"], "-O2", "-o", str(pp[v]), str(HERE / "pingpong.c")], env)
+            r = subprocess.run([VENDORS[v]["cc"], "-O2", "-o", str(pp[v]), str(HERE / "pingpong.c")],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"building bench/pingpong.c failed: {r.stderr}")
         for rep in range(opt.reps):
             for v in vendors:
                 for size, n in LAT_SIZES.items():
@@ -132,7 +161,8 @@ def main() -> int:
                     rows.append(row)
                     log.write(json.dumps(row) + "\n")
             print(f"repetition {rep + 1}/{opt.reps} done ({time.time() - t0:.0f} s)", file=sys.stderr)
-    print(f"Measured {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {opt.reps} interleaved repetitions, "
+    where = f"one Open MPI job across 2 emulated sites, link {opt.wan}" if opt.wan else "2 ranks on this host"
+    print(f"{where}. Measured {_dt.datetime.now(_dt.timezone.utc):%Y-%m-%d %H:%M} UTC, {opt.reps} interleaved repetitions, "
           f"{(time.time() - t0) / 60:.1f} min; 1-min load average during the runs: "
           f"{min(r['load'] for r in rows):.1f}-{max(r['load'] for r in rows):.1f} (2 CPUs). Raw: {out}\n")
     print("| vendor | test | size | NetPIPE (best of 7) | isthmus-bench best of 7 | ratio best/NetPIPE: median (min-max) | isthmus-bench median sample | within 5 %? |")

@@ -147,7 +147,7 @@ def command_for(launch: Launch) -> list[str]:
     if launch.profile.link:
         from .vendorwan import vendor_wan_command
 
-        return vendor_wan_command(launch, argv)
+        return vendor_wan_command(launch.ranks, launch.profile.sites, argv)
     if v == "openmpi":
         # the same yield setting isthmus run gives every site (it shares cores with gateways)
         return ["mpirun.openmpi", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1", "-np",

@@ -34,15 +34,15 @@ exec ip netns exec "$ns" unshare -u /bin/sh -c 'hostname "site-$1" && ISTHMUS_BE
 """
 
 
-def _hosts(launch, names) -> str:
-    counts = split_ranks(launch.ranks, launch.profile.sites)
+def _hosts(ranks: int, sites: int) -> str:
+    counts = split_ranks(ranks, sites)
     return ",".join(f"{SUBNET}.{i + 1}:{c}" for i, c in enumerate(counts))
 
 
-def vendor_wan_command(launch, argv, agent: str = "<agent script>", names=None) -> list[str]:
+def vendor_wan_command(ranks: int, sites: int, argv, agent: str = "<agent script>") -> list[str]:
     """The command run in site A's namespace (with its own UTS namespace)."""
     subnet = f"{SUBNET}.0/24"
-    inner = ["mpirun.openmpi", "--oversubscribe", "--host", _hosts(launch, names), "-np", str(launch.ranks),
+    inner = ["mpirun.openmpi", "--oversubscribe", "--host", _hosts(ranks, sites), "-np", str(ranks),
              "--mca", "plm_rsh_agent", agent,
              "--mca", "btl", "self,vader,tcp", "--mca", "mpi_yield_when_idle", "1",
              "--mca", "btl_tcp_if_include", subnet, "--mca", "oob_tcp_if_include", subnet,
@@ -52,38 +52,45 @@ def vendor_wan_command(launch, argv, agent: str = "<agent script>", names=None) 
             *inner]
 
 
-def run_vendor_wan(launch, argv, env):
-    from .launchers import STDERR_TAIL, LaunchResult, parse_records
-
-    matrix = uniform(launch.profile.sites, parse_link_spec(launch.profile.link))
-    start = time.monotonic()
+def run_across_sites(ranks: int, sites: int, link: str, argv, env: dict, timeout: float, cwd=None):
+    """Run argv as one Open MPI job of `ranks` ranks over `sites` emulated sites.
+    Returns (stdout, stderr, exit code, timed out, the command); never raises for a
+    failed run (a failed emulation set-up is reported in stderr)."""
+    matrix = uniform(sites, parse_link_spec(link))
+    env = dict(env)
+    env.setdefault("ISTHMUS_BENCH_LINK", link)
+    env.setdefault("ISTHMUS_BENCH_PROFILE", "wan")
+    out, err, code, timed_out, cmd_text = "", "", 1, False, ""
     with tempfile.TemporaryDirectory(prefix="isthmus-bench-") as tmp:
         agent = Path(tmp) / "rsh-agent.sh"
         agent.write_text(AGENT)
         agent.chmod(stat.S_IRWXU)
-        out, err, code, timed_out = "", "", 1, False
-        cmd_text = ""
         try:
             with Emulation(matrix=matrix, job=f"b{os.getpid()}") as emu:
                 for i, name in enumerate(emu.names):
                     env[f"ISM_BENCH_NETNS_{i + 1}"] = emu.namespace(i)
                     env[f"ISM_BENCH_SITENAME_{i + 1}"] = name
-                cmd = vendor_wan_command(launch, argv, str(agent), emu.names)
-                full = emu.command(0, cmd)
+                full = emu.command(0, vendor_wan_command(ranks, sites, argv, str(agent)))
                 cmd_text = shlex.join(full)
                 proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True, env=env)
+                                        text=True, env=env, cwd=cwd)
                 try:
-                    out, err = proc.communicate(timeout=launch.timeout)
-                    code = proc.returncode
+                    out, err = proc.communicate(timeout=timeout)
                 except subprocess.TimeoutExpired:
                     timed_out = True
                     proc.kill()
                     out, err = proc.communicate()
-                    code = proc.returncode
-        except Exception as e:  # emulation set-up failure: recorded, not raised
+                code = proc.returncode
+        except Exception as e:  # emulation set-up failure: reported, not raised
             err += f"\nisthmus bench: emulated sites for the vendor baseline failed: {e}"
-            code = code if code else 1
-        shown = cmd_text or shlex.join(vendor_wan_command(launch, argv))
-        return LaunchResult(parse_records(out), code, shown, time.monotonic() - start,
-                            err[-STDERR_TAIL:], timed_out)
+            code = code or 1
+    return out, err, code, timed_out, cmd_text or shlex.join(vendor_wan_command(ranks, sites, argv))
+
+
+def run_vendor_wan(launch, argv, env):
+    from .launchers import STDERR_TAIL, LaunchResult, parse_records
+
+    start = time.monotonic()
+    out, err, code, timed_out, cmd = run_across_sites(launch.ranks, launch.profile.sites, launch.profile.link,
+                                                      argv, env, launch.timeout)
+    return LaunchResult(parse_records(out), code, cmd, time.monotonic() - start, err[-STDERR_TAIL:], timed_out)
