@@ -150,7 +150,7 @@ static void identify(ism_bench_ctx *c)
     char host[MPI_MAX_PROCESSOR_NAME] = "", me_host[ISM_BENCH_NAME_LEN], me_site[ISM_BENCH_NAME_LEN];
     int len = 0;
     MPI_Get_processor_name(host, &len);
-    snprintf(me_host, sizeof me_host, "%s", host);
+    snprintf(me_host, sizeof me_host, "%.*s", ISM_BENCH_NAME_LEN - 1, host); /* names are cut to fit */
     my_site(me_site, sizeof me_site, me_host);
     c->host = calloc((size_t)c->nranks, sizeof *c->host);
     c->site = calloc((size_t)c->nranks, sizeof *c->site);
