@@ -1,0 +1,301 @@
+/*
+ * coll.c - collective benchmarks: every MPI collective (blocking, or with --nonblocking
+ * the MPI_I... form plus MPI_Wait) across sizes, and Alltoall on a fraction of the ranks
+ * while the rest wait in a barrier (seed 004, chapter 7).
+ *
+ * Size is the bytes each rank contributes per peer block (MPI_CHAR), as in OSU; the
+ * reductions use MPI_FLOAT with MPI_SUM, so their size is rounded down to whole floats
+ * (at least one). A sample is the slowest rank's mean time per call (MPI_MAX over ranks).
+ * Rooted collectives (bcast, reduce, gather(v), scatter(v)) let the root run ahead of the
+ * data, and OSU-style per-rank averages then report less than the data needs to arrive
+ * (FIELD-NOTES: a 1 MiB reduce "taking" 20 ms on a link that needs 84 ms). So each of
+ * their iterations is closed by a barrier, and the record carries the time of a barrier
+ * alone measured just before (closing_barrier_us) for whoever wants to subtract it.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,
+       C_ALLGATHER, C_ALLGATHERV, C_ALLTOALL, C_ALLTOALLV, C_ALLTOALLW, C_REDUCE_SCATTER,
+       C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, C_COUNT };
+
+static const struct {
+    const char *name;
+    int rooted, reduction;
+} COLL[C_COUNT] = {
+    [C_BARRIER] = {"barrier", 0, 0},
+    [C_BCAST] = {"bcast", 1, 0},
+    [C_REDUCE] = {"reduce", 1, 1},
+    [C_ALLREDUCE] = {"allreduce", 0, 1},
+    [C_GATHER] = {"gather", 1, 0},
+    [C_GATHERV] = {"gatherv", 1, 0},
+    [C_SCATTER] = {"scatter", 1, 0},
+    [C_SCATTERV] = {"scatterv", 1, 0},
+    [C_ALLGATHER] = {"allgather", 0, 0},
+    [C_ALLGATHERV] = {"allgatherv", 0, 0},
+    [C_ALLTOALL] = {"alltoall", 0, 0},
+    [C_ALLTOALLV] = {"alltoallv", 0, 0},
+    [C_ALLTOALLW] = {"alltoallw", 0, 0},
+    [C_REDUCE_SCATTER] = {"reduce_scatter", 0, 1},
+    [C_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", 0, 1},
+    [C_SCAN] = {"scan", 0, 1},
+    [C_EXSCAN] = {"exscan", 0, 1},
+};
+
+int ism_bench_coll_known(const char *name)
+{
+    for (int i = 0; i < C_COUNT; i++)
+        if (!strcmp(COLL[i].name, name))
+            return 1;
+    return 0;
+}
+
+const char *ism_bench_coll_list(void)
+{
+    return "barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv,"
+           "alltoall,alltoallv,alltoallw,reduce_scatter,reduce_scatter_block,scan,exscan";
+}
+
+typedef struct {
+    int op, nb, count, n;
+    MPI_Comm comm;
+    MPI_Datatype type;
+    char *sbuf, *rbuf;
+    int *counts, *displs, *bdispls;
+    MPI_Datatype *types;
+} coll_arg;
+
+/* One call of the collective (blocking, or nonblocking + wait). */
+static void call(coll_arg *a)
+{
+    MPI_Request r = MPI_REQUEST_NULL, *rq = a->nb ? &r : NULL;
+    void *s = a->sbuf, *d = a->rbuf;
+    int k = a->count;
+    MPI_Datatype t = a->type;
+    MPI_Comm cm = a->comm;
+#define GO(blocking, nonblocking) (rq ? (void)(nonblocking) : (void)(blocking))
+    switch (a->op) {
+    case C_BARRIER: GO(MPI_Barrier(cm), MPI_Ibarrier(cm, rq)); break;
+    case C_BCAST: GO(MPI_Bcast(s, k, t, 0, cm), MPI_Ibcast(s, k, t, 0, cm, rq)); break;
+    case C_REDUCE:
+        GO(MPI_Reduce(s, d, k, t, MPI_SUM, 0, cm), MPI_Ireduce(s, d, k, t, MPI_SUM, 0, cm, rq));
+        break;
+    case C_ALLREDUCE:
+        GO(MPI_Allreduce(s, d, k, t, MPI_SUM, cm), MPI_Iallreduce(s, d, k, t, MPI_SUM, cm, rq));
+        break;
+    case C_GATHER: GO(MPI_Gather(s, k, t, d, k, t, 0, cm), MPI_Igather(s, k, t, d, k, t, 0, cm, rq)); break;
+    case C_GATHERV:
+        GO(MPI_Gatherv(s, k, t, d, a->counts, a->displs, t, 0, cm),
+           MPI_Igatherv(s, k, t, d, a->counts, a->displs, t, 0, cm, rq));
+        break;
+    case C_SCATTER: GO(MPI_Scatter(s, k, t, d, k, t, 0, cm), MPI_Iscatter(s, k, t, d, k, t, 0, cm, rq)); break;
+    case C_SCATTERV:
+        GO(MPI_Scatterv(s, a->counts, a->displs, t, d, k, t, 0, cm),
+           MPI_Iscatterv(s, a->counts, a->displs, t, d, k, t, 0, cm, rq));
+        break;
+    case C_ALLGATHER: GO(MPI_Allgather(s, k, t, d, k, t, cm), MPI_Iallgather(s, k, t, d, k, t, cm, rq)); break;
+    case C_ALLGATHERV:
+        GO(MPI_Allgatherv(s, k, t, d, a->counts, a->displs, t, cm),
+           MPI_Iallgatherv(s, k, t, d, a->counts, a->displs, t, cm, rq));
+        break;
+    case C_ALLTOALL: GO(MPI_Alltoall(s, k, t, d, k, t, cm), MPI_Ialltoall(s, k, t, d, k, t, cm, rq)); break;
+    case C_ALLTOALLV:
+        GO(MPI_Alltoallv(s, a->counts, a->displs, t, d, a->counts, a->displs, t, cm),
+           MPI_Ialltoallv(s, a->counts, a->displs, t, d, a->counts, a->displs, t, cm, rq));
+        break;
+    case C_ALLTOALLW:
+        GO(MPI_Alltoallw(s, a->counts, a->bdispls, a->types, d, a->counts, a->bdispls, a->types, cm),
+           MPI_Ialltoallw(s, a->counts, a->bdispls, a->types, d, a->counts, a->bdispls, a->types, cm, rq));
+        break;
+    case C_REDUCE_SCATTER:
+        GO(MPI_Reduce_scatter(s, d, a->counts, t, MPI_SUM, cm),
+           MPI_Ireduce_scatter(s, d, a->counts, t, MPI_SUM, cm, rq));
+        break;
+    case C_REDUCE_SCATTER_BLOCK:
+        GO(MPI_Reduce_scatter_block(s, d, k, t, MPI_SUM, cm),
+           MPI_Ireduce_scatter_block(s, d, k, t, MPI_SUM, cm, rq));
+        break;
+    case C_SCAN: GO(MPI_Scan(s, d, k, t, MPI_SUM, cm), MPI_Iscan(s, d, k, t, MPI_SUM, cm, rq)); break;
+    case C_EXSCAN: GO(MPI_Exscan(s, d, k, t, MPI_SUM, cm), MPI_Iexscan(s, d, k, t, MPI_SUM, cm, rq)); break;
+    }
+#undef GO
+    if (rq)
+        MPI_Wait(rq, MPI_STATUS_IGNORE);
+}
+
+static double coll_sample(ism_bench_ctx *c, void *v, long iters)
+{
+    coll_arg *a = v;
+    double mine, slowest = 0.0;
+    int closed = COLL[a->op].rooted;
+    MPI_Barrier(a->comm);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++) {
+        call(a);
+        if (closed)
+            MPI_Barrier(a->comm);
+    }
+    mine = (MPI_Wtime() - t0) * 1e6 / (double)iters;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, a->comm);
+    (void)c;
+    return slowest;
+}
+
+static double barrier_us(MPI_Comm comm, long iters)
+{
+    double mine, slowest = 0.0;
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Barrier(comm);
+    mine = (MPI_Wtime() - t0) * 1e6 / (double)iters;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return slowest;
+}
+
+/* Buffers and vectors for `op` with `bytes` per block on comm. */
+static void coll_setup(ism_bench_ctx *c, coll_arg *a, int op, long long bytes, MPI_Comm comm)
+{
+    memset(a, 0, sizeof *a);
+    a->op = op;
+    a->nb = c->opt.nonblocking;
+    a->comm = comm;
+    MPI_Comm_size(comm, &a->n);
+    if (COLL[op].reduction) {
+        a->type = MPI_FLOAT;
+        a->count = bytes / 4 > 0 ? (int)(bytes / 4) : 1;
+    } else {
+        a->type = MPI_CHAR;
+        a->count = (int)bytes;
+    }
+    int esize = COLL[op].reduction ? 4 : 1;
+    size_t total = (size_t)a->count * (size_t)esize * (size_t)a->n;
+    a->sbuf = ism_bench_alloc(c, total);
+    a->rbuf = ism_bench_alloc(c, total);
+    a->counts = calloc((size_t)a->n, sizeof *a->counts);
+    a->displs = calloc((size_t)a->n, sizeof *a->displs);
+    a->bdispls = calloc((size_t)a->n, sizeof *a->bdispls);
+    a->types = calloc((size_t)a->n, sizeof *a->types);
+    for (int i = 0; i < a->n; i++) {
+        a->counts[i] = a->count;
+        a->displs[i] = i * a->count;
+        a->bdispls[i] = i * a->count * esize;
+        a->types[i] = a->type;
+    }
+}
+
+static void coll_free(coll_arg *a)
+{
+    free(a->sbuf);
+    free(a->rbuf);
+    free(a->counts);
+    free(a->displs);
+    free(a->bdispls);
+    free(a->types);
+}
+
+static int op_index(const char *name)
+{
+    for (int i = 0; i < C_COUNT; i++)
+        if (!strcmp(COLL[i].name, name))
+            return i;
+    return -1;
+}
+
+void ism_bench_coll(ism_bench_ctx *c)
+{
+    static const long long def[] = {4, 64, 1024, 16384, 262144};
+    const ism_bench_opts *o = &c->opt;
+    int nops = o->nops ? o->nops : C_COUNT;
+    int nsizes = o->sizes_given ? o->nsizes : 5;
+    const long long *sizes = o->sizes_given ? o->sizes : def;
+    for (int k = 0; k < nops; k++) {
+        int op = o->nops ? op_index(o->ops[k]) : k;
+        for (int s = 0; s < (op == C_BARRIER ? 1 : nsizes); s++) {
+            long long bytes = op == C_BARRIER ? 0 : sizes[s];
+            if (COLL[op].reduction)
+                bytes = bytes / 4 > 0 ? bytes / 4 * 4 : 4;
+            coll_arg a;
+            ism_bench_point p;
+            char name[32];
+            snprintf(name, sizeof name, "%s%s", o->nonblocking ? "i" : "", COLL[op].name);
+            coll_setup(c, &a, op, bytes, c->world);
+            ism_bench_point_init(c, &p, "time", "us", bytes);
+            ism_bench_param_str(&p, "op", name);
+            if (COLL[op].rooted)
+                ism_bench_param_num(&p, "closing_barrier_us", barrier_us(c->world, p.iters), 0);
+            ism_bench_run_point(c, &p, c->world, coll_sample, &a);
+            coll_free(&a);
+        }
+    }
+}
+
+/* Alltoall among k = floor(n * f / 100) ranks spread evenly over the job (so every site
+ * takes part), while the others wait in MPI_Barrier on MPI_COMM_WORLD. */
+typedef struct {
+    coll_arg a;
+    int active;
+} frac_arg;
+
+static double frac_sample(ism_bench_ctx *c, void *v, long iters)
+{
+    frac_arg *f = v;
+    double mine = 0.0, slowest = 0.0;
+    if (f->active) {
+        MPI_Barrier(f->a.comm);
+        double t0 = MPI_Wtime();
+        for (long i = 0; i < iters; i++)
+            call(&f->a);
+        mine = (MPI_Wtime() - t0) * 1e6 / (double)iters;
+    }
+    MPI_Barrier(c->world);
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, c->world);
+    return slowest;
+}
+
+void ism_bench_a2a_fraction(ism_bench_ctx *c)
+{
+    static const long long def[] = {1024, 65536};
+    const ism_bench_opts *o = &c->opt;
+    if (c->nranks < 2)
+        ism_bench_usage_error(c, "a2a-fraction needs at least 2 ranks (got %d)", c->nranks);
+    int nsizes = o->sizes_given ? o->nsizes : 2;
+    const long long *sizes = o->sizes_given ? o->sizes : def;
+    for (int s = 0; s < nsizes; s++) {
+        for (int fi = 0; fi < o->nfractions; fi++) {
+            double pct = o->fractions[fi];
+            int k = (int)floor((double)c->nranks * pct / 100.0 + 1e-9);
+            ism_bench_point p;
+            ism_bench_point_init(c, &p, "time", "us", sizes[s]);
+            ism_bench_param_num(&p, "fraction", pct, 1);
+            ism_bench_param_int(&p, "active", k);
+            if (k < 2) {
+                char why[160];
+                snprintf(why, sizeof why, "%g%% of %d ranks is %d rank(s); an alltoall needs 2 "
+                         "(start at least %d ranks)", pct, c->nranks, k,
+                         (int)ceil(200.0 / pct - 1e-9));
+                ism_bench_report_skipped(c, &p, why);
+                continue;
+            }
+            int active = 0;
+            for (int j = 0; j < k; j++)
+                active |= (int)((long long)j * c->nranks / k) == c->rank;
+            MPI_Comm sub;
+            MPI_Comm_split(c->world, active ? 0 : MPI_UNDEFINED, c->rank, &sub);
+            frac_arg f;
+            memset(&f, 0, sizeof f);
+            f.active = active;
+            if (active)
+                coll_setup(c, &f.a, C_ALLTOALL, sizes[s], sub);
+            ism_bench_run_point(c, &p, c->world, frac_sample, &f);
+            if (active) {
+                coll_free(&f.a);
+                MPI_Comm_free(&sub);
+            }
+        }
+    }
+}
