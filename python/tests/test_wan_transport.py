@@ -163,3 +163,18 @@ def test_outage_longer_than_the_limit_ends_the_job_everywhere(netadmin, stress):
     assert "has been down for" in err and "ISTHMUS_LINK_OUTAGE=4" in err, err[-4000:]
     assert "wan_stress: OK" not in out
     t.join(timeout=60)
+
+
+def test_buffers_follow_the_described_link_and_limits_are_reported(stress):
+    """A link described as 100 Gbit/s x 100 ms needs 2.5 GB of buffers per stream: the
+    gateways say which sysctl lifts the cap, and with automatic streams use the most
+    streams they may; with streams fixed they say how much each one lacks."""
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--stats"], stress, ["0", "1"],
+                    env={"ISTHMUS_WAN_RATE": "1e11", "ISTHMUS_WAN_RTT_MS": "100"})
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    assert "raise them with: sysctl -w net.core.rmem_max=" in r.stderr, r.stderr[-3000:]
+    assert all(s["streams"] == 16 for s in link_stats(r.stderr)), r.stderr[-3000:]
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--stats", "--wan-streams", "2"], stress,
+                    ["0", "1"], env={"ISTHMUS_WAN_RATE": "1e11", "ISTHMUS_WAN_RTT_MS": "100"})
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert re.search(r"but 2 streams need \d+ bytes each", r.stderr), r.stderr[-3000:]
