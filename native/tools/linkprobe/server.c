@@ -24,6 +24,11 @@ typedef struct conn {
 } conn;
 
 static void *serve_one(void *arg);
+
+/* At most this many connections at once (each has a thread until it ends or fails the
+ * handshake's 10 s limit), so a flood of connections cannot exhaust the server. */
+#define LP_MAX_CONNS 256
+static _Atomic int nconns;
 static void spawn(int fd, const ism_auth_key *key, int data_only);
 
 /* A data port for one throughput test, with the window set before any handshake. */
@@ -142,6 +147,7 @@ static void *serve_one(void *arg)
     }
     close(c->fd);
     free(c);
+    nconns--;
     return NULL;
 }
 
@@ -169,10 +175,17 @@ int lp_serve(const char *host, int port, const ism_auth_key *key)
 
 static void spawn(int fd, const ism_auth_key *key, int data_only)
 {
+    if (nconns >= LP_MAX_CONNS) {
+        fprintf(stderr, "isthmus-linkprobe: %d connections open; refusing another\n", LP_MAX_CONNS);
+        close(fd);
+        return;
+    }
+    nconns++;
     conn *c = malloc(sizeof *c);
     pthread_t t;
     if (!c) {
         close(fd);
+        nconns--;
         return;
     }
     c->fd = fd;
@@ -181,6 +194,7 @@ static void spawn(int fd, const ism_auth_key *key, int data_only)
     if (pthread_create(&t, NULL, serve_one, c) != 0) {
         close(fd);
         free(c);
+        nconns--;
         return;
     }
     pthread_detach(t);
