@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -138,3 +139,17 @@ def test_program_with_two_gateways_per_site(prefix, build_dir, mpi, name):
             and " sent 0 msgs" not in line}
     assert {"site A gateway 0", "site A gateway 1", "site B gateway 0",
             "site B gateway 1"} <= used, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
+    """Built with a compiler isthmus-cc adds no flags to (ISTHMUS_CC), a program that
+    refers to `environ` holds a copy of it; the vendor MPI must still see the live one."""
+    exe = tmp_path / "env_environ"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(MPI_TESTS / "env_environ.c")],
+                       capture_output=True, text=True, env={**os.environ, "ISTHMUS_CC": "cc"})
+    assert r.returncode == 0, r.stderr
+    relocs = subprocess.run(["readelf", "-rW", str(exe)], capture_output=True, text=True).stdout
+    assert re.search(r"R_\w+_COPY\s+\S+\s+(__)?environ", relocs), "no copy of environ: test is moot"
+    r = run_job(exe, [], "2,2", mpi)
+    assert r.returncode == 0 and "env_environ: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+extern char **environ;
 
 const char *ism_backend_vendor(void)
 {
@@ -22,6 +25,27 @@ const char *ism_backend_vendor(void)
     if (getenv("PMI_RANK") || getenv("PMI_FD") || getenv("HYDI_CONTROL_FD") || getenv("PMI_SIZE"))
         return "mpich";
     return NULL;
+}
+
+/* A program that refers to `environ` has its own copy of it (a copy relocation), which
+ * libc keeps up to date; libc's original, which the vendor libraries see under
+ * RTLD_DEEPBIND, keeps the start-up value. Open MPI then edits a stale environment and
+ * frees memory it does not own (a crash in MPI_Init). So the original is pointed at the
+ * live one when the vendor is loaded, and again before MPI_Finalize (setenv may have moved
+ * it). isthmus-cc also compiles with -mno-direct-extern-access where the compiler has it,
+ * which avoids the copy in the first place. */
+static char ***vendor_environ;
+
+void ism_backend_sync_environ(void)
+{
+    if (vendor_environ && vendor_environ != &environ)
+        *vendor_environ = environ;
+}
+
+static void share_environ(void *h)
+{
+    vendor_environ = (char ***)dlsym(h, "environ");
+    ism_backend_sync_environ();
 }
 
 const ism_backend *ism_backend_load(const char *dir, const char *vendor, char *err, size_t errlen)
@@ -45,6 +69,7 @@ const ism_backend *ism_backend_load(const char *dir, const char *vendor, char *e
                 snprintf(why, sizeof why, "%s", dlerror());
             continue;
         }
+        share_environ(h);
         ism_backend_get_fn get = (ism_backend_get_fn)dlsym(h, ISM_BACKEND_SYMBOL);
         const ism_backend *be = get ? get() : NULL;
         if (!be || be->abi != ISM_BACKEND_ABI) {

@@ -14,4 +14,7 @@ const char *ism_backend_vendor(void);
  * openmpi, mpich). On failure returns NULL with a message naming cause and fix. */
 const ism_backend *ism_backend_load(const char *dir, const char *vendor, char *err, size_t errlen);
 
+/* Point the `environ` the vendor libraries see at the live environment (see loader.c). */
+void ism_backend_sync_environ(void);
+
 #endif

@@ -269,6 +269,7 @@ int ism_core_finalize(void)
         ism_gw_teardown();
     }
     ism.finalized = 1;
+    ism_backend_sync_environ();
     int rc2 = ism.be->finalize();
     return rc ? rc : rc2;
 }
