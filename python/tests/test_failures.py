@@ -197,7 +197,15 @@ def test_killed_gateway_stops_every_site(progs, mpi):
 def intrude(host, port, job_hex, wrong_job=False):
     """Act as a gateway of this job that does not know the secret (client side of the
     handshake in native/src/wan/auth.h), and return how the server answered."""
-    s = socket.create_connection((host, port), timeout=10)
+    deadline = time.monotonic() + 30
+    while True:  # on a loaded machine the gateway may not be listening yet
+        try:
+            s = socket.create_connection((host, port), timeout=10)
+            break
+        except ConnectionRefusedError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
     job = bytes.fromhex(job_hex)
     if wrong_job:
         job = bytes(b ^ 0xFF for b in job)
