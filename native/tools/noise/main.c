@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cpus.h"
@@ -167,6 +168,7 @@ static void probe_thread(void *arg, int pin_error)
 {
     probe_job *j = arg;
     j->r->error = pin_error;
+    j->r->tid = (int)syscall(SYS_gettid);
     if (pin_error)
         return;
     /* every thread ends at the same tick; the start was released together by the barrier */

@@ -170,6 +170,8 @@ void ism_meta_write(ism_json *j, const ism_noise_clock *c, const int *cpus, int 
     ism_json_dbl(j, "hz", c->hz);
     ism_json_dbl(j, "read_ticks", c->read_cycles);
     ism_json_str(j, "why", c->why);
+    ism_json_u64(j, "ref_tick", c->ref_tick);
+    ism_json_u64(j, "ref_monoraw_ns", c->ref_ns);
     ism_json_end_obj(j);
     ism_json_arr(j, "cpus");
     for (int i = 0; i < n; i++) {

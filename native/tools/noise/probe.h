@@ -44,6 +44,7 @@ typedef struct {
 typedef struct {
     int cpu;
     int error;              /* errno of a failed pinning, 0 if fine */
+    int tid;                /* the probe thread's kernel id (to find it in scheduler traces) */
     uint64_t t_begin, t_end;
     uint64_t samples;       /* FTQ: grid slots incl. zero-count ones; FWQ: quanta; selfish: loop iterations */
     uint64_t value_min, value_max;

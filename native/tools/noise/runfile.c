@@ -87,6 +87,7 @@ static void write_core(ism_json *j, const ism_probe_params *p, const ism_probe_r
 {
     ism_json_obj(j, NULL);
     ism_json_i64(j, "cpu", r->cpu);
+    ism_json_i64(j, "tid", r->tid);
     if (r->error)
         ism_json_str(j, "pin_error", strerror(r->error));
     else

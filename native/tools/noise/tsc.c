@@ -49,7 +49,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Ticks per second: TSC and CLOCK_MONOTONIC_RAW read together at both ends of a span;
  * each end pair is taken as the tightest of several tries so a preemption between the
  * two reads cannot skew the rate. */
-static double calibrate_hz(int calib_ms)
+static double calibrate_hz(int calib_ms, uint64_t *ref_tick, uint64_t *ref_ns)
 {
     uint64_t t[2], n[2];
     for (int end = 0; end < 2; end++) {
@@ -69,6 +69,8 @@ static double calibrate_hz(int calib_ms)
             nanosleep(&ts, NULL);
         }
     }
+    *ref_tick = t[1];
+    *ref_ns = n[1];
     return (double)(t[1] - t[0]) * 1e9 / (double)(n[1] - n[0]);
 }
 
@@ -107,10 +109,11 @@ void ism_noise_clock_init(ism_noise_clock *c, int force_fallback, int calib_ms)
     }
     if (tsc_ok) {
         c->kind = ISM_NOISE_CLOCK_TSC;
-        c->hz = calibrate_hz(calib_ms > 0 ? calib_ms : 100);
+        c->hz = calibrate_hz(calib_ms > 0 ? calib_ms : 100, &c->ref_tick, &c->ref_ns);
     } else {
         c->kind = ISM_NOISE_CLOCK_MONORAW;
         c->hz = 1e9;
+        c->ref_ns = c->ref_tick = ism_noise_monoraw_ns();
     }
     ism_noise_clock_active = c->kind;
     c->read_cycles = read_cost();

@@ -16,6 +16,8 @@ typedef struct {
     double hz;            /* ticks per second, calibrated */
     double read_cycles;   /* median cost of one read, in ticks (back-to-back reads) */
     char why[160];        /* why this clock was chosen */
+    uint64_t ref_tick;    /* a tick and the CLOCK_MONOTONIC_RAW nanoseconds read with it, */
+    uint64_t ref_ns;      /* so other clocks (trace clocks) can be converted to ticks */
 } ism_noise_clock;
 
 /* The active clock kind; set once by ism_noise_clock_init, read by ism_noise_now. */

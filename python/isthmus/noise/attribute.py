@@ -1,0 +1,123 @@
+# isthmus/noise/attribute.py: naming the cause of each detour. With a kernel trace, a
+# detour is attributed to the interrupt, softirq, vector (local timer, IPI) or task that
+# overlaps it most on the same cpu; what overlaps nothing the guest kernel saw is
+# "unattributed" (on a virtual machine: the hypervisor). Without a trace, the
+# /proc/interrupts and /proc/softirqs deltas per probed cpu are the fallback evidence.
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+import numpy as np
+
+from .tracefs import Interval
+
+UNATTRIBUTED = "unattributed (no kernel event overlaps: hypervisor, SMI or hardware)"
+
+
+def friendly(name: str) -> str:
+    if name == "local_timer":
+        return "timer tick (local timer interrupt)"
+    return name
+
+
+def attribute_core(start: np.ndarray, end: np.ndarray, ivs: list[Interval]) -> list[list[tuple[str, int]]]:
+    """For each detour [start_i, end_i) (ticks), the (cause, overlap ticks) pairs, largest
+    first. A core's detours are disjoint and ordered, so each interval finds the detours
+    it overlaps by two binary searches; only overlapping pairs are visited."""
+    out: list[list[tuple[str, int]]] = [[] for _ in range(len(start))]
+    if not ivs or not len(start):
+        return out
+    order = np.argsort(start)
+    s, e = np.asarray(start)[order], np.asarray(end)[order]
+    e = np.maximum.accumulate(e)
+    t0 = np.array([i.t0 for i in ivs], dtype=np.int64)
+    t1 = np.array([i.t1 for i in ivs], dtype=np.int64)
+    j0 = np.searchsorted(e, t0, side="right")
+    j1 = np.searchsorted(s, t1, side="left")
+    acc: list[dict[str, int]] = [defaultdict(int) for _ in range(len(s))]
+    for i in np.nonzero(j1 > j0)[0]:
+        a, b, name = int(t0[i]), int(t1[i]), ivs[i].name
+        for j in range(j0[i], j1[i]):
+            ov = min(b, int(e[j])) - max(a, int(s[j]))
+            if ov > 0:
+                acc[j][name] += ov
+    for j, k in enumerate(order):
+        out[k] = sorted(acc[j].items(), key=lambda kv: -kv[1])
+    return out
+
+
+def class_causes(per_detour: list[list[tuple[str, int]]], members: np.ndarray, lost: np.ndarray) -> list[dict]:
+    """Causes of one class: how many of its detours each cause dominates, and the share
+    of the class's lost time its overlaps cover."""
+    votes: dict[str, int] = defaultdict(int)
+    cover: dict[str, float] = defaultdict(float)
+    total = float(lost[members].sum()) or 1.0
+    for m in members:
+        causes = per_detour[m]
+        if not causes:
+            votes[UNATTRIBUTED] += 1
+            continue
+        votes[friendly(causes[0][0])] += 1
+        for name, ov in causes:
+            cover[friendly(name)] += min(ov, lost[m])
+    n = len(members) or 1
+    rows = [{"cause": c, "detours": v, "share_of_detours": v / n, "share_of_time": cover.get(c, 0.0) / total}
+            for c, v in votes.items()]
+    rows.sort(key=lambda r: -r["detours"])
+    return rows
+
+
+_PROC_LINE = re.compile(r"^\s*([^:\s]+):\s+(.*)$")
+
+
+def parse_proc_table(text: str) -> tuple[list[int], dict[str, tuple[list[int], str]]]:
+    """/proc/interrupts or /proc/softirqs -> (cpu numbers, {line: (counts per column, label)})."""
+    lines = text.splitlines()
+    if not lines:
+        return [], {}
+    cpus = [int(c[3:]) for c in lines[0].split() if c.startswith("CPU")]
+    rows: dict[str, tuple[list[int], str]] = {}
+    for ln in lines[1:]:
+        m = _PROC_LINE.match(ln)
+        if not m:
+            continue
+        parts = m.group(2).split()
+        counts = []
+        for p in parts[: len(cpus)]:
+            if not p.isdigit():
+                break
+            counts.append(int(p))
+        label = " ".join(parts[len(counts):])
+        rows[m.group(1)] = (counts, label)
+    return cpus, rows
+
+
+def proc_deltas(before: str | None, after: str | None, cpu: int, seconds: float) -> list[dict]:
+    """Per-line counts on one cpu between two snapshots, as rates, busiest first."""
+    if not before or not after or seconds <= 0:
+        return []
+    cb, rb = parse_proc_table(before)
+    ca, ra = parse_proc_table(after)
+    if cpu not in cb or cpu not in ca:
+        return []
+    ib, ia = cb.index(cpu), ca.index(cpu)
+    out = []
+    for key, (counts, label) in ra.items():
+        if key not in rb or ia >= len(counts) or ib >= len(rb[key][0]):
+            continue
+        d = counts[ia] - rb[key][0][ib]
+        if d > 0:
+            out.append({"line": key, "label": label, "count": d, "per_s": d / seconds})
+    out.sort(key=lambda r: -r["count"])
+    return out
+
+
+def match_rate(rate: float, deltas: list[dict], tol: float = 0.15) -> dict | None:
+    """The interrupt line whose rate matches a class's event rate, if one does."""
+    best = None
+    for r in deltas:
+        if rate > 0 and abs(r["per_s"] - rate) <= tol * rate:
+            if best is None or abs(r["per_s"] - rate) < abs(best["per_s"] - rate):
+                best = r
+    return best

@@ -1,0 +1,82 @@
+# isthmus/noise/classes.py: noise classes, the "bands" of detour lengths, found
+# automatically: a Gaussian kernel density (Silverman's bandwidth, as in seed 003) over
+# log10(detour length), split at the density's minima. Bands with too few detours to be
+# told apart are merged into their neighbour.
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import gaussian_kde
+
+
+@dataclass
+class NoiseClass:
+    index: int
+    lo: float          # band bounds, seconds (lo inclusive, hi exclusive)
+    hi: float
+    members: np.ndarray  # indices into the detour arrays
+
+
+def silverman_bw(x: np.ndarray) -> float:
+    """h = 0.9 min(sd, IQR/1.34) n^(-1/5) (the seed's formula; R's bw.nrd0)."""
+    n = len(x)
+    sd = float(np.std(x, ddof=1)) if n > 1 else 0.0
+    q75, q25 = np.percentile(x, [75, 25])
+    spread = min(sd, (q75 - q25) / 1.34) or sd or 1.0
+    return 0.9 * spread * n ** -0.2
+
+
+def density(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Gaussian KDE of x on grid with Silverman's bandwidth (scipy's factor is relative to sd)."""
+    if len(x) < 2 or np.ptp(x) == 0:
+        d = np.zeros_like(grid)
+        if len(x):
+            d[np.argmin(np.abs(grid - x[0]))] = 1.0
+        return d
+    sd = float(np.std(x, ddof=1))
+    kde = gaussian_kde(x, bw_method=silverman_bw(x) / sd)
+    return kde(grid)
+
+
+def find_classes(lost_s: np.ndarray, min_share: float = 0.01, min_count: int = 3,
+                 depth: float = 0.25) -> list[NoiseClass]:
+    """Bands of detour length. A minimum of the density splits two bands when it lies
+    below `depth` x the lower of the two peaks around it; bands holding fewer than
+    max(min_count, min_share x n) detours are merged into the neighbour nearest in log
+    length."""
+    lost_s = np.asarray(lost_s, dtype=np.float64)
+    n = len(lost_s)
+    if n == 0:
+        return []
+    x = np.log10(np.maximum(lost_s, 1e-12))
+    if n < 4 or np.ptp(x) < 1e-9:
+        return [NoiseClass(0, float(lost_s.min()), float(np.nextafter(lost_s.max(), np.inf)), np.arange(n))]
+    grid = np.linspace(x.min() - 0.2, x.max() + 0.2, 1024)
+    d = density(x, grid)
+    peaks = [i for i in range(1, len(d) - 1) if d[i] >= d[i - 1] and d[i] > d[i + 1]]
+    cuts = []
+    for a, b in zip(peaks, peaks[1:]):
+        m = a + int(np.argmin(d[a:b + 1]))
+        if d[m] < depth * min(d[a], d[b]):
+            cuts.append(grid[m])
+    edges = [-np.inf] + cuts + [np.inf]
+    bands = [np.where((x >= lo) & (x < hi))[0] for lo, hi in zip(edges, edges[1:])]
+    need = max(min_count, int(np.ceil(min_share * n)))
+    # merge small bands into the neighbour whose median is nearest (in log length)
+    while len(bands) > 1:
+        sizes = [len(b) for b in bands]
+        i = int(np.argmin(sizes))
+        if sizes[i] >= need:
+            break
+        med = np.median(x[bands[i]]) if sizes[i] else 0.0
+        left = abs(med - np.median(x[bands[i - 1]])) if i > 0 and len(bands[i - 1]) else np.inf
+        right = abs(med - np.median(x[bands[i + 1]])) if i + 1 < len(bands) and len(bands[i + 1]) else np.inf
+        j = i - 1 if left <= right else i + 1
+        bands[j] = np.sort(np.concatenate([bands[j], bands[i]]))
+        del bands[i]
+    out = []
+    for k, b in enumerate(bands):
+        v = lost_s[b]
+        out.append(NoiseClass(k, float(v.min()), float(np.nextafter(v.max(), np.inf)), b))
+    return out
