@@ -41,6 +41,7 @@ static const char usage[] =
     "  --iterations N (1000) --compute-us US (1000) --max-delay-us US (1000)\n"
     "  --collective barrier|allreduce|alltoall (barrier) --cpus LIST --out DIR --raw\n"
     "  --sync-rounds N (64) --seed N\n"
+    "  --pin-by-rank        index --cpus by world rank, not node-local rank (sites on one host)\n"
     "inject:\n"
     "  --period-ms MS --duration-ms MS [--cpu N] [--priority fifo:N|rr:N|nice:N|normal]\n"
     "  [--for S] [--log FILE]\n";
@@ -85,14 +86,14 @@ static char *join_argv(int argc, char **argv)
 
 enum {
     O_CPUS = 1000, O_DURATION, O_LOG2, O_QUANTUM, O_K, O_THR, O_TOL, O_MAXEV, O_RAW, O_MAXRAW, O_OUT, O_TAG,
-    O_CLOCK, O_ITER, O_COMPUTE, O_DELAY, O_COLL, O_SYNC, O_SEED, O_PERIOD, O_BURST, O_CPU, O_PRIO, O_FOR, O_LOG,
+    O_CLOCK, O_PINW, O_ITER, O_COMPUTE, O_DELAY, O_COLL, O_SYNC, O_SEED, O_PERIOD, O_BURST, O_CPU, O_PRIO, O_FOR, O_LOG,
 };
 
 static const struct option opts[] = {
     {"cpus", 1, 0, O_CPUS}, {"duration", 1, 0, O_DURATION}, {"interval-log2", 1, 0, O_LOG2},
     {"quantum-us", 1, 0, O_QUANTUM}, {"k", 1, 0, O_K}, {"threshold-ns", 1, 0, O_THR}, {"tol", 1, 0, O_TOL},
     {"max-events", 1, 0, O_MAXEV}, {"raw", 0, 0, O_RAW}, {"max-raw", 1, 0, O_MAXRAW}, {"out", 1, 0, O_OUT},
-    {"tag", 1, 0, O_TAG}, {"clock", 1, 0, O_CLOCK}, {"iterations", 1, 0, O_ITER}, {"compute-us", 1, 0, O_COMPUTE},
+    {"tag", 1, 0, O_TAG}, {"clock", 1, 0, O_CLOCK}, {"iterations", 1, 0, O_ITER}, {"pin-by-rank", 0, 0, O_PINW}, {"compute-us", 1, 0, O_COMPUTE},
     {"max-delay-us", 1, 0, O_DELAY}, {"collective", 1, 0, O_COLL}, {"sync-rounds", 1, 0, O_SYNC},
     {"seed", 1, 0, O_SEED}, {"period-ms", 1, 0, O_PERIOD}, {"duration-ms", 1, 0, O_BURST}, {"cpu", 1, 0, O_CPU},
     {"priority", 1, 0, O_PRIO}, {"for", 1, 0, O_FOR}, {"log", 1, 0, O_LOG}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
@@ -131,6 +132,7 @@ static int parse(cli *c, int argc, char **argv)
             else if (!strcmp(a, "monotonic_raw")) c->force_fallback = 1;
             else return bad("--clock", a, "tsc or monotonic_raw");
             break;
+        case O_PINW: c->mj.pin_world = 1; break;
         case O_ITER: if (num("--iterations", a, 1, 1e8, &v)) return 2; c->mj.iterations = (int)v; break;
         case O_COMPUTE: if (num("--compute-us", a, 0.01, 1e8, &c->mj.compute_us)) return 2; break;
         case O_DELAY: if (num("--max-delay-us", a, 0, 1e8, &c->mj.max_delay_us)) return 2; break;
@@ -267,7 +269,7 @@ int main(int argc, char **argv)
     c.p.outlier_tol = 0.01;
     c.p.max_events = 200000;
     c.p.max_raw = 2000000;
-    c.mj = (ism_mpijitter_opts){1000, 1000, 1000, "barrier", NULL, NULL, 0, 64, 12345, NULL};
+    c.mj = (ism_mpijitter_opts){1000, 1000, 1000, "barrier", NULL, 0, NULL, 0, 64, 12345, NULL};
     c.inj = (ism_inject_opts){0, 0, -1, "normal", 0, NULL, 1000000};
     if (!strcmp(sub, "ftq"))
         c.p.kind = ISM_PROBE_FTQ;

@@ -144,7 +144,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
         int n = ism_cpus_parse(o->cpus, list, ISM_NOISE_MAX_CPUS, err, sizeof err);
         if (n < 0)
             return fail(err, rank);
-        cpu = list[lrank % n];
+        cpu = list[(o->pin_world ? rank : lrank) % n];
         int e = ism_cpus_pin_self(cpu);
         if (e) {
             char msg[256];
@@ -320,8 +320,12 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
                 m = ism_clocksync_fit(px[l], npx[l], (size_t)o->sync_rounds, 0.25);
             ism_json_obj(&j, NULL);
             ism_json_i64(&j, "leader", leaders[l]);
+            double ref = (l > 0 && px && px[l] && npx[l]) ? (double)px[l][0].t0 : 0.0;
             ism_json_dbl(&j, "clock_a", m.a);
             ism_json_dbl(&j, "clock_b", m.b);
+            /* the same map, readable: offset at the first exchange and drift */
+            ism_json_dbl(&j, "offset_s", (m.a + (m.b - 1.0) * ref) / clk.hz);
+            ism_json_dbl(&j, "drift_ppm", (m.b - 1.0) * 1e6);
             ism_json_dbl(&j, "rtt_min_s", m.rtt_min / clk.hz);
             ism_json_u64(&j, "exchanges_used", m.used);
             ism_json_end_obj(&j);

@@ -10,7 +10,8 @@ typedef struct {
     double compute_us;
     double max_delay_us;
     const char *collective;  /* barrier, allreduce, alltoall */
-    const char *cpus;        /* pin local rank i to the i-th cpu of this list, or NULL */
+    const char *cpus;        /* pin rank i (node-local or world, see pin_world) to the i-th cpu of this list */
+    int pin_world;           /* 1: index cpus by world rank (sites emulated on one host) */
     const char *out_dir;
     int raw;
     int sync_rounds;

@@ -27,17 +27,24 @@ def _tick_name(period: float | None) -> str | None:
 
 
 def _label(causes: list[dict], period: dict | None, deltas_match: dict | None) -> str:
+    """A class's name: from the kernel trace when there is one (the timer tick when the
+    local timer interrupt dominates, with its rate from the period); without a trace from
+    the interrupt line whose count rate matches the class's rate."""
     tick = _tick_name(period["period_s"] if period else None)
     top = causes[0]["cause"] if causes else None
     if top and top.startswith("timer tick"):
         return tick or "timer tick"
     if top and top != attribute.UNATTRIBUTED and causes[0]["share_of_detours"] >= 0.5:
         return top
-    if tick:
-        return tick + ("" if causes else ", by its period")
     if deltas_match:
+        if deltas_match["line"] == "LOC":
+            return (tick or "timer tick") + ", by its rate (local timer interrupts)"
         return f"likely {deltas_match['line']} ({deltas_match['label']}), by its rate"
-    return top or "unknown"
+    if top:
+        return top
+    if period:
+        return f"periodic, {1.0 / period['period_s']:.4g} Hz (no cause known)"
+    return "unknown"
 
 
 def _trace_intervals(run: Run) -> tuple[dict[int, list], str]:
@@ -60,6 +67,34 @@ def _trace_intervals(run: Run) -> tuple[dict[int, list], str]:
     return by, ""
 
 
+def _cause_time(per_detour: list, members: np.ndarray, cause: str, hz: float) -> float | None:
+    """Median time the class's main cause itself held the cpu in each detour (a detour
+    can hold more: what ran after the cause before the probe got the cpu back)."""
+    if cause == attribute.UNATTRIBUTED:
+        return None
+    t = [sum(ov for name, ov in per_detour[m] if attribute.friendly(name) == cause) for m in members]
+    t = [v for v in t if v > 0]
+    return float(np.median(t)) / hz if t else None
+
+
+def split_by_cause(members: np.ndarray, per_detour: list, min_count: int = 5, min_share: float = 0.05) -> list[np.ndarray]:
+    """A band's detours grouped by the cause that dominates each (largest overlap): a
+    cause holding enough of the band becomes its own class; the rest stay together."""
+    if not per_detour or len(members) == 0:
+        return [members]
+    top = [attribute.friendly(per_detour[m][0][0]) if per_detour[m] else attribute.UNATTRIBUTED for m in members]
+    need = max(min_count, int(min_share * len(members)))
+    groups: dict[str, list[int]] = {}
+    for m, c in zip(members, top):
+        groups.setdefault(c, []).append(int(m))
+    big = sorted((g for g in groups.values() if len(g) >= need), key=len, reverse=True)
+    rest = [m for g in groups.values() if len(g) < need for m in g]
+    out = [np.asarray(sorted(g)) for g in big]
+    if rest:
+        out.append(np.asarray(sorted(rest)))
+    return out
+
+
 def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
     hz = core.hz
     lost_s = core.lost / hz
@@ -70,19 +105,24 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
     deltas = attribute.proc_deltas(meta.get("before", {}).get("interrupts"), meta.get("after", {}).get("interrupts"),
                                    core.cpu, meta.get("after", {}).get("wall", 0) - meta.get("before", {}).get("wall", 0))
     classes = []
-    for c in find_classes(lost_s):
-        m = c.members
+    groups = []
+    for band in find_classes(lost_s):
+        groups += split_by_cause(band.members, per_detour) if ivs is not None else [band.members]
+    for idx, m in enumerate(groups):
+        c_lo, c_hi = float(lost_s[m].min()), float(np.nextafter(lost_s[m].max(), np.inf))
         per = class_period(t_s[m], lost_s[m], span, grid_s=grid, resolution_s=1.0 / hz)
         causes = attribute.class_causes(per_detour, m, core.lost) if ivs is not None else []
         rate = len(m) / span if span > 0 else 0.0
-        dm = attribute.match_rate(rate, deltas) if ivs is None else None
         pd = per.as_dict() if per else None
+        dm = attribute.match_rate(rate, deltas, per.period_s if per else None) if ivs is None else None
+        cause_t = _cause_time(per_detour, m, causes[0]["cause"], hz) if causes else None
         classes.append({
-            "index": c.index, "band_s": [c.lo, c.hi], "detours": int(len(m)), "per_s": rate,
+            "index": idx, "band_s": [c_lo, c_hi], "detours": int(len(m)), "per_s": rate,
             "lost_median_s": float(np.median(lost_s[m])), "lost_p10_s": float(np.percentile(lost_s[m], 10)),
             "lost_p90_s": float(np.percentile(lost_s[m], 90)), "lost_total_s": float(lost_s[m].sum()),
             "share_of_span": float(lost_s[m].sum() / span) if span else 0.0,
             "period": pd, "causes": causes[:5], "label": _label(causes, pd, dm),
+            "cause_time_median_s": cause_t,
         })
     largest = float(lost_s.max()) if len(lost_s) else 0.0
     ovh = core.overhead or {}
@@ -93,6 +133,33 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
         "overhead_ticks": {"median": ovh.get("median"), "p99": ovh.get("p99")} if ovh else None,
         "dropped_events": core.dropped_events, "classes": classes, "interrupts": deltas[:8],
     }
+
+
+def inject_check(inj: dict | None, cores: list[dict]) -> dict | None:
+    """What the injector's log says it did against what the analysis found: the class
+    named after the injector's process (period, and the time the injector held the cpu)."""
+    if not inj or not inj.get("log"):
+        return None
+    log = np.asarray(inj["log"], dtype=np.float64)
+    hz = float(inj["hz"])
+    truth_p = float(np.median(np.diff(log[:, 0]))) / hz if len(log) > 1 else None
+    truth_d = float(np.median(log[:, 1] - log[:, 0])) / hz
+    who = f"isthmus-inject[{inj['pid']}]"
+    found = None
+    for c in cores:
+        if c["cpu"] != inj.get("cpu"):
+            continue
+        for k in c["classes"]:
+            if who in k["label"] and (found is None or k["detours"] > found["detours"]):
+                found = k
+    out = {"process": who, "period_s": truth_p, "burst_s": truth_d, "found": found is not None}
+    if found:
+        fp = found["period"]["period_s"] if found["period"] else None
+        out.update({"class": found["index"], "found_period_s": fp, "found_burst_s": found["cause_time_median_s"],
+                    "period_error": (fp - inj["period_s"]) / inj["period_s"] if fp else None,
+                    "burst_error": ((found["cause_time_median_s"] - inj["burst_s"]) / inj["burst_s"]
+                                    if found["cause_time_median_s"] else None)})
+    return out
 
 
 def analyze(run: Run) -> dict:
@@ -111,6 +178,7 @@ def analyze(run: Run) -> dict:
     for n in nodes.values():
         n["noise_fraction"] /= n["cores"]
     return {
+        "inject_check": inject_check(run.inject, cores),
         "probe": run.probe, "path": str(run.path),
         "attribution": "kernel trace (tracefs: irq, softirq, irq_vectors, sched_switch)" if traced else
                        f"no kernel trace: {why}; /proc/interrupts deltas per cpu instead",

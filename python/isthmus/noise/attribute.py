@@ -113,11 +113,13 @@ def proc_deltas(before: str | None, after: str | None, cpu: int, seconds: float)
     return out
 
 
-def match_rate(rate: float, deltas: list[dict], tol: float = 0.15) -> dict | None:
-    """The interrupt line whose rate matches a class's event rate, if one does."""
+def match_rate(rate: float, deltas: list[dict], period_s: float | None = None, tol: float = 0.15) -> dict | None:
+    """The interrupt line that matches a class: by its period when it has one (missed
+    or absorbed events do not change a period; 5%), else by its event rate (15%)."""
+    want, rel = (1.0 / period_s, 0.05) if period_s else (rate, tol)
     best = None
     for r in deltas:
-        if rate > 0 and abs(r["per_s"] - rate) <= tol * rate:
-            if best is None or abs(r["per_s"] - rate) < abs(best["per_s"] - rate):
+        if want > 0 and abs(r["per_s"] - want) <= rel * want:
+            if best is None or abs(r["per_s"] - want) < abs(best["per_s"] - want):
                 best = r
     return best

@@ -40,18 +40,35 @@ def density(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
 
 
 def find_classes(lost_s: np.ndarray, min_share: float = 0.01, min_count: int = 3,
-                 depth: float = 0.25) -> list[NoiseClass]:
-    """Bands of detour length. A minimum of the density splits two bands when it lies
-    below `depth` x the lower of the two peaks around it; bands holding fewer than
-    max(min_count, min_share x n) detours are merged into the neighbour nearest in log
-    length."""
+                 depth: float = 0.25, levels: int = 3) -> list[NoiseClass]:
+    """Bands of detour length (see _split), split again inside each band with the band's
+    own bandwidth: Silverman's rule oversmooths mixtures of very different scales, so a
+    small band next to a big one only shows at the second level."""
     lost_s = np.asarray(lost_s, dtype=np.float64)
     n = len(lost_s)
-    if n == 0:
-        return []
+    need = max(min_count, int(np.ceil(min_share * n)))
+    bands = [np.arange(n)]
+    for _ in range(levels):
+        nxt = []
+        for b in bands:
+            parts = _split(lost_s[b], need, depth)
+            nxt += [b[p] for p in parts]
+        if len(nxt) == len(bands):
+            break
+        bands = nxt
+    bands.sort(key=lambda b: float(np.median(lost_s[b])))
+    return [NoiseClass(k, float(lost_s[b].min()), float(np.nextafter(lost_s[b].max(), np.inf)), b)
+            for k, b in enumerate(bands)]
+
+
+def _split(lost_s: np.ndarray, need: int, depth: float) -> list[np.ndarray]:
+    """One level of splitting: a minimum of the density splits two bands when it lies
+    below `depth` x the lower of the two peaks around it; bands holding fewer than
+    `need` detours are merged into the neighbour nearest in log length."""
+    n = len(lost_s)
     x = np.log10(np.maximum(lost_s, 1e-12))
-    if n < 4 or np.ptp(x) < 1e-9:
-        return [NoiseClass(0, float(lost_s.min()), float(np.nextafter(lost_s.max(), np.inf)), np.arange(n))]
+    if n < 2 * need or np.ptp(x) < 1e-9:
+        return [np.arange(n)]
     grid = np.linspace(x.min() - 0.2, x.max() + 0.2, 1024)
     d = density(x, grid)
     peaks = [i for i in range(1, len(d) - 1) if d[i] >= d[i - 1] and d[i] > d[i + 1]]
@@ -62,7 +79,6 @@ def find_classes(lost_s: np.ndarray, min_share: float = 0.01, min_count: int = 3
             cuts.append(grid[m])
     edges = [-np.inf] + cuts + [np.inf]
     bands = [np.where((x >= lo) & (x < hi))[0] for lo, hi in zip(edges, edges[1:])]
-    need = max(min_count, int(np.ceil(min_share * n)))
     # merge small bands into the neighbour whose median is nearest (in log length)
     while len(bands) > 1:
         sizes = [len(b) for b in bands]
@@ -75,8 +91,4 @@ def find_classes(lost_s: np.ndarray, min_share: float = 0.01, min_count: int = 3
         j = i - 1 if left <= right else i + 1
         bands[j] = np.sort(np.concatenate([bands[j], bands[i]]))
         del bands[i]
-    out = []
-    for k, b in enumerate(bands):
-        v = lost_s[b]
-        out.append(NoiseClass(k, float(v.min()), float(np.nextafter(v.max(), np.inf)), b))
-    return out
+    return [b for b in bands if len(b)]

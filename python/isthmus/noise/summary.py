@@ -30,7 +30,7 @@ def print_summary(res: dict, console: Console | None = None) -> None:
         con.print(f"[bold]{c['node']} cpu {c['cpu']}[/] ({c['probe']}, {c['span_s']:.1f} s): noise "
                   f"{100 * c['noise_fraction']:.3f}%, {c['per_s']:.1f} detours/s, largest {fmt_s(c['largest_s'])}{o}")
         t = Table(show_edge=False, pad_edge=False)
-        for col in ("class", "band", "detours", "per s", "median", "share", "period", "check", "cause"):
+        for col in ("class", "band", "detours", "per s", "median", "cause time", "share", "period", "check", "cause"):
             t.add_column(col, justify="left" if col in ("band", "cause", "check") else "right")
         for k in c["classes"]:
             p = k["period"]
@@ -43,7 +43,7 @@ def print_summary(res: dict, console: Console | None = None) -> None:
                 if p["commensurate"]:
                     check += f", T/interval ~ {p['commensurate']}"
             t.add_row(str(k["index"]), f"{fmt_s(k['band_s'][0])}..{fmt_s(k['band_s'][1])}", str(k["detours"]),
-                      f"{k['per_s']:.1f}", fmt_s(k["lost_median_s"]), f"{100 * k['share_of_span']:.3f}%",
+                      f"{k['per_s']:.1f}", fmt_s(k["lost_median_s"]), fmt_s(k.get("cause_time_median_s")), f"{100 * k['share_of_span']:.3f}%",
                       fmt_s(p["period_s"]) if p else "-", check, k["label"])
         con.print(t)
         if c.get("dropped_events"):
@@ -52,6 +52,15 @@ def print_summary(res: dict, console: Console | None = None) -> None:
         for n in res["nodes"]:
             con.print(f"node {n['node']}: {n['cores']} cores, mean noise {100 * n['noise_fraction']:.3f}%, "
                       f"{n['per_s']:.1f} detours/s in all, largest {fmt_s(n['largest_s'])}")
+    ic = res.get("inject_check")
+    if ic:
+        if ic["found"]:
+            pe = f"{100 * ic['period_error']:+.2f}%" if ic.get("period_error") is not None else "no period"
+            be = f"{100 * ic['burst_error']:+.2f}%" if ic.get("burst_error") is not None else "no duration"
+            con.print(f"injector {ic['process']}: class {ic['class']}, period {fmt_s(ic['found_period_s'])} ({pe} "
+                      f"against the requested), burst {fmt_s(ic['found_burst_s'])} ({be})")
+        else:
+            con.print(f"[yellow]injector {ic['process']}: no class is attributed to it[/]")
     load = res.get("load") or []
     if load and load[0]:
         con.print(f"load average before/after: {load[0]} / {load[1]}")
