@@ -47,6 +47,15 @@ def _label(causes: list[dict], period: dict | None, deltas_match: dict | None) -
     return "unknown"
 
 
+def _name_ticks(rows: list[dict]) -> list[dict]:
+    """Timer causes whose period is a kernel tick rate are the timer tick by name."""
+    for r in rows:
+        tick = _tick_name(r["period"]["period_s"] if r["period"] else None)
+        if tick and (r["cause"].startswith("timer tick") or r["cause"] == "softirq TIMER"):
+            r["cause"] = f"{r['cause']}: {tick}"
+    return rows
+
+
 def _trace_intervals(run: Run) -> tuple[dict[int, list], str]:
     """cpu -> intervals from the run's trace, or ({}, why not)."""
     if not run.trace:
@@ -101,7 +110,9 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
     t_s = core.seconds(core.start)
     span = core.span_s
     grid = core.interval / hz if core.probe == "ftq" else 0.0
-    per_detour = attribute.attribute_core(core.start, np.maximum(core.window, core.start + core.lost), ivs or [])
+    hits: list[int] = []
+    per_detour = attribute.attribute_core(core.start, np.maximum(core.window, core.start + core.lost), ivs or [], hits)
+    span_ticks = core.t_end - core.t_begin
     deltas = attribute.proc_deltas(meta.get("before", {}).get("interrupts"), meta.get("after", {}).get("interrupts"),
                                    core.cpu, meta.get("after", {}).get("wall", 0) - meta.get("before", {}).get("wall", 0))
     classes = []
@@ -132,12 +143,14 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
         "per_s": len(lost_s) / span if span else 0.0, "largest_s": largest,
         "overhead_ticks": {"median": ovh.get("median"), "p99": ovh.get("p99")} if ovh else None,
         "dropped_events": core.dropped_events, "classes": classes, "interrupts": deltas[:8],
+        "causes": _name_ticks(attribute.cause_table(ivs, hits, span_ticks, hz)) if ivs else [],
+        "noise_by_category": attribute.noise_by_category(per_detour, core.lost, span_ticks) if ivs is not None else None,
     }
 
 
 def inject_check(inj: dict | None, cores: list[dict]) -> dict | None:
-    """What the injector's log says it did against what the analysis found: the class
-    named after the injector's process (period, and the time the injector held the cpu)."""
+    """What the injector's log says it did against what the analysis found: the cause
+    named after the injector's process (period of its runs, and the time each held the cpu)."""
     if not inj or not inj.get("log"):
         return None
     log = np.asarray(inj["log"], dtype=np.float64)
@@ -149,16 +162,15 @@ def inject_check(inj: dict | None, cores: list[dict]) -> dict | None:
     for c in cores:
         if c["cpu"] != inj.get("cpu"):
             continue
-        for k in c["classes"]:
-            if who in k["label"] and (found is None or k["detours"] > found["detours"]):
+        for k in c.get("causes", []):
+            if who in k["cause"]:
                 found = k
     out = {"process": who, "period_s": truth_p, "burst_s": truth_d, "found": found is not None}
     if found:
         fp = found["period"]["period_s"] if found["period"] else None
-        out.update({"class": found["index"], "found_period_s": fp, "found_burst_s": found["cause_time_median_s"],
+        out.update({"occurrences": found["count"], "found_period_s": fp, "found_burst_s": found["time_median_s"],
                     "period_error": (fp - inj["period_s"]) / inj["period_s"] if fp else None,
-                    "burst_error": ((found["cause_time_median_s"] - inj["burst_s"]) / inj["burst_s"]
-                                    if found["cause_time_median_s"] else None)})
+                    "burst_error": (found["time_median_s"] - inj["burst_s"]) / inj["burst_s"]})
     return out
 
 

@@ -21,10 +21,12 @@ def friendly(name: str) -> str:
     return name
 
 
-def attribute_core(start: np.ndarray, end: np.ndarray, ivs: list[Interval]) -> list[list[tuple[str, int]]]:
+def attribute_core(start: np.ndarray, end: np.ndarray, ivs: list[Interval],
+                   hits: list[int] | None = None) -> list[list[tuple[str, int]]]:
     """For each detour [start_i, end_i) (ticks), the (cause, overlap ticks) pairs, largest
     first. A core's detours are disjoint and ordered, so each interval finds the detours
-    it overlaps by two binary searches; only overlapping pairs are visited."""
+    it overlaps by two binary searches; only overlapping pairs are visited. The indices
+    of the intervals that overlap some detour are appended to `hits`."""
     out: list[list[tuple[str, int]]] = [[] for _ in range(len(start))]
     if not ivs or not len(start):
         return out
@@ -42,9 +44,67 @@ def attribute_core(start: np.ndarray, end: np.ndarray, ivs: list[Interval]) -> l
             ov = min(b, int(e[j])) - max(a, int(s[j]))
             if ov > 0:
                 acc[j][name] += ov
+                if hits is not None and (not hits or hits[-1] != i):
+                    hits.append(int(i))
     for j, k in enumerate(order):
         out[k] = sorted(acc[j].items(), key=lambda kv: -kv[1])
     return out
+
+
+KERNEL_THREADS = ("kworker/", "ksoftirqd/", "rcu_", "rcuc/", "rcuog/", "rcuop/", "migration/", "kcompactd",
+                  "khugepaged", "kswapd", "watchdog/", "cpuhp/", "irq/", "idle_inject/", "jbd2/", "kthreadd")
+
+
+def category(name: str) -> str:
+    """irq, softirq, vector (local timer, IPIs), kernel thread, or task (other processes)."""
+    if name.startswith("irq "):
+        return "irq"
+    if name.startswith("softirq "):
+        return "softirq"
+    if name.startswith("task "):
+        comm = name[5:]
+        return "kernel thread" if comm.startswith(KERNEL_THREADS) else "other process"
+    if name == "idle":
+        return "other process"
+    return "vector"
+
+
+def cause_table(ivs: list[Interval], hits: list[int], span_ticks: int, hz: float, min_count: int = 5) -> list[dict]:
+    """Every cause seen inside detours, from its own trace intervals: how often, how long
+    each time, and how regular (the period of its start times)."""
+    from .period import class_period  # the same period analysis as for classes
+    by: dict[str, list[Interval]] = defaultdict(list)
+    for i in hits:
+        by[friendly(ivs[i].name)].append(ivs[i])
+    rows = []
+    span = span_ticks / hz
+    for name, lst in by.items():
+        if len(lst) < min_count:
+            continue
+        t0 = np.array([i.t0 for i in lst], dtype=np.float64)
+        d = np.array([i.t1 - i.t0 for i in lst], dtype=np.float64) / hz
+        rel = (t0 - t0.min()) / hz
+        per = class_period(rel, d, span, resolution_s=1.0 / hz)
+        rows.append({"cause": name, "category": category(name), "count": len(lst), "per_s": len(lst) / span,
+                     "time_median_s": float(np.median(d)), "time_total_s": float(d.sum()),
+                     "period": per.as_dict() if per else None})
+    rows.sort(key=lambda r: -r["time_total_s"])
+    return rows
+
+
+def noise_by_category(per_detour: list[list[tuple[str, int]]], lost: np.ndarray, span_ticks: int) -> dict:
+    """The noise fraction split by what caused it (overlap of causes with detours)."""
+    out: dict[str, float] = defaultdict(float)
+    for k, causes in enumerate(per_detour):
+        covered = 0
+        for name, ov in causes:
+            o = min(ov, int(lost[k]) - covered)
+            if o <= 0:
+                break
+            out[category(name)] += o
+            covered += o
+        out["unattributed"] += max(int(lost[k]) - covered, 0)
+    return {k: v / span_ticks for k, v in out.items()}
 
 
 def class_causes(per_detour: list[list[tuple[str, int]]], members: np.ndarray, lost: np.ndarray) -> list[dict]:

@@ -10,6 +10,12 @@ import numpy as np
 from scipy.stats import gaussian_kde
 
 
+# Narrowest kernel, in decades of detour length (~12%): detours are whole clock ticks,
+# so very short ones take few distinct values, and a narrower kernel would make a band
+# of every value.
+MIN_BW = 0.05
+
+
 @dataclass
 class NoiseClass:
     index: int
@@ -35,7 +41,7 @@ def density(x: np.ndarray, grid: np.ndarray) -> np.ndarray:
             d[np.argmin(np.abs(grid - x[0]))] = 1.0
         return d
     sd = float(np.std(x, ddof=1))
-    kde = gaussian_kde(x, bw_method=silverman_bw(x) / sd)
+    kde = gaussian_kde(x, bw_method=max(silverman_bw(x), MIN_BW) / sd)
     return kde(grid)
 
 

@@ -46,6 +46,22 @@ def print_summary(res: dict, console: Console | None = None) -> None:
                       f"{k['per_s']:.1f}", fmt_s(k["lost_median_s"]), fmt_s(k.get("cause_time_median_s")), f"{100 * k['share_of_span']:.3f}%",
                       fmt_s(p["period_s"]) if p else "-", check, k["label"])
         con.print(t)
+        cat = c.get("noise_by_category")
+        if cat:
+            con.print("  noise by cause: " + ", ".join(f"{k} {100 * v:.3f}%" for k, v in
+                                                      sorted(cat.items(), key=lambda kv: -kv[1])))
+        if c.get("causes"):
+            t = Table(show_edge=False, pad_edge=False)
+            for col in ("cause", "kind", "times", "per s", "each (median)", "total", "period", "check"):
+                t.add_column(col, justify="left" if col in ("cause", "kind", "check") else "right")
+            procs = [k for k in c["causes"] if k["category"] == "other process"]
+            shown = [k for k in c["causes"] if k["category"] != "other process" or k in procs[:8]]
+            for k in shown:
+                p = k["period"]
+                t.add_row(k["cause"], k["category"], str(k["count"]), f"{k['per_s']:.1f}", fmt_s(k["time_median_s"]),
+                          fmt_s(k["time_total_s"]), fmt_s(p["period_s"]) if p else "-",
+                          ("periodogram ok" if p["confirmed"] else "periodogram differs") if p else "")
+            con.print(t)
         if c.get("dropped_events"):
             con.print(f"  [yellow]{c['dropped_events']} detours beyond --max-events were counted, not kept[/]")
     if len(res["nodes"]) > 1 or len(res["cores"]) > 1:
@@ -57,7 +73,7 @@ def print_summary(res: dict, console: Console | None = None) -> None:
         if ic["found"]:
             pe = f"{100 * ic['period_error']:+.2f}%" if ic.get("period_error") is not None else "no period"
             be = f"{100 * ic['burst_error']:+.2f}%" if ic.get("burst_error") is not None else "no duration"
-            con.print(f"injector {ic['process']}: class {ic['class']}, period {fmt_s(ic['found_period_s'])} ({pe} "
+            con.print(f"injector {ic['process']}: {ic['occurrences']} runs seen, period {fmt_s(ic['found_period_s'])} ({pe} "
                       f"against the requested), burst {fmt_s(ic['found_burst_s'])} ({be})")
         else:
             con.print(f"[yellow]injector {ic['process']}: no class is attributed to it[/]")
