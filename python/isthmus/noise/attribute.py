@@ -25,29 +25,41 @@ def attribute_core(start: np.ndarray, end: np.ndarray, ivs: list[Interval],
                    hits: list[int] | None = None) -> list[list[tuple[str, int]]]:
     """For each detour [start_i, end_i) (ticks), the (cause, overlap ticks) pairs, largest
     first. A core's detours are disjoint and ordered, so each interval finds the detours
-    it overlaps by two binary searches; only overlapping pairs are visited. The indices
-    of the intervals that overlap some detour are appended to `hits`."""
+    it may overlap by two binary searches; the (interval, detour) pairs are expanded and
+    summed per (detour, cause) with numpy. The indices of the intervals that overlap some
+    detour are appended to `hits`."""
     out: list[list[tuple[str, int]]] = [[] for _ in range(len(start))]
     if not ivs or not len(start):
         return out
     order = np.argsort(start)
-    s, e = np.asarray(start)[order], np.asarray(end)[order]
+    s, e = np.asarray(start, dtype=np.int64)[order], np.asarray(end, dtype=np.int64)[order]
     e = np.maximum.accumulate(e)
-    t0 = np.array([i.t0 for i in ivs], dtype=np.int64)
-    t1 = np.array([i.t1 for i in ivs], dtype=np.int64)
+    t0 = np.fromiter((i.t0 for i in ivs), dtype=np.int64, count=len(ivs))
+    t1 = np.fromiter((i.t1 for i in ivs), dtype=np.int64, count=len(ivs))
+    names, code = np.unique(np.array([i.name for i in ivs], dtype=object), return_inverse=True)
     j0 = np.searchsorted(e, t0, side="right")
     j1 = np.searchsorted(s, t1, side="left")
-    acc: list[dict[str, int]] = [defaultdict(int) for _ in range(len(s))]
-    for i in np.nonzero(j1 > j0)[0]:
-        a, b, name = int(t0[i]), int(t1[i]), ivs[i].name
-        for j in range(j0[i], j1[i]):
-            ov = min(b, int(e[j])) - max(a, int(s[j]))
-            if ov > 0:
-                acc[j][name] += ov
-                if hits is not None and (not hits or hits[-1] != i):
-                    hits.append(int(i))
-    for j, k in enumerate(order):
-        out[k] = sorted(acc[j].items(), key=lambda kv: -kv[1])
+    n = np.maximum(j1 - j0, 0)
+    iv = np.repeat(np.arange(len(ivs)), n)
+    if not len(iv):
+        return out
+    first = np.repeat(j0, n)
+    offs = np.arange(len(iv)) - np.repeat(np.cumsum(n) - n, n)
+    det = first + offs
+    ov = np.minimum(t1[iv], e[det]) - np.maximum(t0[iv], s[det])
+    keep = ov > 0
+    iv, det, ov = iv[keep], det[keep], ov[keep]
+    if hits is not None:
+        hits.extend(np.unique(iv).tolist())
+    key = det * len(names) + code[iv]
+    ukey, inv = np.unique(key, return_inverse=True)
+    tot = np.bincount(inv, weights=ov).astype(np.int64)
+    for k, v in zip(ukey.tolist(), tot.tolist()):
+        j, c = divmod(k, len(names))
+        out[order[j]].append((names[c], v))
+    for lst in out:
+        if len(lst) > 1:
+            lst.sort(key=lambda kv: -kv[1])
     return out
 
 

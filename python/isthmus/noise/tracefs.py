@@ -140,10 +140,10 @@ def parse_trace(path: Path, to_tick, probe_tids: dict[int, int]) -> list[Interva
                 probe = probe_tids.get(cpu)
                 if probe is None:
                     continue
-                prev_pid = _field_int(rest, " prev_pid=")
-                next_pid = _field_int(rest, " next_pid=")
-                nc = rest.find("next_comm=")
-                next_comm = rest[nc + 10:rest.find(" next_pid=")] if nc >= 0 else "?"
+                sw = _SWITCH.search(rest)
+                if not sw:
+                    continue
+                prev_pid, next_comm, next_pid = int(sw.group(1)), sw.group(2), int(sw.group(3))
                 if cpu in running:
                     since, name, pid = running.pop(cpu)
                     out.append(Interval(cpu, since, t, "task", name, pid))
@@ -179,20 +179,15 @@ def parse_trace(path: Path, to_tick, probe_tids: dict[int, int]) -> list[Interva
     return out
 
 
+_SWITCH = re.compile(r"prev_pid=(\d+) .*==> next_comm=(.*) next_pid=(\d+)")
+
+
 def _field(rest: str, key: str) -> str:
     i = rest.find(key)
     if i < 0:
         return "?"
     j = rest.find(" ", i + len(key))
     return rest[i + len(key):j if j >= 0 else len(rest)]
-
-
-def _field_int(rest: str, key: str) -> int:
-    v = _field(rest, key)
-    try:
-        return int(v)
-    except ValueError:
-        return -1
 
 
 def make_converter(clock: str, hz: float, ref_tick: int, ref_ns: int):
