@@ -95,3 +95,36 @@ def test_mpi_jitter_two_ranks(prefix, tmp_path):
     n1 = mj["nodes"][1]
     assert n1["exchanges_used"] > 0 and abs(n1["offset_s"]) <= n1["rtt_min_s"]
     assert len((out / "mpi-jitter-rank1.raw.tsv").read_text().splitlines()) == 41
+
+
+def test_probes_as_mpi_ranks_share_rank0_time_base(prefix, tmp_path):
+    """Single-core probes run as MPI ranks (two sites: two "nodes"); every rank writes its
+    file, rank 0 the clock maps, and the analysis puts all cores on rank 0's clock."""
+    noise = prefix.root / "bin" / "isthmus-noise"
+    out = tmp_path / "mpi"
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
+    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "2", "--timeout", "120", "--", str(noise),
+                        "selfish", "--mpi", "--cpus", "0", "--duration", "0.5", "--sync-rounds", "8", "--out", str(out)],
+                       capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert "clockmap.json" in names and len([n for n in names if n.startswith("selfish-")]) == 2
+    cm = json.loads((out / "clockmap.json").read_text())
+    assert len(cm["nodes"]) == 2 and cm["nodes"][1]["exchanges_used"] > 0
+    from isthmus.noise.runs import load_run
+    run = load_run(out)
+    assert sorted(c.node.split("(")[1] for c in run.cores) == ["rank 0)", "rank 1)"]
+    b0, b1 = (c.t_begin for c in sorted(run.cores, key=lambda c: c.node))
+    # the probes were released by one barrier: on rank 0's clock they start together,
+    # within the barrier's and the clock map's uncertainty
+    assert abs(b1 - b0) / cm["hz"] < 0.05
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="real-time priority needs root")
+def test_probe_priority(prefix, tmp_path):
+    r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "0.3s", "--no-trace",
+                 "--priority", "fifo:1", "--out", str(tmp_path / "p"), "--no-report")
+    assert r.returncode == 0, r.stderr
+    r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "0.3s", "--no-trace",
+                 "--priority", "fifo:0", "--out", str(tmp_path / "q"), "--no-report")
+    assert r.returncode == 2 and "expected fifo:1-99" in r.stderr

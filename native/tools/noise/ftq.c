@@ -6,6 +6,8 @@
  * the whole run (6 bytes a slot) and does nothing else; histograms and outlier events are
  * built after the run. The overhead is the ticks between one interval's last read and
  * the next interval's first read: the probe's own cost per sample, which is reported. */
+#include <stdlib.h>
+
 #include "probe.h"
 #include "record.h"
 #include "tsc.h"
@@ -30,6 +32,42 @@ static uint64_t ftq_count(const unsigned n, uint64_t first, uint64_t stop_slot, 
         counts[cur - first] = count;
         ovh[cur - first] = gap > 65535 ? 65535 : (uint16_t)gap;
     }
+}
+
+/* Exact quantiles of the per-sample overhead (a counting pass over the uint16 values),
+ * over the slots that follow a counted slot: after a skipped slot the "overhead" is the
+ * detour itself. */
+static void ftq_overhead_stats(ism_probe_result *r, uint64_t slots)
+{
+    uint32_t *n = calloc(65536, sizeof *n);
+    if (!n)
+        return;
+    uint64_t total = 0;
+    double sum = 0;
+    for (uint64_t i = 1; i < slots; i++)
+        if (r->slot_count[i] && r->slot_count[i - 1]) {
+            n[r->slot_ovh[i]]++;
+            total++;
+            sum += r->slot_ovh[i];
+        }
+    uint64_t seen = 0;
+    int have_med = 0, have_p99 = 0;
+    for (uint32_t v = 0; v < 65536 && total; v++) {
+        if (!n[v])
+            continue;
+        seen += n[v];
+        if (!have_med && seen * 2 >= total) {
+            r->ovh_median = v;
+            have_med = 1;
+        }
+        if (!have_p99 && seen * 100 >= total * 99) {
+            r->ovh_p99 = v;
+            have_p99 = 1;
+        }
+        r->ovh_max = v;
+    }
+    r->ovh_mean = total ? sum / (double)total : 0.0;
+    free(n);
 }
 
 void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end)
@@ -79,6 +117,7 @@ void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_en
             ism_rec_raw(r, p, (first + i + k) << n, c);
         i += run;
     }
+    ftq_overhead_stats(r, slots);
     double full = (double)r->samples * (double)best;
     r->sum_lost = (uint64_t)((full - (double)r->sum_value) * per_count);
 }

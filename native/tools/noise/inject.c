@@ -7,17 +7,16 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cpus.h"
 #include "json.h"
+#include "prio.h"
 #include "tsc.h"
 
 static volatile sig_atomic_t inject_stop;
@@ -28,66 +27,11 @@ static void on_signal(int sig)
     inject_stop = 1;
 }
 
-int ism_inject_parse_priority(const char *s, int *policy, int *value)
-{
-    char *end;
-    long v;
-    *value = 0;
-    if (strcmp(s, "normal") == 0) {
-        *policy = SCHED_OTHER;
-        return 0;
-    }
-    const char *colon = strchr(s, ':');
-    if (!colon)
-        return -1;
-    errno = 0;
-    v = strtol(colon + 1, &end, 10);
-    if (*end || end == colon + 1 || errno)
-        return -1;
-    if (strncmp(s, "fifo:", 5) == 0 || strncmp(s, "rr:", 3) == 0) {
-        *policy = s[0] == 'f' ? SCHED_FIFO : SCHED_RR;
-        if (v < sched_get_priority_min(*policy) || v > sched_get_priority_max(*policy))
-            return -1;
-    } else if (strncmp(s, "nice:", 5) == 0) {
-        *policy = SCHED_OTHER;
-        if (v < -20 || v > 19)
-            return -1;
-    } else {
-        return -1;
-    }
-    *value = (int)v;
-    return 0;
-}
-
 static uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int apply_priority(const ism_inject_opts *o)
-{
-    int policy, value;
-    if (ism_inject_parse_priority(o->priority, &policy, &value) != 0) {
-        fprintf(stderr, "isthmus-noise inject: --priority '%s': expected fifo:1-99, rr:1-99, nice:-20..19 or normal\n",
-                o->priority);
-        return -1;
-    }
-    if (policy == SCHED_OTHER) {
-        if (value && setpriority(PRIO_PROCESS, 0, value) != 0) {
-            fprintf(stderr, "isthmus-noise inject: --priority %s: %s\n", o->priority, strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    struct sched_param sp = {.sched_priority = value};
-    if (sched_setscheduler(0, policy, &sp) != 0) {
-        fprintf(stderr, "isthmus-noise inject: --priority %s: %s%s\n", o->priority, strerror(errno),
-                errno == EPERM ? " (real-time priorities need root or CAP_SYS_NICE)" : "");
-        return -1;
-    }
-    return 0;
 }
 
 int ism_inject_run(const ism_inject_opts *o)
@@ -106,7 +50,7 @@ int ism_inject_run(const ism_inject_opts *o)
             return 1;
         }
     }
-    if (apply_priority(o) != 0)
+    if (ism_prio_set("isthmus-noise inject", o->priority) != 0)
         return 1;
     prctl(PR_SET_NAME, "isthmus-inject", 0, 0, 0);
     struct sigaction sa;

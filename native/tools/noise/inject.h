@@ -16,7 +16,4 @@ typedef struct {
 /* Returns a process exit code; errors are printed naming the option at fault. */
 int ism_inject_run(const ism_inject_opts *o);
 
-/* Parse "fifo:50" / "rr:10" / "nice:-5" / "normal"; 0 or -1. Pure, for tests. */
-int ism_inject_parse_priority(const char *s, int *policy, int *value);
-
 #endif

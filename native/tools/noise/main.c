@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mpi.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -17,6 +19,8 @@
 #include "inject.h"
 #include "meta.h"
 #include "mpijitter.h"
+#include "mpisync.h"
+#include "prio.h"
 #include "probe.h"
 #include "runfile.h"
 #include "tsc.h"
@@ -37,6 +41,11 @@ static const char usage[] =
     "  --out DIR            write <probe>-<tag>.json (and raw files) into DIR (default: JSON to stdout)\n"
     "  --tag TAG            file name tag (default: host name)\n"
     "  --clock tsc|monotonic_raw  force the clock (default: tsc where constant and nonstop)\n"
+    "  --probe-priority P   run the probe threads at fifo:N, rr:N or nice:N (root), so that they\n"
+    "                       do not share their cpu with ordinary processes (mpi-jitter too)\n"
+    "  --mpi                run as MPI ranks (under isthmus run or mpirun): node-local rank i probes\n"
+    "                       every lsize-th cpu of --cpus from the i-th; node clocks are mapped onto\n"
+    "                       rank 0's (clockmap.json); one file per rank\n"
     "mpi-jitter:\n"
     "  --iterations N (1000) --compute-us US (1000) --max-delay-us US (1000)\n"
     "  --collective barrier|allreduce|alltoall (barrier) --cpus LIST --out DIR --raw\n"
@@ -86,14 +95,14 @@ static char *join_argv(int argc, char **argv)
 
 enum {
     O_CPUS = 1000, O_DURATION, O_LOG2, O_QUANTUM, O_K, O_THR, O_TOL, O_MAXEV, O_RAW, O_MAXRAW, O_OUT, O_TAG,
-    O_CLOCK, O_PINW, O_ITER, O_COMPUTE, O_DELAY, O_COLL, O_SYNC, O_SEED, O_PERIOD, O_BURST, O_CPU, O_PRIO, O_FOR, O_LOG,
+    O_CLOCK, O_PPRIO, O_MPI, O_PINW, O_ITER, O_COMPUTE, O_DELAY, O_COLL, O_SYNC, O_SEED, O_PERIOD, O_BURST, O_CPU, O_PRIO, O_FOR, O_LOG,
 };
 
 static const struct option opts[] = {
     {"cpus", 1, 0, O_CPUS}, {"duration", 1, 0, O_DURATION}, {"interval-log2", 1, 0, O_LOG2},
     {"quantum-us", 1, 0, O_QUANTUM}, {"k", 1, 0, O_K}, {"threshold-ns", 1, 0, O_THR}, {"tol", 1, 0, O_TOL},
     {"max-events", 1, 0, O_MAXEV}, {"raw", 0, 0, O_RAW}, {"max-raw", 1, 0, O_MAXRAW}, {"out", 1, 0, O_OUT},
-    {"tag", 1, 0, O_TAG}, {"clock", 1, 0, O_CLOCK}, {"iterations", 1, 0, O_ITER}, {"pin-by-rank", 0, 0, O_PINW}, {"compute-us", 1, 0, O_COMPUTE},
+    {"tag", 1, 0, O_TAG}, {"clock", 1, 0, O_CLOCK}, {"iterations", 1, 0, O_ITER}, {"pin-by-rank", 0, 0, O_PINW}, {"mpi", 0, 0, O_MPI}, {"probe-priority", 1, 0, O_PPRIO}, {"compute-us", 1, 0, O_COMPUTE},
     {"max-delay-us", 1, 0, O_DELAY}, {"collective", 1, 0, O_COLL}, {"sync-rounds", 1, 0, O_SYNC},
     {"seed", 1, 0, O_SEED}, {"period-ms", 1, 0, O_PERIOD}, {"duration-ms", 1, 0, O_BURST}, {"cpu", 1, 0, O_CPU},
     {"priority", 1, 0, O_PRIO}, {"for", 1, 0, O_FOR}, {"log", 1, 0, O_LOG}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
@@ -105,6 +114,8 @@ typedef struct {
     ism_inject_opts inj;
     const char *cpus, *out, *tag;
     int force_fallback;
+    int mpi;
+    const char *prio;  /* probe threads' priority, or NULL to keep the caller's */
 } cli;
 
 static int parse(cli *c, int argc, char **argv)
@@ -133,6 +144,15 @@ static int parse(cli *c, int argc, char **argv)
             else return bad("--clock", a, "tsc or monotonic_raw");
             break;
         case O_PINW: c->mj.pin_world = 1; break;
+        case O_MPI: c->mpi = 1; break;
+        case O_PPRIO: {
+            int pol, val;
+            if (ism_prio_parse(a, &pol, &val) != 0)
+                return bad("--probe-priority", a, ISM_PRIO_SYNTAX);
+            c->prio = a;
+            c->mj.priority = a;
+            break;
+        }
         case O_ITER: if (num("--iterations", a, 1, 1e8, &v)) return 2; c->mj.iterations = (int)v; break;
         case O_COMPUTE: if (num("--compute-us", a, 0.01, 1e8, &c->mj.compute_us)) return 2; break;
         case O_DELAY: if (num("--max-delay-us", a, 0, 1e8, &c->mj.max_delay_us)) return 2; break;
@@ -164,6 +184,7 @@ typedef struct {
     const ism_probe_params *p;
     ism_probe_result *r;
     uint64_t t_end;
+    const char *prio;
 } probe_job;
 
 static void probe_thread(void *arg, int pin_error)
@@ -173,6 +194,13 @@ static void probe_thread(void *arg, int pin_error)
     j->r->tid = (int)syscall(SYS_gettid);
     if (pin_error)
         return;
+    if (j->prio) {
+        int pol, val;
+        ism_prio_parse(j->prio, &pol, &val);
+        j->r->error = ism_prio_apply(pol, val);
+        if (j->r->error)
+            return;
+    }
     /* every thread ends at the same tick; the start was released together by the barrier */
     uint64_t end = ism_noise_now() + (uint64_t)(j->p->duration_s * j->p->hz);
     j->t_end = end;
@@ -183,16 +211,55 @@ static void probe_thread(void *arg, int pin_error)
     }
 }
 
+static int write_clockmap(const char *dir, const ism_mpisync *s, double hz)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/clockmap.json", dir ? dir : ".");
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "isthmus-noise: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    ism_json j;
+    ism_json_init(&j, f);
+    ism_json_obj(&j, NULL);
+    ism_json_str(&j, "format", "isthmus-noise-clockmap/1");
+    ism_json_dbl(&j, "hz", hz);
+    ism_mpisync_write(&j, s, hz);
+    ism_json_end_obj(&j);
+    return fclose(f);
+}
+
 static int run_probe(cli *c, int argc, char **argv)
 {
     int cpus[ISM_NOISE_MAX_CPUS], n;
     char err[256];
+    ism_mpisync sync;
+    if (c->mpi) {
+        MPI_Init(&argc, &argv);
+        if (ism_mpisync_init(&sync, c->mj.sync_rounds, 2) != 0) {
+            fprintf(stderr, "isthmus-noise: out of memory for the clock synchronisation\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
     if (c->cpus)
         n = ism_cpus_parse(c->cpus, cpus, ISM_NOISE_MAX_CPUS, err, sizeof err);
     else
         n = ism_cpus_allowed(cpus, ISM_NOISE_MAX_CPUS);
+    if (n > 0 && c->mpi) {
+        /* node-local rank i takes cpus i, i + lsize, ... of the list */
+        int k = 0;
+        for (int i = sync.lrank; i < n; i += sync.lsize)
+            cpus[k++] = cpus[i];
+        n = k;
+        if (n == 0)
+            snprintf(err, sizeof err, "node-local rank %d of %d has no cpu left in '%s'", sync.lrank, sync.lsize,
+                     c->cpus ? c->cpus : "(allowed cpus)");
+    }
     if (n <= 0) {
-        fprintf(stderr, "isthmus-noise: --cpus: %s\n", c->cpus ? err : "no cpu allowed");
+        fprintf(stderr, "isthmus-noise: --cpus: %s\n", c->cpus || c->mpi ? err : "no cpu allowed");
+        if (c->mpi)
+            MPI_Abort(MPI_COMM_WORLD, 2);
         return 2;
     }
     long online = sysconf(_SC_NPROCESSORS_CONF);
@@ -215,7 +282,11 @@ static int run_probe(cli *c, int argc, char **argv)
             fprintf(stderr, "isthmus-noise: out of memory for cpu %d's buffers (lower --max-events/--max-raw)\n", cpus[i]);
             return 1;
         }
-        jobs[i] = (probe_job){&c->p, &res[i], 0};
+        jobs[i] = (probe_job){&c->p, &res[i], 0, c->prio};
+    }
+    if (c->mpi) {
+        ism_mpisync_phase(&sync);
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     ism_meta_snap before, after;
     ism_meta_snap_take(&before);
@@ -224,10 +295,22 @@ static int run_probe(cli *c, int argc, char **argv)
         _exit(1);
     }
     ism_meta_snap_take(&after);
-    char host[256] = "node";
+    char host[256] = "node", tag[320];
     gethostname(host, sizeof host - 1);
     char *line = join_argv(argc, argv);
-    ism_runfile_opts ro = {c->out, c->tag ? c->tag : host, line};
+    ism_runfile_opts ro = {c->out, c->tag ? c->tag : host, line, -1, 0, 0};
+    if (c->mpi) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        ism_mpisync_phase(&sync);
+        snprintf(tag, sizeof tag, "%s-rank%d", c->tag ? c->tag : host, sync.rank);
+        ro.tag = tag;
+        ro.mpi_rank = sync.rank;
+        ro.mpi_size = sync.size;
+        ro.mpi_node = sync.my_node;
+        if (c->out && sync.rank == 0)
+            mkdir(c->out, 0777);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
     int rc = ism_runfile_write(&ro, &c->p, &clk, cpus, res, n, &before, &after) ? 1 : 0;
     if (c->out)
         ism_runfile_summary(stdout, &c->p, &clk, res, n);
@@ -241,6 +324,12 @@ static int run_probe(cli *c, int argc, char **argv)
     free(jobs);
     ism_meta_snap_free(&before);
     ism_meta_snap_free(&after);
+    if (c->mpi) {
+        if (sync.rank == 0 && write_clockmap(c->out, &sync, clk.hz) != 0)
+            rc = 1;
+        ism_mpisync_free(&sync);
+        MPI_Finalize();
+    }
     return rc;
 }
 
@@ -269,7 +358,8 @@ int main(int argc, char **argv)
     c.p.outlier_tol = 0.01;
     c.p.max_events = 200000;
     c.p.max_raw = 2000000;
-    c.mj = (ism_mpijitter_opts){1000, 1000, 1000, "barrier", NULL, 0, NULL, 0, 64, 12345, NULL};
+    c.mpi = 0;
+    c.mj = (ism_mpijitter_opts){1000, 1000, 1000, "barrier", NULL, 0, NULL, 0, 64, 12345, NULL, NULL};
     c.inj = (ism_inject_opts){0, 0, -1, "normal", 0, NULL, 1000000};
     if (!strcmp(sub, "ftq"))
         c.p.kind = ISM_PROBE_FTQ;

@@ -5,21 +5,22 @@
 #include "mpijitter.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "clocksync.h"
+#include "mpisync.h"
 #include "cpus.h"
 #include "json.h"
 #include "meta.h"
+#include "prio.h"
 #include "tsc.h"
 #include "work.h"
 
 enum { COLL_BARRIER, COLL_ALLREDUCE, COLL_ALLTOALL };
-#define TAG_SYNC 7301
 
 static int coll_kind(const char *s)
 {
@@ -44,30 +45,6 @@ static void collective(coll_state *c)
     case COLL_BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
     case COLL_ALLREDUCE: MPI_Allreduce(&c->one, &c->sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     default: MPI_Alltoall(c->a2a_send, 1, MPI_INT, c->a2a_recv, 1, MPI_INT, MPI_COMM_WORLD); break;
-    }
-}
-
-/* Ping-pong between world rank 0 and every other node leader, in turn. Rank 0 appends
- * its exchanges with leader l to x[l] (rounds per call). */
-static void sync_phase(int rank, int is_leader, int nleaders, const int *leaders, int rounds, ism_pingpong **x,
-                       size_t *nx)
-{
-    for (int l = 1; l < nleaders; l++) {
-        int peer = leaders[l];
-        for (int k = 0; k < rounds; k++) {
-            uint64_t v;
-            if (rank == 0) {
-                uint64_t t0 = ism_noise_now();
-                MPI_Send(&t0, 1, MPI_UINT64_T, peer, TAG_SYNC, MPI_COMM_WORLD);
-                MPI_Recv(&v, 1, MPI_UINT64_T, peer, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                uint64_t t1 = ism_noise_now();
-                x[l][nx[l]++] = (ism_pingpong){t0, t1, v};
-            } else if (is_leader && rank == peer) {
-                MPI_Recv(&v, 1, MPI_UINT64_T, 0, TAG_SYNC, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                v = ism_noise_now();
-                MPI_Send(&v, 1, MPI_UINT64_T, 0, TAG_SYNC, MPI_COMM_WORLD);
-            }
-        }
     }
 }
 
@@ -132,11 +109,9 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
     if (o->iterations < 1 || !(o->compute_us > 0) || o->max_delay_us < 0 || o->sync_rounds < 4)
         return fail("need --iterations >= 1, --compute-us > 0, --max-delay-us >= 0, --sync-rounds >= 4", rank);
 
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
-    int lrank, lsize;
-    MPI_Comm_rank(node, &lrank);
-    MPI_Comm_size(node, &lsize);
+    ism_mpisync sync;
+    if (ism_mpisync_init(&sync, o->sync_rounds, 2) != 0)
+        return fail("out of memory for the clock synchronisation", rank);
     int cpu = -1;
     if (o->cpus) {
         int list[ISM_NOISE_MAX_CPUS];
@@ -144,7 +119,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
         int n = ism_cpus_parse(o->cpus, list, ISM_NOISE_MAX_CPUS, err, sizeof err);
         if (n < 0)
             return fail(err, rank);
-        cpu = list[(o->pin_world ? rank : lrank) % n];
+        cpu = list[(o->pin_world ? rank : sync.lrank) % n];
         int e = ism_cpus_pin_self(cpu);
         if (e) {
             char msg[256];
@@ -158,32 +133,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
     if (rank == 0)
         ism_meta_snap_take(&before);
 
-    /* node leaders, in world rank order (rank 0 is the first: key = world rank) */
-    int is_leader = lrank == 0, *leader_flag = calloc((size_t)size, sizeof(int)), *leaders = calloc((size_t)size, sizeof(int));
-    if (!leader_flag || !leaders)
-        return fail("out of memory", rank);
-    MPI_Allgather(&is_leader, 1, MPI_INT, leader_flag, 1, MPI_INT, MPI_COMM_WORLD);
-    int nleaders = 0;
-    for (int r = 0; r < size; r++)
-        if (leader_flag[r])
-            leaders[nleaders++] = r;
-    int my_leader_idx = 0;
-    {
-        int leader_world = rank;
-        MPI_Bcast(&leader_world, 1, MPI_INT, 0, node);
-        for (int l = 0; l < nleaders; l++)
-            if (leaders[l] == leader_world)
-                my_leader_idx = l;
-    }
-    ism_pingpong **px = NULL;
-    size_t *npx = NULL;
-    if (rank == 0) {
-        px = calloc((size_t)nleaders, sizeof *px);
-        npx = calloc((size_t)nleaders, sizeof *npx);
-        for (int l = 1; l < nleaders && px; l++)
-            px[l] = calloc((size_t)o->sync_rounds * 2, sizeof **px);
-    }
-    sync_phase(rank, is_leader, nleaders, leaders, o->sync_rounds, px, npx);
+    ism_mpisync_phase(&sync);
 
     uint64_t iters = rank == 0 ? calibrate_work(o->compute_us, clk.hz) : 0;
     MPI_Bcast(&iters, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -196,6 +146,19 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
     unsigned seed = o->seed ^ (0x9e3779b9u * (unsigned)(rank + 1));
     uint64_t max_delay = (uint64_t)(o->max_delay_us * 1e-6 * clk.hz);
     volatile uint64_t sink = 0;
+    /* the measuring loop only runs at the requested priority: MPI start-up and the
+     * result exchange stay ordinary, so helper processes (launcher, gateways) are not
+     * starved by ranks spinning at real-time priority */
+    int old_policy = sched_getscheduler(0);
+    struct sched_param old_sp;
+    sched_getparam(0, &old_sp);
+    int prio_ok = 1;
+    if (o->priority && ism_prio_set("isthmus-noise mpi-jitter", o->priority) != 0)
+        prio_ok = 0;
+    int all_ok;
+    MPI_Allreduce(&prio_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_ok)
+        return fail("--probe-priority could not be applied on every rank", rank);
     collective(&cs);
     for (int i = 0; i < o->iterations; i++) {
         if (max_delay)
@@ -211,7 +174,9 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
         tr[3 * i + 2] = t_wait;
     }
     (void)sink;
-    sync_phase(rank, is_leader, nleaders, leaders, o->sync_rounds, px, npx);
+    if (o->priority)
+        sched_setscheduler(0, old_policy, &old_sp);
+    ism_mpisync_phase(&sync);
     if (rank == 0)
         ism_meta_snap_take(&after);
 
@@ -240,7 +205,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
     MPI_Reduce(tc, cmax, o->iterations, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(tc, csum, o->iterations, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(ta, amax, o->iterations, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    double mine[RK_N] = {cpu, clk.hz, mean_c, min_c, max_c, mean_all, my_leader_idx};
+    double mine[RK_N] = {cpu, clk.hz, mean_c, min_c, max_c, mean_all, sync.my_node};
     MPI_Gather(mine, RK_N, MPI_DOUBLE, all_rk, RK_N, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     char host[MPI_MAX_PROCESSOR_NAME] = "";
     int hl;
@@ -313,24 +278,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
             ism_json_u64(&j, NULL, tr[3 * i]);
         ism_json_end_arr(&j);
         ism_json_end_obj(&j);
-        ism_json_arr(&j, "nodes");
-        for (int l = 0; l < nleaders; l++) {
-            ism_clockmap m = {0, 1, 0, 0};
-            if (l > 0 && px && px[l])
-                m = ism_clocksync_fit(px[l], npx[l], (size_t)o->sync_rounds, 0.25);
-            ism_json_obj(&j, NULL);
-            ism_json_i64(&j, "leader", leaders[l]);
-            double ref = (l > 0 && px && px[l] && npx[l]) ? (double)px[l][0].t0 : 0.0;
-            ism_json_dbl(&j, "clock_a", m.a);
-            ism_json_dbl(&j, "clock_b", m.b);
-            /* the same map, readable: offset at the first exchange and drift */
-            ism_json_dbl(&j, "offset_s", (m.a + (m.b - 1.0) * ref) / clk.hz);
-            ism_json_dbl(&j, "drift_ppm", (m.b - 1.0) * 1e6);
-            ism_json_dbl(&j, "rtt_min_s", m.rtt_min / clk.hz);
-            ism_json_u64(&j, "exchanges_used", m.used);
-            ism_json_end_obj(&j);
-        }
-        ism_json_end_arr(&j);
+        ism_mpisync_write(&j, &sync, clk.hz);
         ism_json_arr(&j, "ranks");
         for (int r = 0; r < size; r++) {
             double *v = &all_rk[RK_N * r];
@@ -354,10 +302,6 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
         printf("t_compute_mean_us %.3f\nt_lost_mean_us %.3f\nt_all_mean_us %.3f\nlost_rel %.5f\n",
                sum_c / o->iterations * 1e6, sum_lost / o->iterations * 1e6, sum_all / o->iterations * 1e6, lost_rel);
         fflush(stdout);
-        for (int l = 1; l < nleaders && px; l++)
-            free(px[l]);
-        free(px);
-        free(npx);
         ism_meta_snap_free(&before);
         ism_meta_snap_free(&after);
     }
@@ -370,9 +314,7 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
     free(ta);
     free(cs.a2a_send);
     free(cs.a2a_recv);
-    free(leader_flag);
-    free(leaders);
-    MPI_Comm_free(&node);
+    ism_mpisync_free(&sync);
     MPI_Finalize();
     return rc;
 }

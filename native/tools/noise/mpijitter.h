@@ -17,6 +17,7 @@ typedef struct {
     int sync_rounds;
     unsigned seed;
     const char *argv_line;
+    const char *priority;    /* ranks measure at this priority (prio.h), or NULL */
 } ism_mpijitter_opts;
 
 int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv);

@@ -55,6 +55,8 @@ typedef struct {
     uint64_t work_iters;    /* FWQ: work loop iterations per quantum */
     ism_hist hist;          /* FTQ: counts; FWQ: quantum ticks; selfish: detour ticks */
     ism_hist overhead;      /* FTQ: ticks between one interval's end and the next start */
+    uint32_t ovh_median, ovh_p99, ovh_max;  /* FTQ: exact, from the per-slot values */
+    double ovh_mean;
     uint64_t skipped_slots; /* FTQ: zero-count slots */
     ism_probe_event *events;
     size_t n_events, dropped_events;

@@ -19,14 +19,6 @@ void ism_runfile_hist(ism_json *j, const char *key, const ism_hist *h)
     ism_json_end_arr(j);
 }
 
-static uint64_t hist_max(const ism_hist *h)
-{
-    for (unsigned b = ISM_HIST_BUCKETS; b-- > 0;)
-        if (h->n[b])
-            return ism_hist_lo(b);
-    return 0;
-}
-
 static uint64_t largest_lost(const ism_probe_result *r)
 {
     uint64_t m = 0;
@@ -109,9 +101,10 @@ static void write_core(ism_json *j, const ism_probe_params *p, const ism_probe_r
     if (p->kind == ISM_PROBE_FTQ) {
         ism_json_u64(j, "skipped_slots", r->skipped_slots);
         ism_json_obj(j, "overhead");
-        ism_json_u64(j, "median", ism_hist_quantile(&r->overhead, 0.5));
-        ism_json_u64(j, "p99", ism_hist_quantile(&r->overhead, 0.99));
-        ism_json_u64(j, "max", hist_max(&r->overhead));
+        ism_json_u64(j, "median", r->ovh_median);
+        ism_json_u64(j, "p99", r->ovh_p99);
+        ism_json_dbl(j, "mean", r->ovh_mean);
+        ism_json_u64(j, "max", r->ovh_max);
         ism_runfile_hist(j, "hist", &r->overhead);
         ism_json_end_obj(j);
     }
@@ -161,6 +154,13 @@ int ism_runfile_write(const ism_runfile_opts *o, const ism_probe_params *p, cons
     ism_json_str(&j, "probe", probe);
     ism_json_str(&j, "command", o->argv_line);
     write_params(&j, p);
+    if (o->mpi_rank >= 0) {
+        ism_json_obj(&j, "mpi");
+        ism_json_i64(&j, "rank", o->mpi_rank);
+        ism_json_i64(&j, "size", o->mpi_size);
+        ism_json_i64(&j, "node", o->mpi_node);
+        ism_json_end_obj(&j);
+    }
     ism_meta_write(&j, c, cpus, n, before, after);
     ism_json_arr(&j, "cores");
     int rc = 0;
@@ -198,7 +198,7 @@ void ism_runfile_summary(FILE *f, const ism_probe_params *p, const ism_noise_clo
     for (int i = 0; i < n; i++) {
         const ism_probe_result *r = &res[i];
         if (r->error) {
-            fprintf(f, "  %4d pinning failed: %s\n", r->cpu, strerror(r->error));
+            fprintf(f, "  %4d could not pin the thread or set its priority: %s\n", r->cpu, strerror(r->error));
             continue;
         }
         double s = span_s(r, p->hz);
@@ -206,8 +206,7 @@ void ism_runfile_summary(FILE *f, const ism_probe_params *p, const ism_noise_clo
                 100.0 * noise_fraction(r, p->hz), s > 0 ? (double)r->n_outliers / s : 0.0,
                 (unsigned long long)r->n_outliers, (double)largest_lost(r) * us);
         if (p->kind == ISM_PROBE_FTQ)
-            fprintf(f, " %llu/%llu", (unsigned long long)ism_hist_quantile(&r->overhead, 0.5),
-                    (unsigned long long)ism_hist_quantile(&r->overhead, 0.99));
+            fprintf(f, " %u/%u", r->ovh_median, r->ovh_p99);
         if (r->dropped_events)
             fprintf(f, "  (%zu events beyond --max-events counted, not kept)", r->dropped_events);
         fputc('\n', f);

@@ -13,6 +13,7 @@ typedef struct {
     const char *out_dir;    /* NULL: JSON to stdout only */
     const char *tag;        /* file name part: "<probe>-<tag>.json" */
     const char *argv_line;  /* the command line, saved with the run */
+    int mpi_rank, mpi_size, mpi_node;  /* with --mpi: who wrote the file; mpi_rank < 0 otherwise */
 } ism_runfile_opts;
 
 /* Write the run; returns 0, or -1 with a message on stderr naming the file. */

@@ -47,14 +47,17 @@ void ism_probe_selfish(const ism_probe_params *p, ism_probe_result *r, uint64_t 
                 r->value_max = d;
             if (d < r->value_min)
                 r->value_min = d;
-            if (t >= t_end)
+            if (t >= t_end) {
+                prev = t;
                 break;
+            }
         } else if (__builtin_expect((iters & 0xfff) == 0, 0) && t >= t_end) {
+            prev = t;
             break;
         }
         prev = t;
     }
-    r->t_end = prev;
+    r->t_end = prev; /* the last read: every detour lies inside [t_begin, t_end] */
     r->samples = iters;
     r->sum_lost = lost;
 }

@@ -97,13 +97,26 @@ def load_core(node: str, doc: dict, c: dict) -> Core:
                 interval=interval, dropped_events=int(c.get("dropped_events", 0)))
 
 
+def _to_rank0(core: Core, m: dict, hz0: float) -> None:
+    """Map a core's ticks onto rank 0's clock (node map t_node = a + b t_rank0)."""
+    a, b = float(m["clock_a"]), float(m["clock_b"])
+    conv = lambda t: np.rint((np.asarray(t, dtype=np.float64) - a) / b).astype(np.int64)  # noqa: E731
+    core.start, core.window = conv(core.start), conv(core.window)
+    core.lost = np.rint(core.lost / b).astype(np.int64)
+    core.t_begin, core.t_end = int(conv(core.t_begin)), int(conv(core.t_end))
+    core.hz = hz0
+
+
 def load_run(path: str | Path) -> Run:
     """Load every probe JSON file in a run directory (or one file)."""
     p = Path(path)
     files = [p] if p.is_file() else sorted(f for f in p.glob("*.json")
-                                           if f.name not in ("run.json", "inject.json", "analysis.json", "mpi-jitter.json"))
+                                           if f.name not in ("run.json", "inject.json", "analysis.json", "mpi-jitter.json",
+                                                         "clockmap.json", "scale.json"))
     if not files:
         raise IsthmusError(f"{p}: no probe run files (*.json from isthmus-noise) found")
+    d = p if p.is_dir() else p.parent
+    clockmap = json.loads((d / "clockmap.json").read_text()) if (d / "clockmap.json").exists() else None
     docs, cores = [], []
     for f in files:
         try:
@@ -114,15 +127,21 @@ def load_run(path: str | Path) -> Run:
             continue
         docs.append(doc)
         node = doc["meta"].get("hostname", f.stem)
+        mpi = doc.get("mpi")
+        if mpi:
+            node = f"{node} (rank {mpi['rank']})"
         for c in doc["cores"]:
             if c.get("pin_error"):
                 continue
-            cores.append(load_core(node, doc, c))
+            core = load_core(node, doc, c)
+            if mpi and clockmap:
+                # every rank's events on rank 0's time base (run with --mpi)
+                _to_rank0(core, clockmap["nodes"][mpi["node"]], float(clockmap["hz"]))
+            cores.append(core)
     if not docs:
         raise IsthmusError(f"{p}: no isthmus-noise probe results in {', '.join(f.name for f in files)}")
     probes = {d["probe"] for d in docs}
     run = Run(path=p, probe="+".join(sorted(probes)), files=docs, cores=cores)
-    d = p if p.is_dir() else p.parent
     if (d / "run.json").exists():
         run.trace = json.loads((d / "run.json").read_text()).get("trace")
     if (d / "inject.json").exists():

@@ -94,6 +94,8 @@ static void test_ftq(int cpu)
     double frac = (double)r.sum_lost / (double)(r.samples << p.ftq_log2);
     CHECK(frac > 0.1 && frac < 0.9, "noise fraction %.3f with a cpu shared ~40%%", frac);
     CHECK(ism_hist_quantile(&r.overhead, 0.5) > 0, "overhead measured");
+    CHECK(r.ovh_median > 0 && r.ovh_p99 >= r.ovh_median && r.ovh_max >= r.ovh_p99 && r.ovh_mean > 0,
+          "exact overhead %u/%u/%u", r.ovh_median, r.ovh_p99, r.ovh_max);
     ism_probe_result_free(&r);
 }
 

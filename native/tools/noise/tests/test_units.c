@@ -10,7 +10,7 @@
 #include "clocksync.h"
 #include "cpus.h"
 #include "hist.h"
-#include "inject.h"
+#include "prio.h"
 #include "json.h"
 #include "probe.h"
 #include "tsc.h"
@@ -92,12 +92,12 @@ static void test_clocksync(void)
 static void test_priority(void)
 {
     int pol, val;
-    CHECK(ism_inject_parse_priority("fifo:50", &pol, &val) == 0 && pol == SCHED_FIFO && val == 50, "fifo");
-    CHECK(ism_inject_parse_priority("nice:-5", &pol, &val) == 0 && pol == SCHED_OTHER && val == -5, "nice");
-    CHECK(ism_inject_parse_priority("normal", &pol, &val) == 0 && pol == SCHED_OTHER, "normal");
-    CHECK(ism_inject_parse_priority("fifo:0", &pol, &val) == -1, "fifo 0 out of range");
-    CHECK(ism_inject_parse_priority("fifo:x", &pol, &val) == -1, "garbage");
-    CHECK(ism_inject_parse_priority("idle:1", &pol, &val) == -1, "unknown policy");
+    CHECK(ism_prio_parse("fifo:50", &pol, &val) == 0 && pol == SCHED_FIFO && val == 50, "fifo");
+    CHECK(ism_prio_parse("nice:-5", &pol, &val) == 0 && pol == SCHED_OTHER && val == -5, "nice");
+    CHECK(ism_prio_parse("normal", &pol, &val) == 0 && pol == SCHED_OTHER, "normal");
+    CHECK(ism_prio_parse("fifo:0", &pol, &val) == -1, "fifo 0 out of range");
+    CHECK(ism_prio_parse("fifo:x", &pol, &val) == -1, "garbage");
+    CHECK(ism_prio_parse("idle:1", &pol, &val) == -1, "unknown policy");
 }
 
 static void test_json(void)
