@@ -188,6 +188,32 @@ def test_delays_through_detours():
     assert np.allclose(got, [0.0, 0.5, 0.3, 0.2, 0.0])
 
 
+def test_free_time_starts_avoid_detours_and_are_uniform():
+    rng = np.random.default_rng(12)
+    s, e = np.array([1.0, 5.0]), np.array([3.0, 6.0])
+    t = scale.starts(s, e, 10.0, 200000, rng, "free")
+    assert not np.any(((t >= 1) & (t < 3)) | ((t >= 5) & (t < 6)))
+    assert t.min() >= 0 and t.max() < 10
+    # 7 s of free time: each free second gets 1/7 of the starts
+    assert np.mean(t < 1) == pytest.approx(1 / 7, abs=0.005)
+    assert np.mean((t >= 3) & (t < 5)) == pytest.approx(2 / 7, abs=0.005)
+    w = scale.starts(s, e, 10.0, 200000, rng, "wall")
+    assert np.mean((w >= 1) & (w < 3)) == pytest.approx(0.2, abs=0.005)
+
+
+def test_long_rare_detour_costs_less_with_free_starts():
+    # one 50 ms detour per second (RT throttling's shape): with starts while running, a
+    # 2 ms iteration is hit with probability ~2/950 and loses ~50 ms (~0.1 ms on average);
+    # starting at random wall times adds the inspection paradox (~5% x 25 ms)
+    s = np.arange(0.5, 20, 1.0)
+    e = s + 0.05
+    rng = np.random.default_rng(13)
+    free = scale.delays(s, e, scale.starts(s, e, 19.0, 200000, rng, "free"), 2e-3).mean()
+    wall = scale.delays(s, e, scale.starts(s, e, 19.0, 200000, rng, "wall"), 2e-3).mean()
+    assert free == pytest.approx(2e-3 / 0.95 * 0.05, rel=0.1)
+    assert wall == pytest.approx(0.05 * 0.025 + 0.002 * 0.05, rel=0.1)
+
+
 def test_expected_max_matches_monte_carlo():
     rng = np.random.default_rng(9)
     a = rng.exponential(1.0, 4000)
@@ -221,8 +247,8 @@ def test_scale_validation_against_mpi_jitter(tmp_path):
     (d / "selfish-other.json").write_text(json.dumps(doc))
     W = 2e-3
     # what a 2-rank run would see: the rank on cpu 1 delayed as the trace says
-    t = rng.uniform(0, 15, 3000)
     s, e = scale.merged_detours(load_run(d).cores[[c.cpu for c in load_run(d).cores].index(1)])
+    t = scale.starts(s, e, 15.0, 3000, rng, "free")
     cmax = W + scale.delays(s, e, t, W)
     mj = tmp_path / "mj"
     mj.mkdir()

@@ -142,13 +142,16 @@ def inject_command(period, duration, cpu, priority, run_for, log) -> None:
 @click.option("--validate", type=click.Path(exists=True, path_type=Path), default=None,
               help="An MPI-Jitter run directory (mpi-jitter.json) to compare the P=2 prediction with.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the plot here.")
+@click.option("--start", "mode", type=click.Choice(["free", "wall"]), default="free", show_default=True,
+              help="Iteration starts uniform over the process's free time (it runs when an iteration "
+                   "begins), or over wall time (a detour in progress counts: an upper bound).")
 @click.option("--seed", type=int, default=1, show_default=True)
-def scale_command(run_dir, work, latency, pmax, samples, validate, plot, seed) -> None:
+def scale_command(run_dir, work, latency, pmax, samples, validate, plot, mode, seed) -> None:
     """Predict the slowdown noise causes a bulk-synchronous loop at P = 2 .. PMAX processes."""
     from ..noise.scale import predict, print_scale, plot_scale, validate_mpijitter
     run = load_run(run_dir)
-    res = predict(run, work, latency, pmax, samples, seed)
-    val = validate_mpijitter(run, validate, samples, seed) if validate else None
+    res = predict(run, work, latency, pmax, samples, seed, mode)
+    val = validate_mpijitter(run, validate, samples, seed, mode) if validate else None
     print_scale(res, val)
     d = run_dir if run_dir.is_dir() else run_dir.parent
     (d / "scale.json").write_text(json.dumps({"prediction": res, "validation": val}, indent=1))

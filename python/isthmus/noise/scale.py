@@ -6,6 +6,13 @@
 #     T(P) = W + R L + E[ max over the P processes of D_p(W + R L) ],
 # where D_p(x) is the delay a process suffers while doing x of work from a random start
 # in its core's measured detour trace. Noise-free, T0 = W + R L; slowdown = T(P) / T0.
+# Where the random start lies matters with long detours (the inspection paradox):
+#  - "free" (default): the iteration starts while the process runs (it has just left the
+#    collective), so starts are uniform over the core's free time; a detour delays at
+#    most the iterations it falls into. This is what MPI-Jitter times as t_compute.
+#  - "wall": starts uniform in wall time, a detour in progress counts with its
+#    remainder: a 50 ms detour covering 5% of the time then delays 5% of iterations by
+#    25 ms on average. An upper bound for processes woken by others at random moments.
 #  - unsynchronised noise: processes start at independent random phases; P processes
 #    are spread evenly over the measured cores, and the maximum's distribution is
 #    prod_c F_c(x)^(n_c), evaluated exactly from the empirical delay distributions;
@@ -61,12 +68,25 @@ def delays(starts: np.ndarray, ends: np.ndarray, t: np.ndarray, work: float) -> 
     return finish - t - work
 
 
-def _samples(core: Core, work: float, n: int, rng: np.random.Generator) -> np.ndarray:
+def starts(s: np.ndarray, e: np.ndarray, hi: float, n: int, rng: np.random.Generator, mode: str) -> np.ndarray:
+    """n random start times in [0, hi): uniform in wall time, or uniform over free time
+    (never inside a detour)."""
+    if mode == "wall" or len(s) == 0:
+        return rng.uniform(0, hi, n)
+    busy_before = np.concatenate([[0.0], np.cumsum(e - s)])
+    free_at_start = s - busy_before[:-1]
+    k = int(np.searchsorted(s, hi))
+    free_hi = hi - busy_before[k] if k == 0 or hi >= e[k - 1] else free_at_start[k - 1]
+    u = rng.uniform(0, max(free_hi, 0.0), n)
+    return u + busy_before[np.searchsorted(free_at_start, u, side="right")]
+
+
+def _samples(core: Core, work: float, n: int, rng: np.random.Generator, mode: str = "free") -> np.ndarray:
     s, e = merged_detours(core)
     span = core.span_s
     if span <= work * 4:
         raise IsthmusError(f"cpu {core.cpu}: the trace ({span:.3f} s) is too short for work of {fmt_s(work)}")
-    t = rng.uniform(0, _latest_start(span, work), n)
+    t = starts(s, e, _latest_start(span, work), n, rng, mode)
     return delays(s, e, t, work)
 
 
@@ -103,7 +123,7 @@ def p_grid(pmax: int) -> list[int]:
     return out
 
 
-def predict(run: Run, work: float, latency: float, pmax: int, n: int, seed: int) -> dict:
+def predict(run: Run, work: float, latency: float, pmax: int, n: int, seed: int, mode: str = "free") -> dict:
     cores = [c for c in run.cores]
     if not cores:
         raise IsthmusError(f"{run.path}: no probed cores to model from")
@@ -115,8 +135,9 @@ def predict(run: Run, work: float, latency: float, pmax: int, n: int, seed: int)
         R = math.ceil(math.log2(P))
         busy = work + R * latency
         if busy not in cache:
-            cache[busy] = [_samples(c, busy, n, rng) for c in cores]
-            # co-scheduled: one shared start for every core
+            cache[busy] = [_samples(c, busy, n, rng, mode) for c in cores]
+            # co-scheduled: one shared start for every core (wall time: the cores' free
+            # times differ, so there is no common "free" start)
             s_t = rng.uniform(0, _latest_start(min(c.span_s for c in cores), busy), n)
             per = [delays(*merged_detours(c), s_t, busy) for c in cores]
             cos_cache[busy] = float(np.mean(np.max(np.vstack(per), axis=0)))
@@ -126,11 +147,11 @@ def predict(run: Run, work: float, latency: float, pmax: int, n: int, seed: int)
         cos = busy + cos_cache[busy] if P >= len(cores) else busy + expected_max(smp, k)
         rows.append({"P": P, "rounds": R, "t0_s": busy, "unsync_s": unsync, "cosched_s": cos,
                      "slowdown_unsync": unsync / busy, "slowdown_cosched": cos / busy})
-    return {"work_s": work, "latency_s": latency, "cores": [f"{c.node}:cpu{c.cpu}" for c in cores],
+    return {"work_s": work, "latency_s": latency, "start": mode, "cores": [f"{c.node}:cpu{c.cpu}" for c in cores],
             "noise_fraction": [c.noise_fraction for c in cores], "samples": n, "rows": rows}
 
 
-def validate_mpijitter(run: Run, mj_dir: Path, n: int, seed: int) -> dict:
+def validate_mpijitter(run: Run, mj_dir: Path, n: int, seed: int, mode: str = "free") -> dict:
     """The model at P = 2 against a real 2-rank MPI-Jitter run: W = the run's noise-free
     compute time (its minimum), the ranks' cores taken from the trace by cpu number;
     compared on the mean of the per-iteration maximum compute time (collective excluded:
@@ -153,17 +174,17 @@ def validate_mpijitter(run: Run, mj_dir: Path, n: int, seed: int) -> dict:
     W = min(r["t_compute_min_s"] for r in ranks)
     measured = float(np.mean(mj["iterations"]["t_compute_max_s"]))
     rng = np.random.default_rng(seed)
-    smp = [_samples(c, W, n, rng) for c in cores]
+    smp = [_samples(c, W, n, rng, mode) for c in cores]
     pred = W + expected_max(smp, [1] * len(smp))
     s_meas, s_pred = measured / W, pred / W
-    return {"mpi_jitter": str(f), "work_s": W, "measured_s": measured, "predicted_s": pred,
+    return {"mpi_jitter": str(f), "work_s": W, "start": mode, "measured_s": measured, "predicted_s": pred,
             "slowdown_measured": s_meas, "slowdown_predicted": s_pred,
             "relative_error": (s_pred - s_meas) / s_meas, "lost_rel": mj["summary"]["lost_rel"]}
 
 
 def print_scale(res: dict, val: dict | None) -> None:
     print(f"# bulk-synchronous model: W = {fmt_s(res['work_s'])}, L = {fmt_s(res['latency_s'])} per round, "
-          f"noise from {', '.join(res['cores'])}")
+          f"starts uniform in {res['start']} time, noise from {', '.join(res['cores'])}")
     print(f"{'P':>9} {'rounds':>6} {'noise-free':>12} {'unsync':>12} {'slowdown':>9} {'co-sched':>12} {'slowdown':>9}")
     for r in res["rows"]:
         print(f"{r['P']:>9} {r['rounds']:>6} {fmt_s(r['t0_s']):>12} {fmt_s(r['unsync_s']):>12} "
