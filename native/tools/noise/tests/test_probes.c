@@ -92,7 +92,8 @@ static void test_ftq(int cpu)
     CHECK(r.skipped_slots > 10, "skipped slots %llu", (unsigned long long)r.skipped_slots);
     CHECK(r.baseline > 0 && r.value_max == r.baseline, "baseline %llu", (unsigned long long)r.baseline);
     double frac = (double)r.sum_lost / (double)(r.samples << p.ftq_log2);
-    CHECK(frac > 0.1 && frac < 0.9, "noise fraction %.3f with a cpu shared ~40%%", frac);
+    /* the disturber alone takes ~40% of the cpu; other load on the machine only adds */
+    CHECK(frac > 0.1 && frac <= 1.0, "noise fraction %.3f with a cpu shared with a spinner", frac);
     CHECK(ism_hist_quantile(&r.overhead, 0.5) > 0, "overhead measured");
     CHECK(r.ovh_median > 0 && r.ovh_p99 >= r.ovh_median && r.ovh_max >= r.ovh_p99 && r.ovh_mean > 0,
           "exact overhead %u/%u/%u", r.ovh_median, r.ovh_p99, r.ovh_max);
