@@ -151,13 +151,44 @@ def med_spread(xs):
     return f"{statistics.median(xs):.4g} (min {min(xs):.4g}, max {max(xs):.4g})"
 
 
+def summary(rows: list[dict], res_file: Path) -> None:
+    print(f"runs: {len(rows)}, results {res_file.relative_to(ROOT)}, load average at start of each rep: "
+          f"{', '.join(r['load_start'] for r in rows)}\n")
+    print("| check | target | median (min, max) |\n|---|---|---|")
+    print(f"| injector period found | 10.0 ms ±1% | {med_spread([r['inject']['found_period_s'] * 1e3 if r['inject']['found_period_s'] else None for r in rows])} ms |")
+    print(f"| injector run length found | 1.0 ms ±5% | {med_spread([r['inject']['found_burst_s'] * 1e3 if r['inject']['found_burst_s'] else None for r in rows])} ms |")
+    print(f"| injector named | isthmus-inject[pid] | {sum(1 for r in rows if r['inject']['found'])}/{len(rows)} reps |")
+    print(f"| idle cpu 0: noise fraction, all causes | < 1% | {med_spread([100 * r['idle']['noise_fraction'] for r in rows])} % |")
+    print(f"| idle cpu 0: noise not from other processes | < 1% | {med_spread([100 * r['idle']['kernel_fraction'] for r in rows])} % |")
+    print(f"| idle cpu 0: of it named kernel causes | | {med_spread([100 * r['idle']['kernel_named_fraction'] for r in rows])} % |")
+    print(f"| timer tick named | if visible | {'; '.join(sorted({t for r in rows for t in r['idle']['tick']})) or 'no'} |")
+    for cpu in ("0", "1"):
+        print(f"| FTQ overhead cpu {cpu}, median ticks | < 100 | {med_spread([r['ftq'][cpu]['median'] for r in rows])} |")
+        print(f"| FTQ overhead cpu {cpu}, p99 ticks | | {med_spread([r['ftq'][cpu]['p99'] for r in rows])} |")
+    print(f"| MPI-Jitter P=2 slowdown measured | | {med_spread([r['scale']['slowdown_measured'] for r in rows])} |")
+    print(f"| scale model P=2 slowdown predicted | within 20% | {med_spread([r['scale']['slowdown_predicted'] for r in rows])} |")
+    print(f"| relative error | < 20% | {med_spread([100 * r['scale']['relative_error'] for r in rows])} % |")
+
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path("/tmp/isthmus-noise-bench"))
     ap.add_argument("--rt", action="store_true", help="also the scale validation at SCHED_FIFO (once)")
     ap.add_argument("--only-rt", action="store_true", help="only the SCHED_FIFO scale validation")
+    ap.add_argument("--summarise", type=Path, default=None, help="print the summary of a results file and exit")
     args = ap.parse_args()
+    if args.summarise:
+        rows = [json.loads(ln) for ln in args.summarise.read_text().splitlines() if ln.strip()]
+        for r in rows:
+            if "rt" in r:
+                rt = r["rt"]
+                print(f"scale validation at SCHED_FIFO 10: measured slowdown {rt['slowdown_measured']:.4g}, "
+                      f"predicted {rt['slowdown_predicted']:.4g}, error {100 * rt['relative_error']:+.1f}%, "
+                      f"MPI-Jitter lost_rel {rt['lost_rel']:.4f}\n")
+        summary([r for r in rows if "rep" in r], args.summarise.resolve())
+        return
     if os.geteuid() != 0:
         raise SystemExit("needs root (real-time priority for the injector, tracefs)")
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
@@ -179,23 +210,7 @@ def main():
         rows.append(r)
         with open(res_file, "a") as f:
             f.write(json.dumps(r) + "\n")
-    print(f"runs: {args.reps}, results {res_file.relative_to(ROOT)}, load average at start of each rep: "
-          f"{', '.join(r['load_start'] for r in rows)}\n")
-    print("| check | target | median (min, max) |\n|---|---|---|")
-    print(f"| injector period found | 10.0 ms ±1% | {med_spread([r['inject']['found_period_s'] * 1e3 if r['inject']['found_period_s'] else None for r in rows])} ms |")
-    print(f"| injector run length found | 1.0 ms ±5% | {med_spread([r['inject']['found_burst_s'] * 1e3 if r['inject']['found_burst_s'] else None for r in rows])} ms |")
-    print(f"| injector named | isthmus-inject[pid] | {sum(1 for r in rows if r['inject']['found'])}/{len(rows)} reps |")
-    print(f"| idle cpu 0: noise fraction, all causes | < 1% | {med_spread([100 * r['idle']['noise_fraction'] for r in rows])} % |")
-    print(f"| idle cpu 0: noise not from other processes | < 1% | {med_spread([100 * r['idle']['kernel_fraction'] for r in rows])} % |")
-    print(f"| idle cpu 0: of it named kernel causes | | {med_spread([100 * r['idle']['kernel_named_fraction'] for r in rows])} % |")
-    print(f"| timer tick named | if visible | {'; '.join(sorted({t for r in rows for t in r['idle']['tick']})) or 'no'} |")
-    for cpu in ("0", "1"):
-        print(f"| FTQ overhead cpu {cpu}, median ticks | < 100 | {med_spread([r['ftq'][cpu]['median'] for r in rows])} |")
-        print(f"| FTQ overhead cpu {cpu}, p99 ticks | | {med_spread([r['ftq'][cpu]['p99'] for r in rows])} |")
-    print(f"| MPI-Jitter P=2 slowdown measured | | {med_spread([r['scale']['slowdown_measured'] for r in rows])} |")
-    print(f"| scale model P=2 slowdown predicted | within 20% | {med_spread([r['scale']['slowdown_predicted'] for r in rows])} |")
-    print(f"| relative error | < 20% | {med_spread([100 * r['scale']['relative_error'] for r in rows])} % |")
-
+    summary(rows, res_file)
 
 if __name__ == "__main__":
     main()

@@ -12,26 +12,39 @@
 #include "record.h"
 #include "tsc.h"
 
-/* Count in slots [first, first + cap) until t_end; returns the number of slots covered. */
+/* Count in slots [first, stop_slot); returns the number of slots covered. Generated once
+ * per clock so the timed loop calls the clock read directly, without a branch on which
+ * clock is active. */
+#define FTQ_COUNT(name, READ)                                                                       \
+    static uint64_t name(const unsigned n, uint64_t first, uint64_t stop_slot, uint32_t *counts,    \
+                         uint16_t *ovh)                                                             \
+    {                                                                                               \
+        uint64_t now = READ();                                                                      \
+        while (ism_ftq_slot(now, n) < first)                                                        \
+            now = READ();                                                                           \
+        for (;;) {                                                                                  \
+            const uint64_t start = READ();                                                          \
+            const uint64_t cur = ism_ftq_slot(start, n);                                            \
+            if (cur >= stop_slot)                                                                   \
+                return stop_slot - first;                                                           \
+            const uint64_t gap = start - now, end = (cur + 1) << n;                                 \
+            uint32_t count = 0;                                                                     \
+            do {                                                                                    \
+                now = READ();                                                                       \
+                count++;                                                                            \
+            } while (now < end);                                                                    \
+            counts[cur - first] = count;                                                            \
+            ovh[cur - first] = gap > 65535 ? 65535 : (uint16_t)gap;                                 \
+        }                                                                                           \
+    }
+FTQ_COUNT(ftq_count_tsc, ism_noise_rdtsc)
+FTQ_COUNT(ftq_count_mono, ism_noise_monoraw_ns)
+
 static uint64_t ftq_count(const unsigned n, uint64_t first, uint64_t stop_slot, uint32_t *counts, uint16_t *ovh)
 {
-    uint64_t now = ism_noise_now();
-    while (ism_ftq_slot(now, n) < first)
-        now = ism_noise_now();
-    for (;;) {
-        const uint64_t start = ism_noise_now();
-        const uint64_t cur = ism_ftq_slot(start, n);
-        if (cur >= stop_slot)
-            return stop_slot - first;
-        const uint64_t gap = start - now, end = (cur + 1) << n;
-        uint32_t count = 0;
-        do {
-            now = ism_noise_now();
-            count++;
-        } while (now < end);
-        counts[cur - first] = count;
-        ovh[cur - first] = gap > 65535 ? 65535 : (uint16_t)gap;
-    }
+    if (ism_noise_clock_active == ISM_NOISE_CLOCK_TSC)
+        return ftq_count_tsc(n, first, stop_slot, counts, ovh);
+    return ftq_count_mono(n, first, stop_slot, counts, ovh);
 }
 
 /* Exact quantiles of the per-sample overhead (a counting pass over the uint16 values),
