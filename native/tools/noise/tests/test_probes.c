@@ -4,12 +4,14 @@
  * checks are on what must hold whatever the machine's own noise: FTQ accounts for every
  * grid slot of the run (skipped ones as zero counts), and the forced detours are found. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "check.h"
 #include "cpus.h"
+#include "prio.h"
 #include "probe.h"
 #include "tsc.h"
 
@@ -38,11 +40,14 @@ typedef struct {
     int bursts;
 } disturber;
 
-/* Sleeps 20 ms, then spins 15 ms, on the probe's cpu, until told to stop. */
+/* Sleeps 20 ms, then spins 15 ms, on the probe's cpu, until told to stop. At real-time
+ * priority where allowed (root), so that on a loaded machine it still takes the cpu from
+ * the probe when it wakes; otherwise the fair scheduler shares the cpu between them. */
 static void *disturb(void *v)
 {
     disturber *d = v;
     ism_cpus_pin_self(d->cpu);
+    ism_prio_apply(SCHED_FIFO, 1);
     while (!d->stop) {
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
