@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from ..errors import IsthmusError
 from ..netemu.spec import parse_time
 from ..noise import runner
-from ..noise.analyze import analyze
+from ..noise.analyze import analyze, public
 from ..noise.runs import load_run
 from ..noise.summary import print_summary
 from ..ui import err_console
@@ -90,7 +90,7 @@ def _report(path: Path, html: bool, con) -> dict:
     run = load_run(path)
     res = analyze(run)
     d = path if path.is_dir() else path.parent
-    (d / "analysis.json").write_text(json.dumps(res, indent=1))
+    (d / "analysis.json").write_text(json.dumps(public(res), indent=1))
     print_summary(res)
     if html:
         from ..noise.report import write_report

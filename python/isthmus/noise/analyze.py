@@ -143,6 +143,7 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
         "per_s": len(lost_s) / span if span else 0.0, "largest_s": largest,
         "overhead_ticks": {"median": ovh.get("median"), "p99": ovh.get("p99")} if ovh else None,
         "dropped_events": core.dropped_events, "classes": classes, "interrupts": deltas[:8],
+        "_members": groups,  # detour indices per class, for plots (not written to analysis.json)
         "causes": _name_ticks(attribute.cause_table(ivs, hits, span_ticks, hz)) if ivs else [],
         "noise_by_category": attribute.noise_by_category(per_detour, core.lost, span_ticks) if ivs is not None else None,
     }
@@ -172,6 +173,11 @@ def inject_check(inj: dict | None, cores: list[dict]) -> dict | None:
                     "period_error": (fp - inj["period_s"]) / inj["period_s"] if fp else None,
                     "burst_error": (found["time_median_s"] - inj["burst_s"]) / inj["burst_s"]})
     return out
+
+
+def public(res: dict) -> dict:
+    """The analysis without its in-memory parts (keys starting with "_"), for JSON."""
+    return {**res, "cores": [{k: v for k, v in c.items() if not k.startswith("_")} for c in res["cores"]]}
 
 
 def analyze(run: Run) -> dict:

@@ -31,9 +31,13 @@ def _png(fig) -> str:
 
 def _class_of(core_res: dict, lost_s: np.ndarray) -> np.ndarray:
     cls = np.full(len(lost_s), -1)
+    members = core_res.get("_members")
     for k in core_res["classes"]:
-        lo, hi = k["band_s"]
-        cls[(lost_s >= lo) & (lost_s < hi)] = k["index"]
+        if members is not None:
+            cls[members[k["index"]]] = k["index"]
+        else:
+            lo, hi = k["band_s"]
+            cls[(lost_s >= lo) & (lost_s < hi)] = k["index"]
     return cls
 
 
@@ -66,7 +70,7 @@ def core_figures(core: Core, cres: dict) -> list[tuple[str, str]]:
         ax.set_title("Kernel density (Silverman bandwidth) and the class bands")
         fig.tight_layout()
         figs.append(("Density of detour lengths", _png(fig)))
-    per = [k for k in cres["classes"] if k["detours"] >= 3]
+    per = sorted((k for k in cres["classes"] if k["detours"] >= 3), key=lambda k: -k["lost_total_s"])[:6]
     if per:
         fig, axes = plt.subplots(1, len(per), figsize=(3.2 * len(per) + 1, 2.8), squeeze=False)
         for ax, k in zip(axes[0], per):
