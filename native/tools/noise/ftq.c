@@ -1,0 +1,136 @@
+/* ftq.c: the Fixed Time Quantum probe. Interval ends lie on a fixed grid of 2^n clock
+ * ticks (absolute: slot = tick >> n), and the probe counts how many timer reads fit in
+ * each interval. A detour shows as a low count; a detour longer than an interval leaves
+ * whole slots without counting, which stay zero-count samples, never lost.
+ * The timed path writes one count and one overhead value per slot into arrays sized for
+ * the whole run (6 bytes a slot) and does nothing else; histograms and outlier events are
+ * built after the run. The overhead is the ticks between one interval's last read and
+ * the next interval's first read: the probe's own cost per sample, which is reported. */
+#include <stdlib.h>
+
+#include "probe.h"
+#include "record.h"
+#include "tsc.h"
+
+/* Count in slots [first, stop_slot); returns the number of slots covered. Generated once
+ * per clock so the timed loop calls the clock read directly, without a branch on which
+ * clock is active. */
+#define FTQ_COUNT(name, READ)                                                                       \
+    static uint64_t name(const unsigned n, uint64_t first, uint64_t stop_slot, uint32_t *counts,    \
+                         uint16_t *ovh)                                                             \
+    {                                                                                               \
+        uint64_t now = READ();                                                                      \
+        while (ism_ftq_slot(now, n) < first)                                                        \
+            now = READ();                                                                           \
+        for (;;) {                                                                                  \
+            const uint64_t start = READ();                                                          \
+            const uint64_t cur = ism_ftq_slot(start, n);                                            \
+            if (cur >= stop_slot)                                                                   \
+                return stop_slot - first;                                                           \
+            const uint64_t gap = start - now, end = (cur + 1) << n;                                 \
+            uint32_t count = 0;                                                                     \
+            do {                                                                                    \
+                now = READ();                                                                       \
+                count++;                                                                            \
+            } while (now < end);                                                                    \
+            counts[cur - first] = count;                                                            \
+            ovh[cur - first] = gap > 65535 ? 65535 : (uint16_t)gap;                                 \
+        }                                                                                           \
+    }
+FTQ_COUNT(ftq_count_tsc, ism_noise_rdtsc)
+FTQ_COUNT(ftq_count_mono, ism_noise_monoraw_ns)
+
+static uint64_t ftq_count(const unsigned n, uint64_t first, uint64_t stop_slot, uint32_t *counts, uint16_t *ovh)
+{
+    if (ism_noise_clock_active == ISM_NOISE_CLOCK_TSC)
+        return ftq_count_tsc(n, first, stop_slot, counts, ovh);
+    return ftq_count_mono(n, first, stop_slot, counts, ovh);
+}
+
+/* Exact quantiles of the per-sample overhead (a counting pass over the uint16 values),
+ * over the slots that follow a counted slot: after a skipped slot the "overhead" is the
+ * detour itself. */
+static void ftq_overhead_stats(ism_probe_result *r, uint64_t slots)
+{
+    uint32_t *n = calloc(65536, sizeof *n);
+    if (!n)
+        return;
+    uint64_t total = 0;
+    double sum = 0;
+    for (uint64_t i = 1; i < slots; i++)
+        if (r->slot_count[i] && r->slot_count[i - 1]) {
+            n[r->slot_ovh[i]]++;
+            total++;
+            sum += r->slot_ovh[i];
+        }
+    uint64_t seen = 0;
+    int have_med = 0, have_p99 = 0;
+    for (uint32_t v = 0; v < 65536 && total; v++) {
+        if (!n[v])
+            continue;
+        seen += n[v];
+        if (!have_med && seen * 2 >= total) {
+            r->ovh_median = v;
+            have_med = 1;
+        }
+        if (!have_p99 && seen * 100 >= total * 99) {
+            r->ovh_p99 = v;
+            have_p99 = 1;
+        }
+        r->ovh_max = v;
+    }
+    r->ovh_mean = total ? sum / (double)total : 0.0;
+    free(n);
+}
+
+void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end)
+{
+    const unsigned n = p->ftq_log2;
+    const uint64_t q = 1ull << n;
+    /* warm-up: a few slots to reach steady state (caches, frequency), not recorded */
+    uint64_t first = ism_ftq_slot(ism_noise_now(), n) + 1;
+    uint64_t warm = r->slot_cap < 32 ? r->slot_cap : 32;
+    ftq_count(n, first, first + warm, r->slot_count, r->slot_ovh);
+    first += warm + 1;
+    uint64_t stop = ism_ftq_slot(t_end, n);
+    if (stop > first + r->slot_cap)
+        stop = first + r->slot_cap;
+    if (stop < first + 1)
+        stop = first + 1;
+    for (size_t i = 0; i < r->slot_cap; i++)
+        r->slot_count[i] = 0;
+    r->t_begin = first << n;
+    uint64_t slots = ftq_count(n, first, stop, r->slot_count, r->slot_ovh);
+    r->t_end = stop << n;
+
+    /* summary, after the run */
+    uint32_t best = 0;
+    for (uint64_t i = 0; i < slots; i++)
+        if (r->slot_count[i] > best)
+            best = r->slot_count[i];
+    r->baseline = best;
+    r->threshold = (uint64_t)((double)best * (1.0 - p->outlier_tol));
+    const double per_count = best ? (double)q / (double)best : 0.0;
+    for (uint64_t i = 0; i < slots;) {
+        const uint32_t c = r->slot_count[i];
+        uint64_t run = 1;
+        if (c == 0)
+            while (i + run < slots && r->slot_count[i + run] == 0)
+                run++;
+        ism_rec_value(r, c, run);
+        if (c == 0)
+            r->skipped_slots += run;
+        else if (i > 0 && r->slot_count[i - 1] != 0)
+            ism_hist_add(&r->overhead, r->slot_ovh[i], 1); /* only after a counted slot */
+        if (c < r->threshold) {
+            uint64_t lost = (uint64_t)((double)(best - c) * per_count) * run;
+            ism_rec_event(r, p->max_events, (first + i) << n, c, lost, (uint32_t)(run > UINT32_MAX ? UINT32_MAX : run));
+        }
+        for (uint64_t k = 0; k < run; k++)
+            ism_rec_raw(r, p, (first + i + k) << n, c);
+        i += run;
+    }
+    ftq_overhead_stats(r, slots);
+    double full = (double)r->samples * (double)best;
+    r->sum_lost = (uint64_t)((full - (double)r->sum_value) * per_count);
+}

@@ -1,0 +1,130 @@
+# tests/test_noise_native.py: the noise toolkit end to end on this machine: real probe
+# runs through `isthmus noise run` (without and with a kernel trace), the injector found
+# and attributed by the analysis, and MPI-Jitter as a 2-rank job under `isthmus run`.
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.native
+
+
+def _isthmus(prefix, *args, timeout=180):
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
+    return subprocess.run([sys.executable, "-m", "isthmus", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+def _last_cpu() -> int:
+    return max(os.sched_getaffinity(0))
+
+
+def test_ftq_run_without_trace(prefix, tmp_path):
+    out = tmp_path / "ftq"
+    r = _isthmus(prefix, "noise", "run", "--probe", "ftq", "--cpus", "0", "--duration", "0.4s",
+                 "--interval-log2", "18", "--no-trace", "--out", str(out), "--no-report")
+    assert r.returncode == 0, r.stderr
+    assert "tracing switched off" in r.stderr
+    res = json.loads((out / "analysis.json").read_text())
+    core = res["cores"][0]
+    assert core["cpu"] == 0 and core["probe"] == "ftq"
+    assert core["overhead_ticks"]["median"] > 0
+    assert "no kernel trace" in res["attribution"]
+    raw = json.loads((out / "ftq-run.json").read_text())
+    meta = raw["meta"]
+    assert "LOC" in meta["before"]["interrupts"] and "TIMER" in meta["after"]["softirqs"]
+    assert meta["clock"]["kind"] in ("tsc", "monotonic_raw") and meta["cmdline"]
+    assert raw["params"]["interval_ticks"] == 1 << 18
+    assert "overhead" in r.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the injector at real-time priority and tracefs need root")
+def test_injector_found_and_attributed(prefix, tmp_path):
+    cpu = _last_cpu()
+    log = tmp_path / "inject.json"
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
+    inj = subprocess.Popen([sys.executable, "-m", "isthmus", "noise", "inject", "--period", "10ms", "--duration",
+                            "1ms", "--cpu", str(cpu), "--priority", "fifo:50", "--for", "4s", "--log", str(log)],
+                           env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.3)
+        out = tmp_path / "run"
+        r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", str(cpu), "--duration", "2s",
+                     "--out", str(out), "--no-report")
+        assert r.returncode == 0, r.stderr
+    finally:
+        _, err = inj.communicate(timeout=30)
+    assert inj.returncode == 0, err
+    r = _isthmus(prefix, "noise", "report", str(out), "--inject-log", str(log))
+    assert r.returncode == 0, r.stderr
+    res = json.loads((out / "analysis.json").read_text())
+    if res["trace"] and res["trace"].get("error"):
+        pytest.skip(f"no kernel trace here: {res['trace']['error']}")
+    ic = res["inject_check"]
+    assert ic["found"] and ic["occurrences"] > 50, r.stdout
+    assert abs(ic["period_error"]) < 0.02, r.stdout
+    assert abs(ic["burst_error"]) < 0.15, r.stdout
+    assert (out / "report" / "index.html").exists()
+
+
+def test_mpi_jitter_two_ranks(prefix, tmp_path):
+    noise = prefix.root / "bin" / "isthmus-noise"
+    out = tmp_path / "mj"
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
+    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "2", "--timeout", "120", "--",
+                        str(noise), "mpi-jitter", "--iterations", "40", "--compute-us", "300", "--max-delay-us", "100",
+                        "--cpus", "0-1", "--pin-by-rank", "--sync-rounds", "8", "--out", str(out), "--raw"],
+                       capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "lost_rel" in r.stdout
+    mj = json.loads((out / "mpi-jitter.json").read_text())
+    assert mj["params"]["ranks"] == 2 and len(mj["iterations"]["t_compute_max_s"]) == 40
+    assert [x["cpu"] for x in mj["ranks"]] == [0, 1]
+    for i in range(40):
+        assert mj["iterations"]["t_compute_max_s"][i] >= mj["iterations"]["t_compute_mean_s"][i]
+    s = mj["summary"]
+    assert s["lost_rel"] == pytest.approx(s["t_lost_mean_s"] / s["t_compute_mean_s"])
+    # two sites are two "nodes": the second one's clock is mapped onto rank 0's; on one host
+    # the TSC is shared, so the offset is within the round-trip uncertainty
+    n1 = mj["nodes"][1]
+    assert n1["exchanges_used"] > 0 and abs(n1["offset_s"]) <= n1["rtt_min_s"]
+    assert len((out / "mpi-jitter-rank1.raw.tsv").read_text().splitlines()) == 41
+
+
+def test_probes_as_mpi_ranks_share_rank0_time_base(prefix, tmp_path):
+    """Single-core probes run as MPI ranks (two sites: two "nodes"); every rank writes its
+    file, rank 0 the clock maps, and the analysis puts all cores on rank 0's clock."""
+    noise = prefix.root / "bin" / "isthmus-noise"
+    out = tmp_path / "mpi"
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
+    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "2", "--timeout", "120", "--", str(noise),
+                        "selfish", "--mpi", "--cpus", "0", "--duration", "0.5", "--sync-rounds", "8", "--out", str(out)],
+                       capture_output=True, text=True, timeout=180, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert "clockmap.json" in names and len([n for n in names if n.startswith("selfish-")]) == 2
+    cm = json.loads((out / "clockmap.json").read_text())
+    assert len(cm["nodes"]) == 2 and cm["nodes"][1]["exchanges_used"] > 0
+    from isthmus.noise.runs import load_run
+    run = load_run(out)
+    assert sorted(c.node.split("(")[1] for c in run.cores) == ["rank 0)", "rank 1)"]
+    b0, b1 = (c.t_begin for c in sorted(run.cores, key=lambda c: c.node))
+    # the probes were released by one barrier: on rank 0's clock they start together,
+    # within the barrier's and the clock map's uncertainty
+    assert abs(b1 - b0) / cm["hz"] < 0.05
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="real-time priority needs root")
+def test_probe_priority(prefix, tmp_path):
+    r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "0.3s", "--no-trace",
+                 "--priority", "fifo:1", "--out", str(tmp_path / "p"), "--no-report")
+    assert r.returncode == 0, r.stderr
+    r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "0.3s", "--no-trace",
+                 "--priority", "fifo:0", "--out", str(tmp_path / "q"), "--no-report")
+    assert r.returncode == 2 and "expected fifo:1-99" in r.stderr
