@@ -109,6 +109,10 @@ ISM_PMPI(Init)
 int PMPI_Finalize(void)
 {
     ISM_CHECK_INIT("MPI_Finalize");
+    /* MPI 3.1 §8.7.1: Finalize first frees MPI_COMM_SELF's attributes, running their
+     * delete callbacks in the reverse order of setting (our lists are LIFO), while MPI
+     * is still fully usable; programs use this as an at-exit hook. */
+    ism_abi_attr_delete_all(ism_abi_comm(MPI_COMM_SELF));
     int rc = ism_core_finalize();
     return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
