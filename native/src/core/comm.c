@@ -234,8 +234,8 @@ int ism_comm_dup(ism_comm *p, ism_comm **out)
 }
 
 /* The new-rank order of a split: members with my color sorted by (key, parent rank). */
-typedef struct { int key, prank; } keyed;
-static int by_key(const void *a, const void *b)
+typedef ism_keyed keyed;
+int ism_keyed_cmp(const void *a, const void *b)
 {
     const keyed *x = a, *y = b;
     if (x->key != y->key)
@@ -269,7 +269,7 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
             n++;
         }
     free(all);
-    qsort(m, (size_t)n, sizeof *m, by_key);
+    qsort(m, (size_t)n, sizeof *m, ism_keyed_cmp);
     for (int i = 0; i < n; i++)
         g[i] = p->g_of[m[i].prank];
     /* the vendor orders its part by the same key: the new rank */

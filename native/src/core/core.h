@@ -352,6 +352,8 @@ int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int
                           ism_dt *const *rdts, const int *stags, const int *rtags,
                           ism_comm *c);
 /* comm.c internals shared with intercomm.c */
+typedef struct { int key, prank; } ism_keyed; /* a split's member: key, rank in the parent */
+int ism_keyed_cmp(const void *a, const void *b); /* by key, then parent rank */
 ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc);
 void ism_comm_register(ism_comm *c);
 void ism_comm_unregister(ism_comm *c);
@@ -365,6 +367,7 @@ int ism_intercomm_create(ism_comm *local, int local_leader, ism_comm *peer, int 
                          int tag, ism_comm **out);
 int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out);
 int ism_intercomm_dup(ism_comm *ic, ism_comm **out);
+int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out);
 int ism_inter_barrier(ism_comm *c);
 int ism_inter_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
 int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
