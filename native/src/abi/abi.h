@@ -41,6 +41,8 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
 
 /* Derived datatypes (abi/datatype.c): a live type, committed if need_commit; else NULL. */
 ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
+/* Whether the running nonblocking collective holds d (it may use d after MPI_Type_free). */
+int ism_abi_nbc_kept(const ism_dt *d);
 /* Why h is not usable for communication, for error messages. */
 const char *ism_abi_dt_problem(MPI_Datatype h);
 

@@ -407,6 +407,8 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
 int ism_nbc_poll(void);
 void ism_nbc_yield(void);
 void ism_nbc_drain(ism_comm *c);
+/* the argument block of the running coroutine, or NULL outside coroutines */
+void *ism_nbc_cur_args(void);
 int ism_nbc_pending(void);
 
 /* datatype.c: predefined table, derived type lifetime, packing for the wire.
