@@ -394,10 +394,58 @@ int ism_comm_add_vcoll(ism_comm *c)
     return c->vcoll ? 0 : ism.be->comm_dup(c->vcomm, &c->vcoll);
 }
 
+/* A communicator freed while cross-site requests on it are pending (MPI: they complete
+ * normally) stays registered, so that their frames still match, until none is left; it
+ * is released by a later ism_comm_free (the program's handle is gone at once). */
+static ism_comm **zombies;
+static int nzombie, capzombie;
+
+static int in_use(const ism_comm *c)
+{
+    const ism_reqlist *lists[] = {&ism.posted, &ism.rsends, &ism.rrecvs, &ism.bsends};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        for (const ism_req *r = lists[i]->head; r; r = r->next)
+            if (r->comm == c)
+                return 1;
+    return 0;
+}
+
+static int release(ism_comm *c);
+
+static void reap(void)
+{
+    for (int i = 0; i < nzombie;)
+        if (!in_use(zombies[i])) {
+            ism_comm *z = zombies[i];
+            zombies[i] = zombies[--nzombie];
+            release(z);
+        } else {
+            i++;
+        }
+}
+
 int ism_comm_free(ism_comm *c)
 {
     if (c->builtin)
         return ISM_ERR_COMM;
+    reap();
+    if (in_use(c)) {
+        if (nzombie == capzombie) {
+            int cap = capzombie ? capzombie * 2 : 8;
+            ism_comm **z = realloc(zombies, sizeof *z * (size_t)cap);
+            if (!z)
+                return ISM_ERR_NO_MEM;
+            zombies = z;
+            capzombie = cap;
+        }
+        zombies[nzombie++] = c;
+        return 0;
+    }
+    return release(c);
+}
+
+static int release(ism_comm *c)
+{
     ism_comm_unregister(c);
     if (c->merged)
         ism_comm_free(c->merged);
