@@ -226,6 +226,42 @@ static void comms(void)
             MPI_Comm_free(&one);
         }
     }
+#if MPI_VERSION >= 4
+    /* MPI 4.0 hardware splits: HW_GUIDED without the resource key gives MPI_COMM_NULL,
+     * with "mpi_shared_memory" the shared-memory split; HW_UNGUIDED gives a proper subset
+     * (or MPI_COMM_NULL) and names its resource in the info */
+    {
+        MPI_Comm g = MPI_COMM_WORLD, u = MPI_COMM_WORLD, sh;
+        int shs = -1, gs = -2, us = -1, flag = 0;
+        char res[64] = "";
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh);
+        MPI_Comm_size(sh, &shs);
+        MPI_Comm_free(&sh);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &g);
+        CHECK(g == MPI_COMM_NULL, "HW_GUIDED with MPI_INFO_NULL gave a communicator");
+        MPI_Info in;
+        MPI_Info_create(&in);
+        MPI_Info_set(in, "mpi_hw_resource_type", "mpi_shared_memory");
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, in, &g);
+        CHECK(g != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory gave MPI_COMM_NULL");
+        if (g != MPI_COMM_NULL) {
+            MPI_Comm_size(g, &gs);
+            CHECK(gs == shs, "HW_GUIDED mpi_shared_memory: size %d, shared split %d", gs, shs);
+            MPI_Comm_free(&g);
+        }
+        MPI_Info_free(&in);
+        MPI_Info_create(&in);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, in, &u);
+        if (u != MPI_COMM_NULL) {
+            MPI_Comm_size(u, &us);
+            CHECK(us < size, "HW_UNGUIDED: size %d is not a proper subset of %d", us, size);
+            MPI_Info_get(in, "mpi_hw_resource_type", (int)sizeof res - 1, res, &flag);
+            CHECK(flag && res[0], "HW_UNGUIDED did not name its resource in the info");
+            MPI_Comm_free(&u);
+        }
+        MPI_Info_free(&in);
+    }
+#endif
 #ifdef ISTHMUS_COMM_TYPE_SITE
     MPI_Comm_split_type(MPI_COMM_WORLD, ISTHMUS_COMM_TYPE_SITE, rank, MPI_INFO_NULL, &site);
     const char *mysite = getenv("ISTHMUS_SITE");

@@ -121,7 +121,12 @@ def extract(work: Path, tarball: Path) -> Path:
     prefix = str(SUITE) + "/"
     with tarfile.open(tarball) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(prefix)]
-        tar.extractall(work, members=members, filter="tar")
+        # the "tar" filter (no absolute paths, no links out of the tree) where Python has it
+        extra = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
+        for m in members:
+            if m.name.startswith("/") or ".." in Path(m.name).parts:
+                raise SuiteError(f"{tarball}: unsafe member {m.name!r}")
+        tar.extractall(work, members=members, **extra)
     for rel, subs in PATCHES:
         f = src / rel
         text = f.read_text()
@@ -359,12 +364,15 @@ def command(target: Target, test: Test, exe: Path, sites: int, timeout: int) -> 
 NO_ERRORS = re.compile(r"^\s*No [Ee]rrors\s*$", re.M)
 
 
-def run_one(target: Target, test: Test, bdir: Path, sites: int, default_timeout: int) -> dict:
+def run_one(target: Target, test: Test, bdir: Path, sites: int, default_timeout: int,
+            cap: int = 0) -> dict:
     exe = bdir / test.dir / test.prog
     res = {"id": test.id, "target": target.name, "sites": sites if target.via_isthmus else 0}
     if not exe.exists():
         return dict(res, status="build", secs=0.0, detail="did not build (see make.log)")
     timeout = max(test.time_limit or 0, default_timeout)
+    if cap:
+        timeout = min(timeout, cap)
     cmd, env = command(target, test, exe, sites, timeout)
     t0 = time.monotonic()
     # own session, so that a test that hangs is stopped with every process it started
@@ -411,7 +419,7 @@ def _progress() -> Progress:
 
 
 def run_all(targets: list[Target], tests: list[Test], dirs: dict[str, Path], sites: int,
-            timeout: int, results_dir: Path, known) -> dict[str, dict[str, dict]]:
+            timeout: int, results_dir: Path, known, cap: int = 0) -> dict[str, dict[str, dict]]:
     results_dir.mkdir(parents=True, exist_ok=True)
     results: dict[str, dict[str, dict]] = {}
     total = len(targets) * len(tests)
@@ -423,7 +431,7 @@ def run_all(targets: list[Target], tests: list[Test], dirs: dict[str, Path], sit
             with open(results_dir / f"{tag}.jsonl", "a") as log:
                 for test in tests:
                     p.update(task, description=f"{target.name}: {test.id}")
-                    r = run_one(target, test, dirs[target.build], sites, timeout)
+                    r = run_one(target, test, dirs[target.build], sites, timeout, cap)
                     log.write(json.dumps(r) + "\n")
                     log.flush()
                     results[target.name][test.id] = r
@@ -534,15 +542,17 @@ def list_cmd(work, only, list_file, categories, max_np) -> None:
               help="Sites for the isthmus targets (a test with fewer ranks uses fewer sites).")
 @click.option("--timeout", type=int, default=DEFAULT_TIMEOUT, show_default=True,
               help="Seconds per test (or the test's own timeLimit if larger).")
+@click.option("--cap", type=int, default=0,
+              help="At most this many seconds per test, even if its timeLimit is larger.")
 @click.option("--known", type=click.Path(path_type=Path),
               default=HERE / "mpich_known_failures.txt", show_default=True)
-def run(work, only, list_file, categories, max_np, targets, sites, timeout, known) -> None:
+def run(work, only, list_file, categories, max_np, targets, sites, timeout, cap, known) -> None:
     """Build what is needed and run the selected tests on each target; print the table."""
     tgts = parse_targets(targets)
     tests = _tests(work, only, list_file, categories, max_np)
     known_map = read_known(known)
     dirs = prepare(work, {t.build for t in tgts}, tests)
-    results = run_all(tgts, tests, dirs, sites, timeout, work / "results", known_map)
+    results = run_all(tgts, tests, dirs, sites, timeout, work / "results", known_map, cap)
     unexplained = report(tgts, tests, results, known_map)
     sys.exit(1 if unexplained else 0)
 

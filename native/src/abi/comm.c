@@ -2,6 +2,8 @@
  * copying), split, split_type, create, create_group, free (with attribute deletion).
  * Every creation agrees on a new context id across all sites (core/comm.c).
  */
+#include <string.h>
+
 #include "abi.h"
 
 static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
@@ -111,10 +113,25 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 ISM_PMPI(Comm_split)
 
+/* The one hardware resource isthmus knows is the node ("mpi_shared_memory", MPI 4.0
+ * §7.4.2): MPI_COMM_TYPE_HW_GUIDED splits by node when the info asks for it and gives
+ * MPI_COMM_NULL otherwise (no key, or a resource we cannot name); HW_UNGUIDED splits by
+ * node if that is a proper subset and names the resource in the info argument. */
+#define HW_KEY "mpi_hw_resource_type"
+#define HW_NODE "mpi_shared_memory"
+
+static int guided_node(MPI_Info info)
+{
+    char v[64] = "";
+    int flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, HW_KEY, (int)sizeof v - 1, v, &flag))
+        return 0;
+    return flag && strcmp(v, HW_NODE) == 0;
+}
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
-    (void)info;
     int rc = intra_arg("MPI_Comm_split_type", comm, &c);
     if (rc)
         return rc;
@@ -123,16 +140,22 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     case MPI_UNDEFINED: type = 0; break;
     case MPI_COMM_TYPE_SHARED: type = ISM_SPLIT_NODE; break;
     case ISTHMUS_COMM_TYPE_SITE: type = ISM_SPLIT_SITE; break;
-    /* hardware-guided splits with no hint we understand: the node is the smallest
-     * resource we know, as MPICH does for unknown resource types */
-    case MPI_COMM_TYPE_HW_UNGUIDED:
     case MPI_COMM_TYPE_HW_GUIDED:
-    case MPI_COMM_TYPE_RESOURCE_GUIDED: type = ISM_SPLIT_NODE; break;
+    case MPI_COMM_TYPE_RESOURCE_GUIDED: type = guided_node(info) ? ISM_SPLIT_NODE : 0; break;
+    case MPI_COMM_TYPE_HW_UNGUIDED: type = ISM_SPLIT_NODE; break;
     default:
         return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
                              split_type);
     }
     rc = ism_comm_split_type(c, type, key, &n);
+    if (!rc && n && split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        if (n->size == c->size) { /* the node is the whole communicator: no subset */
+            ism_comm_free(n);
+            n = NULL;
+        } else if (info != MPI_INFO_NULL) {
+            PMPI_Info_set(info, HW_KEY, HW_NODE);
+        }
+    }
     return hand_out("MPI_Comm_split_type", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_split_type)
