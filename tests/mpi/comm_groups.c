@@ -6,6 +6,7 @@
  *  - Communicators: split by parity, reversed split (key -rank), split with
  *    MPI_UNDEFINED (gets MPI_COMM_NULL), create from a group of every third rank,
  *    create with disjoint groups per rank (halves), create_group of the odd ranks only
+ *    (and 24 create_groups in a row on one tag with pseudo-random subsets)
  *    (the even ranks are busy elsewhere), split_type MPI_COMM_TYPE_SHARED (also asked
  *    by one rank while the others pass MPI_UNDEFINED) and the isthmus site split; Comm_compare of each with world; then on each new communicator:
  *    a ring of Sendrecv, Allreduce of ranks, Bcast from the last rank, Barrier, and
@@ -225,6 +226,37 @@ static void comms(void)
             CHECK(os == 1, "split_type alone: size %d", os);
             MPI_Comm_free(&one);
         }
+    }
+    /* create_group in a loop, one tag, a different subset each time: a member that is
+     * fast into the next call must not disturb one still creating the previous */
+    {
+        MPI_Group wg;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        int *members = malloc(sizeof(int) * (size_t)size);
+        unsigned seed = 12345;
+        for (int it = 0; it < 24; it++) {
+            int n = 0, in = 0;
+            for (int r = 0; r < size; r++) {
+                seed = seed * 1103515245u + 12345u;
+                if ((seed >> 16) & 1) {
+                    members[n++] = r;
+                    in |= r == rank;
+                }
+            }
+            if (!in)
+                continue;
+            MPI_Group sub;
+            MPI_Comm cg;
+            MPI_Group_incl(wg, n, members, &sub);
+            MPI_Comm_create_group(MPI_COMM_WORLD, sub, 5, &cg);
+            int one = 1, cnt = 0;
+            MPI_Allreduce(&one, &cnt, 1, MPI_INT, MPI_SUM, cg);
+            CHECK(cnt == n, "create_group loop %d: %d members answered, want %d", it, cnt, n);
+            MPI_Comm_free(&cg);
+            MPI_Group_free(&sub);
+        }
+        free(members);
+        MPI_Group_free(&wg);
     }
 #if MPI_VERSION >= 4
     /* MPI 4.0 hardware splits: HW_GUIDED without the resource key gives MPI_COMM_NULL,

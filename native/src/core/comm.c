@@ -308,9 +308,50 @@ int ism_comm_create(ism_comm *p, const ism_group *grp, ism_comm **out)
     return ism_comm_split(p, color, key, out);
 }
 
+/* The bootstrap context of a create_group: from the parent's context, the tag, the
+ * members, and how often this process already did a create_group with all three the same
+ * (every member counts the same calls). Two consecutive calls with different groups on
+ * one tag then never share a bootstrap context: a member fast into the next call must
+ * not reach one still agreeing on the previous (MPICH's comm/comm_group_rand). */
+typedef struct { uint32_t ctx; int tag; uint64_t members; uint32_t calls; } boot_count;
+static boot_count *boots;
+static int nboot, capboot;
+
+static uint32_t boot_ctx(uint32_t pctx, int tag, const ism_group *grp)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < grp->size; i++)
+        h = (h ^ (uint64_t)(uint32_t)grp->g[i]) * 1099511628211ull;
+    uint32_t calls = 0;
+    int i = 0;
+    for (; i < nboot; i++)
+        if (boots[i].ctx == pctx && boots[i].tag == tag && boots[i].members == h)
+            break;
+    if (i == nboot && nboot == capboot) {
+        int cap = capboot ? capboot * 2 : 16;
+        boot_count *n = realloc(boots, sizeof *n * (size_t)cap);
+        if (n) {
+            boots = n;
+            capboot = cap;
+        }
+    }
+    if (i < nboot) {
+        calls = ++boots[i].calls;
+    } else if (nboot < capboot) {
+        boots[nboot++] = (boot_count){pctx, tag, h, 0};
+    }
+    uint64_t k = ((uint64_t)pctx * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)tag << 32) ^
+                 h ^ ((uint64_t)calls * 0xc2b2ae3d27d4eb4full);
+    k ^= k >> 31;
+    k *= 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 29;
+    return 0x80000000u | ((uint32_t)k & 0x7ffffffeu);
+}
+
 /* Only the members of grp call this. They first build the vendor communicator of their
  * site (collective over the local members only), then agree on a context id on a
- * bootstrap communicator whose context derives from the parent's and the tag. */
+ * bootstrap communicator whose context derives from the parent's, the tag and the group
+ * (boot_ctx). */
 int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm **out)
 {
     *out = NULL;
@@ -332,7 +373,7 @@ int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm *
     free(lr);
     if (rc)
         return rc;
-    uint32_t boot = 0x80000000u | ((p->ctx & 0x3fffu) << 17) | (((uint32_t)tag & 0x7fffu) << 1);
+    uint32_t boot = boot_ctx(p->ctx, tag, grp);
     ism_comm *b = ism_comm_new(grp->size, grp->g, boot, v, &rc);
     if (!b) {
         ism.be->comm_free(&v);
