@@ -6,8 +6,8 @@
  *  - Communicators: split by parity, reversed split (key -rank), split with
  *    MPI_UNDEFINED (gets MPI_COMM_NULL), create from a group of every third rank,
  *    create with disjoint groups per rank (halves), create_group of the odd ranks only
- *    (and 24 create_groups in a row on one tag with pseudo-random subsets)
- *    (the even ranks are busy elsewhere), split_type MPI_COMM_TYPE_SHARED (also asked
+ *    (the even ranks are busy elsewhere), 24 create_groups in a row on one tag with
+ *    pseudo-random subsets, split_type MPI_COMM_TYPE_SHARED (also asked
  *    by one rank while the others pass MPI_UNDEFINED) and the isthmus site split; Comm_compare of each with world; then on each new communicator:
  *    a ring of Sendrecv, Allreduce of ranks, Bcast from the last rank, Barrier, and
  *    MPI_Comm_group matching the expected members.
