@@ -435,14 +435,20 @@ int ism_comm_add_vcoll(ism_comm *c)
     return c->vcoll ? 0 : ism.be->comm_dup(c->vcomm, &c->vcoll);
 }
 
-/* A communicator freed while cross-site requests on it are pending (MPI: they complete
- * normally) stays registered, so that their frames still match, until none is left; it
- * is released by a later ism_comm_free (the program's handle is gone at once). */
+/* A communicator freed while requests are pending (MPI: they complete normally) stays
+ * registered, so that their frames still match and their statuses can be translated,
+ * until no request is left that could use it: none of the cross-site lists names it and,
+ * since a vendor-level request does not say which communicator it belongs to, no request
+ * exists at all. It is released by a later ism_comm_free (the program's handle is gone
+ * at once); a program that always keeps some request alive keeps its freed
+ * communicators until then. */
 static ism_comm **zombies;
 static int nzombie, capzombie;
 
 static int in_use(const ism_comm *c)
 {
+    if (ism_req_live() > 0)
+        return 1;
     const ism_reqlist *lists[] = {&ism.posted, &ism.rsends, &ism.rrecvs, &ism.bsends};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
         for (const ism_req *r = lists[i]->head; r; r = r->next)

@@ -307,6 +307,8 @@ int ism_bsend_pending(void);
 /* request.c */
 ism_req *ism_req_alloc(int kind);
 void ism_req_free(ism_req *r);
+/* requests allocated and not yet freed (a freed communicator waits for 0) */
+long ism_req_live(void);
 void ism_list_push(ism_reqlist *l, ism_req *r);
 void ism_list_remove(ism_reqlist *l, ism_req *r);
 int ism_req_test(ism_req *r, int *flag, ism_status *st);
