@@ -327,7 +327,11 @@ def read_known(path: Path) -> dict[str, list[tuple[str, str, str]]]:
 
 
 def known_reason(known, test: Test, target: str) -> tuple[str, str] | None:
-    for key in (test.id, f"{test.dir}/{test.prog}"):
+    """The (class, reason) of a listed failure: by test id, dir/prog, or a prefix ending
+    in '*' (e.g. coll/p_*)."""
+    keys = [test.id, f"{test.dir}/{test.prog}"]
+    keys += [k for k in known if k.endswith("*") and f"{test.dir}/{test.prog}".startswith(k[:-1])]
+    for key in keys:
         for targets, cls, reason in known.get(key, []):
             if targets == "*" or target in [x.strip() for x in targets.split(",")]:
                 return cls, reason
