@@ -13,6 +13,11 @@
  *    receives with Iprobe until its sends are done, then starts an Ibarrier and keeps
  *    receiving while testing it; every message must arrive exactly once.
  *  - Overlap: an Iallreduce is tested in a loop while doing local work.
+ *  - Types freed while pending (MPI: pending operations complete normally): an Igather
+ *    and an Ibcast whose derived types are freed right after the call, queued behind an
+ *    Ibarrier so that they start only after the free; and an Igather receiving with
+ *    MPI_Type_dup(MPI_INT), not committed by the program (a duplicate of a committed
+ *    type is committed), freed before the wait.
  */
 #include "check.h"
 #include <string.h>
@@ -238,6 +243,55 @@ static void overlap(int rank, int size)
     free(out);
 }
 
+static void freed_types(int rank, int size)
+{
+    enum { N = 4 };
+    MPI_Datatype vec, rty, bty;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &vec); /* every other int */
+    MPI_Type_dup(vec, &rty);
+    MPI_Type_commit(&rty);
+    MPI_Type_dup(vec, &bty);
+    MPI_Type_commit(&bty);
+    MPI_Type_free(&vec);
+    int mine[N], *all = malloc(sizeof(int) * 2 * N * (size_t)size), b[2 * N];
+    for (int i = 0; i < N; i++)
+        mine[i] = val(rank, i);
+    for (int i = 0; i < 2 * N * size; i++)
+        all[i] = -1;
+    for (int i = 0; i < 2 * N; i++)
+        b[i] = rank == 0 ? val(7, i) : -1;
+    MPI_Request rq[3];
+    MPI_Ibarrier(MPI_COMM_WORLD, &rq[0]);
+    /* rank 0 receives N ints per rank into every other slot of a 2N-int block */
+    MPI_Igather(mine, N, MPI_INT, all, 1, rty, 0, MPI_COMM_WORLD, &rq[1]);
+    MPI_Ibcast(b, 1, bty, 0, MPI_COMM_WORLD, &rq[2]);
+    MPI_Type_free(&rty);
+    MPI_Type_free(&bty);
+    CHECK(rty == MPI_DATATYPE_NULL && bty == MPI_DATATYPE_NULL, "Type_free did not reset");
+    MPI_Waitall(3, rq, MPI_STATUSES_IGNORE);
+    /* the vector's extent is 2N-1 ints: block r starts at (2N-1)*r */
+    for (int r = 0; rank == 0 && r < size; r++)
+        for (int i = 0; i < N; i++)
+            CHECK(all[(2 * N - 1) * r + 2 * i] == val(r, i), "freed-type Igather: rank %d "
+                  "item %d is %d", r, i, all[(2 * N - 1) * r + 2 * i]);
+    for (int i = 0; i < 2 * N - 1; i++)
+        CHECK(b[i] == (i % 2 ? (rank == 0 ? val(7, i) : -1) : val(7, i)),
+              "freed-type Ibcast: item %d is %d", i, b[i]);
+    /* the duplicate of a predefined type, never committed by us, freed before the wait */
+    MPI_Datatype dup;
+    int x = val(rank, 0);
+    MPI_Type_dup(MPI_INT, &dup);
+    for (int i = 0; i < size; i++)
+        all[i] = -1;
+    MPI_Igather(&x, 1, MPI_INT, all, 1, dup, 0, MPI_COMM_WORLD, &rq[0]);
+    MPI_Type_free(&dup);
+    MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+    for (int r = 0; rank == 0 && r < size; r++)
+        CHECK(all[r] == val(r, 0), "Igather into a freed Type_dup(MPI_INT): rank %d gave %d",
+              r, all[r]);
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -252,6 +306,7 @@ int main(int argc, char **argv)
     no_block_at_call(rank, size);
     nbx(rank, size);
     overlap(rank, size);
+    freed_types(rank, size);
     MPI_Comm_free(&rev);
     int rc = check_finish("coll_nonblocking");
     MPI_Finalize();

@@ -6,7 +6,8 @@
  *  - Communicators: split by parity, reversed split (key -rank), split with
  *    MPI_UNDEFINED (gets MPI_COMM_NULL), create from a group of every third rank,
  *    create with disjoint groups per rank (halves), create_group of the odd ranks only
- *    (the even ranks are busy elsewhere), split_type MPI_COMM_TYPE_SHARED (also asked
+ *    (the even ranks are busy elsewhere), 24 create_groups in a row on one tag with
+ *    pseudo-random subsets, split_type MPI_COMM_TYPE_SHARED (also asked
  *    by one rank while the others pass MPI_UNDEFINED) and the isthmus site split; Comm_compare of each with world; then on each new communicator:
  *    a ring of Sendrecv, Allreduce of ranks, Bcast from the last rank, Barrier, and
  *    MPI_Comm_group matching the expected members.
@@ -226,6 +227,73 @@ static void comms(void)
             MPI_Comm_free(&one);
         }
     }
+    /* create_group in a loop, one tag, a different subset each time: a member that is
+     * fast into the next call must not disturb one still creating the previous */
+    {
+        MPI_Group wg;
+        MPI_Comm_group(MPI_COMM_WORLD, &wg);
+        int *members = malloc(sizeof(int) * (size_t)size);
+        unsigned seed = 12345;
+        for (int it = 0; it < 24; it++) {
+            int n = 0, in = 0;
+            for (int r = 0; r < size; r++) {
+                seed = seed * 1103515245u + 12345u;
+                if ((seed >> 16) & 1) {
+                    members[n++] = r;
+                    in |= r == rank;
+                }
+            }
+            if (!in)
+                continue;
+            MPI_Group sub;
+            MPI_Comm cg;
+            MPI_Group_incl(wg, n, members, &sub);
+            MPI_Comm_create_group(MPI_COMM_WORLD, sub, 5, &cg);
+            int one = 1, cnt = 0;
+            MPI_Allreduce(&one, &cnt, 1, MPI_INT, MPI_SUM, cg);
+            CHECK(cnt == n, "create_group loop %d: %d members answered, want %d", it, cnt, n);
+            MPI_Comm_free(&cg);
+            MPI_Group_free(&sub);
+        }
+        free(members);
+        MPI_Group_free(&wg);
+    }
+#if MPI_VERSION >= 4
+    /* MPI 4.0 hardware splits: HW_GUIDED without the resource key gives MPI_COMM_NULL,
+     * with "mpi_shared_memory" the shared-memory split; HW_UNGUIDED gives a proper subset
+     * (or MPI_COMM_NULL) and names its resource in the info */
+    {
+        MPI_Comm g = MPI_COMM_WORLD, u = MPI_COMM_WORLD, sh;
+        int shs = -1, gs = -2, us = -1, flag = 0;
+        char res[64] = "";
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sh);
+        MPI_Comm_size(sh, &shs);
+        MPI_Comm_free(&sh);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, MPI_INFO_NULL, &g);
+        CHECK(g == MPI_COMM_NULL, "HW_GUIDED with MPI_INFO_NULL gave a communicator");
+        MPI_Info in;
+        MPI_Info_create(&in);
+        MPI_Info_set(in, "mpi_hw_resource_type", "mpi_shared_memory");
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, in, &g);
+        CHECK(g != MPI_COMM_NULL, "HW_GUIDED mpi_shared_memory gave MPI_COMM_NULL");
+        if (g != MPI_COMM_NULL) {
+            MPI_Comm_size(g, &gs);
+            CHECK(gs == shs, "HW_GUIDED mpi_shared_memory: size %d, shared split %d", gs, shs);
+            MPI_Comm_free(&g);
+        }
+        MPI_Info_free(&in);
+        MPI_Info_create(&in);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, in, &u);
+        if (u != MPI_COMM_NULL) {
+            MPI_Comm_size(u, &us);
+            CHECK(us < size, "HW_UNGUIDED: size %d is not a proper subset of %d", us, size);
+            MPI_Info_get(in, "mpi_hw_resource_type", (int)sizeof res - 1, res, &flag);
+            CHECK(flag && res[0], "HW_UNGUIDED did not name its resource in the info");
+            MPI_Comm_free(&u);
+        }
+        MPI_Info_free(&in);
+    }
+#endif
 #ifdef ISTHMUS_COMM_TYPE_SITE
     MPI_Comm_split_type(MPI_COMM_WORLD, ISTHMUS_COMM_TYPE_SITE, rank, MPI_INFO_NULL, &site);
     const char *mysite = getenv("ISTHMUS_SITE");

@@ -122,6 +122,16 @@ int main(int argc, char **argv)
     }
     CHECK(MPI_ERR_LASTCODE > MPI_ERR_UNKNOWN, "MPI_ERR_LASTCODE %d", MPI_ERR_LASTCODE);
 
+    /* the string of a class beyond the MPI-1 ones names it */
+    {
+        char s[MPI_MAX_ERROR_STRING + 1] = "";
+        int len = 0;
+        MPI_Error_string(MPI_ERR_KEYVAL, s, &len);
+        for (int i = 0; s[i]; i++)
+            s[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+        CHECK(strstr(s, "key") != NULL, "Error_string(MPI_ERR_KEYVAL) is \"%s\"", s);
+    }
+
     /* user-defined error classes, codes and strings */
     int myclass = -1, mycode = -1;
     CHECK_RC(MPI_Add_error_class(&myclass), "Add_error_class");

@@ -14,6 +14,10 @@
  *     sees a message that is on its way.
  *  5. Mprobe/Mrecv and Improbe/Imrecv: a matched message is removed from
  *     matching, so a following wildcard Recv gets the next message.
+ *  6. MPI_ERROR of a status is left alone by single completions (Recv, Mprobe, Mrecv,
+ *     Wait, Test: "may be updated only by the functions ... which return multiple
+ *     statuses", MPI 3.1 §3.2.5), for messages from the far peer.  (Not checked for
+ *     Probe: MPICH 4.0.2's MPI_Probe sets it to MPI_SUCCESS.)
  * Senders use Isend, so nothing relies on buffering.  Works for size >= 1.
  */
 #include "check.h"
@@ -228,6 +232,40 @@ static void matched_probe(void)
     CHECK(flag == 0, "Improbe found a message after all were received");
 }
 
+static void error_field_kept(void)
+{
+    int to = peer_far_to(rank, size), from = peer_far_from(rank, size), v[4], x = rank;
+    MPI_Request sr[4], rr;
+    MPI_Message msg;
+    MPI_Status st;
+    int flag = 0;
+    MPI_Barrier(MPI_COMM_WORLD); /* matched_probe's last Improbe must not see these */
+    for (int t = 0; t < 4; t++)
+        MPI_Isend(&x, 1, MPI_INT, to, 30 + t, MPI_COMM_WORLD, &sr[t]);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Recv(&v[0], 1, MPI_INT, from, 30, MPI_COMM_WORLD, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Recv wrote MPI_ERROR %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+    MPI_Mprobe(from, 31, MPI_COMM_WORLD, &msg, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "Mprobe wrote MPI_ERROR %d", st.MPI_ERROR);
+    st.MPI_ERROR = MPI_ERR_DIMS;
+    MPI_Mrecv(&v[1], 1, MPI_INT, &msg, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Mrecv wrote MPI_ERROR %d", st.MPI_ERROR);
+    MPI_Irecv(&v[2], 1, MPI_INT, from, 32, MPI_COMM_WORLD, &rr);
+    st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+    MPI_Wait(&rr, &st);
+    CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "Wait wrote MPI_ERROR %d", st.MPI_ERROR);
+    MPI_Irecv(&v[3], 1, MPI_INT, from, 33, MPI_COMM_WORLD, &rr);
+    while (!flag) {
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Test(&rr, &flag, &st);
+    }
+    CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Test wrote MPI_ERROR %d", st.MPI_ERROR);
+    for (int t = 0; t < 4; t++)
+        CHECK(v[t] == from, "message %d carried %d, want %d", t, v[t], from);
+    MPI_Waitall(4, sr, MPI_STATUSES_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -241,6 +279,7 @@ int main(int argc, char **argv)
     odd_bytes();
     iprobe_checks();
     matched_probe();
+    error_field_kept();
 
     int rc = check_finish("p2p_probe");
     MPI_Finalize();

@@ -41,6 +41,8 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
 
 /* Derived datatypes (abi/datatype.c): a live type, committed if need_commit; else NULL. */
 ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
+/* Whether the running nonblocking collective holds d (it may use d after MPI_Type_free). */
+int ism_abi_nbc_kept(const ism_dt *d);
 /* Why h is not usable for communication, for error messages. */
 const char *ism_abi_dt_problem(MPI_Datatype h);
 
@@ -78,16 +80,28 @@ static inline ism_req *ism_abi_req(MPI_Request h)
     return h == MPI_REQUEST_NULL ? NULL : (ism_req *)h;
 }
 
+/* The status of a single completion (Recv, Wait, Test, Waitany, Probe, Mrecv, ...):
+ * MPI_ERROR is left as the program set it -- "this field may be updated only by the
+ * functions ... which return multiple statuses" (MPI 3.1 §3.2.5). */
 static inline void ism_abi_status(MPI_Status *s, const ism_status *st)
 {
     if (s == MPI_STATUS_IGNORE)
         return;
     s->MPI_SOURCE = st->source;
     s->MPI_TAG = st->tag;
-    s->MPI_ERROR = st->error;
     s->MPI_internal[0] = (int)(uint32_t)(st->bytes & 0xffffffffu);
     s->MPI_internal[1] = (int)(uint32_t)((uint64_t)st->bytes >> 32);
     s->MPI_internal[2] = st->cancelled;
+}
+
+/* The status of one of several completions (Waitall, Testall, Waitsome, Testsome) and
+ * the empty status: MPI_ERROR too. */
+static inline void ism_abi_status_err(MPI_Status *s, const ism_status *st)
+{
+    if (s == MPI_STATUS_IGNORE)
+        return;
+    ism_abi_status(s, st);
+    s->MPI_ERROR = st->error;
 }
 
 static inline size_t ism_abi_status_bytes(const MPI_Status *s)

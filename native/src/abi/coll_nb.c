@@ -5,10 +5,42 @@
  * Buffers and count, displacement and type arrays must stay untouched until completion,
  * as MPI requires. (Generated once from the list of collectives; edit freely.)
  */
+#include <string.h>
+
 #include "abi.h"
 
+/* MPI lets a program free a datatype while a nonblocking collective uses it ("pending
+ * operations complete normally"): the coroutine holds a reference to each derived type it
+ * was given (t1, t2; the w-forms' type arrays are not held) until it returns, and the
+ * handle lookup accepts those freed types inside their own coroutine (ism_abi_nbc_kept). */
+typedef struct {
+    int (*body)(void *);
+    int n;
+    ism_dt *kept[2];
+    _Alignas(16) unsigned char args[192];
+} kept_args;
+
+static int run_kept(void *p)
+{
+    kept_args *k = p;
+    int rc = k->body(k->args);
+    for (int i = 0; i < k->n; i++)
+        ism_dt_release(k->kept[i]);
+    k->n = 0;
+    return rc;
+}
+
+int ism_abi_nbc_kept(const ism_dt *d)
+{
+    const kept_args *k = ism_nbc_cur_args();
+    for (int i = 0; k && i < k->n; i++)
+        if (k->kept[i] == d)
+            return 1;
+    return 0;
+}
+
 static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
-                 size_t len, MPI_Request *request)
+                 size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2)
 {
     ISM_CHECK_INIT(fn);
     ism_comm *c = ism_abi_comm(comm);
@@ -16,13 +48,28 @@ static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void 
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (!request)
         return ism_abi_error(c, MPI_ERR_REQUEST, fn, "the request argument is NULL");
+    kept_args k = {body, 0, {NULL, NULL}, {0}};
+    if (len > sizeof k.args)
+        return ism_abi_error(c, MPI_ERR_INTERN, fn, "argument block too large");
+    memcpy(k.args, args, len);
+    MPI_Datatype ts[2] = {t1, t2};
+    for (int i = 0; i < 2; i++) {
+        ism_dt *d = ism_abi_dt_any(ts[i]);
+        if (d && d->x && (k.n == 0 || k.kept[0] != d)) {
+            ism_dt_retain(d);
+            k.kept[k.n++] = d;
+        }
+    }
     ism_req *r;
-    int rc = ism_nbc_start(c, body, args, len, &r);
-    if (rc)
+    int rc = ism_nbc_start(c, run_kept, &k, sizeof k, &r);
+    if (rc) {
+        for (int i = 0; i < k.n; i++)
+            ism_dt_release(k.kept[i]);
         return ism_abi_error(c, rc, fn,
                              rc == MPI_ERR_NO_MEM ? "out of memory, or more than 4096 "
                                                     "nonblocking collectives pending"
                                                   : "could not start the collective");
+    }
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
@@ -40,7 +87,8 @@ static int run_ibarrier(void *p)
 int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     a_ibarrier a = {comm};
-    return start("MPI_Ibarrier", comm, run_ibarrier, &a, sizeof a, request);
+    return start("MPI_Ibarrier", comm, run_ibarrier, &a, sizeof a, request,
+                 MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ibarrier)
 
@@ -61,7 +109,8 @@ static int run_ibcast(void *p)
 int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_ibcast a = {buffer, count, datatype, root, comm};
-    return start("MPI_Ibcast", comm, run_ibcast, &a, sizeof a, request);
+    return start("MPI_Ibcast", comm, run_ibcast, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ibcast)
 
@@ -84,7 +133,8 @@ static int run_ireduce(void *p)
 int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_ireduce a = {sendbuf, recvbuf, count, datatype, op, root, comm};
-    return start("MPI_Ireduce", comm, run_ireduce, &a, sizeof a, request);
+    return start("MPI_Ireduce", comm, run_ireduce, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ireduce)
 
@@ -106,7 +156,8 @@ static int run_iallreduce(void *p)
 int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_iallreduce a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return start("MPI_Iallreduce", comm, run_iallreduce, &a, sizeof a, request);
+    return start("MPI_Iallreduce", comm, run_iallreduce, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Iallreduce)
 
@@ -130,7 +181,8 @@ static int run_igather(void *p)
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_igather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return start("MPI_Igather", comm, run_igather, &a, sizeof a, request);
+    return start("MPI_Igather", comm, run_igather, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Igather)
 
@@ -155,7 +207,8 @@ static int run_igatherv(void *p)
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_igatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
-    return start("MPI_Igatherv", comm, run_igatherv, &a, sizeof a, request);
+    return start("MPI_Igatherv", comm, run_igatherv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Igatherv)
 
@@ -179,7 +232,8 @@ static int run_iscatter(void *p)
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_iscatter a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return start("MPI_Iscatter", comm, run_iscatter, &a, sizeof a, request);
+    return start("MPI_Iscatter", comm, run_iscatter, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iscatter)
 
@@ -204,7 +258,8 @@ static int run_iscatterv(void *p)
 int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_iscatterv a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return start("MPI_Iscatterv", comm, run_iscatterv, &a, sizeof a, request);
+    return start("MPI_Iscatterv", comm, run_iscatterv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iscatterv)
 
@@ -227,7 +282,8 @@ static int run_iallgather(void *p)
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_iallgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return start("MPI_Iallgather", comm, run_iallgather, &a, sizeof a, request);
+    return start("MPI_Iallgather", comm, run_iallgather, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iallgather)
 
@@ -251,7 +307,8 @@ static int run_iallgatherv(void *p)
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_iallgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
-    return start("MPI_Iallgatherv", comm, run_iallgatherv, &a, sizeof a, request);
+    return start("MPI_Iallgatherv", comm, run_iallgatherv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iallgatherv)
 
@@ -274,7 +331,8 @@ static int run_ialltoall(void *p)
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ialltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return start("MPI_Ialltoall", comm, run_ialltoall, &a, sizeof a, request);
+    return start("MPI_Ialltoall", comm, run_ialltoall, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ialltoall)
 
@@ -299,7 +357,8 @@ static int run_ialltoallv(void *p)
 int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ialltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
-    return start("MPI_Ialltoallv", comm, run_ialltoallv, &a, sizeof a, request);
+    return start("MPI_Ialltoallv", comm, run_ialltoallv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ialltoallv)
 
@@ -324,7 +383,8 @@ static int run_ialltoallw(void *p)
 int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
 {
     a_ialltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
-    return start("MPI_Ialltoallw", comm, run_ialltoallw, &a, sizeof a, request);
+    return start("MPI_Ialltoallw", comm, run_ialltoallw, &a, sizeof a, request,
+                 MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ialltoallw)
 
@@ -346,7 +406,8 @@ static int run_ireduce_scatter(void *p)
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_ireduce_scatter a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
-    return start("MPI_Ireduce_scatter", comm, run_ireduce_scatter, &a, sizeof a, request);
+    return start("MPI_Ireduce_scatter", comm, run_ireduce_scatter, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ireduce_scatter)
 
@@ -368,7 +429,8 @@ static int run_ireduce_scatter_block(void *p)
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_ireduce_scatter_block a = {sendbuf, recvbuf, recvcount, datatype, op, comm};
-    return start("MPI_Ireduce_scatter_block", comm, run_ireduce_scatter_block, &a, sizeof a, request);
+    return start("MPI_Ireduce_scatter_block", comm, run_ireduce_scatter_block, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ireduce_scatter_block)
 
@@ -390,7 +452,8 @@ static int run_iscan(void *p)
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_iscan a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return start("MPI_Iscan", comm, run_iscan, &a, sizeof a, request);
+    return start("MPI_Iscan", comm, run_iscan, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Iscan)
 
@@ -412,7 +475,8 @@ static int run_iexscan(void *p)
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_iexscan a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return start("MPI_Iexscan", comm, run_iexscan, &a, sizeof a, request);
+    return start("MPI_Iexscan", comm, run_iexscan, &a, sizeof a, request,
+                 a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Iexscan)
 
@@ -435,7 +499,8 @@ static int run_ineighbor_allgather(void *p)
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ineighbor_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return start("MPI_Ineighbor_allgather", comm, run_ineighbor_allgather, &a, sizeof a, request);
+    return start("MPI_Ineighbor_allgather", comm, run_ineighbor_allgather, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_allgather)
 
@@ -459,7 +524,8 @@ static int run_ineighbor_allgatherv(void *p)
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ineighbor_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
-    return start("MPI_Ineighbor_allgatherv", comm, run_ineighbor_allgatherv, &a, sizeof a, request);
+    return start("MPI_Ineighbor_allgatherv", comm, run_ineighbor_allgatherv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_allgatherv)
 
@@ -482,7 +548,8 @@ static int run_ineighbor_alltoall(void *p)
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ineighbor_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return start("MPI_Ineighbor_alltoall", comm, run_ineighbor_alltoall, &a, sizeof a, request);
+    return start("MPI_Ineighbor_alltoall", comm, run_ineighbor_alltoall, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_alltoall)
 
@@ -507,7 +574,8 @@ static int run_ineighbor_alltoallv(void *p)
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_ineighbor_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
-    return start("MPI_Ineighbor_alltoallv", comm, run_ineighbor_alltoallv, &a, sizeof a, request);
+    return start("MPI_Ineighbor_alltoallv", comm, run_ineighbor_alltoallv, &a, sizeof a, request,
+                 a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_alltoallv)
 
@@ -532,6 +600,7 @@ static int run_ineighbor_alltoallw(void *p)
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
 {
     a_ineighbor_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
-    return start("MPI_Ineighbor_alltoallw", comm, run_ineighbor_alltoallw, &a, sizeof a, request);
+    return start("MPI_Ineighbor_alltoallw", comm, run_ineighbor_alltoallw, &a, sizeof a, request,
+                 MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ineighbor_alltoallw)

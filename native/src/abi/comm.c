@@ -2,6 +2,8 @@
  * copying), split, split_type, create, create_group, free (with attribute deletion).
  * Every creation agrees on a new context id across all sites (core/comm.c).
  */
+#include <string.h>
+
 #include "abi.h"
 
 static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
@@ -28,8 +30,10 @@ static int intra_arg(const char *fn, MPI_Comm comm, ism_comm **c)
  * follow MPICH and Open MPI, which do it for every constructor). */
 static int hand_out(const char *fn, ism_comm *parent, ism_comm *n, int rc, MPI_Comm *newcomm)
 {
-    if (rc)
+    if (rc) {
+        *newcomm = MPI_COMM_NULL;
         return ism_abi_error(parent, rc, fn, "creating the communicator failed");
+    }
     if (n)
         n->errh = parent->errh;
     *newcomm = n ? (MPI_Comm)n : MPI_COMM_NULL;
@@ -51,6 +55,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (!rc && (rc = ism_abi_attr_copy(c, n)) != MPI_SUCCESS) {
         ism_abi_topo_free(n);
         ism_comm_free(n);
+        *newcomm = MPI_COMM_NULL; /* as MPICH and Open MPI do */
         return ism_abi_error(c, rc, "MPI_Comm_dup", "an attribute copy callback failed");
     }
     return hand_out("MPI_Comm_dup", c, n, rc, newcomm);
@@ -96,21 +101,37 @@ ISM_PMPI(Comm_idup_with_info)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
-    int rc = intra_arg("MPI_Comm_split", comm, &c);
+    int rc = comm_arg("MPI_Comm_split", comm, &c);
     if (rc)
         return rc;
     if (color < 0 && color != MPI_UNDEFINED)
         return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_split",
                              "color %d is negative (use MPI_UNDEFINED to opt out)", color);
-    rc = ism_comm_split(c, color == MPI_UNDEFINED ? -1 : color, key, &n);
+    color = color == MPI_UNDEFINED ? -1 : color;
+    rc = c->is_inter ? ism_intercomm_split(c, color, key, &n) : ism_comm_split(c, color, key, &n);
     return hand_out("MPI_Comm_split", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_split)
 
+/* The one hardware resource isthmus knows is the node ("mpi_shared_memory", MPI 4.0
+ * §7.4.2): MPI_COMM_TYPE_HW_GUIDED splits by node when the info asks for it and gives
+ * MPI_COMM_NULL otherwise (no key, or a resource we cannot name); HW_UNGUIDED splits by
+ * node if that is a proper subset and names the resource in the info argument. */
+#define HW_KEY "mpi_hw_resource_type"
+#define HW_NODE "mpi_shared_memory"
+
+static int guided_node(MPI_Info info)
+{
+    char v[64] = "";
+    int flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get(info, HW_KEY, (int)sizeof v - 1, v, &flag))
+        return 0;
+    return flag && strcmp(v, HW_NODE) == 0;
+}
+
 int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
-    (void)info;
     int rc = intra_arg("MPI_Comm_split_type", comm, &c);
     if (rc)
         return rc;
@@ -119,29 +140,43 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     case MPI_UNDEFINED: type = 0; break;
     case MPI_COMM_TYPE_SHARED: type = ISM_SPLIT_NODE; break;
     case ISTHMUS_COMM_TYPE_SITE: type = ISM_SPLIT_SITE; break;
-    /* hardware-guided splits with no hint we understand: the node is the smallest
-     * resource we know, as MPICH does for unknown resource types */
-    case MPI_COMM_TYPE_HW_UNGUIDED:
     case MPI_COMM_TYPE_HW_GUIDED:
-    case MPI_COMM_TYPE_RESOURCE_GUIDED: type = ISM_SPLIT_NODE; break;
+    case MPI_COMM_TYPE_RESOURCE_GUIDED: type = guided_node(info) ? ISM_SPLIT_NODE : 0; break;
+    case MPI_COMM_TYPE_HW_UNGUIDED: type = ISM_SPLIT_NODE; break;
     default:
         return ism_abi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
                              split_type);
     }
     rc = ism_comm_split_type(c, type, key, &n);
+    if (!rc && n && split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        if (n->size == c->size) { /* the node is the whole communicator: no subset */
+            ism_comm_free(n);
+            n = NULL;
+        } else if (info != MPI_INFO_NULL) {
+            PMPI_Info_set(info, HW_KEY, HW_NODE);
+        }
+    }
     return hand_out("MPI_Comm_split_type", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_split_type)
 
+/* The group must be a subgroup of the (local) group of c. */
 static int group_arg(const char *fn, ism_comm *c, MPI_Group group, ism_group **g)
 {
     *g = ism_abi_group(group);
     if (!*g)
         return ism_abi_error(c, MPI_ERR_GROUP, fn, "invalid group");
-    for (int i = 0; i < (*g)->size; i++)
-        if (c->c_of_g[(*g)->g[i]] < 0)
+    for (int i = 0; i < (*g)->size; i++) {
+        int in = 0;
+        if (!c->is_inter)
+            in = c->c_of_g[(*g)->g[i]] >= 0;
+        for (int j = 0; c->is_inter && !in && j < c->local_size; j++)
+            in = c->local_g[j] == (*g)->g[i];
+        if (!in)
             return ism_abi_error(c, MPI_ERR_GROUP, fn,
-                                 "the group has a process that is not in the communicator");
+                                 "the group has a process that is not in the communicator%s",
+                                 c->is_inter ? "'s local group" : "");
+    }
     return MPI_SUCCESS;
 }
 
@@ -149,10 +184,13 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     ism_comm *c, *n = NULL;
     ism_group *g;
-    int rc = intra_arg("MPI_Comm_create", comm, &c);
+    int rc = comm_arg("MPI_Comm_create", comm, &c);
     if (rc || (rc = group_arg("MPI_Comm_create", c, group, &g)))
         return rc;
-    rc = ism_comm_create(c, g, &n);
+    if (c->is_inter) /* the local group becomes `group`, in its order */
+        rc = ism_intercomm_split(c, g->rank == ISM_UNDEFINED ? -1 : 0, g->rank, &n);
+    else
+        rc = ism_comm_create(c, g, &n);
     return hand_out("MPI_Comm_create", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_create)

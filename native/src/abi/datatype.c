@@ -18,7 +18,7 @@ ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit)
     if ((uintptr_t)h < 0x1000)
         return NULL;
     ism_dt *d = (ism_dt *)h;
-    if (!d->x || d->x->magic != ISM_DT_MAGIC || d->freed)
+    if (!d->x || d->x->magic != ISM_DT_MAGIC || (d->freed && !ism_abi_nbc_kept(d)))
         return NULL;
     return need_commit && !d->committed ? NULL : d;
 }
@@ -333,6 +333,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     int rc = make("MPI_Type_dup", ISM_COMBINER_DUP, NULL, NULL, &oldtype, 1, newtype);
     if (rc)
         return rc;
+    /* "newtype has the same committed state as oldtype" (MPI 3.1 §4.1.10); predefined
+     * types are committed */
+    ism_dt *old = ism_abi_dt_any(oldtype);
+    if (old && (!old->x || old->committed) && (rc = ism_dt_commit(ism_abi_dt_any(*newtype)))) {
+        PMPI_Type_free(newtype);
+        return ism_abi_error(NULL, rc, "MPI_Type_dup", "the vendor MPI refused the commit");
+    }
     /* cached attributes follow their copy callbacks (attr.c) */
     if ((rc = ism_abi_type_attr_copy(oldtype, *newtype)) != MPI_SUCCESS) {
         PMPI_Type_free(newtype);

@@ -20,18 +20,26 @@ int ism_abi_check_init(const char *fn)
 
 const char *ism_abi_class_name(int c)
 {
+    /* the MPI 5.0 ABI's error classes are 0..62, in this order */
     static const char *names[] = {
         "MPI_SUCCESS", "MPI_ERR_BUFFER", "MPI_ERR_COUNT", "MPI_ERR_TYPE", "MPI_ERR_TAG",
         "MPI_ERR_COMM", "MPI_ERR_RANK", "MPI_ERR_REQUEST", "MPI_ERR_ROOT", "MPI_ERR_GROUP",
         "MPI_ERR_OP", "MPI_ERR_TOPOLOGY", "MPI_ERR_DIMS", "MPI_ERR_ARG", "MPI_ERR_UNKNOWN",
         "MPI_ERR_TRUNCATE", "MPI_ERR_OTHER", "MPI_ERR_INTERN", "MPI_ERR_PENDING",
-        "MPI_ERR_IN_STATUS"};
+        "MPI_ERR_IN_STATUS", "MPI_ERR_ACCESS", "MPI_ERR_AMODE", "MPI_ERR_ASSERT",
+        "MPI_ERR_BAD_FILE", "MPI_ERR_BASE", "MPI_ERR_CONVERSION", "MPI_ERR_DISP",
+        "MPI_ERR_DUP_DATAREP", "MPI_ERR_FILE_EXISTS", "MPI_ERR_FILE_IN_USE", "MPI_ERR_FILE",
+        "MPI_ERR_INFO_KEY", "MPI_ERR_INFO_NOKEY", "MPI_ERR_INFO_VALUE", "MPI_ERR_INFO",
+        "MPI_ERR_IO", "MPI_ERR_KEYVAL", "MPI_ERR_LOCKTYPE", "MPI_ERR_NAME", "MPI_ERR_NO_MEM",
+        "MPI_ERR_NOT_SAME", "MPI_ERR_NO_SPACE", "MPI_ERR_NO_SUCH_FILE", "MPI_ERR_PORT",
+        "MPI_ERR_QUOTA", "MPI_ERR_READ_ONLY", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_CONFLICT",
+        "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_SHARED", "MPI_ERR_RMA_SYNC", "MPI_ERR_SERVICE",
+        "MPI_ERR_SIZE", "MPI_ERR_SPAWN", "MPI_ERR_UNSUPPORTED_DATAREP",
+        "MPI_ERR_UNSUPPORTED_OPERATION", "MPI_ERR_WIN", "MPI_ERR_RMA_FLAVOR",
+        "MPI_ERR_PROC_ABORTED", "MPI_ERR_VALUE_TOO_LARGE", "MPI_ERR_SESSION",
+        "MPI_ERR_ERRHANDLER", "MPI_ERR_ABI"};
     if (c >= 0 && c < (int)(sizeof names / sizeof *names))
         return names[c];
-    if (c == MPI_ERR_NO_MEM)
-        return "MPI_ERR_NO_MEM";
-    if (c == MPI_ERR_UNSUPPORTED_OPERATION)
-        return "MPI_ERR_UNSUPPORTED_OPERATION";
     return "MPI_ERR_OTHER";
 }
 
@@ -54,6 +62,21 @@ const char *ism_abi_class_text(int c)
     case MPI_ERR_PENDING: return "request pending";
     case MPI_ERR_IN_STATUS: return "error code in status";
     case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_KEYVAL: return "invalid keyval";
+    case MPI_ERR_INFO_KEY: return "invalid info key";
+    case MPI_ERR_INFO_VALUE: return "invalid info value";
+    case MPI_ERR_INFO_NOKEY: return "info key not found";
+    case MPI_ERR_INFO: return "invalid info object";
+    case MPI_ERR_NAME: return "invalid name";
+    case MPI_ERR_ERRHANDLER: return "invalid error handler";
+    case MPI_ERR_TOPOLOGY: return "invalid topology";
+    case MPI_ERR_DIMS: return "invalid dimensions";
+    case MPI_ERR_GROUP: return "invalid group";
+    case MPI_ERR_UNKNOWN: return "unknown error";
+    case MPI_ERR_NOT_SAME: return "arguments not the same on every process";
+    case MPI_ERR_DISP: return "invalid displacement";
+    case MPI_ERR_SIZE: return "invalid size";
+    case MPI_ERR_VALUE_TOO_LARGE: return "value too large to fit in the output";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by isthmus yet";
     default: return "other error";
     }
@@ -109,6 +132,10 @@ ISM_PMPI(Init)
 int PMPI_Finalize(void)
 {
     ISM_CHECK_INIT("MPI_Finalize");
+    /* MPI 3.1 §8.7.1: Finalize first frees MPI_COMM_SELF's attributes, running their
+     * delete callbacks in the reverse order of setting (our lists are LIFO), while MPI
+     * is still fully usable; programs use this as an at-exit hook. */
+    ism_abi_attr_delete_all(ism_abi_comm(MPI_COMM_SELF));
     int rc = ism_core_finalize();
     return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
 }

@@ -14,7 +14,7 @@
 static void empty_status(MPI_Status *s)
 {
     ism_status st = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0};
-    ism_abi_status(s, &st);
+    ism_abi_status_err(s, &st);
 }
 
 static int inactive(ism_req *r) { return !r || (r->kind == ISM_RQ_PERSIST && !r->inner); }
@@ -102,7 +102,7 @@ static int sweep(int n, MPI_Request *reqs, MPI_Status *sts, char *done, int *err
                 st.error = rc;
             if (st.error)
                 *err = 1;
-            ism_abi_status(s, &st);
+            ism_abi_status_err(s, &st);
             retire(&reqs[i]);
             done[i] = 1;
         } else {
@@ -145,7 +145,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
                     s->MPI_ERROR = MPI_ERR_PENDING;
                 continue;
             }
-            ism_abi_status(s, &st);
+            ism_abi_status_err(s, &st);
             retire(&array_of_requests[i]);
         }
         if (v != small)
@@ -284,7 +284,7 @@ static int some_once(int count, MPI_Request *reqs, int *outcount, int *indices, 
             if (st.error)
                 *err = 1;
             if (sts != MPI_STATUSES_IGNORE)
-                ism_abi_status(&sts[n], &st);
+                ism_abi_status_err(&sts[n], &st);
             indices[n++] = i;
             retire(&reqs[i]);
         }

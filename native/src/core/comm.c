@@ -234,8 +234,8 @@ int ism_comm_dup(ism_comm *p, ism_comm **out)
 }
 
 /* The new-rank order of a split: members with my color sorted by (key, parent rank). */
-typedef struct { int key, prank; } keyed;
-static int by_key(const void *a, const void *b)
+typedef ism_keyed keyed;
+int ism_keyed_cmp(const void *a, const void *b)
 {
     const keyed *x = a, *y = b;
     if (x->key != y->key)
@@ -269,7 +269,7 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
             n++;
         }
     free(all);
-    qsort(m, (size_t)n, sizeof *m, by_key);
+    qsort(m, (size_t)n, sizeof *m, ism_keyed_cmp);
     for (int i = 0; i < n; i++)
         g[i] = p->g_of[m[i].prank];
     /* the vendor orders its part by the same key: the new rank */
@@ -308,9 +308,50 @@ int ism_comm_create(ism_comm *p, const ism_group *grp, ism_comm **out)
     return ism_comm_split(p, color, key, out);
 }
 
+/* The bootstrap context of a create_group: from the parent's context, the tag, the
+ * members, and how often this process already did a create_group with all three the same
+ * (every member counts the same calls). Two consecutive calls with different groups on
+ * one tag then never share a bootstrap context: a member fast into the next call must
+ * not reach one still agreeing on the previous (MPICH's comm/comm_group_rand). */
+typedef struct { uint32_t ctx; int tag; uint64_t members; uint32_t calls; } boot_count;
+static boot_count *boots;
+static int nboot, capboot;
+
+static uint32_t boot_ctx(uint32_t pctx, int tag, const ism_group *grp)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < grp->size; i++)
+        h = (h ^ (uint64_t)(uint32_t)grp->g[i]) * 1099511628211ull;
+    uint32_t calls = 0;
+    int i = 0;
+    for (; i < nboot; i++)
+        if (boots[i].ctx == pctx && boots[i].tag == tag && boots[i].members == h)
+            break;
+    if (i == nboot && nboot == capboot) {
+        int cap = capboot ? capboot * 2 : 16;
+        boot_count *n = realloc(boots, sizeof *n * (size_t)cap);
+        if (n) {
+            boots = n;
+            capboot = cap;
+        }
+    }
+    if (i < nboot) {
+        calls = ++boots[i].calls;
+    } else if (nboot < capboot) {
+        boots[nboot++] = (boot_count){pctx, tag, h, 0};
+    }
+    uint64_t k = ((uint64_t)pctx * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(uint32_t)tag << 32) ^
+                 h ^ ((uint64_t)calls * 0xc2b2ae3d27d4eb4full);
+    k ^= k >> 31;
+    k *= 0xbf58476d1ce4e5b9ull;
+    k ^= k >> 29;
+    return 0x80000000u | ((uint32_t)k & 0x7ffffffeu);
+}
+
 /* Only the members of grp call this. They first build the vendor communicator of their
  * site (collective over the local members only), then agree on a context id on a
- * bootstrap communicator whose context derives from the parent's and the tag. */
+ * bootstrap communicator whose context derives from the parent's, the tag and the group
+ * (boot_ctx). */
 int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm **out)
 {
     *out = NULL;
@@ -332,7 +373,7 @@ int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm *
     free(lr);
     if (rc)
         return rc;
-    uint32_t boot = 0x80000000u | ((p->ctx & 0x3fffu) << 17) | (((uint32_t)tag & 0x7fffu) << 1);
+    uint32_t boot = boot_ctx(p->ctx, tag, grp);
     ism_comm *b = ism_comm_new(grp->size, grp->g, boot, v, &rc);
     if (!b) {
         ism.be->comm_free(&v);
@@ -394,10 +435,64 @@ int ism_comm_add_vcoll(ism_comm *c)
     return c->vcoll ? 0 : ism.be->comm_dup(c->vcomm, &c->vcoll);
 }
 
+/* A communicator freed while requests are pending (MPI: they complete normally) stays
+ * registered, so that their frames still match and their statuses can be translated,
+ * until no request is left that could use it: none of the cross-site lists names it and,
+ * since a vendor-level request does not say which communicator it belongs to, no request
+ * exists at all. It is released by a later ism_comm_free (the program's handle is gone
+ * at once); a program that always keeps some request alive keeps its freed
+ * communicators until then. */
+static ism_comm **zombies;
+static int nzombie, capzombie;
+
+static int in_use(const ism_comm *c)
+{
+    if (ism_req_live() > 0)
+        return 1;
+    const ism_reqlist *lists[] = {&ism.posted, &ism.rsends, &ism.rrecvs, &ism.bsends};
+    for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+        for (const ism_req *r = lists[i]->head; r; r = r->next)
+            if (r->comm == c)
+                return 1;
+    return 0;
+}
+
+static int release(ism_comm *c);
+
+static void reap(void)
+{
+    for (int i = 0; i < nzombie;)
+        if (!in_use(zombies[i])) {
+            ism_comm *z = zombies[i];
+            zombies[i] = zombies[--nzombie];
+            release(z);
+        } else {
+            i++;
+        }
+}
+
 int ism_comm_free(ism_comm *c)
 {
     if (c->builtin)
         return ISM_ERR_COMM;
+    reap();
+    if (in_use(c)) {
+        if (nzombie == capzombie) {
+            int cap = capzombie ? capzombie * 2 : 8;
+            ism_comm **z = realloc(zombies, sizeof *z * (size_t)cap);
+            if (!z)
+                return ISM_ERR_NO_MEM;
+            zombies = z;
+            capzombie = cap;
+        }
+        zombies[nzombie++] = c;
+        return 0;
+    }
+    return release(c);
+}
+
+static int release(ism_comm *c)
+{
     ism_comm_unregister(c);
     if (c->merged)
         ism_comm_free(c->merged);

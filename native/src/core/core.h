@@ -307,6 +307,8 @@ int ism_bsend_pending(void);
 /* request.c */
 ism_req *ism_req_alloc(int kind);
 void ism_req_free(ism_req *r);
+/* requests allocated and not yet freed (a freed communicator waits for 0) */
+long ism_req_live(void);
 void ism_list_push(ism_reqlist *l, ism_req *r);
 void ism_list_remove(ism_reqlist *l, ism_req *r);
 int ism_req_test(ism_req *r, int *flag, ism_status *st);
@@ -352,6 +354,8 @@ int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int
                           ism_dt *const *rdts, const int *stags, const int *rtags,
                           ism_comm *c);
 /* comm.c internals shared with intercomm.c */
+typedef struct { int key, prank; } ism_keyed; /* a split's member: key, rank in the parent */
+int ism_keyed_cmp(const void *a, const void *b); /* by key, then parent rank */
 ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc);
 void ism_comm_register(ism_comm *c);
 void ism_comm_unregister(ism_comm *c);
@@ -365,6 +369,7 @@ int ism_intercomm_create(ism_comm *local, int local_leader, ism_comm *peer, int 
                          int tag, ism_comm **out);
 int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out);
 int ism_intercomm_dup(ism_comm *ic, ism_comm **out);
+int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out);
 int ism_inter_barrier(ism_comm *c);
 int ism_inter_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
 int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
@@ -404,6 +409,8 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
 int ism_nbc_poll(void);
 void ism_nbc_yield(void);
 void ism_nbc_drain(ism_comm *c);
+/* the argument block of the running coroutine, or NULL outside coroutines */
+void *ism_nbc_cur_args(void);
 int ism_nbc_pending(void);
 
 /* datatype.c: predefined table, derived type lifetime, packing for the wire.

@@ -227,6 +227,66 @@ int ism_intercomm_dup(ism_comm *ic, ism_comm **out)
     return rc;
 }
 
+/* Split (MPI 3.1 §6.4.2): the members of each group with one color form the local group
+ * of a new intercommunicator, the members of the other group with that color its remote
+ * group; a color present in one group only gives no communicator. Every member of both
+ * groups learns every (color, key) over the hidden communicator of both groups, where
+ * each group's members stand in their rank order. MPI_Comm_create on an
+ * intercommunicator is this split with color "in the group" and key = rank in it. */
+int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out)
+{
+    *out = NULL;
+    ism_comm *m = ic->merged;
+    uint32_t ctx;
+    int rc = ism_ctx_agree(m, &ctx);
+    if (rc)
+        return rc;
+    ism_ctx_reserve(ctx, 3);
+    int mine[2] = {color, key};
+    int *all = malloc(sizeof(int) * 2 * (size_t)m->size);
+    /* prank: the index in m, whose groups each stand in rank order */
+    ism_keyed *lm = malloc(sizeof *lm * (size_t)m->size), *rm = lm ? lm + ic->local_size : NULL;
+    int *lg = malloc(sizeof(int) * (size_t)m->size), *rg = lg ? lg + ic->local_size : NULL;
+    if (!all || !lm || !lg) {
+        free(all);
+        free(lm);
+        free(lg);
+        return ISM_ERR_NO_MEM;
+    }
+    rc = ism_allgather(mine, all, 2, ISM_DT_INT, m);
+    /* m holds the group whose first member has the lower global rank first */
+    int first_n = ic->low_first ? ic->local_size : ic->size;
+    int ln = 0, rn = 0, me = -1;
+    for (int i = 0; !rc && color >= 0 && i < m->size; i++) {
+        if (all[2 * i] != color)
+            continue;
+        int in_first = i < first_n, local = in_first == (ic->low_first != 0);
+        ism_keyed x = {all[2 * i + 1], i};
+        if (local)
+            lm[ln++] = x;
+        else
+            rm[rn++] = x;
+    }
+    free(all);
+    qsort(lm, (size_t)ln, sizeof *lm, ism_keyed_cmp);
+    qsort(rm, (size_t)rn, sizeof *rm, ism_keyed_cmp);
+    for (int i = 0; i < ln; i++) {
+        lg[i] = m->g_of[lm[i].prank];
+        if (lg[i] == ism.grank)
+            me = i;
+    }
+    for (int i = 0; i < rn; i++)
+        rg[i] = m->g_of[rm[i].prank];
+    free(lm);
+    if (!rc && ln > 0 && rn > 0 && me >= 0) {
+        rc = build(ctx, lg, ln, me, rg, rn, lg[0] < rg[0], out);
+        if (!rc)
+            (*out)->errh = ic->errh;
+    }
+    free(lg);
+    return rc;
+}
+
 /* The group with high = false comes first; equal: the order of the hidden communicator. */
 int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out)
 {

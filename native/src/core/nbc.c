@@ -175,3 +175,5 @@ void ism_nbc_drain(ism_comm *c)
 }
 
 int ism_nbc_pending(void) { return count; }
+
+void *ism_nbc_cur_args(void) { return ism_nbc_cur ? ism_nbc_cur->args : NULL; }

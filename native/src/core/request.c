@@ -11,6 +11,9 @@
 #include "core.h"
 
 static ism_req *free_list;
+static long live; /* requests allocated and not yet freed */
+
+long ism_req_live(void) { return live; }
 
 ism_req *ism_req_alloc(int kind)
 {
@@ -21,6 +24,7 @@ ism_req *ism_req_alloc(int kind)
         return NULL;
     memset(r, 0, sizeof *r);
     r->kind = (uint8_t)kind;
+    live++;
     return r;
 }
 
@@ -34,6 +38,7 @@ void ism_req_free(ism_req *r)
     }
     r->next = free_list;
     free_list = r;
+    live--;
 }
 
 void ism_list_push(ism_reqlist *l, ism_req *r)
