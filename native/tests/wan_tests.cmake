@@ -139,3 +139,22 @@ if(ISM_FUZZ_LIBFUZZER)
     add_custom_target(fuzz_frame ALL DEPENDS "${_fuzz_out}")
   endif()
 endif()
+
+# ---- Reliable UDP transport (src/wan/udp, issue 7) ----
+set(ISM_UDP_SRC_DIR "${ISM_WAN_SRC_DIR}/udp")
+add_library(ism_udp STATIC
+  ${ISM_UDP_SRC_DIR}/wire.c
+  ${ISM_UDP_SRC_DIR}/cc.c
+  ${ISM_UDP_SRC_DIR}/cc_bbr.c
+  ${ISM_UDP_SRC_DIR}/cc_reno.c
+  ${ISM_UDP_SRC_DIR}/send.c
+  ${ISM_UDP_SRC_DIR}/recv.c
+  ${ISM_UDP_SRC_DIR}/io.c
+  ${ISM_UDP_SRC_DIR}/engine.c
+  ${ISM_UDP_SRC_DIR}/setup.c
+  ${ISM_UDP_SRC_DIR}/api.c)
+target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
+target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto)
+target_compile_definitions(ism_udp PRIVATE _GNU_SOURCE)
+target_compile_options(ism_udp PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(ism_udp PROPERTIES POSITION_INDEPENDENT_CODE ON ${ISM_WAN_TEST_PROPS})
