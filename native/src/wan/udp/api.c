@@ -143,11 +143,17 @@ ism_udp_listener *ism_udp_open(const char *hostport, const ism_auth_key *key, is
     }
     if (check_opts(&e, err, errlen) != 0)
         return NULL;
-    char host[256];
+    char host[256], copy[300];
     int port;
-    if (ism_sock_parse_hostport(hostport, host, sizeof host, &port, err, errlen) != 0)
+    /* Port 0 (any free port) is fine for a listener; the parser is for peers' addresses. */
+    snprintf(copy, sizeof copy, "%s", hostport);
+    size_t len = strlen(copy);
+    int any = len > 2 && strcmp(copy + len - 2, ":0") == 0;
+    if (any)
+        copy[len - 1] = '1';
+    if (ism_sock_parse_hostport(copy, host, sizeof host, &port, err, errlen) != 0)
         return NULL;
-    int fd = ism_sock_listen(host, port, 16, err, errlen);
+    int fd = ism_sock_listen(host, any ? 0 : port, 16, err, errlen);
     if (fd < 0)
         return NULL;
     ism_udp_listener *l = calloc(1, sizeof *l);
@@ -365,13 +371,25 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
     int rc = c->err;
     if (!rc) {
         c->fin_wanted = 1;
-        while (!(udp_send_idle(c) && c->fin_off != UINT64_MAX)) {
-            if (udp_now_us() >= dl) {
+        int64_t settled = -1; /* when all data was acknowledged and the peer's FIN was in */
+        for (;;) {
+            int64_t now = udp_now_us();
+            if (udp_send_idle(c) && c->fin_off != UINT64_MAX)
+                break;
+            if (c->snd_una == c->snd_end && c->fin_off != UINT64_MAX) {
+                /* Only our FIN's ACK is missing. The peer has ended its stream, so it is
+                 * closing too; do not wait for it forever on a lossy path. */
+                if (settled < 0)
+                    settled = now;
+                else if (now - settled > 4 * udp_rto_us(c))
+                    break;
+            }
+            if (now >= dl) {
                 rc = ISM_UDP_ETIMEDOUT;
                 snprintf(c->errmsg, sizeof c->errmsg,
                          "closing the connection to %s: %s within %d ms", c->peer,
-                         udp_send_idle(c) ? "the peer did not end its stream"
-                                          : "not all data was acknowledged",
+                         c->snd_una == c->snd_end ? "the peer did not end its stream"
+                                                  : "not all data was acknowledged",
                          timeout_ms);
                 break;
             }
@@ -380,12 +398,18 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
         }
     }
     if (rc == 0) {
-        /* Linger so that a peer whose FIN's ACK was lost gets it again. */
-        int64_t until = udp_now_us() + 2 * udp_rto_us(c);
-        if (until > dl)
-            until = dl;
-        while (udp_now_us() < until && udp_wait(c, until) == 0)
-            ;
+        /* Linger while the peer still talks (its FIN's ACK may have been lost), at most
+         * 10 RTOs: nothing we hold is needed any more, only our answers are. */
+        int64_t cap = udp_now_us() + 10 * udp_rto_us(c);
+        if (cap > dl)
+            cap = dl;
+        for (;;) {
+            int64_t until = c->last_recv_us + 3 * udp_rto_us(c);
+            if (until > cap)
+                until = cap;
+            if (udp_now_us() >= until || udp_wait(c, until) != 0)
+                break;
+        }
     } else if (c->err != ISM_UDP_ECLOSED && c->err != ISM_UDP_EDEAD) {
         send_close(c, ISM_UDPW_CLOSE_ABORT);
     }

@@ -48,6 +48,8 @@ int ism_udpw_decode_data(const uint8_t *p, size_t n, ism_udpw_data *d)
         return ISM_UDPW_ESHORT;
     if (n > ISM_UDPW_MAX_DGRAM)
         return ISM_UDPW_ELEN;
+    if (p[0] != ISM_UDPW_VERSION)
+        return ISM_UDPW_EVERSION;
     if (p[1] != ISM_UDPW_DATA)
         return ISM_UDPW_ETYPE;
     d->flags = (uint16_t)(p[2] | p[3] << 8);
@@ -72,6 +74,8 @@ int ism_udpw_decode_ack(const uint8_t *p, size_t n, ism_udpw_ack *a)
         return ISM_UDPW_ESHORT;
     if (n > ISM_UDPW_MAX_DGRAM)
         return ISM_UDPW_ELEN;
+    if (p[0] != ISM_UDPW_VERSION)
+        return ISM_UDPW_EVERSION;
     if (p[1] != ISM_UDPW_ACK)
         return ISM_UDPW_ETYPE;
     uint16_t flags = (uint16_t)(p[2] | p[3] << 8);
@@ -126,6 +130,8 @@ int ism_udpw_decode_close(const uint8_t *p, size_t n, uint32_t *reason)
 {
     if (n != ISM_UDPW_CLOSE_LEN)
         return n < ISM_UDPW_CLOSE_LEN ? ISM_UDPW_ESHORT : ISM_UDPW_ELEN;
+    if (p[0] != ISM_UDPW_VERSION)
+        return ISM_UDPW_EVERSION;
     if (p[1] != ISM_UDPW_CLOSE)
         return ISM_UDPW_ETYPE;
     uint16_t flags = (uint16_t)(p[2] | p[3] << 8);
