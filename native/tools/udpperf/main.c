@@ -12,7 +12,8 @@
  *          --mtu N, --no-crc, --omit S (receiver: goodput after the first S seconds),
  *          --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N (udp, our sends),
  *          --seed N (data pattern), --timeout S (setup and idle limit), --count N
- *          (recv: connections to serve, default 1), --no-verify.
+ *          (recv: connections to serve, default 1), --no-verify, --trace (send: the
+ *          controller's state on stderr every 0.1 s).
  * Exit status: 0 success, 1 transfer failed or data mismatch (JSON says which), 2 usage.
  */
 #define _GNU_SOURCE
@@ -33,7 +34,7 @@
 #include "sock.h"
 #include "udp.h"
 
-#define BLOCK (256u << 10)
+#define BLOCK (64u << 10)
 
 typedef struct args {
     int send;
@@ -44,7 +45,7 @@ typedef struct args {
     unsigned long long bytes;
     double duration, omit, timeout;
     size_t window;
-    int mtu, crc, verify, count;
+    int mtu, crc, verify, count, trace;
     uint64_t seed;
     ism_udp_impair impair;
     int impaired;
@@ -271,6 +272,7 @@ static int run_send(const args *a, const ism_auth_key *key)
     }
     double t1 = now_s();
     uint64_t off = 0;
+    double t_trace = 0;
     ism_udp_stats st = {0};
     for (;;) {
         size_t n = BLOCK;
@@ -297,6 +299,17 @@ static int run_send(const args *a, const ism_auth_key *key)
             goto fail;
         }
         off += n;
+        if (a->trace && x.u && now_s() - t_trace >= 0.1) {
+            t_trace = now_s();
+            ism_udp_get_stats(x.u, &st);
+            fprintf(stderr, "trace %.2f s: %s cwnd %llu pacing %.1f Mbit/s inflight %llu srtt %lld us "
+                    "sent %llu rtx %llu lost %llu rto %llu acked %llu\n", t_trace - t1, st.cc_state,
+                    (unsigned long long)st.cwnd, st.pacing_rate * 8 / 1e6,
+                    (unsigned long long)st.inflight, (long long)st.srtt_us,
+                    (unsigned long long)st.pkts_sent, (unsigned long long)st.pkts_retransmitted,
+                    (unsigned long long)st.pkts_lost, (unsigned long long)st.rto_count,
+                    (unsigned long long)st.bytes_acked);
+        }
     }
     free(buf);
     if (x.u)
@@ -459,14 +472,14 @@ int main(int argc, char **argv)
     a.timeout = 30;
     a.seed = 1;
     enum { O_LISTEN = 1, O_CONNECT, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_BYTES, O_DURATION,
-           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY };
+           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN}, {"connect", 1, 0, O_CONNECT}, {"job", 1, 0, O_JOB},
         {"secret-file", 1, 0, O_SECRET}, {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},
         {"bytes", 1, 0, O_BYTES}, {"duration", 1, 0, O_DURATION}, {"window", 1, 0, O_WINDOW},
         {"mtu", 1, 0, O_MTU}, {"no-crc", 0, 0, O_NOCRC}, {"omit", 1, 0, O_OMIT},
         {"impair", 1, 0, O_IMPAIR}, {"seed", 1, 0, O_SEED}, {"timeout", 1, 0, O_TIMEOUT},
-        {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {0, 0, 0, 0}};
+        {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {"trace", 0, 0, O_TRACE}, {0, 0, 0, 0}};
     int ch;
     optind = 2;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -497,6 +510,7 @@ int main(int argc, char **argv)
         case O_TIMEOUT: a.timeout = num_arg("--timeout", optarg, 0.1, 86400); break;
         case O_COUNT: a.count = (int)num_arg("--count", optarg, 1, 1000000); break;
         case O_NOVERIFY: a.verify = 0; break;
+        case O_TRACE: a.trace = 1; break;
         default: usage();
         }
     }

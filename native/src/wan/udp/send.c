@@ -29,7 +29,6 @@
 #define TIME_THRESH_DEN 8
 #define MIN_RTO_US 50000
 #define MAX_RTO_US 60000000
-#define BURST_US 500 /* pacing credit: a batch may leave back to back within this */
 
 int64_t udp_now_us(void)
 {
@@ -358,8 +357,17 @@ void udp_send_data(ism_udp_conn *c, int64_t now)
 {
     uint64_t cwnd = c->cc->cwnd(c->cc_state);
     uint64_t rate = pacing_rate(c);
-    if (c->next_send_us < now - BURST_US)
-        c->next_send_us = now - BURST_US;
+    /* Pacing credit: a sender woken late (timer slack, a busy CPU) may catch up on what
+     * it missed within this window, else every late wake-up would lower the rate it
+     * achieves, and a model-based controller, which paces at the rate it measures,
+     * would follow it down. Bounded so that a burst stays a small part of an RTT. */
+    int64_t credit = c->srtt_us / 4;
+    if (credit < 1000)
+        credit = 1000;
+    if (credit > 10000)
+        credit = 10000;
+    if (c->next_send_us < now - credit)
+        c->next_send_us = now - credit;
     for (;;) {
         if (rate && c->next_send_us > now)
             break;
