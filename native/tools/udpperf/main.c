@@ -197,13 +197,14 @@ static void print_stats(const ism_udp_stats *s)
 {
     printf(", \"udp\": {\"cc\": \"%s\", \"cc_state\": \"%s\", \"payload\": %u, \"pkts_sent\": %llu, "
            "\"pkts_retransmitted\": %llu, \"pkts_lost\": %llu, \"rto\": %llu, \"pkts_received\": %llu, "
-           "\"pkts_dup\": %llu, \"pkts_bad\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
+           "\"pkts_dup\": %llu, \"pkts_reordered\": %llu, \"pkts_bad\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
            "\"srtt_us\": %lld, \"min_rtt_us\": %lld, \"impair_dropped\": %llu, \"impair_dup\": %llu, "
            "\"impair_reordered\": %llu, \"impair_corrupted\": %llu}",
            s->cc, s->cc_state, s->payload, (unsigned long long)s->pkts_sent,
            (unsigned long long)s->pkts_retransmitted, (unsigned long long)s->pkts_lost,
            (unsigned long long)s->rto_count, (unsigned long long)s->pkts_received,
-           (unsigned long long)s->pkts_dup, (unsigned long long)s->pkts_bad,
+           (unsigned long long)s->pkts_dup, (unsigned long long)s->pkts_reordered,
+           (unsigned long long)s->pkts_bad,
            (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
            (long long)s->srtt_us, (long long)s->min_rtt_us,
            (unsigned long long)s->impair_dropped, (unsigned long long)s->impair_dup,
@@ -312,17 +313,33 @@ static int run_send(const args *a, const ism_auth_key *key)
         }
     }
     free(buf);
-    if (x.u)
-        ism_udp_get_stats(x.u, &st);
     int rc = 0;
+    double t2 = 0;
     if (x.u) {
-        rc = ism_udp_close(x.u, tmo);
-        if (rc)
+        /* End our stream and wait for the receiver's end: by then it has every byte, so
+         * the time and the counters cover the whole transfer. */
+        uint8_t tail[64];
+        ssize_t r = ism_udp_shutdown(x.u);
+        while (r == 0 && (r = ism_udp_recv(x.u, tail, sizeof tail, tmo)) > 0)
+            ;
+        if (r < 0) {
+            snprintf(err, sizeof err, "waiting for the receiver: %s", ism_udp_error(x.u));
+            rc = (int)r;
+        }
+        ism_udp_get_stats(x.u, &st);
+        t2 = now_s();
+    }
+    if (x.u) {
+        int crc = ism_udp_close(x.u, tmo);
+        if (crc && !rc) {
+            rc = crc;
             snprintf(err, sizeof err, "close: %s", ism_udp_strerror(rc));
+        }
     } else {
         x_close(&x, tmo);
     }
-    double t2 = now_s();
+    if (t2 == 0)
+        t2 = now_s(); /* TCP: after the receiver closed, so it had every byte */
     printf("{\"role\": \"send\", \"transport\": \"%s\", \"ok\": %s, \"bytes\": %llu, "
            "\"seconds\": %.6f, \"setup_s\": %.6f, \"mbit_s\": %.3f, \"cpu_s\": %.6f",
            a->tcp ? "tcp" : "udp", rc ? "false" : "true", (unsigned long long)off, t2 - t1,

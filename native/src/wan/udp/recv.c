@@ -186,6 +186,7 @@ void udp_on_data(ism_udp_conn *c, const ism_udpw_data *d, int64_t now)
         c->rlargest_us = now;
     } else {
         c->ack_now = 1; /* a gap closed (reordering or a retransmission) */
+        c->st.pkts_reordered++;
     }
     if (d->flags & (ISM_UDPW_F_PING | ISM_UDPW_F_FIN))
         c->ack_now = 1;
