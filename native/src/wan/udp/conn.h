@@ -29,7 +29,9 @@
 #define UDP_CHUNK_RING (1u << 16) /* stream chunks awaiting acknowledgement */
 #define UDP_RCV_BITS (1u << 17)   /* packet numbers tracked by the receiver */
 #define UDP_IVAL_MAX 8192         /* out-of-order byte ranges held by the receiver */
-#define UDP_BATCH 64              /* datagrams per sendmmsg/recvmmsg */
+#define UDP_BATCH 64              /* datagrams per recvmmsg */
+#define UDP_TX_SLOTS 128          /* datagrams queued per sendmmsg */
+#define UDP_GSO_MAX 44            /* datagrams per GSO send (64 KiB of 1472-byte ones) */
 #define UDP_HOLD 8                /* datagrams the reorder shim may hold back */
 #define UDP_NO_CHUNK UINT64_MAX
 
@@ -121,8 +123,15 @@ struct ism_udp_conn {
 
     /* ---- io ---- */
     udp_txslot *tx;
-    struct mmsghdr txm[UDP_BATCH];
     unsigned ntx, tx_sent;         /* slots filled, of which already sent */
+    int gso;                       /* 1: UDP GSO works on this socket (see io.c) */
+    struct mmsghdr txm[UDP_TX_SLOTS];
+    unsigned txm_first[UDP_TX_SLOTS], txm_count[UDP_TX_SLOTS]; /* slots of each message */
+    struct iovec txiov[UDP_TX_SLOTS * 3];
+    union {
+        char buf[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } txcm[UDP_TX_SLOTS];
     uint8_t *rx;                   /* UDP_BATCH x dgram bytes */
     struct iovec rxv[UDP_BATCH];
     struct mmsghdr rxm[UDP_BATCH];

@@ -86,8 +86,11 @@ int udp_progress(ism_udp_conn *c, int64_t now)
         return c->err;
     for (int r = 0; r < RX_ROUNDS; r++) {
         int k = udp_rx_batch(c, now);
+        /* acknowledge as we go: a long backlog must not turn into one late ACK */
+        udp_maybe_ack(c, now);
         if (k < UDP_BATCH)
             break;
+        now = udp_now_us();
     }
     if (c->err)
         return c->err;

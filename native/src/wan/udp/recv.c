@@ -192,6 +192,8 @@ void udp_on_data(ism_udp_conn *c, const ism_udpw_data *d, int64_t now)
         c->ack_now = 1;
     if (c->ack_pending++ == 0)
         c->ack_first_us = now;
+    if (c->ack_pending >= (unsigned)c->o.ack_every)
+        udp_maybe_ack(c, now); /* even in the middle of a received batch */
 }
 
 /* Lowest packet number p >= floor such that all of [p, pn] have bit value v. */

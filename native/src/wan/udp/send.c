@@ -10,7 +10,8 @@
  * Loss is detected three ways: by gaps (a packet reo_thresh numbers below the largest
  * acknowledged, where reo_thresh grows when a "lost" packet turns out to have arrived),
  * by time (sent more than 9/8 of an RTT before an acknowledged one), and by the
- * retransmission timeout RTO = srtt + 4 rttvar + ACK delay, doubled on each expiry.
+ * retransmission timeout RTO = srtt + 4 rttvar + ACK delay, doubled on each expiry
+ * (the first expiry only probes, see udp_send_timers()).
  * An explicit NACK from the receiver counts as a gap. Lost chunks go to the
  * retransmission queue, which is served before any new data.
  *
@@ -445,12 +446,25 @@ void udp_send_timers(ism_udp_conn *c, int64_t now)
 {
     if (c->pkts_inflight == 0 || now < c->rto_base_us + udp_rto_us(c))
         return;
+    /* The timer fired: nothing was acknowledged for an RTO. On a busy host this is more
+     * often a late ACK than a loss, so only the oldest packet is declared lost; its
+     * retransmission probes the path, and the ACK it brings back reveals (by gaps) what
+     * else is missing. Only a second expiry in a row is reported to the controller as a
+     * timeout, and then everything in flight is given up as lost. */
     ism_udp_loss_event ev = {0};
-    ev.timeout = 1;
-    for (uint64_t pn = c->lua; pn < c->next_pn; pn++)
-        if (c->pkts[pn % UDP_PKT_RING].state == PK_INFLIGHT)
-            lose(c, pn, &ev);
     c->st.rto_count++;
+    if (c->rto_backoff >= 1) {
+        ev.timeout = 1;
+        for (uint64_t pn = c->lua; pn < c->next_pn; pn++)
+            if (c->pkts[pn % UDP_PKT_RING].state == PK_INFLIGHT)
+                lose(c, pn, &ev);
+    } else {
+        for (uint64_t pn = c->lua; pn < c->next_pn; pn++)
+            if (c->pkts[pn % UDP_PKT_RING].state == PK_INFLIGHT) {
+                lose(c, pn, &ev);
+                break;
+            }
+    }
     c->rto_backoff++;
     c->rto_base_us = now;
     advance(c);
