@@ -8,7 +8,8 @@
 # checks off, so only the transports differ). Prints a table, writes JSON lines and an
 # SVG plot. Needs root (network namespaces).
 #
-#   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,lan1g,...]
+#   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,1g-20ms,...]
+#                                  [--fairness delay=25ms,rate=100mbit]
 from __future__ import annotations
 
 import argparse
@@ -65,6 +66,27 @@ def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()
             "cpu_s": t.send["cpu_s"] + t.recv["cpu_s"], "send": t.send, "recv": t.recv}
 
 
+def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit):
+    """One reliable-UDP flow and one kernel TCP flow (tcp_cc) started together from A to B
+    over the same emulated bottleneck; each one's goodput after omit seconds."""
+    recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:41994", "--omit",
+                           str(omit), *creds.args()], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+    recv.stderr.readline()
+    snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:41994", "--duration",
+                          str(duration), *creds.args()], stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    tcp = tcp_run(emu, probe, creds, tcp_cc, 1, window, duration, omit)
+    snd.communicate(timeout=duration * 4 + 60)
+    out, _ = recv.communicate(timeout=duration * 4 + 60)
+    u = json.loads([x for x in out.splitlines() if x.startswith("{")][-1])
+    if not (u.get("ok") and tcp.get("ok")):
+        return {"ok": False, "error": u.get("error") or tcp.get("error")}
+    tot = u["mbit_s_after_omit"] + tcp["mbit_s"]
+    return {"ok": True, "udp_mbit_s": u["mbit_s_after_omit"], "tcp_mbit_s": tcp["mbit_s"],
+            "udp_share_of_total": u["mbit_s_after_omit"] / tot if tot else 0.0}
+
+
 def summary(xs):
     xs = sorted(xs)
     if not xs:
@@ -81,11 +103,15 @@ def main() -> int:
     ap.add_argument("--links", default=",".join(LINKS))
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "udp_transport"))
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-GB runs")
+    ap.add_argument("--fairness", default="",
+                    help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
+                         "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
+                         "with --links '' only these run")
     a = ap.parse_args()
     prefix = find_prefix()
     exe = udpperf_binary(prefix)
     probe = str(prefix.root / "bin" / "isthmus-linkprobe")
-    names = a.links.split(",")
+    names = [n for n in a.links.split(",") if n]
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     records = []
@@ -93,6 +119,7 @@ def main() -> int:
     t_start = time.time()
     with Progress() as prog:
         total = sum(a.reps * (4 + (0 if a.no_cpu or n != "1g-20ms" else 2)) for n in names)
+        total += 2 * a.reps if a.fairness else 0
         task = prog.add_task("measuring", total=total)
         for name in names:
             spec, rate, rtt, goal, dur, omit = LINKS[name]
@@ -136,6 +163,32 @@ def main() -> int:
                 srv.terminate()
             creds.close()
             records.append({"link": name, "config": "emulator-stats", "stats": st})
+        if a.fairness:
+            from isthmus.netemu.spec import parse_link_spec
+
+            spec = parse_link_spec(a.fairness)
+            creds = Credentials()
+            with Emulation(sites=2, link=a.fairness, job="bufair") as emu:
+                srv = emu.popen("B", [probe, "serve", "--listen",
+                                      f"{emu.address('B')}:{PROBE_PORT}", *creds.args()],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                rtt = max(2 * spec.delay, 0.01)
+                window = max(int(2 * (spec.rate or 1.25e7) * rtt), 1 << 20)
+                dur, omit = 40 * a.scale, 10 * a.scale
+                for rep in range(a.reps):
+                    for tcc in ("cubic", "bbr"):
+                        prog.update(task, description=f"fairness rep {rep + 1}: udp vs tcp {tcc}")
+                        la = loadavg()
+                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit)
+                        rec = {"link": "fairness", "spec": a.fairness, "config": f"fair-vs-{tcc}",
+                               "rep": rep, "load1": la, **r}
+                        records.append(rec)
+                        jl.write(json.dumps(rec) + "\n")
+                        jl.flush()
+                        prog.advance(task)
+                srv.terminate()
+            creds.close()
     jl.close()
     wall = time.time() - t_start
 
@@ -170,6 +223,14 @@ def main() -> int:
         if cpu[cfg]:
             print(f"CPU {cfg:14} {cpu[cfg]['median']:.2f} s/GB (min {cpu[cfg]['min']:.2f}, max "
                   f"{cpu[cfg]['max']:.2f}) at {g['median']:.0f} Mbit/s")
+    for tcc in ("cubic", "bbr"):
+        ok = [r for r in records if r.get("config") == f"fair-vs-{tcc}" and r.get("ok")]
+        f = summary([r["udp_share_of_total"] for r in ok])
+        if f:
+            print(f"fairness vs TCP {tcc}: UDP share of the bottleneck median {f['median']:.0%} "
+                  f"(min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
+                  f"UDP {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
+                  f"{statistics.median(r['tcp_mbit_s'] for r in ok):.1f} Mbit/s")
     if cpu.get("cpu-udp") and cpu.get("cpu-tcp-cubic"):
         print(f"CPU ratio UDP/TCP: {cpu['cpu-udp']['median'] / cpu['cpu-tcp-cubic']['median']:.2f}x")
     with open(str(out) + ".summary.json", "w") as f:

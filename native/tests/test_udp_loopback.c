@@ -9,7 +9,8 @@
  *
  * Also: the non-blocking API in an event loop moving data both ways at once; setup
  * with a wrong secret fails on both sides and says so; a silent peer is declared dead
- * after dead_ms with its address in the message; an aborting peer is reported; and a
+ * after dead_ms with its address in the message, while an idle but live one is kept
+ * alive by keepalive probes; an aborting peer is reported; and a
  * forged packet (wrong token) or a corrupted one is dropped without effect.
  */
 #include "conn.h"
@@ -353,6 +354,56 @@ static void *accept_and_hold(void *arg)
     return NULL;
 }
 
+/* Both ends idle (but waiting in recv) for 2.5 x dead_ms: keepalive probes must keep the
+ * connection alive, and data must still flow afterwards. */
+static void *idle_server(void *arg)
+{
+    fside *f = arg;
+    ism_udp_conn *c = ism_udp_accept(f->l, 10000, f->err, sizeof f->err);
+    if (!c)
+        return NULL;
+    uint8_t b[64];
+    ssize_t r = ism_udp_recv(c, b, sizeof b, 2500);
+    if (r != ISM_UDP_ETIMEDOUT)
+        snprintf(f->err, sizeof f->err, "idle recv returned %zd: %s", r, ism_udp_error(c));
+    else if ((r = ism_udp_recv(c, b, sizeof b, 5000)) != 5 || memcmp(b, "hello", 5) != 0)
+        snprintf(f->err, sizeof f->err, "after idling got %zd: %s", r, ism_udp_error(c));
+    ism_udp_close(c, 5000);
+    return NULL;
+}
+
+static void test_keepalive(void)
+{
+    ism_udp_opts o;
+    ism_udp_opts_default(&o);
+    o.sndbuf = o.rcvbuf = 1 << 20;
+    o.dead_ms = 1000;
+    char err[512], hp[64];
+    fside f = {0};
+    f.l = ism_udp_open("127.0.0.1:0", &key, SRV, &o, err, sizeof err);
+    if (!f.l)
+        return;
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", ism_udp_listener_port(f.l));
+    pthread_t th;
+    pthread_create(&th, NULL, idle_server, &f);
+    ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, &o, 5000, err, sizeof err);
+    CHECK(c, "connect: %s", err);
+    if (c) {
+        uint8_t b[8];
+        ssize_t r = ism_udp_recv(c, b, sizeof b, 2500);
+        CHECK(r == ISM_UDP_ETIMEDOUT, "idle client recv: %zd (%s)", r, ism_udp_error(c));
+        ism_udp_stats st;
+        ism_udp_get_stats(c, &st);
+        CHECK(st.pkts_sent >= 3, "only %llu keepalive probes in 2.5 s", (unsigned long long)st.pkts_sent);
+        CHECK(ism_udp_send(c, "hello", 5, 5000) == 5, "send after idling: %s", ism_udp_error(c));
+        ism_udp_close(c, 5000);
+    }
+    pthread_join(th, NULL);
+    CHECK(f.err[0] == 0, "server: %s", f.err);
+    ism_udp_listener_close(f.l);
+    printf("%-28s idle 2.5 s with dead_ms 1000: alive, data flows after\n", "keepalive");
+}
+
 static void test_forged_packets(void)
 {
     ism_udp_opts o;
@@ -423,6 +474,7 @@ int main(void)
         run_scenario(&scens[i]);
     test_nonblocking_both_ways();
     test_failures();
+    test_keepalive();
     test_forged_packets();
     if (failures) {
         fprintf(stderr, "test_udp_loopback: %d failure(s)\n", failures);

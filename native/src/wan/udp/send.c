@@ -361,12 +361,13 @@ void udp_send_data(ism_udp_conn *c, int64_t now)
     /* Pacing credit: a sender woken late (timer slack, a busy CPU) may catch up on what
      * it missed within this window, else every late wake-up would lower the rate it
      * achieves, and a model-based controller, which paces at the rate it measures,
-     * would follow it down. Bounded so that a burst stays a small part of an RTT. */
-    int64_t credit = c->srtt_us / 4;
-    if (credit < 1000)
-        credit = 1000;
-    if (credit > 10000)
-        credit = 10000;
+     * would follow it down. Half an RTT (2..50 ms): a burst that a queue of one BDP,
+     * the usual bottleneck buffer, absorbs. */
+    int64_t credit = c->srtt_us / 2;
+    if (credit < 2000)
+        credit = 2000;
+    if (credit > 50000)
+        credit = 50000;
     if (c->next_send_us < now - credit)
         c->next_send_us = now - credit;
     for (;;) {
