@@ -379,9 +379,10 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
             if (c->snd_una == c->snd_end && c->fin_off != UINT64_MAX) {
                 /* Only our FIN's ACK is missing. The peer has ended its stream, so it is
                  * closing too; do not wait for it forever on a lossy path. */
+                int64_t give = 4 * udp_rto_us(c), half_dead = (int64_t)c->o.dead_ms * 500;
                 if (settled < 0)
                     settled = now;
-                else if (now - settled > 4 * udp_rto_us(c))
+                else if (now - settled > (give < half_dead ? give : half_dead))
                     break;
             }
             if (now >= dl) {
