@@ -203,6 +203,9 @@ int udp_rx_batch(ism_udp_conn *c, int64_t now)
         c->rxm[i].msg_len = 0;
     }
     int k = recvmmsg(c->fd, c->rxm, UDP_BATCH, MSG_DONTWAIT, NULL);
+    /* Read the clock after the call: on a busy host the process may have been descheduled
+     * since the caller read it, and a stale time would shorten every RTT sample. */
+    now = udp_now_us();
     if (k < 0) {
         if (errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED)
             return 0;
