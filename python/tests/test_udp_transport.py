@@ -85,3 +85,39 @@ def test_missing_receiver_is_reported(netadmin):
         creds.close()
     assert r.returncode == 1
     assert "10.77.0.2" in r.stderr and "41996" in r.stderr, r.stderr
+
+
+def test_link_probe_over_the_udp_transport(netadmin, tmp_path):
+    """`isthmus link probe --transport udp`: one verified transfer per controller; a large
+    window comes within reach of the line rate, a 64 KiB window stays under its law."""
+    import json
+    import subprocess
+    import sys
+
+    js = tmp_path / "p.jsonl"
+    r = subprocess.run([sys.executable, "-m", "isthmus", "link", "probe", "--link",
+                        "delay=5ms,rate=100mbit", "--transport", "udp", "--cc", "bbr,reno",
+                        "--windows", "64k,8m", "--duration", "4", "--omit", "1",
+                        "--rtt-count", "10", "--json", str(js)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "udp-bbr" in r.stdout and "udp-reno" in r.stdout, r.stdout
+    recs = {(x["cc"], x["window"]): x for x in map(json.loads, js.read_text().splitlines())
+            if x["kind"] == "tput"}
+    assert all(x["ok"] and x["verified"] and x["transport"] == "udp" for x in recs.values()), recs
+    big, small = recs[("udp-bbr", 8 << 20)], recs[("udp-bbr", 64 << 10)]
+    assert big["mbit_s"] > 40, big
+    assert small["mbit_s"] <= 1.1 * small["law_mbit_s"], small
+
+
+def test_link_probe_udp_refuses_what_it_cannot_do(prefix):
+    import subprocess
+    import sys
+
+    for args, want in ((["--cc", "cubic"], "has bbr and reno"),
+                       (["--streams", "4"], "one flow"),
+                       (["--to", "127.0.0.1:1", "--job", "0" * 32, "--secret-file", "/dev/null"],
+                        "needs --link or --matrix")):
+        r = subprocess.run([sys.executable, "-m", "isthmus", "link", "probe", "--transport", "udp",
+                            *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0 and want in r.stderr, (args, r.stderr)
