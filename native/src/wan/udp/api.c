@@ -377,12 +377,13 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
             if (udp_send_idle(c) && c->fin_off != UINT64_MAX)
                 break;
             if (c->snd_una == c->snd_end && c->fin_off != UINT64_MAX) {
-                /* Only our FIN's ACK is missing. The peer has ended its stream, so it is
-                 * closing too; do not wait for it forever on a lossy path. */
-                int64_t give = 4 * udp_rto_us(c), half_dead = (int64_t)c->o.dead_ms * 500;
+                /* Only our FIN's ACK is missing: either the FIN or its ACK was lost. Keep
+                 * sending the FIN (the peer may be waiting for it) for half the dead-peer
+                 * timeout; after that the peer, which has ended its own stream, most
+                 * likely got it and left before our copy of its ACK arrived. */
                 if (settled < 0)
                     settled = now;
-                else if (now - settled > (give < half_dead ? give : half_dead))
+                else if (now - settled > (int64_t)c->o.dead_ms * 500)
                     break;
             }
             if (now >= dl) {

@@ -62,9 +62,9 @@ int64_t udp_rto_us(const ism_udp_conn *c)
     }
     if (rto < MIN_RTO_US)
         rto = MIN_RTO_US;
-    /* Backoff doubles up to 8x: dead-peer detection, not an ever longer timer, ends a
-     * hopeless connection, and a short timer keeps a lossy tail moving. */
-    for (int i = 0; i < c->rto_backoff && i < 3 && rto < MAX_RTO_US; i++)
+    /* Backoff doubles up to 4x: dead-peer detection, not an ever longer timer, ends a
+     * hopeless connection, and a short timer keeps a lossy tail (a lone FIN) moving. */
+    for (int i = 0; i < c->rto_backoff && i < 2 && rto < MAX_RTO_US; i++)
         rto *= 2;
     return rto < MAX_RTO_US ? rto : MAX_RTO_US;
 }
