@@ -172,8 +172,8 @@ void udp_on_data(ism_udp_conn *c, const ism_udpw_data *d, int64_t now)
         r = place(c, d->offset, d->payload, d->len, d->flags & ISM_UDPW_F_FIN);
         if (r < 0)
             return;
-        if (r == 0)
-            c->st.pkts_dup++;
+        if (r == 0 && d->len)
+            c->st.pkts_dup++; /* a bare FIN is not a duplicate */
     }
     c->st.pkts_received++;
     if (!track)
