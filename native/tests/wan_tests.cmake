@@ -2,7 +2,8 @@
 #
 # Owns the ism_wan static library (frames, gateway authentication, socket helpers) and
 # its tests: test_frame, test_frame_portable_crc, test_auth and fuzz_frame_smoke, plus
-# the optional libFuzzer binary fuzz_frame. Meant to be include()d from native/CMakeLists.txt,
+# the optional libFuzzer binary fuzz_frame; and the reliable-UDP library ism_udp with
+# test_udp_wire, fuzz_udp_wire_smoke (libFuzzer: fuzz_udp_wire), test_udp_loopback. Meant to be include()d from native/CMakeLists.txt,
 # which provides cmake_minimum_required(VERSION 3.20) and enable_testing().
 
 include_guard(GLOBAL)
@@ -139,3 +140,61 @@ if(ISM_FUZZ_LIBFUZZER)
     add_custom_target(fuzz_frame ALL DEPENDS "${_fuzz_out}")
   endif()
 endif()
+
+# libFuzzer build of the reliable-UDP fuzz target (same conditions as fuzz_frame above).
+if(ISM_FUZZ_LIBFUZZER AND ISM_FUZZ_OK)
+  file(GLOB ISM_UDP_FUZZ_SRC ${ISM_WAN_SRC_DIR}/udp/*.c)
+  set(_udp_fuzz_out "${CMAKE_CURRENT_BINARY_DIR}/fuzz/fuzz_udp_wire")
+  add_custom_command(
+    OUTPUT "${_udp_fuzz_out}"
+    COMMAND "${ISM_FUZZ_CLANG}" -std=c11 -D_GNU_SOURCE -Wall -Wextra ${ISM_FUZZ_FLAGS}
+            -I${ISM_WAN_SRC_DIR} -I${ISM_WAN_SRC_DIR}/udp ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c
+            ${ISM_UDP_FUZZ_SRC} ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/auth.c
+            ${ISM_WAN_SRC_DIR}/sock.c -lcrypto -o "${_udp_fuzz_out}"
+    DEPENDS ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c ${ISM_UDP_FUZZ_SRC}
+    COMMENT "Building libFuzzer target fuzz_udp_wire with ${ISM_FUZZ_CLANG}"
+    VERBATIM)
+  add_custom_target(fuzz_udp_wire ALL DEPENDS "${_udp_fuzz_out}")
+endif()
+
+# ---- Reliable UDP transport (src/wan/udp, issue 7) ----
+set(ISM_UDP_SRC_DIR "${ISM_WAN_SRC_DIR}/udp")
+add_library(ism_udp STATIC
+  ${ISM_UDP_SRC_DIR}/wire.c
+  ${ISM_UDP_SRC_DIR}/cc.c
+  ${ISM_UDP_SRC_DIR}/cc_bbr.c
+  ${ISM_UDP_SRC_DIR}/cc_reno.c
+  ${ISM_UDP_SRC_DIR}/send.c
+  ${ISM_UDP_SRC_DIR}/recv.c
+  ${ISM_UDP_SRC_DIR}/io.c
+  ${ISM_UDP_SRC_DIR}/engine.c
+  ${ISM_UDP_SRC_DIR}/setup.c
+  ${ISM_UDP_SRC_DIR}/api.c)
+target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
+target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto)
+target_compile_definitions(ism_udp PRIVATE _GNU_SOURCE)
+target_compile_options(ism_udp PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(ism_udp PROPERTIES POSITION_INDEPENDENT_CODE ON ${ISM_WAN_TEST_PROPS})
+
+add_executable(test_udp_wire ${ISM_WAN_TEST_DIR}/test_udp_wire.c)
+target_link_libraries(test_udp_wire PRIVATE ism_udp)
+target_compile_options(test_udp_wire PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_udp_wire PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_udp_wire COMMAND test_udp_wire)
+
+add_executable(fuzz_udp_wire_smoke ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c)
+target_link_libraries(fuzz_udp_wire_smoke PRIVATE ism_udp)
+target_compile_definitions(fuzz_udp_wire_smoke PRIVATE _GNU_SOURCE ISM_FUZZ_STANDALONE)
+target_compile_options(fuzz_udp_wire_smoke PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(fuzz_udp_wire_smoke PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME fuzz_udp_wire_smoke COMMAND fuzz_udp_wire_smoke 4000)
+set_tests_properties(fuzz_udp_wire_smoke PROPERTIES TIMEOUT 600)
+
+add_executable(test_udp_loopback ${ISM_WAN_TEST_DIR}/test_udp_loopback.c)
+target_include_directories(test_udp_loopback PRIVATE ${ISM_WAN_TEST_DIR}/../tools/udpperf)
+target_link_libraries(test_udp_loopback PRIVATE ism_udp Threads::Threads)
+target_compile_definitions(test_udp_loopback PRIVATE _GNU_SOURCE)
+target_compile_options(test_udp_loopback PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_udp_loopback PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_udp_loopback COMMAND test_udp_loopback)
+set_tests_properties(test_udp_loopback PROPERTIES TIMEOUT 300 RESOURCE_LOCK ism_loopback_ports)

@@ -107,12 +107,15 @@ def _with_where(f):
 @click.option("--omit", type=click.FloatRange(0, 3600), default=1.0, show_default=True,
               help="Seconds of slow start left out of each point's rate.")
 @click.option("--rtt-count", type=click.IntRange(1, 1000000), default=200, show_default=True)
+@click.option("--transport", type=click.Choice(["tcp", "udp"]), default="tcp", show_default=True,
+              help="Throughput over kernel TCP, or over isthmus' reliable-UDP transport (--cc bbr "
+                   "or reno, one stream; --windows are its buffers; needs --link or --matrix).")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
               help="Append every record (JSON lines, with the full configuration) to this file.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
               help="Draw throughput against window (PNG or SVG by extension).")
 def probe_command(link_spec, matrix_file, between, to, job, secret_file, windows, streams_text,
-                  cc_text, duration, omit, rtt_count, json_file, plot_file):
+                  cc_text, duration, omit, rtt_count, transport, json_file, plot_file):
     """Measure RTT and throughput between two sites, against TCP window size, number of
     streams and congestion control. Prints an OSU-style table; --json and --plot keep the
     results. A point that fails is shown and recorded as FAILED."""
@@ -124,12 +127,25 @@ def probe_command(link_spec, matrix_file, between, to, job, secret_file, windows
     if plot_file and Path(plot_file).suffix.lower() not in (".png", ".svg"):
         raise IsthmusError(f"--plot {plot_file}: give a .png or .svg file name")
     exe = probe_binary(find_prefix())
+    udp_exe = None
+    if transport == "udp":
+        from ..linkprobe.udpperf import udpperf_binary
+
+        bad = [c for c in plan.ccs if c not in ("default", "bbr", "reno")]
+        if bad:
+            raise IsthmusError(f"--cc {','.join(bad)}: the UDP transport has bbr and reno")
+        if plan.streams != [1]:
+            raise IsthmusError("--transport udp measures one flow: leave --streams at 1")
+        if to:
+            raise IsthmusError("--transport udp needs --link or --matrix (both ends started here)")
+        udp_exe = udpperf_binary(find_prefix())
     records = []
     with _endpoints(exe, link_spec, matrix_file, _between(between), to, job, secret_file) as (ep, title, ctx):
         with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeElapsedColumn(), console=err_console(), transient=True) as bar:
             task = bar.add_task("RTT", total=len(plan.points()) + 1)
-            for rec in run_sweep(ep, plan, ctx, progress=lambda d: bar.update(task, description=d)):
+            for rec in run_sweep(ep, plan, ctx, progress=lambda d: bar.update(task, description=d),
+                                 transport=transport, udp_exe=udp_exe):
                 records.append(rec)
                 bar.advance(task)
     click.echo(table(records, title), nl=False)

@@ -1,10 +1,13 @@
 # isthmus/linkprobe/sweep.py: `isthmus link probe`'s measurement sweep: the RTT, then the
 # throughput for every (congestion control, streams, window) point, each point a record
 # that carries its whole configuration; a point that fails is recorded as failed (with
-# the reason), never dropped. Also the window/RTT law each point is compared with.
+# the reason), never dropped. Also the window/RTT law each point is compared with. With
+# --transport udp the points run over the reliable-UDP transport (isthmus-udpperf).
 from __future__ import annotations
 
+import json
 import platform
+import subprocess
 import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
@@ -70,9 +73,55 @@ def law_mbit(window: int, streams: int, rtt_us: float, line_mbit: float | None =
     return min(law, line_mbit) if line_mbit else law
 
 
+UDP_PORT_OFFSET = 1  # isthmus-udpperf listens next to the TCP probe server
+
+
+def udp_point(ep: Endpoints, udp_exe: str, cc: str, window: int, plan: Plan) -> dict:
+    """One throughput point over the reliable-UDP transport: isthmus-udpperf receiving on
+    the server side (started here, so only where we start the server) and sending from
+    the client side; every byte is verified. The result in tput-record fields."""
+    if ep.server_prefix is None:
+        raise IsthmusError("--transport udp needs both ends under our control (--link or "
+                           "--matrix): the far end's isthmus-udpperf is started by the probe")
+    host, port = ep.server_addr.rsplit(":", 1)
+    addr = f"{host}:{int(port) + UDP_PORT_OFFSET}"
+    common = [*ep.creds.args(), "--cc", cc]
+    if window:
+        common += ["--window", str(window)]
+    recv = subprocess.Popen([*ep.server_prefix, udp_exe, "recv", "--listen", addr, "--omit",
+                             str(plan.omit), *common], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        if "listening" not in recv.stderr.readline():
+            recv.wait(5)
+            raise IsthmusError(f"isthmus-udpperf did not start at {addr}: {recv.stderr.read().strip()}")
+        snd = subprocess.run([*ep.client_prefix, udp_exe, "send", "--connect", addr, "--duration",
+                              str(plan.duration), *common], capture_output=True, text=True,
+                             timeout=4 * plan.duration + 60)
+        out, err = recv.communicate(timeout=4 * plan.duration + 60)
+    except subprocess.TimeoutExpired:
+        raise IsthmusError(f"udp probe to {addr} took longer than {4 * plan.duration + 60:.0f} s") from None
+    finally:
+        if recv.poll() is None:
+            recv.kill()
+            recv.wait()
+    try:
+        r = json.loads(out.strip().splitlines()[-1])
+        s = json.loads(snd.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise IsthmusError(f"udp probe printed no result: {(snd.stderr or err).strip()}") from None
+    if not (r.get("ok") and s.get("ok")):
+        raise IsthmusError(r.get("error") or s.get("error") or "udp transfer failed")
+    return {"mbit_s": r["mbit_s_after_omit"], "bytes": r["bytes"], "verified": r["verified"],
+            "retrans": s["udp"]["pkts_retransmitted"], "rtt_us": s["udp"]["srtt_us"],
+            "cpu_s": s["cpu_s"] + r["cpu_s"], "duration_s": plan.duration, "omit_s": plan.omit}
+
+
 def run_sweep(ep: Endpoints, plan: Plan, context: dict,
-              progress: Callable[[str], None] | None = None) -> Iterable[dict]:
-    """Yield the RTT record, then one record per throughput point."""
+              progress: Callable[[str], None] | None = None, transport: str = "tcp",
+              udp_exe: str | None = None) -> Iterable[dict]:
+    """Yield the RTT record, then one record per throughput point (over kernel TCP, or
+    with transport "udp" over the reliable-UDP transport, whose cc is bbr or reno)."""
     base = {"time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
             "kernel": platform.release(), "from_to": ep.label, **context}
     try:
@@ -86,6 +135,16 @@ def run_sweep(ep: Endpoints, plan: Plan, context: dict,
     for cc, n, w in plan.points():
         if progress:
             progress(f"cc {cc}, {n} stream(s), window {fmt_size(w)}")
+        if transport == "udp":
+            ucc = "bbr" if cc == "default" else cc
+            rec = {**base, "kind": "tput", "transport": "udp", "cc": f"udp-{ucc}", "streams": 1,
+                   "window": w, "law_mbit_s": law_mbit(w, 1, rtt_us, context.get("link_rate_mbit_s"))}
+            try:
+                rec.update(udp_point(ep, udp_exe, ucc, w, plan), ok=True)
+            except IsthmusError as e:
+                rec.update(ok=False, error=str(e))
+            yield rec
+            continue
         args = ["--streams", str(n), "--duration", str(plan.duration), "--omit", str(plan.omit)]
         if w:
             args += ["--window", str(w)]

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+# bench/udp_transport.py: issue 7's "done when" table, measured in one run on emulated
+# links: goodput of the reliable-UDP transport (isthmus-udpperf, BBR-like controller)
+# as a share of the link rate, next to kernel TCP on the same link in the same run
+# (isthmus-linkprobe tput: CUBIC x1, BBR x1, BBR x8 streams, each stream with a window
+# of 2 BDP), repetitions interleaved; plus CPU seconds per GB moved (getrusage of sender
+# + receiver) for UDP and TCP on the lossless link (isthmus-udpperf both ways, payload
+# checks off, so only the transports differ). Prints a table, writes JSON lines and an
+# SVG plot. Needs root (network namespaces).
+#
+#   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,1g-20ms,...]
+#                                  [--fairness delay=25ms,rate=100mbit]
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from rich.progress import Progress  # noqa: E402
+
+from isthmus.linkprobe.endpoints import Credentials  # noqa: E402
+from isthmus.linkprobe.udpperf import transfer, udpperf_binary  # noqa: E402
+from isthmus.netemu.emulation import Emulation  # noqa: E402
+from isthmus.paths import find_prefix  # noqa: E402
+
+# name: (link spec, rate Mbit/s, RTT s, goal share, duration s, omit s)
+LINKS = {
+    "canberra": ("delay=150ms,rate=100mbit,loss=0.1%", 100, 0.300, 0.95, 40, 12),
+    "1g-20ms": ("delay=10ms,rate=1gbit", 1000, 0.020, 0.95, 12, 3),
+    "1g-20ms-1%": ("delay=10ms,rate=1gbit,loss=1%", 1000, 0.020, 0.90, 12, 3),
+    "100m-100ms-2%burst": ("delay=50ms,rate=100mbit,loss=2%,lossburst=4", 100, 0.100, 0.80, 25, 6),
+}
+TCP_CONFIGS = [("tcp-cubic-x1", "cubic", 1), ("tcp-bbr-x1", "bbr", 1), ("tcp-bbr-x8", "bbr", 8)]
+PROBE_PORT = 41995
+
+
+def loadavg() -> float:
+    return os.getloadavg()[0]
+
+
+def tcp_run(emu, probe, creds, cc, streams, window, duration, omit):
+    r = emu.exec("A", [probe, "tput", "--connect", f"{emu.address('B')}:{PROBE_PORT}",
+                       *creds.args(), "--cc", cc, "--streams", str(streams), "--window",
+                       str(window), "--duration", str(duration), "--omit", str(omit)],
+                 capture_output=True, text=True, timeout=duration * 3 + 60)
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            return {"ok": True, "mbit_s": json.loads(line)["mbit_s"], "raw": json.loads(line)}
+    return {"ok": False, "error": (r.stderr or r.stdout).strip()[-300:]}
+
+
+def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()):
+    t = transfer(emu, exe, creds, transport=transport, cc=cc, duration=duration, omit=omit,
+                 extra=extra, timeout=duration * 4 + 90)
+    if not t.ok:
+        return {"ok": False, "error": t.recv.get("error") or t.send.get("error")}
+    return {"ok": True, "mbit_s": t.recv["mbit_s_after_omit"], "bytes": t.recv["bytes"],
+            "cpu_s": t.send["cpu_s"] + t.recv["cpu_s"], "send": t.send, "recv": t.recv}
+
+
+def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit):
+    """One reliable-UDP flow and one kernel TCP flow (tcp_cc) started together from A to B
+    over the same emulated bottleneck; each one's goodput after omit seconds."""
+    recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:41994", "--omit",
+                           str(omit), *creds.args()], stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True)
+    recv.stderr.readline()
+    snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:41994", "--duration",
+                          str(duration), *creds.args()], stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True)
+    tcp = tcp_run(emu, probe, creds, tcp_cc, 1, window, duration, omit)
+    snd.communicate(timeout=duration * 4 + 60)
+    out, _ = recv.communicate(timeout=duration * 4 + 60)
+    u = json.loads([x for x in out.splitlines() if x.startswith("{")][-1])
+    if not (u.get("ok") and tcp.get("ok")):
+        return {"ok": False, "error": u.get("error") or tcp.get("error")}
+    tot = u["mbit_s_after_omit"] + tcp["mbit_s"]
+    return {"ok": True, "udp_mbit_s": u["mbit_s_after_omit"], "tcp_mbit_s": tcp["mbit_s"],
+            "udp_share_of_total": u["mbit_s_after_omit"] / tot if tot else 0.0}
+
+
+def summary(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    med = statistics.median(xs)
+    return {"median": med, "min": xs[0], "max": xs[-1], "n": len(xs),
+            "spread": (xs[-1] - xs[0]) / med if med else 0.0}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="reliable UDP vs kernel TCP on emulated links")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply durations")
+    ap.add_argument("--links", default=",".join(LINKS))
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "udp_transport"))
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-GB runs")
+    ap.add_argument("--fairness", default="",
+                    help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
+                         "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
+                         "with --links '' only these run")
+    a = ap.parse_args()
+    prefix = find_prefix()
+    exe = udpperf_binary(prefix)
+    probe = str(prefix.root / "bin" / "isthmus-linkprobe")
+    names = [n for n in a.links.split(",") if n]
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    records = []
+    jl = open(str(out) + ".jsonl", "w")
+    t_start = time.time()
+    with Progress() as prog:
+        total = sum(a.reps * (4 + (0 if a.no_cpu or n != "1g-20ms" else 2)) for n in names)
+        total += 2 * a.reps if a.fairness else 0
+        task = prog.add_task("measuring", total=total)
+        for name in names:
+            spec, rate, rtt, goal, dur, omit = LINKS[name]
+            dur, omit = dur * a.scale, omit * a.scale
+            window = int(2 * rate * 1e6 / 8 * rtt)
+            creds = Credentials()
+            with Emulation(sites=2, link=spec, job=f"bu{name[:8].replace('-', '')}") as emu:
+                srv = emu.popen("B", [probe, "serve", "--listen",
+                                      f"{emu.address('B')}:{PROBE_PORT}", *creds.args()],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                for rep in range(a.reps):
+                    configs = [("udp-bbr", None, 0)] + TCP_CONFIGS
+                    if not a.no_cpu and name == "1g-20ms":
+                        configs += [("cpu-udp", None, 0), ("cpu-tcp-cubic", "cubic", 1)]
+                    # rotate the order each repetition so drift hits every config alike
+                    configs = configs[rep % len(configs):] + configs[:rep % len(configs)]
+                    for cfg, cc, streams in configs:
+                        prog.update(task, description=f"{name} rep {rep + 1}: {cfg}")
+                        la = loadavg()
+                        if cfg == "udp-bbr":
+                            r = udp_run(emu, exe, creds, dur, omit)
+                        elif cfg == "cpu-udp":
+                            r = udp_run(emu, exe, creds, dur / 2, 0, extra=["--no-verify"])
+                        elif cfg == "cpu-tcp-cubic":
+                            r = udp_run(emu, exe, creds, dur / 2, 0, cc="cubic", transport="tcp",
+                                        extra=["--no-verify", "--window", str(window)])
+                        else:
+                            r = tcp_run(emu, probe, creds, cc, streams, window, dur, omit)
+                        rec = {"link": name, "spec": spec, "rate_mbit": rate, "config": cfg,
+                               "rep": rep, "window": window, "load1": la, **r}
+                        if r.get("ok"):
+                            rec["share"] = r["mbit_s"] / rate
+                            if "cpu_s" in r:
+                                rec["cpu_s_per_gb"] = r["cpu_s"] / (r["bytes"] / 1e9)
+                        records.append(rec)
+                        jl.write(json.dumps(rec) + "\n")
+                        jl.flush()
+                        prog.advance(task)
+                st = emu.link_stats("A", "B")
+                srv.terminate()
+            creds.close()
+            records.append({"link": name, "config": "emulator-stats", "stats": st})
+        if a.fairness:
+            from isthmus.netemu.spec import parse_link_spec
+
+            spec = parse_link_spec(a.fairness)
+            creds = Credentials()
+            with Emulation(sites=2, link=a.fairness, job="bufair") as emu:
+                srv = emu.popen("B", [probe, "serve", "--listen",
+                                      f"{emu.address('B')}:{PROBE_PORT}", *creds.args()],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(0.5)
+                rtt = max(2 * spec.delay, 0.01)
+                window = max(int(2 * (spec.rate or 1.25e7) * rtt), 1 << 20)
+                dur, omit = 40 * a.scale, 10 * a.scale
+                for rep in range(a.reps):
+                    for tcc in ("cubic", "bbr"):
+                        prog.update(task, description=f"fairness rep {rep + 1}: udp vs tcp {tcc}")
+                        la = loadavg()
+                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit)
+                        rec = {"link": "fairness", "spec": a.fairness, "config": f"fair-vs-{tcc}",
+                               "rep": rep, "load1": la, **r}
+                        records.append(rec)
+                        jl.write(json.dumps(rec) + "\n")
+                        jl.flush()
+                        prog.advance(task)
+                srv.terminate()
+            creds.close()
+    jl.close()
+    wall = time.time() - t_start
+
+    # ---- report ----
+    print(f"\n# reliable UDP vs kernel TCP, {a.reps} interleaved repetitions, "
+          f"wall {wall / 60:.1f} min, load average at start of each run in brackets")
+    hdr = f"{'link':20} {'config':14} {'share median':>12} {'min':>6} {'max':>6} {'load':>5}  ratio UDP/this"
+    print(hdr)
+    table = {}
+    for name in names:
+        udp = {r["rep"]: r["share"] for r in records if r.get("link") == name and r["config"] == "udp-bbr" and r.get("ok")}
+        for cfg in ["udp-bbr"] + [c[0] for c in TCP_CONFIGS]:
+            rs = [r for r in records if r.get("link") == name and r["config"] == cfg]
+            ok = [r for r in rs if r.get("ok")]
+            s = summary([r["share"] for r in ok])
+            ratios = [udp[r["rep"]] / r["share"] for r in ok if r["rep"] in udp and r["share"] > 0]
+            rs_ = summary(ratios)
+            la = statistics.median([r["load1"] for r in rs]) if rs else 0
+            table[(name, cfg)] = {"share": s, "ratio": rs_, "load": la,
+                                  "failed": [r.get("error") for r in rs if not r.get("ok")]}
+            if s:
+                ratio = "" if cfg == "udp-bbr" or not rs_ else f"{rs_['median']:.2f}x"
+                print(f"{name:20} {cfg:14} {s['median']:12.1%} {s['min']:6.1%} {s['max']:6.1%} "
+                      f"{la:5.1f}  {ratio}")
+            else:
+                print(f"{name:20} {cfg:14} FAILED: {table[(name, cfg)]['failed'][:1]}")
+    cpu = {}
+    for cfg in ("cpu-udp", "cpu-tcp-cubic"):
+        ok = [r for r in records if r.get("config") == cfg and r.get("ok")]
+        cpu[cfg] = summary([r["cpu_s_per_gb"] for r in ok])
+        g = summary([r["mbit_s"] for r in ok])
+        if cpu[cfg]:
+            print(f"CPU {cfg:14} {cpu[cfg]['median']:.2f} s/GB (min {cpu[cfg]['min']:.2f}, max "
+                  f"{cpu[cfg]['max']:.2f}) at {g['median']:.0f} Mbit/s")
+    for tcc in ("cubic", "bbr"):
+        ok = [r for r in records if r.get("config") == f"fair-vs-{tcc}" and r.get("ok")]
+        f = summary([r["udp_share_of_total"] for r in ok])
+        if f:
+            print(f"fairness vs TCP {tcc}: UDP share of the bottleneck median {f['median']:.0%} "
+                  f"(min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
+                  f"UDP {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
+                  f"{statistics.median(r['tcp_mbit_s'] for r in ok):.1f} Mbit/s")
+    if cpu.get("cpu-udp") and cpu.get("cpu-tcp-cubic"):
+        print(f"CPU ratio UDP/TCP: {cpu['cpu-udp']['median'] / cpu['cpu-tcp-cubic']['median']:.2f}x")
+    with open(str(out) + ".summary.json", "w") as f:
+        json.dump({"wall_s": wall, "reps": a.reps, "scale": a.scale,
+                   "table": {f"{k[0]}|{k[1]}": v for k, v in table.items()}, "cpu": cpu}, f,
+                  indent=1)
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        cfgs = ["udp-bbr"] + [c[0] for c in TCP_CONFIGS]
+        fig, ax = plt.subplots(figsize=(9, 4))
+        w = 0.2
+        for i, cfg in enumerate(cfgs):
+            med = [(table[(n, cfg)]["share"] or {}).get("median", 0) * 100 for n in names]
+            lo = [m - (table[(n, cfg)]["share"] or {}).get("min", 0) * 100 for m, n in zip(med, names)]
+            hi = [(table[(n, cfg)]["share"] or {}).get("max", 0) * 100 - m for m, n in zip(med, names)]
+            ax.bar([x + i * w for x in range(len(names))], med, w, yerr=[lo, hi], label=cfg,
+                   capsize=2)
+        for x, n in enumerate(names):
+            ax.hlines(LINKS[n][3] * 100, x - w / 2, x + 3.5 * w, colors="k", linestyles="dashed")
+        ax.set_xticks([x + 1.5 * w for x in range(len(names))], names)
+        ax.set_ylabel("goodput, % of link rate")
+        ax.set_title("reliable UDP vs kernel TCP on emulated links (dashed: issue 7 goal)")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(str(out) + ".svg")
+        print(f"plot: {out}.svg")
+    except Exception as e:  # a missing plot must not lose the measurements
+        print(f"no plot: {e}")
+    print(f"records: {out}.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

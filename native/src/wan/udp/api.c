@@ -1,0 +1,464 @@
+/* api.c: the public calls of the reliable-UDP transport (udp.h): options, listener,
+ * accept/connect, blocking and non-blocking send/recv, shutdown/close, stats, and the
+ * allocation of a connection's memory (all of it, once, here).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "setup.h"
+#include "sock.h"
+
+struct ism_udp_listener {
+    int fd;
+    int port;
+    ism_auth_key key;
+    ism_auth_id self;
+    ism_udp_opts o;
+};
+
+
+void ism_udp_opts_default(ism_udp_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->mtu = 1500;
+    o->sndbuf = 32u << 20;
+    o->rcvbuf = 32u << 20;
+    o->cc = "bbr";
+    o->crc = 1;
+    o->ack_every = 16;
+    o->ack_delay_us = 1000;
+    o->dead_ms = 10000;
+    o->keepalive_ms = 0; /* dead_ms / 4 */
+    o->sock_buf = 8 << 20;
+}
+
+static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    if (o->mtu < ISM_UDPW_MIN_DGRAM + 28 || o->mtu > ISM_UDPW_MAX_DGRAM + 28)
+        bad = "mtu must be 604..9000";
+    else if (o->sndbuf < 65536 || o->sndbuf >> 40 || o->rcvbuf < 65536 || o->rcvbuf >> 40)
+        bad = "sndbuf and rcvbuf must be 64 KiB..1 TiB";
+    else if (!ism_udp_cc_find(o->cc))
+        bad = "cc must be bbr or reno";
+    else if (o->crc != 0 && o->crc != 1)
+        bad = "crc must be 0 or 1";
+    else if (o->ack_every < 1 || o->ack_every > 1024 || o->ack_delay_us < 50 ||
+             o->ack_delay_us > 1000000)
+        bad = "ack_every must be 1..1024 and ack_delay_us 50..1000000";
+    else if (o->dead_ms < 100 || o->keepalive_ms < 0 || o->sock_buf < 0)
+        bad = "dead_ms must be >= 100, keepalive_ms and sock_buf >= 0";
+    if (bad)
+        udp_errf(err, errlen, "reliable UDP options: %s", bad);
+    return bad ? -1 : 0;
+}
+
+static ism_udp_opts effective(const ism_udp_opts *o)
+{
+    ism_udp_opts e;
+    if (o)
+        e = *o;
+    else
+        ism_udp_opts_default(&e);
+    if (e.keepalive_ms == 0)
+        e.keepalive_ms = e.dead_ms / 4;
+    return e;
+}
+
+ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[ISM_UDPW_TOKEN_LEN],
+                           const uint8_t tok_rx[ISM_UDPW_TOKEN_LEN], uint64_t peer_rcvbuf,
+                           const char *peer, char *err, size_t errlen)
+{
+    ism_udp_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        udp_errf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->fd = fd;
+    c->o = *o;
+    c->cc = ism_udp_cc_find(o->cc);
+    memcpy(c->tok_tx, tok_tx, ISM_UDPW_TOKEN_LEN);
+    memcpy(c->tok_rx, tok_rx, ISM_UDPW_TOKEN_LEN);
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    c->dgram = (uint32_t)o->mtu - 28;
+    c->payload = c->dgram - ISM_UDPW_DATA_HDR;
+    c->sbuf_size = o->sndbuf;
+    c->rbuf_size = o->rcvbuf;
+    c->sbuf = malloc(c->sbuf_size);
+    c->rbuf = malloc(c->rbuf_size);
+    c->pkts = calloc(UDP_PKT_RING, sizeof *c->pkts);
+    c->chunks = calloc(UDP_CHUNK_RING, sizeof *c->chunks);
+    c->rtx = calloc(UDP_CHUNK_RING, sizeof *c->rtx);
+    c->ivals = calloc(UDP_IVAL_MAX, sizeof *c->ivals);
+    c->rbits = calloc(UDP_RCV_BITS / 64, sizeof *c->rbits);
+    if (!c->sbuf || !c->rbuf || !c->pkts || !c->chunks || !c->rtx || !c->ivals || !c->rbits ||
+        udp_io_init(c) != 0) {
+        udp_errf(err, errlen, "reliable UDP to %s: out of memory for %zu + %zu byte buffers", peer,
+                 c->sbuf_size, c->rbuf_size);
+        udp_conn_free(c);
+        return NULL;
+    }
+    int64_t now = udp_now_us();
+    c->peer_limit = peer_rcvbuf;
+    c->last_recv_us = c->last_send_us = now;
+    udp_send_init(c, now);
+    udp_recv_init(c);
+    return c;
+}
+
+void udp_conn_free(ism_udp_conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    udp_io_free(c);
+    free(c->sbuf);
+    free(c->rbuf);
+    free(c->pkts);
+    free(c->chunks);
+    free(c->rtx);
+    free(c->ivals);
+    free(c->rbits);
+    free(c);
+}
+
+ism_udp_listener *ism_udp_open(const char *hostport, const ism_auth_key *key, ism_auth_id self,
+                               const ism_udp_opts *o, char *err, size_t errlen)
+{
+    ism_udp_opts e = effective(o);
+    if (!key || !hostport) {
+        udp_errf(err, errlen, "ism_udp_open: missing address or key");
+        return NULL;
+    }
+    if (check_opts(&e, err, errlen) != 0)
+        return NULL;
+    char host[256], copy[300];
+    int port;
+    /* Port 0 (any free port) is fine for a listener; the parser is for peers' addresses. */
+    snprintf(copy, sizeof copy, "%s", hostport);
+    size_t len = strlen(copy);
+    int any = len > 2 && strcmp(copy + len - 2, ":0") == 0;
+    if (any)
+        copy[len - 1] = '1';
+    if (ism_sock_parse_hostport(copy, host, sizeof host, &port, err, errlen) != 0)
+        return NULL;
+    int fd = ism_sock_listen(host, any ? 0 : port, 16, err, errlen);
+    if (fd < 0)
+        return NULL;
+    ism_udp_listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        close(fd);
+        udp_errf(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->fd = fd;
+    l->port = ism_sock_local_port(fd);
+    l->key = *key;
+    l->self = self;
+    l->o = e;
+    return l;
+}
+
+int ism_udp_listener_port(const ism_udp_listener *l)
+{
+    return l->port;
+}
+
+int ism_udp_listener_fd(const ism_udp_listener *l)
+{
+    return l->fd;
+}
+
+void ism_udp_listener_close(ism_udp_listener *l)
+{
+    if (!l)
+        return;
+    close(l->fd);
+    ism_auth_key_clear(&l->key);
+    free(l);
+}
+
+ism_udp_conn *ism_udp_accept(ism_udp_listener *l, int timeout_ms, char *err, size_t errlen)
+{
+    if (timeout_ms <= 0) {
+        udp_errf(err, errlen, "ism_udp_accept: timeout_ms must be > 0");
+        return NULL;
+    }
+    struct pollfd pfd = {l->fd, POLLIN, 0};
+    int r = poll(&pfd, 1, timeout_ms);
+    if (r <= 0) {
+        udp_errf(err, errlen, "no client connected to port %d within %d ms", l->port, timeout_ms);
+        return NULL;
+    }
+    int tcp = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+    if (tcp < 0) {
+        udp_errf(err, errlen, "accept on port %d: %s", l->port, strerror(errno));
+        return NULL;
+    }
+    ism_udp_conn *c = udp_setup_server(tcp, -1, &l->key, l->self, &l->o, timeout_ms, err, errlen);
+    close(tcp);
+    return c;
+}
+
+ism_udp_conn *ism_udp_connect(const char *hostport, const ism_auth_key *key, ism_auth_id self,
+                              const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen)
+{
+    ism_udp_opts e = effective(o);
+    if (!key || !hostport || timeout_ms <= 0) {
+        udp_errf(err, errlen, "ism_udp_connect: missing address or key, or timeout_ms <= 0");
+        return NULL;
+    }
+    if (check_opts(&e, err, errlen) != 0)
+        return NULL;
+    char host[256];
+    int port;
+    if (ism_sock_parse_hostport(hostport, host, sizeof host, &port, err, errlen) != 0)
+        return NULL;
+    int tcp = ism_sock_connect(host, port, timeout_ms, err, errlen);
+    if (tcp < 0)
+        return NULL;
+    ism_udp_conn *c = udp_setup_client(tcp, key, self, &e, timeout_ms, err, errlen);
+    close(tcp);
+    return c;
+}
+
+static size_t push(ism_udp_conn *c, const uint8_t *p, size_t n)
+{
+    size_t space = c->sbuf_size - (size_t)(c->snd_end - c->snd_una);
+    if (n > space)
+        n = space;
+    size_t at = c->snd_end % c->sbuf_size;
+    size_t first = n < c->sbuf_size - at ? n : c->sbuf_size - at;
+    memcpy(c->sbuf + at, p, first);
+    memcpy(c->sbuf, p + first, n - first);
+    c->snd_end += n;
+    return n;
+}
+
+static int64_t deadline_us(int timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : udp_now_us() + (int64_t)timeout_ms * 1000;
+}
+
+ssize_t ism_udp_send_nb(ism_udp_conn *c, const void *buf, size_t n)
+{
+    if (c->err)
+        return c->err;
+    if (c->fin_wanted)
+        return ISM_UDP_ESHUT;
+    size_t k = push(c, buf, n);
+    int rc = udp_progress(c, udp_now_us());
+    if (rc)
+        return rc;
+    return k ? (ssize_t)k : (n ? ISM_UDP_EAGAIN : 0);
+}
+
+ssize_t ism_udp_send(ism_udp_conn *c, const void *buf, size_t n, int timeout_ms)
+{
+    if (c->err)
+        return c->err;
+    if (c->fin_wanted)
+        return ISM_UDP_ESHUT;
+    int64_t dl = deadline_us(timeout_ms);
+    const uint8_t *p = buf;
+    size_t done = 0;
+    for (;;) {
+        done += push(c, p + done, n - done);
+        int rc = udp_progress(c, udp_now_us());
+        if (rc)
+            return rc;
+        if (done == n)
+            return (ssize_t)n;
+        if (dl >= 0 && udp_now_us() >= dl)
+            return done ? (ssize_t)done : ISM_UDP_ETIMEDOUT;
+        if ((rc = udp_wait(c, dl)) != 0)
+            return rc;
+    }
+}
+
+static int at_eof(const ism_udp_conn *c)
+{
+    return c->fin_off != UINT64_MAX && c->rcv_read == c->fin_off;
+}
+
+ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n)
+{
+    if (c->rcv_nxt == c->rcv_read && !at_eof(c)) {
+        int rc = udp_progress(c, udp_now_us());
+        if (rc)
+            return rc;
+    }
+    size_t k = udp_recv_copy(c, buf, n);
+    if (k)
+        return (ssize_t)k;
+    if (at_eof(c) || n == 0)
+        return 0;
+    return c->err ? c->err : ISM_UDP_EAGAIN;
+}
+
+ssize_t ism_udp_recv(ism_udp_conn *c, void *buf, size_t n, int timeout_ms)
+{
+    int64_t dl = deadline_us(timeout_ms);
+    for (;;) {
+        size_t k = udp_recv_copy(c, buf, n);
+        if (k) {
+            if (c->ack_now)
+                udp_progress(c, udp_now_us()); /* open the window promptly */
+            return (ssize_t)k;
+        }
+        if (at_eof(c) || n == 0)
+            return 0;
+        if (c->err)
+            return c->err;
+        if (dl >= 0 && udp_now_us() >= dl)
+            return ISM_UDP_ETIMEDOUT;
+        int rc = udp_wait(c, dl);
+        if (rc && c->rcv_nxt == c->rcv_read)
+            return rc;
+    }
+}
+
+int ism_udp_fd(const ism_udp_conn *c)
+{
+    return c->fd;
+}
+
+int64_t ism_udp_next_timer_us(const ism_udp_conn *c)
+{
+    int64_t now = udp_now_us();
+    int64_t t = udp_next_timer_abs(c, now);
+    return t <= now ? 0 : t - now;
+}
+
+int ism_udp_progress(ism_udp_conn *c)
+{
+    return udp_progress(c, udp_now_us());
+}
+
+int ism_udp_shutdown(ism_udp_conn *c)
+{
+    if (c->err)
+        return c->err;
+    c->fin_wanted = 1;
+    return udp_progress(c, udp_now_us());
+}
+
+static void send_close(ism_udp_conn *c, uint32_t reason)
+{
+    uint8_t p[ISM_UDPW_CLOSE_LEN];
+    size_t n = ism_udpw_encode_close(p, c->tok_tx, reason);
+    if (c->o.crc)
+        ism_udpw_seal(p, n);
+    send(c->fd, p, n, MSG_DONTWAIT);
+}
+
+int ism_udp_close(ism_udp_conn *c, int timeout_ms)
+{
+    if (!c)
+        return 0;
+    int64_t dl = deadline_us(timeout_ms < 0 ? 30000 : timeout_ms);
+    int rc = c->err;
+    if (!rc) {
+        c->fin_wanted = 1;
+        int64_t settled = -1; /* when all data was acknowledged and the peer's FIN was in */
+        for (;;) {
+            int64_t now = udp_now_us();
+            if (udp_send_idle(c) && c->fin_off != UINT64_MAX)
+                break;
+            if (c->snd_una == c->snd_end && c->fin_off != UINT64_MAX) {
+                /* Only our FIN's ACK is missing: either the FIN or its ACK was lost. Keep
+                 * sending the FIN (the peer may be waiting for it) for half the dead-peer
+                 * timeout; after that the peer, which has ended its own stream, most
+                 * likely got it and left before our copy of its ACK arrived. */
+                if (settled < 0)
+                    settled = now;
+                else if (now - settled > (int64_t)c->o.dead_ms * 500)
+                    break;
+            }
+            if (now >= dl) {
+                rc = ISM_UDP_ETIMEDOUT;
+                snprintf(c->errmsg, sizeof c->errmsg,
+                         "closing the connection to %s: %s within %d ms", c->peer,
+                         c->snd_una == c->snd_end ? "the peer did not end its stream"
+                                                  : "not all data was acknowledged",
+                         timeout_ms);
+                break;
+            }
+            if ((rc = udp_wait(c, dl)) != 0)
+                break;
+        }
+    }
+    if (rc == 0) {
+        /* Linger while the peer still talks (its FIN's ACK may have been lost), at most
+         * 10 RTOs: nothing we hold is needed any more, only our answers are. */
+        int64_t cap = udp_now_us() + 10 * udp_rto_us(c);
+        if (cap > dl)
+            cap = dl;
+        for (;;) {
+            int64_t until = c->last_recv_us + 3 * udp_rto_us(c);
+            if (until > cap)
+                until = cap;
+            if (udp_now_us() >= until || udp_wait(c, until) != 0)
+                break;
+        }
+    } else if (c->err != ISM_UDP_ECLOSED && c->err != ISM_UDP_EDEAD) {
+        send_close(c, ISM_UDPW_CLOSE_ABORT);
+    }
+    udp_conn_free(c);
+    return rc;
+}
+
+void ism_udp_abort(ism_udp_conn *c)
+{
+    if (!c)
+        return;
+    if (!c->peer_closed)
+        send_close(c, ISM_UDPW_CLOSE_ABORT);
+    udp_conn_free(c);
+}
+
+const char *ism_udp_error(const ism_udp_conn *c)
+{
+    return c->err || c->errmsg[0] ? c->errmsg : "no error";
+}
+
+void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
+{
+    *s = c->st;
+    s->srtt_us = c->srtt_us;
+    s->min_rtt_us = c->min_rtt_us;
+    s->rttvar_us = c->rttvar_us;
+    s->cwnd = c->cc->cwnd(c->cc_state);
+    s->pacing_rate = c->cc->pacing_rate(c->cc_state);
+    s->inflight = c->inflight;
+    s->cc = c->cc->name;
+    s->cc_state = c->cc->state(c->cc_state);
+    s->payload = c->payload;
+}
+
+const char *ism_udp_strerror(int code)
+{
+    switch (code) {
+    case 0: return "success";
+    case ISM_UDP_EAGAIN: return "would block";
+    case ISM_UDP_ETIMEDOUT: return "timed out";
+    case ISM_UDP_EDEAD: return "peer silent past the dead-peer timeout";
+    case ISM_UDP_ECLOSED: return "connection aborted";
+    case ISM_UDP_ESETUP: return "connection setup failed";
+    case ISM_UDP_EIO: return "socket error";
+    case ISM_UDP_EINVAL: return "invalid argument";
+    case ISM_UDP_ESHUT: return "stream already shut down";
+    default: return "unknown error";
+    }
+}

@@ -1,0 +1,205 @@
+/* cc_bbr.c: the model-based controller, after BBR (Cardwell et al., ACM Queue 2016).
+ *
+ * The model: BtlBw, the maximum delivery rate seen over the last 10 round trips, and
+ * RTprop, the minimum RTT seen over the last 10 s. The sender paces at gain x BtlBw and
+ * keeps at most cwnd_gain x BtlBw x RTprop in flight. States:
+ *   startup  gain 2.89 until BtlBw stops growing by 25% for 3 rounds (pipe full);
+ *   drain    gain 1/2.89 until in flight <= one BDP;
+ *   probe_bw gain cycle 1.25, 0.75, 1 x 6 (one phase per RTprop), cwnd 2 BDP;
+ *   probe_rtt every 10 s without a new RTprop minimum: 4 packets in flight for 200 ms
+ *            so that standing queues (ours or a competitor's) drain and RTprop is true.
+ * Random loss is not a congestion signal here, which is why BBR keeps the line rate on
+ * lossy paths. As a guard against a path that really is overloaded, a loss rate above
+ * 20% within a round caps the estimate (BBRv2's idea in its simplest form).
+ */
+#include <string.h>
+
+#include "cc.h"
+
+#define BW_ROUNDS 10
+#define MIN_RTT_WIN_US 10000000
+#define PROBE_RTT_US 200000
+#define STARTUP_GAIN_X1000 2885
+#define CYCLE 8
+
+enum { STARTUP, DRAIN, PROBE_BW, PROBE_RTT };
+
+typedef struct bbr {
+    uint32_t mss;
+    int mode;
+    uint64_t bw_rounds[BW_ROUNDS]; /* max delivery rate per round, bytes/s */
+    uint64_t round, next_round_delivered;
+    int64_t min_rtt_us, min_rtt_stamp_us;
+    uint64_t full_bw;
+    int full_bw_count;
+    int cycle_idx;
+    int64_t cycle_stamp_us;
+    int64_t probe_rtt_done_us;
+    int prior_mode;
+    uint64_t inflight;
+    uint64_t round_lost, round_acked;
+    uint64_t loss_cap; /* bytes/s, 0 = none */
+    int64_t ack_delay_us;
+} bbr;
+_Static_assert(sizeof(bbr) <= ISM_UDP_CC_STATE, "state too large");
+
+static const int cycle_gain_x4[CYCLE] = {5, 3, 4, 4, 4, 4, 4, 4};
+
+static void bbr_init(void *st, uint32_t mss, int64_t ack_delay_us, int64_t now_us)
+{
+    bbr *b = st;
+    memset(b, 0, sizeof *b);
+    b->mss = mss;
+    b->ack_delay_us = ack_delay_us;
+    b->mode = STARTUP;
+    b->min_rtt_us = -1;
+    b->min_rtt_stamp_us = now_us;
+    b->cycle_stamp_us = now_us;
+}
+
+static uint64_t btl_bw(const bbr *b)
+{
+    uint64_t m = 0;
+    for (int i = 0; i < BW_ROUNDS; i++)
+        if (b->bw_rounds[i] > m)
+            m = b->bw_rounds[i];
+    if (b->loss_cap && m > b->loss_cap)
+        m = b->loss_cap;
+    return m;
+}
+
+static uint64_t bdp(const bbr *b)
+{
+    if (b->min_rtt_us <= 0)
+        return 0;
+    return btl_bw(b) * (uint64_t)b->min_rtt_us / 1000000u;
+}
+
+static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
+{
+    bbr *b = st;
+    b->inflight = s->inflight;
+    b->round_acked += s->acked_bytes;
+    int new_round = 0;
+    if (s->prior_delivered >= b->next_round_delivered) {
+        b->next_round_delivered = s->delivered;
+        b->round++;
+        b->bw_rounds[b->round % BW_ROUNDS] = 0;
+        new_round = 1;
+        /* Loss guard: > 20% of a round's packets lost means real overload, not noise. */
+        if (b->round_lost * 5 > b->round_acked + b->round_lost && b->round_acked > 0)
+            b->loss_cap = btl_bw(b) * 7 / 8;
+        else if (b->loss_cap)
+            b->loss_cap = b->loss_cap * 9 / 8; /* let the cap go again gradually */
+        if (b->loss_cap > (1ull << 50))
+            b->loss_cap = 0;
+        b->round_lost = b->round_acked = 0;
+    }
+    if (s->rate_interval_us > 0) {
+        uint64_t rate = s->rate_delivered * 1000000u / (uint64_t)s->rate_interval_us;
+        uint64_t *slot = &b->bw_rounds[b->round % BW_ROUNDS];
+        if ((!s->app_limited || rate >= btl_bw(b)) && rate > *slot)
+            *slot = rate;
+    }
+    if (s->rtt_us > 0 && (b->min_rtt_us < 0 || s->rtt_us <= b->min_rtt_us)) {
+        b->min_rtt_us = s->rtt_us;
+        b->min_rtt_stamp_us = s->now_us;
+    }
+
+    uint64_t bw = btl_bw(b);
+    switch (b->mode) {
+    case STARTUP:
+        if (new_round && !s->app_limited) {
+            if (bw >= b->full_bw + b->full_bw / 4) {
+                b->full_bw = bw;
+                b->full_bw_count = 0;
+            } else if (++b->full_bw_count >= 3) {
+                b->mode = DRAIN;
+            }
+        }
+        break;
+    case DRAIN:
+        if (s->inflight <= bdp(b)) {
+            b->mode = PROBE_BW;
+            b->cycle_idx = 2; /* start at a neutral phase */
+            b->cycle_stamp_us = s->now_us;
+        }
+        break;
+    case PROBE_BW:
+        if (b->min_rtt_us > 0 && s->now_us - b->cycle_stamp_us > b->min_rtt_us) {
+            /* leave the 1.25 phase only once it filled the pipe, the 0.75 one once drained */
+            int g = cycle_gain_x4[b->cycle_idx];
+            if (!(g == 3 && s->inflight > bdp(b)) || s->now_us - b->cycle_stamp_us > 2 * b->min_rtt_us) {
+                b->cycle_idx = (b->cycle_idx + 1) % CYCLE;
+                b->cycle_stamp_us = s->now_us;
+            }
+        }
+        break;
+    case PROBE_RTT:
+        if (b->probe_rtt_done_us == 0 && s->inflight <= 4ull * b->mss)
+            b->probe_rtt_done_us = s->now_us + PROBE_RTT_US;
+        else if (b->probe_rtt_done_us && s->now_us >= b->probe_rtt_done_us) {
+            b->min_rtt_stamp_us = s->now_us;
+            b->probe_rtt_done_us = 0;
+            b->mode = b->prior_mode == STARTUP ? STARTUP : PROBE_BW;
+            b->cycle_stamp_us = s->now_us;
+        }
+        break;
+    }
+    if (b->mode != PROBE_RTT && b->min_rtt_us > 0 &&
+        s->now_us - b->min_rtt_stamp_us > MIN_RTT_WIN_US) {
+        b->prior_mode = b->mode;
+        b->mode = PROBE_RTT;
+        b->probe_rtt_done_us = 0;
+        b->min_rtt_us = s->rtt_us > 0 ? s->rtt_us : b->min_rtt_us; /* re-learn it */
+    }
+}
+
+static void bbr_on_loss(void *st, const ism_udp_loss_event *e)
+{
+    bbr *b = st;
+    b->round_lost += e->lost_bytes;
+    if (e->timeout) {
+        /* Nothing came back for a whole RTO: the model is stale; restart gently. */
+        b->full_bw = 0;
+        b->full_bw_count = 0;
+    }
+}
+
+static uint64_t bbr_cwnd(const void *st)
+{
+    const bbr *b = st;
+    uint64_t d = bdp(b);
+    uint64_t floor = 4ull * b->mss;
+    if (b->mode == PROBE_RTT)
+        return floor;
+    if (d == 0)
+        return 10ull * b->mss; /* no model yet */
+    uint64_t w = b->mode == PROBE_BW ? 2 * d : d * STARTUP_GAIN_X1000 / 1000;
+    /* Room for ACKs the receiver holds back (up to its delay) and sends in bursts. */
+    w += btl_bw(b) * (uint64_t)(2 * b->ack_delay_us) / 1000000u + 32ull * b->mss;
+    return w > floor ? w : floor;
+}
+
+static uint64_t bbr_pacing(const void *st)
+{
+    const bbr *b = st;
+    uint64_t bw = btl_bw(b);
+    if (bw == 0)
+        return 0; /* cwnd alone limits the first round */
+    switch (b->mode) {
+    case STARTUP: return bw * STARTUP_GAIN_X1000 / 1000;
+    case DRAIN: return bw * 1000 / STARTUP_GAIN_X1000;
+    case PROBE_BW: return bw * (uint64_t)cycle_gain_x4[b->cycle_idx] / 4;
+    default: return bw;
+    }
+}
+
+static const char *bbr_state(const void *st)
+{
+    static const char *names[] = {"startup", "drain", "probe_bw", "probe_rtt"};
+    return names[((const bbr *)st)->mode];
+}
+
+const ism_udp_cc_ops ism_udp_cc_bbr = {"bbr", bbr_init, bbr_on_ack, bbr_on_loss,
+                                       bbr_cwnd, bbr_pacing, bbr_state};

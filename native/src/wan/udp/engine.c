@@ -1,0 +1,147 @@
+/* engine.c: what makes a reliable-UDP connection move: one progress step (receive what
+ * arrived, run the timers, acknowledge, send what pacing and the windows allow), the
+ * wait between steps, keepalive probes and dead-peer detection. Everything a blocking
+ * call does is a loop over udp_wait(); an application's own event loop calls
+ * ism_udp_progress() instead.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "conn.h"
+
+#define RX_ROUNDS 8 /* recvmmsg batches per step before letting the sender run */
+
+void udp_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+void udp_fail(ism_udp_conn *c, int code, const char *fmt, ...)
+{
+    if (c->err)
+        return;
+    c->err = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->errmsg, sizeof c->errmsg, fmt, ap);
+    va_end(ap);
+}
+
+void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now)
+{
+    int type = ism_udpw_check(p, n, c->tok_rx, c->o.crc);
+    if (type < 0) {
+        c->st.pkts_bad++; /* a stranger, a corrupted packet or a stale one: ignored */
+        return;
+    }
+    int rc;
+    if (type == ISM_UDPW_DATA) {
+        ism_udpw_data d;
+        if ((rc = ism_udpw_decode_data(p, n, &d)) != 0)
+            goto bad;
+        c->last_recv_us = now;
+        udp_on_data(c, &d, now);
+    } else if (type == ISM_UDPW_ACK) {
+        ism_udpw_ack a;
+        if ((rc = ism_udpw_decode_ack(p, n, &a)) != 0)
+            goto bad;
+        c->last_recv_us = now;
+        udp_on_ack(c, &a, now);
+    } else {
+        uint32_t reason;
+        if ((rc = ism_udpw_decode_close(p, n, &reason)) != 0)
+            goto bad;
+        c->peer_closed = 1;
+        udp_fail(c, ISM_UDP_ECLOSED, "peer %s aborted the connection (%s)", c->peer,
+                 reason == ISM_UDPW_CLOSE_PROTOCOL ? "it saw a protocol violation" : "closed");
+    }
+    return;
+bad:
+    /* Authenticated (token and CRC matched) yet malformed: the peer is broken. */
+    c->st.pkts_bad++;
+    udp_fail(c, ISM_UDP_ECLOSED, "peer %s sent a malformed packet: %s (protocol violation)",
+             c->peer, ism_udpw_strerror(rc));
+}
+
+static int64_t keepalive_us(const ism_udp_conn *c)
+{
+    return (int64_t)c->o.keepalive_ms * 1000;
+}
+
+int udp_progress(ism_udp_conn *c, int64_t now)
+{
+    if (c->err)
+        return c->err;
+    for (int r = 0; r < RX_ROUNDS; r++) {
+        int k = udp_rx_batch(c, now);
+        /* acknowledge as we go: a long backlog must not turn into one late ACK */
+        udp_maybe_ack(c, now);
+        if (k < UDP_BATCH)
+            break;
+        now = udp_now_us();
+    }
+    if (c->err)
+        return c->err;
+    udp_send_timers(c, now);
+    if (now - c->last_recv_us > (int64_t)c->o.dead_ms * 1000) {
+        udp_fail(c, ISM_UDP_EDEAD,
+                 "no packet from peer %s for %.1f s (dead-peer timeout %d ms): the peer "
+                 "process or the path is gone",
+                 c->peer, (double)(now - c->last_recv_us) / 1e6, c->o.dead_ms);
+        return c->err;
+    }
+    if (now - c->last_send_us >= keepalive_us(c))
+        c->ping_due = 1;
+    udp_maybe_ack(c, now);
+    udp_send_data(c, now);
+    udp_tx_flush(c);
+    return c->err;
+}
+
+int64_t udp_next_timer_abs(const ism_udp_conn *c, int64_t now)
+{
+    int64_t t = udp_send_timer_us(c, now);
+    int64_t a = udp_ack_timer_us(c);
+    if (a < t)
+        t = a;
+    int64_t k = c->last_send_us + keepalive_us(c);
+    if (k < t)
+        t = k;
+    int64_t d = c->last_recv_us + (int64_t)c->o.dead_ms * 1000 + 1;
+    if (d < t)
+        t = d;
+    return t;
+}
+
+int udp_wait(ism_udp_conn *c, int64_t deadline_us)
+{
+    int64_t now = udp_now_us();
+    int64_t t = udp_next_timer_abs(c, now);
+    if (deadline_us >= 0 && deadline_us < t)
+        t = deadline_us;
+    if (t > now) {
+        struct pollfd pfd = {c->fd, POLLIN, 0};
+        if (c->ntx > c->tx_sent)
+            pfd.events |= POLLOUT;
+        int64_t d = t - now;
+        struct timespec ts = {(time_t)(d / 1000000), (long)(d % 1000000) * 1000};
+        if (ppoll(&pfd, 1, &ts, NULL) < 0 && errno != EINTR) {
+            udp_fail(c, ISM_UDP_EIO, "waiting for %s: %s", c->peer, strerror(errno));
+            return c->err;
+        }
+        now = udp_now_us();
+    }
+    return udp_progress(c, now);
+}

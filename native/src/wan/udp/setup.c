@@ -1,0 +1,342 @@
+/* setup.c: establishing a reliable-UDP connection.
+ *
+ * Authentication reuses the gateways' TCP handshake (auth.h) on a short TCP control
+ * connection, so UDP needs no second key-exchange protocol of its own. On the
+ * authenticated TCP stream both sides then send fresh 32-byte nonces and their
+ * parameters; the server picks a random 128-bit connection id and a UDP port bound for
+ * this connection only. Each direction's 64-bit token is
+ *     HMAC-SHA256(job secret, "isthmus-udp-v1 c2s"|"... s2c" || job || conn id || Nc || Ns)
+ * truncated. Only a holder of the job secret can compute it, and it is fresh per
+ * connection. The client then probes the UDP port until the server answers over UDP:
+ * the server connects its UDP socket to the address of the first packet that carries
+ * the right token (so the kernel drops everything else), and both close the TCP
+ * connection. A firewall that blocks UDP shows up here, as a timeout that says so.
+ *
+ * Control messages (little-endian), after the auth handshake:
+ *   client -> server  "ISUS" ver=1 0 0 0 | Nc[32] | rcvbuf u64 | mtu u32 | crc u32 |
+ *                     ack_delay_us u32 | 0 u32                          (64 bytes)
+ *   server -> client  "ISUS" ver=1 0 0 0 | conn_id[16] | Ns[32] | udp port u16 | 0 u16 |
+ *                     mtu u32 | rcvbuf u64 | crc u32 | 0 u32            (80 bytes)
+ * The agreed MTU is the smaller one; CRC is on when either side asks for it.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "le.h"
+#include "setup.h"
+#include "sock.h"
+
+#define CLI_MSG 64
+#define SRV_MSG 80
+#define PROBE_INTERVAL_US 200000
+
+
+static int derive(const ism_auth_key *k, const char *label, const uint8_t cid[16],
+                  const uint8_t nc[32], const uint8_t ns[32], uint8_t out[ISM_UDPW_TOKEN_LEN])
+{
+    uint8_t msg[64 + ISM_AUTH_JOB_LEN + 16 + 64];
+    size_t n = strlen(label);
+    memcpy(msg, label, n);
+    memcpy(msg + n, k->job, ISM_AUTH_JOB_LEN);
+    n += ISM_AUTH_JOB_LEN;
+    memcpy(msg + n, cid, 16);
+    n += 16;
+    memcpy(msg + n, nc, 32);
+    memcpy(msg + n + 32, ns, 32);
+    n += 64;
+    uint8_t mac[EVP_MAX_MD_SIZE];
+    unsigned len = 0;
+    if (!HMAC(EVP_sha256(), k->secret, (int)k->secret_len, msg, n, mac, &len) || len < 8)
+        return -1;
+    memcpy(out, mac, ISM_UDPW_TOKEN_LEN);
+    return 0;
+}
+
+static int derive_tokens(const ism_auth_key *k, const uint8_t cid[16], const uint8_t nc[32],
+                         const uint8_t ns[32], uint8_t c2s[ISM_UDPW_TOKEN_LEN],
+                         uint8_t s2c[ISM_UDPW_TOKEN_LEN])
+{
+    if (derive(k, "isthmus-udp-v1 c2s", cid, nc, ns, c2s) != 0 ||
+        derive(k, "isthmus-udp-v1 s2c", cid, nc, ns, s2c) != 0)
+        return -1;
+    /* Equal tokens would let one side's packets be reflected back as the other's. */
+    return memcmp(c2s, s2c, ISM_UDPW_TOKEN_LEN) == 0 ? -1 : 0;
+}
+
+static int udp_socket(const struct sockaddr_in *bind_to, int bufsize, char *err, size_t errlen)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        udp_errf(err, errlen, "UDP socket: %s", strerror(errno));
+        return -1;
+    }
+    /* Try the privileged FORCE variant first (root may exceed net.core.*mem_max). */
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bufsize, sizeof bufsize) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof bufsize) != 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
+    /* Never fragment: a datagram that does not fit the path must be lost, not split. */
+    int pmtu = IP_PMTUDISC_DO;
+    setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    if (bind_to && bind(fd, (const struct sockaddr *)bind_to, sizeof *bind_to) != 0) {
+        char a[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &bind_to->sin_addr, a, sizeof a);
+        udp_errf(err, errlen, "binding a UDP socket to %s: %s", a, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void name_peer(char *buf, size_t len, const struct sockaddr_in *a, ism_auth_id id)
+{
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+    snprintf(buf, len, "%s:%u (site %u, gateway %u)", ip, ntohs(a->sin_port), id.site, id.gw);
+}
+
+static int64_t deadline_of(int timeout_ms)
+{
+    return ism_now_ms() + timeout_ms;
+}
+
+ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
+                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen)
+{
+    int64_t dl = deadline_of(timeout_ms);
+    char tcpname[64];
+    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
+    ism_auth_id peer;
+    int rc = ism_auth_client(tcp, k, self, &peer, timeout_ms, err, errlen);
+    if (rc != 0)
+        return NULL;
+    uint8_t m[SRV_MSG], nc[32];
+    if (RAND_bytes(nc, sizeof nc) != 1) {
+        udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
+        return NULL;
+    }
+    memset(m, 0, sizeof m);
+    memcpy(m, "ISUS", 4);
+    m[4] = 1;
+    memcpy(m + 8, nc, 32);
+    ism_put_le64(m + 40, o->rcvbuf);
+    ism_put_le32(m + 48, (uint32_t)o->mtu);
+    ism_put_le32(m + 52, (uint32_t)o->crc);
+    ism_put_le32(m + 56, (uint32_t)o->ack_delay_us);
+    if ((rc = ism_sock_write_full(tcp, m, CLI_MSG, dl, NULL)) != 0 ||
+        (rc = ism_sock_read_full(tcp, m, SRV_MSG, dl, NULL)) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
+                 rc == ISM_SOCK_ETIMEDOUT ? "timed out" : rc == ISM_SOCK_ECLOSED ? "peer closed the connection (does it speak the UDP transport?)" : strerror(errno));
+        return NULL;
+    }
+    if (memcmp(m, "ISUS", 4) != 0 || m[4] != 1) {
+        udp_errf(err, errlen, "UDP setup with %s: the peer does not speak this protocol version",
+                 tcpname);
+        return NULL;
+    }
+    uint8_t cid[16], ns[32];
+    memcpy(cid, m + 8, 16);
+    memcpy(ns, m + 24, 32);
+    int port = m[56] | m[57] << 8;
+    uint32_t mtu = ism_get_le32(m + 60);
+    uint64_t peer_rcv = ism_get_le64(m + 64);
+    uint32_t crc = ism_get_le32(m + 72);
+    if (port == 0 || mtu < ISM_UDPW_MIN_DGRAM + 28 || mtu > (uint32_t)o->mtu || crc > 1 ||
+        peer_rcv < 65536 || peer_rcv >> 50) {
+        udp_errf(err, errlen, "UDP setup with %s: the peer sent invalid parameters", tcpname);
+        return NULL;
+    }
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    if (getpeername(tcp, (struct sockaddr *)&sa, &sl) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, strerror(errno));
+        return NULL;
+    }
+    sa.sin_port = htons((uint16_t)port);
+    int fd = udp_socket(NULL, o->sock_buf, err, errlen);
+    if (fd < 0)
+        return NULL;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: connect: %s", tcpname, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    ism_udp_opts agreed = *o;
+    agreed.mtu = (int)mtu;
+    agreed.crc = (int)crc;
+    uint8_t c2s[ISM_UDPW_TOKEN_LEN], s2c[ISM_UDPW_TOKEN_LEN];
+    if (derive_tokens(k, cid, nc, ns, c2s, s2c) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: deriving the connection tokens failed", tcpname);
+        close(fd);
+        return NULL;
+    }
+    char pname[96];
+    name_peer(pname, sizeof pname, &sa, peer);
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, pname, err, errlen);
+    if (!c)
+        return NULL;
+    /* Probe until the server answers over UDP: proves the path and our address to it. */
+    int64_t next_probe = 0;
+    while (c->st.acks_received == 0) {
+        int64_t now = udp_now_us();
+        if (ism_now_ms() >= dl) {
+            udp_errf(err, errlen,
+                     "UDP setup with %s: no UDP answer from %s within %d ms (TCP works; is UDP "
+                     "blocked by a firewall?)",
+                     tcpname, pname, timeout_ms);
+            udp_conn_free(c);
+            return NULL;
+        }
+        if (now >= next_probe) {
+            c->ping_due = 1;
+            next_probe = now + PROBE_INTERVAL_US;
+        }
+        c->last_recv_us = now; /* the dead-peer clock starts once the path is up */
+        if (udp_wait(c, next_probe) != 0) {
+            udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, c->errmsg);
+            udp_conn_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *k,
+                               ism_auth_id self, const ism_udp_opts *o, int timeout_ms,
+                               char *err, size_t errlen)
+{
+    (void)bind_fd_unused;
+    int64_t dl = deadline_of(timeout_ms);
+    char tcpname[64];
+    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
+    ism_auth_id peer;
+    if (ism_auth_server(tcp, k, self, &peer, timeout_ms, err, errlen) != 0)
+        return NULL;
+    uint8_t m[SRV_MSG];
+    int rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
+    if (rc != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
+                 rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : "peer closed the connection");
+        return NULL;
+    }
+    if (memcmp(m, "ISUS", 4) != 0 || m[4] != 1) {
+        udp_errf(err, errlen, "UDP setup with %s: the peer does not speak this protocol version",
+                 tcpname);
+        return NULL;
+    }
+    uint8_t nc[32], ns[32], cid[16];
+    memcpy(nc, m + 8, 32);
+    uint64_t peer_rcv = ism_get_le64(m + 40);
+    uint32_t mtu = ism_get_le32(m + 48);
+    uint32_t crc = ism_get_le32(m + 52);
+    if (mtu < ISM_UDPW_MIN_DGRAM + 28 || mtu > ISM_UDPW_MAX_DGRAM + 28 || crc > 1 ||
+        peer_rcv < 65536 || peer_rcv >> 50) {
+        udp_errf(err, errlen, "UDP setup with %s: the peer sent invalid parameters", tcpname);
+        return NULL;
+    }
+    if (mtu > (uint32_t)o->mtu)
+        mtu = (uint32_t)o->mtu;
+    crc = crc || o->crc;
+    if (RAND_bytes(ns, sizeof ns) != 1 || RAND_bytes(cid, sizeof cid) != 1) {
+        udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
+        return NULL;
+    }
+    struct sockaddr_in local;
+    socklen_t sl = sizeof local;
+    if (getsockname(tcp, (struct sockaddr *)&local, &sl) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, strerror(errno));
+        return NULL;
+    }
+    local.sin_port = 0;
+    int fd = udp_socket(&local, o->sock_buf, err, errlen);
+    if (fd < 0)
+        return NULL;
+    int port = ism_sock_local_port(fd);
+    memset(m, 0, sizeof m);
+    memcpy(m, "ISUS", 4);
+    m[4] = 1;
+    memcpy(m + 8, cid, 16);
+    memcpy(m + 24, ns, 32);
+    m[56] = (uint8_t)port;
+    m[57] = (uint8_t)(port >> 8);
+    ism_put_le32(m + 60, mtu);
+    ism_put_le64(m + 64, o->rcvbuf);
+    ism_put_le32(m + 72, crc);
+    uint8_t c2s[ISM_UDPW_TOKEN_LEN], s2c[ISM_UDPW_TOKEN_LEN];
+    if (derive_tokens(k, cid, nc, ns, c2s, s2c) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: deriving the connection tokens failed", tcpname);
+        close(fd);
+        return NULL;
+    }
+    if ((rc = ism_sock_write_full(tcp, m, SRV_MSG, dl, NULL)) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: sending parameters failed", tcpname);
+        close(fd);
+        return NULL;
+    }
+    /* Wait for the first UDP packet with the client's token; anything else is ignored. */
+    uint8_t *buf = malloc(ISM_UDPW_MAX_DGRAM);
+    if (!buf) {
+        close(fd);
+        udp_errf(err, errlen, "out of memory");
+        return NULL;
+    }
+    struct sockaddr_in from;
+    ssize_t n = -1;
+    for (;;) {
+        int64_t left = dl - ism_now_ms();
+        if (left <= 0) {
+            udp_errf(err, errlen,
+                     "UDP setup with %s: no authenticated UDP packet arrived within %d ms (TCP "
+                     "works; is UDP blocked by a firewall?)",
+                     tcpname, timeout_ms);
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        struct pollfd pfd = {fd, POLLIN, 0};
+        poll(&pfd, 1, (int)(left > 100 ? 100 : left));
+        socklen_t fl = sizeof from;
+        n = recvfrom(fd, buf, ISM_UDPW_MAX_DGRAM, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
+        if (n > 0 && ism_udpw_check(buf, (size_t)n, c2s, (int)crc) == ISM_UDPW_DATA)
+            break;
+    }
+    if (connect(fd, (struct sockaddr *)&from, sizeof from) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: connect: %s", tcpname, strerror(errno));
+        free(buf);
+        close(fd);
+        return NULL;
+    }
+    ism_udp_opts agreed = *o;
+    agreed.mtu = (int)mtu;
+    agreed.crc = (int)crc;
+    char pname[96];
+    name_peer(pname, sizeof pname, &from, peer);
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, s2c, c2s, peer_rcv, pname, err, errlen);
+    if (!c) {
+        free(buf);
+        return NULL;
+    }
+    int64_t now = udp_now_us();
+    udp_dispatch(c, buf, (size_t)n, now);
+    free(buf);
+    udp_progress(c, now); /* the ACK that completes the client's setup */
+    if (c->err) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, c->errmsg);
+        udp_conn_free(c);
+        return NULL;
+    }
+    return c;
+}

@@ -1,0 +1,140 @@
+/* udp.h: the reliable-UDP transport's public API (issue 7).
+ *
+ * A connection is a reliable, ordered, flow- and congestion-controlled byte stream in
+ * each direction over one UDP flow, for long, fat, lossy WAN links where a single TCP
+ * stream with the system's default congestion control (usually CUBIC) stalls. It needs
+ * no privileges and no kernel support beyond UDP.
+ *
+ *   listener:  l = ism_udp_open("0.0.0.0:7000", &key, self, &opts, err, sizeof err);
+ *              c = ism_udp_accept(l, 30000, err, sizeof err);
+ *   client:    c = ism_udp_connect("10.77.0.2:7000", &key, self, &opts, 30000, err, sizeof err);
+ *   both:      ism_udp_send(c, buf, n, timeout_ms); ism_udp_recv(c, buf, n, timeout_ms);
+ *              ism_udp_close(c, timeout_ms);
+ *
+ * Connection setup: the client opens a short TCP control connection to the listener's
+ * host:port and runs the gateways' authenticated handshake (auth.h) on it. Both sides
+ * then exchange fresh nonces and parameters, the server binds a UDP socket for this
+ * connection and sends its port, and each side derives two 64-bit per-direction
+ * tokens = HMAC-SHA256(job secret, label, job, random 128-bit connection id, nonces).
+ * Every UDP packet carries its direction's token; packets without it are dropped
+ * unread, and both UDP sockets are connected to the authenticated peer's address. The
+ * TCP connection closes once the UDP path answered (see docs/design.md for the choice).
+ *
+ * Threading: a connection is single-threaded (no locks); use it from one thread at a
+ * time. Different connections are independent.
+ *
+ * Blocking calls drive the protocol themselves. Non-blocking use: poll ism_udp_fd() for
+ * POLLIN with a timeout of ism_udp_next_timer_us(), then call ism_udp_progress(), and
+ * use ism_udp_send_nb()/ism_udp_recv_nb(), which never wait.
+ *
+ * Errors: functions return negative ISM_UDP_E* codes; ism_udp_error(c) gives a message
+ * naming the peer (address, site and gateway id) and what happened. Once a connection
+ * has failed every call returns the same error.
+ */
+#ifndef ISM_WAN_UDP_H
+#define ISM_WAN_UDP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "auth.h"
+
+enum {
+    ISM_UDP_EAGAIN = -11,   /* non-blocking call could not make progress now */
+    ISM_UDP_ETIMEDOUT = -12, /* the caller's timeout passed (the connection stays usable) */
+    ISM_UDP_EDEAD = -13,    /* nothing heard from the peer for dead_ms: peer or path gone */
+    ISM_UDP_ECLOSED = -14,  /* the peer aborted the connection */
+    ISM_UDP_ESETUP = -15,   /* connection setup failed (message says why) */
+    ISM_UDP_EIO = -16,      /* socket error */
+    ISM_UDP_EINVAL = -17,   /* bad argument or options */
+    ISM_UDP_ESHUT = -18     /* send after shutdown/close */
+};
+
+/* Impairments applied to our own outgoing datagrams, for tests and experiments
+ * (deterministic for a given seed and send sequence). All probabilities in [0, 1]. */
+typedef struct ism_udp_impair {
+    double loss;      /* each datagram dropped with this probability ... */
+    double burst;     /* ... and, once dropped, the next one too with this probability */
+    double dup;       /* sent twice */
+    double reorder;   /* held back and sent after the next 1..8 datagrams */
+    double corrupt;   /* one random bit flipped anywhere in the datagram */
+    uint64_t seed;
+} ism_udp_impair;
+
+typedef struct ism_udp_opts {
+    int mtu;              /* IP MTU of the path (datagram = mtu - 28); default 1500 */
+    size_t sndbuf;        /* send buffer bytes (bounds data awaiting ACK); default 64 MiB */
+    size_t rcvbuf;        /* receive window bytes (flow control); default 64 MiB */
+    const char *cc;       /* "bbr" (default) or "reno" */
+    int crc;              /* 1 (default): CRC32C on every packet; 0: rely on UDP's checksum */
+    int ack_every;        /* ACK after this many data packets (default 16) ... */
+    int ack_delay_us;     /* ... or this long after the first unacknowledged one (1000) */
+    int dead_ms;          /* declare the peer dead after this silence (default 10000) */
+    int keepalive_ms;     /* probe when idle this long (default dead_ms / 4) */
+    int sock_buf;         /* SO_SNDBUF/SO_RCVBUF of the UDP socket (default 8 MiB) */
+    uint64_t max_rate;    /* cap on the pacing rate, bytes/s; 0 = none */
+    const ism_udp_impair *impair; /* NULL in production */
+} ism_udp_opts;
+
+typedef struct ism_udp_stats {
+    uint64_t bytes_sent, bytes_acked, bytes_received;
+    uint64_t pkts_sent, pkts_retransmitted, pkts_received, pkts_dup, pkts_bad;
+    uint64_t pkts_lost, rto_count, acks_sent, acks_received;
+    uint64_t pkts_reordered; /* arrived after a higher packet number */
+    uint64_t impair_dropped, impair_dup, impair_reordered, impair_corrupted;
+    int64_t srtt_us, min_rtt_us, rttvar_us;
+    uint64_t cwnd, pacing_rate, inflight;
+    const char *cc, *cc_state;
+    uint32_t payload; /* bytes of stream data per full packet */
+} ism_udp_stats;
+
+typedef struct ism_udp_listener ism_udp_listener;
+typedef struct ism_udp_conn ism_udp_conn;
+
+void ism_udp_opts_default(ism_udp_opts *o);
+
+/* Listen for connections on host:port (TCP for setup; each connection's UDP socket is
+ * bound to the same local address with an ephemeral port). Returns NULL with err. */
+ism_udp_listener *ism_udp_open(const char *hostport, const ism_auth_key *key, ism_auth_id self,
+                               const ism_udp_opts *o, char *err, size_t errlen);
+int ism_udp_listener_port(const ism_udp_listener *l);
+int ism_udp_listener_fd(const ism_udp_listener *l); /* readable when a client waits */
+void ism_udp_listener_close(ism_udp_listener *l);
+
+/* Accept one authenticated connection (timeout_ms > 0 bounds the wait and the setup). */
+ism_udp_conn *ism_udp_accept(ism_udp_listener *l, int timeout_ms, char *err, size_t errlen);
+ism_udp_conn *ism_udp_connect(const char *hostport, const ism_auth_key *key, ism_auth_id self,
+                              const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen);
+
+/* Blocking: move all n bytes into the send buffer (returns n), or fail. timeout_ms < 0
+ * waits without a caller deadline (dead-peer detection still applies). */
+ssize_t ism_udp_send(ism_udp_conn *c, const void *buf, size_t n, int timeout_ms);
+/* Blocking: wait for at least one byte; returns bytes read, 0 at the end of the peer's
+ * stream, or a negative code. */
+ssize_t ism_udp_recv(ism_udp_conn *c, void *buf, size_t n, int timeout_ms);
+/* Non-blocking variants: bytes moved (may be fewer than n), ISM_UDP_EAGAIN when none
+ * can move now, 0 from recv at the end of the stream. */
+ssize_t ism_udp_send_nb(ism_udp_conn *c, const void *buf, size_t n);
+ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n);
+
+/* Event-loop integration. progress() reads what arrived, sends what is due and runs
+ * timers without blocking; returns 0 or the connection's error. */
+int ism_udp_fd(const ism_udp_conn *c);
+int64_t ism_udp_next_timer_us(const ism_udp_conn *c); /* from now; -1 = none pending */
+int ism_udp_progress(ism_udp_conn *c);
+
+/* End our stream (the peer's recv returns 0 after the last byte); receiving goes on. */
+int ism_udp_shutdown(ism_udp_conn *c);
+/* Shut down, wait (up to timeout_ms) until the peer acknowledged every byte and ended
+ * its own stream, then free everything. Returns 0, or a negative code when data may not
+ * have arrived (the connection is freed either way). */
+int ism_udp_close(ism_udp_conn *c, int timeout_ms);
+/* Free at once, telling the peer with a CLOSE packet (for errors). */
+void ism_udp_abort(ism_udp_conn *c);
+
+const char *ism_udp_error(const ism_udp_conn *c);
+void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s);
+const char *ism_udp_strerror(int code);
+
+#endif
