@@ -186,6 +186,8 @@ def test_command_exit_code_and_cleanup(netadmin):
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_signal_cleans_up_everything(netadmin, sig, code):
     job = f"tSig{int(sig)}"
+    # a fixed job name: namespaces an earlier, killed run of this test left behind go first
+    subprocess.run([PY, "-m", "isthmus", "link", "cleanup", "--job", job], capture_output=True)
     p = _cli(["--sites", "2", "--link", "delay=2ms", "--job", job])
     deadline = time.monotonic() + 30
     while len(list_namespaces(job)) < 2 or not _leftovers(job)[2:]:

@@ -278,10 +278,13 @@ static void maybe_inject_fault(void)
     if (!gw.fault_after || done)
         return;
     uint64_t sent = 0;
-    for (int i = 0; i < gw.nlinks; i++)
+    int in_flight = 0;
+    for (int i = 0; i < gw.nlinks; i++) {
         sent += gw.links[i].tx_frames;
-    if (sent < (uint64_t)gw.fault_after)
-        return;
+        in_flight |= gw.links[i].unacked != NULL;
+    }
+    if (sent < (uint64_t)gw.fault_after || !in_flight)
+        return; /* break while frames are unacknowledged, so the resume has work to do */
     done = 1;
     for (int i = 0; i < gw.nlinks; i++)
         if (gw.links[i].state != GW_LINK_DOWN)
