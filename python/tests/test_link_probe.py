@@ -98,6 +98,11 @@ def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
     finally:
         srv.terminate()
         srv.wait(timeout=10)
+    # the C server went with it
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", f"isthmus-linkprobe serve --listen 127.0.0.1:{port}"],
+                          capture_output=True, text=True).stdout
+    assert not left.strip(), f"probe server left running: {left}"
 
 
 def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -183,6 +184,11 @@ def serve_command(listen, job, secret_file):
         con.print(Text(f"job id: {creds.job}\nsecret file: {creds.secret_file} (copy it to the "
                        "measuring host, mode 0600)"))
         p = subprocess.Popen([exe, "serve", "--listen", listen, *creds.args()])
+
+        def _term(_sig, _frame):  # SIGTERM stops the server too, not just this process
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, _term)
         try:
             rc = p.wait()
         except KeyboardInterrupt:
