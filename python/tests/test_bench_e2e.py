@@ -5,15 +5,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from isthmus.errors import IsthmusError
-from isthmus.netemu.emulation import check_privileges
 
 pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
@@ -109,13 +106,7 @@ def test_failed_launch_is_recorded_as_failed(prefix, tmp_path):
 
 
 @pytest.mark.netadmin
-def test_wan_campaign_vendor_against_isthmus(prefix, tmp_path):
-    try:
-        check_privileges()
-    except IsthmusError as e:
-        if os.environ.get("ISTHMUS_REQUIRE_NETADMIN"):
-            pytest.fail(f"ISTHMUS_REQUIRE_NETADMIN is set but: {e}")
-        pytest.skip(str(e))
+def test_wan_campaign_vendor_against_isthmus(netadmin, prefix, tmp_path):
     plan = tmp_path / "wan.toml"
     plan.write_text('[campaign]\nname = "wan"\ntimeout = 120\n[matrix]\nranks = [2]\n'
                     'libraries = ["openmpi", "isthmus-openmpi"]\nprofiles = ["wan"]\n'
