@@ -43,6 +43,8 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
 ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
 /* Whether the running nonblocking collective holds d (it may use d after MPI_Type_free). */
 int ism_abi_nbc_kept(const ism_dt *d);
+int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                      size_t len, MPI_Request *request);
 /* Why h is not usable for communication, for error messages. */
 const char *ism_abi_dt_problem(MPI_Datatype h);
 
