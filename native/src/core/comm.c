@@ -260,6 +260,31 @@ int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out)
 /* Agree on a context id unused by every member. */
 int ism_ctx_agree(ism_comm *parent, uint32_t *out) { return ism_ctx_agree_n(parent, 1, out); }
 
+/* Context ids for a communicator made from every member of parent (dup, idup, split,
+ * create): taken from a block of CTX_KIDS id pairs agreed over parent once, so only every
+ * CTX_KIDS-th such creation costs an agreement across sites. Every member makes these
+ * creations on parent in the same order (they are collective over parent, and a blocking
+ * one first completes the nonblocking ones pending on parent), so all take the same id.
+ * A member may then be first to send on the new communicator; the frames wait in the
+ * unexpected queue of the other site until it exists there (MPICH's comm/ctxalloc does
+ * 200,000 dup/free pairs). */
+#define CTX_KIDS 32
+int ism_ctx_child(ism_comm *parent, int n, uint32_t *out)
+{
+    if (parent->kid_end - parent->kid_next < 2u * (uint32_t)n) {
+        uint32_t lo;
+        int k = n > CTX_KIDS ? n : CTX_KIDS;
+        int rc = ism_ctx_agree_n(parent, k, &lo);
+        if (rc)
+            return rc;
+        parent->kid_next = lo;
+        parent->kid_end = lo + 2u * (uint32_t)k;
+    }
+    *out = parent->kid_next;
+    parent->kid_next += 2u * (uint32_t)n;
+    return 0;
+}
+
 uint32_t ism_ctx_next(void) { return next_ctx; }
 
 /* After an agreement made elsewhere (intercommunicators, in the blocking space): ids
@@ -270,11 +295,16 @@ void ism_ctx_reserve(uint32_t ctx, int n)
         next_ctx = ctx + 2u * (uint32_t)n;
 }
 
-/* Duplicate a vendor communicator; inside a nonblocking collective with the vendor's
- * MPI_Comm_idup, so waiting for the other local members yields to the program. */
+/* Duplicate a vendor communicator. Inside a nonblocking collective (MPI_Comm_idup) with
+ * the vendor's MPI_Comm_idup, so waiting for the other local members yields to the
+ * program. Outside one, while nonblocking collectives are pending here, also with the
+ * vendor's idup, waiting in isthmus's progress loop: Open MPI 4.1 holds a blocking
+ * communicator creation back while an idup on a communicator with a lower vendor context
+ * id is pending, and that idup may need this process's own pending idup coroutine to
+ * reach its vendor call (two ranks: idup(world), then MPI_Comm_dup(other)). */
 int ism_vendor_dup(ism_vh v, ism_vh *out)
 {
-    if (!ism_nbc_cur)
+    if (!ism_nbc_cur && !ism_nbc_pending())
         return ism.be->comm_dup(v, out);
     _Alignas(16) unsigned char slot[ISM_VSLOT] = {0};
     ism_vh req = 0;
@@ -365,7 +395,10 @@ ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
 int ism_comm_dup(ism_comm *p, ism_comm **out)
 {
     uint32_t ctx;
-    int rc = ism_ctx_agree(p, &ctx);
+    /* MPI_Comm_idup agrees over p even when p's block has ids left: every member has then
+     * started the idup before any issues the vendor's idup, as under the vendor alone
+     * (see ism_vendor_dup) */
+    int rc = ism_nbc_cur ? ism_ctx_agree(p, &ctx) : ism_ctx_child(p, 1, &ctx);
     if (rc)
         return rc;
     ism_vh v;
@@ -397,7 +430,7 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
 {
     *out = NULL;
     uint32_t ctx;
-    int rc = ism_ctx_agree(p, &ctx);
+    int rc = ism_ctx_child(p, 1, &ctx);
     if (rc)
         return rc;
     int mine[2] = {color, key};

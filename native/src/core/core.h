@@ -109,6 +109,7 @@ enum { ISM_GROUP_UNION = 1, ISM_GROUP_INTERSECTION, ISM_GROUP_DIFFERENCE };
 
 typedef struct ism_comm {
     uint32_t ctx;      /* user context; ctx+1 is its collective context */
+    uint32_t kid_next, kid_end; /* context ids agreed for its children (ism_ctx_child) */
     int rank, size;
     int *g_of;         /* comm rank -> global rank */
     int *l_of;         /* comm rank -> vendor rank in vcomm, -1 when at another site */
@@ -363,6 +364,7 @@ void ism_comm_release(ism_comm *c);
 int ism_ctx_agree(ism_comm *parent, uint32_t *out);
 int ism_vendor_dup(ism_vh v, ism_vh *out); /* yields inside a nonblocking collective */
 int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out); /* n consecutive id pairs */
+int ism_ctx_child(ism_comm *parent, int n, uint32_t *out);
 uint32_t ism_ctx_next(void);
 void ism_ctx_reserve(uint32_t ctx, int n);
 
