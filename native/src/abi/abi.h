@@ -52,6 +52,9 @@ typedef struct ism_pcoll ism_pcoll;
  * request argument; and the error of a run that could not start. */
 int ism_abi_nbc_comm(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm **c);
 int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn);
+/* For other nonblocking operations built the same way (MPI_Comm_idup). */
+int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                      size_t len, MPI_Request *request);
 int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request

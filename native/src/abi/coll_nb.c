@@ -108,6 +108,13 @@ static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void 
     return MPI_SUCCESS;
 }
 
+/* For other nonblocking operations built the same way (MPI_Comm_idup). */
+int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                      size_t len, MPI_Request *request)
+{
+    return start(fn, comm, body, args, len, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
+}
+
 typedef struct {
     MPI_Comm comm;
 } a_ibarrier;

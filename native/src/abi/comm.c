@@ -6,24 +6,39 @@
 
 #include "abi.h"
 
-static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
+static int comm_lookup(const char *fn, MPI_Comm comm, ism_comm **c)
 {
     ISM_CHECK_INIT(fn);
     *c = ism_abi_comm(comm);
     if (!*c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
-    ism_nbc_drain(*c); /* constructors are collectives too: keep the order */
     return MPI_SUCCESS;
 }
 
-/* Constructors isthmus offers on intracommunicators only, so far. */
-static int intra_arg(const char *fn, MPI_Comm comm, ism_comm **c)
+static int comm_arg(const char *fn, MPI_Comm comm, ism_comm **c)
 {
-    int rc = comm_arg(fn, comm, c);
+    int rc = comm_lookup(fn, comm, c);
+    if (!rc)
+        ism_nbc_drain(*c); /* constructors are collectives too: keep the order */
+    return rc;
+}
+
+/* Constructors isthmus offers on intracommunicators only, so far. drain = 0 for
+ * MPI_Comm_create_group, which is collective over the group only, not over comm: it may
+ * run while a nonblocking collective on comm is pending at some members and not yet
+ * started at others (MPICH's comm/comm_create_group_idup). */
+static int intra_arg_d(const char *fn, MPI_Comm comm, ism_comm **c, int drain)
+{
+    int rc = drain ? comm_arg(fn, comm, c) : comm_lookup(fn, comm, c);
     if (!rc && (*c)->is_inter)
         return ism_abi_error(*c, MPI_ERR_UNSUPPORTED_OPERATION, fn,
                              "this constructor is not supported on intercommunicators yet");
     return rc;
+}
+
+static int intra_arg(const char *fn, MPI_Comm comm, ism_comm **c)
+{
+    return intra_arg_d(fn, comm, c, 1);
 }
 
 /* A new communicator inherits the parent's error handler (MPI 4.1 §7.4.2: dup does; we
@@ -71,30 +86,63 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 ISM_PMPI(Comm_dup_with_info)
 
-/* The duplicate is complete when MPI_Comm_idup returns: its request is already done.
- * This is correct for programs that call it on every rank before waiting on anything
- * else involving that communicator (a blocking agreement inside a "nonblocking" call). */
+/* MPI_Comm_idup runs MPI_Comm_dup as a nonblocking collective (core/nbc.c): it queues
+ * behind the collectives already started on comm, agrees on its context id in the space
+ * for concurrent agreements (core/comm.c) and duplicates the vendor communicators with
+ * the vendor's own MPI_Comm_idup, so it yields wherever it would wait. Several idups on
+ * overlapping communicators may therefore be pending in any order (MPICH's
+ * comm/comm_idup_overlap), and *newcomm is written when the request completes. The
+ * info is copied at the call, as the program may free it right after. */
+typedef struct {
+    MPI_Comm comm;
+    MPI_Comm *newcomm;
+    MPI_Info info;
+} a_idup;
+
+static int run_idup(void *p)
+{
+    a_idup *a = p;
+    int rc = PMPI_Comm_dup(a->comm, a->newcomm);
+    if (!rc && a->info != MPI_INFO_NULL)
+        rc = PMPI_Comm_set_info(*a->newcomm, a->info);
+    if (a->info != MPI_INFO_NULL)
+        PMPI_Info_free(&a->info);
+    return rc;
+}
+
+static int idup(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                MPI_Request *request)
+{
+    ISM_CHECK_INIT(fn);
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!newcomm)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "newcomm is NULL");
+    if (!request)
+        return ism_abi_error(c, MPI_ERR_REQUEST, fn, "the request argument is NULL");
+    a_idup a = {comm, newcomm, MPI_INFO_NULL};
+    if (info != MPI_INFO_NULL) {
+        int rc = PMPI_Info_dup(info, &a.info);
+        if (rc)
+            return rc;
+    }
+    int rc = ism_abi_nbc_start(fn, comm, run_idup, &a, sizeof a, request);
+    if (rc && a.info != MPI_INFO_NULL)
+        PMPI_Info_free(&a.info);
+    return rc;
+}
+
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    int rc = PMPI_Comm_dup(comm, newcomm);
-    if (rc)
-        return rc;
-    ism_req *r = ism_req_alloc(ISM_RQ_DONE);
-    if (!r)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory");
-    r->done = 1;
-    r->st.source = MPI_ANY_SOURCE;
-    r->st.tag = MPI_ANY_TAG;
-    *request = (MPI_Request)r;
-    return MPI_SUCCESS;
+    return idup("MPI_Comm_idup", comm, MPI_INFO_NULL, newcomm, request);
 }
 ISM_PMPI(Comm_idup)
 
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                              MPI_Request *request)
 {
-    (void)info;
-    return PMPI_Comm_idup(comm, newcomm, request);
+    return idup("MPI_Comm_idup_with_info", comm, info, newcomm, request);
 }
 ISM_PMPI(Comm_idup_with_info)
 
@@ -199,7 +247,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 {
     ism_comm *c, *n = NULL;
     ism_group *g;
-    int rc = intra_arg("MPI_Comm_create_group", comm, &c);
+    int rc = intra_arg_d("MPI_Comm_create_group", comm, &c, 0);
     if (rc || (rc = group_arg("MPI_Comm_create_group", c, group, &g)))
         return rc;
     if (tag < 0 || tag > ism_abi_tag_ub())

@@ -15,6 +15,7 @@
 #define ISM_BACKEND_ABI 2
 
 typedef uintptr_t ism_vh;
+#define ISM_VSLOT 16 /* bytes that hold any vendor handle (int or pointer) */
 
 /* Completion information of a vendor operation, in vendor-neutral form. */
 typedef struct ism_vstatus {
@@ -57,6 +58,11 @@ typedef struct ism_backend {
     int (*comm_size)(ism_vh comm, int *size);
     int (*comm_split)(ism_vh comm, int color, int key, ism_vh *out); /* color<0: undefined */
     int (*comm_dup)(ism_vh comm, ism_vh *out);
+    /* Nonblocking dup: the vendor writes the new communicator into *slot (storage for one
+     * vendor MPI_Comm, ISM_VSLOT bytes, alive until req completes); comm_idup_take then
+     * turns it into a handle with errors returned. */
+    int (*comm_idup)(ism_vh comm, void *slot, ism_vh *req);
+    int (*comm_idup_take)(const void *slot, ism_vh *out);
     int (*comm_free)(ism_vh *comm);
     int (*type_size)(ism_vh dt, int *size);
     int (*type_extent)(ism_vh dt, ptrdiff_t *lb, ptrdiff_t *extent);

@@ -154,6 +154,22 @@ static int b_comm_dup(ism_vh c, ism_vh *out)
     *out = V2H(n);
     return RC(rc);
 }
+static int b_comm_idup(ism_vh c, void *slot, ism_vh *r)
+{
+    _Static_assert(sizeof(MPI_Comm) <= ISM_VSLOT, "ISM_VSLOT too small for MPI_Comm");
+    MPI_Request q;
+    int rc = MPI_Comm_idup(VC(c), (MPI_Comm *)slot, &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_comm_idup_take(const void *slot, ism_vh *out)
+{
+    MPI_Comm n;
+    memcpy(&n, slot, sizeof n);
+    int rc = n == MPI_COMM_NULL ? MPI_ERR_COMM : MPI_Comm_set_errhandler(n, MPI_ERRORS_RETURN);
+    *out = V2H(n);
+    return RC(rc);
+}
 static int b_comm_free(ism_vh *c)
 {
     MPI_Comm v = VC(*c);
@@ -625,6 +641,8 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->comm_size = b_comm_size;
     b->comm_split = b_comm_split;
     b->comm_dup = b_comm_dup;
+    b->comm_idup = b_comm_idup;
+    b->comm_idup_take = b_comm_idup_take;
     b->comm_free = b_comm_free;
     b->type_size = b_type_size;
     b->type_extent = b_type_extent;

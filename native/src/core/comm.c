@@ -97,7 +97,39 @@ int ism_comm_build_world(void)
 /* Communicators created at run time, for frame dispatch by context id. */
 static ism_comm **registry;
 static int nreg, capreg;
-static uint32_t next_ctx = 0x40u;
+/* Context ids. Every creation agrees on an id that no member uses (ids come in pairs: ctx
+ * for point-to-point, ctx + 1 for collectives), in one of two disjoint spaces:
+ *  - blocking creations (the program's context, one at a time per process) take ids from
+ *    [CTX_BLOCK_LO, CTX_NB_LO): every member offers its next free id, the maximum wins.
+ *    All ids from next_ctx up are free, so one allreduce suffices.
+ *  - creations inside a nonblocking collective (MPI_Comm_idup) take ids from
+ *    [CTX_NB_LO, CTX_BOOT_LO). Several may be in flight at once on overlapping
+ *    communicators, started in different orders on different processes, so each round
+ *    has two allreduces:
+ *      offer:   each member holds and offers its lowest free id from the round's floor;
+ *               if the offers differ, all offer again from the largest;
+ *      confirm: each member checks its hold is intact and locks it; the id is taken only
+ *               if every member could lock it.
+ *    Agreements are ordered by their parent's context id (the same on every process). An
+ *    offer skips locked ids and the holds of agreements that go before it; it may take
+ *    the unlocked hold of one that goes after it, which then fails its confirmation and
+ *    offers again. So the first agreement in the order always gets through, and two
+ *    agreements never keep taking each other's ids (which a plain "skip every hold" rule
+ *    does when two processes start them in opposite orders).
+ *  - create_group's bootstrap ids (boot_ctx) live above CTX_BOOT_LO. */
+#define CTX_BLOCK_LO 0x40u
+#define CTX_NB_LO 0x40000000u
+#define CTX_BOOT_LO 0x80000000u
+#define CTX_NB_ROUNDS 100000
+
+static uint32_t next_ctx = CTX_BLOCK_LO, next_nb = CTX_NB_LO;
+
+typedef struct {
+    uint32_t lo, n, prio; /* ids lo .. lo + 2n - 2; prio: the parent's context id */
+    int locked, bumped;
+} ctx_hold;
+static ctx_hold **holds;
+static int nholds, capholds;
 
 ism_comm *ism_comm_by_ctx(uint32_t ctx)
 {
@@ -112,25 +144,143 @@ ism_comm *ism_comm_by_ctx(uint32_t ctx)
     return NULL;
 }
 
-/* Agree on a context id unused by every member: the maximum of their next free ids. */
-int ism_ctx_agree(ism_comm *parent, uint32_t *out)
+static int overlaps(const ctx_hold *h, uint32_t p, uint32_t n)
 {
-    int mine = (int)next_ctx, agreed = 0;
-    int rc = ism_allreduce(&mine, &agreed, 1, &ism_dt_table[0x09], &ism_op_table[0x03], parent);
-    if (rc)
-        return rc;
-    *out = (uint32_t)agreed;
-    next_ctx = (uint32_t)agreed + 2u;
+    return p < h->lo + 2u * h->n && h->lo < p + 2u * n;
+}
+
+/* The first id from `from` with n id pairs that no locked hold and no hold of an
+ * agreement before `me` covers. */
+static uint32_t nb_first_free(uint32_t from, const ctx_hold *me)
+{
+    uint32_t p = from;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int i = 0; i < nholds; i++) {
+            const ctx_hold *h = holds[i];
+            if (h != me && (h->locked || h->prio < me->prio) && overlaps(h, p, me->n)) {
+                p = h->lo + 2u * h->n;
+                moved = 1;
+            }
+        }
+    }
+    return p;
+}
+
+static int nb_add(ctx_hold *h)
+{
+    if (nholds == capholds) {
+        int cap = capholds ? capholds * 2 : 8;
+        ctx_hold **a = realloc(holds, sizeof *a * (size_t)cap);
+        if (!a)
+            return ISM_ERR_NO_MEM;
+        holds = a;
+        capholds = cap;
+    }
+    holds[nholds++] = h;
     return 0;
 }
 
+static void nb_remove(const ctx_hold *h)
+{
+    for (int i = 0; i < nholds; i++)
+        if (holds[i] == h) {
+            holds[i] = holds[--nholds];
+            return;
+        }
+}
+
+/* Hold [p, p + 2n) for me: unlocked holds of later agreements there lose their ids. */
+static void nb_take(ctx_hold *me, uint32_t p)
+{
+    me->lo = p;
+    me->locked = me->bumped = 0;
+    for (int i = 0; i < nholds; i++)
+        if (holds[i] != me && !holds[i]->locked && overlaps(holds[i], p, me->n))
+            holds[i]->bumped = 1;
+}
+
+static int agree_nb(ism_comm *parent, int n, uint32_t *out)
+{
+    ctx_hold me = {0, (uint32_t)n, parent->ctx, 0, 0};
+    int rc = nb_add(&me);
+    if (rc)
+        return rc;
+    rc = ISM_ERR_INTERN;
+    uint32_t from = next_nb;
+    for (int round = 0; round < CTX_NB_ROUNDS; round++) {
+        uint32_t p = nb_first_free(from > next_nb ? from : next_nb, &me);
+        if (p + 2u * (uint32_t)n > CTX_BOOT_LO)
+            break; /* 2^29 nonblocking creations: the space is used up */
+        nb_take(&me, p);
+        /* offer: max and -min of the offers in one allreduce */
+        int mine[2] = {(int)p, -(int)p}, all[2] = {0, 0};
+        if ((rc = ism_allreduce(mine, all, 2, ISM_DT_INT, &ism_op_table[0x03], parent)))
+            break;
+        rc = ISM_ERR_INTERN;
+        if (all[0] != -all[1]) {
+            from = (uint32_t)all[0];
+            continue;
+        }
+        /* confirm: everyone offered p; each locks it unless a preceding agreement took it */
+        int ok = !me.bumped, all_ok = 0;
+        me.locked = ok;
+        if ((rc = ism_allreduce(&ok, &all_ok, 1, ISM_DT_INT, &ism_op_table[0x02], parent)))
+            break; /* op 0x02: MIN */
+        rc = ISM_ERR_INTERN;
+        if (all_ok) {
+            if (p + 2u * (uint32_t)n > next_nb)
+                next_nb = p + 2u * (uint32_t)n;
+            *out = p;
+            rc = 0;
+            break;
+        }
+        me.locked = 0;
+        from = p;
+    }
+    nb_remove(&me);
+    return rc;
+}
+
+int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out)
+{
+    if (ism_nbc_cur)
+        return agree_nb(parent, n, out);
+    int mine = (int)next_ctx, agreed = 0;
+    int rc = ism_allreduce(&mine, &agreed, 1, ISM_DT_INT, &ism_op_table[0x03], parent);
+    if (rc)
+        return rc;
+    if ((uint32_t)agreed + 2u * (uint32_t)n > CTX_NB_LO)
+        return ISM_ERR_INTERN; /* 2^29 creations: the space is used up */
+    *out = (uint32_t)agreed;
+    next_ctx = (uint32_t)agreed + 2u * (uint32_t)n;
+    return 0;
+}
+
+/* Agree on a context id unused by every member. */
+int ism_ctx_agree(ism_comm *parent, uint32_t *out) { return ism_ctx_agree_n(parent, 1, out); }
+
 uint32_t ism_ctx_next(void) { return next_ctx; }
 
-/* After an agreement made elsewhere (intercommunicators): ids below ctx + 2n are used. */
+/* After an agreement made elsewhere (intercommunicators, in the blocking space): ids
+ * below ctx + 2n are used. */
 void ism_ctx_reserve(uint32_t ctx, int n)
 {
-    if (ctx + 2u * (uint32_t)n > next_ctx)
+    if (ctx < CTX_NB_LO && ctx + 2u * (uint32_t)n > next_ctx)
         next_ctx = ctx + 2u * (uint32_t)n;
+}
+
+/* Duplicate a vendor communicator; inside a nonblocking collective with the vendor's
+ * MPI_Comm_idup, so waiting for the other local members yields to the program. */
+int ism_vendor_dup(ism_vh v, ism_vh *out)
+{
+    if (!ism_nbc_cur)
+        return ism.be->comm_dup(v, out);
+    _Alignas(16) unsigned char slot[ISM_VSLOT] = {0};
+    ism_vh req = 0;
+    int rc = ism.be->comm_idup(v, slot, &req);
+    rc = ism_vwait(rc, &req);
+    return rc ? rc : ism.be->comm_idup_take(slot, out);
 }
 
 
@@ -219,7 +369,7 @@ int ism_comm_dup(ism_comm *p, ism_comm **out)
     if (rc)
         return rc;
     ism_vh v;
-    rc = ism.be->comm_dup(p->vcomm, &v);
+    rc = ism_vendor_dup(p->vcomm, &v);
     if (rc)
         return rc;
     ism_comm *c = ism_comm_new(p->size, p->g_of, ctx, v, &rc);
@@ -432,7 +582,7 @@ int ism_comm_split_type(ism_comm *p, int type, int key, ism_comm **out)
 
 int ism_comm_add_vcoll(ism_comm *c)
 {
-    return c->vcoll ? 0 : ism.be->comm_dup(c->vcomm, &c->vcoll);
+    return c->vcoll ? 0 : ism_vendor_dup(c->vcomm, &c->vcoll);
 }
 
 /* A communicator freed while requests are pending (MPI: they complete normally) stays

@@ -362,6 +362,8 @@ void ism_comm_register(ism_comm *c);
 void ism_comm_unregister(ism_comm *c);
 void ism_comm_release(ism_comm *c);
 int ism_ctx_agree(ism_comm *parent, uint32_t *out);
+int ism_vendor_dup(ism_vh v, ism_vh *out); /* yields inside a nonblocking collective */
+int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out); /* n consecutive id pairs */
 uint32_t ism_ctx_next(void);
 void ism_ctx_reserve(uint32_t ctx, int n);
 

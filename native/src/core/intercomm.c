@@ -41,9 +41,11 @@ static int site_vcomm(const int *list, int n, int tag, ism_vh *out)
 }
 
 /* Build the intercommunicator with context ctx (ctx+2 for the hidden one) from the
- * local group lg (my rank me) and the remote group rg. */
+ * local group lg (my rank me) and the remote group rg. A duplicate (from: the original)
+ * duplicates the original's vendor communicators instead of creating them from groups,
+ * which yields inside MPI_Comm_idup. */
 static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int rn,
-                 int low_first, ism_comm **out)
+                 int low_first, const ism_comm *from, ism_comm **out)
 {
     int n = ln + rn, rc;
     int *u = malloc(sizeof(int) * (size_t)n);
@@ -53,12 +55,12 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
     memcpy(u + (low_first ? ln : rn), low_first ? rg : lg,
            sizeof(int) * (size_t)(low_first ? rn : ln));
     ism_vh v, vm;
-    rc = site_vcomm(u, n, (int)((ctx >> 1) & 0x7fff), &v);
+    rc = from ? ism_vendor_dup(from->vcomm, &v) : site_vcomm(u, n, (int)((ctx >> 1) & 0x7fff), &v);
     if (rc) {
         free(u);
         return rc;
     }
-    if ((rc = ism.be->comm_dup(v, &vm))) {
+    if ((rc = ism_vendor_dup(v, &vm))) {
         ism.be->comm_free(&v);
         free(u);
         return rc;
@@ -79,7 +81,8 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
     /* the local group alone, for the site-local halves of intercommunicator collectives */
     ism_vh vl;
     ism_comm *lc = NULL;
-    rc = site_vcomm(lg, ln, (int)(((ctx + 4) >> 1) & 0x7fff), &vl);
+    rc = from ? ism_vendor_dup(from->local->vcomm, &vl)
+              : site_vcomm(lg, ln, (int)(((ctx + 4) >> 1) & 0x7fff), &vl);
     if (!rc && !(lc = ism_comm_new(ln, lg, ctx + 4, vl, &rc)))
         ism.be->comm_free(&vl);
     if (!lc) {
@@ -207,7 +210,7 @@ int ism_intercomm_create(ism_comm *L, int lleader, ism_comm *P, int rleader, int
      * remote leader mean something at the leaders only) */
     int low_first = L->g_of[0] < rg[0];
     if (!rc)
-        rc = build(ctx, L->g_of, L->size, L->rank, rg, rhdr[1], low_first, out);
+        rc = build(ctx, L->g_of, L->size, L->rank, rg, rhdr[1], low_first, NULL, out);
     if (!rc)
         (*out)->errh = L->errh;
     free(rg);
@@ -217,11 +220,11 @@ int ism_intercomm_create(ism_comm *L, int lleader, ism_comm *P, int rleader, int
 int ism_intercomm_dup(ism_comm *ic, ism_comm **out)
 {
     uint32_t ctx;
-    int rc = ism_ctx_agree(ic->merged, &ctx);
+    int rc = ism_ctx_agree_n(ic->merged, 3, &ctx);
     if (rc)
         return rc;
-    ism_ctx_reserve(ctx, 3);
-    rc = build(ctx, ic->local_g, ic->local_size, ic->rank, ic->g_of, ic->size, ic->low_first, out);
+    rc = build(ctx, ic->local_g, ic->local_size, ic->rank, ic->g_of, ic->size, ic->low_first, ic,
+               out);
     if (!rc)
         (*out)->errh = ic->errh;
     return rc;
@@ -238,10 +241,9 @@ int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out)
     *out = NULL;
     ism_comm *m = ic->merged;
     uint32_t ctx;
-    int rc = ism_ctx_agree(m, &ctx);
+    int rc = ism_ctx_agree_n(m, 3, &ctx);
     if (rc)
         return rc;
-    ism_ctx_reserve(ctx, 3);
     int mine[2] = {color, key};
     int *all = malloc(sizeof(int) * 2 * (size_t)m->size);
     /* prank: the index in m, whose groups each stand in rank order */
@@ -279,7 +281,7 @@ int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out)
         rg[i] = m->g_of[rm[i].prank];
     free(lm);
     if (!rc && ln > 0 && rn > 0 && me >= 0) {
-        rc = build(ctx, lg, ln, me, rg, rn, lg[0] < rg[0], out);
+        rc = build(ctx, lg, ln, me, rg, rn, lg[0] < rg[0], NULL, out);
         if (!rc)
             (*out)->errh = ic->errh;
     }
