@@ -41,8 +41,8 @@ FEATURES = [
     (r"^T_", "the tools interface (MPI_T)", "planned with the statistics work"),
     (r"^(Session_|Group_from_session_pset|Comm_create_from_group|Intercomm_create_from_groups)",
      "MPI-4 sessions", "MPI 4 feature, outside the MPI 3.1 scope"),
-    (r"_init$|^(Pready|Parrived|Psend|Precv)", "MPI-4 persistent and partitioned operations",
-     "MPI 4 features, outside the MPI 3.1 scope"),
+    (r"^(Pready|Parrived|Psend|Precv)", "MPI-4 partitioned communication",
+     "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"^Grequest_", "generalized requests", "not yet: they need a request kind the program "
      "completes, planned with the issue's remaining items"),
@@ -188,8 +188,8 @@ def gen_largecount() -> str:
                   bt in ("const int", "const MPI_Aint") and barr):
                 n = "count" if "count" in names else "ndims" if "ndims" in names else None
                 if not n and "comm" in names and "neighbor" not in name.lower():
-                    if name.startswith("MPI_I"):
-                        ok = False  # nonblocking: the arrays must outlive the call
+                    if name.startswith("MPI_I") or name.endswith("_init_c"):
+                        ok = False  # nonblocking, persistent: the arrays must outlive the call
                         break
                     n = "n_"
                     local = 1 if "Reduce_scatter" in name else 0

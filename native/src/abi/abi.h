@@ -43,8 +43,33 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
 ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
 /* Whether the running nonblocking collective holds d (it may use d after MPI_Type_free). */
 int ism_abi_nbc_kept(const ism_dt *d);
+
+/* coll_nb.c: run body(args) as a nonblocking collective on c, holding the derived types
+ * t1, t2 until it returns; a persistent collective's run names its template (owner),
+ * which holds its types and is told when the run ends. Returns an MPI error class. */
+typedef struct ism_pcoll ism_pcoll;
+/* The communicator of a nonblocking or persistent collective call, checked with its
+ * request argument; and the error of a run that could not start. */
+int ism_abi_nbc_comm(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm **c);
+int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn);
+/* For other nonblocking operations built the same way (MPI_Comm_idup). */
 int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
                       size_t len, MPI_Request *request);
+int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
+                    ism_dt *t2, ism_pcoll *owner, ism_req **out);
+/* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request
+ * whose p_op is ISM_ABI_PCOLL is one; its tmp is the template. The argument block args
+ * names comm at *slot (a pointer into args); tv1, tv2 are the w-forms' type arrays, one
+ * entry per peer (per neighbor if neighbor), NULL otherwise. */
+#define ISM_ABI_PCOLL 6
+int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body)(void *),
+                       const void *args, size_t len, MPI_Info info, MPI_Request *request,
+                       MPI_Datatype t1, MPI_Datatype t2, const MPI_Datatype *tv1,
+                       const MPI_Datatype *tv2, int neighbor);
+int ism_abi_pcoll_start(ism_req *r);
+void ism_abi_pcoll_free(ism_req *r);
+int ism_abi_pcoll_holds(const ism_pcoll *p, const ism_dt *d);
+void ism_abi_pcoll_ended(ism_pcoll *p);
 /* Why h is not usable for communication, for error messages. */
 const char *ism_abi_dt_problem(MPI_Datatype h);
 

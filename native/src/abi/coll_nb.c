@@ -1,9 +1,12 @@
-/* coll_nb.c (abi): the nonblocking collectives. Each MPI_I<x> checks its communicator,
- * copies its arguments and starts a coroutine (core/nbc.c) that runs MPI_<x> itself, so
- * the blocking and nonblocking forms share one algorithm and one set of argument checks;
- * an error found inside is returned by the MPI_Wait/MPI_Test that completes the request.
- * Buffers and count, displacement and type arrays must stay untouched until completion,
- * as MPI requires. (Generated once from the list of collectives; edit freely.)
+/* coll_nb.c (abi): the nonblocking and persistent collectives' entry points. Each MPI_I<x>
+ * checks its communicator, copies its arguments and starts a coroutine (core/nbc.c) that
+ * runs MPI_<x> itself, so the blocking and nonblocking forms share one algorithm and one
+ * set of argument checks; an error found inside is returned by the MPI_Wait/MPI_Test that
+ * completes the request. Each MPI_<x>_init builds the same argument block and hands it to
+ * coll_persist.c, which starts the same body on every MPI_Start. Buffers and count,
+ * displacement and type arrays must stay untouched until completion (for the persistent
+ * forms: until the request is freed), as MPI requires. (Generated once from the list of
+ * collectives; edit freely.)
  */
 #include <string.h>
 
@@ -12,9 +15,12 @@
 /* MPI lets a program free a datatype while a nonblocking collective uses it ("pending
  * operations complete normally"): the coroutine holds a reference to each derived type it
  * was given (t1, t2; the w-forms' type arrays are not held) until it returns, and the
- * handle lookup accepts those freed types inside their own coroutine (ism_abi_nbc_kept). */
+ * handle lookup accepts those freed types inside their own coroutine (ism_abi_nbc_kept).
+ * A persistent collective's run names its template instead (owner), which holds all its
+ * types, the w-forms' arrays included, until the request is freed (coll_persist.c). */
 typedef struct {
     int (*body)(void *);
+    ism_pcoll *owner;
     int n;
     ism_dt *kept[2];
     _Alignas(16) unsigned char args[192];
@@ -27,49 +33,77 @@ static int run_kept(void *p)
     for (int i = 0; i < k->n; i++)
         ism_dt_release(k->kept[i]);
     k->n = 0;
+    if (k->owner) {
+        ism_pcoll *o = k->owner;
+        k->owner = NULL;
+        ism_abi_pcoll_ended(o);
+    }
     return rc;
 }
 
 int ism_abi_nbc_kept(const ism_dt *d)
 {
     const kept_args *k = ism_nbc_cur_args();
-    for (int i = 0; k && i < k->n; i++)
+    if (!k)
+        return 0;
+    for (int i = 0; i < k->n; i++)
         if (k->kept[i] == d)
             return 1;
-    return 0;
+    return k->owner && ism_abi_pcoll_holds(k->owner, d);
 }
 
-static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
-                 size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2)
+int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
+                    ism_dt *t2, ism_pcoll *owner, ism_req **out)
 {
-    ISM_CHECK_INIT(fn);
-    ism_comm *c = ism_abi_comm(comm);
-    if (!c)
-        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
-    if (!request)
-        return ism_abi_error(c, MPI_ERR_REQUEST, fn, "the request argument is NULL");
-    kept_args k = {body, 0, {NULL, NULL}, {0}};
+    kept_args k = {body, owner, 0, {NULL, NULL}, {0}};
     if (len > sizeof k.args)
-        return ism_abi_error(c, MPI_ERR_INTERN, fn, "argument block too large");
+        return MPI_ERR_INTERN;
     memcpy(k.args, args, len);
-    MPI_Datatype ts[2] = {t1, t2};
+    ism_dt *ts[2] = {t1, t2};
     for (int i = 0; i < 2; i++) {
-        ism_dt *d = ism_abi_dt_any(ts[i]);
+        ism_dt *d = ts[i];
         if (d && d->x && (k.n == 0 || k.kept[0] != d)) {
             ism_dt_retain(d);
             k.kept[k.n++] = d;
         }
     }
-    ism_req *r;
-    int rc = ism_nbc_start(c, run_kept, &k, sizeof k, &r);
-    if (rc) {
+    int rc = ism_nbc_start(c, run_kept, &k, sizeof k, out);
+    if (rc)
         for (int i = 0; i < k.n; i++)
             ism_dt_release(k.kept[i]);
-        return ism_abi_error(c, rc, fn,
-                             rc == MPI_ERR_NO_MEM ? "out of memory, or more than 4096 "
-                                                    "nonblocking collectives pending"
-                                                  : "could not start the collective");
-    }
+    return rc;
+}
+
+int ism_abi_nbc_comm(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm **c)
+{
+    ISM_CHECK_INIT(fn);
+    *c = ism_abi_comm(comm);
+    if (!*c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (!request)
+        return ism_abi_error(*c, MPI_ERR_REQUEST, fn, "the request argument is NULL");
+    return MPI_SUCCESS;
+}
+
+int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn)
+{
+    return ism_abi_error(c, rc, fn,
+                         rc == MPI_ERR_NO_MEM ? "out of memory, or more than 4096 "
+                                                "nonblocking collectives pending"
+                                              : "could not start the collective");
+}
+
+static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                 size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2)
+{
+    ism_comm *c;
+    ism_req *r;
+    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    rc = ism_abi_nbc_run(c, body, args, len, ism_abi_dt_any(t1), ism_abi_dt_any(t2), NULL, &r);
+    if (rc)
+        return ism_abi_nbc_error(c, rc, fn);
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
@@ -99,6 +133,14 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 }
 ISM_PMPI(Ibarrier)
 
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ibarrier a = {comm};
+    return ism_abi_pcoll_init("MPI_Barrier_init", comm, &a.comm, run_ibarrier, &a, sizeof a, info, request,
+                              MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Barrier_init)
+
 typedef struct {
     void *buffer;
     int count;
@@ -120,6 +162,14 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
                  a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ibcast)
+
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ibcast a = {buffer, count, datatype, root, comm};
+    return ism_abi_pcoll_init("MPI_Bcast_init", comm, &a.comm, run_ibcast, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Bcast_init)
 
 typedef struct {
     const void *sendbuf;
@@ -145,6 +195,14 @@ int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 }
 ISM_PMPI(Ireduce)
 
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ireduce a = {sendbuf, recvbuf, count, datatype, op, root, comm};
+    return ism_abi_pcoll_init("MPI_Reduce_init", comm, &a.comm, run_ireduce, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Reduce_init)
+
 typedef struct {
     const void *sendbuf;
     void *recvbuf;
@@ -167,6 +225,14 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
                  a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Iallreduce)
+
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iallreduce a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Allreduce_init", comm, &a.comm, run_iallreduce, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Allreduce_init)
 
 typedef struct {
     const void *sendbuf;
@@ -192,6 +258,14 @@ int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Igather)
+
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_igather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Gather_init", comm, &a.comm, run_igather, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Gather_init)
 
 typedef struct {
     const void *sendbuf;
@@ -219,6 +293,14 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 ISM_PMPI(Igatherv)
 
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_igatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Gatherv_init", comm, &a.comm, run_igatherv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Gatherv_init)
+
 typedef struct {
     const void *sendbuf;
     int sendcount;
@@ -243,6 +325,14 @@ int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iscatter)
+
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iscatter a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Scatter_init", comm, &a.comm, run_iscatter, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Scatter_init)
 
 typedef struct {
     const void *sendbuf;
@@ -270,6 +360,14 @@ int PMPI_Iscatterv(const void *sendbuf, const int *sendcounts, const int *displs
 }
 ISM_PMPI(Iscatterv)
 
+int PMPI_Scatterv_init(const void *sendbuf, const int *sendcounts, const int *displs, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iscatterv a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Scatterv_init", comm, &a.comm, run_iscatterv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Scatterv_init)
+
 typedef struct {
     const void *sendbuf;
     int sendcount;
@@ -293,6 +391,14 @@ int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Iallgather)
+
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iallgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Allgather_init", comm, &a.comm, run_iallgather, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Allgather_init)
 
 typedef struct {
     const void *sendbuf;
@@ -319,6 +425,14 @@ int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
 }
 ISM_PMPI(Iallgatherv)
 
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iallgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Allgatherv_init", comm, &a.comm, run_iallgatherv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Allgatherv_init)
+
 typedef struct {
     const void *sendbuf;
     int sendcount;
@@ -342,6 +456,14 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ialltoall)
+
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ialltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Alltoall_init", comm, &a.comm, run_ialltoall, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Alltoall_init)
 
 typedef struct {
     const void *sendbuf;
@@ -369,6 +491,14 @@ int PMPI_Ialltoallv(const void *sendbuf, const int *sendcounts, const int *sdisp
 }
 ISM_PMPI(Ialltoallv)
 
+int PMPI_Alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ialltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Alltoallv_init", comm, &a.comm, run_ialltoallv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Alltoallv_init)
+
 typedef struct {
     const void *sendbuf;
     const int *sendcounts;
@@ -395,6 +525,14 @@ int PMPI_Ialltoallw(const void *sendbuf, const int *sendcounts, const int *sdisp
 }
 ISM_PMPI(Ialltoallw)
 
+int PMPI_Alltoallw_init(const void *sendbuf, const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ialltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_pcoll_init("MPI_Alltoallw_init", comm, &a.comm, run_ialltoallw, &a, sizeof a, info, request,
+                              MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+}
+ISM_PMPI(Alltoallw_init)
+
 typedef struct {
     const void *sendbuf;
     void *recvbuf;
@@ -417,6 +555,14 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcoun
                  a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ireduce_scatter)
+
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int *recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ireduce_scatter a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Reduce_scatter_init", comm, &a.comm, run_ireduce_scatter, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Reduce_scatter_init)
 
 typedef struct {
     const void *sendbuf;
@@ -441,6 +587,14 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 }
 ISM_PMPI(Ireduce_scatter_block)
 
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ireduce_scatter_block a = {sendbuf, recvbuf, recvcount, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Reduce_scatter_block_init", comm, &a.comm, run_ireduce_scatter_block, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Reduce_scatter_block_init)
+
 typedef struct {
     const void *sendbuf;
     void *recvbuf;
@@ -463,6 +617,14 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                  a.datatype, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Iscan)
+
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iscan a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Scan_init", comm, &a.comm, run_iscan, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Scan_init)
 
 typedef struct {
     const void *sendbuf;
@@ -487,6 +649,14 @@ int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dat
 }
 ISM_PMPI(Iexscan)
 
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_iexscan a = {sendbuf, recvbuf, count, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Exscan_init", comm, &a.comm, run_iexscan, &a, sizeof a, info, request,
+                              a.datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Exscan_init)
+
 typedef struct {
     const void *sendbuf;
     int sendcount;
@@ -510,6 +680,14 @@ int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_allgather)
+
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ineighbor_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init", comm, &a.comm, run_ineighbor_allgather, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Neighbor_allgather_init)
 
 typedef struct {
     const void *sendbuf;
@@ -536,6 +714,14 @@ int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 }
 ISM_PMPI(Ineighbor_allgatherv)
 
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ineighbor_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init", comm, &a.comm, run_ineighbor_allgatherv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Neighbor_allgatherv_init)
+
 typedef struct {
     const void *sendbuf;
     int sendcount;
@@ -559,6 +745,14 @@ int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sen
                  a.sendtype, a.recvtype);
 }
 ISM_PMPI(Ineighbor_alltoall)
+
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ineighbor_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init", comm, &a.comm, run_ineighbor_alltoall, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Neighbor_alltoall_init)
 
 typedef struct {
     const void *sendbuf;
@@ -586,6 +780,14 @@ int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int *sendcounts, const i
 }
 ISM_PMPI(Ineighbor_alltoallv)
 
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype, void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ineighbor_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init", comm, &a.comm, run_ineighbor_alltoallv, &a, sizeof a, info, request,
+                              a.sendtype, a.recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Neighbor_alltoallv_init)
+
 typedef struct {
     const void *sendbuf;
     const int *sendcounts;
@@ -611,3 +813,11 @@ int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int *sendcounts, const M
                  MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
 ISM_PMPI(Ineighbor_alltoallw)
+
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int *sendcounts, const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts, const MPI_Aint *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_ineighbor_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init", comm, &a.comm, run_ineighbor_alltoallw, &a, sizeof a, info, request,
+                              MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, sendtypes, recvtypes, 1);
+}
+ISM_PMPI(Neighbor_alltoallw_init)

@@ -59,6 +59,19 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 }
 ISM_PMPI(Allgather_c)
 
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Allgather_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Allgather_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Allgather_init_c)
+
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -90,6 +103,17 @@ int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 }
 ISM_PMPI(Allreduce_c)
 
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Allreduce_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allreduce_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Allreduce_init_c)
+
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -102,6 +126,19 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     return rc;
 }
 ISM_PMPI(Alltoall_c)
+
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Alltoall_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Alltoall_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Alltoall_init_c)
 
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -166,6 +203,17 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 }
 ISM_PMPI(Bcast_c)
 
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Bcast_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Bcast_init(buffer, (int)count, datatype, root, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Bcast_init_c)
+
 int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -222,6 +270,17 @@ int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 }
 ISM_PMPI(Exscan_c)
 
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Exscan_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Exscan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Exscan_init_c)
+
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -234,6 +293,19 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     return rc;
 }
 ISM_PMPI(Gather_c)
+
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Gather_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Gather_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Gather_init_c)
 
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -537,6 +609,19 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 }
 ISM_PMPI(Neighbor_allgather_c)
 
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgather_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgather_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Neighbor_allgather_init_c)
+
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -549,6 +634,19 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     return rc;
 }
 ISM_PMPI(Neighbor_alltoall_c)
+
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_alltoall_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_alltoall_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Neighbor_alltoall_init_c)
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
@@ -641,6 +739,17 @@ int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 }
 ISM_PMPI(Reduce_c)
 
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Reduce_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_init(sendbuf, recvbuf, (int)count, datatype, op, root, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Reduce_init_c)
+
 int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
 {
     int rc = MPI_SUCCESS;
@@ -662,6 +771,17 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
     return rc;
 }
 ISM_PMPI(Reduce_scatter_block_c)
+
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Reduce_scatter_block_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Reduce_scatter_block_init_c)
 
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
@@ -710,6 +830,17 @@ int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 }
 ISM_PMPI(Scan_c)
 
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_Scan_init_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scan_init(sendbuf, recvbuf, (int)count, datatype, op, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Scan_init_c)
+
 int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -722,6 +853,19 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return rc;
 }
 ISM_PMPI(Scatter_c)
+
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Scatter_init_c", sendcount);
+    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
+        rc = too_big("MPI_Scatter_init_c", recvcount);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scatter_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, info, request);
+    return rc;
+}
+ISM_PMPI(Scatter_init_c)
 
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {

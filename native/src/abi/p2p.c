@@ -364,6 +364,9 @@ int PMPI_Cancel(MPI_Request *request)
     ism_req *r = request ? ism_abi_req(*request) : NULL;
     if (!r)
         return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    if (r->kind == ISM_RQ_NBC || (r->kind == ISM_RQ_PERSIST && r->p_op == ISM_ABI_PCOLL))
+        return ism_abi_error(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
+                             "collective operations cannot be cancelled (MPI makes it erroneous)");
     int rc = ism_cancel(r);
     return rc ? ism_abi_error(r->comm, rc, "MPI_Cancel", "cancel failed") : MPI_SUCCESS;
 }
@@ -450,6 +453,8 @@ int PMPI_Start(MPI_Request *request)
     if (!r || r->kind != ISM_RQ_PERSIST || r->inner)
         return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Start",
                              "not an inactive persistent request");
+    if (r->p_op == ISM_ABI_PCOLL)
+        return ism_abi_pcoll_start(r);
     static const int modes[] = {0, ISM_MODE_STD, ISM_MODE_SYNC, ISM_MODE_READY};
     int rc;
     ism_comm *c = r->comm;

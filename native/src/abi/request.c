@@ -193,6 +193,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
             if (t->kind != ISM_RQ_VENDOR) {
                 if (!t->done) {
                     *flag = 0;
+                    ism_idle(&(unsigned){64}); /* runs pending collectives, persistent ones too */
                     return MPI_SUCCESS;
                 }
                 continue;
@@ -329,7 +330,9 @@ int PMPI_Request_free(MPI_Request *request)
     ism_req *r = ism_abi_req(*request);
     if (!r)
         return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "null request");
-    if (r->kind == ISM_RQ_PERSIST) {
+    if (r->kind == ISM_RQ_PERSIST && r->p_op == ISM_ABI_PCOLL) {
+        ism_abi_pcoll_free(r); /* also when active, which is erroneous: see there */
+    } else if (r->kind == ISM_RQ_PERSIST) {
         if (r->inner)
             ism_req_wait(r->inner, NULL), ism_req_free(r->inner);
         ism_req_free(r);
@@ -364,7 +367,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         /* vendor requests cannot be peeked without completing: report completion only via
          * progress of cross-site work, and local completion via a test that records it */
         ism_req *t = r->kind == ISM_RQ_PERSIST ? r->inner : r;
-        if (t->kind == ISM_RQ_VENDOR && !t->done) {
+        if (!t->done) {
             ism_status st;
             int f = 0;
             ism_req_test(t, &f, &st); /* t keeps its final status; the handle stays valid */
@@ -374,11 +377,11 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             ism_abi_status(status, &t->st);
         return MPI_SUCCESS;
     }
-    ism_progress();
-    if (r->kind == ISM_RQ_PAIR && !r->done) {
+    if (!r->done) {
         ism_status st;
         int f = 0;
-        ism_req_test(r, &f, &st); /* completion is recorded in r; the handle stays valid */
+        ism_req_test(r, &f, &st); /* progress (nonblocking collectives too); completion is
+                                     recorded in r and the handle stays valid */
     }
     *flag = r->done;
     if (*flag)

@@ -166,7 +166,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
     (void)request;
     (void)partition;
     (void)flag;
-    return unsupported("MPI_Parrived", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Parrived", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Parrived)
 
@@ -174,7 +174,7 @@ int PMPI_Pready(int partition, MPI_Request request)
 {
     (void)partition;
     (void)request;
-    return unsupported("MPI_Pready", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Pready", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Pready)
 
@@ -183,7 +183,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
     (void)length;
     (void)array_of_partitions;
     (void)request;
-    return unsupported("MPI_Pready_list", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Pready_list", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Pready_list)
 
@@ -192,7 +192,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
     (void)partition_low;
     (void)partition_high;
     (void)request;
-    return unsupported("MPI_Pready_range", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Pready_range", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Pready_range)
 
@@ -207,7 +207,7 @@ int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dat
     (void)comm;
     (void)info;
     (void)request;
-    return unsupported("MPI_Precv_init", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Precv_init", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Precv_init)
 
@@ -222,7 +222,7 @@ int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Dataty
     (void)comm;
     (void)info;
     (void)request;
-    return unsupported("MPI_Psend_init", "MPI-4 persistent and partitioned operations");
+    return unsupported("MPI_Psend_init", "MPI-4 partitioned communication");
 }
 ISM_PMPI(Psend_init)
 
@@ -262,52 +262,6 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, 
 }
 ISM_PMPI(Type_get_value_index)
 
-int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Allgather_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Allgather_init)
-
-int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Allgather_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Allgather_init_c)
-
-int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Allgatherv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Allgatherv_init)
-
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf;
@@ -323,81 +277,6 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     return unsupported("MPI_Allgatherv_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Allgatherv_init_c)
-
-int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Allreduce_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Allreduce_init)
-
-int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Allreduce_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Allreduce_init_c)
-
-int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Alltoall_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Alltoall_init)
-
-int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Alltoall_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Alltoall_init_c)
-
-int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Alltoallv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Alltoallv_init)
 
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -416,23 +295,6 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
 }
 ISM_PMPI(Alltoallv_init_c)
 
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Alltoallw_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Alltoallw_init)
-
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf;
@@ -449,118 +311,6 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     return unsupported("MPI_Alltoallw_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Alltoallw_init_c)
-
-int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Barrier_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Barrier_init)
-
-int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Bcast_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Bcast_init)
-
-int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)buffer;
-    (void)count;
-    (void)datatype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Bcast_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Bcast_init_c)
-
-int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Exscan_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Exscan_init)
-
-int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Exscan_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Exscan_init_c)
-
-int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Gather_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Gather_init)
-
-int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Gather_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Gather_init_c)
-
-int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Gatherv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Gatherv_init)
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -680,78 +430,6 @@ int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 }
 ISM_PMPI(Op_create_c)
 
-int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Reduce_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Reduce_init)
-
-int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Reduce_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Reduce_init_c)
-
-int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Reduce_scatter_block_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Reduce_scatter_block_init)
-
-int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Reduce_scatter_block_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Reduce_scatter_block_init_c)
-
-int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Reduce_scatter_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Reduce_scatter_init)
-
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     (void)sendbuf;
@@ -765,83 +443,6 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     return unsupported("MPI_Reduce_scatter_init_c", "large-count (_c) variants");
 }
 ISM_PMPI(Reduce_scatter_init_c)
-
-int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Scan_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Scan_init)
-
-int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)recvbuf;
-    (void)count;
-    (void)datatype;
-    (void)op;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Scan_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Scan_init_c)
-
-int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Scatter_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Scatter_init)
-
-int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Scatter_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Scatter_init_c)
-
-int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)displs;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)root;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Scatterv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Scatterv_init)
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1002,36 +603,6 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
 }
 ISM_PMPI(Ineighbor_alltoallw_c)
 
-int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_allgather_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Neighbor_allgather_init)
-
-int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_allgather_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Neighbor_allgather_init_c)
-
 int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     (void)sendbuf;
@@ -1045,22 +616,6 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     return unsupported("MPI_Neighbor_allgatherv_c", "large-count (_c) variants");
 }
 ISM_PMPI(Neighbor_allgatherv_c)
-
-int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)displs;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_allgatherv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Neighbor_allgatherv_init)
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1078,36 +633,6 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
 }
 ISM_PMPI(Neighbor_allgatherv_init_c)
 
-int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_alltoall_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Neighbor_alltoall_init)
-
-int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcount;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcount;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_alltoall_init_c", "large-count (_c) variants");
-}
-ISM_PMPI(Neighbor_alltoall_init_c)
-
 int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     (void)sendbuf;
@@ -1122,23 +647,6 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     return unsupported("MPI_Neighbor_alltoallv_c", "large-count (_c) variants");
 }
 ISM_PMPI(Neighbor_alltoallv_c)
-
-int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtype;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtype;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_alltoallv_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Neighbor_alltoallv_init)
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -1171,23 +679,6 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     return unsupported("MPI_Neighbor_alltoallw_c", "large-count (_c) variants");
 }
 ISM_PMPI(Neighbor_alltoallw_c)
-
-int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    (void)sendbuf;
-    (void)sendcounts;
-    (void)sdispls;
-    (void)sendtypes;
-    (void)recvbuf;
-    (void)recvcounts;
-    (void)rdispls;
-    (void)recvtypes;
-    (void)comm;
-    (void)info;
-    (void)request;
-    return unsupported("MPI_Neighbor_alltoallw_init", "MPI-4 persistent and partitioned operations");
-}
-ISM_PMPI(Neighbor_alltoallw_init)
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

@@ -188,7 +188,8 @@ typedef struct ism_req {
      * the packed copy of an Isendrecv_replace, freed on completion) */
     struct ism_req *inner, *inner2;
     void *tmp;
-    int p_op; /* 1 send 2 ssend 3 rsend 4 bsend 5 recv */
+    int p_op; /* 1 send 2 ssend 3 rsend 4 bsend 5 recv; 6 a collective (abi/coll_persist.c,
+                 tmp = its template) */
     const void *p_buf;
     int p_count;
     ism_dt *p_dt;
