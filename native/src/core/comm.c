@@ -295,17 +295,16 @@ void ism_ctx_reserve(uint32_t ctx, int n)
         next_ctx = ctx + 2u * (uint32_t)n;
 }
 
-/* Duplicate a vendor communicator. Inside a nonblocking collective (MPI_Comm_idup) with
- * the vendor's MPI_Comm_idup, so waiting for the other local members yields to the
- * program. Outside one, while nonblocking collectives are pending here, also with the
- * vendor's idup, waiting in isthmus's progress loop: Open MPI 4.1 holds a blocking
- * communicator creation back while an idup on a communicator with a lower vendor context
- * id is pending, and that idup may need this process's own pending idup coroutine to
- * reach its vendor call (two ranks: idup(world), then MPI_Comm_dup(other)). */
+/* Duplicate a vendor communicator, always with the vendor's MPI_Comm_idup (blocking and
+ * nonblocking creations do not match each other, so every member must choose the same
+ * form), waiting in isthmus's progress loop, which inside a nonblocking collective yields
+ * to the program. Outside one, the loop also drives this process's pending collectives:
+ * Open MPI 4.1 holds a blocking communicator creation back while an idup on a
+ * communicator with a lower vendor context id is pending, and that idup may need this
+ * process's own pending idup coroutine to reach its vendor call (idup(world) on every
+ * rank, then MPI_Comm_dup(other): tests/mpi/comm_idup.c part 3). */
 int ism_vendor_dup(ism_vh v, ism_vh *out)
 {
-    if (!ism_nbc_cur && !ism_nbc_pending())
-        return ism.be->comm_dup(v, out);
     _Alignas(16) unsigned char slot[ISM_VSLOT] = {0};
     ism_vh req = 0;
     int rc = ism.be->comm_idup(v, slot, &req);
