@@ -6,7 +6,9 @@
  *    MPI_COMBINER_NAMED.
  *  - Extents: get_extent(_x), get_true_extent(_x), size(_x) of resized, subarray and
  *    struct types; the struct extent matches the C compiler's sizeof.
- *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type.
+ *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type;
+ *    the aliases MPI_C_COMPLEX and MPI_LONG_LONG_INT answer to their own names; a type
+ *    the vendor lacks (MPI_INTEGER16) still has its name.
  *  - MPI_Get_address/MPI_Aint_add/MPI_Aint_diff, and a struct of absolute addresses
  *    sent from MPI_BOTTOM to the far peer.
  *  - Freeing a type while a non-blocking receive and send with it are pending, across
@@ -177,6 +179,45 @@ static void names(void)
     MPI_Type_get_name(t, name, &len);
     CHECK(strcmp(name, "two doubles") == 0 && len == 11, "name set, got \"%s\"", name);
     MPI_Type_free(&t);
+
+    /* Aliases (one handle in the standard ABI and in MPICH): each answers to its older
+     * name, and the newer one may give it too (MPICH's datatype/typename). */
+    static const struct { MPI_Datatype t; const char *name, *alias; } named[] = {
+        {MPI_C_COMPLEX, "MPI_C_COMPLEX", NULL},
+        {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", "MPI_C_COMPLEX"},
+        {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", NULL},
+        {MPI_LONG_LONG, "MPI_LONG_LONG", "MPI_LONG_LONG_INT"},
+        {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", NULL},
+        {MPI_COMPLEX32, "MPI_COMPLEX32", NULL},
+#ifdef MPI_INTEGER16 /* Open MPI 4.1 lacks it; isthmus has it in no vendor table */
+        {MPI_INTEGER16, "MPI_INTEGER16", NULL},
+#endif
+#ifdef MPI_LOGICAL1
+        {MPI_LOGICAL1, "MPI_LOGICAL1", NULL},
+#endif
+#ifdef MPI_REAL2
+        {MPI_REAL2, "MPI_REAL2", NULL},
+#endif
+    };
+    /* a type the site's vendor lacks must not make the name query fail */
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        if (named[i].t == MPI_DATATYPE_NULL)
+            continue;
+        name[0] = 0;
+        int rc = MPI_Type_get_name(named[i].t, name, &len);
+        CHECK(rc == MPI_SUCCESS &&
+                  (!strcmp(name, named[i].name) ||
+                   (named[i].alias && !strcmp(name, named[i].alias))) &&
+                  len == (int)strlen(name),
+              "MPI_Type_get_name(%s): rc %d, \"%s\"", named[i].name, rc, name);
+    }
+#ifdef MPI_INTEGER16
+    if (MPI_INTEGER16 != MPI_DATATYPE_NULL) {
+        MPI_Type_set_name(MPI_INTEGER16, "sixteen bytes");
+        MPI_Type_get_name(MPI_INTEGER16, name, &len);
+        CHECK(strcmp(name, "sixteen bytes") == 0, "MPI_INTEGER16 renamed, got \"%s\"", name);
+    }
+#endif
 }
 
 static void addresses(void)

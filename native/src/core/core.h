@@ -430,6 +430,10 @@ void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int count);
 void ism_dt_unpack_bytes(ism_dt *d, const void *in, size_t nbytes, void *buf);
 const char *ism_dt_name(const ism_dt *d);
 int ism_dt_set_name(ism_dt *d, const char *name);
+/* Name of predefined handle ISM_DT_BASE + idx, also when this site's vendor lacks the
+ * type; NULL if the ABI defines no type there. */
+const char *ism_dt_predefined_name(unsigned idx);
+int ism_dt_set_predefined_name(unsigned idx, const char *name);
 static inline int ism_dt_is_contig(const ism_dt *d) { return d->contig; }
 
 /* comm.c */
