@@ -33,6 +33,8 @@ const char *ism_abi_dt_problem(MPI_Datatype h)
     if ((uintptr_t)h < 0x1000)
         return "invalid datatype handle";
     ism_dt *d = (ism_dt *)h;
+    if (d->x && d->x->magic == ISM_DT_MAGIC_FREED)
+        return "the datatype was freed (MPI_Type_free)";
     if (!d->x || d->x->magic != ISM_DT_MAGIC)
         return "invalid datatype handle";
     if (d->freed)

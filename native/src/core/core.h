@@ -72,7 +72,7 @@ typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
 
 /* What only derived types have: their type map, envelope and references. */
 typedef struct ism_dtx {
-    uint32_t magic;    /* ISM_DT_MAGIC while alive */
+    uint32_t magic;    /* ISM_DT_MAGIC while alive, ISM_DT_MAGIC_FREED once released */
     int refs;          /* user handles + types built on this one + pending operations */
     int handles;       /* user handles (constructors and MPI_Type_get_contents give one) */
     int combiner, ni, na, nt;
@@ -84,6 +84,7 @@ typedef struct ism_dtx {
 } ism_dtx;
 
 #define ISM_DT_MAGIC 0x69736474u
+#define ISM_DT_MAGIC_FREED 0x66726565u /* released, kept for reuse (core/datatype.c) */
 typedef struct ism_op {
     ism_vh v;           /* vendor op (predefined ops only) */
     int abi;            /* ABI handle value of a predefined op, 0 for user ops */

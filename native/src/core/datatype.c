@@ -99,6 +99,38 @@ void ism_types_init(void)
     }
 }
 
+/* Derived type and its extension in one allocation. */
+typedef struct dt_alloc {
+    ism_dt d;
+    ism_dtx x;
+} dt_alloc;
+
+/* Released types wait in a short LIFO list and the next constructor takes the last one
+ * back, so handles are reused the way MPICH's and Open MPI's are: programs (MPICH's
+ * datatype/indexed_misc among them) that build a type into a handle variable copied from
+ * a type they just freed get the new type there under either vendor. Until reused, a
+ * freed handle still points at readable memory marked freed (MPI_ERR_TYPE, "freed"). */
+#define DT_SPARE_MAX 64
+static dt_alloc *dt_spare[DT_SPARE_MAX];
+static int dt_nspare;
+
+static void recycle(dt_alloc *a)
+{
+    if (dt_nspare < DT_SPARE_MAX)
+        dt_spare[dt_nspare++] = a;
+    else
+        free(a);
+}
+
+static dt_alloc *dt_new(void)
+{
+    if (!dt_nspare)
+        return calloc(1, sizeof(dt_alloc));
+    dt_alloc *a = dt_spare[--dt_nspare];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
 const ism_tmap *ism_dt_map(const ism_dt *d)
 {
     return d->x ? &d->x->map : &pre_maps[d->abi - ISM_DT_BASE];
@@ -123,8 +155,8 @@ void ism_dt_release(ism_dt *d)
     free(x->ints);
     free(x->aints);
     free(x->types);
-    x->magic = 0;
-    free(d);
+    x->magic = ISM_DT_MAGIC_FREED;
+    recycle((dt_alloc *)d);
 }
 
 void ism_dt_user_free(ism_dt *d)
@@ -135,12 +167,6 @@ void ism_dt_user_free(ism_dt *d)
         d->freed = 1;
     ism_dt_release(d);
 }
-
-/* Derived type and its extension in one allocation. */
-typedef struct dt_alloc {
-    ism_dt d;
-    ism_dtx x;
-} dt_alloc;
 
 static int tmap_err(int rc)
 {
@@ -154,7 +180,7 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
     int ni, na, nt;
     if (ism_envelope_sizes(combiner, ints, &ni, &na, &nt))
         return ISM_ERR_ARG;
-    dt_alloc *a = calloc(1, sizeof *a);
+    dt_alloc *a = dt_new();
     if (!a)
         return ISM_ERR_NO_MEM;
     ism_dt *d = &a->d;
@@ -222,7 +248,8 @@ fail:
     free(maps);
     free(vts);
     free(va);
-    free(a);
+    x->magic = ISM_DT_MAGIC_FREED;
+    recycle(a);
     return rc;
 }
 
