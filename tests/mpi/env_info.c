@@ -4,6 +4,8 @@
  *  - Info: set (also overwrite), get,
  *    get_valuelen, get_nkeys, get_nthkey in insertion order, dup (independent copy),
  *    delete (missing key: MPI_ERR_INFO_NOKEY with MPI_ERRORS_RETURN), free.
+ *  - Communicator hints: a key no implementation knows is dropped; a recognized assertion
+ *    keeps its value across a set_info that does not mention it (MPI 4.0 §7.4.4).
  *  - MPI_INFO_ENV can be read.
  *  - MPI_Alloc_mem / MPI_Free_mem give usable memory, also used as a message buffer.
  *  - MPI_Status_set_elements (whole and partial elements of a derived type) and
@@ -67,6 +69,32 @@ int main(int argc, char **argv)
     CHECK(got != MPI_INFO_NULL, "Comm_get_info gave MPI_INFO_NULL");
     MPI_Info_get(got, "mpi_assert_no_any_tag", 63, v, &flag);
     CHECK(!flag || !strcmp(v, "false"), "hint value '%s'", v);
+    MPI_Info_free(&got);
+    /* a key no implementation knows is ignored (MPI 4.0 §7.4.4; MPICH's comm/comm_info);
+     * a recognized assertion comes back with the value set, and one that a later
+     * MPI_Comm_set_info does not mention keeps it (MPI 4.0; Open MPI 4.1 knows none) */
+    MPI_Info_set(hi, "isthmus_no_such_hint", "true");
+    MPI_Info_set(hi, "mpi_assert_no_any_source", "true");
+    MPI_Comm_set_info(hc, hi);
+    MPI_Info_free(&hi);
+    MPI_Info_create(&hi);
+    MPI_Info_set(hi, "mpi_assert_no_any_tag", "true");
+    MPI_Comm_set_info(hc, hi);
+    MPI_Comm_get_info(hc, &got);
+    MPI_Info_get(got, "isthmus_no_such_hint", 63, v, &flag);
+    CHECK(!flag, "Comm_get_info gave the unknown hint (\"%s\")", v);
+    char libv[MPI_MAX_LIBRARY_VERSION_STRING];
+    int libl, strict;
+    MPI_Get_library_version(libv, &libl);
+    strict = strstr(libv, "isthmus") != NULL; /* isthmus recognizes all four assertions */
+    MPI_Info_get(got, "mpi_assert_no_any_source", 63, v, &flag);
+    CHECK((!flag && !strict) || (flag && !strcmp(v, "true")),
+          "mpi_assert_no_any_source '%s' after a set_info without it", flag ? v : "(none)");
+    MPI_Info_get(got, "mpi_assert_exact_length", 63, v, &flag);
+    CHECK((!flag && !strict) || (flag && !strcmp(v, "false")), "mpi_assert_exact_length '%s'",
+          flag ? v : "(none)");
+    MPI_Info_get(got, "mpi_assert_no_any_tag", 63, v, &flag);
+    CHECK(!flag || !strcmp(v, "true"), "mpi_assert_no_any_tag '%s'", v);
     MPI_Info_free(&got);
     MPI_Info_free(&hi);
     MPI_Comm_free(&hc);

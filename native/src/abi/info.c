@@ -1,11 +1,11 @@
 /* info.c (abi): MPI_Info objects (ordered key/value lists of strings), MPI_INFO_ENV, and
  * the hints cached on communicators (MPI_Comm_set_info/get_info, and the info argument of
- * MPI_Comm_dup_with_info). isthmus interprets no hint yet; it keeps them and hands them
- * back, as MPI allows.
+ * MPI_Comm_dup_with_info): the recognized ones are kept and reported, others ignored.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "abi.h"
 
@@ -249,7 +249,54 @@ int PMPI_Info_free(MPI_Info *h)
 }
 ISM_PMPI(Info_free)
 
-/* ---- hints on communicators: kept and handed back (none is interpreted yet) ---- */
+/* ---- hints on communicators ----
+ * The hints isthmus recognizes are MPI 4.0's four assertions (§7.4.4), booleans that
+ * default to "false"; isthmus accepts and reports them but does not yet use them to
+ * take shortcuts. Any other key, and a value other than true/false, is ignored, as
+ * MPI 4.0 allows; MPI_Comm_get_info gives every recognized hint with the value in effect
+ * (as MPICH does). c->hints holds only the hints set to a value other than the default. */
+static const char *const comm_hints[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                         "mpi_assert_exact_length",
+                                         "mpi_assert_allow_overtaking"};
+#define NHINTS ((int)(sizeof comm_hints / sizeof comm_hints[0]))
+
+static int parse_bool(const char *v)
+{
+    while (*v == ' ')
+        v++;
+    size_t n = strlen(v);
+    while (n && v[n - 1] == ' ')
+        n--;
+    if (n == 4 && !strncasecmp(v, "true", 4))
+        return 1;
+    if (n == 5 && !strncasecmp(v, "false", 5))
+        return 0;
+    return -1;
+}
+
+static int hint_value(const ism_comm *c, int k)
+{
+    const info *h = c->hints;
+    return h && find(h, comm_hints[k]) >= 0;
+}
+
+static int hints_store(ism_comm *c, const int *val)
+{
+    MPI_Info n = MPI_INFO_NULL;
+    for (int k = 0; k < NHINTS; k++) {
+        if (!val[k])
+            continue;
+        int rc = n == MPI_INFO_NULL ? PMPI_Info_create(&n) : MPI_SUCCESS;
+        if (rc || (rc = PMPI_Info_set(n, comm_hints[k], "true"))) {
+            if (n != MPI_INFO_NULL)
+                PMPI_Info_free(&n);
+            return rc;
+        }
+    }
+    ism_abi_hints_free(c);
+    c->hints = n == MPI_INFO_NULL ? NULL : (void *)n;
+    return MPI_SUCCESS;
+}
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
 {
@@ -257,13 +304,17 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator");
-    MPI_Info n;
-    int rc = PMPI_Info_dup(h, &n);
-    if (rc)
-        return rc;
-    ism_abi_hints_free(c);
-    c->hints = (void *)n;
-    return MPI_SUCCESS;
+    INFO_ARG("MPI_Comm_set_info", h, in);
+    /* hints info does not mention keep their values (MPI 4.0 §7.4.4) */
+    int val[NHINTS];
+    for (int k = 0; k < NHINTS; k++) {
+        val[k] = hint_value(c, k);
+        int i = find(in, comm_hints[k]);
+        int b = i >= 0 ? parse_bool(in->e[i].val) : -1;
+        if (b >= 0)
+            val[k] = b;
+    }
+    return hints_store(c, val);
 }
 ISM_PMPI(Comm_set_info)
 
@@ -273,7 +324,18 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator");
-    return c->hints ? PMPI_Info_dup((MPI_Info)c->hints, info_used) : PMPI_Info_create(info_used);
+    if (!info_used)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
+    MPI_Info n;
+    int rc = PMPI_Info_create(&n);
+    for (int k = 0; !rc && k < NHINTS; k++)
+        rc = PMPI_Info_set(n, comm_hints[k], hint_value(c, k) ? "true" : "false");
+    if (rc) {
+        PMPI_Info_free(&n);
+        return rc;
+    }
+    *info_used = n;
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_get_info)
 
