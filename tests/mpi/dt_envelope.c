@@ -9,6 +9,8 @@
  *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type;
  *    the aliases MPI_C_COMPLEX and MPI_LONG_LONG_INT answer to their own names; a type
  *    the vendor lacks (MPI_INTEGER16) still has its name.
+ *  - MPI_Type_match_size finds a predefined type of each C size in its class (REAL,
+ *    INTEGER, COMPLEX) and fails for a size none has.
  *  - MPI_Get_address/MPI_Aint_add/MPI_Aint_diff, and a struct of absolute addresses
  *    sent from MPI_BOTTOM to the far peer.
  *  - Indexed and hindexed types whose first and last blocks are empty at INT_MAX and
@@ -283,6 +285,38 @@ static void zero_blocks_and_reuse(void)
     MPI_Type_free(&t);
 }
 
+/* MPI_Type_match_size: a predefined type of the class and size asked for, or an error. */
+static void match_size(void)
+{
+    static const struct { int cls, size; const char *what; } want[] = {
+        {MPI_TYPECLASS_REAL, sizeof(float), "float"},
+        {MPI_TYPECLASS_REAL, sizeof(double), "double"},
+        {MPI_TYPECLASS_INTEGER, sizeof(short), "short"},
+        {MPI_TYPECLASS_INTEGER, sizeof(int), "int"},
+        {MPI_TYPECLASS_INTEGER, sizeof(long long), "long long"},
+        {MPI_TYPECLASS_COMPLEX, 2 * sizeof(float), "float complex"},
+        {MPI_TYPECLASS_COMPLEX, 2 * sizeof(double), "double complex"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        int rc = MPI_Type_match_size(want[i].cls, want[i].size, &t), sz = -1, ni, na, nt, comb;
+        CHECK(rc == MPI_SUCCESS && t != MPI_DATATYPE_NULL, "match_size(%s): rc %d", want[i].what,
+              rc);
+        if (rc != MPI_SUCCESS)
+            continue;
+        MPI_Type_size(t, &sz);
+        MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+        CHECK(sz == want[i].size && comb == MPI_COMBINER_NAMED,
+              "match_size(%s): size %d, combiner %d", want[i].what, sz, comb);
+    }
+    /* a size no type of the class has */
+    MPI_Datatype t;
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t) != MPI_SUCCESS,
+          "match_size(REAL, 3 bytes) succeeded");
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 1000, &t) != MPI_SUCCESS,
+          "match_size(INTEGER, 1000 bytes) succeeded");
+}
+
 static void addresses(void)
 {
     int a = 0;
@@ -376,6 +410,7 @@ int main(int argc, char **argv)
     envelopes();
     names();
     zero_blocks_and_reuse();
+    match_size();
     addresses();
     free_while_pending();
     invalid_types();

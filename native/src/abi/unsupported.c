@@ -3025,15 +3025,6 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 }
 ISM_PMPI(Type_create_f90_real)
 
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    (void)typeclass;
-    (void)size;
-    (void)datatype;
-    return unsupported("MPI_Type_match_size", "Fortran support");
-}
-ISM_PMPI(Type_match_size)
-
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     (void)c_status;
