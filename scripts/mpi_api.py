@@ -44,8 +44,6 @@ FEATURES = [
     (r"_init$|^(Pready|Parrived|Psend|Precv)", "MPI-4 persistent and partitioned operations",
      "MPI 4 features, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
-    (r"^Grequest_", "generalized requests", "not yet: they need a request kind the program "
-     "completes, planned with the issue's remaining items"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
     (r"^(F_sync_reg|Sizeof|Type_create_f90_)", "Fortran support",
      "C programs only so far"),

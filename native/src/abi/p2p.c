@@ -364,6 +364,11 @@ int PMPI_Cancel(MPI_Request *request)
     ism_req *r = request ? ism_abi_req(*request) : NULL;
     if (!r)
         return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
+    if (r->kind == ISM_RQ_GREQ) {
+        int rc = ism_abi_greq_cancel(r);
+        return rc ? ism_abi_error(NULL, rc, "MPI_Cancel", "cancel_fn returned an error")
+                  : MPI_SUCCESS;
+    }
     int rc = ism_cancel(r);
     return rc ? ism_abi_error(r->comm, rc, "MPI_Cancel", "cancel failed") : MPI_SUCCESS;
 }

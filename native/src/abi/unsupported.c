@@ -2045,24 +2045,6 @@ int PMPI_Win_wait(MPI_Win win)
 }
 ISM_PMPI(Win_wait)
 
-int PMPI_Grequest_complete(MPI_Request request)
-{
-    (void)request;
-    return unsupported("MPI_Grequest_complete", "generalized requests");
-}
-ISM_PMPI(Grequest_complete)
-
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
-{
-    (void)query_fn;
-    (void)free_fn;
-    (void)cancel_fn;
-    (void)extra_state;
-    (void)request;
-    return unsupported("MPI_Grequest_start", "generalized requests");
-}
-ISM_PMPI(Grequest_start)
-
 int PMPI_File_close(MPI_File *fh)
 {
     (void)fh;

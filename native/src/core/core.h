@@ -153,7 +153,8 @@ enum ism_req_kind {
     ISM_RQ_RRECV,      /* receive that may match a remote message */
     ISM_RQ_PERSIST,    /* persistent request: a template plus the active inner request */
     ISM_RQ_NBC,        /* nonblocking collective, completed by its coroutine (nbc.c) */
-    ISM_RQ_PAIR        /* MPI_Isendrecv: a receive (inner2) and a send (inner) */
+    ISM_RQ_PAIR,       /* MPI_Isendrecv: a receive (inner2) and a send (inner) */
+    ISM_RQ_GREQ        /* generalized request: done when the program says so (abi/greq.c) */
 };
 
 typedef struct ism_req {
@@ -193,6 +194,7 @@ typedef struct ism_req {
     int p_count;
     ism_dt *p_dt;
     int p_peer, p_tag;
+    struct ism_greq *greq; /* generalized requests: the program's callbacks (abi/greq.c) */
     struct ism_req *next, *prev;
 } ism_req;
 
