@@ -6,7 +6,9 @@
  *    delete (missing key: MPI_ERR_INFO_NOKEY with MPI_ERRORS_RETURN), free.
  *  - Communicator hints: a key no implementation knows is dropped; a recognized assertion
  *    keeps its value across a set_info that does not mention it (MPI 4.0 §7.4.4).
- *  - MPI_INFO_ENV can be read.
+ *  - MPI_INFO_ENV can be read; MPI_Info_create_env gives the same keys and values before
+ *    and after MPI_Init and as MPI_INFO_ENV; under isthmus command is argv[0] and
+ *    maxprocs the job's size (MPI 4.0 §11.4.1).
  *  - MPI_Alloc_mem / MPI_Free_mem give usable memory, also used as a message buffer.
  *  - MPI_Status_set_elements (whole and partial elements of a derived type) and
  *    MPI_Status_set_cancelled, read back with Get_elements/Get_count/Test_cancelled.
@@ -14,11 +16,43 @@
  *    return MPI_ERR_UNSUPPORTED_OPERATION through MPI_ERRORS_RETURN.
  */
 #include "check.h"
+#include <stdlib.h>
 #include <string.h>
+
+#if MPI_VERSION >= 4
+/* The keys of the execution environment (MPI 4.0 §11.4.1) have the same values in a and
+ * b (or are absent from both); under isthmus command, maxprocs, host, arch and wdir are
+ * present, command is argv[0] and maxprocs the job's size. */
+static void same_env(MPI_Info a, MPI_Info b, const char *what, int strict, const char *cmd,
+                     int size)
+{
+    static const char *keys[] = {"command", "argv", "maxprocs", "soft", "host",
+                                 "arch", "wdir", "file", "thread_level"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char va[MPI_MAX_INFO_VAL] = "", vb[MPI_MAX_INFO_VAL] = "";
+        int fa = 0, fb = 0;
+        MPI_Info_get(a, keys[i], MPI_MAX_INFO_VAL - 1, va, &fa);
+        MPI_Info_get(b, keys[i], MPI_MAX_INFO_VAL - 1, vb, &fb);
+        CHECK(fa == fb && (!fa || !strcmp(va, vb)), "%s: key %s: \"%s\" (%d) vs \"%s\" (%d)",
+              what, keys[i], va, fa, vb, fb);
+        if (strict && i != 1 && i != 3 && i != 7 && i != 8)
+            CHECK(fa, "%s: no key %s", what, keys[i]);
+        if (fa && i == 0)
+            CHECK(!strcmp(va, cmd), "%s: command \"%s\", not \"%s\"", what, va, cmd);
+        if (fa && i == 2)
+            CHECK(atoi(va) == size, "%s: maxprocs %s, size %d", what, va, size);
+    }
+}
+#endif
 
 int main(int argc, char **argv)
 {
     int rank, size;
+#if MPI_VERSION >= 4
+    /* before MPI_Init: MPI_Init changes nothing in the environment info */
+    MPI_Info before = MPI_INFO_NULL;
+    MPI_Info_create_env(argc, argv, &before);
+#endif
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -106,6 +140,15 @@ int main(int argc, char **argv)
     MPI_Info_create_env(argc, argv, &envc);
     MPI_Info_get_nkeys(envc, &n2);
     CHECK(n2 == n, "Info_create_env has %d keys, MPI_INFO_ENV %d", n2, n);
+    {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int ll;
+        MPI_Get_library_version(lib, &ll);
+        int strict = strstr(lib, "isthmus") != NULL;
+        same_env(before, envc, "create_env before vs after MPI_Init", strict, argv[0], size);
+        same_env(MPI_INFO_ENV, envc, "MPI_INFO_ENV vs create_env", strict, argv[0], size);
+        MPI_Info_free(&before);
+    }
     MPI_Info_set(envc, "isthmus_test", "1"); /* a copy: writable */
     MPI_Info_free(&envc);
 #endif
