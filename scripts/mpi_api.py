@@ -44,10 +44,8 @@ FEATURES = [
     (r"^(Pready|Parrived|Psend|Precv)", "MPI-4 partitioned communication",
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
-    (r"^Grequest_", "generalized requests", "not yet: they need a request kind the program "
-     "completes, planned with the issue's remaining items"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
-    (r"^(F_sync_reg|Sizeof|Type_match_size|Type_create_f90_)", "Fortran support",
+    (r"^(F_sync_reg|Sizeof|Type_create_f90_)", "Fortran support",
      "C programs only so far"),
     (r"^(Buffer_i?flush|Comm_(attach|detach|i?flush)_buffer)", "MPI-4.1 communicator buffers",
      "MPI 4.1 feature; MPI_Buffer_attach/detach work"),

@@ -6,15 +6,24 @@
  *    MPI_COMBINER_NAMED.
  *  - Extents: get_extent(_x), get_true_extent(_x), size(_x) of resized, subarray and
  *    struct types; the struct extent matches the C compiler's sizeof.
- *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type.
+ *  - Names: MPI_Type_get_name of MPI_INT is "MPI_INT"; set_name/get_name on a derived type;
+ *    the aliases MPI_C_COMPLEX and MPI_LONG_LONG_INT answer to their own names; a type
+ *    the vendor lacks (MPI_INTEGER16) still has its name.
+ *  - MPI_Type_match_size finds a predefined type of each C size in its class (REAL,
+ *    INTEGER, COMPLEX) and fails for a size none has.
  *  - MPI_Get_address/MPI_Aint_add/MPI_Aint_diff, and a struct of absolute addresses
  *    sent from MPI_BOTTOM to the far peer.
+ *  - Indexed and hindexed types whose first and last blocks are empty at INT_MAX and
+ *    LLONG_MAX displacements: bounds from the data block only; a struct of them packs
+ *    right. The handle of a freed type is the one the next constructor returns (as in
+ *    MPICH and Open MPI; MPICH's datatype/indexed_misc relies on it).
  *  - Freeing a type while a non-blocking receive and send with it are pending, across
  *    sites: the data still arrive intact.
  *  - Communication with an uncommitted or a freed type fails with MPI_ERR_TYPE.
  * Works for any size >= 1.
  */
 #include "check.h"
+#include <limits.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -177,6 +186,135 @@ static void names(void)
     MPI_Type_get_name(t, name, &len);
     CHECK(strcmp(name, "two doubles") == 0 && len == 11, "name set, got \"%s\"", name);
     MPI_Type_free(&t);
+
+    /* Aliases (one handle in the standard ABI and in MPICH): each answers to its older
+     * name, and the newer one may give it too (MPICH's datatype/typename). */
+    static const struct { MPI_Datatype t; const char *name, *alias; } named[] = {
+        {MPI_C_COMPLEX, "MPI_C_COMPLEX", NULL},
+        {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", "MPI_C_COMPLEX"},
+        {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", NULL},
+        {MPI_LONG_LONG, "MPI_LONG_LONG", "MPI_LONG_LONG_INT"},
+        {MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", NULL},
+        {MPI_COMPLEX32, "MPI_COMPLEX32", NULL},
+#ifdef MPI_INTEGER16 /* Open MPI 4.1 lacks it; isthmus has it in no vendor table */
+        {MPI_INTEGER16, "MPI_INTEGER16", NULL},
+#endif
+#ifdef MPI_LOGICAL1
+        {MPI_LOGICAL1, "MPI_LOGICAL1", NULL},
+#endif
+#ifdef MPI_REAL2
+        {MPI_REAL2, "MPI_REAL2", NULL},
+#endif
+    };
+    /* a type the site's vendor lacks must not make the name query fail */
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        if (named[i].t == MPI_DATATYPE_NULL)
+            continue;
+        name[0] = 0;
+        int rc = MPI_Type_get_name(named[i].t, name, &len);
+        CHECK(rc == MPI_SUCCESS &&
+                  (!strcmp(name, named[i].name) ||
+                   (named[i].alias && !strcmp(name, named[i].alias))) &&
+                  len == (int)strlen(name),
+              "MPI_Type_get_name(%s): rc %d, \"%s\"", named[i].name, rc, name);
+    }
+#ifdef MPI_INTEGER16
+    if (MPI_INTEGER16 != MPI_DATATYPE_NULL) {
+        MPI_Type_set_name(MPI_INTEGER16, "sixteen bytes");
+        MPI_Type_get_name(MPI_INTEGER16, name, &len);
+        CHECK(strcmp(name, "sixteen bytes") == 0, "MPI_INTEGER16 renamed, got \"%s\"", name);
+    }
+#endif
+}
+
+/* Packs one element of t from ints 1..10 and unpacks it into zeros. */
+static void pack_roundtrip(MPI_Datatype t, int *out)
+{
+    int in[10], pos = 0;
+    char packed[64];
+    for (int i = 0; i < 10; i++)
+        in[i] = i + 1, out[i] = 0;
+    CHECK_RC(MPI_Pack(in, 1, t, packed, (int)sizeof packed, &pos, MPI_COMM_WORLD), "pack");
+    int n = pos;
+    pos = 0;
+    CHECK_RC(MPI_Unpack(packed, n, &pos, out, 1, t, MPI_COMM_WORLD), "unpack");
+}
+
+/* Zero-length blocks place nothing and do not move the bounds, even at displacements
+ * far out of range; and a freed type's handle is the next one a constructor returns
+ * (MPI does not promise it, MPICH and Open MPI both do it, and MPICH's
+ * datatype/indexed_misc builds a struct from a copy of a handle freed and reused so). */
+static void zero_blocks_and_reuse(void)
+{
+    int len[3] = {0, 4, 0}, disp[3] = {INT_MAX, 2, INT_MAX}, out[10];
+    MPI_Aint lb, ext, adisp[3] = {(MPI_Aint)LLONG_MAX, 2 * sizeof(int), (MPI_Aint)LLONG_MAX};
+    MPI_Datatype t, st, types[2];
+    CHECK_RC(MPI_Type_indexed(3, len, disp, MPI_INT, &t), "indexed with empty blocks");
+    CHECK_RC(MPI_Type_commit(&t), "commit indexed with empty blocks");
+    MPI_Type_get_extent(t, &lb, &ext);
+    CHECK(lb == 2 * sizeof(int) && ext == 4 * sizeof(int), "indexed {0,4,0}: lb %ld extent %ld",
+          (long)lb, (long)ext);
+    int sl[2] = {1, 1};
+    MPI_Aint sd[2] = {0, 8 * sizeof(int)};
+    types[0] = t;
+    types[1] = MPI_INT;
+    CHECK_RC(MPI_Type_create_struct(2, sl, sd, types, &st), "struct of the indexed type");
+    CHECK_RC(MPI_Type_commit(&st), "commit the struct");
+    pack_roundtrip(st, out);
+    for (int i = 0; i < 10; i++)
+        CHECK(out[i] == ((i >= 2 && i < 6) || i == 8 ? i + 1 : 0), "struct: int %d is %d", i,
+              out[i]);
+    MPI_Type_free(&st);
+    MPI_Type_free(&t);
+
+    CHECK_RC(MPI_Type_create_hindexed(3, len, adisp, MPI_INT, &t), "hindexed, empty blocks");
+    CHECK_RC(MPI_Type_commit(&t), "commit hindexed with empty blocks");
+    MPI_Type_get_extent(t, &lb, &ext);
+    CHECK(lb == 2 * sizeof(int) && ext == 4 * sizeof(int), "hindexed {0,4,0}: lb %ld extent %ld",
+          (long)lb, (long)ext);
+    CHECK(t == types[0], "the freed handle was not reused by the next constructor");
+    if (t == types[0]) {
+        CHECK_RC(MPI_Type_create_struct(2, sl, sd, types, &st), "struct of the reused handle");
+        CHECK_RC(MPI_Type_commit(&st), "commit the second struct");
+        pack_roundtrip(st, out);
+        for (int i = 0; i < 10; i++)
+            CHECK(out[i] == ((i >= 2 && i < 6) || i == 8 ? i + 1 : 0), "struct 2: int %d is %d",
+                  i, out[i]);
+        MPI_Type_free(&st);
+    }
+    MPI_Type_free(&t);
+}
+
+/* MPI_Type_match_size: a predefined type of the class and size asked for, or an error. */
+static void match_size(void)
+{
+    static const struct { int cls, size; const char *what; } want[] = {
+        {MPI_TYPECLASS_REAL, sizeof(float), "float"},
+        {MPI_TYPECLASS_REAL, sizeof(double), "double"},
+        {MPI_TYPECLASS_INTEGER, sizeof(short), "short"},
+        {MPI_TYPECLASS_INTEGER, sizeof(int), "int"},
+        {MPI_TYPECLASS_INTEGER, sizeof(long long), "long long"},
+        {MPI_TYPECLASS_COMPLEX, 2 * sizeof(float), "float complex"},
+        {MPI_TYPECLASS_COMPLEX, 2 * sizeof(double), "double complex"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        MPI_Datatype t = MPI_DATATYPE_NULL;
+        int rc = MPI_Type_match_size(want[i].cls, want[i].size, &t), sz = -1, ni, na, nt, comb;
+        CHECK(rc == MPI_SUCCESS && t != MPI_DATATYPE_NULL, "match_size(%s): rc %d", want[i].what,
+              rc);
+        if (rc != MPI_SUCCESS)
+            continue;
+        MPI_Type_size(t, &sz);
+        MPI_Type_get_envelope(t, &ni, &na, &nt, &comb);
+        CHECK(sz == want[i].size && comb == MPI_COMBINER_NAMED,
+              "match_size(%s): size %d, combiner %d", want[i].what, sz, comb);
+    }
+    /* a size no type of the class has */
+    MPI_Datatype t;
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t) != MPI_SUCCESS,
+          "match_size(REAL, 3 bytes) succeeded");
+    CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 1000, &t) != MPI_SUCCESS,
+          "match_size(INTEGER, 1000 bytes) succeeded");
 }
 
 static void addresses(void)
@@ -271,6 +409,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     envelopes();
     names();
+    zero_blocks_and_reuse();
+    match_size();
     addresses();
     free_while_pending();
     invalid_types();

@@ -4,7 +4,11 @@
  *  - Info: set (also overwrite), get,
  *    get_valuelen, get_nkeys, get_nthkey in insertion order, dup (independent copy),
  *    delete (missing key: MPI_ERR_INFO_NOKEY with MPI_ERRORS_RETURN), free.
- *  - MPI_INFO_ENV can be read.
+ *  - Communicator hints: a key no implementation knows is dropped; a recognized assertion
+ *    keeps its value across a set_info that does not mention it (MPI 4.0 §7.4.4).
+ *  - MPI_INFO_ENV can be read; MPI_Info_create_env gives the same keys and values before
+ *    and after MPI_Init and as MPI_INFO_ENV; under isthmus command is argv[0] and
+ *    maxprocs the job's size (MPI 4.0 §11.4.1).
  *  - MPI_Alloc_mem / MPI_Free_mem give usable memory, also used as a message buffer.
  *  - MPI_Status_set_elements (whole and partial elements of a derived type) and
  *    MPI_Status_set_cancelled, read back with Get_elements/Get_count/Test_cancelled.
@@ -12,11 +16,43 @@
  *    return MPI_ERR_UNSUPPORTED_OPERATION through MPI_ERRORS_RETURN.
  */
 #include "check.h"
+#include <stdlib.h>
 #include <string.h>
+
+#if MPI_VERSION >= 4
+/* The keys of the execution environment (MPI 4.0 §11.4.1) have the same values in a and
+ * b (or are absent from both); under isthmus command, maxprocs, host, arch and wdir are
+ * present, command is argv[0] and maxprocs the job's size. */
+static void same_env(MPI_Info a, MPI_Info b, const char *what, int strict, const char *cmd,
+                     int size)
+{
+    static const char *keys[] = {"command", "argv", "maxprocs", "soft", "host",
+                                 "arch", "wdir", "file", "thread_level"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        char va[MPI_MAX_INFO_VAL] = "", vb[MPI_MAX_INFO_VAL] = "";
+        int fa = 0, fb = 0;
+        MPI_Info_get(a, keys[i], MPI_MAX_INFO_VAL - 1, va, &fa);
+        MPI_Info_get(b, keys[i], MPI_MAX_INFO_VAL - 1, vb, &fb);
+        CHECK(fa == fb && (!fa || !strcmp(va, vb)), "%s: key %s: \"%s\" (%d) vs \"%s\" (%d)",
+              what, keys[i], va, fa, vb, fb);
+        if (strict && i != 1 && i != 3 && i != 7 && i != 8)
+            CHECK(fa, "%s: no key %s", what, keys[i]);
+        if (fa && i == 0)
+            CHECK(!strcmp(va, cmd), "%s: command \"%s\", not \"%s\"", what, va, cmd);
+        if (fa && i == 2)
+            CHECK(atoi(va) == size, "%s: maxprocs %s, size %d", what, va, size);
+    }
+}
+#endif
 
 int main(int argc, char **argv)
 {
     int rank, size;
+#if MPI_VERSION >= 4
+    /* before MPI_Init: MPI_Init changes nothing in the environment info */
+    MPI_Info before = MPI_INFO_NULL;
+    MPI_Info_create_env(argc, argv, &before);
+#endif
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -68,6 +104,32 @@ int main(int argc, char **argv)
     MPI_Info_get(got, "mpi_assert_no_any_tag", 63, v, &flag);
     CHECK(!flag || !strcmp(v, "false"), "hint value '%s'", v);
     MPI_Info_free(&got);
+    /* a key no implementation knows is ignored (MPI 4.0 §7.4.4; MPICH's comm/comm_info);
+     * a recognized assertion comes back with the value set, and one that a later
+     * MPI_Comm_set_info does not mention keeps it (MPI 4.0; Open MPI 4.1 knows none) */
+    MPI_Info_set(hi, "isthmus_no_such_hint", "true");
+    MPI_Info_set(hi, "mpi_assert_no_any_source", "true");
+    MPI_Comm_set_info(hc, hi);
+    MPI_Info_free(&hi);
+    MPI_Info_create(&hi);
+    MPI_Info_set(hi, "mpi_assert_no_any_tag", "true");
+    MPI_Comm_set_info(hc, hi);
+    MPI_Comm_get_info(hc, &got);
+    MPI_Info_get(got, "isthmus_no_such_hint", 63, v, &flag);
+    CHECK(!flag, "Comm_get_info gave the unknown hint (\"%s\")", v);
+    char libv[MPI_MAX_LIBRARY_VERSION_STRING];
+    int libl, strict;
+    MPI_Get_library_version(libv, &libl);
+    strict = strstr(libv, "isthmus") != NULL; /* isthmus recognizes all four assertions */
+    MPI_Info_get(got, "mpi_assert_no_any_source", 63, v, &flag);
+    CHECK((!flag && !strict) || (flag && !strcmp(v, "true")),
+          "mpi_assert_no_any_source '%s' after a set_info without it", flag ? v : "(none)");
+    MPI_Info_get(got, "mpi_assert_exact_length", 63, v, &flag);
+    CHECK((!flag && !strict) || (flag && !strcmp(v, "false")), "mpi_assert_exact_length '%s'",
+          flag ? v : "(none)");
+    MPI_Info_get(got, "mpi_assert_no_any_tag", 63, v, &flag);
+    CHECK(!flag || !strcmp(v, "true"), "mpi_assert_no_any_tag '%s'", v);
+    MPI_Info_free(&got);
     MPI_Info_free(&hi);
     MPI_Comm_free(&hc);
     MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
@@ -78,6 +140,15 @@ int main(int argc, char **argv)
     MPI_Info_create_env(argc, argv, &envc);
     MPI_Info_get_nkeys(envc, &n2);
     CHECK(n2 == n, "Info_create_env has %d keys, MPI_INFO_ENV %d", n2, n);
+    {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int ll;
+        MPI_Get_library_version(lib, &ll);
+        int strict = strstr(lib, "isthmus") != NULL;
+        same_env(before, envc, "create_env before vs after MPI_Init", strict, argv[0], size);
+        same_env(MPI_INFO_ENV, envc, "MPI_INFO_ENV vs create_env", strict, argv[0], size);
+        MPI_Info_free(&before);
+    }
     MPI_Info_set(envc, "isthmus_test", "1"); /* a copy: writable */
     MPI_Info_free(&envc);
 #endif

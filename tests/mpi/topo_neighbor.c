@@ -1,6 +1,8 @@
 /*
  * topo_neighbor: virtual topologies and the neighborhood collectives.
- *  - MPI_Dims_create: balanced factorizations, fixed dimensions honoured.
+ *  - MPI_Dims_create: the most balanced factorizations (least max - min, then largest
+ *    smallest dimension: MPICH's answers), fixed dimensions honoured, errors for fixed
+ *    dimensions that do not divide nnodes and for negative ones.
  *  - 2-D periodic Cartesian grid over all ranks: Cart_get/coords/rank round trip,
  *    Cart_shift in both dimensions (wrap-around), Cart_sub into rows and columns with an
  *    Allreduce on each, Topo_test, the topology surviving Comm_dup; Neighbor_allgather
@@ -33,6 +35,42 @@ static void dims(void)
     int g[2] = {0, 0};
     MPI_Dims_create(7, 2, g);
     CHECK(g[0] == 7 && g[1] == 1, "Dims_create(7,2) = %d %d", g[0], g[1]);
+
+    /* the most balanced factorization: least max - min, then the largest smallest
+     * dimension (MPICH's topo/dims5 answers; Open MPI 4.1 alone spreads prime factors
+     * and gives 12 x 6 for 72, so it is not held to them) */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int libl;
+    MPI_Get_library_version(lib, &libl);
+    int balanced = strncmp(lib, "Open MPI", 8) != 0;
+    static const struct { int n, nd, want[4]; } bal[] = {
+        {72, 2, {9, 8}},          {180, 2, {15, 12}},       {1000000, 2, {1000, 1000}},
+        {5040, 3, {21, 16, 15}},  {10800, 3, {27, 20, 20}}, {1, 3, {1, 1, 1}},
+        {210, 4, {7, 5, 3, 2}},   {4096, 4, {8, 8, 8, 8}},  {2147483646, 2, {49981, 42966}},
+    };
+    for (size_t t = 0; balanced && t < sizeof bal / sizeof bal[0]; t++) {
+        int h[4] = {0, 0, 0, 0};
+        int rc = MPI_Dims_create(bal[t].n, bal[t].nd, h);
+        int ok = rc == MPI_SUCCESS;
+        for (int i = 0; i < bal[t].nd; i++)
+            ok = ok && h[i] == bal[t].want[i];
+        CHECK(ok, "Dims_create(%d, %d) = %d %d %d %d, want %d %d %d %d", bal[t].n, bal[t].nd,
+              h[0], h[1], h[2], h[3], bal[t].want[0], bal[t].want[1], bal[t].want[2],
+              bal[t].want[3]);
+    }
+    /* fixed entries stay, the free ones are balanced among themselves */
+    int k[4] = {0, 5, 0, 0};
+    MPI_Dims_create(360, 4, k);
+    CHECK(k[1] == 5 && (!balanced || (k[0] == 6 && k[2] == 4 && k[3] == 3)),
+          "Dims_create(360, {0,5,0,0}) = %d %d %d %d", k[0], k[1], k[2], k[3]);
+    /* inconsistent input */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int bad[2] = {5, 0}, neg[2] = {-1, 0}, cls = -1;
+    MPI_Error_class(MPI_Dims_create(72, 2, bad), &cls);
+    CHECK(cls == MPI_ERR_DIMS, "Dims_create(72, {5,0}): class %d", cls);
+    MPI_Error_class(MPI_Dims_create(72, 2, neg), &cls);
+    CHECK(cls != MPI_SUCCESS, "Dims_create(72, {-1,0}) succeeded");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void cart2d(void)

@@ -162,6 +162,14 @@ int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const 
                            const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
                            void *rbuf, const int *rcounts, const int *rdispls,
                            MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes);
+/* greq.c: generalized requests. query fills st from query_fn (and returns its code);
+ * finish queries, runs free_fn and sets *h to MPI_REQUEST_NULL (the first error code);
+ * free is MPI_Request_free's part, cancel MPI_Cancel's. */
+int ism_abi_greq_query(ism_req *r, ism_status *st);
+int ism_abi_greq_finish(MPI_Request *h, ism_status *st);
+int ism_abi_greq_free(ism_req *r);
+int ism_abi_greq_cancel(ism_req *r);
+
 /* info.c: communicator hints */
 void ism_abi_hints_free(ism_comm *c);
 /* coll.c: entries of a collective's per-rank vectors (largecount.c) */

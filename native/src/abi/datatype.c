@@ -33,6 +33,8 @@ const char *ism_abi_dt_problem(MPI_Datatype h)
     if ((uintptr_t)h < 0x1000)
         return "invalid datatype handle";
     ism_dt *d = (ism_dt *)h;
+    if (d->x && d->x->magic == ISM_DT_MAGIC_FREED)
+        return "the datatype was freed (MPI_Type_free)";
     if (!d->x || d->x->magic != ISM_DT_MAGIC)
         return "invalid datatype handle";
     if (d->freed)
@@ -526,14 +528,22 @@ ISM_PMPI(Type_get_true_extent_x)
 
 /* ---- names ---- */
 
+/* Names work on every predefined handle of the ABI, also one this site's vendor lacks:
+ * MPI lets such a type be used nowhere else, but naming it is harmless and MPICH does. */
+static unsigned predefined_index(MPI_Datatype h)
+{
+    return (unsigned)((uintptr_t)h - ISM_DT_BASE);
+}
+
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
+    if (!d && !ism_dt_predefined_name(predefined_index(datatype)))
         return TYPE_ERR("MPI_Type_set_name", datatype);
     if (!type_name)
         return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Type_set_name", "type_name is NULL");
-    if (ism_dt_set_name(d, type_name))
+    if (d ? ism_dt_set_name(d, type_name)
+          : ism_dt_set_predefined_name(predefined_index(datatype), type_name))
         return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_set_name", "no memory for the name");
     return MPI_SUCCESS;
 }
@@ -542,13 +552,65 @@ ISM_PMPI(Type_set_name)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
-    if (!d)
+    const char *name = d ? ism_dt_name(d) : ism_dt_predefined_name(predefined_index(datatype));
+    if (!name)
         return TYPE_ERR("MPI_Type_get_name", datatype);
-    snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", ism_dt_name(d));
+    if (!type_name || !resultlen)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_name",
+                             "type_name or resultlen is NULL");
+    snprintf(type_name, MPI_MAX_OBJECT_NAME, "%s", name);
     *resultlen = (int)strlen(type_name);
     return MPI_SUCCESS;
 }
 ISM_PMPI(Type_get_name)
+
+/* MPI_Type_match_size (MPI 3.1 §17.2.5): a predefined type of a class and byte size. The
+ * sized Fortran types come first, then the default Fortran kinds, then the C types, as
+ * in MPICH and Open MPI; only types this site's vendor has are candidates. The result
+ * is predefined: the program must not free it. */
+int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
+{
+    static const MPI_Datatype reals[] = {MPI_REAL4,  MPI_REAL8, MPI_REAL16,
+                                         MPI_REAL,   MPI_DOUBLE_PRECISION, MPI_FLOAT,
+                                         MPI_DOUBLE, MPI_LONG_DOUBLE};
+    static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4,
+                                        MPI_INTEGER8, MPI_INTEGER,  MPI_SIGNED_CHAR,
+                                        MPI_SHORT,    MPI_INT,      MPI_LONG,
+                                        MPI_LONG_LONG};
+    static const MPI_Datatype complexes[] = {
+        MPI_COMPLEX8,        MPI_COMPLEX16,        MPI_COMPLEX32,
+        MPI_COMPLEX,         MPI_DOUBLE_COMPLEX,   MPI_C_FLOAT_COMPLEX,
+        MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX};
+    const char *fn = "MPI_Type_match_size";
+    ISM_CHECK_INIT(fn);
+    if (!datatype)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "datatype is NULL");
+    const MPI_Datatype *cand;
+    size_t n;
+    const char *cls;
+    switch (typeclass) {
+    case MPI_TYPECLASS_REAL: cand = reals, n = sizeof reals / sizeof *reals, cls = "REAL"; break;
+    case MPI_TYPECLASS_INTEGER: cand = ints, n = sizeof ints / sizeof *ints, cls = "INTEGER"; break;
+    case MPI_TYPECLASS_COMPLEX:
+        cand = complexes, n = sizeof complexes / sizeof *complexes, cls = "COMPLEX";
+        break;
+    default:
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                             "typeclass %d is none of MPI_TYPECLASS_REAL, _INTEGER, _COMPLEX",
+                             typeclass);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const ism_dt *d = ism_abi_dt(cand[i]);
+        if (d && d->size == size) {
+            *datatype = cand[i];
+            return MPI_SUCCESS;
+        }
+    }
+    return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                         "no predefined type of class MPI_TYPECLASS_%s has %d bytes at this site",
+                         cls, size);
+}
+ISM_PMPI(Type_match_size)
 
 /* ---- packing ---- */
 

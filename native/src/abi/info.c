@@ -1,11 +1,14 @@
 /* info.c (abi): MPI_Info objects (ordered key/value lists of strings), MPI_INFO_ENV, and
  * the hints cached on communicators (MPI_Comm_set_info/get_info, and the info argument of
- * MPI_Comm_dup_with_info). isthmus interprets no hint yet; it keeps them and hands them
- * back, as MPI allows.
+ * MPI_Comm_dup_with_info): the recognized ones are kept and reported, others ignored.
  */
+#define _DEFAULT_SOURCE /* gethostname */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "abi.h"
 
@@ -27,26 +30,129 @@ static char *dupstr(const char *s)
     return d ? memcpy(d, s, n) : NULL;
 }
 
+/* ---- the execution environment (MPI 4.0 §11.4.1): MPI_INFO_ENV and MPI_Info_create_env
+ * describe how the program was started, so they hold the same before MPI_Init, after it
+ * and after MPI_Finalize: command and argv (from the arguments given, else from
+ * /proc/self/cmdline), maxprocs (the job's application ranks: `isthmus run`'s layout,
+ * else the vendor launcher's size, else 1), host, arch and wdir (the working directory
+ * at the first query). thread_level is left out: no launcher option requests one. */
+
+static int kv_add(info *in, const char *key, const char *val)
+{
+    if (in->n == in->cap) {
+        int cap = in->cap ? 2 * in->cap : 8;
+        kv *e = realloc(in->e, sizeof *e * (size_t)cap);
+        if (!e)
+            return -1;
+        in->e = e;
+        in->cap = cap;
+    }
+    in->e[in->n].key = dupstr(key);
+    in->e[in->n].val = dupstr(val);
+    if (!in->e[in->n].key || !in->e[in->n].val) {
+        free(in->e[in->n].key);
+        free(in->e[in->n].val);
+        return -1;
+    }
+    in->n++;
+    return 0;
+}
+
+/* The application ranks of the job, as the launcher announced them; 0 if unknown. */
+static long job_ranks(void)
+{
+    const char *r = getenv("ISTHMUS_SITE_RANKS"); /* `isthmus run`: "2,2,1" */
+    if (r && *r) {
+        long sum = 0;
+        for (const char *p = r; *p;) {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (end == p || v < 0)
+                return 0;
+            sum += v;
+            p = *end == ',' ? end + 1 : end;
+            if (*end && *end != ',')
+                return 0;
+        }
+        return sum;
+    }
+    const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        if (v && atol(v) > 0)
+            return atol(v);
+    }
+    return 1; /* started without a launcher: a singleton */
+}
+
+/* command and argv from argc/argv, or from /proc/self/cmdline when argv is absent. */
+static int env_command(info *in, int argc, char **argv)
+{
+    char cmdline[8192], *args[256];
+    if (argc <= 0 || !argv || !argv[0]) {
+        argc = 0;
+        FILE *f = fopen("/proc/self/cmdline", "r");
+        size_t n = f ? fread(cmdline, 1, sizeof cmdline - 1, f) : 0;
+        if (f)
+            fclose(f);
+        cmdline[n] = 0;
+        for (size_t i = 0; i < n && argc < 256; i += strlen(cmdline + i) + 1)
+            args[argc++] = cmdline + i;
+        argv = args;
+    }
+    if (argc <= 0)
+        return 0;
+    if (kv_add(in, "command", argv[0]))
+        return -1;
+    if (argc < 2)
+        return 0;
+    char joined[MPI_MAX_INFO_VAL];
+    size_t len = 0;
+    joined[0] = 0;
+    for (int i = 1; i < argc && argv[i]; i++) {
+        int w = snprintf(joined + len, sizeof joined - len, "%s%s", i > 1 ? " " : "", argv[i]);
+        if (w < 0 || (size_t)w >= sizeof joined - len)
+            break; /* longer than an info value may be: the arguments that fit */
+        len += (size_t)w;
+    }
+    return kv_add(in, "argv", joined);
+}
+
+static int env_fill(info *in, int argc, char **argv)
+{
+    static char wdir[4096]; /* the working directory at the first query */
+    if (!wdir[0] && !getcwd(wdir, sizeof wdir))
+        wdir[0] = 0;
+    char host[256] = "", procs[32];
+    gethostname(host, sizeof host - 1);
+    struct utsname u;
+    snprintf(procs, sizeof procs, "%ld", job_ranks());
+    if (env_command(in, argc, argv) || kv_add(in, "maxprocs", procs))
+        return -1;
+    if (host[0] && kv_add(in, "host", host))
+        return -1;
+    if (uname(&u) == 0 && kv_add(in, "arch", u.machine))
+        return -1;
+    if (wdir[0] && kv_add(in, "wdir", wdir))
+        return -1;
+    return 0;
+}
+
+static void info_clear(info *in)
+{
+    for (int i = 0; i < in->n; i++) {
+        free(in->e[i].key);
+        free(in->e[i].val);
+    }
+    free(in->e);
+    memset(in, 0, sizeof *in);
+}
+
 static info *info_of(MPI_Info h)
 {
     if (h == MPI_INFO_ENV) {
-        if (!env_info.n && ism.initialized) {
-            static char n[16], lvl[32];
-            snprintf(n, sizeof n, "%d", ism.gsize);
-            snprintf(lvl, sizeof lvl, "%s",
-                     ism.thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
-                     : ism.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
-                     : ism.thread_level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
-                                                                 : "MPI_THREAD_SINGLE");
-            const char *keys[] = {"maxprocs", "thread_level", "host"};
-            const char *vals[] = {n, lvl, ism.procname};
-            env_info.e = calloc(3, sizeof(kv));
-            for (int i = 0; env_info.e && i < 3; i++) {
-                env_info.e[i].key = dupstr(keys[i]);
-                env_info.e[i].val = dupstr(vals[i]);
-                env_info.n = env_info.cap = i + 1;
-            }
-        }
+        if (!env_info.n && env_fill(&env_info, 0, NULL))
+            info_clear(&env_info); /* out of memory: empty, tried again next time */
         return &env_info;
     }
     if ((uintptr_t)h < 0x1000)
@@ -249,7 +355,54 @@ int PMPI_Info_free(MPI_Info *h)
 }
 ISM_PMPI(Info_free)
 
-/* ---- hints on communicators: kept and handed back (none is interpreted yet) ---- */
+/* ---- hints on communicators ----
+ * The hints isthmus recognizes are MPI 4.0's four assertions (§7.4.4), booleans that
+ * default to "false"; isthmus accepts and reports them but does not yet use them to
+ * take shortcuts. Any other key, and a value other than true/false, is ignored, as
+ * MPI 4.0 allows; MPI_Comm_get_info gives every recognized hint with the value in effect
+ * (as MPICH does). c->hints holds only the hints set to a value other than the default. */
+static const char *const comm_hints[] = {"mpi_assert_no_any_tag", "mpi_assert_no_any_source",
+                                         "mpi_assert_exact_length",
+                                         "mpi_assert_allow_overtaking"};
+#define NHINTS ((int)(sizeof comm_hints / sizeof comm_hints[0]))
+
+static int parse_bool(const char *v)
+{
+    while (*v == ' ')
+        v++;
+    size_t n = strlen(v);
+    while (n && v[n - 1] == ' ')
+        n--;
+    if (n == 4 && !strncasecmp(v, "true", 4))
+        return 1;
+    if (n == 5 && !strncasecmp(v, "false", 5))
+        return 0;
+    return -1;
+}
+
+static int hint_value(const ism_comm *c, int k)
+{
+    const info *h = c->hints;
+    return h && find(h, comm_hints[k]) >= 0;
+}
+
+static int hints_store(ism_comm *c, const int *val)
+{
+    MPI_Info n = MPI_INFO_NULL;
+    for (int k = 0; k < NHINTS; k++) {
+        if (!val[k])
+            continue;
+        int rc = n == MPI_INFO_NULL ? PMPI_Info_create(&n) : MPI_SUCCESS;
+        if (rc || (rc = PMPI_Info_set(n, comm_hints[k], "true"))) {
+            if (n != MPI_INFO_NULL)
+                PMPI_Info_free(&n);
+            return rc;
+        }
+    }
+    ism_abi_hints_free(c);
+    c->hints = n == MPI_INFO_NULL ? NULL : (void *)n;
+    return MPI_SUCCESS;
+}
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
 {
@@ -257,13 +410,17 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator");
-    MPI_Info n;
-    int rc = PMPI_Info_dup(h, &n);
-    if (rc)
-        return rc;
-    ism_abi_hints_free(c);
-    c->hints = (void *)n;
-    return MPI_SUCCESS;
+    INFO_ARG("MPI_Comm_set_info", h, in);
+    /* hints info does not mention keep their values (MPI 4.0 §7.4.4) */
+    int val[NHINTS];
+    for (int k = 0; k < NHINTS; k++) {
+        val[k] = hint_value(c, k);
+        int i = find(in, comm_hints[k]);
+        int b = i >= 0 ? parse_bool(in->e[i].val) : -1;
+        if (b >= 0)
+            val[k] = b;
+    }
+    return hints_store(c, val);
 }
 ISM_PMPI(Comm_set_info)
 
@@ -273,7 +430,18 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator");
-    return c->hints ? PMPI_Info_dup((MPI_Info)c->hints, info_used) : PMPI_Info_create(info_used);
+    if (!info_used)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_info", "info_used is NULL");
+    MPI_Info n;
+    int rc = PMPI_Info_create(&n);
+    for (int k = 0; !rc && k < NHINTS; k++)
+        rc = PMPI_Info_set(n, comm_hints[k], hint_value(c, k) ? "true" : "false");
+    if (rc) {
+        PMPI_Info_free(&n);
+        return rc;
+    }
+    *info_used = n;
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_get_info)
 
@@ -286,14 +454,20 @@ void ism_abi_hints_free(ism_comm *c)
     }
 }
 
-/* MPI 4.0: an info object describing the execution environment (what MPI_INFO_ENV holds),
- * also before MPI_Init; argc/argv add nothing isthmus reports. */
-int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+/* MPI 4.0: the execution environment as MPI_INFO_ENV holds it, also before MPI_Init and
+ * after MPI_Finalize; command and argv come from argc/argv when given. */
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info_out)
 {
-    (void)argc;
-    (void)argv;
-    if (!info)
+    if (!info_out)
         return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Info_create_env", "info is NULL");
-    return PMPI_Info_dup(MPI_INFO_ENV, info);
+    info *in = calloc(1, sizeof *in);
+    if (!in || env_fill(in, argc, argv)) {
+        if (in)
+            info_clear(in);
+        free(in);
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Info_create_env", "out of memory");
+    }
+    *info_out = (MPI_Info)in;
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Info_create_env)

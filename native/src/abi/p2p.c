@@ -367,6 +367,11 @@ int PMPI_Cancel(MPI_Request *request)
     if (r->kind == ISM_RQ_NBC || (r->kind == ISM_RQ_PERSIST && r->p_op == ISM_ABI_PCOLL))
         return ism_abi_error(r->comm, MPI_ERR_REQUEST, "MPI_Cancel",
                              "collective operations cannot be cancelled (MPI makes it erroneous)");
+    if (r->kind == ISM_RQ_GREQ) {
+        int rc = ism_abi_greq_cancel(r);
+        return rc ? ism_abi_error(NULL, rc, "MPI_Cancel", "cancel_fn returned an error")
+                  : MPI_SUCCESS;
+    }
     int rc = ism_cancel(r);
     return rc ? ism_abi_error(r->comm, rc, "MPI_Cancel", "cancel failed") : MPI_SUCCESS;
 }

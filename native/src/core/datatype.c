@@ -24,10 +24,23 @@ ism_op ism_op_table[ISM_OP_COUNT];
 static ism_tmap pre_maps[ISM_DT_COUNT];
 static char *pre_names[ISM_DT_COUNT]; /* set by MPI_Type_set_name */
 
+/* Every predefined handle of the ABI has a name, also those the vendor of this site lacks
+ * (MPI_Type_get_name still works on them). Two names are aliases of one handle; each
+ * gets the older name, as MPICH does (MPI_LONG_LONG_INT is MPI-1, MPI_C_COMPLEX is the
+ * first name MPI 2.2 gives float _Complex); MPICH's test suite accepts both. */
 static const char *const default_names[ISM_DT_COUNT] = {
 #define ISM_DT(name, idx) [idx] = "MPI_" #name,
 #include "../common/abi_tables.def"
 #undef ISM_DT
+    /* in the ABI but in no vendor table (no Fortran compiler behind the C build) */
+    [0xc0] = "MPI_LOGICAL1",
+    [0xc8] = "MPI_LOGICAL2",
+    [0xca] = "MPI_REAL2",
+    [0xd0] = "MPI_LOGICAL4",
+    [0xd3] = "MPI_COMPLEX4",
+    [0xd8] = "MPI_LOGICAL8",
+    [0xe0] = "MPI_LOGICAL16",
+    [0xe1] = "MPI_INTEGER16",
 };
 
 static void set_contig(ism_dt *d, const ism_tmap *m)
@@ -86,6 +99,38 @@ void ism_types_init(void)
     }
 }
 
+/* Derived type and its extension in one allocation. */
+typedef struct dt_alloc {
+    ism_dt d;
+    ism_dtx x;
+} dt_alloc;
+
+/* Released types wait in a short LIFO list and the next constructor takes the last one
+ * back, so handles are reused the way MPICH's and Open MPI's are: programs (MPICH's
+ * datatype/indexed_misc among them) that build a type into a handle variable copied from
+ * a type they just freed get the new type there under either vendor. Until reused, a
+ * freed handle still points at readable memory marked freed (MPI_ERR_TYPE, "freed"). */
+#define DT_SPARE_MAX 64
+static dt_alloc *dt_spare[DT_SPARE_MAX];
+static int dt_nspare;
+
+static void recycle(dt_alloc *a)
+{
+    if (dt_nspare < DT_SPARE_MAX)
+        dt_spare[dt_nspare++] = a;
+    else
+        free(a);
+}
+
+static dt_alloc *dt_new(void)
+{
+    if (!dt_nspare)
+        return calloc(1, sizeof(dt_alloc));
+    dt_alloc *a = dt_spare[--dt_nspare];
+    memset(a, 0, sizeof *a);
+    return a;
+}
+
 const ism_tmap *ism_dt_map(const ism_dt *d)
 {
     return d->x ? &d->x->map : &pre_maps[d->abi - ISM_DT_BASE];
@@ -110,8 +155,8 @@ void ism_dt_release(ism_dt *d)
     free(x->ints);
     free(x->aints);
     free(x->types);
-    x->magic = 0;
-    free(d);
+    x->magic = ISM_DT_MAGIC_FREED;
+    recycle((dt_alloc *)d);
 }
 
 void ism_dt_user_free(ism_dt *d)
@@ -122,12 +167,6 @@ void ism_dt_user_free(ism_dt *d)
         d->freed = 1;
     ism_dt_release(d);
 }
-
-/* Derived type and its extension in one allocation. */
-typedef struct dt_alloc {
-    ism_dt d;
-    ism_dtx x;
-} dt_alloc;
 
 static int tmap_err(int rc)
 {
@@ -141,7 +180,7 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
     int ni, na, nt;
     if (ism_envelope_sizes(combiner, ints, &ni, &na, &nt))
         return ISM_ERR_ARG;
-    dt_alloc *a = calloc(1, sizeof *a);
+    dt_alloc *a = dt_new();
     if (!a)
         return ISM_ERR_NO_MEM;
     ism_dt *d = &a->d;
@@ -209,7 +248,8 @@ fail:
     free(maps);
     free(vts);
     free(va);
-    free(a);
+    x->magic = ISM_DT_MAGIC_FREED;
+    recycle(a);
     return rc;
 }
 
@@ -250,12 +290,34 @@ void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int count)
     ism_dt_unpack_bytes(d, in, (size_t)count * (size_t)d->size, buf);
 }
 
+const char *ism_dt_predefined_name(unsigned idx)
+{
+    if (idx >= ISM_DT_COUNT || !default_names[idx])
+        return NULL;
+    if (pre_names[idx])
+        return pre_names[idx];
+    return idx == 0x0b ? "MPI_LONG_LONG_INT" : idx == 0x12 ? "MPI_C_COMPLEX" : default_names[idx];
+}
+
 const char *ism_dt_name(const ism_dt *d)
 {
     if (d->x)
         return d->x->name;
-    int i = d->abi - ISM_DT_BASE;
-    return pre_names[i] ? pre_names[i] : default_names[i] ? default_names[i] : "";
+    const char *n = ism_dt_predefined_name((unsigned)(d->abi - ISM_DT_BASE));
+    return n ? n : "";
+}
+
+int ism_dt_set_predefined_name(unsigned idx, const char *name)
+{
+    if (idx >= ISM_DT_COUNT || !default_names[idx])
+        return ISM_ERR_ARG;
+    char *copy = malloc(128);
+    if (!copy)
+        return ISM_ERR_NO_MEM;
+    snprintf(copy, 128, "%s", name);
+    free(pre_names[idx]);
+    pre_names[idx] = copy;
+    return 0;
 }
 
 int ism_dt_set_name(ism_dt *d, const char *name)
@@ -264,12 +326,5 @@ int ism_dt_set_name(ism_dt *d, const char *name)
         snprintf(d->x->name, sizeof d->x->name, "%s", name);
         return 0;
     }
-    int i = d->abi - ISM_DT_BASE;
-    char *copy = malloc(128);
-    if (!copy)
-        return ISM_ERR_NO_MEM;
-    snprintf(copy, 128, "%s", name);
-    free(pre_names[i]);
-    pre_names[i] = copy;
-    return 0;
+    return ism_dt_set_predefined_name((unsigned)(d->abi - ISM_DT_BASE), name);
 }
