@@ -121,6 +121,7 @@ const char *ism_abi_class_text(int c)
     case MPI_ERR_SIZE: return "invalid size";
     case MPI_ERR_VALUE_TOO_LARGE: return "value too large to fit in the output";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by isthmus yet";
+    case MPI_ERR_SESSION: return "invalid session";
     default: return "other error";
     }
 }
