@@ -39,15 +39,14 @@ FEATURES = [
      r"Publish_name|Unpublish_name|Lookup_name|Comm_get_parent|Lookup)", "dynamic processes",
      "a job's sites and ranks are fixed at launch"),
     (r"^T_", "the tools interface (MPI_T)", "planned with the statistics work"),
-    (r"^(Session_|Group_from_session_pset|Comm_create_from_group|Intercomm_create_from_groups)",
-     "MPI-4 sessions", "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"^(Pready|Parrived|Psend|Precv)", "MPI-4 partitioned communication",
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
     (r"^(F_sync_reg|Sizeof|Type_create_f90_)", "Fortran support",
      "C programs only so far"),
-    (r"^(Buffer_i?flush|Comm_(attach|detach|i?flush)_buffer)", "MPI-4.1 communicator buffers",
+    (r"^(Buffer_i?flush|(Comm|Session)_(attach|detach|i?flush)_buffer)",
+     "MPI-4.1 communicator and session buffers",
      "MPI 4.1 feature; MPI_Buffer_attach/detach work"),
     (r"^(Request_get_status_(all|any|some)|Type_get_value_index|Get_hw_resource_info|"
      r"Remove_error_(class|code|string))", "MPI-4.1 additions", "MPI 4.1 feature, outside "

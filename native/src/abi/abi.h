@@ -177,6 +177,19 @@ int ism_abi_comm_peers(MPI_Comm comm, int local, int root);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 
+/* env.c: the runtime's users (the world model and each session); the first starts it,
+ * the last stops it. start prints why it failed. */
+int ism_abi_runtime_start(int *argc, char ***argv, int required, int *provided, const char *fn);
+int ism_abi_runtime_stop(void);
+/* errors.c: error handler handles <-> core objects (NULL: not an error handler) */
+ism_errh *ism_abi_errh(MPI_Errhandler e);
+MPI_Errhandler ism_abi_errh_handle(ism_errh *e);
+/* a user function's error handler (communicator or session kind) */
+int ism_abi_errh_create(const char *fn, void (*user)(void *, int *, ...), MPI_Errhandler *out);
+/* session.c: raise code on error handler e, with no object (a user function gets
+ * MPI_COMM_NULL) */
+int ism_abi_raise_errh(ism_errh *e, int code, const char *fn, const char *msg);
+
 /* Common checks; each returns 0 or raises. */
 int ism_abi_check_init(const char *fn);
 extern int ism_abi_tag_ub_value;

@@ -1,5 +1,9 @@
 /* env.c (abi): environment management: init and finalize, ranks and sizes, versions,
  * timers, error handlers and error strings, communicator names, datatype sizes.
+ *
+ * The runtime (vendor MPI, gateway connection, MPI_COMM_WORLD) has several users: the
+ * world model (MPI_Init .. MPI_Finalize) and each open MPI-4 session (abi/session.c).
+ * The first of them starts it, the last one to finish ends it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,12 +14,51 @@
 
 int ism_abi_tag_ub_value = -1; /* set at MPI_Init: the vendor's MPI_TAG_UB */
 
+static int world_state;   /* the world model: 0 before MPI_Init, 1 initialized, 2 finalized */
+static int runtime_users; /* the world model while initialized, and each open session */
+
 int ism_abi_check_init(const char *fn)
 {
-    fprintf(stderr, "isthmus: %s called %s MPI_Init\n", fn, ism.finalized ? "after MPI_Finalize" :
-                                                                          "before");
+    fprintf(stderr, "isthmus: %s called %s\n", fn,
+            ism.finalized ? "after MPI_Finalize (and the last MPI_Session_finalize)"
+                          : "before MPI_Init or MPI_Session_init");
     fflush(stderr);
     exit(1);
+}
+
+int ism_abi_runtime_start(int *argc, char ***argv, int required, int *provided, const char *fn)
+{
+    if (runtime_users > 0) {
+        runtime_users++;
+        *provided = ism.thread_level;
+        return MPI_SUCCESS;
+    }
+    if (ism.initialized) {
+        /* the vendor MPI cannot be initialized twice in one process */
+        fprintf(stderr, "isthmus: %s: MPI was already finalized in this process (MPI_Finalize "
+                "or the last MPI_Session_finalize ended it) and the site's MPI cannot be "
+                "started again; keep a session or the world model open instead\n", fn);
+        fflush(stderr);
+        return MPI_ERR_OTHER;
+    }
+    int rc = ism_core_init(argc, argv, required, provided);
+    if (rc) {
+        fprintf(stderr, "isthmus: %s failed (%s)\n", fn, ism_abi_class_name(rc));
+        return rc;
+    }
+    int vub = ism.be->vendor_tag_ub;
+    ism_abi_tag_ub_value = vub > 0 ? vub : 32767;
+    runtime_users = 1;
+    return MPI_SUCCESS;
+}
+
+int ism_abi_runtime_stop(void)
+{
+    if (runtime_users <= 0)
+        return MPI_ERR_OTHER;
+    if (--runtime_users > 0)
+        return MPI_SUCCESS;
+    return ism_core_finalize() ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 const char *ism_abi_class_name(int c)
@@ -78,6 +121,7 @@ const char *ism_abi_class_text(int c)
     case MPI_ERR_SIZE: return "invalid size";
     case MPI_ERR_VALUE_TOO_LARGE: return "value too large to fit in the output";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported by isthmus yet";
+    case MPI_ERR_SESSION: return "invalid session";
     default: return "other error";
     }
 }
@@ -105,17 +149,15 @@ int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     int prov = 0;
-    if (ism.initialized) {
-        fprintf(stderr, "isthmus: MPI_Init called twice\n");
+    if (world_state) {
+        fprintf(stderr, "isthmus: MPI_Init called %s\n",
+                world_state == 1 ? "twice" : "after MPI_Finalize");
         return MPI_ERR_OTHER;
     }
-    int rc = ism_core_init(argc, argv, required, &prov);
-    if (rc) {
-        fprintf(stderr, "isthmus: MPI_Init failed (%s)\n", ism_abi_class_name(rc));
+    int rc = ism_abi_runtime_start(argc, argv, required, &prov, "MPI_Init");
+    if (rc)
         return rc;
-    }
-    int vub = ism.be->vendor_tag_ub;
-    ism_abi_tag_ub_value = vub > 0 ? vub : 32767;
+    world_state = 1;
     if (provided)
         *provided = prov;
     return MPI_SUCCESS;
@@ -131,26 +173,31 @@ ISM_PMPI(Init)
 
 int PMPI_Finalize(void)
 {
-    ISM_CHECK_INIT("MPI_Finalize");
+    if (world_state != 1) {
+        fprintf(stderr, "isthmus: MPI_Finalize called %s\n",
+                world_state ? "twice" : "before MPI_Init");
+        fflush(stderr);
+        exit(1);
+    }
     /* MPI 3.1 §8.7.1: Finalize first frees MPI_COMM_SELF's attributes, running their
      * delete callbacks in the reverse order of setting (our lists are LIFO), while MPI
      * is still fully usable; programs use this as an at-exit hook. */
     ism_abi_attr_delete_all(ism_abi_comm(MPI_COMM_SELF));
-    int rc = ism_core_finalize();
-    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
+    world_state = 2;
+    return ism_abi_runtime_stop(); /* open sessions keep the runtime up */
 }
 ISM_PMPI(Finalize)
 
 int PMPI_Initialized(int *flag)
 {
-    *flag = ism.initialized;
+    *flag = world_state >= 1; /* the world model only (MPI 4.0 §11.2.1) */
     return MPI_SUCCESS;
 }
 ISM_PMPI(Initialized)
 
 int PMPI_Finalized(int *flag)
 {
-    *flag = ism.finalized;
+    *flag = world_state == 2;
     return MPI_SUCCESS;
 }
 ISM_PMPI(Finalized)

@@ -28,7 +28,7 @@ int ism_abi_call_user_errh(ism_comm *c, int code)
     return code;
 }
 
-static ism_errh *errh_of(MPI_Errhandler e)
+ism_errh *ism_abi_errh(MPI_Errhandler e)
 {
     if (e == MPI_ERRORS_RETURN)
         return &ism_errh_return;
@@ -41,7 +41,7 @@ static ism_errh *errh_of(MPI_Errhandler e)
     return (ism_errh *)e;
 }
 
-static MPI_Errhandler errh_handle(ism_errh *e)
+MPI_Errhandler ism_abi_errh_handle(ism_errh *e)
 {
     return e == &ism_errh_return  ? MPI_ERRORS_RETURN
            : e == &ism_errh_abort ? MPI_ERRORS_ABORT
@@ -53,7 +53,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     ISM_CHECK_INIT("MPI_Comm_set_errhandler");
     ism_comm *c = ism_abi_comm(comm);
-    ism_errh *e = errh_of(errhandler);
+    ism_errh *e = ism_abi_errh(errhandler);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                              "invalid communicator");
@@ -71,21 +71,29 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
                              "invalid communicator");
-    *errhandler = errh_handle(c->errh);
+    *errhandler = ism_abi_errh_handle(c->errh);
     return MPI_SUCCESS;
 }
 ISM_PMPI(Comm_get_errhandler)
 
+int ism_abi_errh_create(const char *fn, void (*user)(void *, int *, ...), MPI_Errhandler *out)
+{
+    if (!user || !out)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "NULL argument");
+    ism_errh *e = calloc(1, sizeof *e);
+    if (!e)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory");
+    e->kind = 3;
+    e->fn = user;
+    *out = (MPI_Errhandler)e;
+    return MPI_SUCCESS;
+}
+
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     ISM_CHECK_INIT("MPI_Comm_create_errhandler");
-    ism_errh *e = calloc(1, sizeof *e);
-    if (!e)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler", "no memory");
-    e->kind = 3;
-    e->fn = (void (*)(void *, int *, ...))fn;
-    *errhandler = (MPI_Errhandler)e;
-    return MPI_SUCCESS;
+    return ism_abi_errh_create("MPI_Comm_create_errhandler", (void (*)(void *, int *, ...))fn,
+                               errhandler);
 }
 ISM_PMPI(Comm_create_errhandler)
 

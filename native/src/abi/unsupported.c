@@ -16,14 +16,14 @@ static int unsupported(const char *fn, const char *feature)
 
 int PMPI_Buffer_flush(void)
 {
-    return unsupported("MPI_Buffer_flush", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Buffer_flush", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Buffer_flush)
 
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
     (void)request;
-    return unsupported("MPI_Buffer_iflush", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Buffer_iflush", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Buffer_iflush)
 
@@ -32,7 +32,7 @@ int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
     (void)comm;
     (void)buffer;
     (void)size;
-    return unsupported("MPI_Comm_attach_buffer", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Comm_attach_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Comm_attach_buffer)
 
@@ -50,7 +50,7 @@ int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
     (void)comm;
     (void)buffer_addr;
     (void)size;
-    return unsupported("MPI_Comm_detach_buffer", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Comm_detach_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Comm_detach_buffer)
 
@@ -66,7 +66,7 @@ ISM_PMPI(Comm_detach_buffer_c)
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
     (void)comm;
-    return unsupported("MPI_Comm_flush_buffer", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Comm_flush_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Comm_flush_buffer)
 
@@ -74,7 +74,7 @@ int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
     (void)comm;
     (void)request;
-    return unsupported("MPI_Comm_iflush_buffer", "MPI-4.1 communicator buffers");
+    return unsupported("MPI_Comm_iflush_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Comm_iflush_buffer)
 
@@ -115,7 +115,7 @@ int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
     (void)session;
     (void)buffer;
     (void)size;
-    return unsupported("MPI_Session_attach_buffer", "MPI-4 sessions");
+    return unsupported("MPI_Session_attach_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Session_attach_buffer)
 
@@ -124,7 +124,7 @@ int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count si
     (void)session;
     (void)buffer;
     (void)size;
-    return unsupported("MPI_Session_attach_buffer_c", "MPI-4 sessions");
+    return unsupported("MPI_Session_attach_buffer_c", "large-count (_c) variants");
 }
 ISM_PMPI(Session_attach_buffer_c)
 
@@ -133,7 +133,7 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
     (void)session;
     (void)buffer_addr;
     (void)size;
-    return unsupported("MPI_Session_detach_buffer", "MPI-4 sessions");
+    return unsupported("MPI_Session_detach_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Session_detach_buffer)
 
@@ -142,14 +142,14 @@ int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Cou
     (void)session;
     (void)buffer_addr;
     (void)size;
-    return unsupported("MPI_Session_detach_buffer_c", "MPI-4 sessions");
+    return unsupported("MPI_Session_detach_buffer_c", "large-count (_c) variants");
 }
 ISM_PMPI(Session_detach_buffer_c)
 
 int PMPI_Session_flush_buffer(MPI_Session session)
 {
     (void)session;
-    return unsupported("MPI_Session_flush_buffer", "MPI-4 sessions");
+    return unsupported("MPI_Session_flush_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Session_flush_buffer)
 
@@ -157,7 +157,7 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
     (void)session;
     (void)request;
-    return unsupported("MPI_Session_iflush_buffer", "MPI-4 sessions");
+    return unsupported("MPI_Session_iflush_buffer", "MPI-4.1 communicator and session buffers");
 }
 ISM_PMPI(Session_iflush_buffer)
 
@@ -461,40 +461,6 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
 }
 ISM_PMPI(Scatterv_init_c)
 
-int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newcomm)
-{
-    (void)group;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newcomm;
-    return unsupported("MPI_Comm_create_from_group", "MPI-4 sessions");
-}
-ISM_PMPI(Comm_create_from_group)
-
-int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
-{
-    (void)session;
-    (void)pset_name;
-    (void)newgroup;
-    return unsupported("MPI_Group_from_session_pset", "MPI-4 sessions");
-}
-ISM_PMPI(Group_from_session_pset)
-
-int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
-{
-    (void)local_group;
-    (void)local_leader;
-    (void)remote_group;
-    (void)remote_leader;
-    (void)stringtag;
-    (void)info;
-    (void)errhandler;
-    (void)newintercomm;
-    return unsupported("MPI_Intercomm_create_from_groups", "MPI-4 sessions");
-}
-ISM_PMPI(Intercomm_create_from_groups)
-
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn, MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval, void *extra_state)
 {
     (void)win_copy_attr_fn;
@@ -757,38 +723,6 @@ int PMPI_Remove_error_string(int errorcode)
 }
 ISM_PMPI(Remove_error_string)
 
-int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
-{
-    (void)session;
-    (void)errorcode;
-    return unsupported("MPI_Session_call_errhandler", "MPI-4 sessions");
-}
-ISM_PMPI(Session_call_errhandler)
-
-int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn, MPI_Errhandler *errhandler)
-{
-    (void)session_errhandler_fn;
-    (void)errhandler;
-    return unsupported("MPI_Session_create_errhandler", "MPI-4 sessions");
-}
-ISM_PMPI(Session_create_errhandler)
-
-int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
-{
-    (void)session;
-    (void)errhandler;
-    return unsupported("MPI_Session_get_errhandler", "MPI-4 sessions");
-}
-ISM_PMPI(Session_get_errhandler)
-
-int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
-{
-    (void)session;
-    (void)errhandler;
-    return unsupported("MPI_Session_set_errhandler", "MPI-4 sessions");
-}
-ISM_PMPI(Session_set_errhandler)
-
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     (void)win;
@@ -926,59 +860,6 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
     return unsupported("MPI_Publish_name", "dynamic processes");
 }
 ISM_PMPI(Publish_name)
-
-int PMPI_Session_finalize(MPI_Session *session)
-{
-    (void)session;
-    return unsupported("MPI_Session_finalize", "MPI-4 sessions");
-}
-ISM_PMPI(Session_finalize)
-
-int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
-{
-    (void)session;
-    (void)info_used;
-    return unsupported("MPI_Session_get_info", "MPI-4 sessions");
-}
-ISM_PMPI(Session_get_info)
-
-int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len, char *pset_name)
-{
-    (void)session;
-    (void)info;
-    (void)n;
-    (void)pset_len;
-    (void)pset_name;
-    return unsupported("MPI_Session_get_nth_pset", "MPI-4 sessions");
-}
-ISM_PMPI(Session_get_nth_pset)
-
-int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
-{
-    (void)session;
-    (void)info;
-    (void)npset_names;
-    return unsupported("MPI_Session_get_num_psets", "MPI-4 sessions");
-}
-ISM_PMPI(Session_get_num_psets)
-
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
-{
-    (void)session;
-    (void)pset_name;
-    (void)info;
-    return unsupported("MPI_Session_get_pset_info", "MPI-4 sessions");
-}
-ISM_PMPI(Session_get_pset_info)
-
-int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
-{
-    (void)info;
-    (void)errhandler;
-    (void)session;
-    return unsupported("MPI_Session_init", "MPI-4 sessions");
-}
-ISM_PMPI(Session_init)
 
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {

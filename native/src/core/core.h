@@ -453,6 +453,10 @@ int ism_comm_free(ism_comm *c);
 int ism_comm_split(ism_comm *parent, int color, int key, ism_comm **out);
 int ism_comm_create(ism_comm *parent, const ism_group *grp, ism_comm **out);
 int ism_comm_create_group(ism_comm *parent, const ism_group *grp, int tag, ism_comm **out);
+/* comm_from_group.c: the sessions model's constructors, called by the group's members */
+int ism_comm_from_group(const ism_group *grp, const char *stringtag, ism_comm **out);
+int ism_intercomm_from_groups(const ism_group *lg, int lleader, const ism_group *rg, int rleader,
+                              const char *stringtag, ism_comm **out);
 enum { ISM_SPLIT_NODE = 1, ISM_SPLIT_SITE = 2 };
 int ism_comm_split_type(ism_comm *parent, int type, int key, ism_comm **out);
 int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c);
