@@ -22,11 +22,15 @@ static uint64_t fwq_time(uint64_t iters, int tries)
 void ism_probe_fwq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end)
 {
     double want = p->fwq_quantum_us * 1e-6 * p->hz;
+    /* scale until two rounds agree within 5%: one round taken while the host was busy
+     * (another guest on the core, SMT contention) no longer sets the quantum alone */
     uint64_t iters = 1024;
-    for (int round = 0; round < 3; round++) {
-        uint64_t t = fwq_time(iters, 5);
+    for (int round = 0, agreed = 0; round < 12 && agreed < 2; round++) {
+        uint64_t t = fwq_time(iters, 9);
         double scaled = (double)iters * want / (double)(t ? t : 1);
-        iters = scaled < 1 ? 1 : (uint64_t)scaled;
+        uint64_t next = scaled < 1 ? 1 : (uint64_t)scaled;
+        agreed = round > 0 && next * 20 > iters * 19 && next * 19 < iters * 20 ? agreed + 1 : 0;
+        iters = next;
     }
     r->work_iters = iters;
     uint64_t base = fwq_time(iters, 20);
