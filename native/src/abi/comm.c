@@ -127,7 +127,9 @@ static int idup(const char *fn, MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
         if (rc)
             return rc;
     }
+    ism_nbc_next_creates = 1; /* see ism_nbc_settle_creations */
     int rc = ism_abi_nbc_start(fn, comm, run_idup, &a, sizeof a, request);
+    ism_nbc_next_creates = 0;
     if (rc && a.info != MPI_INFO_NULL)
         PMPI_Info_free(&a.info);
     return rc;

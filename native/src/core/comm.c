@@ -308,6 +308,7 @@ int ism_vendor_dup(ism_vh v, ism_vh *out)
     _Alignas(16) unsigned char slot[ISM_VSLOT] = {0};
     ism_vh req = 0;
     int rc = ism.be->comm_idup(v, slot, &req);
+    ism_nbc_creation_issued();
     rc = ism_vwait(rc, &req);
     return rc ? rc : ism.be->comm_idup_take(slot, out);
 }
@@ -461,8 +462,10 @@ int ism_comm_split(ism_comm *p, int color, int key, ism_comm **out)
             newrank = i;
     free(m);
     ism_vh v = ism.be->comm_null;
-    if (!rc)
+    if (!rc) {
+        ism_nbc_settle_creations(p->vcomm);
         rc = ism.be->comm_split(p->vcomm, color, newrank, &v);
+    }
     if (!rc && color >= 0) {
         ism_comm *c = ism_comm_new(n, g, ctx, v, &rc);
         if (c) {
@@ -551,6 +554,7 @@ int ism_comm_create_group(ism_comm *p, const ism_group *grp, int tag, ism_comm *
             lr[nl++] = p->l_of[pr];
     }
     ism_vh v;
+    ism_nbc_settle_creations(p->vcomm);
     int rc = ism.be->comm_create_group(p->vcomm, lr, nl, tag, &v);
     free(lr);
     if (rc)

@@ -420,6 +420,12 @@ void ism_nbc_drain(ism_comm *c);
 /* the argument block of the running coroutine, or NULL outside coroutines */
 void *ism_nbc_cur_args(void);
 int ism_nbc_pending(void);
+/* MPI_Comm_idup sets ism_nbc_next_creates before starting its coroutine (consumed by
+ * ism_nbc_start); the coroutine calls ism_nbc_creation_issued once its vendor call is
+ * made; ism_nbc_settle_creations runs before a blocking vendor creation (see nbc.c). */
+extern int ism_nbc_next_creates;
+void ism_nbc_creation_issued(void);
+void ism_nbc_settle_creations(ism_vh v);
 
 /* datatype.c: predefined table, derived type lifetime, packing for the wire.
  * ism_dt_pack writes count*size bytes (the type map's order, native layout) and returns

@@ -35,6 +35,7 @@ static int site_vcomm(const int *list, int n, int tag, ism_vh *out)
     for (int i = 0; i < n; i++)
         if (ism.site_of_g[list[i]] == ism.site)
             vr[k++] = list[i] - ism.site_off[ism.site];
+    ism_nbc_settle_creations(ism.vapp);
     int rc = ism.be->comm_create_group(ism.vapp, vr, k, tag, out);
     free(vr);
     return rc;

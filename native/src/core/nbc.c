@@ -31,6 +31,7 @@ struct ism_nbc {
     ism_comm *comm;
     ism_req *req;
     int rc, started, finished;
+    int creating; /* a communicator creation that has not yet issued its vendor call */
     struct ism_nbc *next;
     _Alignas(16) unsigned char args[NBC_ARGS];
 };
@@ -39,6 +40,8 @@ ism_nbc *ism_nbc_cur;
 static ucontext_t sched;
 static ism_nbc *head, *tail;
 static int count;
+int ism_nbc_next_creates;
+static int unissued; /* creations started by the program, vendor call not yet issued */
 
 static void body(unsigned lo, unsigned hi)
 {
@@ -93,6 +96,8 @@ static int step(ism_nbc *n)
     if (!n->finished)
         return 0;
     unlink_nbc(n);
+    if (n->creating)
+        unissued--;
     ism.remote_active--;
     n->req->st.error = n->rc;
     ism_req_complete(n->req, n->rc);
@@ -127,6 +132,8 @@ void ism_nbc_yield(void)
 
 int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, ism_req **out)
 {
+    int creates = ism_nbc_next_creates;
+    ism_nbc_next_creates = 0;
     if (len > NBC_ARGS)
         return ISM_ERR_INTERN;
     if (count >= NBC_MAX)
@@ -145,6 +152,8 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
     n->comm = c;
     n->req = r;
     n->stack = stack;
+    n->creating = creates;
+    unissued += creates;
     r->comm = c;
     r->st.source = ISM_ANY_SOURCE;
     r->st.tag = ISM_ANY_TAG;
@@ -175,5 +184,46 @@ void ism_nbc_drain(ism_comm *c)
 }
 
 int ism_nbc_pending(void) { return count; }
+
+void ism_nbc_creation_issued(void)
+{
+    if (ism_nbc_cur && ism_nbc_cur->creating) {
+        ism_nbc_cur->creating = 0;
+        unissued--;
+    }
+}
+
+/* Open MPI 4.1 lets a blocking communicator creation on parent P go ahead only while no
+ * creation is pending on a parent with a lower vendor context id, spinning meanwhile in
+ * the vendor's own progress, which does not run isthmus's coroutines. A member whose
+ * MPI_Comm_idup coroutine on another communicator had not yet reached the vendor's
+ * MPI_Comm_idup (it agrees on the context id first, queued behind the collectives started
+ * before it) would then never issue it, while every member that had issued it waited
+ * forever (tests/mpi/comm_idup.c part 3: idups of world, then MPI_Comm_split of a
+ * duplicate, hung 1 run in 12). So before a blocking vendor creation on vendor
+ * communicator v, the program's idups started so far on other communicators are driven
+ * until each has issued its vendor call; the vendor's spin then completes them. Under
+ * Open MPI alone an idup issues its vendor call at once, so this asks nothing more of the
+ * program than the vendor does whenever every member started those idups before the
+ * blocking creation. Idups of v itself are not waited for: Open MPI lets creations on one
+ * parent proceed together, and MPICH's comm/comm_create_group_idup starts them in either
+ * order (part 5). MPICH does not hold creations back, so there this returns at once. */
+static int unissued_elsewhere(ism_vh v)
+{
+    for (ism_nbc *n = head; n; n = n->next)
+        if (n->creating && n->comm->vcomm != v)
+            return 1;
+    return 0;
+}
+
+void ism_nbc_settle_creations(ism_vh v)
+{
+    unsigned spins = 0;
+    if (ism_nbc_cur || !unissued || strcmp(ism.be->vendor, "openmpi"))
+        return;
+    while (unissued_elsewhere(v))
+        if (!ism_nbc_poll() && !ism_progress())
+            ism_idle(&spins);
+}
 
 void *ism_nbc_cur_args(void) { return ism_nbc_cur ? ism_nbc_cur->args : NULL; }
