@@ -13,6 +13,11 @@
  *    receives with Iprobe until its sends are done, then starts an Ibarrier and keeps
  *    receiving while testing it; every message must arrive exactly once.
  *  - Overlap: an Iallreduce is tested in a loop while doing local work.
+ *  - A blocking collective beside pending nonblocking ones on another communicator
+ *    (MPI 3.1 §5.12): rank 0 enters MPI_Allreduce on the reversed communicator before it
+ *    waits for its Iallreduce and MPI_Comm_idup of world; the other ranks wait for theirs
+ *    first, which completes only if rank 0's progress while it is blocked (on one site
+ *    this hung while isthmus used the vendor's blocking form there).
  *  - Types freed while pending (MPI: pending operations complete normally): an Igather
  *    and an Ibcast whose derived types are freed right after the call, queued behind an
  *    Ibarrier so that they start only after the free; and an Igather receiving with
@@ -243,6 +248,30 @@ static void overlap(int rank, int size)
     free(out);
 }
 
+static void blocking_beside(int rank, int size, MPI_Comm other)
+{
+    int one = 1, sum = 0, v[2] = {rank, 1}, w[2] = {-1, -1};
+    MPI_Request r[2];
+    MPI_Comm d = MPI_COMM_NULL;
+    MPI_Iallreduce(v, w, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[0]);
+    MPI_Comm_idup(MPI_COMM_WORLD, &d, &r[1]);
+    if (rank == 0) {
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, other);
+        CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), "Waitall after the blocking Allreduce");
+    } else {
+        CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), "Waitall before the blocking Allreduce");
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, other);
+    }
+    CHECK(sum == size, "blocking Allreduce beside pending ones gave %d, want %d", sum, size);
+    CHECK(w[0] == size * (size - 1) / 2 && w[1] == size,
+          "Iallreduce beside a blocking one gave %d %d, want %d %d", w[0], w[1],
+          size * (size - 1) / 2, size);
+    int in_d = 0;
+    MPI_Allreduce(&one, &in_d, 1, MPI_INT, MPI_SUM, d);
+    CHECK(in_d == size, "the idup made beside a blocking Allreduce: allreduce gave %d", in_d);
+    MPI_Comm_free(&d);
+}
+
 static void freed_types(int rank, int size)
 {
     enum { N = 4 };
@@ -306,6 +335,7 @@ int main(int argc, char **argv)
     no_block_at_call(rank, size);
     nbx(rank, size);
     overlap(rank, size);
+    blocking_beside(rank, size, rev);
     freed_types(rank, size);
     MPI_Comm_free(&rev);
     int rc = check_finish("coll_nonblocking");

@@ -91,11 +91,8 @@ typedef struct ism_backend {
     int (*improbe)(int src, int tag, ism_vh comm, int *flag, ism_vh *msg, ism_vstatus *st);
     int (*imrecv)(void *buf, int count, ism_vh dt, ism_vh *msg, ism_vh *req);
 
-    int (*barrier)(ism_vh comm);
-    int (*bcast)(void *buf, int count, ism_vh dt, int root, ism_vh comm);
-    /* sbuf == NULL means in place */
-    int (*reduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, int root, ism_vh comm);
-    int (*allreduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, ism_vh comm);
+    /* the one blocking collective: start-up, before any isthmus collective can be pending
+     * (site-local phases use the nonblocking forms below: core/coll.c says why) */
     int (*allgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount, ism_vh rdt,
                      ism_vh comm);
     int (*reduce_local)(const void *in, void *inout, int count, ism_vh dt, ism_vh op);
@@ -107,6 +104,8 @@ typedef struct ism_backend {
                    ism_vh comm, ism_vh *req);
     int (*iallgather)(const void *sbuf, int scount, ism_vh sdt, void *rbuf, int rcount,
                       ism_vh rdt, ism_vh comm, ism_vh *req);
+    int (*iallreduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op,
+                      ism_vh comm, ism_vh *req);
 
     /* communicator of the members of comm whose ranks are ranks[0..n), in that order;
      * collective over those members only (MPI_Comm_create_group) */

@@ -379,6 +379,13 @@ static int b_iallgather(const void *s, int sn, ism_vh sdt, void *rb, int rn, ism
     *r = V2H(q);
     return RC(rc);
 }
+static int b_iallreduce(const void *s, void *rb, int n, ism_vh dt, ism_vh op, ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Iallreduce(s ? s : MPI_IN_PLACE, rb, n, VD(dt), VO(op), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
 static int b_improbe(int s, int t, ism_vh c, int *flag, ism_vh *msg, ism_vstatus *st)
 {
     MPI_Status vs = {0};
@@ -399,19 +406,6 @@ static int b_imrecv(void *b, int n, ism_vh dt, ism_vh *msg, ism_vh *r)
     *msg = V2H(m);
     *r = V2H(q);
     return RC(rc);
-}
-static int b_barrier(ism_vh c) { return RC(MPI_Barrier(VC(c))); }
-static int b_bcast(void *b, int n, ism_vh dt, int root, ism_vh c)
-{
-    return RC(MPI_Bcast(b, n, VD(dt), root, VC(c)));
-}
-static int b_reduce(const void *s, void *r, int n, ism_vh dt, ism_vh op, int root, ism_vh c)
-{
-    return RC(MPI_Reduce(s ? s : MPI_IN_PLACE, r, n, VD(dt), VO(op), root, VC(c)));
-}
-static int b_allreduce(const void *s, void *r, int n, ism_vh dt, ism_vh op, ism_vh c)
-{
-    return RC(MPI_Allreduce(s ? s : MPI_IN_PLACE, r, n, VD(dt), VO(op), VC(c)));
 }
 static int b_allgather(const void *s, int sn, ism_vh sdt, void *r, int rn, ism_vh rdt, ism_vh c)
 {
@@ -668,12 +662,9 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->ibarrier = b_ibarrier;
     b->ibcast = b_ibcast;
     b->ireduce = b_ireduce;
+    b->iallreduce = b_iallreduce;
     b->iallgather = b_iallgather;
     b->imrecv = b_imrecv;
-    b->barrier = b_barrier;
-    b->bcast = b_bcast;
-    b->reduce = b_reduce;
-    b->allreduce = b_allreduce;
     b->allgather = b_allgather;
     b->reduce_local = b_reduce_local;
     b->comm_create_group = b_comm_create_group;

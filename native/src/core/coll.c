@@ -16,8 +16,18 @@
 /* Wait for a vendor request of a site-local phase while draining the gateway channel:
  * a rank blocked inside a vendor collective could otherwise leave frames for it piling
  * up in its gateway's pool, stalling the link that other sites' phases depend on.
- * Inside a nonblocking collective (nbc.c) the l_* helpers below always take the vendor's
- * nonblocking form, so waiting yields to the program. */
+ * Inside a nonblocking collective (nbc.c) waiting yields to the program.
+ *
+ * Site-local phases always take the vendor's nonblocking form, even for a blocking
+ * collective on one site: a process blocked inside the vendor's blocking form runs the
+ * vendor's progress but not isthmus's, so a pending nonblocking collective of this
+ * process whose next phase another process waits for would never be issued (rank 0:
+ * MPI_Iallreduce on c1, MPI_Allreduce on c2, wait; rank 1: MPI_Iallreduce on c1, wait,
+ * MPI_Allreduce on c2 hung on one site; MPI 3.1 §5.12 requires it to complete). The
+ * choice cannot depend on whether this process has anything pending, since the vendor's
+ * blocking and nonblocking forms do not match each other. The cost, measured on one
+ * site (BENCHMARKS.md, "Blocking collectives on one site"), is about a microsecond for
+ * small messages. */
 int ism_vwait(int rc, const ism_vh *reqp)
 {
     unsigned spins = 0;
@@ -38,8 +48,6 @@ int ism_vwait(int rc, const ism_vh *reqp)
 static int l_barrier(ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite && !ism_nbc_cur)
-        return ism.be->barrier(c->vcomm);
     int rc = ism.be->ibarrier(c->vcomm, &r);
     return ism_vwait(rc, &r);
 }
@@ -47,8 +55,6 @@ static int l_barrier(ism_comm *c)
 static int l_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite && !ism_nbc_cur)
-        return ism.be->bcast(buf, count, dt->v, root, c->vcomm);
     int rc = ism.be->ibcast(buf, count, dt->v, root, c->vcomm, &r);
     return ism_vwait(rc, &r);
 }
@@ -57,8 +63,6 @@ static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
                     ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite && !ism_nbc_cur)
-        return ism.be->reduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm);
     int rc = ism.be->ireduce(sbuf, rbuf, count, dt->v, op->v, root, c->vcomm, &r);
     return ism_vwait(rc, &r);
 }
@@ -66,8 +70,6 @@ static int l_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
 static int l_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm *c)
 {
     ism_vh r = 0;
-    if (!ism.multisite && !ism_nbc_cur)
-        return ism.be->allgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm);
     int rc = ism.be->iallgather(sbuf, count, dt->v, rbuf, count, dt->v, c->vcomm, &r);
     return ism_vwait(rc, &r);
 }
@@ -195,11 +197,10 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 {
     int rc;
     size_t bytes = (size_t)count * (size_t)dt->extent;
-    if (c->all_local && !ism_nbc_cur)
-        return ism.be->allreduce(sbuf, rbuf, count, dt->v, op->v, c->vcomm);
-    if (c->all_local) { /* inside a nonblocking collective: no vendor iallreduce here */
-        rc = l_reduce(c->rank == 0 || sbuf ? sbuf : rbuf, rbuf, count, dt, op, 0, c);
-        return rc ? rc : l_bcast(rbuf, count, dt, 0, c);
+    if (c->all_local) {
+        ism_vh r = 0;
+        rc = ism.be->iallreduce(sbuf, rbuf, count, dt->v, op->v, c->vcomm, &r);
+        return ism_vwait(rc, &r);
     }
     int lroot = c->l_of[c->my_leader];
     int leader = c->rank == c->my_leader;

@@ -161,12 +161,27 @@ static size_t default_window(size_t chunk)
     return w < 8 ? 8 : w > 128 ? 128 : (size_t)w;
 }
 
+/* Vendor settings isthmus depends on, each unless the user set it. Open MPI 4.1's
+ * MPI_Ireduce takes a segmented chain for 2 to 4 processes and messages of 64 KiB or more
+ * (its binomial tree above 4), 3x slower than its blocking MPI_Reduce at 1 MiB on 2 ranks
+ * (600 vs 200 us); every site-local phase of a reduction uses MPI_Ireduce (core/coll.c),
+ * so the binomial tree is chosen for every size (189 us). BENCHMARKS.md, "Blocking
+ * collectives on one site". */
+static void vendor_defaults(void)
+{
+    if (!strcmp(ism.be->vendor, "openmpi")) {
+        setenv("OMPI_MCA_coll_libnbc_ireduce_algorithm", "2", 0);
+        ism_backend_sync_environ();
+    }
+}
+
 int ism_core_init(int *argc, char ***argv, int required, int *provided)
 {
     int rc, wrank, wsize;
     if (ism.initialized)
         return ISM_ERR_OTHER;
     ism.be = load_backend();
+    vendor_defaults();
     rc = ism.be->init_thread(argc, argv, required, provided);
     if (rc)
         return rc;
