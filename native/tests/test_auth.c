@@ -23,18 +23,9 @@
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include "check.h"
 
-static int failures;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            failures++;                                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                     \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fputc('\n', stderr);                                                                \
-        }                                                                                       \
-    } while (0)
 
 static const char JOB1[] = "0123456789abcdef0123456789abcdef";
 static const char JOB2[] = "fedcba9876543210fedcba9876543210";

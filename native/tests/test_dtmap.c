@@ -9,17 +9,8 @@
 #include <time.h>
 
 #include "../src/core/dtmap.h"
+#include "check.h"
 
-static int failures;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #c);                  \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
 
 enum { K_INT = 0x09, K_DOUBLE = 0x14, K_CHAR = 0x43, K_SHORT = 0x08, K_LONG = 0x0a,
        K_FLOAT = 0x10, K_LDOUBLE = 0x20, K_DOUBLE_INT = 0x29, K_UNSIGNED_LONG = 0x0e,

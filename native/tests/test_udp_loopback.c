@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "udp_check.h"
+#include "check.h"
 
 static ism_auth_key key, wrong_key;
 static const ism_auth_id CLI = {0, 1}, SRV = {1, 1};

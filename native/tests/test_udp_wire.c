@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "udp_check.h"
+#include "check.h"
 
 static const uint8_t TOK[ISM_UDPW_TOKEN_LEN] = {1, 2, 3, 4, 5, 6, 7, 8};
 static const uint8_t OTHER[ISM_UDPW_TOKEN_LEN] = {1, 2, 3, 4, 5, 6, 7, 9};

@@ -14,18 +14,9 @@
 #include "pktq.h"
 #include "prng.h"
 #include "tbucket.h"
+#include "../../../tests/check.h"
 
-static int failures;
 
-#define CHECK(cond, ...)                                                     \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                    \
-            fprintf(stderr, "\n");                                           \
-        }                                                                    \
-    } while (0)
 
 /* |count - n p| within k binomial standard deviations. */
 static int binomial_ok(double count, double n, double p, double k)

@@ -4,17 +4,8 @@
 #include <string.h>
 
 #include "proto.h"
+#include "../../../tests/check.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                              \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fails++;                                                                               \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
 
 int main(void)
 {
@@ -71,7 +62,7 @@ int main(void)
         }
     }
     CHECK(accepted > 1000, "fuzz reached the accept path only %d times", accepted);
-    if (fails)
+    if (failures)
         return 1;
     printf("test_linkprobe_proto: all checks passed (%d fuzzed hellos accepted)\n", accepted);
     return 0;

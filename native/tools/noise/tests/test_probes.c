@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "check.h"
+#include "../../../tests/check.h"
 #include "cpus.h"
 #include "prio.h"
 #include "probe.h"
@@ -149,9 +149,9 @@ int main(void)
     ism_noise_clock_init(&clk, 1, 50);
     CHECK(clk.kind == ISM_NOISE_CLOCK_MONORAW && clk.hz == 1e9, "fallback clock");
     test_selfish(cpu);
-    if (check_failures)
-        fprintf(stderr, "%d checks failed\n", check_failures);
+    if (failures)
+        fprintf(stderr, "%d checks failed\n", failures);
     else
         printf("noise probes: all checks passed\n");
-    return check_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../../../tests/check.h"
 #include "clocksync.h"
 #include "cpus.h"
 #include "hist.h"
@@ -128,9 +128,9 @@ int main(void)
     test_clocksync();
     test_priority();
     test_json();
-    if (check_failures)
-        fprintf(stderr, "%d checks failed\n", check_failures);
+    if (failures)
+        fprintf(stderr, "%d checks failed\n", failures);
     else
         printf("noise units: all checks passed\n");
-    return check_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }

@@ -1,7 +1,8 @@
-/* udp_check.h: the CHECK macro of the reliable-UDP tests: count a failure, say where and
- * why, keep going (so one run reports every broken property). */
-#ifndef ISM_TESTS_UDP_CHECK_H
-#define ISM_TESTS_UDP_CHECK_H
+/* check.h: the CHECK macro of the C unit tests (native/tests and the tools' tests):
+ * count a failure in `failures`, say where and why, keep going (so one run reports every
+ * broken property). */
+#ifndef ISM_TESTS_CHECK_H
+#define ISM_TESTS_CHECK_H
 
 #include <stdio.h>
 
