@@ -80,8 +80,10 @@ def test_rtt_follows_per_direction_delays_on_3_sites(netadmin, tmp_path):
 def test_tcp_reaches_set_rate(netadmin):
     rate_mbit = 40
     with Emulation(sites=2, link=f"delay=5ms,rate={rate_mbit}mbit", job="tRate") as emu:
-        sink = _server(emu, "B", ["tcp-sink", "--port", "9200"])
-        _probe(emu, "A", ["tcp-source", "--host", emu.address("B"), "--port", "9200", "--seconds", "3"])
+        # the first second (slow start, its first loss and recovery) is left out: one run
+        # of 3 s from the first byte measured 33.1 Mbit/s (0.83 of the rate) in CI
+        sink = _server(emu, "B", ["tcp-sink", "--port", "9200", "--omit", "1"])
+        _probe(emu, "A", ["tcp-source", "--host", emu.address("B"), "--port", "9200", "--seconds", "4"])
         got = json.loads(sink.stdout.readline())
         st = emu.link_stats("A", "B")
     goodput = got["rate_Bps"] * 8 / 1e6

@@ -87,8 +87,12 @@ def rtt(targets: tuple[str, ...], count: int, interval: float, size: int, timeou
 @main.command("tcp-sink")
 @click.option("--port", type=int, required=True)
 @click.option("--timeout", type=float, default=60.0)
-def tcp_sink(port: int, timeout: float) -> None:
-    """Accept one connection, read to EOF, report bytes and the time from first to last byte."""
+@click.option("--omit", type=click.FloatRange(min=0.0), default=0.0,
+              help="Seconds after the first byte left out of the rate.")
+def tcp_sink(port: int, timeout: float, omit: float) -> None:
+    """Accept one connection, read to EOF, report bytes and the time from first to last
+    byte, leaving out what arrived in the first --omit seconds after the first byte (slow
+    start and its first loss, as iperf3 -O does)."""
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind(("0.0.0.0", port))
@@ -98,14 +102,19 @@ def tcp_sink(port: int, timeout: float) -> None:
     conn, _ = ls.accept()
     conn.settimeout(timeout)
     buf = bytearray(1 << 20)
-    total, first, last = 0, None, None
+    total, first, last, t0 = 0, None, None, None
     while True:
         n = conn.recv_into(buf)
         if n == 0:
             break
         last = time.perf_counter()
+        if t0 is None:
+            t0 = last
+        if last - t0 < omit:
+            continue
         if first is None:
-            first = last
+            first = last  # this read's bytes arrived before the span starts
+            continue
         total += n
     span = (last - first) if first is not None and last > first else 0.0
     _emit(bytes=total, seconds=span, rate_Bps=total / span if span else 0.0)
