@@ -45,7 +45,8 @@ def run_bench(cmd: list[str], env: dict[str, str], timeout: float) -> list[dict]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description="Blocking collectives on one site: vendor alone vs isthmus "
+                                             "(see the comment at the top of bench/local_coll.py).")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--ops", default="barrier,bcast,reduce,allreduce,allgather")
     ap.add_argument("--sizes", default="8,1k,64k,1M")

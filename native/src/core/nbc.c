@@ -41,7 +41,6 @@ static ucontext_t sched;
 static ism_nbc *head, *tail;
 static int count;
 int ism_nbc_next_creates;
-static int unissued; /* creations started by the program, vendor call not yet issued */
 
 static void body(unsigned lo, unsigned hi)
 {
@@ -96,8 +95,6 @@ static int step(ism_nbc *n)
     if (!n->finished)
         return 0;
     unlink_nbc(n);
-    if (n->creating)
-        unissued--;
     ism.remote_active--;
     n->req->st.error = n->rc;
     ism_req_complete(n->req, n->rc);
@@ -153,7 +150,6 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
     n->req = r;
     n->stack = stack;
     n->creating = creates;
-    unissued += creates;
     r->comm = c;
     r->st.source = ISM_ANY_SOURCE;
     r->st.tag = ISM_ANY_TAG;
@@ -187,10 +183,8 @@ int ism_nbc_pending(void) { return count; }
 
 void ism_nbc_creation_issued(void)
 {
-    if (ism_nbc_cur && ism_nbc_cur->creating) {
+    if (ism_nbc_cur)
         ism_nbc_cur->creating = 0;
-        unissued--;
-    }
 }
 
 /* Open MPI 4.1 lets a blocking communicator creation on parent P go ahead only while no
@@ -219,7 +213,7 @@ static int unissued_elsewhere(ism_vh v)
 void ism_nbc_settle_creations(ism_vh v)
 {
     unsigned spins = 0;
-    if (ism_nbc_cur || !unissued || strcmp(ism.be->vendor, "openmpi"))
+    if (ism_nbc_cur || strcmp(ism.be->vendor, "openmpi"))
         return;
     while (unissued_elsewhere(v))
         if (!ism_nbc_poll() && !ism_progress())
