@@ -306,7 +306,7 @@ void gw_loop(void)
         int64_t now = ism_now_ms();
         gw_links_redial(now);
         maybe_inject_fault();
-        int n = 0, need = 1;
+        int n = 0, need = 1, backlog = 0;
         for (int i = 0; i < gw.nlinks; i++)
             need += gw.links[i].nstreams;
         if (need > cap) {
@@ -342,6 +342,7 @@ void gw_loop(void)
                                             ? POLLOUT
                                             : 0));
                 pf[n].revents = 0;
+                backlog |= pf[n].events & POLLOUT;
                 who[n] = s;
                 whol[n] = l;
                 n++;
@@ -358,11 +359,11 @@ void gw_loop(void)
         if (work) {
             idle = 0;
             idle_since = now;
-        } else if (++idle > 64) {
+        } else if (backlog || ++idle > 64) {
             /* naps grow to ISTHMUS_GW_IDLE_US; after 50 ms without work, to the deeper
              * ISTHMUS_GW_IDLE_DEEP_US (sockets still wake us at once; only frames from
              * local apps wait for the nap to end) */
-            long us = (long)(idle - 64) * 10;
+            long us = backlog ? gw.idle_max_us : (long)(idle - 64) * 10;
             long cap = now - idle_since > 50 ? gw.idle_deep_us : gw.idle_max_us;
             if (us > cap)
                 us = cap;
@@ -395,7 +396,7 @@ void gw_loop(void)
                         stream_failed(l, s, errno);
                     continue;
                 }
-                if (rc > 0)
+                if (rc > 1)
                     idle = 0;
             }
             if (s->fd >= 0 && (ev & POLLOUT))

@@ -470,6 +470,7 @@ int gw_stream_read(gw_link *l, gw_stream *s)
         b->seq = seq;
         b->next = NULL;
         l->rx_frames++;
+        progress = 2;
         if (seq == 0)
             on_control(l, s, b);
         else if (seq == l->rx_next)
