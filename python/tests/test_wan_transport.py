@@ -166,6 +166,36 @@ def test_outage_longer_than_the_limit_ends_the_job_everywhere(netadmin, stress):
     t.join(timeout=60)
 
 
+TCP_LINE = re.compile(r"isthmus stats: site (\w+) gateway \d+ -> site (\w+) gateway \d+: "
+                      r"stream (\d+): tcp busy (\d+) ms \(limited by the receive window "
+                      r"([\d.]+) %, by the send buffer ([\d.]+) %\), sent ([\d.]+) MB, "
+                      r"retransmitted ([\d.]+) % of bytes, min rtt ([\d.]+) ms")
+SENT_BYTES = re.compile(r"isthmus stats: site (\w+) gateway \d+ -> site (\w+) gateway \d+: "
+                        r"sent \d+ msgs (\d+) bytes")
+
+
+def test_stream_report_gives_what_the_kernel_measured(netadmin, stress):
+    """--stats ends with one line per WAN stream from the kernel's TCP_INFO. On a link
+    emulated with 10 ms of round trip, every stream's smallest RTT is 10 ms plus a little,
+    and the TCP bytes of each direction's streams cover the frame bytes the gateway counted
+    itself (TCP's are more: link headers and retransmissions)."""
+    p = start_over_wan(stress, ["0", "2"], ["--wan-streams", "2"])
+    out, err = p.communicate(timeout=200)
+    assert p.returncode == 0 and "wan_stress: OK" in out, (out + err)[-4000:]
+    lines = TCP_LINE.findall(err)
+    assert sorted((a, b, int(j)) for a, b, j, *_ in lines) == [
+        ("A", "B", 0), ("A", "B", 1), ("B", "A", 0), ("B", "A", 1)], err[-4000:]
+    tcp_sent = {}
+    for a, b, _, busy, rwnd, sndbuf, mb, retr, rtt in lines:
+        assert 10.0 <= float(rtt) < 14.0, f"{a}->{b} min rtt {rtt} ms on a 10 ms link"
+        assert 0 <= float(rwnd) <= 100 and 0 <= float(sndbuf) <= 100 and int(busy) > 0
+        tcp_sent[(a, b)] = tcp_sent.get((a, b), 0.0) + float(mb) * 1e6
+    frames = {(a, b): int(n) for a, b, n in SENT_BYTES.findall(err)}
+    assert set(frames) == set(tcp_sent), (frames, tcp_sent)
+    for key, n in frames.items():
+        assert n > 1e6 and tcp_sent[key] >= n - 0.1e6, (key, n, tcp_sent[key])
+
+
 def test_buffers_follow_the_described_link_and_limits_are_reported(stress):
     """A link described as 100 Gbit/s x 100 ms needs 2.5 GB of buffers per stream: the
     gateways say which sysctl lifts the cap, and with automatic streams use the most

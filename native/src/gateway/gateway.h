@@ -16,6 +16,7 @@
 #include "../wan/auth.h"
 #include "../wan/frame.h"
 #include "../wan/linkhdr.h"
+#include "tcpinfo.h"
 
 typedef struct gw_buf {
     struct gw_buf *next;
@@ -41,6 +42,8 @@ typedef struct gw_stream {
     gw_buf *rxbuf;        /* NULL with rx_have past the header: waiting for a buffer */
     int rx_discard;       /* the frame is a duplicate: read and drop its payload */
     int64_t last_rx_ms, last_tx_ms;
+    gw_tcpinfo tcp_closed; /* TCP_INFO totals of this stream's connections that ended */
+    int ntcp_closed;
 } gw_stream;
 
 enum gw_link_state {
@@ -153,6 +156,7 @@ void gw_link_down(gw_link *l, const char *why);
 void gw_links_redial(int64_t now);
 void gw_accept_peer(void);
 void gw_stream_close(gw_stream *s);
+void gw_stream_close_fd(gw_stream *s); /* closes the socket only, keeping its TCP_INFO totals */
 
 /* session.c: numbering, striping, acknowledgement, re-sending and re-ordering */
 gw_link *gw_link_for(int dst_global);

@@ -54,11 +54,20 @@ static void streams_alloc(gw_link *l, int n)
         l->st[i].fd = -1;
 }
 
+void gw_stream_close_fd(gw_stream *s)
+{
+    if (s->fd < 0)
+        return;
+    gw_tcpinfo t;
+    if (gw_tcpinfo_read(s->fd, &t) == 0)
+        gw_tcpinfo_add(&s->tcp_closed, &s->ntcp_closed, &t);
+    close(s->fd);
+    s->fd = -1;
+}
+
 void gw_stream_close(gw_stream *s)
 {
-    if (s->fd >= 0)
-        close(s->fd);
-    s->fd = -1;
+    gw_stream_close_fd(s);
     if (s->cur && s->cur->seq == 0)
         gw_buf_put(s->cur); /* numbered frames stay on the link's unacked list */
     s->cur = NULL;

@@ -320,18 +320,37 @@ static void print_stats(void)
 {
     for (int i = 0; i < gw.nlinks; i++) {
         gw_link *l = &gw.links[i];
+        char rtt[96] = "heartbeat rtt not measured";
+        if (l->srtt_ms > 0)
+            snprintf(rtt, sizeof rtt, "heartbeat rtt min %.3f ms smoothed %.3f ms", l->min_rtt_ms,
+                     l->srtt_ms);
         fprintf(stderr,
                 "isthmus stats: site %s gateway %d -> site %s gateway %d: sent %llu msgs %llu "
                 "bytes %llu frames; received %llu msgs %llu bytes %llu frames; %d stream%s, "
                 "%llu reconnects, %llu frames resent, %llu duplicates dropped, %llu CRC errors; "
-                "rtt min %.3f ms smoothed %.3f ms\n",
+                "%s\n",
                 site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
                 (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
                 (unsigned long long)l->tx_frames, (unsigned long long)l->rx_msgs,
                 (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames, l->nstreams,
                 l->nstreams == 1 ? "" : "s", (unsigned long long)l->reconnects,
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,
-                (unsigned long long)l->crc_errors, l->min_rtt_ms, l->srtt_ms);
+                (unsigned long long)l->crc_errors, rtt);
+        for (int j = 0; j < l->nstreams; j++) {
+            gw_stream *s = &l->st[j];
+            gw_tcpinfo t, live;
+            int n = s->ntcp_closed;
+            char text[256];
+            t = s->tcp_closed;
+            if (s->fd >= 0 && gw_tcpinfo_read(s->fd, &live) == 0)
+                gw_tcpinfo_add(&t, &n, &live);
+            if (n == 0)
+                continue;
+            gw_tcpinfo_format(&t, text, sizeof text);
+            fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: stream %d: "
+                            "tcp %s\n",
+                    site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
+        }
     }
     fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
             site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize);

@@ -534,8 +534,7 @@ int gw_flush_links(int64_t deadline_ms)
                 while ((s->cur || s->ctlq) && (rc = stream_step(l, s)) > 0)
                     ;
                 if (rc < 0) {
-                    close(s->fd);
-                    s->fd = -1;
+                    gw_stream_close_fd(s);
                     continue;
                 }
                 pending += s->cur != NULL || s->ctlq != NULL;
