@@ -36,10 +36,24 @@ def test_vendor_alone_latency_and_collective(prefix, library):
         assert 0 < x["min"] <= x["median"] <= x["p99"] <= x["max"]
         assert x["config"]["ranks"] == 2 and x["library"] == library
         assert ("Open MPI" if library == "openmpi" else "MPICH") in x["config"]["library_version"]
-    r = bench("run", "coll", "-n", "2", "--library", library, "--op", "allreduce,bcast", "-m", "64", "-r", "2",
-              "-i", "5", "--nonblocking")
+    r = bench("run", "coll", "-n", "2", "--library", library, "--op", "allreduce,bcast,neighbor_alltoallw", "-m",
+              "64", "-r", "2", "-i", "5", "--nonblocking")
     assert r.returncode == 0, r.stderr
     assert "iallreduce" in r.stdout and "ibcast" in r.stdout and "Time(us)" in r.stdout
+    assert "ineighbor_alltoallw" in r.stdout
+
+
+def test_isthmus_two_sites_neighborhood_collectives(prefix):
+    ops = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+           "neighbor_alltoallw"]
+    r = bench("run", "coll", "-n", "4", "--library", "isthmus-mpich", "--op", ",".join(ops), "-m", "8,4k", "-r",
+              "2", "-i", "3", "--json")
+    assert r.returncode == 0, r.stderr
+    recs = records(r.stdout)
+    assert [(x["op"], x["size"]) for x in recs] == [(op, m) for op in ops for m in (8, 4096)]
+    for x in recs:
+        assert x["status"] == "ok" and x["topology"] == "cart 2x2 periodic", x
+        assert x["config"]["sites"] == ["A", "B"] and 0 < x["min"] <= x["max"]
 
 
 def test_isthmus_two_sites_placement_and_fraction(prefix):

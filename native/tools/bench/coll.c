@@ -11,6 +11,11 @@
  * (FIELD-NOTES: a 1 MiB reduce "taking" 20 ms on a link that needs 84 ms). So each of
  * their iterations is closed by a barrier, and the record carries the time of a barrier
  * alone measured just before (closing_barrier_us) for whoever wants to subtract it.
+ *
+ * The neighborhood collectives (neighbor_allgather(v), neighbor_alltoall(v/w)) run on a
+ * periodic 2-D Cartesian grid of all ranks (MPI_Dims_create, no reordering): every rank
+ * exchanges a block with its 4 neighbours, the halo exchange of a stencil code. The record
+ * names the grid (topology "cart 2x2 periodic").
  */
 #include "bench.h"
 
@@ -21,11 +26,14 @@
 
 enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,
        C_ALLGATHER, C_ALLGATHERV, C_ALLTOALL, C_ALLTOALLV, C_ALLTOALLW, C_REDUCE_SCATTER,
-       C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, C_COUNT };
+       C_REDUCE_SCATTER_BLOCK, C_SCAN, C_EXSCAN, C_NB_ALLGATHER, C_NB_ALLGATHERV, C_NB_ALLTOALL,
+       C_NB_ALLTOALLV, C_NB_ALLTOALLW, C_COUNT };
+
+#define NB_DEGREE 4 /* neighbours on a 2-D periodic grid (counted twice where a dim is 1 or 2) */
 
 static const struct {
     const char *name;
-    int rooted, reduction;
+    int rooted, reduction, neighbor;
 } COLL[C_COUNT] = {
     [C_BARRIER] = {"barrier", 0, 0},
     [C_BCAST] = {"bcast", 1, 0},
@@ -44,6 +52,11 @@ static const struct {
     [C_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", 0, 1},
     [C_SCAN] = {"scan", 0, 1},
     [C_EXSCAN] = {"exscan", 0, 1},
+    [C_NB_ALLGATHER] = {"neighbor_allgather", 0, 0, 1},
+    [C_NB_ALLGATHERV] = {"neighbor_allgatherv", 0, 0, 1},
+    [C_NB_ALLTOALL] = {"neighbor_alltoall", 0, 0, 1},
+    [C_NB_ALLTOALLV] = {"neighbor_alltoallv", 0, 0, 1},
+    [C_NB_ALLTOALLW] = {"neighbor_alltoallw", 0, 0, 1},
 };
 
 int ism_bench_coll_known(const char *name)
@@ -57,15 +70,20 @@ int ism_bench_coll_known(const char *name)
 const char *ism_bench_coll_list(void)
 {
     return "barrier,bcast,reduce,allreduce,gather,gatherv,scatter,scatterv,allgather,allgatherv,"
-           "alltoall,alltoallv,alltoallw,reduce_scatter,reduce_scatter_block,scan,exscan";
+           "alltoall,alltoallv,alltoallw,reduce_scatter,reduce_scatter_block,scan,exscan,"
+           "neighbor_allgather,neighbor_allgatherv,neighbor_alltoall,neighbor_alltoallv,"
+           "neighbor_alltoallw";
 }
 
 typedef struct {
     int op, nb, count, n;
     MPI_Comm comm;
+    int own_comm; /* comm is the Cartesian grid made for a neighborhood collective */
+    int dims[2];
     MPI_Datatype type;
     char *sbuf, *rbuf;
     int *counts, *displs, *bdispls;
+    MPI_Aint *adispls; /* byte displacements, as MPI_Neighbor_alltoallw takes them */
     MPI_Datatype *types;
 } coll_arg;
 
@@ -121,6 +139,25 @@ static void call(coll_arg *a)
         break;
     case C_SCAN: GO(MPI_Scan(s, d, k, t, MPI_SUM, cm), MPI_Iscan(s, d, k, t, MPI_SUM, cm, rq)); break;
     case C_EXSCAN: GO(MPI_Exscan(s, d, k, t, MPI_SUM, cm), MPI_Iexscan(s, d, k, t, MPI_SUM, cm, rq)); break;
+    case C_NB_ALLGATHER:
+        GO(MPI_Neighbor_allgather(s, k, t, d, k, t, cm),
+           MPI_Ineighbor_allgather(s, k, t, d, k, t, cm, rq));
+        break;
+    case C_NB_ALLGATHERV:
+        GO(MPI_Neighbor_allgatherv(s, k, t, d, a->counts, a->displs, t, cm),
+           MPI_Ineighbor_allgatherv(s, k, t, d, a->counts, a->displs, t, cm, rq));
+        break;
+    case C_NB_ALLTOALL:
+        GO(MPI_Neighbor_alltoall(s, k, t, d, k, t, cm), MPI_Ineighbor_alltoall(s, k, t, d, k, t, cm, rq));
+        break;
+    case C_NB_ALLTOALLV:
+        GO(MPI_Neighbor_alltoallv(s, a->counts, a->displs, t, d, a->counts, a->displs, t, cm),
+           MPI_Ineighbor_alltoallv(s, a->counts, a->displs, t, d, a->counts, a->displs, t, cm, rq));
+        break;
+    case C_NB_ALLTOALLW:
+        GO(MPI_Neighbor_alltoallw(s, a->counts, a->adispls, a->types, d, a->counts, a->adispls, a->types, cm),
+           MPI_Ineighbor_alltoallw(s, a->counts, a->adispls, a->types, d, a->counts, a->adispls, a->types, cm, rq));
+        break;
     }
 #undef GO
     if (rq)
@@ -164,7 +201,15 @@ static void coll_setup(ism_bench_ctx *c, coll_arg *a, int op, long long bytes, M
     a->op = op;
     a->nb = c->opt.nonblocking;
     a->comm = comm;
-    MPI_Comm_size(comm, &a->n);
+    if (COLL[op].neighbor) {
+        int n, periods[2] = {1, 1};
+        MPI_Comm_size(comm, &n);
+        a->dims[0] = a->dims[1] = 0;
+        MPI_Dims_create(n, 2, a->dims);
+        MPI_Cart_create(comm, 2, a->dims, periods, 0, &a->comm);
+        a->own_comm = 1;
+    }
+    MPI_Comm_size(a->comm, &a->n);
     if (COLL[op].reduction) {
         a->type = MPI_FLOAT;
         a->count = bytes / 4 > 0 ? (int)(bytes / 4) : 1;
@@ -173,17 +218,20 @@ static void coll_setup(ism_bench_ctx *c, coll_arg *a, int op, long long bytes, M
         a->count = (int)bytes;
     }
     int esize = COLL[op].reduction ? 4 : 1;
-    size_t total = (size_t)a->count * (size_t)esize * (size_t)a->n;
+    int blocks = a->n > NB_DEGREE ? a->n : NB_DEGREE;
+    size_t total = (size_t)a->count * (size_t)esize * (size_t)blocks;
     a->sbuf = ism_bench_alloc(c, total);
     a->rbuf = ism_bench_alloc(c, total);
-    a->counts = calloc((size_t)a->n, sizeof *a->counts);
-    a->displs = calloc((size_t)a->n, sizeof *a->displs);
-    a->bdispls = calloc((size_t)a->n, sizeof *a->bdispls);
-    a->types = calloc((size_t)a->n, sizeof *a->types);
-    for (int i = 0; i < a->n; i++) {
+    a->counts = ism_bench_alloc(c, (size_t)blocks * sizeof *a->counts);
+    a->displs = ism_bench_alloc(c, (size_t)blocks * sizeof *a->displs);
+    a->bdispls = ism_bench_alloc(c, (size_t)blocks * sizeof *a->bdispls);
+    a->adispls = ism_bench_alloc(c, (size_t)blocks * sizeof *a->adispls);
+    a->types = ism_bench_alloc(c, (size_t)blocks * sizeof *a->types);
+    for (int i = 0; i < blocks; i++) {
         a->counts[i] = a->count;
         a->displs[i] = i * a->count;
         a->bdispls[i] = i * a->count * esize;
+        a->adispls[i] = (MPI_Aint)i * a->count * esize;
         a->types[i] = a->type;
     }
 }
@@ -195,7 +243,10 @@ static void coll_free(coll_arg *a)
     free(a->counts);
     free(a->displs);
     free(a->bdispls);
+    free(a->adispls);
     free(a->types);
+    if (a->own_comm)
+        MPI_Comm_free(&a->comm);
 }
 
 static int op_index(const char *name)
@@ -226,6 +277,11 @@ void ism_bench_coll(ism_bench_ctx *c)
             coll_setup(c, &a, op, bytes, c->world);
             ism_bench_point_init(c, &p, "time", "us", bytes);
             ism_bench_param_str(&p, "op", name);
+            if (COLL[op].neighbor) {
+                char topo[48];
+                snprintf(topo, sizeof topo, "cart %dx%d periodic", a.dims[0], a.dims[1]);
+                ism_bench_param_str(&p, "topology", topo);
+            }
             if (COLL[op].rooted)
                 ism_bench_param_num(&p, "closing_barrier_us", barrier_us(c->world, p.iters), 0);
             ism_bench_run_point(c, &p, c->world, coll_sample, &a);

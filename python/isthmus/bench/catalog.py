@@ -21,7 +21,9 @@ BENCHMARKS = {
 }
 
 COLLECTIVES = ("barrier bcast reduce allreduce gather gatherv scatter scatterv allgather allgatherv "
-               "alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block scan exscan").split()
+               "alltoall alltoallv alltoallw reduce_scatter reduce_scatter_block scan exscan "
+               "neighbor_allgather neighbor_allgatherv neighbor_alltoall neighbor_alltoallv "
+               "neighbor_alltoallw").split()
 
 # plan/CLI option -> (isthmus-bench flag, kind)
 OPTIONS: dict[str, tuple[str, str]] = {
