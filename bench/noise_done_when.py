@@ -84,14 +84,16 @@ def rep(work: Path, i: int) -> dict:
     # idle
     say(f"[rep {i}] idle: selfish on cpu 0 (10 s)")
     sh(ISTHMUS + ["noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "10s", "--out",
-                  str(w / "idle"), "--no-report"])
+                  str(w / "idle"), "--no-report", "--max-events", "1000000"])
     a = json.loads((w / "idle" / "analysis.json").read_text())
     c = a["cores"][0]
     cat = c["noise_by_category"] or {}
     ticks = [k["cause"] for k in c["causes"] if "tick" in k["cause"]]
     out["idle"] = {"noise_fraction": c["noise_fraction"], "by_category": cat,
                    "kernel_fraction": sum(v for k, v in cat.items() if k not in ("other process",)),
-                   "kernel_named_fraction": sum(v for k, v in cat.items() if k not in ("other process", "unattributed")),
+                   "kernel_named_fraction": sum(v for k, v in cat.items()
+                                                if k not in ("other process", "unattributed",
+                                                             "not kept (beyond --max-events)")),
                    "tick": ticks, "load": a["load"]}
     # ftq overhead
     say(f"[rep {i}] ftq: cpus 0-1 (5 s)")

@@ -278,3 +278,15 @@ def test_inject_rejects_burst_longer_than_period():
     assert r.exit_code == 2 and "must be shorter than --period" in r.output
     r = CliRunner().invoke(main, ["noise", "inject", "--period", "10", "--duration", "1ms"])
     assert r.exit_code == 2 and "give a unit" in r.output
+
+
+def test_time_of_detours_not_kept_is_its_own_category():
+    """Two kept detours (one during an irq, one unexplained) and 30 ticks lost in detours
+    beyond --max-events, over a span of 1000 ticks: the split adds up to 100 + 30 ticks."""
+    per_detour = [[("irq/1", 40)], []]
+    lost = np.array([40, 60])
+    cat = attribute.noise_by_category(per_detour, lost, 1000, dropped_lost=30)
+    assert cat[attribute.NOT_KEPT] == pytest.approx(0.030)
+    assert cat["unattributed"] == pytest.approx(0.060)
+    assert sum(cat.values()) == pytest.approx(0.130)
+    assert attribute.NOT_KEPT not in attribute.noise_by_category(per_detour, lost, 1000)

@@ -128,3 +128,23 @@ def test_probe_priority(prefix, tmp_path):
     r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", "0", "--duration", "0.3s", "--no-trace",
                  "--priority", "fifo:0", "--out", str(tmp_path / "q"), "--no-report")
     assert r.returncode == 2 and "expected fifo:1-99" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="tracefs needs root")
+def test_detours_beyond_max_events_are_counted_in_the_split(prefix, tmp_path):
+    """With room for 20 detours, a 1 s selfish run (tens of thousands of detours a second
+    on a VM) keeps 20 and counts the rest; the split by cause then still adds up to the
+    noise fraction, the rest under its own name."""
+    out = tmp_path / "run"
+    r = _isthmus(prefix, "noise", "run", "--probe", "selfish", "--cpus", str(_last_cpu()), "--duration", "1s",
+                 "--max-events", "20", "--threshold", "100ns", "--out", str(out), "--no-report")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((out / "analysis.json").read_text())
+    if res["trace"] and res["trace"].get("error"):
+        pytest.skip(f"no kernel trace here: {res['trace']['error']}")
+    core = res["cores"][0]
+    assert core["detours"] == 20 and core["dropped_events"] > 0, core
+    cat = core["noise_by_category"]
+    assert cat["not kept (beyond --max-events)"] > 0, cat
+    assert sum(cat.values()) == pytest.approx(core["noise_fraction"], rel=0.01), (cat, core["noise_fraction"])
+    assert "raise --max-events" in r.stdout

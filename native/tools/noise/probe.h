@@ -60,6 +60,7 @@ typedef struct {
     uint64_t skipped_slots; /* FTQ: zero-count slots */
     ism_probe_event *events;
     size_t n_events, dropped_events;
+    uint64_t dropped_lost;  /* ticks lost in the events beyond the cap (counted, not kept) */
     uint64_t n_outliers;
     ism_probe_raw *raw;
     size_t n_raw, dropped_raw;

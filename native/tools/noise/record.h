@@ -17,6 +17,7 @@ static inline void ism_rec_event(ism_probe_result *r, size_t cap, uint64_t t, ui
         e->slots = slots;
     } else {
         r->dropped_events++;
+        r->dropped_lost += lost;
     }
 }
 

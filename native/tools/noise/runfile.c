@@ -112,6 +112,7 @@ static void write_core(ism_json *j, const ism_probe_params *p, const ism_probe_r
         ism_json_u64(j, "work_iters", r->work_iters);
     ism_runfile_hist(j, "hist", &r->hist);
     ism_json_u64(j, "dropped_events", r->dropped_events);
+    ism_json_u64(j, "dropped_lost", r->dropped_lost);
     ism_json_arr(j, "events");
     for (size_t i = 0; i < r->n_events; i++) {
         const ism_probe_event *e = &r->events[i];

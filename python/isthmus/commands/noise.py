@@ -52,14 +52,17 @@ def noise_group() -> None:
 @click.option("--k", type=click.FloatRange(1.01), default=None, help="Selfish threshold = K x minimum loop [10].")
 @click.option("--threshold", default=None, callback=_time, help="Selfish: fixed threshold instead of --k, e.g. 1us.")
 @click.option("--raw", is_flag=True, help="Also keep every sample (TSV per core).")
+@click.option("--max-events", type=click.IntRange(1, 100_000_000), default=None,
+              help="Detours kept per core for the analysis [200000]; more are counted in the noise "
+                   "fraction only. 32 bytes each.")
 @click.option("--priority", default=None,
               help="Probe threads at fifo:N, rr:N or nice:N (root): they then do not share their cpu with "
                    "ordinary processes, so what remains is the OS's own noise.")
 @click.option("--trace/--no-trace", default=True, show_default=True,
               help="Record irq/softirq/sched_switch tracepoints (tracefs, root) to name causes.")
 @click.option("--report/--no-report", default=True, show_default=True, help="Write report/index.html.")
-def run_command(probe, cpus, duration, out, interval_log2, quantum, k, threshold, raw, priority, trace,
-                report) -> None:
+def run_command(probe, cpus, duration, out, interval_log2, quantum, k, threshold, raw, max_events, priority,
+                trace, report) -> None:
     """Probe cores for OS noise and analyse the result."""
     cpu_list = runner.parse_cpus(cpus) if cpus else runner.allowed_cpus()
     extra: list[str] = []
@@ -73,6 +76,8 @@ def run_command(probe, cpus, duration, out, interval_log2, quantum, k, threshold
         extra += ["--threshold-ns", repr(threshold * 1e9)]
     if raw:
         extra.append("--raw")
+    if max_events is not None:
+        extra += ["--max-events", str(max_events)]
     if priority:
         extra += ["--probe-priority", priority]
     con = err_console()

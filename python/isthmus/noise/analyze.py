@@ -145,7 +145,8 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
         "dropped_events": core.dropped_events, "classes": classes, "interrupts": deltas[:8],
         "_members": groups,  # detour indices per class, for plots (not written to analysis.json)
         "causes": _name_ticks(attribute.cause_table(ivs, hits, span_ticks, hz)) if ivs else [],
-        "noise_by_category": attribute.noise_by_category(per_detour, core.lost, span_ticks) if ivs is not None else None,
+        "noise_by_category": attribute.noise_by_category(per_detour, core.lost, span_ticks,
+                                                          core.dropped_lost) if ivs is not None else None,
     }
 
 

@@ -104,9 +104,17 @@ def cause_table(ivs: list[Interval], hits: list[int], span_ticks: int, hz: float
     return rows
 
 
-def noise_by_category(per_detour: list[list[tuple[str, int]]], lost: np.ndarray, span_ticks: int) -> dict:
-    """The noise fraction split by what caused it (overlap of causes with detours)."""
+NOT_KEPT = "not kept (beyond --max-events)"
+
+
+def noise_by_category(per_detour: list[list[tuple[str, int]]], lost: np.ndarray, span_ticks: int,
+                      dropped_lost: int = 0) -> dict:
+    """The noise fraction split by what caused it (overlap of causes with detours). The
+    time lost in detours the probe counted but did not keep (beyond --max-events) is its
+    own category, so the split adds up to the noise fraction."""
     out: dict[str, float] = defaultdict(float)
+    if dropped_lost > 0:
+        out[NOT_KEPT] = float(dropped_lost)
     for k, causes in enumerate(per_detour):
         covered = 0
         for name, ov in causes:

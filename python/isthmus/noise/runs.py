@@ -33,6 +33,7 @@ class Core:
     overhead: dict | None = None
     interval: int = 0          # FTQ interval, ticks
     dropped_events: int = 0
+    dropped_lost: int = 0      # ticks lost in the detours beyond --max-events (counted, not kept)
     raw: dict = field(default_factory=dict)
 
     @property
@@ -94,7 +95,8 @@ def load_core(node: str, doc: dict, c: dict) -> Core:
     return Core(node=node, cpu=int(c["cpu"]), tid=int(c.get("tid", 0)), probe=probe, hz=hz,
                 t_begin=int(c["t_begin"]), t_end=int(c["t_end"]), noise_fraction=float(c["noise_fraction"]),
                 samples=int(c["samples"]), start=start, lost=lost, window=window, overhead=c.get("overhead"),
-                interval=interval, dropped_events=int(c.get("dropped_events", 0)))
+                interval=interval, dropped_events=int(c.get("dropped_events", 0)),
+                dropped_lost=int(c.get("dropped_lost", 0)))
 
 
 def _to_rank0(core: Core, m: dict, hz0: float) -> None:

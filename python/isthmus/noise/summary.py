@@ -63,7 +63,8 @@ def print_summary(res: dict, console: Console | None = None) -> None:
                           ("periodogram ok" if p["confirmed"] else "periodogram differs") if p else "")
             con.print(t)
         if c.get("dropped_events"):
-            con.print(f"  [yellow]{c['dropped_events']} detours beyond --max-events were counted, not kept[/]")
+            con.print(f"  [yellow]{c['dropped_events']} detours beyond --max-events were counted, not kept: "
+                      f"their time is in the noise fraction, not in the classes (raise --max-events)[/]")
     if len(res["nodes"]) > 1 or len(res["cores"]) > 1:
         for n in res["nodes"]:
             con.print(f"node {n['node']}: {n['cores']} cores, mean noise {100 * n['noise_fraction']:.3f}%, "
