@@ -267,8 +267,8 @@ def test_port_in_use_is_explained(progs):
 def wan_messages(err):
     total = 0
     for line in err.splitlines():
-        if line.startswith("isthmus stats:") and " sent " in line:
-            total += int(line.split(" sent ")[1].split(" msgs")[0])
+        if line.startswith("isthmus stats:") and ": sent " in line:
+            total += int(line.split(": sent ")[1].split(" msgs")[0])
     return total
 
 

@@ -135,8 +135,8 @@ def test_program_with_two_gateways_per_site(prefix, build_dir, mpi, name):
     assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-6000:]
     # both gateways of each site carried traffic
     used = {line.split(":")[1].split("->")[0].strip() for line in r.stderr.splitlines()
-            if line.startswith("isthmus stats:") and " sent " in line
-            and " sent 0 msgs" not in line}
+            if line.startswith("isthmus stats:") and ": sent " in line
+            and ": sent 0 msgs" not in line}
     assert {"site A gateway 0", "site A gateway 1", "site B gateway 0",
             "site B gateway 1"} <= used, r.stderr[-3000:]
 

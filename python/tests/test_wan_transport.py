@@ -168,7 +168,7 @@ def test_outage_longer_than_the_limit_ends_the_job_everywhere(netadmin, stress):
 
 TCP_LINE = re.compile(r"isthmus stats: site (\w+) gateway \d+ -> site (\w+) gateway \d+: "
                       r"stream (\d+): tcp busy (\d+) ms \(limited by the receive window "
-                      r"([\d.]+) %, by the send buffer ([\d.]+) %\), sent ([\d.]+) MB, "
+                      r"([\d.]+) %, by the send buffer ([\d.]+) %\), transmitted ([\d.]+) MB, "
                       r"retransmitted ([\d.]+) % of bytes, min rtt ([\d.]+) ms")
 SENT_BYTES = re.compile(r"isthmus stats: site (\w+) gateway \d+ -> site (\w+) gateway \d+: "
                         r"sent \d+ msgs (\d+) bytes")

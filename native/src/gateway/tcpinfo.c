@@ -79,7 +79,7 @@ void gw_tcpinfo_format(const gw_tcpinfo *t, char *buf, size_t n)
             (double)t->busy_us / 1e3, pct(t->rwnd_limited_us, t->busy_us),
             pct(t->sndbuf_limited_us, t->busy_us));
     if (t->has_bytes)
-        PUT("sent %.1f MB, retransmitted %.2f %% of bytes, ", (double)t->bytes_sent / 1e6,
+        PUT("transmitted %.1f MB, retransmitted %.2f %% of bytes, ", (double)t->bytes_sent / 1e6,
             pct(t->bytes_retrans, t->bytes_sent));
     else
         PUT("%u segments retransmitted, ", t->total_retrans);

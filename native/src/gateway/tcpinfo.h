@@ -24,8 +24,9 @@ int gw_tcpinfo_read(int fd, gw_tcpinfo *out);
  * min rtt wins, and a field counts as known only if every part knew it. */
 void gw_tcpinfo_add(gw_tcpinfo *sum, int *nsum, const gw_tcpinfo *x);
 
-/* One line of text: "busy 4908 ms (receive window 1.0 %, send buffer 11.8 %), sent
- * 415.6 MB, retransmitted 0.16 %, min rtt 20.0 ms"; fields the kernel lacks are left out. */
+/* One line of text: "busy 4908 ms (receive window 1.0 %, send buffer 11.8 %), transmitted
+ * 415.6 MB, retransmitted 0.16 %, min rtt 20.0 ms"; fields the kernel lacks are left out.
+ * Never the word "sent": the link's counter line is the one that says it. */
 void gw_tcpinfo_format(const gw_tcpinfo *t, char *buf, size_t n);
 
 #endif

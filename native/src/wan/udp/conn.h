@@ -151,6 +151,7 @@ struct ism_udp_conn {
 int64_t udp_now_us(void);
 void udp_send_init(ism_udp_conn *c, int64_t now);
 void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now);
+void udp_seed_rtt(ism_udp_conn *c, int64_t rtt_us); /* a set-up round trip, until a real sample */
 void udp_send_data(ism_udp_conn *c, int64_t now);
 int64_t udp_send_timer_us(const ism_udp_conn *c, int64_t now); /* absolute, or INT64_MAX */
 void udp_send_timers(ism_udp_conn *c, int64_t now);

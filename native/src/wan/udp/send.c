@@ -161,6 +161,20 @@ static void rtt_sample(ism_udp_conn *c, int64_t latest, uint32_t ack_delay)
     }
 }
 
+/* A round trip measured during set-up (the server: from sending its parameters over TCP
+ * to the client's first UDP packet) seeds the RTO estimate, as TCP's handshake does. A
+ * side that only receives has no other sample, and without one its FIN would be resent
+ * after 1, 2, 4, 4 ... s: on a link with bursty loss every copy in the peer's patience can
+ * fall into one burst (seen: the sender waited 30 s for a FIN the receiver had given up
+ * on). Only the RTO uses it: min_rtt and the congestion controls wait for real samples. */
+void udp_seed_rtt(ism_udp_conn *c, int64_t rtt_us)
+{
+    if (c->srtt_us == 0 && rtt_us > 0) {
+        c->srtt_us = rtt_us;
+        c->rttvar_us = rtt_us / 2;
+    }
+}
+
 void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now)
 {
     c->st.acks_received++;

@@ -286,6 +286,7 @@ ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *
         close(fd);
         return NULL;
     }
+    int64_t params_sent_us = udp_now_us(); /* the client answers over UDP: one round trip */
     /* Wait for the first UDP packet with the client's token; anything else is ignored. */
     uint8_t *buf = malloc(ISM_UDPW_MAX_DGRAM);
     if (!buf) {
@@ -313,6 +314,7 @@ ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *
         if (n > 0 && ism_udpw_check(buf, (size_t)n, c2s, (int)crc) == ISM_UDPW_DATA)
             break;
     }
+    int64_t handshake_rtt_us = udp_now_us() - params_sent_us;
     if (connect(fd, (struct sockaddr *)&from, sizeof from) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: connect: %s", tcpname, strerror(errno));
         free(buf);
@@ -330,6 +332,7 @@ ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *
         return NULL;
     }
     int64_t now = udp_now_us();
+    udp_seed_rtt(c, handshake_rtt_us);
     udp_dispatch(c, buf, (size_t)n, now);
     free(buf);
     udp_progress(c, now); /* the ACK that completes the client's setup */
