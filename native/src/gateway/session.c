@@ -52,6 +52,8 @@ static void buf_free(gw_buf *b)
 
 /* ---- sending ---- */
 
+static void drop_acked(gw_link *l);
+
 void gw_link_send(gw_link *l, gw_buf *b)
 {
     b->seq = l->tx_next++;
@@ -119,6 +121,14 @@ static int take_frame(gw_link *l, gw_stream *s)
         start_frame(l, s, b);
         return 1;
     }
+    /* frames the peer acknowledged after we queued them again (see drop_acked) */
+    while (l->state == GW_LINK_UP && l->sendq && l->sendq->seq < l->peer_ack) {
+        gw_buf *b = l->sendq;
+        l->sendq = b->next;
+        if (!l->sendq)
+            l->sendq_tail = NULL;
+        buf_free(b);
+    }
     if (l->state != GW_LINK_UP || !l->sendq)
         return 0;
     gw_buf *b = l->sendq;
@@ -171,6 +181,8 @@ static int stream_step(gw_link *l, gw_stream *s)
     l->tx_frames++;
     if (b->seq == 0)
         gw_buf_put(b); /* control frames are not kept */
+    else if (b->seq < l->peer_ack)
+        drop_acked(l); /* acknowledged while we wrote it */
     return 1;
 }
 
@@ -202,7 +214,26 @@ int gw_link_pump(gw_link *l)
     return progress;
 }
 
-/* Frames the peer has acknowledged go back to the pool. */
+/* Frames below the peer's acknowledgement go back to the pool, from the oldest, up to one
+ * that a stream is still writing: its bytes are partly in the TCP stream, so it must be
+ * finished (the peer drops it as a duplicate), and stream_step frees it then. After a
+ * reconnection this is normal: the peer resumes at its next expected frame but still
+ * holds frames that overtook it before the break, so once the resent gap arrives its
+ * cumulative acknowledgement jumps past frames we are sending again. */
+static void drop_acked(gw_link *l)
+{
+    while (l->unacked && l->unacked->seq < l->peer_ack) {
+        gw_buf *b = l->unacked;
+        for (int i = 0; i < l->nstreams; i++)
+            if (l->st[i].cur == b)
+                return;
+        l->unacked = b->next;
+        if (!l->unacked)
+            l->unacked_tail = NULL;
+        buf_free(b);
+    }
+}
+
 static void link_acked(gw_link *l, uint64_t ack)
 {
     if (ack > l->tx_next)
@@ -213,18 +244,7 @@ static void link_acked(gw_link *l, uint64_t ack)
     if (ack <= l->peer_ack)
         return;
     l->peer_ack = ack;
-    while (l->unacked && l->unacked->seq < ack) {
-        gw_buf *b = l->unacked;
-        for (int i = 0; i < l->nstreams; i++)
-            if (l->st[i].cur == b)
-                gw_die(1, "protocol error on the link from site %s gateway %d: frame %llu "
-                          "acknowledged while still being written",
-                       sname(l->site), l->gw, (unsigned long long)b->seq);
-        l->unacked = b->next;
-        if (!l->unacked)
-            l->unacked_tail = NULL;
-        buf_free(b);
-    }
+    drop_acked(l);
 }
 
 void gw_link_reset_tx(gw_link *l)
