@@ -54,6 +54,18 @@ static void buf_free(gw_buf *b)
 
 static void drop_acked(gw_link *l);
 
+/* Frames queued (again) that the peer already has, below `next`, go back to the pool. */
+static void drop_queued_below(gw_link *l, uint64_t next)
+{
+    while (l->sendq && l->sendq->seq < next) {
+        gw_buf *b = l->sendq;
+        l->sendq = b->next;
+        if (!l->sendq)
+            l->sendq_tail = NULL;
+        buf_free(b);
+    }
+}
+
 void gw_link_send(gw_link *l, gw_buf *b)
 {
     b->seq = l->tx_next++;
@@ -121,15 +133,10 @@ static int take_frame(gw_link *l, gw_stream *s)
         start_frame(l, s, b);
         return 1;
     }
-    /* frames the peer acknowledged after we queued them again (see drop_acked) */
-    while (l->state == GW_LINK_UP && l->sendq && l->sendq->seq < l->peer_ack) {
-        gw_buf *b = l->sendq;
-        l->sendq = b->next;
-        if (!l->sendq)
-            l->sendq_tail = NULL;
-        buf_free(b);
-    }
-    if (l->state != GW_LINK_UP || !l->sendq)
+    if (l->state != GW_LINK_UP)
+        return 0;
+    drop_queued_below(l, l->peer_ack); /* acknowledged after we queued them again (drop_acked) */
+    if (!l->sendq)
         return 0;
     gw_buf *b = l->sendq;
     l->sendq = b->next;
@@ -308,13 +315,7 @@ static void on_resume(gw_link *l, uint64_t next)
     uint64_t first = l->sendq ? l->sendq->seq : l->tx_next;
     /* the peer has every frame below `next`; frames we still hold below it were received
      * before the old streams broke, their acknowledgement lost with them */
-    while (l->sendq && l->sendq->seq < next) {
-        gw_buf *b = l->sendq;
-        l->sendq = b->next;
-        if (!l->sendq)
-            l->sendq_tail = NULL;
-        buf_free(b);
-    }
+    drop_queued_below(l, next);
     if (next > l->tx_next || (next < first && next < l->peer_ack))
         gw_die(1, "protocol error on the link from site %s gateway %d: it resumes at frame "
                   "%llu, but frames %llu..%llu are the ones not acknowledged",

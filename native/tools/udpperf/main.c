@@ -323,11 +323,9 @@ static int run_send(const args *a, const ism_auth_key *key)
         while (r == 0 && (r = ism_udp_recv(x.u, tail, sizeof tail, tmo)) > 0)
             ;
         if (r < 0) {
-            /* a timed-out wait leaves the connection healthy, so its own message is empty */
-            const char *why = ism_udp_error(x.u);
-            if (!strcmp(why, "no error"))
-                why = ism_udp_strerror((int)r);
-            snprintf(err, sizeof err, "waiting for the receiver to end its stream: %s", why);
+            /* a timed-out wait leaves the connection healthy, with no message of its own */
+            snprintf(err, sizeof err, "waiting for the receiver to end its stream: %s",
+                     r == ISM_UDP_ETIMEDOUT ? ism_udp_strerror((int)r) : ism_udp_error(x.u));
             rc = (int)r;
         }
         ism_udp_get_stats(x.u, &st);
