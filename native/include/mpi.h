@@ -2074,6 +2074,52 @@ MPI_Win PMPI_Win_fromint(int win);
 /* MPI_Comm_split_type type: the ranks of the caller's site (cluster). */
 #define ISTHMUS_COMM_TYPE_SITE 0x7701
 
+/* ---------------------------------------------------------------------------------- */
+/* MPI-1 functions and markers removed in MPI 3.0                                     */
+/* ---------------------------------------------------------------------------------- */
+
+/* Older applications still call these, and MPICH still provides them. isthmus keeps
+ * them (abi/legacy.c) so those applications build and run unmodified; new code should
+ * use the replacements named beside each. MPI_LB and MPI_UB take the values MPICH's
+ * standard-ABI build gives them (its mpi_legacy.h): unassigned slots of the ABI's
+ * language-independent datatype range. They are markers for MPI_Type_struct and
+ * MPI_Type_create_struct only. Define ISTHMUS_NO_MPI_LEGACY to hide this section. */
+#ifndef ISTHMUS_NO_MPI_LEGACY
+#define MPI_LB                       ((MPI_Datatype)0x00000206)
+#define MPI_UB                       ((MPI_Datatype)0x00000205)
+
+typedef void (MPI_Handler_function)(MPI_Comm *comm, int *error_code, ...);
+
+int MPI_Address(void *location, MPI_Aint *address);                      /* MPI_Get_address */
+int MPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                      MPI_Datatype oldtype, MPI_Datatype *newtype); /* MPI_Type_create_hindexed */
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype);                         /* MPI_Type_create_hvector */
+int MPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                    MPI_Datatype array_of_types[], MPI_Datatype *newtype); /* ..._create_struct */
+int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);          /* MPI_Type_get_extent */
+int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);        /* MPI_Type_get_extent */
+int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);        /* MPI_Type_get_extent */
+int MPI_Errhandler_create(MPI_Handler_function *function,
+                          MPI_Errhandler *errhandler);        /* MPI_Comm_create_errhandler */
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler); /* MPI_Comm_get_errhandler */
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);  /* MPI_Comm_set_errhandler */
+
+int PMPI_Address(void *location, MPI_Aint *address);
+int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype *newtype);
+int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                      MPI_Datatype *newtype);
+int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+                     MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int PMPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent);
+int PMPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler);
+#endif /* ISTHMUS_NO_MPI_LEGACY */
+
 #if defined(__cplusplus)
 }
 #endif

@@ -41,6 +41,16 @@ static inline MPI_Comm ism_abi_comm_handle(ism_comm *c)
 
 /* Derived datatypes (abi/datatype.c): a live type, committed if need_commit; else NULL. */
 ism_dt *ism_abi_dt_derived(MPI_Datatype h, int need_commit);
+
+/* MPI-1's MPI_LB and MPI_UB (abi/legacy.c): a struct with them is built as the struct of
+ * its other entries, resized to the bounds the markers set. */
+static inline int ism_abi_is_bound_marker(MPI_Datatype h)
+{
+    return h == MPI_LB || h == MPI_UB;
+}
+int ism_abi_struct_with_markers(const char *fn, int count, const int blocklengths[],
+                                const MPI_Aint displacements[], const MPI_Datatype types[],
+                                MPI_Datatype *newtype);
 /* Whether the running nonblocking collective holds d (it may use d after MPI_Type_free). */
 int ism_abi_nbc_kept(const ism_dt *d);
 

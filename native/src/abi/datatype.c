@@ -28,6 +28,9 @@ const char *ism_abi_dt_problem(MPI_Datatype h)
     uintptr_t i = (uintptr_t)h - ISM_DT_BASE;
     if (h == MPI_DATATYPE_NULL)
         return "MPI_DATATYPE_NULL is not a datatype";
+    if (ism_abi_is_bound_marker(h))
+        return "MPI_LB and MPI_UB are bound markers, only MPI_Type_struct and "
+               "MPI_Type_create_struct take them";
     if (i < ISM_DT_COUNT)
         return "this predefined datatype does not exist in the vendor MPI of this site";
     if ((uintptr_t)h < 0x1000)
@@ -236,6 +239,10 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     CHECK_COUNT(fn, count);
     if (bad_lengths(fn, count, array_of_blocklengths))
         return MPI_ERR_ARG;
+    for (int i = 0; i < count; i++)
+        if (array_of_types && ism_abi_is_bound_marker(array_of_types[i]))
+            return ism_abi_struct_with_markers(fn, count, array_of_blocklengths,
+                                               array_of_displacements, array_of_types, newtype);
     INTS_OR_FAIL(fn, ints, pack_ints(count, 0, 0, array_of_blocklengths, NULL, count));
     int rc = make(fn, ISM_COMBINER_STRUCT, ints, array_of_displacements, array_of_types, count,
                   newtype);

@@ -41,6 +41,9 @@ static const char *const default_names[ISM_DT_COUNT] = {
     [0xd8] = "MPI_LOGICAL8",
     [0xe0] = "MPI_LOGICAL16",
     [0xe1] = "MPI_INTEGER16",
+    /* the MPI-1 bound markers (mpi.h's legacy section; only struct constructors take them) */
+    [0x05] = "MPI_UB",
+    [0x06] = "MPI_LB",
 };
 
 static void set_contig(ism_dt *d, const ism_tmap *m)
