@@ -1,0 +1,191 @@
+# isthmus/model/simulate.py: runs a schedule (schedule.py) two ways.
+#
+# predict(): its time under LogGP. Each rank runs its actions in order on one CPU clock.
+#   A send starts when the rank's CPU and its injection gap allow, costs o_s, and its
+#   last byte arrives o_s + (m-1)G + L later; the next send may start max(g, o_s) +
+#   (m-1)G after this one. A receiver takes in data at the same 1/G, one message after the
+#   other in the order it receives them. A receive finishes o_r after both the rank and the
+#   message are there, plus the reduction of what it combines (gamma0 + bytes*gamma). The
+#   parameters of a message are those of its (sender, receiver) level, so one schedule
+#   over ranks on several sites mixes the intra-site and the WAN parameters. The
+#   collective's time is the last rank's finish: completion at every rank.
+# check(): its data flow on symbolic values. A reduced chunk holds the interval of ranks
+#   combined into it ([lo, hi), adjacent intervals only, in order) or, for a commutative
+#   op, the set of ranks (disjoint only); the final values must be what MPI defines for
+#   the collective at every rank that gets a result.
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from typing import Callable
+
+from .loggp import LogGP
+from .schedule import Schedule
+
+
+class ScheduleError(ValueError):
+    """The schedule deadlocks, or computes a wrong result."""
+
+
+def _run(s: Schedule, on_send, on_recv):
+    pos = [0] * s.p
+    queues: dict[tuple[int, int], deque] = defaultdict(deque)
+    while True:
+        progressed = False
+        for r in range(s.p):
+            ops = s.ops[r]
+            while pos[r] < len(ops):
+                op = ops[pos[r]]
+                if op[0] == "send":
+                    queues[(r, op[1])].append(on_send(r, op))
+                else:
+                    q = queues[(op[1], r)]
+                    if not q:
+                        break
+                    on_recv(r, op, q.popleft())
+                pos[r] += 1
+                progressed = True
+        if all(pos[r] == len(s.ops[r]) for r in range(s.p)):
+            break
+        if not progressed:
+            stuck = [f"rank {r} waits for rank {s.ops[r][pos[r]][1]}"
+                     for r in range(s.p) if pos[r] < len(s.ops[r])]
+            raise ScheduleError(f"{s.coll}/{s.algorithm} on {s.p} ranks deadlocks: "
+                                + "; ".join(stuck[:6]))
+    left = {k: len(v) for k, v in queues.items() if v}
+    if left:
+        raise ScheduleError(f"{s.coll}/{s.algorithm} on {s.p} ranks leaves messages "
+                            f"unreceived: {left}")
+
+
+def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
+            link_of: Callable[[int, int], object] | None = None) -> float:
+    """Seconds until the last rank finishes, under LogGP. link_of(a, b) names a link that
+    messages from a to b share with others (the WAN between two sites), or None: the
+    bodies of messages on one link go one after the other, at that link's 1/G."""
+    level = params if callable(params) else (lambda a, b: params)
+    cpu = [0.0] * s.p
+    nic = [0.0] * s.p
+    rx = [0.0] * s.p   # when the receiver's link is free again (it takes data at 1/G too)
+    shared: dict[object, float] = {}
+
+    def on_send(r, op):
+        m = s.bytes_of(op[2])
+        pr = level(r, op[1])
+        start = max(cpu[r], nic[r])
+        cpu[r] = start + pr.o_s
+        body = max(m - 1, 0) * pr.G
+        leave = start + pr.o_s
+        link = link_of(r, op[1]) if link_of else None
+        if link is not None:
+            leave = max(leave, shared.get(link, 0.0))
+            shared[link] = leave + body
+        nic[r] = max(start + pr.gap(m), leave + body)
+        return leave + body + pr.L, m
+
+    def on_recv(r, op, msg):
+        arrival, m = msg
+        pr = level(op[1], r)
+        body = max(m - 1, 0) * pr.G
+        arrival = max(arrival, rx[r] + body)   # after the data received before it
+        rx[r] = arrival
+        t = max(cpu[r], arrival) + pr.o_r
+        if op[3] in ("left", "right"):
+            t += level(r, r).reduce_cost(s.bytes_of(op[2]))
+        cpu[r] = t
+
+    _run(s, on_send, on_recv)
+    return max(cpu) if cpu else 0.0
+
+
+def _initial(s: Schedule, commutative: bool):
+    p, c = s.p, s.coll
+    state = [dict() for _ in range(p)]
+    for r in range(p):
+        for ch in s.chunk_bytes:
+            if c == "bcast":
+                if r == s.root:
+                    state[r][ch] = "data"
+            elif c == "allgather":
+                if ch == r:
+                    state[r][ch] = ("block", r)
+            elif c == "alltoall":
+                if ch[0] == r:
+                    state[r][ch] = ("block", ch)
+            elif c == "barrier":
+                state[r][ch] = frozenset([r])
+            else:
+                state[r][ch] = frozenset([r]) if commutative else (r, r + 1)
+    return state
+
+
+def _combine(left, right, where):
+    if left is None or right is None:
+        raise ScheduleError(f"{where}: reduces a chunk that holds nothing yet")
+    if isinstance(left, frozenset):
+        if left & right:
+            raise ScheduleError(f"{where}: ranks {sorted(left & right)} reduced twice")
+        return left | right
+    if left[1] != right[0]:
+        raise ScheduleError(f"{where}: combines ranks [{left[0]},{left[1]}) with "
+                            f"[{right[0]},{right[1]}): not adjacent in rank order")
+    return (left[0], right[1])
+
+
+def check(s: Schedule, commutative: bool = False) -> None:
+    """Raises ScheduleError unless the schedule gives MPI's result."""
+    state = _initial(s, commutative)
+
+    def on_send(r, op):
+        return {ch: state[r].get(ch) for ch in op[2]}
+
+    def on_recv(r, op, payload):
+        _, peer, chunks, mode, src = op
+        for ch, sc in zip(chunks, src):
+            if sc not in payload:
+                raise ScheduleError(f"{s.coll}/{s.algorithm}: rank {r} expects chunk {sc!r} "
+                                    f"that rank {peer} did not send")
+            v = payload[sc]
+            where = f"{s.coll}/{s.algorithm} p={s.p} rank {r} chunk {ch!r} from {peer}"
+            if mode == "copy":
+                if v is None:
+                    raise ScheduleError(f"{where}: copies a chunk the sender does not have")
+                state[r][ch] = v
+            elif mode == "union":
+                state[r][ch] = state[r][ch] | v
+            elif mode == "left":
+                state[r][ch] = _combine(v, state[r].get(ch), where)
+            else:
+                state[r][ch] = _combine(state[r].get(ch), v, where)
+
+    _run(s, on_send, on_recv)
+    full = frozenset(range(s.p)) if commutative else (0, s.p)
+    chunks = s.result_chunks if s.result_chunks is not None else tuple(s.chunk_bytes)
+    for r in range(s.p):
+        for ch in chunks:
+            got = state[r].get(ch)
+            want = _expected(s, r, ch, full, commutative)
+            if want is not _ANY and got != want:
+                raise ScheduleError(f"{s.coll}/{s.algorithm} on {s.p} ranks: rank {r} chunk "
+                                    f"{ch!r} ends as {got!r}, MPI says {want!r}")
+
+
+_ANY = object()
+
+
+def _expected(s, r, ch, full, commutative):
+    c = s.coll
+    if c == "bcast":
+        return "data"
+    if c == "reduce":
+        return full if r == s.root else _ANY
+    if c in ("allreduce", "barrier"):
+        return frozenset(range(s.p)) if c == "barrier" else full
+    if c == "reduce_scatter":
+        return full if ch == r else _ANY
+    if c == "scan":
+        return frozenset(range(r + 1)) if commutative else (0, r + 1)
+    if c == "allgather":
+        return ("block", ch)
+    if c == "alltoall":
+        return ("block", ch) if ch[1] == r else _ANY
+    raise ScheduleError(f"no expected result for collective {c!r}")
