@@ -470,7 +470,7 @@ int main(void)
 {
     static const int64_t counts[] = {0, 1, 2, 3, 5, 8, 13, 64};
     static const int radices[] = {2, 3, 4};
-    static const int64_t segs[] = {0, ES, 3 * ES};
+    static const int64_t segs[] = {0, ES + 5, 3 * ES};
     int cases = 0;
     for (int coll = 0; coll < ISM_COLL_N; coll++) {
         const ism_coll_alg *algs = ism_coll_algs(coll);

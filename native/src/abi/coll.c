@@ -1,11 +1,13 @@
-/* coll.c (abi): collective entry points: argument checks, MPI_IN_PLACE, then the core's
- * two-level algorithms. The v/w forms and the rooted forms check only the arguments MPI
+/* coll.c (abi): collective entry points: argument checks, MPI_IN_PLACE, then the coll
+ * layer (coll/), which runs the algorithms selected for the call or passes it on to the
+ * core's two-level algorithms (ISM_COLL_PASS). The v/w forms and the rooted forms check only the arguments MPI
  * says are significant on the calling rank.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 /* Collectives on intercommunicators: all that MPI defines there (not scan, exscan). */
 static int inter_ok(const char *fn)
@@ -60,7 +62,9 @@ int PMPI_Barrier(MPI_Comm comm)
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Barrier", "invalid communicator");
     ism_nbc_drain(c);
-    int rc = c->is_inter ? ism_inter_barrier(c) : ism_barrier(c);
+    int rc = c->is_inter ? ism_inter_barrier(c) : ism_coll_barrier(c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_barrier(c);
     return rc ? ism_abi_error(c, rc, "MPI_Barrier", "barrier failed") : MPI_SUCCESS;
 }
 ISM_PMPI(Barrier)
@@ -73,7 +77,9 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     if (rc || (rc = root_arg("MPI_Bcast", c, root)))
         return rc;
     rc = c->is_inter ? ism_inter_bcast(buffer, count, d, root, c)
-                     : ism_bcast(buffer, count, d, root, c);
+                     : ism_coll_bcast(buffer, count, d, root, c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_bcast(buffer, count, d, root, c);
     return rc ? ism_abi_error(c, rc, "MPI_Bcast", "broadcast from root %d failed", root) : 0;
 }
 ISM_PMPI(Bcast)
@@ -96,7 +102,10 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
         return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
                              "MPI_IN_PLACE is only allowed at the root");
-    rc = ism_reduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, root, c);
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    rc = ism_coll_reduce(sb, recvbuf, count, d, o, root, c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_reduce_any(sb, recvbuf, count, d, o, root, c);
     return rc ? ism_abi_error(c, rc, "MPI_Reduce", "reduction to root %d failed", root) : 0;
 }
 ISM_PMPI(Reduce)
@@ -115,9 +124,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (c->is_inter && sendbuf == MPI_IN_PLACE)
         return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Allreduce",
                              "MPI_IN_PLACE is not allowed on an intercommunicator");
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
     rc = c->is_inter ? ism_inter_allreduce(sendbuf, recvbuf, count, d, o, c)
-                     : ism_allreduce_any(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                                         count, d, o, c);
+                     : ism_coll_allreduce(sb, recvbuf, count, d, o, c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_allreduce_any(sb, recvbuf, count, d, o, c);
     return rc ? ism_abi_error(c, rc, "MPI_Allreduce", "allreduce failed") : 0;
 }
 ISM_PMPI(Allreduce)
@@ -191,7 +202,19 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                  "send and receive sizes differ (%d x %d vs %d x %d bytes)",
                                  sendcount, sd->size, recvcount, d->size);
     }
-    rc = ism_allgather(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, recvcount, d, c);
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    ism_dt *sd = sb ? ism_abi_dt(sendtype) : d;
+    rc = ism_coll_allgather(sb, sendcount, sd, recvbuf, recvcount, d, c);
+    if (rc == ISM_COLL_PASS && sb && (sd != d || sendcount != recvcount)) {
+        /* the core's allgather reads the send buffer with the receive type: a send type
+         * of the same signature but another layout goes the per-side-type way */
+        int *cd = uniform(c->size, recvcount);
+        rc = cd ? ism_allgatherv(sb, sendcount, sd, recvbuf, cd, cd + c->size, d, c)
+                : MPI_ERR_NO_MEM;
+        free(cd);
+    } else if (rc == ISM_COLL_PASS) {
+        rc = ism_allgather(sb, recvbuf, recvcount, d, c);
+    }
     return rc ? ism_abi_error(c, rc, "MPI_Allgather", "allgather failed") : 0;
 }
 ISM_PMPI(Allgather)
@@ -503,6 +526,17 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     int rc = comm_only("MPI_Alltoall", comm, &c);
     if (rc)
         return rc;
+    if (!c->is_inter && sendcount >= 0 && recvcount >= 0) {
+        /* the coll layer, when an algorithm of ours is chosen; errors are the v-form's */
+        int ip = sendbuf == MPI_IN_PLACE;
+        ism_dt *sd = ip ? NULL : ism_abi_dt(sendtype), *rd = ism_abi_dt(recvtype);
+        if (rd && (ip || (sd && (size_t)sendcount * (size_t)sd->size ==
+                                    (size_t)recvcount * (size_t)rd->size))) {
+            rc = ism_coll_alltoall(ip ? NULL : sendbuf, sendcount, sd, recvbuf, recvcount, rd, c);
+            if (rc != ISM_COLL_PASS)
+                return done(c, rc, "MPI_Alltoall");
+        }
+    }
     int *s = uniform(c->size, sendcount), *r = uniform(c->size, recvcount);
     if (!s || !r) {
         free(s);
@@ -543,9 +577,11 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     if (c->is_inter && sendbuf == MPI_IN_PLACE)
         return ism_abi_error(c, MPI_ERR_BUFFER, fn,
                              "MPI_IN_PLACE is not allowed on an intercommunicator");
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
     rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, d, o, c)
-                     : ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                                          recvcounts, d, o, c);
+                     : ism_coll_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
     return done(c, rc, fn);
 }
 ISM_PMPI(Reduce_scatter)
@@ -566,12 +602,15 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     int *cd = uniform(n, recvcount);
     if (!cd)
         return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (c->is_inter && sendbuf == MPI_IN_PLACE)
+    if (c->is_inter && sendbuf == MPI_IN_PLACE) {
         rc = MPI_ERR_BUFFER;
-    else
+    } else {
+        const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
         rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, cd, d, o, c)
-                         : ism_reduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf,
-                                              cd, d, o, c);
+                         : ism_coll_reduce_scatter(sb, recvbuf, cd, d, o, c);
+        if (rc == ISM_COLL_PASS)
+            rc = ism_reduce_scatter(sb, recvbuf, cd, d, o, c);
+    }
     free(cd);
     return done(c, rc, fn);
 }
@@ -588,7 +627,10 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count,
         return rc;
     if (count < 0)
         return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", count);
-    rc = ism_scan(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, exclusive, c);
+    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    rc = ism_coll_scan(sb, recvbuf, count, d, o, exclusive, c);
+    if (rc == ISM_COLL_PASS)
+        rc = ism_scan(sb, recvbuf, count, d, o, exclusive, c);
     return done(c, rc, fn);
 }
 

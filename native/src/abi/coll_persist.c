@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 struct ism_pcoll {
     int (*body)(void *);
@@ -122,6 +123,8 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
     p->priv = rc ? NULL : priv;
     if (!rc)
         rc = ism_abi_topo_copy(c, priv); /* the neighborhood collectives need it */
+    if (!rc)
+        rc = ism_coll_copy_hints(c, priv); /* and chooses algorithms as c does */
     if (rc) {
         ism_req_free(r);
         destroy(p);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 typedef struct kv {
     char *key, *val;
@@ -411,6 +412,15 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator");
     INFO_ARG("MPI_Comm_set_info", h, in);
+    /* isthmus's own: the collective algorithms (coll/select.c); a bad value is an error,
+     * since a program that names an algorithm wants that one */
+    for (int i = 0; i < in->n; i++) {
+        const char *why = NULL;
+        int rc = ism_coll_hint(c, in->e[i].key, in->e[i].val, &why);
+        if (rc < 0)
+            return ism_abi_error(c, rc == ISM_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
+                                 "MPI_Comm_set_info", "%s", why ? why : "out of memory");
+    }
     /* hints info does not mention keep their values (MPI 4.0 §7.4.4) */
     int val[NHINTS];
     for (int k = 0; k < NHINTS; k++) {
@@ -424,6 +434,11 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
 }
 ISM_PMPI(Comm_set_info)
 
+static void add_coll_hint(void *arg, const char *k, const char *v)
+{
+    PMPI_Info_set(*(MPI_Info *)arg, k, v);
+}
+
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     ISM_CHECK_INIT("MPI_Comm_get_info");
@@ -436,6 +451,8 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     int rc = PMPI_Info_create(&n);
     for (int k = 0; !rc && k < NHINTS; k++)
         rc = PMPI_Info_set(n, comm_hints[k], hint_value(c, k) ? "true" : "false");
+    if (!rc)
+        ism_coll_hints_each(c, add_coll_hint, &n);
     if (rc) {
         PMPI_Info_free(&n);
         return rc;

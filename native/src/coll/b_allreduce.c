@@ -92,7 +92,7 @@ int ism_coll_allreduce_ring(ism_coll_sched *s, const ism_coll_args *a)
     int64_t *off = ism_coll_blocks(p, NULL, n, a->esize);
     if (!off)
         return -1;
-    ism_coll_ring_rs(s, p, me, ISM_SL_OUT, off, a->seg);
+    ism_coll_ring_rs(s, p, me, ISM_SL_OUT, off, ism_coll_seg_elems(a));
     ism_coll_ring_ag(s, p, me, ISM_SL_OUT, off);
     free(off);
     return ism_coll_sched_done(s);

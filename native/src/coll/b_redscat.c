@@ -31,7 +31,7 @@ int ism_coll_reduce_scatter_ring(ism_coll_sched *s, const ism_coll_args *a)
         return -1;
     int v = ism_coll_tmp(s, off[a->p]);
     ism_coll_copy(s, ISM_SL_IN, 0, v, 0, off[a->p]);
-    ism_coll_ring_rs(s, a->p, a->me, v, off, a->seg);
+    ism_coll_ring_rs(s, a->p, a->me, v, off, ism_coll_seg_elems(a));
     ism_coll_round(s);
     ism_coll_defer_copy(s, v, off[a->me], ISM_SL_OUT, 0, off[a->me + 1] - off[a->me]);
     free(off);

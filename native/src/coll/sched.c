@@ -207,6 +207,14 @@ int64_t ism_coll_nseg(int64_t bytes, int64_t seg, int64_t esize, int64_t *segbyt
     return bytes ? (bytes + seg - 1) / seg : 1;
 }
 
+int64_t ism_coll_seg_elems(const ism_coll_args *a)
+{
+    if (a->seg <= 0)
+        return 0;
+    int64_t s = a->seg - a->seg % a->esize;
+    return s < a->esize ? a->esize : s;
+}
+
 int64_t *ism_coll_blocks(int n, const int64_t *blk, int64_t total, int64_t esize)
 {
     int64_t *off = malloc(sizeof *off * (size_t)(n + 1));

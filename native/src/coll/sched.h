@@ -100,6 +100,8 @@ int ism_coll_sched_done(ism_coll_sched *s);
 int64_t ism_coll_split(int64_t total, int parts, int i, int64_t unit, int64_t *off);
 int ism_coll_pow2_below(int p);
 int64_t ism_coll_nseg(int64_t bytes, int64_t seg, int64_t esize, int64_t *segbytes);
+/* a->seg rounded down to whole elements (at least one); 0 stays 0 (unsegmented) */
+int64_t ism_coll_seg_elems(const ism_coll_args *a);
 
 /* the collectives and their algorithms */
 enum {

@@ -29,7 +29,7 @@ int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt)
 
 /* Room for n elements of dt laid out as an array (stride extent), wherever the type's
  * data lies relative to its start; *base is where element 0 begins. */
-static char *elems(ism_dt *dt, size_t n, char **base)
+char *ism_dt_elems(ism_dt *dt, size_t n, char **base)
 {
     const ism_tmap *m = ism_dt_map(dt);
     int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : dt->true_extent;
@@ -70,7 +70,7 @@ static int gather_all(const void *sbuf, int count, ism_dt *dt, int root, ism_com
     *raw = NULL;
     if (c->rank == root) {
         cd = malloc(sizeof(int) * 2 * (size_t)n);
-        all = elems(dt, (size_t)n * (size_t)count, &base);
+        all = ism_dt_elems(dt, (size_t)n * (size_t)count, &base);
         if (!cd || !all) {
             free(cd);
             free(all);
@@ -133,7 +133,7 @@ int ism_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt 
         displs[r] = total;
         total += rcounts[r];
     }
-    char *full = NULL, *raw = c->rank == 0 ? elems(dt, (size_t)total, &full) : NULL;
+    char *full = NULL, *raw = c->rank == 0 ? ism_dt_elems(dt, (size_t)total, &full) : NULL;
     if (c->rank == 0 && !raw) {
         free(displs);
         return ISM_ERR_NO_MEM;

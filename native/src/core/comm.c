@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "../coll/coll.h"
 
 ism_errh ism_errh_fatal = {0, NULL}, ism_errh_return = {1, NULL}, ism_errh_abort = {2, NULL};
 ism_comm ism_comm_world, ism_comm_self;
@@ -316,6 +317,7 @@ int ism_vendor_dup(ism_vh v, ism_vh *out)
 
 void ism_comm_release(ism_comm *c)
 {
+    ism_coll_comm_free(c);
     free(c->local_g);
     free(c->g_of);
     free(c->l_of);

@@ -140,6 +140,7 @@ typedef struct ism_comm {
     int low_first;     /* my group comes first in `merged` */
     int builtin;
     char name[128];
+    struct ism_coll_comm *coll; /* the collective layer's state (coll/), or NULL */
 } ism_comm;
 
 typedef struct ism_status {
@@ -330,7 +331,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 /* collective internals (coll.c): cross-site messages on the collective context, and
  * waiting on a vendor request of a site-local phase while serving the gateway channel */
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
-       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR };
+       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE };
 int ism_vwait(int rc, const ism_vh *reqp);
 int ism_wait_free(ism_req *r);
 int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);
@@ -401,6 +402,9 @@ int ism_comm_add_vcoll(ism_comm *c);
 /* coll_reduce.c: reductions with user-defined ops (applied in rank order, so
  * non-commutative ops are correct across sites), reduce-scatter and prefix reductions */
 int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt);
+/* Room for n elements of dt laid out as an array (stride extent); *base is where
+ * element 0 begins; free() the returned pointer. */
+char *ism_dt_elems(ism_dt *dt, size_t n, char **base);
 int ism_reduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
                    ism_comm *c);
 int ism_allreduce_any(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,

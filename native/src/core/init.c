@@ -16,6 +16,7 @@
 
 #include "../backend/loader.h"
 #include "core.h"
+#include "../coll/coll.h"
 
 ism_global ism;
 
@@ -260,7 +261,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         for (int r = ism.site_off[s]; r < ism.site_off[s + 1]; r++)
             ism.site_of_g[r] = s;
     rc = ism_comm_build_world();
-    if (rc)
+    if (rc || (rc = ism_coll_init()))
         return rc;
     if (ism.multisite) {
         rc = ism_gw_setup();
@@ -275,6 +276,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
 int ism_core_finalize(void)
 {
     int rc = 0;
+    ism_coll_finalize();
     if (ism.multisite) {
         unsigned spins = 0;
         /* Our own sends must reach the gateway before we leave. */

@@ -1,0 +1,135 @@
+/* coll.h: the collective layer: schedules run by isthmus's progress engine, composed in
+ * two levels (a phase inside each site, a phase among the sites' leaders), and the
+ * choice of algorithm for each phase (selection table, environment, communicator hints).
+ *
+ * The entry points below are called by the ABI layer for intracommunicators. Each
+ * either runs the collective or returns ISM_COLL_PASS, which tells the caller to run the
+ * core's two-level collective of before (core/coll.c, coll_general.c, coll_reduce.c):
+ * that is what happens when nothing selects an algorithm of ours, so the default
+ * behaviour is the one measured before this layer existed.
+ */
+#ifndef ISM_COLL_H
+#define ISM_COLL_H
+
+#include "../core/core.h"
+#include "sched.h"
+
+#define ISM_COLL_PASS (-1)
+
+/* levels of a two-level collective */
+enum { ISM_LVL_INTRA = 0, ISM_LVL_WAN = 1, ISM_LVL_N };
+
+/* algorithm ids beyond a collective's schedules (sched.c's catalogue) */
+enum {
+    ISM_ALG_DEFAULT = -1,  /* nothing chosen */
+    ISM_ALG_VENDOR = -2,   /* intra: the vendor's own collective */
+    ISM_ALG_PIPELINE = -3  /* wan, allreduce: segmented and overlapped with the site phases */
+};
+
+typedef struct ism_coll_choice {
+    int alg;
+    int radix;
+    int64_t seg;
+} ism_coll_choice;
+
+/* ---- entry points (twolevel.c); NULL send buffer = MPI_IN_PLACE ---- */
+int ism_coll_barrier(ism_comm *c);
+int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
+int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                    ism_comm *c);
+int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                       ism_comm *c);
+int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+                            ism_op *op, ism_comm *c);
+int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                  int exclusive, ism_comm *c);
+int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                       ism_dt *rdt, ism_comm *c);
+int ism_coll_alltoall(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                      ism_dt *rdt, ism_comm *c);
+
+/* ---- start-up, communicators, reports (select.c) ---- */
+/* Reads ISTHMUS_COLL_TABLE and the ISTHMUS_COLL_* overrides; on a bad value prints what
+ * and where and returns an error class. */
+int ism_coll_init(void);
+void ism_coll_finalize(void); /* the ISTHMUS_COLL_STATS report */
+void ism_coll_comm_free(ism_comm *c);
+/* A communicator hint isthmus_coll_<coll> or isthmus_coll_wan_<coll>: 1 taken, 0 not
+ * ours, negative an error class (*why says what is wrong). */
+int ism_coll_hint(ism_comm *c, const char *key, const char *value, const char **why);
+/* The hints in effect, for MPI_Comm_get_info: calls fn for each. */
+void ism_coll_hints_each(ism_comm *c, void (*fn)(void *arg, const char *k, const char *v),
+                         void *arg);
+/* "alg[:radix][:segment]" for collective coll at level lvl. */
+int ism_coll_parse_choice(int coll, int lvl, const char *s, ism_coll_choice *out,
+                          char *why, size_t whylen);
+ism_coll_choice ism_coll_select(ism_comm *c, int coll, int lvl, int p, int64_t bytes,
+                                int commute);
+void ism_coll_count(int coll, int lvl, int alg);
+const char *ism_coll_alg_name(int coll, int alg);
+
+/* ---- the selection table (table.c) ---- */
+int ism_coll_table_load(const char *path);
+/* First rule matching; 0 if none. */
+int ism_coll_table_lookup(int coll, int lvl, int p, int64_t bytes, ism_coll_choice *out);
+void ism_coll_table_free(void);
+
+/* ---- running schedules (exec.c) ---- */
+/* The group a schedule runs over: member i is comm rank members[i]. */
+typedef struct ism_coll_view {
+    int p, me;
+    const int *members;
+} ism_coll_view;
+
+/* How RED applies the op to packed bytes: with the type itself when it is contiguous,
+ * with its one basic type for a predefined op on a type made of one basic type, and
+ * otherwise by unpacking both operands into the type's layout and packing back. */
+typedef struct ism_coll_redop {
+    ism_op *op;
+    ism_dt *dt;
+    ism_dt *basic; /* dt itself, a predefined basic type, or NULL */
+    char *scr[2];  /* the unpacking path's buffers */
+    char *raw[2];
+    int64_t scrlen;
+} ism_coll_redop;
+
+void ism_coll_redop_init(ism_coll_redop *r, ism_op *op, ism_dt *dt);
+void ism_coll_redop_free(ism_coll_redop *r);
+int ism_coll_apply(ism_coll_redop *r, const void *in, void *inout, int64_t len);
+/* The predefined type whose packed array a type's packed bytes are, or NULL. */
+ism_dt *ism_coll_basic_of(ism_dt *dt);
+
+/* Runs schedule s over view v of c. in: the packed input (slot IN); out: the packed
+ * result (slot OUT) where this member has one, else NULL and the executor provides the
+ * slot. in may lie inside out (in place) when s allows it; otherwise it is copied first. */
+int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, const void *in,
+                  void *out, ism_coll_redop *r);
+
+/* A built schedule for these arguments, from c's cache (cache.c). */
+typedef struct ism_coll_key {
+    int8_t coll, lvl, alg, commute, exclusive;
+    int radix, p, me, root;
+    int64_t seg, bytes, esize;
+    uint64_t blkhash; /* unequal blocks: their sizes hashed (also stored) */
+} ism_coll_key;
+const ism_coll_sched *ism_coll_cached(ism_comm *c, const ism_coll_key *k, const int64_t *blk);
+
+/* The per-communicator state of this layer (c->coll), made on first need. */
+typedef struct ism_coll_hints ism_coll_hints; /* select.c */
+typedef struct ism_coll_centry ism_coll_centry; /* cache.c */
+typedef struct ism_coll_comm {
+    ism_coll_hints *hints;
+    ism_coll_centry *cache;
+    int ncache;
+    uint64_t tick;
+} ism_coll_comm;
+ism_coll_comm *ism_coll_state(ism_comm *c);
+/* A persistent collective's private duplicate chooses as its parent does. */
+int ism_coll_copy_hints(const ism_comm *from, ism_comm *to);
+
+/* ---- the pipelined inter-site phase (pipeline.c) ---- */
+int ism_coll_pipe_allreduce(const void *in, void *out, int64_t bytes, ism_dt *vdt,
+                            int64_t vcount, ism_op *op, ism_coll_redop *red, int64_t seg,
+                            const ism_coll_view *wan, ism_comm *c);
+
+#endif

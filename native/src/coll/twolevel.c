@@ -1,0 +1,732 @@
+/* twolevel.c: the collectives of the coll layer, composed in two levels.
+ *
+ * On a communicator within one site a collective is one phase over all its members.
+ * Across sites it is a phase inside each site (the vendor's collective or one of our
+ * schedules over the site's members), a phase among one member per site (the sites'
+ * leaders, or the root at the root's site) over the WAN, and a phase inside each site
+ * again: so the number of WAN messages depends on the sites, never on the ranks. Each
+ * phase's algorithm is chosen by select.c.
+ *
+ * Data move as packed bytes from the caller's buffers (contiguous types: the buffers
+ * themselves; others are packed once at the start and unpacked once at the end), so
+ * every phase works on plain byte ranges whatever the datatype. Reductions combine in
+ * member order; with a non-commutative op that is rank order only when each site's
+ * members are consecutive ranks (site_runs), otherwise the core's gather-based path is
+ * used (core/coll_reduce.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+#define SMALL (64 << 10)
+
+/* ---- one collective's context ---- */
+
+typedef struct pk {
+    ism_comm *c;
+    ism_op *op;
+    int commute;
+    int64_t esize;
+    ism_dt *vdt; /* the vendor can reduce the packed bytes as this type, or NULL */
+    ism_coll_redop red;
+} pk;
+
+static void pk_init(pk *x, ism_comm *c, ism_dt *dt, ism_op *op)
+{
+    memset(x, 0, sizeof *x);
+    x->c = c;
+    x->op = op;
+    x->commute = !op || !op->user || op->commute;
+    x->esize = dt->size;
+    ism_coll_redop_init(&x->red, op, dt);
+    x->vdt = op && !op->user ? x->red.basic : NULL;
+}
+
+/* The packed form of count elements of dt at buf: the buffer itself for a contiguous
+ * type, else a new buffer (packed from buf when fill). *raw is what to free. */
+static char *packed(ism_dt *dt, const void *buf, int64_t count, int fill, char **raw)
+{
+    *raw = NULL;
+    if (dt->contig)
+        return buf ? (char *)(uintptr_t)buf + dt->contig_off : NULL;
+    int64_t n = count * dt->size;
+    if (!(*raw = malloc((size_t)(n ? n : 1))))
+        return NULL;
+    if (fill && n)
+        ism_dt_pack(dt, buf, (int)count, *raw);
+    return *raw;
+}
+
+static int algs_default(int coll, int lvl, int64_t bytes, int p)
+{
+    const char *name;
+    if (lvl == ISM_LVL_WAN) {
+        switch (coll) {
+        case ISM_COLL_ALLREDUCE: case ISM_COLL_ALLGATHER: name = "exchange"; break;
+        case ISM_COLL_SCAN: case ISM_COLL_EXSCAN: name = "chain"; break;
+        default: name = "linear";
+        }
+        return ism_coll_alg_by_name(coll, name);
+    }
+    switch (coll) {
+    case ISM_COLL_BARRIER: name = "dissemination"; break;
+    case ISM_COLL_BCAST: name = bytes < SMALL || p < 3 ? "binomial" : "scatter_allgather"; break;
+    case ISM_COLL_REDUCE: name = bytes < SMALL ? "binomial" : "rabenseifner"; break;
+    case ISM_COLL_ALLREDUCE: name = bytes < SMALL ? "recursive_doubling" : "rabenseifner"; break;
+    case ISM_COLL_REDUCE_SCATTER: name = "recursive_halving"; break;
+    case ISM_COLL_ALLGATHER: name = bytes * p < SMALL ? "recursive_doubling" : "ring"; break;
+    case ISM_COLL_ALLTOALL: name = "pairwise"; break;
+    default: name = "recursive_doubling";
+    }
+    return ism_coll_alg_by_name(coll, name);
+}
+
+/* The vendor can do this phase on packed data. */
+static int vendor_can(const pk *x, int coll)
+{
+    switch (coll) {
+    case ISM_COLL_REDUCE:
+    case ISM_COLL_ALLREDUCE:
+        return x->vdt != NULL;
+    case ISM_COLL_SCAN:
+    case ISM_COLL_EXSCAN:
+    case ISM_COLL_REDUCE_SCATTER:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The algorithm of a phase, never DEFAULT: at intra level the vendor where it can,
+ * else our default; at wan level ours. */
+static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
+{
+    ism_coll_choice ch = ism_coll_select(x->c, coll, lvl, p, bytes, x->commute);
+    if (ch.alg == ISM_ALG_PIPELINE) /* the caller takes it when it applies */
+        ch.alg = ISM_ALG_DEFAULT;
+    if (ch.alg == ISM_ALG_DEFAULT && lvl == ISM_LVL_INTRA && vendor_can(x, coll))
+        ch.alg = ISM_ALG_VENDOR;
+    if ((ch.alg == ISM_ALG_VENDOR && !vendor_can(x, coll)) || ch.alg == ISM_ALG_DEFAULT) {
+        ch.alg = algs_default(coll, lvl, bytes, p);
+        ch.radix = 0;
+        ch.seg = 0;
+    }
+    return ch;
+}
+
+static int is_default(ism_comm *c, int coll, int lvl, int p, int64_t bytes, int commute,
+                      int vendor_too)
+{
+    int a = ism_coll_select(c, coll, lvl, p, bytes, commute).alg;
+    return a == ISM_ALG_DEFAULT || (vendor_too && a == ISM_ALG_VENDOR);
+}
+
+/* Runs a schedule of ours for one phase. in/out: packed slots IN and OUT (out only
+ * where this member gets a result). */
+static int run(pk *x, int coll, int lvl, ism_coll_choice ch, const ism_coll_view *v, int root,
+               const int64_t *blk, int64_t bytes, const void *in, void *out)
+{
+    ism_coll_key k;
+    if (ch.alg < 0) { /* the vendor where it cannot: ours */
+        ch.alg = algs_default(coll, lvl, bytes, v->p);
+        ch.radix = 0;
+        ch.seg = 0;
+    }
+    memset(&k, 0, sizeof k);
+    k.coll = (int8_t)coll;
+    k.lvl = (int8_t)lvl;
+    k.alg = (int8_t)ch.alg;
+    k.radix = ch.radix;
+    k.seg = ch.seg;
+    k.p = v->p;
+    k.me = v->me;
+    k.root = root;
+    k.bytes = bytes;
+    k.esize = x->esize ? x->esize : 1;
+    k.commute = (int8_t)x->commute;
+    k.exclusive = coll == ISM_COLL_EXSCAN;
+    const ism_coll_sched *s = ism_coll_cached(x->c, &k, blk);
+    if (!s)
+        return ISM_ERR_NO_MEM;
+    int rc;
+    if (lvl == ISM_LVL_INTRA && v->p > 1 && (rc = ism_comm_add_vcoll(x->c)))
+        return rc;
+    ism_coll_count(coll, lvl, ch.alg);
+    return ism_coll_exec(s, v, x->c, in, s->out_len ? out : NULL, &x->red);
+}
+
+static ism_coll_view intra_view(ism_comm *c)
+{
+    ism_coll_view v = {c->lsize, c->lrank, c->c_of_l};
+    return v;
+}
+
+/* One member per site, in the order of the sites' leaders (rank order of the sites'
+ * runs): the root at the root's site (root >= 0), else the leader, or with last the
+ * site's last member. m has room for ism.nsites. */
+static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m)
+{
+    int n = 0;
+    for (int s = 0; s < ism.nsites; s++)
+        if (c->leaders[s] >= 0)
+            m[n++] = c->leaders[s];
+    for (int i = 1; i < n; i++) /* insertion sort by leader rank */
+        for (int j = i; j > 0 && m[j - 1] > m[j]; j--) {
+            int t = m[j];
+            m[j] = m[j - 1];
+            m[j - 1] = t;
+        }
+    for (int i = 0; i < n; i++) {
+        int s = c->site_of[m[i]];
+        if (root >= 0 && c->site_of[root] == s)
+            m[i] = root;
+        else if (last)
+            for (int r = m[i]; r < c->size; r++)
+                if (c->site_of[r] == s)
+                    m[i] = r;
+    }
+    ism_coll_view v = {n, -1, m};
+    for (int i = 0; i < n; i++)
+        if (m[i] == c->rank)
+            v.me = i;
+    return v;
+}
+
+static int vwait(int rc, ism_vh *r)
+{
+    return ism_vwait(rc, r);
+}
+
+/* ---- phases ---- */
+
+static int ph_barrier(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl)
+{
+    if (ch.alg == ISM_ALG_VENDOR) {
+        ism_vh r = 0;
+        ism_coll_count(ISM_COLL_BARRIER, lvl, ISM_ALG_VENDOR);
+        return vwait(ism.be->ibarrier(x->c->vcomm, &r), &r);
+    }
+    return run(x, ISM_COLL_BARRIER, lvl, ch, v, 0, NULL, 0, NULL, NULL);
+}
+
+/* buf: the root's data (IN) at the root, the result (OUT) elsewhere */
+static int ph_bcast(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl, int root,
+                    int64_t bytes, void *buf)
+{
+    if (v->p < 2)
+        return 0;
+    if (ch.alg == ISM_ALG_VENDOR && bytes <= 0x7fffffff) {
+        ism_vh r = 0;
+        ism_coll_count(ISM_COLL_BCAST, lvl, ISM_ALG_VENDOR);
+        return vwait(ism.be->ibcast(buf, (int)bytes, ISM_DT_BYTE->v, root, x->c->vcomm, &r), &r);
+    }
+    if (ch.alg == ISM_ALG_VENDOR)
+        ch.alg = algs_default(ISM_COLL_BCAST, lvl, bytes, v->p);
+    return run(x, ISM_COLL_BCAST, lvl, ch, v, root, NULL, bytes,
+               v->me == root ? buf : NULL, v->me == root ? NULL : buf);
+}
+
+/* in: my contribution; out: the result at the root (may be in itself) */
+static int ph_reduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl, int root,
+                     int64_t bytes, const void *in, void *out)
+{
+    if (v->p < 2) {
+        if (out && in != out)
+            memmove(out, in, (size_t)bytes);
+        return 0;
+    }
+    int64_t n = x->vdt ? bytes / x->vdt->size : 0;
+    if (ch.alg == ISM_ALG_VENDOR && n <= 0x7fffffff) {
+        ism_vh r = 0;
+        int64_t o = x->vdt->contig_off;
+        ism_coll_count(ISM_COLL_REDUCE, lvl, ISM_ALG_VENDOR);
+        const void *sb = in == out ? NULL : (const char *)in - o;
+        return vwait(ism.be->ireduce(sb, out ? (char *)out - o : NULL, (int)n, x->vdt->v,
+                                     x->op->v, root, x->c->vcomm, &r), &r);
+    }
+    if (ch.alg == ISM_ALG_VENDOR)
+        ch.alg = algs_default(ISM_COLL_REDUCE, lvl, bytes, v->p);
+    return run(x, ISM_COLL_REDUCE, lvl, ch, v, root, NULL, bytes, in, v->me == root ? out : NULL);
+}
+
+static int ph_allreduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl,
+                        int64_t bytes, const void *in, void *out)
+{
+    int64_t n = x->vdt ? bytes / x->vdt->size : 0;
+    if (ch.alg == ISM_ALG_VENDOR && n <= 0x7fffffff) {
+        ism_vh r = 0;
+        int64_t o = x->vdt->contig_off;
+        ism_coll_count(ISM_COLL_ALLREDUCE, lvl, ISM_ALG_VENDOR);
+        const void *sb = in == out ? NULL : (const char *)in - o;
+        return vwait(ism.be->iallreduce(sb, (char *)out - o, (int)n, x->vdt->v, x->op->v,
+                                        x->c->vcomm, &r), &r);
+    }
+    if (ch.alg == ISM_ALG_VENDOR)
+        ch.alg = algs_default(ISM_COLL_ALLREDUCE, lvl, bytes, v->p);
+    return run(x, ISM_COLL_ALLREDUCE, lvl, ch, v, 0, NULL, bytes, in, out);
+}
+
+/* ---- barrier ---- */
+
+int ism_coll_barrier(ism_comm *c)
+{
+    pk x;
+    int lvl0 = ISM_LVL_INTRA;
+    if (is_default(c, ISM_COLL_BARRIER, lvl0, c->lsize, 0, 1, 1) &&
+        (c->all_local || is_default(c, ISM_COLL_BARRIER, ISM_LVL_WAN, c->nleaders, 0, 1, 0))) {
+        ism_coll_count(ISM_COLL_BARRIER, lvl0, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    pk_init(&x, c, ISM_DT_BYTE, NULL);
+    ism_coll_view iv = intra_view(c);
+    ism_coll_choice ci = choose(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0);
+    if (c->all_local)
+        return ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
+    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+    if (!m)
+        return ISM_ERR_NO_MEM;
+    int rc = c->lsize > 1 ? ph_barrier(&x, ci, &iv, ISM_LVL_INTRA) : 0;
+    ism_coll_view wv = wan_view(c, -1, 0, m);
+    if (!rc && wv.me >= 0)
+        rc = ph_barrier(&x, choose(&x, ISM_COLL_BARRIER, ISM_LVL_WAN, wv.p, 0), &wv,
+                        ISM_LVL_WAN);
+    if (!rc && c->lsize > 1)
+        rc = ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
+    free(m);
+    return rc;
+}
+
+/* ---- bcast ---- */
+
+int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    int lp = c->all_local ? c->size : c->lsize;
+    if (is_default(c, ISM_COLL_BCAST, ISM_LVL_INTRA, lp, bytes, 1, 1) &&
+        (c->all_local || is_default(c, ISM_COLL_BCAST, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))) {
+        ism_coll_count(ISM_COLL_BCAST, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    if (!bytes)
+        return 0;
+    pk x;
+    pk_init(&x, c, dt, NULL);
+    int me_root = c->rank == root;
+    char *raw, *p = packed(dt, buf, count, me_root, &raw);
+    if (!p)
+        return ISM_ERR_NO_MEM;
+    ism_coll_view iv = intra_view(c);
+    int rc = 0, *m = NULL;
+    if (!c->all_local) {
+        if (!(m = malloc(sizeof(int) * (size_t)ism.nsites))) {
+            free(raw);
+            return ISM_ERR_NO_MEM;
+        }
+        ism_coll_view wv = wan_view(c, root, 0, m);
+        int wroot = 0;
+        while (m[wroot] != root)
+            wroot++;
+        if (wv.me >= 0)
+            rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_WAN, wv.p, bytes), &wv,
+                          ISM_LVL_WAN, wroot, bytes, p);
+    }
+    int lroot = ism.site == c->site_of[root] ? c->l_of[root] : 0;
+    if (!rc)
+        rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes), &iv,
+                      ISM_LVL_INTRA, lroot, bytes, p);
+    if (!rc && raw && !me_root)
+        ism_dt_unpack(dt, p, buf, count);
+    free(raw);
+    free(m);
+    return rc;
+}
+
+/* ---- reduce ---- */
+
+int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                    ism_comm *c)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    int commute = !op->user || op->commute;
+    int lp = c->all_local ? c->size : c->lsize;
+    if (!op->user && is_default(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, 1, 1) &&
+        (c->all_local || is_default(c, ISM_COLL_REDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))) {
+        ism_coll_count(ISM_COLL_REDUCE, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    if (!commute && !c->all_local && !c->site_runs)
+        return ISM_COLL_PASS; /* rank order is not site order: gather at the root */
+    if (!bytes)
+        return 0;
+    pk x;
+    pk_init(&x, c, dt, op);
+    int me_root = c->rank == root;
+    char *rin, *rout, *tmp = NULL;
+    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
+    char *out = me_root ? packed(dt, rbuf, count, 0, &rout) : (rout = NULL);
+    int rs = c->site_of[root];
+    int lroot = ism.site == rs ? c->l_of[root] : 0;
+    int rep = c->lrank == lroot && !c->all_local; /* this site's member in the wan phase */
+    if (rep && !me_root)
+        tmp = malloc((size_t)bytes);
+    int rc = (!in || (me_root && !out) || (rep && !me_root && !tmp)) ? ISM_ERR_NO_MEM : 0;
+    ism_coll_view iv = intra_view(c);
+    if (!rc)
+        rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes), &iv,
+                       ISM_LVL_INTRA, lroot, bytes, in, me_root ? out : tmp);
+    if (!rc && rep) {
+        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+        if (!m) {
+            rc = ISM_ERR_NO_MEM;
+        } else {
+            ism_coll_view wv = wan_view(c, root, 0, m);
+            int wroot = 0;
+            while (m[wroot] != root)
+                wroot++;
+            void *part = me_root ? out : tmp;
+            rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_WAN, wv.p, bytes), &wv,
+                           ISM_LVL_WAN, wroot, bytes, part, me_root ? out : NULL);
+            free(m);
+        }
+    }
+    if (!rc && me_root && rout)
+        ism_dt_unpack(dt, out, rbuf, count);
+    free(rin);
+    free(rout);
+    free(tmp);
+    ism_coll_redop_free(&x.red);
+    return rc;
+}
+
+/* ---- allreduce ---- */
+
+int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                       ism_comm *c)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    int commute = !op->user || op->commute;
+    if (c->all_local) {
+        if (!op->user && is_default(c, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, 1, 1)) {
+            ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+            return ISM_COLL_PASS;
+        }
+    } else {
+        if (!commute && !c->site_runs)
+            return ISM_COLL_PASS;
+        if (!op->user &&
+            is_default(c, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0) &&
+            is_default(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes, 1, 1) &&
+            is_default(c, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes, 1, 1)) {
+            ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_WAN, ISM_ALG_DEFAULT);
+            return ISM_COLL_PASS;
+        }
+    }
+    if (!bytes)
+        return 0;
+    pk x;
+    pk_init(&x, c, dt, op);
+    char *rin, *rout;
+    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
+    char *out = packed(dt, rbuf, count, 0, &rout);
+    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    ism_coll_view iv = intra_view(c);
+    if (!rc && c->all_local) {
+        rc = ph_allreduce(&x, choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes), &iv,
+                          ISM_LVL_INTRA, bytes, in, out);
+    } else if (!rc) {
+        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+        ism_coll_view wv = m ? wan_view(c, -1, 0, m) : iv;
+        ism_coll_choice cw = choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes);
+        ism_coll_choice cr = choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes);
+        ism_coll_choice cb = choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes);
+        int pipe = ism_coll_select(c, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes,
+                                   commute).alg == ISM_ALG_PIPELINE;
+        if (!m) {
+            rc = ISM_ERR_NO_MEM;
+        } else if (pipe && x.vdt && cr.alg == ISM_ALG_VENDOR && cb.alg == ISM_ALG_VENDOR) {
+            ism_coll_choice cp = ism_coll_select(c, ISM_COLL_ALLREDUCE, ISM_LVL_WAN,
+                                                 c->nleaders, bytes, commute);
+            ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_WAN, ISM_ALG_PIPELINE);
+            rc = ism_coll_pipe_allreduce(in, out, bytes, x.vdt, bytes / x.vdt->size, op, &x.red,
+                                         cp.seg, &wv, c);
+        } else {
+            rc = ph_reduce(&x, cr, &iv, ISM_LVL_INTRA, 0, bytes, in, c->lrank == 0 ? out : NULL);
+            if (!rc && wv.me >= 0)
+                rc = run(&x, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, cw, &wv, 0, NULL, bytes, out, out);
+            if (!rc)
+                rc = ph_bcast(&x, cb, &iv, ISM_LVL_INTRA, 0, bytes, out);
+        }
+        free(m);
+    }
+    if (!rc && rout)
+        ism_dt_unpack(dt, out, rbuf, count);
+    free(rin);
+    free(rout);
+    ism_coll_redop_free(&x.red);
+    return rc;
+}
+
+/* ---- reduce-scatter ---- */
+
+int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+                            ism_op *op, ism_comm *c)
+{
+    int commute = !op->user || op->commute, n = c->size;
+    int64_t total = 0;
+    for (int r = 0; r < n; r++)
+        total += rcounts[r];
+    int64_t bytes = total * dt->size;
+    if (!c->all_local) {
+        /* a reduce to rank 0 (two-level, ours when chosen) and the two-level scatter */
+        if (!op->user && is_default(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes, 1, 1) &&
+            is_default(c, ISM_COLL_REDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))
+            return ISM_COLL_PASS;
+        if (!commute && !c->site_runs)
+            return ISM_COLL_PASS;
+        char *full = NULL, *raw = c->rank == 0 ? ism_dt_elems(dt, (size_t)total, &full) : NULL;
+        if (c->rank == 0 && !raw)
+            return ISM_ERR_NO_MEM;
+        int *displs = malloc(sizeof(int) * (size_t)n);
+        int rc = displs ? 0 : ISM_ERR_NO_MEM;
+        for (int r = 0, at = 0; displs && r < n; r++) {
+            displs[r] = at;
+            at += rcounts[r];
+        }
+        if (!rc && total <= 0x7fffffff)
+            rc = ism_coll_reduce(sbuf ? sbuf : rbuf, full, (int)total, dt, op, 0, c);
+        else if (!rc)
+            rc = ISM_ERR_COUNT;
+        if (rc == ISM_COLL_PASS)
+            rc = ism_reduce_any(sbuf ? sbuf : rbuf, full, (int)total, dt, op, 0, c);
+        if (!rc)
+            rc = ism_scatterv(full, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c);
+        free(raw);
+        free(displs);
+        return rc;
+    }
+    if (!op->user && is_default(c, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes, 1, 1)) {
+        ism_coll_count(ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    if (!bytes)
+        return 0;
+    pk x;
+    pk_init(&x, c, dt, op);
+    int64_t *blk = malloc(sizeof *blk * (size_t)n);
+    char *rin, *rout;
+    char *in = packed(dt, sbuf ? sbuf : rbuf, total, 1, &rin);
+    char *out = packed(dt, rbuf, rcounts[c->rank], 0, &rout);
+    int rc = !blk || !in || (!out && rcounts[c->rank]) ? ISM_ERR_NO_MEM : 0;
+    for (int r = 0; blk && r < n; r++)
+        blk[r] = (int64_t)rcounts[r] * dt->size;
+    ism_coll_view iv = intra_view(c);
+    ism_coll_choice ch = choose(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes);
+    if (!rc)
+        rc = run(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ch, &iv, 0, blk, 0, in, out);
+    if (!rc && rout)
+        ism_dt_unpack(dt, out, rbuf, rcounts[c->rank]);
+    free(blk);
+    free(rin);
+    free(rout);
+    ism_coll_redop_free(&x.red);
+    return rc;
+}
+
+/* ---- scan, exscan ---- */
+
+/* Across sites whose members are consecutive ranks: a scan inside each site, an
+ * exclusive scan of the site totals among the sites' last members (S-1 WAN messages
+ * with the default chain), the site's prefix broadcast inside the site and put on the
+ * left of each member's local result. */
+static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char *out)
+{
+    ism_comm *c = x->c;
+    int coll = exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN;
+    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+    char *pre = malloc((size_t)bytes), *tot = malloc((size_t)bytes);
+    int rc = !m || !pre || !tot ? ISM_ERR_NO_MEM : 0;
+    ism_coll_view iv = intra_view(c);
+    int last = c->lrank == c->lsize - 1;
+    if (!rc && last && exclusive)
+        memcpy(tot, in, (size_t)bytes); /* my input, before an in-place scan replaces it */
+    if (!rc)
+        rc = run(x, coll, ISM_LVL_INTRA, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, 0,
+                 NULL, bytes, in, out);
+    ism_coll_view wv = m ? wan_view(c, -1, 1, m) : iv;
+    int first_site = 0; /* this site's run comes first: no prefix from other sites */
+    for (int i = 0; m && i < wv.p; i++)
+        if (c->site_of[m[i]] == ism.site)
+            first_site = i == 0;
+    if (!rc && last) {
+        /* the site's total: the inclusive result, or the exclusive one op my input */
+        if (!exclusive)
+            memcpy(tot, out, (size_t)bytes);
+        else if (c->lsize > 1)
+            rc = ism_coll_apply(&x->red, out, tot, bytes);
+        if (!rc)
+            rc = run(x, ISM_COLL_EXSCAN, ISM_LVL_WAN,
+                     choose(x, ISM_COLL_EXSCAN, ISM_LVL_WAN, wv.p, bytes), &wv, 0, NULL, bytes,
+                     tot, pre);
+    }
+    if (!rc && !first_site) {
+        ism_coll_choice cb = choose(x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes);
+        rc = ph_bcast(x, cb, &iv, ISM_LVL_INTRA, c->lsize - 1, bytes, pre);
+        if (!rc) {
+            if (exclusive && c->lrank == 0)
+                memcpy(out, pre, (size_t)bytes);
+            else
+                rc = ism_coll_apply(&x->red, pre, out, bytes);
+        }
+    }
+    free(m);
+    free(pre);
+    free(tot);
+    return rc;
+}
+
+int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                  int exclusive, ism_comm *c)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    int commute = !op->user || op->commute;
+    if (!c->all_local && !c->site_runs)
+        return ISM_COLL_PASS;
+    (void)commute;
+    if (!bytes)
+        return 0;
+    pk x;
+    pk_init(&x, c, dt, op);
+    char *rin, *rout;
+    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
+    char *out = packed(dt, rbuf, count, 0, &rout);
+    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    int coll = exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN;
+    /* exscan leaves rank 0's buffer alone: its packed copy holds nothing to unpack */
+    int first = c->rank == 0;
+    if (!rc && c->all_local) {
+        ism_coll_view iv = intra_view(c);
+        rc = run(&x, coll, ISM_LVL_INTRA, choose(&x, coll, ISM_LVL_INTRA, c->size, bytes), &iv,
+                 0, NULL, bytes, in, out);
+    } else if (!rc) {
+        rc = scan_sites(&x, exclusive, bytes, in, out);
+    }
+    if (!rc && rout && !(exclusive && first))
+        ism_dt_unpack(dt, out, rbuf, count);
+    free(rin);
+    free(rout);
+    ism_coll_redop_free(&x.red);
+    return rc;
+}
+
+/* ---- allgather ---- */
+
+int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                       ism_dt *rdt, ism_comm *c)
+{
+    int n = c->size;
+    int64_t b = (int64_t)rcount * rdt->size, total = b * n;
+    int lp = c->all_local ? n : c->lsize;
+    if (is_default(c, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, lp, total, 1, 1) &&
+        (c->all_local || is_default(c, ISM_COLL_ALLGATHER, ISM_LVL_WAN, c->nleaders, total, 1, 0))) {
+        ism_coll_count(ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    if (!c->all_local && !c->site_runs)
+        return ISM_COLL_PASS;
+    if (!b)
+        return 0;
+    pk x;
+    pk_init(&x, c, rdt, NULL);
+    char *rin, *rout;
+    /* in place: my block is in rbuf, in the receive type */
+    char *in = sbuf ? packed(sdt, sbuf, scount, 1, &rin)
+                    : packed(rdt, (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent, rcount,
+                             1, &rin);
+    char *out = packed(rdt, rbuf, (int64_t)rcount * n, 0, &rout);
+    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    if (!sbuf && !rin)
+        in = out + c->rank * b; /* contiguous in place: the block is already there */
+    ism_coll_view iv = intra_view(c);
+    if (!rc && c->all_local) {
+        ism_coll_choice ch = choose(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, n, total);
+        if (ch.alg == ISM_ALG_VENDOR) {
+            ism_vh r = 0;
+            ism_coll_count(ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ISM_ALG_VENDOR);
+            rc = vwait(ism.be->iallgather(in == out + c->rank * b ? NULL : in, (int)b,
+                                          ISM_DT_BYTE->v, out, (int)b, ISM_DT_BYTE->v, c->vcomm,
+                                          &r), &r);
+        } else {
+            rc = run(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ch, &iv, 0, NULL, b, in, out);
+        }
+    } else if (!rc) {
+        /* my site's members are the consecutive ranks from my leader's */
+        char *site = out + (int64_t)c->my_leader * b;
+        ism_coll_choice ch = choose(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, c->lsize, b * c->lsize);
+        if (ch.alg == ISM_ALG_VENDOR) {
+            ism_vh r = 0;
+            ism_coll_count(ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ISM_ALG_VENDOR);
+            rc = vwait(ism.be->iallgather(in == out + c->rank * b ? NULL : in, (int)b,
+                                          ISM_DT_BYTE->v, site, (int)b, ISM_DT_BYTE->v, c->vcomm,
+                                          &r), &r);
+        } else {
+            rc = run(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ch, &iv, 0, NULL, b, in, site);
+        }
+        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+        int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.nsites);
+        if (!m || !blk)
+            rc = rc ? rc : ISM_ERR_NO_MEM;
+        ism_coll_view wv = m ? wan_view(c, -1, 0, m) : iv;
+        for (int i = 0; !rc && i < wv.p; i++) {
+            int s = c->site_of[m[i]], k = 0;
+            for (int r = 0; r < n; r++)
+                k += c->site_of[r] == s;
+            blk[i] = b * k;
+        }
+        if (!rc && wv.me >= 0)
+            rc = run(&x, ISM_COLL_ALLGATHER, ISM_LVL_WAN,
+                     choose(&x, ISM_COLL_ALLGATHER, ISM_LVL_WAN, wv.p, total), &wv, 0, blk, 0,
+                     site, out);
+        if (!rc)
+            rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, total), &iv,
+                          ISM_LVL_INTRA, 0, total, out);
+        free(m);
+        free(blk);
+    }
+    if (!rc && rout)
+        ism_dt_unpack(rdt, out, rbuf, rcount * n);
+    free(rin);
+    free(rout);
+    return rc;
+}
+
+/* ---- alltoall (inside one site; across sites the core's exchange per site pair) ---- */
+
+int ism_coll_alltoall(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                      ism_dt *rdt, ism_comm *c)
+{
+    int n = c->size;
+    int64_t b = (int64_t)rcount * rdt->size;
+    if (!c->all_local || is_default(c, ISM_COLL_ALLTOALL, ISM_LVL_INTRA, n, b * n, 1, 1)) {
+        ism_coll_count(ISM_COLL_ALLTOALL, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        return ISM_COLL_PASS;
+    }
+    if (!b)
+        return 0;
+    pk x;
+    pk_init(&x, c, rdt, NULL);
+    char *rin, *rout;
+    char *in = sbuf ? packed(sdt, sbuf, (int64_t)scount * n, 1, &rin)
+                    : packed(rdt, rbuf, (int64_t)rcount * n, 1, &rin);
+    char *out = packed(rdt, rbuf, (int64_t)rcount * n, 0, &rout);
+    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    ism_coll_view iv = intra_view(c);
+    if (!rc)
+        rc = run(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA,
+                 choose(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA, n, b * n), &iv, 0, NULL, b, in, out);
+    if (!rc && rout)
+        ism_dt_unpack(rdt, out, rbuf, rcount * n);
+    free(rin);
+    free(rout);
+    return rc;
+}
