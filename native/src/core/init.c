@@ -181,6 +181,10 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     int rc, wrank, wsize;
     if (ism.initialized)
         return ISM_ERR_OTHER;
+    /* a wrong collective selection (environment, table) stops the job before it starts:
+     * the program would otherwise run with choices other than the ones it was given */
+    if (ism_coll_init())
+        ism_die("the collective selection above is not valid; correct it or unset it");
     ism.be = load_backend();
     vendor_defaults();
     rc = ism.be->init_thread(argc, argv, required, provided);
@@ -261,7 +265,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         for (int r = ism.site_off[s]; r < ism.site_off[s + 1]; r++)
             ism.site_of_g[r] = s;
     rc = ism_comm_build_world();
-    if (rc || (rc = ism_coll_init()))
+    if (rc)
         return rc;
     if (ism.multisite) {
         rc = ism_gw_setup();
