@@ -3,7 +3,7 @@
 # the messages they forward (ISTHMUS_STATS=1); tests/mpi/coll_wan_count.c repeats one
 # collective k times, and the difference to a run with 0 repetitions, divided by k, must
 # equal the two-level algorithm's count exactly, for 2 sites with 2 and with 3 ranks each
-# and for 3 sites.
+# and for 3 sites; the pipelined allreduce sends one message per segment and site pair.
 from __future__ import annotations
 
 import os
@@ -28,8 +28,11 @@ EXPECTED = {
     "scatter": lambda s: s - 1,
     "allgather": lambda s: s * (s - 1),
     "alltoall": lambda s: s * (s - 1),    # one message per ordered pair of sites
-    "scan": lambda s: 3 * (s - 1),        # gather, failure flag, scatter
+    "scan": lambda s: s - 1,              # site totals passed along the sites (exscan chain)
 }
+# the pipelined cross-site allreduce: one message per segment and ordered pair of sites;
+# coll_wan_count's 4 ints in segments of 4 bytes
+PIPE_SEGMENTS = 4
 LAYOUTS = ["2,2", "3,3", "1,2,2"]
 SENT = re.compile(r"isthmus stats: .* -> .*: sent (\d+) msgs")
 
@@ -44,13 +47,13 @@ def exe(prefix, tmp_path_factory):
     return out
 
 
-def sent_messages(exe, layout, coll, reps):
+def sent_messages(exe, layout, coll, reps, env=None):
     n = sum(int(x) for x in layout.split(","))
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--sites",
            str(len(layout.split(","))), "--ranks-per-site", layout, "--mpi", "openmpi",
            "--timeout", "100", "--", str(exe), coll, str(reps)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "ISTHMUS_STATS": "1"})
+                       env={**os.environ, "ISTHMUS_STATS": "1", **(env or {})})
     assert r.returncode == 0 and "coll_wan_count: OK" in r.stdout, (r.stdout + r.stderr)[-3000:]
     counts = [int(m.group(1)) for m in SENT.finditer(r.stderr)]
     assert counts, "no gateway statistics printed:\n" + r.stderr[-2000:]
@@ -71,3 +74,14 @@ def test_wan_messages_per_collective(exe, baseline, layout, coll):
     assert per_call == EXPECTED[coll](sites), (
         f"{coll} on {layout}: {per_call} cross-site messages per call, "
         f"expected {EXPECTED[coll](sites)}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_wan_messages_of_the_pipelined_allreduce(exe, baseline, layout):
+    sites = len(layout.split(","))
+    total = sent_messages(exe, layout, "allreduce", REPS,
+                          env={"ISTHMUS_COLL_WAN_ALLREDUCE": f"pipeline::{PIPE_SEGMENTS}"})
+    per_call = (total - baseline[layout]) / REPS
+    assert per_call == PIPE_SEGMENTS * sites * (sites - 1), (
+        f"pipelined allreduce on {layout}: {per_call} cross-site messages per call, expected "
+        f"{PIPE_SEGMENTS} segments x {sites * (sites - 1)} ordered site pairs")

@@ -347,7 +347,7 @@ static const plan plans[] = {
      {"recursive_doubling", "rabenseifner", "ring::32", "knomial:3", "linear", "exchange",
       "vendor"},
      {"exchange", "recursive_doubling", "rabenseifner", "ring::32", "knomial:3", "linear",
-      "pipeline::64"}},
+      "pipeline::8"}},
     {"reduce_scatter", {"ring::32", "recursive_halving", "pairwise"}, {NULL}},
     {"scan", {"recursive_doubling", "chain::32"}, {"chain::32", "recursive_doubling"}},
     {"exscan", {"recursive_doubling", "chain::32"}, {"chain::32", "recursive_doubling"}},

@@ -164,7 +164,7 @@ int ism_coll_pipe_allreduce(const void *in0, void *out0, int64_t bytes, ism_dt *
         }
         sg[j].wan_left = nw;
     }
-    int next = 0, bdone = 0;
+    int next = 0, bdone = 0, nsent = 0;
     unsigned spins = 0;
     while (!rc && bdone < n) {
         int moved = 0;
@@ -182,7 +182,9 @@ int ism_coll_pipe_allreduce(const void *in0, void *out0, int64_t bytes, ism_dt *
                 bdone++;
                 moved = 1;
             }
-            if (g->rstate == 2 && !g->sent) {
+            /* segments leave in order: the receives match them in posting order */
+            if (g->rstate == 2 && !g->sent && j == nsent) {
+                nsent++;
                 for (int w = 0, k = 0; w < S && !rc; w++)
                     if (w != me)
                         rc = ism_isend(out + off, (int)len, ISM_DT_BYTE, wan->members[w],
