@@ -11,12 +11,9 @@
 
 static int64_t *ag_layout(ism_coll_sched *s, const ism_coll_args *a)
 {
-    int64_t *off = ism_coll_blocks(a->p, a->blk, 0, a->esize);
+    int64_t *off = ism_coll_member_blocks(a);
     if (!off)
         return NULL;
-    if (!a->blk) /* uniform blocks of a->bytes */
-        for (int i = 0; i <= a->p; i++)
-            off[i] = a->bytes * i;
     s->slot[ISM_SL_IN] = off[a->me + 1] - off[a->me];
     s->slot[ISM_SL_OUT] = off[a->p];
     s->out_len = off[a->p];

@@ -55,6 +55,22 @@ static int vtest(ism_vh *r, int *done)
     return rc;
 }
 
+/* Waits for the oldest of cnt requests in the ring q of w. */
+static int wait_oldest(ism_vh *q, int w, int *head, int *cnt)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int done = 0, rc = vtest(&q[*head], &done);
+        if (done || rc) {
+            *head = (*head + 1) % w;
+            (*cnt)--;
+            return rc;
+        }
+        if (!ism_progress())
+            ism_idle(&spins);
+    }
+}
+
 /* A member other than the leader: issue everything in order, keep at most 2*AHEAD+2
  * requests outstanding, wait for the rest. */
 static int follower(const char *in, char *out, int64_t bytes, int64_t sb, int n, ism_dt *vdt,
@@ -63,22 +79,15 @@ static int follower(const char *in, char *out, int64_t bytes, int64_t sb, int n,
     enum { W = 2 * AHEAD + 2 };
     ism_vh q[W];
     int head = 0, cnt = 0, rc = 0;
-    unsigned spins = 0;
     item *it = order(n);
     if (!it)
         return ISM_ERR_NO_MEM;
     int64_t o0 = vdt->contig_off;
     for (int k = 0; k < 2 * n && !rc; k++) {
-        while (cnt == W && !rc) { /* the oldest must finish first */
-            int done = 0;
-            rc = vtest(&q[head], &done);
-            if (done) {
-                head = (head + 1) % W;
-                cnt--;
-            } else if (!ism_progress()) {
-                ism_idle(&spins);
-            }
-        }
+        if (cnt == W) /* the oldest must finish first */
+            rc = wait_oldest(q, W, &head, &cnt);
+        if (rc)
+            break;
         int j = it[k].j;
         int64_t off = (int64_t)j * sb, len = seg_len(bytes, sb, j);
         ism_vh *r = &q[(head + cnt) % W];
@@ -90,15 +99,9 @@ static int follower(const char *in, char *out, int64_t bytes, int64_t sb, int n,
                                  c->vcomm, r);
         cnt++;
     }
-    while (cnt && !rc) {
-        int done = 0;
-        rc = vtest(&q[head], &done);
-        if (done) {
-            head = (head + 1) % W;
-            cnt--;
-        } else if (!ism_progress()) {
-            ism_idle(&spins);
-        }
+    while (cnt) { /* after an error too: nothing may stay outstanding */
+        int e = wait_oldest(q, W, &head, &cnt);
+        rc = rc ? rc : e;
     }
     free(it);
     return rc;

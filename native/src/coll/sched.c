@@ -215,6 +215,14 @@ int64_t ism_coll_seg_elems(const ism_coll_args *a)
     return s < a->esize ? a->esize : s;
 }
 
+int64_t *ism_coll_member_blocks(const ism_coll_args *a)
+{
+    int64_t *off = ism_coll_blocks(a->p, a->blk, 0, a->esize);
+    for (int i = 0; off && !a->blk && i <= a->p; i++)
+        off[i] = a->bytes * i;
+    return off;
+}
+
 int64_t *ism_coll_blocks(int n, const int64_t *blk, int64_t total, int64_t esize)
 {
     int64_t *off = malloc(sizeof *off * (size_t)(n + 1));

@@ -207,6 +207,8 @@ void ism_coll_flush(ism_coll_sched *s);
 typedef struct { int mask, lo, hi; } ism_coll_step;
 int ism_coll_rab_rs(ism_coll_sched *s, int pp, int x, int p, const int64_t *off, int start, int alt,
                     int *lo, int *hi, ism_coll_step *trace, int *ntrace);
+/* The members' blocks (a->blk, or a->bytes each): offsets of p+1 boundaries. */
+int64_t *ism_coll_member_blocks(const ism_coll_args *a);
 /* Block offsets of n blocks: blk[i] bytes each, or total split evenly (on elements). */
 int64_t *ism_coll_blocks(int n, const int64_t *blk, int64_t total, int64_t esize);
 

@@ -58,6 +58,36 @@ static char *packed(ism_dt *dt, const void *buf, int64_t count, int fill, char *
     return *raw;
 }
 
+/* The caller's input and result as packed bytes for one collective call. */
+typedef struct io {
+    char *in, *out;     /* packed input and result */
+    char *rin, *rout;   /* what packed() allocated, or NULL */
+    ism_dt *odt;        /* the result's type and count, for unpacking at the end */
+    void *rbuf;
+    int64_t ocount;
+} io;
+
+static int io_open(io *b, ism_dt *idt, const void *ibuf, int64_t icount, ism_dt *odt, void *rbuf,
+                   int64_t ocount)
+{
+    b->in = packed(idt, ibuf, icount, 1, &b->rin);
+    b->out = rbuf ? packed(odt, rbuf, ocount, 0, &b->rout) : (b->rout = NULL);
+    b->odt = odt;
+    b->rbuf = rbuf;
+    b->ocount = ocount;
+    return (ibuf && !b->in) || (rbuf && !b->out) ? ISM_ERR_NO_MEM : 0;
+}
+
+/* Unpacks the result (when unpack and it was packed) and frees; returns rc. */
+static int io_close(io *b, int rc, int unpack)
+{
+    if (!rc && unpack && b->rout && b->rbuf)
+        ism_dt_unpack(b->odt, b->out, b->rbuf, (int)b->ocount);
+    free(b->rin);
+    free(b->rout);
+    return rc;
+}
+
 static int algs_default(int coll, int lvl, int64_t bytes, int p)
 {
     const char *name;
@@ -163,9 +193,9 @@ static ism_coll_view intra_view(ism_comm *c)
 }
 
 /* One member per site, in the order of the sites' leaders (rank order of the sites'
- * runs): the root at the root's site (root >= 0), else the leader, or with last the
- * site's last member. m has room for ism.nsites. */
-static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m)
+ * runs): the root at the root's site (root >= 0; *wroot gets its index), else the
+ * leader, or with last the site's last member. m has room for ism.nsites. */
+static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m, int *wroot)
 {
     int n = 0;
     for (int s = 0; s < ism.nsites; s++)
@@ -187,9 +217,12 @@ static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m)
                     m[i] = r;
     }
     ism_coll_view v = {n, -1, m};
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         if (m[i] == c->rank)
             v.me = i;
+        if (wroot && m[i] == root)
+            *wroot = i;
+    }
     return v;
 }
 
@@ -287,7 +320,7 @@ int ism_coll_barrier(ism_comm *c)
     if (!m)
         return ISM_ERR_NO_MEM;
     int rc = c->lsize > 1 ? ph_barrier(&x, ci, &iv, ISM_LVL_INTRA) : 0;
-    ism_coll_view wv = wan_view(c, -1, 0, m);
+    ism_coll_view wv = wan_view(c, -1, 0, m, NULL);
     if (!rc && wv.me >= 0)
         rc = ph_barrier(&x, choose(&x, ISM_COLL_BARRIER, ISM_LVL_WAN, wv.p, 0), &wv,
                         ISM_LVL_WAN);
@@ -323,10 +356,8 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
             free(raw);
             return ISM_ERR_NO_MEM;
         }
-        ism_coll_view wv = wan_view(c, root, 0, m);
         int wroot = 0;
-        while (m[wroot] != root)
-            wroot++;
+        ism_coll_view wv = wan_view(c, root, 0, m, &wroot);
         if (wv.me >= 0)
             rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_WAN, wv.p, bytes), &wv,
                           ISM_LVL_WAN, wroot, bytes, p);
@@ -362,15 +393,14 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     pk x;
     pk_init(&x, c, dt, op);
     int me_root = c->rank == root;
-    char *rin, *rout, *tmp = NULL;
-    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
-    char *out = me_root ? packed(dt, rbuf, count, 0, &rout) : (rout = NULL);
-    int rs = c->site_of[root];
-    int lroot = ism.site == rs ? c->l_of[root] : 0;
+    char *tmp = NULL;
+    io b;
+    int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, count, dt, me_root ? rbuf : NULL, count);
+    char *in = b.in, *out = me_root ? b.out : NULL;
+    int lroot = ism.site == c->site_of[root] ? c->l_of[root] : 0;
     int rep = c->lrank == lroot && !c->all_local; /* this site's member in the wan phase */
-    if (rep && !me_root)
-        tmp = malloc((size_t)bytes);
-    int rc = (!in || (me_root && !out) || (rep && !me_root && !tmp)) ? ISM_ERR_NO_MEM : 0;
+    if (rep && !me_root && !(tmp = malloc((size_t)bytes)))
+        rc = ISM_ERR_NO_MEM;
     ism_coll_view iv = intra_view(c);
     if (!rc)
         rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes), &iv,
@@ -380,23 +410,17 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
         if (!m) {
             rc = ISM_ERR_NO_MEM;
         } else {
-            ism_coll_view wv = wan_view(c, root, 0, m);
             int wroot = 0;
-            while (m[wroot] != root)
-                wroot++;
+            ism_coll_view wv = wan_view(c, root, 0, m, &wroot);
             void *part = me_root ? out : tmp;
             rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_WAN, wv.p, bytes), &wv,
                            ISM_LVL_WAN, wroot, bytes, part, me_root ? out : NULL);
             free(m);
         }
     }
-    if (!rc && me_root && rout)
-        ism_dt_unpack(dt, out, rbuf, count);
-    free(rin);
-    free(rout);
     free(tmp);
     ism_coll_redop_free(&x.red);
-    return rc;
+    return io_close(&b, rc, me_root);
 }
 
 /* ---- allreduce ---- */
@@ -426,17 +450,16 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
         return 0;
     pk x;
     pk_init(&x, c, dt, op);
-    char *rin, *rout;
-    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
-    char *out = packed(dt, rbuf, count, 0, &rout);
-    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    io b;
+    int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, count, dt, rbuf, count);
+    char *in = b.in, *out = b.out;
     ism_coll_view iv = intra_view(c);
     if (!rc && c->all_local) {
         rc = ph_allreduce(&x, choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes), &iv,
                           ISM_LVL_INTRA, bytes, in, out);
     } else if (!rc) {
         int *m = malloc(sizeof(int) * (size_t)ism.nsites);
-        ism_coll_view wv = m ? wan_view(c, -1, 0, m) : iv;
+        ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
         ism_coll_choice cw = choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes);
         ism_coll_choice cr = choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes);
         ism_coll_choice cb = choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes);
@@ -459,12 +482,8 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
         }
         free(m);
     }
-    if (!rc && rout)
-        ism_dt_unpack(dt, out, rbuf, count);
-    free(rin);
-    free(rout);
     ism_coll_redop_free(&x.red);
-    return rc;
+    return io_close(&b, rc, 1);
 }
 
 /* ---- reduce-scatter ---- */
@@ -514,23 +533,19 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
     pk x;
     pk_init(&x, c, dt, op);
     int64_t *blk = malloc(sizeof *blk * (size_t)n);
-    char *rin, *rout;
-    char *in = packed(dt, sbuf ? sbuf : rbuf, total, 1, &rin);
-    char *out = packed(dt, rbuf, rcounts[c->rank], 0, &rout);
-    int rc = !blk || !in || (!out && rcounts[c->rank]) ? ISM_ERR_NO_MEM : 0;
+    io b;
+    int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, total, dt, rbuf, rcounts[c->rank]);
+    if (!blk)
+        rc = ISM_ERR_NO_MEM;
     for (int r = 0; blk && r < n; r++)
         blk[r] = (int64_t)rcounts[r] * dt->size;
     ism_coll_view iv = intra_view(c);
     ism_coll_choice ch = choose(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes);
     if (!rc)
-        rc = run(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ch, &iv, 0, blk, 0, in, out);
-    if (!rc && rout)
-        ism_dt_unpack(dt, out, rbuf, rcounts[c->rank]);
+        rc = run(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ch, &iv, 0, blk, 0, b.in, b.out);
     free(blk);
-    free(rin);
-    free(rout);
     ism_coll_redop_free(&x.red);
-    return rc;
+    return io_close(&b, rc, 1);
 }
 
 /* ---- scan, exscan ---- */
@@ -553,7 +568,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     if (!rc)
         rc = run(x, coll, ISM_LVL_INTRA, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, 0,
                  NULL, bytes, in, out);
-    ism_coll_view wv = m ? wan_view(c, -1, 1, m) : iv;
+    ism_coll_view wv = m ? wan_view(c, -1, 1, m, NULL) : iv;
     int first_site = 0; /* this site's run comes first: no prefix from other sites */
     for (int i = 0; m && i < wv.p; i++)
         if (c->site_of[m[i]] == ism.site)
@@ -589,18 +604,15 @@ int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
                   int exclusive, ism_comm *c)
 {
     int64_t bytes = (int64_t)count * dt->size;
-    int commute = !op->user || op->commute;
     if (!c->all_local && !c->site_runs)
         return ISM_COLL_PASS;
-    (void)commute;
     if (!bytes)
         return 0;
     pk x;
     pk_init(&x, c, dt, op);
-    char *rin, *rout;
-    char *in = packed(dt, sbuf ? sbuf : rbuf, count, 1, &rin);
-    char *out = packed(dt, rbuf, count, 0, &rout);
-    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    io b;
+    int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, count, dt, rbuf, count);
+    char *in = b.in, *out = b.out;
     int coll = exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN;
     /* exscan leaves rank 0's buffer alone: its packed copy holds nothing to unpack */
     int first = c->rank == 0;
@@ -611,12 +623,8 @@ int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     } else if (!rc) {
         rc = scan_sites(&x, exclusive, bytes, in, out);
     }
-    if (!rc && rout && !(exclusive && first))
-        ism_dt_unpack(dt, out, rbuf, count);
-    free(rin);
-    free(rout);
     ism_coll_redop_free(&x.red);
-    return rc;
+    return io_close(&b, rc, !(exclusive && first));
 }
 
 /* ---- allgather ---- */
@@ -638,14 +646,13 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
         return 0;
     pk x;
     pk_init(&x, c, rdt, NULL);
-    char *rin, *rout;
+    io bf;
     /* in place: my block is in rbuf, in the receive type */
-    char *in = sbuf ? packed(sdt, sbuf, scount, 1, &rin)
-                    : packed(rdt, (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent, rcount,
-                             1, &rin);
-    char *out = packed(rdt, rbuf, (int64_t)rcount * n, 0, &rout);
-    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
-    if (!sbuf && !rin)
+    int rc = sbuf ? io_open(&bf, sdt, sbuf, scount, rdt, rbuf, (int64_t)rcount * n)
+                  : io_open(&bf, rdt, (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent,
+                            rcount, rdt, rbuf, (int64_t)rcount * n);
+    char *in = bf.in, *out = bf.out;
+    if (!sbuf && !bf.rin)
         in = out + c->rank * b; /* contiguous in place: the block is already there */
     ism_coll_view iv = intra_view(c);
     if (!rc && c->all_local) {
@@ -676,7 +683,7 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
         int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.nsites);
         if (!m || !blk)
             rc = rc ? rc : ISM_ERR_NO_MEM;
-        ism_coll_view wv = m ? wan_view(c, -1, 0, m) : iv;
+        ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
         for (int i = 0; !rc && i < wv.p; i++) {
             int s = c->site_of[m[i]], k = 0;
             for (int r = 0; r < n; r++)
@@ -693,11 +700,7 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
         free(m);
         free(blk);
     }
-    if (!rc && rout)
-        ism_dt_unpack(rdt, out, rbuf, rcount * n);
-    free(rin);
-    free(rout);
-    return rc;
+    return io_close(&bf, rc, 1);
 }
 
 /* ---- alltoall (inside one site; across sites the core's exchange per site pair) ---- */
@@ -715,18 +718,13 @@ int ism_coll_alltoall(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int
         return 0;
     pk x;
     pk_init(&x, c, rdt, NULL);
-    char *rin, *rout;
-    char *in = sbuf ? packed(sdt, sbuf, (int64_t)scount * n, 1, &rin)
-                    : packed(rdt, rbuf, (int64_t)rcount * n, 1, &rin);
-    char *out = packed(rdt, rbuf, (int64_t)rcount * n, 0, &rout);
-    int rc = !in || !out ? ISM_ERR_NO_MEM : 0;
+    io bf;
+    int rc = sbuf ? io_open(&bf, sdt, sbuf, (int64_t)scount * n, rdt, rbuf, (int64_t)rcount * n)
+                  : io_open(&bf, rdt, rbuf, (int64_t)rcount * n, rdt, rbuf, (int64_t)rcount * n);
     ism_coll_view iv = intra_view(c);
     if (!rc)
         rc = run(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA,
-                 choose(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA, n, b * n), &iv, 0, NULL, b, in, out);
-    if (!rc && rout)
-        ism_dt_unpack(rdt, out, rbuf, rcount * n);
-    free(rin);
-    free(rout);
-    return rc;
+                 choose(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA, n, b * n), &iv, 0, NULL, b, bf.in,
+                 bf.out);
+    return io_close(&bf, rc, 1);
 }
