@@ -118,6 +118,7 @@ void ism_bench_many2one(ism_bench_ctx *c);
 void ism_bench_interference(ism_bench_ctx *c);
 void ism_bench_coll(ism_bench_ctx *c);
 void ism_bench_a2a_fraction(ism_bench_ctx *c);
+void ism_bench_loggp(ism_bench_ctx *c);
 
 /* Options (options.c) */
 int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err, size_t errlen);

@@ -181,6 +181,7 @@ static const struct {
     {"placement", ism_bench_placement}, {"one2many", ism_bench_one2many},
     {"many2one", ism_bench_many2one},   {"interference", ism_bench_interference},
     {"coll", ism_bench_coll},           {"a2a-fraction", ism_bench_a2a_fraction},
+    {"loggp", ism_bench_loggp},
 };
 
 int main(int argc, char **argv)

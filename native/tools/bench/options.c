@@ -13,7 +13,7 @@
 
 static const char *const BENCHMARKS[] = {
     "latency", "bw", "bibw", "msgrate", "placement", "one2many", "many2one",
-    "interference", "coll", "a2a-fraction", NULL,
+    "interference", "coll", "a2a-fraction", "loggp", NULL,
 };
 
 void ism_bench_print_usage(void)
@@ -32,6 +32,8 @@ void ism_bench_print_usage(void)
         "  interference  ping-pong 0 <-> peer while the other ranks run --background traffic\n"
         "  coll          collectives (--op, default all: %s); max over ranks, us\n"
         "  a2a-fraction  Alltoall on --fractions %% of the ranks while the rest wait in a barrier\n"
+        "  loggp         what LogGP is fitted to, 0 <-> --peer: one-way, send and receive\n"
+        "                overhead, trains of sends; MPI_Reduce_local per op and type; us\n"
         "options:\n"
         "  -m SIZES      MIN:MAX (powers of two) or a list 8,1k,1M (bytes; k=1024, M=1048576)\n"
         "  -i ITERS      iterations per repetition (default 100 up to 8 KiB, 20 above)\n"
@@ -361,7 +363,7 @@ int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err,
                 known |= !strcmp(BENCHMARKS[k], a);
             if (!known)
                 return seterr(err, len, "unknown benchmark '%s' (known: latency, bw, bibw, msgrate, "
-                              "placement, one2many, many2one, interference, coll, a2a-fraction)", a), -1;
+                              "placement, one2many, many2one, interference, coll, a2a-fraction, loggp)", a), -1;
             o->benchmark = a;
         } else {
             return seterr(err, len, "unexpected argument '%s' (one benchmark per run)", a), -1;

@@ -1,7 +1,8 @@
 # isthmus/commands/model.py: `isthmus model`: the collective cost model. `predict` gives
 # every algorithm's LogGP time for a collective, process count and size, on one level or
 # over ranks spread across sites; `check` proves the algorithms' schedules give MPI's
-# result (docs/model.md).
+# result; `calibrate` measures and fits the parameters per level; `tune` writes the
+# selection table libisthmus reads (docs/model.md).
 from __future__ import annotations
 
 import json
@@ -19,6 +20,8 @@ from ..ui import err_console
 from . import register
 
 _CTX = {"help_option_names": ["-h", "--help"]}
+COLLS_DEFAULT = ("barrier", "bcast", "reduce", "allreduce", "reduce_scatter", "scan", "allgather",
+                 "alltoall")
 
 
 def _size(ctx, param, value):
@@ -135,3 +138,128 @@ def check_cmd(max_ranks):
                 con.print(f"FAIL  {coll}/{alg}: {e}")
     if bad:
         raise IsthmusError(f"{bad} algorithm(s) give a wrong result")
+
+
+def _bench_sizes(text: str) -> list[int]:
+    """A list like isthmus-bench's -m: 8,1k,64k,1M (k = 1024, M = 1048576)."""
+    out = []
+    for tok in text.split(","):
+        tok = tok.strip()
+        mul = {"k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20}.get(tok[-1:], 1)
+        try:
+            v = int(tok[:-1] if mul > 1 else tok) * mul
+        except ValueError:
+            raise IsthmusError(f"{tok!r} is not a size (e.g. 8, 64k, 1M)") from None
+        if v < 0:
+            raise IsthmusError(f"size {tok!r} is negative")
+        out.append(v)
+    return out
+
+
+def _int_list(text: str, what: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise IsthmusError(f"{what} must be a comma-separated list of whole numbers, "
+                           f"not {text!r}") from None
+
+
+@model_group.command("calibrate", context_settings=_CTX)
+@click.option("--levels", default="intra,wan", show_default=True,
+              help="intra: two ranks of one site (the vendor's path); wan: one rank at each of "
+                   "two sites (through the gateways and the link).")
+@click.option("--mpi", type=click.Choice(["openmpi", "mpich"]), default="openmpi",
+              show_default=True, help="The vendor MPI inside the sites.")
+@click.option("--wan", "link", metavar="SPEC", default=None,
+              help="Emulate the link between the sites (as isthmus run --wan; root), e.g. "
+                   "delay=10ms,rate=100mbit. Without it the sites talk over loopback.")
+@click.option("--sizes", default="1,8,64,512,1k,4k,16k,64k,256k,1M", show_default=True,
+              help="Message sizes (k = 1024, M = 1048576).")
+@click.option("--reps", type=click.IntRange(3, 1000), default=10, show_default=True,
+              help="Repetitions per size: the fit uses their median.")
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("levels.json"), show_default=True)
+def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
+    """Measure LogGP parameters (L, o_s, o_r, g, G) and the reduction cost per op and
+    type on each level, fit them by least squares, and write them with their fit
+    quality as JSON (the input of `predict` and `tune`)."""
+    from ..bench.launchers import run_launch
+    from ..model.calibrate import calibrate
+
+    _bench_sizes(sizes)  # refuse a bad list before anything starts
+    con = err_console()
+    doc = calibrate([x.strip() for x in levels.split(",") if x.strip()], mpi, link, sizes, reps,
+                    run_launch, say=lambda s: con.print(s))
+    out_path.write_text(json.dumps(doc, indent=1) + "\n")
+    t = Table(title=f"LogGP parameters ({out_path})")
+    for col in ("level", "L us", "o_s us", "o_r us", "g us", "G ns/B", "gamma ns/B",
+                "one-way fit R2", "median rel. residual"):
+        t.add_column(col, justify="right")
+    for lvl, d in doc["levels"].items():
+        p, q = d["params"], d["quality"]["one_way"]
+        t.add_row(lvl, f"{p['L'] * 1e6:.2f}", f"{p['o_s'] * 1e6:.2f}", f"{p['o_r'] * 1e6:.2f}",
+                  f"{p['g'] * 1e6:.2f}", f"{p['G'] * 1e9:.3f}", f"{p['gamma'] * 1e9:.3f}",
+                  f"{q['r2']:.4f}", f"{q['median_rel_residual'] * 100:.1f}%")
+    con.print(t)
+
+
+@model_group.command("tune", context_settings=_CTX)
+@click.option("--params", "params_path", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="LogGP parameters from `isthmus model calibrate`.")
+@click.option("--ranks", default="2,4,8", show_default=True,
+              help="Group sizes inside a site to tune for.")
+@click.option("--sites", default="2,3", show_default=True,
+              help="Numbers of sites to tune the phase between sites for.")
+@click.option("--sizes", default="8,64,512,4k,32k,256k,1M,4M", show_default=True,
+              help="Sizes of the sweep (k = 1024, M = 1048576; per block for reduce_scatter, "
+                   "allgather, alltoall, as isthmus-bench coll).")
+@click.option("--coll", "colls", default=",".join(COLLS_DEFAULT), show_default=True)
+@click.option("--measure", is_flag=True,
+              help="Refine by measurement: run every algorithm (and inside a site the vendor's "
+                   "collective) with isthmus-bench coll and keep the fastest measured one.")
+@click.option("--mpi", type=click.Choice(["openmpi", "mpich"]), default="openmpi", show_default=True)
+@click.option("--wan", "link", metavar="SPEC", default=None,
+              help="With --measure: the emulated link between sites (root).")
+@click.option("--reps", type=click.IntRange(3, 1000), default=5, show_default=True)
+@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("coll-table.json"), show_default=True)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Also write every candidate's predicted and measured time (JSON).")
+def tune_cmd(params_path, ranks, sites, sizes, colls, measure, mpi, link, reps, out_path,
+             report_path):
+    """Write the selection table libisthmus reads at MPI_Init (ISTHMUS_COLL_TABLE): for
+    each collective, level, group size and size, the algorithm with the least predicted
+    time, or with --measure the fastest measured one."""
+    from ..bench.launchers import run_launch
+    from ..model import tune as T
+
+    levels = load_levels(params_path)
+    rl, sl, sz = _int_list(ranks, "--ranks"), _int_list(sites, "--sites"), _bench_sizes(sizes)
+    cl = [c.strip() for c in colls.split(",") if c.strip()]
+    for c in cl:
+        if c not in T.COLLS:
+            raise IsthmusError(f"--coll {c}: unknown; known: {', '.join(T.COLLS)}")
+    con = err_console()
+    measured, commands = {}, []
+    if measure:
+        for lvl, plist in (("intra", rl), ("wan", sl)):
+            if lvl not in levels:
+                continue
+            for p in plist:
+                for c in cl:
+                    if lvl == "wan" and c not in T.WAN_COLLS:
+                        continue
+                    got, cmds = T.measure(c, lvl, p, [0] if c == "barrier" else sz, mpi, link,
+                                          reps, run_launch, say=lambda s: con.print(s))
+                    measured[(c, lvl, p)] = got
+                    commands += cmds
+    table, rows = T.tune(levels, rl, sl, sz, cl, measured)
+    out_path.write_text(json.dumps(table, indent=1) + "\n")
+    if report_path:
+        from ..model.calibrate import machine
+
+        report_path.write_text(json.dumps({"rows": rows, "commands": commands,
+                                           "machine": machine()}, indent=1) + "\n")
+    by = sum(1 for r in rows if r["by"] == "measured")
+    con.print(f"wrote {out_path}: {len(table['rules'])} rules from {len(rows)} points "
+              f"({by} chosen by measurement); use it with ISTHMUS_COLL_TABLE={out_path}")

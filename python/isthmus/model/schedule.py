@@ -324,6 +324,44 @@ def allreduce_knomial(p, nbytes, k=4):
     return s
 
 
+def allreduce_exchange(p, nbytes):
+    """Everyone sends its vector to everyone in one step and folds all of them in rank
+    order (the two-level default between sites' leaders)."""
+    s = Schedule("allreduce", "exchange", p, {0: nbytes})
+    for r in range(p):
+        for i in range(1, p):
+            s.send(r, (r + i) % p, [0])
+        # the others' vectors are combined around mine in rank order: lower ranks on the
+        # left (nearest first), higher ones on the right (nearest first)
+        for src in range(r - 1, -1, -1):
+            s.recv(r, src, [0], "left")
+        for src in range(r + 1, p):
+            s.recv(r, src, [0], "right")
+    return s
+
+
+def allgather_exchange(p, block_bytes):
+    s = Schedule("allgather", "exchange", p, {b: block_bytes for b in range(p)})
+    for r in range(p):
+        for i in range(1, p):
+            s.send(r, (r + i) % p, [r])
+        for i in range(1, p):
+            src = (r - i) % p
+            s.recv(r, src, [src], "copy")
+    return s
+
+
+def barrier_linear(p, _nbytes=0):
+    s = Schedule("barrier", "linear", p, {0: 0})
+    for r in range(1, p):
+        s.send(r, 0, [0])
+        s.recv(0, r, [0], "union")
+    for r in range(1, p):
+        s.send(0, r, [0])
+        s.recv(r, 0, [0], "union")
+    return s
+
+
 def allreduce_linear(p, nbytes):
     s = Schedule("allreduce", "linear", p, {0: nbytes})
     for r in range(1, p):
@@ -492,12 +530,14 @@ ALGORITHMS = {
         "knomial4": lambda p, m: bcast_tree(p, m, 0, 4),
         "scatter_allgather": lambda p, m: bcast_scatter_allgather(p, m),
         "chain": lambda p, m: bcast_chain(p, m, 0, max(1024, m // 8)),
+        "linear": lambda p, m: bcast_tree(p, m, 0, max(p, 2), "linear"),
     },
     "reduce": {
         "binomial": lambda p, m: reduce_tree(p, m, 0, 2),
         "knomial4": lambda p, m: reduce_tree(p, m, 0, 4),
         "rabenseifner": lambda p, m: reduce_rabenseifner(p, m),
         "chain": lambda p, m: reduce_chain(p, m, 0, max(1024, m // 8)),
+        "linear": lambda p, m: reduce_tree(p, m, 0, max(p, 2), "linear"),
     },
     "allreduce": {
         "recursive_doubling": allreduce_recursive_doubling,
@@ -505,6 +545,7 @@ ALGORITHMS = {
         "ring": allreduce_ring,
         "knomial4": lambda p, m: allreduce_knomial(p, m, 4),
         "linear": allreduce_linear,
+        "exchange": allreduce_exchange,
     },
     "reduce_scatter": {
         "ring": lambda p, m: reduce_scatter_ring(p, m // p),
@@ -519,12 +560,13 @@ ALGORITHMS = {
         "ring": lambda p, m: allgather_ring(p, m),
         "recursive_doubling": lambda p, m: allgather_recursive_doubling(p, m),
         "bruck": lambda p, m: allgather_bruck(p, m),
+        "exchange": lambda p, m: allgather_exchange(p, m),
     },
     "alltoall": {
         "pairwise": lambda p, m: alltoall_pairwise(p, m),
         "bruck": lambda p, m: alltoall_bruck(p, m),
     },
-    "barrier": {"dissemination": barrier_dissemination},
+    "barrier": {"dissemination": barrier_dissemination, "linear": barrier_linear},
 }
 
 # which need a commutative op (their contributions wrap around the ring)

@@ -1,0 +1,192 @@
+/*
+ * loggp.c - the measurements `isthmus model calibrate` fits LogGP parameters to (seed 001
+ * §1.4.6; python/isthmus/model/loggp.py), between rank 0 and --peer, per message size:
+ *
+ *   one_way        half a ping-pong round trip                    L + o_s + o_r + (m-1)G
+ *   send_overhead  time inside one MPI_Send whose receive is posted          o_s
+ *   recv_overhead  time inside one MPI_Recv of a message that has arrived   o_r
+ *   train          a train of `iters` back-to-back sends until the receiver's
+ *                  acknowledgement                   (n-1) gap(m) + one_way(m) + one_way(0)
+ *   reduce_local   one MPI_Reduce_local of m bytes, per op and type (rank 0)  gamma0 + m gamma
+ *
+ * Overheads are timed one message at a time, each followed by an acknowledgement, so no
+ * message waits for the gap of the one before. All values are microseconds per call
+ * (train: per train), one repetition per sample, as every isthmus-bench point.
+ */
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TAG_LOG 21
+#define TAG_ACK 22
+
+enum { Q_ONE_WAY, Q_SEND, Q_RECV, Q_TRAIN, Q_N };
+static const char *const QNAME[Q_N] = {"one_way", "send_overhead", "recv_overhead", "train"};
+
+typedef struct {
+    int q, peer, me0, active;
+    int n;
+    char *sbuf, *rbuf;
+    MPI_Request *reqs;
+    MPI_Status *stats; /* real statuses: MPICH's MPI_STATUSES_IGNORE upsets -Wall */
+    MPI_Datatype dt;
+    MPI_Op op;
+} lg_arg;
+
+static double sample(ism_bench_ctx *c, void *v, long iters)
+{
+    lg_arg *a = v;
+    MPI_Comm w = c->world;
+    if (!a->active)
+        return 0.0;
+    int other = a->me0 ? a->peer : 0, ack = 0;
+    double t = 0.0, t0;
+    switch (a->q) {
+    case Q_ONE_WAY:
+        return ism_bench_pingpong_us(c, w, other, a->me0, a->n, a->sbuf, a->rbuf, iters);
+    case Q_SEND:
+        for (long i = 0; i < iters; i++) {
+            if (a->me0) {
+                MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE); /* posted */
+                t0 = MPI_Wtime();
+                MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+                t += MPI_Wtime() - t0;
+                MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE); /* quiet */
+            } else {
+                MPI_Request r;
+                MPI_Irecv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, &r);
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+                MPI_Wait(&r, MPI_STATUS_IGNORE);
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+            }
+        }
+        return t * 1e6 / (double)iters;
+    case Q_RECV:
+        for (long i = 0; i < iters; i++) {
+            if (a->me0) {
+                MPI_Status st;
+                MPI_Probe(other, TAG_LOG, w, &st); /* the message is here */
+                t0 = MPI_Wtime();
+                MPI_Recv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, MPI_STATUS_IGNORE);
+                t += MPI_Wtime() - t0;
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+            } else {
+                MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+                MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
+            }
+        }
+        return t * 1e6 / (double)iters;
+    case Q_TRAIN:
+        /* the receiver has everything posted before the first send leaves */
+        if (a->me0) {
+            MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
+            t0 = MPI_Wtime();
+            for (long i = 0; i < iters; i++)
+                MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+            MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
+            return (MPI_Wtime() - t0) * 1e6;
+        }
+        for (long i = 0; i < iters; i++)
+            MPI_Irecv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, &a->reqs[i]);
+        MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+        MPI_Waitall((int)iters, a->reqs, a->stats);
+        MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+        return 0.0;
+    }
+    return 0.0;
+}
+
+static double reduce_sample(ism_bench_ctx *c, void *v, long iters)
+{
+    lg_arg *a = v;
+    (void)c;
+    if (!a->me0)
+        return 0.0;
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Reduce_local(a->sbuf, a->rbuf, a->n, a->dt, a->op);
+    return (MPI_Wtime() - t0) * 1e6 / (double)iters;
+}
+
+static const struct {
+    const char *name;
+    MPI_Op op;
+    MPI_Datatype dt;
+    int size;
+} RED[] = {{"sum/double", MPI_SUM, MPI_DOUBLE, 8},
+           {"sum/float", MPI_SUM, MPI_FLOAT, 4},
+           {"sum/int", MPI_SUM, MPI_INT, 4},
+           {"max/double", MPI_MAX, MPI_DOUBLE, 8},
+           {"prod/double", MPI_PROD, MPI_DOUBLE, 8}};
+
+void ism_bench_loggp(ism_bench_ctx *c)
+{
+    static const long long def[] = {1,     8,      64,     512,     1024,   4096,
+                                    16384, 65536, 262144, 1048576};
+    int peer = c->opt.peer, n;
+    if (c->nranks < 2)
+        ism_bench_usage_error(c, "loggp needs at least 2 ranks (got %d)", c->nranks);
+    if (peer < 1 || peer >= c->nranks)
+        ism_bench_usage_error(c, "--peer %d: there are only %d ranks (1..%d)", peer, c->nranks,
+                              c->nranks - 1);
+    const long long *sizes = c->opt.sizes_given ? c->opt.sizes : def;
+    n = c->opt.sizes_given ? c->opt.nsizes : (int)(sizeof def / sizeof *def);
+    long long maxs = 0;
+    for (int i = 0; i < n; i++)
+        maxs = sizes[i] > maxs ? sizes[i] : maxs;
+    lg_arg a;
+    memset(&a, 0, sizeof a);
+    a.peer = peer;
+    a.me0 = c->rank == 0;
+    a.active = c->rank == 0 || c->rank == peer;
+    a.sbuf = ism_bench_alloc(c, (size_t)maxs + 8);
+    a.rbuf = ism_bench_alloc(c, (size_t)maxs + 8);
+    long maxiters = 0;
+    for (int i = 0; i < n; i++) {
+        long it = ism_bench_iters(c, sizes[i]), wu = ism_bench_warmup(c, it);
+        maxiters = it > maxiters ? it : maxiters;
+        maxiters = wu > maxiters ? wu : maxiters;
+    }
+    a.reqs = malloc(sizeof *a.reqs * (size_t)(maxiters > 0 ? maxiters : 1));
+    a.stats = malloc(sizeof *a.stats * (size_t)(maxiters > 0 ? maxiters : 1));
+    if (!a.reqs || !a.stats)
+        MPI_Abort(c->world, 3);
+    for (int q = 0; q < Q_N; q++) {
+        for (int i = 0; i < n; i++) {
+            ism_bench_point p;
+            ism_bench_point_init(c, &p, "time", "us", sizes[i]);
+            ism_bench_param_str(&p, "quantity", QNAME[q]);
+            ism_bench_param_int(&p, "peer", peer);
+            snprintf(p.params_text, sizeof p.params_text, "%-15s", QNAME[q]);
+            snprintf(p.header_text, sizeof p.header_text, "%-15s", "quantity");
+            a.q = q;
+            a.n = (int)sizes[i];
+            ism_bench_run_point(c, &p, c->world, sample, &a);
+        }
+    }
+    /* reduction cost per op and type, rank 0 alone */
+    for (unsigned k = 0; k < sizeof RED / sizeof *RED; k++) {
+        for (int i = 0; i < n; i++) {
+            if (sizes[i] < RED[k].size)
+                continue;
+            ism_bench_point p;
+            ism_bench_point_init(c, &p, "time", "us", sizes[i]);
+            ism_bench_param_str(&p, "quantity", "reduce_local");
+            ism_bench_param_str(&p, "op", RED[k].name);
+            snprintf(p.params_text, sizeof p.params_text, "%-15s", RED[k].name);
+            snprintf(p.header_text, sizeof p.header_text, "%-15s", "reduce_local");
+            a.n = (int)(sizes[i] / RED[k].size);
+            a.dt = RED[k].dt;
+            a.op = RED[k].op;
+            memset(a.sbuf, 0, (size_t)sizes[i]);
+            memset(a.rbuf, 0, (size_t)sizes[i]);
+            ism_bench_run_point(c, &p, c->world, reduce_sample, &a);
+        }
+    }
+    free(a.reqs);
+    free(a.stats);
+    free(a.sbuf);
+    free(a.rbuf);
+}

@@ -1,0 +1,127 @@
+# isthmus/model/calibrate.py: `isthmus model calibrate`: measure what LogGP is fitted to on
+# each level of a multi-site job and fit it. The measuring is isthmus-bench's `loggp`
+# benchmark (native/tools/bench/loggp.c) between two ranks:
+#   intra  two ranks of one site: the vendor MPI's path inside a site;
+#   wan    one rank at each of two sites: the path through both gateways and the link
+#          (emulated with --wan, or the real one of a site file).
+# Each quantity's median over the repetitions goes to loggp.fit_loggp; the reduction cost
+# is fitted per op and type from MPI_Reduce_local. The result is JSON with the parameters,
+# every line's fit quality and the medians themselves, so a fit can be judged and redone.
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+import shlex
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from .loggp import Measurements, fit_line, fit_loggp
+
+DEFAULT_SIZES = "1,8,64,512,1k,4k,16k,64k,256k,1M"
+REDUCE_DEFAULT = "sum/double"  # the op and type whose gamma the level's parameters carry
+
+
+@dataclass
+class LevelData:
+    """Medians (seconds) of one level's loggp records."""
+    ms: Measurements
+    reduce: dict[str, dict[int, float]]
+
+
+def level_data(records: Iterable[dict]) -> LevelData:
+    """The medians of one run of `isthmus-bench loggp --json`. Trains become the gap per
+    message: (T - one_way(m) - one_way(smallest)) / (n - 1), the train's time minus its
+    last message's flight and the acknowledgement's."""
+    ow: dict[int, float] = {}
+    so: dict[int, float] = {}
+    ro: dict[int, float] = {}
+    trains: dict[int, tuple[float, int]] = {}
+    red: dict[str, dict[int, float]] = {}
+    for r in records:
+        if r.get("benchmark") != "loggp" or r.get("status") != "ok":
+            continue
+        q, m, t = r.get("quantity"), int(r["size"]), float(r["median"]) * 1e-6
+        if q == "one_way":
+            ow[m] = t
+        elif q == "send_overhead":
+            so[m] = t
+        elif q == "recv_overhead":
+            ro[m] = t
+        elif q == "train":
+            trains[m] = (t, int(r["iters"]))
+        elif q == "reduce_local":
+            red.setdefault(str(r.get("op")), {})[m] = t
+    if not ow:
+        raise ValueError("no loggp records (was isthmus-bench run with --json?)")
+    ack = ow[min(ow)]
+    gaps = {}
+    for m, (t, n) in trains.items():
+        if n >= 2 and m in ow:
+            g = (t - ow[m] - ack) / (n - 1)
+            if g > 0:
+                gaps[m] = g
+    return LevelData(Measurements(one_way=ow, send_overhead=so, recv_overhead=ro,
+                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red)
+
+
+def fit_level(data: LevelData) -> dict:
+    """The level's JSON: parameters, fit quality, per-op reduction costs, the medians."""
+    fit = fit_loggp(data.ms)
+    reduce = {}
+    for op, pts in sorted(data.reduce.items()):
+        if len(pts) >= 2:
+            lf = fit_line(sorted(pts), [pts[m] for m in sorted(pts)])
+            reduce[op] = {"gamma0": max(lf.a, 0.0), "gamma": max(lf.b, 0.0),
+                          "quality": {"r2": lf.r2, "median_rel_residual": lf.median_rel_residual,
+                                      "max_rel_residual": lf.max_rel_residual,
+                                      "points": lf.points}}
+    ms = data.ms
+    return {"params": fit.params.as_dict(), "quality": fit.quality(), "reduce": reduce,
+            "medians_s": {"one_way": _keys(ms.one_way), "send_overhead": _keys(ms.send_overhead),
+                          "recv_overhead": _keys(ms.recv_overhead),
+                          "train_gap": _keys(ms.train_gap)}}
+
+
+def _keys(d: dict[int, float]) -> dict[str, float]:
+    return {str(k): v for k, v in sorted(d.items())}
+
+
+def machine() -> dict:
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = (float("nan"),) * 3
+    return {"host": platform.node(), "cpus": os.cpu_count(), "kernel": platform.release(),
+            "load_average": [round(x, 2) for x in load],
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: int,
+              run: Callable, say: Callable[[str], None] = lambda s: None) -> dict:
+    """Measure and fit each level. `run(launch)` runs an isthmus-bench launch and returns
+    its LaunchResult (bench.launchers.run_launch, or a fake in tests)."""
+    from ..bench.launchers import Launch, Profile
+    from ..errors import IsthmusError
+
+    doc = {"format": "isthmus-loggp", "version": 1, "mpi": mpi, "link": link or "loopback",
+           "machine_before": machine(), "levels": {}, "commands": {}}
+    for lvl in levels:
+        if lvl not in ("intra", "wan"):
+            raise IsthmusError(f"unknown level {lvl!r}: use intra and/or wan")
+        prof = Profile(lvl, link if lvl == "wan" else None, 1 if lvl == "intra" else 2)
+        launch = Launch("loggp", ["-m", sizes, "-r", str(reps), "--peer", "1"],
+                        f"isthmus-{mpi}", prof, 2, timeout=900)
+        say(f"measuring level {lvl}: 2 ranks, {'one site' if lvl == 'intra' else 'two sites'}"
+            + (f" across {link}" if lvl == "wan" and link else ""))
+        res = run(launch)
+        doc["commands"][lvl] = res.command
+        if not res.ok:
+            raise IsthmusError(f"level {lvl}: the measurement failed (exit {res.returncode}): "
+                               f"{shlex.quote(res.command)}\n{res.stderr_tail}")
+        try:
+            doc["levels"][lvl] = fit_level(level_data(res.records))
+        except ValueError as e:
+            raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
+    doc["machine_after"] = machine()
+    return doc

@@ -1,0 +1,168 @@
+# tests/test_model_calibrate.py: `isthmus model calibrate` and `isthmus model tune`.
+# Calibration on synthetic isthmus-bench records made from known LogGP parameters (the
+# fit must find them again), tuning on synthetic parameters (choices the closed forms
+# predict, a table libisthmus accepts), and one real short run: calibrate the intra-site
+# level, tune, and run a program with the table, which must pick the table's algorithm.
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isthmus.bench.launchers import LaunchResult
+from isthmus.model import calibrate as C
+from isthmus.model import tune as T
+from isthmus.model.loggp import LogGP
+
+REPO = Path(__file__).resolve().parents[2]
+TRUE = LogGP(L=5e-6, o_s=1e-6, o_r=1.5e-6, g=3e-6, G=1e-9, gamma0=2e-7, gamma=4e-10)
+SIZES = [1, 8, 64, 512, 1024, 4096, 65536, 1 << 20]
+
+
+def records(p: LogGP, noise=0.0, train=50):
+    """What `isthmus-bench loggp --json` prints for parameters p (medians in us)."""
+    import random
+
+    rnd = random.Random(1)
+    f = lambda t: t * (1 + rnd.uniform(-noise, noise)) * 1e6
+    out = []
+    for m in SIZES:
+        ow = p.one_way(m)
+        for q, t in (("one_way", ow), ("send_overhead", p.o_s), ("recv_overhead", p.o_r),
+                     ("train", (train - 1) * p.gap(m) + ow + p.one_way(SIZES[0]))):
+            out.append({"isthmus_bench": 1, "benchmark": "loggp", "quantity": q, "size": m,
+                        "iters": train, "status": "ok", "median": f(t)})
+        for op, scale in (("sum/double", 1.0), ("max/double", 2.0)):
+            out.append({"isthmus_bench": 1, "benchmark": "loggp", "quantity": "reduce_local",
+                        "op": op, "size": m, "iters": 100, "status": "ok",
+                        "median": f(scale * p.reduce_cost(m))})
+    return out
+
+
+def test_calibration_finds_known_parameters():
+    lvl = C.fit_level(C.level_data(records(TRUE)))
+    got = lvl["params"]
+    for k in ("L", "o_s", "o_r", "g", "G", "gamma0", "gamma"):
+        assert got[k] == pytest.approx(getattr(TRUE, k), rel=1e-6), k
+    assert lvl["quality"]["one_way"]["r2"] > 0.999999
+    assert lvl["reduce"]["max/double"]["gamma"] == pytest.approx(2 * TRUE.gamma, rel=1e-6)
+
+
+def test_calibration_within_noise():
+    got = C.fit_level(C.level_data(records(TRUE, noise=0.02)))["params"]
+    assert got["G"] == pytest.approx(TRUE.G, rel=0.05)
+    assert got["L"] == pytest.approx(TRUE.L, rel=0.25)
+    assert got["g"] == pytest.approx(TRUE.g, rel=0.25)
+
+
+def test_calibration_refuses_records_without_measurements():
+    with pytest.raises(ValueError, match="no loggp records"):
+        C.level_data([{"benchmark": "latency", "status": "ok"}])
+
+
+class FakeRun:
+    def __init__(self, recs, ok=True):
+        self.recs, self.ok, self.launches = recs, ok, []
+
+    def __call__(self, launch):
+        self.launches.append(launch)
+        return LaunchResult(self.recs if self.ok else [], 0 if self.ok else 1, "fake-cmd", 0.1,
+                            "" if self.ok else "it broke")
+
+
+def test_calibrate_runs_each_level_on_the_right_placement():
+    run = FakeRun(records(TRUE))
+    doc = C.calibrate(["intra", "wan"], "mpich", "delay=1ms", "1,1k", 3, run)
+    assert set(doc["levels"]) == {"intra", "wan"}
+    intra, wan = run.launches
+    assert (intra.profile.sites, intra.profile.link, intra.library) == (1, None, "isthmus-mpich")
+    assert (wan.profile.sites, wan.profile.link) == (2, "delay=1ms")
+    assert intra.benchmark == "loggp" and "--peer" in intra.args
+    assert doc["machine_before"]["load_average"] and doc["commands"]["wan"] == "fake-cmd"
+
+
+def test_calibrate_says_which_level_failed():
+    from isthmus.errors import IsthmusError
+
+    with pytest.raises(IsthmusError, match="(?s)level wan: the measurement failed.*it broke"):
+        C.calibrate(["wan"], "openmpi", None, "1", 3, FakeRun([], ok=False))
+
+
+def test_tune_follows_the_predictions():
+    # a slow-latency, fast-bandwidth level favours few rounds for small vectors and
+    # bandwidth-optimal algorithms for large ones
+    lv = LogGP(L=50e-6, o_s=1e-6, o_r=1e-6, g=2e-6, G=1e-10, gamma0=1e-7, gamma=1e-10)
+    table, rows = T.tune({"intra": lv}, [8], [], [8, 1 << 22], ["allreduce"])
+    small = [r for r in rows if r["size"] == 8][0]
+    large = [r for r in rows if r["size"] == 1 << 22][0]
+    assert small["chosen"] == min(small["predicted_s"], key=small["predicted_s"].get)
+    assert small["chosen"] in ("recursive_doubling", "exchange")
+    assert large["chosen"] in ("ring", "rabenseifner")
+    rules = table["rules"]
+    assert rules[0]["bytes"][0] == 0 and rules[-1]["bytes"][1] is None
+    assert all(r["ranks"] == [8, None] and r["level"] == "intra" for r in rules)
+
+
+def test_tune_prefers_the_measured_best():
+    lv = LogGP(L=5e-6, o_s=1e-6, o_r=1e-6, g=2e-6, G=1e-9)
+    meas = {("reduce", "intra", 4): {"binomial": {1024: 9e-6}, "vendor": {1024: 3e-6},
+                                      "chain": {1024: 5e-6}}}
+    table, rows = T.tune({"intra": lv}, [4], [], [1024], ["reduce"], meas)
+    assert rows[0]["chosen"] == "vendor" and rows[0]["by"] == "measured"
+    assert table["rules"][0]["algorithm"] == "vendor"
+    assert table["rules"][0]["measured_us"] == pytest.approx(3.0)
+
+
+def test_tune_sizes_and_names_as_libisthmus_reads_them():
+    lv = LogGP(L=5e-6, o_s=1e-6, o_r=1e-6, g=2e-6, G=1e-9)
+    # per block in the sweep, all blocks at one rank in the table
+    meas = {("allgather", "intra", 4): {"ring": {1024: 1e-6, 4096: 9e-6},
+                                         "bruck": {1024: 9e-6, 4096: 1e-6}}}
+    table, _ = T.tune({"intra": lv, "wan": lv}, [4], [3], [1024, 4096],
+                      ["allgather", "scan", "bcast"], meas)
+    ag = [r for r in table["rules"] if r["coll"] == "allgather" and r["level"] == "intra"]
+    assert [r["algorithm"] for r in ag] == ["ring", "bruck"]
+    assert ag[0]["bytes"] == [0, 4 * 2048] and ag[1]["bytes"] == [4 * 2048 + 1, None]
+    assert any(r["coll"] == "exscan" for r in table["rules"])
+    assert any(r["level"] == "wan" and r["ranks"] == [3, None] for r in table["rules"])
+    for r in table["rules"]:
+        if r["algorithm"] == "knomial":
+            assert r["radix"] == 4
+        if r["algorithm"] == "chain":
+            assert r["segment"] >= 1024
+
+
+@pytest.mark.native
+def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
+    env = {**os.environ}
+    lv = tmp_path / "levels.json"
+    r = subprocess.run([sys.executable, "-m", "isthmus", "model", "calibrate", "--levels", "intra",
+                        "--sizes", "1,64,4k,64k,1M", "--reps", "3", "--out", str(lv)],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(lv.read_text())
+    p = doc["levels"]["intra"]["params"]
+    assert p["G"] > 0 and p["L"] + p["o_s"] + p["o_r"] > 0, p
+    assert doc["levels"]["intra"]["quality"]["one_way"]["points"] == 5
+    assert "sum/double" in doc["levels"]["intra"]["reduce"]
+    table = tmp_path / "table.json"
+    r = subprocess.run([sys.executable, "-m", "isthmus", "model", "tune", "--params", str(lv),
+                        "--ranks", "3", "--coll", "allreduce", "--sizes", "16,1M",
+                        "--out", str(table)], capture_output=True, text=True, timeout=60, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rules = json.loads(table.read_text())["rules"]
+    small = next(x for x in rules if x["bytes"][0] == 0)
+    exe = tmp_path / "coll_wan_count"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
+                        str(REPO / "tests" / "mpi" / "coll_wan_count.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "3", "--sites", "1", "--",
+                        str(exe), "allreduce", "3"], capture_output=True, text=True, timeout=60,
+                       env={**env, "ISTHMUS_COLL_TABLE": str(table), "ISTHMUS_COLL_STATS": "1"})
+    assert r.returncode == 0 and "coll_wan_count: OK" in r.stdout, r.stderr[-3000:]
+    assert f"allreduce intra {small['algorithm']}:" in r.stderr, (small, r.stderr[-2000:])
