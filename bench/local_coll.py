@@ -11,6 +11,7 @@
 #
 #   python3 bench/local_coll.py [--rounds 5] [--ops allreduce,bcast,...] [--sizes 8,1k,...]
 #                               [--vendors openmpi,mpich] [--compare /tmp/before_install]
+#                               [--b-env ISTHMUS_COLL_TABLE=table.json]
 from __future__ import annotations
 
 import argparse
@@ -55,6 +56,8 @@ def main() -> int:
     ap.add_argument("--prefix", default=os.environ.get("ISTHMUS_PREFIX", str(REPO / "_install")))
     ap.add_argument("--compare", help="another isthmus install to run as configuration c")
     ap.add_argument("--label-compare", default="c")
+    ap.add_argument("--b-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="environment of configuration b only (e.g. ISTHMUS_COLL_TABLE=t.json)")
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
@@ -81,6 +84,7 @@ def main() -> int:
     names = list(configs)
     with out.open("w") as f, Progress(console=Console(stderr=True)) as prog:
         f.write(json.dumps({"meta": {"start": stamp, "ops": args.ops, "sizes": args.sizes,
+                                      "b_env": args.b_env,
                                       "rounds": args.rounds, "configs": {k: str(v) for k, v in configs.items()},
                                       "load": os.getloadavg()[0], "cpus": os.cpu_count()}}) + "\n")
         task = prog.add_task("local collectives", total=args.rounds * len(vendors) * len(names))
@@ -95,6 +99,8 @@ def main() -> int:
                     else:
                         exe = str(p / "bin" / "isthmus-bench")
                         env.update(ISTHMUS_MPI=v, ISTHMUS_PREFIX=str(p))
+                        if name == "b":
+                            env.update(kv.split("=", 1) for kv in args.b_env)
                     cmd = LAUNCH[v] + [exe, "coll", "--op", args.ops, "-m", args.sizes,
                                        "-r", str(args.reps), "--json"]
                     for rec in run_bench(cmd, env, timeout=600):

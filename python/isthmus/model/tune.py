@@ -149,9 +149,18 @@ def spec_of(alg: str, m: int) -> str:
     return c["algorithm"]
 
 
+def coll_seconds(rec: dict) -> float:
+    """A coll record's time per call: rooted collectives' iterations are closed by a
+    barrier (completion at every rank), whose own time the record carries and which is
+    taken off, so the time compares with the model's (completion at the last rank)."""
+    t = float(rec["median"]) - float(rec.get("closing_barrier_us", 0.0))
+    return max(t, float(rec["median"]) * 0.05) * 1e-6
+
+
 def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str | None,
             reps: int, run: Callable, vendor_too: bool = True,
-            say: Callable[[str], None] = lambda s: None) -> tuple[dict, list[str]]:
+            say: Callable[[str], None] = lambda s: None,
+            iters: int | None = None) -> tuple[dict, list[str]]:
     """Every candidate forced in turn, timed by isthmus-bench coll: {alg: {m: s}} and the
     commands. Inside a site p ranks on one site; between sites p sites of one rank, so
     the sites' phase is all there is. A chain's segment depends on the size, so it is
@@ -171,6 +180,8 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
             if coll == "scan" and lvl == "wan":
                 env = {env_name("exscan", lvl): spec}
             args = ["--op", op, "-m", ",".join(str(max(m, 4)) for m in g), "-r", str(reps)]
+            if iters:
+                args += ["-i", str(iters), "-x", "1"]
             say(f"  {coll} {lvl} p={p} {spec} sizes {g[0]}..{g[-1]}")
             res = run(Launch("coll", args, f"isthmus-{mpi}", prof, p, timeout=900, env=env))
             cmds.append(" ".join(f"{k}={v}" for k, v in env.items()) + " " + res.command)
@@ -178,5 +189,5 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
                 if r.get("status") == "ok" and r.get("op", coll) == op:
                     m = int(r["size"])
                     m = min(sizes, key=lambda s: abs(max(s, 4) - m))
-                    out.setdefault(alg, {})[m] = float(r["median"]) * 1e-6
+                    out.setdefault(alg, {})[m] = coll_seconds(r)
     return out, cmds

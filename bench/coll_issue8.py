@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Issue 8's measurements: the collective cost model against measurement, the selection,
+isthmus against the vendor on one site, and collectives across two emulated sites.
+
+Sections (--sections, default all, in this order):
+
+  model     `isthmus model calibrate` of the intra-site level (2 ranks on one site) and of
+            the WAN level (one rank at each of 2 sites across --wan), then every
+            algorithm of every collective forced in turn (ISTHMUS_COLL_[WAN_]<COLL>) and
+            timed by isthmus-bench coll: inside a site with 2 ranks, between sites with
+            2 and 3 sites of one rank (so the sites' phase is all there is). Reports per
+            algorithm the median absolute relative error of the prediction, and how
+            often the algorithm the model picks is within 10% of the best measured one.
+  vendor    1 site, 2 ranks: a table tuned by measurement (`isthmus model tune
+            --measure`, the vendor's own collective among the candidates) and then the
+            vendor alone vs isthmus with that table, interleaved rounds (bench/local_coll.py),
+            Allreduce, Reduce, Reduce_scatter, Scan; Open MPI and MPICH.
+  wan       2 emulated sites (--wan), 4 ranks each: every collective at 8 B, 64 KiB and
+            1 MiB under isthmus's defaults, under the tuned choices, and plain Open MPI
+            as one job across the same link (`isthmus bench baseline`), interleaved;
+            each against its physical bound (one one-way delay per unavoidable cross-site
+            dependency, plus the bytes that must cross one direction over the rate).
+  pipeline  the same placement, a 64 MiB MPI_Allreduce with and without the pipelined
+            inter-site phase (ISTHMUS_COLL_WAN_ALLREDUCE=pipeline), interleaved rounds.
+
+Needs root for the emulated link. Run from the repository root after a build:
+
+    .venv/bin/python bench/coll_issue8.py --wan delay=10ms,rate=100mbit
+
+Progress on stderr, Markdown on stdout, everything (commands, raw records, load) in
+bench/results/coll-issue8-<timestamp>/.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "python"))
+
+from isthmus.bench.launchers import Launch, Profile, run_launch  # noqa: E402
+from isthmus.model import calibrate as C  # noqa: E402
+from isthmus.model import tune as T  # noqa: E402
+from isthmus.model.loggp import LogGP  # noqa: E402
+
+PY = str(REPO / ".venv" / "bin" / "python")
+OUT: Path
+
+
+def say(msg: str) -> None:
+    print(f"[{dt.datetime.now():%H:%M:%S} load {os.getloadavg()[0]:.1f}] {msg}", file=sys.stderr,
+          flush=True)
+
+
+def save(name: str, obj) -> None:
+    (OUT / name).write_text(json.dumps(obj, indent=1, default=str) + "\n")
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+# ---- model against measurement, selection ----
+
+def section_model(args) -> str:
+    say("calibrating intra and wan levels")
+    doc = C.calibrate(["intra", "wan"], args.mpi, args.wan, "1,8,64,512,1k,4k,16k,64k,256k,1M",
+                      args.reps, run_launch, say=say)
+    save("levels.json", doc)
+    lv = {k: LogGP.from_dict(v["params"]) for k, v in doc["levels"].items()}
+    rows, commands = [], []
+    plan = [("intra", 2, [8, 1024, 16384, 262144, 1 << 20], T.COLLS)]
+    plan += [("wan", s, [8, 65536, 1 << 20], T.WAN_COLLS) for s in (2, 3)]
+    for lvl, p, sizes, colls in plan:
+        for coll in colls:
+            sz = [0] if coll == "barrier" else sizes
+            got, cmds = T.measure(coll, lvl, p, sz, args.mpi, args.wan, args.reps, run_launch,
+                                  vendor_too=False, say=say,
+                                  iters=5 if lvl == "wan" else None)
+            commands += cmds
+            for alg, pts in got.items():
+                for m, t in pts.items():
+                    pred = T.predicted(coll, alg, p, m, lv[lvl])
+                    rows.append({"level": lvl, "p": p, "coll": coll, "alg": alg, "size": m,
+                                 "measured_s": t, "predicted_s": pred,
+                                 "rel_err": abs(pred - t) / t})
+    save("model_rows.json", {"rows": rows, "commands": commands})
+    out = ["### Model against measurement", "",
+           f"LogGP fitted by `isthmus model calibrate --mpi {args.mpi} --wan {args.wan}` "
+           "(parameters and fit quality in `levels.json`):", "",
+           "| level | L (us) | o_s (us) | o_r (us) | g (us) | G (ns/B) | gamma (ns/B) | one-way R² |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for k, v in doc["levels"].items():
+        p = v["params"]
+        out.append(f"| {k} | {p['L'] * 1e6:.2f} | {p['o_s'] * 1e6:.2f} | {p['o_r'] * 1e6:.2f} | "
+                   f"{p['g'] * 1e6:.2f} | {p['G'] * 1e9:.3f} | {p['gamma'] * 1e9:.3f} | "
+                   f"{v['quality']['one_way']['r2']:.4f} |")
+    out += ["", "Median absolute relative error of the predicted time, per algorithm (over the "
+            "sizes; each measured point is the median of its repetitions):", "",
+            "| level | ranks/sites | collective | algorithm | points | median abs. rel. error | max |",
+            "|---|---:|---|---|---:|---:|---:|"]
+    groups: dict[tuple, list[float]] = {}
+    for r in rows:
+        groups.setdefault((r["level"], r["p"], r["coll"], r["alg"]), []).append(r["rel_err"])
+    ok = 0
+    for k, errs in sorted(groups.items()):
+        ok += median(errs) <= 0.25
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {len(errs)} | {median(errs) * 100:.0f}% "
+                   f"| {max(errs) * 100:.0f}% |")
+    out += ["", f"Algorithms within 25%: {ok} of {len(groups)}.", ""]
+    # selection: the model's pick against the measured best, per point
+    pts: dict[tuple, list[dict]] = {}
+    for r in rows:
+        pts.setdefault((r["level"], r["p"], r["coll"], r["size"]), []).append(r)
+    good = 0
+    detail = []
+    for k, rs in sorted(pts.items()):
+        best = min(rs, key=lambda r: r["measured_s"])
+        pick = min(rs, key=lambda r: r["predicted_s"])
+        slow = pick["measured_s"] / best["measured_s"]
+        good += slow <= 1.10
+        detail.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {pick['alg']} | {best['alg']} | "
+                      f"{slow:.2f} |")
+    out += ["### Selection", "",
+            f"The model's pick is within 10% of the best measured algorithm at {good} of "
+            f"{len(pts)} points ({100 * good / max(len(pts), 1):.0f}%).", "",
+            "| level | ranks/sites | collective | size | model picks | measured best | pick / best |",
+            "|---|---:|---|---:|---|---|---:|"] + detail + [""]
+    return "\n".join(out)
+
+
+# ---- isthmus against the vendor on one site ----
+
+def section_vendor(args) -> str:
+    out = ["### isthmus against the vendor, one site, 2 ranks", ""]
+    ops = "allreduce,reduce,reduce_scatter,scan"
+    sizes = "8,64,1k,8k,64k,256k,1M"
+    for v in ("openmpi", "mpich"):
+        table = OUT / f"table-{v}.json"
+        cmd = [PY, "-m", "isthmus", "model", "tune", "--params", str(OUT / "levels.json"),
+               "--ranks", "2", "--sites", "2", "--coll", ops, "--sizes", sizes, "--measure",
+               "--mpi", v, "--reps", str(args.reps), "--out", str(table),
+               "--report", str(OUT / f"tune-{v}.json")]
+        say(" ".join(cmd))
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            out.append(f"tune for {v} failed: {r.stderr[-800:]}")
+            continue
+        # only the intra rules: the wan ones need emulated sites, not used on one site
+        t = json.loads(table.read_text())
+        t["rules"] = [x for x in t["rules"] if x["level"] == "intra"]
+        table.write_text(json.dumps(t, indent=1))
+        cmd = [PY, str(HERE / "local_coll.py"), "--rounds", str(args.rounds), "--ops", ops,
+               "--sizes", sizes, "--vendors", v, "--reps", str(args.reps),
+               "--b-env", f"ISTHMUS_COLL_TABLE={table}"]
+        say(" ".join(cmd))
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        (OUT / f"vendor-{v}.txt").write_text(r.stdout + r.stderr)
+        res = re.search(r"results: (\S+)", r.stderr)
+        if r.returncode or not res:
+            out.append(f"local_coll for {v} failed: {r.stderr[-800:]}")
+            continue
+        summ = [json.loads(x) for x in Path(res.group(1)).read_text().splitlines()]
+        summ = [x for x in summ if x.get("summary")]
+        out += [f"**{v}** (`{' '.join(cmd[1:])}`, table `{table.name}`):", "",
+                "| op | size | vendor alone (us) | isthmus (us) | isthmus/vendor, median of rounds (min–max) | algorithm |",
+                "|---|---:|---:|---:|---|---|"]
+        rules = t["rules"]
+        wins = 0
+        for x in summ:
+            alg = next((ru["algorithm"] for ru in rules if ru["coll"] == x["op"] and
+                        ru["bytes"][0] <= _tbytes(x["op"], x["size"]) <=
+                        (ru["bytes"][1] if ru["bytes"][1] is not None else 1 << 62)), "default")
+            wins += x["b_over_a"] <= 1.0
+            out.append(f"| {x['op']} | {x['size']} | {x['a_median_us']:.2f} | {x['b_median_us']:.2f} | "
+                       f"{x['b_over_a']:.2f} ({x['b_over_a_min']:.2f}–{x['b_over_a_max']:.2f}) | {alg} |")
+        out += ["", f"isthmus at least as fast (ratio ≤ 1.00): {wins} of {len(summ)} points "
+                f"({100 * wins / max(len(summ), 1):.0f}%).", ""]
+    return "\n".join(out)
+
+
+def _tbytes(op: str, size: int) -> int:
+    return size * 2 if op in T.PER_BLOCK else size
+
+
+# ---- across two emulated sites ----
+
+OPS = ["barrier", "bcast", "reduce", "allreduce", "gather", "scatter", "allgather", "alltoall",
+       "reduce_scatter", "scan", "exscan"]
+
+
+def bound_ms(op: str, size: int, delay_ms: float, rate_bps: float, k: int) -> float:
+    """One one-way delay plus what must cross one direction (k ranks per site)."""
+    cross = {"barrier": 0, "bcast": size, "reduce": size, "allreduce": size, "scan": size,
+             "exscan": size, "gather": k * size, "scatter": k * size, "allgather": k * size,
+             "reduce_scatter": k * size, "alltoall": k * k * size}[op]
+    return delay_ms + cross * 8 / rate_bps * 1e3
+
+
+def _link(spec: str) -> tuple[float, float]:
+    from isthmus.netemu.spec import parse_link_spec
+
+    ls = parse_link_spec(spec)  # seconds and bytes/s
+    return ls.delay * 1e3, ls.rate * 8
+
+
+def section_wan(args) -> str:
+    delay_ms, rate = _link(args.wan)
+    k = 4
+    sizes = "8,64k,1M"
+    configs = {
+        "isthmus default": {},
+        "isthmus tuned": {"ISTHMUS_COLL_WAN_ALLREDUCE": "pipeline::256k",
+                          "ISTHMUS_COLL_WAN_BCAST": "chain::256k",
+                          "ISTHMUS_COLL_WAN_REDUCE": "chain::256k"},
+    }
+    bench_args = ["--op", ",".join(OPS), "-m", sizes, "-i", "3", "-r", str(args.reps), "-x", "1",
+                  "--json"]
+    res: dict[tuple, list[float]] = {}
+    cmds = {}
+    for rnd in range(args.wan_rounds):
+        for name, env in configs.items():
+            launch = Launch("coll", bench_args[:-1], "isthmus-openmpi",
+                            Profile("wan", args.wan, 2), 2 * k, timeout=1800, env=env)
+            say(f"wan round {rnd}: {name}")
+            r = run_launch(launch)
+            cmds[name] = " ".join(f"{a}={b}" for a, b in env.items()) + " " + r.command
+            for rec in r.records:
+                if rec.get("status") == "ok":
+                    res.setdefault((name, rec["op"], rec["size"]), []).append(rec["median"] / 1e3)
+            if not r.ok:
+                say(f"  failed: {r.stderr_tail[-400:]}")
+        base = [PY, "-m", "isthmus", "bench", "baseline", "-n", str(2 * k), "--sites", "2", "--wan",
+                args.wan, "--", str(REPO / "_install" / "bin" / "isthmus-bench.openmpi"), "coll",
+                *bench_args]
+        say(f"wan round {rnd}: Open MPI alone")
+        r = subprocess.run(base, capture_output=True, text=True, timeout=3600)
+        cmds["Open MPI alone"] = " ".join(base)
+        for line in r.stdout.splitlines():
+            if line.startswith("{"):
+                rec = json.loads(line)
+                if rec.get("status") == "ok":
+                    res.setdefault(("Open MPI alone", rec["op"], rec["size"]), []).append(
+                        rec["median"] / 1e3)
+        if r.returncode:
+            say(f"  baseline failed: {r.stderr[-400:]}")
+    save("wan.json", {"results": {"|".join(map(str, key)): v for key, v in res.items()},
+                      "commands": cmds})
+    out = ["### Across 2 emulated sites, 4 ranks each", "",
+           f"Link `{args.wan}` each way. Times in ms: median over {args.wan_rounds} interleaved "
+           f"runs of the per-run medians ({args.reps} repetitions of 3 iterations); rooted "
+           "collectives' iterations closed by a barrier (completion at every rank).", "",
+           "| collective | size | bound | isthmus default | × bound | isthmus tuned | × bound | Open MPI alone | × bound | best isthmus / Open MPI |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    within = never_slower = n = 0
+    for op in OPS:
+        for size in ([0] if op == "barrier" else [8, 65536, 1 << 20]):
+            b = bound_ms(op, size, delay_ms, rate, k)
+            cells = []
+            vals = {}
+            for name in ("isthmus default", "isthmus tuned", "Open MPI alone"):
+                xs = res.get((name, op, size if op != "barrier" else 0), [])
+                if not xs and op == "barrier":
+                    xs = [v for (nm, o, s), v2 in res.items() if nm == name and o == op for v in v2]
+                m = median(xs)
+                vals[name] = m
+                cells += [f"{m:.1f}", f"{m / b:.2f}"]
+            best = min(vals["isthmus default"], vals["isthmus tuned"])
+            n += 1
+            within += best <= 1.2 * b
+            never_slower += best <= vals["Open MPI alone"]
+            out.append(f"| {op} | {size} | {b:.1f} | " + " | ".join(cells) +
+                       f" | {best / vals['Open MPI alone']:.2f} |")
+    out += ["", f"Best isthmus configuration within 1.2× the bound: {within} of {n}; not slower "
+            f"than Open MPI alone: {never_slower} of {n}.", ""]
+    for name, c in cmds.items():
+        out.append(f"- {name}: `{c}`")
+    return "\n".join(out) + "\n"
+
+
+def section_pipeline(args) -> str:
+    k = 4
+    configs = {"two-level, not pipelined": {},
+               "pipelined (1 MiB segments)": {"ISTHMUS_COLL_WAN_ALLREDUCE": "pipeline::1M"},
+               "pipelined (256 KiB segments)": {"ISTHMUS_COLL_WAN_ALLREDUCE": "pipeline::256k"}}
+    res: dict[str, list[float]] = {}
+    cmds = {}
+    for rnd in range(args.pipe_rounds):
+        names = list(configs)
+        names = names[rnd % len(names):] + names[:rnd % len(names)]
+        for name in names:
+            launch = Launch("coll", ["--op", "allreduce", "-m", "64M", "-i", "1", "-r", "3", "-x", "1"],
+                            "isthmus-openmpi", Profile("wan", args.wan, 2), 2 * k, timeout=1800,
+                            env=configs[name])
+            say(f"pipeline round {rnd}: {name}")
+            r = run_launch(launch)
+            cmds[name] = " ".join(f"{a}={b}" for a, b in configs[name].items()) + " " + r.command
+            for rec in r.records:
+                if rec.get("status") == "ok":
+                    res.setdefault(name, []).append(rec["median"] / 1e6)
+    save("pipeline.json", {"results": res, "commands": cmds})
+    delay_ms, rate = _link(args.wan)
+    bound = delay_ms / 1e3 + (64 << 20) * 8 / rate
+    base = median(res.get("two-level, not pipelined", []))
+    out = ["### 64 MiB MPI_Allreduce across 2 emulated sites (4 ranks each)", "",
+           f"Link `{args.wan}`; bound {bound:.2f} s (one delay + 64 MiB over the rate). Seconds "
+           f"per call: median (min–max) of {args.pipe_rounds} interleaved runs (each the median of 3).", "",
+           "| configuration | time (s) | speed-up over not pipelined | × bound |", "|---|---|---:|---:|"]
+    for name in configs:
+        xs = res.get(name, [])
+        m = median(xs)
+        out.append(f"| {name} | {m:.2f} ({min(xs, default=float('nan')):.2f}–{max(xs, default=float('nan')):.2f}) | "
+                   f"{base / m:.2f} | {m / bound:.2f} |")
+    out += [""] + [f"- {n}: `{c}`" for n, c in cmds.items()]
+    return "\n".join(out) + "\n"
+
+
+def main() -> int:
+    global OUT
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sections", default="model,vendor,wan,pipeline")
+    ap.add_argument("--wan", default="delay=10ms,rate=100mbit")
+    ap.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the vendor comparison")
+    ap.add_argument("--wan-rounds", type=int, default=3)
+    ap.add_argument("--pipe-rounds", type=int, default=3)
+    ap.add_argument("--out", help="folder (default bench/results/coll-issue8-<timestamp>)")
+    args = ap.parse_args()
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    OUT = Path(args.out) if args.out else HERE / "results" / f"coll-issue8-{stamp}"
+    OUT.mkdir(parents=True, exist_ok=True)
+    md = [f"Measured {stamp} UTC on `{os.uname().nodename}` ({os.cpu_count()} CPUs); load "
+          f"average at start {os.getloadavg()}; results in `{OUT.relative_to(REPO)}`.", ""]
+    for sec in args.sections.split(","):
+        t0 = time.monotonic()
+        md.append({"model": section_model, "vendor": section_vendor, "wan": section_wan,
+                   "pipeline": section_pipeline}[sec](args))
+        md.append(f"_(section {sec}: {time.monotonic() - t0:.0f} s; load average after: "
+                  f"{os.getloadavg()})_\n")
+        (OUT / "report.md").write_text("\n".join(md))
+    print("\n".join(md))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
