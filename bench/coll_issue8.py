@@ -337,7 +337,7 @@ def main() -> int:
     ap.add_argument("--out", help="folder (default bench/results/coll-issue8-<timestamp>)")
     args = ap.parse_args()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    OUT = Path(args.out) if args.out else HERE / "results" / f"coll-issue8-{stamp}"
+    OUT = Path(args.out).resolve() if args.out else HERE / "results" / f"coll-issue8-{stamp}"
     OUT.mkdir(parents=True, exist_ok=True)
     md = [f"Measured {stamp} UTC on `{os.uname().nodename}` ({os.cpu_count()} CPUs); load "
           f"average at start {os.getloadavg()}; results in `{OUT.relative_to(REPO)}`.", ""]
