@@ -4,7 +4,8 @@ isthmus against the vendor on one site, and collectives across two emulated site
 
 Sections (--sections, default all, in this order):
 
-  model     `isthmus model calibrate` of the intra-site level (2 ranks on one site) and of
+  model     `isthmus model calibrate` of the intra-site level (2 ranks on one node, started
+            by the vendor's launcher, no gateway) and of
             the WAN level (one rank at each of 2 sites across --wan), then every
             algorithm of every collective forced in turn (ISTHMUS_COLL_[WAN_]<COLL>) and
             timed by isthmus-bench coll: inside a site with 2 ranks, between sites with
@@ -89,7 +90,7 @@ def section_model(args) -> str:
             commands += cmds
             for alg, pts in got.items():
                 for m, t in pts.items():
-                    pred = T.predicted(coll, alg, p, m, lv[lvl])
+                    pred = T.predicted(coll, alg, p, m, lv[lvl], closed=True, lvl=lvl)
                     rows.append({"level": lvl, "p": p, "coll": coll, "alg": alg, "size": m,
                                  "measured_s": t, "predicted_s": pred,
                                  "rel_err": abs(pred - t) / t})
@@ -105,7 +106,8 @@ def section_model(args) -> str:
                    f"{p['g'] * 1e6:.2f} | {p['G'] * 1e9:.3f} | {p['gamma'] * 1e9:.3f} | "
                    f"{v['quality']['one_way']['r2']:.4f} |")
     out += ["", "Median absolute relative error of the predicted time, per algorithm (over the "
-            "sizes; each measured point is the median of its repetitions):", "",
+            "sizes; each measured point is the median of its repetitions; bcast and reduce are "
+           "timed and predicted followed by a barrier, as isthmus-bench coll runs them):", "",
             "| level | ranks/sites | collective | algorithm | points | median abs. rel. error | max |",
             "|---|---:|---|---|---:|---:|---:|"]
     groups: dict[tuple, list[float]] = {}

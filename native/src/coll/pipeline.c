@@ -55,10 +55,12 @@ static int vtest(ism_vh *r, int *done)
     return rc;
 }
 
-/* Waits for the oldest of cnt requests in the ring q of w. */
-static int wait_oldest(ism_vh *q, int w, int *head, int *cnt)
+/* Waits for the oldest of cnt requests in the ring q of w. The idle count carries over
+ * from one wait to the next: a segment takes milliseconds on the WAN, and a follower that
+ * started every wait with a fresh round of spinning took the CPU the gateways and the
+ * leader need on a busy machine. */
+static int wait_oldest(ism_vh *q, int w, int *head, int *cnt, unsigned *spins)
 {
-    unsigned spins = 0;
     for (;;) {
         int done = 0, rc = vtest(&q[*head], &done);
         if (done || rc) {
@@ -67,7 +69,7 @@ static int wait_oldest(ism_vh *q, int w, int *head, int *cnt)
             return rc;
         }
         if (!ism_progress())
-            ism_idle(&spins);
+            ism_idle(spins);
     }
 }
 
@@ -79,13 +81,14 @@ static int follower(const char *in, char *out, int64_t bytes, int64_t sb, int n,
     enum { W = 2 * AHEAD + 2 };
     ism_vh q[W];
     int head = 0, cnt = 0, rc = 0;
+    unsigned spins = 0;
     item *it = order(n);
     if (!it)
         return ISM_ERR_NO_MEM;
     int64_t o0 = vdt->contig_off;
     for (int k = 0; k < 2 * n && !rc; k++) {
         if (cnt == W) /* the oldest must finish first */
-            rc = wait_oldest(q, W, &head, &cnt);
+            rc = wait_oldest(q, W, &head, &cnt, &spins);
         if (rc)
             break;
         int j = it[k].j;
@@ -100,7 +103,7 @@ static int follower(const char *in, char *out, int64_t bytes, int64_t sb, int n,
         cnt++;
     }
     while (cnt) { /* after an error too: nothing may stay outstanding */
-        int e = wait_oldest(q, W, &head, &cnt);
+        int e = wait_oldest(q, W, &head, &cnt, &spins);
         rc = rc ? rc : e;
     }
     free(it);

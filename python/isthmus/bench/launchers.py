@@ -30,6 +30,9 @@ class Profile:
     name: str
     link: str | None = None
     sites: int = 2
+    # isthmus on one site without `isthmus run`'s gateway: the vendor's launcher starts
+    # isthmus-bench over libisthmus, as a program built with isthmus-cc runs on one node
+    gateway: bool = True
 
     def describe(self) -> str:
         return self.link if self.link else "loopback"
@@ -127,6 +130,10 @@ def _bench_argv(launch: Launch) -> list[str]:
 def _bench_env(launch: Launch) -> dict[str, str]:
     env = dict(os.environ)
     env.update(launch.env)
+    if is_isthmus(launch.library) and not launch.profile.gateway:
+        env["ISTHMUS_MPI"] = vendor_of(launch.library)
+        for k in ("ISTHMUS_SITE", "ISTHMUS_SITE_RANKS"):
+            env.pop(k, None)
     env["ISTHMUS_BENCH_LINK"] = launch.profile.describe()
     env["ISTHMUS_BENCH_PROFILE"] = launch.profile.name
     env.update(vendor_mod.launcher_env("openmpi"))
@@ -138,6 +145,13 @@ def command_for(launch: Launch) -> list[str]:
     inside site A's namespace; see vendorwan.py)."""
     argv = _bench_argv(launch)
     v = vendor_of(launch.library)
+    if is_isthmus(launch.library) and not launch.profile.gateway:
+        if launch.profile.link or launch.profile.sites != 1:
+            raise IsthmusError(f"profile {launch.profile.name!r}: without a gateway there is one "
+                               "site and no link")
+        if v == "openmpi":
+            return ["mpirun.openmpi", "--oversubscribe", "-np", str(launch.ranks), *argv]
+        return ["mpiexec.mpich", "-np", str(launch.ranks), *argv]
     if is_isthmus(launch.library):
         cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(launch.ranks), "--sites",
                str(launch.profile.sites), "--mpi", v, "--timeout", f"{launch.timeout:g}"]

@@ -1,7 +1,8 @@
 # isthmus/model/calibrate.py: `isthmus model calibrate`: measure what LogGP is fitted to on
 # each level of a multi-site job and fit it. The measuring is isthmus-bench's `loggp`
 # benchmark (native/tools/bench/loggp.c) between two ranks:
-#   intra  two ranks of one site: the vendor MPI's path inside a site;
+#   intra  two ranks of one site: the vendor MPI's path inside a site (started by the
+#          vendor's launcher, without a gateway);
 #   wan    one rank at each of two sites: the path through both gateways and the link
 #          (emulated with --wan, or the real one of a site file).
 # Each quantity's median over the repetitions goes to loggp.fit_loggp; the reduction cost
@@ -109,7 +110,9 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
     for lvl in levels:
         if lvl not in ("intra", "wan"):
             raise IsthmusError(f"unknown level {lvl!r}: use intra and/or wan")
-        prof = Profile(lvl, link if lvl == "wan" else None, 1 if lvl == "intra" else 2)
+        # inside a site: the vendor's path, started as on one node (no gateway, whose
+        # channel a real site's ranks also poll only when cross-site work is pending)
+        prof = Profile(lvl, link, 2) if lvl == "wan" else Profile(lvl, None, 1, gateway=False)
         launch = Launch("loggp", ["-m", sizes, "-r", str(reps), "--peer", "1"],
                         f"isthmus-{mpi}", prof, 2, timeout=900)
         say(f"measuring level {lvl}: 2 ranks, {'one site' if lvl == 'intra' else 'two sites'}"

@@ -53,8 +53,20 @@ def candidates(coll: str, lvl: str) -> list[str]:
     return algs
 
 
-def predicted(coll: str, alg: str, p: int, m: int, params: LogGP) -> float:
-    return predict(S.build(coll, alg, p, model_size(coll, m, p)), params)
+def predicted(coll: str, alg: str, p: int, m: int, params: LogGP, closed: bool = False,
+              lvl: str = "intra") -> float:
+    """The model's time; closed: as isthmus-bench coll times a rooted collective, each
+    call followed by a barrier (the vendor's inside a site, modelled as dissemination;
+    the leaders' linear one between sites), the two overlapping where they can."""
+    s = S.build(coll, alg, p, model_size(coll, m, p))
+    if closed and coll in ROOTED:
+        b = S.build("barrier", "dissemination" if lvl == "intra" else "linear", p, 0)
+        s.chunk_bytes["barrier"] = 0  # its tokens carry nothing
+        for r in range(p):
+            for op in b.ops[r]:
+                s.ops[r].append((op[0], op[1], ("barrier",)) + (
+                    (op[3], ("barrier",)) if op[0] == "recv" else ()))
+    return predict(s, params)
 
 
 def _bounds(sizes: list[int]) -> list[tuple[int, int | None]]:
@@ -149,12 +161,13 @@ def spec_of(alg: str, m: int) -> str:
     return c["algorithm"]
 
 
+ROOTED = {"bcast", "reduce"}
+
+
 def coll_seconds(rec: dict) -> float:
-    """A coll record's time per call: rooted collectives' iterations are closed by a
-    barrier (completion at every rank), whose own time the record carries and which is
-    taken off, so the time compares with the model's (completion at the last rank)."""
-    t = float(rec["median"]) - float(rec.get("closing_barrier_us", 0.0))
-    return max(t, float(rec["median"]) * 0.05) * 1e-6
+    """A coll record's time per call; rooted collectives' iterations are closed by a
+    barrier (completion at every rank: see predicted(closed=True))."""
+    return float(rec["median"]) * 1e-6
 
 
 def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str | None,
@@ -167,7 +180,7 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
     measured one size at a time."""
     from ..bench.launchers import Launch, Profile
 
-    prof = Profile(lvl, link if lvl == "wan" else None, 1 if lvl == "intra" else p)
+    prof = Profile(lvl, link, p) if lvl == "wan" else Profile(lvl, None, 1, gateway=False)
     out: dict[str, dict[int, float]] = {}
     cmds = []
     algs = candidates(coll, lvl) + (["vendor"] if vendor_too and lvl == "intra" else [])
