@@ -270,7 +270,7 @@ static int simulate(int p, const char *what, int skip)
 /* ---- the collectives' references ---- */
 
 typedef struct {
-    int coll, alg, p, root, radix, exclusive, in_place;
+    int coll, alg, p, root, radix, exclusive, in_place, commute;
     int64_t count, seg;
     int64_t blk[MAXP]; /* bytes per member (reduce_scatter, allgather), or blk[0] < 0 */
 } tcase;
@@ -290,12 +290,12 @@ static int run_case(const tcase *t)
     const ism_coll_alg *algs = ism_coll_algs(t->coll);
     const ism_coll_alg *al = &algs[t->alg];
     char what[256];
-    snprintf(what, sizeof what, "%s/%s p=%d root=%d count=%lld radix=%d seg=%lld%s%s",
+    snprintf(what, sizeof what, "%s/%s p=%d root=%d count=%lld radix=%d seg=%lld%s%s%s",
              ism_coll_name(t->coll), al->name, t->p, t->root, (long long)t->count, t->radix,
              (long long)t->seg, t->exclusive ? " exclusive" : "",
-             t->in_place ? " in-place" : "");
+             t->in_place ? " in-place" : "", t->commute ? " commutative" : "");
     int p = t->p, bad = 0;
-    commutative_op = al->commute_only;
+    commutative_op = al->commute_only || t->commute;
     int64_t blk[MAXP], vec = t->count * ES, inlen[MAXP];
     int var = t->blk[0] >= 0;
     for (int r = 0; r < p; r++)
@@ -308,7 +308,7 @@ static int run_case(const tcase *t)
     a.blk = var ? blk : NULL;
     a.radix = t->radix;
     a.seg = t->seg;
-    a.commute = al->commute_only;
+    a.commute = commutative_op;
     a.exclusive = t->exclusive;
     int64_t total = 0;
     for (int r = 0; r < p; r++)
@@ -492,18 +492,20 @@ int main(void)
                             if (coll == ISM_COLL_BCAST || coll == ISM_COLL_REDUCE)
                                 nroot = 4;
                             for (int ro = 0; ro < nroot; ro++)
-                                for (int ip = 0; ip < 2; ip++) {
+                                for (int ip = 0; ip < 4; ip++) {
+                                    /* ip & 1: in place; ip & 2: a commutative op (the
+                                     * builders take other paths for one) */
                                     tcase t = {coll, alg, p, roots[ro], radices[ri],
-                                               coll == ISM_COLL_EXSCAN, ip, counts[ci],
-                                               segs[si], {-1}};
-                                    if (ip && (coll == ISM_COLL_BCAST ||
-                                               coll == ISM_COLL_ALLTOALL ||
-                                               coll == ISM_COLL_REDUCE_SCATTER))
+                                               coll == ISM_COLL_EXSCAN, ip & 1, ip >> 1,
+                                               counts[ci], segs[si], {-1}};
+                                    if ((ip & 1) && (coll == ISM_COLL_BCAST ||
+                                                     coll == ISM_COLL_ALLTOALL ||
+                                                     coll == ISM_COLL_REDUCE_SCATTER))
                                         continue;
                                     run_case(&t);
                                     cases++;
                                     /* unequal blocks, zeros among them */
-                                    if (!ip && ri == 0 && (coll == ISM_COLL_REDUCE_SCATTER ||
+                                    if (!(ip & 1) && ri == 0 && (coll == ISM_COLL_REDUCE_SCATTER ||
                                                            coll == ISM_COLL_ALLGATHER)) {
                                         for (int r = 0; r < p; r++)
                                             t.blk[r] = ES * ((r * 5 + counts[ci]) % 4);

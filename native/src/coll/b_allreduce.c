@@ -16,11 +16,31 @@ static void roles(ism_coll_sched *s, int64_t n)
     s->out_len = n;
 }
 
+/* A commutative op on a power-of-two group needs no copy: the first exchange sends IN
+ * and receives into OUT, which then takes my vector (in op OUT); later ones receive into
+ * a temporary and fold it into OUT. Both sides of a pair compute the same bits, since a
+ * commutative op gives a op b and b op a alike. */
+static int rd_commutative(ism_coll_sched *s, int p, int me, int64_t n)
+{
+    s->in_place_ok = 0; /* OUT receives while IN is still to be read */
+    int alt = p > 2 ? ism_coll_tmp(s, n) : -1;
+    for (int mask = 1; mask < p; mask <<= 1) {
+        int d = me ^ mask;
+        ism_coll_send(s, d, mask == 1 ? ISM_SL_IN : ISM_SL_OUT, 0, n);
+        ism_coll_recv(s, d, mask == 1 ? ISM_SL_OUT : alt, 0, n);
+        ism_coll_round(s);
+        ism_coll_defer_red(s, mask == 1 ? ISM_SL_IN : alt, 0, ISM_SL_OUT, 0, n);
+    }
+    return ism_coll_sched_done(s);
+}
+
 int ism_coll_allreduce_recursive_doubling(ism_coll_sched *s, const ism_coll_args *a)
 {
     int p = a->p, me = a->me;
     int64_t n = a->bytes;
     roles(s, n);
+    if (a->commute && p > 1 && !(p & (p - 1)))
+        return rd_commutative(s, p, me, n);
     ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
     if (p == 1)
         return ism_coll_sched_done(s);

@@ -93,6 +93,37 @@ int ism_coll_kn_reduce(ism_coll_sched *s, int p, int me, int rot, int k, int fir
     return bufs[acc];
 }
 
+int ism_coll_kn_reduce_commutative(ism_coll_sched *s, int p, int me, int rot, int k, int final,
+                                   int64_t len)
+{
+    int v = (me - rot + p) % p, kids[64 * 32], t[2], par = 0, acc = -1;
+    if (k > 64)
+        k = 64;
+    int m = ism_coll_kn_children(v, p, k, kids);
+    if (!m) {
+        if (v)
+            ism_coll_send(s, (ism_coll_kn_parent(v, k) + rot) % p, ISM_SL_IN, 0, len);
+        return ISM_SL_IN;
+    }
+    acc = v ? ism_coll_tmp(s, len) : final;
+    t[0] = m > 1 ? ism_coll_tmp(s, len) : -1;
+    t[1] = m > 2 ? ism_coll_tmp(s, len) : -1;
+    /* the first subtree straight into the accumulator, folded with my vector; each
+     * later one into a temporary (two, alternating, so a reduction overlaps the next
+     * receive) and folded in */
+    for (int j = 0; j < m; j++) {
+        int into = j ? t[par] : acc;
+        ism_coll_recv(s, (kids[j] + rot) % p, into, 0, len);
+        ism_coll_round(s);
+        ism_coll_defer_red(s, j ? into : ISM_SL_IN, 0, acc, 0, len);
+        if (j)
+            par ^= 1;
+    }
+    if (v)
+        ism_coll_send(s, (ism_coll_kn_parent(v, k) + rot) % p, acc, 0, len);
+    return acc;
+}
+
 void ism_coll_kn_bcast(ism_coll_sched *s, int p, int me, int root, int k, int rslot, int oslot,
                        int64_t len)
 {

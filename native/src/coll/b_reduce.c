@@ -22,6 +22,11 @@ static int tree(ism_coll_sched *s, const ism_coll_args *a, int k)
         return ism_coll_sched_done(s);
     }
     int v = (me - rot + p) % p;
+    if (a->commute) { /* rooted at the root, no copy */
+        s->in_place_ok = 0; /* the root receives into OUT before it reads IN */
+        ism_coll_kn_reduce_commutative(s, p, me, rot, k, ISM_SL_OUT, n);
+        return ism_coll_sched_done(s);
+    }
     int acc = ism_coll_kn_reduce(s, p, me, rot, k, ISM_SL_IN, n);
     ism_coll_round(s);
     if (v == 0) {

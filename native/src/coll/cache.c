@@ -41,6 +41,7 @@ void ism_coll_comm_free(ism_comm *c)
         entry_free(&st->cache[i]);
     free(st->cache);
     free(st->hints);
+    free(st->arena);
     free(st);
     c->coll = NULL;
 }

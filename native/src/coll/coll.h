@@ -122,6 +122,9 @@ typedef struct ism_coll_comm {
     ism_coll_centry *cache;
     int ncache;
     uint64_t tick;
+    char *arena; /* the executor's temporaries, kept between calls (exec.c) */
+    int64_t arena_len;
+    int arena_busy;
 } ism_coll_comm;
 ism_coll_comm *ism_coll_state(ism_comm *c);
 /* A persistent collective's private duplicate chooses as its parent does. */

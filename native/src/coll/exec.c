@@ -92,80 +92,167 @@ int ism_coll_apply(ism_coll_redop *r, const void *in, void *inout, int64_t len)
 
 /* ---- posting and waiting ---- */
 
+/* A round's posts: messages to peers at this site go straight to the vendor on vcoll
+ * (vendor handles, no isthmus request); others are isthmus requests. */
+typedef struct post_t {
+    ism_req *r;    /* cross-site, or NULL */
+    ism_vh v;      /* at this site: the vendor request */
+    int64_t want;  /* bytes a receive must bring, -1 for a send */
+    int done;
+} post_t;
+
 typedef struct reqset {
-    ism_req **r;
-    int64_t *want; /* bytes a receive must bring, -1 for a send */
-    int n, cap;
+    post_t *p;
+    ism_vh *vh;         /* scratch for waitall */
+    ism_vstatus *vst;
+    int n, cap, remote;
 } reqset;
 
-static int reqs_add(reqset *q, ism_req *r, int64_t want)
+static int reqs_grow(reqset *q)
 {
-    if (q->n == q->cap) {
-        int cap = q->cap ? 2 * q->cap : 16;
-        ism_req **nr = realloc(q->r, sizeof *nr * (size_t)cap);
-        int64_t *nw = nr ? realloc(q->want, sizeof *nw * (size_t)cap) : NULL;
-        if (nr)
-            q->r = nr;
-        if (!nr || !nw)
-            return ISM_ERR_NO_MEM;
-        q->want = nw;
-        q->cap = cap;
-    }
-    q->r[q->n] = r;
-    q->want[q->n++] = want;
+    if (q->n < q->cap)
+        return 0;
+    int cap = q->cap ? 2 * q->cap : 16;
+    post_t *np = realloc(q->p, sizeof *np * (size_t)cap);
+    if (np)
+        q->p = np;
+    ism_vh *nv = np ? realloc(q->vh, sizeof *nv * (size_t)cap) : NULL;
+    if (nv)
+        q->vh = nv;
+    ism_vstatus *ns = nv ? realloc(q->vst, sizeof *ns * (size_t)cap) : NULL;
+    if (!ns)
+        return ISM_ERR_NO_MEM;
+    q->vst = ns;
+    q->cap = cap;
     return 0;
 }
 
 static int post(ism_comm *c, int peer, char *buf, int64_t len, int is_send, reqset *q)
 {
     int64_t o = 0;
+    int l0 = c->l_of[peer];
     do {
-        int l = (int)(len - o < MSG_MAX ? len - o : MSG_MAX);
-        ism_req *r = NULL;
-        int rc = is_send ? ism_isend(buf + o, l, ISM_DT_BYTE, peer, TAG_SCHED, c, c->ctx + 1,
-                                     ISM_MODE_STD, &r)
-                         : ism_irecv(buf + o, l, ISM_DT_BYTE, peer, TAG_SCHED, c, c->ctx + 1, &r);
+        int l = (int)(len - o < MSG_MAX ? len - o : MSG_MAX), rc;
+        if ((rc = reqs_grow(q)))
+            return rc;
+        post_t *x = &q->p[q->n];
+        memset(x, 0, sizeof *x);
+        x->want = is_send ? -1 : l;
+        if (l0 >= 0 && !c->vcoll) {
+            rc = ISM_ERR_INTERN; /* run() makes vcoll before a schedule inside a site */
+        } else if (l0 >= 0) {
+            rc = is_send ? ism.be->isend(buf + o, l, ISM_DT_BYTE->v, l0, TAG_SCHED, c->vcoll,
+                                         &x->v)
+                         : ism.be->irecv(buf + o, l, ISM_DT_BYTE->v, l0, TAG_SCHED, c->vcoll,
+                                         &x->v);
+        } else {
+            rc = is_send ? ism_isend(buf + o, l, ISM_DT_BYTE, peer, TAG_SCHED, c, c->ctx + 1,
+                                     ISM_MODE_STD, &x->r)
+                         : ism_irecv(buf + o, l, ISM_DT_BYTE, peer, TAG_SCHED, c, c->ctx + 1,
+                                     &x->r);
+            q->remote++;
+        }
         if (rc)
             return rc;
-        if ((rc = reqs_add(q, r, is_send ? -1 : l))) {
-            ism_wait_free(r);
-            return rc;
-        }
+        q->n++;
         o += l;
     } while (o < len);
     return 0;
 }
 
-/* Every request of the round to completion (also after an error: their buffers are
- * about to be freed); the first error, or a receive that brought the wrong size. */
+static int finish(post_t *x, int rc, size_t bytes)
+{
+    x->done = 1;
+    if (!rc && x->want >= 0 && (int64_t)bytes != x->want)
+        rc = ISM_ERR_TRUNCATE; /* both ends build the same sizes: a broken schedule */
+    return rc;
+}
+
+/* Every post of the round to completion (also after an error: their buffers are about
+ * to be freed); the first error, or a receive that brought the wrong size. With only
+ * site-local posts and nothing else that needs isthmus's progress (no cross-site work,
+ * not inside a nonblocking collective), one blocking vendor waitall: the vendor's own
+ * wait is the quickest there is. */
 static int wait_all(reqset *q)
 {
+    int rc = 0;
+    if (!q->remote && !ism.remote_active && !ism_nbc_cur && !ism_nbc_pending()) {
+        for (int i = 0; i < q->n; i++)
+            q->vh[i] = q->p[i].v;
+        int e = q->n ? ism.be->waitall(q->n, q->vh, q->vst) : 0;
+        for (int i = 0; i < q->n; i++) {
+            int e2 = finish(&q->p[i], q->vst[i].error, q->vst[i].bytes);
+            rc = rc ? rc : e2;
+        }
+        q->n = q->remote = 0;
+        return rc ? rc : e;
+    }
     unsigned spins = 0;
-    int left = q->n, rc = 0;
+    int left = q->n;
     while (left) {
         int moved = 0;
         for (int i = 0; i < q->n; i++) {
-            if (!q->r[i])
+            post_t *x = &q->p[i];
+            if (x->done)
                 continue;
-            int flag = 0;
-            ism_status st;
-            memset(&st, 0, sizeof st);
-            int e = ism_req_test(q->r[i], &flag, &st);
-            if (!flag && !(e && q->r[i]->kind == ISM_RQ_VENDOR))
-                continue;
-            if (!e && q->want[i] >= 0 && (int64_t)st.bytes != q->want[i])
-                e = ISM_ERR_TRUNCATE; /* both ends build the same sizes: a broken schedule */
+            int flag = 0, e;
+            if (x->r) {
+                ism_status st;
+                memset(&st, 0, sizeof st);
+                e = ism_req_test(x->r, &flag, &st);
+                if (!flag && !(e && x->r->kind == ISM_RQ_VENDOR))
+                    continue;
+                e = finish(x, e, st.bytes);
+                ism_req_free(x->r);
+                x->r = NULL;
+            } else {
+                ism_vstatus st;
+                e = ism.be->test(&x->v, &flag, &st);
+                if (!flag && !e)
+                    continue;
+                e = finish(x, e ? e : st.error, st.bytes);
+            }
             rc = rc ? rc : e;
-            ism_req_free(q->r[i]);
-            q->r[i] = NULL;
             left--;
             moved = 1;
         }
-        if (left && !moved && !ism_progress())
+        if (left && !ism_progress() && !moved)
             ism_idle(&spins);
     }
-    q->n = 0;
+    q->n = q->remote = 0;
     return rc;
+}
+
+/* The temporaries of a schedule: kept per communicator between calls (collectives on
+ * one communicator run one at a time), so a repeated large collective does not fault its
+ * buffers in every time; given back above ARENA_KEEP. */
+#define ARENA_KEEP ((int64_t)64 << 20)
+
+static char *arena_get(ism_comm *c, int64_t need, int *mine)
+{
+    ism_coll_comm *st = ism_coll_state(c);
+    *mine = 0;
+    if (st && !st->arena_busy && need <= ARENA_KEEP) {
+        if (st->arena_len < need) {
+            free(st->arena);
+            st->arena = malloc((size_t)need);
+            st->arena_len = st->arena ? need : 0;
+        }
+        if (st->arena) {
+            st->arena_busy = 1;
+            return st->arena;
+        }
+    }
+    *mine = 1;
+    return malloc((size_t)need);
+}
+
+static void arena_put(ism_comm *c, char *a, int mine)
+{
+    if (mine)
+        free(a);
+    else if (c->coll)
+        c->coll->arena_busy = 0;
 }
 
 /* ---- the executor ---- */
@@ -193,7 +280,8 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
         at[k] = need;
         need += (s->slot[k] + 63) & ~(int64_t)63;
     }
-    char *arena = need ? malloc((size_t)need) : NULL;
+    int own = 0;
+    char *arena = need ? arena_get(c, need, &own) : NULL;
     if (need && !arena)
         return ISM_ERR_NO_MEM;
     for (int k = ISM_SL_TMP; k < s->nslot; k++)
@@ -226,8 +314,10 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
         int rc2 = wait_all(&q);
         rc = rc ? rc : rc2;
     }
-    free(q.r);
-    free(q.want);
-    free(arena);
+    free(q.p);
+    free(q.vh);
+    free(q.vst);
+    if (arena)
+        arena_put(c, arena, own);
     return rc;
 }

@@ -183,6 +183,10 @@ int ism_coll_kn_subtree(int v, int p, int k);
  * `first` holds my contribution; temporaries are taken as needed. */
 int ism_coll_kn_reduce(ism_coll_sched *s, int p, int me, int rot, int k, int first,
                        int64_t len);
+/* The same for a commutative op, with no copy: the result lands in slot final at the
+ * tree's top (member rot); combining order is free, receives are one at a time. */
+int ism_coll_kn_reduce_commutative(ism_coll_sched *s, int p, int me, int rot, int k, int final,
+                                   int64_t len);
 /* k-nomial broadcast from member root of len bytes: the root sends from slot rslot, the
  * others receive into slot oslot and forward from it. */
 void ism_coll_kn_bcast(ism_coll_sched *s, int p, int me, int root, int k, int rslot, int oslot,
