@@ -16,6 +16,14 @@ static void roles(ism_coll_sched *s, int64_t n)
     s->out_len = n;
 }
 
+/* OUT starts as my vector; 1 when that is all there is to do (one member). */
+static int start(ism_coll_sched *s, int p, int64_t n)
+{
+    roles(s, n);
+    ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
+    return p == 1;
+}
+
 /* A commutative op on a power-of-two group needs no copy: the first exchange sends IN
  * and receives into OUT, which then takes my vector (in op OUT); later ones receive into
  * a temporary and fold it into OUT. Both sides of a pair compute the same bits, since a
@@ -41,8 +49,7 @@ int ism_coll_allreduce_recursive_doubling(ism_coll_sched *s, const ism_coll_args
     roles(s, n);
     if (a->commute && p > 1 && !(p & (p - 1)))
         return rd_commutative(s, p, me, n);
-    ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
-    if (p == 1)
+    if (start(s, p, n))
         return ism_coll_sched_done(s);
     int pp = ism_coll_pow2_below(p), alt = ism_coll_tmp(s, n);
     int x = ism_coll_fold_in(s, p, me, ISM_SL_IN, ISM_SL_OUT, n);
@@ -71,9 +78,7 @@ int ism_coll_allreduce_rabenseifner(ism_coll_sched *s, const ism_coll_args *a)
 {
     int p = a->p, me = a->me;
     int64_t n = a->bytes;
-    roles(s, n);
-    ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
-    if (p == 1)
+    if (start(s, p, n))
         return ism_coll_sched_done(s);
     int pp = ism_coll_pow2_below(p), alt = ism_coll_tmp(s, n);
     int64_t *off = ism_coll_blocks(pp, NULL, n, a->esize);
@@ -105,9 +110,7 @@ int ism_coll_allreduce_ring(ism_coll_sched *s, const ism_coll_args *a)
 {
     int p = a->p, me = a->me;
     int64_t n = a->bytes;
-    roles(s, n);
-    ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
-    if (p == 1)
+    if (start(s, p, n))
         return ism_coll_sched_done(s);
     int64_t *off = ism_coll_blocks(p, NULL, n, a->esize);
     if (!off)
