@@ -46,7 +46,18 @@ def test_fit_recovers_known_parameters_within_noise():
     # L is what remains of a 7.5 us intercept: noise of a few % there is ~10 % of L
     assert f.params.L == pytest.approx(TRUE.L, rel=0.2)
     q = f.quality()
-    assert q["one_way"]["points"] == len(SIZES) and q["one_way"]["r2"] > 0.99
+    # G from the sizes from 32 KiB, the intercept from the smaller ones
+    assert q["one_way"]["points"] + q["one_way_large"]["points"] == len(SIZES)
+    assert q["one_way_large"]["r2"] > 0.99 and q["one_way"]["median_rel_residual"] < 0.03
+
+
+def test_fit_takes_G_from_large_sizes_past_a_protocol_switch():
+    """An eager/rendezvous switch at 4 KiB adds a step: the slope must not follow it."""
+    ms = synthetic(TRUE, 0.0)
+    ms.one_way = {m: TRUE.one_way(m) + (20e-6 if m > 4096 else 0.0) for m in SIZES}
+    f = fit_loggp(ms)
+    assert f.params.G == pytest.approx(TRUE.G, rel=0.01)
+    assert f.params.L == pytest.approx(TRUE.L, rel=0.01)
 
 
 def test_fit_reports_a_poor_fit():

@@ -40,6 +40,9 @@ def records(p: LogGP, noise=0.0, train=50):
             out.append({"isthmus_bench": 1, "benchmark": "loggp", "quantity": "reduce_local",
                         "op": op, "size": m, "iters": 100, "status": "ok",
                         "median": f(scale * p.reduce_cost(m))})
+    # and what the call-overhead launch (isthmus-bench coll on one rank) prints
+    out.append({"isthmus_bench": 1, "benchmark": "coll", "op": "allreduce", "size": 4,
+                "status": "ok", "median": 0.5})
     return out
 
 
@@ -78,8 +81,10 @@ def test_calibrate_runs_each_level_on_the_right_placement():
     run = FakeRun(records(TRUE))
     doc = C.calibrate(["intra", "wan"], "mpich", "delay=1ms", "1,1k", 3, run)
     assert set(doc["levels"]) == {"intra", "wan"}
-    intra, wan = run.launches
+    intra, call, wan = run.launches
     assert (intra.profile.sites, intra.profile.link, intra.library) == (1, None, "isthmus-mpich")
+    assert not intra.profile.gateway and call.ranks == 1 and call.benchmark == "coll"
+    assert doc["levels"]["intra"]["params"]["o_call"] > 0
     assert (wan.profile.sites, wan.profile.link) == (2, "delay=1ms")
     assert intra.benchmark == "loggp" and "--peer" in intra.args
     assert doc["machine_before"]["load_average"] and doc["commands"]["wan"] == "fake-cmd"
@@ -147,7 +152,9 @@ def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
     doc = json.loads(lv.read_text())
     p = doc["levels"]["intra"]["params"]
     assert p["G"] > 0 and p["L"] + p["o_s"] + p["o_r"] > 0, p
-    assert doc["levels"]["intra"]["quality"]["one_way"]["points"] == 5
+    q = doc["levels"]["intra"]["quality"]
+    assert q["one_way"]["points"] + q["one_way_large"]["points"] == 5  # 1, 64, 4k | 64k, 1M
+    assert p["o_call"] > 0
     assert "sum/double" in doc["levels"]["intra"]["reduce"]
     table = tmp_path / "table.json"
     r = subprocess.run([sys.executable, "-m", "isthmus", "model", "tune", "--params", str(lv),

@@ -33,7 +33,7 @@ enum { C_BARRIER, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER
 
 static const struct {
     const char *name;
-    int rooted, reduction, neighbor;
+    int rooted, reduction, neighbor; /* rooted: every iteration closed by a barrier */
 } COLL[C_COUNT] = {
     [C_BARRIER] = {"barrier", 0, 0},
     [C_BCAST] = {"bcast", 1, 0},
@@ -50,8 +50,10 @@ static const struct {
     [C_ALLTOALLW] = {"alltoallw", 0, 0},
     [C_REDUCE_SCATTER] = {"reduce_scatter", 0, 1},
     [C_REDUCE_SCATTER_BLOCK] = {"reduce_scatter_block", 0, 1},
-    [C_SCAN] = {"scan", 0, 1},
-    [C_EXSCAN] = {"exscan", 0, 1},
+    /* a prefix runs one way (rank r waits for r-1, not the reverse), so rank 0 could run
+     * ahead as a root does: closed by a barrier like the rooted ones */
+    [C_SCAN] = {"scan", 1, 1},
+    [C_EXSCAN] = {"exscan", 1, 1},
     [C_NB_ALLGATHER] = {"neighbor_allgather", 0, 0, 1},
     [C_NB_ALLGATHERV] = {"neighbor_allgatherv", 0, 0, 1},
     [C_NB_ALLTOALL] = {"neighbor_alltoall", 0, 0, 1},

@@ -6,7 +6,8 @@
 #   wan    one rank at each of two sites: the path through both gateways and the link
 #          (emulated with --wan, or the real one of a site file).
 # Each quantity's median over the repetitions goes to loggp.fit_loggp; the reduction cost
-# is fitted per op and type from MPI_Reduce_local. The result is JSON with the parameters,
+# is fitted per op and type from MPI_Reduce_local. Inside a site the software cost of one
+# collective call of ours (o_call) is measured too: an allreduce on one rank. The result is JSON with the parameters,
 # every line's fit quality and the medians themselves, so a fit can be judged and redone.
 from __future__ import annotations
 
@@ -126,5 +127,18 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             doc["levels"][lvl] = fit_level(level_data(res.records))
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
+        if lvl == "intra":
+            # what a collective of ours costs in software alone: one on a single rank
+            # (no message: the call, the choice, the schedule's lookup and its copy)
+            one = Launch("coll", ["--op", "allreduce", "-m", "4", "-r", str(reps)],
+                         f"isthmus-{mpi}", prof, 1, timeout=300,
+                         env={"ISTHMUS_COLL_ALLREDUCE": "recursive_doubling"})
+            r1 = run(one)
+            doc["commands"]["intra_call"] = r1.command
+            med = [float(x["median"]) for x in r1.records if x.get("status") == "ok"]
+            if not r1.ok or not med:
+                raise IsthmusError(f"level intra: measuring the call overhead failed: "
+                                   f"{r1.command}\n{r1.stderr_tail}")
+            doc["levels"][lvl]["params"]["o_call"] = med[0] * 1e-6
     doc["machine_after"] = machine()
     return doc

@@ -11,8 +11,9 @@
 #   send overhead  time inside MPI_Send of m bytes that the receiver has posted for: o_s(m)
 #   recv overhead  time inside MPI_Recv of m bytes that have already arrived: o_r(m)
 #   train gap      time per message of a train of n back-to-back sends:  max(g, o_s) + (m-1)*G
-# G and the intercept come from the one-way line, g from the train line's intercept, o_s
-# and o_r from the small sizes, L = intercept - o_s - o_r. Every line reports its fit
+# G comes from the one-way line of the large sizes (from 32 KiB: below, protocol switches
+# bend the line), the intercept from the small sizes' line with that slope, g from the
+# train line's intercept, o_s and o_r from the small sizes, L = intercept - o_s - o_r. Every line reports its fit
 # quality (R^2 and the median relative residual) so a poor fit is seen, not hidden.
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 SMALL_BYTES = 1024  # sizes up to this give o_s and o_r (their per-byte part is negligible)
+BIG_BYTES = 32768   # sizes from this give G: a protocol switch (eager to rendezvous,
+                    # single copy) below it would otherwise bend the slope
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class LogGP:
     G: float
     gamma0: float = 0.0
     gamma: float = 0.0
+    o_call: float = 0.0  # software cost of one collective call of ours (not of LogGP)
 
     def one_way(self, m: float) -> float:
         return self.L + self.o_s + self.o_r + max(m - 1, 0) * self.G
@@ -50,7 +54,8 @@ class LogGP:
     def from_dict(cls, d: dict) -> "LogGP":
         try:
             return cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
-                       gamma0=float(d.get("gamma0", 0.0)), gamma=float(d.get("gamma", 0.0)))
+                       gamma0=float(d.get("gamma0", 0.0)), gamma=float(d.get("gamma", 0.0)),
+                       o_call=float(d.get("o_call", 0.0)))
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
@@ -137,9 +142,19 @@ def fit_loggp(ms: Measurements) -> Fit:
             raise ValueError(f"no {name.replace('_', ' ')} measurements")
     lines: dict[str, LineFit] = {}
     sizes = sorted(ms.one_way)
-    ow = fit_line([max(m - 1, 0) for m in sizes], [ms.one_way[m] for m in sizes])
+    big = [m for m in sizes if m >= BIG_BYTES]
+    small = [m for m in sizes if m < BIG_BYTES]
+    if len(big) >= 2 and small:
+        # G from the large sizes, the intercept from the small ones with that slope
+        gl = fit_line([m - 1 for m in big], [ms.one_way[m] for m in big])
+        G = max(gl.b, 0.0)
+        ow = fit_line([max(m - 1, 0) for m in small], [ms.one_way[m] for m in small],
+                      fixed_slope=G)
+        lines["one_way_large"] = gl
+    else:
+        ow = fit_line([max(m - 1, 0) for m in sizes], [ms.one_way[m] for m in sizes])
+        G = max(ow.b, 0.0)
     lines["one_way"] = ow
-    G = max(ow.b, 0.0)
     o_s = float(np.median(_small(ms.send_overhead)))
     o_r = float(np.median(_small(ms.recv_overhead)))
     tsz = sorted(ms.train_gap)

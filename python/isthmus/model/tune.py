@@ -66,7 +66,7 @@ def predicted(coll: str, alg: str, p: int, m: int, params: LogGP, closed: bool =
             for op in b.ops[r]:
                 s.ops[r].append((op[0], op[1], ("barrier",)) + (
                     (op[3], ("barrier",)) if op[0] == "recv" else ()))
-    return predict(s, params)
+    return predict(s, params) + params.o_call
 
 
 def _bounds(sizes: list[int]) -> list[tuple[int, int | None]]:
@@ -161,7 +161,7 @@ def spec_of(alg: str, m: int) -> str:
     return c["algorithm"]
 
 
-ROOTED = {"bcast", "reduce"}
+ROOTED = {"bcast", "reduce", "scan"}  # what isthmus-bench coll closes with a barrier
 
 
 def coll_seconds(rec: dict) -> float:
