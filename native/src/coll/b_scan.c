@@ -5,6 +5,23 @@
  */
 #include "sched.h"
 
+/* Does member me exchange with a partner at a distance above mask? */
+static int later(int p, int me, int mask)
+{
+    for (int m = mask << 1; m < p; m <<= 1)
+        if ((me ^ m) < p)
+            return 1;
+    return 0;
+}
+
+/* Member me needs the partial of d = me ^ mask: for its prefix (d below it), or for its
+ * own partial when it still has exchanges to make. Both ends know, so a message nobody
+ * needs is not sent (on two members: one message). */
+static int needs(int p, int me, int mask)
+{
+    return (me ^ mask) < me || later(p, me, mask);
+}
+
 int ism_coll_scan_recursive_doubling(ism_coll_sched *s, const ism_coll_args *a)
 {
     int p = a->p, me = a->me, ex = a->exclusive;
@@ -16,27 +33,42 @@ int ism_coll_scan_recursive_doubling(ism_coll_sched *s, const ism_coll_args *a)
         ism_coll_copy(s, ISM_SL_IN, 0, ISM_SL_OUT, 0, n);
     if (p == 1)
         return ism_coll_sched_done(s);
-    int w = ism_coll_tmp(s, n), t = ism_coll_tmp(s, n), have = !ex;
-    ism_coll_copy(s, ISM_SL_IN, 0, w, 0, n);
+    /* the partial stays IN until it first changes (IN is the program's: read only), so
+     * IN must not be OUT: in place, the executor copies it first */
+    s->in_place_ok = 0;
+    int w = ISM_SL_IN, t = ism_coll_tmp(s, n), spare = -1, have = !ex;
     for (int mask = 1; mask < p; mask <<= 1) {
         int d = me ^ mask;
         if (d >= p)
             continue;
-        ism_coll_send(s, d, w, 0, n);
-        ism_coll_recv(s, d, t, 0, n);
+        int give = needs(p, d, mask), take = needs(p, me, mask), more = later(p, me, mask);
+        if (give)
+            ism_coll_send(s, d, w, 0, n);
+        if (take)
+            ism_coll_recv(s, d, t, 0, n);
         ism_coll_round(s);
+        if (!take)
+            continue;
         if (d < me) { /* the window below joins prefix and partial on the left */
             if (have)
                 ism_coll_defer_red(s, t, 0, ISM_SL_OUT, 0, n);
             else
                 ism_coll_defer_copy(s, t, 0, ISM_SL_OUT, 0, n);
             have = 1;
+            if (!more)
+                continue;
+            if (w == ISM_SL_IN) { /* the partial becomes writable: T op IN */
+                if (spare < 0)
+                    spare = ism_coll_tmp(s, n);
+                ism_coll_defer_copy(s, ISM_SL_IN, 0, spare, 0, n);
+                w = spare;
+            }
             ism_coll_defer_red(s, t, 0, w, 0, n);
-        } else { /* the window above: partial op it, which lands in t */
+        } else if (more) { /* the window above: partial op it, which lands in t */
             ism_coll_defer_red(s, w, 0, t, 0, n);
             int x = w;
             w = t;
-            t = x;
+            t = x == ISM_SL_IN ? (spare >= 0 ? spare : (spare = ism_coll_tmp(s, n))) : x;
         }
     }
     return ism_coll_sched_done(s);
