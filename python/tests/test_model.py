@@ -60,6 +60,19 @@ def test_fit_takes_G_from_large_sizes_past_a_protocol_switch():
     assert f.params.L == pytest.approx(TRUE.L, rel=0.01)
 
 
+def test_a_rendezvous_costs_a_round_trip_and_keeps_G():
+    lv = LogGP(L=10e-3, o_s=1e-6, o_r=1e-6, g=1e-5, G=8e-8, rndv=65536)
+    eager, rv = S.Schedule("x", "x", 2, {0: 65536}), S.Schedule("x", "x", 2, {0: 65537})
+    for s in (eager, rv):
+        s.send(0, 1, [0])
+        s.recv(1, 0, [0], "copy")
+    assert predict(rv, lv) - predict(eager, lv) == pytest.approx(2 * lv.L + lv.G, rel=1e-6)
+    ms = synthetic(TRUE, 0.0)
+    ms.one_way = {m: TRUE.one_way(m) + (2 * TRUE.L if m > 4096 else 0.0) for m in SIZES}
+    f = fit_loggp(ms, rndv=4096)
+    assert f.params.G == pytest.approx(TRUE.G, rel=0.01) and f.params.rndv == 4096
+
+
 def test_fit_reports_a_poor_fit():
     ms = synthetic(TRUE, 0.0)
     ms.one_way = {m: (1e-3 if i % 2 else 1e-6) for i, m in enumerate(SIZES)}   # no line

@@ -67,9 +67,9 @@ def level_data(records: Iterable[dict]) -> LevelData:
                                   train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red)
 
 
-def fit_level(data: LevelData) -> dict:
+def fit_level(data: LevelData, rndv: int = 0) -> dict:
     """The level's JSON: parameters, fit quality, per-op reduction costs, the medians."""
-    fit = fit_loggp(data.ms)
+    fit = fit_loggp(data.ms, rndv)
     reduce = {}
     for op, pts in sorted(data.reduce.items()):
         if len(pts) >= 2:
@@ -124,7 +124,9 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             raise IsthmusError(f"level {lvl}: the measurement failed (exit {res.returncode}): "
                                f"{shlex.quote(res.command)}\n{res.stderr_tail}")
         try:
-            doc["levels"][lvl] = fit_level(level_data(res.records))
+            # between sites messages above the eager limit go by rendezvous
+            rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
+            doc["levels"][lvl] = fit_level(level_data(res.records), rndv)
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":

@@ -37,6 +37,8 @@ class LogGP:
     gamma0: float = 0.0
     gamma: float = 0.0
     o_call: float = 0.0  # software cost of one collective call of ours (not of LogGP)
+    rndv: float = 0.0    # messages larger than this wait for a handshake (2 L) first;
+                         # between sites isthmus's rendezvous above ISTHMUS_EAGER (0: none)
 
     def one_way(self, m: float) -> float:
         return self.L + self.o_s + self.o_r + max(m - 1, 0) * self.G
@@ -55,7 +57,7 @@ class LogGP:
         try:
             return cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
                        gamma0=float(d.get("gamma0", 0.0)), gamma=float(d.get("gamma", 0.0)),
-                       o_call=float(d.get("o_call", 0.0)))
+                       o_call=float(d.get("o_call", 0.0)), rndv=float(d.get("rndv", 0.0)))
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
@@ -135,15 +137,20 @@ def _small(d: dict[int, float]) -> list[float]:
     return vals
 
 
-def fit_loggp(ms: Measurements) -> Fit:
-    """LogGP parameters from one level's measurements (see the top of this file)."""
+def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
+    """LogGP parameters from one level's measurements (see the top of this file). rndv: a
+    rendezvous threshold of the level: G then comes from sizes above it only (the
+    handshake is a step in the one-way line) and the parameters carry it."""
     for name in ("one_way", "send_overhead", "recv_overhead", "train_gap"):
         if not getattr(ms, name):
             raise ValueError(f"no {name.replace('_', ' ')} measurements")
     lines: dict[str, LineFit] = {}
     sizes = sorted(ms.one_way)
-    big = [m for m in sizes if m >= BIG_BYTES]
-    small = [m for m in sizes if m < BIG_BYTES]
+    big = [m for m in sizes if m >= BIG_BYTES and m > rndv]
+    small = [m for m in sizes if m < BIG_BYTES or (rndv and m <= rndv)]
+    if rndv and len(big) < 2:  # too few sizes above it: as without
+        big = [m for m in sizes if m >= BIG_BYTES]
+        small = [m for m in sizes if m < BIG_BYTES]
     if len(big) >= 2 and small:
         # G from the large sizes, the intercept from the small ones with that slope
         gl = fit_line([m - 1 for m in big], [ms.one_way[m] for m in big])
@@ -169,4 +176,5 @@ def fit_loggp(ms: Measurements) -> Fit:
             rf = fit_line(rsz, [ms.reduce[m] for m in rsz])
             lines["reduce"] = rf
             gamma0, gamma = max(rf.a, 0.0), max(rf.b, 0.0)
-    return Fit(LogGP(L=L, o_s=o_s, o_r=o_r, g=g, G=G, gamma0=gamma0, gamma=gamma), lines)
+    return Fit(LogGP(L=L, o_s=o_s, o_r=o_r, g=g, G=G, gamma0=gamma0, gamma=gamma,
+                     rndv=float(rndv)), lines)

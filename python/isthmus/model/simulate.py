@@ -75,6 +75,8 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
         cpu[r] = start + pr.o_s
         body = max(m - 1, 0) * pr.G
         leave = start + pr.o_s
+        if pr.rndv and m > pr.rndv:  # request to send and clear to send first
+            leave += 2 * pr.L
         link = link_of(r, op[1]) if link_of else None
         if link is not None:
             leave = max(leave, shared.get(link, 0.0))

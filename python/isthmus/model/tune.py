@@ -54,19 +54,24 @@ def candidates(coll: str, lvl: str) -> list[str]:
 
 
 def predicted(coll: str, alg: str, p: int, m: int, params: LogGP, closed: bool = False,
-              lvl: str = "intra") -> float:
-    """The model's time; closed: as isthmus-bench coll times a rooted collective, each
-    call followed by a barrier (the vendor's inside a site, modelled as dissemination;
-    the leaders' linear one between sites), the two overlapping where they can."""
-    s = S.build(coll, alg, p, model_size(coll, m, p))
+              lvl: str = "intra", iters: int = 1) -> float:
+    """The model's time per call. closed: as isthmus-bench coll times bcast, reduce and
+    scan, each call followed by a barrier (the vendor's inside a site, modelled as
+    dissemination; the leaders' linear one between sites). iters: calls back to back,
+    as the benchmark makes them (a call may start before the last one has finished
+    everywhere); the time is the last rank's finish over iters."""
+    one = S.build(coll, alg, p, model_size(coll, m, p))
     if closed and coll in ROOTED:
         b = S.build("barrier", "dissemination" if lvl == "intra" else "linear", p, 0)
-        s.chunk_bytes["barrier"] = 0  # its tokens carry nothing
+        one.chunk_bytes["barrier"] = 0  # its tokens carry nothing
         for r in range(p):
             for op in b.ops[r]:
-                s.ops[r].append((op[0], op[1], ("barrier",)) + (
+                one.ops[r].append((op[0], op[1], ("barrier",)) + (
                     (op[3], ("barrier",)) if op[0] == "recv" else ()))
-    return predict(s, params) + params.o_call
+    s = S.Schedule(one.coll, one.algorithm, p, dict(one.chunk_bytes), root=one.root)
+    for r in range(p):
+        s.ops[r] = list(one.ops[r]) * max(iters, 1)
+    return predict(s, params) / max(iters, 1) + params.o_call
 
 
 def _bounds(sizes: list[int]) -> list[tuple[int, int | None]]:
