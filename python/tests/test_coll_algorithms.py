@@ -42,6 +42,7 @@ WAN = {
     "allreduce": {"exchange", "recursive_doubling", "rabenseifner", "ring", "knomial", "linear",
                   "pipeline"},
     "exscan": {"chain", "recursive_doubling"},   # the leaders' phase of scan and exscan
+    "reduce_scatter": {"pairwise", "ring", "recursive_halving"},
     "allgather": {"exchange", "ring", "recursive_doubling", "bruck"},
     "barrier": {"linear", "dissemination"},
 }

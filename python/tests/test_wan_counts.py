@@ -29,6 +29,7 @@ EXPECTED = {
     "allgather": lambda s: s * (s - 1),
     "alltoall": lambda s: s * (s - 1),    # one message per ordered pair of sites
     "scan": lambda s: s - 1,              # site totals passed along the sites (exscan chain)
+    "reduce_scatter": lambda s: s * (s - 1),  # leaders swap the other sites' shares
 }
 # the pipelined cross-site allreduce: one message per segment and ordered pair of sites;
 # coll_wan_count's 4 ints in segments of 4 bytes

@@ -2,7 +2,8 @@
  * coll_wan_count: repeats one collective on MPI_COMM_WORLD, so that the gateways'
  * message counters (ISTHMUS_STATS=1) show how many cross-site messages it costs.
  * usage: coll_wan_count <collective> <repetitions>
- *   collective: barrier bcast reduce allreduce gather scatter allgather alltoall scan
+ *   collective: barrier bcast reduce allreduce gather scatter allgather alltoall
+ *               reduce_scatter scan
  * python/tests/test_wan_counts.py runs it with 0 and with k repetitions and checks the
  * difference per repetition against the two-level bound (it grows with sites, never
  * with ranks). The results are checked too, so a wrong algorithm cannot pass.
@@ -52,6 +53,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(c, "alltoall")) {
             MPI_Alltoall(in, n, MPI_INT, out, n, MPI_INT, MPI_COMM_WORLD);
             CHECK(out[n * (size - 1)] == size - 1 + rank * n + it, "alltoall %d", out[n * (size - 1)]);
+        } else if (!strcmp(c, "reduce_scatter")) {
+            MPI_Reduce_scatter_block(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            CHECK(out[0] == size * (rank * n) + size * (size - 1) / 2 + size * it,
+                  "reduce_scatter %d", out[0]);
         } else if (!strcmp(c, "scan")) {
             MPI_Scan(in, out, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
             CHECK(out[0] == rank * (rank + 1) / 2 + (rank + 1) * it, "scan");

@@ -95,6 +95,7 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
         switch (coll) {
         case ISM_COLL_ALLREDUCE: case ISM_COLL_ALLGATHER: name = "exchange"; break;
         case ISM_COLL_SCAN: case ISM_COLL_EXSCAN: name = "chain"; break;
+        case ISM_COLL_REDUCE_SCATTER: name = "pairwise"; break;
         default: name = "linear";
         }
         return ism_coll_alg_by_name(coll, name);
@@ -488,6 +489,67 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
 
 /* ---- reduce-scatter ---- */
 
+/* Across sites whose members are consecutive ranks: the whole vector reduced to each
+ * site's leader, a reduce-scatter among the leaders with each site's share as its block
+ * (pairwise by default: one message per ordered pair of sites, and only the other site's
+ * share crosses each way, what must), and each site's share scattered inside the site. */
+static int rs_sites(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt, ism_op *op,
+                    ism_comm *c, int64_t total)
+{
+    pk x;
+    pk_init(&x, c, dt, op);
+    int64_t es = dt->size, bytes = total * es;
+    int lead = c->rank == c->my_leader, first = c->my_leader;
+    io b;
+    int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, total, dt, rbuf, rcounts[c->rank]);
+    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+    int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.nsites);
+    int *cnt = malloc(sizeof(int) * 2 * (size_t)c->lsize);
+    char *full = lead ? malloc((size_t)bytes + 1) : NULL;
+    char *share = NULL;
+    if (!m || !blk || !cnt || (lead && !full))
+        rc = rc ? rc : ISM_ERR_NO_MEM;
+    ism_coll_view iv = intra_view(c), wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
+    int64_t mine = 0; /* this site's share in bytes */
+    for (int i = 0; m && blk && i < wv.p; i++) {
+        int s = c->site_of[m[i]];
+        blk[i] = 0;
+        for (int r = 0; r < c->size; r++)
+            if (c->site_of[r] == s)
+                blk[i] += (int64_t)rcounts[r] * es;
+        if (s == ism.site)
+            mine = blk[i];
+    }
+    if (!rc && lead && !(share = malloc((size_t)mine + 1)))
+        rc = ISM_ERR_NO_MEM;
+    if (!rc)
+        rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes), &iv,
+                       ISM_LVL_INTRA, 0, bytes, b.in, full);
+    if (!rc && lead)
+        rc = run(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_WAN,
+                 choose(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_WAN, wv.p, bytes), &wv, 0, blk, 0,
+                 full, share);
+    if (!rc) { /* the site's share to its members, as packed bytes */
+        for (int l = 0, at = 0; l < c->lsize; l++) {
+            cnt[l] = (int)(rcounts[c->c_of_l[l]] * es);
+            cnt[c->lsize + l] = at;
+            at += cnt[l];
+        }
+        ism_vh r = 0;
+        ism_coll_count(ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ISM_ALG_VENDOR);
+        rc = vwait(ism.be->iscatterv(share, cnt, cnt + c->lsize, ISM_DT_BYTE->v, b.out,
+                                     cnt[c->lrank], ISM_DT_BYTE->v, 0, c->vcomm, &r), &r);
+    }
+    (void)first;
+    free(m);
+    free(blk);
+    free(cnt);
+    free(full);
+    free(share);
+    ism_coll_redop_free(&x.red);
+    return io_close(&b, rc, 1);
+}
+
 int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
                             ism_op *op, ism_comm *c)
 {
@@ -497,11 +559,14 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
         total += rcounts[r];
     int64_t bytes = total * dt->size;
     if (!c->all_local) {
-        /* a reduce to rank 0 (two-level, ours when chosen) and the two-level scatter */
+        if (c->site_runs && total <= 0x7fffffff)
+            return rs_sites(sbuf, rbuf, rcounts, dt, op, c, total);
+        /* otherwise a reduce to rank 0 (two-level, ours when chosen) and the two-level
+         * scatter */
         if (!op->user && is_default(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes, 1, 1) &&
             is_default(c, ISM_COLL_REDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))
             return ISM_COLL_PASS;
-        if (!commute && !c->site_runs)
+        if (!commute)
             return ISM_COLL_PASS;
         char *full = NULL, *raw = c->rank == 0 ? ism_dt_elems(dt, (size_t)total, &full) : NULL;
         if (c->rank == 0 && !raw)
@@ -512,10 +577,8 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
             displs[r] = at;
             at += rcounts[r];
         }
-        if (!rc && total <= 0x7fffffff)
+        if (!rc)
             rc = ism_coll_reduce(sbuf ? sbuf : rbuf, full, (int)total, dt, op, 0, c);
-        else if (!rc)
-            rc = ISM_ERR_COUNT;
         if (rc == ISM_COLL_PASS)
             rc = ism_reduce_any(sbuf ? sbuf : rbuf, full, (int)total, dt, op, 0, c);
         if (!rc)
