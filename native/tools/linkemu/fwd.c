@@ -140,10 +140,12 @@ static void arm(int tfd, uint64_t at_ns, uint64_t *armed)
 void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
 {
     fprintf(out, "{\"unroutable\": %llu, \"write_errors\": %llu, \"late_mean_ns\": %.0f, "
-            "\"late_max_ns\": %llu, \"links\": [",
+            "\"late_max_ns\": %llu, \"spun_ns\": %llu, \"wake_late_mean_ns\": %.0f, "
+            "\"lead_ns\": %llu, \"links\": [",
             (unsigned long long)f->unroutable, (unsigned long long)f->write_errors,
             f->late_n ? (double)f->late_sum_ns / (double)f->late_n : 0.0,
-            (unsigned long long)f->late_max_ns);
+            (unsigned long long)f->late_max_ns, (unsigned long long)f->spun_ns,
+            f->lead.mean_ns, (unsigned long long)ism_le_lead_ns(&f->lead));
     int first = 1;
     for (int i = 0; i < f->nsites; i++) {
         for (int j = 0; j < f->nsites; j++) {
@@ -197,17 +199,21 @@ int ism_le_fwd_run(ism_le_fwd *f)
     uint64_t armed = 0;
     for (;;) {
         deliver_due(f);
-        /* Sleep until spin_ns before the next release, then poll without sleeping, so
-         * the release is not late by a timer's wakeup latency and arrivals are still
-         * read (and timestamped) while we wait. */
+        /* Sleep until `lead` before the next release, then poll without sleeping, so the
+         * release is not late by a timer's wakeup latency and arrivals are still read
+         * (and timestamped) while we wait. */
         const ism_le_pktq_entry *next = ism_le_pktq_peek(&f->q);
         int timeout = -1;
-        if (next && next->release_ns <= ism_le_now_ns() + f->spin_ns)
+        uint64_t now = ism_le_now_ns(), lead = ism_le_lead_ns(&f->lead);
+        if (next && next->release_ns <= now + lead)
             timeout = 0;
         else
-            arm(tfd, next ? next->release_ns - f->spin_ns : 0, &armed);
+            arm(tfd, next ? next->release_ns - lead : 0, &armed);
+        uint64_t sleeping_for = timeout < 0 ? armed : 0;
         struct epoll_event evs[ISM_LE_MAX_SITES + 2];
         int n = epoll_wait(ep, evs, ISM_LE_MAX_SITES + 2, timeout);
+        if (timeout == 0)
+            f->spun_ns += ism_le_now_ns() - now;
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -220,9 +226,11 @@ int ism_le_fwd_run(ism_le_fwd *f)
                 if (drain(f, (int)id) < 0)
                     goto out;
             } else if (id == ISM_LE_MAX_SITES) {
-                uint64_t ticks;
+                uint64_t ticks, woke = ism_le_now_ns();
                 if (read(tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
                     goto out;
+                if (sleeping_for && woke >= sleeping_for)
+                    ism_le_lead_sample(&f->lead, woke - sleeping_for);
                 armed = 0;
             } else {
                 struct signalfd_siginfo si;

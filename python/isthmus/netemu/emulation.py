@@ -121,7 +121,7 @@ class Emulation:
 
     def __init__(self, sites: int | None = None, link: str | LinkSpec | None = None,
                  matrix: LinkMatrix | None = None, job: str | None = None, seed: int = 1,
-                 spin_us: int | None = None, rt_prio: int = 10,
+                 spin_us: int | None = None, rt_prio: int = 10, spin_mode: str | None = None,
                  binary: Path | None = None, progress: Callable[[str], None] | None = None):
         if matrix is None:
             spec = parse_link_spec(link) if isinstance(link, str) else (link or LinkSpec())
@@ -134,6 +134,7 @@ class Emulation:
             raise IsthmusError(f"job name {self.job!r}: use 1-24 letters, digits, '_' or '.'")
         self.seed = seed
         self.spin_us = spin_us
+        self.spin_mode = spin_mode
         self.rt_prio = rt_prio
         self._binary = binary
         self._say = progress or (lambda msg: None)
@@ -200,6 +201,8 @@ class Emulation:
                 "--rt-prio", str(self.rt_prio)]
         if self.spin_us is not None:
             argv += ["--spin-us", str(self.spin_us)]
+        if self.spin_mode is not None:
+            argv += ["--spin-mode", self.spin_mode]
         for i in range(self.matrix.count):
             argv += ["--ns", self.namespace(i)]
         argv += self.matrix.native_args()

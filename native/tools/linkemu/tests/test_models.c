@@ -1,6 +1,7 @@
 /* test_models.c: deterministic tests of the link emulator's models against theory: the
  * token bucket's rate and queue bound, Bernoulli and Gilbert-Elliott loss, delay with
- * jitter (order kept or not), duplication, MTU, the packet store and the settings parser.
+ * jitter (order kept or not), duplication, MTU, the packet store, the settings parser and
+ * the forwarder's adaptive polling lead.
  * Fixed seeds; statistical checks use bounds of about 5 standard deviations. */
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 #include "conf.h"
 #include "delay.h"
+#include "lead.h"
 #include "link.h"
 #include "loss.h"
 #include "pktq.h"
@@ -279,6 +281,41 @@ static void test_conf(void)
     }
 }
 
+/* The polling lead: the maximum until 8 wakeups are known and in fixed mode; then the
+ * wakeups' mean + 2 deviations + 2 us, capped at the maximum; it follows a change. */
+static void test_lead(void)
+{
+    ism_le_lead fixed, a;
+    ism_le_lead_init(&fixed, 50000, 0);
+    ism_le_lead_init(&a, 50000, 1);
+    CHECK(ism_le_lead_ns(&a) == 50000, "before any wakeup: %llu", (unsigned long long)ism_le_lead_ns(&a));
+    for (int i = 0; i < 7; i++)
+        ism_le_lead_sample(&a, 10000);
+    CHECK(ism_le_lead_ns(&a) == 50000, "7 wakeups are not enough to trust: %llu",
+          (unsigned long long)ism_le_lead_ns(&a));
+    /* wakeups alternating 9 and 11 us late: mean 10, deviation -> 1 */
+    for (int i = 0; i < 200; i++) {
+        ism_le_lead_sample(&a, i % 2 ? 9000 : 11000);
+        ism_le_lead_sample(&fixed, i % 2 ? 9000 : 11000);
+    }
+    uint64_t l = ism_le_lead_ns(&a);
+    CHECK(l >= 13500 && l <= 14500, "steady 10 +- 1 us wakeups: lead %llu ns, want ~14000",
+          (unsigned long long)l);
+    CHECK(ism_le_lead_ns(&fixed) == 50000, "fixed mode moved: %llu",
+          (unsigned long long)ism_le_lead_ns(&fixed));
+    /* the machine gets busy: 100 us wakeups drive the lead to the cap */
+    for (int i = 0; i < 40; i++)
+        ism_le_lead_sample(&a, 100000);
+    CHECK(ism_le_lead_ns(&a) == 50000, "late wakeups must raise the lead to the cap: %llu",
+          (unsigned long long)ism_le_lead_ns(&a));
+    /* and quiet again: back down */
+    for (int i = 0; i < 200; i++)
+        ism_le_lead_sample(&a, 5000);
+    l = ism_le_lead_ns(&a);
+    CHECK(l >= 6500 && l <= 7500, "5 us wakeups again: lead %llu ns, want ~7000",
+          (unsigned long long)l);
+}
+
 int main(void)
 {
     test_tbucket_rate();
@@ -289,6 +326,7 @@ int main(void)
     test_link_dup_mtu();
     test_pktq();
     test_conf();
+    test_lead();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
