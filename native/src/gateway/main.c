@@ -219,6 +219,14 @@ static void read_env(void)
     gw.streams = (int)env_long("ISTHMUS_WAN_STREAMS", 0, 0, 16);
     gw.sockbuf = (int)env_long("ISTHMUS_WAN_SOCKBUF", 0, 0, 1L << 30);
     gw.crc = (int)env_long("ISTHMUS_WAN_CRC", 0, 0, 1);
+    gw.mtu = (int)env_long("ISTHMUS_WAN_MTU", 1500, 576, 9028);
+    const char *xp = getenv("ISTHMUS_TRANSPORT");
+    gw.xp = gw_xport_find(xp && *xp ? xp : "tcp");
+    if (!gw.xp) {
+        fprintf(stderr, "isthmus-gateway: ISTHMUS_TRANSPORT=%s: the transports are tcp and udp\n",
+                xp);
+        exit(2);
+    }
     gw.fault_after = env_long("ISTHMUS_GW_FAULT_AFTER", 0, 0, 1L << 40);
     gw.hint_rate_bps = env_double("ISTHMUS_WAN_RATE", 0, 1e15);
     gw.hint_rtt_ms = env_double("ISTHMUS_WAN_RTT_MS", 0, 1e6);
@@ -337,19 +345,12 @@ static void print_stats(void)
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,
                 (unsigned long long)l->crc_errors, rtt);
         for (int j = 0; j < l->nstreams; j++) {
-            gw_stream *s = &l->st[j];
-            gw_tcpinfo t, live;
-            int n = s->ntcp_closed;
-            char text[256];
-            t = s->tcp_closed;
-            if (s->fd >= 0 && gw_tcpinfo_read(s->fd, &live) == 0)
-                gw_tcpinfo_add(&t, &n, &live);
-            if (n == 0)
-                continue;
-            gw_tcpinfo_format(&t, text, sizeof text);
-            fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: stream %d: "
-                            "tcp %s\n",
-                    site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
+            char text[512];
+            gw.xp->report(&l->st[j], text, sizeof text);
+            if (text[0])
+                fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: "
+                                "stream %d: %s\n",
+                        site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
         }
     }
     fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
@@ -370,9 +371,10 @@ int main(int argc, char **argv)
     for (int l = 0; l < gw.napps; l++)
         gw.apps_mine += l % gw.ngw_here == gw.gwidx;
     load_secret();
-    gw_tune_init();
+    gw.xp->init();
     gw_links_connect();
     gw_loop();
+    gw_links_finish(ism_now_ms() + GW_SETUP_TIMEOUT_MS);
     gw_cancel_receives();
     if (gw.stats)
         print_stats();

@@ -11,7 +11,7 @@ from ..errors import IsthmusError
 
 LAUNCHERS = ("local", "ssh")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
-TRANSPORTS = ("tcp",)
+TRANSPORTS = ("tcp", "udp")
 DEFAULT_HOST = "127.0.0.1"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")

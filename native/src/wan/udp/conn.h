@@ -75,6 +75,7 @@ struct ism_udp_conn {
     uint32_t dgram;   /* datagram size: mtu - 28 */
     uint32_t payload; /* stream bytes per full data packet */
     char peer[96];    /* "10.77.0.2:40123 (site 1, gateway 0)" for messages */
+    ism_auth_id peer_id; /* as the handshake authenticated it */
     int err;          /* sticky error, 0 while healthy */
     char errmsg[256];
 
