@@ -81,6 +81,9 @@ class Layout:
     def with_sites(self, sites: Sequence[Site]) -> "Layout":
         return replace(self, sites=tuple(sites))
 
+    def with_transport(self, transport: str) -> "Layout":
+        return replace(self, transport=transport).validate()
+
     def validate(self) -> "Layout":
         """Check the whole layout; raises IsthmusError naming the site and field."""
         if not self.sites:

@@ -29,6 +29,7 @@ typedef struct bbr {
     int mode;
     uint64_t bw_rounds[BW_ROUNDS]; /* max delivery rate per round, bytes/s */
     uint64_t round, next_round_delivered;
+    uint64_t filter_round;         /* the round bw_rounds was last advanced to */
     int64_t min_rtt_us, min_rtt_stamp_us;
     uint64_t full_bw;
     int full_bw_count;
@@ -84,7 +85,6 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
     if (s->prior_delivered >= b->next_round_delivered) {
         b->next_round_delivered = s->delivered;
         b->round++;
-        b->bw_rounds[b->round % BW_ROUNDS] = 0;
         new_round = 1;
         /* Loss guard: > 20% of a round's packets lost means real overload, not noise. */
         if (b->round_lost * 5 > b->round_acked + b->round_lost && b->round_acked > 0)
@@ -97,9 +97,19 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
     }
     if (s->rate_interval_us > 0) {
         uint64_t rate = s->rate_delivered * 1000000u / (uint64_t)s->rate_interval_us;
-        uint64_t *slot = &b->bw_rounds[b->round % BW_ROUNDS];
-        if ((!s->app_limited || rate >= btl_bw(b)) && rate > *slot)
-            *slot = rate;
+        if (!s->app_limited || rate >= btl_bw(b)) {
+            /* Rounds expire only when a sample is taken, as in Linux's minmax filter: a
+             * sender that ran out of data (a gateway between two messages) keeps its
+             * estimate, instead of finding it worn down to its keepalive rate after ten
+             * idle round trips and crawling through the next message. */
+            for (uint64_t r = b->filter_round + 1;
+                 r <= b->round && r <= b->filter_round + BW_ROUNDS; r++)
+                b->bw_rounds[r % BW_ROUNDS] = 0;
+            b->filter_round = b->round;
+            uint64_t *slot = &b->bw_rounds[b->round % BW_ROUNDS];
+            if (rate > *slot)
+                *slot = rate;
+        }
     }
     if (s->rtt_us > 0 && (b->min_rtt_us < 0 || s->rtt_us <= b->min_rtt_us)) {
         b->min_rtt_us = s->rtt_us;
