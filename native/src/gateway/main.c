@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../backend/loader.h"
@@ -324,6 +325,8 @@ static void vendor_start(int *argc, char ***argv)
     free(roles);
 }
 
+static int64_t start_ms;
+
 static void print_stats(void)
 {
     for (int i = 0; i < gw.nlinks; i++) {
@@ -353,14 +356,24 @@ static void print_stats(void)
                         site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
         }
     }
-    fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
-            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize);
+    /* the gateway's own CPU (all its threads, the vendor's included) over its life: what
+     * "idle means idle" and the transports' cost per byte are checked against */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    fprintf(stderr,
+            "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu); cpu "
+            "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s\n",
+            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
+            user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name);
     fflush(stderr);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    start_ms = ism_now_ms();
     read_env();
     vendor_start(&argc, &argv);
     if (gw.napps != gw.site_ranks[gw.site] || gw.ngw_here != gw.site_gws[gw.site]) {

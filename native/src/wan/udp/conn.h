@@ -34,6 +34,7 @@
 #define UDP_GSO_MAX 44            /* datagrams per GSO send (64 KiB of 1472-byte ones) */
 #define UDP_HOLD 8                /* datagrams the reorder shim may hold back */
 #define UDP_NO_CHUNK UINT64_MAX
+#define UDP_NOTSENT_MIN (256u << 10) /* bytes written but not yet sent, at least (api.c) */
 
 enum { PK_FREE = 0, PK_INFLIGHT, PK_ACKED, PK_LOST };
 enum { CK_INFLIGHT = 0, CK_QUEUED, CK_ACKED };

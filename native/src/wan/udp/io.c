@@ -68,6 +68,15 @@ static double rnd(ism_udp_conn *c)
     return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
 }
 
+/* The path is gone for now (interface down, no route, an ICMP error from a router, a
+ * firewall): what we send is lost, as on a broken link, and the connection goes on;
+ * retransmission and, if it lasts, the dead-peer timeout decide, not one error. */
+static int path_error(int e)
+{
+    return e == ENETUNREACH || e == EHOSTUNREACH || e == ENETDOWN || e == EHOSTDOWN ||
+           e == EPERM || e == EACCES;
+}
+
 static void send_one(ism_udp_conn *c, const uint8_t *p, size_t n)
 {
     for (int tries = 0; tries < 100; tries++) {
@@ -175,6 +184,8 @@ int udp_tx_flush(ism_udp_conn *c)
             continue; /* a stale ICMP error is reported once; the datagram was not sent */
         if (errno == EAGAIN || errno == ENOBUFS)
             return 1;
+        if (path_error(errno))
+            break; /* the rest of this batch is lost on the way */
         if (c->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT ||
                        errno == EOPNOTSUPP)) {
             c->gso = 0; /* no UDP GSO here: one datagram per message from now on */
@@ -207,7 +218,7 @@ int udp_rx_batch(ism_udp_conn *c, int64_t now)
      * since the caller read it, and a stale time would shorten every RTT sample. */
     now = udp_now_us();
     if (k < 0) {
-        if (errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED)
+        if (errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED || path_error(errno))
             return 0;
         udp_fail(c, ISM_UDP_EIO, "receiving from %s: %s", c->peer, strerror(errno));
         return -1;
