@@ -10,6 +10,8 @@
 #
 #   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,1g-20ms,...]
 #                                  [--fairness delay=25ms,rate=100mbit]
+#                                  [--configs udp-bbr,tcp-bbr-x8] (a subset, for A/B runs)
+# ISTHMUS_PREFIX chooses the native build measured (e.g. a baseline installed elsewhere).
 from __future__ import annotations
 
 import argparse
@@ -103,6 +105,9 @@ def main() -> int:
     ap.add_argument("--links", default=",".join(LINKS))
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "udp_transport"))
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-GB runs")
+    ap.add_argument("--configs", default="",
+                    help="only these configurations (udp-bbr, tcp-cubic-x1, tcp-bbr-x1, "
+                         "tcp-bbr-x8); default all")
     ap.add_argument("--fairness", default="",
                     help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
                          "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
@@ -112,13 +117,15 @@ def main() -> int:
     exe = udpperf_binary(prefix)
     probe = str(prefix.root / "bin" / "isthmus-linkprobe")
     names = [n for n in a.links.split(",") if n]
+    only = {c for c in a.configs.split(",") if c}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     records = []
     jl = open(str(out) + ".jsonl", "w")
     t_start = time.time()
     with Progress() as prog:
-        total = sum(a.reps * (4 + (0 if a.no_cpu or n != "1g-20ms" else 2)) for n in names)
+        nconf = len(only) if only else 4
+        total = sum(a.reps * (nconf + (0 if a.no_cpu or n != "1g-20ms" else 2)) for n in names)
         total += 2 * a.reps if a.fairness else 0
         task = prog.add_task("measuring", total=total)
         for name in names:
@@ -133,6 +140,8 @@ def main() -> int:
                 time.sleep(0.5)
                 for rep in range(a.reps):
                     configs = [("udp-bbr", None, 0)] + TCP_CONFIGS
+                    if only:
+                        configs = [c for c in configs if c[0] in only]
                     if not a.no_cpu and name == "1g-20ms":
                         configs += [("cpu-udp", None, 0), ("cpu-tcp-cubic", "cubic", 1)]
                     # rotate the order each repetition so drift hits every config alike
@@ -202,6 +211,8 @@ def main() -> int:
         udp = {r["rep"]: r["share"] for r in records if r.get("link") == name and r["config"] == "udp-bbr" and r.get("ok")}
         for cfg in ["udp-bbr"] + [c[0] for c in TCP_CONFIGS]:
             rs = [r for r in records if r.get("link") == name and r["config"] == cfg]
+            if not rs:
+                continue  # not measured in this run (--configs)
             ok = [r for r in rs if r.get("ok")]
             s = summary([r["share"] for r in ok])
             ratios = [udp[r["rep"]] / r["share"] for r in ok if r["rep"] in udp and r["share"] > 0]
@@ -247,9 +258,10 @@ def main() -> int:
         fig, ax = plt.subplots(figsize=(9, 4))
         w = 0.2
         for i, cfg in enumerate(cfgs):
-            med = [(table[(n, cfg)]["share"] or {}).get("median", 0) * 100 for n in names]
-            lo = [m - (table[(n, cfg)]["share"] or {}).get("min", 0) * 100 for m, n in zip(med, names)]
-            hi = [(table[(n, cfg)]["share"] or {}).get("max", 0) * 100 - m for m, n in zip(med, names)]
+            cell = [(table.get((n, cfg)) or {}).get("share") or {} for n in names]
+            med = [c.get("median", 0) * 100 for c in cell]
+            lo = [m - c.get("min", 0) * 100 for m, c in zip(med, cell)]
+            hi = [c.get("max", 0) * 100 - m for m, c in zip(med, cell)]
             ax.bar([x + i * w for x in range(len(names))], med, w, yerr=[lo, hi], label=cfg,
                    capsize=2)
         for x, n in enumerate(names):

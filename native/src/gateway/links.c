@@ -202,7 +202,7 @@ void gw_links_redial(int64_t now)
             continue;
         int64_t limit = l->ever_up ? gw.outage_ms : gw.connect_timeout_ms;
         if (now - l->down_since_ms > limit) {
-            char msg[400];
+            char msg[1024];
             if (l->ever_up)
                 snprintf(msg, sizeof msg,
                          "the link to site %s gateway %d has been down for %lld s "
@@ -214,14 +214,21 @@ void gw_links_redial(int64_t now)
                          "no connection with site %s gateway %d within %lld s (is that site "
                          "running, with the same job secret?)",
                          sname(l->site), l->gw, (long long)gw.connect_timeout_ms / 1000);
+            if (l->dial_err[0]) {
+                size_t k = strlen(msg);
+                snprintf(msg + k, sizeof msg - k, "; the last attempt: %s", l->dial_err);
+            }
             gw_abort_job(1, msg);
         }
         if (!l->connector || now < l->next_dial_ms)
             continue;
         char err[512];
-        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0)
+        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0) {
+            l->dial_err[0] = 0;
             continue;
+        }
         l->next_dial_ms = ism_now_ms() + GW_DIAL_RETRY_MS;
+        snprintf(l->dial_err, sizeof l->dial_err, "%s", err);
         if (l->ever_up && ism_now_ms() - l->last_dial_log_ms >= 10000) {
             gw_log("still cannot reach site %s gateway %d: %s", sname(l->site), l->gw, err);
             l->last_dial_log_ms = ism_now_ms();
