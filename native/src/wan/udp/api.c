@@ -314,7 +314,7 @@ ssize_t ism_udp_send_nb(ism_udp_conn *c, const void *buf, size_t n)
     if (c->fin_wanted)
         return ISM_UDP_ESHUT;
     size_t k = push(c, buf, n);
-    int rc = udp_progress(c, udp_now_us());
+    int rc = udp_progress_tx(c, udp_now_us());
     if (rc)
         return rc;
     return k ? (ssize_t)k : (n ? ISM_UDP_EAGAIN : 0);
@@ -334,7 +334,7 @@ ssize_t ism_udp_sendv_nb(ism_udp_conn *c, const struct iovec *iov, int iovcnt)
         if (m < iov[i].iov_len)
             break; /* the buffer is full: later parts must not overtake this one */
     }
-    int rc = udp_progress(c, udp_now_us());
+    int rc = udp_progress_tx(c, udp_now_us());
     if (rc)
         return rc;
     return k ? (ssize_t)k : (want ? ISM_UDP_EAGAIN : 0);
@@ -351,7 +351,7 @@ ssize_t ism_udp_send(ism_udp_conn *c, const void *buf, size_t n, int timeout_ms)
     size_t done = 0;
     for (;;) {
         done += push(c, p + done, n - done);
-        int rc = udp_progress(c, udp_now_us());
+        int rc = udp_progress_tx(c, udp_now_us());
         if (rc)
             return rc;
         if (done == n)
@@ -412,7 +412,7 @@ int ism_udp_fd(const ism_udp_conn *c)
 
 short ism_udp_events(const ism_udp_conn *c)
 {
-    return (short)(POLLIN | (c->ntx > c->tx_sent ? POLLOUT : 0));
+    return udp_events(c, udp_now_us());
 }
 
 int ism_udp_readable(const ism_udp_conn *c)

@@ -83,6 +83,7 @@ typedef struct ism_udp_stats {
     uint64_t pkts_sent, pkts_retransmitted, pkts_received, pkts_dup, pkts_bad;
     uint64_t pkts_lost, rto_count, acks_sent, acks_received;
     uint64_t pkts_reordered; /* arrived after a higher packet number */
+    uint64_t pkts_coalesced; /* arrived coalesced with others in one read (UDP GRO) */
     uint64_t impair_dropped, impair_dup, impair_reordered, impair_corrupted;
     int64_t srtt_us, min_rtt_us, rttvar_us;
     uint64_t cwnd, pacing_rate, inflight;
