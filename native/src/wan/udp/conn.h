@@ -105,6 +105,7 @@ struct ism_udp_conn {
     int64_t last_send_us, last_recv_us;
     int64_t last_rx_read_us;       /* the last progress step that read datagrams */
     int64_t last_rx_try_us;        /* the last progress step that tried to */
+    int rx_last_got;               /* datagrams that step read */
     int64_t rx_hold_until;         /* do not poll for input before this (engine.c) */
     int ping_due;
     uint64_t reo_thresh;           /* gap (in packet numbers) that means loss */

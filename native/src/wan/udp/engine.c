@@ -97,14 +97,18 @@ static int progress(ism_udp_conn *c, int64_t now, int rx)
         now = udp_now_us();
     }
     if (got > 0) {
-        /* Receive coalescing, as a NIC moderates interrupts: when datagrams come so densely
-         * that the previous read was less than UDP_RX_HOLD_US ago and this one found only a
-         * few, stop polling for input for that long. At 1 Gbit/s a wake-up per 3 packets
-         * (measured) cost more than the packets; held, one read takes ~17. A message after
-         * a quiet spell is never held: the previous read was long ago. */
-        if (got < UDP_BATCH / 2 && now - c->last_rx_read_us < UDP_RX_HOLD_US)
+        /* Receive coalescing, as a NIC moderates interrupts: when datagrams come as a
+         * stream (this read and the previous one, less than UDP_RX_HOLD_US before, each
+         * found several, but not a backlog) stop polling for input for that long. At
+         * 1 Gbit/s a wake-up per 3 packets (measured) cost more than the packets; held,
+         * one read takes ~17. A message after a quiet spell is never held (the previous
+         * read was long ago), nor a ping-pong (one datagram per read): on loopback a
+         * hold on every read doubled an allreduce's latency. */
+        if (got >= 2 && c->rx_last_got >= 2 && got < UDP_BATCH / 2 &&
+            now - c->last_rx_read_us < UDP_RX_HOLD_US)
             c->rx_hold_until = now + UDP_RX_HOLD_US;
         c->last_rx_read_us = now;
+        c->rx_last_got = got;
     }
     if (c->err)
         return c->err;
