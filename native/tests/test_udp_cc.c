@@ -6,6 +6,7 @@
  *    grown back to where congestion was met do not cut again;
  *  - the bound grows back (CUBIC's curve) and is dropped far above the congestion level;
  *  - a sender that runs out of data keeps its bandwidth estimate through idle rounds;
+ *  - a sender of small messages is never paced below 2.89 initial windows per RTT;
  *  - RTT samples within 1/64 of RTprop keep PROBE_RTT away, a standing queue brings it,
  *    and PROBE_RTT keeps half a BDP in flight, not 4 packets.
  */
@@ -121,6 +122,18 @@ int main(void)
           (unsigned long long)bw_cwnd, (unsigned long long)m.cc->cwnd(m.st));
     CHECK(m.cc->pacing_rate(m.st) >= rate / 2, "idle rounds shrank the pacing rate %llu -> %llu",
           (unsigned long long)rate, (unsigned long long)m.cc->pacing_rate(m.st));
+
+    /* a trickle of small messages from the start (a ping-pong through a gateway): the
+     * pacing rate is never below 2.89 initial windows per RTT in startup */
+    memset(&m, 0, sizeof m);
+    m.cc = ism_udp_cc_find("bbr");
+    m.now = 1000000;
+    m.cc->init(m.st, MSS, 1000, m.now);
+    for (int r = 0; r < 20; r++)
+        round_trip(&m, 1, BASE_US, 0, 1);
+    uint64_t floor = 10ull * MSS * 1000000u / BASE_US * 2885 / 1000;
+    CHECK(m.cc->pacing_rate(m.st) >= floor - 1, "a trickle paced at %llu bytes/s, want >= %llu",
+          (unsigned long long)m.cc->pacing_rate(m.st), (unsigned long long)floor);
 
     /* 15 s of samples within 1/64 of RTprop (never equal to it): no PROBE_RTT */
     warm_up(&m);
