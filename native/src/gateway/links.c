@@ -318,12 +318,31 @@ void gw_accept_peer(void)
  * Streams with frames queued ask to be written. */
 void gw_streams_wait(int64_t max_us)
 {
-    struct pollfd pf[256];
-    gw_stream *who[256];
+    static struct pollfd *pf;
+    static gw_stream **who;
+    static int cap;
+    int need = 0;
+    for (int i = 0; i < gw.nlinks; i++)
+        need += gw.links[i].nstreams;
+    if (need > cap) {
+        struct pollfd *p2 = realloc(pf, sizeof *pf * (size_t)need);
+        if (p2)
+            pf = p2;
+        gw_stream **w2 = realloc(who, sizeof *who * (size_t)need);
+        if (w2)
+            who = w2;
+        if (!p2 || !w2) {
+            /* no memory (this also runs while aborting): nap; the caller's deadline ends it */
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            return;
+        }
+        cap = need;
+    }
     int n = 0;
     int64_t us = max_us;
     for (int i = 0; i < gw.nlinks; i++)
-        for (int j = 0; j < gw.links[i].nstreams && n < 256; j++) {
+        for (int j = 0; j < gw.links[i].nstreams; j++) {
             gw_stream *s = &gw.links[i].st[j];
             if (s->fd < 0)
                 continue;
