@@ -1,5 +1,5 @@
-/* session.c: the reliable, ordered frame stream a gateway link offers on top of its TCP
- * streams.
+/* session.c: the reliable, ordered frame stream a gateway link offers on top of its
+ * streams (TCP connections, or one reliable-UDP connection: xport.h).
  *
  * Frames bound for a peer gateway are numbered (seq 1, 2, ...) and queued on the link.
  * Each stream of the link writes one frame at a time, taking the next one when it has
@@ -174,7 +174,7 @@ static int stream_step(gw_link *l, gw_stream *s)
         iov[n].iov_base = s->cur->data + (s->tx_off - hl);
         iov[n++].iov_len = total - s->tx_off;
     }
-    ssize_t k = writev(s->fd, iov, n);
+    ssize_t k = gw.xp->writev(s, iov, n);
     if (k < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
     s->tx_off += (size_t)k;
@@ -386,7 +386,7 @@ static void rx_reset(gw_stream *s)
  * failed (errno says which; ECONNRESET for an orderly close). */
 static int stream_recv(gw_link *l, gw_stream *s, void *dst, size_t n)
 {
-    ssize_t k = read(s->fd, dst, n);
+    ssize_t k = gw.xp->read(s, dst, n);
     if (k == 0) {
         errno = ECONNRESET;
         return -1;
@@ -540,7 +540,8 @@ void gw_link_tick(gw_link *l, int64_t now)
     }
 }
 
-/* Push out every queued frame, up to a deadline (used when aborting). */
+/* Push out every queued frame, up to a deadline (used when aborting), until the peer's
+ * transport has it: a user-space transport must still be running for that. */
 int gw_flush_links(int64_t deadline_ms)
 {
     for (;;) {
@@ -560,10 +561,11 @@ int gw_flush_links(int64_t deadline_ms)
                 }
                 pending += s->cur != NULL || s->ctlq != NULL;
             }
+            for (int j = 0; j < l->nstreams; j++)
+                pending += l->st[j].fd >= 0 && gw.xp->unsent(&l->st[j]);
         }
         if (!pending || ism_now_ms() >= deadline_ms)
             return pending;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        gw_streams_wait(1000);
     }
 }
