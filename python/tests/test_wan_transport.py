@@ -83,6 +83,28 @@ def test_crc_on_every_frame(stress):
     assert all(s["crc"] == 0 for s in link_stats(r.stderr))
 
 
+REJECTED = re.compile(r"stream 0: udp sent .*; (\d+) packets rejected \(bad CRC, stale or foreign\)")
+
+
+@pytest.mark.parametrize("transport", ["tcp", "udp"])
+def test_corruption_the_kernel_cannot_see_is_caught(netadmin, stress, transport):
+    """The emulated link flips a payload bit in 0.3% of packets and fixes the TCP/UDP
+    checksum (corrupt=, native/tools/linkemu/corrupt.h), so only the end-to-end CRC32C can
+    find it: over tcp the gateways' frame CRC (a bad frame: reconnect and resend), over
+    udp the transport's packet CRC (a bad packet: dropped and resent). Every byte and
+    the checksum of wan_stress still come out right."""
+    opts = ["--wan-crc"] if transport == "tcp" else ["--transport", "udp"]
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--stats", *opts, "--wan",
+                     "delay=1ms,rate=200mbit,corrupt=0.3%"], stress, ["0", "2"])
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
+    if transport == "tcp":
+        st = link_stats(r.stderr)
+        assert sum(s["crc"] for s in st) > 0 and sum(s["reconnects"] for s in st) > 0, st
+    else:
+        rejected = [int(x) for x in REJECTED.findall(r.stderr)]
+        assert len(rejected) == 2 and sum(rejected) > 0, r.stderr[-4000:]
+
+
 def test_congestion_control_is_applied_or_refused_clearly(stress):
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     cc = "reno" if "reno" in avail else avail[0]

@@ -67,6 +67,7 @@ typedef struct gw_link {
     int nconnected;       /* streams of this epoch connected so far */
     int64_t down_since_ms, next_dial_ms, last_dial_log_ms;
     char dial_err[512];   /* why the last attempt to dial failed, for the final message */
+    int auth_failures;    /* dials in a row the peer's authentication failed */
     int resume_recv;
     int fin_sent, fin_recv;
     /* sending */

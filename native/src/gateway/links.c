@@ -162,7 +162,15 @@ static int send_hello(gw_link *l, gw_stream *s, int idx, int64_t deadline)
     return gw.xp->write_full(s, buf, sizeof buf, deadline);
 }
 
-/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. */
+/* Authentication failures in a row that end the job on a link that has never been up.
+ * A wrong secret fails every time and is said after a second; one failure alone may be
+ * bytes damaged on the way (a link that corrupts what its checksums do not catch). */
+#define GW_AUTH_TRIES 3
+
+/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. A
+ * failed authentication is retried like an unreachable peer: on a link that was up
+ * before, the secret is known to be right, so until the outage limit (a corrupting or
+ * tampering path must not end the job at once); on a new link GW_AUTH_TRIES times. */
 static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
 {
     close_streams(l);
@@ -176,9 +184,17 @@ static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
             snprintf(err, errlen, "the peer answered as site %u gateway %u", them.site, them.gw);
             rc = GW_XP_EAUTH;
         }
-        if (rc == GW_XP_EAUTH)
-            gw_die(1, "authentication with site %s gateway %d failed: %s", sname(l->site), l->gw,
-                   err);
+        if (rc == GW_XP_EAUTH) {
+            if (!l->ever_up && ++l->auth_failures >= GW_AUTH_TRIES)
+                gw_die(1, "authentication with site %s gateway %d failed %d times in a row: %s",
+                       sname(l->site), l->gw, l->auth_failures, err);
+            if (l->ever_up)
+                gw_log("authentication with site %s gateway %d failed (%s); the link was up "
+                       "before, so this is damage or tampering on the path: trying again",
+                       sname(l->site), l->gw, err);
+            size_t k = strlen(err);
+            snprintf(err + k, errlen - k, " (authentication)");
+        }
         if (rc)
             goto fail;
         if (send_hello(l, s, i, ism_now_ms() + GW_SETUP_TIMEOUT_MS)) {
@@ -187,6 +203,7 @@ static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
         }
         l->nconnected++;
     }
+    l->auth_failures = 0;
     gw_link_started(l);
     return 0;
 fail:

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../wan/le.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 
@@ -107,10 +108,12 @@ void gw_link_control(gw_link *l, int si, int type, uint64_t a, uint64_t b, const
 
 static void start_frame(gw_link *l, gw_stream *s, gw_buf *b)
 {
-    ism_link_hdr h = {.flags = gw.crc ? ISM_LINK_FLAG_CRC : 0, .crc = 0, .seq = b->seq,
-                      .ack = l->rx_next};
+    ism_link_hdr h = {.flags = gw.crc ? ISM_LINK_FLAG_CRC : 0, .crc = 0, .hcrc = 0,
+                      .seq = b->seq, .ack = l->rx_next};
     ism_link_hdr_encode(&h, s->lhdr);
-    if (gw.crc) {
+    if (gw.crc) { /* the headers' own CRC first: the whole frame's covers it */
+        h.hcrc = ism_link_hdr_crc(s->lhdr, b->data, ISM_FRAME_HDR_SIZE);
+        ism_link_hdr_encode(&h, s->lhdr);
         h.crc = ism_link_crc(s->lhdr, b->data, b->len);
         ism_link_hdr_encode(&h, s->lhdr);
     }
@@ -399,6 +402,18 @@ static int stream_recv(gw_link *l, gw_stream *s, void *dst, size_t n)
     return 1;
 }
 
+/* Corrupted in transit: drop the stream; the reconnect sends the frame again. */
+static int crc_mismatch(gw_link *l, gw_stream *s, const char *what)
+{
+    l->crc_errors++;
+    gw_log("CRC32C mismatch on %s from site %s gateway %d (stream %d); reconnecting to have "
+           "it sent again",
+           what, sname(l->site), l->gw, (int)(s - l->st));
+    rx_reset(s);
+    errno = EBADMSG;
+    return -1;
+}
+
 int gw_stream_read(gw_link *l, gw_stream *s)
 {
     static char scratch[64 << 10]; /* payload of duplicates is read here and dropped */
@@ -412,6 +427,11 @@ int gw_stream_read(gw_link *l, gw_stream *s)
             progress = 1;
             if (s->rx_have < H)
                 continue;
+            /* With CRCs, the headers are checked before any of their fields is believed;
+             * a mismatch is damage on the way, like a payload CRC mismatch (below). */
+            if (gw.crc && ism_link_hdr_crc(s->rxhdr, s->rxhdr + ISM_LINK_HDR_SIZE,
+                                           ISM_FRAME_HDR_SIZE) != ism_get_le32(s->rxhdr + 12))
+                return crc_mismatch(l, s, "the headers of a frame");
             int rc = ism_link_hdr_decode(s->rxhdr, ISM_LINK_HDR_SIZE, &s->rxl);
             int rf = rc ? 0 : ism_frame_decode(s->rxhdr + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE,
                                                &s->rxh);
@@ -476,15 +496,10 @@ int gw_stream_read(gw_link *l, gw_stream *s)
         gw_buf *b = s->rxbuf;
         if ((s->rxl.flags & ISM_LINK_FLAG_CRC) &&
             ism_link_crc(s->rxhdr, b->data, b->len) != s->rxl.crc) {
-            /* corrupted in transit: drop the stream; the reconnect sends the frame again */
-            l->crc_errors++;
-            gw_log("CRC32C mismatch on frame %llu from site %s gateway %d (stream %d); "
-                   "reconnecting to have it sent again",
-                   (unsigned long long)s->rxl.seq, sname(l->site), l->gw, (int)(s - l->st));
+            char what[64];
+            snprintf(what, sizeof what, "frame %llu", (unsigned long long)s->rxl.seq);
             buf_free(b);
-            rx_reset(s);
-            errno = EBADMSG;
-            return -1;
+            return crc_mismatch(l, s, what);
         }
         uint64_t seq = s->rxl.seq;
         rx_reset(s);

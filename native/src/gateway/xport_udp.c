@@ -36,7 +36,7 @@
 /* Counters of a stream's connections that ended; the last one's state for the report. */
 typedef struct udp_totals {
     uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
-    uint64_t rto_count, pkts_dup;
+    uint64_t rto_count, pkts_dup, pkts_bad;
     int64_t srtt_us, min_rtt_us;
     uint64_t cwnd, pacing_rate;
     char cc[8], state[16];
@@ -219,6 +219,7 @@ static void add_stats(udp_totals *t, const ism_udp_stats *st)
     t->pkts_lost += st->pkts_lost;
     t->rto_count += st->rto_count;
     t->pkts_dup += st->pkts_dup;
+    t->pkts_bad += st->pkts_bad;
     if (st->min_rtt_us > 0 && (t->min_rtt_us <= 0 || st->min_rtt_us < t->min_rtt_us))
         t->min_rtt_us = st->min_rtt_us;
     t->srtt_us = st->srtt_us;
@@ -277,14 +278,16 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
     snprintf(buf, n,
              "udp sent %.1f MB in %llu packets, retransmitted %llu packets (%.2f %%; %llu "
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
-             "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s",
+             "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
+             "%llu packets rejected (bad CRC, stale or foreign)",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
              t.pkts_sent ? 100.0 * (double)t.pkts_retransmitted / (double)t.pkts_sent : 0.0,
              (unsigned long long)t.pkts_lost, (unsigned long long)t.rto_count,
              (double)t.bytes_received / 1e6, (unsigned long long)t.pkts_dup,
              (double)t.srtt_us / 1000.0, t.min_rtt_us > 0 ? (double)t.min_rtt_us / 1000.0 : 0.0,
-             (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state);
+             (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state,
+             (unsigned long long)t.pkts_bad);
 }
 
 const gw_xport gw_xport_udp = {

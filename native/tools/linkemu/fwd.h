@@ -8,7 +8,13 @@
  * wakes it, and from there it polls epoll without sleeping until the release, because a
  * timer wakeup on a VM comes late (lead.h: the lead follows that lateness). An idle
  * emulator sleeps. SIGINT and
- * SIGTERM end the loop; SIGUSR1 prints the statistics. */
+ * SIGTERM end the loop; SIGUSR1 prints the statistics.
+ *
+ * Commands on the control descriptor (the emulator's standard input), one per line,
+ * change the links while they run; each gets one reply line on standard output:
+ *   link I:J:SPEC   new settings for direction I -> J (SPEC as on the command line;
+ *                   settings it does not name take their defaults): "ok link I:J", or
+ *                   "error link: <why>" */
 #ifndef ISM_LE_FWD_H
 #define ISM_LE_FWD_H
 
@@ -32,6 +38,9 @@ typedef struct {
     uint64_t write_errors;
     uint64_t late_sum_ns, late_max_ns, late_n;  /* write time minus release time */
     uint64_t spun_ns;         /* time spent polling without sleeping */
+    int ctl_fd;               /* commands (-1: none) */
+    char ctl_buf[2048];
+    size_t ctl_len;
 } ism_le_fwd;
 
 /* Run until SIGINT or SIGTERM (blocked by the caller and passed as a signalfd-able set).

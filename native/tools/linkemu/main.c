@@ -11,6 +11,7 @@
  * direction. A site's device MTU is the smallest MTU of its outgoing links. Prints
  * "ready" on stdout once every device is up, per-link statistics as one JSON line on
  * SIGUSR1 and at exit, and exits 0 on SIGINT/SIGTERM, 2 on bad arguments, 1 on failures.
+ * Lines "link I:J:SPEC" on stdin change a direction while it runs (fwd.h).
  * --rt-prio N (1-99) runs the forwarder under SCHED_FIFO: on a machine whose cores are
  * busy, a normal-priority emulator waits for the CPU and releases packets late by up to
  * milliseconds. The kernel's RT throttling still leaves other tasks their share.
@@ -42,7 +43,8 @@ static void usage(void)
             "                       [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME]\n"
             "                       [--spin-us N] [--spin-mode adaptive|fixed] [--rt-prio N]\n"
             "SPEC: delay=NS,jitter=NS,reorder=0|1,rate=BYTES/S,queue=BYTES,burst=BYTES,\n"
-            "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,mtu=BYTES (plain numbers)\n"
+            "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,corrupt=P,mtu=BYTES (plain numbers)\n"
+            "stdin: 'link I:J:SPEC' lines change a direction while it runs\n"
             "Normally started by `isthmus link emulate`, which sets up the namespaces.\n");
 }
 
@@ -142,7 +144,7 @@ int main(int argc, char **argv)
      * early exits below have nothing to free. */
     static ism_le_link_conf confs[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
     static ism_le_link links_state[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
-    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .links = links_state};
+    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .links = links_state, .ctl_fd = 0};
     ism_le_lead_init(&f.lead, spin_us * 1000, adaptive);
     for (int i = 0; i < nsites * nsites; i++)
         confs[i] = base;

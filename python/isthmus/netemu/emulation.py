@@ -142,6 +142,8 @@ class Emulation:
         self._children: list[subprocess.Popen] = []
         self._made: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue(maxsize=64)
+        self._replies: queue.Queue[str] = queue.Queue(maxsize=64)
+        self._ctl_lock = threading.Lock()
         self._stderr = None
         self.final_stats: dict | None = None
 
@@ -208,7 +210,7 @@ class Emulation:
         argv += self.matrix.native_args()
         self._say(f"starting {LINKEMU} ({self.matrix.count * (self.matrix.count - 1)} link directions)")
         self._stderr = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=self._stderr, text=True)
         threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), daemon=True).start()
         try:
@@ -226,6 +228,12 @@ class Emulation:
     def _read_stdout(self, stream) -> None:
         for line in stream:
             line = line.strip()
+            if line.startswith(("ok link", "error link")):
+                try:
+                    self._replies.put_nowait(line)
+                except queue.Full:
+                    pass
+                continue
             if line.startswith("{"):
                 try:
                     self.final_stats = json.loads(line)
@@ -277,6 +285,32 @@ class Emulation:
             if line.startswith("{"):
                 return json.loads(line)
         raise IsthmusError(f"{LINKEMU} did not report statistics within {timeout:g} s")
+
+    def set_link(self, a: int | str, b: int | str, spec: str | LinkSpec, timeout: float = 5.0) -> LinkSpec:
+        """Change direction a -> b while the emulation runs (a route change: packets already
+        on the link keep their delays). spec replaces that direction's settings. Returns
+        the new settings; also kept in self.matrix."""
+        i, j = self.index(a), self.index(b)
+        if i == j:
+            raise IsthmusError(f"site {self.names[i]} has no link to itself")
+        new = parse_link_spec(spec) if isinstance(spec, str) else spec
+        self.check_alive()
+        with self._ctl_lock:
+            while not self._replies.empty():
+                self._replies.get_nowait()
+            try:
+                self._proc.stdin.write(f"link {i}:{j}:{new.native()}\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                raise IsthmusError(f"{LINKEMU} does not take commands: {e}") from None
+            try:
+                reply = self._replies.get(timeout=timeout)
+            except queue.Empty:
+                raise IsthmusError(f"{LINKEMU} did not answer a link change within {timeout:g} s") from None
+        if not reply.startswith("ok"):
+            raise IsthmusError(f"{LINKEMU} refused the new settings of {self.names[i]} -> {self.names[j]}: {reply}")
+        self.matrix = self.matrix.with_link(i, j, new)
+        return new
 
     def link_stats(self, a: int | str, b: int | str, stats: dict | None = None) -> dict:
         i, j = self.index(a), self.index(b)
