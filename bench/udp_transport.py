@@ -4,12 +4,15 @@
 # as a share of the link rate, next to kernel TCP on the same link in the same run
 # (isthmus-linkprobe tput: CUBIC x1, BBR x1, BBR x8 streams, each stream with a window
 # of 2 BDP), repetitions interleaved; plus CPU seconds per GB moved (getrusage of sender
-# + receiver) for UDP and TCP on the lossless link (isthmus-udpperf both ways, payload
-# checks off, so only the transports differ). Prints a table, writes JSON lines and an
+# + receiver, and that plus the link emulator's CPU, which kernel TCP's softirq work lands
+# on) for UDP (with and without its CRC32C) and TCP on the lossless link (isthmus-udpperf
+# both ways, payload checks off, so only the transports differ). Prints a table, writes JSON lines and an
 # SVG plot. Needs root (network namespaces).
 #
 #   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,1g-20ms,...]
 #                                  [--fairness delay=25ms,rate=100mbit]
+#                                  [--configs udp-bbr,tcp-bbr-x8] (a subset, for A/B runs)
+# ISTHMUS_PREFIX chooses the native build measured (e.g. a baseline installed elsewhere).
 from __future__ import annotations
 
 import argparse
@@ -57,13 +60,25 @@ def tcp_run(emu, probe, creds, cc, streams, window, duration, omit):
     return {"ok": False, "error": (r.stderr or r.stdout).strip()[-300:]}
 
 
+def proc_cpu_s(pid) -> float:
+    """utime + stime of a process, seconds (the link emulator's: softirq work of kernel TCP
+    triggered by its writes to the TUN devices is charged to it)."""
+    if not pid:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()):
+    emu0 = proc_cpu_s(emu.pid)
     t = transfer(emu, exe, creds, transport=transport, cc=cc, duration=duration, omit=omit,
                  extra=extra, timeout=duration * 4 + 90)
+    emu_cpu = proc_cpu_s(emu.pid) - emu0
     if not t.ok:
         return {"ok": False, "error": t.recv.get("error") or t.send.get("error")}
     return {"ok": True, "mbit_s": t.recv["mbit_s_after_omit"], "bytes": t.recv["bytes"],
-            "cpu_s": t.send["cpu_s"] + t.recv["cpu_s"], "send": t.send, "recv": t.recv}
+            "cpu_s": t.send["cpu_s"] + t.recv["cpu_s"], "emu_cpu_s": emu_cpu, "send": t.send,
+            "recv": t.recv}
 
 
 def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit):
@@ -103,6 +118,9 @@ def main() -> int:
     ap.add_argument("--links", default=",".join(LINKS))
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "udp_transport"))
     ap.add_argument("--no-cpu", action="store_true", help="skip the CPU-per-GB runs")
+    ap.add_argument("--configs", default="",
+                    help="only these configurations (udp-bbr, tcp-cubic-x1, tcp-bbr-x1, "
+                         "tcp-bbr-x8); default all")
     ap.add_argument("--fairness", default="",
                     help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
                          "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
@@ -112,13 +130,15 @@ def main() -> int:
     exe = udpperf_binary(prefix)
     probe = str(prefix.root / "bin" / "isthmus-linkprobe")
     names = [n for n in a.links.split(",") if n]
+    only = {c for c in a.configs.split(",") if c}
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     records = []
     jl = open(str(out) + ".jsonl", "w")
     t_start = time.time()
     with Progress() as prog:
-        total = sum(a.reps * (4 + (0 if a.no_cpu or n != "1g-20ms" else 2)) for n in names)
+        nconf = len(only) if only else 4
+        total = sum(a.reps * (nconf + (0 if a.no_cpu or n != "1g-20ms" else 3)) for n in names)
         total += 2 * a.reps if a.fairness else 0
         task = prog.add_task("measuring", total=total)
         for name in names:
@@ -133,8 +153,11 @@ def main() -> int:
                 time.sleep(0.5)
                 for rep in range(a.reps):
                     configs = [("udp-bbr", None, 0)] + TCP_CONFIGS
+                    if only:
+                        configs = [c for c in configs if c[0] in only]
                     if not a.no_cpu and name == "1g-20ms":
-                        configs += [("cpu-udp", None, 0), ("cpu-tcp-cubic", "cubic", 1)]
+                        configs += [("cpu-udp", None, 0), ("cpu-udp-nocrc", None, 0),
+                                    ("cpu-tcp-cubic", "cubic", 1)]
                     # rotate the order each repetition so drift hits every config alike
                     configs = configs[rep % len(configs):] + configs[:rep % len(configs)]
                     for cfg, cc, streams in configs:
@@ -144,6 +167,9 @@ def main() -> int:
                             r = udp_run(emu, exe, creds, dur, omit)
                         elif cfg == "cpu-udp":
                             r = udp_run(emu, exe, creds, dur / 2, 0, extra=["--no-verify"])
+                        elif cfg == "cpu-udp-nocrc":  # UDP's own checksum only, as TCP
+                            r = udp_run(emu, exe, creds, dur / 2, 0,
+                                        extra=["--no-verify", "--no-crc"])
                         elif cfg == "cpu-tcp-cubic":
                             r = udp_run(emu, exe, creds, dur / 2, 0, cc="cubic", transport="tcp",
                                         extra=["--no-verify", "--window", str(window)])
@@ -155,6 +181,8 @@ def main() -> int:
                             rec["share"] = r["mbit_s"] / rate
                             if "cpu_s" in r:
                                 rec["cpu_s_per_gb"] = r["cpu_s"] / (r["bytes"] / 1e9)
+                                rec["cpu_emu_s_per_gb"] = ((r["cpu_s"] + r["emu_cpu_s"])
+                                                           / (r["bytes"] / 1e9))
                         records.append(rec)
                         jl.write(json.dumps(rec) + "\n")
                         jl.flush()
@@ -202,6 +230,8 @@ def main() -> int:
         udp = {r["rep"]: r["share"] for r in records if r.get("link") == name and r["config"] == "udp-bbr" and r.get("ok")}
         for cfg in ["udp-bbr"] + [c[0] for c in TCP_CONFIGS]:
             rs = [r for r in records if r.get("link") == name and r["config"] == cfg]
+            if not rs:
+                continue  # not measured in this run (--configs)
             ok = [r for r in rs if r.get("ok")]
             s = summary([r["share"] for r in ok])
             ratios = [udp[r["rep"]] / r["share"] for r in ok if r["rep"] in udp and r["share"] > 0]
@@ -215,14 +245,17 @@ def main() -> int:
                       f"{la:5.1f}  {ratio}")
             else:
                 print(f"{name:20} {cfg:14} FAILED: {table[(name, cfg)]['failed'][:1]}")
-    cpu = {}
-    for cfg in ("cpu-udp", "cpu-tcp-cubic"):
+    cpu, cpu_emu = {}, {}
+    for cfg in ("cpu-udp", "cpu-udp-nocrc", "cpu-tcp-cubic"):
         ok = [r for r in records if r.get("config") == cfg and r.get("ok")]
         cpu[cfg] = summary([r["cpu_s_per_gb"] for r in ok])
+        cpu_emu[cfg] = summary([r["cpu_emu_s_per_gb"] for r in ok])
         g = summary([r["mbit_s"] for r in ok])
         if cpu[cfg]:
-            print(f"CPU {cfg:14} {cpu[cfg]['median']:.2f} s/GB (min {cpu[cfg]['min']:.2f}, max "
-                  f"{cpu[cfg]['max']:.2f}) at {g['median']:.0f} Mbit/s")
+            print(f"CPU {cfg:14} endpoints {cpu[cfg]['median']:.2f} s/GB (min "
+                  f"{cpu[cfg]['min']:.2f}, max {cpu[cfg]['max']:.2f}); with the emulator "
+                  f"{cpu_emu[cfg]['median']:.2f} s/GB (min {cpu_emu[cfg]['min']:.2f}, max "
+                  f"{cpu_emu[cfg]['max']:.2f}) at {g['median']:.0f} Mbit/s")
     for tcc in ("cubic", "bbr"):
         ok = [r for r in records if r.get("config") == f"fair-vs-{tcc}" and r.get("ok")]
         f = summary([r["udp_share_of_total"] for r in ok])
@@ -231,11 +264,15 @@ def main() -> int:
                   f"(min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
                   f"UDP {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
                   f"{statistics.median(r['tcp_mbit_s'] for r in ok):.1f} Mbit/s")
-    if cpu.get("cpu-udp") and cpu.get("cpu-tcp-cubic"):
-        print(f"CPU ratio UDP/TCP: {cpu['cpu-udp']['median'] / cpu['cpu-tcp-cubic']['median']:.2f}x")
+    for cfg in ("cpu-udp", "cpu-udp-nocrc"):
+        if cpu.get(cfg) and cpu.get("cpu-tcp-cubic"):
+            print(f"CPU ratio {cfg}/TCP: endpoints "
+                  f"{cpu[cfg]['median'] / cpu['cpu-tcp-cubic']['median']:.2f}x, with the "
+                  f"emulator {cpu_emu[cfg]['median'] / cpu_emu['cpu-tcp-cubic']['median']:.2f}x")
     with open(str(out) + ".summary.json", "w") as f:
         json.dump({"wall_s": wall, "reps": a.reps, "scale": a.scale,
-                   "table": {f"{k[0]}|{k[1]}": v for k, v in table.items()}, "cpu": cpu}, f,
+                   "table": {f"{k[0]}|{k[1]}": v for k, v in table.items()}, "cpu": cpu,
+                   "cpu_with_emulator": cpu_emu}, f,
                   indent=1)
     try:
         import matplotlib
@@ -247,9 +284,10 @@ def main() -> int:
         fig, ax = plt.subplots(figsize=(9, 4))
         w = 0.2
         for i, cfg in enumerate(cfgs):
-            med = [(table[(n, cfg)]["share"] or {}).get("median", 0) * 100 for n in names]
-            lo = [m - (table[(n, cfg)]["share"] or {}).get("min", 0) * 100 for m, n in zip(med, names)]
-            hi = [(table[(n, cfg)]["share"] or {}).get("max", 0) * 100 - m for m, n in zip(med, names)]
+            cell = [(table.get((n, cfg)) or {}).get("share") or {} for n in names]
+            med = [c.get("median", 0) * 100 for c in cell]
+            lo = [m - c.get("min", 0) * 100 for m, c in zip(med, cell)]
+            hi = [c.get("max", 0) * 100 - m for m, c in zip(med, cell)]
             ax.bar([x + i * w for x in range(len(names))], med, w, yerr=[lo, hi], label=cfg,
                    capsize=2)
         for x, n in enumerate(names):

@@ -263,9 +263,39 @@ static void test_link_header(void)
     memcpy(bad, w, sizeof bad);
     bad[4] |= 0x80;
     CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EFLAGS, "unknown link flag");
+    /* hcrc travels only with the CRC flag */
+    h.hcrc = 0xa1b2c3d4u;
+    ism_link_hdr_encode(&h, w);
+    CHECK(ism_link_hdr_decode(w, sizeof w, &d) == 0 && d.hcrc == 0xa1b2c3d4u, "hcrc round trip");
     memcpy(bad, w, sizeof bad);
-    bad[13] = 1;
-    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EFLAGS, "reserved word set");
+    bad[4] = 0;
+    CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EFLAGS, "hcrc without the flag");
+    ism_link_hdr plain = {.flags = 0, .hcrc = 0x55u, .seq = 3, .ack = 4};
+    ism_link_hdr_encode(&plain, bad);
+    CHECK(bad[12] == 0 && bad[13] == 0 && bad[14] == 0 && bad[15] == 0,
+          "no hcrc on the wire without the flag");
+    /* hcrc covers both headers, its own and the crc field excepted */
+    uint8_t fh[ISM_FRAME_HDR_SIZE];
+    for (size_t i = 0; i < sizeof fh; i++)
+        fh[i] = (uint8_t)(i * 13 + 1);
+    uint32_t hc = ism_link_hdr_crc(w, fh, sizeof fh);
+    memcpy(bad, w, sizeof bad);
+    bad[8] ^= 0x5a;
+    bad[12] ^= 0xa5;
+    CHECK(ism_link_hdr_crc(bad, fh, sizeof fh) == hc, "hcrc covers the crc fields");
+    for (size_t k = 0; k < ISM_LINK_HDR_SIZE + sizeof fh; k++) {
+        if (k >= 8 && k < 16)
+            continue;
+        memcpy(bad, w, sizeof bad);
+        uint8_t f2[ISM_FRAME_HDR_SIZE];
+        memcpy(f2, fh, sizeof f2);
+        if (k < ISM_LINK_HDR_SIZE)
+            bad[k] ^= 0x10;
+        else
+            f2[k - ISM_LINK_HDR_SIZE] ^= 0x10;
+        CHECK(ism_link_hdr_crc(bad, f2, sizeof f2) != hc, "a flipped bit in byte %zu of the "
+              "headers leaves hcrc as it was", k);
+    }
     memcpy(bad, w, sizeof bad);
     memset(bad + 24, 0, 8);
     CHECK(ism_link_hdr_decode(bad, sizeof bad, &d) == ISM_LINK_EACK, "ack 0");

@@ -3,7 +3,7 @@
 # Owns the ism_wan static library (frames, gateway authentication, socket helpers) and
 # its tests: test_frame, test_frame_portable_crc, test_auth and fuzz_frame_smoke, plus
 # the optional libFuzzer binary fuzz_frame; and the reliable-UDP library ism_udp with
-# test_udp_wire, fuzz_udp_wire_smoke (libFuzzer: fuzz_udp_wire), test_udp_loopback. Meant to be include()d from native/CMakeLists.txt,
+# test_udp_wire, test_udp_cc, fuzz_udp_wire_smoke (libFuzzer: fuzz_udp_wire), test_udp_loopback. Meant to be include()d from native/CMakeLists.txt,
 # which provides cmake_minimum_required(VERSION 3.20) and enable_testing().
 
 include_guard(GLOBAL)
@@ -150,7 +150,7 @@ if(ISM_FUZZ_LIBFUZZER AND ISM_FUZZ_OK)
     COMMAND "${ISM_FUZZ_CLANG}" -std=c11 -D_GNU_SOURCE -Wall -Wextra ${ISM_FUZZ_FLAGS}
             -I${ISM_WAN_SRC_DIR} -I${ISM_WAN_SRC_DIR}/udp ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c
             ${ISM_UDP_FUZZ_SRC} ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/auth.c
-            ${ISM_WAN_SRC_DIR}/sock.c -lcrypto -o "${_udp_fuzz_out}"
+            ${ISM_WAN_SRC_DIR}/sock.c -lcrypto -lm -o "${_udp_fuzz_out}"
     DEPENDS ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c ${ISM_UDP_FUZZ_SRC}
     COMMENT "Building libFuzzer target fuzz_udp_wire with ${ISM_FUZZ_CLANG}"
     VERBATIM)
@@ -171,7 +171,7 @@ add_library(ism_udp STATIC
   ${ISM_UDP_SRC_DIR}/setup.c
   ${ISM_UDP_SRC_DIR}/api.c)
 target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
-target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto)
+target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto m)
 target_compile_definitions(ism_udp PRIVATE _GNU_SOURCE)
 target_compile_options(ism_udp PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(ism_udp PROPERTIES POSITION_INDEPENDENT_CODE ON ${ISM_WAN_TEST_PROPS})
@@ -181,6 +181,13 @@ target_link_libraries(test_udp_wire PRIVATE ism_udp)
 target_compile_options(test_udp_wire PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(test_udp_wire PROPERTIES ${ISM_WAN_TEST_PROPS})
 add_test(NAME test_udp_wire COMMAND test_udp_wire)
+
+# The model-based controller's rules, on synthetic rounds of acknowledgements.
+add_executable(test_udp_cc ${ISM_WAN_TEST_DIR}/test_udp_cc.c)
+target_link_libraries(test_udp_cc PRIVATE ism_udp)
+target_compile_options(test_udp_cc PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_udp_cc PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_udp_cc COMMAND test_udp_cc)
 
 add_executable(fuzz_udp_wire_smoke ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c)
 target_link_libraries(fuzz_udp_wire_smoke PRIVATE ism_udp)

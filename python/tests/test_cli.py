@@ -26,8 +26,8 @@ def fake_launchers(tmp_path, monkeypatch):
     return d
 
 
-def invoke(*args):
-    return CliRunner().invoke(main, list(args))
+def invoke(*args, env=None):
+    return CliRunner().invoke(main, list(args), env=env)
 
 
 def test_group_help_lists_commands():
@@ -134,6 +134,37 @@ def test_site_file_conflicts(fake_prefix, tmp_path):
     assert r.exit_code == 2 and "--sites cannot be combined with --site-file" in r.stderr
     r = invoke("run", "--site-file", str(f), "-n", "3", "./prog")
     assert r.exit_code == 2 and "-n 3 does not match" in r.stderr
+
+
+def test_transport_choice_reaches_every_site(fake_prefix, fake_launchers, script, tmp_path):
+    """--transport, ISTHMUS_WAN_TRANSPORT and the site file's [job] transport end up as
+    ISTHMUS_TRANSPORT for every process; a site file that names one wins over neither."""
+    prog = script("ring.sh", "exit 0\n")
+    r = invoke("run", "-n", "2", "--transport", "udp", "--dry-run", str(prog))
+    assert r.exit_code == 0 and r.stderr.count("ISTHMUS_TRANSPORT=udp") == 2, r.output
+    r = invoke("run", "-n", "2", "--dry-run", str(prog), env={"ISTHMUS_WAN_TRANSPORT": "udp"})
+    assert r.exit_code == 0 and r.stderr.count("ISTHMUS_TRANSPORT=udp") == 2, r.output
+    plain, named = tmp_path / "plain.toml", tmp_path / "named.toml"
+    plain.write_text("[[site]]\nranks = 1\n[[site]]\nranks = 1\n")
+    named.write_text('[job]\ntransport = "tcp"\n[[site]]\nranks = 1\n[[site]]\nranks = 1\n')
+    r = invoke("run", "--site-file", str(plain), "--transport", "udp", "--dry-run", str(prog))
+    assert r.exit_code == 0 and "ISTHMUS_TRANSPORT=udp" in r.stderr, r.output
+    r = invoke("run", "--site-file", str(named), "--dry-run", str(prog),
+               env={"ISTHMUS_WAN_TRANSPORT": "udp"})
+    assert r.exit_code == 2
+    assert "ISTHMUS_WAN_TRANSPORT=udp differs from transport 'tcp' in" in r.stderr
+    named.write_text('[job]\ntransport = "udp"\n[[site]]\nranks = 1\n[[site]]\nranks = 1\n')
+    r = invoke("run", "--site-file", str(named), "--dry-run", str(prog))
+    assert r.exit_code == 0 and "ISTHMUS_TRANSPORT=udp" in r.stderr, r.output
+
+
+@pytest.mark.parametrize("opts,msg", [
+    (["--wan-streams", "3"], "the udp transport carries each link in one flow"),
+    (["--wan-cc", "cubic"], "the udp transport's congestion control is bbr or reno"),
+])
+def test_udp_transport_refuses_tcp_options(fake_prefix, opts, msg):
+    r = invoke("run", "-n", "2", "--transport", "udp", *opts, "./prog")
+    assert r.exit_code == 2 and msg in r.stderr, r.output
 
 
 def test_site_file_error_names_file(fake_prefix, tmp_path, monkeypatch):

@@ -219,11 +219,13 @@ def intrude(host, port, job_hex, wrong_job=False):
     return reply
 
 
-@pytest.mark.parametrize("wrong_job", [False, True], ids=["wrong-secret", "wrong-job"])
-def test_intruder_without_secret_is_refused_and_job_unaffected(progs, wrong_job):
+@pytest.mark.parametrize("transport,wrong_job", [("tcp", False), ("tcp", True), ("udp", False)],
+                         ids=["wrong-secret", "wrong-job", "udp-wrong-secret"])
+def test_intruder_without_secret_is_refused_and_job_unaffected(progs, transport, wrong_job):
+    """Over udp the same handshake runs on the listener before any UDP socket exists."""
     tag = uuid.uuid4().hex
-    p = start(["-n", "4", "--mpi", "openmpi", "--", str(progs["slowring"]), "6"],
-              env={"ISTHMUS_TEST_TAG": tag})
+    p = start(["-n", "4", "--mpi", "openmpi", "--transport", transport, "--",
+               str(progs["slowring"]), "6"], env={"ISTHMUS_TEST_TAG": tag})
     deadline = time.monotonic() + 30
     gws = []
     while not gws and time.monotonic() < deadline:

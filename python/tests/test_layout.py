@@ -118,5 +118,6 @@ def test_same_ports_on_different_hosts_are_fine():
 
 
 def test_bad_transport():
-    with pytest.raises(IsthmusError, match="transport 'udp' is not supported"):
-        Layout(sites=(Site("A", 1),), transport="udp").validate()
+    with pytest.raises(IsthmusError, match="transport 'quic' is not supported"):
+        Layout(sites=(Site("A", 1),), transport="quic").validate()
+    assert Layout(sites=(Site("A", 1),), transport="udp").validate().transport == "udp"

@@ -119,7 +119,7 @@ SITE_B = '[[site]]\nname = "A"\nranks = 1\n[[site]]\nname = "B"\n'
         ("[job]\n", "job.toml: no [[site]] tables"),
         ("[site]\nranks = 1\n", "job.toml: 'site' must be an array of tables: write [[site]], not [site]"),
         ('[job]\nsecrets = "x"\n[[site]]\nranks = 1\n', "job.toml: [job]: unknown key 'secrets'"),
-        ('[job]\ntransport = "udp"\n[[site]]\nranks = 1\n', "job.toml: [job]: 'transport' must be one of tcp, got 'udp'"),
+        ('[job]\ntransport = "quic"\n[[site]]\nranks = 1\n', "job.toml: [job]: 'transport' must be one of tcp, udp, got 'quic'"),
         (f'[job]\nsecret = "{SECRET_HEX}"\nsecret_file = "x"\n[[site]]\nranks = 1\n', "job.toml: [job]: give either 'secret' or 'secret_file', not both"),
         ('[job]\nsecret = "abcd"\n[[site]]\nranks = 1\n', "job.toml: [job]: 'secret': the secret is too short"),
     ],

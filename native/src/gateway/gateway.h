@@ -1,8 +1,9 @@
 /* gateway.h: the gateway's state, shared by its startup, link and event-loop files.
  *
  * A gateway is an extra rank of its site's vendor MPI job. It takes frames from the
- * site's app ranks over the vendor MPI and puts them on authenticated TCP links to the
- * gateways of the other sites, and the other way round. All payload memory comes from
+ * site's app ranks over the vendor MPI and puts them on authenticated links to the
+ * gateways of the other sites (TCP streams or reliable UDP, xport.h), and the other way
+ * round. All payload memory comes from
  * one fixed pool of buffers; when the pool is empty the gateway stops taking new frames
  * (from apps and from links) until buffers come back, so its memory is bounded.
  */
@@ -16,7 +17,7 @@
 #include "../wan/auth.h"
 #include "../wan/frame.h"
 #include "../wan/linkhdr.h"
-#include "tcpinfo.h"
+#include "xport.h"
 
 typedef struct gw_buf {
     struct gw_buf *next;
@@ -26,9 +27,10 @@ typedef struct gw_buf {
     char *data;
 } gw_buf;
 
-/* One TCP connection of a link. */
+/* One connection of a link (a TCP stream, or the link's reliable-UDP connection). */
 typedef struct gw_stream {
-    int fd;               /* -1 while not connected */
+    int fd;               /* what the loop polls; -1 while not connected */
+    void *conn;           /* the transport's connection object, if it has one */
     /* sending: the frame being written (link header in lhdr, then the buffer) */
     gw_buf *cur;
     uint8_t lhdr[ISM_LINK_HDR_SIZE];
@@ -42,8 +44,9 @@ typedef struct gw_stream {
     gw_buf *rxbuf;        /* NULL with rx_have past the header: waiting for a buffer */
     int rx_discard;       /* the frame is a duplicate: read and drop its payload */
     int64_t last_rx_ms, last_tx_ms;
-    gw_tcpinfo tcp_closed; /* TCP_INFO totals of this stream's connections that ended */
-    int ntcp_closed;
+    /* the transport's counters summed over this stream's connections that ended */
+    _Alignas(8) unsigned char totals[GW_XP_TOTALS];
+    int nclosed;
 } gw_stream;
 
 enum gw_link_state {
@@ -63,6 +66,8 @@ typedef struct gw_link {
     uint32_t epoch;       /* connection attempt number, in HELLO */
     int nconnected;       /* streams of this epoch connected so far */
     int64_t down_since_ms, next_dial_ms, last_dial_log_ms;
+    char dial_err[512];   /* why the last attempt to dial failed, for the final message */
+    int auth_failures;    /* dials in a row the peer's authentication failed */
     int resume_recv;
     int fin_sent, fin_recv;
     /* sending */
@@ -98,6 +103,7 @@ typedef struct gw_pending {
 
 typedef struct gw_state {
     const ism_backend *be;
+    const gw_xport *xp;    /* the transport of every link (ISTHMUS_TRANSPORT) */
     int nsites, site, gwidx, ngw_here;
     int *site_ranks, *site_off, *site_gws;
     char **site_names;
@@ -124,6 +130,7 @@ typedef struct gw_state {
     int sockbuf;           /* socket buffer bytes per stream (0: kernel autotuning) */
     char cc[32];           /* congestion control ("" = system default) */
     int crc;               /* CRC32C on every frame */
+    int mtu;               /* IP MTU of the path (the udp transport's datagram size) */
     double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */
     int64_t dead_ms;       /* a stream silent this long is reconnected */
     int64_t outage_ms;     /* a link down this long ends the job */
@@ -156,7 +163,9 @@ void gw_link_down(gw_link *l, const char *why);
 void gw_links_redial(int64_t now);
 void gw_accept_peer(void);
 void gw_stream_close(gw_stream *s);
-void gw_stream_close_fd(gw_stream *s); /* closes the socket only, keeping its TCP_INFO totals */
+void gw_stream_close_fd(gw_stream *s); /* closes the connection only, keeping its totals */
+void gw_streams_wait(int64_t max_us);  /* one ppoll over every connected stream, serviced */
+void gw_links_finish(int64_t deadline_ms); /* end every stream in order (at the job's end) */
 
 /* session.c: numbering, striping, acknowledgement, re-sending and re-ordering */
 gw_link *gw_link_for(int dst_global);
@@ -170,11 +179,11 @@ void gw_link_reset_tx(gw_link *l);                        /* on link down */
 int gw_link_idle(const gw_link *l);                       /* nothing queued or unacknowledged */
 int gw_flush_links(int64_t deadline_ms);
 
-/* tune.c: socket options for WAN streams */
+/* tune.c: socket options for TCP streams (used by xport_tcp.c) */
 void gw_tune_init(void);
 int gw_tune_socket(int fd, int listening, char *err, size_t errlen);
 int gw_tune_socket_prep(int fd, void *arg); /* before connect(): for ism_sock_connect_prep */
-void gw_tune_report(const gw_link *l);
+void gw_tune_describe(const gw_link *l, char *buf, size_t n);
 
 /* loop.c */
 void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h);

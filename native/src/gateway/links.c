@@ -1,7 +1,8 @@
 /* links.c: the connections behind the gateway's links to the gateways of other sites.
  *
- * Every gateway links to every gateway of every other site. A link is `nstreams` TCP
- * streams; the gateway with the smaller (site, gateway) pair dials them, the other
+ * Every gateway links to every gateway of every other site. A link is `nstreams`
+ * streams of the job's transport (xport.h: TCP connections, or one reliable-UDP
+ * connection); the gateway with the smaller (site, gateway) pair dials them, the other
  * accepts, so start-up ordering cannot deadlock. Each stream is authenticated (wan/auth)
  * before anything is read from it, then says which link, stream and attempt (epoch) it
  * belongs to in a HELLO. When a stream fails (closed, reset, silent for
@@ -13,18 +14,18 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../wan/sock.h"
 #include "gateway.h"
 
-#define GW_DIAL_TIMEOUT_MS 1000 /* one connection attempt */
 #define GW_DIAL_RETRY_MS 500
-#define GW_AUTH_TIMEOUT_MS 5000
 
 static int *link_base; /* index of (site s, gateway 0) in gw.links */
 
@@ -54,15 +55,19 @@ static void streams_alloc(gw_link *l, int n)
         l->st[i].fd = -1;
 }
 
+const gw_xport *gw_xport_find(const char *name)
+{
+    if (strcmp(name, gw_xport_tcp.name) == 0)
+        return &gw_xport_tcp;
+    if (strcmp(name, gw_xport_udp.name) == 0)
+        return &gw_xport_udp;
+    return NULL;
+}
+
 void gw_stream_close_fd(gw_stream *s)
 {
-    if (s->fd < 0)
-        return;
-    gw_tcpinfo t;
-    if (gw_tcpinfo_read(s->fd, &t) == 0)
-        gw_tcpinfo_add(&s->tcp_closed, &s->ntcp_closed, &t);
-    close(s->fd);
-    s->fd = -1;
+    if (s->fd >= 0)
+        gw.xp->close(s);
 }
 
 void gw_stream_close(gw_stream *s)
@@ -122,14 +127,19 @@ void gw_link_started(gw_link *l)
     int64_t now = ism_now_ms();
     for (int i = 0; i < l->nstreams; i++) {
         l->st[i].last_rx_ms = l->st[i].last_tx_ms = now;
-        ism_sock_set_nonblock(l->st[i].fd, 1);
-        ism_sock_set_nodelay(l->st[i].fd, 1);
+        gw.xp->started(&l->st[i]);
     }
     l->state = GW_LINK_RESUMING;
     gw_link_control(l, 0, ISM_F_RESUME, l->rx_next, 0, NULL);
     if (!l->ever_up) {
         l->ever_up = 1;
-        gw_tune_report(l);
+        if (gw.stats) {
+            char d[400];
+            gw.xp->describe(l, d, sizeof d);
+            fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: link up: "
+                            "%s\n",
+                    sname(gw.site), gw.gwidx, sname(l->site), l->gw, d);
+        }
     } else {
         gw_log("link to site %s gateway %d restored after %.1f s (%d stream%s)", sname(l->site),
                l->gw, (double)(now - l->down_since_ms) / 1000.0, l->nstreams,
@@ -138,7 +148,7 @@ void gw_link_started(gw_link *l)
 }
 
 /* The HELLO a dialed stream starts with. */
-static int send_hello(gw_link *l, int fd, int idx, int64_t deadline)
+static int send_hello(gw_link *l, gw_stream *s, int idx, int64_t deadline)
 {
     uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
     ism_link_hdr lh = {.flags = 0, .crc = 0, .seq = 0, .ack = l->rx_next};
@@ -149,41 +159,51 @@ static int send_hello(gw_link *l, int fd, int idx, int64_t deadline)
     h.a = (uint64_t)idx;
     h.b = (uint64_t)l->nstreams | (uint64_t)l->epoch << 16;
     ism_frame_encode(&h, buf + ISM_LINK_HDR_SIZE);
-    return ism_sock_write_full(fd, buf, sizeof buf, deadline, NULL);
+    return gw.xp->write_full(s, buf, sizeof buf, deadline);
 }
 
-/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. */
+/* Authentication failures in a row that end the job on a link that has never been up.
+ * A wrong secret fails every time and is said after a second; one failure alone may be
+ * bytes damaged on the way (a link that corrupts what its checksums do not catch). */
+#define GW_AUTH_TRIES 3
+
+/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. A
+ * failed authentication is retried like an unreachable peer: on a link that was up
+ * before, the secret is known to be right, so until the outage limit (a corrupting or
+ * tampering path must not end the job at once); on a new link GW_AUTH_TRIES times. */
 static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
 {
     close_streams(l);
     l->epoch++;
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx}, them;
+    ism_auth_id them;
     for (int i = 0; i < l->nstreams; i++) {
-        int64_t left = give_up_ms - ism_now_ms();
-        int fd = ism_sock_connect_prep(gw.site_hosts[l->site], gw.site_ports[l->site] + l->gw,
-                                       (int)(left < GW_DIAL_TIMEOUT_MS ? (left > 0 ? left : 1)
-                                                                       : GW_DIAL_TIMEOUT_MS),
-                                       gw_tune_socket_prep, NULL, err, errlen);
-        if (fd < 0)
-            goto fail;
-        int rc = ism_auth_client(fd, &gw.key, self, &them, GW_AUTH_TIMEOUT_MS, err, errlen);
+        gw_stream *s = &l->st[i];
+        int rc = gw.xp->dial(s, gw.site_hosts[l->site], gw.site_ports[l->site] + l->gw,
+                             give_up_ms, &them, err, errlen);
         if (rc == 0 && ((int)them.site != l->site || (int)them.gw != l->gw)) {
             snprintf(err, errlen, "the peer answered as site %u gateway %u", them.site, them.gw);
-            rc = ISM_AUTH_EIDENT;
+            rc = GW_XP_EAUTH;
         }
-        if (rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
-            rc == ISM_AUTH_EPROTO)
-            gw_die(1, "authentication with site %s gateway %d failed: %s", sname(l->site), l->gw,
-                   err);
-        if (rc || send_hello(l, fd, i, ism_now_ms() + GW_AUTH_TIMEOUT_MS)) {
-            if (!rc)
-                snprintf(err, errlen, "the connection broke during set-up");
-            close(fd);
+        if (rc == GW_XP_EAUTH) {
+            if (!l->ever_up && ++l->auth_failures >= GW_AUTH_TRIES)
+                gw_die(1, "authentication with site %s gateway %d failed %d times in a row: %s",
+                       sname(l->site), l->gw, l->auth_failures, err);
+            if (l->ever_up)
+                gw_log("authentication with site %s gateway %d failed (%s); the link was up "
+                       "before, so this is damage or tampering on the path: trying again",
+                       sname(l->site), l->gw, err);
+            size_t k = strlen(err);
+            snprintf(err + k, errlen - k, " (authentication)");
+        }
+        if (rc)
+            goto fail;
+        if (send_hello(l, s, i, ism_now_ms() + GW_SETUP_TIMEOUT_MS)) {
+            snprintf(err, errlen, "the connection broke during set-up");
             goto fail;
         }
-        l->st[i].fd = fd;
         l->nconnected++;
     }
+    l->auth_failures = 0;
     gw_link_started(l);
     return 0;
 fail:
@@ -199,7 +219,7 @@ void gw_links_redial(int64_t now)
             continue;
         int64_t limit = l->ever_up ? gw.outage_ms : gw.connect_timeout_ms;
         if (now - l->down_since_ms > limit) {
-            char msg[400];
+            char msg[1024];
             if (l->ever_up)
                 snprintf(msg, sizeof msg,
                          "the link to site %s gateway %d has been down for %lld s "
@@ -211,14 +231,21 @@ void gw_links_redial(int64_t now)
                          "no connection with site %s gateway %d within %lld s (is that site "
                          "running, with the same job secret?)",
                          sname(l->site), l->gw, (long long)gw.connect_timeout_ms / 1000);
+            if (l->dial_err[0]) {
+                size_t k = strlen(msg);
+                snprintf(msg + k, sizeof msg - k, "; the last attempt: %s", l->dial_err);
+            }
             gw_abort_job(1, msg);
         }
         if (!l->connector || now < l->next_dial_ms)
             continue;
         char err[512];
-        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0)
+        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0) {
+            l->dial_err[0] = 0;
             continue;
+        }
         l->next_dial_ms = ism_now_ms() + GW_DIAL_RETRY_MS;
+        snprintf(l->dial_err, sizeof l->dial_err, "%s", err);
         if (l->ever_up && ism_now_ms() - l->last_dial_log_ms >= 10000) {
             gw_log("still cannot reach site %s gateway %d: %s", sname(l->site), l->gw, err);
             l->last_dial_log_ms = ism_now_ms();
@@ -235,12 +262,10 @@ void gw_accept_peer(void)
     if (fd < 0)
         return;
     ism_sock_peer_name(fd, peer, sizeof peer);
-    ism_sock_set_nonblock(fd, 0);
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx}, them;
-    int rc = ism_auth_server(fd, &gw.key, self, &them, GW_AUTH_TIMEOUT_MS, err, sizeof err);
-    if (rc) {
+    gw_stream in = {.fd = -1};
+    ism_auth_id them;
+    if (gw.xp->accept(&in, fd, &them, err, sizeof err)) {
         gw_log("refused connection from %s: %s", peer, err);
-        close(fd);
         return;
     }
     if ((int)them.site >= gw.nsites || (int)them.site == gw.site ||
@@ -249,32 +274,35 @@ void gw_accept_peer(void)
         gw_log("refused connection from %s: it authenticated as site %u gateway %u, which is "
                "not expected to connect here",
                peer, them.site, them.gw);
-        close(fd);
+        gw.xp->close(&in);
         return;
     }
     gw_link *l = link_at((int)them.site, (int)them.gw);
     uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
     ism_link_hdr lh;
     ism_frame_hdr h;
-    int rr = ism_sock_read_full(fd, buf, sizeof buf, ism_now_ms() + GW_AUTH_TIMEOUT_MS, NULL);
+    int rr = gw.xp->read_full(&in, buf, sizeof buf, ism_now_ms() + GW_SETUP_TIMEOUT_MS);
     if (rr || ism_link_hdr_decode(buf, ISM_LINK_HDR_SIZE, &lh) ||
         ism_frame_decode(buf + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE, &h) ||
         h.type != ISM_F_HELLO || lh.seq != 0 || h.len != 0) {
         gw_log("refused connection from site %s gateway %d (%s): no valid HELLO", sname(l->site),
                l->gw, peer);
-        close(fd);
+        gw.xp->close(&in);
         return;
     }
     int n = (int)(h.b & 0xffff), idx = (int)h.a;
     uint32_t epoch = (uint32_t)(h.b >> 16);
-    if (n < 1 || n > 64 || h.a >= (uint64_t)n || l->closed) {
+    if (n < 1 || n > gw.xp->max_streams || h.a >= (uint64_t)n || l->closed) {
         gw_log("refused connection from site %s gateway %d: stream %llu of %d%s", sname(l->site),
-               l->gw, (unsigned long long)h.a, n, l->closed ? " after the link was closed" : "");
-        close(fd);
+               l->gw, (unsigned long long)h.a, n,
+               l->closed ? " after the link was closed"
+               : n > gw.xp->max_streams ? " (more than this transport carries)"
+                                        : "");
+        gw.xp->close(&in);
         return;
     }
     if (epoch < l->epoch) {
-        close(fd); /* from an attempt the peer has given up */
+        gw.xp->close(&in); /* from an attempt the peer has given up */
         return;
     }
     if (n != l->nstreams) {
@@ -293,14 +321,73 @@ void gw_accept_peer(void)
     if (l->st[idx].fd >= 0) {
         gw_log("refused connection from site %s gateway %d: stream %d is already connected",
                sname(l->site), l->gw, idx);
-        close(fd);
+        gw.xp->close(&in);
         return;
     }
-    if (gw_tune_socket(fd, 0, err, sizeof err))
-        gw_die(1, "stream from site %s gateway %d: %s", sname(l->site), l->gw, err);
-    l->st[idx].fd = fd;
+    l->st[idx].fd = in.fd;
+    l->st[idx].conn = in.conn;
     if (++l->nconnected == l->nstreams)
         gw_link_started(l);
+}
+
+/* Wait (at most max_us) for any connected stream to need service, and service it: how
+ * flushing at an abort and finishing at the end make progress without the event loop.
+ * Streams with frames queued ask to be written. */
+void gw_streams_wait(int64_t max_us)
+{
+    static struct pollfd *pf;
+    static gw_stream **who;
+    static int cap;
+    int need = 0;
+    for (int i = 0; i < gw.nlinks; i++)
+        need += gw.links[i].nstreams;
+    if (need > cap) {
+        struct pollfd *p2 = realloc(pf, sizeof *pf * (size_t)need);
+        if (p2)
+            pf = p2;
+        gw_stream **w2 = realloc(who, sizeof *who * (size_t)need);
+        if (w2)
+            who = w2;
+        if (!p2 || !w2) {
+            /* no memory (this also runs while aborting): nap; the caller's deadline ends it */
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+            return;
+        }
+        cap = need;
+    }
+    int n = 0;
+    int64_t us = max_us;
+    for (int i = 0; i < gw.nlinks; i++)
+        for (int j = 0; j < gw.links[i].nstreams; j++) {
+            gw_stream *s = &gw.links[i].st[j];
+            if (s->fd < 0)
+                continue;
+            int w = s->cur != NULL || s->ctlq != NULL;
+            pf[n] = (struct pollfd){s->fd, gw.xp->events(s, 0, w), 0};
+            int64_t t = gw.xp->timer_us(s, 0, w);
+            if (t >= 0 && t < us)
+                us = t;
+            who[n++] = s;
+        }
+    struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
+    int r = ppoll(pf, (nfds_t)n, &ts, NULL);
+    for (int k = 0; k < n; k++)
+        gw.xp->service(who[k], r > 0 ? pf[k].revents : 0);
+}
+
+void gw_links_finish(int64_t deadline_ms)
+{
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < gw.nlinks; i++)
+            for (int j = 0; j < gw.links[i].nstreams; j++)
+                if (gw.links[i].st[j].fd >= 0 && !gw.xp->finish(&gw.links[i].st[j]))
+                    busy = 1;
+        if (!busy || ism_now_ms() >= deadline_ms)
+            return;
+        gw_streams_wait(10000);
+    }
 }
 
 void gw_links_connect(void)
@@ -336,7 +423,7 @@ void gw_links_connect(void)
                                    gw.site_ports[gw.site] + gw.gwidx, 64, err, sizeof err);
     if (gw.listen_fd < 0)
         gw_die(2, "%s", err);
-    if (gw_tune_socket(gw.listen_fd, 1, err, sizeof err))
+    if (gw.xp->listener(gw.listen_fd, err, sizeof err))
         gw_die(2, "%s", err);
     ism_sock_set_nonblock(gw.listen_fd, 1);
 }

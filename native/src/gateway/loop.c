@@ -1,10 +1,11 @@
-/* loop.c: the gateway's event loop: vendor MPI on one side, TCP links on the other.
+/* loop.c: the gateway's event loop: vendor MPI on one side, WAN links on the other.
  *
  * One thread. Each round it takes completed frames from the app ranks (a ring of
  * pre-posted vendor receives, consumed in posting order so per-sender order holds),
  * routes them to the link of the destination's gateway, completes deliveries to local
- * apps, and services the sockets with ppoll(). With nothing to do it backs off from
- * spinning to sleeping in ppoll for at most ISTHMUS_GW_IDLE_US, so an idle gateway does
+ * apps, and services the links' streams with ppoll(), through the transport's ops
+ * (xport.h). With nothing to do it backs off from spinning to sleeping in ppoll for at
+ * most ISTHMUS_GW_IDLE_US, or until the transport's next timer, so an idle gateway does
  * not hold a core. It also runs heartbeats, dead-link detection, FIN and abort.
  */
 #define _GNU_SOURCE
@@ -265,9 +266,9 @@ static void stream_failed(gw_link *l, gw_stream *s, int e)
             if (l->st[j].fd >= 0 && &l->st[j] != s)
                 gw_stream_read(l, &l->st[j]);
     }
-    char why[160];
+    char why[400], text[300];
     snprintf(why, sizeof why, "stream %d: %s", (int)(s - l->st),
-             e == ECONNRESET ? "connection closed by the peer" : strerror(e));
+             gw.xp->error(s, e, text, sizeof text));
     gw_link_down(l, why);
 }
 
@@ -307,6 +308,7 @@ void gw_loop(void)
         gw_links_redial(now);
         maybe_inject_fault();
         int n = 0, need = 1, backlog = 0;
+        int64_t xp_us = -1; /* the soonest any stream's transport needs service */
         for (int i = 0; i < gw.nlinks; i++)
             need += gw.links[i].nstreams;
         if (need > cap) {
@@ -336,13 +338,16 @@ void gw_loop(void)
                 }
                 if (s->fd < 0)
                     continue;
+                int want_read = !waiting_for_buffer(s);
+                int want_write =
+                    s->cur || s->ctlq || (l->state == GW_LINK_UP && l->sendq);
                 pf[n].fd = s->fd;
-                pf[n].events = (short)((waiting_for_buffer(s) ? 0 : POLLIN) |
-                                       (s->cur || s->ctlq || (l->state == GW_LINK_UP && l->sendq)
-                                            ? POLLOUT
-                                            : 0));
+                pf[n].events = gw.xp->events(s, want_read, want_write);
                 pf[n].revents = 0;
-                backlog |= pf[n].events & POLLOUT;
+                int64_t t = gw.xp->timer_us(s, want_read, want_write);
+                if (t >= 0 && (xp_us < 0 || t < xp_us))
+                    xp_us = t;
+                backlog |= want_write;
                 who[n] = s;
                 whol[n] = l;
                 n++;
@@ -362,11 +367,13 @@ void gw_loop(void)
         } else if (backlog || ++idle > 64) {
             /* naps grow to ISTHMUS_GW_IDLE_US; after 50 ms without work, to the deeper
              * ISTHMUS_GW_IDLE_DEEP_US (sockets still wake us at once; only frames from
-             * local apps wait for the nap to end) */
+             * local apps wait for the nap to end), and never past a transport's timer */
             long us = backlog ? gw.idle_max_us : (long)(idle - 64) * 10;
             long cap = now - idle_since > 50 ? gw.idle_deep_us : gw.idle_max_us;
             if (us > cap)
                 us = cap;
+            if (xp_us >= 0 && xp_us < us)
+                us = (long)xp_us;
             ts.tv_sec = us / 1000000;
             ts.tv_nsec = (us % 1000000) * 1000;
         } else {
@@ -375,21 +382,19 @@ void gw_loop(void)
         int r = ppoll(pf, (nfds_t)n, &ts, NULL);
         if (r < 0 && errno != EINTR)
             gw_die(1, "ppoll failed: %s", strerror(errno));
-        if (r <= 0)
-            continue;
         for (int k = 0; k < n; k++) {
-            short ev = pf[k].revents;
-            if (!ev)
-                continue;
+            short ev = r > 0 ? pf[k].revents : 0;
             if (!who[k]) {
-                gw_accept_peer();
+                if (ev)
+                    gw_accept_peer();
                 continue;
             }
             gw_stream *s = who[k];
             gw_link *l = whol[k];
             if (s->fd != pf[k].fd)
                 continue; /* closed by an earlier event of this round */
-            if (ev & (POLLIN | POLLHUP | POLLERR)) {
+            int what = gw.xp->service(s, ev);
+            if (what & GW_XP_READ) {
                 int rc = gw_stream_read(l, s);
                 if (rc < 0) {
                     if (s->fd >= 0)
@@ -399,7 +404,7 @@ void gw_loop(void)
                 if (rc > 1)
                     idle = 0;
             }
-            if (s->fd >= 0 && (ev & POLLOUT))
+            if (s->fd >= 0 && (what & GW_XP_WRITE))
                 gw_link_pump(l);
         }
     }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "../backend/loader.h"
@@ -219,6 +220,14 @@ static void read_env(void)
     gw.streams = (int)env_long("ISTHMUS_WAN_STREAMS", 0, 0, 16);
     gw.sockbuf = (int)env_long("ISTHMUS_WAN_SOCKBUF", 0, 0, 1L << 30);
     gw.crc = (int)env_long("ISTHMUS_WAN_CRC", 0, 0, 1);
+    gw.mtu = (int)env_long("ISTHMUS_WAN_MTU", 1500, 576, 9028);
+    const char *xp = getenv("ISTHMUS_TRANSPORT");
+    gw.xp = gw_xport_find(xp && *xp ? xp : "tcp");
+    if (!gw.xp) {
+        fprintf(stderr, "isthmus-gateway: ISTHMUS_TRANSPORT=%s: the transports are tcp and udp\n",
+                xp);
+        exit(2);
+    }
     gw.fault_after = env_long("ISTHMUS_GW_FAULT_AFTER", 0, 0, 1L << 40);
     gw.hint_rate_bps = env_double("ISTHMUS_WAN_RATE", 0, 1e15);
     gw.hint_rtt_ms = env_double("ISTHMUS_WAN_RTT_MS", 0, 1e6);
@@ -316,6 +325,8 @@ static void vendor_start(int *argc, char ***argv)
     free(roles);
 }
 
+static int64_t start_ms;
+
 static void print_stats(void)
 {
     for (int i = 0; i < gw.nlinks; i++) {
@@ -337,29 +348,32 @@ static void print_stats(void)
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,
                 (unsigned long long)l->crc_errors, rtt);
         for (int j = 0; j < l->nstreams; j++) {
-            gw_stream *s = &l->st[j];
-            gw_tcpinfo t, live;
-            int n = s->ntcp_closed;
-            char text[256];
-            t = s->tcp_closed;
-            if (s->fd >= 0 && gw_tcpinfo_read(s->fd, &live) == 0)
-                gw_tcpinfo_add(&t, &n, &live);
-            if (n == 0)
-                continue;
-            gw_tcpinfo_format(&t, text, sizeof text);
-            fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: stream %d: "
-                            "tcp %s\n",
-                    site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
+            char text[512];
+            gw.xp->report(&l->st[j], text, sizeof text);
+            if (text[0])
+                fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: "
+                                "stream %d: %s\n",
+                        site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
         }
     }
-    fprintf(stderr, "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu)\n",
-            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize);
+    /* the gateway's own CPU (all its threads, the vendor's included) over its life: what
+     * "idle means idle" and the transports' cost per byte are checked against */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+    double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    fprintf(stderr,
+            "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu); cpu "
+            "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s\n",
+            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
+            user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name);
     fflush(stderr);
 }
 
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
+    start_ms = ism_now_ms();
     read_env();
     vendor_start(&argc, &argv);
     if (gw.napps != gw.site_ranks[gw.site] || gw.ngw_here != gw.site_gws[gw.site]) {
@@ -370,9 +384,10 @@ int main(int argc, char **argv)
     for (int l = 0; l < gw.napps; l++)
         gw.apps_mine += l % gw.ngw_here == gw.gwidx;
     load_secret();
-    gw_tune_init();
+    gw.xp->init();
     gw_links_connect();
     gw_loop();
+    gw_links_finish(ism_now_ms() + GW_SETUP_TIMEOUT_MS);
     gw_cancel_receives();
     if (gw.stats)
         print_stats();

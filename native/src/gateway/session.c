@@ -1,5 +1,5 @@
-/* session.c: the reliable, ordered frame stream a gateway link offers on top of its TCP
- * streams.
+/* session.c: the reliable, ordered frame stream a gateway link offers on top of its
+ * streams (TCP connections, or one reliable-UDP connection: xport.h).
  *
  * Frames bound for a peer gateway are numbered (seq 1, 2, ...) and queued on the link.
  * Each stream of the link writes one frame at a time, taking the next one when it has
@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../wan/le.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 
@@ -107,10 +108,12 @@ void gw_link_control(gw_link *l, int si, int type, uint64_t a, uint64_t b, const
 
 static void start_frame(gw_link *l, gw_stream *s, gw_buf *b)
 {
-    ism_link_hdr h = {.flags = gw.crc ? ISM_LINK_FLAG_CRC : 0, .crc = 0, .seq = b->seq,
-                      .ack = l->rx_next};
+    ism_link_hdr h = {.flags = gw.crc ? ISM_LINK_FLAG_CRC : 0, .crc = 0, .hcrc = 0,
+                      .seq = b->seq, .ack = l->rx_next};
     ism_link_hdr_encode(&h, s->lhdr);
-    if (gw.crc) {
+    if (gw.crc) { /* the headers' own CRC first: the whole frame's covers it */
+        h.hcrc = ism_link_hdr_crc(s->lhdr, b->data, ISM_FRAME_HDR_SIZE);
+        ism_link_hdr_encode(&h, s->lhdr);
         h.crc = ism_link_crc(s->lhdr, b->data, b->len);
         ism_link_hdr_encode(&h, s->lhdr);
     }
@@ -174,7 +177,7 @@ static int stream_step(gw_link *l, gw_stream *s)
         iov[n].iov_base = s->cur->data + (s->tx_off - hl);
         iov[n++].iov_len = total - s->tx_off;
     }
-    ssize_t k = writev(s->fd, iov, n);
+    ssize_t k = gw.xp->writev(s, iov, n);
     if (k < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
     s->tx_off += (size_t)k;
@@ -386,7 +389,7 @@ static void rx_reset(gw_stream *s)
  * failed (errno says which; ECONNRESET for an orderly close). */
 static int stream_recv(gw_link *l, gw_stream *s, void *dst, size_t n)
 {
-    ssize_t k = read(s->fd, dst, n);
+    ssize_t k = gw.xp->read(s, dst, n);
     if (k == 0) {
         errno = ECONNRESET;
         return -1;
@@ -397,6 +400,18 @@ static int stream_recv(gw_link *l, gw_stream *s, void *dst, size_t n)
     l->rx_bytes += (uint64_t)k;
     s->last_rx_ms = ism_now_ms();
     return 1;
+}
+
+/* Corrupted in transit: drop the stream; the reconnect sends the frame again. */
+static int crc_mismatch(gw_link *l, gw_stream *s, const char *what)
+{
+    l->crc_errors++;
+    gw_log("CRC32C mismatch on %s from site %s gateway %d (stream %d); reconnecting to have "
+           "it sent again",
+           what, sname(l->site), l->gw, (int)(s - l->st));
+    rx_reset(s);
+    errno = EBADMSG;
+    return -1;
 }
 
 int gw_stream_read(gw_link *l, gw_stream *s)
@@ -412,6 +427,11 @@ int gw_stream_read(gw_link *l, gw_stream *s)
             progress = 1;
             if (s->rx_have < H)
                 continue;
+            /* With CRCs, the headers are checked before any of their fields is believed;
+             * a mismatch is damage on the way, like a payload CRC mismatch (below). */
+            if (gw.crc && ism_link_hdr_crc(s->rxhdr, s->rxhdr + ISM_LINK_HDR_SIZE,
+                                           ISM_FRAME_HDR_SIZE) != ism_get_le32(s->rxhdr + 12))
+                return crc_mismatch(l, s, "the headers of a frame");
             int rc = ism_link_hdr_decode(s->rxhdr, ISM_LINK_HDR_SIZE, &s->rxl);
             int rf = rc ? 0 : ism_frame_decode(s->rxhdr + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE,
                                                &s->rxh);
@@ -476,15 +496,10 @@ int gw_stream_read(gw_link *l, gw_stream *s)
         gw_buf *b = s->rxbuf;
         if ((s->rxl.flags & ISM_LINK_FLAG_CRC) &&
             ism_link_crc(s->rxhdr, b->data, b->len) != s->rxl.crc) {
-            /* corrupted in transit: drop the stream; the reconnect sends the frame again */
-            l->crc_errors++;
-            gw_log("CRC32C mismatch on frame %llu from site %s gateway %d (stream %d); "
-                   "reconnecting to have it sent again",
-                   (unsigned long long)s->rxl.seq, sname(l->site), l->gw, (int)(s - l->st));
+            char what[64];
+            snprintf(what, sizeof what, "frame %llu", (unsigned long long)s->rxl.seq);
             buf_free(b);
-            rx_reset(s);
-            errno = EBADMSG;
-            return -1;
+            return crc_mismatch(l, s, what);
         }
         uint64_t seq = s->rxl.seq;
         rx_reset(s);
@@ -540,7 +555,8 @@ void gw_link_tick(gw_link *l, int64_t now)
     }
 }
 
-/* Push out every queued frame, up to a deadline (used when aborting). */
+/* Push out every queued frame, up to a deadline (used when aborting), until the peer's
+ * transport has it: a user-space transport must still be running for that. */
 int gw_flush_links(int64_t deadline_ms)
 {
     for (;;) {
@@ -560,10 +576,11 @@ int gw_flush_links(int64_t deadline_ms)
                 }
                 pending += s->cur != NULL || s->ctlq != NULL;
             }
+            for (int j = 0; j < l->nstreams; j++)
+                pending += l->st[j].fd >= 0 && gw.xp->unsent(&l->st[j]);
         }
         if (!pending || ism_now_ms() >= deadline_ms)
             return pending;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+        gw_streams_wait(1000);
     }
 }

@@ -1,4 +1,4 @@
-/* tune.c: how the gateway's WAN streams are set up for long fat pipes.
+/* tune.c: how the gateway's TCP streams are set up for long fat pipes (xport_tcp.c).
  *
  * Owns the choice of the number of streams per link and of the socket buffer sizes, from
  * the link as the user described it (ISTHMUS_WAN_RATE, ISTHMUS_WAN_RTT_MS,
@@ -165,10 +165,8 @@ int gw_tune_socket(int fd, int listening, char *err, size_t errlen)
     return 0;
 }
 
-void gw_tune_report(const gw_link *l)
+void gw_tune_describe(const gw_link *l, char *buf, size_t n)
 {
-    if (!gw.stats || l->st[0].fd < 0)
-        return;
     int snd = 0, rcv = 0;
     socklen_t sl = sizeof snd;
     getsockopt(l->st[0].fd, SOL_SOCKET, SO_SNDBUF, &snd, &sl);
@@ -177,10 +175,9 @@ void gw_tune_report(const gw_link *l)
     char cc[32] = "";
     sl = sizeof cc - 1;
     getsockopt(l->st[0].fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl);
-    fprintf(stderr,
-            "isthmus stats: site %s gateway %d -> site %s gateway %d: link up: %d stream%s, "
-            "congestion control %s, socket buffers %s (now snd %d rcv %d bytes), crc %s\n",
-            gw.site_names[gw.site], gw.gwidx, gw.site_names[l->site], l->gw, l->nstreams,
-            l->nstreams == 1 ? "" : "s", cc[0] ? cc : "?",
-            gw.sockbuf > 0 ? "set explicitly" : "autotuned", snd, rcv, gw.crc ? "on" : "off");
+    snprintf(buf, n,
+             "%d stream%s, congestion control %s, socket buffers %s (now snd %d rcv %d bytes), "
+             "crc %s",
+             l->nstreams, l->nstreams == 1 ? "" : "s", cc[0] ? cc : "?",
+             gw.sockbuf > 0 ? "set explicitly" : "autotuned", snd, rcv, gw.crc ? "on" : "off");
 }

@@ -79,13 +79,17 @@ static int item(const char *key, const char *val, ism_le_link_conf *c, char *err
         if (num(key, val, 0, 1, &v, err, errlen) < 0)
             return -1;
         c->dup = v;
+    } else if (strcmp(key, "corrupt") == 0) {
+        if (num(key, val, 0, 1, &v, err, errlen) < 0)
+            return -1;
+        c->corrupt = v;
     } else if (strcmp(key, "mtu") == 0) {
         if (num(key, val, 68, 65535, &v, err, errlen) < 0)
             return -1;
         c->mtu = (uint32_t)v;
     } else {
         snprintf(err, errlen, "unknown link setting %s (known: delay jitter reorder rate "
-                 "queue burst loss ge dup mtu)", key);
+                 "queue burst loss ge dup corrupt mtu)", key);
         return -1;
     }
     return 0;

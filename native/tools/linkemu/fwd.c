@@ -1,6 +1,9 @@
 /* fwd.c: the forwarding loop described in fwd.h. */
 #include "fwd.h"
 
+#include "conf.h"
+#include "corrupt.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -63,6 +66,61 @@ static void admit(ism_le_fwd *f, uint32_t slot, int src, uint64_t now)
         f->q.meta[copy] = *m;
         ism_le_pktq_push(&f->q, (uint32_t)copy, rel[1]);
     }
+    /* after the duplicate was taken: one copy carries the flipped bit */
+    if (ism_le_link_corrupts(l) && ism_le_corrupt(ism_le_pktq_buf(&f->q, slot), m->len, &l->rng))
+        l->st.corrupted++;
+}
+
+/* One command line (fwd.h). */
+static void command(ism_le_fwd *f, char *line)
+{
+    unsigned i, j;
+    int off = 0;
+    char err[512];
+    if (sscanf(line, "link %u:%u:%n", &i, &j, &off) != 2 || off == 0) {
+        printf("error link: expected 'link I:J:SPEC', got '%.200s'\n", line);
+    } else if (i >= (unsigned)f->nsites || j >= (unsigned)f->nsites || i == j) {
+        printf("error link: no direction %u -> %u between %d sites\n", i, j, f->nsites);
+    } else {
+        ism_le_link_conf c;
+        ism_le_link_conf_default(&c);
+        if (ism_le_conf_parse(line + off, &c, err, sizeof err) < 0) {
+            printf("error link: %s\n", err);
+        } else {
+            ism_le_link_reconf(&f->links[i * (unsigned)f->nsites + j], &c, ism_le_now_ns());
+            printf("ok link %u:%u\n", i, j);
+        }
+    }
+    fflush(stdout);
+}
+
+/* Read what the control descriptor has; run every whole line. -1 at its end. */
+static int control(ism_le_fwd *f)
+{
+    ssize_t n = read(f->ctl_fd, f->ctl_buf + f->ctl_len, sizeof f->ctl_buf - 1 - f->ctl_len);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    if (n == 0)
+        return -1;
+    f->ctl_len += (size_t)n;
+    f->ctl_buf[f->ctl_len] = '\0';
+    char *start = f->ctl_buf, *nl;
+    while ((nl = strchr(start, '\n')) != NULL) {
+        *nl = '\0';
+        if (nl > start && nl[-1] == '\r')
+            nl[-1] = '\0';
+        if (*start)
+            command(f, start);
+        start = nl + 1;
+    }
+    f->ctl_len -= (size_t)(start - f->ctl_buf);
+    memmove(f->ctl_buf, start, f->ctl_len);
+    if (f->ctl_len == sizeof f->ctl_buf - 1) { /* a line longer than the buffer */
+        printf("error link: command longer than %zu characters\n", sizeof f->ctl_buf - 2);
+        fflush(stdout);
+        f->ctl_len = 0;
+    }
+    return 0;
 }
 
 /* Read up to READ_BATCH packets from site src. Returns -1 on a fatal read error. */
@@ -140,10 +198,12 @@ static void arm(int tfd, uint64_t at_ns, uint64_t *armed)
 void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
 {
     fprintf(out, "{\"unroutable\": %llu, \"write_errors\": %llu, \"late_mean_ns\": %.0f, "
-            "\"late_max_ns\": %llu, \"links\": [",
+            "\"late_max_ns\": %llu, \"spun_ns\": %llu, \"wake_late_mean_ns\": %.0f, "
+            "\"lead_ns\": %llu, \"links\": [",
             (unsigned long long)f->unroutable, (unsigned long long)f->write_errors,
             f->late_n ? (double)f->late_sum_ns / (double)f->late_n : 0.0,
-            (unsigned long long)f->late_max_ns);
+            (unsigned long long)f->late_max_ns, (unsigned long long)f->spun_ns,
+            f->lead.mean_ns, (unsigned long long)ism_le_lead_ns(&f->lead));
     int first = 1;
     for (int i = 0; i < f->nsites; i++) {
         for (int j = 0; j < f->nsites; j++) {
@@ -152,12 +212,13 @@ void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
             const ism_le_link_stats *s = &f->links[i * f->nsites + j].st;
             fprintf(out, "%s{\"from\": %d, \"to\": %d, \"in\": %llu, \"delivered\": %llu, "
                     "\"dup\": %llu, \"drop_loss\": %llu, \"drop_queue\": %llu, "
-                    "\"drop_mtu\": %llu, \"drop_pool\": %llu, \"bytes_in\": %llu, "
+                    "\"drop_mtu\": %llu, \"drop_pool\": %llu, \"corrupted\": %llu, \"bytes_in\": %llu, "
                     "\"bytes_delivered\": %llu}", first ? "" : ", ", i, j,
                     (unsigned long long)s->in, (unsigned long long)s->delivered,
                     (unsigned long long)s->dup, (unsigned long long)s->drop_loss,
                     (unsigned long long)s->drop_queue, (unsigned long long)s->drop_mtu,
-                    (unsigned long long)s->drop_pool, (unsigned long long)s->bytes_in,
+                    (unsigned long long)s->drop_pool, (unsigned long long)s->corrupted,
+                    (unsigned long long)s->bytes_in,
                     (unsigned long long)s->bytes_delivered);
             first = 0;
         }
@@ -193,21 +254,29 @@ int ism_le_fwd_run(ism_le_fwd *f)
         fprintf(stderr, "isthmus-linkemu: epoll_ctl: %s\n", strerror(errno));
         goto out;
     }
+    /* Commands, if the control descriptor can be polled (not /dev/null, not a file). */
+    struct epoll_event cev = {.events = EPOLLIN, .data.u32 = ISM_LE_MAX_SITES + 2};
+    if (f->ctl_fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, f->ctl_fd, &cev) < 0)
+        f->ctl_fd = -1;
 
     uint64_t armed = 0;
     for (;;) {
         deliver_due(f);
-        /* Sleep until spin_ns before the next release, then poll without sleeping, so
-         * the release is not late by a timer's wakeup latency and arrivals are still
-         * read (and timestamped) while we wait. */
+        /* Sleep until `lead` before the next release, then poll without sleeping, so the
+         * release is not late by a timer's wakeup latency and arrivals are still read
+         * (and timestamped) while we wait. */
         const ism_le_pktq_entry *next = ism_le_pktq_peek(&f->q);
         int timeout = -1;
-        if (next && next->release_ns <= ism_le_now_ns() + f->spin_ns)
+        uint64_t now = ism_le_now_ns(), lead = ism_le_lead_ns(&f->lead);
+        if (next && next->release_ns <= now + lead)
             timeout = 0;
         else
-            arm(tfd, next ? next->release_ns - f->spin_ns : 0, &armed);
-        struct epoll_event evs[ISM_LE_MAX_SITES + 2];
-        int n = epoll_wait(ep, evs, ISM_LE_MAX_SITES + 2, timeout);
+            arm(tfd, next ? next->release_ns - lead : 0, &armed);
+        uint64_t sleeping_for = timeout < 0 ? armed : 0;
+        struct epoll_event evs[ISM_LE_MAX_SITES + 3];
+        int n = epoll_wait(ep, evs, ISM_LE_MAX_SITES + 3, timeout);
+        if (timeout == 0)
+            f->spun_ns += ism_le_now_ns() - now;
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -220,10 +289,17 @@ int ism_le_fwd_run(ism_le_fwd *f)
                 if (drain(f, (int)id) < 0)
                     goto out;
             } else if (id == ISM_LE_MAX_SITES) {
-                uint64_t ticks;
+                uint64_t ticks, woke = ism_le_now_ns();
                 if (read(tfd, &ticks, sizeof ticks) < 0 && errno != EAGAIN)
                     goto out;
+                if (sleeping_for && woke >= sleeping_for)
+                    ism_le_lead_sample(&f->lead, woke - sleeping_for);
                 armed = 0;
+            } else if (id == ISM_LE_MAX_SITES + 2) {
+                if (control(f) < 0) { /* the controller went away: links stay as they are */
+                    epoll_ctl(ep, EPOLL_CTL_DEL, f->ctl_fd, NULL);
+                    f->ctl_fd = -1;
+                }
             } else {
                 struct signalfd_siginfo si;
                 while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {

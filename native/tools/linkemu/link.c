@@ -7,10 +7,9 @@ void ism_le_link_conf_default(ism_le_link_conf *c)
                             .loss_kind = ISM_LE_LOSS_NONE, .mtu = 1500};
 }
 
-void ism_le_link_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t seed, uint64_t now_ns)
+static void models_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t now_ns)
 {
     l->conf = *c;
-    ism_le_prng_seed(&l->rng, seed);
     switch (c->loss_kind) {
     case ISM_LE_LOSS_BERNOULLI:
         ism_le_loss_bernoulli(&l->loss, c->loss_p);
@@ -24,7 +23,23 @@ void ism_le_link_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t seed, 
     }
     ism_le_tbucket_init(&l->tb, c->rate_Bps, c->burst_bytes, c->queue_bytes, now_ns);
     ism_le_delay_init(&l->delay, c->delay_ns, c->jitter_ns, c->reorder);
+}
+
+void ism_le_link_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t seed, uint64_t now_ns)
+{
+    ism_le_prng_seed(&l->rng, seed);
+    models_init(l, c, now_ns);
     l->st = (ism_le_link_stats){0};
+}
+
+void ism_le_link_reconf(ism_le_link *l, const ism_le_link_conf *c, uint64_t now_ns)
+{
+    models_init(l, c, now_ns);
+}
+
+int ism_le_link_corrupts(ism_le_link *l)
+{
+    return l->conf.corrupt > 0 && ism_le_prng_chance(&l->rng, l->conf.corrupt);
 }
 
 int ism_le_link_admit(ism_le_link *l, uint64_t now_ns, uint32_t bytes, uint64_t release_ns[2])

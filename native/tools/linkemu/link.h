@@ -25,11 +25,12 @@ typedef struct {
     ism_le_loss_kind loss_kind;
     double loss_p, ge_r, ge_loss_bad, ge_loss_good;
     double dup;           /* duplication probability */
+    double corrupt;       /* probability of one flipped payload bit (corrupt.h) */
     uint32_t mtu;         /* largest IP packet carried; larger ones are dropped */
 } ism_le_link_conf;
 
 typedef struct {
-    uint64_t in, delivered, dup, drop_loss, drop_queue, drop_mtu, drop_pool;
+    uint64_t in, delivered, dup, drop_loss, drop_queue, drop_mtu, drop_pool, corrupted;
     uint64_t bytes_in, bytes_delivered;
 } ism_le_link_stats;
 
@@ -46,6 +47,14 @@ typedef struct {
 void ism_le_link_conf_default(ism_le_link_conf *c);
 
 void ism_le_link_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t seed, uint64_t now_ns);
+
+/* New settings while the emulator runs (a route change): the models start afresh from
+ * now_ns; the random stream and the counters go on, packets already admitted keep their
+ * release times. */
+void ism_le_link_reconf(ism_le_link *l, const ism_le_link_conf *c, uint64_t now_ns);
+
+/* Whether to corrupt the packet just admitted (one draw, after ism_le_link_admit). */
+int ism_le_link_corrupts(ism_le_link *l);
 
 /* Admit one packet of `bytes` arriving at now_ns. Returns how many copies to deliver
  * (0, 1 or 2 with duplication) and their release times in release_ns[]. Updates stats,

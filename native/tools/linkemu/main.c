@@ -3,7 +3,7 @@
  *
  *   isthmus-linkemu --ns NS0 --ns NS1 [...] [--all SPEC] [--link I:J:SPEC ...]
  *                   [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME] [--spin-us N]
- *                   [--rt-prio N]
+ *                   [--spin-mode adaptive|fixed] [--rt-prio N]
  *
  * The namespaces must exist (`ip netns add`; `isthmus link emulate` does all of this).
  * Site i gets device NAME in namespace NSi with address A.B.C.(i+1)/24. SPEC is the
@@ -11,13 +11,16 @@
  * direction. A site's device MTU is the smallest MTU of its outgoing links. Prints
  * "ready" on stdout once every device is up, per-link statistics as one JSON line on
  * SIGUSR1 and at exit, and exits 0 on SIGINT/SIGTERM, 2 on bad arguments, 1 on failures.
+ * Lines "link I:J:SPEC" on stdin change a direction while it runs (fwd.h).
  * --rt-prio N (1-99) runs the forwarder under SCHED_FIFO: on a machine whose cores are
  * busy, a normal-priority emulator waits for the CPU and releases packets late by up to
  * milliseconds. The kernel's RT throttling still leaves other tasks their share.
- * --spin-us (default 50) is how long before a release the loop stops sleeping and polls:
+ * --spin-us (default 50) is the most the loop polls without sleeping before a release:
  * measured here under a 100 Mbit/s TCP flow, 0 us left releases 36-56 us late on average,
  * 50 us left 4 us at ~50% of a core, and 200 us kept the core so busy that RT throttling
- * stalled the emulator for up to 33 ms. */
+ * stalled the emulator for up to 33 ms. --spin-mode adaptive (the default) polls only as
+ * long as the timer wakeups have been late (their mean plus twice their deviation, at most
+ * --spin-us); fixed always polls --spin-us. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,9 +41,10 @@ static void usage(void)
     fprintf(stderr,
             "usage: isthmus-linkemu --ns NS0 --ns NS1 [...] [--all SPEC] [--link I:J:SPEC ...]\n"
             "                       [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME]\n"
-            "                       [--spin-us N] [--rt-prio N]\n"
+            "                       [--spin-us N] [--spin-mode adaptive|fixed] [--rt-prio N]\n"
             "SPEC: delay=NS,jitter=NS,reorder=0|1,rate=BYTES/S,queue=BYTES,burst=BYTES,\n"
-            "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,mtu=BYTES (plain numbers)\n"
+            "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,corrupt=P,mtu=BYTES (plain numbers)\n"
+            "stdin: 'link I:J:SPEC' lines change a direction while it runs\n"
             "Normally started by `isthmus link emulate`, which sets up the namespaces.\n");
 }
 
@@ -79,6 +83,7 @@ int main(int argc, char **argv)
     int nsites = 0, nlinks = 0;
     const char *all = NULL, *ifname = "ism0";
     uint64_t seed = 1, pool_mb = 64, spin_us = 50, rt_prio = 0;
+    int adaptive = 1;
     uint32_t subnet = 10u << 24 | 77u << 16;
 
     for (int i = 1; i < argc; i++) {
@@ -109,6 +114,10 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "--spin-us") == 0) {
             if (parse_u64(v, 0, 100000, &spin_us) < 0)
                 return bad("--spin-us needs an integer in [0, 100000]", v);
+        } else if (strcmp(a, "--spin-mode") == 0) {
+            if (strcmp(v, "adaptive") && strcmp(v, "fixed"))
+                return bad("--spin-mode needs adaptive or fixed", v);
+            adaptive = strcmp(v, "adaptive") == 0;
         } else if (strcmp(a, "--rt-prio") == 0) {
             if (parse_u64(v, 0, 99, &rt_prio) < 0)
                 return bad("--rt-prio needs an integer in [0, 99] (0: normal scheduling)", v);
@@ -135,8 +144,8 @@ int main(int argc, char **argv)
      * early exits below have nothing to free. */
     static ism_le_link_conf confs[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
     static ism_le_link links_state[ISM_LE_MAX_SITES * ISM_LE_MAX_SITES];
-    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .spin_ns = spin_us * 1000,
-                    .links = links_state};
+    ism_le_fwd f = {.nsites = nsites, .subnet = subnet, .links = links_state, .ctl_fd = 0};
+    ism_le_lead_init(&f.lead, spin_us * 1000, adaptive);
     for (int i = 0; i < nsites * nsites; i++)
         confs[i] = base;
     for (int k = 0; k < nlinks; k++) {

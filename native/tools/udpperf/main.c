@@ -197,14 +197,15 @@ static void print_stats(const ism_udp_stats *s)
 {
     printf(", \"udp\": {\"cc\": \"%s\", \"cc_state\": \"%s\", \"payload\": %u, \"pkts_sent\": %llu, "
            "\"pkts_retransmitted\": %llu, \"pkts_lost\": %llu, \"rto\": %llu, \"pkts_received\": %llu, "
-           "\"pkts_dup\": %llu, \"pkts_reordered\": %llu, \"pkts_bad\": %llu, \"acks_sent\": %llu, \"acks_received\": %llu, "
+           "\"pkts_dup\": %llu, \"pkts_reordered\": %llu, \"pkts_coalesced\": %llu, \"pkts_bad\": %llu, "
+           "\"acks_sent\": %llu, \"acks_received\": %llu, "
            "\"srtt_us\": %lld, \"min_rtt_us\": %lld, \"impair_dropped\": %llu, \"impair_dup\": %llu, "
            "\"impair_reordered\": %llu, \"impair_corrupted\": %llu}",
            s->cc, s->cc_state, s->payload, (unsigned long long)s->pkts_sent,
            (unsigned long long)s->pkts_retransmitted, (unsigned long long)s->pkts_lost,
            (unsigned long long)s->rto_count, (unsigned long long)s->pkts_received,
            (unsigned long long)s->pkts_dup, (unsigned long long)s->pkts_reordered,
-           (unsigned long long)s->pkts_bad,
+           (unsigned long long)s->pkts_coalesced, (unsigned long long)s->pkts_bad,
            (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
            (long long)s->srtt_us, (long long)s->min_rtt_us,
            (unsigned long long)s->impair_dropped, (unsigned long long)s->impair_dup,

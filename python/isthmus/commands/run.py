@@ -55,10 +55,14 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
                 f"{sf.layout.total_ranks} ranks; drop -n or fix the site file"
             )
         if _given(ctx, "transport") and params["transport"] != sf.layout.transport:
-            raise IsthmusError(
-                f"--transport {params['transport']} differs from transport "
-                f"{sf.layout.transport!r} in {site_file}"
-            )
+            if sf.transport_given:
+                how = ("ISTHMUS_WAN_TRANSPORT=" if ctx.get_parameter_source("transport")
+                       == ParameterSource.ENVIRONMENT else "--transport ")
+                raise IsthmusError(
+                    f"{how}{params['transport']} differs from transport "
+                    f"{sf.layout.transport!r} in {site_file}"
+                )
+            return sf.layout.with_transport(params["transport"]), sf.secret
         return sf.layout, sf.secret
     if params["np"] is None:
         raise click.UsageError("give the number of ranks with -n/--np (or use --site-file)")
@@ -162,7 +166,11 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
 @click.option("--mpi", type=click.Choice(MPI_CHOICES), default="auto", show_default=True,
               help="Vendor MPI that launches each site; auto picks Open MPI if usable, else MPICH.")
 @click.option("--transport", type=click.Choice(TRANSPORTS), default="tcp", show_default=True,
-              help="How gateways of different sites talk to each other.")
+              envvar="ISTHMUS_WAN_TRANSPORT",
+              help="How gateways of different sites talk to each other: tcp (kernel TCP, "
+                   "--wan-streams streams per link) or udp (isthmus's reliable UDP, one paced "
+                   "flow per link with its own congestion control: bbr or reno). Also "
+                   "ISTHMUS_WAN_TRANSPORT, or transport in the site file's [job].")
 @click.option("--site-file", type=click.Path(dir_okay=False), default=None,
               help="TOML file describing the sites (names, ranks, gateways, hosts, launchers) instead of the options above.")
 @click.option("--host", default=DEFAULT_HOST, show_default=True,
@@ -182,7 +190,8 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
               help="TCP streams per link between two gateways (default: automatic, from the "
                    "link's rate, round trip and loss when known).")
 @click.option("--wan-cc", default=None, metavar="NAME",
-              help="TCP congestion control of the WAN streams, e.g. cubic or bbr (default: the system's).")
+              help="Congestion control of the links: with tcp the kernel's, e.g. cubic or bbr "
+                   "(default: the system's); with udp bbr (default) or reno.")
 @click.option("--wan-crc", is_flag=True,
               help="Add a CRC32C to every frame between gateways; a corrupted frame is sent again.")
 @click.option("--link-outage", type=float, default=None, metavar="SECONDS",
@@ -204,7 +213,8 @@ def run_command(ctx: click.Context, **params) -> None:
     wan = _wan_matrix(ctx, params)
     layout, secret = build_layout(ctx, params)
     tenv = transport_env(streams=params["wan_streams"], cc=params["wan_cc"],
-                         crc=params["wan_crc"], outage=params["link_outage"])
+                         crc=params["wan_crc"], outage=params["link_outage"],
+                         transport=layout.transport)
     os.environ.update(tenv)  # explicit options win over the environment
     if wan is not None:
         apply_env(os.environ, link_hints(wan))  # hints do not override what the user set

@@ -18,7 +18,7 @@ CONTRACT_VARS = (
     "ISTHMUS_SECRET_FILE",  # path of the 0600 file holding the secret as hex text + "\n"
     "ISTHMUS_MPI",  # this site's vendor: "openmpi" or "mpich"
     "ISTHMUS_PREFIX",  # the native install prefix
-    "ISTHMUS_TRANSPORT",  # "tcp"
+    "ISTHMUS_TRANSPORT",  # "tcp" or "udp" (the gateways' links)
 )
 
 

@@ -11,7 +11,7 @@ from ..errors import IsthmusError
 
 LAUNCHERS = ("local", "ssh")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
-TRANSPORTS = ("tcp",)
+TRANSPORTS = ("tcp", "udp")
 DEFAULT_HOST = "127.0.0.1"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
@@ -80,6 +80,9 @@ class Layout:
 
     def with_sites(self, sites: Sequence[Site]) -> "Layout":
         return replace(self, sites=tuple(sites))
+
+    def with_transport(self, transport: str) -> "Layout":
+        return replace(self, transport=transport).validate()
 
     def validate(self) -> "Layout":
         """Check the whole layout; raises IsthmusError naming the site and field."""

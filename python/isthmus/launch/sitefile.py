@@ -23,6 +23,7 @@ class SiteFile:
     path: Path
     layout: Layout
     secret: Secret | None  # None: generate one per job
+    transport_given: bool = False  # [job] names the transport (else tcp, or --transport)
 
 
 class _Ctx:
@@ -137,14 +138,14 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     )  # fmt: skip
 
 
-def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str, Secret | None]:
+def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None]:
     if not isinstance(raw, dict):
         raise ctx.fail(None, "[job] must be a table")
     unknown = sorted(set(raw) - JOB_KEYS)
     if unknown:
         raise ctx.fail("[job]", f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(JOB_KEYS))})")
-    transport = raw.get("transport", "tcp")
-    if transport not in TRANSPORTS:
+    transport = raw.get("transport")
+    if transport is not None and transport not in TRANSPORTS:
         raise ctx.fail("[job]", f"'transport' must be one of {', '.join(TRANSPORTS)}, got {_shown(transport)}")
     if "secret" in raw and "secret_file" in raw:
         raise ctx.fail("[job]", "give either 'secret' or 'secret_file', not both")
@@ -209,9 +210,9 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
             )
         seen[s.name] = i
 
-    layout = Layout(sites=tuple(sites), transport=transport)
+    layout = Layout(sites=tuple(sites), transport=transport or "tcp")
     try:
         layout.validate()
     except IsthmusError as e:
         raise ctx.fail(None, str(e)) from None
-    return SiteFile(path=p, layout=layout, secret=secret)
+    return SiteFile(path=p, layout=layout, secret=secret, transport_given=transport is not None)

@@ -11,22 +11,30 @@ from ..errors import IsthmusError
 
 _CC_NAME = re.compile(r"^[a-z0-9_]{1,31}$")
 MAX_STREAMS = 16
+UDP_CCS = ("bbr", "reno")  # native/src/wan/udp/cc.h
 
 
 def transport_env(*, streams: int | None = None, cc: str | None = None, crc: bool = False,
-                  outage: float | None = None) -> dict[str, str]:
+                  outage: float | None = None, transport: str = "tcp") -> dict[str, str]:
     """Variables for the options given (None/False: leave the gateway's default)."""
     env: dict[str, str] = {}
     if streams is not None:
         if not 1 <= streams <= MAX_STREAMS:
             raise IsthmusError(f"--wan-streams {streams}: give 1..{MAX_STREAMS} TCP streams per "
                                "link (or leave it out for the automatic choice)")
+        if transport == "udp" and streams != 1:
+            raise IsthmusError(f"--wan-streams {streams}: the udp transport carries each link "
+                               "in one flow; leave --wan-streams out, or use --transport tcp")
         env["ISTHMUS_WAN_STREAMS"] = str(streams)
     if cc is not None:
         if not _CC_NAME.match(cc):
             raise IsthmusError(f"--wan-cc {cc!r}: not a congestion control name "
                                "(e.g. cubic, bbr, reno; see /proc/sys/net/ipv4/"
                                "tcp_available_congestion_control)")
+        if transport == "udp" and cc not in UDP_CCS:
+            raise IsthmusError(f"--wan-cc {cc}: the udp transport's congestion control is "
+                               f"{' or '.join(UDP_CCS)} (its own, in user space); {cc} is a "
+                               "kernel TCP one (--transport tcp)")
         env["ISTHMUS_WAN_CC"] = cc
     if crc:
         env["ISTHMUS_WAN_CRC"] = "1"

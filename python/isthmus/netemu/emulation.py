@@ -121,7 +121,7 @@ class Emulation:
 
     def __init__(self, sites: int | None = None, link: str | LinkSpec | None = None,
                  matrix: LinkMatrix | None = None, job: str | None = None, seed: int = 1,
-                 spin_us: int | None = None, rt_prio: int = 10,
+                 spin_us: int | None = None, rt_prio: int = 10, spin_mode: str | None = None,
                  binary: Path | None = None, progress: Callable[[str], None] | None = None):
         if matrix is None:
             spec = parse_link_spec(link) if isinstance(link, str) else (link or LinkSpec())
@@ -134,6 +134,7 @@ class Emulation:
             raise IsthmusError(f"job name {self.job!r}: use 1-24 letters, digits, '_' or '.'")
         self.seed = seed
         self.spin_us = spin_us
+        self.spin_mode = spin_mode
         self.rt_prio = rt_prio
         self._binary = binary
         self._say = progress or (lambda msg: None)
@@ -141,6 +142,8 @@ class Emulation:
         self._children: list[subprocess.Popen] = []
         self._made: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue(maxsize=64)
+        self._replies: queue.Queue[str] = queue.Queue(maxsize=64)
+        self._ctl_lock = threading.Lock()
         self._stderr = None
         self.final_stats: dict | None = None
 
@@ -200,12 +203,14 @@ class Emulation:
                 "--rt-prio", str(self.rt_prio)]
         if self.spin_us is not None:
             argv += ["--spin-us", str(self.spin_us)]
+        if self.spin_mode is not None:
+            argv += ["--spin-mode", self.spin_mode]
         for i in range(self.matrix.count):
             argv += ["--ns", self.namespace(i)]
         argv += self.matrix.native_args()
         self._say(f"starting {LINKEMU} ({self.matrix.count * (self.matrix.count - 1)} link directions)")
         self._stderr = tempfile.TemporaryFile(mode="w+")
-        self._proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=self._stderr, text=True)
         threading.Thread(target=self._read_stdout, args=(self._proc.stdout,), daemon=True).start()
         try:
@@ -223,6 +228,12 @@ class Emulation:
     def _read_stdout(self, stream) -> None:
         for line in stream:
             line = line.strip()
+            if line.startswith(("ok link", "error link")):
+                try:
+                    self._replies.put_nowait(line)
+                except queue.Full:
+                    pass
+                continue
             if line.startswith("{"):
                 try:
                     self.final_stats = json.loads(line)
@@ -274,6 +285,32 @@ class Emulation:
             if line.startswith("{"):
                 return json.loads(line)
         raise IsthmusError(f"{LINKEMU} did not report statistics within {timeout:g} s")
+
+    def set_link(self, a: int | str, b: int | str, spec: str | LinkSpec, timeout: float = 5.0) -> LinkSpec:
+        """Change direction a -> b while the emulation runs (a route change: packets already
+        on the link keep their delays). spec replaces that direction's settings. Returns
+        the new settings; also kept in self.matrix."""
+        i, j = self.index(a), self.index(b)
+        if i == j:
+            raise IsthmusError(f"site {self.names[i]} has no link to itself")
+        new = parse_link_spec(spec) if isinstance(spec, str) else spec
+        self.check_alive()
+        with self._ctl_lock:
+            while not self._replies.empty():
+                self._replies.get_nowait()
+            try:
+                self._proc.stdin.write(f"link {i}:{j}:{new.native()}\n")
+                self._proc.stdin.flush()
+            except (BrokenPipeError, OSError) as e:
+                raise IsthmusError(f"{LINKEMU} does not take commands: {e}") from None
+            try:
+                reply = self._replies.get(timeout=timeout)
+            except queue.Empty:
+                raise IsthmusError(f"{LINKEMU} did not answer a link change within {timeout:g} s") from None
+        if not reply.startswith("ok"):
+            raise IsthmusError(f"{LINKEMU} refused the new settings of {self.names[i]} -> {self.names[j]}: {reply}")
+        self.matrix = self.matrix.with_link(i, j, new)
+        return new
 
     def link_stats(self, a: int | str, b: int | str, stats: dict | None = None) -> dict:
         i, j = self.index(a), self.index(b)

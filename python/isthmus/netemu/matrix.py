@@ -43,6 +43,10 @@ class LinkMatrix:
         """The MTU of site i's device: the smallest of its outgoing links."""
         return min(self.links[(i, j)].mtu for j in range(self.count) if j != i)
 
+    def with_link(self, i: int, j: int, spec: LinkSpec) -> "LinkMatrix":
+        """The same matrix with direction (i, j) set to spec."""
+        return LinkMatrix(self.names, {**self.links, (i, j): spec})
+
     def native_args(self) -> list[str]:
         args: list[str] = []
         for (i, j), spec in sorted(self.links.items()):

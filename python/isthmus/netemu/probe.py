@@ -13,6 +13,7 @@ import time
 import click
 
 BUF = 1 << 16
+PAD = b"x"  # udp-blast's padding byte; udp-count reports datagrams where it changed
 
 
 def _emit(**fields) -> None:
@@ -147,13 +148,14 @@ def tcp_source(host: str, port: int, seconds: float, cc: str | None) -> None:
 @click.option("--timeout", type=float, default=30.0)
 def udp_count(port: int, idle: float, timeout: float) -> None:
     """Count distinct sequence numbers received; duplicates and late (reordered) arrivals
-    are counted apart."""
+    are counted apart, and so are datagrams whose padding is not udp-blast's (altered on
+    the way: the emulator's corrupt= keeps the checksum valid, so the kernel delivers them)."""
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind(("0.0.0.0", port))
     _listening()
     seen: set[int] = set()
-    dups, reordered, highest, got_any = 0, 0, -1, False
+    dups, reordered, altered, highest, got_any = 0, 0, 0, -1, False
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         s.settimeout(idle if got_any else max(0.01, end - time.monotonic()))
@@ -162,6 +164,8 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
         except socket.timeout:
             break
         got_any = True
+        if data[4:].strip(PAD):
+            altered += 1
         seq = struct.unpack("!I", data[:4])[0]
         if seq in seen:
             dups += 1
@@ -176,8 +180,8 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
             runs += 1
             missing += seq - prev - 1
         prev = seq
-    _emit(received=len(seen), dups=dups, reordered=reordered, highest=prev, loss_runs=runs,
-          missing=missing)
+    _emit(received=len(seen), dups=dups, reordered=reordered, altered=altered, highest=prev,
+          loss_runs=runs, missing=missing)
 
 
 @main.command("udp-blast")
@@ -189,7 +193,7 @@ def udp_count(port: int, idle: float, timeout: float) -> None:
 def udp_blast(host: str, port: int, count: int, pps: float, size: int) -> None:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.connect((host, port))
-    pad = b"x" * max(0, size - 4)
+    pad = PAD * max(0, size - 4)
     start = time.perf_counter()
     for seq in range(count):
         due = start + seq / pps

@@ -22,6 +22,7 @@ KEYS = {
     "lossburst": "mean loss burst in packets (Gilbert model with the mean given by loss)",
     "ge": "Gilbert-Elliott P/R/LOSS_BAD/LOSS_GOOD, e.g. 1%/25%/100%/0%",
     "dup": "duplication probability, e.g. 0.1%",
+    "corrupt": "probability of one flipped payload bit that the UDP/TCP checksum does not see, e.g. 0.01%",
     "mtu": "largest IP packet, 68-65535 bytes (default 1500)",
 }
 
@@ -114,6 +115,7 @@ class LinkSpec:
     lossburst: float | None = None
     ge: tuple[float, float, float, float] | None = None
     dup: float = 0.0
+    corrupt: float = 0.0
     mtu: int = 1500
     text: str = field(default="", compare=False)
 
@@ -154,6 +156,7 @@ class LinkSpec:
             f"queue={self.queue_bytes()}",
             f"burst={self.bucket_bytes()}",
             f"dup={self.dup!r}",
+            f"corrupt={self.corrupt!r}",
             f"mtu={self.mtu}",
         ]
         ge = self.ge_params()
@@ -176,6 +179,8 @@ class LinkSpec:
             out.append(f"loss {self.mean_loss() * 100:g}%" + (" (bursty)" if burst else ""))
         if self.dup:
             out.append(f"dup {self.dup * 100:g}%")
+        if self.corrupt:
+            out.append(f"corrupt {self.corrupt * 100:g}%")
         out.append(f"MTU {self.mtu}")
         return ", ".join(out)
 
@@ -213,7 +218,7 @@ def _convert(key: str, val: str):
         return parse_rate(val)
     if key in ("queue", "bucket"):
         return parse_size(val)
-    if key in ("loss", "dup"):
+    if key in ("loss", "dup", "corrupt"):
         return parse_fraction(val)
     if key == "lossburst":
         v = float(val) if re.fullmatch(_NUM, val) else math.nan

@@ -1,4 +1,6 @@
-/* cc_bbr.c: the model-based controller, after BBR (Cardwell et al., ACM Queue 2016).
+/* cc_bbr.c: the model-based controller, after BBR (Cardwell et al., ACM Queue 2016),
+ * with a bound on what it keeps in flight when it meets congestion (BBRv2/v3's
+ * inflight_hi, applied only to losses that a queue shows were congestion).
  *
  * The model: BtlBw, the maximum delivery rate seen over the last 10 round trips, and
  * RTprop, the minimum RTT seen over the last 10 s. The sender paces at gain x BtlBw and
@@ -6,12 +8,27 @@
  *   startup  gain 2.89 until BtlBw stops growing by 25% for 3 rounds (pipe full);
  *   drain    gain 1/2.89 until in flight <= one BDP;
  *   probe_bw gain cycle 1.25, 0.75, 1 x 6 (one phase per RTprop), cwnd 2 BDP;
- *   probe_rtt every 10 s without a new RTprop minimum: 4 packets in flight for 200 ms
- *            so that standing queues (ours or a competitor's) drain and RTprop is true.
- * Random loss is not a congestion signal here, which is why BBR keeps the line rate on
- * lossy paths. As a guard against a path that really is overloaded, a loss rate above
- * 20% within a round caps the estimate (BBRv2's idea in its simplest form).
+ *   probe_rtt every 10 s without an RTT sample within 1/64 of RTprop: half a BDP in
+ *            flight (BBRv2; v1 kept 4 packets) for 200 ms so that standing queues (ours or
+ *            a competitor's) drain and RTprop is true.
+ *
+ * Loss. Random loss is not a congestion signal, which is why BBR keeps the line rate on
+ * lossy paths. But BBR v1 ignores loss altogether, and in a bottleneck queue of about one
+ * BDP it keeps 2 BDP in flight while a loss-based flow (CUBIC) backs off at every
+ * overflow: measured here, it took ~80% of the link from one CUBIC flow. So a round is
+ * "congested" when more than LOSS_THRESH of its packets were lost *and* even its fastest
+ * RTT sample shows a standing queue (above the connection's base RTT by a quarter, at
+ * least 2 ms): the losses of a full queue, not of a noisy path, which loses packets at
+ * any queue length. After a congested round the bytes in flight are bounded by
+ * inflight_hi = BETA x (the most that round had in flight), and the bound grows back
+ * along CUBIC's curve (RFC 8312: W(t) = C (t - K)^3 + W_max, in packets, with the
+ * Reno-friendly floor), so against a CUBIC flow the shares converge as between two CUBIC
+ * flows, while on a path that only drops packets at random the bound is never set.
+ * The base RTT is the smallest RTT of the connection's life: RTprop's 10-s window learns a
+ * competitor's standing queue as if it were the path, and then nothing looks congested.
+ * A loss rate above 20% within a round also caps the bandwidth estimate (overload).
  */
+#include <math.h>
 #include <string.h>
 
 #include "cc.h"
@@ -21,6 +38,11 @@
 #define PROBE_RTT_US 200000
 #define STARTUP_GAIN_X1000 2885
 #define CYCLE 8
+#define LOSS_THRESH_PCT 1      /* lost share of a round's packets that may be congestion */
+#define QUEUE_FRAC 4           /* a standing queue: fastest RTT > base + base / QUEUE_FRAC */
+#define QUEUE_MIN_US 2000      /* ... and > base + 2 ms (timer and scheduling noise) */
+#define BETA_X100 70           /* inflight_hi after a congested round (CUBIC's beta) */
+#define CUBIC_C_X100 40        /* CUBIC's C, packets / s^3 */
 
 enum { STARTUP, DRAIN, PROBE_BW, PROBE_RTT };
 
@@ -29,17 +51,28 @@ typedef struct bbr {
     int mode;
     uint64_t bw_rounds[BW_ROUNDS]; /* max delivery rate per round, bytes/s */
     uint64_t round, next_round_delivered;
+    uint64_t filter_round;         /* the round bw_rounds was last advanced to */
     int64_t min_rtt_us, min_rtt_stamp_us;
     uint64_t full_bw;
     int full_bw_count;
     int cycle_idx;
     int64_t cycle_stamp_us;
     int64_t probe_rtt_done_us;
+    uint64_t probe_rtt_cwnd;
     int prior_mode;
     uint64_t inflight;
     uint64_t round_lost, round_acked;
     uint64_t loss_cap; /* bytes/s, 0 = none */
     int64_t ack_delay_us;
+    /* congestion bound (see the top of the file) */
+    int64_t base_rtt_us;          /* smallest RTT ever: the path without queues */
+    int64_t round_min_rtt_us;     /* fastest RTT sample of the current round */
+    uint64_t round_max_inflight;  /* most bytes in flight during the current round */
+    uint64_t inflight_hi;         /* 0: no bound */
+    uint64_t w_max;               /* bytes in flight when congestion was last met */
+    int64_t epoch_us;             /* when: inflight_hi grows from there */
+    int64_t srtt_us;
+    uint64_t congested_rounds;
 } bbr;
 _Static_assert(sizeof(bbr) <= ISM_UDP_CC_STATE, "state too large");
 
@@ -55,6 +88,55 @@ static void bbr_init(void *st, uint32_t mss, int64_t ack_delay_us, int64_t now_u
     b->min_rtt_us = -1;
     b->min_rtt_stamp_us = now_us;
     b->cycle_stamp_us = now_us;
+    b->base_rtt_us = -1;
+    b->round_min_rtt_us = -1;
+}
+
+/* CUBIC's window, in bytes, t_us after congestion was met at w_max (RFC 8312, with its
+ * Reno-friendly estimate as the floor). */
+static uint64_t cubic_bound(const bbr *b, int64_t t_us)
+{
+    double mss = (double)b->mss, t = (double)t_us / 1e6;
+    double wmax = (double)b->w_max / mss, beta = BETA_X100 / 100.0, c = CUBIC_C_X100 / 100.0;
+    double k = cbrt(wmax * (1 - beta) / c);
+    double w = c * (t - k) * (t - k) * (t - k) + wmax;
+    double rtt = b->srtt_us > 0 ? (double)b->srtt_us / 1e6 : 0.1;
+    double reno = wmax * beta + 3 * (1 - beta) / (1 + beta) * t / rtt;
+    if (w < reno)
+        w = reno;
+    return (uint64_t)(w * mss);
+}
+
+/* The end of a round: was it congested? Then bound what is in flight. */
+static void check_congestion(bbr *b, int64_t now_us)
+{
+    uint64_t total = b->round_acked + b->round_lost;
+    int64_t base = b->base_rtt_us, q = base / QUEUE_FRAC;
+    if (q < QUEUE_MIN_US)
+        q = QUEUE_MIN_US;
+    int lossy = total > 0 && b->round_lost * 100 > LOSS_THRESH_PCT * total &&
+                b->round_lost >= 2ull * b->mss;
+    int queued = base > 0 && b->round_min_rtt_us > base + q;
+    /* One cut per recovery, as CUBIC makes one per loss epoch: until the bound has grown
+     * back to where congestion was last met, more congested rounds are the same epoch.
+     * A flow that does not back off at all (BBR v1 keeps 2 BDP in flight and drops
+     * packets every probing cycle) would otherwise halve us every few rounds. */
+    if (lossy && queued && (!b->inflight_hi || b->inflight_hi >= b->w_max)) {
+        uint64_t at = b->round_max_inflight;
+        b->w_max = at;
+        b->inflight_hi = at * BETA_X100 / 100;
+        if (b->inflight_hi < 4ull * b->mss)
+            b->inflight_hi = 4ull * b->mss;
+        b->epoch_us = now_us;
+        b->congested_rounds++;
+        if (b->mode == STARTUP)
+            b->mode = DRAIN; /* the pipe is full: someone else's queue says so */
+    } else if (b->inflight_hi) {
+        b->inflight_hi = cubic_bound(b, now_us - b->epoch_us);
+        /* far above anything BBR itself would keep in flight: the bound is history */
+        if (b->inflight_hi > 2 * b->w_max + 64ull * b->mss)
+            b->inflight_hi = 0;
+    }
 }
 
 static uint64_t btl_bw(const bbr *b)
@@ -75,17 +157,28 @@ static uint64_t bdp(const bbr *b)
     return btl_bw(b) * (uint64_t)b->min_rtt_us / 1000000u;
 }
 
+static uint64_t bbr_cwnd(const void *st);
+
 static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
 {
     bbr *b = st;
     b->inflight = s->inflight;
     b->round_acked += s->acked_bytes;
+    b->srtt_us = s->srtt_us;
+    if (s->inflight + s->acked_bytes > b->round_max_inflight)
+        b->round_max_inflight = s->inflight + s->acked_bytes;
+    if (s->rtt_us > 0) {
+        if (b->base_rtt_us < 0 || s->rtt_us < b->base_rtt_us)
+            b->base_rtt_us = s->rtt_us;
+        if (b->round_min_rtt_us < 0 || s->rtt_us < b->round_min_rtt_us)
+            b->round_min_rtt_us = s->rtt_us;
+    }
     int new_round = 0;
     if (s->prior_delivered >= b->next_round_delivered) {
         b->next_round_delivered = s->delivered;
         b->round++;
-        b->bw_rounds[b->round % BW_ROUNDS] = 0;
         new_round = 1;
+        check_congestion(b, s->now_us);
         /* Loss guard: > 20% of a round's packets lost means real overload, not noise. */
         if (b->round_lost * 5 > b->round_acked + b->round_lost && b->round_acked > 0)
             b->loss_cap = btl_bw(b) * 7 / 8;
@@ -94,15 +187,33 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
         if (b->loss_cap > (1ull << 50))
             b->loss_cap = 0;
         b->round_lost = b->round_acked = 0;
+        b->round_max_inflight = s->inflight;
+        b->round_min_rtt_us = -1;
     }
     if (s->rate_interval_us > 0) {
         uint64_t rate = s->rate_delivered * 1000000u / (uint64_t)s->rate_interval_us;
-        uint64_t *slot = &b->bw_rounds[b->round % BW_ROUNDS];
-        if ((!s->app_limited || rate >= btl_bw(b)) && rate > *slot)
-            *slot = rate;
+        if (!s->app_limited || rate >= btl_bw(b)) {
+            /* Rounds expire only when a sample is taken, as in Linux's minmax filter: a
+             * sender that ran out of data (a gateway between two messages) keeps its
+             * estimate, instead of finding it worn down to its keepalive rate after ten
+             * idle round trips and crawling through the next message. */
+            for (uint64_t r = b->filter_round + 1;
+                 r <= b->round && r <= b->filter_round + BW_ROUNDS; r++)
+                b->bw_rounds[r % BW_ROUNDS] = 0;
+            b->filter_round = b->round;
+            uint64_t *slot = &b->bw_rounds[b->round % BW_ROUNDS];
+            if (rate > *slot)
+                *slot = rate;
+        }
     }
     if (s->rtt_us > 0 && (b->min_rtt_us < 0 || s->rtt_us <= b->min_rtt_us)) {
         b->min_rtt_us = s->rtt_us;
+        b->min_rtt_stamp_us = s->now_us;
+    } else if (s->rtt_us > 0 && s->rtt_us <= b->min_rtt_us + b->min_rtt_us / 64) {
+        /* Within 1/64 of RTprop the queue is empty already: RTprop is confirmed, and
+         * draining the pipe to measure it again (PROBE_RTT) would only cost throughput
+         * (2-5% of it, every 10 s, on a 300 ms path). A competitor's standing queue keeps
+         * samples above this, so PROBE_RTT still comes when it is needed. */
         b->min_rtt_stamp_us = s->now_us;
     }
 
@@ -136,7 +247,7 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
         }
         break;
     case PROBE_RTT:
-        if (b->probe_rtt_done_us == 0 && s->inflight <= 4ull * b->mss)
+        if (b->probe_rtt_done_us == 0 && s->inflight <= bbr_cwnd(b))
             b->probe_rtt_done_us = s->now_us + PROBE_RTT_US;
         else if (b->probe_rtt_done_us && s->now_us >= b->probe_rtt_done_us) {
             b->min_rtt_stamp_us = s->now_us;
@@ -149,6 +260,9 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
     if (b->mode != PROBE_RTT && b->min_rtt_us > 0 &&
         s->now_us - b->min_rtt_stamp_us > MIN_RTT_WIN_US) {
         b->prior_mode = b->mode;
+        /* half a BDP (of the RTprop being replaced) drains any queue and keeps half the
+         * rate, where BBR v1's 4 packets stopped the flow (BBRv2's choice) */
+        b->probe_rtt_cwnd = bdp(b) / 2;
         b->mode = PROBE_RTT;
         b->probe_rtt_done_us = 0;
         b->min_rtt_us = s->rtt_us > 0 ? s->rtt_us : b->min_rtt_us; /* re-learn it */
@@ -172,27 +286,41 @@ static uint64_t bbr_cwnd(const void *st)
     uint64_t d = bdp(b);
     uint64_t floor = 4ull * b->mss;
     if (b->mode == PROBE_RTT)
-        return floor;
+        return b->probe_rtt_cwnd > floor ? b->probe_rtt_cwnd : floor;
     if (d == 0)
         return 10ull * b->mss; /* no model yet */
     uint64_t w = b->mode == PROBE_BW ? 2 * d : d * STARTUP_GAIN_X1000 / 1000;
     /* Room for ACKs the receiver holds back (up to its delay) and sends in bursts. */
     w += btl_bw(b) * (uint64_t)(2 * b->ack_delay_us) / 1000000u + 32ull * b->mss;
+    if (b->inflight_hi && w > b->inflight_hi)
+        w = b->inflight_hi;
     return w > floor ? w : floor;
 }
 
 static uint64_t bbr_pacing(const void *st)
 {
     const bbr *b = st;
-    uint64_t bw = btl_bw(b);
+    uint64_t bw = btl_bw(b), r;
     if (bw == 0)
         return 0; /* cwnd alone limits the first round */
     switch (b->mode) {
-    case STARTUP: return bw * STARTUP_GAIN_X1000 / 1000;
-    case DRAIN: return bw * 1000 / STARTUP_GAIN_X1000;
-    case PROBE_BW: return bw * (uint64_t)cycle_gain_x4[b->cycle_idx] / 4;
-    default: return bw;
+    case STARTUP: r = bw * STARTUP_GAIN_X1000 / 1000; break;
+    case DRAIN: r = bw * 1000 / STARTUP_GAIN_X1000; break;
+    case PROBE_BW: r = bw * (uint64_t)cycle_gain_x4[b->cycle_idx] / 4; break;
+    default: r = bw; break;
     }
+    /* Never slower than an initial window per RTprop (in startup 2.89 of them, as Linux's
+     * BBR starts): a sender of small messages, such as a gateway carrying an MPI
+     * ping-pong, only ever measures its own trickle, and pacing at that rate queued each
+     * packet behind the last (measured: one-way latency 39.7 ms on a 20 ms link). */
+    if (b->min_rtt_us > 0) {
+        uint64_t floor = 10ull * b->mss * 1000000u / (uint64_t)b->min_rtt_us;
+        if (b->mode == STARTUP)
+            floor = floor * STARTUP_GAIN_X1000 / 1000;
+        if (r < floor)
+            r = floor;
+    }
+    return r;
 }
 
 static const char *bbr_state(const void *st)

@@ -34,6 +34,8 @@
 #define UDP_GSO_MAX 44            /* datagrams per GSO send (64 KiB of 1472-byte ones) */
 #define UDP_HOLD 8                /* datagrams the reorder shim may hold back */
 #define UDP_NO_CHUNK UINT64_MAX
+#define UDP_NOTSENT_MIN (256u << 10) /* bytes written but not yet sent, at least (api.c) */
+#define UDP_RX_HOLD_US 200        /* receive coalescing under dense traffic (engine.c) */
 
 enum { PK_FREE = 0, PK_INFLIGHT, PK_ACKED, PK_LOST };
 enum { CK_INFLIGHT = 0, CK_QUEUED, CK_ACKED };
@@ -75,6 +77,7 @@ struct ism_udp_conn {
     uint32_t dgram;   /* datagram size: mtu - 28 */
     uint32_t payload; /* stream bytes per full data packet */
     char peer[96];    /* "10.77.0.2:40123 (site 1, gateway 0)" for messages */
+    ism_auth_id peer_id; /* as the handshake authenticated it */
     int err;          /* sticky error, 0 while healthy */
     char errmsg[256];
 
@@ -100,6 +103,10 @@ struct ism_udp_conn {
     uint64_t app_limited_until;
     int64_t next_send_us;          /* pacing */
     int64_t last_send_us, last_recv_us;
+    int64_t last_rx_read_us;       /* the last progress step that read datagrams */
+    int64_t last_rx_try_us;        /* the last progress step that tried to */
+    int rx_last_got;               /* datagrams that step read */
+    int64_t rx_hold_until;         /* do not poll for input before this (engine.c) */
     int ping_due;
     uint64_t reo_thresh;           /* gap (in packet numbers) that means loss */
 
@@ -132,9 +139,15 @@ struct ism_udp_conn {
         char buf[CMSG_SPACE(sizeof(uint16_t))];
         struct cmsghdr align;
     } txcm[UDP_TX_SLOTS];
-    uint8_t *rx;                   /* UDP_BATCH x dgram bytes */
+    uint8_t *rx;                   /* UDP_BATCH x rx_stride bytes */
+    size_t rx_stride;              /* one receive buffer: 64 KiB with GRO, else a datagram */
+    int gro;                       /* 1: UDP GRO is on (see io.c) */
     struct iovec rxv[UDP_BATCH];
     struct mmsghdr rxm[UDP_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } rxcm[UDP_BATCH];
     uint64_t prng;
     int hold_n;
     struct {
@@ -178,8 +191,10 @@ void udp_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((for
 void udp_fail(ism_udp_conn *c, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int udp_progress(ism_udp_conn *c, int64_t now);
+int udp_progress_tx(ism_udp_conn *c, int64_t now); /* after a write: reads less eagerly */
 int udp_wait(ism_udp_conn *c, int64_t deadline_us); /* one poll round; 0, or error */
 int64_t udp_next_timer_abs(const ism_udp_conn *c, int64_t now);
+short udp_events(const ism_udp_conn *c, int64_t now);
 void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now);
 
 #endif

@@ -2,6 +2,15 @@
  * payload taken straight from the send buffer through an iovec) and batched receives
  * (recvmmsg into buffers allocated once), plus the impairment shim.
  *
+ * Receive offload: where the kernel has UDP_GRO (Linux >= 5.0) it is turned on, and a
+ * read may then return several datagrams of the flow coalesced into one buffer, with
+ * their size in a UDP_GRO control message; they are cut apart here. Over loopback the
+ * sender's GSO message then reaches us whole (one pass through the stack for up to 44
+ * datagrams each way); from a NIC, the driver's GRO does the coalescing. Each receive
+ * buffer is 64 KiB for that; pages are touched only as far as data arrives. A path that
+ * does not coalesce (a TUN device, as in the link emulator) just delivers one datagram
+ * per buffer.
+ *
  * Runs of full-size datagrams leave as one UDP GSO message (UDP_SEGMENT, Linux >= 4.18):
  * the kernel cuts the concatenated iovecs into datagrams of exactly that size, so one
  * pass through the stack carries up to 44 packets, as TSO/GSO does for TCP. Where the
@@ -29,18 +38,26 @@
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#define RX_BUF 65536 /* one receive buffer: a coalesced GRO message fits */
 
 int udp_io_init(ism_udp_conn *c)
 {
     c->tx = calloc(UDP_TX_SLOTS, sizeof *c->tx);
     c->gso = getenv("ISM_UDP_NO_GSO") == NULL; /* for measuring what GSO saves */
-    c->rx = malloc((size_t)UDP_BATCH * ISM_UDPW_MAX_DGRAM);
+    int one = 1;
+    c->gro = getenv("ISM_UDP_NO_GRO") == NULL && /* for measuring what GRO saves */
+             setsockopt(c->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    c->rx_stride = c->gro ? RX_BUF : ISM_UDPW_MAX_DGRAM;
+    c->rx = malloc((size_t)UDP_BATCH * c->rx_stride);
     if (c->o.impair)
         c->hold = calloc(UDP_HOLD, sizeof *c->hold);
     if (!c->tx || !c->rx || (c->o.impair && !c->hold))
         return -1;
     for (int i = 0; i < UDP_BATCH; i++) {
-        c->rxv[i] = (struct iovec){c->rx + (size_t)i * ISM_UDPW_MAX_DGRAM, ISM_UDPW_MAX_DGRAM};
+        c->rxv[i] = (struct iovec){c->rx + (size_t)i * c->rx_stride, c->rx_stride};
         c->rxm[i].msg_hdr = (struct msghdr){.msg_iov = &c->rxv[i], .msg_iovlen = 1};
     }
     c->prng = c->o.impair ? c->o.impair->seed * 0x9E3779B97F4A7C15ull + 1 : 1;
@@ -66,6 +83,15 @@ static double rnd(ism_udp_conn *c)
     x ^= x >> 27;
     c->prng = x;
     return (double)((x * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+/* The path is gone for now (interface down, no route, an ICMP error from a router, a
+ * firewall): what we send is lost, as on a broken link, and the connection goes on;
+ * retransmission and, if it lasts, the dead-peer timeout decide, not one error. */
+static int path_error(int e)
+{
+    return e == ENETUNREACH || e == EHOSTUNREACH || e == ENETDOWN || e == EHOSTDOWN ||
+           e == EPERM || e == EACCES;
 }
 
 static void send_one(ism_udp_conn *c, const uint8_t *p, size_t n)
@@ -175,6 +201,8 @@ int udp_tx_flush(ism_udp_conn *c)
             continue; /* a stale ICMP error is reported once; the datagram was not sent */
         if (errno == EAGAIN || errno == ENOBUFS)
             return 1;
+        if (path_error(errno))
+            break; /* the rest of this batch is lost on the way */
         if (c->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT ||
                        errno == EOPNOTSUPP)) {
             c->gso = 0; /* no UDP GSO here: one datagram per message from now on */
@@ -196,18 +224,36 @@ udp_txslot *udp_tx_slot(ism_udp_conn *c)
     return &c->tx[c->ntx++];
 }
 
+/* The size of the datagrams coalesced into one read (UDP_GRO), or len if it was one. */
+static size_t gro_segment(struct msghdr *h, size_t len)
+{
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR(h, cm)) {
+        if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
+            cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(cm), sizeof seg);
+            return seg > 0 && (size_t)seg < len ? (size_t)seg : len;
+        }
+    }
+    return len;
+}
+
 int udp_rx_batch(ism_udp_conn *c, int64_t now)
 {
     for (int i = 0; i < UDP_BATCH; i++) {
         c->rxm[i].msg_hdr.msg_flags = 0;
         c->rxm[i].msg_len = 0;
+        if (c->gro) {
+            c->rxm[i].msg_hdr.msg_control = c->rxcm[i].buf;
+            c->rxm[i].msg_hdr.msg_controllen = sizeof c->rxcm[i].buf;
+        }
     }
     int k = recvmmsg(c->fd, c->rxm, UDP_BATCH, MSG_DONTWAIT, NULL);
     /* Read the clock after the call: on a busy host the process may have been descheduled
      * since the caller read it, and a stale time would shorten every RTT sample. */
     now = udp_now_us();
     if (k < 0) {
-        if (errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED)
+        if (errno == EAGAIN || errno == EINTR || errno == ECONNREFUSED || path_error(errno))
             return 0;
         udp_fail(c, ISM_UDP_EIO, "receiving from %s: %s", c->peer, strerror(errno));
         return -1;
@@ -217,7 +263,15 @@ int udp_rx_batch(ism_udp_conn *c, int64_t now)
             c->st.pkts_bad++;
             continue;
         }
-        udp_dispatch(c, c->rx + (size_t)i * ISM_UDPW_MAX_DGRAM, c->rxm[i].msg_len, now);
+        uint8_t *p = c->rx + (size_t)i * c->rx_stride;
+        size_t len = c->rxm[i].msg_len, seg = len;
+        if (c->gro)
+            seg = gro_segment(&c->rxm[i].msg_hdr, len);
+        if (seg < len)
+            c->st.pkts_coalesced += (len + seg - 1) / seg;
+        /* datagrams of seg bytes, the last one possibly shorter; stop if one failed */
+        for (size_t off = 0; off < len && !c->err; off += seg)
+            udp_dispatch(c, p + off, len - off < seg ? len - off : seg, now);
     }
     return k;
 }

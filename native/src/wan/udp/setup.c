@@ -114,13 +114,16 @@ static int64_t deadline_of(int timeout_ms)
 }
 
 ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
-                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen)
+                               const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                               size_t errlen)
 {
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     ism_auth_id peer;
     int rc = ism_auth_client(tcp, k, self, &peer, timeout_ms, err, errlen);
+    if (auth_rc)
+        *auth_rc = rc;
     if (rc != 0)
         return NULL;
     uint8_t m[SRV_MSG], nc[32];
@@ -188,6 +191,7 @@ ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
     ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, pname, err, errlen);
     if (!c)
         return NULL;
+    c->peer_id = peer;
     /* Probe until the server answers over UDP: proves the path and our address to it. */
     int64_t next_probe = 0;
     while (c->st.acks_received == 0) {
@@ -214,19 +218,21 @@ ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
     return c;
 }
 
-ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *k,
-                               ism_auth_id self, const ism_udp_opts *o, int timeout_ms,
-                               char *err, size_t errlen)
+ism_udp_conn *udp_setup_server(int tcp, const ism_auth_key *k, ism_auth_id self,
+                               const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                               size_t errlen)
 {
-    (void)bind_fd_unused;
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     ism_auth_id peer;
-    if (ism_auth_server(tcp, k, self, &peer, timeout_ms, err, errlen) != 0)
+    int rc = ism_auth_server(tcp, k, self, &peer, timeout_ms, err, errlen);
+    if (auth_rc)
+        *auth_rc = rc;
+    if (rc != 0)
         return NULL;
     uint8_t m[SRV_MSG];
-    int rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
+    rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
     if (rc != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
                  rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : "peer closed the connection");
@@ -331,6 +337,7 @@ ism_udp_conn *udp_setup_server(int tcp, int bind_fd_unused, const ism_auth_key *
         free(buf);
         return NULL;
     }
+    c->peer_id = peer;
     int64_t now = udp_now_us();
     udp_seed_rtt(c, handshake_rtt_us);
     udp_dispatch(c, buf, (size_t)n, now);

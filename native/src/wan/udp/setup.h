@@ -4,11 +4,14 @@
 
 #include "conn.h"
 
-/* Run the client/server side of setup on a connected TCP socket (not closed here). */
+/* Run the client/server side of setup on a connected TCP socket (not closed here).
+ * *auth_rc (may be NULL) gets the handshake's ISM_AUTH_E* code, 0 once it passed. */
 ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
-                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen);
-ism_udp_conn *udp_setup_server(int tcp, int unused, const ism_auth_key *k, ism_auth_id self,
-                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen);
+                               const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                               size_t errlen);
+ism_udp_conn *udp_setup_server(int tcp, const ism_auth_key *k, ism_auth_id self,
+                               const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                               size_t errlen);
 
 /* A connection over the connected UDP socket fd (owned from now on, closed on failure). */
 ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[ISM_UDPW_TOKEN_LEN],

@@ -37,6 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "auth.h"
 
@@ -82,6 +83,7 @@ typedef struct ism_udp_stats {
     uint64_t pkts_sent, pkts_retransmitted, pkts_received, pkts_dup, pkts_bad;
     uint64_t pkts_lost, rto_count, acks_sent, acks_received;
     uint64_t pkts_reordered; /* arrived after a higher packet number */
+    uint64_t pkts_coalesced; /* arrived coalesced with others in one read (UDP GRO) */
     uint64_t impair_dropped, impair_dup, impair_reordered, impair_corrupted;
     int64_t srtt_us, min_rtt_us, rttvar_us;
     uint64_t cwnd, pacing_rate, inflight;
@@ -93,6 +95,8 @@ typedef struct ism_udp_listener ism_udp_listener;
 typedef struct ism_udp_conn ism_udp_conn;
 
 void ism_udp_opts_default(ism_udp_opts *o);
+/* 0 if the options are usable, else -1 with the reason in err (as open/connect check). */
+int ism_udp_opts_check(const ism_udp_opts *o, char *err, size_t errlen);
 
 /* Listen for connections on host:port (TCP for setup; each connection's UDP socket is
  * bound to the same local address with an ephemeral port). Returns NULL with err. */
@@ -107,6 +111,20 @@ ism_udp_conn *ism_udp_accept(ism_udp_listener *l, int timeout_ms, char *err, siz
 ism_udp_conn *ism_udp_connect(const char *hostport, const ism_auth_key *key, ism_auth_id self,
                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen);
 
+/* Setup over a TCP connection the caller made or accepted itself (a program whose
+ * listener also serves other protocols, as the gateway's does). tcp is a connected
+ * stream socket, blocking or not; it is neither closed here nor needed afterwards. On
+ * failure: NULL, a message in err, and *auth_rc (may be NULL) the ism_auth_* code when
+ * the authentication itself failed (wrong secret, wrong job, ...), else 0. */
+ism_udp_conn *ism_udp_connect_fd(int tcp, const ism_auth_key *key, ism_auth_id self,
+                                 const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                                 size_t errlen);
+ism_udp_conn *ism_udp_accept_fd(int tcp, const ism_auth_key *key, ism_auth_id self,
+                                const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
+                                size_t errlen);
+/* Who the handshake authenticated at the other end. */
+ism_auth_id ism_udp_peer_id(const ism_udp_conn *c);
+
 /* Blocking: move all n bytes into the send buffer (returns n), or fail. timeout_ms < 0
  * waits without a caller deadline (dead-peer detection still applies). */
 ssize_t ism_udp_send(ism_udp_conn *c, const void *buf, size_t n, int timeout_ms);
@@ -117,12 +135,24 @@ ssize_t ism_udp_recv(ism_udp_conn *c, void *buf, size_t n, int timeout_ms);
  * can move now, 0 from recv at the end of the stream. */
 ssize_t ism_udp_send_nb(ism_udp_conn *c, const void *buf, size_t n);
 ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n);
+/* send_nb of the iovecs in order, then one progress step (a header and its payload
+ * cost one pass through the protocol, not two). */
+ssize_t ism_udp_sendv_nb(ism_udp_conn *c, const struct iovec *iov, int iovcnt);
 
 /* Event-loop integration. progress() reads what arrived, sends what is due and runs
- * timers without blocking; returns 0 or the connection's error. */
+ * timers without blocking; returns 0 or the connection's error. Poll ism_udp_fd() for
+ * ism_udp_events() with a timeout of ism_udp_next_timer_us(). Any call that runs a
+ * progress step (send_nb, recv_nb on an empty buffer, progress) may read every packet
+ * waiting on the socket, so the socket alone does not say whether there is more to do:
+ * a loop asks readable() and writable() before it sleeps. */
 int ism_udp_fd(const ism_udp_conn *c);
-int64_t ism_udp_next_timer_us(const ism_udp_conn *c); /* from now; -1 = none pending */
+short ism_udp_events(const ism_udp_conn *c);           /* POLLIN, and POLLOUT when blocked */
+int64_t ism_udp_next_timer_us(const ism_udp_conn *c); /* from now; 0 = due */
 int ism_udp_progress(ism_udp_conn *c);
+int ism_udp_readable(const ism_udp_conn *c);    /* recv_nb would not say EAGAIN */
+size_t ism_udp_writable(const ism_udp_conn *c); /* bytes send_nb would take now */
+int ism_udp_settled(const ism_udp_conn *c);     /* all we sent (and our end) acknowledged */
+int ism_udp_status(const ism_udp_conn *c);      /* 0, or the error that ended the connection */
 
 /* End our stream (the peer's recv returns 0 after the last byte); receiving goes on. */
 int ism_udp_shutdown(ism_udp_conn *c);

@@ -1,6 +1,8 @@
 /* test_models.c: deterministic tests of the link emulator's models against theory: the
  * token bucket's rate and queue bound, Bernoulli and Gilbert-Elliott loss, delay with
- * jitter (order kept or not), duplication, MTU, the packet store and the settings parser.
+ * jitter (order kept or not), duplication, MTU, the packet store, the settings parser and
+ * the forwarder's adaptive polling lead, corruption behind valid checksums, and new
+ * settings while a link runs.
  * Fixed seeds; statistical checks use bounds of about 5 standard deviations. */
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +10,9 @@
 #include <string.h>
 
 #include "conf.h"
+#include "corrupt.h"
 #include "delay.h"
+#include "lead.h"
 #include "link.h"
 #include "loss.h"
 #include "pktq.h"
@@ -279,6 +283,170 @@ static void test_conf(void)
     }
 }
 
+/* RFC 1071 the plain way, over a separate pseudo-header + segment buffer: the reference
+ * the model's checksum code is checked against. A valid segment sums to 0xffff. */
+static unsigned ref_sum(const unsigned char *pkt)
+{
+    size_t ihl = (size_t)(pkt[0] & 15) * 4, total = (size_t)pkt[2] << 8 | pkt[3];
+    size_t l4len = total - ihl;
+    unsigned char buf[2048];
+    memcpy(buf, pkt + 12, 8);
+    buf[8] = 0;
+    buf[9] = pkt[9];
+    buf[10] = (unsigned char)(l4len >> 8);
+    buf[11] = (unsigned char)l4len;
+    memcpy(buf + 12, pkt + ihl, l4len);
+    size_t n = 12 + l4len;
+    if (n & 1)
+        buf[n++] = 0;
+    unsigned long s = 0;
+    for (size_t i = 0; i < n; i += 2)
+        s += (unsigned long)buf[i] << 8 | buf[i + 1];
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    return (unsigned)s;
+}
+
+/* An IPv4 packet: proto 17 (UDP, 8-byte header) or 6 (TCP, hdr bytes of header). */
+static size_t make_packet(unsigned char *pkt, int proto, size_t hdr, size_t payload, ism_le_prng *g)
+{
+    size_t total = 20 + hdr + payload;
+    memset(pkt, 0, total);
+    pkt[0] = 0x45;
+    pkt[2] = (unsigned char)(total >> 8);
+    pkt[3] = (unsigned char)total;
+    pkt[6] = 0x40; /* DF */
+    pkt[8] = 64;
+    pkt[9] = (unsigned char)proto;
+    unsigned char addr[8] = {10, 77, 0, 1, 10, 77, 0, 2};
+    memcpy(pkt + 12, addr, 8);
+    for (size_t i = 20; i < total; i++)
+        pkt[i] = (unsigned char)ism_le_prng_next(g);
+    if (proto == 17) {
+        pkt[24] = (unsigned char)((8 + payload) >> 8);
+        pkt[25] = (unsigned char)(8 + payload);
+    } else {
+        pkt[32] = (unsigned char)((hdr / 4) << 4);
+    }
+    size_t at = 20 + (proto == 17 ? 6 : 16);
+    unsigned c = ism_le_l4_checksum(pkt, total);
+    pkt[at] = (unsigned char)(c >> 8);
+    pkt[at + 1] = (unsigned char)c;
+    return total;
+}
+
+static void test_corrupt(void)
+{
+    ism_le_prng g;
+    ism_le_prng_seed(&g, 3);
+    unsigned char pkt[1600], orig[1600];
+    struct { int proto; size_t hdr, payload; } cases[] = {{17, 8, 100}, {17, 8, 1}, {6, 32, 51}, {6, 20, 1400}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int rep = 0; rep < 50; rep++) {
+            size_t n = make_packet(pkt, cases[k].proto, cases[k].hdr, cases[k].payload, &g);
+            CHECK(ref_sum(pkt) == 0xffff, "case %zu: the model's checksum is wrong", k);
+            memcpy(orig, pkt, n);
+            CHECK(ism_le_corrupt(pkt, n, &g) == 1, "case %zu: not corrupted", k);
+            CHECK(ref_sum(pkt) == 0xffff, "case %zu: checksum not fixed after the flip", k);
+            int bits = 0;
+            size_t where = 0;
+            size_t csum = 20 + (cases[k].proto == 17 ? 6 : 16);
+            for (size_t i = 0; i < n; i++) {
+                if (i == csum || i == csum + 1)
+                    continue;
+                unsigned d = pkt[i] ^ orig[i];
+                for (; d; d &= d - 1)
+                    bits++;
+                if (pkt[i] != orig[i])
+                    where = i;
+            }
+            CHECK(bits == 1, "case %zu: %d bits changed outside the checksum", k, bits);
+            CHECK(where >= 20 + cases[k].hdr, "case %zu: byte %zu of the headers changed", k, where);
+        }
+    }
+    /* no payload (a pure ACK), a fragment, a UDP datagram without checksum */
+    size_t n = make_packet(pkt, 6, 20, 0, &g);
+    memcpy(orig, pkt, n);
+    CHECK(ism_le_corrupt(pkt, n, &g) == 0 && memcmp(pkt, orig, n) == 0, "a pure ACK was changed");
+    n = make_packet(pkt, 17, 8, 64, &g);
+    pkt[6] = 0x20; /* more fragments */
+    memcpy(orig, pkt, n);
+    CHECK(ism_le_corrupt(pkt, n, &g) == 0 && memcmp(pkt, orig, n) == 0, "a fragment was changed");
+    n = make_packet(pkt, 17, 8, 64, &g);
+    pkt[26] = pkt[27] = 0;
+    CHECK(ism_le_corrupt(pkt, n, &g) == 1 && pkt[26] == 0 && pkt[27] == 0,
+          "a UDP datagram without checksum got one");
+    /* the link's share of corrupted packets */
+    ism_le_link_conf c;
+    ism_le_link_conf_default(&c);
+    c.corrupt = 0.01;
+    ism_le_link l;
+    ism_le_link_init(&l, &c, 8, 0);
+    int hits = 0, total = 100000;
+    for (int i = 0; i < total; i++)
+        hits += ism_le_link_corrupts(&l);
+    CHECK(binomial_ok(hits, total, 0.01, 5), "%d of %d chosen for corruption", hits, total);
+}
+
+/* New settings while running: later packets take them; counters go on. */
+static void test_reconf(void)
+{
+    ism_le_link_conf c;
+    ism_le_link_conf_default(&c);
+    c.delay_ns = 1000000;
+    ism_le_link l;
+    ism_le_link_init(&l, &c, 4, 0);
+    uint64_t rel[2];
+    CHECK(ism_le_link_admit(&l, 0, 1000, rel) == 1 && rel[0] == 1000000, "before: %llu",
+          (unsigned long long)rel[0]);
+    c.delay_ns = 5000000;
+    c.mtu = 1200;
+    ism_le_link_reconf(&l, &c, 10000000);
+    CHECK(ism_le_link_admit(&l, 10000000, 1000, rel) == 1 && rel[0] == 15000000, "after: %llu",
+          (unsigned long long)rel[0]);
+    CHECK(ism_le_link_admit(&l, 10000000, 1300, rel) == 0 && l.st.drop_mtu == 1,
+          "the new MTU does not hold");
+    CHECK(l.st.in == 3, "counters restarted: in = %llu", (unsigned long long)l.st.in);
+    char err[256];
+    CHECK(ism_le_conf_parse("corrupt=0.25", &c, err, sizeof err) == 0 && c.corrupt == 0.25, "%s", err);
+    CHECK(ism_le_conf_parse("corrupt=1.5", &c, err, sizeof err) == -1, "corrupt=1.5 accepted");
+}
+
+/* The polling lead: the maximum until 8 wakeups are known and in fixed mode; then the
+ * wakeups' mean + 2 deviations + 2 us, capped at the maximum; it follows a change. */
+static void test_lead(void)
+{
+    ism_le_lead fixed, a;
+    ism_le_lead_init(&fixed, 50000, 0);
+    ism_le_lead_init(&a, 50000, 1);
+    CHECK(ism_le_lead_ns(&a) == 50000, "before any wakeup: %llu", (unsigned long long)ism_le_lead_ns(&a));
+    for (int i = 0; i < 7; i++)
+        ism_le_lead_sample(&a, 10000);
+    CHECK(ism_le_lead_ns(&a) == 50000, "7 wakeups are not enough to trust: %llu",
+          (unsigned long long)ism_le_lead_ns(&a));
+    /* wakeups alternating 9 and 11 us late: mean 10, deviation -> 1 */
+    for (int i = 0; i < 200; i++) {
+        ism_le_lead_sample(&a, i % 2 ? 9000 : 11000);
+        ism_le_lead_sample(&fixed, i % 2 ? 9000 : 11000);
+    }
+    uint64_t l = ism_le_lead_ns(&a);
+    CHECK(l >= 13500 && l <= 14500, "steady 10 +- 1 us wakeups: lead %llu ns, want ~14000",
+          (unsigned long long)l);
+    CHECK(ism_le_lead_ns(&fixed) == 50000, "fixed mode moved: %llu",
+          (unsigned long long)ism_le_lead_ns(&fixed));
+    /* the machine gets busy: 100 us wakeups drive the lead to the cap */
+    for (int i = 0; i < 40; i++)
+        ism_le_lead_sample(&a, 100000);
+    CHECK(ism_le_lead_ns(&a) == 50000, "late wakeups must raise the lead to the cap: %llu",
+          (unsigned long long)ism_le_lead_ns(&a));
+    /* and quiet again: back down */
+    for (int i = 0; i < 200; i++)
+        ism_le_lead_sample(&a, 5000);
+    l = ism_le_lead_ns(&a);
+    CHECK(l >= 6500 && l <= 7500, "5 us wakeups again: lead %llu ns, want ~7000",
+          (unsigned long long)l);
+}
+
 int main(void)
 {
     test_tbucket_rate();
@@ -289,6 +457,9 @@ int main(void)
     test_link_dup_mtu();
     test_pktq();
     test_conf();
+    test_lead();
+    test_corrupt();
+    test_reconf();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+# bench/gateway_transport.py: what the gateways' transport choice means for an MPI job:
+# bench/wan_stream.c (built with isthmus-cc) streams large messages from rank 0 (site A)
+# to rank 1 (site B) through the gateways, across one emulated link, with `isthmus run
+# --wan <link> --transport tcp|udp` and the congestion control given; repetitions are
+# interleaved (the order rotates). Reports MB/s as median (min-max), the share of the link
+# rate (the application's bytes only), the 8-byte one-way latency, and each gateway's CPU
+# seconds per GB moved (`--stats`). Needs root (network namespaces).
+#
+#   python3 bench/gateway_transport.py [--link delay=150ms,rate=100mbit,loss=0.1%]
+#       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--reps 3] [--size-mib 16 --count 8]
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from isthmus.netemu.spec import parse_link_spec  # noqa: E402
+from isthmus.paths import find_prefix  # noqa: E402
+
+VALUE = re.compile(r"wan_stream mode=(\w+) size=\d+ value=([\d.]+)")
+CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu ([\d.]+) s ")
+SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
+
+
+def run(exe, link, transport, cc, args, timeout):
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", "2", "--mpi", "openmpi", "--wan", link,
+           "--transport", transport, "--wan-cc", cc, "--stats", "--timeout", str(timeout),
+           "--", str(exe), *args]
+    t0 = time.monotonic()
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60)
+    m = VALUE.search(r.stdout)
+    if r.returncode or not m:
+        return {"ok": False, "error": (r.stderr or r.stdout)[-600:]}
+    cpu = sum(float(c) for _, c in CPU.findall(r.stderr))
+    sent = SENT.search(r.stderr)
+    return {"ok": True, "value": float(m.group(2)), "gw_cpu_s": cpu,
+            "gw_bytes": int(sent.group(1)) if sent else 0, "wall_s": time.monotonic() - t0}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="MPI streaming through the gateways, tcp vs udp")
+    ap.add_argument("--link", default="delay=150ms,rate=100mbit,loss=0.1%")
+    ap.add_argument("--configs", default="tcp:cubic,tcp:bbr,udp:bbr")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--size-mib", type=int, default=16)
+    ap.add_argument("--count", type=int, default=8)
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "gateway_transport"))
+    a = ap.parse_args()
+    prefix = find_prefix()
+    spec = parse_link_spec(a.link)
+    rate_mb = (spec.rate or 0) / 1e6  # bytes/s -> MB/s
+    d = Path(tempfile.mkdtemp(prefix="gwxp-"))
+    exe = d / "wan_stream"
+    subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(REPO / "bench" / "wan_stream.c")],
+                   check=True)
+    configs = [tuple(c.split(":")) for c in a.configs.split(",") if c]
+    size = a.size_mib << 20
+    records = []
+    out = Path(a.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    jl = open(str(out) + ".jsonl", "w")
+    t_start = time.time()
+    for rep in range(a.reps):
+        order = configs[rep % len(configs):] + configs[:rep % len(configs)]
+        for transport, cc in order:
+            load = os.getloadavg()[0]
+            bw = run(exe, a.link, transport, cc, ["bw", str(size), str(a.count), "1"], 600)
+            lat = run(exe, a.link, transport, cc, ["lat", "20", "3"], 300)
+            rec = {"link": a.link, "transport": transport, "cc": cc, "rep": rep, "load1": load,
+                   "bw": bw, "lat": lat}
+            records.append(rec)
+            jl.write(json.dumps(rec) + "\n")
+            jl.flush()
+            print(f"rep {rep + 1} {transport}/{cc}: "
+                  + (f"{bw['value']:.2f} MB/s" if bw["ok"] else f"FAILED {bw['error'][-200:]}")
+                  + (f", {lat['value'] / 1000:.2f} ms one-way" if lat["ok"] else ""),
+                  flush=True)
+    jl.close()
+    print(f"\n# isthmus MPI streaming through the gateways, {a.link}, {a.reps} interleaved "
+          f"repetitions of {a.count} x {a.size_mib} MiB (+1 warm-up), wall "
+          f"{(time.time() - t_start) / 60:.1f} min")
+    print(f"{'transport':10} {'cc':6} {'MB/s median':>11} {'min':>7} {'max':>7} {'share':>6} "
+          f"{'gw CPU s/GB':>11} {'latency ms':>10} {'load':>5}")
+    for transport, cc in configs:
+        rs = [r for r in records if r["transport"] == transport and r["cc"] == cc]
+        ok = [r["bw"] for r in rs if r["bw"]["ok"]]
+        if not ok:
+            print(f"{transport:10} {cc:6} FAILED")
+            continue
+        v = sorted(x["value"] for x in ok)
+        cpu = statistics.median(x["gw_cpu_s"] / (x["gw_bytes"] / 1e9) for x in ok if x["gw_bytes"])
+        lats = [r["lat"]["value"] / 1000 for r in rs if r["lat"]["ok"]]
+        share = statistics.median(v) / rate_mb if rate_mb else 0
+        print(f"{transport:10} {cc:6} {statistics.median(v):11.2f} {v[0]:7.2f} {v[-1]:7.2f} "
+              f"{share:6.1%} {cpu:11.2f} {statistics.median(lats) if lats else 0:10.2f} "
+              f"{statistics.median(r['load1'] for r in rs):5.1f}")
+    print(f"records: {out}.jsonl")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,314 @@
+/* xport_udp.c: the gateway's reliable-UDP transport (xport.h): a link is one connection
+ * of wan/udp (ism_udp_*), which paces, acknowledges with SACK/NACK ranges, retransmits
+ * and runs its own congestion control (bbr or reno) in user space, so a lossy long link
+ * does not depend on the kernel's TCP congestion control or on root.
+ *
+ * Set-up runs over a TCP connection to the peer gateway's usual listener: the same
+ * authenticated handshake as the TCP transport (wan/auth.h), then the UDP parameters
+ * and per-direction packet tokens (wan/udp/setup.c). A peer without the job secret is
+ * refused before any UDP socket exists for it.
+ *
+ * The connection has timers of its own (pacing, ACK delay, retransmission, keepalive,
+ * dead peer), which become the event loop's ppoll timeout, and a receive buffer that a
+ * progress step may fill without the socket ever becoming readable again: timer_us()
+ * therefore reports 0 when bytes wait to be read or there is room for bytes waiting to
+ * be written, and service() runs the protocol when its socket or a timer says so.
+ *
+ * Windows: 2 x the bandwidth-delay product of the described link (ISTHMUS_WAN_RATE,
+ * ISTHMUS_WAN_RTT_MS), at least 4 MiB, at most 1 GiB; 16 MiB when the link is unknown.
+ * The connection's own dead-peer timeout is ISTHMUS_LINK_DEAD_MS, like a TCP stream's
+ * silence; after it the link goes down and the session layer reconnects and resends.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../wan/sock.h"
+#include "../wan/udp/udp.h"
+#include "gateway.h"
+
+#define UDP_WIN_MIN (4ull << 20)
+#define UDP_WIN_MAX (1ull << 30)
+#define UDP_WIN_UNKNOWN (16ull << 20)
+
+/* Counters of a stream's connections that ended; the last one's state for the report. */
+typedef struct udp_totals {
+    uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
+    uint64_t rto_count, pkts_dup, pkts_bad;
+    int64_t srtt_us, min_rtt_us;
+    uint64_t cwnd, pacing_rate;
+    char cc[8], state[16];
+} udp_totals;
+_Static_assert(sizeof(udp_totals) <= GW_XP_TOTALS, "UDP totals do not fit a stream");
+
+static ism_udp_opts opts;
+
+static ism_udp_conn *conn(const gw_stream *s) { return (ism_udp_conn *)s->conn; }
+
+static void udp_init(void)
+{
+    if (gw.streams > 1)
+        gw_die(2, "ISTHMUS_WAN_STREAMS=%d: the udp transport carries each link in one flow "
+                  "(one stream); leave it unset, or use the tcp transport for several streams",
+               gw.streams);
+    gw.streams = 1;
+    ism_udp_opts_default(&opts);
+    opts.cc = gw.cc[0] ? gw.cc : "bbr";
+    opts.dead_ms = (int)gw.dead_ms;
+    opts.mtu = gw.mtu;
+    if (gw.sockbuf > 0)
+        opts.sock_buf = gw.sockbuf;
+    double bdp = gw.hint_rate_bps / 8.0 * gw.hint_rtt_ms / 1000.0;
+    uint64_t win = UDP_WIN_UNKNOWN;
+    if (bdp > 0) {
+        win = (uint64_t)(2.0 * bdp);
+        win = win < UDP_WIN_MIN ? UDP_WIN_MIN : win > UDP_WIN_MAX ? UDP_WIN_MAX : win;
+    }
+    opts.sndbuf = opts.rcvbuf = (size_t)win;
+    char err[256];
+    if (ism_udp_opts_check(&opts, err, sizeof err))
+        gw_die(2, "the udp transport cannot run with these settings: %s (congestion control "
+                  "'%s' from ISTHMUS_WAN_CC, ISTHMUS_WAN_MTU=%d, ISTHMUS_LINK_DEAD_MS=%lld)",
+               err, opts.cc, opts.mtu, (long long)gw.dead_ms);
+}
+
+static int udp_listener(int fd, char *err, size_t errlen)
+{
+    (void)fd, (void)err, (void)errlen;
+    return 0; /* the listener only carries set-up */
+}
+
+static int fatal_auth(int rc)
+{
+    return rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
+           rc == ISM_AUTH_EPROTO;
+}
+
+static void attach(gw_stream *s, ism_udp_conn *c)
+{
+    s->conn = c;
+    s->fd = ism_udp_fd(c);
+}
+
+static int udp_dial(gw_stream *s, const char *host, int port, int64_t deadline_ms,
+                    ism_auth_id *peer, char *err, size_t errlen)
+{
+    int64_t left = deadline_ms - ism_now_ms();
+    int tmo = left < GW_CONNECT_TIMEOUT_MS ? (left > 0 ? (int)left : 1) : GW_CONNECT_TIMEOUT_MS;
+    int tcp = ism_sock_connect(host, port, tmo, err, errlen);
+    if (tcp < 0)
+        return GW_XP_EAGAIN;
+    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
+    int arc = 0;
+    ism_udp_conn *c =
+        ism_udp_connect_fd(tcp, &gw.key, self, &opts, GW_SETUP_TIMEOUT_MS, &arc, err, errlen);
+    close(tcp);
+    if (!c)
+        return fatal_auth(arc) ? GW_XP_EAUTH : GW_XP_EAGAIN;
+    *peer = ism_udp_peer_id(c);
+    attach(s, c);
+    return 0;
+}
+
+static int udp_accept(gw_stream *s, int fd, ism_auth_id *peer, char *err, size_t errlen)
+{
+    ism_sock_set_nonblock(fd, 0);
+    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
+    ism_udp_conn *c =
+        ism_udp_accept_fd(fd, &gw.key, self, &opts, GW_SETUP_TIMEOUT_MS, NULL, err, errlen);
+    close(fd);
+    if (!c)
+        return -1;
+    *peer = ism_udp_peer_id(c);
+    attach(s, c);
+    return 0;
+}
+
+static int udp_write_full(gw_stream *s, const void *buf, size_t n, int64_t deadline_ms)
+{
+    int64_t left = deadline_ms - ism_now_ms();
+    if (left <= 0)
+        return -1;
+    return ism_udp_send(conn(s), buf, n, (int)left) == (ssize_t)n ? 0 : -1;
+}
+
+static int udp_read_full(gw_stream *s, void *buf, size_t n, int64_t deadline_ms)
+{
+    size_t done = 0;
+    while (done < n) {
+        int64_t left = deadline_ms - ism_now_ms();
+        if (left <= 0)
+            return -1;
+        ssize_t r = ism_udp_recv(conn(s), (char *)buf + done, n - done, (int)left);
+        if (r <= 0)
+            return -1;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static void udp_started(gw_stream *s)
+{
+    (void)s; /* the connection never blocks outside the calls that say so */
+}
+
+/* An ism_udp result as read()/writev() would give it. */
+static ssize_t as_syscall(ssize_t r)
+{
+    if (r >= 0)
+        return r;
+    errno = r == ISM_UDP_EAGAIN ? EAGAIN : EPROTO;
+    return -1;
+}
+
+static ssize_t udp_writev(gw_stream *s, const struct iovec *iov, int n)
+{
+    return as_syscall(ism_udp_sendv_nb(conn(s), iov, n));
+}
+
+static ssize_t udp_read(gw_stream *s, void *buf, size_t n)
+{
+    return as_syscall(ism_udp_recv_nb(conn(s), buf, n));
+}
+
+static short udp_events(const gw_stream *s, int want_read, int want_write)
+{
+    (void)want_read, (void)want_write; /* ACKs and keepalives are read regardless */
+    return ism_udp_events(conn(s));
+}
+
+static int64_t udp_timer_us(const gw_stream *s, int want_read, int want_write)
+{
+    const ism_udp_conn *c = conn(s);
+    if ((want_read && ism_udp_readable(c)) || (want_write && ism_udp_writable(c) > 0))
+        return 0;
+    return ism_udp_next_timer_us(c);
+}
+
+static int udp_service(gw_stream *s, short revents)
+{
+    ism_udp_conn *c = conn(s);
+    if (revents || ism_udp_next_timer_us(c) == 0)
+        ism_udp_progress(c);
+    return (ism_udp_readable(c) ? GW_XP_READ : 0) | (ism_udp_writable(c) > 0 ? GW_XP_WRITE : 0);
+}
+
+static int udp_unsent(const gw_stream *s)
+{
+    const ism_udp_conn *c = conn(s);
+    return c && !ism_udp_status(c) && !ism_udp_settled(c);
+}
+
+static int udp_finish(gw_stream *s)
+{
+    ism_udp_conn *c = conn(s);
+    if (ism_udp_status(c))
+        return 1;
+    ism_udp_shutdown(c); /* our end of stream goes out reliably, like TCP's FIN */
+    return ism_udp_settled(c) || ism_udp_status(c) != 0;
+}
+
+static void add_stats(udp_totals *t, const ism_udp_stats *st)
+{
+    t->bytes_sent += st->bytes_sent;
+    t->bytes_received += st->bytes_received;
+    t->pkts_sent += st->pkts_sent;
+    t->pkts_retransmitted += st->pkts_retransmitted;
+    t->pkts_lost += st->pkts_lost;
+    t->rto_count += st->rto_count;
+    t->pkts_dup += st->pkts_dup;
+    t->pkts_bad += st->pkts_bad;
+    if (st->min_rtt_us > 0 && (t->min_rtt_us <= 0 || st->min_rtt_us < t->min_rtt_us))
+        t->min_rtt_us = st->min_rtt_us;
+    t->srtt_us = st->srtt_us;
+    t->cwnd = st->cwnd;
+    t->pacing_rate = st->pacing_rate;
+    snprintf(t->cc, sizeof t->cc, "%s", st->cc);
+    snprintf(t->state, sizeof t->state, "%s", st->cc_state);
+}
+
+static void udp_close(gw_stream *s)
+{
+    ism_udp_stats st;
+    ism_udp_get_stats(conn(s), &st);
+    add_stats((udp_totals *)(void *)s->totals, &st);
+    s->nclosed++;
+    ism_udp_abort(conn(s)); /* tells the peer at once, as closing a TCP socket does */
+    s->conn = NULL;
+    s->fd = -1;
+}
+
+static const char *udp_error(const gw_stream *s, int e, char *buf, size_t n)
+{
+    if (e == ECONNRESET)
+        snprintf(buf, n, "connection closed by the peer");
+    else if (s->conn && ism_udp_status(conn(s)))
+        snprintf(buf, n, "%s", ism_udp_error(conn(s)));
+    else
+        snprintf(buf, n, "%s", strerror(e));
+    return buf;
+}
+
+static void udp_describe(const gw_link *l, char *buf, size_t n)
+{
+    ism_udp_stats st;
+    ism_udp_get_stats(conn(&l->st[0]), &st);
+    snprintf(buf, n,
+             "1 stream (reliable UDP), congestion control %s, windows %zu bytes, %u payload "
+             "bytes per packet, crc %s",
+             st.cc, opts.sndbuf, st.payload, gw.crc ? "on" : "off");
+}
+
+static void udp_report(const gw_stream *s, char *buf, size_t n)
+{
+    udp_totals t;
+    memcpy(&t, s->totals, sizeof t);
+    int k = s->nclosed;
+    if (s->conn) {
+        ism_udp_stats st;
+        ism_udp_get_stats(conn(s), &st);
+        add_stats(&t, &st);
+        k++;
+    }
+    buf[0] = 0;
+    if (k == 0)
+        return;
+    snprintf(buf, n,
+             "udp sent %.1f MB in %llu packets, retransmitted %llu packets (%.2f %%; %llu "
+             "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
+             "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
+             "%llu packets rejected (bad CRC, stale or foreign)",
+             (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
+             (unsigned long long)t.pkts_retransmitted,
+             t.pkts_sent ? 100.0 * (double)t.pkts_retransmitted / (double)t.pkts_sent : 0.0,
+             (unsigned long long)t.pkts_lost, (unsigned long long)t.rto_count,
+             (double)t.bytes_received / 1e6, (unsigned long long)t.pkts_dup,
+             (double)t.srtt_us / 1000.0, t.min_rtt_us > 0 ? (double)t.min_rtt_us / 1000.0 : 0.0,
+             (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state,
+             (unsigned long long)t.pkts_bad);
+}
+
+const gw_xport gw_xport_udp = {
+    .name = "udp",
+    .max_streams = 1,
+    .init = udp_init,
+    .listener = udp_listener,
+    .dial = udp_dial,
+    .accept = udp_accept,
+    .write_full = udp_write_full,
+    .read_full = udp_read_full,
+    .started = udp_started,
+    .writev = udp_writev,
+    .read = udp_read,
+    .events = udp_events,
+    .timer_us = udp_timer_us,
+    .service = udp_service,
+    .unsent = udp_unsent,
+    .finish = udp_finish,
+    .close = udp_close,
+    .error = udp_error,
+    .describe = udp_describe,
+    .report = udp_report,
+};

@@ -1,0 +1,163 @@
+/* test_udp_cc.c: the reliable-UDP transport's model-based controller (cc_bbr.c) fed
+ * synthetic rounds of acknowledgements, so each rule is checked on its own and exactly:
+ *  - random loss on a path without a queue never bounds what is in flight;
+ *  - loss in a round whose fastest RTT shows a standing queue does, to 0.7 of that
+ *    round's inflight, and once per recovery: more congested rounds before the bound has
+ *    grown back to where congestion was met do not cut again;
+ *  - the bound grows back (CUBIC's curve) and is dropped far above the congestion level;
+ *  - a sender that runs out of data keeps its bandwidth estimate through idle rounds;
+ *  - a sender of small messages is never paced below 2.89 initial windows per RTT;
+ *  - RTT samples within 1/64 of RTprop keep PROBE_RTT away, a standing queue brings it,
+ *    and PROBE_RTT keeps half a BDP in flight, not 4 packets.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cc.h"
+#include "check.h"
+
+#define MSS 1436u
+#define BASE_US 20000
+#define RATE 12500000ull /* bytes/s: 100 Mbit/s */
+
+typedef struct sim {
+    unsigned char st[ISM_UDP_CC_STATE];
+    const ism_udp_cc_ops *cc;
+    int64_t now;
+    uint64_t delivered;
+} sim;
+
+/* One round trip: n packets acknowledged one by one, each RTT sample rtt_us, then
+ * `lost` packets reported lost. app_limited marks the samples as taken without data. */
+static void round_trip(sim *m, unsigned n, int64_t rtt_us, unsigned lost, int app_limited)
+{
+    uint64_t start = m->delivered;
+    for (unsigned i = 0; i < n; i++) {
+        m->now += rtt_us / n;
+        m->delivered += MSS;
+        ism_udp_ack_sample s;
+        memset(&s, 0, sizeof s);
+        s.now_us = m->now;
+        s.acked_bytes = MSS;
+        s.inflight = (uint64_t)(n - i - 1) * MSS;
+        s.rtt_us = rtt_us;
+        s.min_rtt_us = BASE_US;
+        s.srtt_us = rtt_us;
+        s.delivered = m->delivered;
+        s.prior_delivered = start; /* sent one round ago: each call is one round */
+        s.rate_delivered = (uint64_t)n * MSS;
+        s.rate_interval_us = rtt_us;
+        s.app_limited = app_limited;
+        m->cc->on_ack(m->st, &s);
+    }
+    if (lost) {
+        ism_udp_loss_event e = {m->now, (uint64_t)lost * MSS, m->now - rtt_us / 2, 0, 0};
+        m->cc->on_loss(m->st, &e);
+    }
+}
+
+static unsigned bdp_pkts(int64_t rtt_us)
+{
+    return (unsigned)(RATE * (uint64_t)rtt_us / 1000000u / MSS);
+}
+
+static void warm_up(sim *m)
+{
+    memset(m, 0, sizeof *m);
+    m->cc = ism_udp_cc_find("bbr");
+    m->now = 1000000;
+    m->cc->init(m->st, MSS, 1000, m->now);
+    for (int r = 0; r < 40; r++)
+        round_trip(m, bdp_pkts(BASE_US), BASE_US, 0, 0);
+}
+
+int main(void)
+{
+    sim m;
+    warm_up(&m);
+    uint64_t free_cwnd = m.cc->cwnd(m.st), rate = m.cc->pacing_rate(m.st);
+    CHECK(strcmp(m.cc->state(m.st), "probe_bw") == 0, "state %s after warm-up",
+          m.cc->state(m.st));
+    CHECK(free_cwnd >= 2ull * bdp_pkts(BASE_US) * MSS, "cwnd %llu below 2 BDP",
+          (unsigned long long)free_cwnd);
+
+    /* 3% of every round lost at random, no queue: BBR's point is to ignore it */
+    for (int r = 0; r < 20; r++)
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US, bdp_pkts(BASE_US) * 3 / 100, 0);
+    CHECK(m.cc->cwnd(m.st) >= free_cwnd * 95 / 100, "random loss bounded cwnd %llu (was %llu)",
+          (unsigned long long)m.cc->cwnd(m.st), (unsigned long long)free_cwnd);
+
+    /* 3% lost while even the fastest RTT shows a queue of half the base RTT */
+    unsigned n = bdp_pkts(BASE_US * 3 / 2);
+    round_trip(&m, n, BASE_US * 3 / 2, n * 3 / 100, 0);
+    round_trip(&m, n, BASE_US * 3 / 2, 0, 0); /* the next round closes the congested one */
+    uint64_t cut = m.cc->cwnd(m.st);
+    CHECK(cut <= (uint64_t)n * MSS * 70 / 100 + MSS && cut >= (uint64_t)n * MSS * 60 / 100,
+          "after a congested round cwnd %llu, want 0.7 x %u packets",
+          (unsigned long long)cut, n);
+
+    /* still below the level congestion was met at: the same epoch, no second cut */
+    round_trip(&m, n * 7 / 10, BASE_US * 3 / 2, n * 7 / 100, 0);
+    round_trip(&m, n * 7 / 10, BASE_US * 3 / 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) >= cut, "cut again in the same epoch: %llu < %llu",
+          (unsigned long long)m.cc->cwnd(m.st), (unsigned long long)cut);
+
+    /* without congestion the bound grows back, and far above the old level goes away */
+    uint64_t prev = m.cc->cwnd(m.st);
+    for (int r = 0; r < 100; r++)
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    CHECK(m.cc->cwnd(m.st) > prev, "the bound did not grow: %llu", (unsigned long long)prev);
+    for (int r = 0; r < 2000 && m.cc->cwnd(m.st) < free_cwnd * 95 / 100; r++)
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    CHECK(m.cc->cwnd(m.st) >= free_cwnd * 95 / 100, "bound never released: cwnd %llu of %llu",
+          (unsigned long long)m.cc->cwnd(m.st), (unsigned long long)free_cwnd);
+
+    /* idle: 50 rounds of a few keepalive packets do not wear the bandwidth estimate down */
+    warm_up(&m);
+    rate = m.cc->pacing_rate(m.st);
+    uint64_t bw_cwnd = m.cc->cwnd(m.st);
+    for (int r = 0; r < 50; r++)
+        round_trip(&m, 2, BASE_US, 0, 1);
+    CHECK(m.cc->cwnd(m.st) >= bw_cwnd * 9 / 10, "idle rounds shrank cwnd %llu -> %llu",
+          (unsigned long long)bw_cwnd, (unsigned long long)m.cc->cwnd(m.st));
+    CHECK(m.cc->pacing_rate(m.st) >= rate / 2, "idle rounds shrank the pacing rate %llu -> %llu",
+          (unsigned long long)rate, (unsigned long long)m.cc->pacing_rate(m.st));
+
+    /* a trickle of small messages from the start (a ping-pong through a gateway): the
+     * pacing rate is never below 2.89 initial windows per RTT in startup */
+    memset(&m, 0, sizeof m);
+    m.cc = ism_udp_cc_find("bbr");
+    m.now = 1000000;
+    m.cc->init(m.st, MSS, 1000, m.now);
+    for (int r = 0; r < 20; r++)
+        round_trip(&m, 1, BASE_US, 0, 1);
+    uint64_t floor = 10ull * MSS * 1000000u / BASE_US * 2885 / 1000;
+    CHECK(m.cc->pacing_rate(m.st) >= floor - 1, "a trickle paced at %llu bytes/s, want >= %llu",
+          (unsigned long long)m.cc->pacing_rate(m.st), (unsigned long long)floor);
+
+    /* 15 s of samples within 1/64 of RTprop (never equal to it): no PROBE_RTT */
+    warm_up(&m);
+    int probed = 0;
+    for (int r = 0; r < 750; r++) {
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US + BASE_US / 100, 0, 0);
+        probed |= strcmp(m.cc->state(m.st), "probe_rtt") == 0;
+    }
+    CHECK(!probed, "PROBE_RTT on a path whose RTT stayed within 1%% of RTprop");
+    /* a standing queue (RTT 10% up) for more than 10 s: PROBE_RTT, at half a BDP */
+    uint64_t probe_cwnd = 0;
+    for (int r = 0; r < 600 && !probe_cwnd; r++) {
+        round_trip(&m, bdp_pkts(BASE_US * 11 / 10), BASE_US * 11 / 10, 0, 0);
+        if (strcmp(m.cc->state(m.st), "probe_rtt") == 0)
+            probe_cwnd = m.cc->cwnd(m.st);
+    }
+    CHECK(probe_cwnd >= (uint64_t)bdp_pkts(BASE_US) * MSS * 4 / 10 &&
+              probe_cwnd <= (uint64_t)bdp_pkts(BASE_US) * MSS * 6 / 10,
+          "PROBE_RTT cwnd %llu, want half of %u packets", (unsigned long long)probe_cwnd,
+          bdp_pkts(BASE_US));
+
+    if (failures)
+        fprintf(stderr, "test_udp_cc: %d failures\n", failures);
+    else
+        printf("test_udp_cc: OK\n");
+    return failures != 0;
+}
