@@ -74,7 +74,7 @@ typedef struct ism_udp_opts {
     int dead_ms;          /* declare the peer dead after this silence (default 10000) */
     int keepalive_ms;     /* probe when idle this long (default dead_ms / 4) */
     int sock_buf;         /* SO_SNDBUF/SO_RCVBUF of the UDP socket (default 8 MiB) */
-    uint64_t max_rate;    /* cap on the pacing rate, bytes/s; 0 = none */
+    uint64_t max_rate;    /* cap on the pacing rate, payload bytes/s; 0 = none */
     const ism_udp_impair *impair; /* NULL in production */
 } ism_udp_opts;
 
