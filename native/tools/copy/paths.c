@@ -117,8 +117,11 @@ int icp_target_resolve(int root, const char *path, int dir_hint, const char *src
         snprintf(msg, msglen, "'%.300s' is not a usable file name", name);
         return ICP_S_PATH;
     }
-    snprintf(t->name, sizeof t->name, "%s", name);
-    snprintf(t->rel, sizeof t->rel, "%s%s%s", dir, dir[0] && strcmp(dir, "/") ? "/" : "", t->name);
+    memcpy(t->name, name, strlen(name) + 1); /* length checked above */
+    /* rel is only for messages: a path at the length limit may lose its end there */
+    if (snprintf(t->rel, sizeof t->rel, "%s%s%s", dir, dir[0] && strcmp(dir, "/") ? "/" : "",
+                 t->name) >= (int)sizeof t->rel)
+        t->rel[sizeof t->rel - 2] = '~';
     t->dirfd = d;
     return ICP_OK;
 }

@@ -126,9 +126,9 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
     struct stat st;
     if (fd < 0) {
         int e = errno;
-        snprintf(err, sizeof err, "%s", e == EXDEV || e == ELOOP
-                                            ? "leaves the served directory through a symbolic link"
-                                            : strerror(e));
+        snprintf(err, sizeof err, "%.300s: %s", path,
+                 e == EXDEV || e == ELOOP ? "leaves the served directory through a symbolic link"
+                                          : strerror(e));
         return refuse(s, e == EXDEV || e == ELOOP ? ICP_S_PATH : e == ENOENT ? ICP_S_NOENT
                                                              : ICP_S_IO, q->path, err);
     }
