@@ -213,11 +213,14 @@ int icp_close(icp_stream *s)
         s->u = NULL;
     }
     if (s->fd >= 0) {
+        /* our end, then the peer's: its close tells us it read everything; a peer that
+         * keeps sending instead is cut off at the idle limit */
         shutdown(s->fd, SHUT_WR);
         char b[256];
+        int64_t deadline = ism_now_ms() + s->tmo_ms;
         struct timeval tv = {s->tmo_ms / 1000, (s->tmo_ms % 1000) * 1000};
         setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        while (recv(s->fd, b, sizeof b, 0) > 0)
+        while (recv(s->fd, b, sizeof b, 0) > 0 && ism_now_ms() < deadline)
             ;
         close(s->fd);
         s->fd = -1;
