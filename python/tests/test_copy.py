@@ -129,9 +129,10 @@ def test_put_and_get_are_byte_identical(sites, data, transport):
         assert (sites.served / f"in-{transport}.bin").stat().st_mode & 0o777 == 0o640
         assert f"over {transport}, sha256 verified" in put.stdout, put.stdout
         back = sites.local / f"back-{transport}.bin"
-        get = sites.copy_through_corruption("--transport", transport,
+        get = sites.copy_through_corruption("--transport", transport, "--quiet",
                                             f"{sites.remote}:in-{transport}.bin", str(back))
         assert get.returncode == 0, get.stderr
+        assert "ETA" not in get.stderr, get.stderr  # --quiet: the summary only
         assert back.read_bytes() == data
         after = emu.stats()
     finally:
@@ -217,18 +218,20 @@ def _wait_for_progress(p: subprocess.Popen) -> str:
             return seen
 
 
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
 @pytest.mark.parametrize("op", ["get", "put"])
-def test_server_killed_mid_transfer(sites, data, op):
+def test_server_killed_mid_transfer(sites, data, op, transport):
     emu = sites.emu
     _set_link(emu, SLOW)
     try:
         if op == "get":
             target = sites.local / "killed.bin"
             (sites.served / "big.bin").write_bytes(data)
-            p = sites.popen_copy("get", sites.remote, "big.bin", str(target))
+            p = sites.popen_copy("get", "--transport", transport, sites.remote, "big.bin", str(target))
         else:
             target = sites.served / "killed.bin"
-            p = sites.popen_copy("put", str(sites.local / "data.bin"), sites.remote, "killed.bin")
+            p = sites.popen_copy("put", "--transport", transport, str(sites.local / "data.bin"),
+                                 sites.remote, "killed.bin")
         seen = _wait_for_progress(p)
         assert "bytes (" in seen, seen
         t0 = time.monotonic()
