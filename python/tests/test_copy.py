@@ -6,7 +6,9 @@
 # the damage and the end-to-end SHA-256 must refuse the copy, and on the same link
 # without corruption TCP copies must be identical. A wrong secret, paths leaving the
 # served directory, and a server killed mid-transfer must all fail loudly, leave
-# nothing under the target's name, and name the peer.
+# nothing under the target's name, and name the peer. With --resume a copy cut off by a
+# killed server continues from the bytes kept, and kept bytes of another file are not
+# used.
 from __future__ import annotations
 
 import os
@@ -249,3 +251,47 @@ def test_server_killed_mid_transfer(sites, data, op, transport):
     if op == "put":  # a killed server cannot remove its temporary file; it is not the target
         for left in sites.served.glob(".killed.bin.icp-*"):
             left.unlink()
+
+
+@pytest.mark.parametrize("op", ["get", "put"])
+def test_resume_after_a_killed_server(sites, data, op):
+    """--resume keeps what a failed copy moved; run again, the copy continues from it
+    (and the whole file is still checked). A partial copy whose bytes differ from the
+    source is not used."""
+    emu = sites.emu
+    name = f"resumed-{op}.bin"
+    if op == "get":
+        (sites.served / name).write_bytes(data)
+        target, partial = sites.local / name, sites.local / f".{name}.icp-partial"
+        args = ("get", "--resume", sites.remote, name, str(sites.local) + "/")
+    else:
+        target, partial = sites.served / name, sites.served / f".{name}.icp-partial"
+        args = ("put", "--resume", str(sites.local / "data.bin"), sites.remote, name)
+    _set_link(emu, SLOW)
+    try:
+        p = sites.popen_copy(*args)
+        assert "bytes (" in _wait_for_progress(p)
+        time.sleep(0.5)
+        sites.kill_server()
+        _, err = p.communicate(timeout=60)
+    finally:
+        _set_link(emu, CLEAN)
+        sites.start_server()
+    assert p.returncode == 1 and not target.exists(), err
+    kept = partial.stat().st_size
+    assert 0 < kept < SIZE, kept
+    if op == "put":  # through the CLI once
+        r = sites.copy("--resume", str(sites.local / "data.bin"), f"{sites.remote}:{name}")
+    else:
+        r = sites.raw(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"resumed at byte {kept} of {SIZE}" in r.stdout, r.stdout
+    assert target.read_bytes() == data and not partial.exists()
+
+    # a partial copy of something else: not used, the copy starts over
+    target.unlink()
+    partial.write_bytes(os.urandom(1 << 20))
+    r = sites.raw(*args)
+    assert r.returncode == 0, r.stderr
+    assert "resumed at" not in r.stdout, r.stdout
+    assert target.read_bytes() == data and not partial.exists()

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,14 @@ void icp_udp_opts(const icp_opts *o, ism_udp_opts *u)
     u->dead_ms = o->tmo_ms;
 }
 
-static int fail(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "isthmus-copy: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+    va_end(ap);
     return 1;
 }
 
@@ -70,11 +74,15 @@ static int await_rsp(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what)
 
 /* The summary line, after the connection closed (dt: from the request's acceptance to
  * the verified result). */
-static void summary(const char *op, const char *from, const char *to, uint64_t n, double dt,
-                    const char *transport)
+static void summary(const char *op, const char *from, const char *to, uint64_t n,
+                    uint64_t resumed, double dt, const char *transport)
 {
-    printf("%s %s -> %s: %llu bytes in %.2f s, %.1f Mbit/s over %s, sha256 verified\n", op, from,
-           to, (unsigned long long)n, dt, dt > 0 ? n * 8 / dt / 1e6 : 0.0, transport);
+    uint64_t moved = n - resumed;
+    printf("%s %s -> %s: %llu bytes in %.2f s, %.1f Mbit/s over %s", op, from, to,
+           (unsigned long long)moved, dt, dt > 0 ? moved * 8 / dt / 1e6 : 0.0, transport);
+    if (resumed)
+        printf(", resumed at byte %llu of %llu", (unsigned long long)resumed, (unsigned long long)n);
+    printf(", sha256 verified\n");
     fflush(stdout);
 }
 
@@ -102,6 +110,7 @@ int icp_put(const char *local, const char *hostport, const char *remote, const i
     icp_req q;
     memset(&q, 0, sizeof q);
     q.op = ICP_PUT;
+    q.flags = o->resume ? ICP_F_RESUME : 0;
     q.size = (uint64_t)st.st_size;
     q.mode = st.st_mode & 0777;
     q.mtime = st.st_mtim.tv_sec;
@@ -131,11 +140,26 @@ int icp_put(const char *local, const char *hostport, const char *remote, const i
     if (await_rsp(&s, buf, &r, "store the file") != 0)
         goto out;
     snprintf(to, sizeof to, "%s:%s", hostport, r.path);
+    /* the server's partial copy is used only if it is the start of this very file */
+    uint64_t start = 0;
+    uint8_t h[ICP_SHA];
+    if (r.offset && r.offset <= q.size && icp_sha_prefix(fd, r.offset, buf, h) == 0 &&
+        memcmp(h, r.sha, ICP_SHA) == 0)
+        start = r.offset;
+    else if (r.offset && !o->quiet)
+        fprintf(stderr, "isthmus-copy: %s holds %llu bytes that differ from %s: starting over\n",
+                to, (unsigned long long)r.offset, local);
+    uint8_t sb[8];
+    if (icp_msg_send(&s, ICP_START, sb, icp_u64_encode(start, sb)) != 0) {
+        fail("%s%s", s.err, "");
+        goto out;
+    }
     double t0 = icp_now_s();
     icp_meter m;
     icp_meter_start(&m, q.size, o->quiet);
-    if (icp_send_file(&s, fd, q.size, &m, buf, sha, err, sizeof err) != 0) {
-        fail("%s: %s (nothing was stored)", to, err);
+    if (icp_send_file(&s, fd, q.size, start, &m, buf, sha, err, sizeof err) != 0) {
+        fail("%s: %s (nothing was stored%s)", to, err,
+             o->resume ? "; the server keeps what arrived for --resume" : "");
         goto out;
     }
     icp_await_answer(&s, &m, q.size);
@@ -158,7 +182,7 @@ int icp_put(const char *local, const char *hostport, const char *remote, const i
     double dt = icp_now_s() - t0;
     const char *tr = icp_transport(&s);
     icp_close(&s); /* the file is in place: a close that fails changes nothing */
-    summary("put", local, to, q.size, dt, tr);
+    summary("put", local, to, q.size, start, dt, tr);
 out:
     if (rc)
         icp_abort(&s);
@@ -173,7 +197,7 @@ static icp_target *volatile g_tmp;
 static void on_signal(int sig)
 {
     icp_target *t = g_tmp;
-    if (t && t->tmp[0])
+    if (t && t->tmp[0] && !t->keep)
         unlinkat(t->dirfd, t->tmp, 0);
     signal(sig, SIG_DFL);
     raise(sig);
@@ -191,17 +215,37 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
     if (icp_target_resolve(AT_FDCWD, local, dir_hint, srcname, 0, &t, msg, sizeof msg) != ICP_OK)
         return fail("%s%s", msg, "");
     uint8_t *buf = malloc(ICP_MAX_DATA);
+    icp_req q;
+    memset(&q, 0, sizeof q);
+    q.op = ICP_GET;
+    q.flags = o->resume ? ICP_F_RESUME : 0;
+    if (!buf) {
+        icp_target_close(&t);
+        return fail("%s%s", "out of memory", "");
+    }
+    if (icp_target_open_tmp(&t, o->resume, ~0ull >> 2, &q.have, msg, sizeof msg) != ICP_OK) {
+        free(buf);
+        icp_target_close(&t);
+        return fail("%s%s", msg, "");
+    }
+    g_tmp = &t;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    if (q.have && icp_sha_prefix(t.fd, q.have, buf, q.have_sha) != 0)
+        q.have = 0;
     icp_stream s;
-    if (!buf || connect_to(&s, hostport, o) != 0) {
+    if (connect_to(&s, hostport, o) != 0) {
+        g_tmp = NULL;
         free(buf);
         icp_target_close(&t);
         return 1;
     }
     int rc = 1;
-    icp_req q;
     icp_rsp r;
-    memset(&q, 0, sizeof q);
-    q.op = ICP_GET;
     snprintf(q.path, sizeof q.path, "%s", remote);
     char err[1400], from[ICP_MAX_PATH + 300];
     snprintf(from, sizeof from, "%s:%s", hostport, remote);
@@ -216,28 +260,23 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
     }
     if (await_rsp(&s, buf, &r, "send the file") != 0)
         goto out;
-    if (icp_target_open_tmp(&t, msg, sizeof msg) != ICP_OK) {
-        icp_send_error(&s, ICP_S_IO, "the client could not create its file");
-        fail("%s%s", msg, "");
+    if (r.offset && r.offset != q.have) {
+        fail("%s sent a response that resumes at a byte we did not offer", s.peer);
         goto out;
     }
-    g_tmp = &t;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
     double t0 = icp_now_s();
     icp_meter m;
     icp_meter_start(&m, r.size, o->quiet);
-    int st = icp_recv_file(&s, t.fd, r.size, &m, buf, sha, err, sizeof err);
+    int st = icp_recv_file(&s, t.fd, r.size, r.offset, &m, buf, sha, err, sizeof err);
     icp_meter_end(&m);
     if (st < 0) {
-        fail("%s: %s (nothing was written)", from, err);
+        fail("%s: %s (nothing was written%s)", from, err,
+             t.keep ? "; what arrived is kept for --resume" : "");
         goto out;
     }
-    if (st == ICP_OK)
+    if (st != ICP_OK)
+        t.keep = 0; /* wrong or incomplete bytes: never resume from them */
+    else
         st = icp_target_commit(&t, r.mode, r.mtime, err, sizeof err);
     if (icp_result_send(&s, (uint32_t)st, sha, st == ICP_OK ? "" : err) != 0 && st == ICP_OK) {
         /* the file is complete and verified; the server just does not hear it */
@@ -251,7 +290,7 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
     double dt = icp_now_s() - t0;
     const char *tr = icp_transport(&s);
     icp_close(&s);
-    summary("get", from, t.rel, r.size, dt, tr);
+    summary("get", from, t.rel, r.size, r.offset, dt, tr);
 out:
     if (rc)
         icp_abort(&s);

@@ -19,6 +19,7 @@ typedef struct icp_opts {
     size_t window;  /* udp: send/receive buffers; tcp: socket buffers; 0: defaults */
     int tmo_ms;     /* idle limit of every wait, and the UDP transport's dead-peer time */
     int quiet;      /* no progress lines */
+    int resume;     /* keep a failed copy's bytes, and continue from them next time */
     ism_auth_key key;
 } icp_opts;
 

@@ -4,7 +4,8 @@
  *   isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [options]
  *   isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [options]
  * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --timeout S
- *          (idle limit of every wait, default 30), --quiet (no progress lines).
+ *          (idle limit of every wait, default 30), --quiet (no progress lines), --resume
+ *          (keep what a failed copy moved, and continue from it when run again).
  * Exit status: 0 copied and verified, 1 the copy failed (the message names the peer),
  * 2 a mistake on the command line.
  */
@@ -24,7 +25,7 @@ static void usage(void)
             "usage: isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE\n"
             "       isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [opts]\n"
             "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
-            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet\n");
+            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n");
     exit(2);
 }
 
@@ -65,11 +66,13 @@ int main(int argc, char **argv)
     o.udp = 1;
     o.tmo_ms = 30000;
     const char *job = NULL, *secret = NULL, *listen = NULL;
-    enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET };
+    enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET,
+           O_RESUME };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN},       {"job", 1, 0, O_JOB},   {"secret-file", 1, 0, O_SECRET},
         {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},     {"window", 1, 0, O_WINDOW},
-        {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {0, 0, 0, 0}};
+        {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {"resume", 0, 0, O_RESUME},
+        {0, 0, 0, 0}};
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -101,6 +104,11 @@ int main(int argc, char **argv)
             break;
         }
         case O_QUIET: o.quiet = 1; break;
+        case O_RESUME:
+            if (serve)
+                bad("--resume", "", "is a client option (the server keeps a partial copy when asked)");
+            o.resume = 1;
+            break;
         default: usage();
         }
     }

@@ -7,6 +7,7 @@
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -126,21 +127,51 @@ int icp_target_resolve(int root, const char *path, int dir_hint, const char *src
     return ICP_OK;
 }
 
-int icp_target_open_tmp(icp_target *t, char *msg, size_t msglen)
+int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have, char *msg,
+                        size_t msglen)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    unsigned x = (unsigned)ts.tv_nsec ^ (unsigned)getpid() << 12 ^ (unsigned)(uintptr_t)t;
-    for (int i = 0; i < 32; i++) {
-        x = x * 1103515245u + 12345u;
-        snprintf(t->tmp, sizeof t->tmp, ".%.200s.icp-%06x", t->name, x & 0xffffff);
-        t->fd = openat(t->dirfd, t->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (t->fd >= 0)
-            return ICP_OK;
-        if (errno != EEXIST)
+    snprintf(t->tmp, sizeof t->tmp, ".%.200s.icp-partial", t->name);
+    *have = 0;
+    for (int tries = 0; tries < 4; tries++) {
+        t->fd = openat(t->dirfd, t->tmp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (t->fd < 0)
             break;
+        if (flock(t->fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(t->fd);
+            t->fd = -1;
+            t->tmp[0] = 0;
+            if (e == EWOULDBLOCK) {
+                snprintf(msg, msglen, "another copy to %s is running", t->rel);
+                return ICP_S_BUSY;
+            }
+            errno = e;
+            break;
+        }
+        /* the holder before us may have removed or renamed it: lock the file the name has */
+        struct stat a, b;
+        if (fstat(t->fd, &a) != 0 || fstatat(t->dirfd, t->tmp, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
+            a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(t->fd);
+            t->fd = -1;
+            continue;
+        }
+        if (!S_ISREG(a.st_mode)) {
+            errno = EINVAL;
+            break;
+        }
+        if (resume && (uint64_t)a.st_size <= max)
+            *have = (uint64_t)a.st_size;
+        else if (ftruncate(t->fd, 0) != 0)
+            break;
+        t->keep = resume;
+        return ICP_OK;
     }
-    snprintf(msg, msglen, "creating a temporary file next to %s: %s", t->rel, strerror(errno));
+    snprintf(msg, msglen, "opening the partial file next to %s: %s", t->rel,
+             t->fd < 0 && errno == 0 ? "it keeps changing" : strerror(errno));
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
     t->tmp[0] = 0;
     return ICP_S_IO;
 }
@@ -155,24 +186,30 @@ int icp_target_commit(icp_target *t, uint32_t mode, int64_t mtime, char *msg, si
         step = "setting the time of";
     else if (fsync(t->fd) != 0) /* the name must not appear before the data are on disk */
         step = "flushing to disk";
-    else if (close(t->fd), t->fd = -1, renameat(t->dirfd, t->tmp, t->dirfd, t->name) != 0)
+    else if (renameat(t->dirfd, t->tmp, t->dirfd, t->name) != 0)
         step = "renaming into place";
     if (!step) {
+        close(t->fd); /* after the rename: the lock covered it */
+        t->fd = -1;
         t->tmp[0] = 0;
         return ICP_OK;
     }
     snprintf(msg, msglen, "%s %s: %s", step, t->rel, strerror(errno));
+    t->keep = 0;
     icp_target_discard(t);
     return ICP_S_IO;
 }
 
 void icp_target_discard(icp_target *t)
 {
+    struct stat st;
+    int keep = t->keep && t->fd >= 0 && fstat(t->fd, &st) == 0 && st.st_size > 0;
+    /* removed while still locked, so no other copy starts on a file about to vanish */
+    if (t->tmp[0] && t->dirfd >= 0 && !keep)
+        unlinkat(t->dirfd, t->tmp, 0);
     if (t->fd >= 0)
         close(t->fd);
     t->fd = -1;
-    if (t->tmp[0] && t->dirfd >= 0)
-        unlinkat(t->dirfd, t->tmp, 0);
     t->tmp[0] = 0;
 }
 

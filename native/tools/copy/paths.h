@@ -5,8 +5,10 @@
  * opened with openat2(RESOLVE_BENEATH), so a symbolic link that leads out of the served
  * directory is refused by the kernel (EXDEV) while relative links that stay inside work
  * (absolute links are refused, wherever they point). And it
- * owns the temporary file: data is written to ".NAME.icp-XXXXXX" next to the target
- * and renamed to NAME only after the SHA-256 matched; on any failure it is removed.
+ * owns the partial file: data is written to ".NAME.icp-partial" next to the target,
+ * locked (flock) so that a second copy to the same target is refused as busy, and
+ * renamed to NAME only after the SHA-256 matched; on a failure it is removed, or kept
+ * for a later --resume when the copy asked for that.
  */
 #ifndef ISM_COPY_PATHS_H
 #define ISM_COPY_PATHS_H
@@ -30,7 +32,8 @@ int icp_open_beneath(int root, const char *rel, int flags);
 
 typedef struct icp_target {
     int dirfd;                 /* the directory the file goes into */
-    int fd;                    /* the temporary file while it is written, else -1 */
+    int fd;                    /* the partial file while it is written, else -1 */
+    int keep;                  /* a failure keeps the partial file for --resume */
     char name[ICP_MAX_NAME + 1];
     char tmp[ICP_MAX_NAME + 32];
     char rel[ICP_MAX_PATH + 1]; /* for messages: the directory (as given) and the name */
@@ -42,12 +45,15 @@ typedef struct icp_target {
  * root is AT_FDCWD and path the local user's own. Returns ICP_OK, or a status with msg. */
 int icp_target_resolve(int root, const char *path, int dir_hint, const char *srcname, int beneath,
                        icp_target *t, char *msg, size_t msglen);
-/* Create the temporary file. ICP_OK, or ICP_S_IO with msg. */
-int icp_target_open_tmp(icp_target *t, char *msg, size_t msglen);
+/* Open (or create) and lock the partial file. resume: keep what it holds (*have = its
+ * size, at most max) and keep it on failure; else empty it. ICP_OK, ICP_S_BUSY (another
+ * copy holds the lock) or ICP_S_IO, with msg. */
+int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have, char *msg,
+                        size_t msglen);
 /* Set mode (& 0777) and mtime, flush to disk, rename over the name. ICP_OK, or
  * ICP_S_IO with msg (the temporary file is then removed). */
 int icp_target_commit(icp_target *t, uint32_t mode, int64_t mtime, char *msg, size_t msglen);
-/* Remove the temporary file (if any) and close everything. */
+/* Remove the partial file (keep it instead when t->keep and it holds data), close it. */
 void icp_target_discard(icp_target *t);
 void icp_target_close(icp_target *t);
 

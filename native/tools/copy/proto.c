@@ -168,12 +168,14 @@ size_t icp_req_encode(const icp_req *r, uint8_t *out)
     wr w = {out, 0};
     size_t nl = strlen(r->name), pl = strlen(r->path);
     w8(&w, r->op);
-    w8(&w, 0);
+    w8(&w, r->flags);
     w16(&w, 0);
     w64(&w, r->size);
     w32(&w, r->mode);
     w32(&w, 0);
     w64(&w, (uint64_t)r->mtime);
+    w64(&w, r->have);
+    wb(&w, r->have_sha, ICP_SHA);
     w16(&w, (uint16_t)nl);
     w16(&w, (uint16_t)pl);
     wb(&w, r->name, nl);
@@ -186,22 +188,24 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
     cur c = {in, n, 0, 0};
     memset(r, 0, sizeof *r);
     r->op = u8(&c);
-    uint8_t z8 = u8(&c);
+    r->flags = u8(&c);
     uint16_t z16 = u16(&c);
     r->size = u64(&c);
     r->mode = u32(&c);
     uint32_t z32 = u32(&c);
     r->mtime = (int64_t)u64(&c);
+    r->have = u64(&c);
+    bytes(&c, r->have_sha, ICP_SHA);
     uint16_t nl = u16(&c), pl = u16(&c);
     if (c.bad) {
         *why = "request too short";
         return -1;
     }
-    if ((r->op != ICP_PUT && r->op != ICP_GET) || z8 || z16 || z32) {
+    if ((r->op != ICP_PUT && r->op != ICP_GET) || (r->flags & ~ICP_F_RESUME) || z16 || z32) {
         *why = "unknown operation or flags in the request";
         return -1;
     }
-    if (r->size >> 62 || (r->mode & ~07777u)) {
+    if (r->size >> 62 || r->have >> 62 || (r->mode & ~07777u)) {
         *why = "size or mode out of range in the request";
         return -1;
     }
@@ -209,7 +213,8 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
         *why = "file name or path too long, truncated or containing a NUL byte";
         return -1;
     }
-    if (r->op == ICP_GET && (r->size || nl || r->mode || r->mtime)) {
+    if ((r->op == ICP_GET && (r->size || nl || r->mode || r->mtime)) ||
+        (r->op == ICP_PUT && r->have) || (r->have && !(r->flags & ICP_F_RESUME))) {
         *why = "request fields that its operation does not use are set";
         return -1;
     }
@@ -226,6 +231,8 @@ size_t icp_rsp_encode(const icp_rsp *r, uint8_t *out)
     w32(&w, r->mode);
     w32(&w, 0);
     w64(&w, (uint64_t)r->mtime);
+    w64(&w, r->offset);
+    wb(&w, r->sha, ICP_SHA);
     w16(&w, (uint16_t)pl);
     w16(&w, (uint16_t)ml);
     wb(&w, r->path, pl);
@@ -243,12 +250,15 @@ int icp_rsp_decode(const uint8_t *in, size_t n, icp_rsp *r, const char **why)
     r->mode = u32(&c);
     uint32_t z2 = u32(&c);
     r->mtime = (int64_t)u64(&c);
+    r->offset = u64(&c);
+    bytes(&c, r->sha, ICP_SHA);
     uint16_t pl = u16(&c), ml = u16(&c);
     if (c.bad) {
         *why = "response too short";
         return -1;
     }
-    if (z1 || z2 || r->size >> 62 || (r->mode & ~07777u) || r->status > ICP_S_LAST) {
+    if (z1 || z2 || r->size >> 62 || r->offset >> 62 || (r->mode & ~07777u) ||
+        r->status > ICP_S_LAST) {
         *why = "response field out of range";
         return -1;
     }
@@ -257,6 +267,26 @@ int icp_rsp_decode(const uint8_t *in, size_t n, icp_rsp *r, const char **why)
         return -1;
     }
     return done(&c, why, "trailing bytes after the response");
+}
+
+size_t icp_u64_encode(uint64_t v, uint8_t *out)
+{
+    ism_put_le64(out, v);
+    return 8;
+}
+
+int icp_u64_decode(const uint8_t *in, size_t n, uint64_t *v, const char **why)
+{
+    if (n != 8) {
+        *why = "START must be 8 bytes";
+        return -1;
+    }
+    *v = ism_get_le64(in);
+    if (*v >> 62) {
+        *why = "offset out of range";
+        return -1;
+    }
+    return 0;
 }
 
 size_t icp_end_encode(const icp_end *e, uint8_t *out)
@@ -348,6 +378,7 @@ const char *icp_status_name(uint32_t status)
     case ICP_S_CHECKSUM: return "checksum mismatch";
     case ICP_S_PROTO: return "protocol error";
     case ICP_S_SIZE: return "source changed size";
+    case ICP_S_BUSY: return "busy";
     default: return "unknown status";
     }
 }

@@ -2,7 +2,8 @@
  * ICP_MAX_CONNS at once, so a flood of connections cannot exhaust the server). Nothing
  * is read from a connection before it passed the job-secret handshake; a request that
  * fails validation or names a path outside DIR is answered with a refusal and nothing
- * is opened for writing. One log line on stderr per connection. */
+ * is opened for writing. One log line on stderr per connection (two for a resumed
+ * copy). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -70,6 +71,30 @@ static void done_line(icp_stream *s, const char *op, const char *rel, uint64_t n
         rel, (unsigned long long)n, dt, dt > 0 ? n * 8 / dt / 1e6 : 0.0, icp_transport(s));
 }
 
+/* The client's START: where its data begin (0, or the offset we offered). -1 when the
+ * exchange ended instead (logged). */
+static int64_t await_start(icp_stream *s, uint8_t *buf, uint64_t offered, const char *rel)
+{
+    uint32_t len;
+    uint64_t start;
+    const char *why = NULL;
+    int type = icp_msg_recv(s, buf, &len);
+    if (type == ICP_START && icp_u64_decode(buf, len, &start, &why) == 0 &&
+        (start == 0 || start == offered))
+        return (int64_t)start;
+    if (type < 0) {
+        say("%s: put %s: %s", s->peer, rel, s->err);
+    } else if (type == ICP_ERROR) {
+        char d[ICP_MAX_MSG + 64];
+        icp_describe_error(buf, len, d, sizeof d);
+        say("%s: put %s: the client gave up: %s", s->peer, rel, d);
+    } else {
+        icp_send_error(s, ICP_S_PROTO, "expected START with 0 or the offered offset");
+        say("%s: put %s: a malformed START", s->peer, rel);
+    }
+    return -1;
+}
+
 static int do_put(icp_stream *s, int root, const icp_req *q, const char *path, int dir_hint,
                   uint8_t *buf)
 {
@@ -77,9 +102,10 @@ static int do_put(icp_stream *s, int root, const icp_req *q, const char *path, i
     icp_target t;
     if (!icp_name_ok(q->name))
         return refuse(s, ICP_S_PATH, q->path, "the source's file name is not a plain name");
+    uint64_t have = 0;
     int st = icp_target_resolve(root, path, dir_hint, q->name, 1, &t, msg, sizeof msg);
     if (st == ICP_OK)
-        st = icp_target_open_tmp(&t, msg, sizeof msg);
+        st = icp_target_open_tmp(&t, q->flags & ICP_F_RESUME, q->size, &have, msg, sizeof msg);
     if (st != ICP_OK) {
         icp_target_close(&t);
         return refuse(s, (uint32_t)st, q->path, msg);
@@ -87,22 +113,31 @@ static int do_put(icp_stream *s, int root, const icp_req *q, const char *path, i
     icp_rsp r;
     memset(&r, 0, sizeof r);
     snprintf(r.path, sizeof r.path, "%s", t.rel);
+    if (have && icp_sha_prefix(t.fd, have, buf, r.sha) == 0)
+        r.offset = have; /* offered: the client decides by comparing digests */
     double t0 = icp_now_s();
     icp_meter m;
     icp_meter_start(&m, q->size, 1);
     uint8_t sha[ICP_SHA];
-    if (accept_rsp(s, &r) != 0) {
+    int64_t start = -1;
+    if (accept_rsp(s, &r) != 0)
         say("%s: put %s: %s", s->peer, t.rel, s->err);
+    else
+        start = await_start(s, buf, r.offset, t.rel);
+    if (start < 0) {
         icp_target_close(&t);
         return -1;
     }
-    st = icp_recv_file(s, t.fd, q->size, &m, buf, sha, err, sizeof err);
+    st = icp_recv_file(s, t.fd, q->size, (uint64_t)start, &m, buf, sha, err, sizeof err);
     if (st < 0) {
-        say("%s: put %s failed, nothing stored: %s", s->peer, t.rel, err);
+        say("%s: put %s failed, %s: %s", s->peer, t.rel,
+            t.keep ? "the partial file is kept for --resume" : "nothing stored", err);
         icp_target_close(&t);
         return -1;
     }
-    if (st == ICP_OK)
+    if (st != ICP_OK)
+        t.keep = 0; /* its bytes are wrong or incomplete: never resume from them */
+    else
         st = icp_target_commit(&t, q->mode, q->mtime, err, sizeof err);
     icp_target_close(&t);
     if (icp_result_send(s, (uint32_t)st, sha, st == ICP_OK ? "" : err) != 0) {
@@ -113,7 +148,9 @@ static int do_put(icp_stream *s, int root, const icp_req *q, const char *path, i
         say("%s: put %s failed, nothing stored: %s", s->peer, t.rel, err);
         return -1;
     }
-    done_line(s, "put", t.rel, q->size, t0);
+    if (start > 0)
+        say("%s: put %s resumed at byte %lld", s->peer, t.rel, (long long)start);
+    done_line(s, "put", t.rel, q->size - (uint64_t)start, t0);
     return 0;
 }
 
@@ -147,9 +184,13 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
     icp_meter_start(&m, r.size, 1);
     uint8_t sha[ICP_SHA];
     icp_result res;
+    uint8_t h[ICP_SHA];
+    if ((q->flags & ICP_F_RESUME) && q->have && q->have <= r.size &&
+        icp_sha_prefix(fd, q->have, buf, h) == 0 && memcmp(h, q->have_sha, ICP_SHA) == 0)
+        r.offset = q->have;
     int rc = accept_rsp(s, &r);
     if (rc == 0)
-        rc = icp_send_file(s, fd, r.size, &m, buf, sha, err, sizeof err);
+        rc = icp_send_file(s, fd, r.size, r.offset, &m, buf, sha, err, sizeof err);
     else
         snprintf(err, sizeof err, "%s", s->err);
     close(fd);
@@ -166,7 +207,9 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
         say("%s: get %s failed: %s", s->peer, path, err);
         return -1;
     }
-    done_line(s, "get", path, r.size, t0);
+    if (r.offset)
+        say("%s: get %s resumed at byte %llu", s->peer, path, (unsigned long long)r.offset);
+    done_line(s, "get", path, r.size - r.offset, t0);
     return 0;
 }
 

@@ -24,6 +24,7 @@ void icp_meter_start(icp_meter *m, uint64_t total, int quiet)
     m->total = total;
     m->t0 = m->last = icp_now_s();
     m->printed = 0;
+    m->base = 0;
 }
 
 void icp_meter_update(icp_meter *m, uint64_t done)
@@ -32,7 +33,7 @@ void icp_meter_update(icp_meter *m, uint64_t done)
     if (m->quiet || now - m->t0 < 1.0 || now - m->last < 0.5)
         return;
     m->last = now;
-    double rate = done / (now - m->t0);
+    double rate = (done > m->base ? done - m->base : 0) / (now - m->t0);
     double eta = rate > 0 && m->total > done ? (m->total - done) / rate : 0;
     fprintf(stderr, "%llu of %llu bytes (%.0f%%), %.1f Mbit/s, ETA %.0f s\n",
             (unsigned long long)done, (unsigned long long)m->total,
@@ -120,8 +121,36 @@ static int write_full(int fd, const uint8_t *b, size_t n)
     return 0;
 }
 
-int icp_send_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *chunk,
-                  uint8_t sha[ICP_SHA], char *err, size_t errlen)
+/* Add fd's first n bytes to md (pread: the file offset is left alone). 0 or -1. */
+static int hash_range(EVP_MD_CTX *md, int fd, uint64_t n, uint8_t *buf)
+{
+    for (uint64_t at = 0; at < n;) {
+        size_t want = n - at < ICP_CHUNK ? (size_t)(n - at) : ICP_CHUNK;
+        ssize_t r = pread(fd, buf, want, (off_t)at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        EVP_DigestUpdate(md, buf, (size_t)r);
+        at += (uint64_t)r;
+    }
+    return 0;
+}
+
+int icp_sha_prefix(int fd, uint64_t n, uint8_t *buf, uint8_t out[ICP_SHA])
+{
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    unsigned int dl = 0;
+    int rc = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 && hash_range(md, fd, n, buf) == 0 &&
+                     EVP_DigestFinal_ex(md, out, &dl) == 1
+                 ? 0
+                 : -1;
+    EVP_MD_CTX_free(md);
+    return rc;
+}
+
+int icp_send_file(icp_stream *s, int fd, uint64_t size, uint64_t offset, icp_meter *m,
+                  uint8_t *chunk, uint8_t sha[ICP_SHA], char *err, size_t errlen)
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
@@ -130,8 +159,15 @@ int icp_send_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *c
         icp_send_error(s, ICP_S_IO, "the source could not compute SHA-256");
         return -1;
     }
-    uint64_t off = 0;
+    uint64_t off = offset;
     int rc = -1;
+    m->base = offset;
+    if (hash_range(md, fd, offset, chunk) != 0 || lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        snprintf(err, errlen, "reading the first %llu bytes of the source again: %s",
+                 (unsigned long long)offset, strerror(errno));
+        icp_send_error(s, ICP_S_IO, err);
+        goto out;
+    }
     while (off < size) {
         size_t want = size - off < ICP_CHUNK ? (size_t)(size - off) : ICP_CHUNK;
         ssize_t r = read_full(fd, chunk, want);
@@ -155,7 +191,7 @@ int icp_send_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *c
         }
         off += want;
         uint64_t pending = icp_unacked(s);
-        icp_meter_update(m, pending > off ? 0 : off - pending);
+        icp_meter_update(m, pending > off - offset ? offset : off - pending);
     }
     uint8_t extra;
     if (read_full(fd, &extra, 1) != 0) {
@@ -179,8 +215,8 @@ out:
     return rc;
 }
 
-int icp_recv_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *buf,
-                  uint8_t sha[ICP_SHA], char *err, size_t errlen)
+int icp_recv_file(icp_stream *s, int fd, uint64_t size, uint64_t offset, icp_meter *m,
+                  uint8_t *buf, uint8_t sha[ICP_SHA], char *err, size_t errlen)
 {
     EVP_MD_CTX *md = EVP_MD_CTX_new();
     if (!md || EVP_DigestInit_ex(md, EVP_sha256(), NULL) != 1) {
@@ -188,8 +224,17 @@ int icp_recv_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *b
         snprintf(err, errlen, "SHA-256 is not available from OpenSSL");
         return -1;
     }
-    uint64_t got = 0;
+    uint64_t got = offset;
     int status = ICP_OK, rc = -1;
+    m->base = offset;
+    /* the part kept from an earlier attempt counts in the digest; anything past it goes */
+    if (hash_range(md, fd, offset, buf) != 0 || ftruncate(fd, (off_t)offset) != 0 ||
+        lseek(fd, (off_t)offset, SEEK_SET) < 0) {
+        snprintf(err, errlen, "reading the %llu bytes kept from the last attempt: %s",
+                 (unsigned long long)offset, strerror(errno));
+        icp_send_error(s, ICP_S_IO, err);
+        goto out;
+    }
     for (;;) {
         uint32_t len;
         int type = icp_msg_recv(s, buf, &len);

@@ -25,6 +25,7 @@ typedef struct icp_meter {
     uint64_t total;
     double t0, last;
     int printed;
+    uint64_t base; /* bytes already there when the copy started (a resume) */
 } icp_meter;
 
 double icp_now_s(void);
@@ -44,19 +45,25 @@ void icp_send_error(icp_stream *s, uint32_t status, const char *msg);
 /* An ERROR body (or a malformed one) as "<status>: <message>" into out. */
 void icp_describe_error(const uint8_t *body, uint32_t len, char *out, size_t outlen);
 
+/* SHA-256 of fd's first n bytes (buf: ICP_CHUNK bytes of scratch). 0, or -1 with errno. */
+int icp_sha_prefix(int fd, uint64_t n, uint8_t *buf, uint8_t out[ICP_SHA]);
+
+/* Resumed copies: offset bytes are already at the sink; the source sends the rest, and
+ * both digests still cover the whole file (each side hashes its first offset bytes from
+ * disk). */
 /* Source: size bytes of fd as DATA messages (read through buf, at least ICP_CHUNK
  * bytes), then END; sha gets their digest. A file that turns out shorter or longer than
  * size is reported to the peer with ERROR. 0, or -1 with err (no RESULT follows). */
-int icp_send_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *buf,
-                  uint8_t sha[ICP_SHA], char *err, size_t errlen);
+int icp_send_file(icp_stream *s, int fd, uint64_t size, uint64_t offset, icp_meter *m,
+                  uint8_t *buf, uint8_t sha[ICP_SHA], char *err, size_t errlen);
 
 /* Sink: DATA messages into fd until END; exactly size bytes are expected. Returns
  * ICP_OK with sha the digest of what arrived and matched END; a status > 0 when the
  * stream is intact but the copy must be discarded (checksum mismatch, write error: the
  * rest of the data is read and dropped so the peer gets a RESULT); -1 when the stream
  * broke or the peer sent ERROR (err says which; no RESULT is owed). */
-int icp_recv_file(icp_stream *s, int fd, uint64_t size, icp_meter *m, uint8_t *buf,
-                  uint8_t sha[ICP_SHA], char *err, size_t errlen);
+int icp_recv_file(icp_stream *s, int fd, uint64_t size, uint64_t offset, icp_meter *m,
+                  uint8_t *buf, uint8_t sha[ICP_SHA], char *err, size_t errlen);
 
 /* Source, after END: until the sink's answer arrives, show what it acknowledged (a
  * transport's buffers can hold the whole file, so the send loop alone says nothing).

@@ -83,8 +83,11 @@ def copy_group() -> None:
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=30.0, show_default=True,
               help="Seconds without progress before giving up (and the UDP dead-peer time).")
 @click.option("--quiet", is_flag=True, help="No progress lines, only the summary.")
+@click.option("--resume", is_flag=True,
+              help="Keep what a failed copy moved (next to the target, hidden) and continue from "
+                   "it when run again with --resume; its bytes are checked before they are used.")
 @click.pass_context
-def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeout, quiet):
+def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeout, quiet, resume):
     rs, rd = parse_remote(src), parse_remote(dst)
     if (rs is None) == (rd is None):
         raise IsthmusError("give one local path and one remote HOST:[PORT]:PATH "
@@ -102,6 +105,8 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
         argv += ["--window", str(parse_size(window))]
     if quiet:
         argv.append("--quiet")
+    if resume:
+        argv.append("--resume")
     ctx.exit(subprocess.run(argv).returncode)
 
 

@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { K_PRE, K_HDR, K_REQ, K_RSP, K_END, K_RESULT, K_ERROR, K_PATH, K_N };
+enum { K_PRE, K_HDR, K_REQ, K_RSP, K_START, K_END, K_RESULT, K_ERROR, K_PATH, K_N };
 static size_t accepted[K_N], refused[K_N];
 
 static void fail(const char *what, size_t size)
@@ -110,6 +110,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             same(d, n, out, icp_rsp_encode(&r, out), "response round trip");
         break;
     }
+    case K_START: {
+        uint64_t v;
+        ok = icp_u64_decode(d, n, &v, &why);
+        if (ok == 0)
+            same(d, n, out, icp_u64_encode(v, out), "START round trip");
+        break;
+    }
     case K_END: {
         icp_end e;
         ok = icp_end_decode(d, n, &e, &why);
@@ -160,7 +167,7 @@ static uint64_t rng(void)
 int main(int argc, char **argv)
 {
     long iters = argc > 1 ? atol(argv[1]) : 200000;
-    enum { NSEEDS = 10, SEEDMAX = 1400 };
+    enum { NSEEDS = 11, SEEDMAX = 1400 };
     static uint8_t seeds[NSEEDS][SEEDMAX];
     size_t len[NSEEDS];
     /* one valid input per decoder (a PUT and a GET request), and paths */
@@ -181,12 +188,17 @@ int main(int argc, char **argv)
     len[2] = 1 + icp_req_encode(&q, seeds[2] + 1);
     memset(&q, 0, sizeof q);
     q.op = ICP_GET;
+    q.flags = ICP_F_RESUME;
+    q.have = 4096;
+    q.have_sha[0] = 0xab;
     strcpy(q.path, "runs/today/data.bin");
     seeds[3][0] = K_REQ;
     len[3] = 1 + icp_req_encode(&q, seeds[3] + 1);
     static icp_rsp r;
     r.status = ICP_S_PATH;
     r.size = 77;
+    r.offset = 5;
+    r.sha[31] = 1;
     strcpy(r.path, "a/b");
     strcpy(r.msg, "paths with '..' are refused");
     seeds[4][0] = K_RSP;
@@ -207,6 +219,8 @@ int main(int argc, char **argv)
     seeds[9][0] = K_PATH;
     strcpy((char *)seeds[9] + 1, "x/y.z/.hidden/file");
     len[9] = 1 + strlen((char *)seeds[9] + 1);
+    seeds[10][0] = K_START;
+    len[10] = 1 + icp_u64_encode(123456, seeds[10] + 1);
     for (int s = 0; s < NSEEDS; s++)
         LLVMFuzzerTestOneInput(seeds[s], len[s]);
     static uint8_t buf[SEEDMAX + 64];
@@ -241,7 +255,8 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput(buf, n);
     }
     printf("fuzz_copy_proto: %ld inputs;", iters + NSEEDS);
-    static const char *names[K_N] = {"preamble", "header", "REQ", "RSP", "END", "RESULT", "ERROR", "path"};
+    static const char *names[K_N] = {"preamble", "header", "REQ",   "RSP", "START",
+                                     "END",      "RESULT", "ERROR", "path"};
     for (int k = 0; k < K_N; k++)
         printf(" %s %zu/%zu", names[k], accepted[k], accepted[k] + refused[k]);
     printf(" accepted\n");

@@ -1,8 +1,9 @@
 /* test_copy_paths.c: the served directory's boundary and the temporary file (paths.h) on
  * a real directory tree: lexical refusals, symbolic links that leave the directory
  * (refused) or stay inside (followed), where a file lands for each destination form,
- * and that a committed file has its name, mode and mtime while a discarded one leaves
- * nothing. Runs under ASan/UBSan in the sanitizer build. */
+ * that a committed file has its name, mode and mtime while a discarded one leaves
+ * nothing, that a second copy to the same target is refused as busy, and what a
+ * resumable copy keeps. Runs under ASan/UBSan in the sanitizer build. */
 #define _GNU_SOURCE
 #include "paths.h"
 
@@ -109,25 +110,49 @@ int main(void)
 
     /* commit: name, mode, mtime; discard: nothing left */
     char msg[512];
-    icp_target t;
+    icp_target t, t2;
+    uint64_t have = 99;
     CHECK(icp_target_resolve(root, "sub/done.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
-    CHECK(icp_target_open_tmp(&t, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_open_tmp(&t, 0, 100, &have, msg, sizeof msg) == ICP_OK && have == 0, "%s", msg);
     CHECK(write(t.fd, "abc", 3) == 3, "write");
+    /* a second copy to the same target is refused while the first holds the lock */
+    CHECK(icp_target_resolve(root, "sub/done.bin", 0, "x", 1, &t2, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_open_tmp(&t2, 0, 100, &have, msg, sizeof msg) == ICP_S_BUSY, "second copy: %s", msg);
+    icp_target_close(&t2);
     CHECK(icp_target_commit(&t, 0640, 1600000000, msg, sizeof msg) == ICP_OK, "%s", msg);
     icp_target_close(&t);
     struct stat st;
     snprintf(p, sizeof p, "%s/root/sub/done.bin", top);
     CHECK(stat(p, &st) == 0 && st.st_size == 3 && (st.st_mode & 0777) == 0640 &&
               st.st_mtime == 1600000000, "committed file");
+    snprintf(p, sizeof p, "%s/root/sub/.done.bin.icp-partial", top);
+    CHECK(access(p, F_OK) != 0, "a committed copy left its partial file");
     CHECK(icp_target_resolve(root, "sub/gone.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
-    CHECK(icp_target_open_tmp(&t, msg, sizeof msg) == ICP_OK, "%s", msg);
-    char tmpname[ICP_MAX_NAME + 32];
-    snprintf(tmpname, sizeof tmpname, "%s", t.tmp);
+    CHECK(icp_target_open_tmp(&t, 0, 100, &have, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(write(t.fd, "abc", 3) == 3, "write");
     icp_target_close(&t);
-    snprintf(p, sizeof p, "%s/root/sub/%s", top, tmpname);
-    CHECK(access(p, F_OK) != 0, "discarded temporary file %s still there", p);
+    snprintf(p, sizeof p, "%s/root/sub/.gone.bin.icp-partial", top);
+    CHECK(access(p, F_OK) != 0, "a discarded copy left its partial file");
     snprintf(p, sizeof p, "%s/root/sub/gone.bin", top);
     CHECK(access(p, F_OK) != 0, "a discarded copy got the target's name");
+
+    /* resume: a failed copy keeps its bytes; the next one with resume finds them, one
+     * without empties the file, and a partial longer than the file is not offered */
+    CHECK(icp_target_resolve(root, "sub/part.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_open_tmp(&t, 1, 100, &have, msg, sizeof msg) == ICP_OK && have == 0, "%s", msg);
+    CHECK(write(t.fd, "12345", 5) == 5, "write");
+    icp_target_close(&t);
+    snprintf(p, sizeof p, "%s/root/sub/.part.bin.icp-partial", top);
+    CHECK(access(p, F_OK) == 0, "a resumable copy's partial file was removed");
+    CHECK(icp_target_resolve(root, "sub/part.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_open_tmp(&t, 1, 100, &have, msg, sizeof msg) == ICP_OK && have == 5, "have %llu",
+          (unsigned long long)have);
+    icp_target_close(&t);
+    CHECK(icp_target_resolve(root, "sub/part.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_open_tmp(&t, 1, 4, &have, msg, sizeof msg) == ICP_OK && have == 0, "longer: %llu",
+          (unsigned long long)have);
+    icp_target_close(&t);
+    CHECK(access(p, F_OK) != 0, "an emptied partial file was kept");
     close(root);
 
     char cmd[600];
