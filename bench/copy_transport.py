@@ -8,7 +8,7 @@
 # to bench/results/copy_transport.jsonl. Needs root (network namespaces).
 #
 #   python3 bench/copy_transport.py [--link delay=150ms,rate=100mbit,loss=0.1%]
-#                                   [--size-mb 200] [--reps 3]
+#                                   [--size-mb 200] [--reps 3] [--tcp-window BYTES]
 from __future__ import annotations
 
 import argparse
@@ -32,10 +32,11 @@ from isthmus.paths import find_prefix  # noqa: E402
 PORT = 41994
 
 
-def one(emu, exe, creds, src, transport, link_mbit):
+def one(emu, exe, creds, src, transport, link_mbit, tcp_window=None):
+    extra = ["--window", tcp_window] if transport == "tcp" and tcp_window else []
     t0 = time.monotonic()
     r = emu.exec("A", [exe, "put", str(src), f"{emu.address('B')}:{PORT}", f"{transport}.bin",
-                       *creds.args(), "--transport", transport, "--quiet", "--timeout", "60"],
+                       *creds.args(), "--transport", transport, "--quiet", "--timeout", "60", *extra],
                  capture_output=True, text=True, timeout=1800)
     wall = time.monotonic() - t0
     size = src.stat().st_size
@@ -50,6 +51,8 @@ def main() -> int:
     ap.add_argument("--link", default="delay=150ms,rate=100mbit,loss=0.1%")
     ap.add_argument("--size-mb", type=int, default=200)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--tcp-window", default=None,
+                    help="socket buffers of the TCP copies (isthmus-copy --window), e.g. 16m")
     a = ap.parse_args()
     exe = str(find_prefix().root / "bin" / "isthmus-copy")
     rate = [p for p in a.link.split(",") if p.startswith("rate=")][0][5:]
@@ -75,8 +78,9 @@ def main() -> int:
                 return 1
             for rep in range(a.reps):
                 for transport in ("udp", "tcp"):
-                    rec = one(emu, exe, creds, src, transport, link_mbit)
-                    rec.update(rep=rep, link=a.link, size_mb=a.size_mb, load1=os.getloadavg()[0])
+                    rec = one(emu, exe, creds, src, transport, link_mbit, a.tcp_window)
+                    rec.update(rep=rep, link=a.link, size_mb=a.size_mb, load1=os.getloadavg()[0],
+                               tcp_window=a.tcp_window)
                     records.append(rec)
                     print(f"rep {rep} {transport}: {rec['seconds']:.2f} s, {rec['mbit_s']:.1f} Mbit/s"
                           + ("" if rec["ok"] else f" FAILED: {rec['error']}"), flush=True)
@@ -90,7 +94,8 @@ def main() -> int:
     with open(out, "a") as f:
         for r in records:
             f.write(json.dumps({**meta, **r}) + "\n")
-    print(f"{meta['machine']}; link {a.link}; {a.size_mb} MiB; tcp cc {meta['tcp_cc']}; "
+    print(f"{meta['machine']}; link {a.link}; {a.size_mb} MiB; tcp cc {meta['tcp_cc']}, "
+          f"window {a.tcp_window or 'autotuned'}; "
           f"load {load0[0]:.2f} before, {load1[0]:.2f} after")
     med = {}
     for t in ("udp", "tcp"):
