@@ -45,7 +45,7 @@ static int connect_to(icp_stream *s, const char *hostport, const icp_opts *o)
     icp_udp_opts(o, &uo);
     if (icp_stream_connect(s, hostport, o->udp, &o->key, &uo, o->window, o->udp ? NULL : o->cc,
                            o->tmo_ms) != 0)
-        return fail("%s%s", s->err, "");
+        return fail("connecting to %s: %s", hostport, s->err);
     return 0;
 }
 

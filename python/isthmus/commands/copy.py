@@ -118,14 +118,19 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
               help="0600 file with the secret in hex (default: a new one in a private temp file, printed).")
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=30.0, show_default=True,
               help="Seconds without progress before a transfer is given up.")
-def serve_command(directory, listen, job, secret_file, timeout):
+@click.option("--window", default=None, metavar="BYTES",
+              help="Per connection: udp send and receive buffers (default 64m each), tcp socket "
+                   "buffers. At most 16 connections run at once.")
+def serve_command(directory, listen, job, secret_file, timeout, window):
     """Serve DIRECTORY until Ctrl-C: store files put into it, send files got from it.
     Paths outside it (absolute, with '..', or through a symbolic link that leads out) are
     refused. Clients must know the job id and the secret."""
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     try:
-        serve_until_interrupted([exe, "serve", directory, "--listen", listen, "--timeout", f"{timeout:g}"],
-                                creds, "copy server", "other host")
+        argv = [exe, "serve", directory, "--listen", listen, "--timeout", f"{timeout:g}"]
+        if window:
+            argv += ["--window", str(parse_size(window))]
+        serve_until_interrupted(argv, creds, "copy server", "other host")
     finally:
         creds.close()
