@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import contextlib
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -15,7 +13,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from ..errors import IsthmusError
-from ..linkprobe.endpoints import PROBE_PORT, Credentials, Endpoints, probe_binary
+from ..linkprobe.endpoints import PROBE_PORT, Credentials, Endpoints, probe_binary, serve_until_interrupted
 from ..linkprobe.report import plot, table, write_json
 from ..linkprobe.sweep import Plan, parse_list, parse_size, run_sweep
 from ..linkprobe.watch import Metrics, watch
@@ -179,24 +177,9 @@ def serve_command(listen, job, secret_file):
     this host until Ctrl-C. Clients must know the job id and the secret."""
     exe = probe_binary(find_prefix())
     creds = Credentials(job, secret_file)
-    con = err_console()
     try:
-        con.print(Text(f"job id: {creds.job}\nsecret file: {creds.secret_file} (copy it to the "
-                       "measuring host, mode 0600)"))
-        p = subprocess.Popen([exe, "serve", "--listen", listen, *creds.args()])
-
-        def _term(_sig, _frame):  # SIGTERM stops the server too, not just this process
-            raise KeyboardInterrupt
-
-        signal.signal(signal.SIGTERM, _term)
-        try:
-            rc = p.wait()
-        except KeyboardInterrupt:
-            p.terminate()
-            p.wait()
-            rc = 0
-        if rc:
-            raise IsthmusError(f"the probe server stopped with exit status {rc}")
+        serve_until_interrupted([exe, "serve", "--listen", listen], creds, "probe server",
+                                "measuring host")
     finally:
         creds.close()
 

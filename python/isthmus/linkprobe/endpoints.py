@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -51,6 +52,34 @@ class Credentials:
         if self._dir is not None:
             self._dir.cleanup()
             self._dir = None
+
+
+def serve_until_interrupted(argv: Sequence[str], creds: Credentials, what: str, peer: str) -> None:
+    """Run a server (argv gets creds.args() appended) in the foreground until it stops,
+    Ctrl-C or SIGTERM, after printing the job id and where the secret is (never the
+    secret). `what` names the server in errors, `peer` the host that needs the secret."""
+    from rich.text import Text
+
+    from ..ui import err_console
+
+    err_console().print(Text(f"job id: {creds.job}\nsecret file: {creds.secret_file} (copy it to "
+                             f"the {peer}, mode 0600)"))
+    p = subprocess.Popen([*argv, *creds.args()])
+
+    def _term(_sig, _frame):  # SIGTERM stops the server too, not just this process
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, _term)
+    try:
+        rc = p.wait()
+    except KeyboardInterrupt:
+        p.terminate()
+        p.wait()
+        rc = 0
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    if rc:
+        raise IsthmusError(f"the {what} stopped with exit status {rc}")
 
 
 @dataclass

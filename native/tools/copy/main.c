@@ -1,0 +1,144 @@
+/* main.c: isthmus-copy's command line (copy.h). `isthmus copy` drives it.
+ *
+ *   isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE [--timeout S]
+ *   isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [options]
+ *   isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [options]
+ * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --timeout S
+ *          (idle limit of every wait, default 30), --quiet (no progress lines), --resume
+ *          (keep what a failed copy moved, and continue from it when run again).
+ * Exit status: 0 copied and verified, 1 the copy failed (the message names the peer),
+ * 2 a mistake on the command line.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "copy.h"
+#include "sock.h"
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE\n"
+            "       isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [opts]\n"
+            "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
+            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n");
+    exit(2);
+}
+
+static void bad(const char *opt, const char *val, const char *want)
+{
+    fprintf(stderr, "isthmus-copy: %s %s: %s\n", opt, val, want);
+    exit(2);
+}
+
+static size_t bytes_arg(const char *opt, const char *v)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    int sh = 0;
+    if (end == v || *v == '-')
+        bad(opt, v, "expected a number of bytes (suffixes k, m, g: powers of 1024)");
+    if (*end == 'k' || *end == 'K')
+        sh = 10, end++;
+    else if (*end == 'm' || *end == 'M')
+        sh = 20, end++;
+    else if (*end == 'g' || *end == 'G')
+        sh = 30, end++;
+    if (*end || x > (1ull << 30) >> sh)
+        bad(opt, v, "expected a number of bytes up to 1g (suffixes k, m, g)");
+    return (size_t)(x << sh);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        usage();
+    const char *cmd = argv[1];
+    int serve = !strcmp(cmd, "serve"), put = !strcmp(cmd, "put"), get = !strcmp(cmd, "get");
+    if (!serve && !put && !get)
+        usage();
+    icp_opts o;
+    memset(&o, 0, sizeof o);
+    o.udp = 1;
+    o.tmo_ms = 30000;
+    const char *job = NULL, *secret = NULL, *listen = NULL;
+    enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET,
+           O_RESUME };
+    static const struct option lo[] = {
+        {"listen", 1, 0, O_LISTEN},       {"job", 1, 0, O_JOB},   {"secret-file", 1, 0, O_SECRET},
+        {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},     {"window", 1, 0, O_WINDOW},
+        {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {"resume", 0, 0, O_RESUME},
+        {0, 0, 0, 0}};
+    optind = 2;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case O_LISTEN:
+            if (!serve)
+                bad("--listen", optarg, "only serve listens");
+            listen = optarg;
+            break;
+        case O_JOB: job = optarg; break;
+        case O_SECRET: secret = optarg; break;
+        case O_TRANSPORT:
+            if (strcmp(optarg, "udp") && strcmp(optarg, "tcp"))
+                bad("--transport", optarg, "expected udp or tcp");
+            o.udp = !strcmp(optarg, "udp");
+            break;
+        case O_CC:
+            if (!*optarg || strlen(optarg) > 15)
+                bad("--cc", optarg, "not a congestion control name");
+            o.cc = optarg;
+            break;
+        case O_WINDOW: o.window = bytes_arg("--window", optarg); break;
+        case O_TIMEOUT: {
+            char *end;
+            double s = strtod(optarg, &end);
+            if (end == optarg || *end || !(s >= 0.1 && s <= 86400))
+                bad("--timeout", optarg, "expected seconds, 0.1 to 86400");
+            o.tmo_ms = (int)(s * 1000);
+            break;
+        }
+        case O_QUIET: o.quiet = 1; break;
+        case O_RESUME:
+            if (serve)
+                bad("--resume", "", "is a client option (the server keeps a partial copy when asked)");
+            o.resume = 1;
+            break;
+        default: usage();
+        }
+    }
+    int npos = argc - optind;
+    if (npos != (serve ? 1 : 3))
+        usage();
+    char **pos = argv + optind;
+    if (o.udp && o.cc && strcmp(o.cc, "bbr") && strcmp(o.cc, "reno"))
+        bad("--cc", o.cc, "the UDP transport has bbr and reno");
+    if (!job || !secret) {
+        fprintf(stderr, "isthmus-copy: give --job HEX and --secret-file FILE (every connection "
+                        "is authenticated with the job secret)\n");
+        return 2;
+    }
+    char err[512], host[256];
+    int port = 0;
+    const char *hp = serve ? listen : put ? pos[1] : pos[0];
+    if (!hp)
+        bad("serve", pos[0], "give --listen HOST:PORT");
+    if (ism_sock_parse_hostport(hp, host, sizeof host, &port, err, sizeof err) != 0 &&
+        !(serve && sscanf(hp, "%255[^:]:0", host) == 1 && strcmp(hp + strlen(host), ":0") == 0))
+        bad(serve ? "--listen" : "HOST:PORT", hp, err);
+    if (ism_auth_key_load_file(&o.key, job, secret, err, sizeof err) != 0) {
+        fprintf(stderr, "isthmus-copy: %s\n", err);
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int rc = serve ? icp_serve(pos[0], host, port, &o)
+             : put ? icp_put(pos[0], hp, pos[2], &o)
+                   : icp_get(hp, pos[1], pos[2], &o);
+    ism_auth_key_clear(&o.key);
+    return rc;
+}

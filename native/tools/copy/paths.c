@@ -1,0 +1,222 @@
+/* paths.c: request paths, the served directory's boundary and the temporary file
+ * (paths.h). */
+#include "paths.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int icp_path_normalize(const char *in, char *out, size_t outlen, int *dir_hint, const char **why)
+{
+    size_t at = 0;
+    *dir_hint = 1;
+    if (in[0] == '/') {
+        *why = "absolute paths are refused: give a path inside the served directory";
+        return -1;
+    }
+    for (const char *p = in; *p;) {
+        const char *e = strchr(p, '/');
+        size_t k = e ? (size_t)(e - p) : strlen(p);
+        if (k == 2 && p[0] == '.' && p[1] == '.') {
+            *why = "paths with '..' are refused: they could leave the served directory";
+            return -1;
+        }
+        if (k && !(k == 1 && p[0] == '.')) {
+            if (at + (at ? 1 : 0) + k + 1 > outlen) {
+                *why = "path too long";
+                return -1;
+            }
+            if (at)
+                out[at++] = '/';
+            memcpy(out + at, p, k);
+            at += k;
+            *dir_hint = 0;
+        } else if (k == 1) {
+            *dir_hint = 1; /* a trailing "." names a directory */
+        }
+        p += k;
+        if (*p == '/') {
+            p++;
+            *dir_hint = 1; /* until another component follows */
+        }
+    }
+    out[at] = 0;
+    return 0;
+}
+
+int icp_name_ok(const char *name)
+{
+    return name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+int icp_open_beneath(int root, const char *rel, int flags)
+{
+    struct open_how how;
+    memset(&how, 0, sizeof how);
+    how.flags = (uint64_t)(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    long fd = syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof how);
+    return fd < 0 ? -1 : (int)fd;
+}
+
+static int open_dir(int root, const char *rel, int beneath)
+{
+    if (beneath)
+        return icp_open_beneath(root, rel, O_PATH | O_DIRECTORY);
+    return openat(root, *rel ? rel : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+static int path_status(int e, const char *what, char *msg, size_t msglen)
+{
+    if (e == EXDEV || e == ELOOP) {
+        snprintf(msg, msglen, "%s leaves the served directory through a symbolic link", what);
+        return ICP_S_PATH;
+    }
+    snprintf(msg, msglen, "%s: %s", what, strerror(e));
+    return e == ENOENT ? ICP_S_NOENT : e == ENOTDIR ? ICP_S_TYPE : ICP_S_IO;
+}
+
+int icp_target_resolve(int root, const char *path, int dir_hint, const char *srcname, int beneath,
+                       icp_target *t, char *msg, size_t msglen)
+{
+    memset(t, 0, sizeof *t);
+    t->dirfd = t->fd = -1;
+    char dir[ICP_MAX_PATH + 1], name[ICP_MAX_PATH + 1];
+    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(name, sizeof name, "%s", srcname);
+    /* a local path may end in '/' (the served side's is normalised already) */
+    size_t dl = strlen(dir);
+    while (dl > 1 && dir[dl - 1] == '/')
+        dir[--dl] = 0, dir_hint = 1;
+    int d = open_dir(root, dir, beneath);
+    if (d < 0) {
+        int e = errno;
+        if ((e != ENOENT && e != ENOTDIR) || dir_hint || !dir[0])
+            return path_status(e, dir[0] ? dir : ".", msg, msglen);
+        /* not a directory (yet): the last component names the file in its parent */
+        char *slash = strrchr(dir, '/');
+        snprintf(name, sizeof name, "%s", slash ? slash + 1 : dir);
+        if (slash == dir)
+            dir[1] = 0; /* "/name": the parent is "/" */
+        else if (slash)
+            *slash = 0;
+        else
+            dir[0] = 0;
+        d = open_dir(root, dir, beneath);
+        if (d < 0)
+            return path_status(errno, dir[0] ? dir : ".", msg, msglen);
+    }
+    if (!icp_name_ok(name) || strlen(name) > ICP_MAX_NAME) {
+        close(d);
+        snprintf(msg, msglen, "'%.300s' is not a usable file name", name);
+        return ICP_S_PATH;
+    }
+    memcpy(t->name, name, strlen(name) + 1); /* length checked above */
+    /* rel is only for messages: a path at the length limit may lose its end there */
+    if (snprintf(t->rel, sizeof t->rel, "%s%s%s", dir, dir[0] && strcmp(dir, "/") ? "/" : "",
+                 t->name) >= (int)sizeof t->rel)
+        t->rel[sizeof t->rel - 2] = '~';
+    t->dirfd = d;
+    return ICP_OK;
+}
+
+int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have, char *msg,
+                        size_t msglen)
+{
+    snprintf(t->tmp, sizeof t->tmp, ".%.200s.icp-partial", t->name);
+    *have = 0;
+    for (int tries = 0; tries < 4; tries++) {
+        t->fd = openat(t->dirfd, t->tmp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (t->fd < 0)
+            break;
+        if (flock(t->fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(t->fd);
+            t->fd = -1;
+            t->tmp[0] = 0;
+            if (e == EWOULDBLOCK) {
+                snprintf(msg, msglen, "another copy to %s is running", t->rel);
+                return ICP_S_BUSY;
+            }
+            errno = e;
+            break;
+        }
+        /* the holder before us may have removed or renamed it: lock the file the name has */
+        struct stat a, b;
+        if (fstat(t->fd, &a) != 0 || fstatat(t->dirfd, t->tmp, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
+            a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+            close(t->fd);
+            t->fd = -1;
+            continue;
+        }
+        if (!S_ISREG(a.st_mode)) {
+            errno = EINVAL;
+            break;
+        }
+        if (resume && (uint64_t)a.st_size <= max)
+            *have = (uint64_t)a.st_size;
+        else if (ftruncate(t->fd, 0) != 0)
+            break;
+        t->keep = resume;
+        return ICP_OK;
+    }
+    snprintf(msg, msglen, "opening the partial file next to %s: %s", t->rel,
+             t->fd < 0 && errno == 0 ? "it keeps changing" : strerror(errno));
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    t->tmp[0] = 0;
+    return ICP_S_IO;
+}
+
+int icp_target_commit(icp_target *t, uint32_t mode, int64_t mtime, char *msg, size_t msglen)
+{
+    struct timespec tt[2] = {{0, UTIME_OMIT}, {(time_t)mtime, 0}};
+    const char *step = NULL;
+    if (fchmod(t->fd, (mode_t)(mode & 0777)) != 0)
+        step = "setting the mode of";
+    else if (futimens(t->fd, tt) != 0)
+        step = "setting the time of";
+    else if (fsync(t->fd) != 0) /* the name must not appear before the data are on disk */
+        step = "flushing to disk";
+    else if (renameat(t->dirfd, t->tmp, t->dirfd, t->name) != 0)
+        step = "renaming into place";
+    if (!step) {
+        close(t->fd); /* after the rename: the lock covered it */
+        t->fd = -1;
+        t->tmp[0] = 0;
+        return ICP_OK;
+    }
+    snprintf(msg, msglen, "%s %s: %s", step, t->rel, strerror(errno));
+    t->keep = 0;
+    icp_target_discard(t);
+    return ICP_S_IO;
+}
+
+void icp_target_discard(icp_target *t)
+{
+    struct stat st;
+    int keep = t->keep && t->fd >= 0 && fstat(t->fd, &st) == 0 && st.st_size > 0;
+    /* removed while still locked, so no other copy starts on a file about to vanish */
+    if (t->tmp[0] && t->dirfd >= 0 && !keep)
+        unlinkat(t->dirfd, t->tmp, 0);
+    if (t->fd >= 0)
+        close(t->fd);
+    t->fd = -1;
+    t->tmp[0] = 0;
+}
+
+void icp_target_close(icp_target *t)
+{
+    icp_target_discard(t);
+    if (t->dirfd >= 0)
+        close(t->dirfd);
+    t->dirfd = -1;
+}

@@ -1,0 +1,131 @@
+/* proto.h: the messages of isthmus-copy, between a client and `isthmus-copy serve`.
+ *
+ * Owns the bytes of the copy protocol and their validation, nothing else (no I/O, no
+ * files): every field read from the network is checked here before other code sees it
+ * (fuzzed by tests/fuzz_copy_proto.c).
+ *
+ * Before authentication the client sends an 8-byte preamble on the TCP connection:
+ * "ISCP" | version (1) | transport ('u' reliable UDP, 't' TCP) | 0 | 0. It only chooses
+ * how the connection goes on; the job-secret handshake (wan/auth.h) follows, and for
+ * 'u' the reliable-UDP set-up (wan/udp/setup.c). Everything below travels on the
+ * authenticated stream, little-endian, as messages of an 8-byte header
+ *   "IC" | type u8 | 0 u8 | body length u32 (at most ICP_MAX_BODY, DATA at most ICP_MAX_DATA)
+ * and a body:
+ *   REQ    client -> server: op u8 (PUT 1, GET 2) | flags u8 (RESUME 1) | 0 u16 |
+ *          size u64 (PUT: bytes of the file; GET: 0) | mode u32 | 0 u32 | mtime s i64 |
+ *          have u64 (GET: bytes the client holds of a partial copy) | have_sha256[32]
+ *          (their digest) | namelen u16 | pathlen u16 | name (PUT: the source's file
+ *          name; GET: empty) | path
+ *   RSP    server -> client: status u32 | 0 u32 | size u64 (GET) | mode u32 | 0 u32 |
+ *          mtime i64 | offset u64 | sha256[32] | pathlen u16 | msglen u16 | path | msg.
+ *          path: where the request resolved to inside the served directory. PUT:
+ *          offset = bytes the server holds of a partial copy (RESUME only), sha their
+ *          digest; GET: offset = where the data will start (0, or the client's have
+ *          when have_sha256 matched the file's first have bytes).
+ *   START  client -> server (PUT): offset u64: 0, or the server's offset when the
+ *          client's file begins with the same bytes
+ *   DATA   source -> sink: file bytes, in order, from the offset on
+ *   END    source -> sink: size u64 | sha256[32] of the whole file as the source read it
+ *   RESULT sink -> source: status u32 | 0 u32 | sha256[32] of the whole file as written |
+ *          msglen u16 | msg
+ *   ERROR  either side, instead of its next message: status u32 | msglen u16 | msg
+ * A PUT is REQ, RSP, START, DATA..., END, RESULT; a GET is REQ, RSP, DATA..., END,
+ * RESULT with the roles of source and sink swapped. A resumed copy's digests cover the
+ * whole file, the part that was already there included.
+ */
+#ifndef ISM_COPY_PROTO_H
+#define ISM_COPY_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ICP_PREAMBLE 8
+#define ICP_VERSION 1
+#define ICP_HDR 8
+#define ICP_MAX_PATH 4096
+#define ICP_MAX_NAME 255
+#define ICP_MAX_MSG 1024
+#define ICP_MAX_BODY (2 * ICP_MAX_PATH + 512)
+#define ICP_MAX_DATA (1u << 20)
+#define ICP_SHA 32
+
+enum { ICP_REQ = 1, ICP_RSP, ICP_START, ICP_DATA, ICP_END, ICP_RESULT, ICP_ERROR };
+enum { ICP_PUT = 1, ICP_GET = 2 };
+enum { ICP_F_RESUME = 1 };
+/* Statuses: 0 = ok; the rest name the class of failure (the message says more). */
+enum {
+    ICP_OK = 0,
+    ICP_S_PATH = 1,     /* the path is malformed or leaves the served directory */
+    ICP_S_NOENT = 2,    /* no such file or directory */
+    ICP_S_TYPE = 3,     /* not a regular file / not a directory where one is needed */
+    ICP_S_IO = 4,       /* a file-system error (message has errno's text) */
+    ICP_S_CHECKSUM = 5, /* the digests differ: the copy was discarded */
+    ICP_S_PROTO = 6,    /* a malformed or unexpected message */
+    ICP_S_SIZE = 7,     /* the source changed size while it was read */
+    ICP_S_BUSY = 8,     /* another copy to the same file is running */
+    ICP_S_LAST = ICP_S_BUSY
+};
+
+typedef struct icp_req {
+    uint8_t op, flags;
+    uint64_t size;
+    uint32_t mode;
+    int64_t mtime;
+    uint64_t have;
+    uint8_t have_sha[ICP_SHA];
+    char name[ICP_MAX_NAME + 1];
+    char path[ICP_MAX_PATH + 1];
+} icp_req;
+
+typedef struct icp_rsp {
+    uint32_t status;
+    uint64_t size;
+    uint32_t mode;
+    int64_t mtime;
+    uint64_t offset;
+    uint8_t sha[ICP_SHA];
+    char path[ICP_MAX_PATH + 1];
+    char msg[ICP_MAX_MSG + 1];
+} icp_rsp;
+
+typedef struct icp_end {
+    uint64_t size;
+    uint8_t sha[ICP_SHA];
+} icp_end;
+
+typedef struct icp_result {
+    uint32_t status;
+    uint8_t sha[ICP_SHA];
+    char msg[ICP_MAX_MSG + 1];
+} icp_result;
+
+/* Preamble: transport 'u' or 't'. decode returns the transport, or -1 with *why. */
+void icp_preamble_encode(uint8_t out[ICP_PREAMBLE], char transport);
+int icp_preamble_decode(const uint8_t in[ICP_PREAMBLE], const char **why);
+
+/* Message header. decode: 0 and the type and body length, or -1 with *why (unknown
+ * type, body longer than that type allows). */
+void icp_hdr_encode(uint8_t out[ICP_HDR], int type, uint32_t len);
+int icp_hdr_decode(const uint8_t in[ICP_HDR], int *type, uint32_t *len, const char **why);
+
+/* Bodies. encode writes into out (at least ICP_MAX_BODY bytes) and returns the length;
+ * decode returns 0, or -1 with a static reason in *why. Strings are checked for length
+ * and for NUL bytes (a path with a NUL would mean one thing here and another to the
+ * file system). */
+size_t icp_req_encode(const icp_req *r, uint8_t *out);
+int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why);
+size_t icp_rsp_encode(const icp_rsp *r, uint8_t *out);
+int icp_rsp_decode(const uint8_t *in, size_t n, icp_rsp *r, const char **why);
+size_t icp_u64_encode(uint64_t v, uint8_t *out); /* START */
+int icp_u64_decode(const uint8_t *in, size_t n, uint64_t *v, const char **why);
+size_t icp_end_encode(const icp_end *e, uint8_t *out);
+int icp_end_decode(const uint8_t *in, size_t n, icp_end *e, const char **why);
+size_t icp_result_encode(const icp_result *r, uint8_t *out);
+int icp_result_decode(const uint8_t *in, size_t n, icp_result *r, const char **why);
+size_t icp_error_encode(uint32_t status, const char *msg, uint8_t *out);
+int icp_error_decode(const uint8_t *in, size_t n, uint32_t *status, char msg[ICP_MAX_MSG + 1],
+                     const char **why);
+
+const char *icp_status_name(uint32_t status);
+
+#endif

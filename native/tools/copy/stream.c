@@ -1,0 +1,283 @@
+/* stream.c: isthmus-copy's authenticated byte stream over reliable UDP or TCP (stream.h). */
+#define _GNU_SOURCE
+#include "stream.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proto.h"
+#include "sock.h"
+
+/* Identities in the handshake: the two ends must differ (auth.h refuses an echo). */
+static const ism_auth_id CLIENT_ID = {0, 2}, SERVER_ID = {1, 2};
+
+typedef struct tcp_prep_arg {
+    size_t window;
+    const char *cc;
+} tcp_prep_arg;
+
+static int tcp_prep(int fd, void *arg)
+{
+    const tcp_prep_arg *a = arg;
+    if (a->window) {
+        int w = a->window > (1u << 30) ? 1 << 30 : (int)a->window;
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof w);
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &w, sizeof w);
+    }
+    if (a->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, a->cc, (socklen_t)strlen(a->cc)) != 0)
+        return -1;
+    return 0;
+}
+
+int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_auth_key *key,
+                       const ism_udp_opts *o, size_t window, const char *cc, int tmo_ms)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->tmo_ms = tmo_ms;
+    snprintf(s->peer, sizeof s->peer, "%s", hostport);
+    char host[256], err[512] = "";
+    int port;
+    if (ism_sock_parse_hostport(hostport, host, sizeof host, &port, err, sizeof err) != 0) {
+        snprintf(s->err, sizeof s->err, "%s", err);
+        return -1;
+    }
+    tcp_prep_arg pa = {udp ? 0 : window, udp ? NULL : cc};
+    int fd = ism_sock_connect_prep(host, port, tmo_ms, tcp_prep, &pa, err, sizeof err);
+    if (fd < 0) {
+        if (!udp && cc && errno != ECONNREFUSED && errno != ETIMEDOUT)
+            snprintf(s->err, sizeof s->err, "%s (is TCP congestion control '%s' available?)", err, cc);
+        else
+            snprintf(s->err, sizeof s->err, "%s", err);
+        return -1;
+    }
+    uint8_t pre[ICP_PREAMBLE];
+    icp_preamble_encode(pre, udp ? 'u' : 't');
+    if (ism_sock_write_full(fd, pre, sizeof pre, ism_now_ms() + tmo_ms, NULL) != 0) {
+        snprintf(s->err, sizeof s->err, "%s: sending the request: %s", hostport, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (udp) {
+        s->u = ism_udp_connect_fd(fd, key, CLIENT_ID, o, tmo_ms, NULL, err, sizeof err);
+        close(fd);
+        if (!s->u) {
+            snprintf(s->err, sizeof s->err, "%s", err);
+            return -1;
+        }
+        return 0;
+    }
+    if (ism_auth_client(fd, key, CLIENT_ID, NULL, tmo_ms, err, sizeof err) != 0) {
+        snprintf(s->err, sizeof s->err, "%s", err);
+        close(fd);
+        return -1;
+    }
+    s->fd = fd;
+    return 0;
+}
+
+int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism_udp_opts *o,
+                      size_t window, int tmo_ms, int *auth_failed)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    s->tmo_ms = tmo_ms;
+    *auth_failed = 0;
+    ism_sock_peer_name(tcp, s->peer, sizeof s->peer);
+    uint8_t pre[ICP_PREAMBLE];
+    const char *why = NULL;
+    int rc = ism_sock_read_full(tcp, pre, sizeof pre, ism_now_ms() + tmo_ms, NULL);
+    int transport = rc == 0 ? icp_preamble_decode(pre, &why) : -1;
+    if (transport < 0) {
+        snprintf(s->err, sizeof s->err, "%s: %s", s->peer,
+                 rc == ISM_SOCK_ETIMEDOUT ? "sent no request in time"
+                 : rc != 0                ? "closed the connection before its request"
+                                          : why);
+        close(tcp);
+        return -1;
+    }
+    char err[512] = "";
+    if (transport == 'u') {
+        int arc = 0;
+        s->u = ism_udp_accept_fd(tcp, key, SERVER_ID, o, tmo_ms, &arc, err, sizeof err);
+        close(tcp);
+        *auth_failed = arc != 0;
+        if (!s->u) {
+            snprintf(s->err, sizeof s->err, "%s", err);
+            return -1;
+        }
+        return 0;
+    }
+    tcp_prep_arg pa = {window, NULL};
+    tcp_prep(tcp, &pa);
+    if (ism_auth_server(tcp, key, SERVER_ID, NULL, tmo_ms, err, sizeof err) != 0) {
+        *auth_failed = 1;
+        snprintf(s->err, sizeof s->err, "%s", err);
+        close(tcp);
+        return -1;
+    }
+    s->fd = tcp;
+    return 0;
+}
+
+static void fail_udp(icp_stream *s, ssize_t r, const char *what)
+{
+    if (r == ISM_UDP_ETIMEDOUT)
+        snprintf(s->err, sizeof s->err, "%s %s: nothing moved for %.1f s (timeout)", what,
+                 s->peer, s->tmo_ms / 1000.0);
+    else
+        snprintf(s->err, sizeof s->err, "%s %s: %s", what, s->peer, ism_udp_error(s->u));
+}
+
+int icp_send(icp_stream *s, const void *buf, size_t n)
+{
+    const uint8_t *p = buf;
+    size_t done = 0;
+    while (done < n) {
+        if (s->u) {
+            ssize_t r = ism_udp_send(s->u, p + done, n - done, s->tmo_ms);
+            if (r <= 0) {
+                fail_udp(s, r, "sending to");
+                return -1;
+            }
+            done += (size_t)r;
+            s->sent += (uint64_t)r;
+            continue;
+        }
+        size_t k = 0;
+        int rc = ism_sock_write_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
+        done += k;
+        s->sent += k;
+        if (rc == 0 || (rc == ISM_SOCK_ETIMEDOUT && k > 0))
+            continue;
+        snprintf(s->err, sizeof s->err, "sending to %s: %s", s->peer,
+                 rc == ISM_SOCK_ETIMEDOUT ? "nothing moved within the timeout"
+                 : rc == ISM_SOCK_ECLOSED ? "the peer closed the connection"
+                                          : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int icp_recv(icp_stream *s, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+    size_t done = 0;
+    while (done < n) {
+        if (s->u) {
+            ssize_t r = ism_udp_recv(s->u, p + done, n - done, s->tmo_ms);
+            if (r == 0) {
+                snprintf(s->err, sizeof s->err, "%s ended the connection in the middle of a message",
+                         s->peer);
+                return -1;
+            }
+            if (r < 0) {
+                fail_udp(s, r, "receiving from");
+                return -1;
+            }
+            done += (size_t)r;
+            continue;
+        }
+        size_t k = 0;
+        int rc = ism_sock_read_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
+        done += k;
+        if (rc == 0 || (rc == ISM_SOCK_ETIMEDOUT && k > 0))
+            continue;
+        snprintf(s->err, sizeof s->err, "receiving from %s: %s", s->peer,
+                 rc == ISM_SOCK_ETIMEDOUT ? "nothing arrived within the timeout"
+                 : rc == ISM_SOCK_ECLOSED ? "the peer closed the connection"
+                                          : strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int icp_close(icp_stream *s)
+{
+    int rc = 0;
+    if (s->u) {
+        int r = ism_udp_close(s->u, s->tmo_ms);
+        if (r != 0) {
+            snprintf(s->err, sizeof s->err, "closing the connection to %s: %s", s->peer,
+                     ism_udp_strerror(r));
+            rc = -1;
+        }
+        s->u = NULL;
+    }
+    if (s->fd >= 0) {
+        /* our end, then the peer's: its close tells us it read everything; a peer that
+         * keeps sending instead is cut off at the idle limit */
+        shutdown(s->fd, SHUT_WR);
+        char b[256];
+        int64_t deadline = ism_now_ms() + s->tmo_ms;
+        struct timeval tv = {s->tmo_ms / 1000, (s->tmo_ms % 1000) * 1000};
+        setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        while (recv(s->fd, b, sizeof b, 0) > 0 && ism_now_ms() < deadline)
+            ;
+        close(s->fd);
+        s->fd = -1;
+    }
+    return rc;
+}
+
+void icp_abort(icp_stream *s)
+{
+    if (s->u)
+        ism_udp_abort(s->u);
+    s->u = NULL;
+    if (s->fd >= 0) {
+        struct linger lg = {1, 0}; /* reset: the peer learns at once */
+        setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        close(s->fd);
+    }
+    s->fd = -1;
+}
+
+const char *icp_transport(const icp_stream *s)
+{
+    return s->u ? "udp" : "tcp";
+}
+
+uint64_t icp_unacked(const icp_stream *s)
+{
+    if (s->u) {
+        ism_udp_stats st;
+        ism_udp_get_stats(s->u, &st);
+        return st.bytes_acked < s->sent ? s->sent - st.bytes_acked : 0;
+    }
+    int q = 0;
+    if (s->fd < 0 || ioctl(s->fd, SIOCOUTQ, &q) != 0 || q < 0)
+        return 0;
+    return (uint64_t)q;
+}
+
+int icp_wait_readable(icp_stream *s, int ms)
+{
+    if (!s->u) {
+        struct pollfd p = {s->fd, POLLIN, 0};
+        return poll(&p, 1, ms) > 0 ? 1 : 0;
+    }
+    int64_t deadline = ism_now_ms() + ms;
+    for (;;) {
+        if (ism_udp_readable(s->u))
+            return 1;
+        int64_t left = deadline - ism_now_ms(), timer = ism_udp_next_timer_us(s->u) / 1000 + 1;
+        if (left <= 0)
+            return 0;
+        struct pollfd p = {ism_udp_fd(s->u), ism_udp_events(s->u), 0};
+        poll(&p, 1, (int)(timer < left ? timer : left));
+        int rc = ism_udp_progress(s->u);
+        if (rc != 0) {
+            fail_udp(s, rc, "waiting for");
+            return -1;
+        }
+    }
+}

@@ -1,0 +1,136 @@
+# isthmus/commands/copy.py: `isthmus copy SRC DST` and `isthmus copy serve DIR`: files
+# between sites over isthmus' reliable-UDP transport (or TCP), every connection
+# authenticated with a job secret and every file checked end to end with SHA-256. The
+# work is done by the C tool isthmus-copy (native/tools/copy); this wraps its command
+# line, names the remote side as HOST:[PORT]:PATH, and handles the secret like
+# `isthmus link serve` does (a file, never a command-line value, never printed).
+from __future__ import annotations
+
+import re
+import subprocess
+
+import click
+from ..errors import IsthmusError
+from ..linkprobe.endpoints import Credentials, serve_until_interrupted
+from ..linkprobe.sweep import parse_size
+from ..paths import Prefix, find_prefix
+from . import register
+
+COPY_PORT = 41998
+_CTX = {"help_option_names": ["-h", "--help"]}
+_REMOTE = re.compile(r"^([A-Za-z0-9_.-]+):(\d*):(.*)$", re.S)
+
+
+def copy_binary(prefix: Prefix) -> str:
+    exe = prefix.root / "bin" / "isthmus-copy"
+    if not exe.is_file():
+        raise IsthmusError(f"{exe} is missing; run scripts/bootstrap.sh")
+    return str(exe)
+
+
+def parse_remote(text: str) -> tuple[str, str] | None:
+    """'host:port:path' or 'host::path' (default port) -> ('host:port', 'path'); None for
+    a local path (write ./a:1:b for a local file with such a name)."""
+    m = _REMOTE.match(text)
+    if not m:
+        return None
+    host, port, path = m.groups()
+    number = int(port) if port else COPY_PORT
+    if not 1 <= number <= 65535:
+        raise IsthmusError(f"{text}: port {number} is not 1..65535")
+    return f"{host}:{number}", path
+
+
+class _CopyGroup(click.Group):
+    """`isthmus copy SRC DST` runs the hidden `files` command; `isthmus copy serve DIR`
+    the server."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["files", *args]
+        return super().parse_args(ctx, args)
+
+
+@register
+@click.group("copy", cls=_CopyGroup, context_settings=_CTX,
+             short_help="Copy files between sites (reliable UDP or TCP, SHA-256 checked).")
+def copy_group() -> None:
+    """Copy one file between this host and a host running `isthmus copy serve`, over
+    isthmus' reliable-UDP transport (default) or TCP.
+
+    \b
+      isthmus copy [OPTIONS] LOCAL HOST:[PORT]:PATH     put (PATH may be a directory)
+      isthmus copy [OPTIONS] HOST:[PORT]:PATH LOCAL     get
+      isthmus copy serve DIR [--listen HOST:PORT]       serve DIR
+
+    Both ends hold the job id and secret (--job, --secret-file). The file is written to a
+    temporary name and renamed only after its SHA-256 matched the source's; on any error
+    nothing is left under the target's name and the exit status is 1. The options of a
+    copy: `isthmus copy SRC DST --help`.
+    """
+
+
+@copy_group.command("files", hidden=True, context_settings=_CTX)
+@click.argument("src")
+@click.argument("dst")
+@click.option("--job", required=True, help="The job id the server was started with.")
+@click.option("--secret-file", required=True, type=click.Path(dir_okay=False),
+              help="A 0600 file with the job secret (hex).")
+@click.option("--transport", type=click.Choice(["udp", "tcp"]), default="udp", show_default=True)
+@click.option("--cc", default=None, help="Congestion control of our sends (udp: bbr, reno; tcp: the kernel's).")
+@click.option("--window", default=None, metavar="BYTES",
+              help="udp: send and receive buffers; tcp: socket buffers (e.g. 16m).")
+@click.option("--timeout", type=click.FloatRange(0.1, 86400), default=30.0, show_default=True,
+              help="Seconds without progress before giving up (and the UDP dead-peer time).")
+@click.option("--quiet", is_flag=True, help="No progress lines, only the summary.")
+@click.option("--resume", is_flag=True,
+              help="Keep what a failed copy moved (next to the target, hidden) and continue from "
+                   "it when run again with --resume; its bytes are checked before they are used.")
+@click.pass_context
+def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeout, quiet, resume):
+    rs, rd = parse_remote(src), parse_remote(dst)
+    if (rs is None) == (rd is None):
+        raise IsthmusError("give one local path and one remote HOST:[PORT]:PATH "
+                           f"({'both are remote' if rs else 'neither is remote'})")
+    exe = copy_binary(find_prefix())
+    creds = Credentials(job, secret_file)
+    if rd is not None:
+        argv = [exe, "put", src, rd[0], rd[1]]
+    else:
+        argv = [exe, "get", rs[0], rs[1], dst]
+    argv += [*creds.args(), "--transport", transport, "--timeout", f"{timeout:g}"]
+    if cc:
+        argv += ["--cc", cc]
+    if window:
+        argv += ["--window", str(parse_size(window))]
+    if quiet:
+        argv.append("--quiet")
+    if resume:
+        argv.append("--resume")
+    ctx.exit(subprocess.run(argv).returncode)
+
+
+@copy_group.command("serve", context_settings=_CTX)
+@click.argument("directory", type=click.Path(file_okay=False, exists=True))
+@click.option("--listen", default=f"0.0.0.0:{COPY_PORT}", show_default=True, metavar="HOST:PORT")
+@click.option("--job", default=None, help="Job id (default: a new one, printed).")
+@click.option("--secret-file", default=None, type=click.Path(dir_okay=False),
+              help="0600 file with the secret in hex (default: a new one in a private temp file, printed).")
+@click.option("--timeout", type=click.FloatRange(0.1, 86400), default=30.0, show_default=True,
+              help="Seconds without progress before a transfer is given up.")
+@click.option("--window", default=None, metavar="BYTES",
+              help="Per connection: udp send and receive buffers (default 64m each), tcp socket "
+                   "buffers. At most 16 connections run at once.")
+def serve_command(directory, listen, job, secret_file, timeout, window):
+    """Serve DIRECTORY until Ctrl-C: store files put into it, send files got from it.
+    Paths outside it (absolute, with '..', or through a symbolic link that leads out) are
+    refused. Clients must know the job id and the secret."""
+    exe = copy_binary(find_prefix())
+    creds = Credentials(job, secret_file)
+    try:
+        argv = [exe, "serve", directory, "--listen", listen, "--timeout", f"{timeout:g}"]
+        if window:
+            argv += ["--window", str(parse_size(window))]
+        serve_until_interrupted(argv, creds, "copy server", "other host")
+    finally:
+        creds.close()

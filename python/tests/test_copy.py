@@ -1,0 +1,332 @@
+# tests/test_copy.py: `isthmus copy` between two emulated sites. An isthmus-copy server
+# runs in site B; the client (the `isthmus copy` CLI) in site A. A 20 MB random file
+# goes both ways over a link that loses, duplicates and corrupts packets (corrupt=
+# flips payload bits behind valid checksums): over the reliable-UDP transport (its
+# CRC32C catches them) every copy must be byte-identical; over TCP the kernel delivers
+# the damage and the end-to-end SHA-256 must refuse the copy, and on the same link
+# without corruption TCP copies must be identical. A wrong secret, paths leaving the
+# served directory, and a server killed mid-transfer must all fail loudly, leave
+# nothing under the target's name, and name the peer. With --resume a copy cut off by a
+# killed server continues from the bytes kept, and kept bytes of another file are not
+# used.
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from isthmus.linkprobe.endpoints import Credentials
+from isthmus.netemu import Emulation
+
+pytestmark = [pytest.mark.native, pytest.mark.netadmin]
+
+LINK = "delay=5ms,rate=200mbit,loss=1%,dup=1%,corrupt=0.1%"
+CLEAN = "delay=5ms,rate=200mbit,loss=1%,dup=1%"
+SLOW = "delay=5ms,rate=20mbit"
+SIZE = 20 << 20
+PORT = 41998
+ISTHMUS = [sys.executable, "-m", "isthmus"]
+
+
+class Sites:
+    def __init__(self, emu: Emulation, exe: str, creds: Credentials, root: Path):
+        self.emu, self.exe, self.creds = emu, exe, creds
+        self.served = root / "served"
+        self.local = root / "local"
+        self.outside = root / "outside"
+        for d in (self.served, self.local, self.outside):
+            d.mkdir()
+        self.server: subprocess.Popen | None = None
+        self.remote = f"{emu.address('B')}:{PORT}"
+        self.log = root / "server.log"  # a file, not a pipe nobody reads
+
+    def start_server(self) -> None:
+        with open(self.log, "a") as log:
+            self.server = self.emu.popen("B", [self.exe, "serve", str(self.served), "--listen",
+                                               self.remote, *self.creds.args(), "--timeout", "5"],
+                                         stdout=subprocess.PIPE, stderr=log, text=True)
+        line = self.server.stdout.readline()
+        assert line.startswith("listening"), line + self.log.read_text()
+
+    def kill_server(self) -> None:
+        self.server.send_signal(signal.SIGKILL)
+        self.server.wait(10)
+
+    def copy(self, *args: str, creds: Credentials | None = None, timeout: float = 120,
+             **kw) -> subprocess.CompletedProcess:
+        argv = [*ISTHMUS, "copy", *args, *(creds or self.creds).args(), "--timeout", "5"]
+        return self.emu.exec("A", argv, timeout=timeout, capture_output=True, text=True, **kw)
+
+    def raw(self, op: str, *args: str, creds: Credentials | None = None) -> subprocess.CompletedProcess:
+        """isthmus-copy itself (the CLI costs ~2 s of imports per call on this machine):
+        for the many short refusals."""
+        argv = [self.exe, op, *args, *(creds or self.creds).args(), "--timeout", "5"]
+        return self.emu.exec("A", argv, timeout=60, capture_output=True, text=True)
+
+    def copy_through_corruption(self, *args: str) -> subprocess.CompletedProcess:
+        """A copy over LINK. A bit flipped in the few packets that set the connection up
+        (TCP: the handshake; UDP: also its parameter exchange) fails the connection
+        (correctly: that is the handshake's HMAC at work); only then try again, at most
+        twice."""
+        for _ in range(3):
+            r = self.copy(*args)
+            if "connecting to" not in r.stderr:
+                return r
+        return r
+
+    def popen_copy(self, *args: str) -> subprocess.Popen:
+        argv = [self.exe, *args, *self.creds.args(), "--timeout", "3"]
+        return self.emu.popen("A", argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def sites(netadmin, tmp_path_factory):
+    exe = str(netadmin.root / "bin" / "isthmus-copy")
+    creds = Credentials()
+    try:
+        with Emulation(sites=2, link=CLEAN, job="tCopy", seed=7) as emu:
+            s = Sites(emu, exe, creds, tmp_path_factory.mktemp("copy"))
+            s.start_server()
+            yield s
+    finally:
+        creds.close()
+
+
+@pytest.fixture(scope="module")
+def data(sites) -> bytes:
+    blob = os.urandom(SIZE)
+    (sites.local / "data.bin").write_bytes(blob)
+    os.chmod(sites.local / "data.bin", 0o640)
+    return blob
+
+
+def _no_temp_files(*dirs: Path) -> None:
+    for d in dirs:
+        left = [p.name for p in d.rglob(".*.icp-*")]
+        assert not left, f"temporary files left in {d}: {left}"
+
+
+def _set_link(emu: Emulation, spec: str) -> None:
+    emu.set_link("A", "B", spec)
+    emu.set_link("B", "A", spec)
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_put_and_get_are_byte_identical(sites, data, transport):
+    """udp through LINK (corruption included); tcp through the same link without the
+    corruption, which it cannot survive (next test)."""
+    emu = sites.emu
+    if transport == "udp":
+        _set_link(emu, LINK)
+    try:
+        before = emu.stats()
+        put = sites.copy_through_corruption("--transport", transport, str(sites.local / "data.bin"),
+                                            f"{sites.remote}:in-{transport}.bin")
+        assert put.returncode == 0, put.stderr
+        assert (sites.served / f"in-{transport}.bin").read_bytes() == data
+        assert (sites.served / f"in-{transport}.bin").stat().st_mode & 0o777 == 0o640
+        assert f"over {transport}, sha256 verified" in put.stdout, put.stdout
+        back = sites.local / f"back-{transport}.bin"
+        get = sites.copy_through_corruption("--transport", transport, "--quiet",
+                                            f"{sites.remote}:in-{transport}.bin", str(back))
+        assert get.returncode == 0, get.stderr
+        assert "ETA" not in get.stderr, get.stderr  # --quiet: the summary only
+        assert back.read_bytes() == data
+        after = emu.stats()
+    finally:
+        _set_link(emu, CLEAN)
+    _no_temp_files(sites.served, sites.local)
+    # the faults really happened, in both directions
+    for a, b in (("A", "B"), ("B", "A")):
+        x, y = emu.link_stats(a, b, before), emu.link_stats(a, b, after)
+        assert y["drop_loss"] > x["drop_loss"] and y["dup"] > x["dup"], (a, b, x, y)
+        if transport == "udp":
+            assert y["corrupted"] > x["corrupted"], (a, b, x, y)
+
+
+def test_tcp_through_corruption_is_refused_by_the_checksum(sites, data):
+    """The kernel's checksum does not see corrupt= damage; SHA-256 must."""
+    emu = sites.emu
+    _set_link(emu, LINK)
+    try:
+        before = emu.stats()
+        r = sites.copy_through_corruption("--transport", "tcp", str(sites.local / "data.bin"),
+                                          f"{sites.remote}:bad.bin")
+        after = emu.stats()
+    finally:
+        _set_link(emu, CLEAN)
+    assert emu.link_stats("A", "B", after)["corrupted"] > emu.link_stats("A", "B", before)["corrupted"]
+    assert r.returncode == 1, r.stderr
+    # almost always the digest; a flipped bit in a message header is caught as malformed
+    assert any(w in r.stderr for w in ("checksum mismatch", "malformed", "protocol error")), r.stderr
+    assert sites.remote in r.stderr, r.stderr
+    assert not (sites.served / "bad.bin").exists()
+    _no_temp_files(sites.served)
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_wrong_secret_is_refused_and_nothing_is_written(sites, transport):
+    wrong = Credentials(sites.creds.job)
+    try:
+        small = sites.local / "small.txt"
+        small.write_text("hello\n")
+        listing = sorted(p.name for p in sites.served.iterdir())
+        r = sites.raw("put", "--transport", transport, str(small), sites.remote, "", creds=wrong)
+        g = sites.raw("get", "--transport", transport, sites.remote, "in-udp.bin",
+                      str(sites.local / "stolen.bin"), creds=wrong)
+    finally:
+        wrong.close()
+    for x in (r, g):
+        assert x.returncode == 1, x.stderr
+        assert "secret" in x.stderr and sites.remote.split(":")[0] in x.stderr, x.stderr
+    assert "refused a connection" in sites.log.read_text()
+    assert sorted(p.name for p in sites.served.iterdir()) == listing
+    assert not (sites.local / "stolen.bin").exists()
+
+
+def test_paths_outside_the_served_directory_are_refused(sites):
+    (sites.outside / "secret").write_text("outside\n")
+    (sites.served / "sub").mkdir(exist_ok=True)
+    (sites.served / "out").symlink_to(sites.outside)          # leads out: refused
+    (sites.served / "inner").symlink_to("sub")                 # stays inside: allowed
+    (sites.served / "abs").symlink_to(sites.served / "sub")    # absolute: refused (docs/copy.md)
+    small = sites.local / "small.txt"
+    small.write_text("hello\n")
+    for remote in ("../x.txt", "sub/../../x.txt", "/tmp/x.txt", "out/x.txt", "out/", "abs/"):
+        r = sites.raw("put", "--transport", "tcp", str(small), sites.remote, remote)
+        assert r.returncode == 1 and "refused" in r.stderr, (remote, r.stderr)
+        assert "bad path" in r.stderr, (remote, r.stderr)
+    for remote in ("../outside/secret", "/etc/passwd", "out/secret"):
+        r = sites.raw("get", "--transport", "tcp", sites.remote, remote, str(sites.local / "got"))
+        assert r.returncode == 1 and "bad path" in r.stderr, (remote, r.stderr)
+        assert not (sites.local / "got").exists()
+    assert [p.name for p in sites.outside.iterdir()] == ["secret"]
+    ok = sites.raw("put", str(small), sites.remote, "inner/")
+    assert ok.returncode == 0, ok.stderr
+    assert (sites.served / "sub" / "small.txt").read_text() == "hello\n"
+    _no_temp_files(sites.served, sites.local)
+
+
+def _wait_for_progress(p: subprocess.Popen) -> str:
+    seen = ""
+    while True:
+        line = p.stderr.readline()
+        seen += line
+        if not line or "bytes (" in line:
+            return seen
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+@pytest.mark.parametrize("op", ["get", "put"])
+def test_server_killed_mid_transfer(sites, data, op, transport):
+    emu = sites.emu
+    _set_link(emu, SLOW)
+    try:
+        if op == "get":
+            target = sites.local / "killed.bin"
+            (sites.served / "big.bin").write_bytes(data)
+            p = sites.popen_copy("get", "--transport", transport, sites.remote, "big.bin", str(target))
+        else:
+            target = sites.served / "killed.bin"
+            p = sites.popen_copy("put", "--transport", transport, str(sites.local / "data.bin"),
+                                 sites.remote, "killed.bin")
+        seen = _wait_for_progress(p)
+        assert "bytes (" in seen, seen
+        t0 = time.monotonic()
+        sites.kill_server()
+        out, err = p.communicate(timeout=60)
+        waited = time.monotonic() - t0
+    finally:
+        _set_link(emu, CLEAN)
+        sites.start_server()
+    assert p.returncode == 1, err
+    assert sites.remote in err, err
+    assert waited < 20, waited
+    assert not target.exists()
+    _no_temp_files(sites.local)
+    if op == "put":  # a killed server cannot remove its temporary file; it is not the target
+        for left in sites.served.glob(".killed.bin.icp-*"):
+            left.unlink()
+
+
+@pytest.mark.parametrize("op", ["get", "put"])
+def test_resume_after_a_killed_server(sites, data, op):
+    """--resume keeps what a failed copy moved; run again, the copy continues from it
+    (and the whole file is still checked). A partial copy whose bytes differ from the
+    source is not used."""
+    emu = sites.emu
+    name = f"resumed-{op}.bin"
+    if op == "get":
+        (sites.served / name).write_bytes(data)
+        target, partial = sites.local / name, sites.local / f".{name}.icp-partial"
+        args = ("get", "--resume", sites.remote, name, str(sites.local) + "/")
+    else:
+        target, partial = sites.served / name, sites.served / f".{name}.icp-partial"
+        args = ("put", "--resume", str(sites.local / "data.bin"), sites.remote, name)
+    _set_link(emu, SLOW)
+    try:
+        p = sites.popen_copy(*args)
+        assert "bytes (" in _wait_for_progress(p)
+        time.sleep(0.5)
+        sites.kill_server()
+        _, err = p.communicate(timeout=60)
+    finally:
+        _set_link(emu, CLEAN)
+        sites.start_server()
+    assert p.returncode == 1 and not target.exists(), err
+    kept = partial.stat().st_size
+    assert 0 < kept < SIZE, kept
+    if op == "put":  # through the CLI once
+        r = sites.copy("--resume", str(sites.local / "data.bin"), f"{sites.remote}:{name}")
+    else:
+        r = sites.raw(*args)
+    assert r.returncode == 0, r.stderr
+    assert f"resumed at byte {kept} of {SIZE}" in r.stdout, r.stdout
+    assert target.read_bytes() == data and not partial.exists()
+
+    # a partial copy of something else: not used, the copy starts over
+    target.unlink()
+    partial.write_bytes(os.urandom(1 << 20))
+    r = sites.raw(*args)
+    assert r.returncode == 0, r.stderr
+    assert "resumed at" not in r.stdout, r.stdout
+    assert target.read_bytes() == data and not partial.exists()
+
+
+def test_serve_command_prints_credentials_and_stops_with_its_server(prefix, tmp_path):
+    """`isthmus copy serve` (on loopback, no emulation): a new job id and secret file are
+    printed (the secret itself never), a client with them can copy, and SIGTERM stops
+    the C server too."""
+    port = 41985
+    served = tmp_path / "served"
+    served.mkdir()
+    srv = subprocess.Popen(ISTHMUS + ["copy", "serve", str(served), "--listen", f"127.0.0.1:{port}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout.readline().startswith("listening"), srv.stderr.read()
+        head = srv.stderr.readline() + srv.stderr.readline()
+        job = head.split("job id: ")[1].split()[0]
+        secret_file = head.split("secret file: ")[1].split()[0]
+        src = tmp_path / "x.bin"
+        src.write_bytes(os.urandom(100000))
+        r = subprocess.run([str(prefix.root / "bin" / "isthmus-copy"), "put", str(src),
+                            f"127.0.0.1:{port}", "", "--job", job, "--secret-file", secret_file],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert (served / "x.bin").read_bytes() == src.read_bytes()
+        secret = Path(secret_file).read_text().strip()
+        srv.send_signal(signal.SIGTERM)
+        out, err = srv.communicate(timeout=20)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    assert srv.returncode == 0, err
+    assert secret not in head + out + err + r.stdout + r.stderr
+    left = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
+    assert not left.strip(), f"copy server left running: {left}"
