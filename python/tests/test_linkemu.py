@@ -234,10 +234,18 @@ def _leftovers(job: str) -> list[str]:
     return found
 
 
+def _default_sigint() -> None:
+    # A shell without job control starts background commands with SIGINT ignored, and
+    # the ignore is inherited (a suite started with `... &` from a script); Python then
+    # installs no KeyboardInterrupt handler. Ctrl-C from a terminal is what is tested.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(args, **kw):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen([PY, "-m", "isthmus", "link", "emulate", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_default_sigint, **kw)
 
 
 def test_command_exit_code_and_cleanup(netadmin):
@@ -255,16 +263,21 @@ def test_signal_cleans_up_everything(netadmin, sig, code):
     # a fixed job name: namespaces an earlier, killed run of this test left behind go first
     subprocess.run([PY, "-m", "isthmus", "link", "cleanup", "--job", job], capture_output=True)
     p = _cli(["--sites", "2", "--link", "delay=2ms", "--job", job])
-    deadline = time.monotonic() + 30
-    while len(list_namespaces(job)) < 2 or not _leftovers(job)[2:]:
-        assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
-        time.sleep(0.05)
-    # A process left running inside a site must go too.
-    sleeper = subprocess.Popen(["ip", "netns", "exec", f"ism-{job}-B", "sleep", "300"])
-    time.sleep(0.2)
-    p.send_signal(sig)
-    _, err = p.communicate(timeout=30)
-    sleeper.wait(timeout=10)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list_namespaces(job)) < 2 or not _leftovers(job)[2:]:
+            assert p.poll() is None and time.monotonic() < deadline, p.stderr.read()
+            time.sleep(0.05)
+        # A process left running inside a site must go too.
+        sleeper = subprocess.Popen(["ip", "netns", "exec", f"ism-{job}-B", "sleep", "300"])
+        time.sleep(0.2)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+        sleeper.wait(timeout=10)
+    finally:
+        if p.poll() is None:  # a failed wait must not leave the emulation to later tests
+            p.terminate()
+            p.wait(timeout=30)
     assert p.returncode == code, err
     assert "namespaces removed" in err
     assert _leftovers(job) == []
