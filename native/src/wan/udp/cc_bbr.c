@@ -16,9 +16,9 @@
  * lossy paths. But BBR v1 ignores loss altogether, and in a bottleneck queue of about one
  * BDP it keeps 2 BDP in flight while a loss-based flow (CUBIC) backs off at every
  * overflow: measured here, it took ~80% of the link from one CUBIC flow. So a round is
- * "congested" when it lost packets (two or more, any share of the round: CUBIC backs off
- * at every overflow, and a threshold of 1% left us 67-70% of a bottleneck shared with one
- * CUBIC flow) *and* even its fastest
+ * "congested" when it lost two packets or more, whatever share of the round that is
+ * (CUBIC backs off at every overflow; a threshold of 1% left us 67-70% of a bottleneck
+ * shared with one CUBIC flow; one packet alone may be corruption), *and* even its fastest
  * RTT sample shows a standing queue (above the connection's base RTT by a quarter, at
  * least 2 ms): the losses of a full queue, not of a noisy path, which loses packets at
  * any queue length. After a congested round the bytes in flight are bounded by
@@ -40,7 +40,6 @@
 #define PROBE_RTT_US 200000
 #define STARTUP_GAIN_X1000 2885
 #define CYCLE 8
-#define LOSS_THRESH_PCT 0      /* lost share of a round's packets above which it may be congestion */
 #define QUEUE_FRAC 4           /* a standing queue: fastest RTT > base + base / QUEUE_FRAC */
 #define QUEUE_MIN_US 2000      /* ... and > base + 2 ms (timer and scheduling noise) */
 #define BETA_X100 70           /* inflight_hi after a congested round (CUBIC's beta) */
@@ -112,12 +111,10 @@ static uint64_t cubic_bound(const bbr *b, int64_t t_us)
 /* The end of a round: was it congested? Then bound what is in flight. */
 static void check_congestion(bbr *b, int64_t now_us)
 {
-    uint64_t total = b->round_acked + b->round_lost;
     int64_t base = b->base_rtt_us, q = base / QUEUE_FRAC;
     if (q < QUEUE_MIN_US)
         q = QUEUE_MIN_US;
-    int lossy = total > 0 && b->round_lost * 100 > LOSS_THRESH_PCT * total &&
-                b->round_lost >= 2ull * b->mss;
+    int lossy = b->round_lost >= 2ull * b->mss; /* two packets: one may be corruption */
     int queued = base > 0 && b->round_min_rtt_us > base + q;
     /* One cut per recovery, as CUBIC makes one per loss epoch: until the bound has grown
      * back to where congestion was last met, more congested rounds are the same epoch.
