@@ -24,5 +24,6 @@ else
     status=1
 fi
 echo "== Python and end-to-end tests (pytest)"
-.venv/bin/python -m pytest -q -p no:cacheprovider python/tests "$@" || status=1
+# --durations: the slowest tests, listed in the log, keep the suite's time in view
+.venv/bin/python -m pytest -q -p no:cacheprovider --durations=30 python/tests "$@" || status=1
 exit $status
