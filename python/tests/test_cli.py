@@ -203,3 +203,16 @@ def test_run_fake_job_exit_code(fake_prefix, script, tmp_path, monkeypatch):
     prog = script("prog.sh", 'echo "site $ISTHMUS_SITE arg $1"; [ "$ISTHMUS_SITE" = 1 ] && exit 9; exit 0\n')
     r = invoke("run", "-n", "2", "--mpi", "openmpi", str(prog), "hello")
     assert r.exit_code == 9
+
+
+def test_starting_the_cli_loads_no_numerical_library():
+    """`isthmus run` starts once per job, and the suite starts it hundreds of times: the
+    command modules must load scipy and matplotlib (1.5-2 s on this machine) only inside
+    the commands that use them. A fresh interpreter, so other tests' imports do not count."""
+    import subprocess
+    import sys
+    code = ("import sys, isthmus.cli; "
+            "print(' '.join(m for m in ('scipy', 'matplotlib') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "", f"importing isthmus.cli loaded: {r.stdout.strip()}"

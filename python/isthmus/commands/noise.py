@@ -13,9 +13,6 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 from ..errors import IsthmusError
 from ..netemu.spec import parse_time
 from ..noise import runner
-from ..noise.analyze import analyze, public
-from ..noise.runs import load_run
-from ..noise.summary import print_summary
 from ..ui import err_console
 from . import register
 
@@ -92,6 +89,11 @@ def run_command(probe, cpus, duration, out, interval_log2, quantum, k, threshold
 
 
 def _report(path: Path, html: bool, con) -> dict:
+    # numpy and scipy.signal load here, not at import: every `isthmus` command (a job
+    # launch too) would otherwise pay ~1.5 s for them
+    from ..noise.analyze import analyze, public
+    from ..noise.runs import load_run
+    from ..noise.summary import print_summary
     run = load_run(path)
     res = analyze(run)
     d = path if path.is_dir() else path.parent
@@ -153,6 +155,7 @@ def inject_command(period, duration, cpu, priority, run_for, log) -> None:
 @click.option("--seed", type=int, default=1, show_default=True)
 def scale_command(run_dir, work, latency, pmax, samples, validate, plot, mode, seed) -> None:
     """Predict the slowdown noise causes a bulk-synchronous loop at P = 2 .. PMAX processes."""
+    from ..noise.runs import load_run
     from ..noise.scale import predict, print_scale, plot_scale, validate_mpijitter
     run = load_run(run_dir)
     res = predict(run, work, latency, pmax, samples, seed, mode)
