@@ -333,7 +333,7 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              "udp sent %.1f MB in %llu packets, retransmitted %llu packets (%.2f %%; %llu "
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
              "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
-             "%llu packets rejected (bad CRC, stale or foreign); %.0f %% of the bytes received "
+             "%llu packets rejected (bad CRC, stale or foreign); %.1f %% of the bytes received "
              "placed straight into frame buffers",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
