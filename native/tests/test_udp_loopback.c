@@ -18,7 +18,12 @@
  */
 #include "conn.h"
 #include "pattern.h"
+#include "setup.h"
 #include "udp.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <poll.h>
 #include <pthread.h>
@@ -70,32 +75,70 @@ static void opts_for(const scen *s, ism_udp_opts *o)
     o->dead_ms = 10000;
 }
 
+/* One receive in an event loop: post, poll until test says it is over; every fourth
+ * post is cancelled after a few rounds instead (the bytes filled by then count). */
+static ssize_t recv_posted(ism_udp_conn *c, uint8_t *buf, size_t n, unsigned k, int *cancelled)
+{
+    *cancelled = 0;
+    int rc = ism_udp_recv_post(c, buf, n);
+    if (rc)
+        return rc;
+    for (int round = 0;; round++) {
+        if (k % 4 == 3 && round == 3) {
+            *cancelled = 1;
+            return ism_udp_recv_cancel(c);
+        }
+        ssize_t r = ism_udp_recv_test(c);
+        if (r != ISM_UDP_EAGAIN) {
+            if (r < 0)
+                ism_udp_recv_cancel(c);
+            return r;
+        }
+        struct pollfd p = {ism_udp_fd(c), ism_udp_events(c), 0};
+        int64_t t = ism_udp_next_timer_us(c);
+        poll(&p, 1, t > 20000000 ? 20000 : (int)((t + 999) / 1000));
+        if (ism_udp_progress(c) != 0)
+            continue; /* test reports it */
+    }
+}
+
 static void *server_recv(void *arg)
 {
     side *sd = arg;
     sd->c = ism_udp_accept(sd->l, 20000, sd->err, sizeof sd->err);
     if (!sd->c)
         return NULL;
-    uint8_t *buf = malloc(1 << 16), *scratch = malloc(1 << 16);
+    uint8_t *scratch = malloc(1 << 20);
     sd->bad_at = -1;
-    for (;;) {
-        /* odd read sizes: the receive ring's wrap-around and partial reads get exercised */
-        ssize_t r = ism_udp_recv(sd->c, buf, 1000 + (size_t)(sd->got % 50000), 20000);
+    for (unsigned k = 0;; k++) {
+        /* Three ways to receive, in turn, into a buffer of exactly the size asked (so ASan
+         * sees a write past it, or after it was freed): recv (at least one byte), with odd
+         * sizes, so the ring's wrap-around and partial reads get exercised; recv_all; and
+         * a posted receive in an event loop, sometimes cancelled. */
+        size_t n = k % 3 == 0 ? 1000 + (size_t)(sd->got % 50000)
+                              : 1 + (size_t)((sd->got * 2654435761u + k) % (1u << 20));
+        uint8_t *buf = malloc(n);
+        int cancelled = 0;
+        ssize_t r = k % 3 == 0   ? ism_udp_recv(sd->c, buf, n, 20000)
+                    : k % 3 == 1 ? ism_udp_recv_all(sd->c, buf, n, 20000)
+                                 : recv_posted(sd->c, buf, n, k, &cancelled);
         if (r < 0) {
             snprintf(sd->err, sizeof sd->err, "recv: %s", ism_udp_error(sd->c));
+            free(buf);
             break;
         }
-        if (r == 0) {
+        if (r == 0 && !cancelled) { /* the end (a cancel may find nothing yet) */
             sd->eof = 1;
+            free(buf);
             break;
         }
         if (sd->bad_at < 0)
             sd->bad_at = up_check(buf, sd->got, (size_t)r, 7, scratch);
         sd->got += (uint64_t)r;
+        free(buf);
     }
     ism_udp_get_stats(sd->c, &sd->st);
     sd->close_rc = ism_udp_close(sd->c, 20000);
-    free(buf);
     free(scratch);
     return NULL;
 }
@@ -165,18 +208,28 @@ static void run_scenario(const scen *s)
               s->name, (unsigned long long)st.impair_corrupted, (unsigned long long)srv.st.pkts_bad);
     if (s->want_reorder)
         CHECK(st.impair_reordered > 0, "%s: nothing reordered", s->name);
+    /* every byte went to the application once: straight, or through the ring */
+    const ism_udp_stats *rs = &srv.st;
+    CHECK(rs->bytes_placed_direct - rs->bytes_placed_back + rs->bytes_via_ring == srv.got &&
+              rs->bytes_placed_direct > srv.got / 8,
+          "%s: direct %llu - back %llu + via ring %llu for %llu bytes delivered", s->name,
+          (unsigned long long)rs->bytes_placed_direct, (unsigned long long)rs->bytes_placed_back,
+          (unsigned long long)rs->bytes_via_ring, (unsigned long long)srv.got);
     /* GSO messages of a loopback sender arrive whole at a GRO receiver, cut apart there */
     if (s->no_shim && !getenv("ISM_UDP_NO_GRO") && !getenv("ISM_UDP_NO_GSO"))
         CHECK(srv.st.pkts_coalesced > srv.st.pkts_received / 4,
               "%s: %llu of %llu datagrams arrived coalesced (UDP GRO)", s->name,
               (unsigned long long)srv.st.pkts_coalesced, (unsigned long long)srv.st.pkts_received);
     printf("%-28s %6.1f MB in %5.2f s  sent %llu pkts, rtx %llu, rto %llu; dropped %llu, dup %llu, "
-           "reordered %llu, corrupted %llu; receiver discarded %llu dup, %llu bad\n",
+           "reordered %llu, corrupted %llu; receiver discarded %llu dup, %llu bad; placed "
+           "%.0f%% direct, %.2f MB back\n",
            s->name, s->bytes / 1e6, dt, (unsigned long long)st.pkts_sent,
            (unsigned long long)st.pkts_retransmitted, (unsigned long long)st.rto_count,
            (unsigned long long)faults_out, (unsigned long long)st.impair_dup,
            (unsigned long long)st.impair_reordered, (unsigned long long)st.impair_corrupted,
-           (unsigned long long)srv.st.pkts_dup, (unsigned long long)srv.st.pkts_bad);
+           (unsigned long long)srv.st.pkts_dup, (unsigned long long)srv.st.pkts_bad,
+           srv.got ? 100.0 * (double)rs->bytes_placed_direct / (double)srv.got : 0.0,
+           rs->bytes_placed_back / 1e6);
 }
 
 /* ---- both directions at once through the non-blocking API ---- */
@@ -455,6 +508,270 @@ static void test_forged_packets(void)
     ism_udp_listener_close(f.l);
 }
 
+/* ---- placement into posted buffers, driven packet by packet ----
+ *
+ * A connection whose "peer" is a UDP socket nobody reads (our ACKs go there and are
+ * lost), fed DATA packets through udp_dispatch: every arrival order, overlap and cancel
+ * is chosen by the test, so the counters of where each byte went can be checked
+ * exactly, and ASan sees every write into a posted buffer (each post gets a buffer of
+ * exactly its size, freed as soon as the post ended). */
+#define PL_SEED 21
+
+static ism_udp_conn *fake_conn(size_t rcvbuf)
+{
+    int sink = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    if (sink < 0 || fd < 0 || bind(sink, (struct sockaddr *)&a, sizeof a) != 0 ||
+        getsockname(sink, (struct sockaddr *)&a, &al) != 0 ||
+        connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        CHECK(0, "fake connection: sockets");
+        return NULL;
+    }
+    close(sink); /* our ACKs are refused or lost: both are fine for a receiver */
+    ism_udp_opts o;
+    ism_udp_opts_default(&o);
+    o.rcvbuf = rcvbuf;
+    o.sndbuf = 1 << 16;
+    o.dead_ms = 600000;
+    o.keepalive_ms = 150000;
+    const uint8_t tx[ISM_UDPW_TOKEN_LEN] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const uint8_t rx[ISM_UDPW_TOKEN_LEN] = {9, 10, 11, 12, 13, 14, 15, 16};
+    char err[256];
+    ism_udp_conn *c = udp_conn_new(fd, &o, tx, rx, 1 << 16, "fake peer", err, sizeof err);
+    CHECK(c != NULL, "fake connection: %s", err);
+    return c;
+}
+
+/* A DATA packet carrying stream bytes [off, off + len) under packet number pn. */
+static void inject(ism_udp_conn *c, uint64_t pn, uint64_t off, uint32_t len, int fin)
+{
+    uint8_t p[ISM_UDPW_MAX_DGRAM];
+    ism_udpw_encode_data(p, fin ? ISM_UDPW_F_FIN : 0, c->tok_rx, pn, off, (uint32_t)pn);
+    up_fill(p + ISM_UDPW_DATA_HDR, off, len, PL_SEED);
+    ism_udpw_seal(p, ISM_UDPW_DATA_HDR + len);
+    udp_dispatch(c, p, ISM_UDPW_DATA_HDR + len, udp_now_us());
+}
+
+static int verified(const uint8_t *b, uint64_t off, size_t n)
+{
+    uint8_t *scratch = malloc(n ? n : 1);
+    int64_t bad = up_check(b, off, n, PL_SEED, scratch);
+    free(scratch);
+    return bad < 0;
+}
+
+#define PL_COUNTS(c, d, v, b)                                                                  \
+    CHECK((c)->st.bytes_placed_direct == (d) && (c)->st.bytes_via_ring == (v) &&              \
+              (c)->st.bytes_placed_back == (b),                                                \
+          "line %d: direct %llu via ring %llu back %llu, expected %d %d %d", __LINE__,        \
+          (unsigned long long)(c)->st.bytes_placed_direct,                                     \
+          (unsigned long long)(c)->st.bytes_via_ring,                                          \
+          (unsigned long long)(c)->st.bytes_placed_back, (d), (v), (b))
+
+static void test_place_exact(void)
+{
+    ism_udp_conn *c = fake_conn(1 << 16);
+    if (!c)
+        return;
+    uint8_t *b = malloc(5000);
+    inject(c, 0, 0, 1000, 0);    /* in order, nothing posted: the ring */
+    inject(c, 1, 3000, 1000, 0); /* beyond a hole: the ring */
+    CHECK(ism_udp_recv_post(c, b, 5000) == 0, "post");
+    PL_COUNTS(c, 0, 2000, 0);    /* both move into the buffer at once */
+    CHECK(ism_udp_recv_filled(c) == 1000, "filled %zu after the post", ism_udp_recv_filled(c));
+    CHECK(ism_udp_recv_post(c, b, 10) == ISM_UDP_EINVAL && ism_udp_recv_nb(c, b, 10) ==
+              ISM_UDP_EINVAL && ism_udp_recv(c, b, 10, 10) == ISM_UDP_EINVAL,
+          "a second post or a plain recv while posted must be refused");
+    inject(c, 2, 1000, 1000, 0); /* in order: straight into the buffer */
+    inject(c, 3, 1500, 1100, 0); /* resent at other boundaries: only [2000, 2600) is new */
+    PL_COUNTS(c, 1600, 2000, 0);
+    inject(c, 4, 2500, 1100, 0); /* overlaps the delivered and the held: [2600, 3000) new */
+    PL_COUNTS(c, 2000, 2000, 0);
+    CHECK(ism_udp_recv_filled(c) == 4000, "filled %zu, expected 4000", ism_udp_recv_filled(c));
+    inject(c, 5, 4500, 1500, 0); /* across the end of the post: 500 placed, 1000 to the ring */
+    inject(c, 4, 2500, 1100, 0); /* a duplicate packet number: dropped unread */
+    PL_COUNTS(c, 2500, 2000, 0);
+    CHECK(c->st.bytes_received == 5500 && c->st.pkts_dup == 1, "received %llu, dup %llu",
+          (unsigned long long)c->st.bytes_received, (unsigned long long)c->st.pkts_dup);
+    CHECK(!ism_udp_readable(c) && ism_udp_recv_test(c) == ISM_UDP_EAGAIN, "post not over yet");
+    ssize_t k = ism_udp_recv_cancel(c);
+    CHECK(k == 4000 && verified(b, 0, 4000), "cancel returned %zd", k);
+    PL_COUNTS(c, 2500, 2000, 500); /* [4500, 5000) went back to the ring */
+    memset(b, 0xee, 5000); /* the buffer is the caller's again: nothing may land in it now */
+    inject(c, 6, 4000, 500, 0);
+    uint8_t *b2 = malloc(10000);
+    k = ism_udp_recv_nb(c, b2, 10000);
+    CHECK(k == 2000 && verified(b2, 4000, 2000), "recv_nb after the cancel: %zd", k);
+    PL_COUNTS(c, 2500, 4000, 500);
+    CHECK(ism_udp_recv_cancel(c) == ISM_UDP_EINVAL && ism_udp_recv_test(c) == ISM_UDP_EINVAL,
+          "cancel/test without a post");
+    CHECK(b[4600] == 0xee, "a cancelled post's buffer was written to");
+    free(b);
+
+    /* A blocking recv that times out puts back what it held beyond the hole. */
+    inject(c, 7, 7000, 1000, 0);
+    k = ism_udp_recv(c, b2, 3000, 30);
+    CHECK(k == ISM_UDP_ETIMEDOUT, "recv with a hole: %zd", k);
+    PL_COUNTS(c, 2500, 5000, 1500);
+    inject(c, 8, 6000, 1000, 0);
+    uint8_t *b3 = malloc(4000);
+    CHECK(ism_udp_recv_post(c, b3, 4000) == 0, "post");
+    PL_COUNTS(c, 2500, 7000, 1500);
+    inject(c, 9, 8000, 500, 1); /* the end of the stream, inside the post */
+    k = ism_udp_recv_test(c);
+    CHECK(k == 2500 && verified(b3, 6000, 2500), "test at the end of the stream: %zd", k);
+    PL_COUNTS(c, 3000, 7000, 1500);
+    CHECK(c->st.bytes_received == 8500, "received %llu", (unsigned long long)c->st.bytes_received);
+    CHECK(ism_udp_recv_nb(c, b2, 10) == 0 && ism_udp_recv(c, b2, 10, 10) == 0 &&
+              ism_udp_recv_all(c, b2, 10, 10) == 0,
+          "end of stream after the post");
+    CHECK(ism_udp_recv_post(c, b3, 10) == 0 && ism_udp_recv_test(c) == 0, "post at the end");
+    /* close ends a post: the buffer may go right after */
+    CHECK(ism_udp_recv_post(c, b3, 10) == 0, "post before close");
+    ism_udp_close(c, 50);
+    free(b3);
+    free(b2);
+    printf("%-28s placement, overlaps, cancel, timeout, end of stream: exact counts\n",
+           "posted receives (exact)");
+}
+
+typedef struct pl_pkt {
+    uint64_t pn, off;
+    uint32_t len;
+} pl_pkt;
+
+static uint64_t pl_rng;
+static uint64_t pl_rand(uint64_t n)
+{
+    pl_rng ^= pl_rng << 13;
+    pl_rng ^= pl_rng >> 7;
+    pl_rng ^= pl_rng << 17;
+    return pl_rng % n;
+}
+
+/* A random sender (variable packet sizes, reordering, duplicates, losses resent at new
+ * boundaries, spurious retransmissions of delivered or held bytes) against a random
+ * receiver (posts of 1 byte to 4 windows, cancels, recv_nb, test). Every byte delivered
+ * is checked at its offset, and the counters must add up. */
+static void test_place_random(uint64_t seed)
+{
+    const uint64_t TOTAL = 3u << 20, WIN = 1 << 16;
+    ism_udp_conn *c = fake_conn(WIN);
+    if (!c)
+        return;
+    pl_rng = seed;
+    enum { POOL = 256, LOST = 4096 };
+    pl_pkt pool[POOL];
+    uint64_t lost[LOST][2];
+    int npool = 0, nlost = 0;
+    uint64_t pn = 0, sent_hi = 0, got = 0, steps = 0, cancels = 0, posts = 0;
+    uint8_t *post = NULL, *rd = malloc(WIN);
+    size_t post_n = 0;
+    int eof = 0, bad = 0;
+    while (!eof && !bad && steps++ < 10000000) {
+        uint64_t r = pl_rand(100);
+        uint64_t edge = c->rcv_read + WIN < TOTAL ? c->rcv_read + WIN : TOTAL;
+        if (r < 30 && sent_hi < edge && npool < POOL) { /* new data, up to the window */
+            uint32_t len = 1 + (uint32_t)pl_rand(1436);
+            if (len > edge - sent_hi)
+                len = (uint32_t)(edge - sent_hi);
+            pool[npool++] = (pl_pkt){pn++, sent_hi, len};
+            sent_hi += len;
+        } else if (r < 70 && npool > 0) { /* one arrives, any of those on the way */
+            int i = (int)pl_rand((uint64_t)npool);
+            pl_pkt p = pool[i];
+            uint64_t fate = pl_rand(100);
+            if (fate < 8 && nlost < LOST) { /* lost: resent later, cut differently */
+                lost[nlost][0] = p.off;
+                lost[nlost++][1] = p.off + p.len;
+            } else {
+                inject(c, p.pn, p.off, p.len, p.off + p.len == TOTAL);
+            }
+            if (fate >= 95)
+                continue; /* duplicated: it stays on the way and arrives again */
+            pool[i] = pool[--npool];
+        } else if (r < 78 && nlost > 0 && npool < POOL) { /* a retransmission */
+            uint64_t *l = lost[pl_rand((uint64_t)nlost)];
+            uint32_t len = 1 + (uint32_t)pl_rand(1436);
+            if (len > l[1] - l[0])
+                len = (uint32_t)(l[1] - l[0]);
+            pool[npool++] = (pl_pkt){pn++, l[0], len};
+            l[0] += len;
+            if (l[0] == l[1])
+                memcpy(l, lost[--nlost], sizeof lost[0]);
+        } else if (r < 80 && sent_hi > c->rcv_read && npool < POOL) {
+            /* spurious: bytes we may hold already, under new boundaries */
+            uint64_t lo = c->rcv_read - pl_rand(c->rcv_read < 3000 ? c->rcv_read + 1 : 3000);
+            uint64_t off = lo + pl_rand(sent_hi - lo);
+            uint32_t len = 1 + (uint32_t)pl_rand(1436);
+            if (len > sent_hi - off)
+                len = (uint32_t)(sent_hi - off);
+            pool[npool++] = (pl_pkt){pn++, off, len};
+        } else if (!post) { /* the application */
+            if (pl_rand(4)) {
+                post_n = 1 + (size_t)pl_rand(pl_rand(3) ? 3000 : 4 * WIN);
+                post = malloc(post_n);
+                CHECK(ism_udp_recv_post(c, post, post_n) == 0, "post");
+                posts++;
+            } else {
+                size_t n = 1 + (size_t)pl_rand(WIN);
+                ssize_t k = ism_udp_recv_nb(c, rd, n);
+                if (k > 0) {
+                    bad = !verified(rd, got, (size_t)k);
+                    got += (uint64_t)k;
+                } else if (k == 0) {
+                    eof = 1;
+                } else if (k != ISM_UDP_EAGAIN) {
+                    CHECK(0, "recv_nb: %zd %s", k, ism_udp_error(c));
+                    bad = 1;
+                }
+            }
+        } else {
+            int cancel = pl_rand(40) == 0;
+            ssize_t k = cancel ? ism_udp_recv_cancel(c) : ism_udp_recv_test(c);
+            cancels += (uint64_t)cancel;
+            if (k >= 0) {
+                bad = !verified(post, got, (size_t)k);
+                got += (uint64_t)k;
+                eof = !cancel && k < (ssize_t)post_n; /* a test ends short only there */
+                free(post);
+                post = NULL;
+            } else if (k != ISM_UDP_EAGAIN) {
+                CHECK(0, "recv_test: %zd %s", k, ism_udp_error(c));
+                bad = 1;
+            }
+        }
+    }
+    if (post) {
+        ism_udp_recv_cancel(c);
+        free(post);
+    }
+    const ism_udp_stats *st = &c->st;
+    CHECK(!bad && eof && got == TOTAL, "seed %llu: delivered %llu of %llu bytes (mismatch %d, "
+          "end %d) in %llu steps", (unsigned long long)seed, (unsigned long long)got,
+          (unsigned long long)TOTAL, bad, eof, (unsigned long long)steps);
+    CHECK(st->bytes_received == TOTAL, "bytes_received %llu (new bytes counted once)",
+          (unsigned long long)st->bytes_received);
+    CHECK(st->bytes_placed_direct - st->bytes_placed_back + st->bytes_via_ring == got,
+          "direct %llu - back %llu + via ring %llu != delivered %llu",
+          (unsigned long long)st->bytes_placed_direct, (unsigned long long)st->bytes_placed_back,
+          (unsigned long long)st->bytes_via_ring, (unsigned long long)got);
+    CHECK(st->bytes_placed_direct > TOTAL / 4 && st->bytes_placed_back > 0 && cancels > 0 &&
+              st->pkts_dup > 0,
+          "paths not taken: direct %llu, back %llu, cancels %llu, dup %llu",
+          (unsigned long long)st->bytes_placed_direct, (unsigned long long)st->bytes_placed_back,
+          (unsigned long long)cancels, (unsigned long long)st->pkts_dup);
+    printf("%-28s seed %llu: %.1f MB in %llu packets, %llu posts (%llu cancelled): direct %.2f MB, "
+           "via ring %.2f MB, back %.2f MB\n",
+           "posted receives (random)", (unsigned long long)seed, TOTAL / 1e6,
+           (unsigned long long)pn, (unsigned long long)posts, (unsigned long long)cancels,
+           st->bytes_placed_direct / 1e6, st->bytes_via_ring / 1e6, st->bytes_placed_back / 1e6);
+    ism_udp_abort(c);
+    free(rd);
+}
+
 int main(void)
 {
     char err[256];
@@ -485,6 +802,9 @@ int main(void)
     test_failures();
     test_keepalive();
     test_forged_packets();
+    test_place_exact();
+    for (uint64_t seed = 1; seed <= 3; seed++)
+        test_place_random(seed * 0x9E3779B97F4A7C15ull);
     if (failures) {
         fprintf(stderr, "test_udp_loopback: %d failure(s)\n", failures);
         return 1;

@@ -43,6 +43,10 @@ typedef struct gw_stream {
     ism_frame_hdr rxh;
     gw_buf *rxbuf;        /* NULL with rx_have past the header: waiting for a buffer */
     int rx_discard;       /* the frame is a duplicate: read and drop its payload */
+    /* a transport's posted receive (xport_udp.c): the buffer, its length, and how much
+     * of it read() has already reported */
+    unsigned char *rx_post;
+    size_t rx_post_len, rx_post_seen;
     int64_t last_rx_ms, last_tx_ms;
     /* the transport's counters summed over this stream's connections that ended */
     _Alignas(8) unsigned char totals[GW_XP_TOTALS];

@@ -14,6 +14,13 @@
  * therefore reports 0 when bytes wait to be read or there is room for bytes waiting to
  * be written, and service() runs the protocol when its socket or a timer says so.
  *
+ * Receiving: a frame's payload (any read of UDP_POST_MIN bytes or more) is posted to the
+ * connection (ism_udp_recv_post) on the first read of it, and stays posted while the
+ * loop sleeps and services the stream, so payload goes from the packet straight into
+ * the frame's buffer; read() reports the contiguous part as it grows. The gateway reads
+ * a frame to its end in that same buffer, so a post ends full; the stream's close ends
+ * one that is still running.
+ *
  * Windows: 2 x the bandwidth-delay product of the described link (ISTHMUS_WAN_RATE,
  * ISTHMUS_WAN_RTT_MS), at least 4 MiB, at most 1 GiB; 16 MiB when the link is unknown.
  * The connection's own dead-peer timeout is ISTHMUS_LINK_DEAD_MS, like a TCP stream's
@@ -32,11 +39,13 @@
 #define UDP_WIN_MIN (4ull << 20)
 #define UDP_WIN_MAX (1ull << 30)
 #define UDP_WIN_UNKNOWN (16ull << 20)
+#define UDP_POST_MIN 4096 /* smaller reads (frame headers) copy out of the receive ring */
 
 /* Counters of a stream's connections that ended; the last one's state for the report. */
 typedef struct udp_totals {
     uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
     uint64_t rto_count, pkts_dup, pkts_bad;
+    uint64_t bytes_direct; /* placed straight into frame buffers (net of any put back) */
     int64_t srtt_us, min_rtt_us;
     uint64_t cwnd, pacing_rate;
     char cc[8], state[16];
@@ -90,6 +99,7 @@ static void attach(gw_stream *s, ism_udp_conn *c)
 {
     s->conn = c;
     s->fd = ism_udp_fd(c);
+    s->rx_post = NULL;
 }
 
 static int udp_dial(gw_stream *s, const char *host, int port, int64_t deadline_ms,
@@ -141,7 +151,7 @@ static int udp_read_full(gw_stream *s, void *buf, size_t n, int64_t deadline_ms)
         int64_t left = deadline_ms - ism_now_ms();
         if (left <= 0)
             return -1;
-        ssize_t r = ism_udp_recv(conn(s), (char *)buf + done, n - done, (int)left);
+        ssize_t r = ism_udp_recv_all(conn(s), (char *)buf + done, n - done, (int)left);
         if (r <= 0)
             return -1;
         done += (size_t)r;
@@ -170,7 +180,49 @@ static ssize_t udp_writev(gw_stream *s, const struct iovec *iov, int n)
 
 static ssize_t udp_read(gw_stream *s, void *buf, size_t n)
 {
-    return as_syscall(ism_udp_recv_nb(conn(s), buf, n));
+    ism_udp_conn *c = conn(s);
+    unsigned char *p = buf;
+    if (s->rx_post &&
+        (p != s->rx_post + s->rx_post_seen || n != s->rx_post_len - s->rx_post_seen)) {
+        /* The caller moved to another buffer before this one was full (it never does: it
+         * reads each frame to its end). Bytes placed but not reported would be lost, so
+         * the stream fails instead and the session layer resends after reconnecting. */
+        ssize_t k = ism_udp_recv_cancel(c);
+        int lost = k != (ssize_t)s->rx_post_seen;
+        s->rx_post = NULL;
+        if (lost) {
+            errno = EPROTO;
+            return -1;
+        }
+    }
+    if (!s->rx_post) {
+        if (n < UDP_POST_MIN)
+            return as_syscall(ism_udp_recv_nb(c, buf, n));
+        int rc = ism_udp_recv_post(c, buf, n);
+        if (rc)
+            return as_syscall(rc);
+        s->rx_post = p;
+        s->rx_post_len = n;
+        s->rx_post_seen = 0;
+    }
+    ssize_t r = ism_udp_recv_test(c);
+    if (r < 0 && r != ISM_UDP_EAGAIN)
+        return as_syscall(r); /* the stream is closed, and the post with it */
+    size_t filled = r >= 0 ? (size_t)r : ism_udp_recv_filled(c);
+    size_t k = filled - s->rx_post_seen;
+    s->rx_post_seen = filled;
+    if (r >= 0)
+        s->rx_post = NULL; /* over: full, or the peer's stream ended inside it */
+    if (k)
+        return (ssize_t)k;
+    return as_syscall(r >= 0 ? 0 : ISM_UDP_EAGAIN);
+}
+
+/* Bytes a read() would return now (or an end or error it would report). */
+static int rx_ready(const gw_stream *s)
+{
+    const ism_udp_conn *c = conn(s);
+    return ism_udp_readable(c) || (s->rx_post && ism_udp_recv_filled(c) > s->rx_post_seen);
 }
 
 static short udp_events(const gw_stream *s, int want_read, int want_write)
@@ -182,7 +234,7 @@ static short udp_events(const gw_stream *s, int want_read, int want_write)
 static int64_t udp_timer_us(const gw_stream *s, int want_read, int want_write)
 {
     const ism_udp_conn *c = conn(s);
-    if ((want_read && ism_udp_readable(c)) || (want_write && ism_udp_writable(c) > 0))
+    if ((want_read && rx_ready(s)) || (want_write && ism_udp_writable(c) > 0))
         return 0;
     return ism_udp_next_timer_us(c);
 }
@@ -192,7 +244,7 @@ static int udp_service(gw_stream *s, short revents)
     ism_udp_conn *c = conn(s);
     if (revents || ism_udp_next_timer_us(c) == 0)
         ism_udp_progress(c);
-    return (ism_udp_readable(c) ? GW_XP_READ : 0) | (ism_udp_writable(c) > 0 ? GW_XP_WRITE : 0);
+    return (rx_ready(s) ? GW_XP_READ : 0) | (ism_udp_writable(c) > 0 ? GW_XP_WRITE : 0);
 }
 
 static int udp_unsent(const gw_stream *s)
@@ -220,6 +272,7 @@ static void add_stats(udp_totals *t, const ism_udp_stats *st)
     t->rto_count += st->rto_count;
     t->pkts_dup += st->pkts_dup;
     t->pkts_bad += st->pkts_bad;
+    t->bytes_direct += st->bytes_placed_direct - st->bytes_placed_back;
     if (st->min_rtt_us > 0 && (t->min_rtt_us <= 0 || st->min_rtt_us < t->min_rtt_us))
         t->min_rtt_us = st->min_rtt_us;
     t->srtt_us = st->srtt_us;
@@ -237,6 +290,7 @@ static void udp_close(gw_stream *s)
     s->nclosed++;
     ism_udp_abort(conn(s)); /* tells the peer at once, as closing a TCP socket does */
     s->conn = NULL;
+    s->rx_post = NULL; /* ended with the connection: nothing more is written into it */
     s->fd = -1;
 }
 
@@ -279,7 +333,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              "udp sent %.1f MB in %llu packets, retransmitted %llu packets (%.2f %%; %llu "
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
              "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
-             "%llu packets rejected (bad CRC, stale or foreign)",
+             "%llu packets rejected (bad CRC, stale or foreign); %.1f %% of the bytes received "
+             "placed straight into frame buffers",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
              t.pkts_sent ? 100.0 * (double)t.pkts_retransmitted / (double)t.pkts_sent : 0.0,
@@ -287,7 +342,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              (double)t.bytes_received / 1e6, (unsigned long long)t.pkts_dup,
              (double)t.srtt_us / 1000.0, t.min_rtt_us > 0 ? (double)t.min_rtt_us / 1000.0 : 0.0,
              (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state,
-             (unsigned long long)t.pkts_bad);
+             (unsigned long long)t.pkts_bad,
+             t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
 }
 
 const gw_xport gw_xport_udp = {

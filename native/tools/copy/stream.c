@@ -173,7 +173,9 @@ int icp_recv(icp_stream *s, void *buf, size_t n)
     size_t done = 0;
     while (done < n) {
         if (s->u) {
-            ssize_t r = ism_udp_recv(s->u, p + done, n - done, s->tmo_ms);
+            /* all of it: the buffer stays posted until full, so payload lands in it
+             * straight from the packets (none of it through the receive ring) */
+            ssize_t r = ism_udp_recv_all(s->u, p + done, n - done, s->tmo_ms);
             if (r == 0) {
                 snprintf(s->err, sizeof s->err, "%s ended the connection in the middle of a message",
                          s->peer);

@@ -13,7 +13,9 @@
  *          --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N (udp, our sends),
  *          --seed N (data pattern), --timeout S (setup and idle limit), --count N
  *          (recv: connections to serve, default 1), --no-verify, --trace (send: the
- *          controller's state on stderr every 0.1 s).
+ *          controller's state on stderr every 0.1 s), --block BYTES (recv: bytes per
+ *          receive call, default 1 MiB; over udp each call posts its buffer and waits
+ *          for all of it, so payload is placed straight into it: ism_udp_recv_all).
  * Exit status: 0 success, 1 transfer failed or data mismatch (JSON says which), 2 usage.
  */
 #define _GNU_SOURCE
@@ -46,6 +48,7 @@ typedef struct args {
     double duration, omit, timeout;
     size_t window;
     int mtu, crc, verify, count, trace;
+    size_t block;
     uint64_t seed;
     ism_udp_impair impair;
     int impaired;
@@ -59,7 +62,7 @@ static void usage(void)
             "                            (--bytes N | --duration S) [opts]\n"
             "opts:  --transport udp|tcp --cc NAME --window BYTES --mtu N --no-crc --omit S\n"
             "       --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N --seed N\n"
-            "       --timeout S --count N --no-verify\n");
+            "       --timeout S --count N --no-verify --block BYTES\n");
     exit(2);
 }
 
@@ -163,7 +166,7 @@ static ssize_t x_send(xport *x, const void *b, size_t n, int tmo)
 static ssize_t x_recv(xport *x, void *b, size_t n, int tmo)
 {
     if (x->u) {
-        ssize_t r = ism_udp_recv(x->u, b, n, tmo);
+        ssize_t r = ism_udp_recv_all(x->u, b, n, tmo);
         if (r < 0)
             snprintf(x->err, sizeof x->err, "%s", r == ISM_UDP_ETIMEDOUT ? "receive timed out" : ism_udp_error(x->u));
         return r;
@@ -200,7 +203,8 @@ static void print_stats(const ism_udp_stats *s)
            "\"pkts_dup\": %llu, \"pkts_reordered\": %llu, \"pkts_coalesced\": %llu, \"pkts_bad\": %llu, "
            "\"acks_sent\": %llu, \"acks_received\": %llu, "
            "\"srtt_us\": %lld, \"min_rtt_us\": %lld, \"impair_dropped\": %llu, \"impair_dup\": %llu, "
-           "\"impair_reordered\": %llu, \"impair_corrupted\": %llu}",
+           "\"impair_reordered\": %llu, \"impair_corrupted\": %llu, \"bytes_placed_direct\": %llu, "
+           "\"bytes_via_ring\": %llu, \"bytes_placed_back\": %llu}",
            s->cc, s->cc_state, s->payload, (unsigned long long)s->pkts_sent,
            (unsigned long long)s->pkts_retransmitted, (unsigned long long)s->pkts_lost,
            (unsigned long long)s->rto_count, (unsigned long long)s->pkts_received,
@@ -209,7 +213,9 @@ static void print_stats(const ism_udp_stats *s)
            (unsigned long long)s->acks_sent, (unsigned long long)s->acks_received,
            (long long)s->srtt_us, (long long)s->min_rtt_us,
            (unsigned long long)s->impair_dropped, (unsigned long long)s->impair_dup,
-           (unsigned long long)s->impair_reordered, (unsigned long long)s->impair_corrupted);
+           (unsigned long long)s->impair_reordered, (unsigned long long)s->impair_corrupted,
+           (unsigned long long)s->bytes_placed_direct, (unsigned long long)s->bytes_via_ring,
+           (unsigned long long)s->bytes_placed_back);
 }
 
 static int tcp_prep(int fd, void *arg)
@@ -381,13 +387,13 @@ static int serve_one(const args *a, const ism_auth_key *key, ism_udp_listener *l
         if (!x.u)
             goto fail;
     }
-    uint8_t *buf = malloc(BLOCK), *scratch = malloc(BLOCK);
+    uint8_t *buf = malloc(a->block), *scratch = malloc(a->block);
     double t_first = 0, t_omit = 0, t_last = 0;
     uint64_t off = 0, off_omit = 0;
     int64_t bad_at = -1;
     ism_udp_stats st = {0};
     for (;;) {
-        ssize_t r = x_recv(&x, buf, BLOCK, tmo);
+        ssize_t r = x_recv(&x, buf, a->block, tmo);
         if (r < 0) {
             snprintf(err, sizeof err, "%s after %llu bytes", x.err, (unsigned long long)off);
             break;
@@ -491,15 +497,17 @@ int main(int argc, char **argv)
     a.count = 1;
     a.timeout = 30;
     a.seed = 1;
+    a.block = 1u << 20;
     enum { O_LISTEN = 1, O_CONNECT, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_BYTES, O_DURATION,
-           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE };
+           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE, O_BLOCK };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN}, {"connect", 1, 0, O_CONNECT}, {"job", 1, 0, O_JOB},
         {"secret-file", 1, 0, O_SECRET}, {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},
         {"bytes", 1, 0, O_BYTES}, {"duration", 1, 0, O_DURATION}, {"window", 1, 0, O_WINDOW},
         {"mtu", 1, 0, O_MTU}, {"no-crc", 0, 0, O_NOCRC}, {"omit", 1, 0, O_OMIT},
         {"impair", 1, 0, O_IMPAIR}, {"seed", 1, 0, O_SEED}, {"timeout", 1, 0, O_TIMEOUT},
-        {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {"trace", 0, 0, O_TRACE}, {0, 0, 0, 0}};
+        {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {"trace", 0, 0, O_TRACE},
+        {"block", 1, 0, O_BLOCK}, {0, 0, 0, 0}};
     int ch;
     optind = 2;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -531,6 +539,11 @@ int main(int argc, char **argv)
         case O_COUNT: a.count = (int)num_arg("--count", optarg, 1, 1000000); break;
         case O_NOVERIFY: a.verify = 0; break;
         case O_TRACE: a.trace = 1; break;
+        case O_BLOCK:
+            a.block = bytes_arg("--block", optarg);
+            if (a.block < 1 || a.block > (1u << 30))
+                bad("--block", optarg, "expected 1 byte .. 1 GiB");
+            break;
         default: usage();
         }
     }

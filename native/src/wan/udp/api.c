@@ -117,6 +117,7 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
         return NULL;
     }
     int64_t now = udp_now_us();
+    c->place = getenv("ISM_UDP_NO_PLACE") == NULL; /* for measuring what placement saves */
     c->peer_limit = peer_rcvbuf;
     c->last_recv_us = c->last_send_us = now;
     udp_send_init(c, now);
@@ -370,6 +371,8 @@ static int at_eof(const ism_udp_conn *c)
 
 ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n)
 {
+    if (c->post_buf)
+        return ISM_UDP_EINVAL; /* the posted receive owns the next bytes */
     if (c->rcv_nxt == c->rcv_read && !at_eof(c)) {
         int rc = udp_progress(c, udp_now_us());
         if (rc)
@@ -383,26 +386,110 @@ ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n)
     return c->err ? c->err : ISM_UDP_EAGAIN;
 }
 
+/* The posted receive is over: all of it filled, or the stream ended inside it. */
+static int post_ended(const ism_udp_conn *c)
+{
+    return udp_recv_filled(c) == c->post_len || at_eof(c);
+}
+
+/* Stream offsets stay below 2^62 (wire.c), so a post's end cannot wrap. */
+#define POST_MAX ((size_t)1 << 40)
+
+int ism_udp_recv_post(ism_udp_conn *c, void *buf, size_t n)
+{
+    if (!buf || n == 0 || n > POST_MAX || c->post_buf)
+        return ISM_UDP_EINVAL;
+    udp_recv_post(c, buf, n);
+    return 0;
+}
+
+size_t ism_udp_recv_filled(const ism_udp_conn *c)
+{
+    return udp_recv_filled(c);
+}
+
+ssize_t ism_udp_recv_test(ism_udp_conn *c)
+{
+    if (!c->post_buf)
+        return ISM_UDP_EINVAL;
+    if (!post_ended(c))
+        udp_progress(c, udp_now_us()); /* its error, if any, is c->err below */
+    if (post_ended(c))
+        return (ssize_t)udp_recv_unpost(c);
+    return c->err ? c->err : ISM_UDP_EAGAIN;
+}
+
+ssize_t ism_udp_recv_cancel(ism_udp_conn *c)
+{
+    if (!c->post_buf)
+        return ISM_UDP_EINVAL;
+    return (ssize_t)udp_recv_unpost(c);
+}
+
+/* The blocking receives without a posted buffer (ISM_UDP_NO_PLACE, for measuring what
+ * placement saves): copy out of the ring until at least one byte, or all n, arrived. */
+static ssize_t recv_via_ring(ism_udp_conn *c, uint8_t *buf, size_t n, int64_t dl, int all)
+{
+    size_t done = 0;
+    for (;;) {
+        done += udp_recv_copy(c, buf + done, n - done);
+        if (done == n || (done && !all) || at_eof(c))
+            break;
+        if (c->err || (dl >= 0 && udp_now_us() >= dl))
+            break;
+        udp_wait(c, dl); /* an error is c->err, reported once the ring is empty */
+    }
+    if (done && c->ack_now && !c->err)
+        udp_progress(c, udp_now_us()); /* open the window promptly */
+    if (done || at_eof(c) || n == 0)
+        return (ssize_t)done;
+    return c->err ? c->err : ISM_UDP_ETIMEDOUT;
+}
+
+/* The blocking receives: post the caller's buffer (what the ring holds moves into it at
+ * once), let the waits place arriving payload straight into it, and end the post when at
+ * least one byte (all n with `all`) is there, the stream ended, the connection failed or
+ * the caller's time is up. Bytes placed beyond a hole when it ends go back to the ring. */
+static ssize_t recv_blocking(ism_udp_conn *c, void *buf, size_t n, int timeout_ms, int all)
+{
+    if (c->post_buf)
+        return ISM_UDP_EINVAL;
+    int64_t dl = deadline_us(timeout_ms);
+    if (n == 0)
+        return 0;
+    if (n > POST_MAX)
+        n = POST_MAX; /* returns fewer bytes, as a stream read may */
+    if (!c->place)
+        return recv_via_ring(c, buf, n, dl, all);
+    udp_recv_post(c, buf, n);
+    for (;;) {
+        size_t k = udp_recv_filled(c);
+        if (k == n || (k && !all) || at_eof(c) || c->err)
+            break;
+        if (dl >= 0 && udp_now_us() >= dl)
+            break;
+        udp_wait(c, dl);
+    }
+    /* A window update is due: send it while the buffer is still posted, so what the
+     * same step reads lands in place too. */
+    if (udp_recv_filled(c) < n && c->ack_now && !c->err)
+        udp_progress(c, udp_now_us());
+    size_t k = udp_recv_unpost(c);
+    if (c->ack_now && !c->err)
+        udp_progress(c, udp_now_us());
+    if (k || at_eof(c))
+        return (ssize_t)k;
+    return c->err ? c->err : ISM_UDP_ETIMEDOUT;
+}
+
 ssize_t ism_udp_recv(ism_udp_conn *c, void *buf, size_t n, int timeout_ms)
 {
-    int64_t dl = deadline_us(timeout_ms);
-    for (;;) {
-        size_t k = udp_recv_copy(c, buf, n);
-        if (k) {
-            if (c->ack_now)
-                udp_progress(c, udp_now_us()); /* open the window promptly */
-            return (ssize_t)k;
-        }
-        if (at_eof(c) || n == 0)
-            return 0;
-        if (c->err)
-            return c->err;
-        if (dl >= 0 && udp_now_us() >= dl)
-            return ISM_UDP_ETIMEDOUT;
-        int rc = udp_wait(c, dl);
-        if (rc && c->rcv_nxt == c->rcv_read)
-            return rc;
-    }
+    return recv_blocking(c, buf, n, timeout_ms, 0);
+}
+
+ssize_t ism_udp_recv_all(ism_udp_conn *c, void *buf, size_t n, int timeout_ms)
+{
+    return recv_blocking(c, buf, n, timeout_ms, 1);
 }
 
 int ism_udp_fd(const ism_udp_conn *c)
@@ -417,6 +504,8 @@ short ism_udp_events(const ism_udp_conn *c)
 
 int ism_udp_readable(const ism_udp_conn *c)
 {
+    if (c->post_buf)
+        return post_ended(c) || c->err != 0;
     return c->rcv_nxt > c->rcv_read || at_eof(c) || c->err != 0;
 }
 
@@ -475,6 +564,8 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
 {
     if (!c)
         return 0;
+    /* nothing is written into a posted buffer once close is called */
+    c->post_buf = NULL;
     int64_t dl = deadline_us(timeout_ms < 0 ? 30000 : timeout_ms);
     int rc = c->err;
     if (!rc) {

@@ -3,8 +3,9 @@
  *
  *   send.c     sender: packetizing, the packet and chunk records, retransmission queue,
  *              ACK processing, loss detection (gaps, NACKs, time, RTO), RTT, pacing
- *   recv.c     receiver: placement into the receive ring, duplicate suppression, the
- *              packet-number map and the ACK frames built from it, flow-control window
+ *   recv.c     receiver: placement into a posted buffer or the receive ring, duplicate
+ *              suppression, the packet-number map and the ACK frames built from it,
+ *              the flow-control window
  *   io.c       batched datagram I/O (sendmmsg/recvmmsg) and the impairment shim
  *   engine.c   the progress loop, timers, keepalive and dead-peer detection, waiting
  *   setup.c    authenticated setup over TCP and token derivation
@@ -126,6 +127,11 @@ struct ism_udp_conn {
     int ack_now;
     uint64_t last_adv_limit;       /* window edge in the last ACK we sent */
     uint8_t peer_closed;           /* got CLOSE */
+    /* A posted receive: stream bytes [post_off, post_off + post_len) are placed straight
+     * into post_buf (NULL: none). While posted, rcv_read = min(rcv_nxt, post end). */
+    uint8_t *post_buf;
+    uint64_t post_off, post_len;
+    int place;                     /* 0: blocking recv copies via the ring (ISM_UDP_NO_PLACE) */
     ism_udpw_ackb ackb;            /* ACK builder scratch (holds the NACKs) */
 
     /* ---- io ---- */
@@ -177,6 +183,9 @@ void udp_on_data(ism_udp_conn *c, const ism_udpw_data *d, int64_t now);
 void udp_maybe_ack(ism_udp_conn *c, int64_t now);
 int64_t udp_ack_timer_us(const ism_udp_conn *c); /* absolute, or INT64_MAX */
 size_t udp_recv_copy(ism_udp_conn *c, uint8_t *buf, size_t n);
+void udp_recv_post(ism_udp_conn *c, uint8_t *buf, size_t n); /* none may be posted */
+size_t udp_recv_filled(const ism_udp_conn *c);  /* contiguous bytes at the post's start */
+size_t udp_recv_unpost(ism_udp_conn *c);        /* ends the post; returns the filled bytes */
 
 /* io.c */
 int udp_io_init(ism_udp_conn *c);

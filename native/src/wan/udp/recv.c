@@ -1,10 +1,14 @@
 /* recv.c: the receiver half of a reliable-UDP connection.
  *
- * Payload goes straight to its place in the receive ring (stream offset modulo the ring
- * size), in order or not; the ring is the flow-control window, so the sender can never
- * send more than we can hold. Byte ranges received beyond the contiguous prefix are kept
- * as a sorted list of intervals, so a retransmitted or duplicated packet is recognised
- * and never copied twice, and nothing already held is ever requested again.
+ * Payload goes straight to its place, in order or not: into the caller's buffer when its
+ * stream offset falls inside a posted receive (ism_udp_recv_post, and the blocking recv
+ * calls, which post their buffer while they wait), else into the receive ring (stream
+ * offset modulo the ring size). The ring is the flow-control window either way, so the
+ * sender can never send more than we can hold, and a post that ends before its bytes
+ * are contiguous can always put what it holds back in the ring: every held byte keeps
+ * a slot there. Byte ranges received beyond the contiguous prefix are kept as a sorted
+ * list of intervals, wherever the bytes live, so a retransmitted or duplicated packet is
+ * recognised and never copied twice, and nothing already held is ever requested again.
  *
  * Received packet numbers are kept in a bitmap sliding with the sender's "lowest tracked
  * packet number"; ACK frames are built from it: SACK ranges from the largest number down,
@@ -61,17 +65,31 @@ static void forget_below(ism_udp_conn *c, uint64_t base)
     c->rbase = base;
 }
 
-/* Record [lo, hi) as held; 0, or -1 when the interval list is full (data not kept). */
-static int ival_add(ism_udp_conn *c, uint64_t lo, uint64_t hi)
+/* The first interval whose hi >= x (touching or overlapping from x on). */
+static unsigned ival_find(const ism_udp_conn *c, uint64_t x)
 {
     unsigned a = 0, b = c->nivals;
-    while (a < b) { /* first interval whose hi >= lo (touching or overlapping) */
+    while (a < b) {
         unsigned m = (a + b) / 2;
-        if (c->ivals[m].hi < lo)
+        if (c->ivals[m].hi < x)
             a = m + 1;
         else
             b = m;
     }
+    return a;
+}
+
+/* ival_add of [lo, hi) would succeed: the list has room, or the range joins one. */
+static int ival_fits(const ism_udp_conn *c, uint64_t lo, uint64_t hi)
+{
+    unsigned a = ival_find(c, lo);
+    return c->nivals < UDP_IVAL_MAX || (a < c->nivals && c->ivals[a].lo <= hi);
+}
+
+/* Record [lo, hi) as held; 0, or -1 when the interval list is full (data not kept). */
+static int ival_add(ism_udp_conn *c, uint64_t lo, uint64_t hi)
+{
+    unsigned a = ival_find(c, lo);
     unsigned j = a;
     while (j < c->nivals && c->ivals[j].lo <= hi)
         j++; /* [a, j) merge with the new one */
@@ -106,6 +124,82 @@ static int ival_covers(const ism_udp_conn *c, uint64_t lo, uint64_t hi)
     return a < c->nivals && c->ivals[a].lo <= lo;
 }
 
+/* The ring: stream offset x lives at x % rbuf_size. */
+static void ring_write(ism_udp_conn *c, uint64_t off, const uint8_t *p, size_t n)
+{
+    size_t at = off % c->rbuf_size;
+    size_t first = n < c->rbuf_size - at ? n : c->rbuf_size - at;
+    memcpy(c->rbuf + at, p, first);
+    memcpy(c->rbuf, p + first, n - first);
+}
+
+static void ring_read(const ism_udp_conn *c, uint64_t off, uint8_t *buf, size_t n)
+{
+    size_t at = off % c->rbuf_size;
+    size_t first = n < c->rbuf_size - at ? n : c->rbuf_size - at;
+    memcpy(buf, c->rbuf + at, first);
+    memcpy(buf + first, c->rbuf, n - first);
+}
+
+/* Stream bytes [lo, lo + n) to where they live: the posted buffer inside its range, the
+ * ring outside it. While a receive is posted, lo >= rcv_nxt >= post_off, so at most two
+ * pieces: the posted part, then the rest. */
+static void store(ism_udp_conn *c, uint64_t lo, const uint8_t *p, size_t n)
+{
+    if (c->post_buf) {
+        uint64_t pend = c->post_off + c->post_len;
+        if (lo >= c->post_off && lo < pend) {
+            size_t k = pend - lo < n ? (size_t)(pend - lo) : n;
+            memcpy(c->post_buf + (lo - c->post_off), p, k);
+            c->st.bytes_placed_direct += k;
+            lo += k;
+            p += k;
+            n -= k;
+        }
+    }
+    if (n)
+        ring_write(c, lo, p, n);
+}
+
+/* Store the bytes of [lo, end) (payload p) that are not held yet, skipping the held
+ * intervals inside it, so no byte is copied twice; returns how many were new. */
+static uint64_t store_new(ism_udp_conn *c, uint64_t lo, uint64_t end, const uint8_t *p)
+{
+    uint64_t cur = lo, n = 0;
+    for (unsigned i = ival_find(c, lo + 1); i < c->nivals && c->ivals[i].lo < end; i++) {
+        if (c->ivals[i].lo > cur) {
+            store(c, cur, p + (cur - lo), (size_t)(c->ivals[i].lo - cur));
+            n += c->ivals[i].lo - cur;
+        }
+        if (c->ivals[i].hi > cur)
+            cur = c->ivals[i].hi;
+    }
+    if (cur < end) {
+        store(c, cur, p + (cur - lo), (size_t)(end - cur));
+        n += end - cur;
+    }
+    return n;
+}
+
+/* Reading opened the window by a quarter: tell a sender that may be blocked on it. */
+static void window_opened(ism_udp_conn *c)
+{
+    if (c->rlargest >= 0 && c->rcv_read + c->rbuf_size - c->last_adv_limit >= c->rbuf_size / 4)
+        c->ack_now = 1;
+}
+
+/* Bytes contiguous from the start of the posted range are the caller's: they are
+ * consumed, and their room in the window is given back at once. */
+static void post_advance(ism_udp_conn *c)
+{
+    uint64_t pend = c->post_off + c->post_len;
+    uint64_t r = c->rcv_nxt < pend ? c->rcv_nxt : pend;
+    if (r > c->rcv_read) {
+        c->rcv_read = r;
+        window_opened(c);
+    }
+}
+
 /* Place a payload; 1 = new bytes kept, 0 = nothing new, -1 = dropped (no room to track
  * or outside the window: the sender must send it again). */
 static int place(ism_udp_conn *c, uint64_t off, const uint8_t *p, uint32_t len, int fin)
@@ -124,17 +218,14 @@ static int place(ism_udp_conn *c, uint64_t off, const uint8_t *p, uint32_t len, 
         return 0;
     uint64_t lo = off > c->rcv_nxt ? off : c->rcv_nxt;
     p += lo - off;
+    if (lo > c->rcv_nxt && ival_covers(c, lo, end))
+        return 0;
+    if (lo > c->rcv_nxt && !ival_fits(c, lo, end))
+        return -1;
+    uint64_t n = store_new(c, lo, end, p);
     if (lo > c->rcv_nxt) {
-        if (ival_covers(c, lo, end))
-            return 0;
-        if (ival_add(c, lo, end) != 0)
-            return -1;
-    }
-    size_t at = lo % c->rbuf_size, n = end - lo;
-    size_t first = n < c->rbuf_size - at ? n : c->rbuf_size - at;
-    memcpy(c->rbuf + at, p, first);
-    memcpy(c->rbuf, p + first, n - first);
-    if (lo == c->rcv_nxt) {
+        ival_add(c, lo, end); /* cannot fail: it fits */
+    } else {
         c->rcv_nxt = end;
         while (c->nivals && c->ivals[0].lo <= c->rcv_nxt) {
             if (c->ivals[0].hi > c->rcv_nxt)
@@ -142,8 +233,10 @@ static int place(ism_udp_conn *c, uint64_t off, const uint8_t *p, uint32_t len, 
             memmove(&c->ivals[0], &c->ivals[1], (c->nivals - 1) * sizeof *c->ivals);
             c->nivals--;
         }
+        if (c->post_buf)
+            post_advance(c);
     }
-    c->st.bytes_received += n; /* new bytes only (overlaps were clipped by the checks) */
+    c->st.bytes_received += n; /* new bytes only */
     return 1;
 violation:
     udp_fail(c, ISM_UDP_ECLOSED,
@@ -289,12 +382,53 @@ size_t udp_recv_copy(ism_udp_conn *c, uint8_t *buf, size_t n)
     uint64_t avail = c->rcv_nxt - c->rcv_read;
     if (n > avail)
         n = (size_t)avail;
-    size_t at = c->rcv_read % c->rbuf_size;
-    size_t first = n < c->rbuf_size - at ? n : c->rbuf_size - at;
-    memcpy(buf, c->rbuf + at, first);
-    memcpy(buf + first, c->rbuf, n - first);
+    ring_read(c, c->rcv_read, buf, n);
     c->rcv_read += n;
-    if (c->rlargest >= 0 && c->rcv_read + c->rbuf_size - c->last_adv_limit >= c->rbuf_size / 4)
-        c->ack_now = 1; /* tell a sender that may be blocked on our window */
+    c->st.bytes_via_ring += n;
+    window_opened(c);
     return n;
+}
+
+void udp_recv_post(ism_udp_conn *c, uint8_t *buf, size_t n)
+{
+    c->post_buf = buf;
+    c->post_off = c->rcv_read;
+    c->post_len = n;
+    uint64_t pend = c->post_off + n;
+    /* what the ring already holds of the range moves to the buffer now, contiguous or not,
+     * so that from here on every held byte of the range lives in the buffer */
+    uint64_t k = c->rcv_nxt - c->rcv_read < n ? c->rcv_nxt - c->rcv_read : n;
+    ring_read(c, c->rcv_read, buf, (size_t)k);
+    c->st.bytes_via_ring += k;
+    for (unsigned i = 0; i < c->nivals && c->ivals[i].lo < pend; i++) {
+        uint64_t hi = c->ivals[i].hi < pend ? c->ivals[i].hi : pend;
+        ring_read(c, c->ivals[i].lo, buf + (c->ivals[i].lo - c->post_off),
+                  (size_t)(hi - c->ivals[i].lo));
+        c->st.bytes_via_ring += hi - c->ivals[i].lo;
+    }
+    post_advance(c);
+}
+
+size_t udp_recv_filled(const ism_udp_conn *c)
+{
+    return c->post_buf ? (size_t)(c->rcv_read - c->post_off) : 0;
+}
+
+size_t udp_recv_unpost(ism_udp_conn *c)
+{
+    if (!c->post_buf)
+        return 0;
+    size_t k = udp_recv_filled(c);
+    uint64_t pend = c->post_off + c->post_len;
+    /* held bytes beyond the contiguous prefix go back to their slots in the ring (held
+     * bytes lie inside the window, so their slots are theirs alone) */
+    for (unsigned i = 0; i < c->nivals && c->ivals[i].lo < pend; i++) {
+        uint64_t hi = c->ivals[i].hi < pend ? c->ivals[i].hi : pend;
+        ring_write(c, c->ivals[i].lo, c->post_buf + (c->ivals[i].lo - c->post_off),
+                   (size_t)(hi - c->ivals[i].lo));
+        c->st.bytes_placed_back += hi - c->ivals[i].lo;
+    }
+    c->post_buf = NULL;
+    c->post_len = 0;
+    return k;
 }

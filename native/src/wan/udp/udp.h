@@ -89,6 +89,11 @@ typedef struct ism_udp_stats {
     uint64_t cwnd, pacing_rate, inflight;
     const char *cc, *cc_state;
     uint32_t payload; /* bytes of stream data per full packet */
+    /* Where received bytes went on their way to the application: straight from the
+     * packet into a posted buffer; out of the receive ring; and back from a posted
+     * buffer into the ring when its receive ended before they were contiguous (they are
+     * then counted again when read). Delivered = direct - back + via_ring. */
+    uint64_t bytes_placed_direct, bytes_via_ring, bytes_placed_back;
 } ism_udp_stats;
 
 typedef struct ism_udp_listener ism_udp_listener;
@@ -129,12 +134,37 @@ ism_auth_id ism_udp_peer_id(const ism_udp_conn *c);
  * waits without a caller deadline (dead-peer detection still applies). */
 ssize_t ism_udp_send(ism_udp_conn *c, const void *buf, size_t n, int timeout_ms);
 /* Blocking: wait for at least one byte; returns bytes read, 0 at the end of the peer's
- * stream, or a negative code. */
+ * stream, or a negative code. While it waits, buf is posted (ism_udp_recv_post): payload
+ * arriving for it is copied from the packet straight into it. */
 ssize_t ism_udp_recv(ism_udp_conn *c, void *buf, size_t n, int timeout_ms);
+/* Blocking, like MSG_WAITALL: wait for all n bytes, posted the same way. Returns n; fewer
+ * when the stream ended (0: ended before any), the timeout passed or the connection
+ * failed after some bytes arrived (the next call reports why); or a negative code. */
+ssize_t ism_udp_recv_all(ism_udp_conn *c, void *buf, size_t n, int timeout_ms);
 /* Non-blocking variants: bytes moved (may be fewer than n), ISM_UDP_EAGAIN when none
  * can move now, 0 from recv at the end of the stream. */
 ssize_t ism_udp_send_nb(ism_udp_conn *c, const void *buf, size_t n);
 ssize_t ism_udp_recv_nb(ism_udp_conn *c, void *buf, size_t n);
+/* A posted receive, for event loops (the non-blocking form of the placement the blocking
+ * calls do): buf receives the next n bytes of the stream. What the receive ring holds of
+ * them is copied now; from then on every progress step copies payload for that range
+ * straight from the packet into buf, in order or not (bytes outside it go to the ring).
+ * One post at a time; while it is posted, recv/recv_nb/recv_all return ISM_UDP_EINVAL.
+ *   post:   0, or ISM_UDP_EINVAL (buf NULL, n 0 or over 1 TiB, or one already posted).
+ *   filled: bytes at the start of buf that are final (contiguous): the caller may use
+ *           them while the rest is still posted.
+ *   test:   runs a progress step unless the post is over; when it is over (all n bytes
+ *           there, or the stream ended inside it) ends it and returns the bytes filled
+ *           (n, or fewer, maybe 0, at the end of the stream); else ISM_UDP_EAGAIN, or the
+ *           connection's error (the post stays: cancel it).
+ *   cancel: ends the post at once; returns the bytes filled (they are consumed, as by a
+ *           recv); bytes that arrived beyond a hole go back to the ring, to be read again.
+ * After test or cancel ended it, nothing more is written to buf. close and abort end a
+ * post too. ism_udp_readable() says whether test would not return EAGAIN. */
+int ism_udp_recv_post(ism_udp_conn *c, void *buf, size_t n);
+size_t ism_udp_recv_filled(const ism_udp_conn *c);
+ssize_t ism_udp_recv_test(ism_udp_conn *c);
+ssize_t ism_udp_recv_cancel(ism_udp_conn *c);
 /* send_nb of the iovecs in order, then one progress step (a header and its payload
  * cost one pass through the protocol, not two). */
 ssize_t ism_udp_sendv_nb(ism_udp_conn *c, const struct iovec *iov, int iovcnt);
@@ -149,7 +179,7 @@ int ism_udp_fd(const ism_udp_conn *c);
 short ism_udp_events(const ism_udp_conn *c);           /* POLLIN, and POLLOUT when blocked */
 int64_t ism_udp_next_timer_us(const ism_udp_conn *c); /* from now; 0 = due */
 int ism_udp_progress(ism_udp_conn *c);
-int ism_udp_readable(const ism_udp_conn *c);    /* recv_nb would not say EAGAIN */
+int ism_udp_readable(const ism_udp_conn *c);    /* recv_nb (or recv_test) would not say EAGAIN */
 size_t ism_udp_writable(const ism_udp_conn *c); /* bytes send_nb would take now */
 int ism_udp_settled(const ism_udp_conn *c);     /* all we sent (and our end) acknowledged */
 int ism_udp_status(const ism_udp_conn *c);      /* 0, or the error that ended the connection */
