@@ -39,6 +39,8 @@ void ism_udp_opts_default(ism_udp_opts *o)
     o->dead_ms = 10000;
     o->keepalive_ms = 0; /* dead_ms / 4 */
     o->sock_buf = 8 << 20;
+    o->pmtud = 1;
+    o->pmtu_raise_ms = 600000;
 }
 
 static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
@@ -57,6 +59,9 @@ static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
         bad = "ack_every must be 1..1024 and ack_delay_us 50..1000000";
     else if (o->dead_ms < 100 || o->keepalive_ms < 0 || o->sock_buf < 0)
         bad = "dead_ms must be >= 100, keepalive_ms and sock_buf >= 0";
+    else if ((o->pmtud != 0 && o->pmtud != 1) || o->pmtu_raise_ms < 10 ||
+             o->pmtu_raise_ms > 86400000)
+        bad = "pmtud must be 0 or 1 and pmtu_raise_ms 10..86400000";
     if (bad)
         udp_errf(err, errlen, "reliable UDP options: %s", bad);
     return bad ? -1 : 0;
@@ -79,6 +84,8 @@ static ism_udp_opts effective(const ism_udp_opts *o)
         ism_udp_opts_default(&e);
     if (e.keepalive_ms == 0)
         e.keepalive_ms = e.dead_ms / 4;
+    if (e.pmtu_raise_ms == 0)
+        e.pmtu_raise_ms = 600000;
     return e;
 }
 
@@ -119,6 +126,7 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
     int64_t now = udp_now_us();
     c->peer_limit = peer_rcvbuf;
     c->last_recv_us = c->last_send_us = now;
+    udp_pmtu_init(c, now);
     udp_send_init(c, now);
     udp_recv_init(c);
     return c;
@@ -553,6 +561,9 @@ void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
     s->cc = c->cc->name;
     s->cc_state = c->cc->state(c->cc_state);
     s->payload = c->payload;
+    s->plpmtu = c->dgram + 28;
+    s->pmtu_base = c->pm.base + 28;
+    s->pmtu_ceiling = c->pm.ceil + 28;
 }
 
 const char *ism_udp_strerror(int code)
