@@ -173,6 +173,7 @@ struct ism_udp_conn {
         int tries;             /* probes of this size lost in a row */
         unsigned bh;           /* large retransmissions lost since one as large arrived */
         uint32_t bh_min;       /* the smallest of them (datagram bytes) */
+        int64_t large_acked_us; /* the last time a packet above the base was acknowledged */
         int64_t raise_at_us;   /* next search upward, when not searching */
         int64_t start_us;      /* connection setup (for pmtu_raised_us) */
     } pm;
@@ -200,7 +201,7 @@ void udp_pmtu_send(ism_udp_conn *c, int64_t now);      /* a probe, if one is due
 void udp_pmtu_timers(ism_udp_conn *c, int64_t now);
 int64_t udp_pmtu_timer_us(const ism_udp_conn *c);     /* absolute, or INT64_MAX */
 void udp_pmtu_probe_done(ism_udp_conn *c, uint32_t size, uint64_t pn, int acked);
-void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p);
+void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p, int64_t now);
 void udp_pmtu_data_lost(ism_udp_conn *c, const udp_pkt *p);
 
 /* recv.c */

@@ -220,9 +220,9 @@ void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now)
                 c->inflight -= p->len;
                 c->pkts_inflight--;
                 acked += p->len;
-                udp_pmtu_data_acked(c, p);
+                udp_pmtu_data_acked(c, p, now);
             } else if (p->state == PK_LOST) {
-                udp_pmtu_data_acked(c, p);
+                udp_pmtu_data_acked(c, p, now);
                 /* It arrived after all: the path reorders more than we assumed. */
                 if (c->reo_thresh < 256)
                     c->reo_thresh += c->reo_thresh / 2 + 1;
