@@ -5,6 +5,8 @@
 # direction's MTU falls to 1500 (set_link, mid-transfer), the sender must detect the black
 # hole, fall back, resend what was lost in the smaller size and settle at 1500; at 8 s the
 # MTU is 9000 again and the raise timer (2 s here, 600 s by default) must find it.
+# Seen: the black hole found 0.3 s after the change, 1490 settled 0.3 s later, 9000 again
+# 1.4 s after the link grew back.
 from __future__ import annotations
 
 import re
@@ -71,8 +73,10 @@ def test_path_mtu_found_lost_and_found_again(netadmin):
     assert any(t < 4 and mtu == 9000 for t, mtu, _ in trace), trace[:40]
     # lost: a black hole seen and the size at most the new 1500 well before it rises again
     assert any(4 < t < 8 and mtu <= 1500 and bh >= 1 for t, mtu, bh in trace), trace
-    # found again by the raise timer
+    # found again by the raise timer, within the search's 16-byte step (a raise whose
+    # first probe, at the ceiling, went out while the link was still at 1500 bisects)
     u = send["udp"]
-    assert u["plpmtu"] == 9000 and u["pmtu_black_holes"] >= 1, u
+    assert any(t > 8 and mtu >= 9000 - 16 for t, mtu, _ in trace), trace[-60:]
+    assert u["plpmtu"] >= 9000 - 16 and u["pmtu_black_holes"] >= 1, u
     assert u["pmtu_ceiling"] == 9000 and u["pmtu_probes_lost"] > 0, u
     assert link["drop_mtu"] > 0, link
