@@ -51,6 +51,7 @@ typedef struct udp_pkt {
     uint32_t len;           /* payload bytes (counted in flight) */
     uint16_t probe;         /* a path-MTU probe of this datagram size (not in flight), or 0 */
     uint8_t state, app_limited, rtx;
+    uint8_t confirm;        /* the probe tests a suspected black hole (pmtu.c) */
 } udp_pkt;
 
 typedef struct udp_chunk {
@@ -174,6 +175,13 @@ struct ism_udp_conn {
         unsigned bh;           /* large retransmissions lost since one as large arrived */
         uint32_t bh_min;       /* the smallest of them (datagram bytes) */
         int64_t large_acked_us; /* the last time a packet above the base was acknowledged */
+        uint64_t lost_at_probe; /* pkts_lost when the probe left (congestion meanwhile?) */
+        int unsure;            /* probe losses not counted (congestion) in this search */
+        /* black-hole confirmation: pairs of probes, the current size then the base */
+        int confirming, pair_out, pairs_ok, pairs_lost;
+        uint64_t big_pn, small_pn;
+        int big_st, small_st;  /* 0 in flight, 1 acknowledged, 2 lost */
+        int64_t pair_sent_us;
         int64_t raise_at_us;   /* next search upward, when not searching */
         int64_t start_us;      /* connection setup (for pmtu_raised_us) */
     } pm;
@@ -200,7 +208,7 @@ void udp_pmtu_init(ism_udp_conn *c, int64_t now);
 void udp_pmtu_send(ism_udp_conn *c, int64_t now);      /* a probe, if one is due */
 void udp_pmtu_timers(ism_udp_conn *c, int64_t now);
 int64_t udp_pmtu_timer_us(const ism_udp_conn *c);     /* absolute, or INT64_MAX */
-void udp_pmtu_probe_done(ism_udp_conn *c, uint32_t size, uint64_t pn, int acked);
+void udp_pmtu_probe_done(ism_udp_conn *c, const udp_pkt *p, uint64_t pn, int acked);
 void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p, int64_t now);
 void udp_pmtu_data_lost(ism_udp_conn *c, const udp_pkt *p);
 

@@ -49,6 +49,9 @@
 #define PM_MAX_PROBES 3
 #define PM_STEP 16
 #define PM_BH_LOSSES 3
+#define PM_CONFIRM_PAIRS 2 /* pairs that must show "small passes, large does not" */
+#define PM_PAIRS_LOST 3    /* pairs lost whole: an outage, not a size (give up) */
+#define PM_UNSURE_MAX 12   /* probe losses per search excused by congestion, at most */
 
 static void set_size(ism_udp_conn *c, uint32_t dgram)
 {
@@ -106,27 +109,76 @@ static void maybe_done(ism_udp_conn *c, int64_t now)
                                               : INT64_MAX;
 }
 
+/* Emit a probe of size; its packet number, or UINT64_MAX when there was no room. */
+static uint64_t probe(ism_udp_conn *c, uint32_t size, int confirm, int64_t now)
+{
+    if (udp_emit_probe(c, size, now) != 0)
+        return UINT64_MAX;
+    uint64_t pn = c->next_pn - 1;
+    c->pkts[pn % UDP_PKT_RING].confirm = (uint8_t)confirm;
+    c->st.pmtu_probes_sent++;
+    return pn;
+}
+
+static void send_pair(ism_udp_conn *c, int64_t now)
+{
+    /* the large one first: on a path that keeps order, its fate is known by the time
+     * the small one's acknowledgement arrives */
+    uint64_t big = probe(c, c->dgram, 1, now);
+    uint64_t small = big == UINT64_MAX ? UINT64_MAX : probe(c, c->pm.base, 1, now);
+    if (small == UINT64_MAX) {
+        if (big != UINT64_MAX)
+            c->pkts[big % UDP_PKT_RING].confirm = 0; /* orphan: plain late news */
+        c->pm.next_probe_us = now + 1000;
+        return;
+    }
+    c->pm.pair_out = 1;
+    c->pm.big_pn = big;
+    c->pm.small_pn = small;
+    c->pm.big_st = c->pm.small_st = 0;
+    c->pm.pair_sent_us = now;
+}
+
 void udp_pmtu_send(ism_udp_conn *c, int64_t now)
 {
     maybe_done(c, now);
-    if (!c->pm.searching || c->pm.probe || c->err || now < c->pm.next_probe_us)
+    if (c->err || now < c->pm.next_probe_us)
+        return;
+    if (c->pm.confirming) {
+        if (!c->pm.pair_out)
+            send_pair(c, now);
+        return; /* the search waits until the suspicion is settled */
+    }
+    if (!c->pm.searching || c->pm.probe)
         return;
     uint32_t size = c->pm.hi > c->pm.ceil ? c->pm.ceil : c->pm.lo + (c->pm.hi - c->pm.lo) / 2;
-    if (udp_emit_probe(c, size, now) != 0) {
+    uint64_t pn = probe(c, size, 0, now);
+    if (pn == UINT64_MAX) {
         c->pm.next_probe_us = now + 1000; /* no room on the socket: not a busy loop */
         return;
     }
     c->pm.probe = size;
-    c->pm.probe_pn = c->next_pn - 1;
+    c->pm.probe_pn = pn;
     c->pm.probe_sent_us = now;
-    c->st.pmtu_probes_sent++;
+    c->pm.lost_at_probe = c->st.pkts_lost;
 }
 
-void udp_pmtu_probe_done(ism_udp_conn *c, uint32_t size, uint64_t pn, int acked)
+void udp_pmtu_probe_done(ism_udp_conn *c, const udp_pkt *p, uint64_t pn, int acked)
 {
+    uint32_t size = p->probe;
+    if (acked)
+        c->st.pmtu_probes_acked++;
+    else
+        c->st.pmtu_probes_lost++;
+    if (p->confirm) {
+        if (c->pm.pair_out && pn == c->pm.big_pn)
+            c->pm.big_st = acked ? 1 : 2;
+        else if (c->pm.pair_out && pn == c->pm.small_pn)
+            c->pm.small_st = acked ? 1 : 2;
+        return;
+    }
     if (acked) {
         /* The path carries this size now (even if the probe was given up on before). */
-        c->st.pmtu_probes_acked++;
         if (size > c->pm.lo)
             c->pm.lo = size;
         if (c->pm.hi <= c->pm.lo)
@@ -135,12 +187,18 @@ void udp_pmtu_probe_done(ism_udp_conn *c, uint32_t size, uint64_t pn, int acked)
             set_size(c, size);
             c->st.pmtu_raised_us = udp_now_us() - c->pm.start_us;
         }
-    } else {
-        c->st.pmtu_probes_lost++;
     }
     if (!c->pm.probe || pn != c->pm.probe_pn)
         return; /* an older probe's late news */
     c->pm.probe = 0;
+    if (!acked && c->st.pkts_lost > c->pm.lost_at_probe && c->pm.unsure < PM_UNSURE_MAX) {
+        /* Data was lost too while this probe was out: congestion, which drops a large
+         * packet as readily as a small one, may have taken it. Not evidence about the
+         * size; try again a round trip later (bounded per search). */
+        c->pm.unsure++;
+        c->pm.next_probe_us = c->pm.probe_sent_us + (c->srtt_us > 0 ? 2 * c->srtt_us : 100000);
+        return;
+    }
     if (acked || ++c->pm.tries >= PM_MAX_PROBES) {
         if (!acked && size < c->pm.hi)
             c->pm.hi = size;
@@ -168,36 +226,83 @@ void udp_pmtu_data_lost(ism_udp_conn *c, const udp_pkt *p)
         c->pm.bh_min = size;
 }
 
+static void end_confirm(ism_udp_conn *c)
+{
+    c->pm.confirming = c->pm.pair_out = 0;
+    c->pm.pairs_ok = c->pm.pairs_lost = 0;
+    c->pm.bh = 0;
+    c->pm.bh_min = UINT32_MAX;
+}
+
 static void black_hole(ism_udp_conn *c, int64_t now)
 {
     uint32_t failed = c->pm.bh_min < c->dgram ? c->pm.bh_min : c->dgram;
     c->st.pmtu_black_holes++;
-    c->pm.bh = 0;
-    c->pm.bh_min = UINT32_MAX;
+    end_confirm(c);
     c->pm.probe = 0; /* abandoned with the rest */
     set_size(c, c->pm.base);
     udp_send_rewind(c, now);
     search(c, failed);
+    c->pm.unsure = 0;
     c->pm.next_probe_us = now;
+}
+
+/* A suspected black hole is settled by pairs of probes: the current size, then the
+ * base. The small one passing while the large one does not, PM_CONFIRM_PAIRS times in
+ * a row, confirms it; the large one passing is a false alarm (congestion took the
+ * retransmissions); both lost again and again is an outage, which the dead-peer timeout
+ * handles, not the packet size. */
+static void confirm_step(ism_udp_conn *c, int64_t now)
+{
+    if (!c->pm.pair_out)
+        return;
+    if (now - c->pm.pair_sent_us >= udp_rto_us(c)) {
+        /* given up on: mark what is still out as lost */
+        if (c->pm.big_st == 0)
+            c->pm.big_st = 2;
+        if (c->pm.small_st == 0)
+            c->pm.small_st = 2;
+    }
+    if (c->pm.big_st == 1) {
+        end_confirm(c);
+    } else if (c->pm.small_st == 1) {
+        c->pm.pair_out = 0;
+        c->pm.pairs_lost = 0;
+        if (++c->pm.pairs_ok >= PM_CONFIRM_PAIRS)
+            black_hole(c, now);
+        else
+            c->pm.next_probe_us = now;
+    } else if (c->pm.small_st == 2 && c->pm.big_st == 2) {
+        c->pm.pair_out = 0;
+        if (++c->pm.pairs_lost >= PM_PAIRS_LOST)
+            end_confirm(c);
+        else
+            c->pm.next_probe_us = now;
+    }
 }
 
 void udp_pmtu_timers(ism_udp_conn *c, int64_t now)
 {
     if (!c->pm.on)
         return;
-    if (c->pm.bh >= PM_BH_LOSSES && c->dgram > c->pm.base &&
-        now - c->pm.large_acked_us >= udp_rto_us(c))
-        black_hole(c, now);
+    if (!c->pm.confirming && c->pm.bh >= PM_BH_LOSSES && c->dgram > c->pm.base &&
+        now - c->pm.large_acked_us >= udp_rto_us(c)) {
+        c->pm.confirming = 1;
+        c->pm.pairs_ok = c->pm.pairs_lost = 0;
+        c->pm.next_probe_us = now;
+    }
+    confirm_step(c, now);
     if (c->pm.probe && now - c->pm.probe_sent_us >= udp_rto_us(c)) {
         udp_pkt *p = &c->pkts[c->pm.probe_pn % UDP_PKT_RING];
         if (p->state == PK_INFLIGHT && p->probe)
             p->state = PK_LOST;
-        udp_pmtu_probe_done(c, c->pm.probe, c->pm.probe_pn, 0);
+        udp_pmtu_probe_done(c, p, c->pm.probe_pn, 0);
     }
     if (!c->pm.searching && now >= c->pm.raise_at_us) {
         c->pm.raise_at_us = INT64_MAX;
         if (c->dgram < c->pm.ceil) {
             search(c, c->pm.ceil + 1);
+            c->pm.unsure = 0;
             c->pm.next_probe_us = now;
         }
     }
@@ -208,9 +313,14 @@ int64_t udp_pmtu_timer_us(const ism_udp_conn *c)
 {
     if (!c->pm.on)
         return INT64_MAX;
-    if (c->pm.probe)
-        return c->pm.probe_sent_us + udp_rto_us(c);
-    if (c->pm.searching)
-        return c->pm.next_probe_us;
-    return c->pm.raise_at_us;
+    int64_t t = INT64_MAX;
+    if (c->pm.confirming) /* the search waits meanwhile */
+        t = c->pm.pair_out ? c->pm.pair_sent_us + udp_rto_us(c) : c->pm.next_probe_us;
+    else if (!c->pm.searching)
+        t = c->pm.raise_at_us;
+    else if (!c->pm.probe)
+        t = c->pm.next_probe_us;
+    if (c->pm.probe && c->pm.probe_sent_us + udp_rto_us(c) < t)
+        t = c->pm.probe_sent_us + udp_rto_us(c);
+    return t;
 }

@@ -107,7 +107,7 @@ static void lose(ism_udp_conn *c, uint64_t pn, ism_udp_loss_event *ev)
     udp_pkt *p = &c->pkts[pn % UDP_PKT_RING];
     p->state = PK_LOST;
     if (p->probe) {
-        udp_pmtu_probe_done(c, p->probe, pn, 0);
+        udp_pmtu_probe_done(c, p, pn, 0);
         return;
     }
     udp_pmtu_data_lost(c, p);
@@ -212,7 +212,7 @@ void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now)
             if (p->probe) {
                 /* a probe passed (if it had been given up on, it passed late) */
                 if (p->state == PK_INFLIGHT || p->state == PK_LOST)
-                    udp_pmtu_probe_done(c, p->probe, pn, 1);
+                    udp_pmtu_probe_done(c, p, pn, 1);
                 p->state = PK_ACKED;
                 continue;
             }
@@ -291,7 +291,7 @@ static int emit(ism_udp_conn *c, uint64_t n, uint32_t probe, int64_t now)
     uint16_t flags = 0;
     uint64_t off = c->snd_nxt;
     uint32_t len = 0;
-    p->rtx = 0;
+    p->rtx = p->confirm = 0;
     if (n != UDP_NO_CHUNK) {
         udp_chunk *k = &c->chunks[n % UDP_CHUNK_RING];
         if (k->state == CK_QUEUED) {
