@@ -172,6 +172,11 @@ static void run_scenario(const scen *s)
               s->name, (unsigned long long)st.impair_corrupted, (unsigned long long)srv.st.pkts_bad);
     if (s->want_reorder)
         CHECK(st.impair_reordered > 0, "%s: nothing reordered", s->name);
+    /* loss, reordering, duplication and corruption are not a smaller path MTU (the
+     * heavy-loss case may raise a suspicion; its probe pairs then may, rarely, agree) */
+    if (s->imp.loss < 0.1)
+        CHECK(st.pmtu_black_holes == 0, "%s: %llu black holes on a path of constant MTU",
+              s->name, (unsigned long long)st.pmtu_black_holes);
     /* GSO messages of a loopback sender arrive whole at a GRO receiver, cut apart there */
     if (s->no_shim && !getenv("ISM_UDP_NO_GRO") && !getenv("ISM_UDP_NO_GSO"))
         CHECK(srv.st.pkts_coalesced > srv.st.pkts_received / 4,
