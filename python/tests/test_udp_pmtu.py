@@ -5,8 +5,8 @@
 # direction's MTU falls to 1500 (set_link, mid-transfer), the sender must detect the black
 # hole, fall back, resend what was lost in the smaller size and settle at 1500; at 8 s the
 # MTU is 9000 again and the raise timer (2 s here, 600 s by default) must find it.
-# Seen: the black hole found 0.3 s after the change, 1490 settled 0.3 s later, 9000 again
-# 1.4 s after the link grew back.
+# Seen: the black hole found within 0.4 s of the change, 1490 settled 0.3 s later, 9000
+# again 1.3 s after the link grew back.
 from __future__ import annotations
 
 import re
