@@ -8,8 +8,8 @@
  * to match, so the deep paths run) either handles it or fails cleanly with a protocol
  * error, never crashing or corrupting its state (its invariants are checked after
  * every packet), also when the packet lands in a posted receive buffer. Built as a
- * libFuzzer target with clang; with -DISM_FUZZ_STANDALONE it
- * has a deterministic driver (seeds + mutations) that CTest runs.
+ * libFuzzer target with clang; with -DISM_FUZZ_STANDALONE it has a deterministic driver
+ * (seeds, a path-MTU probe among them, + mutations) that CTest runs.
  */
 #include "conn.h"
 #include "setup.h"
@@ -188,7 +188,7 @@ static uint64_t rng(void)
 int main(int argc, char **argv)
 {
     long iters = argc > 1 ? atol(argv[1]) : 200000;
-    enum { NSEEDS = 6 };
+    enum { NSEEDS = 7 };
     static uint8_t seeds[NSEEDS][1600];
     size_t seedlen[NSEEDS];
     /* valid DATA (two sizes, FIN), a PING, valid ACKs with ranges and NACKs, a CLOSE */
@@ -209,6 +209,9 @@ int main(int argc, char **argv)
     ism_udpw_ack_add_range(&b, 2, 3);
     seedlen[4] = ism_udpw_ack_finish(&b);
     seedlen[5] = ism_udpw_encode_close(seeds[5], TOK, 1);
+    /* a path-MTU probe: PING|PAD, zero padding (the array is zero) */
+    ism_udpw_encode_data(seeds[6], ISM_UDPW_F_PING | ISM_UDPW_F_PAD, TOK, 9, 0, 9);
+    seedlen[6] = 1300;
     for (int s = 0; s < NSEEDS; s++)
         LLVMFuzzerTestOneInput(seeds[s], seedlen[s]);
     static uint8_t buf[1600];

@@ -72,6 +72,28 @@ static void test_data(void)
     ism_udpw_encode_data(q, ISM_UDPW_F_PING, TOK, 5, 0, 0);
     CHECK(ism_udpw_decode_data(q, ISM_UDPW_DATA_HDR, &d) == 0 && d.len == 0, "ping");
     CHECK(ism_udpw_decode_data(q, ISM_UDPW_DATA_HDR + 1, &d) == ISM_UDPW_EFLAGS, "ping w/ data");
+    {
+        /* path-MTU probes: PING|PAD, zero padding of any length, never FIN, never alone */
+        static uint8_t pr[ISM_UDPW_MAX_DGRAM];
+        memset(pr, 0, sizeof pr);
+        ism_udpw_encode_data(pr, ISM_UDPW_F_PING | ISM_UDPW_F_PAD, TOK, 5, 0, 0);
+        CHECK(ism_udpw_decode_data(pr, sizeof pr, &d) == 0 &&
+                  d.len == sizeof pr - ISM_UDPW_DATA_HDR && (d.flags & ISM_UDPW_F_PAD),
+              "probe of the largest size");
+        CHECK(ism_udpw_decode_data(pr, ISM_UDPW_DATA_HDR, &d) == 0, "probe without padding");
+        pr[sizeof pr - 1] = 1;
+        CHECK(ism_udpw_decode_data(pr, sizeof pr, &d) == ISM_UDPW_EFIELD, "probe padding not zero");
+        pr[sizeof pr - 1] = 0;
+        ism_udpw_encode_data(pr, ISM_UDPW_F_PAD, TOK, 5, 0, 0);
+        CHECK(ism_udpw_decode_data(pr, 1300, &d) == ISM_UDPW_EFLAGS, "padding without PING");
+        ism_udpw_encode_data(pr, ISM_UDPW_F_PING | ISM_UDPW_F_PAD | ISM_UDPW_F_FIN, TOK, 5, 0, 0);
+        CHECK(ism_udpw_decode_data(pr, 1300, &d) == ISM_UDPW_EFLAGS, "probe with FIN");
+        ism_udpw_encode_data(pr, ISM_UDPW_F_PING | ISM_UDPW_F_PAD, TOK, 5, 0, 0);
+        ism_udpw_seal(pr, 1300);
+        CHECK(ism_udpw_check(pr, 1300, TOK, 1) == ISM_UDPW_DATA, "sealed probe passes the CRC");
+        pr[700] = 0x10; /* padding changed in flight */
+        CHECK(ism_udpw_check(pr, 1300, TOK, 1) == ISM_UDPW_ECRC, "probe padding under the CRC");
+    }
     ism_udpw_encode_data(q, 0, TOK, 5, 1ull << 62, 0);
     CHECK(ism_udpw_decode_data(q, ISM_UDPW_DATA_HDR, &d) == ISM_UDPW_EFIELD, "offset range");
     ism_udpw_encode_data(q, 0, TOK, 5, 0, 6);

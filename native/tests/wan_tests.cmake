@@ -167,6 +167,7 @@ add_library(ism_udp STATIC
   ${ISM_UDP_SRC_DIR}/send.c
   ${ISM_UDP_SRC_DIR}/recv.c
   ${ISM_UDP_SRC_DIR}/io.c
+  ${ISM_UDP_SRC_DIR}/pmtu.c
   ${ISM_UDP_SRC_DIR}/engine.c
   ${ISM_UDP_SRC_DIR}/setup.c
   ${ISM_UDP_SRC_DIR}/api.c)

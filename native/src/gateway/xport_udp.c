@@ -29,6 +29,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -49,6 +50,8 @@ typedef struct udp_totals {
     int64_t srtt_us, min_rtt_us;
     uint64_t cwnd, pacing_rate;
     char cc[8], state[16];
+    uint64_t pmtu_black_holes;
+    uint32_t plpmtu; /* the latest connection's */
 } udp_totals;
 _Static_assert(sizeof(udp_totals) <= GW_XP_TOTALS, "UDP totals do not fit a stream");
 
@@ -67,6 +70,11 @@ static void udp_init(void)
     opts.cc = gw.cc[0] ? gw.cc : "bbr";
     opts.dead_ms = (int)gw.dead_ms;
     opts.mtu = gw.mtu;
+    const char *pd = getenv("ISTHMUS_WAN_PMTUD");
+    if (pd && strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0)
+        gw_die(2, "ISTHMUS_WAN_PMTUD=%s: expected 1 (probe the path MTU up to ISTHMUS_WAN_MTU, "
+                  "the default) or 0 (every packet ISTHMUS_WAN_MTU)", pd);
+    opts.pmtud = !(pd && strcmp(pd, "0") == 0);
     if (gw.sockbuf > 0)
         opts.sock_buf = gw.sockbuf;
     double bdp = gw.hint_rate_bps / 8.0 * gw.hint_rtt_ms / 1000.0;
@@ -273,6 +281,8 @@ static void add_stats(udp_totals *t, const ism_udp_stats *st)
     t->pkts_dup += st->pkts_dup;
     t->pkts_bad += st->pkts_bad;
     t->bytes_direct += st->bytes_placed_direct - st->bytes_placed_back;
+    t->pmtu_black_holes += st->pmtu_black_holes;
+    t->plpmtu = st->plpmtu;
     if (st->min_rtt_us > 0 && (t->min_rtt_us <= 0 || st->min_rtt_us < t->min_rtt_us))
         t->min_rtt_us = st->min_rtt_us;
     t->srtt_us = st->srtt_us;
@@ -311,8 +321,9 @@ static void udp_describe(const gw_link *l, char *buf, size_t n)
     ism_udp_get_stats(conn(&l->st[0]), &st);
     snprintf(buf, n,
              "1 stream (reliable UDP), congestion control %s, windows %zu bytes, %u payload "
-             "bytes per packet, crc %s",
-             st.cc, opts.sndbuf, st.payload, gw.crc ? "on" : "off");
+             "bytes per packet (path MTU %s, now %u of at most %u), crc %s",
+             st.cc, opts.sndbuf, st.payload, opts.pmtud ? "probed" : "fixed", st.plpmtu,
+             st.pmtu_ceiling, gw.crc ? "on" : "off");
 }
 
 static void udp_report(const gw_stream *s, char *buf, size_t n)
@@ -333,8 +344,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              "udp sent %.1f MB in %llu packets, retransmitted %llu packets (%.2f %%; %llu "
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
              "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
-             "%llu packets rejected (bad CRC, stale or foreign); %.1f %% of the bytes received "
-             "placed straight into frame buffers",
+             "path MTU %u (%llu black holes); %llu packets rejected (bad CRC, stale or "
+             "foreign); %.1f %% of the bytes received placed straight into frame buffers",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
              t.pkts_sent ? 100.0 * (double)t.pkts_retransmitted / (double)t.pkts_sent : 0.0,
@@ -342,7 +353,7 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              (double)t.bytes_received / 1e6, (unsigned long long)t.pkts_dup,
              (double)t.srtt_us / 1000.0, t.min_rtt_us > 0 ? (double)t.min_rtt_us / 1000.0 : 0.0,
              (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state,
-             (unsigned long long)t.pkts_bad,
+             t.plpmtu, (unsigned long long)t.pmtu_black_holes, (unsigned long long)t.pkts_bad,
              t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
 }
 

@@ -9,7 +9,10 @@
  *                        (--bytes N | --duration S) [options]
  * options: --transport udp|tcp, --cc NAME (udp: bbr, reno; tcp: the kernel's),
  *          --window BYTES (udp: send/receive buffers; tcp: SO_SNDBUF/SO_RCVBUF),
- *          --mtu N, --no-crc, --omit S (receiver: goodput after the first S seconds),
+ *          --mtu N (udp: the ceiling of path-MTU discovery), --no-pmtud (udp: every full
+ *          packet is --mtu, as configured), --pmtu-raise-ms N (udp: search upward again
+ *          this long after a search ended), --no-crc, --omit S (receiver: goodput after
+ *          the first S seconds),
  *          --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N (udp, our sends),
  *          --seed N (data pattern), --timeout S (setup and idle limit), --count N
  *          (recv: connections to serve, default 1), --no-verify, --trace (send: the
@@ -47,7 +50,7 @@ typedef struct args {
     unsigned long long bytes;
     double duration, omit, timeout;
     size_t window;
-    int mtu, crc, verify, count, trace;
+    int mtu, crc, verify, count, trace, no_pmtud, pmtu_raise_ms;
     size_t block;
     uint64_t seed;
     ism_udp_impair impair;
@@ -60,7 +63,8 @@ static void usage(void)
             "usage: isthmus-udpperf recv --listen HOST:PORT --job HEX --secret-file FILE [opts]\n"
             "       isthmus-udpperf send --connect HOST:PORT --job HEX --secret-file FILE\n"
             "                            (--bytes N | --duration S) [opts]\n"
-            "opts:  --transport udp|tcp --cc NAME --window BYTES --mtu N --no-crc --omit S\n"
+            "opts:  --transport udp|tcp --cc NAME --window BYTES --mtu N --no-pmtud --pmtu-raise-ms N\n"
+            "       --no-crc --omit S\n"
             "       --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N --seed N\n"
             "       --timeout S --count N --no-verify --block BYTES\n");
     exit(2);
@@ -203,8 +207,11 @@ static void print_stats(const ism_udp_stats *s)
            "\"pkts_dup\": %llu, \"pkts_reordered\": %llu, \"pkts_coalesced\": %llu, \"pkts_bad\": %llu, "
            "\"acks_sent\": %llu, \"acks_received\": %llu, "
            "\"srtt_us\": %lld, \"min_rtt_us\": %lld, \"impair_dropped\": %llu, \"impair_dup\": %llu, "
-           "\"impair_reordered\": %llu, \"impair_corrupted\": %llu, \"bytes_placed_direct\": %llu, "
-           "\"bytes_via_ring\": %llu, \"bytes_placed_back\": %llu}",
+           "\"impair_reordered\": %llu, \"impair_corrupted\": %llu, \"impair_mtu_dropped\": %llu, "
+           "\"plpmtu\": %u, \"pmtu_base\": %u, \"pmtu_ceiling\": %u, \"pmtu_probes_sent\": %llu, "
+           "\"pmtu_probes_acked\": %llu, \"pmtu_probes_lost\": %llu, \"pmtu_black_holes\": %llu, "
+           "\"pmtu_raised_us\": %lld, \"bytes_placed_direct\": %llu, \"bytes_via_ring\": %llu, "
+           "\"bytes_placed_back\": %llu}",
            s->cc, s->cc_state, s->payload, (unsigned long long)s->pkts_sent,
            (unsigned long long)s->pkts_retransmitted, (unsigned long long)s->pkts_lost,
            (unsigned long long)s->rto_count, (unsigned long long)s->pkts_received,
@@ -214,8 +221,11 @@ static void print_stats(const ism_udp_stats *s)
            (long long)s->srtt_us, (long long)s->min_rtt_us,
            (unsigned long long)s->impair_dropped, (unsigned long long)s->impair_dup,
            (unsigned long long)s->impair_reordered, (unsigned long long)s->impair_corrupted,
-           (unsigned long long)s->bytes_placed_direct, (unsigned long long)s->bytes_via_ring,
-           (unsigned long long)s->bytes_placed_back);
+           (unsigned long long)s->impair_mtu_dropped, s->plpmtu, s->pmtu_base, s->pmtu_ceiling,
+           (unsigned long long)s->pmtu_probes_sent, (unsigned long long)s->pmtu_probes_acked,
+           (unsigned long long)s->pmtu_probes_lost, (unsigned long long)s->pmtu_black_holes,
+           (long long)s->pmtu_raised_us, (unsigned long long)s->bytes_placed_direct,
+           (unsigned long long)s->bytes_via_ring, (unsigned long long)s->bytes_placed_back);
 }
 
 static int tcp_prep(int fd, void *arg)
@@ -240,6 +250,9 @@ static void udp_opts(const args *a, ism_udp_opts *o)
         o->sndbuf = o->rcvbuf = a->window;
     if (a->mtu)
         o->mtu = a->mtu;
+    o->pmtud = !a->no_pmtud;
+    if (a->pmtu_raise_ms)
+        o->pmtu_raise_ms = a->pmtu_raise_ms;
     o->crc = a->crc;
     if (a->impaired)
         o->impair = &a->impair;
@@ -311,12 +324,14 @@ static int run_send(const args *a, const ism_auth_key *key)
             t_trace = now_s();
             ism_udp_get_stats(x.u, &st);
             fprintf(stderr, "trace %.2f s: %s cwnd %llu pacing %.1f Mbit/s inflight %llu srtt %lld us "
-                    "sent %llu rtx %llu lost %llu rto %llu acked %llu\n", t_trace - t1, st.cc_state,
+                    "sent %llu rtx %llu lost %llu rto %llu acked %llu plpmtu %u black_holes %llu\n",
+                    t_trace - t1, st.cc_state,
                     (unsigned long long)st.cwnd, st.pacing_rate * 8 / 1e6,
                     (unsigned long long)st.inflight, (long long)st.srtt_us,
                     (unsigned long long)st.pkts_sent, (unsigned long long)st.pkts_retransmitted,
                     (unsigned long long)st.pkts_lost, (unsigned long long)st.rto_count,
-                    (unsigned long long)st.bytes_acked);
+                    (unsigned long long)st.bytes_acked, st.plpmtu,
+                    (unsigned long long)st.pmtu_black_holes);
         }
     }
     free(buf);
@@ -499,7 +514,8 @@ int main(int argc, char **argv)
     a.seed = 1;
     a.block = 1u << 20;
     enum { O_LISTEN = 1, O_CONNECT, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_BYTES, O_DURATION,
-           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE, O_BLOCK };
+           O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE,
+           O_BLOCK, O_NOPMTUD, O_PMTURAISE };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN}, {"connect", 1, 0, O_CONNECT}, {"job", 1, 0, O_JOB},
         {"secret-file", 1, 0, O_SECRET}, {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},
@@ -507,7 +523,8 @@ int main(int argc, char **argv)
         {"mtu", 1, 0, O_MTU}, {"no-crc", 0, 0, O_NOCRC}, {"omit", 1, 0, O_OMIT},
         {"impair", 1, 0, O_IMPAIR}, {"seed", 1, 0, O_SEED}, {"timeout", 1, 0, O_TIMEOUT},
         {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {"trace", 0, 0, O_TRACE},
-        {"block", 1, 0, O_BLOCK}, {0, 0, 0, 0}};
+        {"block", 1, 0, O_BLOCK}, {"no-pmtud", 0, 0, O_NOPMTUD},
+        {"pmtu-raise-ms", 1, 0, O_PMTURAISE}, {0, 0, 0, 0}};
     int ch;
     optind = 2;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -544,6 +561,8 @@ int main(int argc, char **argv)
             if (a.block < 1 || a.block > (1u << 30))
                 bad("--block", optarg, "expected 1 byte .. 1 GiB");
             break;
+        case O_NOPMTUD: a.no_pmtud = 1; break;
+        case O_PMTURAISE: a.pmtu_raise_ms = (int)num_arg("--pmtu-raise-ms", optarg, 10, 86400000); break;
         default: usage();
         }
     }

@@ -39,6 +39,8 @@ void ism_udp_opts_default(ism_udp_opts *o)
     o->dead_ms = 10000;
     o->keepalive_ms = 0; /* dead_ms / 4 */
     o->sock_buf = 8 << 20;
+    o->pmtud = 1;
+    o->pmtu_raise_ms = 600000;
 }
 
 static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
@@ -57,6 +59,9 @@ static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
         bad = "ack_every must be 1..1024 and ack_delay_us 50..1000000";
     else if (o->dead_ms < 100 || o->keepalive_ms < 0 || o->sock_buf < 0)
         bad = "dead_ms must be >= 100, keepalive_ms and sock_buf >= 0";
+    else if ((o->pmtud != 0 && o->pmtud != 1) || o->pmtu_raise_ms < 10 ||
+             o->pmtu_raise_ms > 86400000)
+        bad = "pmtud must be 0 or 1 and pmtu_raise_ms 10..86400000";
     if (bad)
         udp_errf(err, errlen, "reliable UDP options: %s", bad);
     return bad ? -1 : 0;
@@ -79,6 +84,8 @@ static ism_udp_opts effective(const ism_udp_opts *o)
         ism_udp_opts_default(&e);
     if (e.keepalive_ms == 0)
         e.keepalive_ms = e.dead_ms / 4;
+    if (e.pmtu_raise_ms == 0)
+        e.pmtu_raise_ms = 600000;
     return e;
 }
 
@@ -120,6 +127,7 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
     c->place = getenv("ISM_UDP_NO_PLACE") == NULL; /* for measuring what placement saves */
     c->peer_limit = peer_rcvbuf;
     c->last_recv_us = c->last_send_us = now;
+    udp_pmtu_init(c, now);
     udp_send_init(c, now);
     udp_recv_init(c);
     return c;
@@ -573,7 +581,7 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
         int64_t settled = -1; /* when all data was acknowledged and the peer's FIN was in */
         for (;;) {
             int64_t now = udp_now_us();
-            if (udp_send_idle(c) && c->fin_off != UINT64_MAX)
+            if ((udp_send_idle(c) || c->peer_done) && c->fin_off != UINT64_MAX)
                 break;
             if (c->snd_una == c->snd_end && c->fin_off != UINT64_MAX) {
                 /* Only our FIN's ACK is missing: either the FIN or its ACK was lost. Keep
@@ -598,19 +606,31 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
                 break;
         }
     }
-    if (rc == 0) {
-        /* Linger while the peer still talks (its FIN's ACK may have been lost), at most
-         * 10 RTOs: nothing we hold is needed any more, only our answers are. */
+    if (rc == 0 && !c->peer_done) {
+        /* Linger while the peer still talks (its FIN's ACK, or the ACK of its last data,
+         * may have been lost), at most 10 RTOs: nothing we hold is needed any more, only
+         * our answers are. With the peer's whole stream in, say DONE now, again whenever
+         * the peer still sends (it has not heard us), and when leaving: the peer then
+         * knows its stream arrived even if every ACK it waits for is lost, instead of
+         * resending into a closed socket until its dead-peer timeout. */
+        int whole = c->rcv_nxt == c->fin_off;
+        if (whole)
+            send_close(c, ISM_UDPW_CLOSE_DONE);
         int64_t cap = udp_now_us() + 10 * udp_rto_us(c);
         if (cap > dl)
             cap = dl;
         for (;;) {
-            int64_t until = c->last_recv_us + 3 * udp_rto_us(c);
+            int64_t heard = c->last_recv_us;
+            int64_t until = heard + 3 * udp_rto_us(c);
             if (until > cap)
                 until = cap;
             if (udp_now_us() >= until || udp_wait(c, until) != 0)
                 break;
+            if (whole && c->last_recv_us != heard)
+                send_close(c, ISM_UDPW_CLOSE_DONE);
         }
+        if (whole)
+            send_close(c, ISM_UDPW_CLOSE_DONE);
     } else if (c->err != ISM_UDP_ECLOSED && c->err != ISM_UDP_EDEAD) {
         send_close(c, ISM_UDPW_CLOSE_ABORT);
     }
@@ -644,6 +664,9 @@ void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
     s->cc = c->cc->name;
     s->cc_state = c->cc->state(c->cc_state);
     s->payload = c->payload;
+    s->plpmtu = c->dgram + 28;
+    s->pmtu_base = c->pm.base + 28;
+    s->pmtu_ceiling = c->pm.ceil + 28;
 }
 
 const char *ism_udp_strerror(int code)

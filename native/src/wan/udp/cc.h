@@ -46,6 +46,8 @@ typedef struct ism_udp_cc_ops {
     uint64_t (*cwnd)(const void *st);           /* bytes allowed in flight */
     uint64_t (*pacing_rate)(const void *st);    /* bytes per second; 0 = unpaced */
     const char *(*state)(const void *st);       /* for stats: e.g. "startup" */
+    /* the packet size changed (path-MTU discovery): windows kept in bytes stay */
+    void (*set_mss)(void *st, uint32_t mss);
 } ism_udp_cc_ops;
 
 extern const ism_udp_cc_ops ism_udp_cc_bbr;

@@ -328,5 +328,10 @@ static const char *bbr_state(const void *st)
     return names[((const bbr *)st)->mode];
 }
 
+static void bbr_set_mss(void *st, uint32_t mss)
+{
+    ((bbr *)st)->mss = mss;
+}
+
 const ism_udp_cc_ops ism_udp_cc_bbr = {"bbr", bbr_init, bbr_on_ack, bbr_on_loss,
-                                       bbr_cwnd, bbr_pacing, bbr_state};
+                                       bbr_cwnd, bbr_pacing, bbr_state, bbr_set_mss};

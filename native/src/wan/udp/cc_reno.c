@@ -80,5 +80,10 @@ static const char *reno_state(const void *st)
     return r->cwnd < r->ssthresh ? "slow-start" : "avoidance";
 }
 
+static void reno_set_mss(void *st, uint32_t mss)
+{
+    ((reno *)st)->mss = mss;
+}
+
 const ism_udp_cc_ops ism_udp_cc_reno = {"reno", reno_init, reno_on_ack, reno_on_loss,
-                                        reno_cwnd, reno_pacing, reno_state};
+                                        reno_cwnd, reno_pacing, reno_state, reno_set_mss};

@@ -7,6 +7,7 @@
  *              suppression, the packet-number map and the ACK frames built from it,
  *              the flow-control window
  *   io.c       batched datagram I/O (sendmmsg/recvmmsg) and the impairment shim
+ *   pmtu.c     path-MTU discovery: probes, the search, black-hole detection
  *   engine.c   the progress loop, timers, keepalive and dead-peer detection, waiting
  *   setup.c    authenticated setup over TCP and token derivation
  *   api.c      the public calls
@@ -38,7 +39,8 @@
 #define UDP_NOTSENT_MIN (256u << 10) /* bytes written but not yet sent, at least (api.c) */
 #define UDP_RX_HOLD_US 200        /* receive coalescing under dense traffic (engine.c) */
 
-enum { PK_FREE = 0, PK_INFLIGHT, PK_ACKED, PK_LOST };
+/* PK_GONE: abandoned when the packet size fell back (pmtu.c); its bytes are sent again */
+enum { PK_FREE = 0, PK_INFLIGHT, PK_ACKED, PK_LOST, PK_GONE };
 enum { CK_INFLIGHT = 0, CK_QUEUED, CK_ACKED };
 
 typedef struct udp_pkt {
@@ -48,7 +50,9 @@ typedef struct udp_pkt {
     int64_t delivered_us;
     uint64_t delivered;
     uint32_t len;           /* payload bytes (counted in flight) */
-    uint8_t state, app_limited;
+    uint16_t probe;         /* a path-MTU probe of this datagram size (not in flight), or 0 */
+    uint8_t state, app_limited, rtx;
+    uint8_t confirm;        /* the probe tests a suspected black hole (pmtu.c) */
 } udp_pkt;
 
 typedef struct udp_chunk {
@@ -75,8 +79,9 @@ struct ism_udp_conn {
     const ism_udp_cc_ops *cc;
     _Alignas(16) unsigned char cc_state[ISM_UDP_CC_STATE];
     uint8_t tok_tx[ISM_UDPW_TOKEN_LEN], tok_rx[ISM_UDPW_TOKEN_LEN];
-    uint32_t dgram;   /* datagram size: mtu - 28 */
-    uint32_t payload; /* stream bytes per full data packet */
+    uint32_t dgram;   /* datagram size of a full data packet now (pmtu.c may change it) */
+    uint32_t payload; /* stream bytes per full data packet: dgram - header */
+    uint32_t ack_dgram; /* largest ACK: the base size, which every path carries (pmtu.c) */
     char peer[96];    /* "10.77.0.2:40123 (site 1, gateway 0)" for messages */
     ism_auth_id peer_id; /* as the handshake authenticated it */
     int err;          /* sticky error, 0 while healthy */
@@ -126,7 +131,8 @@ struct ism_udp_conn {
     int64_t ack_first_us;
     int ack_now;
     uint64_t last_adv_limit;       /* window edge in the last ACK we sent */
-    uint8_t peer_closed;           /* got CLOSE */
+    uint8_t peer_closed;           /* got CLOSE (abort) */
+    uint8_t peer_done;             /* got CLOSE DONE: the peer holds our whole stream */
     /* A posted receive: stream bytes [post_off, post_off + post_len) are placed straight
      * into post_buf (NULL: none). While posted, rcv_read = min(rcv_nxt, post end). */
     uint8_t *post_buf;
@@ -163,6 +169,30 @@ struct ism_udp_conn {
     } *hold;                       /* reorder shim */
     int burst_on;
 
+    /* ---- path MTU (pmtu.c); sizes are datagram bytes ---- */
+    struct {
+        int on, searching;
+        uint32_t base, ceil;   /* the search's floor (assumed to pass) and ceiling */
+        uint32_t lo, hi;       /* largest confirmed; smallest known to fail (ceil + 1: none) */
+        uint32_t probe;        /* size of the probe in flight, 0 = none */
+        uint64_t probe_pn;
+        int64_t probe_sent_us;
+        int64_t next_probe_us; /* not before (a probe that found no room waits a bit) */
+        int tries;             /* probes of this size lost in a row */
+        unsigned bh;           /* large retransmissions lost since one as large arrived */
+        uint32_t bh_min;       /* the smallest of them (datagram bytes) */
+        int64_t large_acked_us; /* the last time a packet above the base was acknowledged */
+        uint64_t lost_at_probe; /* pkts_lost when the probe left (congestion meanwhile?) */
+        int unsure;            /* probe losses not counted (congestion) in this search */
+        /* black-hole confirmation: pairs of probes, the current size then the base */
+        int confirming, pair_out, pairs_ok, pairs_lost;
+        uint64_t big_pn, small_pn;
+        int big_st, small_st;  /* 0 in flight, 1 acknowledged, 2 lost */
+        int64_t pair_sent_us;
+        int64_t raise_at_us;   /* next search upward, when not searching */
+        int64_t start_us;      /* connection setup (for pmtu_raised_us) */
+    } pm;
+
     ism_udp_stats st;
 };
 
@@ -176,6 +206,18 @@ int64_t udp_send_timer_us(const ism_udp_conn *c, int64_t now); /* absolute, or I
 void udp_send_timers(ism_udp_conn *c, int64_t now);
 int64_t udp_rto_us(const ism_udp_conn *c);
 int udp_send_idle(const ism_udp_conn *c); /* everything sent and acknowledged */
+
+void udp_send_rewind(ism_udp_conn *c, int64_t now); /* resend all unacknowledged bytes anew */
+int udp_emit_probe(ism_udp_conn *c, uint32_t size, int64_t now); /* 0, or -1: no room now */
+
+/* pmtu.c */
+void udp_pmtu_init(ism_udp_conn *c, int64_t now);
+void udp_pmtu_send(ism_udp_conn *c, int64_t now);      /* a probe, if one is due */
+void udp_pmtu_timers(ism_udp_conn *c, int64_t now);
+int64_t udp_pmtu_timer_us(const ism_udp_conn *c);     /* absolute, or INT64_MAX */
+void udp_pmtu_probe_done(ism_udp_conn *c, const udp_pkt *p, uint64_t pn, int acked);
+void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p, int64_t now);
+void udp_pmtu_data_lost(ism_udp_conn *c, const udp_pkt *p);
 
 /* recv.c */
 void udp_recv_init(ism_udp_conn *c);

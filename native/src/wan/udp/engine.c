@@ -63,9 +63,17 @@ void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now)
         uint32_t reason;
         if ((rc = ism_udpw_decode_close(p, n, &reason)) != 0)
             goto bad;
+        if (reason == ISM_UDPW_CLOSE_DONE && c->fin_queued) {
+            /* it received our FIN, so everything before it: only its ACKs went missing */
+            c->peer_done = 1;
+            c->last_recv_us = now;
+            return;
+        }
         c->peer_closed = 1;
         udp_fail(c, ISM_UDP_ECLOSED, "peer %s aborted the connection (%s)", c->peer,
-                 reason == ISM_UDPW_CLOSE_PROTOCOL ? "it saw a protocol violation" : "closed");
+                 reason == ISM_UDPW_CLOSE_PROTOCOL ? "it saw a protocol violation"
+                 : reason == ISM_UDPW_CLOSE_DONE  ? "it closed before we ended our stream"
+                                                  : "closed");
     }
     return;
 bad:

@@ -121,6 +121,12 @@ static void impair_flush(ism_udp_conn *c)
         }
         int drop = c->burst_on ? rnd(c) < im->burst : rnd(c) < im->loss;
         c->burst_on = drop;
+        /* a smaller path MTU: no random draw, so the other faults stay reproducible */
+        uint32_t maxd = __atomic_load_n(&im->max_dgram, __ATOMIC_RELAXED);
+        if (!drop && maxd && s->len > maxd) {
+            c->st.impair_mtu_dropped++;
+            continue;
+        }
         if (drop) {
             c->st.impair_dropped++;
             continue;
@@ -201,8 +207,9 @@ int udp_tx_flush(ism_udp_conn *c)
             continue; /* a stale ICMP error is reported once; the datagram was not sent */
         if (errno == EAGAIN || errno == ENOBUFS)
             return 1;
-        if (path_error(errno))
-            break; /* the rest of this batch is lost on the way */
+        if (path_error(errno) || errno == EMSGSIZE)
+            break; /* the rest of this batch is lost on the way (EMSGSIZE: the interface's
+                    * MTU fell below our packets; pmtu.c sees a black hole) */
         if (c->gso && (errno == EIO || errno == EINVAL || errno == ENOPROTOOPT ||
                        errno == EOPNOTSUPP)) {
             c->gso = 0; /* no UDP GSO here: one datagram per message from now on */

@@ -339,7 +339,7 @@ void udp_maybe_ack(ism_udp_conn *c, int64_t now)
     ism_udpw_ackb *b = &c->ackb;
     uint64_t limit = c->rcv_read + c->rbuf_size;
     int64_t delay = now - c->rlargest_us;
-    ism_udpw_ack_begin(b, s->buf, c->dgram, c->tok_tx, (uint64_t)c->rlargest, limit,
+    ism_udpw_ack_begin(b, s->buf, c->ack_dgram, c->tok_tx, (uint64_t)c->rlargest, limit,
                        (uint32_t)(delay < 0 ? 0 : delay > 0xffffffff ? 0xffffffff : delay));
     uint64_t pn = (uint64_t)c->rlargest;
     for (;;) {

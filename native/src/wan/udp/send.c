@@ -17,6 +17,12 @@
  *
  * Delivery-rate samples for the congestion controller follow the BBR draft: every
  * packet remembers how much had been delivered when it was sent.
+ *
+ * Path-MTU probes (pmtu.c) are packets too, with numbers of their own, but they carry
+ * no stream bytes and are not in flight: their loss, however detected, goes to pmtu.c
+ * and never to the controller or the retransmission queue. When the packet size falls
+ * back, udp_send_rewind() abandons every packet in flight and cuts the unacknowledged
+ * stream into chunks of the new size again.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -100,6 +106,11 @@ static void lose(ism_udp_conn *c, uint64_t pn, ism_udp_loss_event *ev)
 {
     udp_pkt *p = &c->pkts[pn % UDP_PKT_RING];
     p->state = PK_LOST;
+    if (p->probe) {
+        udp_pmtu_probe_done(c, p, pn, 0);
+        return;
+    }
+    udp_pmtu_data_lost(c, p);
     c->inflight -= p->len;
     c->pkts_inflight--;
     c->st.pkts_lost++;
@@ -198,11 +209,20 @@ void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now)
             lo = c->lua;
         for (uint64_t pn = r.hi + 1; pn-- > lo;) {
             udp_pkt *p = &c->pkts[pn % UDP_PKT_RING];
+            if (p->probe) {
+                /* a probe passed (if it had been given up on, it passed late) */
+                if (p->state == PK_INFLIGHT || p->state == PK_LOST)
+                    udp_pmtu_probe_done(c, p, pn, 1);
+                p->state = PK_ACKED;
+                continue;
+            }
             if (p->state == PK_INFLIGHT) {
                 c->inflight -= p->len;
                 c->pkts_inflight--;
                 acked += p->len;
+                udp_pmtu_data_acked(c, p, now);
             } else if (p->state == PK_LOST) {
+                udp_pmtu_data_acked(c, p, now);
                 /* It arrived after all: the path reorders more than we assumed. */
                 if (c->reo_thresh < 256)
                     c->reo_thresh += c->reo_thresh / 2 + 1;
@@ -254,10 +274,12 @@ void udp_on_ack(ism_udp_conn *c, const ism_udpw_ack *a, int64_t now)
         s.app_limited = sample->app_limited;
         c->cc->on_ack(c->cc_state, &s);
     }
+    udp_pmtu_timers(c, now); /* a black hole this ACK revealed */
 }
 
-/* Build and queue one data packet for chunk n (or a probe when n == UDP_NO_CHUNK). */
-static int emit(ism_udp_conn *c, uint64_t n, int64_t now)
+/* Build and queue one data packet for chunk n, or a keepalive probe when n ==
+ * UDP_NO_CHUNK, or a path-MTU probe padded to a datagram of `probe` bytes. */
+static int emit(ism_udp_conn *c, uint64_t n, uint32_t probe, int64_t now)
 {
     if (c->next_pn - c->lua >= UDP_PKT_RING)
         return -1; /* the oldest packet is still unresolved; the RTO will settle it */
@@ -269,10 +291,13 @@ static int emit(ism_udp_conn *c, uint64_t n, int64_t now)
     uint16_t flags = 0;
     uint64_t off = c->snd_nxt;
     uint32_t len = 0;
+    p->rtx = p->confirm = 0;
     if (n != UDP_NO_CHUNK) {
         udp_chunk *k = &c->chunks[n % UDP_CHUNK_RING];
-        if (k->state == CK_QUEUED)
+        if (k->state == CK_QUEUED) {
             c->st.pkts_retransmitted++;
+            p->rtx = 1;
+        }
         k->state = CK_INFLIGHT;
         k->last_pn = pn;
         off = k->offset;
@@ -281,6 +306,28 @@ static int emit(ism_udp_conn *c, uint64_t n, int64_t now)
             flags |= ISM_UDPW_F_FIN;
     } else {
         flags |= ISM_UDPW_F_PING;
+    }
+    if (probe) {
+        ism_udpw_encode_data(s->buf, flags | ISM_UDPW_F_PAD, c->tok_tx, pn, off,
+                             (uint32_t)(pn - c->lua));
+        memset(s->buf + ISM_UDPW_DATA_HDR, 0, probe - ISM_UDPW_DATA_HDR);
+        s->len = probe;
+        s->iov[0] = (struct iovec){s->buf, s->len};
+        s->niov = 1;
+        if (c->o.crc)
+            ism_udpw_seal(s->buf, s->len);
+        p->chunk = UDP_NO_CHUNK;
+        p->sent_us = now;
+        p->first_sent_us = c->first_sent_us;
+        p->delivered_us = c->delivered_us;
+        p->delivered = c->delivered;
+        p->len = 0;
+        p->probe = (uint16_t)probe;
+        p->state = PK_INFLIGHT;
+        p->app_limited = 1; /* not a rate sample of the data path */
+        c->st.pkts_sent++;
+        c->last_send_us = now;
+        return 0;
     }
     ism_udpw_encode_data(s->buf, flags, c->tok_tx, pn, off, (uint32_t)(pn - c->lua));
     size_t at = off % c->sbuf_size;
@@ -310,6 +357,7 @@ static int emit(ism_udp_conn *c, uint64_t n, int64_t now)
     if (c->inflight == 0)
         c->first_sent_us = c->delivered_us = now;
     p->chunk = n;
+    p->probe = 0;
     p->sent_us = now;
     p->first_sent_us = c->first_sent_us;
     p->delivered_us = c->delivered_us;
@@ -420,7 +468,7 @@ void udp_send_data(ism_udp_conn *c, int64_t now)
             if (n == UDP_NO_CHUNK)
                 break;
         }
-        if (emit(c, n, now) != 0) {
+        if (emit(c, n, 0, now) != 0) {
             if (!is_rtx) {
                 /* keep the chunk: queue it as if lost so the next round sends it first */
                 c->chunks[n % UDP_CHUNK_RING].state = CK_QUEUED;
@@ -442,8 +490,51 @@ void udp_send_data(ism_udp_conn *c, int64_t now)
                 c->next_send_us++;
         }
     }
-    if (c->ping_due && emit(c, UDP_NO_CHUNK, now) == 0)
+    if (c->ping_due && emit(c, UDP_NO_CHUNK, 0, now) == 0)
         c->ping_due = 0;
+    udp_pmtu_send(c, now);
+}
+
+int udp_emit_probe(ism_udp_conn *c, uint32_t size, int64_t now)
+{
+    if (size <= ISM_UDPW_DATA_HDR || size > ISM_UDPW_MAX_DGRAM)
+        return -1;
+    return emit(c, UDP_NO_CHUNK, size, now);
+}
+
+/* The packet size fell back (a black hole, pmtu.c): whatever is in flight is as good as
+ * lost, and its chunks are too large to send again. Abandon every packet in flight
+ * (their loss is not news for the controller: the losses that revealed the black hole
+ * have been reported already), forget the chunks, and cut the stream again from the
+ * first unacknowledged byte in the new size. Bytes the peer holds beyond that (SACKed)
+ * go again too; the receiver drops what it has. A black hole is rare, and a rewind is
+ * simple to get right where splitting chunks in place would not be. */
+void udp_send_rewind(ism_udp_conn *c, int64_t now)
+{
+    for (uint64_t pn = c->lua; pn < c->next_pn; pn++) {
+        udp_pkt *p = &c->pkts[pn % UDP_PKT_RING];
+        if (p->state != PK_INFLIGHT)
+            continue;
+        if (!p->probe) {
+            c->inflight -= p->len;
+            c->pkts_inflight--;
+        }
+        p->state = PK_GONE;
+    }
+    for (uint64_t n = c->chunk_head; n < c->chunk_tail; n++) {
+        udp_chunk *k = &c->chunks[n % UDP_CHUNK_RING];
+        if (k->state == CK_ACKED)
+            c->st.bytes_acked -= k->len; /* counted again when acknowledged again */
+    }
+    c->chunk_head = c->chunk_tail;
+    c->rtx_head = c->rtx_tail;
+    c->snd_nxt = c->snd_una;
+    if (!c->fin_acked)
+        c->fin_queued = 0;
+    c->rto_backoff = 0;
+    c->rto_base_us = now;
+    c->next_send_us = now;
+    advance(c);
 }
 
 int udp_send_idle(const ism_udp_conn *c)
@@ -468,11 +559,13 @@ int64_t udp_send_timer_us(const ism_udp_conn *c, int64_t now)
         if (p < t)
             t = p;
     }
-    return t;
+    int64_t m = udp_pmtu_timer_us(c);
+    return m < t ? m : t;
 }
 
 void udp_send_timers(ism_udp_conn *c, int64_t now)
 {
+    udp_pmtu_timers(c, now);
     if (c->pkts_inflight == 0 || now < c->rto_base_us + udp_rto_us(c))
         return;
     /* The timer fired: nothing was acknowledged for an RTO. On a busy host this is more
@@ -489,7 +582,8 @@ void udp_send_timers(ism_udp_conn *c, int64_t now)
                 lose(c, pn, &ev);
     } else {
         for (uint64_t pn = c->lua; pn < c->next_pn; pn++)
-            if (c->pkts[pn % UDP_PKT_RING].state == PK_INFLIGHT) {
+            if (c->pkts[pn % UDP_PKT_RING].state == PK_INFLIGHT &&
+                !c->pkts[pn % UDP_PKT_RING].probe) {
                 lose(c, pn, &ev);
                 break;
             }
@@ -498,4 +592,5 @@ void udp_send_timers(ism_udp_conn *c, int64_t now)
     c->rto_base_us = now;
     advance(c);
     report_loss(c, &ev, now);
+    udp_pmtu_timers(c, now); /* a black hole these losses revealed */
 }

@@ -88,8 +88,10 @@ static int udp_socket(const struct sockaddr_in *bind_to, int bufsize, char *err,
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
     if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bufsize, sizeof bufsize) != 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
-    /* Never fragment: a datagram that does not fit the path must be lost, not split. */
-    int pmtu = IP_PMTUDISC_DO;
+    /* Never fragment: a datagram that does not fit the path must be lost, not split.
+     * PROBE, not DO: DF is set, but the kernel's PMTU cache (fed by ICMP, which nothing
+     * authenticates) neither refuses nor shrinks what we send; pmtu.c finds the size. */
+    int pmtu = IP_PMTUDISC_PROBE;
     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
     if (bind_to && bind(fd, (const struct sockaddr *)bind_to, sizeof *bind_to) != 0) {
         char a[INET_ADDRSTRLEN];

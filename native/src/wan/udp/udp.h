@@ -20,6 +20,10 @@
  * unread, and both UDP sockets are connected to the authenticated peer's address. The
  * TCP connection closes once the UDP path answered (see docs/design.md for the choice).
  *
+ * Packet size: path-MTU discovery by probing (pmtu.c, RFC 8899 style, no ICMP needed)
+ * from 1280 up to opts.mtu; a path MTU that falls mid-transfer is detected and the data
+ * is resent in the smaller size. opts.pmtud = 0 sends every full packet at opts.mtu.
+ *
  * Threading: a connection is single-threaded (no locks); use it from one thread at a
  * time. Different connections are independent.
  *
@@ -61,10 +65,19 @@ typedef struct ism_udp_impair {
     double reorder;   /* held back and sent after the next 1..8 datagrams */
     double corrupt;   /* one random bit flipped anywhere in the datagram */
     uint64_t seed;
+    /* Datagrams (UDP payload) larger than this are dropped silently, as a path with a
+     * smaller MTU does (no ICMP); 0 = no limit. Read at every send, so a test may change
+     * it mid-transfer from the sending thread (path MTU changes). */
+    uint32_t max_dgram;
 } ism_udp_impair;
 
 typedef struct ism_udp_opts {
-    int mtu;              /* IP MTU of the path (datagram = mtu - 28); default 1500 */
+    int mtu;              /* IP MTU ceiling (datagram = mtu - 28); default 1500. With pmtud
+                           * the path MTU is probed up to this (and the interface's MTU);
+                           * without, every full packet is this size */
+    int pmtud;            /* 1 (default): path-MTU discovery (pmtu.c); 0: fixed mtu */
+    int pmtu_raise_ms;    /* search above the current size again this long after a search
+                           * ended (default 600000, RFC 8899's PMTU_RAISE_TIMER) */
     size_t sndbuf;        /* send buffer bytes (bounds data awaiting ACK); default 64 MiB */
     size_t rcvbuf;        /* receive window bytes (flow control); default 64 MiB */
     const char *cc;       /* "bbr" (default) or "reno" */
@@ -85,10 +98,16 @@ typedef struct ism_udp_stats {
     uint64_t pkts_reordered; /* arrived after a higher packet number */
     uint64_t pkts_coalesced; /* arrived coalesced with others in one read (UDP GRO) */
     uint64_t impair_dropped, impair_dup, impair_reordered, impair_corrupted;
+    uint64_t impair_mtu_dropped; /* above ism_udp_impair.max_dgram */
     int64_t srtt_us, min_rtt_us, rttvar_us;
     uint64_t cwnd, pacing_rate, inflight;
     const char *cc, *cc_state;
-    uint32_t payload; /* bytes of stream data per full packet */
+    uint32_t payload; /* bytes of stream data per full packet (now) */
+    /* path MTU (IP bytes): in use now, the search's floor and ceiling; probes and black
+     * holes (full-size packets lost while small ones passed: fell back to the base) */
+    uint32_t plpmtu, pmtu_base, pmtu_ceiling;
+    uint64_t pmtu_probes_sent, pmtu_probes_acked, pmtu_probes_lost, pmtu_black_holes;
+    int64_t pmtu_raised_us; /* from connection setup to the last size increase; -1: none */
     /* Where received bytes went on their way to the application: straight from the
      * packet into a posted buffer; out of the receive ring; and back from a posted
      * buffer into the ring when its receive ended before they were contiguous (they are

@@ -53,15 +53,28 @@ int ism_udpw_decode_data(const uint8_t *p, size_t n, ism_udpw_data *d)
     if (p[1] != ISM_UDPW_DATA)
         return ISM_UDPW_ETYPE;
     d->flags = (uint16_t)(p[2] | p[3] << 8);
-    if (d->flags & ~(ISM_UDPW_F_FIN | ISM_UDPW_F_PING | ISM_UDPW_F_CRC))
+    if (d->flags & ~(ISM_UDPW_F_FIN | ISM_UDPW_F_PING | ISM_UDPW_F_PAD | ISM_UDPW_F_CRC))
         return ISM_UDPW_EFLAGS;
     d->pn = ism_get_le64(p + 16);
     d->offset = ism_get_le64(p + 24);
     d->lua_delta = ism_get_le32(p + 32);
     d->payload = p + ISM_UDPW_DATA_HDR;
     d->len = (uint32_t)(n - ISM_UDPW_DATA_HDR);
-    if ((d->flags & ISM_UDPW_F_PING) && (d->len || (d->flags & ISM_UDPW_F_FIN)))
+    if ((d->flags & ISM_UDPW_F_PING) && (d->flags & ISM_UDPW_F_FIN))
         return ISM_UDPW_EFLAGS; /* a probe carries nothing */
+    if (d->flags & ISM_UDPW_F_PAD) {
+        if (!(d->flags & ISM_UDPW_F_PING))
+            return ISM_UDPW_EFLAGS; /* padding only on a probe */
+        /* Zero padding: nothing unchecked rides on a probe (probes are rare and their
+         * CRC already read every byte, so this costs nothing that matters). */
+        uint8_t any = 0;
+        for (uint32_t i = 0; i < d->len; i++)
+            any |= d->payload[i];
+        if (any)
+            return ISM_UDPW_EFIELD;
+    } else if ((d->flags & ISM_UDPW_F_PING) && d->len) {
+        return ISM_UDPW_EFLAGS; /* a keepalive probe carries nothing */
+    }
     /* Offsets live in 62 bits so offset + len can never wrap; pn likewise. */
     if (d->offset >> 62 || d->pn >> 62 || d->lua_delta > d->pn)
         return ISM_UDPW_EFIELD;

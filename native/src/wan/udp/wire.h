@@ -19,7 +19,9 @@
  *   32 u32 lua_delta: packet number - lowest packet number the sender still tracks
  *          (the receiver forgets everything below; bounds its state)
  *   flags: FIN (this packet ends the stream at offset+len), PING (ack-eliciting probe
- *          without payload, never retransmitted)
+ *          without payload, never retransmitted), PAD (with PING only: a path-MTU probe,
+ *          pmtu.c; the payload is padding, all zero, carries no stream data, and only
+ *          its size matters)
  *
  * ACK (header 40 bytes + 12 bytes per range + 4 bytes per NACK, at most one MTU):
  *   16 u64 largest packet number received
@@ -33,7 +35,7 @@
  *   any range), strictly increasing.
  *
  * CLOSE (header 20 bytes): u32 reason code (ISM_UDPW_CLOSE_*), sent once when a side
- * aborts; orderly ends use FIN.
+ * aborts; orderly ends use FIN, and the side that leaves last says DONE.
  */
 #ifndef ISM_WAN_UDP_WIRE_H
 #define ISM_WAN_UDP_WIRE_H
@@ -54,8 +56,11 @@
 #define ISM_UDPW_MIN_DGRAM 576 /* smallest MTU-sized datagram we configure (IPv4 minimum) */
 
 enum { ISM_UDPW_DATA = 1, ISM_UDPW_ACK = 2, ISM_UDPW_CLOSE = 3 };
-enum { ISM_UDPW_F_FIN = 0x1, ISM_UDPW_F_PING = 0x2, ISM_UDPW_F_CRC = 0x8000 };
-enum { ISM_UDPW_CLOSE_ABORT = 1, ISM_UDPW_CLOSE_PROTOCOL = 2 };
+enum { ISM_UDPW_F_FIN = 0x1, ISM_UDPW_F_PING = 0x2, ISM_UDPW_F_PAD = 0x4, ISM_UDPW_F_CRC = 0x8000 };
+/* DONE: an orderly close finished: we hold the peer's whole stream through its FIN, and
+ * the peer acknowledged all of ours; we are leaving. The peer, whose last ACKs from us
+ * may have been lost, then knows its stream arrived (it ended in a FIN we received). */
+enum { ISM_UDPW_CLOSE_ABORT = 1, ISM_UDPW_CLOSE_PROTOCOL = 2, ISM_UDPW_CLOSE_DONE = 3 };
 
 /* Decode results (0 = valid). */
 enum {
@@ -76,7 +81,7 @@ typedef struct ism_udpw_data {
     uint64_t offset;
     uint32_t lua_delta;
     const uint8_t *payload; /* points into the decoded buffer */
-    uint32_t len;
+    uint32_t len;           /* payload bytes (padding, not stream data, under PING) */
 } ism_udpw_data;
 
 typedef struct ism_udpw_range {
