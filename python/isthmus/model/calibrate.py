@@ -18,7 +18,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from .loggp import Measurements, fit_line, fit_loggp
+from .loggp import Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
 
 DEFAULT_SIZES = "1,8,64,512,1k,4k,16k,64k,256k,1M"
 REDUCE_DEFAULT = "sum/double"  # the op and type whose gamma the level's parameters carry
@@ -67,9 +67,23 @@ def level_data(records: Iterable[dict]) -> LevelData:
                                   train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red)
 
 
-def fit_level(data: LevelData, rndv: int = 0) -> dict:
-    """The level's JSON: parameters, fit quality, per-op reduction costs, the medians."""
+def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
+    """The level's JSON: parameters, fit quality, per-op reduction costs, the medians.
+    regimes: also cut the sizes into protocol ranges with their own parameters
+    (loggp.fit_regimes; for the vendor's path inside a site, whose protocol switches
+    we do not know; between sites isthmus's own rendezvous is modelled by rndv)."""
     fit = fit_loggp(data.ms, rndv)
+    params = fit.params
+    quality = fit.quality()
+    if regimes:
+        regs = fit_regimes(data.ms)
+        params = with_regimes(params, regs)
+        if len(regs) > 1:
+            quality["regimes"] = [
+                {"first": r.first, "sizes": r.sizes, "synchronous": r.synchronous,
+                 **{k: {"r2": v.r2, "median_rel_residual": v.median_rel_residual,
+                        "max_rel_residual": v.max_rel_residual, "points": v.points}
+                    for k, v in r.lines.items()}} for r in regs]
     reduce = {}
     for op, pts in sorted(data.reduce.items()):
         if len(pts) >= 2:
@@ -79,10 +93,28 @@ def fit_level(data: LevelData, rndv: int = 0) -> dict:
                                       "max_rel_residual": lf.max_rel_residual,
                                       "points": lf.points}}
     ms = data.ms
-    return {"params": fit.params.as_dict(), "quality": fit.quality(), "reduce": reduce,
+    return {"params": params.as_dict(), "quality": quality, "reduce": reduce,
             "medians_s": {"one_way": _keys(ms.one_way), "send_overhead": _keys(ms.send_overhead),
                           "recv_overhead": _keys(ms.recv_overhead),
-                          "train_gap": _keys(ms.train_gap)}}
+                          "train_gap": _keys(ms.train_gap),
+                          "reduce_local": {op: _keys(pts)
+                                           for op, pts in sorted(data.reduce.items())}}}
+
+
+def level_data_from_medians(medians: dict) -> LevelData:
+    """LevelData from a level's "medians_s" (as fit_level writes it), to refit stored
+    calibrations with the current model."""
+    md = {k: {int(m): float(t) for m, t in v.items()} for k, v in medians.items()
+          if k != "reduce_local"}
+    red = {op: {int(m): float(t) for m, t in v.items()}
+           for op, v in medians.get("reduce_local", {}).items()}
+    try:
+        ms = Measurements(one_way=md["one_way"], send_overhead=md["send_overhead"],
+                          recv_overhead=md["recv_overhead"], train_gap=md["train_gap"],
+                          reduce=red.get(REDUCE_DEFAULT, {}))
+    except KeyError as e:
+        raise ValueError(f"the stored medians lack {e.args[0]!r}") from None
+    return LevelData(ms, red)
 
 
 def _keys(d: dict[int, float]) -> dict[str, float]:
@@ -126,7 +158,8 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
         try:
             # between sites messages above the eager limit go by rendezvous
             rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
-            doc["levels"][lvl] = fit_level(level_data(res.records), rndv)
+            doc["levels"][lvl] = fit_level(level_data(res.records), rndv,
+                                           regimes=lvl == "intra")
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":
