@@ -246,6 +246,7 @@ def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
 # ---- protocol regimes ------------------------------------------------------------------
 
 REGIME_NOISE = 0.03  # relative timing noise below which a better fit is not believed
+TRAIN_PACED = 1.2    # a train this much slower than the busier end's CPU shows a gap g
 MAX_REGIMES = 4
 
 
@@ -327,7 +328,8 @@ def fit_regimes(ms: Measurements, base: LogGP | None = None, least: int = 2,
                    waits for the receiver), what the one-way time leaves after the
                    receiver's part;
       L, G         the one-way line's intercept and slope less both overheads';
-      g            the train's gap line with that slope.
+      g            the train's gap line with that slope, where the train is slower
+                   than TRAIN_PACED times the busier end's CPU per message (else 0).
     Needs the overheads at every size; sizes without them are left out."""
     parts = find_regimes(ms, least, max_regimes)
     out = []
@@ -346,13 +348,18 @@ def fit_regimes(ms: Measurements, base: LogGP | None = None, least: int = 2,
         O_r, O_s = rol.b, sol.b
         G = max(owl.b - O_r - O_s, 0.0)
         L = max(owl.a - rol.a - sol.a, 0.0)
+        # g: only where a train is clearly slower than both ends' CPU per message (the
+        # simulator already makes a train wait for whichever end is busier: a receiver
+        # that copies every message of a rendezvous paces it, that is not a gap)
         tg = [m for m in part if m in ms.train_gap]
         g = 0.0
         tl = None
         if tg:
             tl = fit_line([max(m - 1, 0) for m in tg], [ms.train_gap[m] for m in tg],
                           fixed_slope=G + O_s)
-            g = max(tl.a, 0.0)
+            cpu = [max(sol(max(m - 1, 0)), rol(max(m - 1, 0)), 1e-12) for m in tg]
+            if np.median([ms.train_gap[m] / c for m, c in zip(tg, cpu)]) > TRAIN_PACED:
+                g = max(tl.a, 0.0)
         lines = {"one_way": owl, "send_overhead": sol, "recv_overhead": rol}
         if tl is not None:
             lines["train_gap"] = tl
