@@ -245,7 +245,9 @@ def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
 
 # ---- protocol regimes ------------------------------------------------------------------
 
-REGIME_NOISE = 0.03  # relative timing noise below which a better fit is not believed
+REGIME_NOISE = 0.10  # relative error below which a better fit is not believed: medians of
+                     # one calibration on a shared 2-CPU machine move by more than 10 %
+                     # between runs (bench/results/coll-issue8-reanalysed/README.md)
 TRAIN_PACED = 1.2    # a train this much slower than the busier end's CPU shows a gap g
 MAX_REGIMES = 4
 
