@@ -15,7 +15,7 @@ import datetime
 import os
 import platform
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from .loggp import Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
@@ -29,6 +29,7 @@ class LevelData:
     """Medians (seconds) of one level's loggp records."""
     ms: Measurements
     reduce: dict[str, dict[int, float]]
+    copy: dict[int, float] = field(default_factory=dict)  # memcpy of m bytes (copy_local)
 
 
 def level_data(records: Iterable[dict]) -> LevelData:
@@ -40,6 +41,7 @@ def level_data(records: Iterable[dict]) -> LevelData:
     ro: dict[int, float] = {}
     trains: dict[int, tuple[float, int]] = {}
     red: dict[str, dict[int, float]] = {}
+    cp: dict[int, float] = {}
     for r in records:
         if r.get("benchmark") != "loggp" or r.get("status") != "ok":
             continue
@@ -54,6 +56,8 @@ def level_data(records: Iterable[dict]) -> LevelData:
             trains[m] = (t, int(r["iters"]))
         elif q == "reduce_local":
             red.setdefault(str(r.get("op")), {})[m] = t
+        elif q == "copy_local":
+            cp[m] = t
     if not ow:
         raise ValueError("no loggp records (was isthmus-bench run with --json?)")
     ack = ow[min(ow)]
@@ -64,7 +68,7 @@ def level_data(records: Iterable[dict]) -> LevelData:
             if g > 0:
                 gaps[m] = g
     return LevelData(Measurements(one_way=ow, send_overhead=so, recv_overhead=ro,
-                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red)
+                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red, cp)
 
 
 def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
@@ -92,20 +96,30 @@ def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
                           "quality": {"r2": lf.r2, "median_rel_residual": lf.median_rel_residual,
                                       "max_rel_residual": lf.max_rel_residual,
                                       "points": lf.points}}
+    if len(data.copy) >= 2:
+        # a schedule's staging copies: copy0 + m copy (older isthmus-bench: none, 0)
+        cl = fit_line(sorted(data.copy), [data.copy[m] for m in sorted(data.copy)])
+        params = replace(params, copy0=max(cl.a, 0.0), copy=max(cl.b, 0.0),
+                         regimes=tuple((lo, replace(r, copy0=max(cl.a, 0.0),
+                                                    copy=max(cl.b, 0.0)))
+                                       for lo, r in params.regimes))
+        quality["copy"] = {"r2": cl.r2, "median_rel_residual": cl.median_rel_residual,
+                           "max_rel_residual": cl.max_rel_residual, "points": cl.points}
     ms = data.ms
     return {"params": params.as_dict(), "quality": quality, "reduce": reduce,
             "medians_s": {"one_way": _keys(ms.one_way), "send_overhead": _keys(ms.send_overhead),
                           "recv_overhead": _keys(ms.recv_overhead),
                           "train_gap": _keys(ms.train_gap),
                           "reduce_local": {op: _keys(pts)
-                                           for op, pts in sorted(data.reduce.items())}}}
+                                           for op, pts in sorted(data.reduce.items())},
+                          "copy_local": _keys(data.copy)}}
 
 
 def level_data_from_medians(medians: dict) -> LevelData:
     """LevelData from a level's "medians_s" (as fit_level writes it), to refit stored
     calibrations with the current model."""
     md = {k: {int(m): float(t) for m, t in v.items()} for k, v in medians.items()
-          if k != "reduce_local"}
+          if k not in ("reduce_local", "copy_local")}
     red = {op: {int(m): float(t) for m, t in v.items()}
            for op, v in medians.get("reduce_local", {}).items()}
     try:
@@ -114,7 +128,7 @@ def level_data_from_medians(medians: dict) -> LevelData:
                           reduce=red.get(REDUCE_DEFAULT, {}))
     except KeyError as e:
         raise ValueError(f"the stored medians lack {e.args[0]!r}") from None
-    return LevelData(ms, red)
+    return LevelData(ms, red, {int(m): float(t) for m, t in medians.get("copy_local", {}).items()})
 
 
 def _keys(d: dict[int, float]) -> dict[str, float]:

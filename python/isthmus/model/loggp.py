@@ -54,6 +54,8 @@ class LogGP:
                          # between sites isthmus's rendezvous above ISTHMUS_EAGER (0: none)
     O_s: float = 0.0     # sender's CPU per byte (a copy into the transport's buffer)
     O_r: float = 0.0     # receiver's CPU per byte (a copy out of it, or a single copy)
+    copy0: float = 0.0   # a local memcpy of m bytes: copy0 + m*copy (a schedule's staging)
+    copy: float = 0.0
     regimes: tuple = ()
 
     def at(self, m: float) -> "LogGP":
@@ -85,6 +87,9 @@ class LogGP:
     def reduce_cost(self, m: float) -> float:
         return self.gamma0 + m * self.gamma if m > 0 else 0.0
 
+    def copy_cost(self, m: float) -> float:
+        return self.copy0 + m * self.copy if m > 0 else 0.0
+
     def as_dict(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if k != "regimes"}
         if self.regimes:
@@ -97,7 +102,8 @@ class LogGP:
         try:
             top = cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
                       **{k: float(d.get(k, 0.0)) for k in
-                         ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r")})
+                         ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r", "copy0",
+                          "copy")})
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:

@@ -28,7 +28,7 @@ class ScheduleError(ValueError):
     """The schedule deadlocks, or computes a wrong result."""
 
 
-def _run(s: Schedule, on_send, on_recv):
+def _run(s: Schedule, on_send, on_recv, on_copy=lambda r, op: None):
     pos = [0] * s.p
     queues: dict[tuple[int, int], deque] = defaultdict(deque)
     while True:
@@ -39,6 +39,8 @@ def _run(s: Schedule, on_send, on_recv):
                 op = ops[pos[r]]
                 if op[0] == "send":
                     queues[(r, op[1])].append(on_send(r, op))
+                elif op[0] == "copy":
+                    on_copy(r, op)
                 else:
                     q = queues[(op[1], r)]
                     if not q:
@@ -98,7 +100,10 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
             t += level(r, r).reduce_cost(s.bytes_of(op[2]))
         cpu[r] = t
 
-    _run(s, on_send, on_recv)
+    def on_copy(r, op):
+        cpu[r] += level(r, r).copy_cost(op[1])
+
+    _run(s, on_send, on_recv, on_copy)
     return max(cpu) if cpu else 0.0
 
 
