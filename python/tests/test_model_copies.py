@@ -90,3 +90,13 @@ def test_calibrate_fits_the_copy_cost():
     # a calibration from before copy_local keeps a copy cost of 0
     old = [r for r in recs if r["quantity"] != "copy_local"]
     assert C.fit_level(C.level_data(old))["params"]["copy"] == 0.0
+
+
+def test_scan_sends_only_the_partials_someone_needs():
+    """As the C builder (b_scan.c): on 2 members one message, not an exchange."""
+    want = {2: [1, 0], 3: [2, 1, 0], 4: [2, 2, 1, 1], 5: [3, 2, 2, 1, 0],
+            9: [4, 3, 3, 3, 3, 2, 2, 2, 0]}
+    for p, sends in want.items():
+        s = S.build("scan", "recursive_doubling", p, 64)
+        assert [sum(op[0] == "send" for op in s.ops[r]) for r in range(p)] == sends
+        check(s, commutative=False)

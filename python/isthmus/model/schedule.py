@@ -472,6 +472,9 @@ def scan_recursive_doubling(p, nbytes):
     s = Schedule("scan", "recursive_doubling", p, {0: nbytes, 1: nbytes}, result_chunks=(0,))
     later = lambda r, mask: any((r ^ m) < p for m in (1 << i for i in range(p.bit_length() + 1))
                                 if m > mask and m < p)
+    # a partial nobody needs is not sent (as in the C builder): r needs d's for its
+    # prefix (d below it) or for its own partial when it has exchanges still to make
+    needs = lambda r, mask: (r ^ mask) < r or later(r, mask)
     partial_is_in = [True] * p  # the C builder's partial stays the read-only IN until
     for r in range(p):          # it first changes; OUT starts as a copy of IN
         s.copy(r, nbytes)
@@ -481,7 +484,10 @@ def scan_recursive_doubling(p, nbytes):
             d = r ^ mask
             if d >= p:
                 continue
-            s.send(r, d, [1])
+            if needs(d, mask):
+                s.send(r, d, [1])
+            if not needs(r, mask):
+                continue
             if d < r:   # the lower window joins both on the left
                 s.recv(r, d, [0, 1], "left", src=[1, 1])
                 if later(r, mask) and partial_is_in[r]:
