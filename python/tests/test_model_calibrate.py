@@ -156,6 +156,8 @@ def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
     assert q["one_way"]["points"] + q["one_way_large"]["points"] == 5  # 1, 64, 4k | 64k, 1M
     assert p["o_call"] > 0
     assert "sum/double" in doc["levels"]["intra"]["reduce"]
+    # the local copy cost (isthmus-bench loggp copy_local) is measured and fitted
+    assert p["copy"] > 0 and len(doc["levels"]["intra"]["medians_s"]["copy_local"]) == 5
     table = tmp_path / "table.json"
     r = subprocess.run([sys.executable, "-m", "isthmus", "model", "tune", "--params", str(lv),
                         "--ranks", "3", "--coll", "allreduce", "--sizes", "16,1M",
