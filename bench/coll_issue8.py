@@ -75,8 +75,8 @@ def median(xs):
 def section_model(args) -> str:
     levels = args.levels.split(",")
     say(f"calibrating levels {', '.join(levels)}")
-    doc = C.calibrate(levels, args.mpi, args.wan, "1,8,64,512,1k,4k,16k,64k,256k,1M",
-                      args.reps, run_launch, say=say)
+    doc = C.calibrate(levels, args.mpi, args.wan, args.cal_sizes, args.reps, run_launch,
+                      say=say)
     save("levels.json", doc)
     rows, commands = [], []
     plan = []
@@ -433,6 +433,9 @@ def main() -> int:
     ap.add_argument("--wan", default="delay=10ms,rate=100mbit")
     ap.add_argument("--levels", default="intra,wan",
                     help="levels the model section calibrates and measures")
+    ap.add_argument("--cal-sizes", default="1,8,64,512,1k,4k,16k,64k,256k,1M",
+                    help="message sizes of the calibration (a denser grid places the "
+                         "protocol ranges' boundaries more precisely)")
     ap.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the vendor comparison")
