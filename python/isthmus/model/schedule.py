@@ -141,7 +141,15 @@ def bcast_scatter_allgather(p, nbytes, root=0, unit=1):
         for c in sorted(_knomial_children(v, p, 2), reverse=True):
             size = _subtree(c, p, 2)
             s.send(r, (c + root) % p, [(c + i + root) % p for i in range(size)])
-    _ring_allgather(s, lambda r: r)
+    # ring allgather in vrank order that skips the root's receives and the last one's
+    # sends (the root has everything), as the C builder does
+    for st in range(p - 1):
+        for r in range(p):
+            v = (r - root) % p
+            if v:
+                s.recv(r, (r - 1) % p, [((v - st - 1) % p + root) % p], "copy")
+            if v != p - 1:
+                s.send(r, (r + 1) % p, [((v - st) % p + root) % p])
     return s
 
 
