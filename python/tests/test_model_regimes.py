@@ -144,3 +144,11 @@ def test_calibrate_fits_ranges_inside_a_site_only():
     # the stored medians are enough to fit again (bench/coll_issue8.py --reanalyze)
     again = C.fit_level(C.level_data_from_medians(intra["medians_s"]), regimes=True)
     assert again["params"] == intra["params"]
+
+
+def test_no_ranges_without_the_overheads_at_every_size():
+    ms = medians()
+    for m in (65536, 262144, 1 << 20):   # an old calibration: overheads of small sizes only
+        del ms.send_overhead[m], ms.recv_overhead[m]
+    assert find_regimes(ms) == [sorted(ms.one_way)]
+    assert C.fit_level(C.LevelData(ms, {}), regimes=True)["params"].get("regimes") is None

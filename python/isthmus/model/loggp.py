@@ -312,7 +312,9 @@ def find_regimes(ms: Measurements, least: int = 2, max_regimes: int = MAX_REGIME
     overheads (log residuals, floored at `noise`; 6 parameters per range and one per
     cut). A protocol switch is a step or a change of slope in these curves; noise
     below `noise` is not a switch."""
-    sizes = sorted(m for m in ms.one_way if m in ms.send_overhead and m in ms.recv_overhead)
+    sizes = sorted(ms.one_way)
+    if any(m not in ms.send_overhead or m not in ms.recv_overhead for m in sizes):
+        return [sizes]  # a range fitted without its overheads would extrapolate: one range
     n = 3 * len(sizes)
     best, best_bic = [sizes], math.inf
     for k in range(1, max_regimes + 1):
@@ -338,7 +340,7 @@ def fit_regimes(ms: Measurements, base: LogGP | None = None, least: int = 2,
       L, G         the one-way line's intercept and slope less both overheads';
       g            the train's gap line with that slope, where the train is slower
                    than TRAIN_PACED times the busier end's CPU per message (else 0).
-    Needs the overheads at every size; sizes without them are left out."""
+    Without both overheads at every size of the one-way time there is one range."""
     parts = find_regimes(ms, least, max_regimes)
     out = []
     for part in parts:
