@@ -340,8 +340,11 @@ def fit_regimes(ms: Measurements, base: LogGP | None = None, least: int = 2,
       L, G         the one-way line's intercept and slope less both overheads';
       g            the train's gap line with that slope, where the train is slower
                    than TRAIN_PACED times the busier end's CPU per message (else 0).
-    Without both overheads at every size of the one-way time there is one range."""
+    Without both overheads at every size of the one-way time there is one range. One
+    range gives []: the level's own fit_loggp is its description."""
     parts = find_regimes(ms, least, max_regimes)
+    if len(parts) < 2:
+        return []  # one protocol: the level's own LogGP fit (fit_loggp) describes it
     out = []
     for part in parts:
         x = np.array([max(m - 1, 0) for m in part], dtype=float)
