@@ -6,6 +6,7 @@ points each model's pick is within 10% of the best measured algorithm.
 
     python3 bench/model_compare.py BEFORE/model_predicted.json AFTER/model_predicted.json \
         [--names "one LogGP,protocol ranges"]
+    python3 bench/model_compare.py RUN1/model_predicted.json RUN2/model_predicted.json --noise
 
 Markdown on stdout.
 """
@@ -40,12 +41,38 @@ def picks(rows):
     return out
 
 
+def noise(ra, rb) -> int:
+    """Per algorithm, the median over sizes of |b - a| / a of two runs' measured times."""
+    key = lambda r: (r["level"], r["p"], r["coll"], r["alg"], r["size"])
+    mb = {key(r): r["measured_s"] for r in rb}
+    g: dict[tuple, list[float]] = {}
+    for r in ra:
+        if key(r) in mb:
+            g.setdefault(key(r)[:4], []).append(abs(mb[key(r)] - r["measured_s"]) / r["measured_s"])
+    out = ["| level | ranks/sites | collective | algorithm | median run-to-run difference | max |",
+           "|---|---:|---|---|---:|---:|"]
+    for k, v in sorted(g.items()):
+        out.append(f"| {k[0]} | {k[1]} | {k[2]} | {k[3]} | {statistics.median(v) * 100:.0f}% | "
+                   f"{max(v) * 100:.0f}% |")
+    allm = [statistics.median(v) for v in g.values()]
+    out += ["", f"Algorithms whose two runs differ by a median of at most 25%: "
+            f"{sum(x <= 0.25 for x in allm)} of {len(allm)}; median over algorithms "
+            f"{statistics.median(allm) * 100:.0f}%."]
+    print("\n".join(out))
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--names", default="before,after")
+    ap.add_argument("--noise", action="store_true",
+                    help="compare the two files' measured times instead (two runs of the "
+                         "same measurements): how far the measurements move on their own")
     a = ap.parse_args()
+    if a.noise:
+        return noise(load(a.before), load(a.after))
     nb, na = a.names.split(",")
     rb, ra = load(a.before), load(a.after)
     eb, ea = per_alg(rb), per_alg(ra)
