@@ -56,6 +56,7 @@ class LogGP:
     O_r: float = 0.0     # receiver's CPU per byte (a copy out of it, or a single copy)
     copy0: float = 0.0   # a local memcpy of m bytes: copy0 + m*copy (a schedule's staging)
     copy: float = 0.0
+    o_barrier: float = 0.0  # the vendor's barrier on 2 ranks inside a site (0: unknown)
     regimes: tuple = ()
 
     def at(self, m: float) -> "LogGP":
@@ -103,7 +104,7 @@ class LogGP:
             top = cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
                       **{k: float(d.get(k, 0.0)) for k in
                          ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r", "copy0",
-                          "copy")})
+                          "copy", "o_barrier")})
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
