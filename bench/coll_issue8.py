@@ -116,7 +116,8 @@ def refit(doc: dict, regimes: bool = True) -> dict[str, LogGP]:
         red = d["reduce"].get(BENCH_OP) or d["reduce"].get("sum/double", {})
         p = LogGP.from_dict({**fit["params"], "gamma0": red.get("gamma0", 0.0),
                              "gamma": red.get("gamma", 0.0),
-                             "o_call": d["params"].get("o_call", 0.0)})
+                             "o_call": d["params"].get("o_call", 0.0),
+                             "o_barrier": d["params"].get("o_barrier", 0.0)})
         out[lvl] = p
     return out
 
