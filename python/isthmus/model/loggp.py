@@ -328,7 +328,7 @@ def find_regimes(ms: Measurements, least: int = 2, max_regimes: int = MAX_REGIME
     return best
 
 
-def fit_regimes(ms: Measurements, base: LogGP | None = None, least: int = 2,
+def fit_regimes(ms: Measurements, least: int = 2,
                 max_regimes: int = MAX_REGIMES) -> list[RegimeFit]:
     """Per protocol range (find_regimes), parameters from that range's medians only:
       o_r + O_r m  the receive overhead's line (MPI_Recv of an arrived message is the
