@@ -73,13 +73,17 @@ def median(xs):
 # ---- model against measurement, selection ----
 
 def section_model(args) -> str:
-    say("calibrating intra and wan levels")
-    doc = C.calibrate(["intra", "wan"], args.mpi, args.wan, "1,8,64,512,1k,4k,16k,64k,256k,1M",
-                      args.reps, run_launch, say=say)
+    levels = args.levels.split(",")
+    say(f"calibrating levels {', '.join(levels)}")
+    doc = C.calibrate(levels, args.mpi, args.wan, args.cal_sizes, args.reps, run_launch,
+                      say=say)
     save("levels.json", doc)
     rows, commands = [], []
-    plan = [("intra", 2, [8, 1024, 16384, 262144, 1 << 20], T.COLLS)]
-    plan += [("wan", s, [8, 65536, 1 << 20], T.WAN_COLLS) for s in (2, 3)]
+    plan = []
+    if "intra" in levels:
+        plan.append(("intra", 2, [8, 1024, 16384, 262144, 1 << 20], T.COLLS))
+    if "wan" in levels:
+        plan += [("wan", s, [8, 65536, 1 << 20], T.WAN_COLLS) for s in (2, 3)]
     for lvl, p, sizes, colls in plan:
         for coll in colls:
             sz = [0] if coll == "barrier" else sizes
@@ -95,27 +99,70 @@ def section_model(args) -> str:
     return model_report(args, doc, rows)
 
 
-def refit(doc: dict) -> dict[str, LogGP]:
-    """The levels' parameters from the medians a calibration kept (the same fit as
-    `isthmus model calibrate`, so a model change can be judged on old measurements)."""
-    from isthmus.model.loggp import Measurements, fit_loggp
+BENCH_OP = "sum/float"
 
+
+def refit(doc: dict, regimes: bool = True) -> dict[str, LogGP]:
+    """The levels' parameters from the medians a calibration kept (the same fit as
+    `isthmus model calibrate`, so a model change can be judged on old measurements).
+    regimes=False: one LogGP per level, the model before protocol ranges."""
     out = {}
     for lvl, d in doc["levels"].items():
-        md = {k: {int(m): t for m, t in v.items()} for k, v in d["medians_s"].items()}
         rndv = 65536 if lvl == "wan" else 0
-        f = fit_loggp(Measurements(one_way=md["one_way"], send_overhead=md["send_overhead"],
-                                   recv_overhead=md["recv_overhead"],
-                                   train_gap=md["train_gap"]), rndv)
-        red = d["reduce"].get("sum/double", {})
-        out[lvl] = LogGP(**{**f.params.as_dict(), "gamma0": red.get("gamma0", 0.0),
-                            "gamma": red.get("gamma", 0.0),
-                            "o_call": d["params"].get("o_call", 0.0)})
+        fit = C.fit_level(C.level_data_from_medians(d["medians_s"]), rndv,
+                          regimes=regimes and lvl == "intra")
+        # isthmus-bench coll reduces MPI_FLOAT with MPI_SUM: that op's cost (the level's
+        # own gamma is calibrate's default, sum/double)
+        red = d["reduce"].get(BENCH_OP) or d["reduce"].get("sum/double", {})
+        p = LogGP.from_dict({**fit["params"], "gamma0": red.get("gamma0", 0.0),
+                             "gamma": red.get("gamma", 0.0),
+                             "o_call": d["params"].get("o_call", 0.0),
+                             "o_barrier": d["params"].get("o_barrier", 0.0)})
+        out[lvl] = p
     return out
 
 
+def _without(p: LogGP, **zero) -> LogGP:
+    """p with some parameters set, in every protocol range too."""
+    from dataclasses import replace
+
+    regs = tuple((lo, replace(r, **zero)) for lo, r in p.regimes)
+    return replace(p, **zero, regimes=regs)
+
+
+def terms_report(rows: list[dict], lv: dict[str, LogGP]) -> str:
+    """Which term of the prediction dominates each intra-site point: the per-byte terms
+    (G, O_s, O_r), the reduction (gamma0, gamma), the call's software cost (o_call) or
+    the per-message latency and overheads (the rest), each as a share of the predicted
+    time; beside the measured time, so a miss can be traced to a term."""
+    out = ["| collective | algorithm | size | measured (us) | predicted (us) | pred./meas. | "
+           "per-byte | reduction | o_call | per-message | dominant |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in sorted((r for r in rows if r["level"] == "intra"),
+                    key=lambda r: (r["coll"], r["alg"], r["size"])):
+        p = lv["intra"]
+        n = 100 if r["size"] <= 8192 else 20
+
+        def pr(q):
+            return T.predicted(r["coll"], r["alg"], r["p"], r["size"], q, closed=True,
+                               lvl="intra", iters=n)
+        full = r["predicted_s"]
+        nobytes = pr(_without(p, G=0.0, O_s=0.0, O_r=0.0))
+        nored = pr(_without(p, gamma0=0.0, gamma=0.0))
+        sh = {"per-byte": (full - nobytes) / full, "reduction": (full - nored) / full,
+              "o_call": p.o_call / full}
+        sh["per-message"] = max(1.0 - sum(sh.values()), 0.0)
+        dom = max(sh, key=sh.get)
+        out.append(f"| {r['coll']} | {r['alg']} | {r['size']} | {r['measured_s'] * 1e6:.2f} | "
+                   f"{full * 1e6:.2f} | {full / r['measured_s']:.2f} | "
+                   + " | ".join(f"{sh[k] * 100:.0f}%" for k in
+                                ("per-byte", "reduction", "o_call", "per-message"))
+                   + f" | {dom} |")
+    return "\n".join(out) + "\n"
+
+
 def model_report(args, doc: dict, rows: list[dict]) -> str:
-    lv = refit(doc)
+    lv = refit(doc, regimes=not getattr(args, "no_regimes", False))
     for r in rows:
         # as many calls back to back as isthmus-bench made (its default: 100 up to 8 KiB,
         # 20 above; 5 between sites), bcast/reduce/scan closed by a barrier
@@ -125,6 +172,7 @@ def model_report(args, doc: dict, rows: list[dict]) -> str:
         r["rel_err"] = abs(r["predicted_s"] - r["measured_s"]) / r["measured_s"]
     save("model_predicted.json", {"levels": {k: v.as_dict() for k, v in lv.items()},
                                   "rows": rows})
+    (OUT / "model_terms.md").write_text(terms_report(rows, lv))
     out = ["### Model against measurement", "",
            f"LogGP fitted by `isthmus model calibrate --mpi {args.mpi} --wan {args.wan}` "
            "(the medians, fit quality and commands in `levels.json`; between sites G from the "
@@ -135,6 +183,16 @@ def model_report(args, doc: dict, rows: list[dict]) -> str:
         out.append(f"| {k} | {p.L * 1e6:.2f} | {p.o_s * 1e6:.2f} | {p.o_r * 1e6:.2f} | "
                    f"{p.g * 1e6:.2f} | {p.G * 1e9:.3f} | {p.gamma * 1e9:.3f} | "
                    f"{p.o_call * 1e6:.2f} |")
+    for k, p in lv.items():
+        if p.regimes:
+            out += ["", f"Protocol ranges of level {k} (found in the calibration medians; "
+                    "`loggp.fit_regimes`):", "",
+                    "| from (B) | L (us) | o_s (us) | O_s (ns/B) | o_r (us) | O_r (ns/B) | "
+                    "g (us) | G (ns/B) |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+            for lo, r in p.regimes:
+                out.append(f"| {int(lo)} | {r.L * 1e6:.2f} | {r.o_s * 1e6:.2f} | "
+                           f"{r.O_s * 1e9:.3f} | {r.o_r * 1e6:.2f} | {r.O_r * 1e9:.3f} | "
+                           f"{r.g * 1e6:.2f} | {r.G * 1e9:.3f} |")
     out += ["", "Median absolute relative error of the predicted time, per algorithm, over the "
             "sizes (each measured point the median of its repetitions; predicted as the "
             "benchmark runs it: calls back to back, bcast/reduce/scan each followed by a "
@@ -374,6 +432,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sections", default="model,vendor,wan,pipeline")
     ap.add_argument("--wan", default="delay=10ms,rate=100mbit")
+    ap.add_argument("--levels", default="intra,wan",
+                    help="levels the model section calibrates and measures")
+    ap.add_argument("--cal-sizes", default="1,8,64,512,1k,4k,16k,64k,256k,1M",
+                    help="message sizes of the calibration (a denser grid places the "
+                         "protocol ranges' boundaries more precisely)")
     ap.add_argument("--mpi", default="openmpi", choices=["openmpi", "mpich"])
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the vendor comparison")
@@ -383,13 +446,22 @@ def main() -> int:
     ap.add_argument("--reanalyze", action="store_true",
                     help="recompute the model section from --out's levels.json and "
                          "model_rows.json (the same measurements, the current model)")
+    ap.add_argument("--data", help="with --reanalyze: read levels.json and model_rows.json "
+                    "from this folder (default --out), write to --out")
+    ap.add_argument("--no-regimes", action="store_true",
+                    help="with --reanalyze: one LogGP per level (the model before protocol "
+                         "ranges)")
     args = ap.parse_args()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     OUT = Path(args.out).resolve() if args.out else HERE / "results" / f"coll-issue8-{stamp}"
     OUT.mkdir(parents=True, exist_ok=True)
     if args.reanalyze:
-        doc = json.loads((OUT / "levels.json").read_text())
-        rows = json.loads((OUT / "model_rows.json").read_text())["rows"]
+        src = Path(args.data).resolve() if args.data else OUT
+        doc = json.loads((src / "levels.json").read_text())
+        rows = json.loads((src / "model_rows.json").read_text())["rows"]
+        for r in rows:  # measurements only: predictions are remade
+            for k in ("predicted_s", "rel_err"):
+                r.pop(k, None)
         text = model_report(args, doc, rows)
         (OUT / "model_report.md").write_text(text + "\n")
         print(text)

@@ -43,6 +43,8 @@ def records(p: LogGP, noise=0.0, train=50):
     # and what the call-overhead launch (isthmus-bench coll on one rank) prints
     out.append({"isthmus_bench": 1, "benchmark": "coll", "op": "allreduce", "size": 4,
                 "status": "ok", "median": 0.5})
+    out.append({"isthmus_bench": 1, "benchmark": "coll", "op": "barrier", "size": 0,
+                "status": "ok", "median": 0.5})
     return out
 
 
@@ -81,10 +83,14 @@ def test_calibrate_runs_each_level_on_the_right_placement():
     run = FakeRun(records(TRUE))
     doc = C.calibrate(["intra", "wan"], "mpich", "delay=1ms", "1,1k", 3, run)
     assert set(doc["levels"]) == {"intra", "wan"}
-    intra, call, wan = run.launches
+    intra, call, bar, wan = run.launches
     assert (intra.profile.sites, intra.profile.link, intra.library) == (1, None, "isthmus-mpich")
     assert not intra.profile.gateway and call.ranks == 1 and call.benchmark == "coll"
     assert doc["levels"]["intra"]["params"]["o_call"] > 0
+    # the vendor's barrier on 2 ranks of one site, no algorithm forced
+    assert (bar.ranks, bar.args[:2], bar.env, bar.profile.gateway) == (2, ["--op", "barrier"],
+                                                                        {}, False)
+    assert doc["levels"]["intra"]["params"]["o_barrier"] == pytest.approx(0.5e-6)
     assert (wan.profile.sites, wan.profile.link) == (2, "delay=1ms")
     assert intra.benchmark == "loggp" and "--peer" in intra.args
     assert doc["machine_before"]["load_average"] and doc["commands"]["wan"] == "fake-cmd"
@@ -154,8 +160,10 @@ def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
     assert p["G"] > 0 and p["L"] + p["o_s"] + p["o_r"] > 0, p
     q = doc["levels"]["intra"]["quality"]
     assert q["one_way"]["points"] + q["one_way_large"]["points"] == 5  # 1, 64, 4k | 64k, 1M
-    assert p["o_call"] > 0
+    assert p["o_call"] > 0 and p["o_barrier"] > 0
     assert "sum/double" in doc["levels"]["intra"]["reduce"]
+    # the local copy cost (isthmus-bench loggp copy_local) is measured and fitted
+    assert p["copy"] > 0 and len(doc["levels"]["intra"]["medians_s"]["copy_local"]) == 5
     table = tmp_path / "table.json"
     r = subprocess.run([sys.executable, "-m", "isthmus", "model", "tune", "--params", str(lv),
                         "--ranks", "3", "--coll", "allreduce", "--sizes", "16,1M",
@@ -173,3 +181,19 @@ def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
                        env={**env, "ISTHMUS_COLL_TABLE": str(table), "ISTHMUS_COLL_STATS": "1"})
     assert r.returncode == 0 and "coll_wan_count: OK" in r.stdout, r.stderr[-3000:]
     assert f"allreduce intra {small['algorithm']}:" in r.stderr, (small, r.stderr[-2000:])
+
+
+def test_a_measured_vendor_barrier_closes_rooted_collectives_inside_a_site():
+    lv = LogGP(L=0.3e-6, o_s=0.1e-6, o_r=0.1e-6, g=0.1e-6, G=0.1e-9, o_call=0.2e-6)
+    from isthmus.model import schedule as S
+    from isthmus.model.simulate import predict
+
+    bar = LogGP(**{**lv.as_dict(), "o_barrier": 0.9e-6})
+    one = predict(S.build("bcast", "binomial", 2, 4096), lv)
+    got = T.predicted("bcast", "binomial", 2, 4096, bar, closed=True, lvl="intra", iters=100)
+    assert got == pytest.approx(one + 0.9e-6 + 0.2e-6, rel=1e-9)
+    # without the measurement, or for what is not closed by a barrier, as before
+    assert T.predicted("bcast", "binomial", 2, 4096, lv, closed=True, lvl="intra",
+                       iters=100) != pytest.approx(got)
+    assert T.predicted("allreduce", "ring", 2, 4096, bar, closed=True, lvl="intra") == \
+        T.predicted("allreduce", "ring", 2, 4096, lv, closed=True, lvl="intra")

@@ -8,6 +8,8 @@
  *   train          a train of `iters` back-to-back sends until the receiver's
  *                  acknowledgement                   (n-1) gap(m) + one_way(m) + one_way(0)
  *   reduce_local   one MPI_Reduce_local of m bytes, per op and type (rank 0)  gamma0 + m gamma
+ *   copy_local     one memcpy of m bytes between two buffers (rank 0): the staging copies
+ *                  libisthmus's collective schedules make               copy0 + m copy
  *
  * Overheads are timed one message at a time, each followed by an acknowledgement, so no
  * message waits for the gap of the one before. All values are microseconds per call
@@ -105,8 +107,15 @@ static double reduce_sample(ism_bench_ctx *c, void *v, long iters)
     if (!a->me0)
         return 0.0;
     double t0 = MPI_Wtime();
-    for (long i = 0; i < iters; i++)
-        MPI_Reduce_local(a->sbuf, a->rbuf, a->n, a->dt, a->op);
+    for (long i = 0; i < iters; i++) {
+        if (a->op != MPI_OP_NULL) {
+            MPI_Reduce_local(a->sbuf, a->rbuf, a->n, a->dt, a->op);
+        } else { /* copy_local: the memmove a schedule makes into or out of its
+                    temporaries (coll/exec.c), between buffers as warm as the operands */
+            memmove(a->rbuf, a->sbuf, (size_t)a->n);
+            a->sbuf[i % (a->n > 0 ? a->n : 1)] ^= 1; /* not a loop to drop */
+        }
+    }
     return (MPI_Wtime() - t0) * 1e6 / (double)iters;
 }
 
@@ -184,6 +193,17 @@ void ism_bench_loggp(ism_bench_ctx *c)
             memset(a.rbuf, 0, (size_t)sizes[i]);
             ism_bench_run_point(c, &p, c->world, reduce_sample, &a);
         }
+    }
+    /* local copy cost, rank 0 alone */
+    for (int i = 0; i < n; i++) {
+        ism_bench_point p;
+        ism_bench_point_init(c, &p, "time", "us", sizes[i]);
+        ism_bench_param_str(&p, "quantity", "copy_local");
+        snprintf(p.params_text, sizeof p.params_text, "%-15s", "memcpy");
+        snprintf(p.header_text, sizeof p.header_text, "%-15s", "copy_local");
+        a.n = (int)sizes[i];
+        a.op = MPI_OP_NULL;
+        ism_bench_run_point(c, &p, c->world, reduce_sample, &a);
     }
     free(a.reqs);
     free(a.stats);

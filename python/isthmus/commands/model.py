@@ -180,9 +180,10 @@ def _int_list(text: str, what: str) -> list[int]:
 @click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("levels.json"), show_default=True)
 def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
-    """Measure LogGP parameters (L, o_s, o_r, g, G) and the reduction cost per op and
-    type on each level, fit them by least squares, and write them with their fit
-    quality as JSON (the input of `predict` and `tune`)."""
+    """Measure LogGP parameters (L, o_s, o_r, g, G), the reduction cost per op and type
+    and the local copy cost on each level, fit them by least squares (inside a site per
+    protocol range found in the measurements), and write them with their fit quality as
+    JSON (the input of `predict` and `tune`)."""
     from ..bench.launchers import run_launch
     from ..model.calibrate import calibrate
 
@@ -201,6 +202,20 @@ def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
                   f"{p['g'] * 1e6:.2f}", f"{p['G'] * 1e9:.3f}", f"{p['gamma'] * 1e9:.3f}",
                   f"{q['r2']:.4f}", f"{q['median_rel_residual'] * 100:.1f}%")
     con.print(t)
+    for lvl, d in doc["levels"].items():
+        regs = d["params"].get("regimes")
+        if not regs:
+            continue
+        r = Table(title=f"level {lvl}: protocol ranges found in the medians (from size: "
+                        f"own parameters); copy {d['params'].get('copy', 0.0) * 1e9:.3f} ns/B")
+        for col in ("from B", "L us", "o_s us", "O_s ns/B", "o_r us", "O_r ns/B", "g us",
+                    "G ns/B"):
+            r.add_column(col, justify="right")
+        for x in regs:
+            r.add_row(str(x["from"]), f"{x['L'] * 1e6:.2f}", f"{x['o_s'] * 1e6:.2f}",
+                      f"{x['O_s'] * 1e9:.3f}", f"{x['o_r'] * 1e6:.2f}", f"{x['O_r'] * 1e9:.3f}",
+                      f"{x['g'] * 1e6:.2f}", f"{x['G'] * 1e9:.3f}")
+        con.print(r)
 
 
 @model_group.command("tune", context_settings=_CTX)

@@ -15,10 +15,10 @@ import datetime
 import os
 import platform
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
-from .loggp import Measurements, fit_line, fit_loggp
+from .loggp import Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
 
 DEFAULT_SIZES = "1,8,64,512,1k,4k,16k,64k,256k,1M"
 REDUCE_DEFAULT = "sum/double"  # the op and type whose gamma the level's parameters carry
@@ -29,6 +29,7 @@ class LevelData:
     """Medians (seconds) of one level's loggp records."""
     ms: Measurements
     reduce: dict[str, dict[int, float]]
+    copy: dict[int, float] = field(default_factory=dict)  # memcpy of m bytes (copy_local)
 
 
 def level_data(records: Iterable[dict]) -> LevelData:
@@ -40,6 +41,7 @@ def level_data(records: Iterable[dict]) -> LevelData:
     ro: dict[int, float] = {}
     trains: dict[int, tuple[float, int]] = {}
     red: dict[str, dict[int, float]] = {}
+    cp: dict[int, float] = {}
     for r in records:
         if r.get("benchmark") != "loggp" or r.get("status") != "ok":
             continue
@@ -54,6 +56,8 @@ def level_data(records: Iterable[dict]) -> LevelData:
             trains[m] = (t, int(r["iters"]))
         elif q == "reduce_local":
             red.setdefault(str(r.get("op")), {})[m] = t
+        elif q == "copy_local":
+            cp[m] = t
     if not ow:
         raise ValueError("no loggp records (was isthmus-bench run with --json?)")
     ack = ow[min(ow)]
@@ -64,12 +68,26 @@ def level_data(records: Iterable[dict]) -> LevelData:
             if g > 0:
                 gaps[m] = g
     return LevelData(Measurements(one_way=ow, send_overhead=so, recv_overhead=ro,
-                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red)
+                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red, cp)
 
 
-def fit_level(data: LevelData, rndv: int = 0) -> dict:
-    """The level's JSON: parameters, fit quality, per-op reduction costs, the medians."""
+def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
+    """The level's JSON: parameters, fit quality, per-op reduction costs, the medians.
+    regimes: also cut the sizes into protocol ranges with their own parameters
+    (loggp.fit_regimes; for the vendor's path inside a site, whose protocol switches
+    we do not know; between sites isthmus's own rendezvous is modelled by rndv)."""
     fit = fit_loggp(data.ms, rndv)
+    params = fit.params
+    quality = fit.quality()
+    if regimes:
+        regs = fit_regimes(data.ms)
+        params = with_regimes(params, regs)
+        if len(regs) > 1:
+            quality["regimes"] = [
+                {"first": r.first, "sizes": r.sizes, "synchronous": r.synchronous,
+                 **{k: {"r2": v.r2, "median_rel_residual": v.median_rel_residual,
+                        "max_rel_residual": v.max_rel_residual, "points": v.points}
+                    for k, v in r.lines.items()}} for r in regs]
     reduce = {}
     for op, pts in sorted(data.reduce.items()):
         if len(pts) >= 2:
@@ -78,11 +96,39 @@ def fit_level(data: LevelData, rndv: int = 0) -> dict:
                           "quality": {"r2": lf.r2, "median_rel_residual": lf.median_rel_residual,
                                       "max_rel_residual": lf.max_rel_residual,
                                       "points": lf.points}}
+    if len(data.copy) >= 2:
+        # a schedule's staging copies: copy0 + m copy (older isthmus-bench: none, 0)
+        cl = fit_line(sorted(data.copy), [data.copy[m] for m in sorted(data.copy)])
+        params = replace(params, copy0=max(cl.a, 0.0), copy=max(cl.b, 0.0),
+                         regimes=tuple((lo, replace(r, copy0=max(cl.a, 0.0),
+                                                    copy=max(cl.b, 0.0)))
+                                       for lo, r in params.regimes))
+        quality["copy"] = {"r2": cl.r2, "median_rel_residual": cl.median_rel_residual,
+                           "max_rel_residual": cl.max_rel_residual, "points": cl.points}
     ms = data.ms
-    return {"params": fit.params.as_dict(), "quality": fit.quality(), "reduce": reduce,
+    return {"params": params.as_dict(), "quality": quality, "reduce": reduce,
             "medians_s": {"one_way": _keys(ms.one_way), "send_overhead": _keys(ms.send_overhead),
                           "recv_overhead": _keys(ms.recv_overhead),
-                          "train_gap": _keys(ms.train_gap)}}
+                          "train_gap": _keys(ms.train_gap),
+                          "reduce_local": {op: _keys(pts)
+                                           for op, pts in sorted(data.reduce.items())},
+                          "copy_local": _keys(data.copy)}}
+
+
+def level_data_from_medians(medians: dict) -> LevelData:
+    """LevelData from a level's "medians_s" (as fit_level writes it), to refit stored
+    calibrations with the current model."""
+    md = {k: {int(m): float(t) for m, t in v.items()} for k, v in medians.items()
+          if k not in ("reduce_local", "copy_local")}
+    red = {op: {int(m): float(t) for m, t in v.items()}
+           for op, v in medians.get("reduce_local", {}).items()}
+    try:
+        ms = Measurements(one_way=md["one_way"], send_overhead=md["send_overhead"],
+                          recv_overhead=md["recv_overhead"], train_gap=md["train_gap"],
+                          reduce=red.get(REDUCE_DEFAULT, {}))
+    except KeyError as e:
+        raise ValueError(f"the stored medians lack {e.args[0]!r}") from None
+    return LevelData(ms, red, {int(m): float(t) for m, t in medians.get("copy_local", {}).items()})
 
 
 def _keys(d: dict[int, float]) -> dict[str, float]:
@@ -126,7 +172,8 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
         try:
             # between sites messages above the eager limit go by rendezvous
             rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
-            doc["levels"][lvl] = fit_level(level_data(res.records), rndv)
+            doc["levels"][lvl] = fit_level(level_data(res.records), rndv,
+                                           regimes=lvl == "intra")
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":
@@ -142,5 +189,17 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
                 raise IsthmusError(f"level intra: measuring the call overhead failed: "
                                    f"{r1.command}\n{r1.stderr_tail}")
             doc["levels"][lvl]["params"]["o_call"] = med[0] * 1e-6
+            # the vendor's barrier on 2 ranks: what isthmus-bench coll closes each call
+            # of a rooted collective with (tune.predicted(closed=True))
+            bar = Launch("coll", ["--op", "barrier", "-r", str(reps)], f"isthmus-{mpi}",
+                         prof, 2, timeout=300)
+            r2 = run(bar)
+            doc["commands"]["intra_barrier"] = r2.command
+            med = [float(x["median"]) for x in r2.records
+                   if x.get("status") == "ok" and x.get("op") == "barrier"]
+            if not r2.ok or not med:
+                raise IsthmusError(f"level intra: measuring the vendor's barrier failed: "
+                                   f"{r2.command}\n{r2.stderr_tail}")
+            doc["levels"][lvl]["params"]["o_barrier"] = med[0] * 1e-6
     doc["machine_after"] = machine()
     return doc

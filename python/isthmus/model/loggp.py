@@ -15,9 +15,19 @@
 # bend the line), the intercept from the small sizes' line with that slope, g from the
 # train line's intercept, o_s and o_r from the small sizes, L = intercept - o_s - o_r. Every line reports its fit
 # quality (R^2 and the median relative residual) so a poor fit is seen, not hidden.
+#
+# Protocol regimes (fit_regimes; LogGPS, Ino et al. 2001, and LogGOPS, Hoefler et al.
+# 2009): an MPI switches protocol with the size (inline eager, eager through a copy
+# buffer, rendezvous with a single copy by the receiver), and each protocol has its own
+# latency and overheads; one line through all sizes follows none of them. The sizes are
+# cut into contiguous ranges by the calibration medians alone (the cut with the least
+# BIC over lines of the one-way time and both overheads), and each range gets its own
+# parameters, with overheads that grow with the size (O_s, O_r per byte: the copy a
+# protocol makes in the sender's or the receiver's CPU time, LogGOPS's O).
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -28,7 +38,10 @@ BIG_BYTES = 32768   # sizes from this give G: a protocol switch (eager to rendez
 
 @dataclass(frozen=True)
 class LogGP:
-    """One level's parameters; times in seconds, G and gamma in seconds per byte."""
+    """One level's parameters; times in seconds, G, O_s, O_r and gamma in seconds per byte.
+    regimes: protocol ranges, ((first size, LogGP), ...) in increasing order; a message
+    takes the parameters of the last range that starts at or below its size (at()), and
+    the level's own L..G where there are none."""
     L: float
     o_s: float
     o_r: float
@@ -39,29 +52,86 @@ class LogGP:
     o_call: float = 0.0  # software cost of one collective call of ours (not of LogGP)
     rndv: float = 0.0    # messages larger than this wait for a handshake (2 L) first;
                          # between sites isthmus's rendezvous above ISTHMUS_EAGER (0: none)
+    O_s: float = 0.0     # sender's CPU per byte (a copy into the transport's buffer)
+    O_r: float = 0.0     # receiver's CPU per byte (a copy out of it, or a single copy)
+    copy0: float = 0.0   # a local memcpy of m bytes: copy0 + m*copy (a schedule's staging)
+    copy: float = 0.0
+    o_barrier: float = 0.0  # the vendor's barrier on 2 ranks inside a site (0: unknown)
+    regimes: tuple = ()
+
+    def at(self, m: float) -> "LogGP":
+        """The parameters for an m-byte message (its protocol range's)."""
+        cur = self
+        for lo, p in self.regimes:
+            if m >= lo:
+                cur = p
+            else:
+                break
+        return cur
+
+    def send_cpu(self, m: float) -> float:
+        p = self.at(m)
+        return p.o_s + m * p.O_s
+
+    def recv_cpu(self, m: float) -> float:
+        p = self.at(m)
+        return p.o_r + m * p.O_r
 
     def one_way(self, m: float) -> float:
-        return self.L + self.o_s + self.o_r + max(m - 1, 0) * self.G
+        p = self.at(m)
+        return p.L + self.send_cpu(m) + self.recv_cpu(m) + max(m - 1, 0) * p.G
 
     def gap(self, m: float) -> float:
-        return max(self.g, self.o_s) + max(m - 1, 0) * self.G
+        p = self.at(m)
+        return max(p.g, self.send_cpu(m)) + max(m - 1, 0) * p.G
 
     def reduce_cost(self, m: float) -> float:
         return self.gamma0 + m * self.gamma if m > 0 else 0.0
 
+    def copy_cost(self, m: float) -> float:
+        return self.copy0 + m * self.copy if m > 0 else 0.0
+
     def as_dict(self) -> dict:
-        return asdict(self)
+        d = {k: v for k, v in asdict(self).items() if k != "regimes"}
+        if self.regimes:
+            d["regimes"] = [{"from": int(lo), **{k: getattr(p, k) for k in REGIME_KEYS}}
+                            for lo, p in self.regimes]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "LogGP":
         try:
-            return cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
-                       gamma0=float(d.get("gamma0", 0.0)), gamma=float(d.get("gamma", 0.0)),
-                       o_call=float(d.get("o_call", 0.0)), rndv=float(d.get("rndv", 0.0)))
+            top = cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
+                      **{k: float(d.get(k, 0.0)) for k in
+                         ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r", "copy0",
+                          "copy", "o_barrier")})
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
             raise ValueError(f"LogGP parameters are not numbers: {e}") from None
+        regs = d.get("regimes") or []
+        if not isinstance(regs, list):
+            raise ValueError("LogGP \"regimes\" must be a list of {\"from\": bytes, L, o_s, ...}")
+        out, prev = [], -1.0
+        for i, r in enumerate(regs):
+            try:
+                lo = float(r["from"])
+                vals = {k: float(r.get(k, 0.0)) for k in REGIME_KEYS}
+                for k in ("L", "o_s", "o_r", "g", "G"):
+                    vals[k] = float(r[k])
+            except KeyError as e:
+                raise ValueError(f"LogGP regime {i} lacks {e.args[0]!r}") from None
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"LogGP regime {i}: not a number: {e}") from None
+            if not lo > prev or any(v < 0 or not math.isfinite(v) for v in vals.values()):
+                raise ValueError(f"LogGP regime {i}: sizes must increase and parameters be "
+                                 "finite and non-negative")
+            prev = lo
+            out.append((lo, replace(top, **vals)))
+        return replace(top, regimes=tuple(out)) if out else top
+
+
+REGIME_KEYS = ("L", "o_s", "o_r", "g", "G", "O_s", "O_r")
 
 
 @dataclass
@@ -178,3 +248,145 @@ def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
             gamma0, gamma = max(rf.a, 0.0), max(rf.b, 0.0)
     return Fit(LogGP(L=L, o_s=o_s, o_r=o_r, g=g, G=G, gamma0=gamma0, gamma=gamma,
                      rndv=float(rndv)), lines)
+
+
+# ---- protocol regimes ------------------------------------------------------------------
+
+REGIME_NOISE = 0.10  # relative error below which a better fit is not believed: medians of
+                     # one calibration on a shared 2-CPU machine move by more than 10 %
+                     # between runs (bench/results/coll-issue8-reanalysed/README.md)
+TRAIN_PACED = 1.2    # a train this much slower than the busier end's CPU shows a gap g
+MAX_REGIMES = 4
+
+
+@dataclass
+class RegimeFit:
+    first: int                 # smallest calibrated size of the range
+    sizes: list[int]
+    params: dict[str, float]   # L, o_s, o_r, g, G, O_s, O_r
+    synchronous: bool          # the blocking send lasted as long as the transfer
+    lines: dict[str, LineFit]
+
+
+def _log_rss(x, y, line: LineFit) -> float:
+    pred = np.maximum(line(x), 1e-3 * np.min(y))
+    return float(np.sum((np.log(y) - np.log(pred)) ** 2))
+
+
+def _nonneg_line(x, y) -> LineFit:
+    """A weighted line with a slope of at least 0 (two noisy points may tilt down)."""
+    x = np.asarray(x, dtype=float)
+    if x.size >= 2 and np.ptp(x) > 0:
+        f = fit_line(x, y)
+        if f.b >= 0:
+            return f
+    return fit_line(x, y, fixed_slope=0.0)
+
+
+def _segment_rss(ms: Measurements, sizes: list[int]) -> float:
+    x = [max(m - 1, 0) for m in sizes]
+    rss = 0.0
+    for d in (ms.one_way, ms.send_overhead, ms.recv_overhead):
+        y = np.array([d[m] for m in sizes])
+        rss += _log_rss(x, y, _nonneg_line(x, y))
+    return rss
+
+
+def _partitions(n: int, k: int, least: int):
+    """Cuts of range(n) into k contiguous parts of at least `least` points: the starts."""
+    def rec(start, left):
+        if left == 1:
+            if n - start >= least:
+                yield [start]
+            return
+        for nxt in range(start + least, n - least * (left - 1) + 1):
+            for rest in rec(nxt, left - 1):
+                yield [start] + rest
+    yield from rec(0, k)
+
+
+def find_regimes(ms: Measurements, least: int = 2, max_regimes: int = MAX_REGIMES,
+                 noise: float = REGIME_NOISE) -> list[list[int]]:
+    """The calibrated sizes cut into protocol ranges: among all cuts into 1..max_regimes
+    contiguous ranges of at least `least` sizes, the one with the least Bayesian
+    information criterion of per-range lines through the one-way time and both
+    overheads (log residuals, floored at `noise`; 6 parameters per range and one per
+    cut). A protocol switch is a step or a change of slope in these curves; noise
+    below `noise` is not a switch."""
+    sizes = sorted(ms.one_way)
+    if any(m not in ms.send_overhead or m not in ms.recv_overhead for m in sizes):
+        return [sizes]  # a range fitted without its overheads would extrapolate: one range
+    n = 3 * len(sizes)
+    best, best_bic = [sizes], math.inf
+    for k in range(1, max_regimes + 1):
+        for starts in _partitions(len(sizes), k, least):
+            parts = [sizes[a:b] for a, b in zip(starts, starts[1:] + [len(sizes)])]
+            rss = sum(_segment_rss(ms, p) for p in parts)
+            bic = n * math.log(max(rss / n, noise ** 2)) + (7 * k - 1) * math.log(n)
+            if bic < best_bic - 1e-9:
+                best, best_bic = parts, bic
+    return best
+
+
+def fit_regimes(ms: Measurements, least: int = 2,
+                max_regimes: int = MAX_REGIMES) -> list[RegimeFit]:
+    """Per protocol range (find_regimes), parameters from that range's medians only:
+      o_r + O_r m  the receive overhead's line (MPI_Recv of an arrived message is the
+                   receiver's CPU: in a single-copy rendezvous it is the copy);
+      o_s + O_s m  the send overhead's line, where the blocking send returned before
+                   the transfer was through; where it lasted as long (send overhead +
+                   receive overhead >= one-way: a synchronous protocol, the sender
+                   waits for the receiver), what the one-way time leaves after the
+                   receiver's part;
+      L, G         the one-way line's intercept and slope less both overheads';
+      g            the train's gap line with that slope, where the train is slower
+                   than TRAIN_PACED times the busier end's CPU per message (else 0).
+    Without both overheads at every size of the one-way time there is one range. One
+    range gives []: the level's own fit_loggp is its description."""
+    parts = find_regimes(ms, least, max_regimes)
+    if len(parts) < 2:
+        return []  # one protocol: the level's own LogGP fit (fit_loggp) describes it
+    out = []
+    for part in parts:
+        x = np.array([max(m - 1, 0) for m in part], dtype=float)
+        ow = np.array([ms.one_way[m] for m in part])
+        so = np.array([ms.send_overhead[m] for m in part])
+        ro = np.array([ms.recv_overhead[m] for m in part])
+        owl, rol = _nonneg_line(x, ow), _nonneg_line(x, ro)
+        sync = bool(np.median((so + ro) / ow) >= 1.0)
+        # a synchronous send's own CPU time is not observable from its duration: take
+        # the part of the one-way time the receiver does not account for (floored at a
+        # nanosecond: the weighted line needs positive times)
+        sx = np.maximum(np.minimum(so, ow - ro), 1e-9) if sync else so
+        sol = _nonneg_line(x, sx)
+        O_r, O_s = rol.b, sol.b
+        G = max(owl.b - O_r - O_s, 0.0)
+        L = max(owl.a - rol.a - sol.a, 0.0)
+        # g: only where a train is clearly slower than both ends' CPU per message (the
+        # simulator already makes a train wait for whichever end is busier: a receiver
+        # that copies every message of a rendezvous paces it, that is not a gap)
+        tg = [m for m in part if m in ms.train_gap]
+        g = 0.0
+        tl = None
+        if tg:
+            tl = fit_line([max(m - 1, 0) for m in tg], [ms.train_gap[m] for m in tg],
+                          fixed_slope=G + O_s)
+            cpu = [max(sol(max(m - 1, 0)), rol(max(m - 1, 0)), 1e-12) for m in tg]
+            if np.median([ms.train_gap[m] / c for m, c in zip(tg, cpu)]) > TRAIN_PACED:
+                g = max(tl.a, 0.0)
+        lines = {"one_way": owl, "send_overhead": sol, "recv_overhead": rol}
+        if tl is not None:
+            lines["train_gap"] = tl
+        out.append(RegimeFit(part[0], part, {"L": L, "o_s": max(sol.a, 0.0),
+                                             "o_r": max(rol.a, 0.0), "g": g, "G": G,
+                                             "O_s": O_s, "O_r": O_r}, sync, lines))
+    return out
+
+
+def with_regimes(base: LogGP, regs: list[RegimeFit]) -> LogGP:
+    """base carrying the ranges (the first one from size 0)."""
+    if len(regs) < 2:
+        return base
+    out = tuple((0 if i == 0 else r.first, replace(base, **r.params, regimes=()))
+                for i, r in enumerate(regs))
+    return replace(base, regimes=out)

@@ -7,6 +7,8 @@
 #                                    do with each chunk: "copy" (take it), "left" (it is the
 #                                    left operand: payload op mine), "right" (mine op
 #                                    payload), "union" (barrier tokens)
+#   ("copy", nbytes)                 a local copy the C schedule makes (staging a vector
+#                                    in a temporary, rotating blocks): time, no value
 # The vector (or each rank's block) is cut into chunks of known byte sizes. A chunk's value
 # is symbolic: the interval of ranks [lo, hi) reduced into it, so a reduction that combines
 # non-adjacent intervals, or one rank twice, is caught (simulate.check) — the same check
@@ -54,8 +56,21 @@ class Schedule:
             self.ops[r].append(("recv", peer, tuple(chunks), mode,
                                 tuple(src) if src is not None else tuple(chunks)))
 
+    def copy(self, r, nbytes):
+        """A local copy of nbytes at rank r (libisthmus's schedules stage data through
+        temporaries: native/src/coll/b_*.c); it costs time, it moves no value."""
+        if nbytes > 0:
+            self.ops[r].append(("copy", int(nbytes)))
+
     def bytes_of(self, chunks) -> int:
         return sum(self.chunk_bytes[c] for c in chunks)
+
+
+def _zero_bits(x: int, pp: int) -> int:
+    """Zero bits of x below pp (a power of two): how often a recursive-doubling member
+    is the lower of its pair, which swaps its accumulator and temporary in the C
+    builders (b_allreduce.c), so an odd count ends with a copy into the result."""
+    return sum(1 for b in range(pp.bit_length() - 1) if not (x >> b) & 1)
 
 
 def _pow2_below(p: int) -> int:
@@ -126,7 +141,15 @@ def bcast_scatter_allgather(p, nbytes, root=0, unit=1):
         for c in sorted(_knomial_children(v, p, 2), reverse=True):
             size = _subtree(c, p, 2)
             s.send(r, (c + root) % p, [(c + i + root) % p for i in range(size)])
-    _ring_allgather(s, lambda r: r)
+    # ring allgather in vrank order that skips the root's receives and the last one's
+    # sends (the root has everything), as the C builder does
+    for st in range(p - 1):
+        for r in range(p):
+            v = (r - root) % p
+            if v:
+                s.recv(r, (r - 1) % p, [((v - st - 1) % p + root) % p], "copy")
+            if v != p - 1:
+                s.send(r, (r + 1) % p, [((v - st) % p + root) % p])
     return s
 
 
@@ -203,6 +226,9 @@ def _fold_out(s, p, chunks):
 
 def allreduce_recursive_doubling(p, nbytes):
     s = Schedule("allreduce", "recursive_doubling", p, {0: nbytes})
+    if p & (p - 1):  # the C builder copies IN to OUT first (a power of two needs not)
+        for r in range(p):
+            s.copy(r, nbytes)
     pp, nr, real = _fold_in(s, p, [0])
     mask = 1
     while mask < pp:
@@ -213,6 +239,10 @@ def allreduce_recursive_doubling(p, nbytes):
             s.send(r, d, [0])
             s.recv(r, d, [0], "right" if r < d else "left")
         mask *= 2
+    if p & (p - 1):
+        for r in range(p):
+            if nr[r] is not None and _zero_bits(nr[r], pp) % 2:
+                s.copy(r, nbytes)
     _fold_out(s, p, [0])
     return s
 
@@ -257,8 +287,13 @@ def allreduce_rabenseifner(p, nbytes, unit=1):
     pp = _pow2_below(p)
     s = Schedule("allreduce", "rabenseifner", p, dict(enumerate(split(nbytes, pp, unit))))
     allc = list(range(pp))
+    for r in range(p):   # the C builder starts from a copy of IN in OUT
+        s.copy(r, nbytes)
     pp, nr, real = _fold_in(s, p, allc)
     pos, rng, trace = _rabenseifner_rs(s, pp, real)
+    for x in range(pp):  # the reduced block back from the temporary
+        if _zero_bits(x, pp) % 2:
+            s.copy(real[x], s.bytes_of([pos[i] for i in range(*rng[x])]))
     for mask, before in reversed(trace):          # allgather: undo the halvings
         for x in range(pp):
             d = x ^ mask
@@ -274,6 +309,8 @@ def reduce_rabenseifner(p, nbytes, root=0, unit=1):
     s = Schedule("reduce", "rabenseifner", p, dict(enumerate(split(nbytes, pp, unit))),
                  root=root)
     allc = list(range(pp))
+    for r in range(p):   # the C builder starts from a copy of IN in OUT
+        s.copy(r, nbytes)
     pp, nr, real = _fold_in(s, p, allc)
     pos, rng, trace = _rabenseifner_rs(s, pp, real)
     for mask, before in reversed(trace):          # gather to newrank 0
@@ -289,6 +326,8 @@ def reduce_rabenseifner(p, nbytes, root=0, unit=1):
     if real[0] != root:
         s.send(real[0], root, allc)
         s.recv(root, real[0], allc, "copy")
+    elif p > 1 and _zero_bits(0, pp) % 2:
+        s.copy(root, nbytes)  # the gathered vector from the temporary into OUT
     return s
 
 
@@ -310,6 +349,8 @@ def _ring_allgather(s, block_of):
 
 def allreduce_ring(p, nbytes, unit=1):
     s = Schedule("allreduce", "ring", p, dict(enumerate(split(nbytes, p, unit))))
+    for r in range(p):   # the C builder reduces in OUT, which starts as a copy of IN
+        s.copy(r, nbytes)
     _ring_rs(s, p, lambda b: b)
     _ring_allgather(s, lambda b: b)
     return s
@@ -318,6 +359,7 @@ def allreduce_ring(p, nbytes, unit=1):
 def allreduce_knomial(p, nbytes, k=4):
     s = reduce_tree(p, nbytes, 0, k)
     b = bcast_tree(p, nbytes, 0, k)
+    s.copy(0, nbytes)  # the C builder: the reduced vector from a temporary into OUT
     for r in range(p):
         s.ops[r].extend(b.ops[r])
     s.coll, s.algorithm = "allreduce", f"knomial{k}"
@@ -329,8 +371,10 @@ def allreduce_exchange(p, nbytes):
     order (the two-level default between sites' leaders)."""
     s = Schedule("allreduce", "exchange", p, {0: nbytes})
     for r in range(p):
-        for i in range(1, p):
+        s.copy(r, nbytes)  # the C builder: mine into the gathering temporary, sent from
+        for i in range(1, p):  # there; the last vector into OUT before the folds
             s.send(r, (r + i) % p, [0])
+        s.copy(r, nbytes)
         # the others' vectors are combined around mine in rank order: lower ranks on the
         # left (nearest first), higher ones on the right (nearest first)
         for src in range(r - 1, -1, -1):
@@ -343,6 +387,7 @@ def allreduce_exchange(p, nbytes):
 def allgather_exchange(p, block_bytes):
     s = Schedule("allgather", "exchange", p, {b: block_bytes for b in range(p)})
     for r in range(p):
+        s.copy(r, block_bytes)  # my block into OUT
         for i in range(1, p):
             s.send(r, (r + i) % p, [r])
         for i in range(1, p):
@@ -367,6 +412,7 @@ def allreduce_linear(p, nbytes):
     for r in range(1, p):
         s.recv(0, r, [0], "right")
         s.send(r, 0, [0])
+    s.copy(0, nbytes)  # the C builder: the reduced vector from a temporary into OUT
     for r in range(1, p):
         s.send(0, r, [0])
         s.recv(r, 0, [0], "copy")
@@ -375,7 +421,11 @@ def allreduce_linear(p, nbytes):
 
 def reduce_scatter_ring(p, block_bytes):
     s = Schedule("reduce_scatter", "ring", p, {b: block_bytes for b in range(p)})
+    for r in range(p):   # the C builder reduces in a copy of IN, then takes its block
+        s.copy(r, p * block_bytes)
     _ring_rs(s, p, lambda b: b)   # rank r ends with block r
+    for r in range(p):
+        s.copy(r, block_bytes)
     return s
 
 
@@ -385,12 +435,15 @@ def reduce_scatter_pairwise(p, block_bytes):
     non-commutative ops work."""
     s = Schedule("reduce_scatter", "pairwise", p, {b: block_bytes for b in range(p)})
     for r in range(p):
-        for i in range(1, p):
-            s.send(r, (r + i) % p, [(r + i) % p])
+        s.copy(r, block_bytes)  # the C builder: my block into OUT, the first block from
+        for i in range(1, p):   # above into its own partial, which is folded in and
+            s.send(r, (r + i) % p, [(r + i) % p])  # copied back at the end
         for src in range(r - 1, -1, -1):
             s.recv(r, src, [r], "left")
         for src in range(r + 1, p):
             s.recv(r, src, [r], "right")
+        if r < p - 1:
+            s.copy(r, 2 * block_bytes)
     return s
 
 
@@ -400,10 +453,21 @@ def reduce_scatter_recursive_halving(p, block_bytes):
     stands for."""
     s = Schedule("reduce_scatter", "recursive_halving", p, {b: block_bytes for b in range(p)})
     allc = list(range(p))
+    rem = p - _pow2_below(p)
+    for r in range(1, 2 * rem, 2):  # the C builder: a writable copy for the fold
+        s.copy(r, p * block_bytes)
     pp, nr, real = _fold_in(s, p, allc)
+    if p == 1:
+        s.copy(0, block_bytes)
+    else:
+        for x in range(pp):  # the vector into position order
+            s.copy(real[x], p * block_bytes)
     owned = {x: [real[x] - 1, real[x]] if real[x] < 2 * (p - pp) else [real[x]]
              for x in range(pp)}
     _rabenseifner_rs(s, pp, real, lambda x: owned[x])
+    if p > 1:
+        for x in range(pp):  # my block out of the working vector
+            s.copy(real[x], block_bytes)
     for r in range(0, 2 * (p - pp), 2):
         s.send(r + 1, r, [r])
         s.recv(r, r + 1, [r], "copy")
@@ -414,17 +478,33 @@ def scan_recursive_doubling(p, nbytes):
     """Each rank keeps its prefix (chunk 0) and a partial over a window ending at it
     (chunk 1), exchanged at distance 1, 2, 4, ... (MPICH's scan)."""
     s = Schedule("scan", "recursive_doubling", p, {0: nbytes, 1: nbytes}, result_chunks=(0,))
+    later = lambda r, mask: any((r ^ m) < p for m in (1 << i for i in range(p.bit_length() + 1))
+                                if m > mask and m < p)
+    # a partial nobody needs is not sent (as in the C builder): r needs d's for its
+    # prefix (d below it) or for its own partial when it has exchanges still to make
+    needs = lambda r, mask: (r ^ mask) < r or later(r, mask)
+    partial_is_in = [True] * p  # the C builder's partial stays the read-only IN until
+    for r in range(p):          # it first changes; OUT starts as a copy of IN
+        s.copy(r, nbytes)
     mask = 1
     while mask < p:
         for r in range(p):
             d = r ^ mask
             if d >= p:
                 continue
-            s.send(r, d, [1])
+            if needs(d, mask):
+                s.send(r, d, [1])
+            if not needs(r, mask):
+                continue
             if d < r:   # the lower window joins both on the left
                 s.recv(r, d, [0, 1], "left", src=[1, 1])
+                if later(r, mask) and partial_is_in[r]:
+                    s.copy(r, nbytes)  # into a writable spare
+                    partial_is_in[r] = False
             else:
                 s.recv(r, d, [1], "right")
+                if later(r, mask):
+                    partial_is_in[r] = False
         mask *= 2
     return s
 
@@ -433,6 +513,7 @@ def scan_chain(p, nbytes, segment=65536):
     segs = split(nbytes, max(1, -(-nbytes // segment)))
     s = Schedule("scan", f"chain{segment}", p, dict(enumerate(segs)))
     for r in range(p):
+        s.copy(r, nbytes)  # the C builder: OUT starts as a copy of IN
         for i in range(len(segs)):
             if r:
                 s.recv(r, r - 1, [i], "left")
@@ -443,6 +524,8 @@ def scan_chain(p, nbytes, segment=65536):
 
 def allgather_ring(p, block_bytes):
     s = Schedule("allgather", "ring", p, {b: block_bytes for b in range(p)})
+    for r in range(p):
+        s.copy(r, block_bytes)  # my block into OUT
     _ring_allgather(s, lambda b: b)
     return s
 
@@ -454,6 +537,8 @@ def allgather_recursive_doubling(p, block_bytes):
         s.algorithm = "recursive_doubling"
         return s
     s = Schedule("allgather", "recursive_doubling", p, {b: block_bytes for b in range(p)})
+    for r in range(p):
+        s.copy(r, block_bytes)  # my block into OUT
     mask = 1
     while mask < p:
         for r in range(p):
@@ -468,6 +553,8 @@ def allgather_recursive_doubling(p, block_bytes):
 
 def allgather_bruck(p, block_bytes):
     s = Schedule("allgather", "bruck", p, {b: block_bytes for b in range(p)})
+    for r in range(p):
+        s.copy(r, block_bytes)  # my block into the rotated temporary
     have = 1
     while have < p:
         n = min(have, p - have)
@@ -475,12 +562,16 @@ def allgather_bruck(p, block_bytes):
             s.send(r, (r - have) % p, [(r + i) % p for i in range(n)])
             s.recv(r, (r + have) % p, [(r + have + i) % p for i in range(n)], "copy")
         have *= 2
+    for r in range(p):
+        s.copy(r, p * block_bytes)  # back to member order in OUT
     return s
 
 
 def alltoall_pairwise(p, block_bytes):
     s = Schedule("alltoall", "pairwise", p,
                  {(a, b): block_bytes for a in range(p) for b in range(p)})
+    for r in range(p):
+        s.copy(r, block_bytes)  # my own block
     for i in range(1, p):
         for r in range(p):
             s.send(r, (r + i) % p, [(r, (r + i) % p)])
@@ -494,20 +585,27 @@ def alltoall_bruck(p, block_bytes):
     s = Schedule("alltoall", "bruck", p,
                  {(a, b): block_bytes for a in range(p) for b in range(p)})
     held = {r: {(r, b) for b in range(p)} for r in range(p)}
+    for r in range(p):
+        s.copy(r, p * block_bytes)  # the C builder: IN rotated into a temporary
     k = 1
     while k < p:
         moves = {}
         for r in range(p):
             out = sorted(c for c in held[r] if ((c[1] - r) % p) & k)
             moves[r] = out
-        for r in range(p):
+        packed = block_bytes * sum(1 for i in range(p) if i & k)
+        for r in range(p):   # packed before the send, unpacked after the receive
+            s.copy(r, packed)
             s.send(r, (r + k) % p, moves[r])
             s.recv(r, (r - k) % p, moves[(r - k) % p], "copy")
+            s.copy(r, packed)
         for r in range(p):
             held[r] -= set(moves[r])
         for r in range(p):
             held[(r + k) % p] |= set(moves[r])
         k *= 2
+    for r in range(p):
+        s.copy(r, p * block_bytes)  # back from positions into OUT
     return s
 
 

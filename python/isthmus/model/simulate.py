@@ -6,6 +6,8 @@
 #   (m-1)G after this one. A receiver takes in data at the same 1/G, one message after the
 #   other in the order it receives them. A receive finishes o_r after both the rank and the
 #   message are there, plus the reduction of what it combines (gamma0 + bytes*gamma). The
+#   overheads grow by O_s, O_r per byte, and a level with protocol ranges (loggp.LogGP.
+#   regimes) gives each message its size's range's parameters. The
 #   parameters of a message are those of its (sender, receiver) level, so one schedule
 #   over ranks on several sites mixes the intra-site and the WAN parameters. The
 #   collective's time is the last rank's finish: completion at every rank.
@@ -26,7 +28,7 @@ class ScheduleError(ValueError):
     """The schedule deadlocks, or computes a wrong result."""
 
 
-def _run(s: Schedule, on_send, on_recv):
+def _run(s: Schedule, on_send, on_recv, on_copy=lambda r, op: None):
     pos = [0] * s.p
     queues: dict[tuple[int, int], deque] = defaultdict(deque)
     while True:
@@ -37,6 +39,8 @@ def _run(s: Schedule, on_send, on_recv):
                 op = ops[pos[r]]
                 if op[0] == "send":
                     queues[(r, op[1])].append(on_send(r, op))
+                elif op[0] == "copy":
+                    on_copy(r, op)
                 else:
                     q = queues[(op[1], r)]
                     if not q:
@@ -70,32 +74,36 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
 
     def on_send(r, op):
         m = s.bytes_of(op[2])
-        pr = level(r, op[1])
+        lv = level(r, op[1])
+        pr = lv.at(m)  # the parameters of this size's protocol range
         start = max(cpu[r], nic[r])
-        cpu[r] = start + pr.o_s
+        cpu[r] = start + lv.send_cpu(m)
         body = max(m - 1, 0) * pr.G
-        leave = start + pr.o_s
+        leave = cpu[r]
         if pr.rndv and m > pr.rndv:  # request to send and clear to send first
             leave += 2 * pr.L
         link = link_of(r, op[1]) if link_of else None
         if link is not None:
             leave = max(leave, shared.get(link, 0.0))
             shared[link] = leave + body
-        nic[r] = max(start + pr.gap(m), leave + body)
+        nic[r] = max(start + lv.gap(m), leave + body)
         return leave + body + pr.L, m
 
     def on_recv(r, op, msg):
         arrival, m = msg
-        pr = level(op[1], r)
-        body = max(m - 1, 0) * pr.G
+        lv = level(op[1], r)
+        body = max(m - 1, 0) * lv.at(m).G
         arrival = max(arrival, rx[r] + body)   # after the data received before it
         rx[r] = arrival
-        t = max(cpu[r], arrival) + pr.o_r
+        t = max(cpu[r], arrival) + lv.recv_cpu(m)
         if op[3] in ("left", "right"):
             t += level(r, r).reduce_cost(s.bytes_of(op[2]))
         cpu[r] = t
 
-    _run(s, on_send, on_recv)
+    def on_copy(r, op):
+        cpu[r] += level(r, r).copy_cost(op[1])
+
+    _run(s, on_send, on_recv, on_copy)
     return max(cpu) if cpu else 0.0
 
 

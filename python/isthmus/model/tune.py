@@ -56,11 +56,16 @@ def candidates(coll: str, lvl: str) -> list[str]:
 def predicted(coll: str, alg: str, p: int, m: int, params: LogGP, closed: bool = False,
               lvl: str = "intra", iters: int = 1) -> float:
     """The model's time per call. closed: as isthmus-bench coll times bcast, reduce and
-    scan, each call followed by a barrier (the vendor's inside a site, modelled as
-    dissemination; the leaders' linear one between sites). iters: calls back to back,
+    scan, each call followed by a barrier (the vendor's inside a site: its measured time
+    on 2 ranks where calibrate has it, else modelled as dissemination; the leaders'
+    linear one between sites). iters: calls back to back,
     as the benchmark makes them (a call may start before the last one has finished
     everywhere); the time is the last rank's finish over iters."""
     one = S.build(coll, alg, p, model_size(coll, m, p))
+    if closed and coll in ROOTED and lvl == "intra" and p == 2 and params.o_barrier > 0:
+        # the closing barrier is the vendor's, measured by calibrate on 2 ranks: it
+        # separates the calls, so each costs one collective and that barrier
+        return predict(one, params) + params.o_barrier + params.o_call
     if closed and coll in ROOTED:
         b = S.build("barrier", "dissemination" if lvl == "intra" else "linear", p, 0)
         one.chunk_bytes["barrier"] = 0  # its tokens carry nothing
