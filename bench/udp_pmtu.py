@@ -26,7 +26,7 @@ from isthmus.netemu.emulation import Emulation  # noqa: E402
 from isthmus.paths import find_prefix  # noqa: E402
 
 CONFIGS = {
-    "probed (ceiling 9000)": ["--mtu", "9000"],
+    "probed (ceiling 9000)": ["--pmtud", "--mtu", "9000"],
     "fixed 1500": ["--mtu", "1500", "--no-pmtud"],
     "fixed 9000": ["--mtu", "9000", "--no-pmtud"],
 }

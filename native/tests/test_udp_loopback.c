@@ -76,6 +76,7 @@ static double now_s(void)
 static void opts_for(const scen *s, ism_udp_opts *o)
 {
     ism_udp_opts_default(o);
+    o->pmtud = 1; /* the scenarios also check random faults are never taken for a black hole */
     o->cc = s->cc;
     o->impair = s->no_shim ? NULL : &s->imp;
     o->sndbuf = o->rcvbuf = 4u << 20;
@@ -467,6 +468,9 @@ static void test_close_under_loss(void)
         ism_udp_opts_default(&o);
         o.sndbuf = o.rcvbuf = 1 << 20;
         o.impair = &imp;
+        /* as measured when DONE went in; with probing off closes here took up to 4.4 s
+         * (still 0, but slow): a second slow path, not yet understood (stop 16 note) */
+        o.pmtud = 1;
         char err[512], hp[64];
         cside f = {0};
         f.l = ism_udp_open("127.0.0.1:0", &key, SRV, &o, err, sizeof err);
@@ -639,6 +643,7 @@ static void test_pmtu_converges(void)
     static ism_udp_impair imp = {.max_dgram = 4000 - 28, .seed = 1};
     ism_udp_opts o;
     ism_udp_opts_default(&o);
+    o.pmtud = 1;
     o.mtu = 9000;
     o.cc = "reno";
     o.sndbuf = o.rcvbuf = 4u << 20;
@@ -681,6 +686,7 @@ static void test_pmtu_changes(void)
     static ism_udp_impair imp = {.seed = 1};
     ism_udp_opts o;
     ism_udp_opts_default(&o);
+    o.pmtud = 1;
     o.mtu = 9000;
     o.sndbuf = o.rcvbuf = 4u << 20;
     o.pmtu_raise_ms = 200;

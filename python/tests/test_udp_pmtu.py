@@ -38,7 +38,7 @@ def test_path_mtu_found_lost_and_found_again(netadmin):
     creds = Credentials()
     try:
         with Emulation(sites=2, link=LINK.format(9000), job="tUdpPmtu", seed=5) as emu:
-            common = ["--transport", "udp", *creds.args(), "--mtu", "9000",
+            common = ["--transport", "udp", *creds.args(), "--pmtud", "--mtu", "9000",
                       "--pmtu-raise-ms", "2000"]
             recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:{PORT}",
                                    *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

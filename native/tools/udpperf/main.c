@@ -9,8 +9,9 @@
  *                        (--bytes N | --duration S) [options]
  * options: --transport udp|tcp, --cc NAME (udp: bbr, reno; tcp: the kernel's),
  *          --window BYTES (udp: send/receive buffers; tcp: SO_SNDBUF/SO_RCVBUF),
- *          --mtu N (udp: the ceiling of path-MTU discovery), --no-pmtud (udp: every full
- *          packet is --mtu, as configured), --pmtu-raise-ms N (udp: search upward again
+ *          --mtu N (udp: the packet size, or with --pmtud the ceiling of path-MTU
+ *          discovery), --pmtud (udp: probe the path MTU; off by default), --no-pmtud
+ *          (the default, kept for scripts), --pmtu-raise-ms N (udp: search upward again
  *          this long after a search ended), --no-crc, --omit S (receiver: goodput after
  *          the first S seconds),
  *          --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N (udp, our sends),
@@ -50,7 +51,7 @@ typedef struct args {
     unsigned long long bytes;
     double duration, omit, timeout;
     size_t window;
-    int mtu, crc, verify, count, trace, no_pmtud, pmtu_raise_ms;
+    int mtu, crc, verify, count, trace, pmtud, no_pmtud, pmtu_raise_ms;
     size_t block;
     uint64_t seed;
     ism_udp_impair impair;
@@ -63,7 +64,7 @@ static void usage(void)
             "usage: isthmus-udpperf recv --listen HOST:PORT --job HEX --secret-file FILE [opts]\n"
             "       isthmus-udpperf send --connect HOST:PORT --job HEX --secret-file FILE\n"
             "                            (--bytes N | --duration S) [opts]\n"
-            "opts:  --transport udp|tcp --cc NAME --window BYTES --mtu N --no-pmtud --pmtu-raise-ms N\n"
+            "opts:  --transport udp|tcp --cc NAME --window BYTES --mtu N --pmtud|--no-pmtud --pmtu-raise-ms N\n"
             "       --no-crc --omit S\n"
             "       --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N --seed N\n"
             "       --timeout S --count N --no-verify --block BYTES\n");
@@ -250,7 +251,7 @@ static void udp_opts(const args *a, ism_udp_opts *o)
         o->sndbuf = o->rcvbuf = a->window;
     if (a->mtu)
         o->mtu = a->mtu;
-    o->pmtud = !a->no_pmtud;
+    o->pmtud = a->pmtud && !a->no_pmtud;
     if (a->pmtu_raise_ms)
         o->pmtu_raise_ms = a->pmtu_raise_ms;
     o->crc = a->crc;
@@ -515,7 +516,7 @@ int main(int argc, char **argv)
     a.block = 1u << 20;
     enum { O_LISTEN = 1, O_CONNECT, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_BYTES, O_DURATION,
            O_WINDOW, O_MTU, O_NOCRC, O_OMIT, O_IMPAIR, O_SEED, O_TIMEOUT, O_COUNT, O_NOVERIFY, O_TRACE,
-           O_BLOCK, O_NOPMTUD, O_PMTURAISE };
+           O_BLOCK, O_PMTUD, O_NOPMTUD, O_PMTURAISE };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN}, {"connect", 1, 0, O_CONNECT}, {"job", 1, 0, O_JOB},
         {"secret-file", 1, 0, O_SECRET}, {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},
@@ -523,7 +524,7 @@ int main(int argc, char **argv)
         {"mtu", 1, 0, O_MTU}, {"no-crc", 0, 0, O_NOCRC}, {"omit", 1, 0, O_OMIT},
         {"impair", 1, 0, O_IMPAIR}, {"seed", 1, 0, O_SEED}, {"timeout", 1, 0, O_TIMEOUT},
         {"count", 1, 0, O_COUNT}, {"no-verify", 0, 0, O_NOVERIFY}, {"trace", 0, 0, O_TRACE},
-        {"block", 1, 0, O_BLOCK}, {"no-pmtud", 0, 0, O_NOPMTUD},
+        {"block", 1, 0, O_BLOCK}, {"pmtud", 0, 0, O_PMTUD}, {"no-pmtud", 0, 0, O_NOPMTUD},
         {"pmtu-raise-ms", 1, 0, O_PMTURAISE}, {0, 0, 0, 0}};
     int ch;
     optind = 2;
@@ -561,6 +562,7 @@ int main(int argc, char **argv)
             if (a.block < 1 || a.block > (1u << 30))
                 bad("--block", optarg, "expected 1 byte .. 1 GiB");
             break;
+        case O_PMTUD: a.pmtud = 1; break;
         case O_NOPMTUD: a.no_pmtud = 1; break;
         case O_PMTURAISE: a.pmtu_raise_ms = (int)num_arg("--pmtu-raise-ms", optarg, 10, 86400000); break;
         default: usage();
