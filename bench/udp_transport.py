@@ -85,25 +85,31 @@ def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()
             "recv": t.recv}
 
 
-def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit):
+def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_extra=()):
     """One reliable-UDP flow and one kernel TCP flow (tcp_cc) started together from A to B
-    over the same emulated bottleneck; each one's goodput after omit seconds."""
+    over the same emulated bottleneck; each one's goodput after omit seconds, and the UDP
+    sender's statistics (loss, retransmissions, path MTU) to explain a share."""
     recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:41994", "--omit",
                            str(omit), *creds.args()], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
     recv.stderr.readline()
     snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:41994", "--duration",
-                          str(duration), *creds.args()], stdout=subprocess.PIPE,
+                          str(duration), *udp_extra, *creds.args()], stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, text=True)
     tcp = tcp_run(emu, probe, creds, tcp_cc, 1, window, duration, omit)
-    snd.communicate(timeout=duration * 4 + 60)
+    sout, serr = snd.communicate(timeout=duration * 4 + 60)
+    sj = [x for x in sout.splitlines() if x.startswith("{")]
+    send = json.loads(sj[-1]) if sj else {}
+    trace = [x for x in serr.splitlines() if x.startswith("trace ")]  # with --udp-args --trace
+    if trace:
+        send["trace"] = trace
     out, _ = recv.communicate(timeout=duration * 4 + 60)
     u = json.loads([x for x in out.splitlines() if x.startswith("{")][-1])
     if not (u.get("ok") and tcp.get("ok")):
         return {"ok": False, "error": u.get("error") or tcp.get("error")}
     tot = u["mbit_s_after_omit"] + tcp["mbit_s"]
     return {"ok": True, "udp_mbit_s": u["mbit_s_after_omit"], "tcp_mbit_s": tcp["mbit_s"],
-            "udp_share_of_total": u["mbit_s_after_omit"] / tot if tot else 0.0}
+            "udp_share_of_total": u["mbit_s_after_omit"] / tot if tot else 0.0, "send": send}
 
 
 def summary(xs):
@@ -129,7 +135,10 @@ def main() -> int:
                     help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
                          "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
                          "with --links '' only these run")
+    ap.add_argument("--udp-args", default="",
+                    help="extra isthmus-udpperf arguments for every UDP sender, e.g. --pmtud")
     a = ap.parse_args()
+    udp_extra = tuple(a.udp_args.split())
     prefix = find_prefix()
     exe = udpperf_binary(prefix)
     probe = str(prefix.root / "bin" / "isthmus-linkprobe")
@@ -171,7 +180,8 @@ def main() -> int:
                             # the link's MTU is the ceiling of the path-MTU search
                             mtu = re.search(r"mtu=(\d+)", spec)
                             r = udp_run(emu, exe, creds, dur, omit,
-                                        extra=["--mtu", mtu.group(1)] if mtu else ())
+                                        extra=[*(["--mtu", mtu.group(1)] if mtu else ()),
+                                               *udp_extra])
                         elif cfg == "cpu-udp":
                             r = udp_run(emu, exe, creds, dur / 2, 0, extra=["--no-verify"])
                         elif cfg == "cpu-udp-nocrc":  # UDP's own checksum only, as TCP
@@ -215,7 +225,7 @@ def main() -> int:
                     for tcc in ("cubic", "bbr"):
                         prog.update(task, description=f"fairness rep {rep + 1}: udp vs tcp {tcc}")
                         la = loadavg()
-                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit)
+                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit, udp_extra)
                         rec = {"link": "fairness", "spec": a.fairness, "config": f"fair-vs-{tcc}",
                                "rep": rep, "load1": la, **r}
                         records.append(rec)

@@ -562,6 +562,11 @@ int ism_udp_shutdown(ism_udp_conn *c)
     return udp_progress(c, udp_now_us());
 }
 
+/* The last message a side sends before its socket closes goes out this many times: no
+ * answer can ask for it again, and a peer that misses it waits out a linger (10 RTOs) or
+ * half its dead-peer timeout. */
+#define LEAVE_COPIES 3
+
 static void send_close(ism_udp_conn *c, uint32_t reason)
 {
     uint8_t p[ISM_UDPW_CLOSE_LEN];
@@ -610,12 +615,17 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
         }
     }
     if (rc == 0 && !c->peer_done) {
-        /* Linger while the peer still talks (its FIN's ACK, or the ACK of its last data,
-         * may have been lost), at most 10 RTOs: nothing we hold is needed any more, only
-         * our answers are. With the peer's whole stream in, say DONE now, again whenever
-         * the peer still sends (it has not heard us), and when leaving: the peer then
-         * knows its stream arrived even if every ACK it waits for is lost, instead of
-         * resending into a closed socket until its dead-peer timeout. */
+        /* Linger while the peer may still need an answer (its FIN's ACK, or the ACK of
+         * its last data, may have been lost), at most 10 RTOs: nothing we hold is needed
+         * any more, only our answers are. With the peer's whole stream in, say DONE now,
+         * again whenever the peer still sends (it has not heard us), and when leaving:
+         * the peer then knows its stream arrived even if every ACK it waits for is lost,
+         * instead of resending into a closed socket until its dead-peer timeout. Such a
+         * linger lasts until the peer is known to have finished: its DONE (it lingers
+         * too) or its closing message (it left on ours). Leaving after 3 RTOs of silence
+         * instead left before the peer's next FIN when our DONE was lost, since the
+         * peer's timer had backed off beyond that, and the peer then waited half its
+         * dead-peer timeout (closes of 2.5-4.4 s at 30% loss, about one in 12). */
         int whole = c->rcv_nxt == c->fin_off;
         if (whole)
             send_close(c, ISM_UDPW_CLOSE_DONE);
@@ -624,18 +634,21 @@ int ism_udp_close(ism_udp_conn *c, int timeout_ms)
             cap = dl;
         for (;;) {
             int64_t heard = c->last_recv_us;
-            int64_t until = heard + 3 * udp_rto_us(c);
+            int64_t until = whole ? cap : heard + 3 * udp_rto_us(c);
             if (until > cap)
                 until = cap;
-            if (udp_now_us() >= until || udp_wait(c, until) != 0)
+            if (c->peer_done || udp_now_us() >= until || udp_wait(c, until) != 0)
                 break;
             if (whole && c->last_recv_us != heard)
                 send_close(c, ISM_UDPW_CLOSE_DONE);
         }
         if (whole)
-            send_close(c, ISM_UDPW_CLOSE_DONE);
+            for (int i = 0; i < LEAVE_COPIES; i++)
+                send_close(c, ISM_UDPW_CLOSE_DONE);
     } else if (c->err != ISM_UDP_ECLOSED && c->err != ISM_UDP_EDEAD) {
-        send_close(c, ISM_UDPW_CLOSE_ABORT);
+        /* after the peer's DONE this ends its linger; otherwise it tells it we left */
+        for (int i = 0; i < LEAVE_COPIES; i++)
+            send_close(c, ISM_UDPW_CLOSE_ABORT);
     }
     udp_conn_free(c);
     return rc;

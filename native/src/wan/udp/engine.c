@@ -152,6 +152,10 @@ int udp_progress_tx(ism_udp_conn *c, int64_t now)
 
 int64_t udp_next_timer_abs(const ism_udp_conn *c, int64_t now)
 {
+    /* A ping asked for outside progress (the client's setup probe) goes now: waiting
+     * first held every connection's setup for one probe interval (200 ms, measured). */
+    if (c->ping_due && c->ntx < UDP_TX_SLOTS && c->next_pn - c->lua < UDP_PKT_RING)
+        return now; /* (with no room it waits like any other packet) */
     int64_t t = udp_send_timer_us(c, now);
     int64_t a = udp_ack_timer_us(c);
     if (a < t)
