@@ -1,7 +1,8 @@
 /* test_coll_move.c: the collective layer's byte copies (src/coll/move.c) without MPI:
  * every distance modulo 4 KiB that takes the backward path and its neighbours, sizes
  * around the 2 KiB threshold and the 64-byte block, overlapping ranges in both
- * directions, each against memmove into a second buffer; which copies count as skewed;
+ * directions, each against memmove into a second buffer (also past the size limit, so
+ * the copy loop is exercised only where ism_coll_skew_limit() allows it: AMD x86); which copies count as skewed;
  * and the temporaries' page offset (ism_coll_place). */
 #include <stdint.h>
 #include <stdio.h>
@@ -49,13 +50,19 @@ static void copies(void)
             one(100 + k, 100, n); /* dst above src by k: overlapping when n > k */
             one(100, 100 + k, n); /* dst below src by k */
         }
-    /* the distances that matter, apart */
-    CHECK(ism_coll_skewed(a + 16, a, 4096), "16 bytes past the source is skewed");
-    CHECK(ism_coll_skewed(a + 4096 + 16, a, 4096), "modulo 4 KiB");
+    /* the distances that matter, apart (on AMD x86 only: elsewhere nothing is skewed) */
+    size_t lim = ism_coll_skew_limit();
+    int amd = lim > 0;
+    CHECK(!amd || lim >= 4096, "the limit %zu is below the sizes that matter", lim);
+    CHECK(ism_coll_skewed(a + 16, a, 4096) == amd, "16 bytes past the source is skewed");
+    CHECK(ism_coll_skewed(a + 4096 + 16, a, 4096) == amd, "modulo 4 KiB");
+    CHECK(ism_coll_skewed(a + 1, a, 4096) == amd && ism_coll_skewed(a + 31, a, 4096) == amd,
+          "1 and 31 bytes past are");
+    CHECK(!ism_coll_skewed(a + 32, a, 4096), "32 bytes past is not (full speed measured)");
     CHECK(!ism_coll_skewed(a, a + 16, 4096), "16 bytes before the source is not");
-    CHECK(!ism_coll_skewed(a + 64, a, 4096), "64 bytes past is not");
     CHECK(!ism_coll_skewed(a + 4096, a, 4096), "a whole page is not");
     CHECK(!ism_coll_skewed(a + 16, a, 2047), "below 2 KiB nothing is");
+    CHECK(!amd || !ism_coll_skewed(a + 16, a, lim), "from the limit on nothing is");
 }
 
 static void place(void)

@@ -99,11 +99,13 @@ int ism_coll_apply(ism_coll_redop *r, const void *in, void *inout, int64_t len);
 /* The predefined type whose packed array a type's packed bytes are, or NULL. */
 ism_dt *ism_coll_basic_of(ism_dt *dt);
 
-/* Byte copies of this layer (move.c): memmove, except where the destination lies 1..63
- * bytes past the source modulo 4 KiB, which glibc's `rep movsb` copies at a fifteenth
- * of the speed on AMD Zen 3; those go backwards in 64-byte blocks. */
+/* Byte copies of this layer (move.c): memmove, except where the destination lies 1..31
+ * bytes past the source modulo 4 KiB and the size is one glibc copies with `rep movsb`
+ * (2 KiB up to ism_coll_skew_limit(): the L2's size on AMD x86, else 0), which runs at a
+ * fifteenth of the speed on AMD Zen 3; those go backwards in 64-byte blocks. */
 void ism_coll_move(void *dst, const void *src, size_t n);
 int ism_coll_skewed(const void *dst, const void *src, size_t n);
+size_t ism_coll_skew_limit(void);
 /* The page offset for the executor's temporaries that matches buffer ref (0 for NULL),
  * and page-aligned memory for them (need rounded up to pages). */
 size_t ism_coll_place(const void *ref);

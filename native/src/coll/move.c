@@ -2,33 +2,60 @@
  * two-level and pipelined phases' copies), and where the executor places its
  * temporaries so that those copies and the vendor's run at full speed.
  *
- * Why this exists (issue 8): glibc (2.36 here) copies from ~2 KiB up to its
- * non-temporal threshold with `rep movsb`, and on AMD Zen 3 (this project's machines)
- * that runs at 3 GB/s instead of 45-50 when the destination lies 1..31 bytes past the
- * source modulo 4 KiB (page aliasing; glibc bug 30994, where glibc 2.39 avoids
- * `rep movsb` for that distance). malloc puts large blocks 16 bytes into a page, so a
- * copy from a page-aligned buffer into a malloc'd temporary is exactly that case: a
- * 128 KiB copy took 42 us instead of 2.6. Such a copy here goes backwards in 64-byte
- * blocks, whose loads never follow a store to the same page offset (5 us for 128 KiB on
- * the same machine, any distance); every other copy is memmove's.
+ * Why this exists (issue 8): glibc 2.36 copies from 2112 bytes up to, on AMD, the L2's
+ * size with `rep movsb` (Zen 3 announces FSRM), and on this project's Zen 3 machines that
+ * runs at 3 GB/s instead of 45-50 when the destination lies 1..31 bytes past the source
+ * modulo 4 KiB (measured by bench/copy_skew.c; a known weakness of Zen 3's `rep movsb`
+ * with misaligned data, which newer glibc releases are said to avoid: not checked here).
+ * malloc puts large blocks 16 bytes into a page, so a copy from a page-aligned buffer
+ * into the executor's malloc'd temporaries was exactly that case: a 128 KiB copy took
+ * 43 us instead of 2.6. Such a copy here goes backwards in 64-byte blocks (5 us for
+ * 128 KiB at any distance); every other copy is memmove's.
  */
+#define _DEFAULT_SOURCE /* sysconf's cache sizes (glibc) */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
 
-/* glibc's `rep movsb` starts at 2112 bytes with FSRM (4096 with AVX2 alone); below that
- * its vector loop is not hurt */
+/* glibc's `rep movsb` starts at 2112 bytes with FSRM (4096 with AVX2 alone) and, on
+ * AMD, stops at the L2's size (512 KiB here, measured: 504 KiB at a distance of 16 took
+ * 173 us, 512 KiB 18); below and above it memmove is not hurt, and above it the
+ * backward path would cost 1.45x memmove's (41 us against 28 for 1 MiB). Distances
+ * 1..31 are the slow ones measured (32 and up run at full speed). Only AMD's x86 is
+ * known to need it (measured on Zen 3; glibc's fix names Zen 3 and 4). */
 #define SKEW_FROM 2048
-#define SKEW_MAX 63 /* glibc 2.39's test; 1..31 measured slow here */
+#define SKEW_MAX 31
+
+static long skew_upto = -1; /* sizes below which the skewed path applies; 0: never */
+
+size_t ism_coll_skew_limit(void)
+{
+    if (skew_upto < 0) {
+        long l2 = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+        __builtin_cpu_init();
+        if (__builtin_cpu_is("amd")) {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+            l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+            if (l2 <= 0)
+                l2 = 512 << 10;
+        }
+#endif
+        skew_upto = l2;
+    }
+    return (size_t)skew_upto;
+}
 
 ism_coll_temp_counts ism_coll_temps;
 
 int ism_coll_skewed(const void *dst, const void *src, size_t n)
 {
     uintptr_t skew = ((uintptr_t)dst - (uintptr_t)src) & 4095;
-    return n >= SKEW_FROM && skew >= 1 && skew <= SKEW_MAX;
+    return n >= SKEW_FROM && n < ism_coll_skew_limit() && skew >= 1 && skew <= SKEW_MAX;
 }
 
 void ism_coll_move(void *dst, const void *src, size_t n)
