@@ -99,6 +99,24 @@ int ism_coll_apply(ism_coll_redop *r, const void *in, void *inout, int64_t len);
 /* The predefined type whose packed array a type's packed bytes are, or NULL. */
 ism_dt *ism_coll_basic_of(ism_dt *dt);
 
+/* Byte copies of this layer (move.c): memmove, except where the destination lies 1..31
+ * bytes past the source modulo 4 KiB and the size is one glibc copies with `rep movsb`
+ * (2 KiB up to ism_coll_skew_limit(): the L2's size on AMD x86, else 0), which runs at a
+ * fifteenth of the speed on AMD Zen 3; those go backwards in 64-byte blocks. */
+void ism_coll_move(void *dst, const void *src, size_t n);
+int ism_coll_skewed(const void *dst, const void *src, size_t n);
+size_t ism_coll_skew_limit(void);
+/* The page offset for the executor's temporaries that matches buffer ref (0 for NULL),
+ * and page-aligned memory for them (need rounded up to pages). */
+size_t ism_coll_place(const void *ref);
+char *ism_coll_page_alloc(int64_t need);
+/* For ISTHMUS_COLL_STATS: schedules run with temporaries (exec.c), allocations of
+ * temporaries, copies that took the skewed path. */
+typedef struct ism_coll_temp_counts {
+    uint64_t runs, allocs, skewed;
+} ism_coll_temp_counts;
+extern ism_coll_temp_counts ism_coll_temps;
+
 /* Runs schedule s over view v of c. in: the packed input (slot IN); out: the packed
  * result (slot OUT) where this member has one, else NULL and the executor provides the
  * slot. in may lie inside out (in place) when s allows it; otherwise it is copied first. */

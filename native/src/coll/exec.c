@@ -225,17 +225,23 @@ static int wait_all(reqset *q)
 
 /* The temporaries of a schedule: kept per communicator between calls (collectives on
  * one communicator run one at a time), so a repeated large collective does not fault its
- * buffers in every time; given back above ARENA_KEEP. */
+ * buffers in every time; given back above ARENA_KEEP. Page-aligned with a page to spare,
+ * so that the temporaries can start at the page offset of the caller's buffers
+ * (ism_coll_place): malloc's own large blocks start 16 bytes into a page, which made
+ * every copy from a page-aligned buffer into them, and the vendor's copies between them
+ * and such buffers, crawl (move.c). */
 #define ARENA_KEEP ((int64_t)64 << 20)
+#define PAGE ((int64_t)4096)
 
 static char *arena_get(ism_comm *c, int64_t need, int *mine)
 {
     ism_coll_comm *st = ism_coll_state(c);
     *mine = 0;
+    need += PAGE;
     if (st && !st->arena_busy && need <= ARENA_KEEP) {
         if (st->arena_len < need) {
             free(st->arena);
-            st->arena = malloc((size_t)need);
+            st->arena = ism_coll_page_alloc(need);
             st->arena_len = st->arena ? need : 0;
         }
         if (st->arena) {
@@ -244,7 +250,7 @@ static char *arena_get(ism_comm *c, int64_t need, int *mine)
         }
     }
     *mine = 1;
-    return malloc((size_t)need);
+    return ism_coll_page_alloc(need);
 }
 
 static void arena_put(ism_comm *c, char *a, int mine)
@@ -271,7 +277,8 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
     int stage_in = in && out && !s->in_place_ok &&
                    overlaps(in, s->slot[ISM_SL_IN], out, s->slot[ISM_SL_OUT]);
     int temp_out = !out && s->slot[ISM_SL_OUT] > 0;
-    /* one allocation for the temporaries, each 64-byte aligned */
+    /* one allocation for the temporaries, each 64 bytes after the last from a base at
+     * the page offset of the caller's buffer (ism_coll_place) */
     for (int k = 0; k < s->nslot; k++) {
         int mine = k >= ISM_SL_TMP || (k == ISM_SL_IN && stage_in) ||
                    (k == ISM_SL_OUT && temp_out);
@@ -284,12 +291,14 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
     char *arena = need ? arena_get(c, need, &own) : NULL;
     if (need && !arena)
         return ISM_ERR_NO_MEM;
+    ism_coll_temps.runs += need > 0;
+    char *base = arena ? arena + ism_coll_place(out ? out : in) : NULL;
     for (int k = ISM_SL_TMP; k < s->nslot; k++)
-        slot[k] = arena + at[k];
-    slot[ISM_SL_IN] = stage_in ? arena + at[ISM_SL_IN] : (char *)(uintptr_t)in;
-    slot[ISM_SL_OUT] = temp_out ? arena + at[ISM_SL_OUT] : out;
+        slot[k] = base + at[k];
+    slot[ISM_SL_IN] = stage_in ? base + at[ISM_SL_IN] : (char *)(uintptr_t)in;
+    slot[ISM_SL_OUT] = temp_out ? base + at[ISM_SL_OUT] : out;
     if (stage_in)
-        memcpy(slot[ISM_SL_IN], in, (size_t)s->slot[ISM_SL_IN]);
+        ism_coll_move(slot[ISM_SL_IN], in, (size_t)s->slot[ISM_SL_IN]);
 
     reqset q = {0};
     int rc = 0;
@@ -307,7 +316,7 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
                 rc = ism_coll_apply(r, slot[x->a] + x->aoff, slot[x->b] + x->boff, x->len);
                 break;
             case ISM_CA_COPY:
-                memmove(slot[x->b] + x->boff, slot[x->a] + x->aoff, (size_t)x->len);
+                ism_coll_move(slot[x->b] + x->boff, slot[x->a] + x->aoff, (size_t)x->len);
                 break;
             }
         }

@@ -135,7 +135,7 @@ int ism_coll_pipe_allreduce(const void *in0, void *out0, int64_t bytes, ism_dt *
         /* the broadcasts land where the reductions read: keep the input apart */
         if (!(own = malloc((size_t)bytes)))
             return ISM_ERR_NO_MEM;
-        memcpy(own, in, (size_t)bytes);
+        ism_coll_move(own, in, (size_t)bytes);
         in = own;
     }
     if (!lead) {
@@ -216,13 +216,13 @@ int ism_coll_pipe_allreduce(const void *in0, void *out0, int64_t bytes, ism_dt *
                 /* P_0 op (P_1 op (... op P_{S-1})) in site order, as everywhere */
                 const char *last = S - 1 == me ? out + off
                                                : tmp + (int64_t)(S - 2) * bytes + off;
-                memcpy(fold, last, (size_t)len);
+                ism_coll_move(fold, last, (size_t)len);
                 for (int w = S - 2; w >= 0 && !rc; w--) {
                     const char *pw = w == me ? out + off
                                              : tmp + (int64_t)(w < me ? w : w - 1) * bytes + off;
                     rc = ism_coll_apply(red, pw, fold, len);
                 }
-                memcpy(out + off, fold, (size_t)len);
+                ism_coll_move(out + off, fold, (size_t)len);
                 g->folded = 1;
                 moved = 1;
             }
@@ -250,7 +250,7 @@ int ism_coll_pipe_allreduce(const void *in0, void *out0, int64_t bytes, ism_dt *
                 g->rstate = 1;
             } else {
                 if (in != out)
-                    memcpy(out + off, in + off, (size_t)len);
+                    ism_coll_move(out + off, in + off, (size_t)len);
                 g->rstate = 2;
             }
             next++;

@@ -213,6 +213,12 @@ void ism_coll_finalize(void)
                                 ism_site_name(ism.site), ism.grank, ism_coll_name(c),
                                 level_names[l], ism_coll_alg_name(c, a - 3),
                                 (unsigned long long)counts[c][l][a]);
+        fprintf(stderr,
+                "isthmus coll: site %s rank %d: temporaries: %llu schedules, %llu allocations, "
+                "%llu skewed copies\n",
+                ism_site_name(ism.site), ism.grank, (unsigned long long)ism_coll_temps.runs,
+                (unsigned long long)ism_coll_temps.allocs,
+                (unsigned long long)ism_coll_temps.skewed);
     }
     ism_coll_table_free();
 }

@@ -267,7 +267,7 @@ static int ph_reduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl,
 {
     if (v->p < 2) {
         if (out && in != out)
-            memmove(out, in, (size_t)bytes);
+            ism_coll_move(out, in, (size_t)bytes);
         return 0;
     }
     int64_t n = x->vdt ? bytes / x->vdt->size : 0;
@@ -627,7 +627,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     ism_coll_view iv = intra_view(c);
     int last = c->lrank == c->lsize - 1;
     if (!rc && last && exclusive)
-        memcpy(tot, in, (size_t)bytes); /* my input, before an in-place scan replaces it */
+        ism_coll_move(tot, in, (size_t)bytes); /* my input, before an in-place scan replaces it */
     if (!rc)
         rc = run(x, coll, ISM_LVL_INTRA, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, 0,
                  NULL, bytes, in, out);
@@ -639,7 +639,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     if (!rc && last) {
         /* the site's total: the inclusive result, or the exclusive one op my input */
         if (!exclusive)
-            memcpy(tot, out, (size_t)bytes);
+            ism_coll_move(tot, out, (size_t)bytes);
         else if (c->lsize > 1)
             rc = ism_coll_apply(&x->red, out, tot, bytes);
         if (!rc)
@@ -652,7 +652,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
         rc = ph_bcast(x, cb, &iv, ISM_LVL_INTRA, c->lsize - 1, bytes, pre);
         if (!rc) {
             if (exclusive && c->lrank == 0)
-                memcpy(out, pre, (size_t)bytes);
+                ism_coll_move(out, pre, (size_t)bytes);
             else
                 rc = ism_coll_apply(&x->red, pre, out, bytes);
         }
