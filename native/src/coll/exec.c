@@ -291,7 +291,8 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
     char *arena = need ? arena_get(c, need, &own) : NULL;
     if (need && !arena)
         return ISM_ERR_NO_MEM;
-    ism_coll_temps.runs += need > 0;
+    if (need > 0)
+        __atomic_fetch_add(&ism_coll_temps.runs, 1, __ATOMIC_RELAXED);
     char *base = arena ? arena + ism_coll_place(out ? out : in) : NULL;
     for (int k = ISM_SL_TMP; k < s->nslot; k++)
         slot[k] = base + at[k];

@@ -33,7 +33,10 @@ static long skew_upto = -1; /* sizes below which the skewed path applies; 0: nev
 
 size_t ism_coll_skew_limit(void)
 {
-    if (skew_upto < 0) {
+    /* computed once; threads that race here compute the same value (atomics keep the
+     * race defined under MPI_THREAD_MULTIPLE) */
+    long upto = __atomic_load_n(&skew_upto, __ATOMIC_RELAXED);
+    if (upto < 0) {
         long l2 = 0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
         __builtin_cpu_init();
@@ -45,9 +48,10 @@ size_t ism_coll_skew_limit(void)
                 l2 = 512 << 10;
         }
 #endif
-        skew_upto = l2;
+        upto = l2;
+        __atomic_store_n(&skew_upto, upto, __ATOMIC_RELAXED);
     }
-    return (size_t)skew_upto;
+    return (size_t)upto;
 }
 
 ism_coll_temp_counts ism_coll_temps;
@@ -66,7 +70,7 @@ void ism_coll_move(void *dst, const void *src, size_t n)
         memmove(dst, src, n);
         return;
     }
-    ism_coll_temps.skewed++;
+    __atomic_fetch_add(&ism_coll_temps.skewed, 1, __ATOMIC_RELAXED); /* MPI_THREAD_MULTIPLE */
     char *d = dst;
     const char *s = src;
     size_t o = n;
@@ -91,6 +95,6 @@ size_t ism_coll_place(const void *ref)
 
 char *ism_coll_page_alloc(int64_t need)
 {
-    ism_coll_temps.allocs++;
+    __atomic_fetch_add(&ism_coll_temps.allocs, 1, __ATOMIC_RELAXED);
     return aligned_alloc(4096, (size_t)((need + 4095) & ~(int64_t)4095));
 }
