@@ -245,6 +245,91 @@ static void run_scenario(const scen *s)
            rs->bytes_placed_back / 1e6);
 }
 
+/* ---- a short outage: nothing passes either way for 1.5 s, mid-transfer ---- */
+typedef struct outage {
+    ism_udp_impair *imp;
+    double seconds;
+} outage;
+
+static void *outage_run(void *arg)
+{
+    outage *u = arg;
+    __atomic_store_n(&u->imp->max_dgram, 1, __ATOMIC_RELAXED); /* every datagram dropped */
+    struct timespec ts = {(time_t)u->seconds, (long)((u->seconds - (time_t)u->seconds) * 1e9)};
+    nanosleep(&ts, NULL);
+    __atomic_store_n(&u->imp->max_dgram, 0, __ATOMIC_RELAXED);
+    return NULL;
+}
+
+/* A connection rides out an outage shorter than its dead-peer timeout, as a TCP
+ * connection does one shorter than its retry limit: data in flight is lost both ways,
+ * keepalives go unanswered, and once the path is back the retransmission timer (its
+ * backoff capped at 4x) resumes the transfer; every byte arrives once, in order. With
+ * probing on, the silence is not taken for a smaller path MTU. */
+static void test_short_outage(int pmtud)
+{
+    scen s = {pmtud ? "outage 1.5 s, probing on" : "outage 1.5 s", {.seed = 11}, "bbr",
+              8u << 20, 0, 0, 0, 0, 0};
+    ism_udp_opts o;
+    opts_for(&s, &o);
+    o.dead_ms = 5000;
+    o.pmtud = pmtud;
+    char err[512], hp[64];
+    side srv = {.s = &s};
+    srv.l = ism_udp_open("127.0.0.1:0", &key, SRV, &o, err, sizeof err);
+    CHECK(srv.l != NULL, "%s: open: %s", s.name, err);
+    if (!srv.l)
+        return;
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", ism_udp_listener_port(srv.l));
+    pthread_t th, ou;
+    pthread_create(&th, NULL, server_recv, &srv);
+    double t0 = now_s();
+    ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, &o, 20000, err, sizeof err);
+    CHECK(c != NULL, "%s: connect: %s", s.name, err);
+    ism_udp_stats st = {0};
+    int close_rc = -1, started = 0;
+    outage u = {&s.imp, 1.5};
+    if (c) {
+        uint8_t *buf = malloc(1 << 16);
+        for (uint64_t off = 0; off < s.bytes; off += 1 << 16) {
+            if (off == s.bytes / 2) {
+                pthread_create(&ou, NULL, outage_run, &u);
+                started = 1;
+            }
+            up_fill(buf, off, 1 << 16, 7);
+            ssize_t w = ism_udp_send(c, buf, 1 << 16, 20000);
+            CHECK(w == 1 << 16, "%s: send at %llu: %zd (%s)", s.name, (unsigned long long)off, w,
+                  ism_udp_error(c));
+            if (w != 1 << 16)
+                break;
+        }
+        free(buf);
+        ism_udp_shutdown(c);
+        uint8_t b1[16];
+        ssize_t r = ism_udp_recv(c, b1, sizeof b1, 20000);
+        CHECK(r == 0, "%s: expected the peer's end of stream, got %zd (%s)", s.name, r,
+              ism_udp_error(c));
+        ism_udp_get_stats(c, &st);
+        close_rc = ism_udp_close(c, 20000);
+    }
+    if (started)
+        pthread_join(ou, NULL);
+    pthread_join(th, NULL);
+    ism_udp_listener_close(srv.l);
+    double dt = now_s() - t0;
+    CHECK(srv.got == s.bytes && srv.eof && srv.bad_at < 0 && srv.err[0] == 0,
+          "%s: received %llu of %zu bytes, eof %d, mismatch at %lld: %s", s.name,
+          (unsigned long long)srv.got, s.bytes, srv.eof, (long long)srv.bad_at, srv.err);
+    CHECK(close_rc == 0 && srv.close_rc == 0, "%s: close %d / %d", s.name, close_rc, srv.close_rc);
+    CHECK(st.impair_mtu_dropped > 0 && st.pkts_retransmitted > 0 && dt >= u.seconds,
+          "%s: %llu datagrams dropped by the outage, %llu retransmitted, %.2f s", s.name,
+          (unsigned long long)st.impair_mtu_dropped, (unsigned long long)st.pkts_retransmitted, dt);
+    CHECK(st.pmtu_black_holes == 0, "%s: an outage taken for a black hole", s.name);
+    printf("%-28s %.1f MB in %.2f s through it: %llu dropped, %llu retransmitted, rto %llu\n",
+           s.name, s.bytes / 1e6, dt, (unsigned long long)st.impair_mtu_dropped,
+           (unsigned long long)st.pkts_retransmitted, (unsigned long long)st.rto_count);
+}
+
 /* ---- both directions at once through the non-blocking API ---- */
 typedef struct nbside {
     ism_udp_listener *l;
@@ -1137,6 +1222,8 @@ int main(void)
     test_keepalive();
     test_close_under_loss();
     test_setup_time();
+    test_short_outage(0);
+    test_short_outage(1);
     test_forged_packets();
     test_place_exact();
     for (uint64_t seed = 1; seed <= 3; seed++)
