@@ -84,6 +84,11 @@ class LogGP:
         p = self.at(m)
         return p.L + self.send_cpu(m) + self.recv_cpu(m) + max(m - 1, 0) * p.G
 
+    @property
+    def has_two_way(self) -> bool:
+        """Whether any range has a cost of two-way steps."""
+        return any(p.o_x > 0 or p.O_x > 0 for p in (self,) + tuple(r for _, r in self.regimes))
+
     def two_way_cpu(self, m: float, overlap: float) -> float:
         """The extra CPU time of receiving an m-byte message while `overlap` bytes of the
         rank's own sends of the same step go the other way (two copies at once inside a

@@ -95,7 +95,7 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
             leave = max(leave, shared.get(link, 0.0))
             shared[link] = leave + body
         nic[r] = max(start + lv.gap(m), leave + body)
-        if m > 0:
+        if m > 0 and lv.has_two_way:  # no two-way cost (WAN, older calibrations): no books
             out[r].append([leave + body + pr.L + lv.recv_cpu(m), float(m)])
         return leave + body + pr.L, m, start
 
@@ -106,12 +106,15 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
         arrival = max(arrival, rx[r] + body)   # after the data received before it
         rx[r] = arrival
         both = 0.0  # bytes that cross both ways at once
-        for o in out[r]:
-            if o[0] > sent and both < m:
-                take = min(m - both, o[1])
-                o[1] -= take
-                both += take
-        out[r] = [o for o in out[r] if o[1] > 0]
+        if m > 0 and out[r]:
+            for o in out[r]:
+                if both >= m:
+                    break
+                if o[0] > sent:
+                    take = min(m - both, o[1])
+                    o[1] -= take
+                    both += take
+            out[r] = [o for o in out[r] if o[1] > 0]
         t = max(cpu[r], arrival) + lv.recv_cpu(m) + lv.two_way_cpu(m, both)
         if op[3] in ("left", "right"):
             t += level(r, r).reduce_cost(s.bytes_of(op[2]))
