@@ -102,15 +102,18 @@ def section_model(args) -> str:
 BENCH_OP = "sum/float"
 
 
-def refit(doc: dict, regimes: bool = True) -> dict[str, LogGP]:
+def refit(doc: dict, regimes: bool = True, two_way: bool = True) -> dict[str, LogGP]:
     """The levels' parameters from the medians a calibration kept (the same fit as
     `isthmus model calibrate`, so a model change can be judged on old measurements).
-    regimes=False: one LogGP per level, the model before protocol ranges."""
+    regimes=False: one LogGP per level, the model before protocol ranges; two_way=False:
+    no cost of two-way steps (o_x, O_x), the model before it (a calibration without
+    exchange medians has none either way)."""
     out = {}
     for lvl, d in doc["levels"].items():
         rndv = 65536 if lvl == "wan" else 0
         fit = C.fit_level(C.level_data_from_medians(d["medians_s"]), rndv,
-                          regimes=regimes and lvl == "intra")
+                          regimes=regimes and lvl == "intra",
+                          two_way=two_way and lvl == "intra")
         # isthmus-bench coll reduces MPI_FLOAT with MPI_SUM: that op's cost (the level's
         # own gamma is calibrate's default, sum/double)
         red = d["reduce"].get(BENCH_OP) or d["reduce"].get("sum/double", {})
@@ -162,7 +165,8 @@ def terms_report(rows: list[dict], lv: dict[str, LogGP]) -> str:
 
 
 def model_report(args, doc: dict, rows: list[dict]) -> str:
-    lv = refit(doc, regimes=not getattr(args, "no_regimes", False))
+    lv = refit(doc, regimes=not getattr(args, "no_regimes", False),
+               two_way=not getattr(args, "no_two_way", False))
     for r in rows:
         # as many calls back to back as isthmus-bench made (its default: 100 up to 8 KiB,
         # 20 above; 5 between sites), bcast/reduce/scan closed by a barrier
@@ -188,11 +192,13 @@ def model_report(args, doc: dict, rows: list[dict]) -> str:
             out += ["", f"Protocol ranges of level {k} (found in the calibration medians; "
                     "`loggp.fit_regimes`):", "",
                     "| from (B) | L (us) | o_s (us) | O_s (ns/B) | o_r (us) | O_r (ns/B) | "
-                    "g (us) | G (ns/B) |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                    "g (us) | G (ns/B) | o_x (us) | O_x (ns/B) |",
+                    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
             for lo, r in p.regimes:
                 out.append(f"| {int(lo)} | {r.L * 1e6:.2f} | {r.o_s * 1e6:.2f} | "
                            f"{r.O_s * 1e9:.3f} | {r.o_r * 1e6:.2f} | {r.O_r * 1e9:.3f} | "
-                           f"{r.g * 1e6:.2f} | {r.G * 1e9:.3f} |")
+                           f"{r.g * 1e6:.2f} | {r.G * 1e9:.3f} | {r.o_x * 1e6:.2f} | "
+                           f"{r.O_x * 1e9:.3f} |")
     out += ["", "Median absolute relative error of the predicted time, per algorithm, over the "
             "sizes (each measured point the median of its repetitions; predicted as the "
             "benchmark runs it: calls back to back, bcast/reduce/scan each followed by a "
@@ -451,6 +457,9 @@ def main() -> int:
     ap.add_argument("--no-regimes", action="store_true",
                     help="with --reanalyze: one LogGP per level (the model before protocol "
                          "ranges)")
+    ap.add_argument("--no-two-way", action="store_true",
+                    help="predict without the cost of two-way steps (o_x, O_x: the model "
+                         "before it), e.g. with --reanalyze on the same measurements")
     args = ap.parse_args()
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
     OUT = Path(args.out).resolve() if args.out else HERE / "results" / f"coll-issue8-{stamp}"

@@ -164,6 +164,9 @@ def test_a_real_calibration_tunes_a_table_libisthmus_follows(prefix, tmp_path):
     assert "sum/double" in doc["levels"]["intra"]["reduce"]
     # the local copy cost (isthmus-bench loggp copy_local) is measured and fitted
     assert p["copy"] > 0 and len(doc["levels"]["intra"]["medians_s"]["copy_local"]) == 5
+    # and the exchange (isthmus-bench loggp exchange), which the two-way cost comes from
+    assert len(doc["levels"]["intra"]["medians_s"]["exchange"]) == 5
+    assert q["two_way"]["level"]["points"] == 5 and p["o_x"] >= 0 and p["O_x"] >= 0
     table = tmp_path / "table.json"
     r = subprocess.run([sys.executable, "-m", "isthmus", "model", "tune", "--params", str(lv),
                         "--ranks", "3", "--coll", "allreduce", "--sizes", "16,1M",

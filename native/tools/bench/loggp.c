@@ -7,6 +7,10 @@
  *   recv_overhead  time inside one MPI_Recv of a message that has arrived   o_r
  *   train          a train of `iters` back-to-back sends until the receiver's
  *                  acknowledgement                   (n-1) gap(m) + one_way(m) + one_way(0)
+ *   exchange       one MPI_Sendrecv of m bytes each way between the two ranks at once,
+ *                  back to back: the two-way step of pairwise, recursive-doubling, Bruck
+ *                  and ring schedules, whose cost one-way measurements do not show (both
+ *                  ranks copy at the same time, each with the other's data in flight)
  *   reduce_local   one MPI_Reduce_local of m bytes, per op and type (rank 0)  gamma0 + m gamma
  *   copy_local     one memcpy of m bytes between two buffers (rank 0): the staging copies
  *                  libisthmus's collective schedules make               copy0 + m copy
@@ -24,8 +28,9 @@
 #define TAG_LOG 21
 #define TAG_ACK 22
 
-enum { Q_ONE_WAY, Q_SEND, Q_RECV, Q_TRAIN, Q_N };
-static const char *const QNAME[Q_N] = {"one_way", "send_overhead", "recv_overhead", "train"};
+enum { Q_ONE_WAY, Q_SEND, Q_RECV, Q_TRAIN, Q_EXCHANGE, Q_N };
+static const char *const QNAME[Q_N] = {"one_way", "send_overhead", "recv_overhead", "train",
+                                      "exchange"};
 
 typedef struct {
     int q, peer, me0, active;
@@ -96,6 +101,14 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
         MPI_Waitall((int)iters, a->reqs, a->stats);
         MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
         return 0.0;
+    case Q_EXCHANGE:
+        /* back to back, as a schedule's rounds follow each other: each call ends when
+           both directions are through, so the ranks stay in step */
+        t0 = MPI_Wtime();
+        for (long i = 0; i < iters; i++)
+            MPI_Sendrecv(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, a->rbuf, a->n, MPI_CHAR, other,
+                         TAG_LOG, w, MPI_STATUS_IGNORE);
+        return (MPI_Wtime() - t0) * 1e6 / (double)iters;
     }
     return 0.0;
 }

@@ -7,7 +7,9 @@
 #          (emulated with --wan, or the real one of a site file).
 # Each quantity's median over the repetitions goes to loggp.fit_loggp; the reduction cost
 # is fitted per op and type from MPI_Reduce_local. Inside a site the software cost of one
-# collective call of ours (o_call) is measured too: an allreduce on one rank. The result is JSON with the parameters,
+# collective call of ours (o_call) is measured too: an allreduce on one rank; and the cost
+# of a two-way step (o_x, O_x) from what an exchange (MPI_Sendrecv both ways) takes beyond
+# what the one-way parameters predict for it. The result is JSON with the parameters,
 # every line's fit quality and the medians themselves, so a fit can be judged and redone.
 from __future__ import annotations
 
@@ -18,7 +20,12 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
-from .loggp import Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
+import math
+
+import numpy as np
+
+from .loggp import LogGP, Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
+from .simulate import exchange_time
 
 DEFAULT_SIZES = "1,8,64,512,1k,4k,16k,64k,256k,1M"
 REDUCE_DEFAULT = "sum/double"  # the op and type whose gamma the level's parameters carry
@@ -42,6 +49,7 @@ def level_data(records: Iterable[dict]) -> LevelData:
     trains: dict[int, tuple[float, int]] = {}
     red: dict[str, dict[int, float]] = {}
     cp: dict[int, float] = {}
+    ex: dict[int, float] = {}
     for r in records:
         if r.get("benchmark") != "loggp" or r.get("status") != "ok":
             continue
@@ -58,6 +66,8 @@ def level_data(records: Iterable[dict]) -> LevelData:
             red.setdefault(str(r.get("op")), {})[m] = t
         elif q == "copy_local":
             cp[m] = t
+        elif q == "exchange":
+            ex[m] = t
     if not ow:
         raise ValueError("no loggp records (was isthmus-bench run with --json?)")
     ack = ow[min(ow)]
@@ -68,14 +78,19 @@ def level_data(records: Iterable[dict]) -> LevelData:
             if g > 0:
                 gaps[m] = g
     return LevelData(Measurements(one_way=ow, send_overhead=so, recv_overhead=ro,
-                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {})), red, cp)
+                                  train_gap=gaps, reduce=red.get(REDUCE_DEFAULT, {}),
+                                  exchange=ex), red, cp)
 
 
-def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
+def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False,
+              two_way: bool = False) -> dict:
     """The level's JSON: parameters, fit quality, per-op reduction costs, the medians.
     regimes: also cut the sizes into protocol ranges with their own parameters
     (loggp.fit_regimes; for the vendor's path inside a site, whose protocol switches
-    we do not know; between sites isthmus's own rendezvous is modelled by rndv)."""
+    we do not know; between sites isthmus's own rendezvous is modelled by rndv).
+    two_way: fit the cost of a two-way step (o_x, O_x; fit_two_way) from the exchange
+    medians: inside a node, where the two ranks' copies share its cores and memory
+    (between sites each direction has its own link, which the simulator models)."""
     fit = fit_loggp(data.ms, rndv)
     params = fit.params
     quality = fit.quality()
@@ -105,6 +120,8 @@ def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
                                        for lo, r in params.regimes))
         quality["copy"] = {"r2": cl.r2, "median_rel_residual": cl.median_rel_residual,
                            "max_rel_residual": cl.max_rel_residual, "points": cl.points}
+    if two_way and len(data.ms.exchange) >= 2:
+        params, quality["two_way"] = fit_two_way(params, data.ms.exchange)
     ms = data.ms
     return {"params": params.as_dict(), "quality": quality, "reduce": reduce,
             "medians_s": {"one_way": _keys(ms.one_way), "send_overhead": _keys(ms.send_overhead),
@@ -112,7 +129,56 @@ def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False) -> dict:
                           "train_gap": _keys(ms.train_gap),
                           "reduce_local": {op: _keys(pts)
                                            for op, pts in sorted(data.reduce.items())},
-                          "copy_local": _keys(data.copy)}}
+                          "copy_local": _keys(data.copy),
+                          "exchange": _keys(ms.exchange)}}
+
+
+def _fit_range(params: LogGP, exchange: dict[int, float], sizes: list[int]) -> tuple:
+    """o_x, O_x (non-negative least squares, relative residuals) of the exchange's time
+    beyond params' prediction of it at these sizes, and the residuals before and after."""
+    from scipy.optimize import nnls
+
+    m = np.array(sizes, dtype=float)
+    t = np.array([exchange[k] for k in sizes])
+    pred = np.array([exchange_time(params, k) for k in sizes])
+    w = 1.0 / t  # timing noise is relative, as in every line of the calibration
+    a = np.column_stack([np.ones_like(m), m]) if len(sizes) >= 2 else np.ones((1, 1))
+    x, _ = nnls(a * w[:, None], (t - pred) * w)
+    o_x, O_x = float(x[0]), float(x[1]) if len(x) > 1 else 0.0
+    after = np.abs(t - pred - o_x - O_x * m) / t
+    return o_x, O_x, {"points": len(sizes),
+                      "median_rel_residual_before": float(np.median(np.abs(t - pred) / t)),
+                      "median_rel_residual": float(np.median(after)),
+                      "max_rel_residual": float(np.max(after))}
+
+
+def fit_two_way(params: LogGP, exchange: dict[int, float]) -> tuple[LogGP, dict]:
+    """params with the cost of a two-way step, from the exchange medians (seconds per
+    MPI_Sendrecv of m bytes both ways between two ranks, back to back). Both ranks of an
+    exchange receive m bytes while m of their own go the other way, so the model adds
+    o_x + O_x m to each receive of it (simulate.predict) and its time per call by as
+    much: o_x and O_x are the line, least squares with both non-negative, through what
+    the exchange takes beyond what params without them predict. Per protocol range (the
+    exchange's sizes in each range), and for the level's own parameters over all sizes.
+    Only calibration medians go in: the collectives' timings are the validation."""
+    base = replace(params, o_x=0.0, O_x=0.0,
+                   regimes=tuple((lo, replace(p, o_x=0.0, O_x=0.0))
+                                 for lo, p in params.regimes))
+    sizes = sorted(exchange)
+    o_x, O_x, q = _fit_range(replace(base, regimes=()), exchange, sizes)
+    quality = {"level": q, "ranges": []}
+    out = replace(base, o_x=o_x, O_x=O_x)
+    regs = []
+    for i, (lo, p) in enumerate(base.regimes):
+        hi = base.regimes[i + 1][0] if i + 1 < len(base.regimes) else math.inf
+        mine = [m for m in sizes if lo <= m < hi]
+        if mine:
+            rx, rX, rq = _fit_range(base, exchange, mine)
+            quality["ranges"].append({"from": int(lo), "o_x": rx, "O_x": rX, **rq})
+        else:
+            rx = rX = 0.0  # nothing measured in this range: no two-way cost known
+        regs.append((lo, replace(p, o_x=rx, O_x=rX)))
+    return replace(out, regimes=tuple(regs)), quality
 
 
 def level_data_from_medians(medians: dict) -> LevelData:
@@ -125,7 +191,8 @@ def level_data_from_medians(medians: dict) -> LevelData:
     try:
         ms = Measurements(one_way=md["one_way"], send_overhead=md["send_overhead"],
                           recv_overhead=md["recv_overhead"], train_gap=md["train_gap"],
-                          reduce=red.get(REDUCE_DEFAULT, {}))
+                          reduce=red.get(REDUCE_DEFAULT, {}),
+                          exchange=md.get("exchange", {}))  # older calibrations: none
     except KeyError as e:
         raise ValueError(f"the stored medians lack {e.args[0]!r}") from None
     return LevelData(ms, red, {int(m): float(t) for m, t in medians.get("copy_local", {}).items()})
@@ -173,7 +240,7 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             # between sites messages above the eager limit go by rendezvous
             rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
             doc["levels"][lvl] = fit_level(level_data(res.records), rndv,
-                                           regimes=lvl == "intra")
+                                           regimes=lvl == "intra", two_way=lvl == "intra")
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":

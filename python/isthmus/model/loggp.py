@@ -57,6 +57,9 @@ class LogGP:
     copy0: float = 0.0   # a local memcpy of m bytes: copy0 + m*copy (a schedule's staging)
     copy: float = 0.0
     o_barrier: float = 0.0  # the vendor's barrier on 2 ranks inside a site (0: unknown)
+    o_x: float = 0.0     # two-way step: what a receive costs its rank beyond o_r + O_r m
+    O_x: float = 0.0     # when the rank sends in the same step (o_x + O_x per byte that
+                         # crosses both ways at once; calibrated by an exchange, 0: none)
     regimes: tuple = ()
 
     def at(self, m: float) -> "LogGP":
@@ -81,6 +84,20 @@ class LogGP:
         p = self.at(m)
         return p.L + self.send_cpu(m) + self.recv_cpu(m) + max(m - 1, 0) * p.G
 
+    @property
+    def has_two_way(self) -> bool:
+        """Whether any range has a cost of two-way steps."""
+        return any(p.o_x > 0 or p.O_x > 0 for p in (self,) + tuple(r for _, r in self.regimes))
+
+    def two_way_cpu(self, m: float, overlap: float) -> float:
+        """The extra CPU time of receiving an m-byte message while `overlap` bytes of the
+        rank's own sends of the same step go the other way (two copies at once inside a
+        node: they share the cores and the memory); m's range gives o_x and O_x."""
+        if overlap <= 0:
+            return 0.0
+        p = self.at(m)
+        return p.o_x + overlap * p.O_x
+
     def gap(self, m: float) -> float:
         p = self.at(m)
         return max(p.g, self.send_cpu(m)) + max(m - 1, 0) * p.G
@@ -104,7 +121,7 @@ class LogGP:
             top = cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
                       **{k: float(d.get(k, 0.0)) for k in
                          ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r", "copy0",
-                          "copy", "o_barrier")})
+                          "copy", "o_barrier", "o_x", "O_x")})
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
@@ -131,7 +148,7 @@ class LogGP:
         return replace(top, regimes=tuple(out)) if out else top
 
 
-REGIME_KEYS = ("L", "o_s", "o_r", "g", "G", "O_s", "O_r")
+REGIME_KEYS = ("L", "o_s", "o_r", "g", "G", "O_s", "O_r", "o_x", "O_x")
 
 
 @dataclass
@@ -187,6 +204,7 @@ class Measurements:
     recv_overhead: dict[int, float] = field(default_factory=dict)
     train_gap: dict[int, float] = field(default_factory=dict)
     reduce: dict[int, float] = field(default_factory=dict)  # MPI_Reduce_local, one op/type
+    exchange: dict[int, float] = field(default_factory=dict)  # MPI_Sendrecv both ways
 
 
 @dataclass

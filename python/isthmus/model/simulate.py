@@ -7,7 +7,13 @@
 #   other in the order it receives them. A receive finishes o_r after both the rank and the
 #   message are there, plus the reduction of what it combines (gamma0 + bytes*gamma). The
 #   overheads grow by O_s, O_r per byte, and a level with protocol ranges (loggp.LogGP.
-#   regimes) gives each message its size's range's parameters. The
+#   regimes) gives each message its size's range's parameters. A receive is two-way when
+#   its message left while one of the receiving rank's own messages was still on its way
+#   (from its send until its receiver can have taken it: its arrival plus the receiver's
+#   CPU for it, which in a single-copy protocol is the copy): the bytes that cross both
+#   ways at once (each sent byte counted once) cost the receiver o_x + O_x per byte more
+#   (loggp.LogGP.two_way_cpu; both ranks of a node copying at once share its cores and
+#   memory). A reply to a message that has arrived is not two-way. The
 #   parameters of a message are those of its (sender, receiver) level, so one schedule
 #   over ranks on several sites mixes the intra-site and the WAN parameters. The
 #   collective's time is the last rank's finish: completion at every rank.
@@ -70,6 +76,8 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
     cpu = [0.0] * s.p
     nic = [0.0] * s.p
     rx = [0.0] * s.p   # when the receiver's link is free again (it takes data at 1/G too)
+    out: list[list[list[float]]] = [[] for _ in range(s.p)]  # per rank, its messages
+    # [until when they are on their way, bytes not yet met by a receive going the other way]
     shared: dict[object, float] = {}
 
     def on_send(r, op):
@@ -87,15 +95,27 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
             leave = max(leave, shared.get(link, 0.0))
             shared[link] = leave + body
         nic[r] = max(start + lv.gap(m), leave + body)
-        return leave + body + pr.L, m
+        if m > 0 and lv.has_two_way:  # no two-way cost (WAN, older calibrations): no books
+            out[r].append([leave + body + pr.L + lv.recv_cpu(m), float(m)])
+        return leave + body + pr.L, m, start
 
     def on_recv(r, op, msg):
-        arrival, m = msg
+        arrival, m, sent = msg
         lv = level(op[1], r)
         body = max(m - 1, 0) * lv.at(m).G
         arrival = max(arrival, rx[r] + body)   # after the data received before it
         rx[r] = arrival
-        t = max(cpu[r], arrival) + lv.recv_cpu(m)
+        both = 0.0  # bytes that cross both ways at once
+        if m > 0 and out[r]:
+            for o in out[r]:
+                if both >= m:
+                    break
+                if o[0] > sent:
+                    take = min(m - both, o[1])
+                    o[1] -= take
+                    both += take
+            out[r] = [o for o in out[r] if o[1] > 0]
+        t = max(cpu[r], arrival) + lv.recv_cpu(m) + lv.two_way_cpu(m, both)
         if op[3] in ("left", "right"):
             t += level(r, r).reduce_cost(s.bytes_of(op[2]))
         cpu[r] = t
@@ -105,6 +125,17 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
 
     _run(s, on_send, on_recv, on_copy)
     return max(cpu) if cpu else 0.0
+
+
+def exchange_time(params: LogGP, m: int, iters: int = 20) -> float:
+    """Seconds per call of what `isthmus-bench loggp` times as "exchange": two ranks each
+    MPI_Sendrecv m bytes to the other, iters calls back to back."""
+    s = Schedule("exchange", "sendrecv", 2, {0: m})
+    for _ in range(max(iters, 1)):
+        for r in (0, 1):
+            s.send(r, 1 - r, [0])
+            s.recv(r, 1 - r, [0], "copy")
+    return predict(s, params) / max(iters, 1)
 
 
 def _initial(s: Schedule, commutative: bool):
