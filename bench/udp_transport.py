@@ -11,6 +11,8 @@
 #
 #   python3 bench/udp_transport.py [--reps 3] [--scale 1.0] [--links canberra,1g-20ms,...]
 #                                  [--fairness delay=25ms,rate=100mbit]
+#                                  [--fair-against cubic,bbr] [--fair-orders together,udp-first,tcp-first]
+#                                  [--fair-lead 3] [--udp-args '--no-pmtud --trace']
 #                                  [--configs udp-bbr,tcp-bbr-x8] (a subset, for A/B runs)
 # ISTHMUS_PREFIX chooses the native build measured (e.g. a baseline installed elsewhere).
 from __future__ import annotations
@@ -22,6 +24,7 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -85,22 +88,36 @@ def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()
             "recv": t.recv}
 
 
-def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_extra=()):
-    """One reliable-UDP flow and one kernel TCP flow (tcp_cc) started together from A to B
-    over the same emulated bottleneck; each one's goodput after omit seconds, and the UDP
-    sender's statistics (loss, retransmissions, path MTU) to explain a share."""
+def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_extra=(), lead=0.0):
+    """One reliable-UDP flow and one kernel TCP flow (tcp_cc) from A to B over the same
+    emulated bottleneck; each one's goodput over the same window (after omit seconds), and
+    the UDP sender's statistics (loss, retransmissions, path MTU) to explain a share.
+    lead > 0: the UDP flow starts lead seconds before the TCP one; < 0: after it (the
+    first flow runs lead seconds longer and omits lead seconds more, so both measure the
+    same stretch of time, all of it shared)."""
+    u_dur, u_omit = duration + max(lead, 0), omit + max(lead, 0)
+    t_dur, t_omit = duration + max(-lead, 0), omit + max(-lead, 0)
     recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:41994", "--omit",
-                           str(omit), *creds.args()], stdout=subprocess.PIPE,
+                           str(u_omit), *creds.args()], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
     recv.stderr.readline()
+    tcp = {}
+    tcp_thread = threading.Thread(
+        target=lambda: tcp.update(tcp_run(emu, probe, creds, tcp_cc, 1, window, t_dur, t_omit)))
+    if lead < 0:
+        tcp_thread.start()
+        time.sleep(-lead)
     snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:41994", "--duration",
-                          str(duration), *udp_extra, *creds.args()], stdout=subprocess.PIPE,
+                          str(u_dur), *udp_extra, *creds.args()], stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, text=True)
-    tcp = tcp_run(emu, probe, creds, tcp_cc, 1, window, duration, omit)
+    if lead >= 0:
+        time.sleep(lead)
+        tcp_thread.start()
+    tcp_thread.join()
     sout, serr = snd.communicate(timeout=duration * 4 + 60)
     sj = [x for x in sout.splitlines() if x.startswith("{")]
     send = json.loads(sj[-1]) if sj else {}
-    trace = [x for x in serr.splitlines() if x.startswith("trace ")]  # with --udp-args --trace
+    trace = [x for x in serr.splitlines() if x.startswith(("trace ", "DBGCC"))]  # with --udp-args --trace
     if trace:
         send["trace"] = trace
     out, _ = recv.communicate(timeout=duration * 4 + 60)
@@ -110,6 +127,11 @@ def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_ext
     tot = u["mbit_s_after_omit"] + tcp["mbit_s"]
     return {"ok": True, "udp_mbit_s": u["mbit_s_after_omit"], "tcp_mbit_s": tcp["mbit_s"],
             "udp_share_of_total": u["mbit_s_after_omit"] / tot if tot else 0.0, "send": send}
+
+
+def fair_config(tcc, order):
+    """The record's config name (a run that starts both flows together keeps the old one)."""
+    return f"fair-vs-{tcc}" + ("" if order == "together" else f"-{order}")
 
 
 def summary(xs):
@@ -135,10 +157,21 @@ def main() -> int:
                     help="link spec for the fairness runs (UDP against one TCP CUBIC and one "
                          "TCP BBR flow on one bottleneck), e.g. delay=25ms,rate=100mbit; "
                          "with --links '' only these run")
+    ap.add_argument("--fair-against", default="cubic,bbr",
+                    help="the kernel TCP congestion controls of the fairness runs")
+    ap.add_argument("--fair-orders", default="together",
+                    help="start orders of the fairness runs: together, udp-first, tcp-first "
+                         "(the first flow leads by --fair-lead seconds)")
+    ap.add_argument("--fair-lead", type=float, default=3.0)
     ap.add_argument("--udp-args", default="",
                     help="extra isthmus-udpperf arguments for every UDP sender, e.g. --pmtud")
     a = ap.parse_args()
     udp_extra = tuple(a.udp_args.split())
+    orders = [o for o in a.fair_orders.split(",") if o]
+    for o in orders:
+        if o not in ("together", "udp-first", "tcp-first"):
+            ap.error(f"--fair-orders: {o!r}: expected together, udp-first or tcp-first")
+    fair_runs = [(t, o) for t in a.fair_against.split(",") if t for o in orders]
     prefix = find_prefix()
     exe = udpperf_binary(prefix)
     probe = str(prefix.root / "bin" / "isthmus-linkprobe")
@@ -152,7 +185,7 @@ def main() -> int:
     with Progress() as prog:
         nconf = len(only) if only else 4
         total = sum(a.reps * (nconf + (0 if a.no_cpu or n != "1g-20ms" else 3)) for n in names)
-        total += 2 * a.reps if a.fairness else 0
+        total += len(fair_runs) * a.reps if a.fairness else 0
         task = prog.add_task("measuring", total=total)
         for name in names:
             spec, rate, rtt, goal, dur, omit = LINKS[name]
@@ -222,11 +255,16 @@ def main() -> int:
                 window = max(int(2 * (spec.rate or 1.25e7) * rtt), 1 << 20)
                 dur, omit = 40 * a.scale, 10 * a.scale
                 for rep in range(a.reps):
-                    for tcc in ("cubic", "bbr"):
-                        prog.update(task, description=f"fairness rep {rep + 1}: udp vs tcp {tcc}")
+                    for tcc, order in fair_runs:
+                        prog.update(task, description=f"fairness rep {rep + 1}: udp vs tcp {tcc}"
+                                                      f" ({order})")
                         la = loadavg()
-                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit, udp_extra)
-                        rec = {"link": "fairness", "spec": a.fairness, "config": f"fair-vs-{tcc}",
+                        lead = {"together": 0.0, "udp-first": a.fair_lead,
+                                "tcp-first": -a.fair_lead}[order]
+                        r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit, udp_extra,
+                                         lead)
+                        rec = {"link": "fairness", "spec": a.fairness,
+                               "config": fair_config(tcc, order), "order": order, "lead_s": lead,
                                "rep": rep, "load1": la, **r}
                         records.append(rec)
                         jl.write(json.dumps(rec) + "\n")
@@ -273,11 +311,11 @@ def main() -> int:
                   f"{cpu[cfg]['min']:.2f}, max {cpu[cfg]['max']:.2f}); with the emulator "
                   f"{cpu_emu[cfg]['median']:.2f} s/GB (min {cpu_emu[cfg]['min']:.2f}, max "
                   f"{cpu_emu[cfg]['max']:.2f}) at {g['median']:.0f} Mbit/s")
-    for tcc in ("cubic", "bbr"):
-        ok = [r for r in records if r.get("config") == f"fair-vs-{tcc}" and r.get("ok")]
+    for tcc, order in fair_runs:
+        ok = [r for r in records if r.get("config") == fair_config(tcc, order) and r.get("ok")]
         f = summary([r["udp_share_of_total"] for r in ok])
         if f:
-            print(f"fairness vs TCP {tcc}: UDP share of the bottleneck median {f['median']:.0%} "
+            print(f"fairness vs TCP {tcc} ({order}): UDP share of the bottleneck median {f['median']:.0%} "
                   f"(min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
                   f"UDP {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
                   f"{statistics.median(r['tcp_mbit_s'] for r in ok):.1f} Mbit/s")

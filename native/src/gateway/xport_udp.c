@@ -72,9 +72,9 @@ static void udp_init(void)
     opts.mtu = gw.mtu;
     const char *pd = getenv("ISTHMUS_WAN_PMTUD");
     if (pd && strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0)
-        gw_die(2, "ISTHMUS_WAN_PMTUD=%s: expected 1 (probe the path MTU up to ISTHMUS_WAN_MTU) "
-                  "or 0 (every packet ISTHMUS_WAN_MTU, the default)", pd);
-    opts.pmtud = pd && strcmp(pd, "1") == 0;
+        gw_die(2, "ISTHMUS_WAN_PMTUD=%s: expected 1 (probe the path MTU up to ISTHMUS_WAN_MTU, "
+                  "the default) or 0 (every packet ISTHMUS_WAN_MTU)", pd);
+    opts.pmtud = !(pd && strcmp(pd, "0") == 0);
     if (gw.sockbuf > 0)
         opts.sock_buf = gw.sockbuf;
     double bdp = gw.hint_rate_bps / 8.0 * gw.hint_rtt_ms / 1000.0;

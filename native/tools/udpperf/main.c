@@ -9,9 +9,9 @@
  *                        (--bytes N | --duration S) [options]
  * options: --transport udp|tcp, --cc NAME (udp: bbr, reno; tcp: the kernel's),
  *          --window BYTES (udp: send/receive buffers; tcp: SO_SNDBUF/SO_RCVBUF),
- *          --mtu N (udp: the packet size, or with --pmtud the ceiling of path-MTU
- *          discovery), --pmtud (udp: probe the path MTU; off by default), --no-pmtud
- *          (the default, kept for scripts), --pmtu-raise-ms N (udp: search upward again
+ *          --mtu N (udp: the ceiling of path-MTU discovery, or with --no-pmtud the
+ *          packet size), --pmtud (udp: probe the path MTU, the default; kept for
+ *          scripts), --no-pmtud (every full packet is --mtu), --pmtu-raise-ms N (udp: search upward again
  *          this long after a search ended), --no-crc, --omit S (receiver: goodput after
  *          the first S seconds),
  *          --impair loss=P,burst=P,dup=P,reorder=P,corrupt=P,seed=N (udp, our sends),
@@ -251,7 +251,7 @@ static void udp_opts(const args *a, ism_udp_opts *o)
         o->sndbuf = o->rcvbuf = a->window;
     if (a->mtu)
         o->mtu = a->mtu;
-    o->pmtud = a->pmtud && !a->no_pmtud;
+    o->pmtud = !a->no_pmtud; /* --pmtud: the default */
     if (a->pmtu_raise_ms)
         o->pmtu_raise_ms = a->pmtu_raise_ms;
     o->crc = a->crc;

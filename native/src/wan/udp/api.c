@@ -39,10 +39,10 @@ void ism_udp_opts_default(ism_udp_opts *o)
     o->dead_ms = 10000;
     o->keepalive_ms = 0; /* dead_ms / 4 */
     o->sock_buf = 8 << 20;
-    /* off by default: with it on, the UDP flow took 78-84% of a bottleneck shared with
-     * one CUBIC flow (65% with it off, BENCHMARKS.md, stop 16); until that is understood
-     * probing is asked for */
-    o->pmtud = 0;
+    /* on by default again: the fairness difference it was turned off for (78-84% against
+     * 65% of a bottleneck shared with CUBIC) was connection setup, which waited 200 ms
+     * unless a probe was due, and so started the UDP flow later than the TCP one */
+    o->pmtud = 1;
     o->pmtu_raise_ms = 600000;
 }
 

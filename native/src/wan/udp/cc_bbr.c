@@ -108,6 +108,8 @@ static uint64_t cubic_bound(const bbr *b, int64_t t_us)
     return (uint64_t)(w * mss);
 }
 
+static uint64_t model_cwnd(const bbr *b);
+
 /* The end of a round: was it congested? Then bound what is in flight. */
 static void check_congestion(bbr *b, int64_t now_us)
 {
@@ -119,10 +121,17 @@ static void check_congestion(bbr *b, int64_t now_us)
     /* One cut per recovery, as CUBIC makes one per loss epoch: until the bound has grown
      * back to where congestion was last met, more congested rounds are the same epoch.
      * A flow that does not back off at all (BBR v1 keeps 2 BDP in flight and drops
-     * packets every probing cycle) would otherwise halve us every few rounds. */
-    if (lossy && queued && (!b->inflight_hi || b->inflight_hi >= b->w_max)) {
+     * packets every probing cycle) would otherwise halve us every few rounds. The epoch
+     * also ends once the bound no longer binds (above what the model keeps in flight):
+     * after startup's overshoot, W_max was 1.5 MB on a 100 Mbit/s, 50 ms path and we
+     * kept 0.85 MB in flight, so the bound took 10 s to reach it and every congested
+     * round meanwhile was ignored (82% of a bottleneck shared with CUBIC). */
+    if (lossy && queued &&
+        (!b->inflight_hi || b->inflight_hi >= b->w_max || b->inflight_hi >= model_cwnd(b))) {
         uint64_t at = b->round_max_inflight;
-        b->w_max = at;
+        /* CUBIC's fast convergence (RFC 8312, 4.6): met congestion below the last W_max,
+         * so a flow joined; remember less and leave it room sooner (82 -> 65-69%). */
+        b->w_max = b->w_max && at < b->w_max ? at * (100 + BETA_X100) / 200 : at;
         b->inflight_hi = at * BETA_X100 / 100;
         if (b->inflight_hi < 4ull * b->mss)
             b->inflight_hi = 4ull * b->mss;
@@ -279,18 +288,26 @@ static void bbr_on_loss(void *st, const ism_udp_loss_event *e)
     }
 }
 
+/* What the model alone would keep in flight (0: no model yet). */
+static uint64_t model_cwnd(const bbr *b)
+{
+    uint64_t d = bdp(b);
+    if (d == 0)
+        return 0;
+    uint64_t w = b->mode == PROBE_BW ? 2 * d : d * STARTUP_GAIN_X1000 / 1000;
+    /* Room for ACKs the receiver holds back (up to its delay) and sends in bursts. */
+    return w + btl_bw(b) * (uint64_t)(2 * b->ack_delay_us) / 1000000u + 32ull * b->mss;
+}
+
 static uint64_t bbr_cwnd(const void *st)
 {
     const bbr *b = st;
-    uint64_t d = bdp(b);
     uint64_t floor = 4ull * b->mss;
     if (b->mode == PROBE_RTT)
         return b->probe_rtt_cwnd > floor ? b->probe_rtt_cwnd : floor;
-    if (d == 0)
+    uint64_t w = model_cwnd(b);
+    if (w == 0)
         return 10ull * b->mss; /* no model yet */
-    uint64_t w = b->mode == PROBE_BW ? 2 * d : d * STARTUP_GAIN_X1000 / 1000;
-    /* Room for ACKs the receiver holds back (up to its delay) and sends in bursts. */
-    w += btl_bw(b) * (uint64_t)(2 * b->ack_delay_us) / 1000000u + 32ull * b->mss;
     if (b->inflight_hi && w > b->inflight_hi)
         w = b->inflight_hi;
     return w > floor ? w : floor;

@@ -75,7 +75,7 @@ typedef struct ism_udp_opts {
     int mtu;              /* IP MTU ceiling (datagram = mtu - 28); default 1500. With pmtud
                            * the path MTU is probed up to this (and the interface's MTU);
                            * without, every full packet is this size */
-    int pmtud;            /* 1: path-MTU discovery (pmtu.c); 0 (default): fixed mtu */
+    int pmtud;            /* 1 (default): path-MTU discovery (pmtu.c); 0: fixed mtu */
     int pmtu_raise_ms;    /* search above the current size again this long after a search
                            * ended (default 600000, RFC 8899's PMTU_RAISE_TIMER) */
     size_t sndbuf;        /* send buffer bytes (bounds data awaiting ACK); default 64 MiB */
