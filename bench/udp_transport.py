@@ -88,17 +88,19 @@ def udp_run(emu, exe, creds, duration, omit, cc="bbr", transport="udp", extra=()
             "recv": t.recv}
 
 
-def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_extra=(), lead=0.0):
+def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_extra=(), lead=0.0,
+                 flow=()):
     """One reliable-UDP flow and one kernel TCP flow (tcp_cc) from A to B over the same
     emulated bottleneck; each one's goodput over the same window (after omit seconds), and
     the UDP sender's statistics (loss, retransmissions, path MTU) to explain a share.
     lead > 0: the UDP flow starts lead seconds before the TCP one; < 0: after it (the
     first flow runs lead seconds longer and omits lead seconds more, so both measure the
-    same stretch of time, all of it shared)."""
+    same stretch of time, all of it shared). flow: isthmus-udpperf arguments for both ends
+    of the first flow (e.g. --transport tcp --cc cubic: the baseline of TCP against TCP)."""
     u_dur, u_omit = duration + max(lead, 0), omit + max(lead, 0)
     t_dur, t_omit = duration + max(-lead, 0), omit + max(-lead, 0)
     recv = emu.popen("B", [exe, "recv", "--listen", f"{emu.address('B')}:41994", "--omit",
-                           str(u_omit), *creds.args()], stdout=subprocess.PIPE,
+                           str(u_omit), *flow, *creds.args()], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
     recv.stderr.readline()
     tcp = {}
@@ -108,7 +110,7 @@ def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_ext
         tcp_thread.start()
         time.sleep(-lead)
     snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:41994", "--duration",
-                          str(u_dur), *udp_extra, *creds.args()], stdout=subprocess.PIPE,
+                          str(u_dur), *udp_extra, *flow, *creds.args()], stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE, text=True)
     if lead >= 0:
         time.sleep(lead)
@@ -163,10 +165,17 @@ def main() -> int:
                     help="start orders of the fairness runs: together, udp-first, tcp-first "
                          "(the first flow leads by --fair-lead seconds)")
     ap.add_argument("--fair-lead", type=float, default=3.0)
+    ap.add_argument("--fair-flow", default="udp",
+                    help="the flow measured against kernel TCP: udp (the transport), or "
+                         "tcp-cubic / tcp-bbr (a kernel TCP flow of isthmus-udpperf, the "
+                         "baseline: how TCP shares with itself in the same runs)")
     ap.add_argument("--udp-args", default="",
                     help="extra isthmus-udpperf arguments for every UDP sender, e.g. --pmtud")
     a = ap.parse_args()
     udp_extra = tuple(a.udp_args.split())
+    if a.fair_flow not in ("udp", "tcp-cubic", "tcp-bbr"):
+        ap.error(f"--fair-flow {a.fair_flow!r}: expected udp, tcp-cubic or tcp-bbr")
+    flow = () if a.fair_flow == "udp" else ("--transport", "tcp", "--cc", a.fair_flow[4:])
     orders = [o for o in a.fair_orders.split(",") if o]
     for o in orders:
         if o not in ("together", "udp-first", "tcp-first"):
@@ -262,9 +271,10 @@ def main() -> int:
                         lead = {"together": 0.0, "udp-first": a.fair_lead,
                                 "tcp-first": -a.fair_lead}[order]
                         r = fairness_run(emu, exe, probe, creds, tcc, window, dur, omit, udp_extra,
-                                         lead)
+                                         lead, flow + (("--window", str(window)) if flow else ()))
                         rec = {"link": "fairness", "spec": a.fairness,
                                "config": fair_config(tcc, order), "order": order, "lead_s": lead,
+                               "flow": a.fair_flow,
                                "rep": rep, "load1": la, **r}
                         records.append(rec)
                         jl.write(json.dumps(rec) + "\n")
@@ -315,9 +325,9 @@ def main() -> int:
         ok = [r for r in records if r.get("config") == fair_config(tcc, order) and r.get("ok")]
         f = summary([r["udp_share_of_total"] for r in ok])
         if f:
-            print(f"fairness vs TCP {tcc} ({order}): UDP share of the bottleneck median {f['median']:.0%} "
-                  f"(min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
-                  f"UDP {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
+            print(f"fairness vs TCP {tcc} ({order}): {a.fair_flow} share of the bottleneck median "
+                  f"{f['median']:.0%} (min {f['min']:.0%}, max {f['max']:.0%}; goal 30..70%) "
+                  f"{a.fair_flow} {statistics.median(r['udp_mbit_s'] for r in ok):.1f} / TCP "
                   f"{statistics.median(r['tcp_mbit_s'] for r in ok):.1f} Mbit/s")
     for cfg in ("cpu-udp", "cpu-udp-nocrc"):
         if cpu.get(cfg) and cpu.get("cpu-tcp-cubic"):
