@@ -71,7 +71,6 @@ typedef struct bbr {
     uint64_t round_max_inflight;  /* most bytes in flight during the current round */
     uint64_t inflight_hi;         /* 0: no bound */
     uint64_t w_max;               /* bytes in flight when congestion was last met */
-    int epoch_free;               /* the last cut ended startup: the next one is a new epoch */
     int64_t epoch_us;             /* when: inflight_hi grows from there */
     int64_t srtt_us;
     uint64_t congested_rounds;
@@ -109,6 +108,8 @@ static uint64_t cubic_bound(const bbr *b, int64_t t_us)
     return (uint64_t)(w * mss);
 }
 
+static uint64_t model_cwnd(const bbr *b);
+
 /* The end of a round: was it congested? Then bound what is in flight. */
 static void check_congestion(bbr *b, int64_t now_us)
 {
@@ -120,8 +121,13 @@ static void check_congestion(bbr *b, int64_t now_us)
     /* One cut per recovery, as CUBIC makes one per loss epoch: until the bound has grown
      * back to where congestion was last met, more congested rounds are the same epoch.
      * A flow that does not back off at all (BBR v1 keeps 2 BDP in flight and drops
-     * packets every probing cycle) would otherwise halve us every few rounds. */
-    if (lossy && queued && (!b->inflight_hi || b->inflight_hi >= b->w_max || b->epoch_free)) {
+     * packets every probing cycle) would otherwise halve us every few rounds. The epoch
+     * also ends once the bound no longer binds (above what the model keeps in flight):
+     * after startup's overshoot, W_max was 1.5 MB on a 100 Mbit/s, 50 ms path and we
+     * kept 0.85 MB in flight, so the bound took 10 s to reach it and every congested
+     * round meanwhile was ignored (82% of a bottleneck shared with CUBIC). */
+    if (lossy && queued &&
+        (!b->inflight_hi || b->inflight_hi >= b->w_max || b->inflight_hi >= model_cwnd(b))) {
         uint64_t at = b->round_max_inflight;
         /* CUBIC's fast convergence (RFC 8312, 4.6): met congestion below the last W_max,
          * so a flow joined; remember less and leave it room sooner (82 -> 65-69%). */
@@ -131,12 +137,6 @@ static void check_congestion(bbr *b, int64_t now_us)
             b->inflight_hi = 4ull * b->mss;
         b->epoch_us = now_us;
         b->congested_rounds++;
-        /* Startup's overshoot (2.89 BDP in flight) is no level to wait for: as W_max (1.5
-         * MB on a 100 Mbit/s, 50 ms path, where the flow then kept 0.85 MB in flight) it
-         * held the epoch open for 10 s, every congested round meanwhile ignored, and a
-         * UDP flow started with a CUBIC one kept 82% of the bottleneck. So the next
-         * congested round after it is a new epoch, whatever the bound. */
-        b->epoch_free = b->mode == STARTUP;
         if (b->mode == STARTUP)
             b->mode = DRAIN; /* the pipe is full: someone else's queue says so */
     } else if (b->inflight_hi) {
