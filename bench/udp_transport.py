@@ -119,7 +119,7 @@ def fairness_run(emu, exe, probe, creds, tcp_cc, window, duration, omit, udp_ext
     sout, serr = snd.communicate(timeout=duration * 4 + 60)
     sj = [x for x in sout.splitlines() if x.startswith("{")]
     send = json.loads(sj[-1]) if sj else {}
-    trace = [x for x in serr.splitlines() if x.startswith(("trace ", "DBGCC"))]  # with --udp-args --trace
+    trace = [x for x in serr.splitlines() if x.startswith("trace ")]  # with --udp-args --trace
     if trace:
         send["trace"] = trace
     out, _ = recv.communicate(timeout=duration * 4 + 60)
@@ -165,16 +165,15 @@ def main() -> int:
                     help="start orders of the fairness runs: together, udp-first, tcp-first "
                          "(the first flow leads by --fair-lead seconds)")
     ap.add_argument("--fair-lead", type=float, default=3.0)
-    ap.add_argument("--fair-flow", default="udp",
+    ap.add_argument("--fair-flow", default="udp", choices=("udp", "tcp-cubic", "tcp-bbr"),
                     help="the flow measured against kernel TCP: udp (the transport), or "
                          "tcp-cubic / tcp-bbr (a kernel TCP flow of isthmus-udpperf, the "
                          "baseline: how TCP shares with itself in the same runs)")
     ap.add_argument("--udp-args", default="",
-                    help="extra isthmus-udpperf arguments for every UDP sender, e.g. --pmtud")
+                    help="extra isthmus-udpperf arguments for every UDP sender, e.g. "
+                         "'--no-pmtud --trace'")
     a = ap.parse_args()
     udp_extra = tuple(a.udp_args.split())
-    if a.fair_flow not in ("udp", "tcp-cubic", "tcp-bbr"):
-        ap.error(f"--fair-flow {a.fair_flow!r}: expected udp, tcp-cubic or tcp-bbr")
     flow = () if a.fair_flow == "udp" else ("--transport", "tcp", "--cc", a.fair_flow[4:])
     orders = [o for o in a.fair_orders.split(",") if o]
     for o in orders:

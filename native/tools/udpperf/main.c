@@ -51,7 +51,7 @@ typedef struct args {
     unsigned long long bytes;
     double duration, omit, timeout;
     size_t window;
-    int mtu, crc, verify, count, trace, pmtud, no_pmtud, pmtu_raise_ms;
+    int mtu, crc, verify, count, trace, no_pmtud, pmtu_raise_ms;
     size_t block;
     uint64_t seed;
     ism_udp_impair impair;
@@ -251,7 +251,7 @@ static void udp_opts(const args *a, ism_udp_opts *o)
         o->sndbuf = o->rcvbuf = a->window;
     if (a->mtu)
         o->mtu = a->mtu;
-    o->pmtud = !a->no_pmtud; /* --pmtud: the default */
+    o->pmtud = !a->no_pmtud;
     if (a->pmtu_raise_ms)
         o->pmtu_raise_ms = a->pmtu_raise_ms;
     o->crc = a->crc;
@@ -562,7 +562,7 @@ int main(int argc, char **argv)
             if (a.block < 1 || a.block > (1u << 30))
                 bad("--block", optarg, "expected 1 byte .. 1 GiB");
             break;
-        case O_PMTUD: a.pmtud = 1; break;
+        case O_PMTUD: a.no_pmtud = 0; break;
         case O_NOPMTUD: a.no_pmtud = 1; break;
         case O_PMTURAISE: a.pmtu_raise_ms = (int)num_arg("--pmtu-raise-ms", optarg, 10, 86400000); break;
         default: usage();
