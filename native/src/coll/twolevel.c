@@ -159,11 +159,12 @@ static int vendor_default(const pk *x, int coll)
     }
 }
 
-/* The algorithm of a phase, never DEFAULT: at intra level the vendor where it is the
- * default (vendor_default), else our default; at wan level ours. */
-static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
+/* The algorithm of a phase from what select.c chose, never DEFAULT: at intra level
+ * the vendor where it is the default (vendor_default), else our default; at wan level
+ * ours. */
+static ism_coll_choice resolve(pk *x, int coll, int lvl, int p, int64_t bytes,
+                               ism_coll_choice ch)
 {
-    ism_coll_choice ch = ism_coll_select(x->c, coll, lvl, p, bytes, x->commute);
     if (ch.alg == ISM_ALG_PIPELINE) /* the caller takes it when it applies */
         ch.alg = ISM_ALG_DEFAULT;
     if (ch.alg == ISM_ALG_DEFAULT && lvl == ISM_LVL_INTRA && vendor_default(x, coll))
@@ -174,6 +175,12 @@ static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
         ch.seg = 0;
     }
     return ch;
+}
+
+static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
+{
+    return resolve(x, coll, lvl, p, bytes,
+                   ism_coll_select(x->c, coll, lvl, p, bytes, x->commute));
 }
 
 static int is_default(ism_comm *c, int coll, int lvl, int p, int64_t bytes, int commute,
@@ -464,7 +471,8 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     int commute = !op->user || op->commute;
     int lp = c->all_local ? c->size : c->lsize;
     /* the core's reduce: the vendor's inside a site, the leaders send to the root */
-    int a = ism_coll_select(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, 1).alg;
+    ism_coll_choice sel = ism_coll_select(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, commute);
+    int a = sel.alg;
     if (!op->user &&
         (c->all_local ? a == ISM_ALG_VENDOR
                       : (a == ISM_ALG_DEFAULT || a == ISM_ALG_VENDOR) &&
@@ -489,7 +497,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
         rc = ISM_ERR_NO_MEM;
     ism_coll_view iv = intra_view(c);
     if (!rc)
-        rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes), &iv,
+        rc = ph_reduce(&x, resolve(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, sel), &iv,
                        ISM_LVL_INTRA, lroot, bytes, in, me_root ? out : tmp);
     if (!rc && rep) {
         int *m = malloc(sizeof(int) * (size_t)ism.nsites);
@@ -516,10 +524,11 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
 {
     int64_t bytes = (int64_t)count * dt->size;
     int commute = !op->user || op->commute;
+    ism_coll_choice sel = {ISM_ALG_DEFAULT, 0, 0}; /* on one site: chosen once per call */
     if (c->all_local) {
+        sel = ism_coll_select(c, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, commute);
         /* the core's: one vendor allreduce */
-        if (!op->user && ism_coll_select(c, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes,
-                                         1).alg == ISM_ALG_VENDOR) {
+        if (!op->user && sel.alg == ISM_ALG_VENDOR) {
             ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, ISM_ALG_VENDOR);
             return ISM_COLL_PASS;
         }
@@ -543,8 +552,8 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
     char *in = b.in, *out = b.out;
     ism_coll_view iv = intra_view(c);
     if (!rc && c->all_local) {
-        rc = ph_allreduce(&x, choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes), &iv,
-                          ISM_LVL_INTRA, bytes, in, out);
+        rc = ph_allreduce(&x, resolve(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, sel),
+                          &iv, ISM_LVL_INTRA, bytes, in, out);
     } else if (!rc) {
         int *m = malloc(sizeof(int) * (size_t)ism.nsites);
         ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
