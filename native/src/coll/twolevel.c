@@ -110,7 +110,9 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     case ISM_COLL_ALLREDUCE:
         name = bytes < SMALL || p == 2 ? "recursive_doubling" : "rabenseifner";
         break;
-    case ISM_COLL_REDUCE_SCATTER: name = "recursive_halving"; break;
+    /* recursive halving first copies the whole vector into position order, which at
+     * two members is the same order: pairwise's one exchange copies only my block */
+    case ISM_COLL_REDUCE_SCATTER: name = p == 2 ? "pairwise" : "recursive_halving"; break;
     case ISM_COLL_ALLGATHER: name = bytes * p < SMALL ? "recursive_doubling" : "ring"; break;
     case ISM_COLL_ALLTOALL: name = "pairwise"; break;
     default: name = "recursive_doubling";
