@@ -395,7 +395,8 @@ int ism_coll_barrier(ism_comm *c)
     pk x;
     int lvl0 = ISM_LVL_INTRA;
     /* the core's barrier is the vendor's (inside a site) and the leaders' exchange */
-    int a = ism_coll_select(c, ISM_COLL_BARRIER, lvl0, c->lsize, 0, 1).alg;
+    ism_coll_choice sel = ism_coll_select(c, ISM_COLL_BARRIER, lvl0, c->lsize, 0, 1);
+    int a = sel.alg;
     if (c->all_local ? a == ISM_ALG_VENDOR
                      : (a == ISM_ALG_DEFAULT || a == ISM_ALG_VENDOR) &&
                            is_default(c, ISM_COLL_BARRIER, ISM_LVL_WAN, c->nleaders, 0, 1, 0)) {
@@ -404,7 +405,7 @@ int ism_coll_barrier(ism_comm *c)
     }
     pk_init(&x, c, ISM_DT_BYTE, NULL);
     ism_coll_view iv = intra_view(c);
-    ism_coll_choice ci = choose(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0);
+    ism_coll_choice ci = resolve(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0, sel);
     if (c->all_local)
         return ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
     int *m = malloc(sizeof(int) * (size_t)ism.nsites);
