@@ -41,6 +41,15 @@ static void choices(void)
     CHECK(!parse(ISM_COLL_ALLGATHER, ISM_LVL_INTRA, "vendor", &ch, why) &&
               ch.alg == ISM_ALG_VENDOR,
           "vendor: %s", why);
+    /* every collective has the vendor's inside a site (scan, exscan and reduce-scatter
+     * since backend ABI 3), none between sites */
+    CHECK(!parse(ISM_COLL_SCAN, ISM_LVL_INTRA, "vendor", &ch, why) && ch.alg == ISM_ALG_VENDOR,
+          "scan vendor: %s", why);
+    CHECK(!parse(ISM_COLL_EXSCAN, ISM_LVL_INTRA, "vendor", &ch, why) && ch.alg == ISM_ALG_VENDOR,
+          "exscan vendor: %s", why);
+    CHECK(!parse(ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, "vendor", &ch, why) &&
+              ch.alg == ISM_ALG_VENDOR,
+          "reduce_scatter vendor: %s", why);
     CHECK(!parse(ISM_COLL_BARRIER, ISM_LVL_INTRA, "default", &ch, why) &&
               ch.alg == ISM_ALG_DEFAULT,
           "default: %s", why);
@@ -50,7 +59,7 @@ static void choices(void)
     } bad[] = {
         {ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, "bogus", "unknown allreduce algorithm \"bogus\""},
         {ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, "pipeline", "unknown allreduce algorithm"},
-        {ISM_COLL_SCAN, ISM_LVL_INTRA, "vendor", "unknown scan algorithm \"vendor\""},
+        {ISM_COLL_SCAN, ISM_LVL_WAN, "vendor", "unknown scan algorithm \"vendor\" at level wan"},
         {ISM_COLL_BCAST, ISM_LVL_WAN, "vendor", "at level wan"},
         {ISM_COLL_BCAST, ISM_LVL_INTRA, "binomial:4", "binomial takes no radix"},
         {ISM_COLL_BCAST, ISM_LVL_INTRA, "knomial:1", "radix \"1\" must be 2..64"},

@@ -29,9 +29,9 @@ INTRA = {
     "bcast": {"binomial", "knomial", "scatter_allgather", "chain", "linear"},
     "reduce": {"binomial", "knomial", "rabenseifner", "chain", "linear"},
     "allreduce": {"recursive_doubling", "rabenseifner", "ring", "knomial", "linear", "exchange"},
-    "reduce_scatter": {"ring", "recursive_halving", "pairwise"},
-    "scan": {"recursive_doubling", "chain"},
-    "exscan": {"recursive_doubling", "chain"},
+    "reduce_scatter": {"ring", "recursive_halving", "pairwise", "vendor"},
+    "scan": {"recursive_doubling", "chain", "vendor"},
+    "exscan": {"recursive_doubling", "chain", "vendor"},
     "allgather": {"ring", "recursive_doubling", "bruck", "exchange"},
     "alltoall": {"pairwise", "bruck"},
     "barrier": {"dissemination", "linear"},
@@ -46,8 +46,9 @@ WAN = {
     "allgather": {"exchange", "ring", "recursive_doubling", "bruck"},
     "barrier": {"linear", "dissemination"},
 }
-# Inside a site across sites: the phases the two-level collectives run there (on one
-# site a "vendor" choice is the core's path, counted as "default").
+# Inside a site across sites: the phases the two-level collectives run there (the
+# vendor's scan and exscan are in INTRA already; reduce-scatter's site phases are a
+# reduce and a scatter).
 INTRA_ACROSS = {k: INTRA[k] | ({"vendor"} if k in ("bcast", "reduce", "allgather", "barrier")
                                else set())
                 for k in ("bcast", "reduce", "scan", "exscan", "allgather", "barrier")}
@@ -142,3 +143,21 @@ def test_a_wrong_choice_stops_the_job(prefix, tmp_path):
     assert r.returncode != 0, "the job ran despite a wrong selection table"
     assert f'collective selection table {table}: rule 2 (bcast): radix "1" must be 2..64' \
         in r.stderr, r.stderr[-3000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_defaults_and_the_vendor_on_one_site(prefix, tmp_path, mpi):
+    """On a communicator within one site the reductions run our schedules unless the
+    vendor's collective is chosen (twolevel.c, vendor_default: the vendor's nonblocking
+    forms measured slower at 2 ranks); "vendor" reaches the vendor's own scan too."""
+    exe = tmp_path / "coll_wan_count"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
+                        str(REPO / "tests" / "mpi" / "coll_wan_count.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    for coll, env, want in [("allreduce", {}, {"recursive_doubling"}),
+                            ("allreduce", {"ISTHMUS_COLL_ALLREDUCE": "vendor"}, {"vendor"}),
+                            ("scan", {"ISTHMUS_COLL_SCAN": "vendor"}, {"vendor"})]:
+        r = run(exe, "2", mpi, [coll, "4"], env=env, timeout=60)
+        assert r.returncode == 0 and "coll_wan_count: OK" in r.stdout, r.stderr[-3000:]
+        assert ran(r.stderr).get((coll, "intra")) == want, (coll, env, r.stderr[-2000:])

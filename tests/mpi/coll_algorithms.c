@@ -248,6 +248,9 @@ static void t_reduce_scatter(MPI_Comm c, int p, int r, int n)
     vfill(ib, total, r);
     MPI_Reduce_scatter(ib, ib2, counts, MPI_INT, MPI_SUM, c);
     vcheck(ib2, counts[r], 0, p, at, "reduce_scatter sum");
+    vfill(ib, total, r);
+    MPI_Reduce_scatter(MPI_IN_PLACE, ib, counts, MPI_INT, MPI_SUM, c);
+    vcheck(ib, counts[r], 0, p, at, "reduce_scatter sum in place");
 }
 
 static void t_scan(MPI_Comm c, int p, int r, int n, int ex)
@@ -277,13 +280,16 @@ static void t_scan(MPI_Comm c, int p, int r, int n, int ex)
         MPI_Scan(db, db2, n, MPI_DOUBLE_INT, MPI_MAXLOC, c);
     if (!ex || r > 0)
         dcheck(db2, n, 0, ex ? r : r + 1, 0, "scan maxloc");
-    vfill(ib, n, r);
-    if (ex)
-        MPI_Exscan(ib, ib2, n, MPI_INT, MPI_SUM, c);
-    else
-        MPI_Scan(ib, ib2, n, MPI_INT, MPI_SUM, c);
-    if (!ex || r > 0)
-        vcheck(ib2, n, 0, ex ? r : r + 1, 0, "scan sum");
+    for (int inplace = 0; inplace < 2; inplace++) { /* the vendor's scan takes both */
+        int *out = inplace ? ib : ib2;
+        vfill(ib, n, r);
+        if (ex)
+            MPI_Exscan(inplace ? MPI_IN_PLACE : ib, out, n, MPI_INT, MPI_SUM, c);
+        else
+            MPI_Scan(inplace ? MPI_IN_PLACE : ib, out, n, MPI_INT, MPI_SUM, c);
+        if (!ex || r > 0)
+            vcheck(out, n, 0, ex ? r : r + 1, 0, inplace ? "scan sum in place" : "scan sum");
+    }
 }
 
 static void t_allgather(MPI_Comm c, int p, int r, int n)
@@ -348,10 +354,10 @@ static const plan plans[] = {
       "vendor"},
      {"exchange", "recursive_doubling", "rabenseifner", "ring::32", "knomial:3", "linear",
       "pipeline::8"}},
-    {"reduce_scatter", {"ring::32", "recursive_halving", "pairwise"},
+    {"reduce_scatter", {"ring::32", "recursive_halving", "pairwise", "vendor"},
      {"pairwise", "ring::32", "recursive_halving"}},
-    {"scan", {"recursive_doubling", "chain::32"}, {"chain::32", "recursive_doubling"}},
-    {"exscan", {"recursive_doubling", "chain::32"}, {"chain::32", "recursive_doubling"}},
+    {"scan", {"recursive_doubling", "chain::32", "vendor"}, {"chain::32", "recursive_doubling"}},
+    {"exscan", {"recursive_doubling", "chain::32", "vendor"}, {"chain::32", "recursive_doubling"}},
     {"allgather", {"ring", "recursive_doubling", "bruck", "exchange", "vendor"},
      {"exchange", "ring", "recursive_doubling", "bruck"}},
     {"alltoall", {"pairwise", "bruck", "vendor"}, {NULL}},

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISM_BACKEND_ABI 2
+#define ISM_BACKEND_ABI 3
 
 typedef uintptr_t ism_vh;
 #define ISM_VSLOT 16 /* bytes that hold any vendor handle (int or pointer) */
@@ -106,6 +106,14 @@ typedef struct ism_backend {
                       ism_vh rdt, ism_vh comm, ism_vh *req);
     int (*iallreduce)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op,
                       ism_vh comm, ism_vh *req);
+    /* the prefix reductions and the reduce-scatter with per-member counts (ABI 3): the
+     * vendor's own, selectable inside a site like the others (coll/twolevel.c) */
+    int (*iscan)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, ism_vh comm,
+                 ism_vh *req);
+    int (*iexscan)(const void *sbuf, void *rbuf, int count, ism_vh dt, ism_vh op, ism_vh comm,
+                   ism_vh *req);
+    int (*ireduce_scatter)(const void *sbuf, void *rbuf, const int *rcounts, ism_vh dt,
+                           ism_vh op, ism_vh comm, ism_vh *req);
 
     /* communicator of the members of comm whose ranks are ranks[0..n), in that order;
      * collective over those members only (MPI_Comm_create_group) */

@@ -386,6 +386,28 @@ static int b_iallreduce(const void *s, void *rb, int n, ism_vh dt, ism_vh op, is
     *r = V2H(q);
     return RC(rc);
 }
+static int b_iscan(const void *s, void *rb, int n, ism_vh dt, ism_vh op, ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Iscan(s ? s : MPI_IN_PLACE, rb, n, VD(dt), VO(op), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_iexscan(const void *s, void *rb, int n, ism_vh dt, ism_vh op, ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Iexscan(s ? s : MPI_IN_PLACE, rb, n, VD(dt), VO(op), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
+static int b_ireduce_scatter(const void *s, void *rb, const int *cnt, ism_vh dt, ism_vh op,
+                             ism_vh c, ism_vh *r)
+{
+    MPI_Request q;
+    int rc = MPI_Ireduce_scatter(s ? s : MPI_IN_PLACE, rb, cnt, VD(dt), VO(op), VC(c), &q);
+    *r = V2H(q);
+    return RC(rc);
+}
 static int b_improbe(int s, int t, ism_vh c, int *flag, ism_vh *msg, ism_vstatus *st)
 {
     MPI_Status vs = {0};
@@ -663,6 +685,9 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->ibcast = b_ibcast;
     b->ireduce = b_ireduce;
     b->iallreduce = b_iallreduce;
+    b->iscan = b_iscan;
+    b->iexscan = b_iexscan;
+    b->ireduce_scatter = b_ireduce_scatter;
     b->iallgather = b_iallgather;
     b->imrecv = b_imrecv;
     b->allgather = b_allgather;

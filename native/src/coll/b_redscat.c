@@ -45,6 +45,25 @@ int ism_coll_reduce_scatter_pairwise(ism_coll_sched *s, const ism_coll_args *a)
     if (!off)
         return -1;
     int64_t mine = off[me + 1] - off[me];
+    if (a->commute && p > 1) {
+        /* the order is free: the first arrival lands in OUT and my block joins it, the
+         * others are folded into OUT as they come; no copy (at two members a 1 MiB
+         * block was a copy in and three passes on the right partial) */
+        int t[2] = {p > 2 ? ism_coll_tmp(s, mine) : 0, p > 3 ? ism_coll_tmp(s, mine) : 0};
+        for (int i = 1; i < p; i++) {
+            int to = (me + i) % p, from = (me - i + p) % p;
+            ism_coll_send_nz(s, to, ISM_SL_IN, off[to], off[to + 1] - off[to]);
+            ism_coll_recv_nz(s, from, i == 1 ? ISM_SL_OUT : t[i % 2], 0, mine);
+            ism_coll_round(s);
+            if (i == 1)
+                ism_coll_defer_red(s, ISM_SL_IN, off[me], ISM_SL_OUT, 0, mine);
+            else
+                ism_coll_defer_red(s, t[i % 2], 0, ISM_SL_OUT, 0, mine);
+        }
+        ism_coll_flush(s);
+        free(off);
+        return ism_coll_sched_done(s);
+    }
     ism_coll_copy(s, ISM_SL_IN, off[me], ISM_SL_OUT, 0, mine);
     int t[2] = {ism_coll_tmp(s, mine), ism_coll_tmp(s, mine)}, right = ism_coll_tmp(s, mine);
     int have_right = 0;

@@ -63,11 +63,14 @@ const ism_coll_sched *ism_coll_cached(ism_comm *c, const ism_coll_key *k0, const
         return NULL;
     ism_coll_key k = *k0;
     k.blkhash = hash_blocks(blk, k.p);
-    for (int i = 0; i < st->ncache; i++) {
+    /* a program usually repeats its last collective: that entry first */
+    for (int j = 0; j < st->ncache; j++) {
+        int i = j == 0 ? st->last : j == st->last ? 0 : j;
         ism_coll_centry *e = &st->cache[i];
         if (!memcmp(&e->k, &k, sizeof k) &&
             (!blk || !memcmp(e->blk, blk, sizeof *blk * (size_t)k.p))) {
             e->used = ++st->tick;
+            st->last = i;
             return &e->s;
         }
     }
@@ -105,10 +108,12 @@ const ism_coll_sched *ism_coll_cached(ism_comm *c, const ism_coll_key *k0, const
         goto fail;
     e->k = k;
     e->used = ++st->tick;
+    st->last = (int)(e - st->cache);
     return &e->s;
 fail:
     entry_free(e);
     /* drop the failed entry: move the last one into its place */
     *e = st->cache[--st->ncache];
+    st->last = 0;
     return NULL;
 }

@@ -138,7 +138,7 @@ typedef struct ism_coll_centry ism_coll_centry; /* cache.c */
 typedef struct ism_coll_comm {
     ism_coll_hints *hints;
     ism_coll_centry *cache;
-    int ncache;
+    int ncache, last; /* last: the entry found or built last */
     uint64_t tick;
     char *arena; /* the executor's temporaries, kept between calls (exec.c) */
     int64_t arena_len;

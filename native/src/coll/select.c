@@ -6,8 +6,10 @@
  *      program (and the test suite) runs each algorithm in turn within one job;
  *   2. the environment, ISTHMUS_COLL_<COLL> and ISTHMUS_COLL_WAN_<COLL>;
  *   3. the selection table (table.c), by group size and message size;
- *   4. the default: the vendor's collective inside a site and the direct exchange
- *      between leaders, i.e. what isthmus did before this layer.
+ *   4. the default (coll/twolevel.c, vendor_default and algs_default): inside a site
+ *      the vendor's collective, except barrier and the reductions on a communicator
+ *      within one site, which run our schedules, and scan, exscan and reduce-scatter,
+ *      whose default was always ours; between leaders the direct exchange.
  *
  * A choice is "algorithm[:radix[:segment]]" (radix 2.., segment a size such as 64KiB;
  * an empty or 0 field keeps the default). An algorithm that needs a commutative op falls
@@ -49,12 +51,6 @@ const char *ism_coll_alg_name(int coll, int alg)
     return a && alg >= 0 ? a[alg].name : "?";
 }
 
-/* Collectives whose site-local phase the vendor can do for isthmus. */
-static int has_vendor(int coll)
-{
-    return coll != ISM_COLL_SCAN && coll != ISM_COLL_EXSCAN;
-}
-
 /* A size: bytes, or with k/K/KiB, m/M/MiB, g/G/GiB (powers of 1024). */
 static int parse_size(const char *s, int64_t *out)
 {
@@ -86,7 +82,7 @@ static void known_list(int coll, int lvl, char *buf, size_t n)
     buf[0] = 0;
     for (int i = 0; a && a[i].name && at < n; i++)
         at += (size_t)snprintf(buf + at, n - at, "%s%s", i ? ", " : "", a[i].name);
-    if (lvl == ISM_LVL_INTRA && has_vendor(coll) && at < n)
+    if (lvl == ISM_LVL_INTRA && at < n) /* every collective has the vendor's inside a site */
         at += (size_t)snprintf(buf + at, n - at, ", vendor");
     if (lvl == ISM_LVL_WAN && coll == ISM_COLL_ALLREDUCE && at < n)
         snprintf(buf + at, n - at, ", pipeline");
@@ -116,7 +112,7 @@ int ism_coll_parse_choice(int coll, int lvl, const char *s, ism_coll_choice *out
     int radix_ok = 0, seg_ok = 0;
     if (!strcmp(name, "default")) {
         ch.alg = ISM_ALG_DEFAULT;
-    } else if (!strcmp(name, "vendor") && lvl == ISM_LVL_INTRA && has_vendor(coll)) {
+    } else if (!strcmp(name, "vendor") && lvl == ISM_LVL_INTRA) {
         ch.alg = ISM_ALG_VENDOR;
     } else if (!strcmp(name, "pipeline") && lvl == ISM_LVL_WAN && coll == ISM_COLL_ALLREDUCE) {
         ch.alg = ISM_ALG_PIPELINE;

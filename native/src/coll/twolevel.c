@@ -103,9 +103,16 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     switch (coll) {
     case ISM_COLL_BARRIER: name = "dissemination"; break;
     case ISM_COLL_BCAST: name = bytes < SMALL || p < 3 ? "binomial" : "scatter_allgather"; break;
-    case ISM_COLL_REDUCE: name = bytes < SMALL ? "binomial" : "rabenseifner"; break;
-    case ISM_COLL_ALLREDUCE: name = bytes < SMALL ? "recursive_doubling" : "rabenseifner"; break;
-    case ISM_COLL_REDUCE_SCATTER: name = "recursive_halving"; break;
+    /* Two members: Rabenseifner's halving moves the same bytes as the tree or the
+     * exchange, in two rounds instead of one (measured 1.1-2.3x slower at 64 KiB-1 MiB,
+     * BENCHMARKS.md, issue 8 "against the vendor") */
+    case ISM_COLL_REDUCE: name = bytes < SMALL || p == 2 ? "binomial" : "rabenseifner"; break;
+    case ISM_COLL_ALLREDUCE:
+        name = bytes < SMALL || p == 2 ? "recursive_doubling" : "rabenseifner";
+        break;
+    /* recursive halving first copies the whole vector into position order, which at
+     * two members is the same order: pairwise's one exchange copies only my block */
+    case ISM_COLL_REDUCE_SCATTER: name = p == 2 ? "pairwise" : "recursive_halving"; break;
     case ISM_COLL_ALLGATHER: name = bytes * p < SMALL ? "recursive_doubling" : "ring"; break;
     case ISM_COLL_ALLTOALL: name = "pairwise"; break;
     default: name = "recursive_doubling";
@@ -113,30 +120,56 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     return ism_coll_alg_by_name(coll, name);
 }
 
-/* The vendor can do this phase on packed data. */
+/* The vendor can do this phase on packed data: a reduction only with a predefined op
+ * on bytes that are an array of one basic type (a user op is applied by isthmus, never
+ * by the vendor, which would call it with a vendor datatype handle). */
 static int vendor_can(const pk *x, int coll)
 {
     switch (coll) {
     case ISM_COLL_REDUCE:
     case ISM_COLL_ALLREDUCE:
-        return x->vdt != NULL;
     case ISM_COLL_SCAN:
     case ISM_COLL_EXSCAN:
     case ISM_COLL_REDUCE_SCATTER:
-        return 0;
+        return x->vdt != NULL;
     default:
         return 1;
     }
 }
 
-/* The algorithm of a phase, never DEFAULT: at intra level the vendor where it can,
- * else our default; at wan level ours. */
-static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
+/* Inside a site the vendor's collective is the default where it can run the phase,
+ * except: (1) scan, exscan and reduce-scatter, whose vendor forms came later and are
+ * used only when chosen; (2) barrier and the reductions on a communicator within one
+ * site, where our schedules are the default. Why (2): isthmus must call the vendor's
+ * nonblocking form and wait in its own loop (design.md, "Nonblocking collectives as
+ * coroutines"), and at 2 ranks that measured 1.3-10x slower than our schedules, whose
+ * point-to-point waits may block in the vendor when nothing else is pending, at every
+ * size with MPICH and Open MPI alike (BENCHMARKS.md, issue 8 "against the vendor"). */
+static int vendor_default(const pk *x, int coll)
 {
-    ism_coll_choice ch = ism_coll_select(x->c, coll, lvl, p, bytes, x->commute);
+    switch (coll) {
+    case ISM_COLL_SCAN:
+    case ISM_COLL_EXSCAN:
+    case ISM_COLL_REDUCE_SCATTER:
+        return 0;
+    case ISM_COLL_BARRIER:
+    case ISM_COLL_REDUCE:
+    case ISM_COLL_ALLREDUCE:
+        return !x->c->all_local && vendor_can(x, coll);
+    default:
+        return vendor_can(x, coll);
+    }
+}
+
+/* The algorithm of a phase from what select.c chose, never DEFAULT: at intra level
+ * the vendor where it is the default (vendor_default), else our default; at wan level
+ * ours. */
+static ism_coll_choice resolve(pk *x, int coll, int lvl, int p, int64_t bytes,
+                               ism_coll_choice ch)
+{
     if (ch.alg == ISM_ALG_PIPELINE) /* the caller takes it when it applies */
         ch.alg = ISM_ALG_DEFAULT;
-    if (ch.alg == ISM_ALG_DEFAULT && lvl == ISM_LVL_INTRA && vendor_can(x, coll))
+    if (ch.alg == ISM_ALG_DEFAULT && lvl == ISM_LVL_INTRA && vendor_default(x, coll))
         ch.alg = ISM_ALG_VENDOR;
     if ((ch.alg == ISM_ALG_VENDOR && !vendor_can(x, coll)) || ch.alg == ISM_ALG_DEFAULT) {
         ch.alg = algs_default(coll, lvl, bytes, p);
@@ -144,6 +177,12 @@ static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
         ch.seg = 0;
     }
     return ch;
+}
+
+static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
+{
+    return resolve(x, coll, lvl, p, bytes,
+                   ism_coll_select(x->c, coll, lvl, p, bytes, x->commute));
 }
 
 static int is_default(ism_comm *c, int coll, int lvl, int p, int64_t bytes, int commute,
@@ -301,20 +340,72 @@ static int ph_allreduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int l
     return run(x, ISM_COLL_ALLREDUCE, lvl, ch, v, 0, NULL, bytes, in, out);
 }
 
+/* in: my contribution; out: my prefix (may be in itself) */
+static int ph_scan(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl, int exclusive,
+                   int64_t bytes, const void *in, void *out)
+{
+    int coll = exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN;
+    int64_t n = x->vdt ? bytes / x->vdt->size : 0;
+    if (ch.alg == ISM_ALG_VENDOR && x->vdt && n <= 0x7fffffff) {
+        ism_vh r = 0;
+        int64_t o = x->vdt->contig_off;
+        ism_coll_count(coll, lvl, ISM_ALG_VENDOR);
+        const void *sb = in == out ? NULL : (const char *)in - o;
+        int rc = exclusive ? ism.be->iexscan(sb, (char *)out - o, (int)n, x->vdt->v, x->op->v,
+                                             x->c->vcomm, &r)
+                           : ism.be->iscan(sb, (char *)out - o, (int)n, x->vdt->v, x->op->v,
+                                           x->c->vcomm, &r);
+        return vwait(rc, &r);
+    }
+    return run(x, coll, lvl, ch, v, 0, NULL, bytes, in, out);
+}
+
+/* blk: every member's block in bytes; in: the whole vector; out: my block */
+static int ph_redscat(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl,
+                      const int64_t *blk, const void *in, void *out)
+{
+    if (ch.alg == ISM_ALG_VENDOR && x->vdt) {
+        int64_t es = x->vdt->size, o = x->vdt->contig_off, total = 0;
+        int *cnt = malloc(sizeof(int) * (size_t)v->p), rc = 0;
+        if (!cnt)
+            return ISM_ERR_NO_MEM;
+        for (int i = 0; i < v->p; i++) {
+            total += blk[i] / es;
+            cnt[i] = (int)(blk[i] / es);
+        }
+        if (total <= 0x7fffffff) {
+            ism_vh r = 0;
+            ism_coll_count(ISM_COLL_REDUCE_SCATTER, lvl, ISM_ALG_VENDOR);
+            const void *sb = in == out ? NULL : (const char *)in - o;
+            /* the counts stay alive until the vendor's request completes */
+            rc = vwait(ism.be->ireduce_scatter(sb, (char *)out - o, cnt, x->vdt->v, x->op->v,
+                                               x->c->vcomm, &r), &r);
+            free(cnt);
+            return rc;
+        }
+        free(cnt);
+    }
+    return run(x, ISM_COLL_REDUCE_SCATTER, lvl, ch, v, 0, blk, 0, in, out);
+}
+
 /* ---- barrier ---- */
 
 int ism_coll_barrier(ism_comm *c)
 {
     pk x;
     int lvl0 = ISM_LVL_INTRA;
-    if (is_default(c, ISM_COLL_BARRIER, lvl0, c->lsize, 0, 1, 1) &&
-        (c->all_local || is_default(c, ISM_COLL_BARRIER, ISM_LVL_WAN, c->nleaders, 0, 1, 0))) {
-        ism_coll_count(ISM_COLL_BARRIER, lvl0, ISM_ALG_DEFAULT);
+    /* the core's barrier is the vendor's (inside a site) and the leaders' exchange */
+    ism_coll_choice sel = ism_coll_select(c, ISM_COLL_BARRIER, lvl0, c->lsize, 0, 1);
+    int a = sel.alg;
+    if (c->all_local ? a == ISM_ALG_VENDOR
+                     : (a == ISM_ALG_DEFAULT || a == ISM_ALG_VENDOR) &&
+                           is_default(c, ISM_COLL_BARRIER, ISM_LVL_WAN, c->nleaders, 0, 1, 0)) {
+        ism_coll_count(ISM_COLL_BARRIER, lvl0, a);
         return ISM_COLL_PASS;
     }
     pk_init(&x, c, ISM_DT_BYTE, NULL);
     ism_coll_view iv = intra_view(c);
-    ism_coll_choice ci = choose(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0);
+    ism_coll_choice ci = resolve(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0, sel);
     if (c->all_local)
         return ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
     int *m = malloc(sizeof(int) * (size_t)ism.nsites);
@@ -382,9 +473,14 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     int64_t bytes = (int64_t)count * dt->size;
     int commute = !op->user || op->commute;
     int lp = c->all_local ? c->size : c->lsize;
-    if (!op->user && is_default(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, 1, 1) &&
-        (c->all_local || is_default(c, ISM_COLL_REDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))) {
-        ism_coll_count(ISM_COLL_REDUCE, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+    /* the core's reduce: the vendor's inside a site, the leaders send to the root */
+    ism_coll_choice sel = ism_coll_select(c, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, commute);
+    int a = sel.alg;
+    if (!op->user &&
+        (c->all_local ? a == ISM_ALG_VENDOR
+                      : (a == ISM_ALG_DEFAULT || a == ISM_ALG_VENDOR) &&
+                            is_default(c, ISM_COLL_REDUCE, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))) {
+        ism_coll_count(ISM_COLL_REDUCE, ISM_LVL_INTRA, a);
         return ISM_COLL_PASS;
     }
     if (!commute && !c->all_local && !c->site_runs)
@@ -404,7 +500,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
         rc = ISM_ERR_NO_MEM;
     ism_coll_view iv = intra_view(c);
     if (!rc)
-        rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes), &iv,
+        rc = ph_reduce(&x, resolve(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, sel), &iv,
                        ISM_LVL_INTRA, lroot, bytes, in, me_root ? out : tmp);
     if (!rc && rep) {
         int *m = malloc(sizeof(int) * (size_t)ism.nsites);
@@ -431,9 +527,12 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
 {
     int64_t bytes = (int64_t)count * dt->size;
     int commute = !op->user || op->commute;
+    ism_coll_choice sel = {ISM_ALG_DEFAULT, 0, 0}; /* on one site: chosen once per call */
     if (c->all_local) {
-        if (!op->user && is_default(c, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, 1, 1)) {
-            ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        sel = ism_coll_select(c, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, commute);
+        /* the core's: one vendor allreduce */
+        if (!op->user && sel.alg == ISM_ALG_VENDOR) {
+            ism_coll_count(ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, ISM_ALG_VENDOR);
             return ISM_COLL_PASS;
         }
     } else {
@@ -456,8 +555,8 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
     char *in = b.in, *out = b.out;
     ism_coll_view iv = intra_view(c);
     if (!rc && c->all_local) {
-        rc = ph_allreduce(&x, choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes), &iv,
-                          ISM_LVL_INTRA, bytes, in, out);
+        rc = ph_allreduce(&x, resolve(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, sel),
+                          &iv, ISM_LVL_INTRA, bytes, in, out);
     } else if (!rc) {
         int *m = malloc(sizeof(int) * (size_t)ism.nsites);
         ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
@@ -587,10 +686,6 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
         free(displs);
         return rc;
     }
-    if (!op->user && is_default(c, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes, 1, 1)) {
-        ism_coll_count(ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
-        return ISM_COLL_PASS;
-    }
     if (!bytes)
         return 0;
     pk x;
@@ -605,7 +700,7 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
     ism_coll_view iv = intra_view(c);
     ism_coll_choice ch = choose(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes);
     if (!rc)
-        rc = run(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, ch, &iv, 0, blk, 0, b.in, b.out);
+        rc = ph_redscat(&x, ch, &iv, ISM_LVL_INTRA, blk, b.in, b.out);
     free(blk);
     ism_coll_redop_free(&x.red);
     return io_close(&b, rc, 1);
@@ -629,8 +724,8 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     if (!rc && last && exclusive)
         ism_coll_move(tot, in, (size_t)bytes); /* my input, before an in-place scan replaces it */
     if (!rc)
-        rc = run(x, coll, ISM_LVL_INTRA, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, 0,
-                 NULL, bytes, in, out);
+        rc = ph_scan(x, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, ISM_LVL_INTRA,
+                     exclusive, bytes, in, out);
     ism_coll_view wv = m ? wan_view(c, -1, 1, m, NULL) : iv;
     int first_site = 0; /* this site's run comes first: no prefix from other sites */
     for (int i = 0; m && i < wv.p; i++)
@@ -681,8 +776,8 @@ int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     int first = c->rank == 0;
     if (!rc && c->all_local) {
         ism_coll_view iv = intra_view(c);
-        rc = run(&x, coll, ISM_LVL_INTRA, choose(&x, coll, ISM_LVL_INTRA, c->size, bytes), &iv,
-                 0, NULL, bytes, in, out);
+        rc = ph_scan(&x, choose(&x, coll, ISM_LVL_INTRA, c->size, bytes), &iv, ISM_LVL_INTRA,
+                     exclusive, bytes, in, out);
     } else if (!rc) {
         rc = scan_sites(&x, exclusive, bytes, in, out);
     }

@@ -256,8 +256,10 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
                 raise IsthmusError(f"level intra: measuring the call overhead failed: "
                                    f"{r1.command}\n{r1.stderr_tail}")
             doc["levels"][lvl]["params"]["o_call"] = med[0] * 1e-6
-            # the vendor's barrier on 2 ranks: what isthmus-bench coll closes each call
-            # of a rooted collective with (tune.predicted(closed=True))
+            # isthmus's default barrier on 2 ranks of one site (no algorithm forced; since
+            # issue 8's one-site defaults our dissemination over the vendor's
+            # point-to-point, before that the vendor's ibarrier): what isthmus-bench coll
+            # closes each call of a rooted collective with (tune.predicted(closed=True))
             bar = Launch("coll", ["--op", "barrier", "-r", str(reps)], f"isthmus-{mpi}",
                          prof, 2, timeout=300)
             r2 = run(bar)
@@ -265,7 +267,7 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             med = [float(x["median"]) for x in r2.records
                    if x.get("status") == "ok" and x.get("op") == "barrier"]
             if not r2.ok or not med:
-                raise IsthmusError(f"level intra: measuring the vendor's barrier failed: "
+                raise IsthmusError(f"level intra: measuring the default barrier failed: "
                                    f"{r2.command}\n{r2.stderr_tail}")
             doc["levels"][lvl]["params"]["o_barrier"] = med[0] * 1e-6
     doc["machine_after"] = machine()
