@@ -8,6 +8,11 @@
  *  - the bound grows back (CUBIC's curve) and is dropped far above the congestion level;
  *  - a bound that no longer binds (startup's overshoot) ends the epoch, and congestion
  *    below the last W_max remembers less of it (CUBIC's fast convergence);
+ *  - a cut after which the queue stands again within a probing cycle (BBR v1 took the
+ *    room) is undone; one after which it drains (CUBIC backed off too) is kept, and so
+ *    is startup's;
+ *  - a round whose slowest sample finds the queue as full as at a lossy overflow is
+ *    congested without a lost packet of ours; a merely standing queue is not;
  *  - a sender that runs out of data keeps its bandwidth estimate through idle rounds;
  *  - a sender of small messages is never paced below 2.89 initial windows per RTT;
  *  - RTT samples within 1/64 of RTprop keep PROBE_RTT away, a standing queue brings it,
@@ -138,10 +143,18 @@ int main(void)
      * cuts at once. (Before, the epoch lasted until the bound reached 4 BDP, 10 s on a
      * 100 Mbit/s, 50 ms path, and a UDP flow started with a CUBIC one kept 82% of the
      * bottleneck.) */
-    warm_up(&m);
+    memset(&m, 0, sizeof m);
+    m.cc = ism_udp_cc_find("bbr");
+    m.now = 1000000;
+    m.cc->init(m.st, MSS, 1000, m.now);
+    for (unsigned k = 10; k <= 160; k *= 2) /* startup: the rate doubles every round */
+        round_trip(&m, k, BASE_US, 0, 0);
     unsigned big = 4 * bdp_pkts(BASE_US);
     round_trip(&m, big, BASE_US * 4, big * 3 / 100, 0);
-    round_trip(&m, big, BASE_US * 4, 0, 0);
+    for (int r = 0; r < 3; r++) /* drained: probe_bw */
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    CHECK(strcmp(m.cc->state(m.st), "probe_bw") == 0, "state %s after the overshoot",
+          m.cc->state(m.st));
     CHECK(m.cc->cwnd(m.st) < (uint64_t)big * MSS * 70 / 100,
           "the overshoot's bound %llu binds (want it above the model's cwnd)",
           (unsigned long long)m.cc->cwnd(m.st));
@@ -163,6 +176,77 @@ int main(void)
           (double)m.cc->cwnd(m.st) / MSS, n);
     printf("fast convergence: 1 s after the cut at %u packets cwnd %.0f\n", n,
            (double)m.cc->cwnd(m.st) / MSS);
+
+    /* A cut that did not drain the queue is undone. Four rounds with a queue as long as
+     * the base RTT, then a congested one; BBR v1 refills the room within its probing
+     * cycle, so the queue stands through the next 15 rounds: the bound goes. */
+    warm_up(&m);
+    n = bdp_pkts(BASE_US * 2);
+    for (int r = 0; r < 4; r++)
+        round_trip(&m, n, BASE_US * 2, 0, 0);
+    round_trip(&m, n, BASE_US * 2, n * 3 / 100, 0);
+    round_trip(&m, n, BASE_US * 2, 0, 0);
+    cut = m.cc->cwnd(m.st);
+    CHECK(cut <= (uint64_t)n * MSS * 70 / 100 + MSS, "no cut to undo: cwnd %llu of %u packets",
+          (unsigned long long)cut, n);
+    for (int r = 0; r < 6; r++)
+        round_trip(&m, n * 7 / 10, BASE_US * 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) < (uint64_t)n * MSS * 80 / 100,
+          "undone before the competitor's probing cycle was seen: cwnd %llu",
+          (unsigned long long)m.cc->cwnd(m.st));
+    for (int r = 0; r < 10; r++)
+        round_trip(&m, n * 7 / 10, BASE_US * 2, 0, 0);
+    for (int r = 0; r < 12; r++) /* room taken back: the model's window, no bound */
+        round_trip(&m, n, BASE_US * 3 / 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) >= free_cwnd * 95 / 100,
+          "a cut the queue ignored was kept: cwnd %llu of %llu",
+          (unsigned long long)m.cc->cwnd(m.st), (unsigned long long)free_cwnd);
+    /* the same cut, and the queue drains to a fifth (both flows backed off): kept */
+    warm_up(&m);
+    for (int r = 0; r < 4; r++)
+        round_trip(&m, n, BASE_US * 2, 0, 0);
+    round_trip(&m, n, BASE_US * 2, n * 3 / 100, 0);
+    for (int r = 0; r < 17; r++)
+        round_trip(&m, n * 7 / 10, BASE_US * 6 / 5, 0, 0);
+    CHECK(m.cc->cwnd(m.st) <= (uint64_t)n * MSS * 80 / 100,
+          "a cut that drained the queue was undone: cwnd %.0f packets of %u",
+          (double)m.cc->cwnd(m.st) / MSS, n);
+    /* startup's own overshoot is not judged: the queue that stands after it is ours */
+    memset(&m, 0, sizeof m);
+    m.cc = ism_udp_cc_find("bbr");
+    m.now = 1000000;
+    m.cc->init(m.st, MSS, 1000, m.now);
+    for (unsigned k = 10; k <= 160; k *= 2)
+        round_trip(&m, k, BASE_US, 0, 0);
+    CHECK(strcmp(m.cc->state(m.st), "startup") == 0, "left startup early: %s",
+          m.cc->state(m.st));
+    round_trip(&m, 320, BASE_US * 2, 30, 0);
+    for (int r = 0; r < 17; r++)
+        round_trip(&m, 224, BASE_US * 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) <= 320ull * MSS * 80 / 100,
+          "startup's cut was undone: cwnd %.0f packets of 320", (double)m.cc->cwnd(m.st) / MSS);
+
+    /* A full queue without a loss of ours. An overflow we lost packets in teaches how
+     * long the full queue's delay is (one base RTT here); the queue then drains and the
+     * bound regrows until it no longer binds. A round whose slowest sample shows half of
+     * that is only a standing queue; one that shows all of it met an overflow. */
+    warm_up(&m);
+    n = bdp_pkts(BASE_US * 2);
+    round_trip(&m, n, BASE_US * 2, n * 3 / 100, 0);
+    for (int r = 0; r < 600; r++)
+        round_trip(&m, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    uint64_t regrown = m.cc->cwnd(m.st);
+    CHECK(regrown > (uint64_t)n * MSS, "the bound did not regrow past the cut: %llu",
+          (unsigned long long)regrown);
+    round_trip(&m, n, BASE_US * 3 / 2, 0, 0);
+    round_trip(&m, n, BASE_US * 3 / 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) >= regrown, "a half-full queue cut cwnd %llu -> %llu",
+          (unsigned long long)regrown, (unsigned long long)m.cc->cwnd(m.st));
+    round_trip(&m, n, BASE_US * 2, 0, 0);
+    round_trip(&m, n, BASE_US * 2, 0, 0);
+    CHECK(m.cc->cwnd(m.st) <= (uint64_t)n * MSS * 70 / 100 + MSS,
+          "a full queue without a loss of ours left cwnd at %.0f packets (want 0.7 x %u)",
+          (double)m.cc->cwnd(m.st) / MSS, n);
 
     /* idle: 50 rounds of a few keepalive packets do not wear the bandwidth estimate down */
     warm_up(&m);

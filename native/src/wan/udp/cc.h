@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define ISM_UDP_CC_STATE 384
+#define ISM_UDP_CC_STATE 512
 
 typedef struct ism_udp_ack_sample {
     int64_t now_us;
