@@ -117,7 +117,7 @@ def test_every_algorithm_gives_mpis_result_on_1_to_9_ranks(coll, alg):
         for size in (4, 4096, 100_000):
             check(S.build(coll, alg, p, size), commutative=True)
             if (coll, alg) not in S.COMMUTATIVE_ONLY:
-                check(S.build(coll, alg, p, size), commutative=False)
+                check(S.build(coll, alg, p, size, commutative=False), commutative=False)
 
 
 @pytest.mark.parametrize("root", [0, 2, 4])

@@ -11,7 +11,7 @@ import pytest
 from isthmus.model import calibrate as C
 from isthmus.model import schedule as S
 from isthmus.model.loggp import LogGP
-from isthmus.model.simulate import check, predict
+from isthmus.model.simulate import ScheduleError, check, predict
 
 M = 65536
 C_COPIES = {  # (coll, alg, p): bytes each member copies
@@ -32,8 +32,8 @@ C_COPIES = {  # (coll, alg, p): bytes each member copies
     ("reduce_scatter", "ring", 5): [78624] * 5,
     ("reduce_scatter", "recursive_halving", 3): [0, 152908, 87376],
     ("reduce_scatter", "recursive_halving", 5): [0, 144144, 78624, 78624, 78624],
-    ("reduce_scatter", "pairwise", 3): [65532, 65532, 21844],
-    ("reduce_scatter", "pairwise", 5): [39312] * 4 + [13104],
+    ("reduce_scatter", "pairwise", 3): [0, 0, 0],  # the commutative form folds into OUT
+    ("reduce_scatter", "pairwise", 5): [0] * 5,
     ("scan", "recursive_doubling", 3): [M] * 3,
     ("scan", "recursive_doubling", 5): [M, 2 * M, M, 2 * M, M],
     ("scan", "chain", 3): [M] * 3,
@@ -100,3 +100,19 @@ def test_scan_sends_only_the_partials_someone_needs():
         s = S.build("scan", "recursive_doubling", p, 64)
         assert [sum(op[0] == "send" for op in s.ops[r]) for r in range(p)] == sends
         check(s, commutative=False)
+
+
+def test_pairwise_reduce_scatter_has_a_form_for_each_kind_of_op():
+    """For a non-commutative op the C builder folds in rank order through a partial and
+    copies (my block into OUT, the right partial back); for a commutative one it folds
+    each arrival into OUT as it comes and copies nothing. The model builds the one asked
+    for, and each gives MPI's result for the op it is built for."""
+    for p, want in ((3, [65532, 65532, 21844]), (5, [39312] * 4 + [13104])):
+        n = p * (M // p // 4 * 4)
+        ordered = S.build("reduce_scatter", "pairwise", p, n, commutative=False)
+        assert copied(ordered) == want
+        check(ordered, commutative=False)
+        folded = S.build("reduce_scatter", "pairwise", p, n)
+        assert copied(folded) == [0] * p
+        with pytest.raises(ScheduleError):
+            check(folded, commutative=False)

@@ -99,7 +99,7 @@ def predict_cmd(params_path, coll, ranks, size, sites, non_commutative, as_json)
     for alg in S.ALGORITHMS[coll]:
         if non_commutative and (coll, alg) in S.COMMUTATIVE_ONLY:
             continue
-        t = predict(S.build(coll, alg, ranks, size), level,
+        t = predict(S.build(coll, alg, ranks, size, commutative=not non_commutative), level,
                     lambda a, b: (site[a], site[b]) if site[a] != site[b] else None)
         rows.append({"algorithm": alg, "seconds": t,
                      "commutative_only": (coll, alg) in S.COMMUTATIVE_ONLY})
@@ -131,7 +131,7 @@ def check_cmd(max_ranks):
                 for p in range(1, max_ranks + 1):
                     check(S.build(coll, alg, p, 4096), commutative=True)
                     if (coll, alg) not in S.COMMUTATIVE_ONLY:
-                        check(S.build(coll, alg, p, 4096), commutative=False)
+                        check(S.build(coll, alg, p, 4096, commutative=False), commutative=False)
                 con.print(f"ok    {coll}/{alg}")
             except ScheduleError as e:
                 bad += 1

@@ -429,12 +429,19 @@ def reduce_scatter_ring(p, block_bytes):
     return s
 
 
-def reduce_scatter_pairwise(p, block_bytes):
-    """Step i: send block r+i to rank r+i. Each rank folds the contributions to its own
-    block in rank order: r-1, r-2, .., 0 on the left, then r+1, .., p-1 on the right, so
-    non-commutative ops work."""
+def reduce_scatter_pairwise(p, block_bytes, commutative=True):
+    """Step i: send block r+i to rank r+i and receive from rank r-i. With a commutative op
+    (what the benchmark and the model's predictions use) the C builder folds each arrival
+    into OUT as it comes, the first one landing there, with no copy. With a
+    non-commutative op each rank folds the contributions to its own block in rank order:
+    r-1, r-2, .., 0 on the left, then r+1, .., p-1 on the right."""
     s = Schedule("reduce_scatter", "pairwise", p, {b: block_bytes for b in range(p)})
     for r in range(p):
+        if commutative:
+            for i in range(1, p):
+                s.send(r, (r + i) % p, [(r + i) % p])
+                s.recv(r, (r - i) % p, [r], "left")
+            continue
         s.copy(r, block_bytes)  # the C builder: my block into OUT, the first block from
         for i in range(1, p):   # above into its own partial, which is folded in and
             s.send(r, (r + i) % p, [(r + i) % p])  # copied back at the end
@@ -648,7 +655,8 @@ ALGORITHMS = {
     "reduce_scatter": {
         "ring": lambda p, m: reduce_scatter_ring(p, m // p),
         "recursive_halving": lambda p, m: reduce_scatter_recursive_halving(p, m // p),
-        "pairwise": lambda p, m: reduce_scatter_pairwise(p, m // p),
+        "pairwise": lambda p, m, commutative=True: reduce_scatter_pairwise(p, m // p,
+                                                                           commutative),
     },
     "scan": {
         "recursive_doubling": scan_recursive_doubling,
@@ -669,6 +677,8 @@ ALGORITHMS = {
 
 # which need a commutative op (their contributions wrap around the ring)
 COMMUTATIVE_ONLY = {("allreduce", "ring"), ("reduce_scatter", "ring")}
+# which the C builders build differently for a commutative op (build(commutative=...))
+TWO_FORMS = {("reduce_scatter", "pairwise")}
 
 # what the size argument means: bytes of the whole vector, or of each rank's block
 SIZE_MEANS = {"bcast": "vector", "reduce": "vector", "allreduce": "vector",
@@ -676,7 +686,9 @@ SIZE_MEANS = {"bcast": "vector", "reduce": "vector", "allreduce": "vector",
               "alltoall": "block", "barrier": "none"}
 
 
-def build(coll: str, algorithm: str, p: int, nbytes: int) -> Schedule:
+def build(coll: str, algorithm: str, p: int, nbytes: int, commutative: bool = True) -> Schedule:
+    """The schedule libisthmus runs; `commutative`: for an op that commutes (the
+    benchmark's sum), which some builders exploit (TWO_FORMS)."""
     if coll not in ALGORITHMS:
         raise ValueError(f"unknown collective {coll!r}; known: {', '.join(sorted(ALGORITHMS))}")
     algs = ALGORITHMS[coll]
@@ -686,4 +698,6 @@ def build(coll: str, algorithm: str, p: int, nbytes: int) -> Schedule:
         raise ValueError(f"process count {p} must be at least 1")
     if nbytes < 0:
         raise ValueError(f"size {nbytes} must not be negative")
+    if (coll, algorithm) in TWO_FORMS:
+        return algs[algorithm](p, nbytes, commutative=commutative)
     return algs[algorithm](p, nbytes)
