@@ -86,14 +86,13 @@ typedef struct bbr {
     int64_t epoch_us;             /* when: inflight_hi grows from there */
     int64_t srtt_us;
     uint64_t congested_rounds;
-    /* did the cut drain the queue? (see check_congestion) */
+    /* did the last cut drain the queue? (judge_cut) */
     int64_t qd_hist[QHIST];       /* queue delay (fastest RTT - base) of the last rounds */
     unsigned qd_n;                /* rounds recorded in qd_hist */
     int64_t q_before;             /* their mean at the last cut, us */
     uint64_t cut_round;           /* the round of that cut; 0: none being judged */
     int64_t q_after_sum;
     unsigned q_after_n;
-    uint64_t undone;              /* cuts undone: the queue stood regardless */
     uint64_t last_cut_round;
     uint64_t cut_at;              /* in flight when the last cut was made */
     uint64_t undo_at;             /* cut_at of an undone cut ... */
@@ -158,7 +157,6 @@ static void judge_cut(bbr *b, int64_t qd)
                 b->undo_round = b->round;
                 b->inflight_hi = 0;
                 b->w_max = 0;
-                b->undone++;
             }
             b->cut_round = 0;
         }
@@ -199,6 +197,12 @@ static void check_congestion(bbr *b, int64_t now_us)
     if (b->undo_at && (b->round_max_inflight * 10 >= b->undo_at * 9 ||
                        b->round > b->undo_round + JUDGE_ROUNDS))
         b->undo_at = 0;
+    /* One cut per epoch, as CUBIC makes one per loss epoch: until the bound has grown back
+     * to where congestion was last met, more congested rounds belong to the same epoch
+     * (else BBR v1's every probing cycle would cut us). The epoch also ends once the
+     * bound no longer binds (startup's overshoot set W_max far above what the model
+     * keeps in flight: the bound took 10 s to reach it, 82% of a bottleneck shared with
+     * CUBIC). No cut while the last one is judged, nor right after an undo. */
     if (lossy && queued && !b->cut_round && !b->undo_at &&
         (!b->inflight_hi || b->inflight_hi >= b->w_max || b->inflight_hi >= model_cwnd(b))) {
         uint64_t at = b->round_max_inflight;
