@@ -111,11 +111,59 @@ size_t ism_coll_skew_limit(void);
 size_t ism_coll_place(const void *ref);
 char *ism_coll_page_alloc(int64_t need);
 /* For ISTHMUS_COLL_STATS: schedules run with temporaries (exec.c), allocations of
- * temporaries, copies that took the skewed path. */
+ * temporaries, copies that took the skewed path, messages sent through the site's
+ * shared-memory channels (exec.c). */
 typedef struct ism_coll_temp_counts {
-    uint64_t runs, allocs, skewed;
+    uint64_t runs, allocs, skewed, shm_msgs;
 } ism_coll_temp_counts;
 extern ism_coll_temp_counts ism_coll_temps;
+
+/* ---- shared-memory channels between the members of a site (shm_ring.c, shm.c) ----
+ * A schedule's messages of at most ISM_SHM_CELL bytes between members of one site go
+ * through these instead of the vendor's point-to-point: the vendor's blocking collective
+ * is one of its own messages plus ~0.1 us, and a schedule over the vendor's messages
+ * cannot beat it (BENCHMARKS.md, issue 8, "shared-memory channels"). */
+#define ISM_SHM_CELL 8192
+#define ISM_SHM_NCELL 4
+#define ISM_SHM_MEMBERS 8 /* larger sites: n^2 channels, the vendor's messages instead */
+typedef struct ism_shm_cell {
+    int64_t len;
+    char pad[56];
+    char data[ISM_SHM_CELL];
+} ism_shm_cell;
+typedef struct ism_shm_chan {
+    _Alignas(64) uint64_t head; /* messages written; stored by the writer only */
+    _Alignas(64) uint64_t tail; /* messages read; stored by the reader only */
+    _Alignas(64) ism_shm_cell cell[ISM_SHM_NCELL];
+} ism_shm_chan;
+size_t ism_shm_chan_size(void);
+/* 1: message seq written; 0: not yet (an earlier one waits, or no room); -1: too long */
+int ism_shm_chan_send(ism_shm_chan *ch, uint64_t seq, const void *buf, int64_t len);
+/* 1: message seq taken, its length in *got (copied to buf only when it is want); 0: not
+ * yet there */
+int ism_shm_chan_recv(ism_shm_chan *ch, uint64_t seq, void *buf, int64_t want, int64_t *got);
+
+/* The channels of c's members at this site, mapped at the first schedule run inside the
+ * site (collective over those members); NULL when c does not use them (one member, more
+ * than ISM_SHM_MEMBERS, ISTHMUS_COLL_SHM=0 at any member, or no shared memory). */
+typedef struct ism_coll_shm {
+    int n, me;        /* members at the site, and my index among them (c->lrank) */
+    ism_shm_chan *ch; /* n * n channels, [from * n + to] */
+    size_t len;
+    uint64_t *seq;    /* next message number: [peer] towards peer, [n + peer] from peer */
+} ism_coll_shm;
+int ism_coll_shm_get(ism_comm *c, ism_coll_shm **out);
+void ism_coll_shm_free(ism_coll_shm *s);
+/* The channel from site member `from` to site member `to` (ranks in c's site group). */
+static inline ism_shm_chan *ism_coll_shm_chan(ism_coll_shm *s, int from, int to)
+{
+    return &s->ch[(size_t)from * (size_t)s->n + (size_t)to];
+}
+/* Next message number towards (is_send) or from peer. */
+static inline uint64_t ism_coll_shm_seq(ism_coll_shm *s, int peer, int is_send)
+{
+    return s->seq[(is_send ? 0 : s->n) + peer]++;
+}
 
 /* Runs schedule s over view v of c. in: the packed input (slot IN); out: the packed
  * result (slot OUT) where this member has one, else NULL and the executor provides the
@@ -143,6 +191,8 @@ typedef struct ism_coll_comm {
     char *arena; /* the executor's temporaries, kept between calls (exec.c) */
     int64_t arena_len;
     int arena_busy;
+    ism_coll_shm *shm; /* shm.c */
+    int shm_tried;
 } ism_coll_comm;
 ism_coll_comm *ism_coll_state(ism_comm *c);
 /* A persistent collective's private duplicate chooses as its parent does. */

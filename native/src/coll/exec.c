@@ -92,12 +92,17 @@ int ism_coll_apply(ism_coll_redop *r, const void *in, void *inout, int64_t len)
 
 /* ---- posting and waiting ---- */
 
-/* A round's posts: messages to peers at this site go straight to the vendor on vcoll
- * (vendor handles, no isthmus request); others are isthmus requests. */
+/* A round's posts: messages to peers at this site go through the site's shared-memory
+ * channels when they fit a cell (shm.c), else straight to the vendor on vcoll (vendor
+ * handles, no isthmus request); others are isthmus requests. */
 typedef struct post_t {
-    ism_req *r;    /* cross-site, or NULL */
-    ism_vh v;      /* at this site: the vendor request */
-    int64_t want;  /* bytes a receive must bring, -1 for a send */
+    ism_req *r;         /* cross-site, or NULL */
+    ism_vh v;           /* at this site: the vendor request */
+    ism_shm_chan *ch;   /* at this site through shared memory: the channel, or NULL */
+    char *buf;          /* the channel's message: its bytes, length and number */
+    int64_t len;
+    uint64_t seq;
+    int64_t want;       /* bytes a receive must bring, -1 for a send */
     int done;
 } post_t;
 
@@ -111,7 +116,9 @@ typedef struct reqset {
     post_t *p;
     ism_vh *vh;         /* scratch for waitall */
     ism_vstatus *vst;
-    int n, cap, remote;
+    int n, cap, remote, shm;
+    ism_coll_shm *sm; /* the site's channels, or NULL */
+    ism_vh vcomm;     /* the vendor communicator they sit beside (vcoll) */
     post_t lp[QLOCAL];
     ism_vh lvh[QLOCAL];
     ism_vstatus lvst[QLOCAL];
@@ -122,7 +129,9 @@ static void reqs_init(reqset *q)
     q->p = q->lp;
     q->vh = q->lvh;
     q->vst = q->lvst;
-    q->n = q->remote = 0;
+    q->n = q->remote = q->shm = 0;
+    q->sm = NULL;
+    q->vcomm = 0;
     q->cap = QLOCAL;
 }
 
@@ -169,7 +178,18 @@ static int post(ism_comm *c, int peer, char *buf, int64_t len, int is_send, reqs
         post_t *x = &q->p[q->n];
         memset(x, 0, sizeof *x);
         x->want = is_send ? -1 : l;
-        if (l0 >= 0 && !c->vcoll) {
+        if (l0 >= 0 && q->sm && l <= ISM_SHM_CELL) {
+            int me = q->sm->me;
+            x->ch = ism_coll_shm_chan(q->sm, is_send ? me : l0, is_send ? l0 : me);
+            x->buf = buf + o;
+            x->len = l;
+            x->seq = ism_coll_shm_seq(q->sm, l0, is_send);
+            if (is_send && ism_shm_chan_send(x->ch, x->seq, x->buf, l) == 1) {
+                x->done = 1; /* room in the ring: written already */
+                ism_coll_temps.shm_msgs++;
+            }
+            q->shm++;
+        } else if (l0 >= 0 && !c->vcoll) {
             rc = ISM_ERR_INTERN; /* run() makes vcoll before a schedule inside a site */
         } else if (l0 >= 0) {
             rc = is_send ? ism.be->isend(buf + o, l, ISM_DT_BYTE->v, l0, TAG_SCHED, c->vcoll,
@@ -207,7 +227,7 @@ static int finish(post_t *x, int rc, size_t bytes)
 static int wait_all(reqset *q)
 {
     int rc = 0;
-    if (!q->remote && !ism.remote_active && !ism_nbc_cur && !ism_nbc_pending()) {
+    if (!q->remote && !q->shm && !ism.remote_active && !ism_nbc_cur && !ism_nbc_pending()) {
         for (int i = 0; i < q->n; i++)
             q->vh[i] = q->p[i].v;
         int e = q->n ? ism.be->waitall(q->n, q->vh, q->vst) : 0;
@@ -219,7 +239,11 @@ static int wait_all(reqset *q)
         return rc ? rc : e;
     }
     unsigned spins = 0;
-    int left = q->n;
+    int left = 0, vendor = 0;
+    for (int i = 0; i < q->n; i++) {
+        left += !q->p[i].done; /* a channel send with room was done when posted */
+        vendor += !q->p[i].ch && !q->p[i].r;
+    }
     while (left) {
         int moved = 0;
         for (int i = 0; i < q->n; i++) {
@@ -227,7 +251,20 @@ static int wait_all(reqset *q)
             if (x->done)
                 continue;
             int flag = 0, e;
-            if (x->r) {
+            if (x->ch) {
+                int64_t got = 0;
+                if (x->want < 0) {
+                    if ((e = ism_shm_chan_send(x->ch, x->seq, x->buf, x->len)) == 0)
+                        continue;
+                    ism_coll_temps.shm_msgs++;
+                    e = e == 1 ? 0 : ISM_ERR_INTERN;
+                } else {
+                    if (!ism_shm_chan_recv(x->ch, x->seq, x->buf, x->want, &got))
+                        continue;
+                    e = 0;
+                }
+                e = finish(x, e, (size_t)got);
+            } else if (x->r) {
                 ism_status st;
                 memset(&st, 0, sizeof st);
                 e = ism_req_test(x->r, &flag, &st);
@@ -247,10 +284,19 @@ static int wait_all(reqset *q)
             left--;
             moved = 1;
         }
-        if (left && !ism_progress() && !moved)
+        if (left && !ism_progress() && !moved) {
             ism_idle(&spins);
+            /* Only channel messages pending: the vendor's progress still has to turn
+             * now and then (MPI's progress rule: a program's send to a peer at this
+             * site, waiting for a rendezvous, completes while we wait here). */
+            if (!vendor && !q->remote && (spins & 15) == 15 && q->vcomm) {
+                int flag = 0;
+                ism_vstatus st;
+                ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, q->vcomm, &flag, &st);
+            }
+        }
     }
-    q->n = q->remote = 0;
+    q->n = q->remote = q->shm = 0;
     return rc;
 }
 
@@ -264,23 +310,25 @@ static int wait_all(reqset *q)
  * schedule checker's race rule), so their order against the posts does not matter.
  * Returns 1 when the round qualifies, its send and receive (or NULL) in snd and rcv. */
 static int direct_ok(const ism_coll_sched *s, int lo, int hi, const ism_coll_view *v,
-                     ism_comm *c, const ism_coll_act **snd, const ism_coll_act **rcv)
+                     ism_comm *c, const ism_coll_shm *sm, const ism_coll_act **snd,
+                     const ism_coll_act **rcv)
 {
     *snd = *rcv = NULL;
-    if (!c->vcoll || ism.remote_active || ism_nbc_cur || ism_nbc_pending())
+    if (!c->vcoll)
         return 0;
     for (int i = lo; i < hi; i++) {
         const ism_coll_act *x = &s->act[i];
         if (x->kind != ISM_CA_SEND && x->kind != ISM_CA_RECV)
             continue;
-        if (x->len > MSG_MAX || c->l_of[v->members[x->peer]] < 0)
+        if (x->len > MSG_MAX || c->l_of[v->members[x->peer]] < 0 ||
+            (sm && x->len <= ISM_SHM_CELL)) /* that message goes through the channels */
             return 0;
         const ism_coll_act **slot = x->kind == ISM_CA_SEND ? snd : rcv;
         if (*slot)
             return 0;
         *slot = x;
     }
-    return *snd || *rcv;
+    return (*snd || *rcv) && !ism.remote_active && !ism_nbc_cur && !ism_nbc_pending();
 }
 
 static int direct_run(const ism_coll_act *snd, const ism_coll_act *rcv, char *const *slot,
@@ -304,6 +352,100 @@ static int direct_run(const ism_coll_act *snd, const ism_coll_act *rcv, char *co
     if (!rc && rcv && (int64_t)st.bytes != rcv->len)
         rc = ISM_ERR_TRUNCATE; /* both ends build the same sizes: a broken schedule */
     return rc;
+}
+
+/* A round whose every message goes through the site's channels, with room in each for
+ * what the round sends (so no send waits): its actions in order, then a wait for its
+ * receives, without the post list (a 2-rank 8-byte allreduce: about 200 instructions
+ * fewer per call than posting and waiting through wait_all). Returns 0 when the round
+ * does not qualify (nothing done yet), else 1 with its result in *rc. */
+#define SHM_ROUND 8
+
+static int shm_round(const ism_coll_sched *s, int lo, int hi, const ism_coll_view *v,
+                     ism_comm *c, ism_coll_shm *sm, char *const *slot, ism_coll_redop *r,
+                     int *rc)
+{
+    int nr = 0, ns = 0, me = sm->me;
+    struct {
+        ism_shm_chan *ch;
+        uint64_t seq;
+        char *buf;
+        int64_t len;
+    } rv[SHM_ROUND];
+    int sent_to[SHM_ROUND];
+    for (int i = lo; i < hi; i++) {
+        const ism_coll_act *x = &s->act[i];
+        if (x->kind != ISM_CA_SEND && x->kind != ISM_CA_RECV)
+            continue;
+        int l0 = c->l_of[v->members[x->peer]];
+        if (l0 < 0 || x->len > ISM_SHM_CELL)
+            return 0;
+        if (x->kind == ISM_CA_RECV) {
+            if (++nr > SHM_ROUND)
+                return 0;
+            continue;
+        }
+        ism_shm_chan *ch = ism_coll_shm_chan(sm, me, l0);
+        for (int k = 0; k < ns; k++)
+            if (sent_to[k] == l0)
+                return 0; /* two sends to one peer: room is checked for one */
+        if (ns == SHM_ROUND ||
+            __atomic_load_n(&ch->head, __ATOMIC_RELAXED) -
+                    __atomic_load_n(&ch->tail, __ATOMIC_ACQUIRE) >= ISM_SHM_NCELL)
+            return 0;
+        sent_to[ns++] = l0;
+    }
+    nr = 0;
+    int e = 0;
+    for (int i = lo; i < hi && !e; i++) {
+        const ism_coll_act *x = &s->act[i];
+        char *buf = slot[x->a] + x->aoff;
+        switch (x->kind) {
+        case ISM_CA_SEND: {
+            int l0 = c->l_of[v->members[x->peer]];
+            /* room was checked above, and only we fill this channel */
+            ism_shm_chan_send(ism_coll_shm_chan(sm, me, l0), ism_coll_shm_seq(sm, l0, 1), buf,
+                              x->len);
+            ism_coll_temps.shm_msgs++;
+            break;
+        }
+        case ISM_CA_RECV: {
+            int l0 = c->l_of[v->members[x->peer]];
+            rv[nr].ch = ism_coll_shm_chan(sm, l0, me);
+            rv[nr].seq = ism_coll_shm_seq(sm, l0, 0);
+            rv[nr].buf = buf;
+            rv[nr].len = x->len;
+            nr++;
+            break;
+        }
+        case ISM_CA_RED:
+            e = ism_coll_apply(r, buf, slot[x->b] + x->boff, x->len);
+            break;
+        case ISM_CA_COPY:
+            ism_coll_move(slot[x->b] + x->boff, buf, (size_t)x->len);
+            break;
+        }
+    }
+    unsigned spins = 0;
+    for (int k = 0; k < nr;) { /* in order: the channels deliver in order anyway */
+        int64_t got = 0;
+        if (ism_shm_chan_recv(rv[k].ch, rv[k].seq, rv[k].buf, rv[k].len, &got)) {
+            if (got != rv[k].len && !e)
+                e = ISM_ERR_TRUNCATE; /* both ends build the same sizes: a broken schedule */
+            k++;
+            continue;
+        }
+        if (ism_progress())
+            continue;
+        ism_idle(&spins);
+        if ((spins & 15) == 15) { /* the vendor's progress too (wait_all says why) */
+            int flag = 0;
+            ism_vstatus st;
+            ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, c->vcoll, &flag, &st);
+        }
+    }
+    *rc = e;
+    return 1;
 }
 
 /* The temporaries of a schedule: kept per communicator between calls (collectives on
@@ -387,11 +529,15 @@ int ism_coll_exec(const ism_coll_sched *s, const ism_coll_view *v, ism_comm *c, 
 
     reqset q;
     reqs_init(&q);
+    q.sm = c->coll ? c->coll->shm : NULL; /* mapped by run() when inside a site */
+    q.vcomm = c->vcoll;
     int rc = 0;
     for (int rd = 0; rd < s->nround && !rc; rd++) {
         int lo = rd ? s->rend[rd - 1] : 0, hi = s->rend[rd];
         const ism_coll_act *snd, *rcv;
-        int direct = direct_ok(s, lo, hi, v, c, &snd, &rcv);
+        if (q.sm && shm_round(s, lo, hi, v, c, q.sm, slot, r, &rc))
+            continue;
+        int direct = direct_ok(s, lo, hi, v, c, q.sm, &snd, &rcv);
         for (int i = lo; i < hi && !rc; i++) {
             const ism_coll_act *x = &s->act[i];
             switch (x->kind) {

@@ -88,6 +88,30 @@ static int io_close(io *b, int rc, int unpack)
     return rc;
 }
 
+/* ism_coll_alg_by_name for the defaults' names (string literals, so their addresses
+ * identify them): looked up once, not by strcmp on every call */
+static int by_name(int coll, const char *name)
+{
+    static struct {
+        const char *name;
+        int coll, alg;
+    } memo[64];
+    static int nmemo;
+    int n = __atomic_load_n(&nmemo, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (__atomic_load_n(&memo[i].name, __ATOMIC_ACQUIRE) == name && memo[i].coll == coll)
+            return memo[i].alg;
+    int alg = ism_coll_alg_by_name(coll, name);
+    if (n < 64 && __atomic_compare_exchange_n(&nmemo, &n, n + 1, 0, __ATOMIC_ACQ_REL,
+                                              __ATOMIC_RELAXED)) {
+        memo[n].coll = coll;
+        memo[n].alg = alg;
+        /* published last: until then the entry's name is NULL and matches nothing */
+        __atomic_store_n(&memo[n].name, name, __ATOMIC_RELEASE);
+    }
+    return alg;
+}
+
 static int algs_default(int coll, int lvl, int64_t bytes, int p)
 {
     const char *name;
@@ -98,7 +122,7 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
         case ISM_COLL_REDUCE_SCATTER: name = "pairwise"; break;
         default: name = "linear";
         }
-        return ism_coll_alg_by_name(coll, name);
+        return by_name(coll, name);
     }
     switch (coll) {
     case ISM_COLL_BARRIER: name = "dissemination"; break;
@@ -117,7 +141,7 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     case ISM_COLL_ALLTOALL: name = "pairwise"; break;
     default: name = "recursive_doubling";
     }
-    return ism_coll_alg_by_name(coll, name);
+    return by_name(coll, name);
 }
 
 /* The vendor can do this phase on packed data: a reduction only with a predefined op
@@ -220,8 +244,11 @@ static int run(pk *x, int coll, int lvl, ism_coll_choice ch, const ism_coll_view
     if (!s)
         return ISM_ERR_NO_MEM;
     int rc;
-    if (lvl == ISM_LVL_INTRA && v->p > 1 && (rc = ism_comm_add_vcoll(x->c)))
-        return rc;
+    if (lvl == ISM_LVL_INTRA && v->p > 1) { /* every member of the site is here */
+        ism_coll_shm *sm;
+        if ((rc = ism_comm_add_vcoll(x->c)) || (rc = ism_coll_shm_get(x->c, &sm)))
+            return rc;
+    }
     ism_coll_count(coll, lvl, ch.alg);
     return ism_coll_exec(s, v, x->c, in, s->out_len ? out : NULL, &x->red);
 }

@@ -21,7 +21,9 @@ static void *dt_handle(ism_dt *dt)
 int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt)
 {
     if (!op->user)
-        return ism.be->reduce_local(in, inout, count, dt->v, op->v);
+        return ism_op_local(op->abi, dt->abi, in, inout, count)
+                   ? 0
+                   : ism.be->reduce_local(in, inout, count, dt->v, op->v);
     void *h = dt_handle(dt);
     op->user((void *)in, inout, &count, &h);
     return 0;

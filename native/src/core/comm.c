@@ -317,6 +317,8 @@ int ism_vendor_dup(ism_vh v, ism_vh *out)
 
 void ism_comm_release(ism_comm *c)
 {
+    if (c->coll)
+        ism_coll_shm_free(c->coll->shm); /* cache.c frees the rest, without MPI in tests */
     ism_coll_comm_free(c);
     free(c->local_g);
     free(c->g_of);

@@ -402,6 +402,9 @@ int ism_comm_add_vcoll(ism_comm *c);
 /* coll_reduce.c: reductions with user-defined ops (applied in rank order, so
  * non-commutative ops are correct across sites), reduce-scatter and prefix reductions */
 int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt);
+/* A predefined op (ABI handle value) on a short vector of a basic type, done without the
+ * vendor (op_local.c): 1 when done, 0 when the vendor must do it. */
+int ism_op_local(int op, int dt, const void *in, void *inout, int count);
 /* Room for n elements of dt laid out as an array (stride extent); *base is where
  * element 0 begins; free() the returned pointer. */
 char *ism_dt_elems(ism_dt *dt, size_t n, char **base);
