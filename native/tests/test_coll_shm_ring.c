@@ -40,11 +40,13 @@ static void single_process(ism_shm_chan *ch)
               (unsigned long long)k);
     }
     CHECK(ism_shm_chan_send(ch, ISM_SHM_NCELL, in, 100) == 0, "a full ring refuses");
+    CHECK(!ism_shm_chan_room(ch), "a full ring has no room");
     CHECK(ism_shm_chan_recv(ch, 1, out, 100, &got) == 0, "receive 1 before receive 0 waits");
     char want[100];
     fill(want, 0, 100);
     CHECK(ism_shm_chan_recv(ch, 0, out, 100, &got) == 1 && got == 100 && !memcmp(out, want, 100),
           "message 0 arrives whole");
+    CHECK(ism_shm_chan_room(ch), "a freed cell is room");
     fill(in, ISM_SHM_NCELL, 100);
     CHECK(ism_shm_chan_send(ch, ISM_SHM_NCELL, in, 100) == 1, "a freed cell takes the next");
     memset(out, 0x5a, sizeof out);

@@ -127,16 +127,20 @@ extern ism_coll_temp_counts ism_coll_temps;
 #define ISM_SHM_NCELL 4
 #define ISM_SHM_MEMBERS 8 /* larger sites: n^2 channels, the vendor's messages instead */
 typedef struct ism_shm_cell {
+    _Alignas(64) uint64_t stamp; /* message number + 1 once the cell holds it (writer) */
     int64_t len;
-    char pad[56];
-    char data[ISM_SHM_CELL];
+    char data[ISM_SHM_CELL]; /* from byte 16: a short message shares stamp's cache line */
 } ism_shm_cell;
 typedef struct ism_shm_chan {
-    _Alignas(64) uint64_t head; /* messages written; stored by the writer only */
-    _Alignas(64) uint64_t tail; /* messages read; stored by the reader only */
-    _Alignas(64) ism_shm_cell cell[ISM_SHM_NCELL];
+    _Alignas(64) uint64_t head; /* writer's own: messages written, and the last tail seen */
+    uint64_t tail_seen;
+    _Alignas(64) uint64_t tail; /* messages read; stored by the reader, read by the
+                                 * writer only when tail_seen says the ring is full */
+    ism_shm_cell cell[ISM_SHM_NCELL];
 } ism_shm_chan;
 size_t ism_shm_chan_size(void);
+/* 1 when the writer's next message finds a free cell */
+int ism_shm_chan_room(ism_shm_chan *ch);
 /* 1: message seq written; 0: not yet (an earlier one waits, or no room); -1: too long */
 int ism_shm_chan_send(ism_shm_chan *ch, uint64_t seq, const void *buf, int64_t len);
 /* 1: message seq taken, its length in *got (copied to buf only when it is want); 0: not

@@ -389,9 +389,7 @@ static int shm_round(const ism_coll_sched *s, int lo, int hi, const ism_coll_vie
         for (int k = 0; k < ns; k++)
             if (sent_to[k] == l0)
                 return 0; /* two sends to one peer: room is checked for one */
-        if (ns == SHM_ROUND ||
-            __atomic_load_n(&ch->head, __ATOMIC_RELAXED) -
-                    __atomic_load_n(&ch->tail, __ATOMIC_ACQUIRE) >= ISM_SHM_NCELL)
+        if (ns == SHM_ROUND || !ism_shm_chan_room(ch))
             return 0;
         sent_to[ns++] = l0;
     }

@@ -112,6 +112,8 @@ static int by_name(int coll, const char *name)
     return alg;
 }
 
+#define CHAIN_MIN ((int64_t)2 * ISM_SHM_CELL)
+
 static int algs_default(int coll, int lvl, int64_t bytes, int p)
 {
     const char *name;
@@ -130,7 +132,10 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     /* Two members: Rabenseifner's halving moves the same bytes as the tree or the
      * exchange, in two rounds instead of one (measured 1.1-2.3x slower at 64 KiB-1 MiB,
      * BENCHMARKS.md, issue 8 "against the vendor") */
-    case ISM_COLL_REDUCE: name = bytes < SMALL || p == 2 ? "binomial" : "rabenseifner"; break;
+    case ISM_COLL_REDUCE:
+        name = p == 2 ? (bytes >= CHAIN_MIN ? "chain" : "binomial")
+                      : bytes < SMALL ? "binomial" : "rabenseifner";
+        break;
     case ISM_COLL_ALLREDUCE:
         name = bytes < SMALL || p == 2 ? "recursive_doubling" : "rabenseifner";
         break;
@@ -139,9 +144,27 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     case ISM_COLL_REDUCE_SCATTER: name = p == 2 ? "pairwise" : "recursive_halving"; break;
     case ISM_COLL_ALLGATHER: name = bytes * p < SMALL ? "recursive_doubling" : "ring"; break;
     case ISM_COLL_ALLTOALL: name = "pairwise"; break;
+    /* two members from 2 cells up: the pipelined chain (default_choice) */
+    case ISM_COLL_SCAN:
+    case ISM_COLL_EXSCAN: name = p == 2 && bytes >= CHAIN_MIN ? "chain" : "recursive_doubling"; break;
     default: name = "recursive_doubling";
     }
     return by_name(coll, name);
+}
+
+/* The default of a phase with its segment. Two members of a site with 16 KiB or more to
+ * reduce or scan: a chain in segments of one shared-memory cell (8 KiB), so that the
+ * root reduces segment k while segment k+1 crosses, and every segment takes the
+ * channels (coll/shm.c). Measured at 2 ranks against the one-message tree: 0.5-0.7x the
+ * vendor's time at 16 KiB-1 MiB under Open MPI, where the tree was 1.0-1.1x
+ * (BENCHMARKS.md, issue 8, "shared-memory channels"). */
+static ism_coll_choice default_choice(int coll, int lvl, int64_t bytes, int p)
+{
+    ism_coll_choice ch = {algs_default(coll, lvl, bytes, p), 0, 0};
+    if (lvl == ISM_LVL_INTRA && p == 2 && bytes >= CHAIN_MIN &&
+        (coll == ISM_COLL_REDUCE || coll == ISM_COLL_SCAN || coll == ISM_COLL_EXSCAN))
+        ch.seg = ISM_SHM_CELL;
+    return ch;
 }
 
 /* The vendor can do this phase on packed data: a reduction only with a predefined op
@@ -195,11 +218,8 @@ static ism_coll_choice resolve(pk *x, int coll, int lvl, int p, int64_t bytes,
         ch.alg = ISM_ALG_DEFAULT;
     if (ch.alg == ISM_ALG_DEFAULT && lvl == ISM_LVL_INTRA && vendor_default(x, coll))
         ch.alg = ISM_ALG_VENDOR;
-    if ((ch.alg == ISM_ALG_VENDOR && !vendor_can(x, coll)) || ch.alg == ISM_ALG_DEFAULT) {
-        ch.alg = algs_default(coll, lvl, bytes, p);
-        ch.radix = 0;
-        ch.seg = 0;
-    }
+    if ((ch.alg == ISM_ALG_VENDOR && !vendor_can(x, coll)) || ch.alg == ISM_ALG_DEFAULT)
+        ch = default_choice(coll, lvl, bytes, p);
     return ch;
 }
 
@@ -222,11 +242,8 @@ static int run(pk *x, int coll, int lvl, ism_coll_choice ch, const ism_coll_view
                const int64_t *blk, int64_t bytes, const void *in, void *out)
 {
     ism_coll_key k;
-    if (ch.alg < 0) { /* the vendor where it cannot: ours */
-        ch.alg = algs_default(coll, lvl, bytes, v->p);
-        ch.radix = 0;
-        ch.seg = 0;
-    }
+    if (ch.alg < 0) /* the vendor where it cannot: ours */
+        ch = default_choice(coll, lvl, bytes, v->p);
     memset(&k, 0, sizeof k);
     k.coll = (int8_t)coll;
     k.lvl = (int8_t)lvl;
@@ -322,7 +339,7 @@ static int ph_bcast(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl, 
         return vwait(ism.be->ibcast(buf, (int)bytes, ISM_DT_BYTE->v, root, x->c->vcomm, &r), &r);
     }
     if (ch.alg == ISM_ALG_VENDOR)
-        ch.alg = algs_default(ISM_COLL_BCAST, lvl, bytes, v->p);
+        ch = default_choice(ISM_COLL_BCAST, lvl, bytes, v->p);
     return run(x, ISM_COLL_BCAST, lvl, ch, v, root, NULL, bytes,
                v->me == root ? buf : NULL, v->me == root ? NULL : buf);
 }
@@ -346,7 +363,7 @@ static int ph_reduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int lvl,
                                      x->op->v, root, x->c->vcomm, &r), &r);
     }
     if (ch.alg == ISM_ALG_VENDOR)
-        ch.alg = algs_default(ISM_COLL_REDUCE, lvl, bytes, v->p);
+        ch = default_choice(ISM_COLL_REDUCE, lvl, bytes, v->p);
     return run(x, ISM_COLL_REDUCE, lvl, ch, v, root, NULL, bytes, in, v->me == root ? out : NULL);
 }
 
@@ -363,7 +380,7 @@ static int ph_allreduce(pk *x, ism_coll_choice ch, const ism_coll_view *v, int l
                                         x->c->vcomm, &r), &r);
     }
     if (ch.alg == ISM_ALG_VENDOR)
-        ch.alg = algs_default(ISM_COLL_ALLREDUCE, lvl, bytes, v->p);
+        ch = default_choice(ISM_COLL_ALLREDUCE, lvl, bytes, v->p);
     return run(x, ISM_COLL_ALLREDUCE, lvl, ch, v, 0, NULL, bytes, in, out);
 }
 
