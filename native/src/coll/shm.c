@@ -6,7 +6,9 @@
  * (vcoll, made just before): the first member creates the segment under a fresh name
  * and sends the name with the vendor's broadcast; the others open it; a vendor
  * allreduce then tells everyone whether every member has it, and the name is unlinked,
- * so nothing is left in /dev/shm even if the job dies later. If any member failed (no
+ * so nothing is left in /dev/shm even if the job dies later. The segment's pages are
+ * reserved when it is made (posix_fallocate), so a full /dev/shm means no channels,
+ * not a SIGBUS in the middle of a collective. If any member failed (no
  * /dev/shm, too little room) or has ISTHMUS_COLL_SHM=0, nobody uses the channels: the
  * choice of channel must be the same at both ends of every message.
  */
@@ -35,7 +37,9 @@ static void *map_new(char *name, size_t n, size_t len)
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0)
         return NULL;
-    void *p = ftruncate(fd, (off_t)len) == 0
+    /* the pages reserved now: a tmpfs that fills up later (a container's small
+     * /dev/shm, many communicators) would otherwise kill us with SIGBUS at a write */
+    void *p = ftruncate(fd, (off_t)len) == 0 && posix_fallocate(fd, 0, (off_t)len) == 0
                   ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
                   : MAP_FAILED;
     close(fd);
