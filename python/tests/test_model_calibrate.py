@@ -64,6 +64,27 @@ def test_calibration_within_noise():
     assert got["g"] == pytest.approx(TRUE.g, rel=0.25)
 
 
+def test_calibration_takes_the_call_out_of_every_time():
+    """`loggp --via coll` times each message as one collective call: every quantity
+    carries o_call once (a train once per message); taken out, the fit finds the message's
+    own parameters"""
+    o_call = 0.7e-6
+    recs = []
+    for r in records(TRUE):
+        r = dict(r)
+        if r["benchmark"] == "loggp" and r["quantity"] in ("one_way", "send_overhead",
+                                                           "recv_overhead"):
+            r["median"] += o_call * 1e6
+        elif r["benchmark"] == "loggp" and r["quantity"] == "train":
+            r["median"] += r["iters"] * o_call * 1e6
+        recs.append(r)
+    got = C.fit_level(C.level_data(recs, o_call=o_call))["params"]
+    for k in ("L", "o_s", "o_r", "g", "G"):
+        assert got[k] == pytest.approx(getattr(TRUE, k), rel=1e-6), k
+    # left in, the call would be charged as message overhead
+    assert C.fit_level(C.level_data(recs))["params"]["o_s"] > TRUE.o_s + 0.5 * o_call
+
+
 def test_calibration_refuses_records_without_measurements():
     with pytest.raises(ValueError, match="no loggp records"):
         C.level_data([{"benchmark": "latency", "status": "ok"}])
@@ -83,8 +104,12 @@ def test_calibrate_runs_each_level_on_the_right_placement():
     run = FakeRun(records(TRUE))
     doc = C.calibrate(["intra", "wan"], "mpich", "delay=1ms", "1,1k", 3, run)
     assert set(doc["levels"]) == {"intra", "wan"}
-    intra, call, bar, wan = run.launches
+    call, intra, bar, wan = run.launches
     assert (intra.profile.sites, intra.profile.link, intra.library) == (1, None, "isthmus-mpich")
+    # inside a site a message is one of a schedule's (a two-rank broadcast); between
+    # sites it is the point-to-point through the gateways
+    assert intra.args[-2:] == ["--via", "coll"] and "--via" not in wan.args
+    assert doc["levels"]["intra"]["via"] == "coll"
     assert not intra.profile.gateway and call.ranks == 1 and call.benchmark == "coll"
     assert doc["levels"]["intra"]["params"]["o_call"] > 0
     # the vendor's barrier on 2 ranks of one site, no algorithm forced

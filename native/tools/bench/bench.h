@@ -40,6 +40,7 @@ typedef struct {
     char ops[ISM_BENCH_MAX_LIST][24];
     int nops;
     int nonblocking;
+    int via_coll;        /* loggp: messages as two-rank broadcasts (--via coll) */
     int json;
     double max_time;     /* seconds per point; 0 = no limit */
     const char *label;

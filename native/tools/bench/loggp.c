@@ -15,6 +15,15 @@
  *   copy_local     one memcpy of m bytes between two buffers (rank 0): the staging copies
  *                  libisthmus's collective schedules make               copy0 + m copy
  *
+ * With --via coll a message is a broadcast on a communicator of the two ranks (rooted at
+ * the sender; under libisthmus forced to the binomial tree, one message of a schedule, and
+ * the exchange an allgather by recursive doubling, one step): what libisthmus's
+ * collectives pay per message inside a site, where their short messages take its shared-
+ * memory channels instead of the vendor's point-to-point. Each such time includes one
+ * collective call's software (calibrate subtracts it, measured alone). No probe sees a
+ * collective's message, so the receive overhead is timed once twice the one-way time
+ * has passed since the sender started.
+ *
  * Overheads are timed one message at a time, each followed by an acknowledgement, so no
  * message waits for the gap of the one before. All values are microseconds per call
  * (train: per train), one repetition per sample, as every isthmus-bench point.
@@ -40,7 +49,27 @@ typedef struct {
     MPI_Status *stats; /* real statuses: MPICH's MPI_STATUSES_IGNORE upsets -Wall */
     MPI_Datatype dt;
     MPI_Op op;
+    int via;       /* --via coll */
+    MPI_Comm pair; /* with via: rank 0 and the peer, as 0 and 1 */
+    int pme;       /* my rank in pair */
 } lg_arg;
+
+/* One message to or from the other rank: point-to-point, or (via) a broadcast */
+static void msg_send(lg_arg *a, MPI_Comm w, int other)
+{
+    if (a->via)
+        MPI_Bcast(a->sbuf, a->n, MPI_CHAR, a->pme, a->pair);
+    else
+        MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+}
+
+static void msg_recv(lg_arg *a, MPI_Comm w, int other)
+{
+    if (a->via)
+        MPI_Bcast(a->rbuf, a->n, MPI_CHAR, 1 - a->pme, a->pair);
+    else
+        MPI_Recv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, MPI_STATUS_IGNORE);
+}
 
 static double sample(ism_bench_ctx *c, void *v, long iters)
 {
@@ -52,15 +81,31 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
     double t = 0.0, t0;
     switch (a->q) {
     case Q_ONE_WAY:
-        return ism_bench_pingpong_us(c, w, other, a->me0, a->n, a->sbuf, a->rbuf, iters);
+        if (!a->via)
+            return ism_bench_pingpong_us(c, w, other, a->me0, a->n, a->sbuf, a->rbuf, iters);
+        t0 = MPI_Wtime();
+        for (long i = 0; i < iters; i++) {
+            if (a->me0) {
+                msg_send(a, w, other);
+                msg_recv(a, w, other);
+            } else {
+                msg_recv(a, w, other);
+                msg_send(a, w, other);
+            }
+        }
+        return (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)iters);
     case Q_SEND:
         for (long i = 0; i < iters; i++) {
             if (a->me0) {
                 MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE); /* posted */
                 t0 = MPI_Wtime();
-                MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+                msg_send(a, w, other);
                 t += MPI_Wtime() - t0;
                 MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE); /* quiet */
+            } else if (a->via) {
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+                msg_recv(a, w, other);
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
             } else {
                 MPI_Request r;
                 MPI_Irecv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, &r);
@@ -70,8 +115,42 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
             }
         }
         return t * 1e6 / (double)iters;
-    case Q_RECV:
-        for (long i = 0; i < iters; i++) {
+    case Q_RECV: {
+        /* via: no probe sees a collective's message, and a broadcast above the channels'
+           cell returns only once received; so the sender says when it starts, and the
+           receiver lets twice the one-way time (measured here) pass before its call */
+        double settle = 0.0;
+        if (a->via) {
+            for (int k = 0; k < 3; k++) {
+                t0 = MPI_Wtime();
+                if (a->me0) {
+                    msg_send(a, w, other);
+                    msg_recv(a, w, other);
+                } else {
+                    msg_recv(a, w, other);
+                    msg_send(a, w, other);
+                }
+                double rt = MPI_Wtime() - t0;
+                settle = k == 0 || rt < settle ? rt : settle;
+            }
+            settle += 2e-6;
+        }
+        for (long i = 0; i < iters && a->via; i++) {
+            if (a->me0) {
+                MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
+                for (t0 = MPI_Wtime(); MPI_Wtime() - t0 < settle;)
+                    ;
+                t0 = MPI_Wtime();
+                msg_recv(a, w, other);
+                t += MPI_Wtime() - t0;
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+            } else {
+                MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+                msg_send(a, w, other);
+                MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
+            }
+        }
+        for (long i = 0; i < iters && !a->via; i++) {
             if (a->me0) {
                 MPI_Status st;
                 MPI_Probe(other, TAG_LOG, w, &st); /* the message is here */
@@ -85,15 +164,23 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
             }
         }
         return t * 1e6 / (double)iters;
+    }
     case Q_TRAIN:
         /* the receiver has everything posted before the first send leaves */
         if (a->me0) {
             MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
             t0 = MPI_Wtime();
             for (long i = 0; i < iters; i++)
-                MPI_Send(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, w);
+                msg_send(a, w, other);
             MPI_Recv(&ack, 0, MPI_INT, other, TAG_ACK, w, MPI_STATUS_IGNORE);
             return (MPI_Wtime() - t0) * 1e6;
+        }
+        if (a->via) { /* nothing to pre-post: the channel holds what arrives */
+            MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+            for (long i = 0; i < iters; i++)
+                msg_recv(a, w, other);
+            MPI_Send(&ack, 0, MPI_INT, other, TAG_ACK, w);
+            return 0.0;
         }
         for (long i = 0; i < iters; i++)
             MPI_Irecv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, &a->reqs[i]);
@@ -105,7 +192,9 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
         /* back to back, as a schedule's rounds follow each other: each call ends when
            both directions are through, so the ranks stay in step */
         t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++)
+        for (long i = 0; i < iters && a->via; i++) /* one step: my block out, the other's in */
+            MPI_Allgather(a->sbuf, a->n, MPI_CHAR, a->rbuf, a->n, MPI_CHAR, a->pair);
+        for (long i = 0; i < iters && !a->via; i++)
             MPI_Sendrecv(a->sbuf, a->n, MPI_CHAR, other, TAG_LOG, a->rbuf, a->n, MPI_CHAR, other,
                          TAG_LOG, w, MPI_STATUS_IGNORE);
         return (MPI_Wtime() - t0) * 1e6 / (double)iters;
@@ -164,7 +253,21 @@ void ism_bench_loggp(ism_bench_ctx *c)
     a.me0 = c->rank == 0;
     a.active = c->rank == 0 || c->rank == peer;
     a.sbuf = ism_bench_alloc(c, (size_t)maxs + 8);
-    a.rbuf = ism_bench_alloc(c, (size_t)maxs + 8);
+    a.rbuf = ism_bench_alloc(c, 2 * (size_t)maxs + 8); /* via: the allgather's two blocks */
+    a.via = c->opt.via_coll;
+    a.pair = MPI_COMM_NULL;
+    if (a.via) {
+        MPI_Comm_split(c->world, a.active ? 0 : MPI_UNDEFINED, a.me0 ? 0 : 1, &a.pair);
+        a.pme = a.me0 ? 0 : 1;
+        if (a.active) { /* libisthmus's hints; a vendor MPI ignores them */
+            MPI_Info info;
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "isthmus_coll_bcast", "binomial");
+            MPI_Info_set(info, "isthmus_coll_allgather", "recursive_doubling");
+            MPI_Comm_set_info(a.pair, info);
+            MPI_Info_free(&info);
+        }
+    }
     long maxiters = 0;
     for (int i = 0; i < n; i++) {
         long it = ism_bench_iters(c, sizes[i]), wu = ism_bench_warmup(c, it);
@@ -181,6 +284,8 @@ void ism_bench_loggp(ism_bench_ctx *c)
             ism_bench_point_init(c, &p, "time", "us", sizes[i]);
             ism_bench_param_str(&p, "quantity", QNAME[q]);
             ism_bench_param_int(&p, "peer", peer);
+            if (a.via)
+                ism_bench_param_str(&p, "via", "coll");
             snprintf(p.params_text, sizeof p.params_text, "%-15s", QNAME[q]);
             snprintf(p.header_text, sizeof p.header_text, "%-15s", "quantity");
             a.q = q;
@@ -218,6 +323,8 @@ void ism_bench_loggp(ism_bench_ctx *c)
         a.op = MPI_OP_NULL;
         ism_bench_run_point(c, &p, c->world, reduce_sample, &a);
     }
+    if (a.pair != MPI_COMM_NULL)
+        MPI_Comm_free(&a.pair);
     free(a.reqs);
     free(a.stats);
     free(a.sbuf);

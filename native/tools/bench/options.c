@@ -48,6 +48,9 @@ void ism_bench_print_usage(void)
         "  --bg-pairs L  explicit background pairs a:b,c:d (world ranks; default: all others)\n"
         "  --op L        collectives for coll, comma-separated\n"
         "  --nonblocking coll uses the MPI_I... forms followed by MPI_Wait\n"
+        "  --via p2p|coll  how loggp moves a message: MPI_Send/MPI_Recv (default), or a\n"
+        "                broadcast between the two ranks (one message of a collective's\n"
+        "                schedule: what libisthmus's collectives pay inside a site)\n"
         "  --max-time S  stop a point's repetitions after S seconds (at least 3 are kept)\n"
         "  --json        JSON lines (one record per point) instead of OSU-style columns\n"
         "  --label TEXT  free text stored in every record\n"
@@ -341,6 +344,11 @@ int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err,
                 return -1;
         } else if (!strcmp(a, "--nonblocking")) {
             o->nonblocking = 1;
+        } else if (!strcmp(a, "--via")) {
+            NEED_VALUE();
+            if (strcmp(v, "p2p") && strcmp(v, "coll"))
+                return seterr(err, len, "--via %s: expected p2p or coll", v), -1;
+            o->via_coll = !strcmp(v, "coll");
         } else if (!strcmp(a, "--max-time")) {
             NEED_VALUE();
             char *end;

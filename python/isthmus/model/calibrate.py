@@ -1,8 +1,11 @@
 # isthmus/model/calibrate.py: `isthmus model calibrate`: measure what LogGP is fitted to on
 # each level of a multi-site job and fit it. The measuring is isthmus-bench's `loggp`
 # benchmark (native/tools/bench/loggp.c) between two ranks:
-#   intra  two ranks of one site: the vendor MPI's path inside a site (started by the
-#          vendor's launcher, without a gateway);
+#   intra  two ranks of one site (started by the vendor's launcher, without a gateway),
+#          each message a broadcast between the two (`loggp --via coll`): one message of
+#          a collective's schedule, which inside a site takes libisthmus's shared-memory
+#          channels up to 8 KiB and the vendor's point-to-point above; the software of
+#          one collective call (o_call, measured first) is taken out of every time;
 #   wan    one rank at each of two sites: the path through both gateways and the link
 #          (emulated with --wan, or the real one of a site file).
 # Each quantity's median over the repetitions goes to loggp.fit_loggp; the reduction cost
@@ -39,10 +42,13 @@ class LevelData:
     copy: dict[int, float] = field(default_factory=dict)  # memcpy of m bytes (copy_local)
 
 
-def level_data(records: Iterable[dict]) -> LevelData:
+def level_data(records: Iterable[dict], o_call: float = 0.0) -> LevelData:
     """The medians of one run of `isthmus-bench loggp --json`. Trains become the gap per
     message: (T - one_way(m) - one_way(smallest)) / (n - 1), the train's time minus its
-    last message's flight and the acknowledgement's."""
+    last message's flight and the acknowledgement's. o_call: the software of one
+    collective call, taken out of every message's time (`loggp --via coll`, where each
+    message, each exchange and each message of a train is one call); the model charges it
+    once per collective on its own."""
     ow: dict[int, float] = {}
     so: dict[int, float] = {}
     ro: dict[int, float] = {}
@@ -70,6 +76,11 @@ def level_data(records: Iterable[dict]) -> LevelData:
             ex[m] = t
     if not ow:
         raise ValueError("no loggp records (was isthmus-bench run with --json?)")
+    if o_call > 0:
+        floor = 1e-9  # a time is never below a nanosecond, nor negative
+        ow, so, ro, ex = ({m: max(t - o_call, floor) for m, t in d.items()}
+                          for d in (ow, so, ro, ex))
+        trains = {m: (t - n * o_call, n) for m, (t, n) in trains.items()}
     ack = ow[min(ow)]
     gaps = {}
     for m, (t, n) in trains.items():
@@ -227,7 +238,23 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
         # inside a site: the vendor's path, started as on one node (no gateway, whose
         # channel a real site's ranks also poll only when cross-site work is pending)
         prof = Profile(lvl, link, 2) if lvl == "wan" else Profile(lvl, None, 1, gateway=False)
-        launch = Launch("loggp", ["-m", sizes, "-r", str(reps), "--peer", "1"],
+        o_call = 0.0
+        if lvl == "intra":
+            # what a collective of ours costs in software alone: one on a single rank
+            # (no message: the call, the choice, the schedule's lookup and its copy);
+            # first, since it comes out of every time of the level's measurement
+            one = Launch("coll", ["--op", "allreduce", "-m", "4", "-r", str(reps)],
+                         f"isthmus-{mpi}", prof, 1, timeout=300,
+                         env={"ISTHMUS_COLL_ALLREDUCE": "recursive_doubling"})
+            r1 = run(one)
+            doc["commands"]["intra_call"] = r1.command
+            med = [float(x["median"]) for x in r1.records if x.get("status") == "ok"]
+            if not r1.ok or not med:
+                raise IsthmusError(f"level intra: measuring the call overhead failed: "
+                                   f"{r1.command}\n{r1.stderr_tail}")
+            o_call = med[0] * 1e-6
+        via = ["--via", "coll"] if lvl == "intra" else []
+        launch = Launch("loggp", ["-m", sizes, "-r", str(reps), "--peer", "1", *via],
                         f"isthmus-{mpi}", prof, 2, timeout=900)
         say(f"measuring level {lvl}: 2 ranks, {'one site' if lvl == 'intra' else 'two sites'}"
             + (f" across {link}" if lvl == "wan" and link else ""))
@@ -239,23 +266,13 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
         try:
             # between sites messages above the eager limit go by rendezvous
             rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
-            doc["levels"][lvl] = fit_level(level_data(res.records), rndv,
+            doc["levels"][lvl] = fit_level(level_data(res.records, o_call), rndv,
                                            regimes=lvl == "intra", two_way=lvl == "intra")
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":
-            # what a collective of ours costs in software alone: one on a single rank
-            # (no message: the call, the choice, the schedule's lookup and its copy)
-            one = Launch("coll", ["--op", "allreduce", "-m", "4", "-r", str(reps)],
-                         f"isthmus-{mpi}", prof, 1, timeout=300,
-                         env={"ISTHMUS_COLL_ALLREDUCE": "recursive_doubling"})
-            r1 = run(one)
-            doc["commands"]["intra_call"] = r1.command
-            med = [float(x["median"]) for x in r1.records if x.get("status") == "ok"]
-            if not r1.ok or not med:
-                raise IsthmusError(f"level intra: measuring the call overhead failed: "
-                                   f"{r1.command}\n{r1.stderr_tail}")
-            doc["levels"][lvl]["params"]["o_call"] = med[0] * 1e-6
+            doc["levels"][lvl]["params"]["o_call"] = o_call
+            doc["levels"][lvl]["via"] = "coll"
             # isthmus's default barrier on 2 ranks of one site (no algorithm forced; since
             # issue 8's one-site defaults our dissemination over the vendor's
             # point-to-point, before that the vendor's ibarrier): what isthmus-bench coll
