@@ -85,6 +85,18 @@ def test_calibration_takes_the_call_out_of_every_time():
     assert C.fit_level(C.level_data(recs))["params"]["o_s"] > TRUE.o_s + 0.5 * o_call
 
 
+def test_one_slow_launch_of_three_does_not_move_the_fit():
+    good = records(TRUE)
+    slow = [dict(r, median=3 * r["median"]) for r in good]
+    merged = C.merge_launches([good, slow, good])
+    got = C.fit_level(C.level_data(merged))["params"]
+    for k in ("L", "o_s", "o_r", "G"):
+        assert got[k] == pytest.approx(getattr(TRUE, k), rel=1e-6), k
+    assert all(r["launches"] == 3 for r in merged)
+    # a single launch would have been fitted as it came
+    assert C.fit_level(C.level_data(slow))["params"]["o_s"] == pytest.approx(3 * TRUE.o_s)
+
+
 def test_calibration_refuses_records_without_measurements():
     with pytest.raises(ValueError, match="no loggp records"):
         C.level_data([{"benchmark": "latency", "status": "ok"}])
@@ -104,7 +116,10 @@ def test_calibrate_runs_each_level_on_the_right_placement():
     run = FakeRun(records(TRUE))
     doc = C.calibrate(["intra", "wan"], "mpich", "delay=1ms", "1,1k", 3, run)
     assert set(doc["levels"]) == {"intra", "wan"}
-    call, intra, bar, wan = run.launches
+    # inside a site the call's cost and the loggp measurement in 3 launches each
+    # (C.INTRA_LAUNCHES, medians over them), then the barrier; then the WAN once
+    assert [x.benchmark for x in run.launches] == ["coll"] * 3 + ["loggp"] * 3 + ["coll", "loggp"]
+    call, intra, bar, wan = run.launches[0], run.launches[3], run.launches[6], run.launches[7]
     assert (intra.profile.sites, intra.profile.link, intra.library) == (1, None, "isthmus-mpich")
     # inside a site a message is one of a schedule's (a two-rank broadcast); between
     # sites it is the point-to-point through the gateways
