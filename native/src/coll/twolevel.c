@@ -113,6 +113,13 @@ static int by_name(int coll, const char *name)
 }
 
 #define CHAIN_MIN ((int64_t)2 * ISM_SHM_CELL)
+/* Sites up to which the leaders' barrier is the dissemination barrier by default: at 2
+ * sites one round, both messages at once, where the core's gather and release takes two
+ * one-way delays in turn (2 emulated sites, 10 ms: 14.0-15.0 ms against 20.5-24.0,
+ * BENCHMARKS.md, issue 8 runs 2-4). From 3 sites it takes ceil(log2 S) rounds, no fewer
+ * than the gather and release's 2 delays, with S messages a round instead of 2(S-1) in
+ * all: the core's stays. */
+#define BARRIER_DISS_MAX 2
 
 static int algs_default(int coll, int lvl, int64_t bytes, int p)
 {
@@ -120,6 +127,8 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     if (lvl == ISM_LVL_WAN) {
         switch (coll) {
         case ISM_COLL_ALLREDUCE: case ISM_COLL_ALLGATHER: name = "exchange"; break;
+        /* two sites: the dissemination barrier (BARRIER_DISS_MAX) */
+        case ISM_COLL_BARRIER: name = p <= BARRIER_DISS_MAX ? "dissemination" : "linear"; break;
         case ISM_COLL_SCAN: case ISM_COLL_EXSCAN: name = "chain"; break;
         case ISM_COLL_REDUCE_SCATTER: name = "pairwise"; break;
         default: name = "linear";
@@ -443,9 +452,10 @@ int ism_coll_barrier(ism_comm *c)
     int a = sel.alg;
     if (c->all_local ? a == ISM_ALG_VENDOR
                      : (a == ISM_ALG_DEFAULT || a == ISM_ALG_VENDOR) &&
+                           c->nleaders > BARRIER_DISS_MAX &&
                            is_default(c, ISM_COLL_BARRIER, ISM_LVL_WAN, c->nleaders, 0, 1, 0)) {
         ism_coll_count(ISM_COLL_BARRIER, lvl0, a);
-        return ISM_COLL_PASS;
+        return ISM_COLL_PASS; /* the core's: the vendor's inside, gather and release */
     }
     pk_init(&x, c, ISM_DT_BYTE, NULL);
     ism_coll_view iv = intra_view(c);
