@@ -224,6 +224,18 @@ static int finish(post_t *x, int rc, size_t bytes)
  * site-local posts and nothing else that needs isthmus's progress (no cross-site work,
  * not inside a nonblocking collective), one blocking vendor waitall: the vendor's own
  * wait is the quickest there is. */
+/* While only channel messages are pending the vendor's progress still has to turn now
+ * and then (MPI's progress rule: a program's send to a peer at this site, waiting for a
+ * rendezvous, completes while we wait here): an MPI_Iprobe every 16 idle steps. */
+static void poke_vendor(ism_vh vcomm, unsigned spins)
+{
+    if ((spins & 15) != 15 || !vcomm)
+        return;
+    int flag = 0;
+    ism_vstatus st;
+    ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, vcomm, &flag, &st);
+}
+
 static int wait_all(reqset *q)
 {
     int rc = 0;
@@ -286,14 +298,8 @@ static int wait_all(reqset *q)
         }
         if (left && !ism_progress() && !moved) {
             ism_idle(&spins);
-            /* Only channel messages pending: the vendor's progress still has to turn
-             * now and then (MPI's progress rule: a program's send to a peer at this
-             * site, waiting for a rendezvous, completes while we wait here). */
-            if (!vendor && !q->remote && (spins & 15) == 15 && q->vcomm) {
-                int flag = 0;
-                ism_vstatus st;
-                ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, q->vcomm, &flag, &st);
-            }
+            if (!vendor && !q->remote)
+                poke_vendor(q->vcomm, spins);
         }
     }
     q->n = q->remote = q->shm = 0;
@@ -436,11 +442,7 @@ static int shm_round(const ism_coll_sched *s, int lo, int hi, const ism_coll_vie
         if (ism_progress())
             continue;
         ism_idle(&spins);
-        if ((spins & 15) == 15) { /* the vendor's progress too (wait_all says why) */
-            int flag = 0;
-            ism_vstatus st;
-            ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, c->vcoll, &flag, &st);
-        }
+        poke_vendor(c->vcoll, spins);
     }
     *rc = e;
     return 1;

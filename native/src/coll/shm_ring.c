@@ -32,7 +32,7 @@ int ism_shm_chan_send(ism_shm_chan *ch, uint64_t seq, const void *buf, int64_t l
     if (ch->head != seq) /* an earlier message of ours is still waiting for room */
         return 0;
     if (len < 0 || len > ISM_SHM_CELL)
-        return -1; /* the caller sends only what fits (ism_coll_shm_fits) */
+        return -1; /* the caller sends only what fits a cell */
     if (seq - ch->tail_seen >= ISM_SHM_NCELL) {
         ch->tail_seen = __atomic_load_n(&ch->tail, __ATOMIC_ACQUIRE);
         if (seq - ch->tail_seen >= ISM_SHM_NCELL)

@@ -71,6 +71,20 @@ static void msg_recv(lg_arg *a, MPI_Comm w, int other)
         MPI_Recv(a->rbuf, a->n, MPI_CHAR, other, TAG_LOG, w, MPI_STATUS_IGNORE);
 }
 
+/* One round trip started by rank 0; its time in seconds */
+static double round_trip(lg_arg *a, MPI_Comm w, int other)
+{
+    double t0 = MPI_Wtime();
+    if (a->me0) {
+        msg_send(a, w, other);
+        msg_recv(a, w, other);
+    } else {
+        msg_recv(a, w, other);
+        msg_send(a, w, other);
+    }
+    return MPI_Wtime() - t0;
+}
+
 static double sample(ism_bench_ctx *c, void *v, long iters)
 {
     lg_arg *a = v;
@@ -83,16 +97,9 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
     case Q_ONE_WAY:
         if (!a->via)
             return ism_bench_pingpong_us(c, w, other, a->me0, a->n, a->sbuf, a->rbuf, iters);
-        t0 = MPI_Wtime();
-        for (long i = 0; i < iters; i++) {
-            if (a->me0) {
-                msg_send(a, w, other);
-                msg_recv(a, w, other);
-            } else {
-                msg_recv(a, w, other);
-                msg_send(a, w, other);
-            }
-        }
+        t0 = MPI_Wtime(); /* one clock around the loop, as the point-to-point form */
+        for (long i = 0; i < iters; i++)
+            round_trip(a, w, other);
         return (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)iters);
     case Q_SEND:
         for (long i = 0; i < iters; i++) {
@@ -122,15 +129,7 @@ static double sample(ism_bench_ctx *c, void *v, long iters)
         double settle = 0.0;
         if (a->via) {
             for (int k = 0; k < 3; k++) {
-                t0 = MPI_Wtime();
-                if (a->me0) {
-                    msg_send(a, w, other);
-                    msg_recv(a, w, other);
-                } else {
-                    msg_recv(a, w, other);
-                    msg_send(a, w, other);
-                }
-                double rt = MPI_Wtime() - t0;
+                double rt = round_trip(a, w, other);
                 settle = k == 0 || rt < settle ? rt : settle;
             }
             settle += 2e-6;
