@@ -59,6 +59,13 @@ def test_channels_carry_the_site_messages(exe, mpi, layout):
     # ours (scan, reduce-scatter) still carry messages through each site's channels
     for site in set(sites.values()):
         assert sum(m for r, m in msgs.items() if sites[r] == site) > 0, (site, msgs)
+    if layout == "2":
+        # two members, 16 KiB and more: reduce and scan default to the chain in cells
+        assert re.search(r"reduce intra chain: \d+ calls", err), err[-2000:]
+        assert re.search(r"scan intra chain: \d+ calls", err), err[-2000:]
+    if layout == "2,2":
+        # between exactly two sites the barrier's leaders exchange once (dissemination)
+        assert re.search(r"barrier wan dissemination: \d+ calls", err), err[-2000:]
 
 
 def test_switched_off(exe):
