@@ -136,6 +136,60 @@ def test_calibrate_runs_each_level_on_the_right_placement():
     assert doc["machine_before"]["load_average"] and doc["commands"]["wan"] == "fake-cmd"
 
 
+def test_calibrate_records_the_cores_round_trip_around_each_launch_inside_a_site():
+    """the probe runs before and after each of the 7 launches inside a site (none around
+    the WAN's); a calibration that saw the cpus change distance is flagged and says so"""
+    from isthmus.errors import IsthmusError
+
+    steady = iter([150.0] * 14 + [900.0] * 10)
+    said = []
+    doc = C.calibrate(["intra", "wan"], "openmpi", "delay=1ms", "1,1k", 3,
+                      FakeRun(records(TRUE)), say=said.append, probe=lambda: next(steady))
+    d = doc["levels"]["intra"]
+    assert d["core_round_trip_ns"] == [150.0] * 14 and d["machine_state_changed"] is False
+    assert "core_round_trip_ns" not in doc["levels"]["wan"]
+    assert not any("warning" in x for x in said)
+
+    # a state change half-way through (145 -> 600 ns, as measured on this machine)
+    moved = iter([145.0] * 7 + [600.0] * 7)
+    said = []
+    doc = C.calibrate(["intra"], "openmpi", None, "1,1k", 3, FakeRun(records(TRUE)),
+                      say=said.append, probe=lambda: next(moved))
+    assert doc["levels"]["intra"]["machine_state_changed"] is True
+    assert any("warning" in x and "145 to 600 ns" in x for x in said)
+    # 1.4x is one state (the probe's own spread), not a change
+    near = iter([145.0, 200.0] * 7)
+    doc = C.calibrate(["intra"], "openmpi", None, "1,1k", 3, FakeRun(records(TRUE)),
+                      probe=lambda: next(near))
+    assert doc["levels"]["intra"]["machine_state_changed"] is False
+
+    # a probe that cannot run is reported once and the calibration goes on without it
+    calls = []
+
+    def broken():
+        calls.append(1)
+        raise IsthmusError("the cores' round trip needs two cpus; this process may use one")
+    said = []
+    doc = C.calibrate(["intra"], "openmpi", None, "1,1k", 3, FakeRun(records(TRUE)),
+                      say=said.append, probe=broken)
+    assert len(calls) == 1 and doc["levels"]["intra"]["core_round_trip_ns"] == []
+    assert "needs two cpus" in doc["levels"]["intra"]["core_round_trip_error"]
+    assert sum("not recording" in x for x in said) == 1
+
+
+@pytest.mark.native
+def test_core_round_trip_probe_runs_on_this_machine(prefix):
+    import os
+
+    from isthmus.noise.corelat import core_round_trip, states_differ
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one cpu: no round trip between two")
+    ns = core_round_trip(trips=20000)
+    assert 5 < ns < 100000
+    assert states_differ([145, 600]) and not states_differ([145, 200]) and not states_differ([145])
+
+
 def test_calibrate_says_which_level_failed():
     from isthmus.errors import IsthmusError
 

@@ -3,6 +3,7 @@
  *   mpi-jitter            the n-process probe (run it under `isthmus run` or mpirun)
  *   inject                periodic busy bursts, to validate the analysis
  *   clock                 which clock the probes use, its rate and its cost
+ *   corelat               the cache-line round trip between two cpus, over time
  * Options are parsed strictly: a bad value is an error naming the option, never a default. */
 #include <errno.h>
 #include <getopt.h>
@@ -15,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "corelat.h"
 #include "cpus.h"
 #include "inject.h"
 #include "meta.h"
@@ -26,7 +28,7 @@
 #include "tsc.h"
 
 static const char usage[] =
-    "usage: isthmus-noise <ftq|fwq|selfish|mpi-jitter|inject|clock> [options]\n"
+    "usage: isthmus-noise <ftq|fwq|selfish|mpi-jitter|inject|clock|corelat> [options]\n"
     "probes (ftq, fwq, selfish):\n"
     "  --cpus LIST          cores to probe at once, one pinned thread each (default: all allowed)\n"
     "  --duration S         seconds of measuring per core (default 10)\n"
@@ -53,7 +55,10 @@ static const char usage[] =
     "  --pin-by-rank        index --cpus by world rank, not node-local rank (sites on one host)\n"
     "inject:\n"
     "  --period-ms MS --duration-ms MS [--cpu N] [--priority fifo:N|rr:N|nice:N|normal]\n"
-    "  [--for S] [--log FILE]\n";
+    "  [--for S] [--log FILE]\n"
+    "corelat (JSON on stdout):\n"
+    "  --cpus A,B           the two cpus (default: the first two allowed)\n"
+    "  --samples N (10) --interval-ms MS (100) --trips N round trips per sample (100000)\n";
 
 static int bad(const char *opt, const char *val, const char *want)
 {
@@ -96,6 +101,7 @@ static char *join_argv(int argc, char **argv)
 enum {
     O_CPUS = 1000, O_DURATION, O_LOG2, O_QUANTUM, O_K, O_THR, O_TOL, O_MAXEV, O_RAW, O_MAXRAW, O_OUT, O_TAG,
     O_CLOCK, O_PPRIO, O_MPI, O_PINW, O_ITER, O_COMPUTE, O_DELAY, O_COLL, O_SYNC, O_SEED, O_PERIOD, O_BURST, O_CPU, O_PRIO, O_FOR, O_LOG,
+    O_SAMPLES, O_INTERVAL, O_TRIPS,
 };
 
 static const struct option opts[] = {
@@ -105,13 +111,15 @@ static const struct option opts[] = {
     {"tag", 1, 0, O_TAG}, {"clock", 1, 0, O_CLOCK}, {"iterations", 1, 0, O_ITER}, {"pin-by-rank", 0, 0, O_PINW}, {"mpi", 0, 0, O_MPI}, {"probe-priority", 1, 0, O_PPRIO}, {"compute-us", 1, 0, O_COMPUTE},
     {"max-delay-us", 1, 0, O_DELAY}, {"collective", 1, 0, O_COLL}, {"sync-rounds", 1, 0, O_SYNC},
     {"seed", 1, 0, O_SEED}, {"period-ms", 1, 0, O_PERIOD}, {"duration-ms", 1, 0, O_BURST}, {"cpu", 1, 0, O_CPU},
-    {"priority", 1, 0, O_PRIO}, {"for", 1, 0, O_FOR}, {"log", 1, 0, O_LOG}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
+    {"priority", 1, 0, O_PRIO}, {"for", 1, 0, O_FOR}, {"log", 1, 0, O_LOG},
+    {"samples", 1, 0, O_SAMPLES}, {"interval-ms", 1, 0, O_INTERVAL}, {"trips", 1, 0, O_TRIPS}, {"help", 0, 0, 'h'}, {0, 0, 0, 0},
 };
 
 typedef struct {
     ism_probe_params p;
     ism_mpijitter_opts mj;
     ism_inject_opts inj;
+    ism_corelat_opts cl;
     const char *cpus, *out, *tag;
     int force_fallback;
     int mpi;
@@ -169,6 +177,9 @@ static int parse(cli *c, int argc, char **argv)
         case O_PRIO: c->inj.priority = a; break;
         case O_FOR: if (num("--for", a, 0.001, 1e9, &c->inj.run_s)) return 2; break;
         case O_LOG: c->inj.log_path = a; break;
+        case O_SAMPLES: if (num("--samples", a, 1, 1e6, &v)) return 2; c->cl.samples = (int)v; break;
+        case O_INTERVAL: if (num("--interval-ms", a, 0, 1e7, &v)) return 2; c->cl.interval_s = v * 1e-3; break;
+        case O_TRIPS: if (num("--trips", a, 1, 1e10, &v)) return 2; c->cl.trips = (long)v; break;
         case 'h': fputs(usage, stdout); exit(0);
         default: fputs(usage, stderr); return 2;
         }
@@ -342,6 +353,84 @@ static int run_clock(cli *c)
     return 0;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* corelat: the two cpus from --cpus (exactly two) or the first two allowed */
+static int run_corelat(cli *c)
+{
+    int cpus[ISM_NOISE_MAX_CPUS], n;
+    char err[256];
+    if (c->cpus) {
+        n = ism_cpus_parse(c->cpus, cpus, ISM_NOISE_MAX_CPUS, err, sizeof err);
+        if (n < 0) {
+            fprintf(stderr, "isthmus-noise: --cpus: %s\n", err);
+            return 2;
+        }
+        if (n != 2) {
+            fprintf(stderr, "isthmus-noise corelat: --cpus '%s': expected exactly two cpus\n", c->cpus);
+            return 2;
+        }
+    } else if ((n = ism_cpus_allowed(cpus, ISM_NOISE_MAX_CPUS)) < 2) {
+        fprintf(stderr, "isthmus-noise corelat: this process may run on %d cpu(s); it needs two\n", n);
+        return 2;
+    }
+    long online = sysconf(_SC_NPROCESSORS_CONF);
+    for (int i = 0; i < 2; i++)
+        if (cpus[i] >= online) {
+            fprintf(stderr, "isthmus-noise: --cpus: cpu %d does not exist (this machine has %ld)\n", cpus[i], online);
+            return 2;
+        }
+    c->cl.cpu_a = cpus[0];
+    c->cl.cpu_b = cpus[1];
+    c->cl.limit_s = 10;
+    double *ns = calloc((size_t)c->cl.samples, sizeof *ns), *t = calloc((size_t)c->cl.samples, sizeof *t);
+    double *sorted = calloc((size_t)c->cl.samples, sizeof *sorted);
+    if (!ns || !t || !sorted) {
+        fprintf(stderr, "isthmus-noise: out of memory for %d samples\n", c->cl.samples);
+        return 1;
+    }
+    int rc = 0;
+    if (ism_corelat_run(&c->cl, ns, t, err, sizeof err) != 0) {
+        fprintf(stderr, "isthmus-noise corelat: %s\n", err);
+        rc = 1;
+    } else {
+        memcpy(sorted, ns, (size_t)c->cl.samples * sizeof *ns);
+        qsort(sorted, (size_t)c->cl.samples, sizeof *sorted, cmp_dbl);
+        int k = c->cl.samples;
+        double med = k % 2 ? sorted[k / 2] : 0.5 * (sorted[k / 2 - 1] + sorted[k / 2]);
+        ism_json j;
+        ism_json_init(&j, stdout);
+        ism_json_obj(&j, NULL);
+        ism_json_str(&j, "format", "isthmus-noise-corelat/1");
+        ism_json_arr(&j, "cpus");
+        ism_json_i64(&j, NULL, c->cl.cpu_a);
+        ism_json_i64(&j, NULL, c->cl.cpu_b);
+        ism_json_end_arr(&j);
+        ism_json_i64(&j, "trips", c->cl.trips);
+        ism_json_dbl(&j, "interval_ms", c->cl.interval_s * 1e3);
+        ism_json_dbl(&j, "median_ns", med);
+        ism_json_dbl(&j, "min_ns", sorted[0]);
+        ism_json_dbl(&j, "max_ns", sorted[k - 1]);
+        ism_json_arr(&j, "t_s");
+        for (int i = 0; i < k; i++)
+            ism_json_dbl(&j, NULL, t[i]);
+        ism_json_end_arr(&j);
+        ism_json_arr(&j, "round_trip_ns");
+        for (int i = 0; i < k; i++)
+            ism_json_dbl(&j, NULL, ns[i]);
+        ism_json_end_arr(&j);
+        ism_json_end_obj(&j);
+    }
+    free(ns);
+    free(t);
+    free(sorted);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -361,13 +450,15 @@ int main(int argc, char **argv)
     c.mpi = 0;
     c.mj = (ism_mpijitter_opts){1000, 1000, 1000, "barrier", NULL, 0, NULL, 0, 64, 12345, NULL, NULL};
     c.inj = (ism_inject_opts){0, 0, -1, "normal", 0, NULL, 1000000};
+    c.cl = (ism_corelat_opts){0, 1, 100000, 10, 0.1, 10};
     if (!strcmp(sub, "ftq"))
         c.p.kind = ISM_PROBE_FTQ;
     else if (!strcmp(sub, "fwq"))
         c.p.kind = ISM_PROBE_FWQ;
     else if (!strcmp(sub, "selfish"))
         c.p.kind = ISM_PROBE_SELFISH;
-    else if (strcmp(sub, "mpi-jitter") && strcmp(sub, "inject") && strcmp(sub, "clock")) {
+    else if (strcmp(sub, "mpi-jitter") && strcmp(sub, "inject") && strcmp(sub, "clock") &&
+             strcmp(sub, "corelat")) {
         fprintf(stderr, "isthmus-noise: unknown sub-command '%s'\n%s", sub, usage);
         return 2;
     }
@@ -376,6 +467,8 @@ int main(int argc, char **argv)
         return rc;
     if (!strcmp(sub, "clock"))
         return run_clock(&c);
+    if (!strcmp(sub, "corelat"))
+        return run_corelat(&c);
     if (!strcmp(sub, "inject")) {
         if (!(c.inj.period_s > 0) || !(c.inj.burst_s > 0)) {
             fprintf(stderr, "isthmus-noise inject: --period-ms and --duration-ms are required\n");

@@ -186,11 +186,12 @@ def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
     JSON (the input of `predict` and `tune`)."""
     from ..bench.launchers import run_launch
     from ..model.calibrate import calibrate
+    from ..noise.corelat import core_round_trip
 
     _bench_sizes(sizes)  # refuse a bad list before anything starts
     con = err_console()
     doc = calibrate([x.strip() for x in levels.split(",") if x.strip()], mpi, link, sizes, reps,
-                    run_launch, say=lambda s: con.print(s))
+                    run_launch, say=lambda s: con.print(s), probe=core_round_trip)
     out_path.write_text(json.dumps(doc, indent=1) + "\n")
     t = Table(title=f"LogGP parameters ({out_path})")
     for col in ("level", "L us", "o_s us", "o_r us", "g us", "G ns/B", "gamma ns/B",

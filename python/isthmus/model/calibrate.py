@@ -248,11 +248,36 @@ def machine() -> dict:
 
 
 def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: int,
-              run: Callable, say: Callable[[str], None] = lambda s: None) -> dict:
+              run: Callable, say: Callable[[str], None] = lambda s: None,
+              probe: Callable[[], float] | None = None) -> dict:
     """Measure and fit each level. `run(launch)` runs an isthmus-bench launch and returns
-    its LaunchResult (bench.launchers.run_launch, or a fake in tests)."""
+    its LaunchResult (bench.launchers.run_launch, or a fake in tests). `probe()`, when
+    given, returns the cores' cache-line round trip in ns (noise.corelat.core_round_trip);
+    inside a site it is taken before and after every launch, recorded, and a calibration
+    that saw the machine change state says so (its fit mixes two machines)."""
     from ..bench.launchers import Launch, Profile
     from ..errors import IsthmusError
+    from ..noise.corelat import STATE_RATIO, states_differ
+
+    core_rtt: list[float] = []
+    probe_error: list[str] = []
+
+    def run_probed(launch):
+        """run(launch), inside a site with the cores' round trip before and after"""
+        def take():
+            if probe is None or probe_error:
+                return
+            try:
+                core_rtt.append(float(probe()))
+            except IsthmusError as e:
+                probe_error.append(str(e))
+                say(f"not recording the cores' round trip: {e}")
+        if launch.profile.name != "intra":
+            return run(launch)
+        take()
+        res = run(launch)
+        take()
+        return res
 
     doc = {"format": "isthmus-loggp", "version": 1, "mpi": mpi, "link": link or "loopback",
            "machine_before": machine(), "levels": {}, "commands": {}}
@@ -272,7 +297,7 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
                          env={"ISTHMUS_COLL_ALLREDUCE": "recursive_doubling"})
             med = []
             for _ in range(INTRA_LAUNCHES):
-                r1 = run(one)
+                r1 = run_probed(one)
                 doc["commands"]["intra_call"] = r1.command
                 got = [float(x["median"]) for x in r1.records if x.get("status") == "ok"]
                 if not r1.ok or not got:
@@ -287,7 +312,7 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             + (f" across {link}" if lvl == "wan" and link else ""))
         lists = []
         for _ in range(INTRA_LAUNCHES if lvl == "intra" else 1):
-            res = run(launch)
+            res = run_probed(launch)
             doc["commands"][lvl] = res.command
             if not res.ok:
                 raise IsthmusError(f"level {lvl}: the measurement failed (exit "
@@ -312,7 +337,7 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
             # closes each call of a rooted collective with (tune.predicted(closed=True))
             bar = Launch("coll", ["--op", "barrier", "-r", str(reps)], f"isthmus-{mpi}",
                          prof, 2, timeout=300)
-            r2 = run(bar)
+            r2 = run_probed(bar)
             doc["commands"]["intra_barrier"] = r2.command
             med = [float(x["median"]) for x in r2.records
                    if x.get("status") == "ok" and x.get("op") == "barrier"]
@@ -320,5 +345,16 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
                 raise IsthmusError(f"level intra: measuring the default barrier failed: "
                                    f"{r2.command}\n{r2.stderr_tail}")
             doc["levels"][lvl]["params"]["o_barrier"] = med[0] * 1e-6
+            if probe is not None:
+                changed = states_differ(core_rtt)
+                doc["levels"][lvl]["core_round_trip_ns"] = core_rtt
+                doc["levels"][lvl]["machine_state_changed"] = changed
+                if probe_error:
+                    doc["levels"][lvl]["core_round_trip_error"] = probe_error[0]
+                if changed:
+                    say(f"warning: the cache-line round trip between the two cpus went from "
+                        f"{min(core_rtt):.0f} to {max(core_rtt):.0f} ns during the calibration "
+                        f"(more than {STATE_RATIO}x): the host moved this machine's cpus, and "
+                        "the fit mixes both states. Calibrate again, or on pinned cpus.")
     doc["machine_after"] = machine()
     return doc

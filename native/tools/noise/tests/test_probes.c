@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../../../tests/check.h"
+#include "corelat.h"
 #include "cpus.h"
 #include "prio.h"
 #include "probe.h"
@@ -134,6 +135,27 @@ static void test_selfish(int cpu)
     ism_probe_result_free(&r);
 }
 
+/* the cores' round trip: plausible, ordered in time, and the caller's affinity untouched */
+static void test_corelat(int a, int b)
+{
+    cpu_set_t before, after;
+    sched_getaffinity(0, sizeof before, &before);
+    ism_corelat_opts o = {a, b, 20000, 3, 0.002, 10};
+    double ns[3], t[3];
+    char err[256] = "";
+    CHECK(ism_corelat_run(&o, ns, t, err, sizeof err) == 0, "corelat: %s", err);
+    for (int i = 0; i < 3; i++)
+        CHECK(ns[i] > 5 && ns[i] < 100000, "round trip %.1f ns between cpus %d and %d", ns[i], a, b);
+    CHECK(t[0] >= 0 && t[1] >= t[0] + 0.002 && t[2] >= t[1] + 0.002, "samples at %.4f %.4f %.4f s", t[0], t[1], t[2]);
+    sched_getaffinity(0, sizeof after, &after);
+    CHECK(CPU_EQUAL(&before, &after), "corelat changed the caller's affinity");
+    o.cpu_b = a;
+    CHECK(ism_corelat_run(&o, ns, t, err, sizeof err) != 0 && strstr(err, "must differ"), "same cpu: %s", err);
+    o.cpu_b = ISM_NOISE_MAX_CPUS - 1;
+    CHECK(ism_corelat_run(&o, ns, t, err, sizeof err) != 0 && strstr(err, "cannot pin to cpu 4095"), "missing cpu: %s",
+          err);
+}
+
 int main(void)
 {
     ism_noise_clock_init(&clk, 0, 50);
@@ -145,6 +167,10 @@ int main(void)
     test_ftq(cpu);
     test_fwq(cpu);
     test_selfish(cpu);
+    if (n >= 2)
+        test_corelat(cpus[0], cpus[1]);
+    else
+        printf("one cpu allowed: the round trip between two is not tested\n");
     /* the clock_gettime fallback works too */
     ism_noise_clock_init(&clk, 1, 50);
     CHECK(clk.kind == ISM_NOISE_CLOCK_MONORAW && clk.hz == 1e9, "fallback clock");
