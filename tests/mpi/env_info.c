@@ -131,6 +131,28 @@ int main(int argc, char **argv)
     CHECK(!flag || !strcmp(v, "true"), "mpi_assert_no_any_tag '%s'", v);
     MPI_Info_free(&got);
     MPI_Info_free(&hi);
+    if (strict) {
+        /* isthmus's algorithm hints: one it knows is kept; a bad value is an error of class
+         * MPI_ERR_INFO_VALUE (a program that names an algorithm wants that one), and the
+         * hint in effect stays */
+        int rc, cls = 0;
+        MPI_Comm_set_errhandler(hc, MPI_ERRORS_RETURN);
+        MPI_Info_create(&hi);
+        MPI_Info_set(hi, "isthmus_coll_allreduce", "ring");
+        rc = MPI_Comm_set_info(hc, hi);
+        CHECK(rc == MPI_SUCCESS, "set_info isthmus_coll_allreduce=ring: %d", rc);
+        MPI_Info_set(hi, "isthmus_coll_allreduce", "no_such_algorithm");
+        rc = MPI_Comm_set_info(hc, hi);
+        MPI_Error_class(rc, &cls);
+        CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_INFO_VALUE,
+              "set_info isthmus_coll_allreduce=no_such_algorithm: rc %d class %d", rc, cls);
+        MPI_Info_free(&hi);
+        MPI_Comm_get_info(hc, &got);
+        MPI_Info_get(got, "isthmus_coll_allreduce", 63, v, &flag);
+        CHECK(flag && !strcmp(v, "ring"), "isthmus_coll_allreduce '%s' after a refused value",
+              flag ? v : "(none)");
+        MPI_Info_free(&got);
+    }
     MPI_Comm_free(&hc);
     MPI_Info_get_nkeys(MPI_INFO_ENV, &n);
     CHECK(n >= 0, "MPI_INFO_ENV nkeys %d", n);

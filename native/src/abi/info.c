@@ -418,7 +418,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info h)
         const char *why = NULL;
         int rc = ism_coll_hint(c, in->e[i].key, in->e[i].val, &why);
         if (rc < 0)
-            return ism_abi_error(c, rc == ISM_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
+            return ism_abi_error(c, rc == -ISM_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_INFO_VALUE,
                                  "MPI_Comm_set_info", "%s", why ? why : "out of memory");
     }
     /* hints info does not mention keep their values (MPI 4.0 §7.4.4) */

@@ -238,20 +238,20 @@ int ism_coll_hint(ism_comm *c, const char *key, const char *value, const char **
     if (coll < 0) {
         snprintf(msg, sizeof msg, "unknown collective in hint \"%s\"", key);
         *why = msg;
-        return ISM_ERR_ARG;
+        return -ISM_ERR_ARG;
     }
     ism_coll_choice ch;
     char w[560];
     if (ism_coll_parse_choice(coll, lvl, value, &ch, w, sizeof w)) {
         snprintf(msg, sizeof msg, "hint %s: %s", key, w);
         *why = msg;
-        return ISM_ERR_ARG;
+        return -ISM_ERR_ARG;
     }
     ism_coll_comm *st = ism_coll_state(c);
     if (!st)
-        return ISM_ERR_NO_MEM;
+        return -ISM_ERR_NO_MEM;
     if (!st->hints && !(st->hints = calloc(1, sizeof *st->hints)))
-        return ISM_ERR_NO_MEM;
+        return -ISM_ERR_NO_MEM;
     st->hints->set[coll][lvl] = ch.alg != ISM_ALG_DEFAULT;
     st->hints->ch[coll][lvl] = ch;
     snprintf(st->hints->text[coll][lvl], sizeof st->hints->text[coll][lvl], "%s", value);
