@@ -52,6 +52,7 @@ from isthmus.bench.launchers import Launch, Profile, run_launch  # noqa: E402
 from isthmus.model import calibrate as C  # noqa: E402
 from isthmus.model import tune as T  # noqa: E402
 from isthmus.model.loggp import LogGP  # noqa: E402
+from isthmus.noise.corelat import STATE_RATIO, core_round_trip  # noqa: E402
 
 PY = str(REPO / ".venv" / "bin" / "python")
 OUT: Path
@@ -76,7 +77,7 @@ def section_model(args) -> str:
     levels = args.levels.split(",")
     say(f"calibrating levels {', '.join(levels)}")
     doc = C.calibrate(levels, args.mpi, args.wan, args.cal_sizes, args.reps, run_launch,
-                      say=say)
+                      say=say, probe=core_round_trip)
     save("levels.json", doc)
     rows, commands = [], []
     plan = []
@@ -87,14 +88,19 @@ def section_model(args) -> str:
     for lvl, p, sizes, colls in plan:
         for coll in colls:
             sz = [0] if coll == "barrier" else sizes
+            # inside the node: the cores' round trip before and after, so each row can be
+            # put beside the calibration's machine state (docs/model.md)
+            rtt = [core_round_trip()] if lvl == "intra" else []
             got, cmds = T.measure(coll, lvl, p, sz, args.mpi, args.wan, args.reps, run_launch,
                                   vendor_too=False, say=say,
                                   iters=5 if lvl == "wan" else None)
+            if lvl == "intra":
+                rtt.append(core_round_trip())
             commands += cmds
             for alg, pts in got.items():
                 for m, t in pts.items():
                     rows.append({"level": lvl, "p": p, "coll": coll, "alg": alg, "size": m,
-                                 "measured_s": t})
+                                 "measured_s": t, **({"core_rtt_ns": rtt} if rtt else {})})
     save("model_rows.json", {"rows": rows, "commands": commands})
     return model_report(args, doc, rows)
 
@@ -237,7 +243,45 @@ def model_report(args, doc: dict, rows: list[dict]) -> str:
             f"{len(pts)} points ({100 * good / max(len(pts), 1):.0f}%).", "",
             "| level | ranks/sites | collective | size | model picks | measured best | pick / best |",
             "|---|---:|---|---:|---|---|---:|"] + detail + [""]
+    out += state_report(doc, rows)
     return "\n".join(out)
+
+
+def state_report(doc: dict, rows: list[dict]) -> list[str]:
+    """Inside the node, the same two scores over the rows measured in the calibration's
+    machine state only: the cores' round trip before and after the row's launches within
+    STATE_RATIO of the calibration's median. Shown beside, never instead of, the scores
+    over every row."""
+    cal = doc.get("levels", {}).get("intra", {}).get("core_round_trip_ns") or []
+    intra = [r for r in rows if r["level"] == "intra" and r.get("core_rtt_ns")]
+    if not cal or not intra:
+        return []
+    ref = median(cal)
+
+    def same(r):
+        return all(ref / STATE_RATIO <= x <= ref * STATE_RATIO for x in r["core_rtt_ns"])
+    kept = [r for r in intra if same(r)]
+    groups: dict[tuple, list[float]] = {}
+    for r in kept:
+        groups.setdefault((r["coll"], r["alg"]), []).append(r["rel_err"])
+    ok = sum(median(e) <= 0.25 for e in groups.values())
+    pts: dict[tuple, list[dict]] = {}
+    for r in intra:
+        pts.setdefault((r["coll"], r["size"]), []).append(r)
+    whole = {k: rs for k, rs in pts.items() if all(same(r) for r in rs)}
+    good = sum(min(rs, key=lambda r: r["predicted_s"])["measured_s"]
+               <= 1.10 * min(r["measured_s"] for r in rs) for rs in whole.values())
+    sweep = [x for r in intra for x in r["core_rtt_ns"]]
+    return ["### The machine's state inside the node", "",
+            f"The cores' cache-line round trip (`isthmus-noise corelat`) during the "
+            f"calibration: median {ref:.0f} ns ({min(cal):.0f}–{max(cal):.0f}, "
+            f"{len(cal)} probes{', the state changed' if doc['levels']['intra'].get('machine_state_changed') else ''}); "
+            f"around the sweep's launches {min(sweep):.0f}–{max(sweep):.0f} ns. "
+            f"Rows measured within {STATE_RATIO}x of the calibration's state: {len(kept)} of "
+            f"{len(intra)}.", "",
+            f"Over those rows only: algorithms within 25%: {ok} of {len(groups)}; the pick "
+            f"within 10% of the best at {good} of {len(whole)} points whose every algorithm "
+            f"was measured in that state.", ""]
 
 
 # ---- isthmus against the vendor on one site ----

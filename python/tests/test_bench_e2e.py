@@ -141,3 +141,32 @@ def test_wan_campaign_vendor_against_isthmus(netadmin, prefix, tmp_path):
     assert "data:image/png;base64," in html and "isthmus-openmpi" in html
     r = bench("compare", f"{tmp_path / 'res'}@library=openmpi", f"{tmp_path / 'res'}@library=isthmus-openmpi")
     assert r.returncode == 0 and "all points" in r.stderr
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_coll_algorithms_take_turns_in_one_launch(prefix, mpi):
+    """`isthmus-bench coll --algs`: one record per algorithm and size, each algorithm the
+    one libisthmus ran (its call counts), on 2 ranks of one site as `model tune --measure`
+    uses it; an algorithm the collective does not have is refused by name"""
+    import re
+
+    from isthmus.bench.launchers import Launch, Profile, run_launch
+
+    prof = Profile("intra", None, 1, gateway=False)
+    algs = ["binomial", "chain::8192", "vendor"]
+    res = run_launch(Launch("coll", ["--op", "bcast", "-m", "8,64k", "-r", "4", "-i", "5", "-x", "2",
+                                     "--algs", ",".join(algs)], f"isthmus-{mpi}", prof, 2,
+                            timeout=120, env={"ISTHMUS_COLL_STATS": "1"}))
+    assert res.ok, res.stderr_tail
+    got = [(x["alg"], x["size"]) for x in res.records]
+    assert got == [(a, m) for m in (8, 65536) for a in algs], got
+    for x in res.records:
+        assert x["status"] == "ok" and x["reps"] == 4 and x["op"] == "bcast" and x["min"] > 0
+        assert x["closing_barrier_us"] > 0
+    # per rank and algorithm: 2 sizes x (2 warm-up + 4 x 5 timed) calls
+    for a in ("binomial", "chain", "vendor"):
+        counts = re.findall(rf"bcast intra {a}: (\d+) calls", res.stderr_tail)
+        assert counts and all(int(c) == 2 * (2 + 4 * 5) for c in counts), (a, res.stderr_tail)
+    bad = run_launch(Launch("coll", ["--op", "allreduce", "-m", "8", "-r", "3", "--algs",
+                                     "ring,binomial"], f"isthmus-{mpi}", prof, 2, timeout=60))
+    assert not bad.ok and "hint isthmus_coll_allreduce=binomial refused" in bad.stderr_tail

@@ -212,6 +212,53 @@ def test_tune_follows_the_predictions():
     assert all(r["ranks"] == [8, None] and r["level"] == "intra" for r in rules)
 
 
+def test_measure_inside_a_site_runs_the_candidates_in_turns_per_size():
+    """inside a site one launch per size, every candidate (the chain with its segment at
+    that size, the vendor) named in --algs; the records map back by their "alg"; between
+    sites one launch per candidate, forced through the environment"""
+    def rec(alg, m, us):
+        return {"isthmus_bench": 1, "benchmark": "coll", "status": "ok", "op": "bcast",
+                "alg": alg, "size": max(m, 4), "median": us, "closing_barrier_us": 0.0}
+
+    class Run:
+        def __init__(self):
+            self.launches = []
+
+        def __call__(self, launch):
+            self.launches.append(launch)
+            i = launch.args.index("--algs") if "--algs" in launch.args else None
+            m = int(launch.args[launch.args.index("-m") + 1].split(",")[0])
+            specs = launch.args[i + 1].split(",") if i is not None else ["?"]
+            return LaunchResult([rec(a, m, 1.0 + k) for k, a in enumerate(specs)], 0, "cmd",
+                                0.1, "")
+
+    run = Run()
+    got, cmds = T.measure("bcast", "intra", 2, [8, 65536], "openmpi", None, 3, run)
+    cands = T.candidates("bcast", "intra") + ["vendor"]
+    assert len(run.launches) == 2 and all(not x.env for x in run.launches)
+    assert set(got) == set(cands) and all(set(v) == {8, 65536} for v in got.values())
+    specs8 = run.launches[0].args[run.launches[0].args.index("--algs") + 1].split(",")
+    specs64 = run.launches[1].args[run.launches[1].args.index("--algs") + 1].split(",")
+    assert "chain::1024" in specs8 and "chain::8192" in specs64 and specs8[-1] == "vendor"
+    # each candidate's time is its own record's (closed: the barrier part is 0 here)
+    for k, a in enumerate(cands):
+        assert got[a][8] == pytest.approx((1.0 + k) * 1e-6), a
+
+    wan = Run()
+    T.measure("bcast", "wan", 2, [8, 65536], "openmpi", "delay=1ms", 3, wan)
+    assert all("--algs" not in x.args and x.env for x in wan.launches)
+
+
+@pytest.mark.native
+def test_measure_inside_a_site_for_real(prefix):
+    from isthmus.bench.launchers import run_launch
+
+    got, cmds = T.measure("allreduce", "intra", 2, [8, 65536], "openmpi", None, 3, run_launch)
+    assert set(got) == set(T.candidates("allreduce", "intra")) | {"vendor"}, got
+    assert all(set(v) == {8, 65536} and min(v.values()) > 0 for v in got.values()), got
+    assert len(cmds) == 2 and all("--algs" in c for c in cmds)
+
+
 def test_tune_prefers_the_measured_best():
     lv = LogGP(L=5e-6, o_s=1e-6, o_r=1e-6, g=2e-6, G=1e-9)
     meas = {("reduce", "intra", 4): {"binomial": {1024: 9e-6}, "vendor": {1024: 3e-6},

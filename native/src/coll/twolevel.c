@@ -484,7 +484,9 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
     int lp = c->all_local ? c->size : c->lsize;
     if (is_default(c, ISM_COLL_BCAST, ISM_LVL_INTRA, lp, bytes, 1, 1) &&
         (c->all_local || is_default(c, ISM_COLL_BCAST, ISM_LVL_WAN, c->nleaders, bytes, 1, 0))) {
-        ism_coll_count(ISM_COLL_BCAST, ISM_LVL_INTRA, ISM_ALG_DEFAULT);
+        /* the vendor's bcast, chosen or by default: counted as which it was */
+        ism_coll_count(ISM_COLL_BCAST, ISM_LVL_INTRA,
+                       ism_coll_select(c, ISM_COLL_BCAST, ISM_LVL_INTRA, lp, bytes, 1).alg);
         return ISM_COLL_PASS;
     }
     if (!bytes)

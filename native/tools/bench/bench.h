@@ -41,6 +41,9 @@ typedef struct {
     int nops;
     int nonblocking;
     int via_coll;        /* loggp: messages as two-rank broadcasts (--via coll) */
+    char algs[ISM_BENCH_MAX_LIST][48]; /* coll --algs: libisthmus choices, measured in turns */
+    int nalgs;
+    int algs_wan;        /* --algs-wan: the choice is for the phase among the sites' leaders */
     int json;
     double max_time;     /* seconds per point; 0 = no limit */
     const char *label;
@@ -81,6 +84,13 @@ typedef double (*ism_bench_sample_fn)(ism_bench_ctx *c, void *arg, long iters);
  * must be world rank 0 (the reporter). */
 void ism_bench_run_point(ism_bench_ctx *c, ism_bench_point *p, MPI_Comm ctl,
                          ism_bench_sample_fn fn, void *arg);
+
+/* n points measured in turns: repetition r of every point before repetition r + 1 of
+ * any (each round starting one point further on), after every point's warm-up, so that a
+ * slow stretch of the machine falls on all of them alike. For comparing algorithms of
+ * one collective within one launch. fn(c, args[i], iters) measures point i. */
+void ism_bench_run_interleaved(ism_bench_ctx *c, ism_bench_point *p, int n, MPI_Comm ctl,
+                               ism_bench_sample_fn fn, void **args);
 
 /* A point that could not be measured (e.g. too few ranks for a fraction): reported with
  * status "skipped" and the reason, never silently left out. Rank 0 only. */

@@ -12,6 +12,12 @@
  * their iterations is closed by a barrier, and the record carries the time of a barrier
  * alone measured just before (closing_barrier_us) for whoever wants to subtract it.
  *
+ * With --algs (under libisthmus) each point is measured once per named algorithm, each on
+ * its own duplicate of MPI_COMM_WORLD carrying the hint isthmus_coll_<op> (or
+ * isthmus_coll_wan_<op>), and the algorithms take turns repetition by repetition
+ * (ism_bench_run_interleaved): a comparison of algorithms inside one launch, in the same
+ * state of the machine. A hint the MPI library refuses or does not keep is an error.
+ *
  * The neighborhood collectives (neighbor_allgather(v), neighbor_alltoall(v/w)) run on a
  * periodic 2-D Cartesian grid of all ranks (MPI_Dims_create, no reordering): every rank
  * exchanges a block with its 4 neighbours, the halo exchange of a stencil code. The record
@@ -259,6 +265,69 @@ static int op_index(const char *name)
     return -1;
 }
 
+/* A duplicate of comm on which libisthmus runs `alg` for `op`; exits with a message if
+ * the library refuses the hint or does not keep it (a vendor MPI ignores such keys). */
+static MPI_Comm hinted_dup(ism_bench_ctx *c, const char *op, const char *alg)
+{
+    MPI_Comm d;
+    MPI_Info info;
+    char key[64], got[64] = "";
+    int flag = 0;
+    snprintf(key, sizeof key, "isthmus_coll_%s%s", c->opt.algs_wan ? "wan_" : "", op);
+    MPI_Comm_dup(c->world, &d);
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_RETURN);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, key, alg);
+    int rc = MPI_Comm_set_info(d, info);
+    MPI_Info_free(&info);
+    if (rc == MPI_SUCCESS && MPI_Comm_get_info(d, &info) == MPI_SUCCESS) {
+        MPI_Info_get(info, key, (int)sizeof got - 1, got, &flag);
+        MPI_Info_free(&info);
+    }
+    if (rc != MPI_SUCCESS || !flag || strcmp(got, alg)) {
+        char msg[MPI_MAX_ERROR_STRING] = "";
+        int n = 0;
+        if (rc != MPI_SUCCESS)
+            MPI_Error_string(rc, msg, &n);
+        if (c->rank == 0)
+            fprintf(stderr, "isthmus-bench: --algs: hint %s=%s %s%s\n", key, alg,
+                    rc != MPI_SUCCESS ? "refused: " : "not kept by this MPI library (the "
+                    "algorithms are libisthmus's: run isthmus-bench, not a vendor's build)", msg);
+        MPI_Abort(c->world, 2);
+    }
+    MPI_Comm_set_errhandler(d, MPI_ERRORS_ARE_FATAL);
+    return d;
+}
+
+/* One point per --algs entry, measured in turns. */
+static void coll_point_algs(ism_bench_ctx *c, int op, long long bytes)
+{
+    const ism_bench_opts *o = &c->opt;
+    int n = o->nalgs;
+    coll_arg a[ISM_BENCH_MAX_LIST];
+    void *args[ISM_BENCH_MAX_LIST];
+    ism_bench_point p[ISM_BENCH_MAX_LIST];
+    MPI_Comm comms[ISM_BENCH_MAX_LIST];
+    char name[32];
+    snprintf(name, sizeof name, "%s%s", o->nonblocking ? "i" : "", COLL[op].name);
+    double closing = COLL[op].rooted ? barrier_us(c->world, ism_bench_iters(c, bytes)) : 0.0;
+    for (int i = 0; i < n; i++) {
+        comms[i] = hinted_dup(c, COLL[op].name, o->algs[i]);
+        coll_setup(c, &a[i], op, bytes, comms[i]);
+        args[i] = &a[i];
+        ism_bench_point_init(c, &p[i], "time", "us", bytes);
+        ism_bench_param_str(&p[i], "op", name);
+        ism_bench_param_str(&p[i], "alg", o->algs[i]);
+        if (COLL[op].rooted)
+            ism_bench_param_num(&p[i], "closing_barrier_us", closing, 0);
+    }
+    ism_bench_run_interleaved(c, p, n, c->world, coll_sample, args);
+    for (int i = 0; i < n; i++) {
+        coll_free(&a[i]);
+        MPI_Comm_free(&comms[i]);
+    }
+}
+
 void ism_bench_coll(ism_bench_ctx *c)
 {
     static const long long def[] = {4, 64, 1024, 16384, 262144};
@@ -272,6 +341,10 @@ void ism_bench_coll(ism_bench_ctx *c)
             long long bytes = op == C_BARRIER ? 0 : sizes[s];
             if (COLL[op].reduction)
                 bytes = bytes / 4 > 0 ? bytes / 4 * 4 : 4;
+            if (o->nalgs) {
+                coll_point_algs(c, op, bytes);
+                continue;
+            }
             coll_arg a;
             ism_bench_point p;
             char name[32];

@@ -48,6 +48,10 @@ void ism_bench_print_usage(void)
         "  --bg-pairs L  explicit background pairs a:b,c:d (world ranks; default: all others)\n"
         "  --op L        collectives for coll, comma-separated\n"
         "  --nonblocking coll uses the MPI_I... forms followed by MPI_Wait\n"
+        "  --algs L      coll under libisthmus: these algorithms (choices as ISTHMUS_COLL_*,\n"
+        "                e.g. binomial,knomial:4,chain::8k), each forced by a communicator hint,\n"
+        "                measured in turns within each point; one record per algorithm\n"
+        "  --algs-wan    --algs names the phase among the sites' leaders (isthmus_coll_wan_*)\n"
         "  --via p2p|coll  how loggp moves a message: MPI_Send/MPI_Recv (default), or a\n"
         "                broadcast between the two ranks (one message of a collective's\n"
         "                schedule: what libisthmus's collectives pay inside a site)\n"
@@ -226,6 +230,27 @@ static int parse_ops(const char *s, ism_bench_opts *o, char *err, size_t len)
     return o->nops ? 0 : (seterr(err, len, "--op: empty list"), -1);
 }
 
+/* --algs: the choices themselves are the library's to judge (a hint it refuses is an
+ * error at the first point); here only their number and length */
+static int parse_algs(const char *s, ism_bench_opts *o, char *err, size_t len)
+{
+    char buf[1024];
+    if (strlen(s) >= sizeof buf) {
+        seterr(err, len, "--algs: too long");
+        return -1;
+    }
+    strcpy(buf, s);
+    o->nalgs = 0;
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+        if (strlen(tok) >= sizeof o->algs[0])
+            return seterr(err, len, "--algs %s: too long", tok), -1;
+        if (o->nalgs == ISM_BENCH_MAX_LIST)
+            return seterr(err, len, "--algs: too many"), -1;
+        snprintf(o->algs[o->nalgs++], sizeof o->algs[0], "%s", tok);
+    }
+    return o->nalgs ? 0 : (seterr(err, len, "--algs: empty list"), -1);
+}
+
 static int parse_bg_pairs(const char *s, ism_bench_opts *o, char *err, size_t len)
 {
     char buf[512];
@@ -344,6 +369,12 @@ int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err,
                 return -1;
         } else if (!strcmp(a, "--nonblocking")) {
             o->nonblocking = 1;
+        } else if (!strcmp(a, "--algs")) {
+            NEED_VALUE();
+            if (parse_algs(v, o, err, len))
+                return -1;
+        } else if (!strcmp(a, "--algs-wan")) {
+            o->algs_wan = 1;
         } else if (!strcmp(a, "--via")) {
             NEED_VALUE();
             if (strcmp(v, "p2p") && strcmp(v, "coll"))
@@ -380,6 +411,10 @@ int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err,
     }
     if (o->benchmark == NULL)
         return seterr(err, len, "give a benchmark (see --help)"), -1;
+    if ((o->nalgs || o->algs_wan) && strcmp(o->benchmark, "coll"))
+        return seterr(err, len, "--algs and --algs-wan are options of coll"), -1;
+    if (o->algs_wan && !o->nalgs)
+        return seterr(err, len, "--algs-wan needs --algs"), -1;
     for (int k = 0; k < o->nsizes; k++)
         if (o->sizes[k] > INT_MAX)
             return seterr(err, len, "-m: size %lld is above INT_MAX bytes", o->sizes[k]), -1;

@@ -225,3 +225,39 @@ void ism_bench_run_point(ism_bench_ctx *c, ism_bench_point *p, MPI_Comm ctl,
         emit(c, p, "ok", NULL, samples, done, seconds);
     free(samples);
 }
+
+void ism_bench_run_interleaved(ism_bench_ctx *c, ism_bench_point *p, int n, MPI_Comm ctl,
+                               ism_bench_sample_fn fn, void **args)
+{
+    int crank;
+    MPI_Comm_rank(ctl, &crank);
+    for (int i = 0; i < n; i++)
+        if (p[i].warmup > 0)
+            fn(c, args[i], p[i].warmup);
+    double *samples = malloc((size_t)n * (size_t)c->opt.reps * sizeof *samples);
+    double *seconds = calloc((size_t)n, sizeof *seconds);
+    if (samples == NULL || seconds == NULL)
+        MPI_Abort(c->world, 3);
+    int done = 0;
+    double start = MPI_Wtime();
+    for (int rep = 0; rep < c->opt.reps; rep++) {
+        for (int k = 0; k < n; k++) {
+            int i = (rep + k) % n;
+            double t0 = MPI_Wtime();
+            samples[(size_t)i * (size_t)c->opt.reps + (size_t)rep] = fn(c, args[i], p[i].iters);
+            seconds[i] += MPI_Wtime() - t0;
+        }
+        done++;
+        if (c->opt.max_time > 0.0) {
+            int go = !(done >= 3 && MPI_Wtime() - start > c->opt.max_time);
+            MPI_Bcast(&go, 1, MPI_INT, 0, ctl);
+            if (!go)
+                break;
+        }
+    }
+    if (crank == 0)
+        for (int i = 0; i < n; i++)
+            emit(c, &p[i], "ok", NULL, samples + (size_t)i * (size_t)c->opt.reps, done, seconds[i]);
+    free(samples);
+    free(seconds);
+}

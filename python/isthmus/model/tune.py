@@ -185,9 +185,11 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
             say: Callable[[str], None] = lambda s: None,
             iters: int | None = None) -> tuple[dict, list[str]]:
     """Every candidate forced in turn, timed by isthmus-bench coll: {alg: {m: s}} and the
-    commands. Inside a site p ranks on one site; between sites p sites of one rank, so
-    the sites' phase is all there is. A chain's segment depends on the size, so it is
-    measured one size at a time."""
+    commands. Inside a site p ranks on one site, one launch per size in which the
+    candidates take turns repetition by repetition (`coll --algs`, each on a communicator
+    carrying its hint), so they are compared in the same state of the machine; between
+    sites p sites of one rank (so the sites' phase is all there is), one launch per
+    candidate (ISTHMUS_COLL_WAN_*). A chain's segment depends on the size."""
     from ..bench.launchers import Launch, Profile
 
     prof = Profile(lvl, link, p) if lvl == "wan" else Profile(lvl, None, 1, gateway=False)
@@ -195,16 +197,29 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
     cmds = []
     algs = candidates(coll, lvl) + (["vendor"] if vendor_too and lvl == "intra" else [])
     op = coll
+    extra = ["-i", str(iters), "-x", "1"] if iters else []
+    if lvl == "intra":
+        for m in sizes:
+            specs = ["vendor" if a == "vendor" else spec_of(a, m) for a in algs]
+            by_spec = dict(zip(specs, algs))
+            args = ["--op", op, "-m", str(max(m, 4)), "-r", str(reps), "--algs",
+                    ",".join(specs)] + extra
+            say(f"  {coll} {lvl} p={p} size {m}: {', '.join(specs)} in turns")
+            res = run(Launch("coll", args, f"isthmus-{mpi}", prof, p, timeout=900))
+            cmds.append(res.command)
+            for r in res.records:
+                if r.get("status") == "ok" and r.get("op", coll) == op and r.get("alg") in by_spec:
+                    out.setdefault(by_spec[r["alg"]], {})[m] = coll_seconds(r)
+        return out, cmds
     for alg in algs:
         groups = [[m] for m in sizes] if alg == "chain" else [sizes]
         for g in groups:
-            spec = "vendor" if alg == "vendor" else spec_of(alg, g[0])
+            spec = spec_of(alg, g[0])
             env = {env_name(coll, lvl): spec}
-            if coll == "scan" and lvl == "wan":
+            if coll == "scan":
                 env = {env_name("exscan", lvl): spec}
             args = ["--op", op, "-m", ",".join(str(max(m, 4)) for m in g), "-r", str(reps)]
-            if iters:
-                args += ["-i", str(iters), "-x", "1"]
+            args += extra
             say(f"  {coll} {lvl} p={p} {spec} sizes {g[0]}..{g[-1]}")
             res = run(Launch("coll", args, f"isthmus-{mpi}", prof, p, timeout=900, env=env))
             cmds.append(" ".join(f"{k}={v}" for k, v in env.items()) + " " + res.command)
