@@ -247,6 +247,14 @@ def test_measure_inside_a_site_runs_the_candidates_in_turns_per_size():
     wan = Run()
     T.measure("bcast", "wan", 2, [8, 65536], "openmpi", "delay=1ms", 3, wan)
     assert all("--algs" not in x.args and x.env for x in wan.launches)
+    # the method before: one launch per candidate (and per size for the chain), forced
+    # through the environment
+    old = Run()
+    T.measure("bcast", "intra", 2, [8, 65536], "openmpi", None, 3, old, in_turns=False)
+    envs = [x.env["ISTHMUS_COLL_BCAST"] for x in old.launches]
+    assert all("--algs" not in x.args for x in old.launches)
+    assert envs.count("vendor") == 1 and "chain::1024" in envs and "chain::8192" in envs
+    assert len(old.launches) == len(cands) + 1  # the chain twice
 
 
 @pytest.mark.native

@@ -183,13 +183,15 @@ def coll_seconds(rec: dict) -> float:
 def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str | None,
             reps: int, run: Callable, vendor_too: bool = True,
             say: Callable[[str], None] = lambda s: None,
-            iters: int | None = None) -> tuple[dict, list[str]]:
+            iters: int | None = None, in_turns: bool = True) -> tuple[dict, list[str]]:
     """Every candidate forced in turn, timed by isthmus-bench coll: {alg: {m: s}} and the
     commands. Inside a site p ranks on one site, one launch per size in which the
     candidates take turns repetition by repetition (`coll --algs`, each on a communicator
     carrying its hint), so they are compared in the same state of the machine; between
     sites p sites of one rank (so the sites' phase is all there is), one launch per
-    candidate (ISTHMUS_COLL_WAN_*). A chain's segment depends on the size."""
+    candidate (ISTHMUS_COLL_WAN_*). A chain's segment depends on the size. in_turns=False:
+    one launch per candidate inside a site too (the method before issue 8's stop 20, kept
+    for comparing the two)."""
     from ..bench.launchers import Launch, Profile
 
     prof = Profile(lvl, link, p) if lvl == "wan" else Profile(lvl, None, 1, gateway=False)
@@ -198,7 +200,7 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
     algs = candidates(coll, lvl) + (["vendor"] if vendor_too and lvl == "intra" else [])
     op = coll
     extra = ["-i", str(iters), "-x", "1"] if iters else []
-    if lvl == "intra":
+    if lvl == "intra" and in_turns:
         for m in sizes:
             specs = ["vendor" if a == "vendor" else spec_of(a, m) for a in algs]
             by_spec = dict(zip(specs, algs))
@@ -214,9 +216,9 @@ def measure(coll: str, lvl: str, p: int, sizes: list[int], mpi: str, link: str |
     for alg in algs:
         groups = [[m] for m in sizes] if alg == "chain" else [sizes]
         for g in groups:
-            spec = spec_of(alg, g[0])
+            spec = "vendor" if alg == "vendor" else spec_of(alg, g[0])
             env = {env_name(coll, lvl): spec}
-            if coll == "scan":
+            if coll == "scan" and lvl == "wan":
                 env = {env_name("exscan", lvl): spec}
             args = ["--op", op, "-m", ",".join(str(max(m, 4)) for m in g), "-r", str(reps)]
             args += extra
