@@ -386,6 +386,9 @@ def section_wan(args) -> str:
     delay_ms, rate = _link(args.wan)
     k = 4
     configs = {"isthmus default": {}}
+    for spec in args.wan_config or []:
+        name, _, rest = spec.partition(":")
+        configs[f"isthmus {name}"] = dict(kv.split("=", 1) for kv in rest.split(":") if kv)
     res: dict[tuple, list[float]] = {}
     cmds: dict[str, list[str]] = {}
 
@@ -427,8 +430,9 @@ def section_wan(args) -> str:
            f"runs of the per-run medians ({plan}). bcast, reduce, gather, scatter, scan and "
            "exscan are closed by a barrier (completion at every rank), so their bound has two "
            "one-way delays: the collective's and the barrier's.", "",
-           "| collective | size | bound | isthmus | × bound | Open MPI alone | × bound | isthmus / Open MPI |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| collective | size | bound | isthmus | × bound | Open MPI alone | × bound | isthmus / Open MPI |"
+           + "".join(f" {n} | × bound |" for n in list(configs)[1:]),
+           "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * (len(configs) - 1)]
     within = never_slower = n = 0
     for op in OPS:
         for size in ([0] if op == "barrier" else [8, 65536, 1 << 20]):
@@ -439,8 +443,12 @@ def section_wan(args) -> str:
             n += 1
             within += ours <= 1.2 * b
             never_slower += ours <= theirs
+            extra = ""
+            for name in list(configs)[1:]:
+                v = median(res.get((name, op, size), []))
+                extra += f" {v:.1f} | {v / b:.2f} |"
             out.append(f"| {op} | {size} | {b:.1f} | {ours:.1f} | {ours / b:.2f} | "
-                       f"{theirs:.1f} | {theirs / b:.2f} | {ours / theirs:.2f} |")
+                       f"{theirs:.1f} | {theirs / b:.2f} | {ours / theirs:.2f} |" + extra)
     out += ["", f"isthmus within 1.2× the bound: {within} of {n}; not slower than Open MPI "
             f"alone: {never_slower} of {n}.", ""]
     for name, cs in cmds.items():
@@ -505,6 +513,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the vendor comparison")
     ap.add_argument("--wan-rounds", type=int, default=3)
     ap.add_argument("--pipe-rounds", type=int, default=3)
+    ap.add_argument("--wan-config", action="append", metavar="NAME:VAR=VALUE[:VAR=VALUE]",
+                    help="wan section: one more isthmus configuration, interleaved with the "
+                         "others and shown in columns of its own (e.g. eager256k:ISTHMUS_EAGER=256k)")
     ap.add_argument("--out", help="folder (default bench/results/coll-issue8-<timestamp>)")
     ap.add_argument("--reanalyze", action="store_true",
                     help="recompute the model section from --out's levels.json and "
@@ -518,6 +529,10 @@ def main() -> int:
                     help="predict without the cost of two-way steps (o_x, O_x: the model "
                          "before it), e.g. with --reanalyze on the same measurements")
     args = ap.parse_args()
+    for spec in args.wan_config or []:
+        name, _, rest = spec.partition(":")
+        if not name or not rest or any("=" not in kv for kv in rest.split(":") if kv):
+            ap.error(f"--wan-config {spec!r}: expected NAME:VAR=VALUE[:VAR=VALUE]")
     bad = [m for m in args.sweep.split(",") if m not in ("turns", "launches")]
     if bad:
         ap.error(f"--sweep {args.sweep}: expected turns, launches or both, comma-separated")
