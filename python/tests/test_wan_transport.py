@@ -83,6 +83,28 @@ def test_crc_on_every_frame(stress):
     assert all(s["crc"] == 0 for s in link_stats(r.stderr))
 
 
+LINK = re.compile(r"isthmus stats: link (\w+) -> (\w+): (\d+) packets in, (\d+) delivered, "
+                  r"(\d+) lost by the loss model, (\d+) queue drops, (\d+) MTU drops, "
+                  r"(\d+) pool drops, (\d+) duplicated")
+
+
+def test_run_stats_give_the_emulated_links_counters(netadmin, stress):
+    """`isthmus run --wan ... --stats` ends with the emulator's counters per direction,
+    which add up: every packet in was delivered or dropped for a reason counted"""
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--stats", "--wan", "delay=1ms,loss=2%"],
+                    stress, ["0", "2"])
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
+    links = {(m.group(1), m.group(2)): list(map(int, m.groups()[2:]))
+             for m in LINK.finditer(r.stderr)}
+    assert set(links) == {("A", "B"), ("B", "A")}, r.stderr[-3000:]
+    for (a, b), (pin, out, lost, queue, mtu, pool, dup) in links.items():
+        assert pin > 100 and lost > 0, (a, b, links)
+        assert out == pin - lost - queue - mtu - pool + dup, (a, b, links)
+    # without --stats, no counters
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--wan", "delay=1ms"], stress, ["0", "1"])
+    assert r.returncode == 0 and not LINK.search(r.stderr), r.stderr[-2000:]
+
+
 REJECTED = re.compile(r"stream 0: udp sent .*; (\d+) packets rejected \(bad CRC, stale or foreign\)")
 
 

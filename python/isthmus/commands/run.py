@@ -249,6 +249,7 @@ def run_command(ctx: click.Context, **params) -> None:
             layout, wan, program, args, prefix=prefix, port=params["port"], secret=secret,
             timeout=params["timeout"], stats=params["stats"],
             progress=lambda m: con.print(Text(m, style="dim")),
+            link_stats=(lambda m: con.print(Text(m))) if params["stats"] else None,
         )  # fmt: skip
         sys.stdout.flush()
         ctx.exit(code)

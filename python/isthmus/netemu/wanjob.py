@@ -33,9 +33,31 @@ def namespaced_builder(emu: Emulation) -> Callable[[SiteLaunch], Sequence[str]]:
     return build
 
 
+def link_counters(emu: Emulation, stats: dict) -> list[str]:
+    """One line per link direction from the emulator's counters: what went in, what came
+    out, and every kind of drop (a drop under light load means a TCP timeout for the job)."""
+    out = []
+    for e in stats.get("links", []):
+        out.append(f"isthmus stats: link {emu.names[e['from']]} -> {emu.names[e['to']]}: "
+                   f"{e['in']} packets in, {e['delivered']} delivered, {e['drop_loss']} lost "
+                   f"by the loss model, {e['drop_queue']} queue drops, {e['drop_mtu']} MTU "
+                   f"drops, {e['drop_pool']} pool drops, {e['dup']} duplicated")
+    return out
+
+
 def run_job_over_wan(layout: Layout, matrix: LinkMatrix, program: str, args: Sequence[str], *,
-                     prefix: Prefix, port: int | None = None, progress=None, **job_kwargs) -> int:
-    """Set up the emulation, run the job through it, tear everything down; the job's code."""
+                     prefix: Prefix, port: int | None = None, progress=None,
+                     link_stats: Callable[[str], None] | None = None, **job_kwargs) -> int:
+    """Set up the emulation, run the job through it, tear everything down; the job's code.
+    link_stats: called with a line per link direction of the emulator's counters at the
+    end of the job (isthmus run --stats)."""
     with Emulation(matrix=matrix, progress=progress) as emu:
-        return run_job(wan_layout(layout, emu, port), program, args, prefix=prefix,
+        code = run_job(wan_layout(layout, emu, port), program, args, prefix=prefix,
                        command_builder=namespaced_builder(emu), **job_kwargs)
+        if link_stats is not None:
+            try:
+                for line in link_counters(emu, emu.stats()):
+                    link_stats(line)
+            except Exception as e:  # the job's result stands; say why there are no counters
+                link_stats(f"isthmus stats: the link emulator's counters are not available ({e})")
+        return code
