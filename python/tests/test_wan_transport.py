@@ -100,6 +100,10 @@ def test_run_stats_give_the_emulated_links_counters(netadmin, stress):
     for (a, b), (pin, out, lost, queue, mtu, pool, dup) in links.items():
         assert pin > 100 and lost > 0, (a, b, links)
         assert out == pin - lost - queue - mtu - pool + dup, (a, b, links)
+    emu = re.search(r"isthmus stats: link emulator: (\d+) packets it could not hand to the "
+                    r"destination site \(write errors\), \d+ for no site of this emulation; "
+                    r"releases late by [0-9.]+ us on average, [0-9.]+ us at most", r.stderr)
+    assert emu and emu.group(1) == "0", r.stderr[-3000:]
     # without --stats, no counters
     r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--wan", "delay=1ms"], stress, ["0", "1"])
     assert r.returncode == 0 and not LINK.search(r.stderr), r.stderr[-2000:]

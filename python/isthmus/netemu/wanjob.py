@@ -42,6 +42,11 @@ def link_counters(emu: Emulation, stats: dict) -> list[str]:
                    f"{e['in']} packets in, {e['delivered']} delivered, {e['drop_loss']} lost "
                    f"by the loss model, {e['drop_queue']} queue drops, {e['drop_mtu']} MTU "
                    f"drops, {e['drop_pool']} pool drops, {e['dup']} duplicated")
+    out.append(f"isthmus stats: link emulator: {stats.get('write_errors', 0)} packets it could "
+               f"not hand to the destination site (write errors), {stats.get('unroutable', 0)} "
+               "for no site of this emulation; releases late by "
+               f"{stats.get('late_mean_ns', 0) / 1e3:.1f} us on average, "
+               f"{stats.get('late_max_ns', 0) / 1e3:.1f} us at most")
     return out
 
 
