@@ -265,8 +265,9 @@ static int op_index(const char *name)
     return -1;
 }
 
-/* A duplicate of comm on which libisthmus runs `alg` for `op`; exits with a message if
- * the library refuses the hint or does not keep it (a vendor MPI ignores such keys). */
+/* A duplicate of comm on which libisthmus runs `alg` for `op`, or MPI_COMM_NULL (rank 0
+ * says why) if the library refuses the hint or does not keep it (a vendor MPI ignores
+ * such keys). */
 static MPI_Comm hinted_dup(ism_bench_ctx *c, const char *op, const char *alg)
 {
     MPI_Comm d;
@@ -293,7 +294,8 @@ static MPI_Comm hinted_dup(ism_bench_ctx *c, const char *op, const char *alg)
             fprintf(stderr, "isthmus-bench: --algs: hint %s=%s %s%s\n", key, alg,
                     rc != MPI_SUCCESS ? "refused: " : "not kept by this MPI library (the "
                     "algorithms are libisthmus's: run isthmus-bench, not a vendor's build)", msg);
-        MPI_Abort(c->world, 2);
+        MPI_Comm_free(&d);
+        return MPI_COMM_NULL;
     }
     MPI_Comm_set_errhandler(d, MPI_ERRORS_ARE_FATAL);
     return d;
@@ -311,8 +313,20 @@ static void coll_point_algs(ism_bench_ctx *c, int op, long long bytes)
     char name[32];
     snprintf(name, sizeof name, "%s%s", o->nonblocking ? "i" : "", COLL[op].name);
     double closing = COLL[op].rooted ? barrier_us(c->world, ism_bench_iters(c, bytes)) : 0.0;
+    int bad = 0, any_bad = 0;
+    for (int i = 0; i < n; i++)
+        bad |= (comms[i] = hinted_dup(c, COLL[op].name, o->algs[i])) == MPI_COMM_NULL;
+    /* every rank makes the same choices; all stop together, with the message out (an
+     * MPI_Abort could kill rank 0 before its launcher forwarded the message) */
+    MPI_Allreduce(&bad, &any_bad, 1, MPI_INT, MPI_MAX, c->world);
+    if (any_bad) {
+        for (int i = 0; i < n; i++)
+            if (comms[i] != MPI_COMM_NULL)
+                MPI_Comm_free(&comms[i]);
+        MPI_Finalize();
+        exit(2);
+    }
     for (int i = 0; i < n; i++) {
-        comms[i] = hinted_dup(c, COLL[op].name, o->algs[i]);
         coll_setup(c, &a[i], op, bytes, comms[i]);
         args[i] = &a[i];
         ism_bench_point_init(c, &p[i], "time", "us", bytes);
