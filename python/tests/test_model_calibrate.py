@@ -186,7 +186,7 @@ def test_core_round_trip_probe_runs_on_this_machine(prefix):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one cpu: no round trip between two")
     ns = core_round_trip(trips=1000)
-    assert 5 < ns < 100000
+    assert 5 < ns < 50e6  # a busy machine can make a round trip wait for a time slice
     assert states_differ([145, 600]) and not states_differ([145, 200]) and not states_differ([145])
 
 

@@ -145,7 +145,9 @@ static void test_corelat(int a, int b)
     char err[256] = "";
     CHECK(ism_corelat_run(&o, ns, t, err, sizeof err) == 0, "corelat: %s", err);
     for (int i = 0; i < 3; i++)
-        CHECK(ns[i] > 5 && ns[i] < 100000, "round trip %.1f ns between cpus %d and %d", ns[i], a, b);
+        /* 0.1-1 us on an idle machine; with other processes on both cpus a round trip can
+         * wait for a time slice, so the upper bound is only "measured something" */
+        CHECK(ns[i] > 5 && ns[i] < 50e6, "round trip %.1f ns between cpus %d and %d", ns[i], a, b);
     CHECK(t[0] >= 0 && t[1] >= t[0] + 0.002 && t[2] >= t[1] + 0.002, "samples at %.4f %.4f %.4f s", t[0], t[1], t[2]);
     sched_getaffinity(0, sizeof after, &after);
     CHECK(CPU_EQUAL(&before, &after), "corelat changed the caller's affinity");
