@@ -179,6 +179,22 @@ def terms_report(rows: list[dict], lv: dict[str, LogGP]) -> str:
     return "\n".join(out) + "\n"
 
 
+def by_algorithm(rows: list[dict]) -> dict[tuple, list[float]]:
+    """The rows' relative errors per (level, ranks/sites, collective, algorithm)."""
+    groups: dict[tuple, list[float]] = {}
+    for r in rows:
+        groups.setdefault((r["level"], r["p"], r["coll"], r["alg"]), []).append(r["rel_err"])
+    return groups
+
+
+def by_point(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """The rows per sweep point (level, ranks/sites, collective, size): the candidates."""
+    pts: dict[tuple, list[dict]] = {}
+    for r in rows:
+        pts.setdefault((r["level"], r["p"], r["coll"], r["size"]), []).append(r)
+    return pts
+
+
 def model_report(args, doc: dict, rows: list[dict], suffix: str = "") -> str:
     lv = refit(doc, regimes=not getattr(args, "no_regimes", False),
                two_way=not getattr(args, "no_two_way", False))
@@ -220,9 +236,7 @@ def model_report(args, doc: dict, rows: list[dict], suffix: str = "") -> str:
             "barrier):", "",
             "| level | ranks/sites | collective | algorithm | points | median abs. rel. error | max |",
             "|---|---:|---|---|---:|---:|---:|"]
-    groups: dict[tuple, list[float]] = {}
-    for r in rows:
-        groups.setdefault((r["level"], r["p"], r["coll"], r["alg"]), []).append(r["rel_err"])
+    groups = by_algorithm(rows)
     ok = 0
     for k, errs in sorted(groups.items()):
         ok += median(errs) <= 0.25
@@ -235,9 +249,7 @@ def model_report(args, doc: dict, rows: list[dict], suffix: str = "") -> str:
     out += ["", f"Algorithms whose median error is within 25%: {ok} of {len(groups)} ("
             + ", ".join(f"{k}: {a} of {b}" for k, (a, b) in sorted(by_lvl.items())) + ").", ""]
     # selection: the model's pick against the measured best, per point
-    pts: dict[tuple, list[dict]] = {}
-    for r in rows:
-        pts.setdefault((r["level"], r["p"], r["coll"], r["size"]), []).append(r)
+    pts = by_point(rows)
     good = 0
     detail = []
     for k, rs in sorted(pts.items()):
@@ -270,14 +282,9 @@ def state_report(doc: dict, rows: list[dict]) -> list[str]:
     def same(r):
         return all(ref / STATE_RATIO <= x <= ref * STATE_RATIO for x in r["core_rtt_ns"])
     kept = [r for r in intra if same(r)]
-    groups: dict[tuple, list[float]] = {}
-    for r in kept:
-        groups.setdefault((r["coll"], r["alg"]), []).append(r["rel_err"])
+    groups = by_algorithm(kept)
     ok = sum(median(e) <= 0.25 for e in groups.values())
-    pts: dict[tuple, list[dict]] = {}
-    for r in intra:
-        pts.setdefault((r["coll"], r["size"]), []).append(r)
-    whole = {k: rs for k, rs in pts.items() if all(same(r) for r in rs)}
+    whole = {k: rs for k, rs in by_point(intra).items() if all(same(r) for r in rs)}
     good = sum(min(rs, key=lambda r: r["predicted_s"])["measured_s"]
                <= 1.10 * min(r["measured_s"] for r in rs) for rs in whole.values())
     sweep = [x for r in intra for x in r["core_rtt_ns"]]

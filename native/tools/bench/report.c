@@ -201,29 +201,7 @@ void ism_bench_report_skipped(ism_bench_ctx *c, ism_bench_point *p, const char *
 void ism_bench_run_point(ism_bench_ctx *c, ism_bench_point *p, MPI_Comm ctl,
                          ism_bench_sample_fn fn, void *arg)
 {
-    int crank;
-    MPI_Comm_rank(ctl, &crank);
-    if (p->warmup > 0)
-        fn(c, arg, p->warmup);
-    double *samples = malloc((size_t)c->opt.reps * sizeof *samples);
-    if (samples == NULL)
-        MPI_Abort(c->world, 3);
-    int done = 0;
-    double start = MPI_Wtime();
-    for (int rep = 0; rep < c->opt.reps; rep++) {
-        double v = fn(c, arg, p->iters);
-        samples[done++] = v;
-        if (c->opt.max_time > 0.0) {
-            int go = !(done >= 3 && MPI_Wtime() - start > c->opt.max_time);
-            MPI_Bcast(&go, 1, MPI_INT, 0, ctl);
-            if (!go)
-                break;
-        }
-    }
-    double seconds = MPI_Wtime() - start;
-    if (crank == 0)
-        emit(c, p, "ok", NULL, samples, done, seconds);
-    free(samples);
+    ism_bench_run_interleaved(c, p, 1, ctl, fn, &arg);
 }
 
 void ism_bench_run_interleaved(ism_bench_ctx *c, ism_bench_point *p, int n, MPI_Comm ctl,

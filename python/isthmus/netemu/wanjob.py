@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Sequence
 
+from ..errors import IsthmusError
 from ..launch.job import SiteLaunch, default_command, run_job
 from ..launch.layout import Layout
 from ..paths import Prefix
@@ -63,6 +64,6 @@ def run_job_over_wan(layout: Layout, matrix: LinkMatrix, program: str, args: Seq
             try:
                 for line in link_counters(emu, emu.stats()):
                     link_stats(line)
-            except Exception as e:  # the job's result stands; say why there are no counters
+            except (IsthmusError, OSError, ValueError) as e:  # the job's result stands
                 link_stats(f"isthmus stats: the link emulator's counters are not available ({e})")
         return code
