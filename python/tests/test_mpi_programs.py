@@ -153,3 +153,32 @@ def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
     assert re.search(r"R_\w+_COPY\s+\S+\s+(__)?environ", relocs), "no copy of environ: test is moot"
     r = run_job(exe, [], "2,2", mpi)
     assert r.returncode == 0 and "env_environ: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# Early data: a rendezvous message's first ISTHMUS_EARLY bytes leave with its RTS, and the
+# receiver gives them back once placed. In p2p_early's ping-pong every message's early bytes
+# come back before the next message leaves, so the gateways count exactly: all 200 KiB of
+# each message with the default 256 KiB, 64 KiB of each with 64k, none with 0. A budget
+# that leaked would show as fewer early bytes.
+EARLY = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: sent .*?, "
+                   r"(\d+) bytes early;")
+SENT_BY = re.compile(r"p2p_early: rank (\d+) sent (\d+) bytes to rank (-?\d+)")
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("early,per_msg", [(None, 200 << 10), ("64k", 64 << 10), ("0", 0)],
+                         ids=["default", "64k", "off"])
+def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, per_msg):
+    exe = build(prefix, build_dir, "p2p_early")
+    env = {"ISTHMUS_STATS": "1"}
+    if early is not None:
+        env["ISTHMUS_EARLY"] = early
+    r = run_job(exe, ["pingpong"], "2,2", mpi, extra_env=env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "p2p_early: OK" in r.stdout, out[-6000:]
+    sent = {int(a): (int(b), int(c)) for a, b, c in SENT_BY.findall(r.stdout)}
+    assert len(sent) == 4 and all(b == 20 * (200 << 10) for b, _ in sent.values()), out[-3000:]
+    counted = {(a, b): int(n) for a, b, n in EARLY.findall(r.stderr)}
+    assert set(counted) == {("A", "B"), ("B", "A")}, r.stderr[-3000:]
+    # 2 ranks each way, 20 messages each
+    assert counted[("A", "B")] == counted[("B", "A")] == 2 * 20 * per_msg, counted

@@ -185,6 +185,9 @@ typedef struct ism_req {
     size_t off;
     int dst_g, sync;
     int credits, cts;
+    /* receive side of a message whose sender sent its first bytes ahead of the CTS: the
+     * bytes announced, and those placed so far (p2p.c, "early data") */
+    size_t early, early_got;
     /* bsend: storage in the attached buffer to release on completion */
     void *bsend_seg;
     /* persistent requests (inner); MPI_Isendrecv (inner = send, inner2 = receive, tmp =
@@ -257,6 +260,12 @@ typedef struct ism_global {
     ism_reqlist rrecvs;  /* RRECV matched to an RTS, receiving data */
     ism_ux *ux_head, *ux_tail;
     uint64_t next_id;
+    /* early data (p2p.c): bytes a rank may send to each other rank ahead of a CTS
+     * (ISTHMUS_EARLY), what is left of that per destination, what each source has
+     * announced and not yet been given back, and the messages still receiving it */
+    size_t early_max;
+    size_t *early_left, *early_in;
+    struct ism_early *early_head;
     int abort_acked;
     /* buffered sends */
     char *bbuf;

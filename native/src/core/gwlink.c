@@ -141,7 +141,8 @@ static int push_rsends(void)
     int moved = 0;
     for (ism_req *r = ism.rsends.head, *next; r; r = next) {
         next = r->next;
-        while (r->cts && r->off < r->total && r->credits > 0) {
+        /* r->off < r->early: ism_isend is still posting the early data */
+        while (r->cts && r->off < r->total && r->off >= r->early && r->credits > 0) {
             size_t n = r->total - r->off;
             if (n > ism.chunk)
                 n = ism.chunk;

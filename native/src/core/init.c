@@ -208,6 +208,11 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     ism.window = (int)env_size("ISTHMUS_WINDOW", default_window(ism.chunk));
     if (ism.window < 2)
         ism.window = 2;
+    /* Early data: one chunk by default, a 256 KiB bandwidth-delay product (100 Mbit/s,
+     * 20 ms round trip); at most 64 MiB, since a receiver may hold that much per sender */
+    ism.early_max = env_size("ISTHMUS_EARLY", ism.chunk);
+    if (ism.early_max > (64u << 20))
+        ism.early_max = 64u << 20;
 
     if (!getenv("ISTHMUS_SITE")) {
         /* Single site: every vendor rank is an app rank, no gateway. */
@@ -268,6 +273,12 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     if (rc)
         return rc;
     if (ism.multisite) {
+        ism.early_left = malloc(sizeof(size_t) * (size_t)ism.gsize);
+        ism.early_in = calloc((size_t)ism.gsize, sizeof(size_t));
+        if (!ism.early_left || !ism.early_in)
+            return ISM_ERR_NO_MEM;
+        for (int r = 0; r < ism.gsize; r++)
+            ism.early_left[r] = ism.early_max;
         rc = ism_gw_setup();
         if (rc)
             return rc;
@@ -290,6 +301,9 @@ int ism_core_finalize(void)
         }
         rc = ism_barrier(&ism_comm_world);
         ism_gw_teardown();
+        free(ism.early_left);
+        free(ism.early_in);
+        ism.early_left = ism.early_in = NULL;
     }
     ism.finalized = 1;
     ism_backend_sync_environ();

@@ -4,6 +4,9 @@
  * it becomes frames: EAGER (the whole message) up to the eager limit, else a
  * rendezvous: RTS, the receiver's CTS once a receive matches, then DATA chunks paced by
  * the receiver's credits, so no gateway or receiver ever buffers more than a window.
+ * A rendezvous message's first bytes, up to what is left of ISTHMUS_EARLY towards its
+ * destination, leave right behind the RTS instead of a round trip later ("early data",
+ * below); the receiver gives those bytes back once they are in a receive's buffer.
  * Receives that can match a remote message are matched here, in posting order, against
  * arrivals in arrival order; ANY_SOURCE receives also wait at the vendor (a "shadow"
  * receive) and whichever side matches first wins, the other is cancelled.
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "../wan/le.h"
 
 /* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
  * for a contiguous type; any other type keeps a reference and unpacks each piece as it
@@ -157,9 +161,27 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     st_set(&r->st, dst, tag, bytes, 0);
     ism_list_push(&ism.rsends, r);
     ism.remote_active++;
-    rc = frame_to(ISM_F_RTS, ctx, dst_g, tag, bytes, r->id, r->sync ? ISM_FRAME_FLAG_SYNC : 0,
-                  NULL, 0);
     *out = r;
+    uint16_t flags = r->sync ? ISM_FRAME_FLAG_SYNC : 0;
+    size_t early = bytes < ism.early_left[dst_g] ? bytes : ism.early_left[dst_g];
+    if (!early)
+        return frame_to(ISM_F_RTS, ctx, dst_g, tag, bytes, r->id, flags, NULL, 0);
+    /* Early data: the RTS says how much, then that much in chunks. Posting may turn
+     * progress, and a CTS may come meanwhile: push_rsends (gwlink.c) sends nothing of a
+     * message before r->off has reached r->early. */
+    uint8_t n8[8];
+    ism_put_le64(n8, early);
+    r->early = early;
+    ism.early_left[dst_g] -= early;
+    rc = frame_to(ISM_F_RTS, ctx, dst_g, tag, bytes, r->id, flags | ISM_FRAME_FLAG_EARLY, n8, 8);
+    while (!rc && r->off < early) {
+        size_t n = early - r->off < ism.chunk ? early - r->off : ism.chunk;
+        ism_frame_hdr h;
+        hdr_to(&h, ISM_F_DATA, ctx, dst_g, 0, r->id, r->off, ISM_FRAME_FLAG_EARLY);
+        rc = r->pdt ? ism_gw_post_with(&h, n, ism_fill_packed, r)
+                    : ism_gw_post(&h, (const char *)r->sbuf + r->off, n);
+        r->off += n;
+    }
     return rc;
 }
 
@@ -180,6 +202,122 @@ static void deliver_eager(ism_req *r, const ism_frame_hdr *h, int src, const voi
     ism_req_complete(r, r->st.error);
 }
 
+/* ---- early data, receive side ----
+ * An RTS that announces early data opens an entry, whether or not a receive matches it
+ * yet. Its chunks go straight into the receive once one has matched, and are held until
+ * then (at most what the RTS announced). When all of them are in the receive's buffer the
+ * bytes are given back to the sender. Per sender, the entries open at a time announce no
+ * more than ISTHMUS_EARLY in all: the sender spends only what it was given back. */
+typedef struct ism_early {
+    int src_g;
+    uint64_t sid;    /* the sender's request id (the RTS's b) */
+    size_t len, got; /* announced; arrived */
+    char *held;      /* what arrived before a receive matched */
+    ism_req *r;      /* the receive, once one has matched */
+    struct ism_early *next;
+} ism_early;
+
+static ism_early *early_find(int src_g, uint64_t sid)
+{
+    for (ism_early *e = ism.early_head; e; e = e->next)
+        if (e->src_g == src_g && e->sid == sid)
+            return e;
+    return NULL;
+}
+
+static void early_open(const ism_frame_hdr *h, const void *payload)
+{
+    uint64_t n = h->len == 8 ? ism_get_le64(payload) : 0;
+    if (n == 0 || n > h->a || early_find(h->src, h->b))
+        ism_die("site %s rank %d: request to send from rank %d with a malformed early-data "
+                "announcement (protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
+    if (n > ism.early_max - ism.early_in[h->src])
+        ism_die("site %s rank %d: rank %d sent %llu bytes ahead of a match while %zu of its "
+                "bytes are held here; ISTHMUS_EARLY allows %zu. Every site must run with the "
+                "same ISTHMUS_EARLY",
+                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)n,
+                ism.early_in[h->src], ism.early_max);
+    ism_early *e = calloc(1, sizeof *e);
+    if (!e)
+        ism_die("site %s rank %d: out of memory receiving from rank %d", ism_site_name(ism.site),
+                ism.grank, h->src);
+    e->src_g = h->src;
+    e->sid = h->b;
+    e->len = (size_t)n;
+    e->next = ism.early_head;
+    ism.early_head = e;
+    ism.early_in[h->src] += e->len;
+}
+
+/* Put len bytes found at offset off of the message into r's buffer; bytes beyond its room
+ * are counted but dropped (the receive ends truncated). */
+static void place(ism_req *r, uint64_t off, const void *payload, size_t len)
+{
+    if (off < r->cap) {
+        size_t n = r->cap - off < len ? r->cap - off : len;
+        if (r->pdt) {
+            const ism_tmap *m = ism_dt_map(r->pdt);
+            if (off != r->got) /* pieces come in order; seek only if one did not */
+                ism_tcursor_seek(m, (int64_t)off, &r->cur);
+            ism_tmap_unpack_at(m, payload, (int64_t)n, r->rbuf, &r->cur);
+        } else {
+            memcpy((char *)r->buf + off, payload, n);
+        }
+    }
+    r->got += len;
+}
+
+/* A matched rendezvous receive that has all its bytes is done. */
+static void rndv_check_done(ism_req *r)
+{
+    if (r->got < r->total)
+        return;
+    ism_list_remove(&ism.rrecvs, r);
+    r->st.bytes = r->total <= r->cap ? r->total : r->cap;
+    r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
+    ism_req_complete(r, r->st.error);
+}
+
+/* Once every early byte is in the receive's buffer: give them back, close the entry. */
+static void early_settle(ism_early *e)
+{
+    if (!e->r || e->got < e->len)
+        return;
+    if (frame_to(ISM_F_CREDIT, e->r->ctx, e->src_g, 0, 0, e->len, ISM_FRAME_FLAG_EARLY, NULL, 0))
+        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
+                ism.grank, e->src_g);
+    ism.early_in[e->src_g] -= e->len;
+    for (ism_early **p = &ism.early_head; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            break;
+        }
+    free(e->held);
+    free(e);
+}
+
+static void early_data(const ism_frame_hdr *h, const void *payload)
+{
+    ism_early *e = h->src >= 0 && h->src < ism.gsize ? early_find(h->src, h->a) : NULL;
+    if (!e || h->b != e->got || h->len > e->len - e->got)
+        ism_die("site %s rank %d: early data from rank %d does not belong to any message "
+                "(protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
+    e->got += h->len;
+    if (!e->r) {
+        if (!e->held && !(e->held = malloc(e->len)))
+            ism_die("site %s rank %d: out of memory holding %zu bytes from rank %d",
+                    ism_site_name(ism.site), ism.grank, e->len, h->src);
+        memcpy(e->held + h->b, payload, h->len);
+        return;
+    }
+    ism_req *r = e->r;
+    place(r, h->b, payload, h->len);
+    early_settle(e);
+    rndv_check_done(r);
+}
+
 static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
 {
     r->total = h->a;
@@ -196,6 +334,20 @@ static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
         return;
     }
     ism_list_push(&ism.rrecvs, r);
+    if (h->flags & ISM_FRAME_FLAG_EARLY) {
+        ism_early *e = early_find(h->src, h->b);
+        if (!e)
+            ism_die("site %s rank %d: early data from rank %d lost its entry (internal error)",
+                    ism_site_name(ism.site), ism.grank, h->src);
+        e->r = r;
+        r->early = e->len;
+        if (e->got)
+            place(r, 0, e->held, e->got);
+        free(e->held);
+        e->held = NULL;
+        early_settle(e);
+        rndv_check_done(r);
+    }
 }
 
 /* Withdraw the vendor half of an ANY_SOURCE receive. Returns 1 if the remote side may
@@ -250,6 +402,8 @@ static void handle_message(const ism_frame_hdr *h, const void *payload)
     if (h->src < 0 || h->src >= ism.gsize)
         ism_die("site %s rank %d: message from invalid rank %d (protocol error)",
                 ism_site_name(ism.site), ism.grank, h->src);
+    if (h->type == ISM_F_RTS && (h->flags & ISM_FRAME_FLAG_EARLY))
+        early_open(h, payload);
     ism_comm *c = ism_comm_by_ctx(h->ctx);
     if (!c) {
         /* The sender has finished creating a communicator that we are still creating:
@@ -285,24 +439,10 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
         ism_die("site %s rank %d: data frame from rank %d does not belong to any receive "
                 "(protocol error)",
                 ism_site_name(ism.site), ism.grank, h->src);
-    if (h->b < r->cap) {
-        size_t n = r->cap - h->b < h->len ? r->cap - h->b : h->len;
-        if (r->pdt) {
-            const ism_tmap *m = ism_dt_map(r->pdt);
-            if (h->b != r->got) /* chunks come in order; seek only if one did not */
-                ism_tcursor_seek(m, (int64_t)h->b, &r->cur);
-            ism_tmap_unpack_at(m, payload, (int64_t)n, r->rbuf, &r->cur);
-        } else {
-            memcpy((char *)r->buf + h->b, payload, n);
-        }
-    }
-    r->got += h->len;
+    place(r, h->b, payload, h->len);
     r->chunks_since_credit++;
     if (r->got >= r->total) {
-        ism_list_remove(&ism.rrecvs, r);
-        r->st.bytes = r->total <= r->cap ? r->total : r->cap;
-        r->st.error = r->total > r->cap ? ISM_ERR_TRUNCATE : 0;
-        ism_req_complete(r, r->st.error);
+        rndv_check_done(r);
     } else if (r->chunks_since_credit * 2 >= ism.window) {
         frame_to(ISM_F_CREDIT, h->ctx, h->src, 0, r->peer_id, (uint64_t)r->chunks_since_credit,
                  0, NULL, 0);
@@ -328,9 +468,21 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
         r->cts = 1;
         break;
     case ISM_F_DATA:
-        handle_data(h, payload);
+        if (h->flags & ISM_FRAME_FLAG_EARLY)
+            early_data(h, payload);
+        else
+            handle_data(h, payload);
         break;
     case ISM_F_CREDIT:
+        if (h->flags & ISM_FRAME_FLAG_EARLY) {
+            if (h->src < 0 || h->src >= ism.gsize ||
+                h->b > ism.early_max - ism.early_left[h->src])
+                ism_die("site %s rank %d: rank %d gave back early data it was not sent "
+                        "(protocol error)",
+                        ism_site_name(ism.site), ism.grank, h->src);
+            ism.early_left[h->src] += h->b;
+            break;
+        }
         r = find_id(&ism.rsends, h->a);
         if (r)
             r->credits += (int)h->b;

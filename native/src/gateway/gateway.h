@@ -92,6 +92,7 @@ typedef struct gw_link {
     int64_t last_ping_ms;
     /* counters */
     uint64_t tx_frames, tx_bytes, tx_msgs, rx_frames, rx_bytes, rx_msgs;
+    uint64_t tx_early; /* payload bytes of early data (DATA + EARLY) sent */
     uint64_t resent_frames, dup_frames, reconnects, crc_errors;
 } gw_link;
 

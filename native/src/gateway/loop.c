@@ -178,6 +178,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
     gw_link *l = gw_link_for(h.dst);
     if (h.type == ISM_F_EAGER || h.type == ISM_F_RTS)
         l->tx_msgs++;
+    else if (h.type == ISM_F_DATA && (h.flags & ISM_FRAME_FLAG_EARLY))
+        l->tx_early += h.len;
     ism_frame_encode(&h, (uint8_t *)b->data);
     gw.held_bytes += b->len;
     if (gw.held_bytes > gw.peak_bytes)

@@ -337,12 +337,13 @@ static void print_stats(void)
                      l->srtt_ms);
         fprintf(stderr,
                 "isthmus stats: site %s gateway %d -> site %s gateway %d: sent %llu msgs %llu "
-                "bytes %llu frames; received %llu msgs %llu bytes %llu frames; %d stream%s, "
+                "bytes %llu frames, %llu bytes early; received %llu msgs %llu bytes %llu frames; %d stream%s, "
                 "%llu reconnects, %llu frames resent, %llu duplicates dropped, %llu CRC errors; "
                 "%s\n",
                 site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
                 (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
-                (unsigned long long)l->tx_frames, (unsigned long long)l->rx_msgs,
+                (unsigned long long)l->tx_frames, (unsigned long long)l->tx_early,
+                (unsigned long long)l->rx_msgs,
                 (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames, l->nstreams,
                 l->nstreams == 1 ? "" : "s", (unsigned long long)l->reconnects,
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,

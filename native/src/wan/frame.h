@@ -40,6 +40,11 @@ enum ism_frame_type {
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */
 #define ISM_FRAME_FLAG_SYNC 0x0002u /* RTS of a synchronous-mode send */
+/* Early data: the sender sends a message's first bytes without waiting for the CTS.
+ *   RTS    + EARLY: payload is 8 bytes, little-endian: how many bytes come early;
+ *   DATA   + EARLY: a = the SENDER's request id (the RTS's b), b = byte offset;
+ *   CREDIT + EARLY: b = early bytes the receiver has placed and gives back. */
+#define ISM_FRAME_FLAG_EARLY 0x0004u
 
 typedef struct ism_frame_hdr {
     uint32_t magic;
