@@ -125,10 +125,13 @@ def refit(doc: dict, regimes: bool = True, two_way: bool = True) -> dict[str, Lo
     exchange medians has none either way)."""
     out = {}
     for lvl, d in doc["levels"].items():
-        rndv = 65536 if lvl == "wan" else 0
+        # the calibration's own protocol when it stored it (older ones: 64 KiB, none early)
+        wp = d.get("params", {})
+        rndv = int(wp.get("rndv", 65536)) if lvl == "wan" else 0
+        early = int(wp.get("early", 0)) if lvl == "wan" else 0
         fit = C.fit_level(C.level_data_from_medians(d["medians_s"]), rndv,
                           regimes=regimes and lvl == "intra",
-                          two_way=two_way and lvl == "intra")
+                          two_way=two_way and lvl == "intra", early=early)
         # isthmus-bench coll reduces MPI_FLOAT with MPI_SUM: that op's cost (the level's
         # own gamma is calibrate's default, sum/double)
         red = d["reduce"].get(BENCH_OP) or d["reduce"].get("sum/double", {})

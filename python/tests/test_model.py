@@ -73,6 +73,39 @@ def test_a_rendezvous_costs_a_round_trip_and_keeps_G():
     assert f.params.G == pytest.approx(TRUE.G, rel=0.01) and f.params.rndv == 4096
 
 
+def test_early_data_covers_the_handshake():
+    """Early bytes leave with the request to send: a message all early waits for nothing,
+    a longer one waits only what of the round trip its early bytes do not cover."""
+    def one(m, **kw):
+        s = S.Schedule("x", "x", 2, {0: m})
+        s.send(0, 1, [0])
+        s.recv(1, 0, [0], "copy")
+        return predict(s, LogGP(L=10e-3, o_s=1e-6, o_r=1e-6, g=1e-5, G=8e-8, rndv=65536, **kw))
+    m = 200 << 10
+    assert one(m, early=256 << 10) == pytest.approx(one(m) - 20e-3, rel=1e-9)
+    # 64 KiB early cover 64 KiB x G = 5.2 ms of the 20 ms round trip
+    assert one(1 << 20) - one(1 << 20, early=64 << 10) == pytest.approx(65536 * 8e-8, rel=1e-6)
+    # a BDP or more early: no wait at all
+    assert one(1 << 20) - one(1 << 20, early=256 << 10) == pytest.approx(20e-3, rel=1e-6)
+    # the parameters keep it through JSON
+    assert LogGP.from_dict(LogGP(1, 1, 1, 1, 1, early=4096).as_dict()).early == 4096
+
+
+def test_wan_protocol_reads_the_environment_as_the_library_does(monkeypatch):
+    from isthmus.model.calibrate import wan_protocol
+    for k in ("ISTHMUS_CHUNK", "ISTHMUS_EAGER", "ISTHMUS_EARLY"):
+        monkeypatch.delenv(k, raising=False)
+    assert wan_protocol() == (65536, 262144)
+    monkeypatch.setenv("ISTHMUS_EARLY", "0")
+    monkeypatch.setenv("ISTHMUS_EAGER", "1M")   # above the chunk: clamped to it
+    assert wan_protocol() == (262144, 0)
+    monkeypatch.setenv("ISTHMUS_CHUNK", "128k")
+    monkeypatch.delenv("ISTHMUS_EARLY")
+    assert wan_protocol() == (131072, 131072)
+    monkeypatch.setenv("ISTHMUS_EARLY", "1024M")  # a receiver holds at most 64 MiB a sender
+    assert wan_protocol()[1] == 64 << 20
+
+
 def test_fit_reports_a_poor_fit():
     ms = synthetic(TRUE, 0.0)
     ms.one_way = {m: (1e-3 if i % 2 else 1e-6) for i, m in enumerate(SIZES)}   # no line

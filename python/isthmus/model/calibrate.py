@@ -19,6 +19,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import re
 import shlex
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
@@ -117,16 +118,39 @@ def level_data(records: Iterable[dict], o_call: float = 0.0) -> LevelData:
                                   exchange=ex), red, cp)
 
 
+def _env_bytes(name: str, default: int) -> int:
+    """A size from the environment read as libisthmus reads it (core/init.c env_size):
+    a decimal number, optionally followed by k or M (binary)."""
+    v = os.environ.get(name)
+    if v is None:
+        return default
+    m = re.match(r"\s*(\d*)([kKmM]?)", v)
+    n = int(m.group(1) or 0)
+    return n << {"": 0, "k": 10, "K": 10, "m": 20, "M": 20}[m.group(2)]
+
+
+def wan_protocol() -> tuple[int, int]:
+    """(eager limit, early bytes) of isthmus's messages between sites under this
+    environment, clamped as core/init.c does."""
+    chunk = _env_bytes("ISTHMUS_CHUNK", 256 << 10)
+    if not 4096 <= chunk <= 1 << 20:
+        chunk = 256 << 10
+    eager = min(_env_bytes("ISTHMUS_EAGER", 64 << 10), chunk)
+    early = min(_env_bytes("ISTHMUS_EARLY", chunk), 64 << 20)
+    return eager, early
+
+
 def fit_level(data: LevelData, rndv: int = 0, regimes: bool = False,
-              two_way: bool = False) -> dict:
+              two_way: bool = False, early: int = 0) -> dict:
     """The level's JSON: parameters, fit quality, per-op reduction costs, the medians.
     regimes: also cut the sizes into protocol ranges with their own parameters
     (loggp.fit_regimes; for the vendor's path inside a site, whose protocol switches
-    we do not know; between sites isthmus's own rendezvous is modelled by rndv).
+    we do not know; between sites isthmus's own rendezvous is modelled by rndv and
+    early).
     two_way: fit the cost of a two-way step (o_x, O_x; fit_two_way) from the exchange
     medians: inside a node, where the two ranks' copies share its cores and memory
     (between sites each direction has its own link, which the simulator models)."""
-    fit = fit_loggp(data.ms, rndv)
+    fit = fit_loggp(data.ms, rndv, early)
     params = fit.params
     quality = fit.quality()
     if regimes:
@@ -320,11 +344,13 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
                                    f"{res.stderr_tail}")
             lists.append(res.records)
         try:
-            # between sites messages above the eager limit go by rendezvous
-            rndv = int(os.environ.get("ISTHMUS_EAGER", 65536)) if lvl == "wan" else 0
+            # between sites messages above the eager limit go by rendezvous, their
+            # first bytes early
+            rndv, early = wan_protocol() if lvl == "wan" else (0, 0)
             recs = merge_launches(lists) if len(lists) > 1 else lists[0]
             doc["levels"][lvl] = fit_level(level_data(recs, o_call), rndv,
-                                           regimes=lvl == "intra", two_way=lvl == "intra")
+                                           regimes=lvl == "intra", two_way=lvl == "intra",
+                                           early=early)
         except ValueError as e:
             raise IsthmusError(f"level {lvl}: cannot fit LogGP: {e}") from None
         if lvl == "intra":

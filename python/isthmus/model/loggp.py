@@ -52,6 +52,8 @@ class LogGP:
     o_call: float = 0.0  # software cost of one collective call of ours (not of LogGP)
     rndv: float = 0.0    # messages larger than this wait for a handshake (2 L) first;
                          # between sites isthmus's rendezvous above ISTHMUS_EAGER (0: none)
+    early: float = 0.0   # of such a message, the first bytes that do not wait (isthmus's
+                         # early data, ISTHMUS_EARLY): the rest waits max(0, 2L - early G)
     O_s: float = 0.0     # sender's CPU per byte (a copy into the transport's buffer)
     O_r: float = 0.0     # receiver's CPU per byte (a copy out of it, or a single copy)
     copy0: float = 0.0   # a local memcpy of m bytes: copy0 + m*copy (a schedule's staging)
@@ -120,7 +122,7 @@ class LogGP:
         try:
             top = cls(**{k: float(d[k]) for k in ("L", "o_s", "o_r", "g", "G")},
                       **{k: float(d.get(k, 0.0)) for k in
-                         ("gamma0", "gamma", "o_call", "rndv", "O_s", "O_r", "copy0",
+                         ("gamma0", "gamma", "o_call", "rndv", "early", "O_s", "O_r", "copy0",
                           "copy", "o_barrier", "o_x", "O_x")})
         except KeyError as e:
             raise ValueError(f"LogGP parameters lack {e.args[0]!r}") from None
@@ -225,10 +227,11 @@ def _small(d: dict[int, float]) -> list[float]:
     return vals
 
 
-def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
+def fit_loggp(ms: Measurements, rndv: int = 0, early: int = 0) -> Fit:
     """LogGP parameters from one level's measurements (see the top of this file). rndv: a
     rendezvous threshold of the level: G then comes from sizes above it only (the
-    handshake is a step in the one-way line) and the parameters carry it."""
+    handshake is a step in the one-way line) and the parameters carry it, with early (the
+    bytes sent ahead of the handshake)."""
     for name in ("one_way", "send_overhead", "recv_overhead", "train_gap"):
         if not getattr(ms, name):
             raise ValueError(f"no {name.replace('_', ' ')} measurements")
@@ -265,7 +268,7 @@ def fit_loggp(ms: Measurements, rndv: int = 0) -> Fit:
             lines["reduce"] = rf
             gamma0, gamma = max(rf.a, 0.0), max(rf.b, 0.0)
     return Fit(LogGP(L=L, o_s=o_s, o_r=o_r, g=g, G=G, gamma0=gamma0, gamma=gamma,
-                     rndv=float(rndv)), lines)
+                     rndv=float(rndv), early=float(early)), lines)
 
 
 # ---- protocol regimes ------------------------------------------------------------------

@@ -88,8 +88,10 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
         cpu[r] = start + lv.send_cpu(m)
         body = max(m - 1, 0) * pr.G
         leave = cpu[r]
-        if pr.rndv and m > pr.rndv:  # request to send and clear to send first
-            leave += 2 * pr.L
+        if pr.rndv and m > pr.rndv and m > pr.early:
+            # request to send and clear to send first; the early bytes leave at once and
+            # cover that much of the wait
+            leave += max(0.0, 2 * pr.L - pr.early * pr.G)
         link = link_of(r, op[1]) if link_of else None
         if link is not None:
             leave = max(leave, shared.get(link, 0.0))
