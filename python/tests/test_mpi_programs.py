@@ -161,7 +161,7 @@ def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
 # each message with the default 256 KiB, 64 KiB of each with 64k, none with 0. A budget
 # that leaked would show as fewer early bytes.
 EARLY = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: sent .*?, "
-                   r"(\d+) bytes early;")
+                   r"(\d+) bytes early,")
 SENT_BY = re.compile(r"p2p_early: rank (\d+) sent (\d+) bytes to rank (-?\d+)")
 
 

@@ -109,6 +109,42 @@ def test_run_stats_give_the_emulated_links_counters(netadmin, stress):
     assert r.returncode == 0 and not LINK.search(r.stderr), r.stderr[-2000:]
 
 
+LINK_UP = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: link up: .*?, "
+                     r"(paced at [0-9.]+ MB/s|not paced), (unsent at most \d+ bytes|unsent not "
+                     r"limited), crc")
+FLOW = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: sent .*?, "
+                  r"(\d+) flow-control frames ahead of data;")
+
+
+def test_described_link_is_paced_and_credits_pass_data(netadmin, stress):
+    """Over a described link (--wan gives the gateways its rate) each TCP stream is paced at
+    that rate and keeps at most 4 ms of it (here the 128 KiB floor) unsent in its socket, so
+    a receiver's CTS and CREDIT frames pass the data its gateway has queued
+    (native/src/gateway/tune.c, session.c). wan_stress sends 1 and 3 MiB both ways at once,
+    which queues data behind which credits arrive; every byte must still come out right.
+    ISTHMUS_WAN_PACE=0 and ISTHMUS_GW_FLOW_FIRST=0 turn both off; a bad value is refused."""
+    wan = ["-n", "2", "--mpi", "openmpi", "--stats", "--wan", "delay=5ms,rate=100mbit"]
+    r = isthmus_run(wan, stress, ["0", "2"])
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
+    up = {(a, b): (p, u) for a, b, p, u in LINK_UP.findall(r.stderr)}
+    assert up == {("A", "B"): ("paced at 12.50 MB/s", "unsent at most 131072 bytes"),
+                  ("B", "A"): ("paced at 12.50 MB/s", "unsent at most 131072 bytes")}, \
+        r.stderr[-3000:]
+    passed = {(a, b): int(n) for a, b, n in FLOW.findall(r.stderr)}
+    assert set(passed) == {("A", "B"), ("B", "A")} and all(passed.values()), r.stderr[-3000:]
+
+    r = isthmus_run(wan, stress, ["0", "2"],
+                    env={"ISTHMUS_WAN_PACE": "0", "ISTHMUS_GW_FLOW_FIRST": "0"})
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
+    assert set(LINK_UP.findall(r.stderr)) == {("A", "B", "not paced", "unsent not limited"),
+                                              ("B", "A", "not paced", "unsent not limited")}
+    assert [int(n) for _, _, n in FLOW.findall(r.stderr)] == [0, 0], r.stderr[-3000:]
+
+    r = isthmus_run(wan, stress, ["0", "1"], env={"ISTHMUS_WAN_PACE": "fast"}, timeout=90)
+    assert r.returncode != 0
+    assert "ISTHMUS_WAN_PACE=fast is not a number in 0..100" in r.stderr, r.stderr[-3000:]
+
+
 REJECTED = re.compile(r"stream 0: udp sent .*; (\d+) packets rejected \(bad CRC, stale or foreign\)")
 
 

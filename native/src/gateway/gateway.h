@@ -24,6 +24,7 @@ typedef struct gw_buf {
     size_t len;     /* bytes used: header + payload */
     int pooled;     /* 0: a small control frame allocated on its own; 1: tx pool; 2: rx pool */
     uint64_t seq;   /* link sequence number once queued on a link (0: unnumbered) */
+    int flow;       /* a CTS or CREDIT: it may pass queued data (gw_link_send) */
     char *data;
 } gw_buf;
 
@@ -93,6 +94,7 @@ typedef struct gw_link {
     /* counters */
     uint64_t tx_frames, tx_bytes, tx_msgs, rx_frames, rx_bytes, rx_msgs;
     uint64_t tx_early; /* payload bytes of early data (DATA + EARLY) sent */
+    uint64_t flow_passed; /* flow-control frames that passed queued data */
     uint64_t resent_frames, dup_frames, reconnects, crc_errors;
 } gw_link;
 
@@ -135,8 +137,13 @@ typedef struct gw_state {
     int sockbuf;           /* socket buffer bytes per stream (0: kernel autotuning) */
     char cc[32];           /* congestion control ("" = system default) */
     int crc;               /* CRC32C on every frame */
+    int flow_first;        /* CTS and CREDIT frames pass queued data (session.c) */
     int mtu;               /* IP MTU of the path (the udp transport's datagram size) */
     double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */
+    double pace;           /* streams together paced at this multiple of the described rate
+                              (ISTHMUS_WAN_PACE, default 1; 0: not paced) */
+    unsigned long long pace_Bps; /* each stream's pacing cap in bytes/s (0: none), tune.c */
+    int notsent;           /* bytes a stream's socket may hold not yet sent (0: no limit) */
     int64_t dead_ms;       /* a stream silent this long is reconnected */
     int64_t outage_ms;     /* a link down this long ends the job */
     int64_t fault_after;   /* testing: drop every link once after this many frames */

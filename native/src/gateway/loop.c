@@ -180,6 +180,7 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
         l->tx_msgs++;
     else if (h.type == ISM_F_DATA && (h.flags & ISM_FRAME_FLAG_EARLY))
         l->tx_early += h.len;
+    b->flow = gw.flow_first && (h.type == ISM_F_CTS || h.type == ISM_F_CREDIT);
     ism_frame_encode(&h, (uint8_t *)b->data);
     gw.held_bytes += b->len;
     if (gw.held_bytes > gw.peak_bytes)

@@ -63,6 +63,7 @@ gw_buf *gw_buf_get(int pool)
     b->next = NULL;
     b->len = 0;
     b->seq = 0;
+    b->flow = 0;
     return b;
 }
 
@@ -220,6 +221,7 @@ static void read_env(void)
     gw.streams = (int)env_long("ISTHMUS_WAN_STREAMS", 0, 0, 16);
     gw.sockbuf = (int)env_long("ISTHMUS_WAN_SOCKBUF", 0, 0, 1L << 30);
     gw.crc = (int)env_long("ISTHMUS_WAN_CRC", 0, 0, 1);
+    gw.flow_first = (int)env_long("ISTHMUS_GW_FLOW_FIRST", 1, 0, 1);
     gw.mtu = (int)env_long("ISTHMUS_WAN_MTU", 1500, 576, 9028);
     const char *xp = getenv("ISTHMUS_TRANSPORT");
     gw.xp = gw_xport_find(xp && *xp ? xp : "tcp");
@@ -232,6 +234,9 @@ static void read_env(void)
     gw.hint_rate_bps = env_double("ISTHMUS_WAN_RATE", 0, 1e15);
     gw.hint_rtt_ms = env_double("ISTHMUS_WAN_RTT_MS", 0, 1e6);
     gw.hint_loss = env_double("ISTHMUS_WAN_LOSS", 0, 1);
+    gw.pace = getenv("ISTHMUS_WAN_PACE") && *getenv("ISTHMUS_WAN_PACE")
+                  ? env_double("ISTHMUS_WAN_PACE", 0, 100)
+                  : 1.0;
     const char *cc = getenv("ISTHMUS_WAN_CC");
     if (cc && *cc) {
         if (strlen(cc) >= sizeof gw.cc || strspn(cc, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
@@ -337,13 +342,13 @@ static void print_stats(void)
                      l->srtt_ms);
         fprintf(stderr,
                 "isthmus stats: site %s gateway %d -> site %s gateway %d: sent %llu msgs %llu "
-                "bytes %llu frames, %llu bytes early; received %llu msgs %llu bytes %llu frames; %d stream%s, "
+                "bytes %llu frames, %llu bytes early, %llu flow-control frames ahead of data; received %llu msgs %llu bytes %llu frames; %d stream%s, "
                 "%llu reconnects, %llu frames resent, %llu duplicates dropped, %llu CRC errors; "
                 "%s\n",
                 site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
                 (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
                 (unsigned long long)l->tx_frames, (unsigned long long)l->tx_early,
-                (unsigned long long)l->rx_msgs,
+                (unsigned long long)l->flow_passed, (unsigned long long)l->rx_msgs,
                 (unsigned long long)l->rx_bytes, (unsigned long long)l->rx_frames, l->nstreams,
                 l->nstreams == 1 ? "" : "s", (unsigned long long)l->reconnects,
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,

@@ -67,15 +67,38 @@ static void drop_queued_below(gw_link *l, uint64_t next)
     }
 }
 
+/* Queue a numbered frame. A flow-control frame (b->flow: a receiver's CTS or CREDIT, which
+ * lets a sender at the peer's site go on) goes ahead of the data frames still queued,
+ * behind only the frames written before a reconnect (their numbers are the peer's already)
+ * and other flow-control frames, and takes the number of the first frame it passes, which
+ * move up by one: numbers stay in queue order, and none was on the wire. Why: when both
+ * sites stream at once, a credit queued behind this side's data waited for all of it to
+ * cross the link, so the other side's sender ran out of window (docs/design.md, "The
+ * gateway"). Passing data never breaks MPI's order: CTS and CREDIT only address a pending
+ * send by its request id, and message frames (EAGER, RTS) never pass each other. */
 void gw_link_send(gw_link *l, gw_buf *b)
 {
-    b->seq = l->tx_next++;
     b->next = NULL;
-    if (l->sendq_tail)
-        l->sendq_tail->next = b;
-    else
-        l->sendq = b;
-    l->sendq_tail = b;
+    gw_buf **at = &l->sendq;
+    if (b->flow)
+        while (*at && ((*at)->seq <= l->resend_upto || (*at)->flow))
+            at = &(*at)->next;
+    if (!b->flow || !*at) {
+        b->seq = l->tx_next++;
+        if (l->sendq_tail)
+            l->sendq_tail->next = b;
+        else
+            l->sendq = b;
+        l->sendq_tail = b;
+        return;
+    }
+    b->seq = (*at)->seq;
+    for (gw_buf *q = *at; q; q = q->next)
+        q->seq++;
+    l->tx_next++;
+    l->flow_passed++;
+    b->next = *at;
+    *at = b;
 }
 
 void gw_link_control(gw_link *l, int si, int type, uint64_t a, uint64_t b, const char *text)

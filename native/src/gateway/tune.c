@@ -14,6 +14,17 @@
  * Streams: one, unless the link is lossy and the congestion control is loss-based: then as
  * many as the Mathis et al. estimate (rate of one Reno-like stream = 1.22 MSS / (RTT
  * sqrt(p))) says are needed to fill the link, at most 8.
+ *
+ * Pacing: with a described rate each stream's sending is capped at its share of it
+ * (SO_MAX_PACING_RATE, times ISTHMUS_WAN_PACE). A stream then never sends faster than the
+ * bottleneck drains, so it does not overflow the bottleneck's queue: BBR v1 probing at
+ * 1.25x, or two directions' bursts, otherwise lost 3-5 % of the bytes on a queue of one
+ * bandwidth-delay product, and each loss holds up everything behind it for a round trip.
+ * The congestion control still runs below the cap, for a link shared with others.
+ *
+ * Backlog: TCP_NOTSENT_LOWAT keeps at most a few milliseconds of the link's bytes written
+ * but not yet sent in a socket, so that the gateway, not the kernel, holds the queue, and a
+ * receiver's credit can pass the data queued ahead of it (session.c, gw_link_send).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,7 +95,28 @@ static void check_cc(void)
     close(fd);
 }
 
-void gw_tune_init(void)
+/* The pacing cap per stream and the unsent backlog a socket may hold (see the top), both
+ * only for a described link (ISTHMUS_WAN_RATE). The backlog is 4 ms of the described rate,
+ * at least 128 KiB (at 100 Mbit/s, 10 ms of it: 64 KiB measured as well, 256 KiB let
+ * credits wait again, BENCHMARKS.md). An undescribed link keeps the kernel's backlog: over
+ * loopback a 256 KiB limit cost 7 % of the two-way rate in more wake-ups, and with no rate
+ * there is no time to size it by. ISTHMUS_GW_FLOW_FIRST=0 sets no limit either (the gateway
+ * as it was, for comparisons). */
+static void pacing_and_backlog(void)
+{
+    gw.pace_Bps = 0;
+    gw.notsent = 0;
+    if (gw.hint_rate_bps <= 0)
+        return;
+    if (gw.pace > 0)
+        gw.pace_Bps = (unsigned long long)(gw.hint_rate_bps / 8.0 * gw.pace / gw.streams);
+    if (gw.flow_first) {
+        double b = gw.hint_rate_bps / 8.0 * 0.004;
+        gw.notsent = b < (128 << 10) ? 128 << 10 : b > (64 << 20) ? 64 << 20 : (int)b;
+    }
+}
+
+static void streams_and_buffers(void)
 {
     autotune_cap = min_pos(read_last_long("/proc/sys/net/ipv4/tcp_rmem"),
                            read_last_long("/proc/sys/net/ipv4/tcp_wmem"));
@@ -134,6 +166,12 @@ void gw_tune_init(void)
         gw_log("%s", limit_note);
 }
 
+void gw_tune_init(void)
+{
+    streams_and_buffers();
+    pacing_and_backlog(); /* per stream: after the number of streams is known */
+}
+
 static int apply(int fd)
 {
     if (gw.sockbuf > 0) {
@@ -142,6 +180,12 @@ static int apply(int fd)
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v))
             return -1;
     }
+    if (gw.pace_Bps && setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &gw.pace_Bps,
+                                  sizeof gw.pace_Bps))
+        return -1;
+    if (gw.notsent &&
+        setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &gw.notsent, sizeof gw.notsent))
+        return -1;
     if (gw.cc[0] &&
         setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, gw.cc, (socklen_t)strlen(gw.cc)) != 0)
         return -1;
@@ -157,9 +201,10 @@ int gw_tune_socket_prep(int fd, void *arg)
 int gw_tune_socket(int fd, int listening, char *err, size_t errlen)
 {
     if (apply(fd) != 0) {
-        snprintf(err, errlen, "cannot set the %s socket's options (buffers %d, congestion "
-                              "control '%s'): %s",
-                 listening ? "listening" : "WAN", gw.sockbuf, gw.cc, strerror(errno));
+        snprintf(err, errlen, "cannot set the %s socket's options (buffers %d, pacing %llu "
+                              "bytes/s, unsent at most %d bytes, congestion control '%s'): %s",
+                 listening ? "listening" : "WAN", gw.sockbuf, gw.pace_Bps, gw.notsent, gw.cc,
+                 strerror(errno));
         return -1;
     }
     return 0;
@@ -175,9 +220,21 @@ void gw_tune_describe(const gw_link *l, char *buf, size_t n)
     char cc[32] = "";
     sl = sizeof cc - 1;
     getsockopt(l->st[0].fd, IPPROTO_TCP, TCP_CONGESTION, cc, &sl);
+    unsigned long long pace = 0;
+    sl = sizeof pace;
+    getsockopt(l->st[0].fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pace, &sl);
+    int notsent = 0;
+    sl = sizeof notsent;
+    getsockopt(l->st[0].fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &notsent, &sl);
+    char paced[64] = "not paced", backlog[64] = "unsent not limited";
+    if (gw.pace_Bps && pace != ~0ULL && pace != 0xffffffffULL)
+        snprintf(paced, sizeof paced, "paced at %.2f MB/s", (double)pace / 1e6);
+    if (notsent > 0)
+        snprintf(backlog, sizeof backlog, "unsent at most %d bytes", notsent);
     snprintf(buf, n,
              "%d stream%s, congestion control %s, socket buffers %s (now snd %d rcv %d bytes), "
-             "crc %s",
+             "%s, %s, crc %s",
              l->nstreams, l->nstreams == 1 ? "" : "s", cc[0] ? cc : "?",
-             gw.sockbuf > 0 ? "set explicitly" : "autotuned", snd, rcv, gw.crc ? "on" : "off");
+             gw.sockbuf > 0 ? "set explicitly" : "autotuned", snd, rcv, paced, backlog,
+             gw.crc ? "on" : "off");
 }
