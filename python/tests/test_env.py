@@ -50,7 +50,8 @@ def test_site_env_exact(index, vendor):
     assert env == expected(index, vendor)
 
 
-def test_plan_env_per_site():
+def test_plan_env_per_site(monkeypatch):
+    monkeypatch.setattr("isthmus.launch.idle.cpus", lambda: 64)  # not oversubscribed here
     base = {
         "PATH": "/usr/bin", "HOME": "/root",
         "ISTHMUS_STATS": "1", "ISTHMUS_TIMEOUT": "30",
@@ -105,3 +106,33 @@ def test_stdin_goes_to_site_zero_only():
         vendor_resolver=lambda r: r, command_builder=lambda launch: ["true"],
     )
     assert [s.stdin for s in plan.sites] == ["inherit", "null", "null"]
+
+
+# How long waiting ranks yield before they nap (launch/idle.py): short when every site runs
+# here and the job has more busy processes than the machine has CPUs; left to the library
+# otherwise, and never over the user's own value.
+def test_idle_budget_is_short_only_when_this_machine_is_oversubscribed():
+    from isthmus.launch.idle import VAR, idle_env, processes_here
+
+    two = Layout(sites=(Site("A", ranks=2), Site("B", ranks=2)))
+    assert processes_here(two) == 6  # 4 ranks and 2 gateways
+    assert idle_env(two, {}, ncpu=2) == {VAR: "50"}
+    assert idle_env(two, {}, ncpu=6) == {}
+    assert idle_env(two, {VAR: "700"}, ncpu=2) == {}  # the user's value stands
+    # a lone site's gateway has nobody to talk to: 2 ranks fit 2 CPUs
+    assert idle_env(Layout(sites=(Site("A", ranks=2),)), {}, ncpu=2) == {}
+    # sites started elsewhere, or placed by their own mpirun arguments, are not counted
+    away = Layout(sites=(Site("A", ranks=1), Site("B", ranks=8, launcher="ssh", ssh_host="b"),
+                         Site("C", ranks=8, mpirun_args=("--host", "n1,n2"))))
+    assert processes_here(away) == 2
+    assert idle_env(away, {}, ncpu=2) == {}
+
+
+def test_plan_passes_the_idle_budget_to_every_site(monkeypatch):
+    monkeypatch.setattr("isthmus.launch.idle.cpus", lambda: 2)
+    plan = plan_job(
+        LAYOUT, "./ring", (), prefix=PREFIX, secret_path="/s", job_id=JOB, base_env={},
+        vendor_resolver=lambda r: r, command_builder=lambda launch: ["true"],
+    )
+    assert all(s.env["ISTHMUS_IDLE_YIELD_US"] == "50" for s in plan.sites)
+    assert all(s.isthmus_env["ISTHMUS_IDLE_YIELD_US"] == "50" for s in plan.sites)

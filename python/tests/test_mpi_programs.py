@@ -195,3 +195,36 @@ def test_receive_paths_are_clean_under_valgrind(prefix, build_dir, name):
     out = r.stdout + r.stderr
     assert r.returncode == 0 and f"{name}: OK" in r.stdout, out[-6000:]
     assert "Invalid" not in out and "uninitialised" not in out, out[-6000:]
+
+
+# The idle policy (ISTHMUS_IDLE_YIELD_US, native/src/core/gwlink.c): a rank waiting 1 s for
+# a message from the other site naps after the yield budget, so it uses a few percent of a
+# core; told to yield throughout (10 s budget) it keeps a core busy. `isthmus run` sets the
+# short budget itself here: 2 ranks and 2 gateways are more processes than 2 cores.
+IDLE = re.compile(r"idle_wait: cpu ([0-9.]+) wall ([0-9.]+)")
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_rank_waiting_for_another_site_naps(prefix, build_dir, mpi):
+    exe = build(prefix, build_dir, "idle_wait")
+    seen = {}
+    for label, env in (("default", {}), ("yield", {"ISTHMUS_IDLE_YIELD_US": "10000000"})):
+        r = run_job(exe, [], "1,1", mpi, extra_env=env)
+        out = r.stdout + r.stderr
+        assert r.returncode == 0 and "idle_wait: OK" in r.stdout, out[-4000:]
+        m = IDLE.search(r.stdout)
+        assert m, out[-4000:]
+        cpu, wall = float(m.group(1)), float(m.group(2))
+        assert wall >= 0.9, out[-2000:]
+        seen[label] = cpu / wall
+    # napping: well under a fifth of a core; yielding: the scheduler gives the only busy
+    # process on a free core most of it (other jobs on the machine may take some)
+    assert seen["default"] < 0.2, seen
+    assert seen["yield"] > 0.4 and seen["yield"] > 3 * seen["default"], seen
+
+
+def test_a_bad_idle_budget_stops_the_job_with_the_reason(prefix, build_dir):
+    exe = build(prefix, build_dir, "idle_wait")
+    r = run_job(exe, [], "1,1", "openmpi", extra_env={"ISTHMUS_IDLE_YIELD_US": "1ms"})
+    assert r.returncode != 0
+    assert "ISTHMUS_IDLE_YIELD_US=1ms is not a number of microseconds" in r.stderr, r.stderr[-3000:]

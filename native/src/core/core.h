@@ -248,6 +248,7 @@ typedef struct ism_global {
     int ngw, *gw_vrank, my_gw;
     /* remote machinery */
     int remote_active;
+    int64_t idle_yield_ns; /* an idle wait yields this long before it naps (ism_idle) */
     size_t eager_limit, chunk;
     int window;
     int nrx, rx_head;

@@ -213,12 +213,24 @@ int ism_progress(void)
     return n;
 }
 
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* Called after a progress round that found nothing: inside a nonblocking collective,
  * yield to the program; otherwise advance pending nonblocking collectives, then spin
- * briefly, yield the core (several sites share two cores in tests), and sleep in short
- * naps. */
+ * for 64 rounds, yield the core for ism.idle_yield_ns (ISTHMUS_IDLE_YIELD_US; several
+ * sites share two cores in tests), and sleep in 50 us naps. The yielding is bounded in
+ * time, not in calls: on a busy core one sched_yield can last a whole time slice of
+ * another process, and 20000 of them (the bound until issue 8's stop 22; 17 ms on a free
+ * core) kept eight waiting ranks on two cores from ever letting the gateways and the link
+ * emulator run on time. *spins counts the caller's idle rounds (0 after any progress). */
 void ism_idle(unsigned *spins)
 {
+    static _Thread_local int64_t yield_until;
     if (ism_nbc_cur) {
         ism_nbc_yield(); /* a nonblocking collective waits by giving the program back */
         return;
@@ -230,10 +242,13 @@ void ism_idle(unsigned *spins)
     unsigned s = ++*spins;
     if (s < 64)
         return;
-    if (s < 20000) {
+    if (s == 64)
+        yield_until = mono_ns() + ism.idle_yield_ns;
+    if (s < (1u << 30) && mono_ns() < yield_until) {
         sched_yield();
         return;
     }
+    *spins = 1u << 30; /* napping from now on, without reading the clock */
     struct timespec ts = {0, 50000};
     nanosleep(&ts, NULL);
 }

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +146,28 @@ static size_t env_size(const char *name, size_t def)
     return (size_t)x;
 }
 
+/* How long an idle wait yields the core before it naps (ISTHMUS_IDLE_YIELD_US, in
+ * microseconds; gwlink.c, ism_idle). 1 ms by default: a wait that has found nothing for
+ * that long is not waiting for shared memory, and a 50 us nap is then at most a tenth of
+ * what it already waited. `isthmus run` sets 50 when the job has more processes than the
+ * machine has cores: ranks that yield for milliseconds there take the CPU from the
+ * processes they wait for (the gateways, the link emulator, the rank that has the data),
+ * which cost 2 emulated sites of 4 ranks 15-30 % at 1 MiB, and stalls of 100-500 ms in
+ * single calls (BENCHMARKS.md, issue 8 stop 22). A value that is not a number stops the
+ * job here, before it runs with a policy nobody chose. */
+static int64_t idle_yield_us(void)
+{
+    const char *v = getenv("ISTHMUS_IDLE_YIELD_US");
+    if (!v || !*v)
+        return 1000;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (*end || errno || x < 0 || x > 10000000)
+        ism_die("ISTHMUS_IDLE_YIELD_US=%s is not a number of microseconds in 0..10000000", v);
+    return x;
+}
+
 /* Chunks a large message may have in flight before the receiver's credits: 8, or enough
  * to keep a described WAN link (ISTHMUS_WAN_RATE bits/s, ISTHMUS_WAN_RTT_MS) busy. Credits
  * come back a round trip after the data left, in batches of half a window, and wait in
@@ -199,6 +222,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     int plen = 0;
     ism.be->get_processor_name(ism.procname, &plen);
 
+    ism.idle_yield_ns = idle_yield_us() * 1000;
     ism.chunk = env_size("ISTHMUS_CHUNK", 256 << 10);
     if (ism.chunk < 4096 || ism.chunk > ISM_FRAME_MAX_PAYLOAD)
         ism.chunk = 256 << 10;

@@ -12,6 +12,7 @@ from ..errors import IsthmusError
 from ..paths import Prefix
 from . import ports, vendor
 from .env import site_env
+from .idle import idle_env
 from .layout import Layout
 from .secret import Secret, SecretFile, new_job_id
 from .ssh import ssh_command
@@ -136,6 +137,7 @@ def plan_job(
     base = dict(os.environ if base_env is None else base_env)
     if stats:
         base["ISTHMUS_STATS"] = "1"
+    base.update(idle_env(layout, base))
     resolver = vendor_resolver or (lambda requested: vendor.resolve(requested, prefix))
     vendors = resolve_vendors(layout, resolver)
     builder = command_builder or default_command
