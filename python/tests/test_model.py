@@ -95,13 +95,13 @@ def test_wan_protocol_reads_the_environment_as_the_library_does(monkeypatch):
     from isthmus.model.calibrate import wan_protocol
     for k in ("ISTHMUS_CHUNK", "ISTHMUS_EAGER", "ISTHMUS_EARLY"):
         monkeypatch.delenv(k, raising=False)
-    assert wan_protocol() == (65536, 262144)
+    assert wan_protocol() == (65536, 524288)   # two chunks
     monkeypatch.setenv("ISTHMUS_EARLY", "0")
     monkeypatch.setenv("ISTHMUS_EAGER", "1M")   # above the chunk: clamped to it
     assert wan_protocol() == (262144, 0)
     monkeypatch.setenv("ISTHMUS_CHUNK", "128k")
     monkeypatch.delenv("ISTHMUS_EARLY")
-    assert wan_protocol() == (131072, 131072)
+    assert wan_protocol() == (131072, 262144)
     monkeypatch.setenv("ISTHMUS_EARLY", "1024M")  # a receiver holds at most 64 MiB a sender
     assert wan_protocol()[1] == 64 << 20
 

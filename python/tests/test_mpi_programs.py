@@ -158,7 +158,7 @@ def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
 # Early data: a rendezvous message's first ISTHMUS_EARLY bytes leave with its RTS, and the
 # receiver gives them back once placed. In p2p_early's ping-pong every message's early bytes
 # come back before the next message leaves, so the gateways count exactly: all 200 KiB of
-# each message with the default 256 KiB, 64 KiB of each with 64k, none with 0. A budget
+# each message with the default 512 KiB, 64 KiB of each with 64k, none with 0. A budget
 # that leaked would show as fewer early bytes.
 EARLY = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: sent .*?, "
                    r"(\d+) bytes early,")

@@ -232,9 +232,14 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     ism.window = (int)env_size("ISTHMUS_WINDOW", default_window(ism.chunk));
     if (ism.window < 2)
         ism.window = 2;
-    /* Early data: one chunk by default, a 256 KiB bandwidth-delay product (100 Mbit/s,
-     * 20 ms round trip); at most 64 MiB, since a receiver may hold that much per sender */
-    ism.early_max = env_size("ISTHMUS_EARLY", ism.chunk);
+    /* Early data: two chunks by default; at most 64 MiB, since a receiver may hold that
+     * much per sender. Two, not one: bytes come back to the sender a one-way delay after
+     * they were placed, so a sender whose next message follows within that time (every
+     * collective called in a loop) found a one-chunk budget spent and waited for the
+     * clear-to-send again: 2 sites of 4 ranks, 10 ms apart, 64 KiB allgather and
+     * reduce_scatter 44 and 52 ms with one chunk, 34 with two; 1 MiB allreduce 113 and 103
+     * (BENCHMARKS.md, issue 8 stop 22). */
+    ism.early_max = env_size("ISTHMUS_EARLY", 2 * ism.chunk);
     if (ism.early_max > (64u << 20))
         ism.early_max = 64u << 20;
 

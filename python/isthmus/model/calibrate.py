@@ -136,7 +136,7 @@ def wan_protocol() -> tuple[int, int]:
     if not 4096 <= chunk <= 1 << 20:
         chunk = 256 << 10
     eager = min(_env_bytes("ISTHMUS_EAGER", 64 << 10), chunk)
-    early = min(_env_bytes("ISTHMUS_EARLY", chunk), 64 << 20)
+    early = min(_env_bytes("ISTHMUS_EARLY", 2 * chunk), 64 << 20)
     return eager, early
 
 
