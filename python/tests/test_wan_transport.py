@@ -122,6 +122,7 @@ def test_described_link_is_paced_and_credits_pass_data(netadmin, stress):
     a receiver's CTS and CREDIT frames pass the data its gateway has queued
     (native/src/gateway/tune.c, session.c). wan_stress sends 1 and 3 MiB both ways at once,
     which queues data behind which credits arrive; every byte must still come out right.
+    Nobody having chosen a congestion control, such a link gets cubic (tune.c, default_cc).
     ISTHMUS_WAN_PACE=0 and ISTHMUS_GW_FLOW_FIRST=0 turn both off; a bad value is refused."""
     wan = ["-n", "2", "--mpi", "openmpi", "--stats", "--wan", "delay=5ms,rate=100mbit"]
     r = isthmus_run(wan, stress, ["0", "2"])
@@ -132,6 +133,8 @@ def test_described_link_is_paced_and_credits_pass_data(netadmin, stress):
         r.stderr[-3000:]
     passed = {(a, b): int(n) for a, b, n in FLOW.findall(r.stderr)}
     assert set(passed) == {("A", "B"), ("B", "A")} and all(passed.values()), r.stderr[-3000:]
+    # nobody chose a congestion control, the link is paced and described loss-free: cubic
+    assert r.stderr.count("link up: 1 stream, congestion control cubic,") == 2, r.stderr[-3000:]
 
     r = isthmus_run(wan, stress, ["0", "2"],
                     env={"ISTHMUS_WAN_PACE": "0", "ISTHMUS_GW_FLOW_FIRST": "0"})
@@ -139,6 +142,10 @@ def test_described_link_is_paced_and_credits_pass_data(netadmin, stress):
     assert set(LINK_UP.findall(r.stderr)) == {("A", "B", "not paced", "unsent not limited"),
                                               ("B", "A", "not paced", "unsent not limited")}
     assert [int(n) for _, _, n in FLOW.findall(r.stderr)] == [0, 0], r.stderr[-3000:]
+    # not paced: the system's default congestion control
+    system = Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+    assert r.stderr.count(f"link up: 1 stream, congestion control {system},") == 2, \
+        r.stderr[-3000:]
 
     r = isthmus_run(wan, stress, ["0", "1"], env={"ISTHMUS_WAN_PACE": "fast"}, timeout=90)
     assert r.returncode != 0
