@@ -79,24 +79,44 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
     out: list[list[list[float]]] = [[] for _ in range(s.p)]  # per rank, its messages
     # [until when they are on their way, bytes not yet met by a receive going the other way]
     shared: dict[object, float] = {}
+    # early data spent per (sender, receiver): [(when it is back at the sender, bytes)]
+    early_out: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
+    # when a rendezvous send to a receiver completes: its clear-to-send is back, a round
+    # trip after the request left (the receive already waiting). libisthmus's schedules end
+    # a round only when its sends have completed, so the next send to that receiver (the
+    # next segment of a chain, the next step of a ring) leaves no earlier
+    matched: dict[tuple[int, int], float] = {}
 
     def on_send(r, op):
         m = s.bytes_of(op[2])
         lv = level(r, op[1])
         pr = lv.at(m)  # the parameters of this size's protocol range
-        start = max(cpu[r], nic[r])
+        start = max(cpu[r], nic[r], matched.get((r, op[1]), 0.0))
         cpu[r] = start + lv.send_cpu(m)
         body = max(m - 1, 0) * pr.G
         leave = cpu[r]
-        if pr.rndv and m > pr.rndv and m > pr.early:
+        if pr.rndv and m > pr.rndv:
             # request to send and clear to send first; the early bytes leave at once and
-            # cover that much of the wait
-            leave += max(0.0, 2 * pr.L - pr.early * pr.G)
+            # cover that much of the wait. A sender spends per receiver only the early
+            # bytes that have come back: the receiver returns them once they are placed,
+            # a one-way delay before the sender can use them again (core/p2p.c)
+            spent = early_out[(r, op[1])]
+            spent[:] = [e for e in spent if e[0] > leave]
+            e = min(float(m), max(0.0, pr.early - sum(b for _, b in spent)))
+            if m > e:
+                leave += max(0.0, 2 * pr.L - e * pr.G)
+            if e > 0:
+                spent.append((leave + e * pr.G + 2 * pr.L, e))
+            matched[(r, op[1])] = cpu[r] + 2 * pr.L
         link = link_of(r, op[1]) if link_of else None
         if link is not None:
+            # the body streams on the shared link, not from the rank: the rank handed the
+            # message to its gateway, whose links to different sites run side by side
             leave = max(leave, shared.get(link, 0.0))
             shared[link] = leave + body
-        nic[r] = max(start + lv.gap(m), leave + body)
+            nic[r] = max(start + max(pr.g, lv.send_cpu(m)), leave)
+        else:
+            nic[r] = max(start + lv.gap(m), leave + body)
         if m > 0 and lv.has_two_way:  # no two-way cost (WAN, older calibrations): no books
             out[r].append([leave + body + pr.L + lv.recv_cpu(m), float(m)])
         return leave + body + pr.L, m, start
@@ -104,9 +124,13 @@ def predict(s: Schedule, params: LogGP | Callable[[int, int], LogGP],
     def on_recv(r, op, msg):
         arrival, m, sent = msg
         lv = level(op[1], r)
-        body = max(m - 1, 0) * lv.at(m).G
-        arrival = max(arrival, rx[r] + body)   # after the data received before it
-        rx[r] = arrival
+        if not (link_of and link_of(op[1], r) is not None):
+            # after the data received before it; over a shared link the link has already
+            # put its messages one after the other, and links from different sites arrive
+            # side by side through the gateway
+            body = max(m - 1, 0) * lv.at(m).G
+            arrival = max(arrival, rx[r] + body)
+            rx[r] = arrival
         both = 0.0  # bytes that cross both ways at once
         if m > 0 and out[r]:
             for o in out[r]:

@@ -76,7 +76,10 @@ def predicted(coll: str, alg: str, p: int, m: int, params: LogGP, closed: bool =
     s = S.Schedule(one.coll, one.algorithm, p, dict(one.chunk_bytes), root=one.root)
     for r in range(p):
         s.ops[r] = list(one.ops[r]) * max(iters, 1)
-    return predict(s, params) / max(iters, 1) + params.o_call
+    # between sites each ordered pair of sites has its own link (the gateways keep one
+    # connection per peer site, and --wan emulates one link per direction and pair)
+    link = (lambda a, b: (a, b)) if lvl == "wan" else None
+    return predict(s, params, link_of=link) / max(iters, 1) + params.o_call
 
 
 def _bounds(sizes: list[int]) -> list[tuple[int, int | None]]:
