@@ -74,19 +74,27 @@ static void read_line(const char *path, char *buf, size_t n)
 
 static long min_pos(long a, long b) { return a < 0 ? b : b < 0 ? a : a < b ? a : b; }
 
+/* 0 if a TCP socket of ours may use congestion control `name`, else the errno why not. */
+static int cc_refused(const char *name)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        gw_die(2, "cannot create a socket: %s", strerror(errno));
+    int e = setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) ? errno
+                                                                                         : 0;
+    close(fd);
+    return e;
+}
+
 static void check_cc(void)
 {
     if (!gw.cc[0])
         return;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        gw_die(2, "cannot create a socket: %s", strerror(errno));
-    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, gw.cc, (socklen_t)strlen(gw.cc)) != 0) {
-        int e = errno;
+    int e = cc_refused(gw.cc);
+    if (e) {
         char avail[256], allowed[256];
         read_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof avail);
         read_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
-        close(fd);
         gw_die(2, "ISTHMUS_WAN_CC=%s: %s (this kernel has: %s; unprivileged users may choose: "
                   "%s)",
                gw.cc,
@@ -95,7 +103,6 @@ static void check_cc(void)
                             : strerror(e),
                avail[0] ? avail : "?", allowed[0] ? allowed : "?");
     }
-    close(fd);
 }
 
 /* The pacing cap per stream and the unsent backlog a socket may hold (see the top), both
@@ -181,12 +188,8 @@ static void default_cc(void)
 {
     if (gw.cc[0] || gw.pace <= 0 || gw.hint_rate_bps <= 0 || gw.hint_loss > 0)
         return;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return;
-    if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, "cubic", 5) == 0)
+    if (!cc_refused("cubic"))
         strcpy(gw.cc, "cubic");
-    close(fd);
 }
 
 void gw_tune_init(void)
