@@ -165,19 +165,23 @@ EARLY = re.compile(r"isthmus stats: site (\w) gateway 0 -> site (\w) gateway 0: 
 SENT_BY = re.compile(r"p2p_early: rank (\d+) sent (\d+) bytes to rank (-?\d+)")
 
 
+# With 400 KiB messages the default (two chunks, 512 KiB) sends all of each early; the
+# one-chunk default before stop 22 would have sent 256 KiB of each.
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-@pytest.mark.parametrize("early,per_msg", [(None, 200 << 10), ("64k", 64 << 10), ("0", 0)],
-                         ids=["default", "64k", "off"])
-def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, per_msg):
+@pytest.mark.parametrize("early,kib,per_msg",
+                         [(None, 200, 200 << 10), (None, 400, 400 << 10), ("64k", 200, 64 << 10),
+                          ("0", 200, 0)],
+                         ids=["default", "default-400k", "64k", "off"])
+def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, kib, per_msg):
     exe = build(prefix, build_dir, "p2p_early")
     env = {"ISTHMUS_STATS": "1"}
     if early is not None:
         env["ISTHMUS_EARLY"] = early
-    r = run_job(exe, ["pingpong"], "2,2", mpi, extra_env=env)
+    r = run_job(exe, ["pingpong", str(kib)], "2,2", mpi, extra_env=env)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and "p2p_early: OK" in r.stdout, out[-6000:]
     sent = {int(a): (int(b), int(c)) for a, b, c in SENT_BY.findall(r.stdout)}
-    assert len(sent) == 4 and all(b == 20 * (200 << 10) for b, _ in sent.values()), out[-3000:]
+    assert len(sent) == 4 and all(b == 20 * (kib << 10) for b, _ in sent.values()), out[-3000:]
     counted = {(a, b): int(n) for a, b, n in EARLY.findall(r.stderr)}
     assert set(counted) == {("A", "B"), ("B", "A")}, r.stderr[-3000:]
     # 2 ranks each way, 20 messages each

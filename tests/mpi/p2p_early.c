@@ -10,9 +10,9 @@
  *   - MPI_Mprobe, a pause, then MPI_Mrecv of a 200 KiB message;
  *   - MPI_Issend of 100 KiB whose receiver posts the receive only when the sender,
  *     after 150 ms of MPI_Test finding it incomplete, tells it to;
- *   - argument "pingpong" instead: 20 ping-pong rounds of 200 KiB between rank r and
- *     r + size/2, printing the bytes each rank sent, so a test can compare them with
- *     the gateways' count of early data.
+ *   - argument "pingpong [KiB]" instead: 20 ping-pong rounds of 200 KiB (or KiB) between
+ *     rank r and r + size/2, printing the bytes each rank sent, so a test can compare
+ *     them with the gateways' count of early data.
  * Every byte is checked; data is a function of (sender, tag, index).
  * Works for any size >= 1 (a rank is its own far peer at size 1).
  */
@@ -171,11 +171,11 @@ static void synchronous(void)
 
 /* Rank r of the lower half and rank r + size/2 take turns: the lower one sends, the upper
  * one receives and answers. Each message's early bytes are given back before the answer
- * (or the next message) leaves, so with an ISTHMUS_EARLY of at least 200 KiB every byte
+ * (or the next message) leaves, so with an ISTHMUS_EARLY of at least n bytes every byte
  * goes early. At odd sizes the last rank sits out. */
-static void ping_pong(long long *sent, int *peer)
+static void ping_pong(int n, long long *sent, int *peer)
 {
-    const int n = 200 << 10, rounds = 20, half = size / 2;
+    const int rounds = 20, half = size / 2;
     unsigned char *s = malloc(n), *r = calloc(1, n);
     *peer = -1;
     if (half == 0 || rank >= 2 * half)
@@ -207,8 +207,14 @@ int main(int argc, char **argv)
     from = peer_far_from(rank, size);
     if (argc > 1 && !strcmp(argv[1], "pingpong")) {
         long long sent = 0;
-        int peer;
-        ping_pong(&sent, &peer);
+        int peer, kib = argc > 2 ? atoi(argv[2]) : 200;
+        if (kib <= 0 || kib > (1 << 20)) {
+            if (rank == 0)
+                fprintf(stderr, "p2p_early: pingpong size %s is not a number of KiB in "
+                                "1..1048576\n", argv[2]);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        ping_pong(kib << 10, &sent, &peer);
         printf("p2p_early: rank %d sent %lld bytes to rank %d\n", rank, sent, peer);
         fflush(stdout);
     } else {
