@@ -32,6 +32,7 @@ add_library(ism_wan STATIC
   ${ISM_WAN_SRC_DIR}/frame.c
   ${ISM_WAN_SRC_DIR}/linkhdr.c
   ${ISM_WAN_SRC_DIR}/auth.c
+  ${ISM_WAN_SRC_DIR}/auth_hs.c
   ${ISM_WAN_SRC_DIR}/sock.c)
 target_include_directories(ism_wan PUBLIC ${ISM_WAN_SRC_DIR})
 target_link_libraries(ism_wan PUBLIC OpenSSL::Crypto)
@@ -149,7 +150,7 @@ if(ISM_FUZZ_LIBFUZZER AND ISM_FUZZ_OK)
     OUTPUT "${_udp_fuzz_out}"
     COMMAND "${ISM_FUZZ_CLANG}" -std=c11 -D_GNU_SOURCE -Wall -Wextra ${ISM_FUZZ_FLAGS}
             -I${ISM_WAN_SRC_DIR} -I${ISM_WAN_SRC_DIR}/udp ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c
-            ${ISM_UDP_FUZZ_SRC} ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/auth.c
+            ${ISM_UDP_FUZZ_SRC} ${ISM_WAN_SRC_DIR}/frame.c ${ISM_WAN_SRC_DIR}/auth.c ${ISM_WAN_SRC_DIR}/auth_hs.c
             ${ISM_WAN_SRC_DIR}/sock.c -lcrypto -lm -o "${_udp_fuzz_out}"
     DEPENDS ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c ${ISM_UDP_FUZZ_SRC}
     COMMENT "Building libFuzzer target fuzz_udp_wire with ${ISM_FUZZ_CLANG}"

@@ -1,9 +1,8 @@
-/* auth.c: the gateway-to-gateway handshake and job key handling declared in auth.h.
- *
- * Owns the message layouts, the HMAC-SHA256 transcripts, the order of checks (cheap
- * public checks before any MAC, our MAC only after theirs verified) and the wording of
- * every failure. Secrets, nonces and MACs are wiped before returning and are never
- * formatted into error messages.
+/* auth.c: the blocking side of auth.h: the handshake driven over one socket with a
+ * deadline (for tools that talk to one peer at a time: the copy tool, the link probe,
+ * the reliable-UDP set-up), and the job key: loading it safely from hex or from a
+ * private file. The handshake itself is the state machine in auth_hs.c. Secrets are
+ * wiped before returning and never formatted into error messages.
  */
 #include "auth.h"
 
@@ -18,30 +17,6 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/rand.h>
-
-#define AUTH_VERSION 1
-#define NONCE_LEN 32
-#define MAC_LEN 32
-#define PRE_LEN 8
-#define LABEL_LEN 19 /* both labels have this length, so transcripts cannot be shifted */
-
-enum { MSG_HELLO = 1, MSG_CHALLENGE = 2, MSG_RESPONSE = 3, MSG_REFUSE = 4 };
-
-enum {
-    HELLO_LEN = PRE_LEN + 8 + NONCE_LEN + ISM_AUTH_JOB_LEN,
-    CHALLENGE_LEN = PRE_LEN + 8 + NONCE_LEN + MAC_LEN,
-    RESPONSE_LEN = PRE_LEN + MAC_LEN,
-    TRANSCRIPT_LEN = LABEL_LEN + ISM_AUTH_JOB_LEN + 8 + 8 + NONCE_LEN + NONCE_LEN
-};
-
-static const char LABEL_SERVER[] = "isthmus-auth-server";
-static const char LABEL_CLIENT[] = "isthmus-auth-client";
-_Static_assert(sizeof LABEL_SERVER - 1 == LABEL_LEN && sizeof LABEL_CLIENT - 1 == LABEL_LEN,
-               "MAC labels must have equal length");
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -56,225 +31,11 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
     va_end(ap);
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
+/* Runs the state machine over fd until it ends or deadline passes. */
+static int drive(int fd, int server, const ism_auth_key *k, ism_auth_id self,
+                 ism_auth_id *peer_out, int timeout_ms, char *err, size_t errlen)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void put_id(uint8_t *p, ism_auth_id id)
-{
-    put_le32(p, id.site);
-    put_le32(p + 4, id.gw);
-}
-
-static ism_auth_id get_id(const uint8_t *p)
-{
-    ism_auth_id id = {get_le32(p), get_le32(p + 4)};
-    return id;
-}
-
-static int same_id(ism_auth_id a, ism_auth_id b)
-{
-    return a.site == b.site && a.gw == b.gw;
-}
-
-static void put_preamble(uint8_t *p, int type, int code)
-{
-    memcpy(p, "ISAU", 4);
-    p[4] = AUTH_VERSION;
-    p[5] = (uint8_t)type;
-    p[6] = (uint8_t)code;
-    p[7] = 0;
-}
-
-/* Everything one handshake needs; sensitive fields are wiped together at the end. */
-typedef struct hs {
-    int fd;
-    int timeout_ms;
-    int64_t deadline;
-    const char *role; /* "client" or "server", for messages */
-    char peer[80];
-    char *err;
-    size_t errlen;
-    /* sensitive */
-    uint8_t nc[NONCE_LEN], ns[NONCE_LEN];
-    uint8_t mac[MAC_LEN], expect[MAC_LEN];
-    uint8_t buf[CHALLENGE_LEN];
-} hs;
-
-static void hs_wipe(hs *h)
-{
-    OPENSSL_cleanse(h->nc, sizeof h->nc);
-    OPENSSL_cleanse(h->ns, sizeof h->ns);
-    OPENSSL_cleanse(h->mac, sizeof h->mac);
-    OPENSSL_cleanse(h->expect, sizeof h->expect);
-    OPENSSL_cleanse(h->buf, sizeof h->buf);
-}
-
-static int io_fail(hs *h, int rc, int writing, size_t done, size_t n, const char *what)
-{
-    if (rc == ISM_SOCK_ECLOSED) {
-        set_err(h->err, h->errlen,
-                "peer %s closed the connection during the handshake (%s %s, %zu of %zu bytes "
-                "%s)",
-                h->peer, writing ? "while sending" : "while waiting for", what, done, n,
-                writing ? "sent" : "received");
-        return ISM_AUTH_ECLOSED;
-    }
-    if (rc == ISM_SOCK_ETIMEDOUT) {
-        set_err(h->err, h->errlen,
-                "handshake with peer %s timed out after %d ms (%s %s; is the peer an isthmus "
-                "gateway of this job?)",
-                h->peer, h->timeout_ms, writing ? "while sending" : "waiting for", what);
-        return ISM_AUTH_ETIMEDOUT;
-    }
-    set_err(h->err, h->errlen, "handshake with peer %s failed: %s error %s %s: %s", h->peer,
-            writing ? "write" : "read", writing ? "sending" : "receiving", what, strerror(errno));
-    return ISM_AUTH_EIO;
-}
-
-static int hs_read(hs *h, void *buf, size_t n, const char *what)
-{
-    size_t done = 0;
-    int rc = ism_sock_read_full(h->fd, buf, n, h->deadline, &done);
-    return rc == 0 ? 0 : io_fail(h, rc, 0, done, n, what);
-}
-
-static int hs_write(hs *h, const void *buf, size_t n, const char *what)
-{
-    size_t done = 0;
-    int rc = ism_sock_write_full(h->fd, buf, n, h->deadline, &done);
-    return rc == 0 ? 0 : io_fail(h, rc, 1, done, n, what);
-}
-
-/* Best effort: the peer learns why, but our own error is what the caller reports. */
-static void send_refuse(hs *h, int code)
-{
-    uint8_t m[PRE_LEN];
-    put_preamble(m, MSG_REFUSE, code);
-    (void)ism_sock_write_full(h->fd, m, sizeof m, h->deadline, NULL);
-}
-
-/* Read and check a preamble; returns its type or a negative ISM_AUTH_E* code. */
-static int read_preamble(hs *h, const char *what, int *code)
-{
-    uint8_t p[PRE_LEN];
-    int rc = hs_read(h, p, sizeof p, what);
-    if (rc != 0)
-        return rc;
-    if (memcmp(p, "ISAU", 4) != 0) {
-        set_err(h->err, h->errlen,
-                "peer %s is not an isthmus gateway (bad handshake magic while waiting for %s)",
-                h->peer, what);
-        return ISM_AUTH_EPROTO;
-    }
-    if (p[4] != AUTH_VERSION) {
-        set_err(h->err, h->errlen,
-                "peer %s speaks handshake version %u, this gateway speaks %d (mixed isthmus "
-                "releases?)",
-                h->peer, (unsigned)p[4], AUTH_VERSION);
-        if (strcmp(h->role, "server") == 0)
-            send_refuse(h, ISM_AUTH_R_VERSION);
-        return ISM_AUTH_EPROTO;
-    }
-    *code = p[6];
-    return p[5];
-}
-
-static int refused(hs *h, int code)
-{
-    switch (code) {
-    case ISM_AUTH_R_JOB:
-        set_err(h->err, h->errlen,
-                "job id mismatch: peer %s belongs to another job (it refused our job id)",
-                h->peer);
-        return ISM_AUTH_EJOB;
-    case ISM_AUTH_R_VERSION:
-        set_err(h->err, h->errlen,
-                "peer %s does not support handshake version %d (mixed isthmus releases?)",
-                h->peer, AUTH_VERSION);
-        return ISM_AUTH_EPROTO;
-    case ISM_AUTH_R_BADMAC:
-        set_err(h->err, h->errlen,
-                "peer %s rejected our authentication: wrong job secret (HMAC mismatch)", h->peer);
-        return ISM_AUTH_EAUTH;
-    case ISM_AUTH_R_IDENT:
-        set_err(h->err, h->errlen,
-                "peer %s refused the handshake: both ends claim the same gateway identity "
-                "(duplicate site/gateway numbers in the configuration?)",
-                h->peer);
-        return ISM_AUTH_EIDENT;
-    default:
-        set_err(h->err, h->errlen, "peer %s refused the handshake (reason code %d)", h->peer, code);
-        return ISM_AUTH_EPROTO;
-    }
-}
-
-static int unexpected(hs *h, int type, const char *what)
-{
-    set_err(h->err, h->errlen, "peer %s sent handshake message type %d where %s was expected",
-            h->peer, type, what);
-    return ISM_AUTH_EPROTO;
-}
-
-static int compute_mac(hs *h, const ism_auth_key *k, const char *label, ism_auth_id cid,
-                       ism_auth_id sid, const uint8_t *n1, const uint8_t *n2, uint8_t *out)
-{
-    uint8_t t[TRANSCRIPT_LEN], *p = t;
-    memcpy(p, label, LABEL_LEN);
-    p += LABEL_LEN;
-    memcpy(p, k->job, ISM_AUTH_JOB_LEN);
-    p += ISM_AUTH_JOB_LEN;
-    put_id(p, cid);
-    p += 8;
-    put_id(p, sid);
-    p += 8;
-    memcpy(p, n1, NONCE_LEN);
-    p += NONCE_LEN;
-    memcpy(p, n2, NONCE_LEN);
-    unsigned int outlen = 0;
-    const unsigned char *r =
-        HMAC(EVP_sha256(), k->secret, (int)k->secret_len, t, sizeof t, out, &outlen);
-    OPENSSL_cleanse(t, sizeof t);
-    if (r == NULL || outlen != MAC_LEN) {
-        unsigned long e = ERR_get_error();
-        const char *why = e ? ERR_reason_error_string(e) : NULL;
-        set_err(h->err, h->errlen, "handshake with peer %s: HMAC-SHA256 failed (%s)", h->peer,
-                why ? why : "OpenSSL error");
-        return ISM_AUTH_ECRYPTO;
-    }
-    return 0;
-}
-
-static int make_nonce(hs *h, uint8_t *n)
-{
-    if (RAND_bytes(n, NONCE_LEN) != 1) {
-        unsigned long e = ERR_get_error();
-        set_err(h->err, h->errlen, "handshake with peer %s: cannot generate a nonce (%s)", h->peer,
-                e && ERR_reason_error_string(e) ? ERR_reason_error_string(e)
-                                                : "RAND_bytes failed");
-        return ISM_AUTH_ECRYPTO;
-    }
-    return 0;
-}
-
-static int hs_begin(hs *h, int fd, const ism_auth_key *k, int timeout_ms, const char *role,
-                    char *err, size_t errlen)
-{
-    memset(h, 0, sizeof *h);
-    h->fd = fd;
-    h->timeout_ms = timeout_ms;
-    h->role = role;
-    h->err = err;
-    h->errlen = errlen;
+    const char *role = server ? "server" : "client";
     if (err && errlen)
         err[0] = '\0';
     if (fd < 0 || k == NULL || timeout_ms <= 0) {
@@ -282,177 +43,52 @@ static int hs_begin(hs *h, int fd, const ism_auth_key *k, int timeout_ms, const 
                 k ? "set" : "missing", timeout_ms);
         return ISM_AUTH_EINVAL;
     }
-    if (k->secret_len < ISM_AUTH_SECRET_MIN || k->secret_len > ISM_AUTH_SECRET_MAX) {
-        set_err(err, errlen, "auth %s: job secret length %zu is outside %d..%d bytes", role,
-                k->secret_len, ISM_AUTH_SECRET_MIN, ISM_AUTH_SECRET_MAX);
-        return ISM_AUTH_EINVAL;
+    int64_t deadline = ism_now_ms() + timeout_ms;
+    char name[80];
+    ism_sock_peer_name(fd, name, sizeof name);
+    ism_auth_hs h;
+    ism_auth_hs_start(&h, server, k, self, name);
+    while (h.state == ISM_AUTH_HS_RUN) {
+        const uint8_t *out;
+        size_t n = ism_auth_hs_pending(&h, &out), done = 0;
+        if (n > 0) {
+            int rc = ism_sock_write_full(fd, out, n, deadline, &done);
+            ism_auth_hs_sent(&h, done);
+            if (rc != 0)
+                ism_auth_hs_io_failed(&h, rc, timeout_ms);
+            continue;
+        }
+        uint8_t *in;
+        n = ism_auth_hs_wanted(&h, &in);
+        int rc = ism_sock_read_full(fd, in, n, deadline, &done);
+        ism_auth_hs_received(&h, done);
+        if (rc != 0)
+            ism_auth_hs_io_failed(&h, rc, timeout_ms);
     }
-    h->deadline = ism_now_ms() + timeout_ms;
-    ism_sock_peer_name(fd, h->peer, sizeof h->peer);
-    return 0;
-}
-
-static int client_run(hs *h, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out)
-{
-    int rc, code = 0;
-    uint8_t *m = h->buf;
-
-    if ((rc = make_nonce(h, h->nc)) != 0)
-        return rc;
-    put_preamble(m, MSG_HELLO, 0);
-    put_id(m + PRE_LEN, self);
-    memcpy(m + PRE_LEN + 8, h->nc, NONCE_LEN);
-    memcpy(m + PRE_LEN + 8 + NONCE_LEN, k->job, ISM_AUTH_JOB_LEN);
-    if ((rc = hs_write(h, m, HELLO_LEN, "HELLO")) != 0)
-        return rc;
-
-    int type = read_preamble(h, "CHALLENGE", &code);
-    if (type < 0)
-        return type;
-    if (type == MSG_REFUSE)
-        return refused(h, code);
-    if (type != MSG_CHALLENGE)
-        return unexpected(h, type, "CHALLENGE");
-    if ((rc = hs_read(h, m + PRE_LEN, CHALLENGE_LEN - PRE_LEN, "CHALLENGE")) != 0)
-        return rc;
-    ism_auth_id peer = get_id(m + PRE_LEN);
-    memcpy(h->ns, m + PRE_LEN + 8, NONCE_LEN);
-    memcpy(h->mac, m + PRE_LEN + 8 + NONCE_LEN, MAC_LEN);
-
-    if (same_id(peer, self) || CRYPTO_memcmp(h->ns, h->nc, NONCE_LEN) == 0) {
-        send_refuse(h, ISM_AUTH_R_IDENT);
-        set_err(h->err, h->errlen,
-                "peer %s claims to be this very gateway (site %u, gateway %u) or echoed our "
-                "nonce: refusing (reflected connection or duplicate configuration?)",
-                h->peer, (unsigned)self.site, (unsigned)self.gw);
-        return ISM_AUTH_EIDENT;
+    if (h.state == ISM_AUTH_HS_FAILED) {
+        const uint8_t *out;
+        size_t n = ism_auth_hs_pending(&h, &out);
+        if (n > 0) /* a refusal: best effort, so the peer can say why */
+            (void)ism_sock_write_full(fd, out, n, deadline, NULL);
+        set_err(err, errlen, "%s", h.err);
+    } else if (peer_out) {
+        *peer_out = h.peer;
     }
-    if ((rc = compute_mac(h, k, LABEL_SERVER, self, peer, h->nc, h->ns, h->expect)) != 0)
-        return rc;
-    if (CRYPTO_memcmp(h->mac, h->expect, MAC_LEN) != 0) {
-        send_refuse(h, ISM_AUTH_R_BADMAC);
-        set_err(h->err, h->errlen,
-                "peer %s (site %u, gateway %u) failed authentication: wrong job secret (HMAC "
-                "mismatch)",
-                h->peer, (unsigned)peer.site, (unsigned)peer.gw);
-        return ISM_AUTH_EAUTH;
-    }
-
-    if ((rc = compute_mac(h, k, LABEL_CLIENT, self, peer, h->ns, h->nc, h->mac)) != 0)
-        return rc;
-    put_preamble(m, MSG_RESPONSE, 0);
-    memcpy(m + PRE_LEN, h->mac, MAC_LEN);
-    if ((rc = hs_write(h, m, RESPONSE_LEN, "RESPONSE")) != 0)
-        return rc;
-
-    uint8_t verdict = 0;
-    if ((rc = hs_read(h, &verdict, 1, "the verdict")) != 0)
-        return rc;
-    if (verdict == 0) {
-        set_err(h->err, h->errlen,
-                "peer %s rejected our authentication: wrong job secret (HMAC mismatch)", h->peer);
-        return ISM_AUTH_EAUTH;
-    }
-    if (verdict != 1) {
-        set_err(h->err, h->errlen, "peer %s sent an invalid handshake verdict %u", h->peer,
-                (unsigned)verdict);
-        return ISM_AUTH_EPROTO;
-    }
-    if (peer_out)
-        *peer_out = peer;
-    return 0;
-}
-
-static int server_run(hs *h, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out)
-{
-    int rc, code = 0;
-    uint8_t *m = h->buf;
-
-    int type = read_preamble(h, "HELLO", &code);
-    if (type < 0)
-        return type;
-    if (type != MSG_HELLO)
-        return unexpected(h, type, "HELLO");
-    if ((rc = hs_read(h, m + PRE_LEN, HELLO_LEN - PRE_LEN, "HELLO")) != 0)
-        return rc;
-    ism_auth_id peer = get_id(m + PRE_LEN);
-    memcpy(h->nc, m + PRE_LEN + 8, NONCE_LEN);
-    /* The job id is public, so a plain compare is fine and lets us refuse early. */
-    if (memcmp(m + PRE_LEN + 8 + NONCE_LEN, k->job, ISM_AUTH_JOB_LEN) != 0) {
-        send_refuse(h, ISM_AUTH_R_JOB);
-        set_err(h->err, h->errlen,
-                "job id mismatch: peer %s (site %u, gateway %u) belongs to another job", h->peer,
-                (unsigned)peer.site, (unsigned)peer.gw);
-        return ISM_AUTH_EJOB;
-    }
-    if (same_id(peer, self)) {
-        send_refuse(h, ISM_AUTH_R_IDENT);
-        set_err(h->err, h->errlen,
-                "peer %s claims to be this very gateway (site %u, gateway %u): refusing "
-                "(reflected connection or duplicate configuration?)",
-                h->peer, (unsigned)self.site, (unsigned)self.gw);
-        return ISM_AUTH_EIDENT;
-    }
-
-    if ((rc = make_nonce(h, h->ns)) != 0)
-        return rc;
-    if ((rc = compute_mac(h, k, LABEL_SERVER, peer, self, h->nc, h->ns, h->mac)) != 0)
-        return rc;
-    put_preamble(m, MSG_CHALLENGE, 0);
-    put_id(m + PRE_LEN, self);
-    memcpy(m + PRE_LEN + 8, h->ns, NONCE_LEN);
-    memcpy(m + PRE_LEN + 8 + NONCE_LEN, h->mac, MAC_LEN);
-    if ((rc = hs_write(h, m, CHALLENGE_LEN, "CHALLENGE")) != 0)
-        return rc;
-
-    type = read_preamble(h, "RESPONSE", &code);
-    if (type < 0)
-        return type;
-    if (type == MSG_REFUSE)
-        return refused(h, code);
-    if (type != MSG_RESPONSE)
-        return unexpected(h, type, "RESPONSE");
-    if ((rc = hs_read(h, h->mac, MAC_LEN, "RESPONSE")) != 0)
-        return rc;
-    if ((rc = compute_mac(h, k, LABEL_CLIENT, peer, self, h->ns, h->nc, h->expect)) != 0)
-        return rc;
-    if (CRYPTO_memcmp(h->mac, h->expect, MAC_LEN) != 0) {
-        uint8_t no = 0;
-        (void)ism_sock_write_full(h->fd, &no, 1, h->deadline, NULL);
-        set_err(h->err, h->errlen,
-                "peer %s (site %u, gateway %u) failed authentication: wrong job secret (HMAC "
-                "mismatch)",
-                h->peer, (unsigned)peer.site, (unsigned)peer.gw);
-        return ISM_AUTH_EAUTH;
-    }
-    uint8_t yes = 1;
-    if ((rc = hs_write(h, &yes, 1, "the verdict")) != 0)
-        return rc;
-    if (peer_out)
-        *peer_out = peer;
-    return 0;
+    int rc = h.state == ISM_AUTH_HS_DONE ? 0 : h.rc;
+    ism_auth_hs_wipe(&h);
+    return rc;
 }
 
 int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    hs h;
-    int rc = hs_begin(&h, fd, k, timeout_ms, "client", err, errlen);
-    if (rc == 0)
-        rc = client_run(&h, k, self, peer_out);
-    hs_wipe(&h);
-    return rc;
+    return drive(fd, 0, k, self, peer_out, timeout_ms, err, errlen);
 }
 
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    hs h;
-    int rc = hs_begin(&h, fd, k, timeout_ms, "server", err, errlen);
-    if (rc == 0)
-        rc = server_run(&h, k, self, peer_out);
-    hs_wipe(&h);
-    return rc;
+    return drive(fd, 1, k, self, peer_out, timeout_ms, err, errlen);
 }
 
 static int hexval(char c)

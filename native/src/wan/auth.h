@@ -75,11 +75,64 @@ enum {
  * the peer's identity in *peer_out (may be NULL). On failure returns a negative
  * ISM_AUTH_E* code with a reason in err that names the peer and never contains the
  * secret or a MAC. The fd is never closed here: on failure the caller must close it
- * and must not use it for traffic. */
+ * and must not use it for traffic. These drive the state machine below with blocking,
+ * deadline-bounded reads and writes; a server that must stay responsive while a peer
+ * is slow (the gateway) drives the state machine from its own event loop instead. */
 int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen);
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen);
+
+/* The handshake without I/O (auth_hs.c): the caller moves the bytes, so one event loop
+ * can run many handshakes at once and a silent or slow peer delays nobody but itself.
+ * It never asks for more input than the message it waits for, so bytes that follow the
+ * handshake on the stream stay unread. Use:
+ *
+ *   ism_auth_hs_start(&h, server, key, self, "1.2.3.4:5");
+ *   while (h.state == ISM_AUTH_HS_RUN) {
+ *       n = ism_auth_hs_pending(&h, &out);   // > 0: send these, report with _sent()
+ *       m = ism_auth_hs_wanted(&h, &in);     // > 0: read up to m bytes into in, _received()
+ *   }
+ *   // FAILED: h.rc, h.err; ism_auth_hs_pending() may still hold a refusal to send
+ *   //         (best effort, never wait for it). DONE: h.peer. Then ism_auth_hs_wipe().
+ *
+ * The key must outlive the handshake. The struct holds nonces and MACs: wipe it. */
+#define ISM_AUTH_NONCE_LEN 32
+#define ISM_AUTH_MAC_LEN 32
+#define ISM_AUTH_MSG_MAX 80
+
+enum { ISM_AUTH_HS_RUN = 0, ISM_AUTH_HS_DONE = 1, ISM_AUTH_HS_FAILED = 2 };
+
+typedef struct ism_auth_hs {
+    /* read by callers */
+    int state;          /* ISM_AUTH_HS_* */
+    int rc;             /* 0, or the ISM_AUTH_E* code once FAILED */
+    ism_auth_id peer;   /* the peer's identity once DONE */
+    char err[320];      /* why it FAILED; names the peer, never a secret */
+    /* private */
+    int server, phase;
+    const ism_auth_key *key;
+    ism_auth_id self;
+    char peer_name[80];
+    size_t need, have, out_len, out_off;
+    uint8_t in[ISM_AUTH_MSG_MAX], out[ISM_AUTH_MSG_MAX];
+    uint8_t nc[ISM_AUTH_NONCE_LEN], ns[ISM_AUTH_NONCE_LEN];
+    uint8_t mac[ISM_AUTH_MAC_LEN], expect[ISM_AUTH_MAC_LEN];
+} ism_auth_hs;
+
+/* server: 1 for the accepting side. peer_name (may be NULL) is only used in messages. */
+void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_auth_id self,
+                       const char *peer_name);
+/* Bytes to send now (0: none), and how many of them went out. */
+size_t ism_auth_hs_pending(const ism_auth_hs *h, const uint8_t **p);
+void ism_auth_hs_sent(ism_auth_hs *h, size_t n);
+/* Room for input now (0 while output is pending or once ended), and how much arrived. */
+size_t ism_auth_hs_wanted(ism_auth_hs *h, uint8_t **p);
+void ism_auth_hs_received(ism_auth_hs *h, size_t n);
+/* The transport failed: sock_rc is an ISM_SOCK_E* code (a closed peer, a deadline that
+ * passed after timeout_ms, or errno). Ends the handshake with the matching message. */
+void ism_auth_hs_io_failed(ism_auth_hs *h, int sock_rc, int timeout_ms);
+void ism_auth_hs_wipe(ism_auth_hs *h);
 
 /* Fill k from a 32-hex-digit job id and a 32..128-hex-digit secret. */
 int ism_auth_key_from_hex(ism_auth_key *k, const char *job_hex, const char *secret_hex, char *err,
