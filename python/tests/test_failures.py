@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from jobprocs import procs_with_env
+
 
 pytestmark = pytest.mark.native
 
@@ -134,25 +136,6 @@ def finish(p, limit):
         out, err = p.communicate()
         pytest.fail(f"job still running after {limit} s (a hang)\n{err[-4000:]}")
     return p.returncode, out, err, time.monotonic() - t0
-
-
-def procs_with_env(tag, **want):
-    """pids of processes whose environment has ISTHMUS_TEST_TAG=tag and the given vars"""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        kv = dict(x.decode(errors="replace").split("=", 1) for x in env if b"=" in x)
-        if kv.get("ISTHMUS_TEST_TAG") != tag:
-            continue
-        if all(kv.get(k) == v for k, v in want.items()) and b"isthmus-gateway" in cmd:
-            found.append((int(pid), kv))
-    return found
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])

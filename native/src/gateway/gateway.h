@@ -73,6 +73,8 @@ typedef struct gw_link {
     int64_t down_since_ms, next_dial_ms, last_dial_log_ms;
     char dial_err[512];   /* why the last attempt to dial failed, for the final message */
     int auth_failures;    /* dials in a row the peer's authentication failed */
+    int dialing;          /* an attempt's streams are being set up (setup.c) */
+    int dial_backoff_ms;  /* wait before the next attempt after a failed one */
     int resume_recv;
     int fin_sent, fin_recv;
     /* sending */
@@ -169,15 +171,31 @@ gw_buf *gw_buf_small(size_t len);
 void gw_buf_put(gw_buf *b);
 enum { GW_POOL_TX = 1, GW_POOL_RX = 2 };
 
-/* links.c: connections (set-up, reconnection, authentication, HELLO) */
+/* links.c: the links' connections (dialing, reconnection, attaching streams) */
 void gw_links_connect(void);
 void gw_link_down(gw_link *l, const char *why);
 void gw_links_redial(int64_t now);
-void gw_accept_peer(void);
+gw_link *gw_link_of_peer(ism_auth_id peer); /* the link to that gateway, or NULL */
+/* what setup.c found: a dialed stream is up or the attempt failed; a peer dialed us */
+void gw_link_dial_done(gw_link *l, int idx, uint32_t epoch, gw_stream *st);
+void gw_link_dial_failed(gw_link *l, uint32_t epoch, int auth, const char *why);
+int gw_link_accepted(ism_auth_id peer, const ism_frame_hdr *hello, gw_stream *st,
+                     const char *from); /* 0: the link took the stream */
 void gw_stream_close(gw_stream *s);
 void gw_stream_close_fd(gw_stream *s); /* closes the connection only, keeping its totals */
 void gw_streams_wait(int64_t max_us);  /* one ppoll over every connected stream, serviced */
 void gw_links_finish(int64_t deadline_ms); /* end every stream in order (at the job's end) */
+
+/* setup.c: connections not yet part of a link, run from the event loop without blocking */
+struct sockaddr_in;
+struct pollfd;
+void gw_setup_dial(gw_link *l, int idx, const struct sockaddr_in *sa, int64_t now);
+void gw_setup_cancel(const gw_link *l);          /* drop a link's dials in progress */
+void gw_setup_accept(int listen_fd, int64_t now); /* take what the listener's backlog holds */
+int gw_setup_count(void);                         /* poll slots gw_setup_poll may fill */
+int gw_setup_poll(struct pollfd *pf, int64_t now, int64_t *timer_us);
+void gw_setup_service(const struct pollfd *pf, int n, int64_t now);
+void gw_setup_report(char *buf, size_t n);        /* strangers refused, for --stats */
 
 /* session.c: numbering, striping, acknowledgement, re-sending and re-ordering */
 gw_link *gw_link_for(int dst_global);

@@ -9,8 +9,9 @@
  * ISTHMUS_LINK_DEAD_MS, or a CRC error) the whole link goes down: the dialing side dials
  * again until the link is back or ISTHMUS_LINK_OUTAGE seconds have passed, after which the
  * job aborts with a message naming the site. The session layer (session.c) then resumes
- * where the peer's RESUME says. Dialing runs inside the event loop, one bounded attempt at
- * a time, so other links and the local ranks keep being served during an outage.
+ * where the peer's RESUME says. Connections are set up by setup.c from the event loop,
+ * without blocking it, so other links and the local ranks keep being served while a
+ * peer is unreachable, slow, or a stranger with no secret holds a connection open.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -103,6 +105,10 @@ static void close_streams(gw_link *l)
 void gw_link_down(gw_link *l, const char *why)
 {
     int was = l->state;
+    if (l->dialing) { /* a stream of an attempt in progress failed: it starts over */
+        gw_setup_cancel(l);
+        l->dialing = 0;
+    }
     close_streams(l);
     l->state = GW_LINK_DOWN;
     l->resume_recv = 0;
@@ -147,68 +153,89 @@ void gw_link_started(gw_link *l)
     }
 }
 
-/* The HELLO a dialed stream starts with. */
-static int send_hello(gw_link *l, gw_stream *s, int idx, int64_t deadline)
-{
-    uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
-    ism_link_hdr lh = {.flags = 0, .crc = 0, .seq = 0, .ack = l->rx_next};
-    ism_link_hdr_encode(&lh, buf);
-    ism_frame_hdr h;
-    ism_frame_init(&h, ISM_F_HELLO);
-    h.src = h.dst = -1;
-    h.a = (uint64_t)idx;
-    h.b = (uint64_t)l->nstreams | (uint64_t)l->epoch << 16;
-    ism_frame_encode(&h, buf + ISM_LINK_HDR_SIZE);
-    return gw.xp->write_full(s, buf, sizeof buf, deadline);
-}
-
 /* Authentication failures in a row that end the job on a link that has never been up.
  * A wrong secret fails every time and is said after a second; one failure alone may be
  * bytes damaged on the way (a link that corrupts what its checksums do not catch). */
 #define GW_AUTH_TRIES 3
+#define GW_DIAL_BACKOFF_MIN_MS 20 /* a peer not listening yet is tried again soon */
 
-/* One attempt at (re)building a link we dial. Returns 0 when every stream is up. A
- * failed authentication is retried like an unreachable peer: on a link that was up
- * before, the secret is known to be right, so until the outage limit (a corrupting or
- * tampering path must not end the job at once); on a new link GW_AUTH_TRIES times. */
-static int dial(gw_link *l, int64_t give_up_ms, char *err, size_t errlen)
+gw_link *gw_link_of_peer(ism_auth_id peer)
+{
+    /* unsigned compares: a value from the wire never indexes anything before it is known
+     * to be in range */
+    if (peer.site >= (uint32_t)gw.nsites || peer.site == (uint32_t)gw.site ||
+        peer.gw >= (uint32_t)gw.site_gws[peer.site])
+        return NULL;
+    return link_at((int)peer.site, (int)peer.gw);
+}
+
+/* Start one attempt at (re)building a link we dial: each stream is set up by setup.c
+ * from the event loop, and the link is up when the last one is (gw_link_dial_done). */
+static void dial_start(gw_link *l, int64_t now)
 {
     close_streams(l);
     l->epoch++;
-    ism_auth_id them;
-    for (int i = 0; i < l->nstreams; i++) {
-        gw_stream *s = &l->st[i];
-        int rc = gw.xp->dial(s, gw.site_hosts[l->site], gw.site_ports[l->site] + l->gw,
-                             give_up_ms, &them, err, errlen);
-        if (rc == 0 && ((int)them.site != l->site || (int)them.gw != l->gw)) {
-            snprintf(err, errlen, "the peer answered as site %u gateway %u", them.site, them.gw);
-            rc = GW_XP_EAUTH;
-        }
-        if (rc == GW_XP_EAUTH) {
-            if (!l->ever_up && ++l->auth_failures >= GW_AUTH_TRIES)
-                gw_die(1, "authentication with site %s gateway %d failed %d times in a row: %s",
-                       sname(l->site), l->gw, l->auth_failures, err);
-            if (l->ever_up)
-                gw_log("authentication with site %s gateway %d failed (%s); the link was up "
-                       "before, so this is damage or tampering on the path: trying again",
-                       sname(l->site), l->gw, err);
-            size_t k = strlen(err);
-            snprintf(err + k, errlen - k, " (authentication)");
-        }
-        if (rc)
-            goto fail;
-        if (send_hello(l, s, i, ism_now_ms() + GW_SETUP_TIMEOUT_MS)) {
-            snprintf(err, errlen, "the connection broke during set-up");
-            goto fail;
-        }
-        l->nconnected++;
+    l->dialing = 1;
+    struct sockaddr_in sa;
+    char err[300];
+    const char *host = gw.site_hosts[l->site];
+    int port = gw.site_ports[l->site] + l->gw;
+    if (ism_sock_resolve4(host, port, &sa, err, sizeof err) != 0) {
+        char why[400];
+        snprintf(why, sizeof why, "cannot connect to %s:%d: %s", host, port, err);
+        gw_link_dial_failed(l, l->epoch, 0, why);
+        return;
     }
+    for (int i = 0; i < l->nstreams; i++)
+        gw_setup_dial(l, i, &sa, now);
+}
+
+void gw_link_dial_done(gw_link *l, int idx, uint32_t epoch, gw_stream *st)
+{
+    if (epoch != l->epoch || !l->dialing || l->st[idx].fd >= 0) {
+        gw.xp->close(st); /* from an attempt given up since */
+        return;
+    }
+    l->st[idx].fd = st->fd;
+    l->st[idx].conn = st->conn;
+    if (++l->nconnected < l->nstreams)
+        return;
+    l->dialing = 0;
     l->auth_failures = 0;
+    l->dial_backoff_ms = 0;
+    l->dial_err[0] = 0;
     gw_link_started(l);
-    return 0;
-fail:
+}
+
+/* A failed authentication is retried like an unreachable peer: on a link that was up
+ * before, the secret is known to be right, so until the outage limit (a corrupting or
+ * tampering path must not end the job at once); on a new link GW_AUTH_TRIES times. */
+void gw_link_dial_failed(gw_link *l, uint32_t epoch, int auth, const char *why)
+{
+    if (epoch != l->epoch || !l->dialing)
+        return;
+    gw_setup_cancel(l); /* the attempt's other streams */
     close_streams(l);
-    return -1;
+    l->dialing = 0;
+    if (auth) {
+        if (!l->ever_up && ++l->auth_failures >= GW_AUTH_TRIES)
+            gw_die(1, "authentication with site %s gateway %d failed %d times in a row: %s",
+                   sname(l->site), l->gw, l->auth_failures, why);
+        if (l->ever_up)
+            gw_log("authentication with site %s gateway %d failed (%s); the link was up "
+                   "before, so this is damage or tampering on the path: trying again",
+                   sname(l->site), l->gw, why);
+    }
+    snprintf(l->dial_err, sizeof l->dial_err, "%s%s", why, auth ? " (authentication)" : "");
+    int64_t now = ism_now_ms();
+    l->dial_backoff_ms = l->dial_backoff_ms ? 2 * l->dial_backoff_ms : GW_DIAL_BACKOFF_MIN_MS;
+    if (l->dial_backoff_ms > GW_DIAL_RETRY_MS)
+        l->dial_backoff_ms = GW_DIAL_RETRY_MS;
+    l->next_dial_ms = now + l->dial_backoff_ms;
+    if (l->ever_up && now - l->last_dial_log_ms >= 10000) {
+        gw_log("still cannot reach site %s gateway %d: %s", sname(l->site), l->gw, l->dial_err);
+        l->last_dial_log_ms = now;
+    }
 }
 
 void gw_links_redial(int64_t now)
@@ -237,74 +264,31 @@ void gw_links_redial(int64_t now)
             }
             gw_abort_job(1, msg);
         }
-        if (!l->connector || now < l->next_dial_ms)
-            continue;
-        char err[512];
-        if (dial(l, l->down_since_ms + limit, err, sizeof err) == 0) {
-            l->dial_err[0] = 0;
-            continue;
-        }
-        l->next_dial_ms = ism_now_ms() + GW_DIAL_RETRY_MS;
-        snprintf(l->dial_err, sizeof l->dial_err, "%s", err);
-        if (l->ever_up && ism_now_ms() - l->last_dial_log_ms >= 10000) {
-            gw_log("still cannot reach site %s gateway %d: %s", sname(l->site), l->gw, err);
-            l->last_dial_log_ms = ism_now_ms();
-        }
+        if (l->connector && !l->dialing && now >= l->next_dial_ms)
+            dial_start(l, now);
     }
 }
 
-/* Authenticate one incoming connection and attach it to its link as the stream its
- * HELLO names. Anything unexpected is refused and logged, never fatal. */
-void gw_accept_peer(void)
+/* A peer that dialed us authenticated and sent its HELLO: attach the connection to its
+ * link as the stream the HELLO names. Anything unexpected is refused and logged, never
+ * fatal. */
+int gw_link_accepted(ism_auth_id them, const ism_frame_hdr *h, gw_stream *in, const char *peer)
 {
-    char err[512], peer[128];
-    int fd = accept4(gw.listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
-        return;
-    ism_sock_peer_name(fd, peer, sizeof peer);
-    gw_stream in = {.fd = -1};
-    ism_auth_id them;
-    if (gw.xp->accept(&in, fd, &them, err, sizeof err)) {
-        gw_log("refused connection from %s: %s", peer, err);
-        return;
-    }
-    if ((int)them.site >= gw.nsites || (int)them.site == gw.site ||
-        (int)them.gw >= gw.site_gws[them.site] ||
-        !before((int)them.site, (int)them.gw, gw.site, gw.gwidx)) {
-        gw_log("refused connection from %s: it authenticated as site %u gateway %u, which is "
-               "not expected to connect here",
-               peer, them.site, them.gw);
-        gw.xp->close(&in);
-        return;
-    }
-    gw_link *l = link_at((int)them.site, (int)them.gw);
-    uint8_t buf[ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE];
-    ism_link_hdr lh;
-    ism_frame_hdr h;
-    int rr = gw.xp->read_full(&in, buf, sizeof buf, ism_now_ms() + GW_SETUP_TIMEOUT_MS);
-    if (rr || ism_link_hdr_decode(buf, ISM_LINK_HDR_SIZE, &lh) ||
-        ism_frame_decode(buf + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE, &h) ||
-        h.type != ISM_F_HELLO || lh.seq != 0 || h.len != 0) {
-        gw_log("refused connection from site %s gateway %d (%s): no valid HELLO", sname(l->site),
-               l->gw, peer);
-        gw.xp->close(&in);
-        return;
-    }
-    int n = (int)(h.b & 0xffff), idx = (int)h.a;
-    uint32_t epoch = (uint32_t)(h.b >> 16);
-    if (n < 1 || n > gw.xp->max_streams || h.a >= (uint64_t)n || l->closed) {
+    gw_link *l = gw_link_of_peer(them);
+    if (!l)
+        return -1; /* setup.c checked this before the transport's set-up */
+    int n = (int)(h->b & 0xffff), idx = (int)h->a;
+    uint32_t epoch = (uint32_t)(h->b >> 16);
+    if (n < 1 || n > gw.xp->max_streams || h->a >= (uint64_t)n || l->closed) {
         gw_log("refused connection from site %s gateway %d: stream %llu of %d%s", sname(l->site),
-               l->gw, (unsigned long long)h.a, n,
+               l->gw, (unsigned long long)h->a, n,
                l->closed ? " after the link was closed"
                : n > gw.xp->max_streams ? " (more than this transport carries)"
                                         : "");
-        gw.xp->close(&in);
-        return;
+        return -1;
     }
-    if (epoch < l->epoch) {
-        gw.xp->close(&in); /* from an attempt the peer has given up */
-        return;
-    }
+    if (epoch < l->epoch)
+        return -1; /* from an attempt the peer has given up */
     if (n != l->nstreams) {
         if (l->ever_up)
             gw_die(1, "site %s gateway %d reconnected with %d streams instead of %d",
@@ -319,15 +303,15 @@ void gw_accept_peer(void)
         l->epoch = epoch;
     }
     if (l->st[idx].fd >= 0) {
-        gw_log("refused connection from site %s gateway %d: stream %d is already connected",
-               sname(l->site), l->gw, idx);
-        gw.xp->close(&in);
-        return;
+        gw_log("refused connection from site %s gateway %d (%s): stream %d is already connected",
+               sname(l->site), l->gw, peer, idx);
+        return -1;
     }
-    l->st[idx].fd = in.fd;
-    l->st[idx].conn = in.conn;
+    l->st[idx].fd = in->fd;
+    l->st[idx].conn = in->conn;
     if (++l->nconnected == l->nstreams)
         gw_link_started(l);
+    return 0;
 }
 
 /* Wait (at most max_us) for any connected stream to need service, and service it: how
@@ -420,7 +404,7 @@ void gw_links_connect(void)
         return;
     const char *bind_host = getenv("ISTHMUS_GATEWAY_BIND");
     gw.listen_fd = ism_sock_listen(bind_host && *bind_host ? bind_host : gw.site_hosts[gw.site],
-                                   gw.site_ports[gw.site] + gw.gwidx, 64, err, sizeof err);
+                                   gw.site_ports[gw.site] + gw.gwidx, 128, err, sizeof err);
     if (gw.listen_fd < 0)
         gw_die(2, "%s", err);
     if (gw.xp->listener(gw.listen_fd, err, sizeof err))

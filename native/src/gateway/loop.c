@@ -310,7 +310,7 @@ void gw_loop(void)
         int64_t now = ism_now_ms();
         gw_links_redial(now);
         maybe_inject_fault();
-        int n = 0, need = 1, backlog = 0;
+        int n = 0, need = 1 + gw_setup_count(), backlog = 0;
         int64_t xp_us = -1; /* the soonest any stream's transport needs service */
         for (int i = 0; i < gw.nlinks; i++)
             need += gw.links[i].nstreams;
@@ -356,6 +356,7 @@ void gw_loop(void)
                 n++;
             }
         }
+        int nlinkfd = n;
         if (gw.listen_fd >= 0) {
             pf[n].fd = gw.listen_fd;
             pf[n].events = POLLIN;
@@ -363,6 +364,8 @@ void gw_loop(void)
             who[n] = NULL;
             n++;
         }
+        int setup_at = n;
+        n += gw_setup_poll(pf + n, now, &xp_us);
         struct timespec ts = {0, 0};
         if (work) {
             idle = 0;
@@ -385,13 +388,8 @@ void gw_loop(void)
         int r = ppoll(pf, (nfds_t)n, &ts, NULL);
         if (r < 0 && errno != EINTR)
             gw_die(1, "ppoll failed: %s", strerror(errno));
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < nlinkfd; k++) {
             short ev = r > 0 ? pf[k].revents : 0;
-            if (!who[k]) {
-                if (ev)
-                    gw_accept_peer();
-                continue;
-            }
             gw_stream *s = who[k];
             gw_link *l = whol[k];
             if (s->fd != pf[k].fd)
@@ -410,6 +408,13 @@ void gw_loop(void)
             if (s->fd >= 0 && (what & GW_XP_WRITE))
                 gw_link_pump(l);
         }
+        /* connections being set up, then new ones: neither ever blocks this loop */
+        if (r <= 0)
+            for (int k = setup_at; k < n; k++)
+                pf[k].revents = 0;
+        gw_setup_service(pf + setup_at, n - setup_at, ism_now_ms());
+        if (setup_at > nlinkfd && r > 0 && pf[nlinkfd].revents)
+            gw_setup_accept(gw.listen_fd, ism_now_ms());
     }
     free(pf);
     free(who);

@@ -373,6 +373,10 @@ static void print_stats(void)
             "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s\n",
             site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
             user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name);
+    char su[200];
+    gw_setup_report(su, sizeof su);
+    fprintf(stderr, "isthmus stats: site %s gateway %d: listener: %s\n", site_name(gw.site),
+            gw.gwidx, su);
     fflush(stderr);
 }
 

@@ -30,10 +30,6 @@
 struct gw_stream;
 struct gw_link;
 
-enum {
-    GW_XP_EAUTH = -1,  /* dial: the peer failed authentication (never retried) */
-    GW_XP_EAGAIN = -2  /* dial: not reachable now; try again */
-};
 enum { GW_XP_READ = 1, GW_XP_WRITE = 2 }; /* what service() says to try */
 
 #define GW_CONNECT_TIMEOUT_MS 1000 /* one attempt to reach the peer's listener */
@@ -49,16 +45,16 @@ typedef struct gw_xport {
      * prepare the gateway's listening TCP socket (both transports set up over it). */
     void (*init)(void);
     int (*listener)(int fd, char *err, size_t errlen);
-    /* Connection set-up, blocking until deadline_ms at most; authenticated like every
-     * link (wan/auth.h). 0: s is connected to *peer. accept takes over fd, a connection
-     * from the gateway's listener; on failure it closes it. */
-    int (*dial)(struct gw_stream *s, const char *host, int port, int64_t deadline_ms,
-                ism_auth_id *peer, char *err, size_t errlen);
-    int (*accept)(struct gw_stream *s, int fd, ism_auth_id *peer, char *err, size_t errlen);
-    /* Blocking exchange of the HELLO during set-up: 0, or -1. */
-    int (*write_full)(struct gw_stream *s, const void *buf, size_t n, int64_t deadline_ms);
-    int (*read_full)(struct gw_stream *s, void *buf, size_t n, int64_t deadline_ms);
-    /* The stream joins the event loop (non-blocking from now on). */
+    /* Every stream starts as a TCP connection to the peer's listener, authenticated by
+     * the gateway's own event loop (setup.c, wan/auth.h) so that no peer can hold it up.
+     * prep (may be NULL) sets options on a socket before it dials. authed() then turns
+     * the authenticated connection tcp into the stream s (dialed: 1 on the side that
+     * connected), taking it over (closing it on failure too): 0, or -1 with err. Only an
+     * authenticated peer gets this far, so it may block up to GW_SETUP_TIMEOUT_MS. */
+    int (*prep)(int fd, void *arg);
+    int (*authed)(struct gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
+                  size_t errlen);
+    /* The stream joins the event loop (non-blocking from now on; may be called again). */
     void (*started)(struct gw_stream *s);
     /* Non-blocking I/O: bytes moved, or -1 with errno (EAGAIN: nothing can move now).
      * read returns 0 when the peer ended its stream. */

@@ -1,6 +1,6 @@
 /* xport_tcp.c: the gateway's TCP transport (xport.h): each stream of a link is one
- * kernel TCP connection, authenticated with the job secret (wan/auth.h) right after
- * connect()/accept(). The kernel does pacing, loss recovery and congestion control;
+ * kernel TCP connection, authenticated with the job secret (wan/auth.h, from the event
+ * loop: setup.c) right after connect()/accept(), and then used as it is. The kernel does pacing, loss recovery and congestion control;
  * tune.c chooses the number of streams, the socket buffers and the congestion control,
  * and tcpinfo.c reads what the kernel measured for the --stats report. Nothing here has
  * a timer of its own: the socket tells the event loop everything.
@@ -26,49 +26,15 @@ static int tcp_listener(int fd, char *err, size_t errlen)
     return gw_tune_socket(fd, 1, err, errlen); /* accepted sockets inherit the buffers */
 }
 
-static int tcp_dial(gw_stream *s, const char *host, int port, int64_t deadline_ms,
-                    ism_auth_id *peer, char *err, size_t errlen)
+static int tcp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
+                      size_t errlen)
 {
-    int64_t left = deadline_ms - ism_now_ms();
-    int tmo = left < GW_CONNECT_TIMEOUT_MS ? (left > 0 ? (int)left : 1) : GW_CONNECT_TIMEOUT_MS;
-    int fd = ism_sock_connect_prep(host, port, tmo, gw_tune_socket_prep, NULL, err, errlen);
-    if (fd < 0)
-        return GW_XP_EAGAIN;
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-    int rc = ism_auth_client(fd, &gw.key, self, peer, GW_SETUP_TIMEOUT_MS, err, errlen);
-    if (rc) {
-        close(fd);
-        return rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
-                       rc == ISM_AUTH_EPROTO
-                   ? GW_XP_EAUTH
-                   : GW_XP_EAGAIN;
-    }
-    s->fd = fd;
+    /* a dialed socket got its buffers before connect() (prep); an accepted one inherits
+     * the listener's, and its congestion control and pacing are set here */
+    if (!dialed && gw_tune_socket(tcp, 0, err, errlen))
+        gw_die(1, "a stream from site %u gateway %u: %s", peer.site, peer.gw, err);
+    s->fd = tcp;
     return 0;
-}
-
-static int tcp_accept(gw_stream *s, int fd, ism_auth_id *peer, char *err, size_t errlen)
-{
-    ism_sock_set_nonblock(fd, 0);
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-    if (ism_auth_server(fd, &gw.key, self, peer, GW_SETUP_TIMEOUT_MS, err, errlen)) {
-        close(fd);
-        return -1;
-    }
-    if (gw_tune_socket(fd, 0, err, errlen))
-        gw_die(1, "a stream from site %u gateway %u: %s", peer->site, peer->gw, err);
-    s->fd = fd;
-    return 0;
-}
-
-static int tcp_write_full(gw_stream *s, const void *buf, size_t n, int64_t deadline_ms)
-{
-    return ism_sock_write_full(s->fd, buf, n, deadline_ms, NULL) ? -1 : 0;
-}
-
-static int tcp_read_full(gw_stream *s, void *buf, size_t n, int64_t deadline_ms)
-{
-    return ism_sock_read_full(s->fd, buf, n, deadline_ms, NULL) ? -1 : 0;
 }
 
 static void tcp_started(gw_stream *s)
@@ -154,10 +120,8 @@ const gw_xport gw_xport_tcp = {
     .max_streams = 16,
     .init = gw_tune_init,
     .listener = tcp_listener,
-    .dial = tcp_dial,
-    .accept = tcp_accept,
-    .write_full = tcp_write_full,
-    .read_full = tcp_read_full,
+    .prep = gw_tune_socket_prep,
+    .authed = tcp_authed,
     .started = tcp_started,
     .writev = tcp_writev,
     .read = tcp_read,

@@ -4,9 +4,10 @@
  * does not depend on the kernel's TCP congestion control or on root.
  *
  * Set-up runs over a TCP connection to the peer gateway's usual listener: the same
- * authenticated handshake as the TCP transport (wan/auth.h), then the UDP parameters
- * and per-direction packet tokens (wan/udp/setup.c). A peer without the job secret is
- * refused before any UDP socket exists for it.
+ * authenticated handshake as the TCP transport (wan/auth.h, run by the event loop:
+ * setup.c), then the UDP parameters and per-direction packet tokens (wan/udp/setup.c,
+ * udp_authed below). A peer without the job secret is refused before any UDP socket
+ * exists for it.
  *
  * The connection has timers of its own (pacing, ACK delay, retransmission, keepalive,
  * dead peer), which become the event loop's ppoll timeout, and a receive buffer that a
@@ -97,12 +98,6 @@ static int udp_listener(int fd, char *err, size_t errlen)
     return 0; /* the listener only carries set-up */
 }
 
-static int fatal_auth(int rc)
-{
-    return rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
-           rc == ISM_AUTH_EPROTO;
-}
-
 static void attach(gw_stream *s, ism_udp_conn *c)
 {
     s->conn = c;
@@ -110,60 +105,16 @@ static void attach(gw_stream *s, ism_udp_conn *c)
     s->rx_post = NULL;
 }
 
-static int udp_dial(gw_stream *s, const char *host, int port, int64_t deadline_ms,
-                    ism_auth_id *peer, char *err, size_t errlen)
+static int udp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
+                      size_t errlen)
 {
-    int64_t left = deadline_ms - ism_now_ms();
-    int tmo = left < GW_CONNECT_TIMEOUT_MS ? (left > 0 ? (int)left : 1) : GW_CONNECT_TIMEOUT_MS;
-    int tcp = ism_sock_connect(host, port, tmo, err, errlen);
-    if (tcp < 0)
-        return GW_XP_EAGAIN;
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-    int arc = 0;
+    ism_sock_set_nonblock(tcp, 0);
     ism_udp_conn *c =
-        ism_udp_connect_fd(tcp, &gw.key, self, &opts, GW_SETUP_TIMEOUT_MS, &arc, err, errlen);
+        ism_udp_setup_authed(dialed, tcp, &gw.key, peer, &opts, GW_SETUP_TIMEOUT_MS, err, errlen);
     close(tcp);
     if (!c)
-        return fatal_auth(arc) ? GW_XP_EAUTH : GW_XP_EAGAIN;
-    *peer = ism_udp_peer_id(c);
-    attach(s, c);
-    return 0;
-}
-
-static int udp_accept(gw_stream *s, int fd, ism_auth_id *peer, char *err, size_t errlen)
-{
-    ism_sock_set_nonblock(fd, 0);
-    ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-    ism_udp_conn *c =
-        ism_udp_accept_fd(fd, &gw.key, self, &opts, GW_SETUP_TIMEOUT_MS, NULL, err, errlen);
-    close(fd);
-    if (!c)
         return -1;
-    *peer = ism_udp_peer_id(c);
     attach(s, c);
-    return 0;
-}
-
-static int udp_write_full(gw_stream *s, const void *buf, size_t n, int64_t deadline_ms)
-{
-    int64_t left = deadline_ms - ism_now_ms();
-    if (left <= 0)
-        return -1;
-    return ism_udp_send(conn(s), buf, n, (int)left) == (ssize_t)n ? 0 : -1;
-}
-
-static int udp_read_full(gw_stream *s, void *buf, size_t n, int64_t deadline_ms)
-{
-    size_t done = 0;
-    while (done < n) {
-        int64_t left = deadline_ms - ism_now_ms();
-        if (left <= 0)
-            return -1;
-        ssize_t r = ism_udp_recv_all(conn(s), (char *)buf + done, n - done, (int)left);
-        if (r <= 0)
-            return -1;
-        done += (size_t)r;
-    }
     return 0;
 }
 
@@ -362,10 +313,8 @@ const gw_xport gw_xport_udp = {
     .max_streams = 1,
     .init = udp_init,
     .listener = udp_listener,
-    .dial = udp_dial,
-    .accept = udp_accept,
-    .write_full = udp_write_full,
-    .read_full = udp_read_full,
+    .prep = NULL,
+    .authed = udp_authed,
     .started = udp_started,
     .writev = udp_writev,
     .read = udp_read,

@@ -290,6 +290,45 @@ static int connected_to_self(int fd)
            a.sin_addr.s_addr == b.sin_addr.s_addr;
 }
 
+int ism_sock_connect_start(const struct sockaddr_in *sa, int (*prep)(int fd, void *arg), void *arg)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (prep && prep(fd, arg) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    int rc;
+    do
+        rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0 && errno != EINPROGRESS) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+int ism_sock_connect_result(int fd)
+{
+    int soerr = 0;
+    socklen_t sl = sizeof soerr;
+    if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) != 0)
+        return errno;
+    if (soerr != 0)
+        return soerr;
+    struct sockaddr_in a;
+    socklen_t la = sizeof a;
+    if (getpeername(fd, (struct sockaddr *)&a, &la) != 0)
+        return errno == ENOTCONN ? EINPROGRESS : errno;
+    return connected_to_self(fd) ? ECONNREFUSED : 0;
+}
+
 /* One non-blocking attempt; returns the fd, -1 with *e set, or -2 on deadline. */
 static int connect_once(const struct sockaddr_in *sa, int64_t deadline, int *e,
                         int (*prep)(int, void *), void *arg)

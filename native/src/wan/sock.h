@@ -51,6 +51,14 @@ int ism_sock_connect(const char *host, int port, int timeout_ms, char *err, size
 int ism_sock_connect_prep(const char *host, int port, int timeout_ms,
                           int (*prep)(int fd, void *arg), void *arg, char *err, size_t errlen);
 
+/* Non-blocking connect, for event loops: one attempt on a non-blocking close-on-exec
+ * socket (prep as above). Returns the fd, connecting or connected, or -1 with errno.
+ * Once the fd polls writable, ism_sock_connect_result() says 0 (connected), EINPROGRESS
+ * (not yet), or the errno of the failure; a connection to itself (loopback simultaneous
+ * open) counts as ECONNREFUSED. */
+int ism_sock_connect_start(const struct sockaddr_in *sa, int (*prep)(int fd, void *arg), void *arg);
+int ism_sock_connect_result(int fd);
+
 /* Socket options. Return 0, or -1 with errno set. For set_buffers a size <= 0 leaves
  * that direction alone; the kernel may round or cap the sizes. */
 int ism_sock_set_nonblock(int fd, int on);

@@ -264,6 +264,21 @@ ism_udp_conn *ism_udp_connect_fd(int tcp, const ism_auth_key *key, ism_auth_id s
     return setup_fd(1, tcp, key, self, o, timeout_ms, auth_rc, err, errlen);
 }
 
+ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
+                                   ism_auth_id peer, const ism_udp_opts *o, int timeout_ms,
+                                   char *err, size_t errlen)
+{
+    ism_udp_opts e = effective(o);
+    if (!key || tcp < 0 || timeout_ms <= 0) {
+        udp_errf(err, errlen, "ism_udp_setup_authed: missing socket or key, or timeout_ms <= 0");
+        return NULL;
+    }
+    if (check_opts(&e, err, errlen) != 0)
+        return NULL;
+    return client ? udp_setup_client_authed(tcp, key, peer, &e, timeout_ms, err, errlen)
+                  : udp_setup_server_authed(tcp, key, peer, &e, timeout_ms, err, errlen);
+}
+
 ism_udp_conn *ism_udp_connect(const char *hostport, const ism_auth_key *key, ism_auth_id self,
                               const ism_udp_opts *o, int timeout_ms, char *err, size_t errlen)
 {

@@ -120,15 +120,23 @@ ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
                                const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
                                size_t errlen)
 {
-    int64_t dl = deadline_of(timeout_ms);
-    char tcpname[64];
-    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     ism_auth_id peer;
     int rc = ism_auth_client(tcp, k, self, &peer, timeout_ms, err, errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
         return NULL;
+    return udp_setup_client_authed(tcp, k, peer, o, timeout_ms, err, errlen);
+}
+
+ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_id peer,
+                                      const ism_udp_opts *o, int timeout_ms, char *err,
+                                      size_t errlen)
+{
+    int64_t dl = deadline_of(timeout_ms);
+    char tcpname[64];
+    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
+    int rc;
     uint8_t m[SRV_MSG], nc[32];
     if (RAND_bytes(nc, sizeof nc) != 1) {
         udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
@@ -225,17 +233,24 @@ ism_udp_conn *udp_setup_server(int tcp, const ism_auth_key *k, ism_auth_id self,
                                const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
                                size_t errlen)
 {
-    int64_t dl = deadline_of(timeout_ms);
-    char tcpname[64];
-    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     ism_auth_id peer;
     int rc = ism_auth_server(tcp, k, self, &peer, timeout_ms, err, errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
         return NULL;
+    return udp_setup_server_authed(tcp, k, peer, o, timeout_ms, err, errlen);
+}
+
+ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_id peer,
+                                      const ism_udp_opts *o, int timeout_ms, char *err,
+                                      size_t errlen)
+{
+    int64_t dl = deadline_of(timeout_ms);
+    char tcpname[64];
+    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     uint8_t m[SRV_MSG];
-    rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
+    int rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
     if (rc != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
                  rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : "peer closed the connection");

@@ -146,6 +146,13 @@ ism_udp_conn *ism_udp_connect_fd(int tcp, const ism_auth_key *key, ism_auth_id s
 ism_udp_conn *ism_udp_accept_fd(int tcp, const ism_auth_key *key, ism_auth_id self,
                                 const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
                                 size_t errlen);
+/* The rest of the setup after the caller ran the authentication on tcp itself
+ * (ism_auth_hs from its own event loop, as the gateway does): client 1 for the side
+ * that dialed; peer is who the handshake authenticated. Blocking up to timeout_ms: only
+ * an authenticated peer gets here. */
+ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
+                                   ism_auth_id peer, const ism_udp_opts *o, int timeout_ms,
+                                   char *err, size_t errlen);
 /* Who the handshake authenticated at the other end. */
 ism_auth_id ism_udp_peer_id(const ism_udp_conn *c);
 

@@ -1,0 +1,255 @@
+# tests/test_gateway_strangers.py: strangers at a running job's gateway ports cannot stall
+# it (issue 23 §1). Each attack runs against every gateway listener of a 2-site job doing
+# a cross-site ping-pong every 100 ms, and keeps itself going (a dropped connection is
+# replaced) for the whole run: silent connections, a byte-a-second one, and 100
+# connections that send half a HELLO and wait. The job must finish with exit 0, no link
+# lost or silent, its ping-pong rounds close to an undisturbed run's (p90 within 2x plus
+# 2 ms, no round near the old 5 s stall), the strangers counted in --stats and the log
+# about them bounded.
+from __future__ import annotations
+
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from jobprocs import gateway_env
+
+pytestmark = pytest.mark.native
+
+PINGPONG = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+/* argv[1] rounds: rank 0 and the last rank (another site) ping-pong 8 bytes, then nap
+ * 100 ms; rank 0 prints every round's time in ms on one line */
+int main(int argc, char **argv) {
+    int r, n, rounds = atoi(argv[1]);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    double *t = calloc((size_t)rounds, sizeof *t), x[1] = {0};
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < rounds; i++) {
+        if (r == 0) {
+            double t0 = MPI_Wtime();
+            MPI_Send(x, 1, MPI_DOUBLE, n - 1, i, MPI_COMM_WORLD);
+            MPI_Recv(x, 1, MPI_DOUBLE, n - 1, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            t[i] = (MPI_Wtime() - t0) * 1e3;
+        } else if (r == n - 1) {
+            MPI_Recv(x, 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            x[0] += 1;
+            MPI_Send(x, 1, MPI_DOUBLE, 0, i, MPI_COMM_WORLD);
+        }
+        usleep(100000);
+    }
+    if (r == 0) {
+        printf("rounds:");
+        for (int i = 0; i < rounds; i++) printf(" %.3f", t[i]);
+        printf("\npingpong %s\n", x[0] == rounds ? "ok" : "WRONG");
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+ROUNDS = 40
+
+
+@pytest.fixture(scope="module")
+def pingpong(prefix, tmp_path_factory):
+    d = tmp_path_factory.mktemp("strangers")
+    (d / "pingpong.c").write_text(PINGPONG)
+    subprocess.run([str(prefix.cc), "-O1", "-o", str(d / "pingpong"), str(d / "pingpong.c")],
+                   check=True, capture_output=True)
+    return d / "pingpong"
+
+
+def gateway_addrs(tag):
+    """(host, port) of every gateway listener of the job whose processes carry tag."""
+    kv = gateway_env(tag)
+    return [(hp.rsplit(":", 1)[0], int(hp.rsplit(":", 1)[1]))
+            for hp in kv["ISTHMUS_GATEWAY_ADDRS"].split(",")]
+
+
+class Attacker:
+    """Keeps `count` connections per address open, each doing `behaviour`; a connection
+    the gateway drops is replaced after a short pause, for as long as the attack runs."""
+
+    def __init__(self, addrs, count, behaviour):
+        self.addrs, self.count, self.behaviour = addrs, count, behaviour
+        self.stop = threading.Event()
+        self.opened = 0
+        self.threads = [threading.Thread(target=self._keep, args=(a,), daemon=True)
+                        for a in addrs for _ in range(count)]
+
+    def _keep(self, addr):
+        while not self.stop.is_set():
+            try:
+                s = socket.create_connection(addr, timeout=5)
+            except OSError:
+                self.stop.wait(0.2)  # not listening yet, or the backlog is full
+                continue
+            self.opened += 1
+            try:
+                self.behaviour(s, self.stop)
+            except OSError:
+                pass
+            finally:
+                s.close()
+            self.stop.wait(0.05)
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+def silent(s, stop):
+    s.settimeout(0.5)
+    while not stop.is_set():
+        try:
+            if s.recv(64) == b"":
+                return  # dropped by the gateway
+        except socket.timeout:
+            pass
+
+
+def byte_a_second(s, stop):
+    hello = b"ISAU" + bytes([1, 1, 0, 0]) + bytes(56)
+    for b in hello:
+        if stop.wait(1.0):
+            return
+        s.sendall(bytes([b]))
+
+
+def half_hello(s, stop):
+    s.sendall(b"ISAU" + bytes([1, 1, 0, 0]) + bytes(12))
+    silent(s, stop)
+
+
+def run_job(pingpong, transport, attack=None, count=1):
+    tag = uuid.uuid4().hex
+    env = dict(os.environ, ISTHMUS_TEST_TAG=tag)
+    p = subprocess.Popen([sys.executable, "-m", "isthmus", "run", "-n", "2", "--stats",
+                          "--transport", transport, "--", str(pingpong), str(ROUNDS)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    attacker = None
+    try:
+        if attack:
+            attacker = Attacker(gateway_addrs(tag), count, attack)
+            attacker.__enter__()
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+        pytest.fail(f"the job hung\n{err[-3000:]}")
+    finally:
+        if attacker:
+            attacker.__exit__(None, None, None)
+    assert p.returncode == 0, err[-3000:]
+    assert "pingpong ok" in out, out
+    rounds = [float(x) for x in re.search(r"rounds:(.*)", out).group(1).split()]
+    return rounds, err, attacker
+
+
+def p90(xs):
+    return statistics.quantiles(xs, n=10)[-1]
+
+
+@pytest.fixture(scope="module")
+def undisturbed(pingpong):
+    return {t: run_job(pingpong, t)[0] for t in ("tcp", "udp")}
+
+
+@pytest.mark.parametrize("transport,attack,count", [
+    ("tcp", silent, 8),
+    ("tcp", byte_a_second, 1),
+    ("tcp", half_hello, 100),
+    ("udp", silent, 8),
+], ids=["silent-x8", "byte-a-second", "half-hello-x100", "udp-silent-x8"])
+def test_strangers_do_not_stall_a_running_job(pingpong, undisturbed, transport, attack, count):
+    rounds, err, attacker = run_job(pingpong, transport, attack, count)
+    base = undisturbed[transport]
+    assert attacker.opened >= count, "the attack never got going"
+    for bad in (r"silent for", r"link to site \S+ gateway \d+ lost", r"aborting"):
+        assert not re.search(bad, err), err[-3000:]
+    # the old gateway froze for its 5 s handshake time-out per stranger
+    assert max(rounds) < 1000, (rounds, base)
+    assert p90(rounds) <= 2 * p90(base) + 2.0, (rounds, base)
+    refused = [int(m) for m in re.findall(r"listener: (\d+) unauthenticated", err)]
+    assert sum(refused) > 0, err[-3000:]
+    # what strangers cause is logged at most a few lines per 10 s per gateway
+    assert err.count("refused connection from") <= 2 * 5 * 3, err[-3000:]
+
+
+def authenticate_as(addr, job_hex, secret_hex, site, gw):
+    """The client side of the handshake (native/src/wan/auth.h) with the job's secret,
+    claiming any identity; returns the verdict byte and the socket."""
+    import hashlib
+    import hmac
+    import secrets
+    import struct
+
+    job, key = bytes.fromhex(job_hex), bytes.fromhex(secret_hex)
+    s = socket.create_connection(addr, timeout=10)
+    nc = secrets.token_bytes(32)
+    cid = struct.pack("<II", site, gw)
+    s.sendall(b"ISAU" + bytes([1, 1, 0, 0]) + cid + nc + job)
+    chal = b""
+    while len(chal) < 80:
+        chal += s.recv(80 - len(chal))
+    sid, ns = chal[8:16], chal[16:48]
+    mac = hmac.new(key, b"isthmus-auth-client" + job + cid + sid + ns + nc, hashlib.sha256)
+    s.sendall(b"ISAU" + bytes([1, 3, 0, 0]) + mac.digest())
+    return s.recv(1), s
+
+
+def test_authenticated_peer_with_out_of_range_identity_is_refused(pingpong):
+    """A site or gateway number >= 2^31 from the wire was cast to int before its range
+    check and indexed the gateway's tables negatively; it is refused and logged."""
+    tag = uuid.uuid4().hex
+    env = dict(os.environ, ISTHMUS_TEST_TAG=tag)
+    p = subprocess.Popen([sys.executable, "-m", "isthmus", "run", "-n", "2", "--", str(pingpong),
+                          "30"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        addrs = gateway_addrs(tag)
+        kv = gateway_env(tag)
+        secret = Path(kv["ISTHMUS_SECRET_FILE"]).read_text().strip()
+        time.sleep(1)
+        answers = []
+        for site, gw in ((2**31 + 1, 0), (1, 2**31 + 5), (2**32 - 1, 2**32 - 1)):
+            for addr in addrs:
+                v, s = authenticate_as(addr, kv["ISTHMUS_JOB"], secret, site, gw)
+                answers.append(v)
+                s.settimeout(10)
+                try:
+                    assert s.recv(1) == b"", "the gateway kept the connection"
+                except ConnectionResetError:
+                    pass
+                s.close()
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert answers and all(v == b"\x01" for v in answers), answers  # the secret was right
+    assert p.returncode == 0, err[-3000:]
+    assert "pingpong ok" in out
+    assert "which is not expected to connect here" in err, err[-3000:]
+    assert secret not in err
