@@ -12,11 +12,7 @@
  * the right token (so the kernel drops everything else), and both close the TCP
  * connection. A firewall that blocks UDP shows up here, as a timeout that says so.
  *
- * Control messages (little-endian), after the auth handshake:
- *   client -> server  "ISUS" ver=1 0 0 0 | Nc[32] | rcvbuf u64 | mtu u32 | crc u32 |
- *                     ack_delay_us u32 | 0 u32                          (64 bytes)
- *   server -> client  "ISUS" ver=1 0 0 0 | conn_id[16] | Ns[32] | udp port u16 | 0 u16 |
- *                     mtu u32 | rcvbuf u64 | crc u32 | 0 u32            (80 bytes)
+ * The two control messages after the auth handshake are in setup_msg.h.
  * The agreed MTU is the smaller one; CRC is on when either side asks for it.
  */
 #ifndef _GNU_SOURCE
@@ -38,10 +34,9 @@
 
 #include "le.h"
 #include "setup.h"
+#include "setup_msg.h"
 #include "sock.h"
 
-#define CLI_MSG 64
-#define SRV_MSG 80
 #define PROBE_INTERVAL_US 200000
 
 
@@ -137,42 +132,32 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     int rc;
-    uint8_t m[SRV_MSG], nc[32];
-    if (RAND_bytes(nc, sizeof nc) != 1) {
+    uint8_t m[UDP_SRV_MSG];
+    udp_cli_msg cm = {.rcvbuf = o->rcvbuf, .mtu = (uint32_t)o->mtu, .crc = (uint32_t)o->crc,
+                      .ack_delay_us = (uint32_t)o->ack_delay_us};
+    if (RAND_bytes(cm.nonce, sizeof cm.nonce) != 1) {
         udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
         return NULL;
     }
-    memset(m, 0, sizeof m);
-    memcpy(m, "ISUS", 4);
-    m[4] = 1;
-    memcpy(m + 8, nc, 32);
-    ism_put_le64(m + 40, o->rcvbuf);
-    ism_put_le32(m + 48, (uint32_t)o->mtu);
-    ism_put_le32(m + 52, (uint32_t)o->crc);
-    ism_put_le32(m + 56, (uint32_t)o->ack_delay_us);
-    if ((rc = ism_sock_write_full(tcp, m, CLI_MSG, dl, NULL)) != 0 ||
-        (rc = ism_sock_read_full(tcp, m, SRV_MSG, dl, NULL)) != 0) {
+    udp_cli_msg_encode(&cm, m);
+    if ((rc = ism_sock_write_full(tcp, m, UDP_CLI_MSG, dl, NULL)) != 0 ||
+        (rc = ism_sock_read_full(tcp, m, UDP_SRV_MSG, dl, NULL)) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
                  rc == ISM_SOCK_ETIMEDOUT ? "timed out" : rc == ISM_SOCK_ECLOSED ? "peer closed the connection (does it speak the UDP transport?)" : strerror(errno));
         return NULL;
     }
-    if (memcmp(m, "ISUS", 4) != 0 || m[4] != 1) {
-        udp_errf(err, errlen, "UDP setup with %s: the peer does not speak this protocol version",
-                 tcpname);
+    udp_srv_msg sm;
+    rc = udp_srv_msg_decode(m, (uint32_t)o->mtu, &sm);
+    if (rc != UDP_MSG_OK) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
+                 rc == UDP_MSG_EVERSION ? "the peer does not speak this protocol version"
+                                        : "the peer sent invalid parameters");
         return NULL;
     }
-    uint8_t cid[16], ns[32];
-    memcpy(cid, m + 8, 16);
-    memcpy(ns, m + 24, 32);
-    int port = m[56] | m[57] << 8;
-    uint32_t mtu = ism_get_le32(m + 60);
-    uint64_t peer_rcv = ism_get_le64(m + 64);
-    uint32_t crc = ism_get_le32(m + 72);
-    if (port == 0 || mtu < ISM_UDPW_MIN_DGRAM + 28 || mtu > (uint32_t)o->mtu || crc > 1 ||
-        peer_rcv < 65536 || peer_rcv >> 50) {
-        udp_errf(err, errlen, "UDP setup with %s: the peer sent invalid parameters", tcpname);
-        return NULL;
-    }
+    uint8_t *cid = sm.conn_id, *nc = cm.nonce, *ns = sm.nonce;
+    int port = sm.port;
+    uint32_t mtu = sm.mtu, crc = sm.crc;
+    uint64_t peer_rcv = sm.rcvbuf;
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
     if (getpeername(tcp, (struct sockaddr *)&sa, &sl) != 0) {
@@ -249,32 +234,27 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
-    uint8_t m[SRV_MSG];
-    int rc = ism_sock_read_full(tcp, m, CLI_MSG, dl, NULL);
+    uint8_t m[UDP_SRV_MSG];
+    int rc = ism_sock_read_full(tcp, m, UDP_CLI_MSG, dl, NULL);
     if (rc != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
                  rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : "peer closed the connection");
         return NULL;
     }
-    if (memcmp(m, "ISUS", 4) != 0 || m[4] != 1) {
-        udp_errf(err, errlen, "UDP setup with %s: the peer does not speak this protocol version",
-                 tcpname);
+    udp_cli_msg cm;
+    rc = udp_cli_msg_decode(m, &cm);
+    if (rc != UDP_MSG_OK) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
+                 rc == UDP_MSG_EVERSION ? "the peer does not speak this protocol version"
+                                        : "the peer sent invalid parameters");
         return NULL;
     }
-    uint8_t nc[32], ns[32], cid[16];
-    memcpy(nc, m + 8, 32);
-    uint64_t peer_rcv = ism_get_le64(m + 40);
-    uint32_t mtu = ism_get_le32(m + 48);
-    uint32_t crc = ism_get_le32(m + 52);
-    if (mtu < ISM_UDPW_MIN_DGRAM + 28 || mtu > ISM_UDPW_MAX_DGRAM + 28 || crc > 1 ||
-        peer_rcv < 65536 || peer_rcv >> 50) {
-        udp_errf(err, errlen, "UDP setup with %s: the peer sent invalid parameters", tcpname);
-        return NULL;
-    }
-    if (mtu > (uint32_t)o->mtu)
-        mtu = (uint32_t)o->mtu;
-    crc = crc || o->crc;
-    if (RAND_bytes(ns, sizeof ns) != 1 || RAND_bytes(cid, sizeof cid) != 1) {
+    udp_srv_msg sm = {.mtu = cm.mtu < (uint32_t)o->mtu ? cm.mtu : (uint32_t)o->mtu,
+                      .crc = cm.crc || o->crc, .rcvbuf = o->rcvbuf};
+    uint8_t *nc = cm.nonce, *ns = sm.nonce, *cid = sm.conn_id;
+    uint64_t peer_rcv = cm.rcvbuf;
+    uint32_t mtu = sm.mtu, crc = sm.crc;
+    if (RAND_bytes(ns, 32) != 1 || RAND_bytes(cid, 16) != 1) {
         udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
         return NULL;
     }
@@ -288,24 +268,15 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     int fd = udp_socket(&local, o->sock_buf, err, errlen);
     if (fd < 0)
         return NULL;
-    int port = ism_sock_local_port(fd);
-    memset(m, 0, sizeof m);
-    memcpy(m, "ISUS", 4);
-    m[4] = 1;
-    memcpy(m + 8, cid, 16);
-    memcpy(m + 24, ns, 32);
-    m[56] = (uint8_t)port;
-    m[57] = (uint8_t)(port >> 8);
-    ism_put_le32(m + 60, mtu);
-    ism_put_le64(m + 64, o->rcvbuf);
-    ism_put_le32(m + 72, crc);
+    sm.port = (uint16_t)ism_sock_local_port(fd);
+    udp_srv_msg_encode(&sm, m);
     uint8_t c2s[ISM_UDPW_TOKEN_LEN], s2c[ISM_UDPW_TOKEN_LEN];
     if (derive_tokens(k, cid, nc, ns, c2s, s2c) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: deriving the connection tokens failed", tcpname);
         close(fd);
         return NULL;
     }
-    if ((rc = ism_sock_write_full(tcp, m, SRV_MSG, dl, NULL)) != 0) {
+    if ((rc = ism_sock_write_full(tcp, m, UDP_SRV_MSG, dl, NULL)) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: sending parameters failed", tcpname);
         close(fd);
         return NULL;
