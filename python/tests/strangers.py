@@ -1,0 +1,94 @@
+# tests/strangers.py: clients without the job secret, for the tests of the servers that
+# authenticate with it (isthmus-copy serve, isthmus-linkprobe serve): idle connections
+# from chosen loopback source addresses (127.0.0.2 and up stand for other hosts), a
+# flood from one address, and whether the server has closed a connection yet.
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stranger(port: int, source: str) -> socket.socket:
+    """A TCP connection to 127.0.0.1:port from source, sending nothing."""
+    s = socket.socket()
+    s.bind((source, 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def closed_by_server(s: socket.socket) -> bool:
+    """True once the server has closed (or reset) its end of s."""
+    s.setblocking(False)
+    try:
+        return s.recv(4096) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    finally:
+        s.setblocking(True)
+
+
+def dribble_until_cut(port: int, data: bytes, give_up_s: float) -> float | None:
+    """Send data one byte a second from 127.0.0.2; seconds until the server cut the
+    connection, or None if it was still open after give_up_s."""
+    s = stranger(port, "127.0.0.2")
+    t0 = time.monotonic()
+    try:
+        for b in data:
+            try:
+                s.send(bytes([b]))
+            except OSError:
+                return time.monotonic() - t0
+            time.sleep(1)
+            if closed_by_server(s):
+                return time.monotonic() - t0
+            if time.monotonic() - t0 > give_up_s:
+                return None
+        return None
+    finally:
+        s.close()
+
+
+class Flood:
+    """Connections from one address, opened as fast as possible and kept open (at most
+    `most`), in a thread, while the with-block runs."""
+
+    def __init__(self, port: int, source: str = "127.0.0.2", most: int = 400, before: int = 100):
+        self.port, self.source, self.most, self.before = port, source, most, before
+        self.socks: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._th = threading.Thread(target=self._run)
+
+    def _run(self) -> None:
+        while not self._stop.is_set() and len(self.socks) < self.most:
+            try:
+                self.socks.append(stranger(self.port, self.source))
+            except OSError:
+                time.sleep(0.01)
+
+    def __enter__(self) -> "Flood":
+        self._th.start()
+        deadline = time.monotonic() + 30
+        while len(self.socks) < self.before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._th.join()
+
+    def still_open(self) -> int:
+        """After the flood: how many of its connections the server has not closed."""
+        time.sleep(0.5)
+        n = sum(not closed_by_server(s) for s in self.socks)
+        for s in self.socks:
+            s.close()
+        return n
