@@ -1,10 +1,15 @@
 # tests/strangers.py: clients without the job secret, for the tests of the servers that
 # authenticate with it (isthmus-copy serve, isthmus-linkprobe serve): idle connections
 # from chosen loopback source addresses (127.0.0.2 and up stand for other hosts), a
-# flood from one address, and whether the server has closed a connection yet.
+# flood from one address, and whether the server has closed a connection yet; and one
+# client with the secret that authenticates and then sends nothing (a slot held).
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 import socket
+import struct
 import threading
 import time
 
@@ -92,3 +97,35 @@ class Flood:
         for s in self.socks:
             s.close()
         return n
+
+
+def _recv_exactly(s: socket.socket, n: int) -> bytes:
+    b = b""
+    while len(b) < n:
+        chunk = s.recv(n - len(b))
+        if not chunk:
+            raise ConnectionError(f"the server closed after {len(b)} of {n} bytes")
+        b += chunk
+    return b
+
+
+def authenticated(port: int, job_hex: str, secret_hex: str, preamble: bytes = b"") -> socket.socket:
+    """A connection from 127.0.0.1 that sends preamble, passes the job-secret handshake
+    (native/src/wan/auth.h: HELLO, CHALLENGE, RESPONSE, VERDICT) as client (site 0, gw
+    2), checks the server's MAC, and then sends nothing more."""
+    job, secret = bytes.fromhex(job_hex), bytes.fromhex(secret_hex)
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    cid = struct.pack("<II", 0, 2)
+    nc = os.urandom(32)
+    s.sendall(preamble + b"ISAU\x01\x01\x00\x00" + cid + nc + job)
+    ch = _recv_exactly(s, 80)
+    assert ch[:6] == b"ISAU\x01\x02", ch[:8]
+    sid, ns, mac_s = ch[8:16], ch[16:48], ch[48:80]
+
+    def mac(label: bytes, n1: bytes, n2: bytes) -> bytes:
+        return hmac.new(secret, label + job + cid + sid + n1 + n2, hashlib.sha256).digest()
+
+    assert hmac.compare_digest(mac_s, mac(b"isthmus-auth-server", nc, ns))
+    s.sendall(b"ISAU\x01\x03\x00\x00" + mac(b"isthmus-auth-client", ns, nc))
+    assert _recv_exactly(s, 1) == b"\x01", "the server refused our handshake"
+    return s

@@ -22,7 +22,7 @@ import pytest
 
 from isthmus.linkprobe.endpoints import Credentials
 from isthmus.netemu import Emulation
-from strangers import Flood, dribble_until_cut, free_port, stranger
+from strangers import Flood, authenticated, dribble_until_cut, free_port, stranger
 
 pytestmark = [pytest.mark.native, pytest.mark.netadmin]
 
@@ -407,6 +407,36 @@ def test_idle_strangers_do_not_take_the_slots(loop):
             s.close()
     assert max(took) < PREAUTH_S - 1, (took, loop.log.read_text()[-2000:])
     assert "already 16 connections" not in loop.log.read_text()
+
+
+def test_authenticated_copies_keep_their_16_slots(loop):
+    """15 clients that authenticated and then idle hold 15 of the 16 copy slots while 16
+    strangers are still connecting: a put gets the 16th slot at once. With all 16 taken,
+    the next client is told `busy`, and gets in once a slot is free."""
+    secret = Path(loop.creds.secret_file).read_text().strip()
+    hold = lambda: authenticated(loop.port, loop.creds.job, secret, b"ISCP\x01t\x00\x00")
+    held = [hold() for _ in range(15)]
+    idle = [stranger(loop.port, f"127.0.0.{2 + i}") for i in range(16)]
+    src = loop.local / "s.bin"
+    src.write_bytes(os.urandom(1000))
+    try:
+        time.sleep(0.3)
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, "one.bin")
+        assert r.returncode == 0, r.stderr + loop.log.read_text()[-2000:]
+        held.append(hold())
+        time.sleep(0.3)
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, "two.bin")
+        assert r.returncode == 1 and "busy" in r.stderr, r.stderr
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while (r := loop.raw("put", "--transport", "tcp", str(src), loop.addr, "two.bin")).returncode:
+            assert "busy" in r.stderr and time.monotonic() < deadline, r.stderr
+            time.sleep(0.2)
+    finally:
+        for s in held + idle:
+            s.close()
+    assert (loop.served / "two.bin").read_bytes() == src.read_bytes()
+    assert "already 16 copies running" in loop.log.read_text()
 
 
 def test_a_byte_a_second_client_is_cut_off_at_the_preauth_limit(prefix, tmp_path):
