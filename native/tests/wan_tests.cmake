@@ -77,7 +77,7 @@ add_test(NAME test_auth COMMAND test_auth)
 set_tests_properties(test_auth PROPERTIES TIMEOUT 120 RESOURCE_LOCK ism_loopback_ports)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../cmake/IsmFuzz.cmake)
-ism_fuzz_target(fuzz_frame OWN_DRIVER SOURCES ${ISM_WAN_TEST_DIR}/fuzz_frame.c LIBS ism_wan)
+ism_fuzz_target(fuzz_frame OWN_DRIVER SOURCES ${ISM_WAN_TEST_DIR}/fuzz_frame.c LIBS ism_wan DEFINES _GNU_SOURCE)
 
 # ---- Reliable UDP transport (src/wan/udp, issue 7) ----
 set(ISM_UDP_SRC_DIR "${ISM_WAN_SRC_DIR}/udp")
@@ -113,7 +113,7 @@ target_compile_options(test_udp_cc PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(test_udp_cc PROPERTIES ${ISM_WAN_TEST_PROPS})
 add_test(NAME test_udp_cc COMMAND test_udp_cc)
 
-ism_fuzz_target(fuzz_udp_wire OWN_DRIVER SOURCES ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c LIBS ism_udp
+ism_fuzz_target(fuzz_udp_wire OWN_DRIVER SOURCES ${ISM_WAN_TEST_DIR}/fuzz_udp_wire.c LIBS ism_udp DEFINES _GNU_SOURCE
                 SMOKE_ARGS 4000)
 
 add_executable(test_udp_loopback ${ISM_WAN_TEST_DIR}/test_udp_loopback.c)

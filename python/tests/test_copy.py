@@ -22,6 +22,7 @@ import pytest
 
 from isthmus.linkprobe.endpoints import Credentials
 from isthmus.netemu import Emulation
+from strangers import Flood, authenticated, dribble_until_cut, free_port, stranger
 
 pytestmark = [pytest.mark.native, pytest.mark.netadmin]
 
@@ -330,3 +331,193 @@ def test_serve_command_prints_credentials_and_stops_with_its_server(prefix, tmp_
     assert secret not in head + out + err + r.stdout + r.stderr
     left = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True).stdout
     assert not left.strip(), f"copy server left running: {left}"
+
+
+# --- A server on loopback (no emulation), against strangers without the secret and
+# clients with it that send hostile names and modes (issue 23). Strangers connect from
+# other loopback addresses (127.0.0.2 and up), so "per source address" can be told apart.
+
+PREAUTH_S = 5  # the server's fixed pre-authentication limit (docs/copy.md)
+
+
+class LoopServer:
+    def __init__(self, prefix, tmp_path: Path, timeout: float = 30, umask: int = 0o027):
+        self.exe = str(prefix.root / "bin" / "isthmus-copy")
+        self.creds = Credentials()
+        self.served, self.local, self.outside = (tmp_path / n for n in ("served", "local", "outside"))
+        for d in (self.served, self.local, self.outside):
+            d.mkdir()
+        self.port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.log = tmp_path / "server.log"
+        with open(self.log, "w") as log:
+            self.proc = subprocess.Popen(
+                [self.exe, "serve", str(self.served), "--listen", self.addr, *self.creds.args(),
+                 "--timeout", f"{timeout:g}"],
+                stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=lambda: os.umask(umask))
+        line = self.proc.stdout.readline()
+        assert line.startswith("listening"), line + self.log.read_text()
+
+    def raw(self, op: str, *args: str, umask: int = 0o022) -> subprocess.CompletedProcess:
+        return subprocess.run([self.exe, op, *args, *self.creds.args(), "--timeout", "20"],
+                              capture_output=True, text=True, timeout=60,
+                              preexec_fn=lambda: os.umask(umask))
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
+        self.creds.close()
+
+
+@pytest.fixture
+def loop(prefix, tmp_path):
+    s = LoopServer(prefix, tmp_path)
+    yield s
+    s.close()
+
+
+def _timed_copies(loop: LoopServer) -> list[float]:
+    """A put over tcp and a get over udp; each must succeed. Their durations."""
+    src = loop.local / "small.bin"
+    src.write_bytes(os.urandom(50000))
+    took = []
+    for op, transport in (("put", "tcp"), ("get", "udp")):
+        t0 = time.monotonic()
+        if op == "put":
+            r = loop.raw("put", "--transport", transport, str(src), loop.addr, "small.bin")
+        else:
+            r = loop.raw("get", "--transport", transport, loop.addr, "small.bin", str(loop.local / "back.bin"))
+        took.append(time.monotonic() - t0)
+        assert r.returncode == 0, r.stderr + loop.log.read_text()[-2000:]
+    assert (loop.local / "back.bin").read_bytes() == src.read_bytes()
+    return took
+
+
+def test_idle_strangers_do_not_take_the_slots(loop):
+    """16 idle connections from 16 addresses and 8 from the client's own address (more
+    than the 16 transfer slots, which strangers used to fill): the copies go through at
+    once, without waiting for the strangers' pre-authentication limit to pass."""
+    idle = [stranger(loop.port, f"127.0.0.{2 + i}") for i in range(16)]
+    idle += [stranger(loop.port, "127.0.0.1") for _ in range(8)]
+    try:
+        time.sleep(0.3)  # the server has accepted them all
+        took = _timed_copies(loop)
+    finally:
+        for s in idle:
+            s.close()
+    assert max(took) < PREAUTH_S - 1, (took, loop.log.read_text()[-2000:])
+    assert "already 16 connections" not in loop.log.read_text()
+
+
+def test_authenticated_copies_keep_their_16_slots(loop):
+    """15 clients that authenticated and then idle hold 15 of the 16 copy slots while 16
+    strangers are still connecting: a put gets the 16th slot at once. With all 16 taken,
+    the next client is told `busy`, and gets in once a slot is free."""
+    secret = Path(loop.creds.secret_file).read_text().strip()
+    hold = lambda: authenticated(loop.port, loop.creds.job, secret, b"ISCP\x01t\x00\x00")
+    held = [hold() for _ in range(15)]
+    idle = [stranger(loop.port, f"127.0.0.{2 + i}") for i in range(16)]
+    src = loop.local / "s.bin"
+    src.write_bytes(os.urandom(1000))
+    try:
+        time.sleep(0.3)
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, "one.bin")
+        assert r.returncode == 0, r.stderr + loop.log.read_text()[-2000:]
+        held.append(hold())
+        time.sleep(0.3)
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, "two.bin")
+        assert r.returncode == 1 and "busy" in r.stderr, r.stderr
+        held.pop().close()
+        deadline = time.monotonic() + 10
+        while (r := loop.raw("put", "--transport", "tcp", str(src), loop.addr, "two.bin")).returncode:
+            assert "busy" in r.stderr and time.monotonic() < deadline, r.stderr
+            time.sleep(0.2)
+    finally:
+        for s in held + idle:
+            s.close()
+    assert (loop.served / "two.bin").read_bytes() == src.read_bytes()
+    assert "already 16 copies running" in loop.log.read_text()
+
+
+def test_a_byte_a_second_client_is_cut_off_at_the_preauth_limit(prefix, tmp_path):
+    """--timeout 60, but a client that dribbles its preamble and handshake is dropped
+    after the fixed pre-authentication limit."""
+    loop = LoopServer(prefix, tmp_path, timeout=60)
+    try:
+        dribble = b"ISCP\x01t\x00\x00" + b"ISAU\x01\x01\x00\x00" + bytes(56)
+        cut = dribble_until_cut(loop.port, dribble, 3 * PREAUTH_S)
+        assert cut is not None and cut < 2 * PREAUTH_S, (cut, loop.log.read_text())
+        assert f"did not authenticate within {PREAUTH_S} s" in loop.log.read_text(), loop.log.read_text()
+    finally:
+        loop.close()
+
+
+def test_a_flood_from_one_address_displaces_only_its_own(loop):
+    """One address opens connections as fast as it can and keeps them open; copies from
+    another address go through, the flood holds at most the pre-authentication budget
+    (8) open, and every connection the server dropped was the flood's."""
+    with Flood(loop.port) as flood:
+        _timed_copies(loop)
+    still_open = flood.still_open()
+    assert still_open <= 8, (still_open, len(flood.socks))
+    dropped = [x for x in loop.log.read_text().splitlines() if "dropped before authenticating" in x]
+    assert dropped and all("127.0.0.2:" in x for x in dropped), dropped[:5]
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_planted_hard_link_is_not_written_through(loop, resume):
+    """A hard link planted under the partial file's name, to a file outside the served
+    directory: the put is refused and the outside file keeps its bytes and mode."""
+    victim = loop.outside / "victim.txt"
+    victim.write_text("precious\n")
+    victim.chmod(0o644)
+    os.link(victim, loop.served / ".x.bin.icp-partial")
+    src = loop.local / "x.bin"
+    src.write_bytes(b"overwritten\n" * 100)
+    src.chmod(0o777)
+    r = loop.raw("put", *(["--resume"] if resume else []), "--transport", "tcp", str(src),
+                 loop.addr, "x.bin")
+    assert victim.read_text() == "precious\n" and victim.stat().st_mode & 0o7777 == 0o644
+    assert r.returncode == 1 and "link" in r.stderr, r.stderr
+    assert not (loop.served / "x.bin").exists()
+
+
+def test_control_characters_are_refused_in_names_and_escaped_in_the_log(loop):
+    src = loop.local / "ok.txt"
+    src.write_text("hello\n")
+    forged = "x\nisthmus-copy serve: 10.9.9.9:1: put admin.txt: 1 bytes in 0.00 s"
+    for remote in ("e\x1b[31mvil.txt", forged, "dir\x07/x.txt", "tab\there.txt", "del\x7f.txt"):
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, remote)
+        assert r.returncode == 1 and "bad path" in r.stderr and "control character" in r.stderr, (
+            remote, r.stderr)
+        # (the client refuses such a name for a local file itself: here it is a directory)
+        r = loop.raw("get", "--transport", "tcp", loop.addr, remote + "/x.txt", str(loop.local / "got"))
+        assert r.returncode == 1 and "bad path" in r.stderr and "control character" in r.stderr, (
+            remote, r.stderr)
+    bad_src = loop.local / "b\x1bc.txt"
+    bad_src.write_text("x\n")
+    r = loop.raw("put", "--transport", "tcp", str(bad_src), loop.addr, "")
+    assert r.returncode == 1 and "control character" in r.stderr, r.stderr
+    assert os.listdir(loop.served) == []
+    log = loop.log.read_text()
+    assert "\x1b" not in log and "\x07" not in log and "\x7f" not in log, log
+    assert not any(x.startswith("isthmus-copy serve: 10.9.9.9") for x in log.splitlines()), log
+    assert "\\x1b" in log and "\\n" in log, log
+
+
+def test_the_stored_mode_follows_the_server_umask(loop):
+    """The server runs with umask 027: 0777 from the client is stored as 0750, 0666 as
+    0640; a get applies the client's own umask (here 077) the same way."""
+    for mode, want in ((0o777, 0o750), (0o666, 0o640), (0o4755, 0o750), (0o600, 0o600)):
+        src = loop.local / f"m{mode:o}.bin"
+        src.write_bytes(b"x" * 10)
+        src.chmod(mode)
+        r = loop.raw("put", "--transport", "tcp", str(src), loop.addr, src.name)
+        assert r.returncode == 0, r.stderr
+        assert (loop.served / src.name).stat().st_mode & 0o7777 == want, (oct(mode), oct(want))
+    (loop.served / "open.bin").write_bytes(b"y" * 10)
+    (loop.served / "open.bin").chmod(0o777)
+    r = loop.raw("get", "--transport", "tcp", loop.addr, "open.bin", str(loop.local / "open.bin"),
+                 umask=0o077)
+    assert r.returncode == 0, r.stderr
+    assert (loop.local / "open.bin").stat().st_mode & 0o7777 == 0o700

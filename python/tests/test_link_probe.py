@@ -14,6 +14,8 @@ import urllib.request
 
 import pytest
 
+from isthmus.linkprobe.endpoints import Credentials
+from strangers import Flood, dribble_until_cut, free_port, stranger
 
 pytestmark = pytest.mark.native
 ISTHMUS = [sys.executable, "-m", "isthmus"]
@@ -54,14 +56,6 @@ def test_failed_point_is_recorded_not_dropped(netadmin, tmp_path):
     recs = [json.loads(x) for x in js.read_text().splitlines()]
     bad = [x for x in recs if not x["ok"]]
     assert len(recs) == 2 and len(bad) == 1 and bad[0]["cc"] == "nosuchcc" and bad[0]["error"]
-
-
-def free_port():
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
@@ -135,3 +129,83 @@ def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):
     recs = [json.loads(x) for x in log.read_text().splitlines()]
     assert sum(r["kind"] == "rtt" for r in recs) == 8
     assert any(r["kind"] == "tput" and r["ok"] and r["mbit_s"] > 20 for r in recs), recs
+
+
+# --- The server against strangers without the secret (issue 23): they get a small budget
+# of their own for the handshake, never the authenticated connections' slots.
+
+PREAUTH_S = 5  # the server's fixed pre-authentication limit (docs/wan.md)
+
+
+class ProbeServer:
+    def __init__(self, prefix):
+        self.exe = str(prefix.root / "bin" / "isthmus-linkprobe")
+        self.creds = Credentials()
+        self.port = free_port()
+        self.addr = f"127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([self.exe, "serve", "--listen", self.addr, *self.creds.args()],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().startswith("listening")
+
+    def run(self, *args: str) -> tuple[subprocess.CompletedProcess, float]:
+        t0 = time.monotonic()
+        r = subprocess.run([self.exe, *args, "--connect", self.addr, *self.creds.args()],
+                           capture_output=True, text=True, timeout=60)
+        return r, time.monotonic() - t0
+
+    def stop(self) -> str:
+        """Stop the server; its log."""
+        self.proc.kill()
+        _, err = self.proc.communicate(timeout=10)
+        self.creds.close()
+        return err
+
+
+@pytest.fixture
+def probe_server(prefix):
+    s = ProbeServer(prefix)
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def _probes_go_through(srv: ProbeServer) -> None:
+    """An rtt probe and a 16-stream throughput probe, both promptly."""
+    r, took = srv.run("rtt", "--count", "20")
+    assert r.returncode == 0 and json.loads(r.stdout)["mode"] == "rtt", r.stderr
+    assert took < PREAUTH_S - 1, took
+    r, took = srv.run("tput", "--streams", "16", "--duration", "0.5", "--omit", "0")
+    assert r.returncode == 0, r.stderr
+    assert took < 0.5 + PREAUTH_S - 1, took
+
+
+def test_probe_idle_strangers_do_not_take_the_slots(probe_server):
+    """More idle connections than the 256 slots strangers used to fill, from 300
+    addresses and from the client's own: the probes go through at once."""
+    idle = [stranger(probe_server.port, f"127.0.{1 + i // 250}.{2 + i % 250}") for i in range(300)]
+    idle += [stranger(probe_server.port, "127.0.0.1") for _ in range(8)]
+    try:
+        time.sleep(0.5)
+        _probes_go_through(probe_server)
+    finally:
+        for s in idle:
+            s.close()
+    log = probe_server.stop()
+    assert "connections open; refusing another" not in log, log[-2000:]
+
+
+def test_probe_byte_a_second_client_is_cut_off_at_the_preauth_limit(probe_server):
+    cut = dribble_until_cut(probe_server.port, b"ISAU\x01\x01\x00\x00" + bytes(56), 3 * PREAUTH_S)
+    assert cut is not None and cut < PREAUTH_S + 3, cut
+    log = probe_server.stop()
+    assert f"did not authenticate within {PREAUTH_S} s" in log, log
+
+
+def test_probe_flood_from_one_address_displaces_only_its_own(probe_server):
+    with Flood(probe_server.port, most=600, before=300) as flood:
+        _probes_go_through(probe_server)
+    still_open = flood.still_open()
+    assert still_open <= 8, (still_open, len(flood.socks))
+    log = probe_server.stop()
+    dropped = [x for x in log.splitlines() if "dropped before authenticating" in x]
+    assert dropped and all("127.0.0.2:" in x for x in dropped), dropped[:5]

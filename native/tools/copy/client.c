@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "log.h"
 #include "paths.h"
 #include "stream.h"
 #include "xfer.h"
@@ -28,13 +29,12 @@ void icp_udp_opts(const icp_opts *o, ism_udp_opts *u)
     u->dead_ms = o->tmo_ms;
 }
 
+/* Messages quote the server's words and names: escaped like the server's log (log.h). */
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "isthmus-copy: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    icp_vlog("isthmus-copy: ", fmt, ap);
     va_end(ap);
     return 1;
 }
@@ -207,8 +207,9 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
 {
     char nb[ICP_MAX_PATH + 1], msg[ICP_MAX_MSG];
     const char *srcname = base_name(remote, nb, sizeof nb);
-    if (!icp_name_ok(srcname))
-        return fail("%s: %s", remote, "give the path of a file on the server");
+    const char *bad = icp_name_problem(srcname);
+    if (bad)
+        return fail("%s: give the path of a file on the server (its name %s)", remote, bad);
     size_t ll = strlen(local);
     int dir_hint = ll == 0 || local[ll - 1] == '/';
     icp_target t;
@@ -277,7 +278,7 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
     if (st != ICP_OK)
         t.keep = 0; /* wrong or incomplete bytes: never resume from them */
     else
-        st = icp_target_commit(&t, r.mode, r.mtime, err, sizeof err);
+        st = icp_target_commit(&t, r.mode, o->umask, r.mtime, err, sizeof err);
     if (icp_result_send(&s, (uint32_t)st, sha, st == ICP_OK ? "" : err) != 0 && st == ICP_OK) {
         /* the file is complete and verified; the server just does not hear it */
         fprintf(stderr, "isthmus-copy: warning: %s\n", s.err);

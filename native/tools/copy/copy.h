@@ -9,6 +9,7 @@
 #define ISM_COPY_COPY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "auth.h"
 #include "udp.h"
@@ -20,6 +21,7 @@ typedef struct icp_opts {
     int tmo_ms;     /* idle limit of every wait, and the UDP transport's dead-peer time */
     int quiet;      /* no progress lines */
     int resume;     /* keep a failed copy's bytes, and continue from them next time */
+    mode_t umask;   /* ours, applied to the mode of every file we store (as cp does) */
     ism_auth_key key;
 } icp_opts;
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "copy.h"
 #include "sock.h"
@@ -136,6 +137,8 @@ int main(int argc, char **argv)
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
+    o.umask = umask(0); /* read once, before any thread: umask(2) only reads by writing */
+    umask(o.umask);
     int rc = serve ? icp_serve(pos[0], host, port, &o)
              : put ? icp_put(pos[0], hp, pos[2], &o)
                    : icp_get(hp, pos[1], pos[2], &o);

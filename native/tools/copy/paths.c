@@ -3,6 +3,7 @@
 #include "paths.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -13,10 +14,23 @@
 #include <time.h>
 #include <unistd.h>
 
+/* C0 controls and DEL: a name with one would be a trap in every listing and log. */
+static int has_control(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7F)
+            return 1;
+    return 0;
+}
+
 int icp_path_normalize(const char *in, char *out, size_t outlen, int *dir_hint, const char **why)
 {
     size_t at = 0;
     *dir_hint = 1;
+    if (has_control(in)) {
+        *why = "paths with a control character (newline, escape, ...) are refused";
+        return -1;
+    }
     if (in[0] == '/') {
         *why = "absolute paths are refused: give a path inside the served directory";
         return -1;
@@ -51,9 +65,15 @@ int icp_path_normalize(const char *in, char *out, size_t outlen, int *dir_hint, 
     return 0;
 }
 
-int icp_name_ok(const char *name)
+const char *icp_name_problem(const char *name)
 {
-    return name[0] && !strchr(name, '/') && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+    if (!name[0] || !strcmp(name, ".") || !strcmp(name, ".."))
+        return "is empty, '.' or '..'";
+    if (strchr(name, '/'))
+        return "contains '/'";
+    if (has_control(name))
+        return "contains a control character (newline, escape, ...)";
+    return NULL;
 }
 
 int icp_open_beneath(int root, const char *rel, int flags)
@@ -113,9 +133,10 @@ int icp_target_resolve(int root, const char *path, int dir_hint, const char *src
         if (d < 0)
             return path_status(errno, dir[0] ? dir : ".", msg, msglen);
     }
-    if (!icp_name_ok(name) || strlen(name) > ICP_MAX_NAME) {
+    const char *bad = strlen(name) > ICP_MAX_NAME ? "is too long" : icp_name_problem(name);
+    if (bad) {
         close(d);
-        snprintf(msg, msglen, "'%.300s' is not a usable file name", name);
+        snprintf(msg, msglen, "'%.300s' is not a usable file name: it %s", name, bad);
         return ICP_S_PATH;
     }
     memcpy(t->name, name, strlen(name) + 1); /* length checked above */
@@ -127,15 +148,58 @@ int icp_target_resolve(int root, const char *path, int dir_hint, const char *src
     return ICP_OK;
 }
 
+/* An existing partial file may be used only if it is ours alone: a regular file with
+ * one name, owned by us. A hard link planted under its name would otherwise have us
+ * write (and chmod) a file outside the served directory. ICP_OK, or a status with msg. */
+static int partial_is_ours(const icp_target *t, const struct stat *a, char *msg, size_t msglen)
+{
+    const char *why = NULL;
+    char what[96];
+    if (!S_ISREG(a->st_mode)) {
+        why = "is not a regular file";
+    } else if (a->st_nlink != 1) {
+        snprintf(what, sizeof what, "has %ju hard links (one may lead out of the directory)",
+                 (uintmax_t)a->st_nlink);
+        why = what;
+    } else if (a->st_uid != geteuid()) {
+        snprintf(what, sizeof what, "belongs to uid %ju, not to ours (%ju)", (uintmax_t)a->st_uid,
+                 (uintmax_t)geteuid());
+        why = what;
+    }
+    if (!why)
+        return ICP_OK;
+    snprintf(msg, msglen, "the partial file %s next to %s %s: refusing to write through it "
+             "(remove it to copy to this name)", t->tmp, t->rel, why);
+    return ICP_S_PATH;
+}
+
 int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have, char *msg,
                         size_t msglen)
 {
     snprintf(t->tmp, sizeof t->tmp, ".%.200s.icp-partial", t->name);
     *have = 0;
+    errno = 0;
     for (int tries = 0; tries < 4; tries++) {
-        t->fd = openat(t->dirfd, t->tmp, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        /* created here, or else opened as found: never both in one call, so a file that
+         * was there is always checked before a byte is written to it */
+        int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+        t->fd = openat(t->dirfd, t->tmp, flags | O_CREAT | O_EXCL, 0600);
+        if (t->fd < 0 && errno == EEXIST)
+            t->fd = openat(t->dirfd, t->tmp, flags);
+        if (t->fd < 0 && errno == ENOENT)
+            continue; /* removed between the two opens */
         if (t->fd < 0)
             break;
+        struct stat a, b;
+        if (fstat(t->fd, &a) != 0)
+            break;
+        int st = partial_is_ours(t, &a, msg, msglen);
+        if (st != ICP_OK) {
+            close(t->fd);
+            t->fd = -1;
+            t->tmp[0] = 0; /* not ours: never removed by us either */
+            return st;
+        }
         if (flock(t->fd, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             close(t->fd);
@@ -149,16 +213,12 @@ int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have,
             break;
         }
         /* the holder before us may have removed or renamed it: lock the file the name has */
-        struct stat a, b;
-        if (fstat(t->fd, &a) != 0 || fstatat(t->dirfd, t->tmp, &b, AT_SYMLINK_NOFOLLOW) != 0 ||
-            a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+        if (fstatat(t->dirfd, t->tmp, &b, AT_SYMLINK_NOFOLLOW) != 0 || a.st_dev != b.st_dev ||
+            a.st_ino != b.st_ino) {
             close(t->fd);
             t->fd = -1;
+            errno = 0;
             continue;
-        }
-        if (!S_ISREG(a.st_mode)) {
-            errno = EINVAL;
-            break;
         }
         if (resume && (uint64_t)a.st_size <= max)
             *have = (uint64_t)a.st_size;
@@ -176,11 +236,12 @@ int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have,
     return ICP_S_IO;
 }
 
-int icp_target_commit(icp_target *t, uint32_t mode, int64_t mtime, char *msg, size_t msglen)
+int icp_target_commit(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
+                      size_t msglen)
 {
     struct timespec tt[2] = {{0, UTIME_OMIT}, {(time_t)mtime, 0}};
     const char *step = NULL;
-    if (fchmod(t->fd, (mode_t)(mode & 0777)) != 0)
+    if (fchmod(t->fd, (mode_t)(mode & 0777 & ~mask)) != 0)
         step = "setting the mode of";
     else if (futimens(t->fd, tt) != 0)
         step = "setting the time of";

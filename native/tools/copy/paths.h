@@ -8,7 +8,10 @@
  * owns the partial file: data is written to ".NAME.icp-partial" next to the target,
  * locked (flock) so that a second copy to the same target is refused as busy, and
  * renamed to NAME only after the SHA-256 matched; on a failure it is removed, or kept
- * for a later --resume when the copy asked for that.
+ * for a later --resume when the copy asked for that. A partial file is created with
+ * O_EXCL, or, when one is there already, used only if it is a regular file of ours with
+ * no other name (a hard link planted under its name is refused, never written
+ * through). Names and paths with control characters are refused.
  */
 #ifndef ISM_COPY_PATHS_H
 #define ISM_COPY_PATHS_H
@@ -21,10 +24,11 @@
 
 /* A request path checked and normalised: "a/./b//c/" -> "a/b/c" with *dir_hint = 1
  * (the path named a directory: it ended in '/' or "." or was empty). Returns 0, or -1
- * with *why (absolute, contains "..", too long). */
+ * with *why (absolute, contains "..", a control character, too long). */
 int icp_path_normalize(const char *in, char *out, size_t outlen, int *dir_hint, const char **why);
-/* A plain file name: not empty, no '/', not "." or "..". */
-int icp_name_ok(const char *name);
+/* NULL for a plain file name (not empty, no '/', not "." or "..", no control character),
+ * else what is wrong with it ("contains '/'", ...). */
+const char *icp_name_problem(const char *name);
 
 /* openat2(root, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS); "" means root.
  * The fd, or -1 with errno (EXDEV: the path leaves root). */
@@ -47,12 +51,15 @@ int icp_target_resolve(int root, const char *path, int dir_hint, const char *src
                        icp_target *t, char *msg, size_t msglen);
 /* Open (or create) and lock the partial file. resume: keep what it holds (*have = its
  * size, at most max) and keep it on failure; else empty it. ICP_OK, ICP_S_BUSY (another
- * copy holds the lock) or ICP_S_IO, with msg. */
+ * copy holds the lock), ICP_S_PATH (a partial file is there that is not ours alone: not
+ * regular, another hard link, another owner) or ICP_S_IO, with msg. */
 int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have, char *msg,
                         size_t msglen);
-/* Set mode (& 0777) and mtime, flush to disk, rename over the name. ICP_OK, or
- * ICP_S_IO with msg (the temporary file is then removed). */
-int icp_target_commit(icp_target *t, uint32_t mode, int64_t mtime, char *msg, size_t msglen);
+/* Set mode (& 0777 & ~mask: the receiver's umask, as cp applies it) and mtime, flush to
+ * disk, rename over the name. ICP_OK, or ICP_S_IO with msg (the temporary file is then
+ * removed). */
+int icp_target_commit(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
+                      size_t msglen);
 /* Remove the partial file (keep it instead when t->keep and it holds data), close it. */
 void icp_target_discard(icp_target *t);
 void icp_target_close(icp_target *t);

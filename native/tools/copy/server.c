@@ -1,282 +1,132 @@
-/* server.c: `isthmus-copy serve DIR`: one thread per connection (at most
- * ICP_MAX_CONNS at once, so a flood of connections cannot exhaust the server). Nothing
- * is read from a connection before it passed the job-secret handshake; a request that
- * fails validation or names a path outside DIR is answered with a refusal and nothing
- * is opened for writing. One log line on stderr per connection (two for a resumed
- * copy). */
+/* server.c: `isthmus-copy serve DIR`: accepts connections and authenticates them, one
+ * thread per connection, then hands each authenticated one to request.c. Nothing is
+ * read from a connection but the preamble and the handshake before it has proven the
+ * job secret.
+ *
+ * Strangers are kept apart from the copies: a connection that has not authenticated
+ * yet counts in a budget of its own (ICP_MAX_PENDING, admit.h: a new connection always
+ * gets in, displacing the oldest pending one of the address that holds the most), and
+ * has ISM_ADMIT_PREAUTH_MS from accept for its preamble and handshake, whatever
+ * --timeout says. Only authenticated connections count against ICP_MAX_XFERS; one
+ * above it is told `busy`. One log line per connection, escaped (log.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "admit.h"
 #include "copy.h"
-#include "paths.h"
+#include "log.h"
+#include "request.h"
 #include "sock.h"
 #include "stream.h"
 #include "xfer.h"
 
-#define ICP_MAX_CONNS 16
+#define ICP_MAX_XFERS 16  /* authenticated connections at once */
+#define ICP_MAX_PENDING 8 /* connections still authenticating at once */
+
+#define say(...) icp_log("isthmus-copy serve: ", __VA_ARGS__)
+
+typedef struct server {
+    int root;
+    const icp_opts *o;
+    ism_admit pending;
+    atomic_int xfers;
+} server;
 
 typedef struct conn {
-    int fd, root;
-    const icp_opts *o;
+    server *sv;
+    int fd;
+    ism_admit_entry adm;
 } conn;
 
-static _Atomic int nconns;
-static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void say(const char *fmt, ...)
+/* An authenticated connection: a copy, if a slot is free. */
+static void transfer(server *sv, icp_stream *s)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    pthread_mutex_lock(&log_lock);
-    fputs("isthmus-copy serve: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    pthread_mutex_unlock(&log_lock);
-    va_end(ap);
-}
-
-static int refuse(icp_stream *s, uint32_t status, const char *path, const char *msg)
-{
-    icp_rsp r;
-    memset(&r, 0, sizeof r);
-    r.status = status;
-    snprintf(r.path, sizeof r.path, "%s", path);
-    snprintf(r.msg, sizeof r.msg, "%s", msg);
-    static _Thread_local uint8_t b[ICP_MAX_BODY];
-    icp_msg_send(s, ICP_RSP, b, icp_rsp_encode(&r, b));
-    say("%s: refused %s: %s: %s", s->peer, path, icp_status_name(status), msg);
-    return -1;
-}
-
-static int accept_rsp(icp_stream *s, const icp_rsp *r)
-{
-    static _Thread_local uint8_t b[ICP_MAX_BODY];
-    return icp_msg_send(s, ICP_RSP, b, icp_rsp_encode(r, b));
-}
-
-static void done_line(icp_stream *s, const char *op, const char *rel, uint64_t n, double t0)
-{
-    double dt = icp_now_s() - t0;
-    say("%s: %s %s: %llu bytes in %.2f s, %.1f Mbit/s over %s, sha256 verified", s->peer, op,
-        rel, (unsigned long long)n, dt, dt > 0 ? n * 8 / dt / 1e6 : 0.0, icp_transport(s));
-}
-
-/* The client's START: where its data begin (0, or the offset we offered). -1 when the
- * exchange ended instead (logged). */
-static int64_t await_start(icp_stream *s, uint8_t *buf, uint64_t offered, const char *rel)
-{
-    uint32_t len;
-    uint64_t start;
-    const char *why = NULL;
-    int type = icp_msg_recv(s, buf, &len);
-    if (type == ICP_START && icp_u64_decode(buf, len, &start, &why) == 0 &&
-        (start == 0 || start == offered))
-        return (int64_t)start;
-    if (type < 0) {
-        say("%s: put %s: %s", s->peer, rel, s->err);
-    } else if (type == ICP_ERROR) {
-        char d[ICP_MAX_MSG + 64];
-        icp_describe_error(buf, len, d, sizeof d);
-        say("%s: put %s: the client gave up: %s", s->peer, rel, d);
+    if (atomic_fetch_add(&sv->xfers, 1) >= ICP_MAX_XFERS) {
+        icp_send_error(s, ICP_S_BUSY, "the server is running its limit of 16 copies; try again "
+                                      "when one has ended");
+        say("%s: refused: already %d copies running", s->peer, ICP_MAX_XFERS);
+        icp_close(s);
     } else {
-        icp_send_error(s, ICP_S_PROTO, "expected START with 0 or the offered offset");
-        say("%s: put %s: a malformed START", s->peer, rel);
+        uint8_t *buf = malloc(ICP_MAX_DATA);
+        int rc = -1;
+        if (buf)
+            rc = icp_serve_request(s, sv->root, sv->o->umask, buf);
+        else
+            say("%s: no memory for the copy's buffer", s->peer);
+        free(buf);
+        if (rc == 0)
+            icp_close(s);
+        else
+            icp_abort(s);
     }
-    return -1;
-}
-
-static int do_put(icp_stream *s, int root, const icp_req *q, const char *path, int dir_hint,
-                  uint8_t *buf)
-{
-    char msg[ICP_MAX_MSG], err[1400];
-    icp_target t;
-    if (!icp_name_ok(q->name))
-        return refuse(s, ICP_S_PATH, q->path, "the source's file name is not a plain name");
-    uint64_t have = 0;
-    int st = icp_target_resolve(root, path, dir_hint, q->name, 1, &t, msg, sizeof msg);
-    if (st == ICP_OK)
-        st = icp_target_open_tmp(&t, q->flags & ICP_F_RESUME, q->size, &have, msg, sizeof msg);
-    if (st != ICP_OK) {
-        icp_target_close(&t);
-        return refuse(s, (uint32_t)st, q->path, msg);
-    }
-    icp_rsp r;
-    memset(&r, 0, sizeof r);
-    snprintf(r.path, sizeof r.path, "%s", t.rel);
-    if (have && icp_sha_prefix(t.fd, have, buf, r.sha) == 0)
-        r.offset = have; /* offered: the client decides by comparing digests */
-    double t0 = icp_now_s();
-    icp_meter m;
-    icp_meter_start(&m, q->size, 1);
-    uint8_t sha[ICP_SHA];
-    int64_t start = -1;
-    if (accept_rsp(s, &r) != 0)
-        say("%s: put %s: %s", s->peer, t.rel, s->err);
-    else
-        start = await_start(s, buf, r.offset, t.rel);
-    if (start < 0) {
-        icp_target_close(&t);
-        return -1;
-    }
-    st = icp_recv_file(s, t.fd, q->size, (uint64_t)start, &m, buf, sha, err, sizeof err);
-    if (st < 0) {
-        say("%s: put %s failed, %s: %s", s->peer, t.rel,
-            t.keep ? "the partial file is kept for --resume" : "nothing stored", err);
-        icp_target_close(&t);
-        return -1;
-    }
-    if (st != ICP_OK)
-        t.keep = 0; /* its bytes are wrong or incomplete: never resume from them */
-    else
-        st = icp_target_commit(&t, q->mode, q->mtime, err, sizeof err);
-    icp_target_close(&t);
-    if (icp_result_send(s, (uint32_t)st, sha, st == ICP_OK ? "" : err) != 0) {
-        say("%s: put %s: sending the result: %s", s->peer, t.rel, s->err);
-        return -1;
-    }
-    if (st != ICP_OK) {
-        say("%s: put %s failed, nothing stored: %s", s->peer, t.rel, err);
-        return -1;
-    }
-    if (start > 0)
-        say("%s: put %s resumed at byte %lld", s->peer, t.rel, (long long)start);
-    done_line(s, "put", t.rel, q->size - (uint64_t)start, t0);
-    return 0;
-}
-
-static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, uint8_t *buf)
-{
-    char err[1400];
-    if (!path[0])
-        return refuse(s, ICP_S_TYPE, q->path, "give the path of a file");
-    int fd = icp_open_beneath(root, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
-    if (fd < 0) {
-        int e = errno;
-        snprintf(err, sizeof err, "%.300s: %s", path,
-                 e == EXDEV || e == ELOOP ? "leaves the served directory through a symbolic link"
-                                          : strerror(e));
-        return refuse(s, e == EXDEV || e == ELOOP ? ICP_S_PATH : e == ENOENT ? ICP_S_NOENT
-                                                             : ICP_S_IO, q->path, err);
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return refuse(s, ICP_S_TYPE, q->path, "not a regular file");
-    }
-    icp_rsp r;
-    memset(&r, 0, sizeof r);
-    r.size = (uint64_t)st.st_size;
-    r.mode = st.st_mode & 0777;
-    r.mtime = st.st_mtim.tv_sec;
-    snprintf(r.path, sizeof r.path, "%s", path);
-    double t0 = icp_now_s();
-    icp_meter m;
-    icp_meter_start(&m, r.size, 1);
-    uint8_t sha[ICP_SHA];
-    icp_result res;
-    uint8_t h[ICP_SHA];
-    if ((q->flags & ICP_F_RESUME) && q->have && q->have <= r.size &&
-        icp_sha_prefix(fd, q->have, buf, h) == 0 && memcmp(h, q->have_sha, ICP_SHA) == 0)
-        r.offset = q->have;
-    int rc = accept_rsp(s, &r);
-    if (rc == 0)
-        rc = icp_send_file(s, fd, r.size, r.offset, &m, buf, sha, err, sizeof err);
-    else
-        snprintf(err, sizeof err, "%s", s->err);
-    close(fd);
-    if (rc == 0)
-        rc = icp_result_recv(s, buf, &res, err, sizeof err);
-    if (rc == 0 && res.status != ICP_OK) {
-        snprintf(err, sizeof err, "%s: %s", icp_status_name(res.status), res.msg);
-        rc = -1;
-    } else if (rc == 0 && memcmp(res.sha, sha, ICP_SHA) != 0) {
-        snprintf(err, sizeof err, "the client's SHA-256 differs from ours");
-        rc = -1;
-    }
-    if (rc != 0) {
-        say("%s: get %s failed: %s", s->peer, path, err);
-        return -1;
-    }
-    if (r.offset)
-        say("%s: get %s resumed at byte %llu", s->peer, path, (unsigned long long)r.offset);
-    done_line(s, "get", path, r.size - r.offset, t0);
-    return 0;
+    atomic_fetch_sub(&sv->xfers, 1);
 }
 
 static void *serve_one(void *arg)
 {
-    conn c = *(conn *)arg;
-    free(arg);
+    conn *c = arg;
+    server *sv = c->sv;
+    const icp_opts *o = sv->o;
     icp_stream s;
     ism_udp_opts uo;
-    icp_udp_opts(c.o, &uo);
+    icp_udp_opts(o, &uo);
     int auth_failed = 0;
-    uint8_t *buf = NULL;
-    if (icp_stream_accept(&s, c.fd, &c.o->key, &uo, c.o->window, c.o->tmo_ms, &auth_failed) != 0) {
+    int preauth = o->tmo_ms < ISM_ADMIT_PREAUTH_MS ? o->tmo_ms : ISM_ADMIT_PREAUTH_MS;
+    int rc = icp_stream_accept(&s, c->fd, &o->key, &uo, o->window, o->tmo_ms, preauth,
+                               &auth_failed);
+    int dropped = ism_admit_leave(&sv->pending, &c->adm) != 0; /* before fd is closed */
+    if (rc != 0 || s.u)
+        close(c->fd); /* over UDP the set-up connection has done its part */
+    if (dropped) {
+        if (rc == 0)
+            icp_abort(&s);
+        say("%s: dropped before authenticating: %d connections were authenticating, and this "
+            "was the oldest of the address with the most",
+            s.peer, ICP_MAX_PENDING);
+    } else if (rc != 0) {
         say("%s%s", auth_failed ? "refused a connection: " : "", s.err);
-        goto out;
-    }
-    buf = malloc(ICP_MAX_DATA);
-    uint32_t len;
-    int type = buf ? icp_msg_recv(&s, buf, &len) : -1;
-    icp_req q;
-    const char *why = "out of memory";
-    char path[ICP_MAX_PATH + 1];
-    int dir_hint = 0, rc = -1;
-    if (type < 0) {
-        say("%s", buf ? s.err : why);
-    } else if (type != ICP_REQ || icp_req_decode(buf, len, &q, &why) != 0) {
-        char m[300];
-        snprintf(m, sizeof m, "expected a request: %s", type != ICP_REQ ? "another message" : why);
-        icp_send_error(&s, ICP_S_PROTO, m);
-        say("%s: %s", s.peer, m);
-    } else if (icp_path_normalize(q.path, path, sizeof path, &dir_hint, &why) != 0) {
-        refuse(&s, ICP_S_PATH, q.path, why);
-        rc = 0; /* a refusal is a complete exchange: close politely */
     } else {
-        rc = q.op == ICP_PUT ? do_put(&s, c.root, &q, path, dir_hint, buf)
-                             : do_get(&s, c.root, &q, path, buf);
-        if (rc != 0 && !s.err[0])
-            rc = 0; /* refused or failed with the stream intact: the peer has our answer */
+        transfer(sv, &s);
     }
-    if (rc == 0)
-        icp_close(&s);
-    else
-        icp_abort(&s);
-out:
-    free(buf);
-    nconns--;
+    free(c);
     return NULL;
 }
 
 int icp_serve(const char *dir, const char *host, int port, const icp_opts *o)
 {
-    int root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (root < 0) {
+    static server sv;
+    sv.root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    sv.o = o;
+    if (sv.root < 0) {
         fprintf(stderr, "isthmus-copy serve: %s: %s\n", dir, strerror(errno));
         return 1;
     }
+    ism_admit_init(&sv.pending, ICP_MAX_PENDING);
     char err[512];
     int lfd = ism_sock_listen(host, port, 64, err, sizeof err);
     if (lfd < 0) {
         fprintf(stderr, "isthmus-copy serve: %s\n", err);
-        close(root);
+        close(sv.root);
         return 1;
     }
     printf("listening on %s:%d, serving %s over udp and tcp\n", host, ism_sock_local_port(lfd), dir);
     fflush(stdout);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     for (;;) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        ism_admit_wait_room(&sv.pending);
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE || errno == ENFILE) {
                 if (errno == EMFILE || errno == ENFILE)
@@ -286,29 +136,22 @@ int icp_serve(const char *dir, const char *host, int port, const icp_opts *o)
             fprintf(stderr, "isthmus-copy serve: accept: %s\n", strerror(errno));
             return 1;
         }
-        if (nconns >= ICP_MAX_CONNS) {
-            char peer[128];
-            ism_sock_peer_name(fd, peer, sizeof peer);
-            say("%s: refused: already %d connections", peer, ICP_MAX_CONNS);
+        conn *c = malloc(sizeof *c);
+        if (!c) {
+            say("no memory for a connection");
             close(fd);
             continue;
         }
-        conn *c = malloc(sizeof *c);
+        c->sv = &sv;
+        c->fd = fd;
+        ism_admit_enter(&sv.pending, &c->adm, fd, (struct sockaddr *)&sa, sl);
         pthread_t th;
-        pthread_attr_t at;
-        pthread_attr_init(&at);
-        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-        if (c) {
-            *c = (conn){fd, root, o};
-            nconns++;
-        }
-        if (!c || pthread_create(&th, &at, serve_one, c) != 0) {
-            say("no thread for a connection: %s", strerror(errno));
-            if (c)
-                nconns--;
-            free(c);
+        int e = pthread_create(&th, &at, serve_one, c);
+        if (e != 0) {
+            say("no thread for a connection: %s", strerror(e));
+            ism_admit_leave(&sv.pending, &c->adm);
             close(fd);
+            free(c);
         }
-        pthread_attr_destroy(&at);
     }
 }

@@ -84,47 +84,56 @@ int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_a
     return 0;
 }
 
+/* The message for a connection that ran out of its pre-authentication time. */
+static int preauth_late(icp_stream *s, int preauth_ms, int *auth_failed)
+{
+    *auth_failed = 1;
+    snprintf(s->err, sizeof s->err, "%s: did not authenticate within %g s (the limit for a "
+             "connection that has not proven the job secret)", s->peer, preauth_ms / 1000.0);
+    return -1;
+}
+
 int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism_udp_opts *o,
-                      size_t window, int tmo_ms, int *auth_failed)
+                      size_t window, int tmo_ms, int preauth_ms, int *auth_failed)
 {
     memset(s, 0, sizeof *s);
     s->fd = -1;
     s->tmo_ms = tmo_ms;
     *auth_failed = 0;
     ism_sock_peer_name(tcp, s->peer, sizeof s->peer);
+    int64_t deadline = ism_now_ms() + preauth_ms;
     uint8_t pre[ICP_PREAMBLE];
     const char *why = NULL;
-    int rc = ism_sock_read_full(tcp, pre, sizeof pre, ism_now_ms() + tmo_ms, NULL);
+    int rc = ism_sock_read_full(tcp, pre, sizeof pre, deadline, NULL);
+    if (rc == ISM_SOCK_ETIMEDOUT)
+        return preauth_late(s, preauth_ms, auth_failed);
     int transport = rc == 0 ? icp_preamble_decode(pre, &why) : -1;
     if (transport < 0) {
         snprintf(s->err, sizeof s->err, "%s: %s", s->peer,
-                 rc == ISM_SOCK_ETIMEDOUT ? "sent no request in time"
-                 : rc != 0                ? "closed the connection before its request"
-                                          : why);
-        close(tcp);
+                 rc != 0 ? "closed the connection before its request" : why);
         return -1;
     }
+    int64_t left = deadline - ism_now_ms();
+    int left_ms = left < 1 ? 1 : (int)left;
     char err[512] = "";
+    int arc = 0;
     if (transport == 'u') {
-        int arc = 0;
-        s->u = ism_udp_accept_fd(tcp, key, SERVER_ID, o, tmo_ms, &arc, err, sizeof err);
-        close(tcp);
+        s->u = ism_udp_accept_fd(tcp, key, SERVER_ID, o, left_ms, &arc, err, sizeof err);
         *auth_failed = arc != 0;
-        if (!s->u) {
-            snprintf(s->err, sizeof s->err, "%s", err);
-            return -1;
-        }
-        return 0;
+    } else {
+        tcp_prep_arg pa = {window, NULL};
+        tcp_prep(tcp, &pa);
+        arc = ism_auth_server(tcp, key, SERVER_ID, NULL, left_ms, err, sizeof err);
+        *auth_failed = arc != 0;
+        if (arc == 0)
+            s->fd = tcp;
     }
-    tcp_prep_arg pa = {window, NULL};
-    tcp_prep(tcp, &pa);
-    if (ism_auth_server(tcp, key, SERVER_ID, NULL, tmo_ms, err, sizeof err) != 0) {
-        *auth_failed = 1;
+    if (arc == ISM_AUTH_ETIMEDOUT)
+        return preauth_late(s, preauth_ms, auth_failed);
+    if (arc != 0 || (transport == 'u' && !s->u)) {
         snprintf(s->err, sizeof s->err, "%s", err);
-        close(tcp);
         return -1;
     }
-    s->fd = tcp;
     return 0;
 }
 

@@ -29,10 +29,15 @@ typedef struct icp_stream {
  * cc: TCP_CONGESTION or NULL). Returns 0, or -1 with s->err. */
 int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_auth_key *key,
                        const ism_udp_opts *o, size_t window, const char *cc, int tmo_ms);
-/* Server: on an accepted TCP connection (owned from now on), read the preamble and run
- * the side the client chose. *auth_failed is set when the peer failed authentication. */
+/* Server: on an accepted TCP connection, read the preamble and run the side the client
+ * chose, all within preauth_ms (the limit for a connection that has not proven the job
+ * secret; tmo_ms is the idle limit from then on). tcp is never closed here, so that
+ * whoever may shut it down meanwhile (admit.h) can rely on it until the caller closes
+ * it: on success over TCP it is s->fd (icp_close/icp_abort close it), over UDP no longer
+ * needed; on failure unused. *auth_failed is set when the peer failed authentication or
+ * ran out of time. */
 int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism_udp_opts *o,
-                      size_t window, int tmo_ms, int *auth_failed);
+                      size_t window, int tmo_ms, int preauth_ms, int *auth_failed);
 
 /* Send all n bytes (0), or fail (-1). */
 int icp_send(icp_stream *s, const void *buf, size_t n);

@@ -52,6 +52,30 @@ int lp_hello_decode(const uint8_t *in, size_t n, lp_hello *h, const char **why)
     return 0;
 }
 
+int lp_hello_route(const uint8_t *in, size_t n, int data_only, lp_hello *h, const char **why)
+{
+    if (lp_hello_decode(in, n, h, why) != 0)
+        return -1;
+    if (data_only && h->mode != LP_TPUT)
+        return *why = "only throughput streams go to a data port", -1;
+    if (!data_only && h->mode == LP_TPUT)
+        return *why = "throughput streams go to the data port of a setup", -1;
+    return h->mode;
+}
+
+void lp_port_encode(int port, uint8_t out[LP_PORT_SIZE])
+{
+    ism_put_le32(out, (uint32_t)port);
+}
+
+int lp_port_decode(const uint8_t *in, size_t n)
+{
+    if (!in || n < LP_PORT_SIZE)
+        return -1;
+    uint32_t p = ism_get_le32(in);
+    return p >= 1 && p <= 65535 ? (int)p : -1;
+}
+
 void lp_report_encode(const lp_report *r, uint8_t out[LP_REPORT_SIZE])
 {
     ism_put_le32(out, LP_RMAGIC);

@@ -5,7 +5,8 @@
  *   rtt:  then `size`-byte messages are echoed back one at a time until EOF;
  *   setup: the server opens a data port whose listening socket has the requested
  *         receive buffer (it must be set before the handshake to take effect), answers
- *         with its number (u32), and closes it when this connection closes;
+ *         with its number (PORT: u32, 1..65535), and closes it when this connection
+ *         closes; the data port takes connections from this connection's address only;
  *   tput: (to the data port) the client streams bytes until it shuts down its sending
  *         side; the server counts them and answers with a 32-byte REPORT.
  * Little-endian. HELLO: magic "ISLP" u32 | version u8 | mode u8 | stream u8 | nstreams u8 |
@@ -42,6 +43,14 @@ typedef struct lp_report {
 void lp_hello_encode(const lp_hello *h, uint8_t out[LP_HELLO_SIZE]);
 /* 0, or -1 with a reason in *why (a static string). */
 int lp_hello_decode(const uint8_t *in, size_t n, lp_hello *h, const char **why);
+/* The server's decision on a HELLO that arrived on the main port (data_only 0) or on a
+ * data port (1): the mode to run (LP_RTT, LP_TPUT, LP_SETUP; a data port runs only
+ * LP_TPUT, the main port everything else), or -1 with *why. */
+int lp_hello_route(const uint8_t *in, size_t n, int data_only, lp_hello *h, const char **why);
+#define LP_PORT_SIZE 4
+void lp_port_encode(int port, uint8_t out[LP_PORT_SIZE]);
+/* The data port's number, or -1 if the answer is not a port. */
+int lp_port_decode(const uint8_t *in, size_t n);
 void lp_report_encode(const lp_report *r, uint8_t out[LP_REPORT_SIZE]);
 int lp_report_decode(const uint8_t *in, size_t n, lp_report *r);
 

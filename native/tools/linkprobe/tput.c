@@ -72,13 +72,20 @@ int lp_tput(const lp_opts *o)
     lp_hello sh = {.mode = LP_SETUP, .stream = 0, .nstreams = (uint8_t)o->streams,
                    .window = o->window, .session = session};
     int cfd = lp_connect(o, &sh, err, sizeof err);
-    uint8_t pb[4];
-    if (cfd < 0 || ism_sock_read_full(cfd, pb, sizeof pb, ism_now_ms() + 10000, NULL)) {
+    uint8_t pb[LP_PORT_SIZE];
+    int port = -1;
+    if (cfd < 0 || ism_sock_read_full(cfd, pb, sizeof pb, ism_now_ms() + 10000, NULL) ||
+        (port = lp_port_decode(pb, sizeof pb)) < 0) {
         fprintf(stderr, "isthmus-linkprobe: %s\n", cfd < 0 ? err : "the server opened no data port");
+        if (cfd >= 0)
+            close(cfd);
+        pthread_barrier_destroy(&go);
+        free(st);
+        free(th);
         return 1;
     }
     lp_opts data = *o;
-    data.port = pb[0] | pb[1] << 8;
+    data.port = port;
     o = &data;
     for (int i = 0; i < o->streams; i++) {
         lp_hello h = {.mode = LP_TPUT, .stream = (uint8_t)i, .nstreams = (uint8_t)o->streams,

@@ -120,11 +120,13 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
               help="Seconds without progress before a transfer is given up.")
 @click.option("--window", default=None, metavar="BYTES",
               help="Per connection: udp send and receive buffers (default 64m each), tcp socket "
-                   "buffers. At most 16 connections run at once.")
+                   "buffers. At most 16 copies run at once.")
 def serve_command(directory, listen, job, secret_file, timeout, window):
     """Serve DIRECTORY until Ctrl-C: store files put into it, send files got from it.
     Paths outside it (absolute, with '..', or through a symbolic link that leads out) are
-    refused. Clients must know the job id and the secret."""
+    refused. Clients must know the job id and the secret; until a connection has proven
+    them it has 5 s and counts in a budget of 8 of its own, apart from the 16 copies
+    (docs/copy.md, Strangers). Stored files get the sender's mode masked by our umask."""
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     try:

@@ -1,13 +1,16 @@
 /* test_copy_paths.c: the served directory's boundary and the temporary file (paths.h) on
- * a real directory tree: lexical refusals, symbolic links that leave the directory
- * (refused) or stay inside (followed), where a file lands for each destination form,
- * that a committed file has its name, mode and mtime while a discarded one leaves
- * nothing, that a second copy to the same target is refused as busy, and what a
- * resumable copy keeps. Runs under ASan/UBSan in the sanitizer build. */
+ * a real directory tree: lexical refusals (control characters included), symbolic links
+ * that leave the directory (refused) or stay inside (followed), where a file lands for
+ * each destination form, that a committed file has its name, mtime and mode (masked by
+ * the receiver's umask) while a discarded one leaves nothing, that a second copy to the
+ * same target is refused as busy, what a resumable copy keeps, and that a partial file
+ * planted by someone else (a hard link to a file outside, another owner's file, a FIFO)
+ * is refused and left as it was. Runs under ASan/UBSan in the sanitizer build. */
 #define _GNU_SOURCE
 #include "paths.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +69,17 @@ int main(void)
     norm("a/../b", 0, "", 0);
     norm("/etc/passwd", 0, "", 0);
     norm("...", 1, "...", 0);
+    norm("a\nb", 0, "", 0);
+    norm("e\x1b[31mvil", 0, "", 0);
+    norm("dir\x07/x", 0, "", 0);
+    norm("tab\there", 0, "", 0);
+    norm("del\x7f", 0, "", 0);
+    norm("caf\xc3\xa9/na\xc3\xafve.txt", 1, "caf\xc3\xa9/na\xc3\xafve.txt", 0); /* UTF-8 is fine */
+    CHECK(icp_name_problem("data.bin") == NULL, "a plain name");
+    CHECK(icp_name_problem("a\x1b" "b") && strstr(icp_name_problem("a\x1b" "b"), "control"),
+          "a name with ESC");
+    CHECK(icp_name_problem("a\nb") != NULL, "a name with a newline");
+    CHECK(icp_name_problem("a/b") != NULL && icp_name_problem("..") != NULL, "'/' and '..'");
 
     char tmpl[] = "/tmp/icp-paths-XXXXXX";
     char *top = mkdtemp(tmpl);
@@ -119,7 +133,7 @@ int main(void)
     CHECK(icp_target_resolve(root, "sub/done.bin", 0, "x", 1, &t2, msg, sizeof msg) == ICP_OK, "%s", msg);
     CHECK(icp_target_open_tmp(&t2, 0, 100, &have, msg, sizeof msg) == ICP_S_BUSY, "second copy: %s", msg);
     icp_target_close(&t2);
-    CHECK(icp_target_commit(&t, 0640, 1600000000, msg, sizeof msg) == ICP_OK, "%s", msg);
+    CHECK(icp_target_commit(&t, 0640, 0, 1600000000, msg, sizeof msg) == ICP_OK, "%s", msg);
     icp_target_close(&t);
     struct stat st;
     snprintf(p, sizeof p, "%s/root/sub/done.bin", top);
@@ -127,6 +141,18 @@ int main(void)
               st.st_mtime == 1600000000, "committed file");
     snprintf(p, sizeof p, "%s/root/sub/.done.bin.icp-partial", top);
     CHECK(access(p, F_OK) != 0, "a committed copy left its partial file");
+    /* the mode the peer asked for, masked by the receiver's umask; no set-id bits */
+    static const unsigned modes[][3] = {{0777, 027, 0750}, {0666, 022, 0644}, {04755, 0, 0755},
+                                        {0600, 077, 0600}};
+    for (int i = 0; i < 4; i++) {
+        CHECK(icp_target_resolve(root, "sub/mode.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
+        CHECK(icp_target_open_tmp(&t, 0, 100, &have, msg, sizeof msg) == ICP_OK, "%s", msg);
+        CHECK(icp_target_commit(&t, modes[i][0], modes[i][1], 0, msg, sizeof msg) == ICP_OK, "%s", msg);
+        icp_target_close(&t);
+        snprintf(p, sizeof p, "%s/root/sub/mode.bin", top);
+        CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == modes[i][2], "mode %o umask %o -> %o, want %o",
+              modes[i][0], modes[i][1], st.st_mode & 07777, modes[i][2]);
+    }
     CHECK(icp_target_resolve(root, "sub/gone.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
     CHECK(icp_target_open_tmp(&t, 0, 100, &have, msg, sizeof msg) == ICP_OK, "%s", msg);
     CHECK(write(t.fd, "abc", 3) == 3, "write");
@@ -153,6 +179,42 @@ int main(void)
           (unsigned long long)have);
     icp_target_close(&t);
     CHECK(access(p, F_OK) != 0, "an emptied partial file was kept");
+
+    /* planted partial files: a hard link to a file outside, a file of another owner, a
+     * FIFO; each is refused (with or without resume) and left exactly as it was */
+    snprintf(q, sizeof q, "%s/outside/victim", top);
+    int vfd = open(q, O_CREAT | O_WRONLY, 0644);
+    CHECK(vfd >= 0 && write(vfd, "precious\n", 9) == 9, "victim");
+    close(vfd);
+    snprintf(p, sizeof p, "%s/root/sub/.hl.bin.icp-partial", top);
+    CHECK(link(q, p) == 0, "plant a hard link: %s", strerror(errno));
+    snprintf(p, sizeof p, "%s/root/sub/.own.bin.icp-partial", top);
+    close(open(p, O_CREAT | O_WRONLY, 0600));
+    int chowned = chown(p, 12345, 12345) == 0; /* needs root; else that case is skipped */
+    snprintf(p, sizeof p, "%s/root/sub/.fifo.bin.icp-partial", top);
+    CHECK(mkfifo(p, 0600) == 0, "plant a FIFO");
+    static const struct { const char *path, *why; } planted[] = {
+        {"sub/hl.bin", "2 hard links"}, {"sub/own.bin", "belongs to uid 12345"},
+        {"sub/fifo.bin", "not a regular file"}};
+    for (int i = 0; i < 3; i++) {
+        if (i == 1 && !chowned) {
+            fprintf(stderr, "test_copy_paths: not root: the other owner's partial file is not tried\n");
+            continue;
+        }
+        for (int resume = 0; resume < 2; resume++) {
+            msg[0] = 0;
+            CHECK(icp_target_resolve(root, planted[i].path, 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);
+            int st2 = icp_target_open_tmp(&t, resume, 100, &have, msg, sizeof msg);
+            CHECK(st2 == ICP_S_PATH && strstr(msg, planted[i].why) && t.fd < 0,
+                  "%s (resume %d): status %d: %s", planted[i].path, resume, st2, msg);
+            icp_target_close(&t);
+        }
+    }
+    CHECK(stat(q, &st) == 0 && st.st_size == 9 && (st.st_mode & 07777) == 0644 && st.st_nlink == 2,
+          "the victim changed: size %lld mode %o links %ju", (long long)st.st_size,
+          st.st_mode & 07777, (uintmax_t)st.st_nlink);
+    snprintf(p, sizeof p, "%s/root/sub/.fifo.bin.icp-partial", top);
+    CHECK(lstat(p, &st) == 0 && S_ISFIFO(st.st_mode), "the planted FIFO is left alone");
     close(root);
 
     char cmd[600];

@@ -1,5 +1,6 @@
-/* test_proto.c: isthmus-linkprobe's HELLO/REPORT: round trips, and every malformed field
- * refused, plus a deterministic fuzz pass (decode never accepts what it cannot re-encode). */
+/* test_proto.c: isthmus-linkprobe's HELLO/PORT/REPORT: round trips, every malformed
+ * field refused, where each HELLO may go (main port or data port), plus a deterministic
+ * fuzz pass (decode never accepts what it cannot re-encode). */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,25 @@ int main(void)
     r.size = LP_MAX_SIZE + 1;
     lp_hello_encode(&r, b);
     CHECK(lp_hello_decode(b, sizeof b, &d, &why) == -1, "rtt size too large accepted");
+
+    /* where a HELLO may go: tput only to a data port, everything else only to the main one */
+    CHECK(lp_hello_route(w, sizeof w, 1, &d, &why) == LP_TPUT, "tput on a data port");
+    why = NULL;
+    CHECK(lp_hello_route(w, sizeof w, 0, &d, &why) == -1 && why && strstr(why, "data port"),
+          "tput on the main port accepted");
+    lp_hello s = {.mode = LP_SETUP, .stream = 0, .nstreams = 8, .window = 1 << 20};
+    lp_hello_encode(&s, b);
+    CHECK(lp_hello_route(b, sizeof b, 0, &d, &why) == LP_SETUP && d.nstreams == 8, "setup");
+    CHECK(lp_hello_route(b, sizeof b, 1, &d, &why) == -1, "setup on a data port accepted");
+    CHECK(lp_hello_route(b, sizeof b - 1, 0, &d, &why) == -1, "a short setup accepted");
+    uint8_t pb[LP_PORT_SIZE];
+    lp_port_encode(41999, pb);
+    CHECK(lp_port_decode(pb, sizeof pb) == 41999, "port round trip");
+    CHECK(lp_port_decode(pb, 3) == -1, "a short port answer accepted");
+    lp_port_encode(0, pb);
+    CHECK(lp_port_decode(pb, sizeof pb) == -1, "port 0 accepted");
+    lp_port_encode(65536, pb);
+    CHECK(lp_port_decode(pb, sizeof pb) == -1, "port 65536 accepted");
 
     lp_report rep = {1000, 600, 123456789}, rd;
     uint8_t rw[LP_REPORT_SIZE];
