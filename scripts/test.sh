@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite: set up (scripts/bootstrap.sh), then the C tests (CTest,
-# also built with AddressSanitizer and UndefinedBehaviorSanitizer) and the Python tests
+# also built with AddressSanitizer and UndefinedBehaviorSanitizer), the fuzz targets
+# under libFuzzer for a bounded time (ISM_FUZZ_SECONDS each), and the Python tests
 # (pytest), which include end-to-end runs of real MPI programs on
 # 2 and 3 sites with Open MPI and with MPICH. Exit status is non-zero if anything fails.
 set -uo pipefail
@@ -21,6 +22,15 @@ if cmake -S . -B build-asan -DISM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/nul
         ctest --test-dir build-asan --output-on-failure -j2 || status=1
 else
     echo "the sanitizer build failed"
+    status=1
+fi
+echo "== fuzz targets, coverage-guided with libFuzzer (build-fuzz/, clang; ${ISM_FUZZ_SECONDS:-20} s each)"
+if CC=clang cmake -S . -B build-fuzz -DISM_FUZZ_LIBFUZZER=ON -DISM_FUZZ_SECONDS="${ISM_FUZZ_SECONDS:-20}" \
+        -DCMAKE_BUILD_TYPE=Debug >/dev/null &&
+    cmake --build build-fuzz -j"$(nproc)" --target fuzz_all >/dev/null; then
+    ctest --test-dir build-fuzz -L libfuzzer --output-on-failure -j2 || status=1
+else
+    echo "the libFuzzer build failed"
     status=1
 fi
 echo "== Python and end-to-end tests (pytest)"

@@ -24,6 +24,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The harness's seeds (may be built on first call; they live until exit). */
 size_t ism_fuzz_seeds(const ism_fuzz_seed **out);
 
+/* Optional: what the deterministic driver prints at its end (how many inputs reached
+ * the interesting paths), so a driver that never gets past the first check shows. */
+void ism_fuzz_report(void) __attribute__((weak));
+
 /* Property violated: prints what and the input's size, then aborts (a crash for both
  * drivers, so the input is kept). */
 void ism_fuzz_fail(const char *harness, const char *what, size_t size) __attribute__((noreturn));

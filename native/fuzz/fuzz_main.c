@@ -198,5 +198,7 @@ int main(int argc, char **argv)
         run_one(buf, n);
     }
     printf("%zu seeds and %ld mutated inputs: no property violated\n", nseeds, iters);
+    if (ism_fuzz_report)
+        ism_fuzz_report();
     return 0;
 }
