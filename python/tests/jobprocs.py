@@ -1,8 +1,11 @@
-# tests/jobprocs.py: finding a running job's gateways from a test: the processes whose
-# environment carries the ISTHMUS_TEST_TAG the test started the job with.
+# tests/jobprocs.py: a running job, from a test: its gateways (the processes whose
+# environment carries the ISTHMUS_TEST_TAG the test started the job with), and an outage
+# of an emulated site's link.
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -36,3 +39,29 @@ def gateway_env(tag, timeout=30, **want):
             return found[0][1]
         time.sleep(0.2)
     raise AssertionError(f"no gateway of the job ({want or 'any'}) started within {timeout} s")
+
+
+def cut_link(job_pid, site, after, seconds, log, stop=None):
+    """Take site's emulated device down `after` s from now for `seconds` s: the site is
+    cut off (its routes vanish; nothing gets in or out), as when a WAN link fails.
+    Setting `stop` (a threading.Event) ends the outage early, once the job is over."""
+    stop = stop or threading.Event()
+    ns = f"ism-{job_pid}-{site}"
+
+    def run():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait for the namespace to exist
+            if subprocess.run(["ip", "-n", ns, "link", "show", "ism0"],
+                              capture_output=True).returncode == 0:
+                break
+            time.sleep(0.2)
+        time.sleep(after)
+        subprocess.run(["ip", "-n", ns, "link", "set", "ism0", "down"], check=True)
+        log.append(("down", time.monotonic()))
+        stop.wait(seconds)
+        subprocess.run(["ip", "-n", ns, "link", "set", "ism0", "up"], capture_output=True)
+        log.append(("up", time.monotonic()))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t

@@ -201,3 +201,17 @@ def test_run_wan_matrix_needs_default_site_names(tmp_path):
     f.write_text('sites = ["east", "west"]\n')
     r = CliRunner().invoke(main, ["run", "-n", "2", "--wan-matrix", str(f), "--", "true"])
     assert r.exit_code == 2 and "sites are named A, B" in r.output, r.output
+
+
+def test_reorder_share_is_a_percentage_and_reaches_the_emulator():
+    """reorder=5%: a share of packets that skip the delay (netem's reorder), next to the
+    on/off switch that lets jitter reorder; both reach the emulator's plain-number form."""
+    from isthmus.netemu.spec import parse_link_spec
+
+    s = parse_link_spec("delay=5ms,reorder=5%")
+    assert s.reorder_share == 0.05 and not s.reorder
+    assert "reorderp=0.05" in s.native() and "reorder 5%" in s.describe()
+    s = parse_link_spec("delay=5ms,jitter=1ms,reorder=on")
+    assert s.reorder and s.reorder_share == 0 and "reorder=1" in s.native()
+    with pytest.raises(Exception, match="reorder"):
+        parse_link_spec("delay=5ms,reorder=150%")

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from jobprocs import cut_link
+
 
 pytestmark = pytest.mark.native
 
@@ -199,32 +201,6 @@ def test_bad_transport_options(stress, opts, msg):
 
 # ---- a real outage on an emulated link (root, /dev/net/tun) ----
 
-
-
-def cut_link(job_pid, site, after, seconds, log, stop=None):
-    """Take site's emulated device down `after` s from now for `seconds` s: the site is
-    cut off (its routes vanish; nothing gets in or out), as when a WAN link fails.
-    Setting `stop` (a threading.Event) ends the outage early, once the job is over."""
-    stop = stop or threading.Event()
-    ns = f"ism-{job_pid}-{site}"
-
-    def run():
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # wait for the namespace to exist
-            if subprocess.run(["ip", "-n", ns, "link", "show", "ism0"],
-                              capture_output=True).returncode == 0:
-                break
-            time.sleep(0.2)
-        time.sleep(after)
-        subprocess.run(["ip", "-n", ns, "link", "set", "ism0", "down"], check=True)
-        log.append(("down", time.monotonic()))
-        stop.wait(seconds)
-        subprocess.run(["ip", "-n", ns, "link", "set", "ism0", "up"], capture_output=True)
-        log.append(("up", time.monotonic()))
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
 
 
 def start_over_wan(exe, args, opts, env=None):

@@ -60,6 +60,10 @@ static int item(const char *key, const char *val, ism_le_link_conf *c, char *err
         if (num(key, val, 0, 1, &v, err, errlen) < 0)
             return -1;
         c->reorder = v != 0;
+    } else if (strcmp(key, "reorderp") == 0) {
+        if (num(key, val, 0, 1, &v, err, errlen) < 0)
+            return -1;
+        c->reorder_p = v;
     } else if (strcmp(key, "rate") == 0) {
         if (num(key, val, 0, 1e12, &v, err, errlen) < 0)
             return -1;
@@ -88,7 +92,7 @@ static int item(const char *key, const char *val, ism_le_link_conf *c, char *err
             return -1;
         c->mtu = (uint32_t)v;
     } else {
-        snprintf(err, errlen, "unknown link setting %s (known: delay jitter reorder rate "
+        snprintf(err, errlen, "unknown link setting %s (known: delay jitter reorder reorderp rate "
                  "queue burst loss ge dup corrupt mtu)", key);
         return -1;
     }

@@ -1,7 +1,7 @@
 /* conf.h: the emulator's command-line link settings. The CLI (python/isthmus/netemu)
  * turns human units into plain numbers, so this parser reads only numbers:
  *
- *   delay=NS jitter=NS reorder=0|1 rate=BYTES_PER_S queue=BYTES burst=BYTES
+ *   delay=NS jitter=NS reorder=0|1 reorderp=P rate=BYTES_PER_S queue=BYTES burst=BYTES
  *   loss=P ge=P/R/LOSS_BAD/LOSS_GOOD dup=P corrupt=P mtu=BYTES
  *
  * comma-separated, e.g. "delay=5000000,rate=12500000,queue=125000". Probabilities are

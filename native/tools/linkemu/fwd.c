@@ -211,11 +211,12 @@ void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
                 continue;
             const ism_le_link_stats *s = &f->links[i * f->nsites + j].st;
             fprintf(out, "%s{\"from\": %d, \"to\": %d, \"in\": %llu, \"delivered\": %llu, "
-                    "\"dup\": %llu, \"drop_loss\": %llu, \"drop_queue\": %llu, "
+                    "\"dup\": %llu, \"reordered\": %llu, \"drop_loss\": %llu, \"drop_queue\": %llu, "
                     "\"drop_mtu\": %llu, \"drop_pool\": %llu, \"corrupted\": %llu, \"bytes_in\": %llu, "
                     "\"bytes_delivered\": %llu}", first ? "" : ", ", i, j,
                     (unsigned long long)s->in, (unsigned long long)s->delivered,
-                    (unsigned long long)s->dup, (unsigned long long)s->drop_loss,
+                    (unsigned long long)s->dup, (unsigned long long)s->reordered,
+                    (unsigned long long)s->drop_loss,
                     (unsigned long long)s->drop_queue, (unsigned long long)s->drop_mtu,
                     (unsigned long long)s->drop_pool, (unsigned long long)s->corrupted,
                     (unsigned long long)s->bytes_in,

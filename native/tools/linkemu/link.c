@@ -22,7 +22,7 @@ static void models_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t now_
         break;
     }
     ism_le_tbucket_init(&l->tb, c->rate_Bps, c->burst_bytes, c->queue_bytes, now_ns);
-    ism_le_delay_init(&l->delay, c->delay_ns, c->jitter_ns, c->reorder);
+    ism_le_delay_init(&l->delay, c->delay_ns, c->jitter_ns, c->reorder, c->reorder_p);
 }
 
 void ism_le_link_init(ism_le_link *l, const ism_le_link_conf *c, uint64_t seed, uint64_t now_ns)
@@ -62,7 +62,10 @@ int ism_le_link_admit(ism_le_link *l, uint64_t now_ns, uint32_t bytes, uint64_t 
             l->st.drop_queue++;
             continue;
         }
-        release_ns[out++] = ism_le_delay_release(&l->delay, &l->rng, sent);
+        release_ns[out] = ism_le_delay_release(&l->delay, &l->rng, sent);
+        if (release_ns[out] == sent && l->delay.delay_ns > 0 && l->delay.reorder_p > 0)
+            l->st.reordered++; /* skipped the delay: overtakes what is in flight */
+        out++;
     }
     if (out == 2)
         l->st.dup++;

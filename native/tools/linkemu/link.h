@@ -19,6 +19,7 @@ typedef struct {
     uint64_t delay_ns;
     uint64_t jitter_ns;
     int reorder;
+    double reorder_p;  /* share of packets that skip the delay (reorderp=) */
     double rate_Bps;      /* 0 = unlimited */
     double queue_bytes;   /* queue limit of the rate stage */
     double burst_bytes;   /* token bucket depth */
@@ -30,7 +31,7 @@ typedef struct {
 } ism_le_link_conf;
 
 typedef struct {
-    uint64_t in, delivered, dup, drop_loss, drop_queue, drop_mtu, drop_pool, corrupted;
+    uint64_t in, delivered, dup, reordered, drop_loss, drop_queue, drop_mtu, drop_pool, corrupted;
     uint64_t bytes_in, bytes_delivered;
 } ism_le_link_stats;
 

@@ -42,7 +42,7 @@ static void usage(void)
             "usage: isthmus-linkemu --ns NS0 --ns NS1 [...] [--all SPEC] [--link I:J:SPEC ...]\n"
             "                       [--seed N] [--pool-mb N] [--subnet A.B.C] [--ifname NAME]\n"
             "                       [--spin-us N] [--spin-mode adaptive|fixed] [--rt-prio N]\n"
-            "SPEC: delay=NS,jitter=NS,reorder=0|1,rate=BYTES/S,queue=BYTES,burst=BYTES,\n"
+            "SPEC: delay=NS,jitter=NS,reorder=0|1,reorderp=P,rate=BYTES/S,queue=BYTES,burst=BYTES,\n"
             "      loss=P,ge=P/R/LOSS_BAD/LOSS_GOOD,dup=P,corrupt=P,mtu=BYTES (plain numbers)\n"
             "stdin: 'link I:J:SPEC' lines change a direction while it runs\n"
             "Normally started by `isthmus link emulate`, which sets up the namespaces.\n");

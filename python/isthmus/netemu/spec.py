@@ -14,7 +14,8 @@ EXAMPLE = "delay=20ms,jitter=1ms,rate=1gbit,loss=0.1%,queue=256kB,mtu=9000"
 KEYS = {
     "delay": "one-way delay, e.g. 20ms",
     "jitter": "delay varies uniformly by +- this, e.g. 1ms (packet order kept unless reorder=on)",
-    "reorder": "on|off: let jitter reorder packets (default off)",
+    "reorder": "on|off: let jitter reorder packets (default off); or P%: that share of packets "
+               "skips the delay and overtakes those in flight (as netem's reorder)",
     "rate": "link rate, e.g. 100mbit, 1gbit, 808kB/s (default unlimited)",
     "queue": "bytes queued at the rate limit before drop-tail, e.g. 256kB (default ~1 RTT of data)",
     "bucket": "token bucket depth in bytes (default one MTU)",
@@ -108,6 +109,7 @@ class LinkSpec:
     delay: float = 0.0
     jitter: float = 0.0
     reorder: bool = False
+    reorder_share: float = 0.0
     rate: float = 0.0
     queue: int | None = None
     bucket: int | None = None
@@ -152,6 +154,7 @@ class LinkSpec:
             f"delay={int(round(self.delay * 1e9))}",
             f"jitter={int(round(self.jitter * 1e9))}",
             f"reorder={int(self.reorder)}",
+            f"reorderp={self.reorder_share!r}",
             f"rate={self.rate!r}",
             f"queue={self.queue_bytes()}",
             f"burst={self.bucket_bytes()}",
@@ -177,6 +180,8 @@ class LinkSpec:
         if self.mean_loss():
             burst = self.ge_params()
             out.append(f"loss {self.mean_loss() * 100:g}%" + (" (bursty)" if burst else ""))
+        if self.reorder_share:
+            out.append(f"reorder {self.reorder_share * 100:g}%")
         if self.dup:
             out.append(f"dup {self.dup * 100:g}%")
         if self.corrupt:
@@ -201,7 +206,11 @@ def parse_link_spec(spec: str, base: LinkSpec | None = None) -> LinkSpec:
         if key in values:
             raise _bad(spec, f"{key} is given twice")
         try:
-            values[key] = _convert(key, val)
+            conv = _convert(key, val)
+            if key == "reorder" and isinstance(conv, float):
+                values["reorder_share"] = conv  # reorder=5%: a share, not on/off
+            else:
+                values[key] = conv
         except ValueError as e:
             raise _bad(spec, f"{key}: {e}") from None
     result = replace(base or LinkSpec(), **values, text=text)
@@ -213,6 +222,8 @@ def _convert(key: str, val: str):
     if key in ("delay", "jitter"):
         return parse_time(val)
     if key == "reorder":
+        if val.endswith("%"):
+            return parse_fraction(val)
         return parse_bool(val)
     if key == "rate":
         return parse_rate(val)

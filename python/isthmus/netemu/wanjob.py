@@ -42,7 +42,8 @@ def link_counters(emu: Emulation, stats: dict) -> list[str]:
         out.append(f"isthmus stats: link {emu.names[e['from']]} -> {emu.names[e['to']]}: "
                    f"{e['in']} packets in, {e['delivered']} delivered, {e['drop_loss']} lost "
                    f"by the loss model, {e['drop_queue']} queue drops, {e['drop_mtu']} MTU "
-                   f"drops, {e['drop_pool']} pool drops, {e['dup']} duplicated")
+                   f"drops, {e['drop_pool']} pool drops, {e['dup']} duplicated"
+                   + (f", {e['reordered']} reordered" if e.get("reordered") else ""))
     out.append(f"isthmus stats: link emulator: {stats.get('write_errors', 0)} packets it could "
                f"not hand to the destination site (write errors), {stats.get('unroutable', 0)} "
                "for no site of this emulation; releases late by "

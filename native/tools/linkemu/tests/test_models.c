@@ -152,7 +152,7 @@ static void test_jitter(void)
     ism_le_delay d;
     uint64_t delay = 10000000, jit = 2000000; /* 10 ms +- 2 ms, a packet every 100 us */
 
-    ism_le_delay_init(&d, delay, jit, 0);
+    ism_le_delay_init(&d, delay, jit, 0, 0);
     uint64_t prev = 0, lo = UINT64_MAX, hi = 0;
     int inversions = 0;
     for (int i = 0; i < 20000; i++) {
@@ -168,7 +168,7 @@ static void test_jitter(void)
     CHECK(lo >= delay - jit && hi > delay + jit / 2, "latency range [%llu, %llu] ns",
           (unsigned long long)lo, (unsigned long long)hi);
 
-    ism_le_delay_init(&d, delay, jit, 1);
+    ism_le_delay_init(&d, delay, jit, 1, 0);
     prev = 0;
     lo = UINT64_MAX;
     hi = 0;
@@ -189,11 +189,44 @@ static void test_jitter(void)
     CHECK(fabs(sum / 20000 - (double)delay) < 0.01 * (double)jit * 5, "mean latency %.0f ns", sum / 20000);
 
     /* Jitter larger than the delay never gives a negative latency. */
-    ism_le_delay_init(&d, 1000, 5000, 1);
+    ism_le_delay_init(&d, 1000, 5000, 1, 0);
     int negative = 0;
     for (int i = 0; i < 1000; i++)
         negative += ism_le_delay_release(&d, &g, 1000000) < 1000000;
     CHECK(negative == 0, "%d releases before sending", negative);
+}
+
+/* reorderp: that share of packets leaves at once and overtakes those in flight; the rest
+ * keep the delay and their order. 10 ms, a packet every 100 us: each chosen packet
+ * overtakes the ~100 still in flight, and the others never overtake each other. */
+static void test_reorder_share(void)
+{
+    ism_le_prng g;
+    ism_le_prng_seed(&g, 11);
+    ism_le_delay d;
+    ism_le_delay_init(&d, 10000000, 0, 0, 0.05);
+    int early = 0, normal_inversions = 0;
+    uint64_t last_normal = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t sent = (uint64_t)i * 100000;
+        uint64_t out = ism_le_delay_release(&d, &g, sent);
+        if (out == sent) {
+            early++;
+            continue;
+        }
+        CHECK(out == sent + 10000000, "packet %d delayed by %llu ns", i,
+              (unsigned long long)(out - sent));
+        normal_inversions += out < last_normal;
+        last_normal = out;
+    }
+    CHECK(early > 800 && early < 1200, "%d of 20000 packets sent early with reorderp=0.05", early);
+    CHECK(normal_inversions == 0, "%d reorderings among the delayed packets", normal_inversions);
+    ism_le_link_conf c;
+    ism_le_link_conf_default(&c);
+    char err[256];
+    CHECK(ism_le_conf_parse("reorderp=0.05", &c, err, sizeof err) == 0 && c.reorder_p == 0.05,
+          "reorderp parse: %s", err);
+    CHECK(ism_le_conf_parse("reorderp=1.5", &c, err, sizeof err) < 0, "reorderp=1.5 accepted");
 }
 
 static void test_link_dup_mtu(void)
@@ -454,6 +487,7 @@ int main(void)
     test_bernoulli();
     test_gilbert_elliott();
     test_jitter();
+    test_reorder_share();
     test_link_dup_mtu();
     test_pktq();
     test_conf();
