@@ -51,6 +51,8 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
                 f"{', '.join(clash)} cannot be combined with --site-file (the site file describes the sites)"
             )
         sf = load_site_file(site_file, default_mpi=params["mpi"])
+        for warning in sf.warnings:
+            err_console().print(Text(f"isthmus: warning: {warning}", style="yellow"))
         if params["np"] is not None and params["np"] != sf.layout.total_ranks:
             raise IsthmusError(
                 f"-n {params['np']} does not match {site_file}, which has "
