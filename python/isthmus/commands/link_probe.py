@@ -20,6 +20,7 @@ from ..linkprobe.watch import DEFAULT_LISTEN, Metrics, parse_listen, watch
 from ..netemu.emulation import Emulation
 from ..netemu.matrix import load_matrix, uniform
 from ..netemu.spec import parse_link_spec
+from ..outputs import OutputFile
 from ..paths import find_prefix
 from ..ui import err_console
 from .link import _CTX, link_group
@@ -109,9 +110,9 @@ def _with_where(f):
 @click.option("--transport", type=click.Choice(["tcp", "udp"]), default="tcp", show_default=True,
               help="Throughput over kernel TCP, or over isthmus' reliable-UDP transport (--cc bbr "
                    "or reno, one stream; --windows are its buffers; needs --link or --matrix).")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--json", "json_file", type=OutputFile(), default=None,
               help="Append every record (JSON lines, with the full configuration) to this file.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_file", type=OutputFile(), default=None,
               help="Draw throughput against window (PNG or SVG by extension).")
 def probe_command(link_spec, matrix_file, between, to, job, secret_file, windows, streams_text,
                   cc_text, duration, omit, rtt_count, transport, json_file, plot_file):
@@ -196,7 +197,7 @@ def serve_command(listen, job, secret_file):
               help="Serve the Prometheus metrics here; loopback unless you open it up, e.g. "
                    "0.0.0.0:9464 or :9464 (every address); port 0: any free one.")
 @click.option("--no-metrics", is_flag=True, help="Do not serve metrics.")
-@click.option("--log", "log_file", type=click.Path(dir_okay=False), default="isthmus-link-watch.jsonl",
+@click.option("--log", "log_file", type=OutputFile(), default="isthmus-link-watch.jsonl",
               show_default=True, help="Append every measurement here (JSON lines).")
 @click.option("--count", type=click.IntRange(1), default=None, help="Stop after this many rounds (default: Ctrl-C).")
 def watch_command(link_spec, matrix_file, between, to, job, secret_file, interval, tput_every,

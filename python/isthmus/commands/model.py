@@ -15,6 +15,7 @@ from ..errors import IsthmusError
 from ..model import schedule as S
 from ..model.loggp import LogGP
 from ..model.simulate import ScheduleError, check, predict
+from ..outputs import OutputFile
 from ..units import parse_size
 from ..ui import err_console
 from . import register
@@ -172,8 +173,8 @@ def _int_list(text: str, what: str) -> list[int]:
               help="Message sizes (k = 1024, M = 1048576; docs/knobs.md, Units).")
 @click.option("--reps", type=click.IntRange(3, 1000), default=10, show_default=True,
               help="Repetitions per size: the fit uses their median.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("levels.json"), show_default=True)
+@click.option("--out", "out_path", type=OutputFile(), default=Path("levels.json"),
+              show_default=True)
 def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
     """Measure LogGP parameters (L, o_s, o_r, g, G), the reduction cost per op and type
     and the local copy cost on each level, fit them by least squares (inside a site per
@@ -233,9 +234,9 @@ def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
 @click.option("--wan", "link", metavar="SPEC", default=None,
               help="With --measure: the emulated link between sites (root).")
 @click.option("--reps", type=click.IntRange(3, 1000), default=5, show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("coll-table.json"), show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "out_path", type=OutputFile(), default=Path("coll-table.json"),
+              show_default=True)
+@click.option("--report", "report_path", type=OutputFile(),
               default=None, help="Also write every candidate's predicted and measured time (JSON).")
 def tune_cmd(params_path, ranks, sites, sizes, colls, measure, mpi, link, reps, out_path,
              report_path):
