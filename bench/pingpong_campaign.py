@@ -28,7 +28,7 @@ oversubscribed by the gateways).
 
 Output: JSON lines (one per run, plus meta and summary records) in
 bench/results/pingpong-<timestamp>.jsonl, a Markdown section on stdout, progress on
-stderr. Standard library only.
+stderr. Standard library, and isthmus's own size parser (python/isthmus/units.py).
 """
 
 from __future__ import annotations
@@ -51,6 +51,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "python"))
+from isthmus import units  # noqa: E402
+
 SOURCE = HERE / "pingpong.c"
 DEFAULT_PREFIX = Path("/work/main/_install")
 DEFAULT_CLI = Path("/work/main/.venv/bin/isthmus")
@@ -99,11 +102,10 @@ def log(msg: str) -> None:
 
 
 def parse_size(text: str) -> int:
-    m = re.fullmatch(r"(\d+)([kKmM]?)", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"bad size {text!r} (e.g. 8, 64k, 16M)")
-    mult = {"": 1, "k": 1024, "K": 1024, "m": 1 << 20, "M": 1 << 20}[m.group(2)]
-    return int(m.group(1)) * mult
+    try:
+        return units.parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def positive(text: str) -> int:

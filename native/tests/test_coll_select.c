@@ -12,14 +12,6 @@
 #include "../src/coll/json.h"
 #include "check.h"
 
-/* the two core symbols select.c reaches */
-ism_global ism;
-const char *ism_site_name(int site)
-{
-    (void)site;
-    return "A";
-}
-
 static int parse(int coll, int lvl, const char *s, ism_coll_choice *ch, char *why)
 {
     return ism_coll_parse_choice(coll, lvl, s, ch, why, 512);

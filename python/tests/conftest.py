@@ -34,6 +34,15 @@ def make_fake_prefix(root: Path) -> Prefix:
     gw.write_text(FAKE_GATEWAY)
     gw.chmod(gw.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     (root / "lib" / "libisthmus.so").write_bytes(b"")
+    # the settings' checker `isthmus run` calls first: the real one when it is built (a
+    # fake prefix fakes the launch, not what a setting may be), else one that finds none
+    knobs = root / "bin" / "isthmus-knobs"
+    real = Path(__file__).resolve().parents[2] / "_install" / "bin" / "isthmus-knobs"
+    if real.is_file():
+        knobs.symlink_to(real)
+    else:
+        knobs.write_text("#!/bin/sh\nexit 0\n")
+        knobs.chmod(0o755)
     for vendor in ("openmpi", "mpich"):
         (root / "lib" / "isthmus" / f"isthmus-backend-{vendor}.so").write_bytes(b"")
     return Prefix(root)

@@ -216,3 +216,17 @@ def test_starting_the_cli_loads_no_numerical_library():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "", f"importing isthmus.cli loaded: {r.stdout.strip()}"
+
+
+def test_inline_secret_in_a_site_file_is_warned_about(fake_prefix, fake_launchers, script,
+                                                       tmp_path):
+    prog = script("ring.sh", "exit 0\n")
+    f = tmp_path / "job.toml"
+    f.write_text(f'[job]\nsecret = "{"ab" * 32}"\n[[site]]\nranks = 1\n[[site]]\nranks = 1\n')
+    f.chmod(0o644)
+    r = invoke("run", "--site-file", str(f), "--dry-run", str(prog))
+    assert r.exit_code == 0, r.output
+    warning = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warning) == 1 and "ab" * 32 not in r.stderr
+    assert warning[0].startswith(f"isthmus: warning: {f}: [job]: 'secret' is written in the "
+                                 "site file itself: anyone who can read it (mode 0644")

@@ -103,7 +103,7 @@ def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):
     log = tmp_path / "watch.jsonl"
     p = subprocess.Popen(ISTHMUS + ["link", "watch", "--link", "delay=2ms,rate=50mbit",
                                     "--interval", "0.5", "--tput-every", "1", "--tput-duration",
-                                    "0.5", "--metrics-port", "0", "--log", str(log), "--count",
+                                    "0.5", "--listen", "127.0.0.1:0", "--log", str(log), "--count",
                                     "8"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -111,7 +111,7 @@ def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):
         deadline = time.monotonic() + 60
         while url is None and time.monotonic() < deadline:
             line = p.stderr.readline()
-            if m := re.search(r"metrics on http://0\.0\.0\.0:(\d+)/metrics", line):
+            if m := re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", line):
                 url = f"http://127.0.0.1:{m.group(1)}/metrics"
         assert url, "watch did not say where its metrics are"
         body = ""
@@ -209,3 +209,65 @@ def test_probe_flood_from_one_address_displaces_only_its_own(probe_server):
     log = probe_server.stop()
     dropped = [x for x in log.splitlines() if "dropped before authenticating" in x]
     assert dropped and all("127.0.0.2:" in x for x in dropped), dropped[:5]
+
+@pytest.mark.parametrize("text,want", [("127.0.0.1:9464", ("127.0.0.1", 9464)),
+                                       (":9464", ("0.0.0.0", 9464)),
+                                       ("0.0.0.0:0", ("0.0.0.0", 0)),
+                                       ("[::1]:9100", ("::1", 9100)),
+                                       ("gw.example:80", ("gw.example", 80))])
+def test_watch_listen_address(text, want):
+    from isthmus.linkprobe.watch import parse_listen
+    assert parse_listen(text) == want
+
+
+@pytest.mark.parametrize("text", ["9464", "127.0.0.1", "127.0.0.1:x", "::1:9464", "[::1]9464",
+                                  "127.0.0.1:70000", ""])
+def test_watch_listen_address_refused(text):
+    from isthmus.errors import IsthmusError
+    from isthmus.linkprobe.watch import parse_listen
+    with pytest.raises(IsthmusError, match="expected ADDR:PORT"):
+        parse_listen(text)
+
+
+def test_watch_serves_metrics_on_loopback_unless_told_otherwise():
+    """The metrics were served on every address with no way to choose; the default is
+    now this host alone, as Prometheus exporters are usually run behind --listen."""
+    import socket
+
+    from isthmus.commands.link_probe import watch_command
+    from isthmus.linkprobe.watch import DEFAULT_LISTEN, Metrics, parse_listen
+    listen = next(p for p in watch_command.params if p.name == "listen")
+    assert listen.default == DEFAULT_LISTEN == "127.0.0.1:9464"
+    m = Metrics("A -> B", parse_listen("127.0.0.1:0"))
+    assert m.address == ("127.0.0.1", m.port) and m.url == f"http://127.0.0.1:{m.port}/metrics"
+    m.record({"kind": "rtt", "ok": False})
+    body = urllib.request.urlopen(m.url, timeout=5).read().decode()
+    assert 'isthmus_link_up{link="A -> B"} 0.0' in body
+    # not on another address of this host
+    other = socket.gethostbyname(socket.gethostname())
+    if not other.startswith("127."):
+        with pytest.raises(OSError):
+            socket.create_connection((other, m.port), timeout=2).close()
+
+
+def test_watch_refuses_a_busy_listen_address_before_it_probes(tmp_path):
+    import socket
+    secret = tmp_path / "secret"
+    secret.write_text("ab" * 32 + "\n")
+    secret.chmod(0o600)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = subprocess.run(ISTHMUS + ["link", "watch", "--to", "127.0.0.1:1", "--job", "00" * 16,
+                                      "--secret-file", str(secret), "--listen",
+                                      f"127.0.0.1:{port}", "--log", str(tmp_path / "w.jsonl"),
+                                      "--count", "1"],
+                           capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"isthmus: --listen 127.0.0.1:{port}: Address already in use"]
+    assert not (tmp_path / "w.jsonl").exists()
+    r = subprocess.run(ISTHMUS + ["link", "watch", "--to", "127.0.0.1:1", "--listen", "9464"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("isthmus: --listen 9464: expected ADDR:PORT")

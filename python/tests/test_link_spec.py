@@ -29,8 +29,9 @@ def test_rates(text, Bps):
     assert parse_rate(text) == pytest.approx(Bps)
 
 
-@pytest.mark.parametrize("text,n", [("256kB", 256000), ("64KiB", 65536), ("1MiB", 1048576),
-                                    ("1500", 1500), ("2MB", 2000000)])
+# sizes count k = 1024 with or without the i, as everywhere in isthmus (isthmus/units.py)
+@pytest.mark.parametrize("text,n", [("256kB", 262144), ("64KiB", 65536), ("1MiB", 1048576),
+                                    ("1500", 1500), ("2MB", 2097152)])
 def test_sizes(text, n):
     assert parse_size(text) == n
 
@@ -39,12 +40,12 @@ def test_full_spec_and_native_form():
     s = parse_link_spec("delay=20ms,jitter=1ms,rate=1gbit,loss=0.1%,queue=256kB,mtu=9000,"
                         "dup=0.5%,reorder=on,bucket=18kB")
     assert (s.delay, s.jitter, s.rate, s.loss, s.queue, s.mtu, s.dup, s.reorder, s.bucket) == (
-        pytest.approx(0.02), pytest.approx(0.001), 1.25e8, pytest.approx(0.001), 256000, 9000,
-        pytest.approx(0.005), True, 18000)
+        pytest.approx(0.02), pytest.approx(0.001), 1.25e8, pytest.approx(0.001), 262144, 9000,
+        pytest.approx(0.005), True, 18432)
     native = dict(kv.split("=") for kv in s.native().split(","))
     assert native["delay"] == "20000000" and native["jitter"] == "1000000"
-    assert float(native["rate"]) == 1.25e8 and native["queue"] == "256000"
-    assert native["mtu"] == "9000" and native["reorder"] == "1" and native["burst"] == "18000"
+    assert float(native["rate"]) == 1.25e8 and native["queue"] == "262144"
+    assert native["mtu"] == "9000" and native["reorder"] == "1" and native["burst"] == "18432"
     assert float(native["loss"]) == pytest.approx(0.001) and "ge" not in native
 
 

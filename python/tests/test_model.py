@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from isthmus.errors import IsthmusError
 from isthmus.model import schedule as S
 from isthmus.model.loggp import LogGP, Measurements, fit_line, fit_loggp
 from isthmus.model.simulate import ScheduleError, check, predict
@@ -102,8 +103,11 @@ def test_wan_protocol_reads_the_environment_as_the_library_does(monkeypatch):
     monkeypatch.setenv("ISTHMUS_CHUNK", "128k")
     monkeypatch.delenv("ISTHMUS_EARLY")
     assert wan_protocol() == (131072, 262144)
-    monkeypatch.setenv("ISTHMUS_EARLY", "1024M")  # a receiver holds at most 64 MiB a sender
-    assert wan_protocol()[1] == 64 << 20
+    monkeypatch.setenv("ISTHMUS_EARLY", "1.5MiB")  # the sizes' one grammar (units.py)
+    assert wan_protocol()[1] == 3 << 19
+    monkeypatch.setenv("ISTHMUS_EARLY", "abc")  # refused, as MPI_Init refuses it (was 0)
+    with pytest.raises(IsthmusError, match="ISTHMUS_EARLY=abc: 'abc' is not a size in bytes"):
+        wan_protocol()
 
 
 def test_fit_reports_a_poor_fit():

@@ -42,6 +42,13 @@ def write(tmp_path, text, name="job.toml"):
     return p
 
 
+def write_secret(path, text=SECRET_HEX + "\n"):
+    """A secret file as a user should make it: readable by its owner only."""
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
 def load_error(path) -> str:
     with pytest.raises(IsthmusError) as exc:
         load_site_file(path)
@@ -49,7 +56,7 @@ def load_error(path) -> str:
 
 
 def test_valid_file(tmp_path):
-    (tmp_path / "job.secret").write_text(SECRET_HEX + "\n")
+    write_secret(tmp_path / "job.secret")
     sf = load_site_file(write(tmp_path, VALID))
     a, b = sf.layout.sites
     assert (a.name, a.ranks, a.gateways, a.mpi, a.host, a.port, a.launcher) == (
@@ -77,9 +84,35 @@ def test_default_mpi_applies_to_sites_without_mpi(tmp_path):
     assert [s.mpi for s in sf.layout.sites] == ["mpich", "openmpi"]
 
 
-def test_inline_secret(tmp_path):
-    sf = load_site_file(write(tmp_path, f'[job]\nsecret = "{SECRET_HEX}"\n[[site]]\nranks = 1\n'))
+def test_inline_secret_is_taken_with_a_warning(tmp_path):
+    path = write(tmp_path, f'[job]\nsecret = "{SECRET_HEX}"\n[[site]]\nranks = 1\n')
+    path.chmod(0o644)
+    sf = load_site_file(path)
     assert sf.secret == Secret(SECRET_HEX)
+    assert len(sf.warnings) == 1 and SECRET_HEX not in sf.warnings[0]
+    assert "[job]: 'secret' is written in the site file itself" in sf.warnings[0]
+    assert "mode 0644: group/other users too" in sf.warnings[0]
+    assert "secret_file" in sf.warnings[0]
+    path.chmod(0o600)
+    assert "or a copy of it" in load_site_file(path).warnings[0]
+
+
+def test_secret_file_gives_no_warning(tmp_path):
+    write_secret(tmp_path / "job.secret")
+    sf = load_site_file(write(tmp_path, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n'))
+    assert sf.secret == Secret(SECRET_HEX) and sf.warnings == ()
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_secret_file_others_may_read_is_refused(tmp_path, mode):
+    """The check the gateways make (native/src/wan/auth.c), before anything starts, with
+    its words."""
+    write_secret(tmp_path / "job.secret").chmod(mode)
+    msg = load_error(write(tmp_path, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n'))
+    assert (f"job.toml: [job]: 'secret_file': refusing job secret file {tmp_path}/job.secret: "
+            f"its permissions {mode:04o} let group/other users access it; run 'chmod 600 "
+            f"{tmp_path}/job.secret'") in msg
+    assert SECRET_HEX not in msg
 
 
 def test_ipv6_gateway(tmp_path):
@@ -98,6 +131,9 @@ SITE_B = '[[site]]\nname = "A"\nranks = 1\n[[site]]\nname = "B"\n'
         (SITE_B + 'ranks = "2"\n', "job.toml: site 'B': 'ranks' must be a positive integer, got '2'"),
         (SITE_B + "ranks = true\n", "job.toml: site 'B': 'ranks' must be a positive integer, got true"),
         (SITE_B + "ranks = 1\ngateways = 0\n", "job.toml: site 'B': 'gateways' must be a positive integer, got 0"),
+        (SITE_B + "ranks = 2\ngateways = 3\n", "job.toml: site 'B': 'gateways' (3) is more than 'ranks' (2)"),
+        (SITE_B + "ranks = 16777217\n", "job.toml: site 'B': 'ranks' must be at most 16777216, got 16777217"),
+        ('[[site]]\nranks = 16777216\n[[site]]\nranks = 1\n', "job.toml: 16777217 ranks over all sites is more than isthmus runs (16777216 in a job)"),
         (SITE_B + 'ranks = 1\ngateway = "127.0.0.1:99999"\n', "job.toml: site 'B': 'gateway' port must be an integer 1-65535, got '99999'"),
         (SITE_B + 'ranks = 1\ngateway = "127.0.0.1:http"\n', "job.toml: site 'B': 'gateway' port must be an integer 1-65535, got 'http'"),
         (SITE_B + 'ranks = 1\ngateway = "127.0.0.1"\n', "job.toml: site 'B': 'gateway' must look like \"host:port\""),
@@ -158,12 +194,12 @@ def test_secret_file_unreadable_permissions(tmp_path):
 def test_secret_file_is_a_directory(tmp_path):
     (tmp_path / "job.secret").mkdir()
     msg = load_error(write(tmp_path, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n'))
-    assert "job.toml: [job]: 'secret_file': cannot read" in msg
+    assert "job.toml: [job]: 'secret_file': cannot read" in msg and "not a regular file" in msg
 
 
 def test_bad_secret_content_is_not_echoed(tmp_path):
     bad = "zz-not-hex-" * 4
-    (tmp_path / "job.secret").write_text(bad)
+    write_secret(tmp_path / "job.secret", bad)
     msg = load_error(write(tmp_path, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n'))
     assert "must be hex digits" in msg
     assert bad not in msg
@@ -172,7 +208,7 @@ def test_bad_secret_content_is_not_echoed(tmp_path):
 def test_secret_file_relative_to_site_file(tmp_path, monkeypatch):
     sub = tmp_path / "conf"
     sub.mkdir()
-    (sub / "job.secret").write_text(SECRET_HEX)
+    write_secret(sub / "job.secret", SECRET_HEX)
     write(sub, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n')
     monkeypatch.chdir(tmp_path)
     assert load_site_file("conf/job.toml").secret == Secret(SECRET_HEX)

@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "../common/units.h"
 #include "coll.h"
 
 static ism_coll_choice env_choice[ISM_COLL_N][ISM_LVL_N];
@@ -49,30 +49,6 @@ const char *ism_coll_alg_name(int coll, int alg)
         return "default";
     const ism_coll_alg *a = ism_coll_algs(coll);
     return a && alg >= 0 ? a[alg].name : "?";
-}
-
-/* A size: bytes, or with k/K/KiB, m/M/MiB, g/G/GiB (powers of 1024). */
-static int parse_size(const char *s, int64_t *out)
-{
-    char *e;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || v < 0)
-        return -1;
-    int64_t mul = 1;
-    if (*e) {
-        if (!strcasecmp(e, "k") || !strcasecmp(e, "kib") || !strcasecmp(e, "kb"))
-            mul = 1 << 10;
-        else if (!strcasecmp(e, "m") || !strcasecmp(e, "mib") || !strcasecmp(e, "mb"))
-            mul = 1 << 20;
-        else if (!strcasecmp(e, "g") || !strcasecmp(e, "gib") || !strcasecmp(e, "gb"))
-            mul = 1 << 30;
-        else
-            return -1;
-    }
-    if (v > INT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
 }
 
 static void known_list(int coll, int lvl, char *buf, size_t n)
@@ -138,8 +114,8 @@ int ism_coll_parse_choice(int coll, int lvl, const char *s, ism_coll_choice *out
         ch.radix = (int)r;
     }
     if (f3[0]) {
-        if (parse_size(f3, &ch.seg)) {
-            snprintf(why, whylen, "segment \"%s\" is not a size (e.g. 65536 or 64KiB)", f3);
+        if (ism_units_size(f3, &ch.seg)) {
+            snprintf(why, whylen, "segment \"%s\" is not " ISM_UNITS_SIZE_HELP, f3);
             return -1;
         }
         if (ch.seg && !seg_ok) {
@@ -199,8 +175,7 @@ void ism_coll_count(int coll, int lvl, int alg)
 
 void ism_coll_finalize(void)
 {
-    const char *v = getenv("ISTHMUS_COLL_STATS");
-    if (v && atoi(v) > 0) {
+    if (ism_core_knob(ISM_K_COLL_STATS, 0) != 0) {
         for (int c = 0; c < ISM_COLL_N; c++)
             for (int l = 0; l < ISM_LVL_N; l++)
                 for (int a = 0; a < NALG + 3; a++)

@@ -25,8 +25,7 @@
 
 static int shm_wanted(void)
 {
-    const char *v = getenv("ISTHMUS_COLL_SHM");
-    return !v || strcmp(v, "0") != 0;
+    return ism_core_knob(ISM_K_COLL_SHM, 1) != 0;
 }
 
 static void *map_new(char *name, size_t n, size_t len)

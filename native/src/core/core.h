@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../backend/backend.h"
+#include "../common/knobs.h"
 #include "../wan/frame.h"
 #include "dtmap.h"
 
@@ -288,6 +289,8 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided);
 int ism_core_finalize(void);
 void ism_core_abort(ism_comm *c, int code, const char *why) __attribute__((noreturn));
 void ism_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* a knob of knobs.def, `def` when unset; a bad value stops the process (ism_die) */
+double ism_core_knob(ism_knob_id id, double def);
 const char *ism_site_name(int site);
 
 /* gwlink.c: the app side of the app<->gateway channel */

@@ -9,7 +9,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,18 +131,28 @@ static void read_layout(void)
     ism.gsize = ism.site_off[n];
 }
 
-static size_t env_size(const char *name, size_t def)
+/* A knob's value (knobs.def), or `def` when it is unset. Every knob the library reads was
+ * checked at MPI_Init (check_knobs); one a program changes afterwards with setenv is
+ * checked again here, and a bad one stops the job the same way. */
+double ism_core_knob(ism_knob_id id, double def)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    unsigned long long x = strtoull(v, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        x <<= 10;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20;
-    return (size_t)x;
+    ism_knob_val v;
+    char err[512];
+    int rc = ism_knob_env(id, &v, err, sizeof err);
+    if (rc < 0)
+        ism_die("%s", err);
+    return rc ? v.num : def;
+}
+
+/* Every ISTHMUS_* setting of the library, before the vendor MPI starts: a value that is
+ * not allowed stops the process with one line naming it, instead of running with a
+ * policy nobody chose (ISTHMUS_EAGER=abc used to mean 0: no eager sends). */
+static void check_knobs(void)
+{
+    if (ism_knobs_check_env(ISM_KNOB_LIB, ism_knob_print_bad, NULL)) {
+        fflush(stderr);
+        _exit(1);
+    }
 }
 
 /* How long an idle wait yields the core before it naps (ISTHMUS_IDLE_YIELD_US, in
@@ -153,19 +162,10 @@ static size_t env_size(const char *name, size_t def)
  * machine has cores: ranks that yield for milliseconds there take the CPU from the
  * processes they wait for (the gateways, the link emulator, the rank that has the data),
  * which cost 2 emulated sites of 4 ranks 15-30 % at 1 MiB, and stalls of 100-500 ms in
- * single calls (BENCHMARKS.md, issue 8 stop 22). A value that is not a number stops the
- * job here, before it runs with a policy nobody chose. */
+ * single calls (BENCHMARKS.md, issue 8 stop 22). */
 static int64_t idle_yield_us(void)
 {
-    const char *v = getenv("ISTHMUS_IDLE_YIELD_US");
-    if (!v || !*v)
-        return 1000;
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (*end || errno || x < 0 || x > 10000000)
-        ism_die("ISTHMUS_IDLE_YIELD_US=%s is not a number of microseconds in 0..10000000", v);
-    return x;
+    return (int64_t)ism_core_knob(ISM_K_IDLE_YIELD_US, 1000);
 }
 
 /* Chunks a large message may have in flight before the receiver's credits: 8, or enough
@@ -176,8 +176,7 @@ static int64_t idle_yield_us(void)
  * flat beyond (2 BDP: 74 MB/s; 4.6 BDP: 101-107 MB/s; 9 BDP: 101 MB/s). */
 static size_t default_window(size_t chunk)
 {
-    const char *r = getenv("ISTHMUS_WAN_RATE"), *t = getenv("ISTHMUS_WAN_RTT_MS");
-    double rate = r ? strtod(r, NULL) : 0, rtt = t ? strtod(t, NULL) : 0;
+    double rate = ism_core_knob(ISM_K_WAN_RATE, 0), rtt = ism_core_knob(ISM_K_WAN_RTT_MS, 0);
     if (!(rate > 0 && rtt > 0))
         return 8;
     double bdp = rate / 8 * rtt / 1000;
@@ -204,6 +203,21 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     int rc, wrank, wsize;
     if (ism.initialized)
         return ISM_ERR_OTHER;
+    check_knobs();
+    ism.idle_yield_ns = idle_yield_us() * 1000;
+    ism.chunk = (size_t)ism_core_knob(ISM_K_CHUNK, 256 << 10);
+    ism.eager_limit = (size_t)ism_core_knob(ISM_K_EAGER, 64 << 10);
+    if (ism.eager_limit > ism.chunk)
+        ism.eager_limit = ism.chunk;
+    ism.window = (int)ism_core_knob(ISM_K_WINDOW, (double)default_window(ism.chunk));
+    /* Early data: two chunks by default (at most 64 MiB, knobs.def, since a receiver may
+     * hold that much per sender). Two, not one: bytes come back to the sender a one-way delay after
+     * they were placed, so a sender whose next message follows within that time (every
+     * collective called in a loop) found a one-chunk budget spent and waited for the
+     * clear-to-send again: 2 sites of 4 ranks, 10 ms apart, 64 KiB allgather and
+     * reduce_scatter 44 and 52 ms with one chunk, 34 with two; 1 MiB allreduce 113 and 103
+     * (BENCHMARKS.md, issue 8 stop 22). */
+    ism.early_max = (size_t)ism_core_knob(ISM_K_EARLY, 2.0 * (double)ism.chunk);
     /* a wrong collective selection (environment, table) stops the job before it starts:
      * the program would otherwise run with choices other than the ones it was given */
     if (ism_coll_init())
@@ -221,27 +235,6 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     ism.be->comm_size(ism.vworld, &wsize);
     int plen = 0;
     ism.be->get_processor_name(ism.procname, &plen);
-
-    ism.idle_yield_ns = idle_yield_us() * 1000;
-    ism.chunk = env_size("ISTHMUS_CHUNK", 256 << 10);
-    if (ism.chunk < 4096 || ism.chunk > ISM_FRAME_MAX_PAYLOAD)
-        ism.chunk = 256 << 10;
-    ism.eager_limit = env_size("ISTHMUS_EAGER", 64 << 10);
-    if (ism.eager_limit > ism.chunk)
-        ism.eager_limit = ism.chunk;
-    ism.window = (int)env_size("ISTHMUS_WINDOW", default_window(ism.chunk));
-    if (ism.window < 2)
-        ism.window = 2;
-    /* Early data: two chunks by default; at most 64 MiB, since a receiver may hold that
-     * much per sender. Two, not one: bytes come back to the sender a one-way delay after
-     * they were placed, so a sender whose next message follows within that time (every
-     * collective called in a loop) found a one-chunk budget spent and waited for the
-     * clear-to-send again: 2 sites of 4 ranks, 10 ms apart, 64 KiB allgather and
-     * reduce_scatter 44 and 52 ms with one chunk, 34 with two; 1 MiB allreduce 113 and 103
-     * (BENCHMARKS.md, issue 8 stop 22). */
-    ism.early_max = env_size("ISTHMUS_EARLY", 2 * ism.chunk);
-    if (ism.early_max > (64u << 20))
-        ism.early_max = 64u << 20;
 
     if (!getenv("ISTHMUS_SITE")) {
         /* Single site: every vendor rank is an app rank, no gateway. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../backend/loader.h"
+#include "../common/knobs.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 
@@ -111,36 +112,18 @@ static void pool_init(int n)
 
 /* ---- environment ---- */
 
-static long env_long(const char *name, long def, long lo, long hi)
+/* A knob of knobs.def, `def` when unset (check_knobs has refused bad values already). */
+static double knob(ism_knob_id id, double def)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return def;
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end == 'k' || *end == 'K')
-        x <<= 10, end++;
-    else if (*end == 'm' || *end == 'M')
-        x <<= 20, end++;
-    if (*end || x < lo || x > hi) {
-        fprintf(stderr, "isthmus-gateway: %s=%s is not a number in %ld..%ld\n", name, v, lo, hi);
-        exit(2);
-    }
-    return x;
+    return ism_knob_or_exit(id, def, 2);
 }
 
-static double env_double(const char *name, double lo, double hi)
+/* Every setting the gateway reads, before anything starts: one line for each bad one,
+ * the same line libisthmus and `isthmus run` print (knobs.h). */
+static void check_knobs(void)
 {
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end;
-    double x = strtod(v, &end);
-    if (*end || !(x >= lo && x <= hi)) {
-        fprintf(stderr, "isthmus-gateway: %s=%s is not a number in %g..%g\n", name, v, lo, hi);
+    if (ism_knobs_check_env(ISM_KNOB_GW, ism_knob_print_bad, NULL))
         exit(2);
-    }
-    return x;
 }
 
 static int split_list(const char *s, char ***out)
@@ -214,15 +197,14 @@ static void read_env(void)
         }
         gw.site_hosts[i] = strdup(host);
     }
-    long chunk = env_long("ISTHMUS_CHUNK", 256 << 10, 4096, ISM_FRAME_MAX_PAYLOAD);
-    gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)chunk;
-    gw.dead_ms = env_long("ISTHMUS_LINK_DEAD_MS", 5000, 100, 86400000);
-    gw.outage_ms = env_long("ISTHMUS_LINK_OUTAGE", 60, 1, 86400) * 1000;
-    gw.streams = (int)env_long("ISTHMUS_WAN_STREAMS", 0, 0, 16);
-    gw.sockbuf = (int)env_long("ISTHMUS_WAN_SOCKBUF", 0, 0, 1L << 30);
-    gw.crc = (int)env_long("ISTHMUS_WAN_CRC", 0, 0, 1);
-    gw.flow_first = (int)env_long("ISTHMUS_GW_FLOW_FIRST", 1, 0, 1);
-    gw.mtu = (int)env_long("ISTHMUS_WAN_MTU", 1500, 576, 9028);
+    gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)knob(ISM_K_CHUNK, 256 << 10);
+    gw.dead_ms = (int64_t)knob(ISM_K_LINK_DEAD_MS, 5000);
+    gw.outage_ms = (int64_t)(knob(ISM_K_LINK_OUTAGE, 60) * 1000);
+    gw.streams = (int)knob(ISM_K_WAN_STREAMS, 0);
+    gw.sockbuf = (int)knob(ISM_K_WAN_SOCKBUF, 0);
+    gw.crc = (int)knob(ISM_K_WAN_CRC, 0);
+    gw.flow_first = (int)knob(ISM_K_GW_FLOW_FIRST, 1);
+    gw.mtu = (int)knob(ISM_K_WAN_MTU, 1500);
     const char *xp = getenv("ISTHMUS_TRANSPORT");
     gw.xp = gw_xport_find(xp && *xp ? xp : "tcp");
     if (!gw.xp) {
@@ -230,29 +212,21 @@ static void read_env(void)
                 xp);
         exit(2);
     }
-    gw.fault_after = env_long("ISTHMUS_GW_FAULT_AFTER", 0, 0, 1L << 40);
-    gw.hint_rate_bps = env_double("ISTHMUS_WAN_RATE", 0, 1e15);
-    gw.hint_rtt_ms = env_double("ISTHMUS_WAN_RTT_MS", 0, 1e6);
-    gw.hint_loss = env_double("ISTHMUS_WAN_LOSS", 0, 1);
-    gw.pace = getenv("ISTHMUS_WAN_PACE") && *getenv("ISTHMUS_WAN_PACE")
-                  ? env_double("ISTHMUS_WAN_PACE", 0, 100)
-                  : 1.0;
-    const char *cc = getenv("ISTHMUS_WAN_CC");
-    if (cc && *cc) {
-        if (strlen(cc) >= sizeof gw.cc || strspn(cc, "abcdefghijklmnopqrstuvwxyz0123456789_") !=
-                                              strlen(cc)) {
-            fprintf(stderr, "isthmus-gateway: ISTHMUS_WAN_CC=%s is not a congestion control "
-                            "name (e.g. cubic, bbr, reno)\n", cc);
-            exit(2);
-        }
-        strcpy(gw.cc, cc);
-    }
-    gw.connect_timeout_ms = env_long("ISTHMUS_CONNECT_TIMEOUT", 60, 1, 86400) * 1000;
-    gw.idle_max_us = (int)env_long("ISTHMUS_GW_IDLE_US", 200, 0, 100000);
-    gw.idle_deep_us = (int)env_long("ISTHMUS_GW_IDLE_DEEP_US", 2000, 0, 1000000);
+    gw.fault_after = (int64_t)knob(ISM_K_GW_FAULT_AFTER, 0);
+    gw.hint_rate_bps = knob(ISM_K_WAN_RATE, 0);
+    gw.hint_rtt_ms = knob(ISM_K_WAN_RTT_MS, 0);
+    gw.hint_loss = knob(ISM_K_WAN_LOSS, 0);
+    gw.pace = knob(ISM_K_WAN_PACE, 1.0);
+    ism_knob_val cc;
+    char err[512];
+    if (ism_knob_env(ISM_K_WAN_CC, &cc, err, sizeof err) > 0)
+        snprintf(gw.cc, sizeof gw.cc, "%s", cc.str);
+    gw.connect_timeout_ms = (int64_t)(knob(ISM_K_CONNECT_TIMEOUT, 60) * 1000);
+    gw.idle_max_us = (int)knob(ISM_K_GW_IDLE_US, 200);
+    gw.idle_deep_us = (int)knob(ISM_K_GW_IDLE_DEEP_US, 2000);
     if (gw.idle_deep_us < gw.idle_max_us)
         gw.idle_deep_us = gw.idle_max_us;
-    gw.stats = getenv("ISTHMUS_STATS") && atoi(getenv("ISTHMUS_STATS")) > 0;
+    gw.stats = knob(ISM_K_STATS, 0) != 0;
     /* frames kept until acknowledged need about a bandwidth-delay product of buffers on
      * top of the 16 posted for the apps; more buffers only when the link is described */
     long bufs = 64;
@@ -262,7 +236,7 @@ static void read_env(void)
         if (need > bufs)
             bufs = need > 1024 ? 1024 : need;
     }
-    pool_init((int)env_long("ISTHMUS_GW_BUFFERS", bufs, 8, 1 << 16));
+    pool_init((int)knob(ISM_K_GW_BUFFERS, (double)bufs));
 }
 
 static void load_secret(void)
@@ -384,6 +358,7 @@ int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
     start_ms = ism_now_ms();
+    check_knobs();
     read_env();
     vendor_start(&argc, &argv);
     if (gw.napps != gw.site_ranks[gw.site] || gw.ngw_here != gw.site_gws[gw.site]) {

@@ -18,8 +18,12 @@
  * loaded with RTLD_DEEPBIND then frees a pointer from the other copy in MPI_Init. */
 static const char *const ENV_KNOBS[] = {
     "ISTHMUS_MPI", "ISTHMUS_SITE", "ISTHMUS_SITE_NAMES", "ISTHMUS_SITE_RANKS",
-    "ISTHMUS_SITE_GATEWAYS", "ISTHMUS_TRANSPORT", "ISTHMUS_EAGER", "ISTHMUS_CHUNK",
-    "ISTHMUS_WINDOW", "ISTHMUS_GW_BUFFERS", "ISTHMUS_LINK_TIMEOUT", "ISTHMUS_STATS",
+    "ISTHMUS_SITE_GATEWAYS", "ISTHMUS_TRANSPORT",
+/* every setting of the table (the family of collective choices has no variable of its
+ * own name: its entry is never set) */
+#define ISM_KNOB(id, ...) "ISTHMUS_" #id,
+#include "../../src/common/knobs.def"
+#undef ISM_KNOB
     "ISTHMUS_BENCH_SITE", "ISTHMUS_BENCH_LINK", "ISTHMUS_BENCH_PROFILE", NULL,
 };
 

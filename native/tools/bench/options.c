@@ -3,6 +3,7 @@
  * parses the same argv, so a mistake is found everywhere at once and reported once.
  */
 #include "bench.h"
+#include "../../src/common/units.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -71,32 +72,14 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Non-negative byte count with optional k/K or M suffix. */
+/* A size in the grammar of every isthmus setting (src/common/units.h: 8, 64k, 1MiB; k =
+ * 1024), so a size means the same here, in the CLI and in the environment. */
 static int parse_size(const char *s, long long *out)
 {
-    char *end;
-    long long mult = 1;
-    if (s == NULL || *s == '\0' || *s == '-' || *s == '+')
+    int64_t v;
+    if (s == NULL || ism_units_size(s, &v))
         return -1;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || end == s)
-        return -1;
-    if (*end != '\0') {
-        if (end[1] != '\0')
-            return -1;
-        if (*end == 'k' || *end == 'K')
-            mult = 1024;
-        else if (*end == 'M' || *end == 'm')
-            mult = 1024LL * 1024;
-        else if (*end == 'G' || *end == 'g')
-            mult = 1024LL * 1024 * 1024;
-        else
-            return -1;
-    }
-    if (v > LLONG_MAX / mult)
-        return -1;
-    *out = v * mult;
+    *out = (long long)v;
     return 0;
 }
 
@@ -144,7 +127,7 @@ static int parse_sizes(const char *s, ism_bench_opts *o, char *err, size_t len)
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         long long v;
         if (parse_size(tok, &v)) {
-            seterr(err, len, "-m: '%s' is not a size (bytes, suffix k or M, e.g. 8,1k,1M)", tok);
+            seterr(err, len, "-m: '%s' is not " ISM_UNITS_SIZE_HELP, tok);
             return -1;
         }
         if (o->nsizes == ISM_BENCH_MAX_LIST) {

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import IsthmusError
+from ..units import parse_size
 
 BENCHMARKS = {
     "latency": "ping-pong latency between rank 0 and a peer, against message size",
@@ -53,9 +54,10 @@ def _size_text(v: Any, what: str) -> str:
     if isinstance(v, bool) or not isinstance(v, (int, str)):
         raise IsthmusError(f"{what}: {v!r} is not a size (bytes, or a string like '64k', '1M')")
     text = str(v).strip()
-    digits = text[:-1] if text[-1:] in "kKmMgG" else text
-    if not digits.isdigit():
-        raise IsthmusError(f"{what}: {v!r} is not a size (bytes, or a string like '64k', '1M')")
+    try:
+        parse_size(text)  # isthmus-bench reads sizes with the same grammar (units.h)
+    except ValueError:
+        raise IsthmusError(f"{what}: {v!r} is not a size (bytes, or a string like '64k', '1M')") from None
     return text
 
 

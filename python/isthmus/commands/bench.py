@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import IsthmusError
+from ..outputs import OutputDir, OutputFile, check_output_file, check_writable_dir
 from ..ui import err_console
 from . import register
 
@@ -109,7 +110,7 @@ def print_table(records: list[dict], out=None) -> None:
               help="Sites for isthmus (and for a vendor across --wan sites).")
 @_bench_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON lines instead of columns.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--output", type=OutputFile(), default=None,
               help="Also append the JSON lines to this file.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=600, show_default=True,
               help="Seconds before the run is stopped and reported as failed.")
@@ -158,7 +159,7 @@ def run_command(benchmark, ranks, library, link, sites, as_json, output, timeout
 
 @bench_group.command("campaign", context_settings=_CTX)
 @click.argument("plan_file", metavar="PLAN.toml", type=click.Path(path_type=Path))
-@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--results", "results_dir", type=OutputDir(), default=None,
               help="Results folder [default: bench-results/<campaign name>]. Rerunning the same command "
                    "resumes: points already recorded there are not run again.")
 @click.option("--retry-failed", is_flag=True, help="Run points again that are recorded as failed.")
@@ -175,6 +176,8 @@ def campaign_command(ctx, plan_file, results_dir, retry_failed, dry_run, no_repo
 
     plan = load_plan(plan_file, check_launchable=not dry_run)
     folder = results_dir or Path("bench-results") / plan.name
+    if not dry_run:
+        check_writable_dir(folder, "results folder", create=True)
     con = err_console()
     if dry_run:
         for p in plan.points:
@@ -232,7 +235,7 @@ def _write_report(paths, pairs, out, title):
 @bench_group.command("compare", context_settings=_CTX)
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--json", "json_out", type=OutputFile(), default=None,
               help="Also write the per-point ratios and summaries to this JSON file.")
 @click.option("--all", "show_all", is_flag=True, help="Show every point, not only the summary.")
 def compare_command(a, b, json_out, show_all):
@@ -279,7 +282,7 @@ def compare_command(a, b, json_out, show_all):
 
 @bench_group.command("plot", context_settings=_CTX)
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", "outdir", type=click.Path(file_okay=False, path_type=Path), default=Path("bench-plots"),
+@click.option("--out", "outdir", type=OutputDir(), default=Path("bench-plots"),
               show_default=True, help="Folder for the pictures.")
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
 @click.option("--compare", "pairs", nargs=2, multiple=True, metavar="A B",
@@ -303,7 +306,7 @@ def plot_command(results, outdir, fmt, pairs):
 
 @bench_group.command("report", context_settings=_CTX)
 @click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=OutputFile(), default=None,
               help="HTML file [default: report.html in the (first) results folder].")
 @click.option("--compare", "pairs", nargs=2, multiple=True, metavar="A B",
               help="Comparisons to include (default: each vendor against isthmus on it, per profile).")
@@ -312,6 +315,7 @@ def report_command(results, out, pairs, title):
     """Write a self-contained HTML report: plots, statistics, comparisons, failed launches,
     the plan, the exact commands and the environment."""
     first = Path(results[0])
-    out = out or ((first if first.is_dir() else first.parent) / "report.html")
+    out = out or check_output_file((first if first.is_dir() else first.parent) / "report.html",
+                                   "report")
     path = _write_report(results, pairs, out, title or f"isthmus bench report: {', '.join(map(str, results))}")
     print(path)

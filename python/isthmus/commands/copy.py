@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 
 import click
 from ..errors import IsthmusError
 from ..linkprobe.endpoints import Credentials, serve_until_interrupted
 from ..linkprobe.sweep import parse_size
+from ..outputs import check_output_file, check_writable_dir
 from ..paths import Prefix, find_prefix
 from . import register
 
@@ -92,6 +94,12 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
     if (rs is None) == (rd is None):
         raise IsthmusError("give one local path and one remote HOST:[PORT]:PATH "
                            f"({'both are remote' if rs else 'neither is remote'})")
+    if rd is None:  # a get: where it lands is checked before we connect
+        local = Path(dst)
+        if dst.endswith("/") or local.is_dir():
+            check_writable_dir(local, "target")
+        else:
+            check_output_file(local, "target")
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     if rd is not None:

@@ -2,6 +2,7 @@
 # runs it as 2 sites x 2 ranks on this machine, through the same job runner as `isthmus run`.
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from ..errors import IsthmusError
 from ..launch import vendor
 from ..launch.binary_check import check_program
 from ..launch.job import assign_ports, run_job
+from ..launch.knobs import check_settings
 from ..launch.layout import MPI_CHOICES, embedded_layout
 from ..paths import Prefix, find_prefix, repo_demo_source
 from ..ui import err_console
@@ -63,6 +65,7 @@ def demo_command(ctx: click.Context, mpi: str, keep: bool) -> None:
     inside a site and across sites, checks reductions, and ends with "all results correct".
     """
     prefix = find_prefix()
+    check_settings(os.environ, prefix)  # the user's ISTHMUS_* settings apply to the demo too
     source = demo_source(prefix)
     chosen = vendor.resolve(mpi, prefix)
     outdir = Path(tempfile.mkdtemp(prefix="isthmus-demo-"))

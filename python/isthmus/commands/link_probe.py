@@ -16,10 +16,11 @@ from ..errors import IsthmusError
 from ..linkprobe.endpoints import PROBE_PORT, Credentials, Endpoints, probe_binary, serve_until_interrupted
 from ..linkprobe.report import plot, table, write_json
 from ..linkprobe.sweep import Plan, parse_list, parse_size, run_sweep
-from ..linkprobe.watch import Metrics, watch
+from ..linkprobe.watch import DEFAULT_LISTEN, Metrics, parse_listen, watch
 from ..netemu.emulation import Emulation
 from ..netemu.matrix import load_matrix, uniform
 from ..netemu.spec import parse_link_spec
+from ..outputs import OutputFile
 from ..paths import find_prefix
 from ..ui import err_console
 from .link import _CTX, link_group
@@ -109,9 +110,9 @@ def _with_where(f):
 @click.option("--transport", type=click.Choice(["tcp", "udp"]), default="tcp", show_default=True,
               help="Throughput over kernel TCP, or over isthmus' reliable-UDP transport (--cc bbr "
                    "or reno, one stream; --windows are its buffers; needs --link or --matrix).")
-@click.option("--json", "json_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--json", "json_file", type=OutputFile(), default=None,
               help="Append every record (JSON lines, with the full configuration) to this file.")
-@click.option("--plot", "plot_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--plot", "plot_file", type=OutputFile(), default=None,
               help="Draw throughput against window (PNG or SVG by extension).")
 def probe_command(link_spec, matrix_file, between, to, job, secret_file, windows, streams_text,
                   cc_text, duration, omit, rtt_count, transport, json_file, plot_file):
@@ -191,23 +192,26 @@ def serve_command(listen, job, secret_file):
 @click.option("--tput-every", type=click.FloatRange(0, 86400), default=60.0, show_default=True,
               help="Seconds between throughput probes (0: none).")
 @click.option("--tput-duration", type=click.FloatRange(0.2, 600), default=2.0, show_default=True)
-@click.option("--metrics-port", type=click.IntRange(0, 65535), default=9464, show_default=True,
-              help="Serve Prometheus metrics on this port (0: any free port).")
+@click.option("--listen", default=DEFAULT_LISTEN, show_default=True, metavar="ADDR:PORT",
+              callback=lambda ctx, param, value: parse_listen(value),
+              help="Serve the Prometheus metrics here; loopback unless you open it up, e.g. "
+                   "0.0.0.0:9464 or :9464 (every address); port 0: any free one.")
 @click.option("--no-metrics", is_flag=True, help="Do not serve metrics.")
-@click.option("--log", "log_file", type=click.Path(dir_okay=False), default="isthmus-link-watch.jsonl",
+@click.option("--log", "log_file", type=OutputFile(), default="isthmus-link-watch.jsonl",
               show_default=True, help="Append every measurement here (JSON lines).")
 @click.option("--count", type=click.IntRange(1), default=None, help="Stop after this many rounds (default: Ctrl-C).")
 def watch_command(link_spec, matrix_file, between, to, job, secret_file, interval, tput_every,
-                  tput_duration, metrics_port, no_metrics, log_file, count):
+                  tput_duration, listen, no_metrics, log_file, count):
     """Monitor a link: RTT every --interval, throughput every --tput-every, TCP
-    retransmissions as the loss TCP saw. Prometheus metrics on --metrics-port; every
-    measurement appended to --log."""
+    retransmissions as the loss TCP saw. Prometheus metrics on --listen (loopback by
+    default); every measurement appended to --log."""
     exe = probe_binary(find_prefix())
     con = err_console()
+    metrics = Metrics("", None if no_metrics else listen)  # a busy port stops us here
     with _endpoints(exe, link_spec, matrix_file, _between(between), to, job, secret_file) as (ep, title, _):
-        metrics = Metrics(ep.label, None if no_metrics else metrics_port)
+        metrics.link = ep.label
         con.print(Text(f"watching {title}; log {log_file}"
-                       + (f"; metrics on http://0.0.0.0:{metrics.port}/metrics" if metrics.port else "")))
+                       + (f"; metrics on {metrics.url}" if metrics.url else "")))
 
         def show(rec):
             stamp = time.strftime("%H:%M:%S")

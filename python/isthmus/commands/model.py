@@ -15,7 +15,8 @@ from ..errors import IsthmusError
 from ..model import schedule as S
 from ..model.loggp import LogGP
 from ..model.simulate import ScheduleError, check, predict
-from ..netemu.spec import parse_size
+from ..outputs import OutputFile
+from ..units import parse_size
 from ..ui import err_console
 from . import register
 
@@ -76,8 +77,8 @@ def model_group() -> None:
 @click.option("--coll", type=click.Choice(sorted(S.ALGORITHMS)), required=True)
 @click.option("--ranks", "-n", type=click.IntRange(1, 4096), required=True)
 @click.option("--size", default="8", callback=_size, show_default=True,
-              help="Bytes: of the vector (bcast, reduce, allreduce, reduce_scatter, scan) or of each "
-                   "rank's block (allgather, alltoall).")
+              help="Bytes (64k = 65536: docs/knobs.md, Units): of the vector (bcast, reduce, "
+                   "allreduce, reduce_scatter, scan) or of each rank's block (allgather, alltoall).")
 @click.option("--sites", type=click.IntRange(1, 64), default=1, show_default=True,
               help="Spread the ranks over this many sites in contiguous blocks; messages between "
                    "sites use the \"wan\" level and share one link per direction and site pair.")
@@ -141,18 +142,13 @@ def check_cmd(max_ranks):
 
 
 def _bench_sizes(text: str) -> list[int]:
-    """A list like isthmus-bench's -m: 8,1k,64k,1M (k = 1024, M = 1048576)."""
+    """A list like isthmus-bench's -m: 8,1k,64k,1M (sizes as everywhere: k = 1024)."""
     out = []
     for tok in text.split(","):
-        tok = tok.strip()
-        mul = {"k": 1 << 10, "K": 1 << 10, "m": 1 << 20, "M": 1 << 20}.get(tok[-1:], 1)
         try:
-            v = int(tok[:-1] if mul > 1 else tok) * mul
-        except ValueError:
-            raise IsthmusError(f"{tok!r} is not a size (e.g. 8, 64k, 1M)") from None
-        if v < 0:
-            raise IsthmusError(f"size {tok!r} is negative")
-        out.append(v)
+            out.append(parse_size(tok.strip()))
+        except ValueError as e:
+            raise IsthmusError(f"--sizes: {e}") from None
     return out
 
 
@@ -174,11 +170,11 @@ def _int_list(text: str, what: str) -> list[int]:
               help="Emulate the link between the sites (as isthmus run --wan; root), e.g. "
                    "delay=10ms,rate=100mbit. Without it the sites talk over loopback.")
 @click.option("--sizes", default="1,8,64,512,1k,4k,16k,64k,256k,1M", show_default=True,
-              help="Message sizes (k = 1024, M = 1048576).")
+              help="Message sizes (k = 1024, M = 1048576; docs/knobs.md, Units).")
 @click.option("--reps", type=click.IntRange(3, 1000), default=10, show_default=True,
               help="Repetitions per size: the fit uses their median.")
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("levels.json"), show_default=True)
+@click.option("--out", "out_path", type=OutputFile(), default=Path("levels.json"),
+              show_default=True)
 def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
     """Measure LogGP parameters (L, o_s, o_r, g, G), the reduction cost per op and type
     and the local copy cost on each level, fit them by least squares (inside a site per
@@ -227,7 +223,8 @@ def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
 @click.option("--sites", default="2,3", show_default=True,
               help="Numbers of sites to tune the phase between sites for.")
 @click.option("--sizes", default="8,64,512,4k,32k,256k,1M,4M", show_default=True,
-              help="Sizes of the sweep (k = 1024, M = 1048576; per block for reduce_scatter, "
+              help="Sizes of the sweep (k = 1024, M = 1048576: docs/knobs.md, Units; per block "
+                   "for reduce_scatter, "
                    "allgather, alltoall, as isthmus-bench coll).")
 @click.option("--coll", "colls", default=",".join(COLLS_DEFAULT), show_default=True)
 @click.option("--measure", is_flag=True,
@@ -237,9 +234,9 @@ def calibrate_cmd(levels, mpi, link, sizes, reps, out_path):
 @click.option("--wan", "link", metavar="SPEC", default=None,
               help="With --measure: the emulated link between sites (root).")
 @click.option("--reps", type=click.IntRange(3, 1000), default=5, show_default=True)
-@click.option("--out", "out_path", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("coll-table.json"), show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--out", "out_path", type=OutputFile(), default=Path("coll-table.json"),
+              show_default=True)
+@click.option("--report", "report_path", type=OutputFile(),
               default=None, help="Also write every candidate's predicted and measured time (JSON).")
 def tune_cmd(params_path, ranks, sites, sizes, colls, measure, mpi, link, reps, out_path,
              report_path):

@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import IsthmusError
 from ..netemu.spec import parse_time
+from ..outputs import OutputDir, OutputFile, check_writable_dir
 from ..noise import runner
 from ..ui import err_console
 from . import register
@@ -43,7 +44,7 @@ def noise_group() -> None:
 @click.option("--probe", type=click.Choice(["ftq", "fwq", "selfish"]), default="selfish", show_default=True)
 @click.option("--cpus", default=None, help="Cores to probe at once, one pinned thread each [default: all allowed].")
 @click.option("--duration", default="10s", callback=_time, show_default=True, help="Measuring time, e.g. 10s.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Run directory.")
+@click.option("--out", type=OutputDir(), required=True, help="Run directory.")
 @click.option("--interval-log2", type=click.IntRange(8, 40), default=None, help="FTQ interval 2^N ticks [20].")
 @click.option("--quantum", default=None, callback=_time, help="FWQ work quantum, e.g. 100us.")
 @click.option("--k", type=click.FloatRange(1.01), default=None, help="Selfish threshold = K x minimum loop [10].")
@@ -113,6 +114,7 @@ def _report(path: Path, html: bool, con) -> dict:
               help="The injector's --log file, to compare the analysis with what was injected.")
 def report_command(run_dir, html, inject_log) -> None:
     """Analyse a run directory: classes, periods, causes, summary; plots and HTML."""
+    check_writable_dir(run_dir if run_dir.is_dir() else run_dir.parent, "RUN_DIR")
     if inject_log:
         d = run_dir if run_dir.is_dir() else run_dir.parent
         (d / "inject.json").write_text(inject_log.read_text())
@@ -126,7 +128,7 @@ def report_command(run_dir, html, inject_log) -> None:
 @click.option("--priority", default="normal", show_default=True,
               help="fifo:N or rr:N (real-time, root), nice:N, or normal.")
 @click.option("--for", "run_for", default=None, callback=_time, help="Stop after this long [default: Ctrl-C].")
-@click.option("--log", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--log", type=OutputFile(), default=None,
               help="Write every burst's start and end (TSC ticks) as JSON.")
 def inject_command(period, duration, cpu, priority, run_for, log) -> None:
     """Make periodic busy bursts: known noise to validate the probes and the analysis."""
@@ -148,13 +150,14 @@ def inject_command(period, duration, cpu, priority, run_for, log) -> None:
               help="Random iteration start times drawn from the trace per core.")
 @click.option("--validate", type=click.Path(exists=True, path_type=Path), default=None,
               help="An MPI-Jitter run directory (mpi-jitter.json) to compare the P=2 prediction with.")
-@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the plot here.")
+@click.option("--plot", type=OutputFile(), default=None, help="Write the plot here.")
 @click.option("--start", "mode", type=click.Choice(["free", "wall"]), default="free", show_default=True,
               help="Iteration starts uniform over the process's free time (it runs when an iteration "
                    "begins), or over wall time (a detour in progress counts: an upper bound).")
 @click.option("--seed", type=int, default=1, show_default=True)
 def scale_command(run_dir, work, latency, pmax, samples, validate, plot, mode, seed) -> None:
     """Predict the slowdown noise causes a bulk-synchronous loop at P = 2 .. PMAX processes."""
+    check_writable_dir(run_dir if run_dir.is_dir() else run_dir.parent, "RUN_DIR")
     from ..noise.runs import load_run
     from ..noise.scale import predict, print_scale, plot_scale, validate_mpijitter
     run = load_run(run_dir)

@@ -15,6 +15,7 @@ from ..launch import vendor
 from ..launch.binary_check import check_program
 from ..launch.env import CONTRACT_VARS
 from ..launch.job import JobPlan, assign_ports, plan_job, run_job
+from ..launch.knobs import check_settings
 from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, default_site_names,
                              embedded_layout)
 from ..launch.secret import Secret
@@ -39,8 +40,9 @@ def _given(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)
 
 
-def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | None]:
-    """The layout (and a secret, if the site file has one) from the command-line options."""
+def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | None, bool]:
+    """The layout (and a secret, if the site file has one) from the command-line options,
+    and whether a site file names the transport."""
     site_file = params["site_file"]
     if site_file is not None:
         clash = [flag for name, flag in _LAYOUT_OPTIONS.items() if _given(ctx, name)]
@@ -49,21 +51,14 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
                 f"{', '.join(clash)} cannot be combined with --site-file (the site file describes the sites)"
             )
         sf = load_site_file(site_file, default_mpi=params["mpi"])
+        for warning in sf.warnings:
+            err_console().print(Text(f"isthmus: warning: {warning}", style="yellow"))
         if params["np"] is not None and params["np"] != sf.layout.total_ranks:
             raise IsthmusError(
                 f"-n {params['np']} does not match {site_file}, which has "
                 f"{sf.layout.total_ranks} ranks; drop -n or fix the site file"
             )
-        if _given(ctx, "transport") and params["transport"] != sf.layout.transport:
-            if sf.transport_given:
-                how = ("ISTHMUS_WAN_TRANSPORT=" if ctx.get_parameter_source("transport")
-                       == ParameterSource.ENVIRONMENT else "--transport ")
-                raise IsthmusError(
-                    f"{how}{params['transport']} differs from transport "
-                    f"{sf.layout.transport!r} in {site_file}"
-                )
-            return sf.layout.with_transport(params["transport"]), sf.secret
-        return sf.layout, sf.secret
+        return sf.layout, sf.secret, sf.transport_given
     if params["np"] is None:
         raise click.UsageError("give the number of ranks with -n/--np (or use --site-file)")
     layout = embedded_layout(
@@ -76,7 +71,25 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
         mpi=params["mpi"],
         transport=params["transport"],
     )
-    return layout, None
+    return layout, None, False
+
+
+def choose_transport(ctx: click.Context, params: dict, layout: Layout, file_transport: bool,
+                     env_transport: str | None) -> Layout:
+    """--transport, else ISTHMUS_WAN_TRANSPORT (already checked), else the site file's, else
+    tcp; a choice that contradicts the site file's transport is an error."""
+    if _given(ctx, "transport"):
+        value, how = params["transport"], "--transport "
+    elif env_transport:
+        value, how = env_transport, "ISTHMUS_WAN_TRANSPORT="
+    else:
+        return layout
+    if value == layout.transport:
+        return layout
+    if file_transport:
+        raise IsthmusError(f"{how}{value} differs from transport {layout.transport!r} in "
+                           f"{params['site_file']}")
+    return layout.with_transport(value)
 
 
 def _wan_matrix(ctx: click.Context, params: dict):
@@ -166,7 +179,6 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
 @click.option("--mpi", type=click.Choice(MPI_CHOICES), default="auto", show_default=True,
               help="Vendor MPI that launches each site; auto picks Open MPI if usable, else MPICH.")
 @click.option("--transport", type=click.Choice(TRANSPORTS), default="tcp", show_default=True,
-              envvar="ISTHMUS_WAN_TRANSPORT",
               help="How gateways of different sites talk to each other: tcp (kernel TCP, "
                    "--wan-streams streams per link) or udp (isthmus's reliable UDP, one paced "
                    "flow per link with its own congestion control: bbr or reno). Also "
@@ -211,14 +223,20 @@ def run_command(ctx: click.Context, **params) -> None:
     failed, 124 after --timeout, 128+N when stopped by signal N, 2 for a usage error.
     """
     wan = _wan_matrix(ctx, params)
-    layout, secret = build_layout(ctx, params)
+    prefix = find_prefix()
+    layout, secret, file_transport = build_layout(ctx, params)
+    # every ISTHMUS_* setting, as the library and the gateways will read them, before
+    # anything starts (a site on another host reads its own collective table)
+    check_settings(os.environ, prefix,
+                   skip_files=any(s.launcher == "ssh" for s in layout.sites))
+    layout = choose_transport(ctx, params, layout, file_transport,
+                              os.environ.get("ISTHMUS_WAN_TRANSPORT"))
     tenv = transport_env(streams=params["wan_streams"], cc=params["wan_cc"],
                          crc=params["wan_crc"], outage=params["link_outage"],
                          transport=layout.transport)
     os.environ.update(tenv)  # explicit options win over the environment
     if wan is not None:
         apply_env(os.environ, link_hints(wan))  # hints do not override what the user set
-    prefix = find_prefix()
     program, args = params["program"], tuple(params["args"])
 
     if params["dry_run"]:

@@ -13,6 +13,9 @@ LAUNCHERS = ("local", "ssh")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
 TRANSPORTS = ("tcp", "udp")
 DEFAULT_HOST = "127.0.0.1"
+# The most ranks a job may have: libisthmus refuses a site of more (native/src/core/init.c,
+# parse_list), and global ranks travel as 32-bit integers well below this.
+MAX_RANKS = 1 << 24
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 
@@ -106,6 +109,9 @@ class Layout:
             seen[s.name] = i
             if not _is_int(s.ranks) or s.ranks < 1:
                 raise IsthmusError(f"{where}: needs at least 1 rank, got {s.ranks!r}")
+            if s.ranks > MAX_RANKS:
+                raise IsthmusError(f"{where}: {s.ranks} ranks is more than isthmus runs "
+                                   f"({MAX_RANKS} in a job)")
             if not _is_int(s.gateways) or s.gateways < 1:
                 raise IsthmusError(f"{where}: needs at least 1 gateway, got {s.gateways!r}")
             if s.launcher not in LAUNCHERS:
@@ -133,6 +139,9 @@ class Layout:
                     )
             elif s.ssh_host:
                 raise IsthmusError(f"{where}: an ssh host is only allowed with launch 'ssh'")
+        if self.total_ranks > MAX_RANKS:
+            raise IsthmusError(f"{self.total_ranks} ranks over all sites is more than isthmus "
+                               f"runs ({MAX_RANKS} in a job)")
         # Gateways of two sites on the same host must not share ports.
         for i, a in enumerate(self.sites):
             for b in self.sites[i + 1 :]:

@@ -3,13 +3,15 @@
 # Unknown keys are errors so that typos do not silently fall back to defaults.
 from __future__ import annotations
 
+import os
+import stat
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import IsthmusError
-from .layout import LAUNCHERS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
+from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
 
 JOB_KEYS = {"secret", "secret_file", "transport"}
@@ -24,6 +26,7 @@ class SiteFile:
     layout: Layout
     secret: Secret | None  # None: generate one per job
     transport_given: bool = False  # [job] names the transport (else tcp, or --transport)
+    warnings: tuple[str, ...] = field(default=())  # for the user, one line each
 
 
 class _Ctx:
@@ -95,10 +98,15 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     ranks = raw["ranks"]
     if not _is_int(ranks) or ranks < 1:
         raise ctx.fail(where, f"'ranks' must be a positive integer, got {_shown(ranks)}")
+    if ranks > MAX_RANKS:
+        raise ctx.fail(where, f"'ranks' must be at most {MAX_RANKS}, got {ranks}")
 
     gateways = raw.get("gateways", 1)
     if not _is_int(gateways) or gateways < 1:
         raise ctx.fail(where, f"'gateways' must be a positive integer, got {_shown(gateways)}")
+    if gateways > ranks:
+        raise ctx.fail(where, f"'gateways' ({gateways}) is more than 'ranks' ({ranks}): each "
+                       "gateway serves some of its site's ranks, so a site has at most one per rank")
 
     mpi = raw.get("mpi", default_mpi)
     if mpi not in MPI_CHOICES:
@@ -138,7 +146,44 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     )  # fmt: skip
 
 
-def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None]:
+def _read_secret_file(ctx: _Ctx, spath: Path) -> str:
+    """The secret file's text, if only its owner may read it: the check the gateways make
+    when they load the secret (native/src/wan/auth.c), made before anything starts."""
+    try:
+        # O_NONBLOCK: a FIFO at that path cannot hang us before the regular-file check
+        fd = os.open(spath, os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError as e:
+        raise ctx.fail("[job]", f"'secret_file': cannot read {spath}: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)  # the opened file, not the path: the one that is read
+        if not stat.S_ISREG(st.st_mode):
+            raise ctx.fail("[job]", f"'secret_file': cannot read {spath}: not a regular file")
+        if st.st_mode & 0o077:
+            raise ctx.fail("[job]", f"'secret_file': refusing job secret file {spath}: its "
+                           f"permissions {stat.S_IMODE(st.st_mode):04o} let group/other users "
+                           f"access it; run 'chmod 600 {spath}' (and consider the secret leaked "
+                           "if others could read it)")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(1 << 16).decode("ascii", errors="replace")
+    except OSError as e:
+        raise ctx.fail("[job]", f"'secret_file': cannot read {spath}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+
+
+def _inline_secret_warning(ctx: _Ctx) -> str:
+    try:
+        mode = stat.S_IMODE(ctx.path.stat().st_mode)
+    except OSError:
+        mode = 0
+    who = (f"anyone who can read it (mode {mode:04o}: group/other users too)" if mode & 0o077
+           else "anyone who can read it, or a copy of it")
+    return (f"{ctx.display}: [job]: 'secret' is written in the site file itself: {who} can "
+            "join the job; put the secret in a file only you can read (chmod 600) and name it "
+            "with secret_file")
+
+
+def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None, list[str]]:
     if not isinstance(raw, dict):
         raise ctx.fail(None, "[job] must be a table")
     unknown = sorted(set(raw) - JOB_KEYS)
@@ -149,11 +194,12 @@ def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None]:
         raise ctx.fail("[job]", f"'transport' must be one of {', '.join(TRANSPORTS)}, got {_shown(transport)}")
     if "secret" in raw and "secret_file" in raw:
         raise ctx.fail("[job]", "give either 'secret' or 'secret_file', not both")
-    secret = None
+    secret, warnings = None, []
     if "secret" in raw:
         if not isinstance(raw["secret"], str):
             raise ctx.fail("[job]", f"'secret' must be a string of hex digits, got {_type_name(raw['secret'])}")
         secret = Secret.parse(raw["secret"], f"{ctx.display}: [job]: 'secret'")
+        warnings.append(_inline_secret_warning(ctx))
     elif "secret_file" in raw:
         value = raw["secret_file"]
         if not isinstance(value, str) or not value:
@@ -161,12 +207,9 @@ def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None]:
         spath = Path(value).expanduser()
         if not spath.is_absolute():
             spath = ctx.path.parent / spath
-        try:
-            text = spath.read_text(encoding="ascii", errors="replace")
-        except OSError as e:
-            raise ctx.fail("[job]", f"'secret_file': cannot read {spath}: {e.strerror or e}") from None
+        text = _read_secret_file(ctx, spath)
         secret = Secret.parse(text, f"{ctx.display}: [job]: 'secret_file' {spath}")
-    return transport, secret
+    return transport, secret, warnings
 
 
 def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
@@ -188,7 +231,7 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
     unknown = sorted(set(doc) - {"job", "site"})
     if unknown:
         raise ctx.fail(None, f"unknown top-level key {unknown[0]!r} (allowed: [job], [[site]])")
-    transport, secret = _parse_job(ctx, doc.get("job", {}))
+    transport, secret, warnings = _parse_job(ctx, doc.get("job", {}))
 
     raw_sites = doc.get("site")
     if raw_sites is None:
@@ -215,4 +258,5 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
         layout.validate()
     except IsthmusError as e:
         raise ctx.fail(None, str(e)) from None
-    return SiteFile(path=p, layout=layout, secret=secret, transport_given=transport is not None)
+    return SiteFile(path=p, layout=layout, secret=secret, transport_given=transport is not None,
+                    warnings=tuple(warnings))

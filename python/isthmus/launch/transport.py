@@ -9,7 +9,7 @@ from typing import Mapping
 
 from ..errors import IsthmusError
 
-_CC_NAME = re.compile(r"^[a-z0-9_]{1,31}$")
+_CC_NAME = re.compile(r"^[a-z0-9_]{1,15}$")  # the kernel's TCP_CA_NAME_MAX, as knobs.def
 MAX_STREAMS = 16
 UDP_CCS = ("bbr", "reno")  # native/src/wan/udp/cc.h
 

@@ -12,21 +12,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from .. import units
 from ..errors import IsthmusError
 from .endpoints import Endpoints
 
-UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-
-
 def parse_size(text: str) -> int:
-    """'64k' -> 65536; 'auto' or '0' -> 0 (kernel autotuning)."""
-    t = text.strip().lower()
-    if t in ("auto", "0"):
+    """A window: '64k' -> 65536 (isthmus/units.py); 'auto' or '0' -> 0 (kernel autotuning)."""
+    t = text.strip()
+    if t.lower() in ("auto", "0"):
         return 0
-    mult = UNITS.get(t[-1:], 1)
-    num = t[:-1] if t[-1:] in UNITS else t
     try:
-        v = int(float(num) * mult)
+        v = units.parse_size(t)
     except ValueError:
         raise IsthmusError(f"window {text!r}: expected bytes such as 64k, 1m or auto") from None
     if v < 4096 or v > 1 << 30:

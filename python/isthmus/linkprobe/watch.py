@@ -2,8 +2,9 @@
 # operations side of seed 002. Every --interval it measures the RTT (a short TCP
 # ping-pong), every --tput-every a short throughput burst (receiver goodput and the TCP
 # retransmission ratio, the loss TCP saw); it exposes the latest values as Prometheus
-# metrics and appends every measurement to a JSON-lines log. A failed probe is logged
-# and counted, and the link is reported down, never skipped.
+# metrics (on loopback unless told otherwise: --listen) and appends every measurement to a
+# JSON-lines log. A failed probe is logged and counted, and the link is reported down,
+# never skipped.
 from __future__ import annotations
 
 import json
@@ -14,12 +15,32 @@ from ..errors import IsthmusError
 from .endpoints import Endpoints
 
 MSS = 1448
+DEFAULT_LISTEN = "127.0.0.1:9464"
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """ADDR:PORT where the metrics are served: '127.0.0.1:9464', '[::1]:9464', or
+    ':9464' for every IPv4 address (as Prometheus exporters write it); port 0: any free."""
+    t = text.strip()
+    if t.startswith("["):
+        host, sep, rest = t[1:].partition("]")
+        port = rest[1:] if sep and rest.startswith(":") else ""
+    else:
+        host, sep, port = t.rpartition(":")
+        if ":" in host:
+            sep = ""  # an IPv6 address needs its brackets
+    if not sep or not port.isdigit() or int(port) > 65535:
+        raise IsthmusError(f"--listen {text}: expected ADDR:PORT, e.g. 127.0.0.1:9464, "
+                           "[::1]:9464, or :9464 for every address (port 0: any free one)")
+    return host or "0.0.0.0", int(port)
 
 
 class Metrics:
-    """The Prometheus gauges and counters of one watched link."""
+    """The Prometheus gauges and counters of one watched link, served on `listen`
+    (host, port; None: not served). The link's label may be set after the server is
+    up (self.link), so a busy port stops the command before anything else starts."""
 
-    def __init__(self, link: str, port: int | None):
+    def __init__(self, link: str, listen: tuple[str, int] | None):
         from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 
         self.registry = CollectorRegistry()
@@ -36,13 +57,17 @@ class Metrics:
         self.failures = Counter("isthmus_link_probe_failures", "probes that failed", lab + ["kind"],
                                 registry=self.registry)
         self.link = link
-        self.port = None
-        if port is not None:
+        self.port, self.url, self.address = None, None, None
+        if listen is not None:
+            host, port = listen
             try:
-                server, _thread = start_http_server(port, registry=self.registry)
+                server, _thread = start_http_server(port, addr=host, registry=self.registry)
             except OSError as e:
-                raise IsthmusError(f"--metrics-port {port}: {e.strerror}") from None
+                raise IsthmusError(f"--listen {host}:{port}: {e.strerror or e}") from None
             self.port = server.server_port
+            self.address = server.server_address[:2]
+            shown = f"[{host}]" if ":" in host else host
+            self.url = f"http://{shown}:{self.port}/metrics"
 
     def record(self, rec: dict) -> None:
         kind, lab = rec["kind"], self.link

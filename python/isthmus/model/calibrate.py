@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime
 import os
 import platform
-import re
 import shlex
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
@@ -28,6 +27,8 @@ import math
 
 import numpy as np
 
+from ..errors import IsthmusError
+from ..units import parse_size
 from .loggp import LogGP, Measurements, fit_line, fit_loggp, fit_regimes, with_regimes
 from .simulate import exchange_time
 
@@ -119,24 +120,23 @@ def level_data(records: Iterable[dict], o_call: float = 0.0) -> LevelData:
 
 
 def _env_bytes(name: str, default: int) -> int:
-    """A size from the environment read as libisthmus reads it (core/init.c env_size):
-    a decimal number, optionally followed by k or M (binary)."""
+    """A size setting from the environment, read as libisthmus reads it (isthmus/units.py
+    is the grammar of native/src/common/units.c); a bad one is refused as MPI_Init would."""
     v = os.environ.get(name)
-    if v is None:
+    if not v:
         return default
-    m = re.match(r"\s*(\d*)([kKmM]?)", v)
-    n = int(m.group(1) or 0)
-    return n << {"": 0, "k": 10, "K": 10, "m": 20, "M": 20}[m.group(2)]
+    try:
+        return parse_size(v)
+    except ValueError as e:
+        raise IsthmusError(f"{name}={v}: {e}") from None
 
 
 def wan_protocol() -> tuple[int, int]:
     """(eager limit, early bytes) of isthmus's messages between sites under this
-    environment, clamped as core/init.c does."""
+    environment, the eager limit lowered to the chunk as core/init.c does."""
     chunk = _env_bytes("ISTHMUS_CHUNK", 256 << 10)
-    if not 4096 <= chunk <= 1 << 20:
-        chunk = 256 << 10
     eager = min(_env_bytes("ISTHMUS_EAGER", 64 << 10), chunk)
-    early = min(_env_bytes("ISTHMUS_EARLY", 2 * chunk), 64 << 20)
+    early = _env_bytes("ISTHMUS_EARLY", 2 * chunk)
     return eager, early
 
 
@@ -280,7 +280,6 @@ def calibrate(levels: list[str], mpi: str, link: str | None, sizes: str, reps: i
     inside a site it is taken before and after every launch, recorded, and a calibration
     that saw the machine change state says so (its fit mixes two machines)."""
     from ..bench.launchers import Launch, Profile
-    from ..errors import IsthmusError
     from ..noise.corelat import STATE_RATIO, states_differ
 
     core_rtt: list[float] = []

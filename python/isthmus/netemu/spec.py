@@ -8,6 +8,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
+from .. import units
 from ..errors import IsthmusError
 
 EXAMPLE = "delay=20ms,jitter=1ms,rate=1gbit,loss=0.1%,queue=256kB,mtu=9000"
@@ -17,7 +18,7 @@ KEYS = {
     "reorder": "on|off: let jitter reorder packets (default off); or P%: that share of packets "
                "skips the delay and overtakes those in flight (as netem's reorder)",
     "rate": "link rate, e.g. 100mbit, 1gbit, 808kB/s (default unlimited)",
-    "queue": "bytes queued at the rate limit before drop-tail, e.g. 256kB (default ~1 RTT of data)",
+    "queue": "bytes queued at the rate limit before drop-tail, e.g. 256kB (k = 1024; default ~1 RTT of data)",
     "bucket": "token bucket depth in bytes (default one MTU)",
     "loss": "random loss, e.g. 0.1% or 0.001",
     "lossburst": "mean loss burst in packets (Gilbert model with the mean given by loss)",
@@ -28,8 +29,6 @@ KEYS = {
 }
 
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
-_BIT_PREFIX = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
-_BYTE_PREFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3}
 _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 
 
@@ -49,22 +48,14 @@ def parse_time(text: str) -> float:
 
 
 def parse_rate(text: str) -> float:
-    """Bytes per second from '100mbit', '1gbit', '10mbps' (bits) or '808kB/s', '1MiB/s'."""
-    t = text.strip()
-    m = re.fullmatch(_NUM + r"\s*([kmgtKMGT]?)(bit|bps)", t)
-    if m:
-        return float(m.group(1)) * _BIT_PREFIX[m.group(2).lower()] / 8
-    m = re.fullmatch(_NUM + r"\s*(k|K|M|G|Ki|Mi|Gi)?B/s", t)
-    if m:
-        return float(m.group(1)) * _BYTE_PREFIX[m.group(2) or ""]
-    raise ValueError(f"{text!r} is not a rate (e.g. 100mbit, 1gbit, 10mbps, 808kB/s, 1MiB/s)")
+    """Bytes per second from a rate in the one grammar of rates (isthmus/units.py):
+    '100mbit', '1gbit', '10mbps' (bits) or '808kB/s', '1MiB/s' (bytes)."""
+    return units.parse_rate(text) / 8
 
 
 def parse_size(text: str) -> int:
-    m = re.fullmatch(_NUM + r"\s*(k|K|M|G|Ki|Mi|Gi)?B?", text.strip())
-    if not m:
-        raise ValueError(f"{text!r} is not a size in bytes (e.g. 256kB, 1MiB, 65536)")
-    return int(round(float(m.group(1)) * _BYTE_PREFIX[m.group(2) or ""]))
+    """Bytes, in the one grammar of sizes (isthmus/units.py: k = 1024)."""
+    return units.parse_size(text)
 
 
 def parse_fraction(text: str) -> float:
