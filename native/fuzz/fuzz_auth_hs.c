@@ -9,13 +9,17 @@
  *         or still be waiting, and must ask for nothing once ended.
  *   2, 3  a real client and a real server, with the same key (2) or different secrets
  *         (3), talking through a man in the middle who XORs bytes into the messages at
- *         places the rest of the input names, or cuts the exchange short. With different
- *         secrets neither side succeeds. A change to a byte a MAC covers (identities,
- *         nonces, job id, MACs) leaves neither side succeeding. When both succeed, each
- *         knows the other's true identity.
+ *         places the rest of the input names, or cuts the exchange short; bits 2-3 of the
+ *         first byte set which link-encryption suites each side accepts (aead or none).
+ *         With different secrets neither side succeeds, nor when one side accepts only
+ *         aead and the other only none. A change to a byte a MAC covers (identities,
+ *         nonces, job id, the suites offered and chosen, MACs) leaves neither side
+ *         succeeding. When both succeed, each knows the other's true identity and both
+ *         agree on a suite each of them accepts.
  */
 #include "fuzz.h"
 
+#include "aead.h"
 #include "auth.h"
 #include "sock.h"
 
@@ -56,7 +60,7 @@ static void against_bytes(int server, const uint8_t *d, size_t n)
     key(&k, SECRET_HEX);
     size_t piece = n ? 1 + d[0] % 97 : 1, at = n ? 1 : 0;
     ism_auth_hs h;
-    ism_auth_hs_start(&h, server, &k, server ? SERVER : CLIENT, "fuzz peer");
+    ism_auth_hs_start(&h, server, &k, server ? SERVER : CLIENT, ISM_AUTH_SUITES_AEAD, "fuzz peer");
     while (h.state == ISM_AUTH_HS_RUN) {
         const uint8_t *out;
         size_t k_out = ism_auth_hs_pending(&h, &out);
@@ -86,19 +90,24 @@ static void against_bytes(int server, const uint8_t *d, size_t n)
     ism_auth_key_clear(&k);
 }
 
-/* The MAC-covered bytes of a message of the handshake: past the 8-byte preamble, except
- * in the 1-byte verdict. */
-static int covered(size_t len, size_t pos) { return len > 1 && pos >= 8; }
+/* The MAC-covered bytes of a message of the handshake: past the 8-byte preamble, and the
+ * preamble's code byte of HELLO (the suites offered) and CHALLENGE (the suite chosen);
+ * none of the 1-byte verdict. */
+static int covered(size_t len, size_t pos)
+{
+    return len > 1 && (pos >= 8 || (pos == 6 && (len == 64 || len == 80)));
+}
 
 /* A real client and server through a man in the middle. */
-static void through_middle(int same_key, const uint8_t *d, size_t n)
+static void through_middle(int same_key, unsigned csuites, unsigned ssuites, const uint8_t *d,
+                           size_t n)
 {
     ism_auth_key kc, ks;
     key(&kc, SECRET_HEX);
     key(&ks, same_key ? SECRET_HEX : OTHER_HEX);
     ism_auth_hs c, s;
-    ism_auth_hs_start(&c, 0, &kc, CLIENT, "server");
-    ism_auth_hs_start(&s, 1, &ks, SERVER, "client");
+    ism_auth_hs_start(&c, 0, &kc, CLIENT, csuites, "server");
+    ism_auth_hs_start(&s, 1, &ks, SERVER, ssuites, "client");
     /* edits: (message number, position, xor) triples; 0xff as message number cuts the
      * exchange at that message instead */
     int tampered = 0, changed = 0, cut = -1;
@@ -146,8 +155,13 @@ static void through_middle(int same_key, const uint8_t *d, size_t n)
         fail("a side authenticated a peer with another secret", n);
     if (tampered && (c.state == ISM_AUTH_HS_DONE || s.state == ISM_AUTH_HS_DONE))
         fail("a side authenticated a handshake whose MAC-covered bytes were changed", n);
-    if (same_key && !changed && cut < 0 && !both)
+    int agree = (csuites & ssuites) != 0;
+    if (!agree && (c.state == ISM_AUTH_HS_DONE || s.state == ISM_AUTH_HS_DONE))
+        fail("a side succeeded though the two accept no common suite", n);
+    if (same_key && agree && !changed && cut < 0 && !both)
         fail("an untouched handshake between key holders did not succeed", n);
+    if (both && (c.suite != s.suite || !(csuites >> c.suite & 1) || !(ssuites >> s.suite & 1)))
+        fail("the two sides agreed on different suites, or one they do not accept", n);
     if (both && (c.peer.site != SERVER.site || c.peer.gw != SERVER.gw ||
                  s.peer.site != CLIENT.site || s.peer.gw != CLIENT.gw))
         fail("a successful handshake names the wrong peer", n);
@@ -168,8 +182,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     case 1:
         against_bytes(d[0] % 4 == 0, d + 1, n - 1);
         break;
-    default:
-        through_middle(d[0] % 4 == 2, d + 1, n - 1);
+    default: {
+        static const unsigned pick[4] = {ISM_AUTH_SUITES_AEAD, ISM_AUTH_SUITES_NONE,
+                                         1u << ISM_AEAD_AES256GCM,
+                                         1u << ISM_AEAD_CHACHA20POLY1305};
+        through_middle(d[0] % 4 == 2, pick[d[0] >> 2 & 3], pick[d[0] >> 4 & 3], d + 1, n - 1);
+    }
     }
     return 0;
 }
@@ -179,24 +197,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
 {
     static uint8_t hello[1 + 1 + 64 + 40], chal[1 + 1 + 80 + 1];
-    static const uint8_t clean[] = {2}, other[] = {3}, edits[] = {2, 0, 20, 0x01, 1, 50, 0x80},
+    static const uint8_t clean[] = {2}, other[] = {3}, nones[] = {2 | 1 << 2 | 1 << 4},
+                         mixed[] = {2 | 1 << 2}, edits[] = {2, 0, 20, 0x01, 1, 50, 0x80},
                          late[] = {2, 2, 10, 0x04, 3, 0, 0x02}, cut[] = {2, 0xff, 1, 0};
     ism_auth_key k;
     key(&k, SECRET_HEX);
     hello[0] = 0;
     hello[1] = 8;
-    memcpy(hello + 2, "ISAU\x01\x01\x00\x00", 8);
+    memcpy(hello + 2, "ISAU\x02\x01\x06\x00", 8);
     hello[10] = 1; /* site 1, gateway 0, a zero nonce, the job id */
     memcpy(hello + 2 + 48, k.job, 16);
-    memcpy(hello + 2 + 64, "ISAU\x01\x03\x00\x00", 8);
+    memcpy(hello + 2 + 64, "ISAU\x02\x03\x00\x00", 8);
     chal[0] = 1;
     chal[1] = 80;
-    memcpy(chal + 2, "ISAU\x01\x02\x00\x00", 8);
+    memcpy(chal + 2, "ISAU\x02\x02\x01\x00", 8);
     chal[10] = 2;
     chal[14] = 1;
     chal[sizeof chal - 1] = 1;
     ism_auth_key_clear(&k);
-    static ism_fuzz_seed s[7];
+    static ism_fuzz_seed s[9];
     s[0] = (ism_fuzz_seed){hello, sizeof hello};
     s[1] = (ism_fuzz_seed){chal, sizeof chal};
     s[2] = (ism_fuzz_seed){clean, sizeof clean};
@@ -204,6 +223,8 @@ size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
     s[4] = (ism_fuzz_seed){edits, sizeof edits};
     s[5] = (ism_fuzz_seed){late, sizeof late};
     s[6] = (ism_fuzz_seed){cut, sizeof cut};
+    s[7] = (ism_fuzz_seed){nones, sizeof nones};
+    s[8] = (ism_fuzz_seed){mixed, sizeof mixed};
     *out = s;
-    return 7;
+    return 9;
 }

@@ -48,7 +48,7 @@ static ism_udp_conn *new_conn(void)
     o.keepalive_ms = 1000000;
     o.dead_ms = 1000000;
     char err[256];
-    ism_udp_conn *c = udp_conn_new(fd, &o, TOK, TOK, 1 << 16, "fuzz peer", err, sizeof err);
+    ism_udp_conn *c = udp_conn_new(fd, &o, TOK, TOK, 1 << 16, NULL, 0, "fuzz peer", err, sizeof err);
     if (!c)
         fail(err, 0);
     /* Give the sender something in flight so ACKs have packets to act on. */

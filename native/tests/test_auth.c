@@ -123,16 +123,21 @@ static void le32(uint8_t *p, uint32_t v)
 static void preamble(uint8_t *p, int type, int code)
 {
     memcpy(p, "ISAU", 4);
-    p[4] = 1;
+    p[4] = 2;
     p[5] = (uint8_t)type;
     p[6] = (uint8_t)code;
     p[7] = 0;
 }
 
+/* The raw peers' offer (AES-256-GCM or ChaCha20-Poly1305) and the raw server's choice. */
+#define RAW_OFFER 0x06
+#define RAW_SUITE 1
+
 static void ref_mac(const ism_auth_key *k, const char *label, ism_auth_id cid, ism_auth_id sid,
-                    const uint8_t *n1, const uint8_t *n2, uint8_t out[32])
+                    const uint8_t *n1, const uint8_t *n2, uint8_t offer, uint8_t suite,
+                    uint8_t out[32])
 {
-    uint8_t t[19 + 16 + 8 + 8 + 32 + 32], *p = t;
+    uint8_t t[19 + 16 + 8 + 8 + 32 + 32 + 2], *p = t;
     memcpy(p, label, 19);
     p += 19;
     memcpy(p, k->job, 16);
@@ -144,6 +149,8 @@ static void ref_mac(const ism_auth_key *k, const char *label, ism_auth_id cid, i
     p += 16;
     memcpy(p, n1, 32);
     memcpy(p + 32, n2, 32);
+    p[64] = offer;
+    p[65] = suite;
     unsigned int ol = 0;
     HMAC(EVP_sha256(), k->secret, (int)k->secret_len, t, sizeof t, out, &ol);
 }
@@ -184,13 +191,15 @@ static void *raw_run(void *arg)
         ism_auth_id cid = {m[8] | m[9] << 8 | m[10] << 16 | (uint32_t)m[11] << 24,
                            m[12] | m[13] << 8 | m[14] << 16 | (uint32_t)m[15] << 24};
         memcpy(nc, m + 16, 32);
-        if (memcmp(m, "ISAU", 4) != 0 || m[4] != 1 || m[5] != 1 || memcmp(m + 48, r->k->job, 16))
+        uint8_t offer = m[6];
+        if (memcmp(m, "ISAU", 4) != 0 || m[4] != 2 || m[5] != 1 || memcmp(m + 48, r->k->job, 16) ||
+            !(offer >> RAW_SUITE & 1))
             break;
-        preamble(m, 2, 0);
+        preamble(m, 2, RAW_SUITE);
         le32(m + 8, r->self.site);
         le32(m + 12, r->self.gw);
         memcpy(m + 16, ns, 32);
-        ref_mac(r->k, "isthmus-auth-server", cid, r->self, nc, ns, m + 48);
+        ref_mac(r->k, "isthmus-auth-server", cid, r->self, nc, ns, offer, RAW_SUITE, m + 48);
         if (raw_write(r->fd, m, 80) != 0 || raw_read(r->fd, m, 8) != 0)
             break;
         if (m[5] == 4) {
@@ -200,7 +209,7 @@ static void *raw_run(void *arg)
         }
         if (raw_read(r->fd, m + 8, 32) != 0)
             break;
-        ref_mac(r->k, "isthmus-auth-client", cid, r->self, ns, nc, mac);
+        ref_mac(r->k, "isthmus-auth-client", cid, r->self, ns, nc, offer, RAW_SUITE, mac);
         r->macc_valid = memcmp(mac, m + 8, 32) == 0;
         uint8_t v = (r->mode == RAW_SERVER_GOOD && r->macc_valid) ? 1 : 0;
         r->ok = raw_write(r->fd, &v, 1) == 0;
@@ -221,7 +230,7 @@ static void *raw_run(void *arg)
         raw_wait_eof(r->fd);
         break;
     case RAW_CLIENT_HALF_HELLO:
-        preamble(m, 1, 0);
+        preamble(m, 1, RAW_OFFER);
         memset(m + 8, 0x11, 12);
         r->ok = raw_write(r->fd, m, 20) == 0;
         break;
@@ -230,7 +239,7 @@ static void *raw_run(void *arg)
         r->ok = 1;
         break;
     case RAW_CLIENT_BADMAC:
-        preamble(m, 1, 0);
+        preamble(m, 1, RAW_OFFER);
         le32(m + 8, r->self.site);
         le32(m + 12, r->self.gw);
         memset(m + 16, 0x77, 32);

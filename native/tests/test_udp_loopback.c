@@ -209,8 +209,12 @@ static void run_scenario(const scen *s)
         CHECK(faults_out > 0 && st.pkts_retransmitted > 0, "%s: %llu dropped, %llu retransmitted",
               s->name, (unsigned long long)faults_out, (unsigned long long)st.pkts_retransmitted);
     if (s->want_dup)
-        CHECK(st.impair_dup > 0 && srv.st.pkts_dup > 0, "%s: %llu duplicated, %llu discarded",
-              s->name, (unsigned long long)st.impair_dup, (unsigned long long)srv.st.pkts_dup);
+        /* sealed (the default), a duplicated datagram is a replay: the window drops it
+         * before the packet layer would have found it a duplicate */
+        CHECK(st.impair_dup > 0 && srv.st.pkts_dup + srv.st.pkts_unauth > 0,
+              "%s: %llu duplicated, %llu discarded, %llu replays refused", s->name,
+              (unsigned long long)st.impair_dup, (unsigned long long)srv.st.pkts_dup,
+              (unsigned long long)srv.st.pkts_unauth);
     if (s->want_bad)
         CHECK(st.impair_corrupted > 0 && srv.st.pkts_bad > 0, "%s: %llu corrupted, %llu dropped",
               s->name, (unsigned long long)st.impair_corrupted, (unsigned long long)srv.st.pkts_bad);
@@ -799,7 +803,8 @@ static void test_pmtu_converges(void)
         CHECK(!r.c->pm.searching, "pmtu converges: still searching after %.1f s", now_s() - t0);
     }
     pmtu_finish(&r, off, &st);
-    CHECK(st.plpmtu <= 4000 && st.plpmtu >= 4000 - 16 && st.payload == st.plpmtu - 28 - 36,
+    CHECK(st.plpmtu <= 4000 && st.plpmtu >= 4000 - 16 &&
+              st.payload == st.plpmtu - 28 - 36 - (st.suite ? UDP_SEAL_OVERHEAD : 0),
           "pmtu converges: plpmtu %u (payload %u), want 3984..4000", st.plpmtu, st.payload);
     CHECK(st.pmtu_base == 1280 && st.pmtu_ceiling == 9000, "pmtu converges: base %u ceiling %u",
           st.pmtu_base, st.pmtu_ceiling);
@@ -873,7 +878,8 @@ static void test_pmtu_off(void)
     ism_udp_stats st = {0};
     if (pmtu_start(&r, "pmtu off", &o) == 0) {
         ism_udp_get_stats(r.c, &st);
-        CHECK(st.plpmtu == 9000 && st.payload == 9000 - 28 - 36, "pmtu off: starts at %u", st.plpmtu);
+        CHECK(st.plpmtu == 9000 && st.payload == 9000 - 28 - 36 - (st.suite ? UDP_SEAL_OVERHEAD : 0),
+              "pmtu off: starts at %u", st.plpmtu);
         send_pattern(r.c, &off, 2u << 20, r.sc.name);
     }
     pmtu_finish(&r, off, &st);
@@ -882,21 +888,34 @@ static void test_pmtu_off(void)
     printf("%-28s fixed 9000, no probes\n", "pmtu off");
 }
 
+/* A connection to a server thread that accepts and holds its end (f: its state). */
+static ism_udp_conn *held_pair(fside *f, const ism_udp_opts *o, pthread_t *th)
+{
+    char err[512], hp[64];
+    f->l = ism_udp_open("127.0.0.1:0", &key, SRV, o, err, sizeof err);
+    CHECK(f->l, "open: %s", err);
+    if (!f->l)
+        return NULL;
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", ism_udp_listener_port(f->l));
+    pthread_create(th, NULL, accept_and_hold, f);
+    ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, o, 5000, err, sizeof err);
+    CHECK(c, "connect: %s", err);
+    return c;
+}
+
+/* In the clear (crypto none): a wrong token or a bad CRC is dropped. Sealed: see
+ * test_forged_sealed_packets. */
 static void test_forged_packets(void)
 {
     ism_udp_opts o;
     ism_udp_opts_default(&o);
     o.sndbuf = o.rcvbuf = 1 << 20;
-    char err[512], hp[64];
+    o.suites = ISM_AUTH_SUITES_NONE;
     fside f = {0};
-    f.l = ism_udp_open("127.0.0.1:0", &key, SRV, &o, err, sizeof err);
+    pthread_t th;
+    ism_udp_conn *c = held_pair(&f, &o, &th);
     if (!f.l)
         return;
-    snprintf(hp, sizeof hp, "127.0.0.1:%d", ism_udp_listener_port(f.l));
-    pthread_t th;
-    pthread_create(&th, NULL, accept_and_hold, &f);
-    ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, &o, 5000, err, sizeof err);
-    CHECK(c, "connect: %s", err);
     if (c) {
         uint8_t p[ISM_UDPW_DATA_HDR + 100];
         memset(p + ISM_UDPW_DATA_HDR, 'X', 100);
@@ -922,6 +941,70 @@ static void test_forged_packets(void)
               (unsigned long long)c->rcv_nxt);
         ism_udp_abort(c);
         printf("%-28s forged token and corrupted payload dropped\n", "forged packets");
+    }
+    pthread_join(th, NULL);
+    ism_udp_listener_close(f.l);
+}
+
+/* Sealed (the default): a datagram with the right token is still dropped unless it opens
+ * under the peer's key, with its number not seen before: a forged tag, a packet sealed
+ * under another connection's key and a replay of a genuine one have no effect; the
+ * genuine one, sealed as the peer would, is taken. */
+static void test_forged_sealed_packets(void)
+{
+    ism_udp_opts o;
+    ism_udp_opts_default(&o);
+    o.sndbuf = o.rcvbuf = 1 << 20;
+    fside f = {0};
+    pthread_t th;
+    ism_udp_conn *c = held_pair(&f, &o, &th);
+    if (!f.l)
+        return;
+    if (c) {
+        CHECK(c->seal.on, "the connection is not sealed by default");
+        /* the peer's sealing side, from the key this side opens with */
+        ism_aead_dir_keys peer_tx;
+        memcpy(peer_tx.key, c->seal.rx.key, sizeof peer_tx.key);
+        memcpy(peer_tx.iv, c->seal.rx.iv, sizeof peer_tx.iv);
+        udp_seal as_peer = {.on = 1, .suite = c->seal.suite, .next = 5000};
+        CHECK(ism_aead_init(&as_peer.tx, c->seal.suite, &peer_tx, 1, 0) == 0, "init");
+        ism_aead_dir_keys other = peer_tx;
+        other.key[0] ^= 1;
+        udp_seal stranger = {.on = 1, .suite = c->seal.suite, .next = 5000};
+        CHECK(ism_aead_init(&stranger.tx, c->seal.suite, &other, 1, 0) == 0, "init");
+        ism_udp_conn fake = *c; /* only its seal and options are used to seal */
+        uint8_t p[ISM_UDPW_DATA_HDR + 100 + UDP_SEAL_OVERHEAD], genuine[sizeof p];
+        memset(p + ISM_UDPW_DATA_HDR, 'X', 100);
+        uint64_t bad0 = c->st.pkts_bad;
+        /* under another key */
+        fake.seal = stranger;
+        ism_udpw_encode_data(p, 0, c->tok_rx, 1000, 0, 0);
+        size_t n = udp_seal_buf(&fake, p, ISM_UDPW_DATA_HDR + 100);
+        udp_dispatch(c, p, n, udp_now_us());
+        /* the peer's key, a flipped bit */
+        fake.seal = as_peer;
+        memset(p + ISM_UDPW_DATA_HDR, 'X', 100);
+        ism_udpw_encode_data(p, 0, c->tok_rx, 1000, 0, 0);
+        n = udp_seal_buf(&fake, p, ISM_UDPW_DATA_HDR + 100);
+        as_peer.next = fake.seal.next;
+        memcpy(genuine, p, n);
+        p[40] ^= 4;
+        udp_dispatch(c, p, n, udp_now_us());
+        CHECK(c->st.pkts_bad == bad0 + 2 && c->rcv_nxt == 0 && c->nivals == 0 && c->err == 0 &&
+                  c->seal.rejected == 2,
+              "forged sealed packets had an effect: bad %llu rcv_nxt %llu",
+              (unsigned long long)c->st.pkts_bad, (unsigned long long)c->rcv_nxt);
+        memcpy(p, genuine, n);
+        udp_dispatch(c, p, n, udp_now_us());
+        CHECK(c->rcv_nxt == 100, "genuine sealed packet not taken: rcv_nxt %llu",
+              (unsigned long long)c->rcv_nxt);
+        memcpy(p, genuine, n);
+        udp_dispatch(c, p, n, udp_now_us());
+        CHECK(c->seal.rejected == 3, "a replayed sealed packet was not refused");
+        ism_aead_free(&as_peer.tx);
+        ism_aead_free(&stranger.tx);
+        ism_udp_abort(c);
+        printf("%-28s another key, a flipped bit and a replay dropped\n", "forged sealed packets");
     }
     pthread_join(th, NULL);
     ism_udp_listener_close(f.l);
@@ -958,7 +1041,7 @@ static ism_udp_conn *fake_conn(size_t rcvbuf)
     const uint8_t tx[ISM_UDPW_TOKEN_LEN] = {1, 2, 3, 4, 5, 6, 7, 8};
     const uint8_t rx[ISM_UDPW_TOKEN_LEN] = {9, 10, 11, 12, 13, 14, 15, 16};
     char err[256];
-    ism_udp_conn *c = udp_conn_new(fd, &o, tx, rx, 1 << 16, "fake peer", err, sizeof err);
+    ism_udp_conn *c = udp_conn_new(fd, &o, tx, rx, 1 << 16, NULL, 0, "fake peer", err, sizeof err);
     CHECK(c != NULL, "fake connection: %s", err);
     return c;
 }
@@ -1225,6 +1308,7 @@ int main(void)
     test_short_outage(0);
     test_short_outage(1);
     test_forged_packets();
+    test_forged_sealed_packets();
     test_place_exact();
     for (uint64_t seed = 1; seed <= 3; seed++)
         test_place_random(seed * 0x9E3779B97F4A7C15ull);

@@ -33,6 +33,8 @@ add_library(ism_wan STATIC
   ${ISM_WAN_SRC_DIR}/linkhdr.c
   ${ISM_WAN_SRC_DIR}/auth.c
   ${ISM_WAN_SRC_DIR}/auth_hs.c
+  ${ISM_WAN_SRC_DIR}/aead.c
+  ${ISM_WAN_SRC_DIR}/sstream.c
   ${ISM_WAN_SRC_DIR}/sock.c)
 target_include_directories(ism_wan PUBLIC ${ISM_WAN_SRC_DIR})
 target_link_libraries(ism_wan PUBLIC OpenSSL::Crypto)
@@ -93,6 +95,7 @@ add_library(ism_udp STATIC
   ${ISM_UDP_SRC_DIR}/engine.c
   ${ISM_UDP_SRC_DIR}/setup.c
   ${ISM_UDP_SRC_DIR}/setup_msg.c
+  ${ISM_UDP_SRC_DIR}/seal.c
   ${ISM_UDP_SRC_DIR}/api.c)
 target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
 target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto m)
@@ -132,3 +135,11 @@ ism_fuzz_target(fuzz_auth_hs SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_auth
 # The reliable-UDP set-up messages (after authentication, before any UDP socket).
 ism_fuzz_target(fuzz_udp_setup SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_udp_setup.c
                 LIBS ism_udp SMOKE_ARGS 200000)
+
+# Link encryption: keys, records, key update, replay window, the record stream, suites.
+add_executable(test_aead ${ISM_WAN_TEST_DIR}/test_aead.c)
+target_link_libraries(test_aead PRIVATE ism_wan OpenSSL::Crypto)
+target_compile_definitions(test_aead PRIVATE _GNU_SOURCE)
+target_compile_options(test_aead PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_aead PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_aead COMMAND test_aead)

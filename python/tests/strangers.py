@@ -109,23 +109,35 @@ def _recv_exactly(s: socket.socket, n: int) -> bytes:
     return b
 
 
-def authenticated(port: int, job_hex: str, secret_hex: str, preamble: bytes = b"") -> socket.socket:
-    """A connection from 127.0.0.1 that sends preamble, passes the job-secret handshake
-    (native/src/wan/auth.h: HELLO, CHALLENGE, RESPONSE, VERDICT) as client (site 0, gw
-    2), checks the server's MAC, and then sends nothing more."""
+OFFER = 0x06  # the suites a client accepts: AES-256-GCM or ChaCha20-Poly1305 (auth.h)
+
+
+def handshake(s: socket.socket, job_hex: str, secret_hex: str, site: int = 0, gw: int = 2,
+              preamble: bytes = b"") -> bytes:
+    """The client side of the job-secret handshake (native/src/wan/auth.h, version 2:
+    HELLO, CHALLENGE, RESPONSE, VERDICT) on s, after preamble, claiming (site, gw);
+    checks the server's MAC and returns the verdict byte."""
     job, secret = bytes.fromhex(job_hex), bytes.fromhex(secret_hex)
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    cid = struct.pack("<II", 0, 2)
+    cid = struct.pack("<II", site, gw)
     nc = os.urandom(32)
-    s.sendall(preamble + b"ISAU\x01\x01\x00\x00" + cid + nc + job)
+    s.sendall(preamble + b"ISAU" + bytes([2, 1, OFFER, 0]) + cid + nc + job)
     ch = _recv_exactly(s, 80)
-    assert ch[:6] == b"ISAU\x01\x02", ch[:8]
-    sid, ns, mac_s = ch[8:16], ch[16:48], ch[48:80]
+    assert ch[:6] == b"ISAU\x02\x02", ch[:8]
+    suite, sid, ns, mac_s = ch[6], ch[8:16], ch[16:48], ch[48:80]
 
     def mac(label: bytes, n1: bytes, n2: bytes) -> bytes:
-        return hmac.new(secret, label + job + cid + sid + n1 + n2, hashlib.sha256).digest()
+        return hmac.new(secret, label + job + cid + sid + n1 + n2 + bytes([OFFER, suite]),
+                        hashlib.sha256).digest()
 
     assert hmac.compare_digest(mac_s, mac(b"isthmus-auth-server", nc, ns))
-    s.sendall(b"ISAU\x01\x03\x00\x00" + mac(b"isthmus-auth-client", ns, nc))
-    assert _recv_exactly(s, 1) == b"\x01", "the server refused our handshake"
+    s.sendall(b"ISAU\x02\x03\x00\x00" + mac(b"isthmus-auth-client", ns, nc))
+    return _recv_exactly(s, 1)
+
+
+def authenticated(port: int, job_hex: str, secret_hex: str, preamble: bytes = b"") -> socket.socket:
+    """A connection from 127.0.0.1 that sends preamble, passes the job-secret handshake as
+    client (site 0, gw 2), and then sends nothing more."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    assert handshake(s, job_hex, secret_hex, preamble=preamble) == b"\x01", \
+        "the server refused our handshake"
     return s

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from jobprocs import gateway_env
+from strangers import handshake
 
 pytestmark = pytest.mark.native
 
@@ -198,25 +199,10 @@ def test_strangers_do_not_stall_a_running_job(pingpong, undisturbed, transport, 
 
 
 def authenticate_as(addr, job_hex, secret_hex, site, gw):
-    """The client side of the handshake (native/src/wan/auth.h) with the job's secret,
-    claiming any identity; returns the verdict byte and the socket."""
-    import hashlib
-    import hmac
-    import secrets
-    import struct
-
-    job, key = bytes.fromhex(job_hex), bytes.fromhex(secret_hex)
+    """The client side of the handshake with the job's secret, claiming any identity;
+    returns the verdict byte and the socket."""
     s = socket.create_connection(addr, timeout=10)
-    nc = secrets.token_bytes(32)
-    cid = struct.pack("<II", site, gw)
-    s.sendall(b"ISAU" + bytes([1, 1, 0, 0]) + cid + nc + job)
-    chal = b""
-    while len(chal) < 80:
-        chal += s.recv(80 - len(chal))
-    sid, ns = chal[8:16], chal[16:48]
-    mac = hmac.new(key, b"isthmus-auth-client" + job + cid + sid + ns + nc, hashlib.sha256)
-    s.sendall(b"ISAU" + bytes([1, 3, 0, 0]) + mac.digest())
-    return s.recv(1), s
+    return handshake(s, job_hex, secret_hex, site, gw), s
 
 
 def test_authenticated_peer_with_out_of_range_identity_is_refused(pingpong):

@@ -139,6 +139,8 @@ typedef struct gw_state {
     int sockbuf;           /* socket buffer bytes per stream (0: kernel autotuning) */
     char cc[32];           /* congestion control ("" = system default) */
     int crc;               /* CRC32C on every frame */
+    unsigned suites;       /* link encryption this gateway accepts (ISTHMUS_WAN_CRYPTO/CIPHER) */
+    uint64_t rekey;        /* records per key (ISTHMUS_WAN_REKEY; 0: the default) */
     int flow_first;        /* CTS and CREDIT frames pass queued data (session.c) */
     int mtu;               /* IP MTU of the path (the udp transport's datagram size) */
     double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */

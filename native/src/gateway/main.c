@@ -17,6 +17,7 @@
 
 #include "../backend/loader.h"
 #include "../common/knobs.h"
+#include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 
@@ -212,6 +213,21 @@ static void read_env(void)
                 xp);
         exit(2);
     }
+    ism_knob_val v;
+    char kerr[512];
+    gw.suites = ism_knob_env(ISM_K_WAN_CRYPTO, &v, kerr, sizeof kerr) > 0 &&
+                        strcmp(v.str, "none") == 0
+                    ? ISM_AUTH_SUITES_NONE
+                    : ISM_AUTH_SUITES_AEAD;
+    if (ism_knob_env(ISM_K_WAN_CIPHER, &v, kerr, sizeof kerr) > 0 && strcmp(v.str, "auto") != 0) {
+        if (gw.suites == ISM_AUTH_SUITES_NONE) {
+            fprintf(stderr, "isthmus: ISTHMUS_WAN_CIPHER=%s with ISTHMUS_WAN_CRYPTO=none: a "
+                            "cipher needs encryption on\n", v.str);
+            exit(2);
+        }
+        gw.suites = 1u << ism_aead_suite_parse(v.str);
+    }
+    gw.rekey = (uint64_t)knob(ISM_K_WAN_REKEY, 0);
     gw.fault_after = (int64_t)knob(ISM_K_GW_FAULT_AFTER, 0);
     gw.hint_rate_bps = knob(ISM_K_WAN_RATE, 0);
     gw.hint_rtt_ms = knob(ISM_K_WAN_RTT_MS, 0);

@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 
@@ -182,7 +183,7 @@ static void setup_free(gw_setup *s)
 static int auth_fatal(int rc)
 {
     return rc == ISM_AUTH_EAUTH || rc == ISM_AUTH_EJOB || rc == ISM_AUTH_EIDENT ||
-           rc == ISM_AUTH_EPROTO;
+           rc == ISM_AUTH_EPROTO || rc == ISM_AUTH_ESUITE;
 }
 
 /* Moves what the socket takes and has; the handshake ends or the socket would block. */
@@ -244,12 +245,21 @@ static void authenticated(gw_setup *s, int64_t now)
 {
     ism_auth_id them = s->hs.peer;
     s->peer = them;
+    char label[16];
+    snprintf(label, sizeof label, "gw-%s", gw.xp->name);
+    ism_aead_keys keys;
+    int krc = ism_aead_derive(&s->hs, label, &keys);
     ism_auth_hs_wipe(&s->hs);
+    if (krc != 0)
+        return setup_fail(s, 0, "deriving the traffic keys failed (OpenSSL)");
     if (dialed(s)) {
-        if (them.site != (uint32_t)s->link->site || them.gw != (uint32_t)s->link->gw)
+        if (them.site != (uint32_t)s->link->site || them.gw != (uint32_t)s->link->gw) {
+            ism_aead_keys_wipe(&keys);
             return setup_fail(s, 1, "the peer answered as site %u gateway %u", them.site,
                               them.gw);
+        }
     } else if (!gw_link_of_peer(them) || gw_link_of_peer(them)->connector) {
+        ism_aead_keys_wipe(&keys);
         return setup_fail(s, 1,
                           "it authenticated as site %u gateway %u, which is not expected to "
                           "connect here",
@@ -258,7 +268,9 @@ static void authenticated(gw_setup *s, int64_t now)
     char err[400];
     int fd = s->fd;
     s->fd = -1; /* the transport's now, also on failure */
-    if (gw.xp->authed(&s->st, fd, dialed(s), them, err, sizeof err) != 0)
+    int arc = gw.xp->authed(&s->st, fd, dialed(s), them, &keys, err, sizeof err);
+    ism_aead_keys_wipe(&keys);
+    if (arc != 0)
         return setup_fail(s, 0, "%s", err);
     gw.xp->started(&s->st);
     s->deadline_ms = now + GW_SETUP_TIMEOUT_MS;
@@ -317,7 +329,7 @@ static void step(gw_setup *s, short rev, int64_t now)
         s->phase = SU_AUTH;
         s->deadline_ms = now + GW_SETUP_TIMEOUT_MS;
         ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-        ism_auth_hs_start(&s->hs, 0, &gw.key, self, s->name);
+        ism_auth_hs_start(&s->hs, 0, &gw.key, self, gw.suites, s->name);
     }
     if (s->phase == SU_AUTH) {
         auth_pump(s);
@@ -467,7 +479,7 @@ void gw_setup_accept(int listen_fd, int64_t now)
         s->deadline_ms = now + preauth_ms();
         ism_sock_peer_name(fd, s->name, sizeof s->name);
         ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-        ism_auth_hs_start(&s->hs, 1, &gw.key, self, s->name);
+        ism_auth_hs_start(&s->hs, 1, &gw.key, self, gw.suites, s->name);
     }
 }
 

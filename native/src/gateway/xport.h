@@ -29,6 +29,7 @@
 
 struct gw_stream;
 struct gw_link;
+struct ism_aead_keys;
 
 enum { GW_XP_READ = 1, GW_XP_WRITE = 2 }; /* what service() says to try */
 
@@ -49,11 +50,13 @@ typedef struct gw_xport {
      * the gateway's own event loop (setup.c, wan/auth.h) so that no peer can hold it up.
      * prep (may be NULL) sets options on a socket before it dials. authed() then turns
      * the authenticated connection tcp into the stream s (dialed: 1 on the side that
-     * connected), taking it over (closing it on failure too): 0, or -1 with err. Only an
-     * authenticated peer gets this far, so it may block up to GW_SETUP_TIMEOUT_MS. */
+     * connected), taking it over (closing it on failure too): 0, or -1 with err. keys
+     * (wan/aead.h) say how to protect the traffic: the suite the handshake agreed on
+     * (ISM_AEAD_NONE only when both sides were told so) and this connection's keys. Only
+     * an authenticated peer gets this far, so it may block up to GW_SETUP_TIMEOUT_MS. */
     int (*prep)(int fd, void *arg);
-    int (*authed)(struct gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
-                  size_t errlen);
+    int (*authed)(struct gw_stream *s, int tcp, int dialed, ism_auth_id peer,
+                  const struct ism_aead_keys *keys, char *err, size_t errlen);
     /* The stream joins the event loop (non-blocking from now on; may be called again). */
     void (*started)(struct gw_stream *s);
     /* Non-blocking I/O: bytes moved, or -1 with errno (EAGAIN: nothing can move now).

@@ -1,6 +1,8 @@
 /* xport_tcp.c: the gateway's TCP transport (xport.h): each stream of a link is one
  * kernel TCP connection, authenticated with the job secret (wan/auth.h, from the event
- * loop: setup.c) right after connect()/accept(), and then used as it is. The kernel does pacing, loss recovery and congestion control;
+ * loop: setup.c) right after connect()/accept(), and then carries the link's bytes in
+ * AEAD records (wan/sstream.h) under the keys that handshake gave this connection, or,
+ * when every site was told ISTHMUS_WAN_CRYPTO=none, as they are. The kernel does pacing, loss recovery and congestion control;
  * tune.c chooses the number of streams, the socket buffers and the congestion control,
  * and tcpinfo.c reads what the kernel measured for the --stats report. Nothing here has
  * a timer of its own: the socket tells the event loop everything.
@@ -13,26 +15,50 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <stdlib.h>
+
 #include "../wan/sock.h"
+#include "../wan/sstream.h"
 #include "gateway.h"
 #include "tcpinfo.h"
 
-_Static_assert(sizeof(gw_tcpinfo) <= GW_XP_TOTALS, "TCP totals do not fit a stream");
+/* A stream's counters over the connections that ended: the kernel's, and the records. */
+typedef struct tcp_totals {
+    gw_tcpinfo ti;
+    uint64_t sealed, opened, rejected, rekeys;
+    int suite; /* of the latest connection: ISM_AEAD_* */
+} tcp_totals;
+_Static_assert(sizeof(tcp_totals) <= GW_XP_TOTALS, "TCP totals do not fit a stream");
 
-static gw_tcpinfo *totals(gw_stream *s) { return (gw_tcpinfo *)(void *)s->totals; }
+static tcp_totals *totals(gw_stream *s) { return (tcp_totals *)(void *)s->totals; }
+
+/* The connection's record layer, or NULL when it runs in the clear. */
+static ism_sstream *sealed(const gw_stream *s) { return (ism_sstream *)s->conn; }
 
 static int tcp_listener(int fd, char *err, size_t errlen)
 {
     return gw_tune_socket(fd, 1, err, errlen); /* accepted sockets inherit the buffers */
 }
 
-static int tcp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
-                      size_t errlen)
+static int tcp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer,
+                      const ism_aead_keys *keys, char *err, size_t errlen)
 {
     /* a dialed socket got its buffers before connect() (prep); an accepted one inherits
      * the listener's, and its congestion control and pacing are set here */
     if (!dialed && gw_tune_socket(tcp, 0, err, errlen))
         gw_die(1, "a stream from site %u gateway %u: %s", peer.site, peer.gw, err);
+    s->conn = NULL;
+    if (keys->suite != ISM_AEAD_NONE) {
+        ism_sstream *x = malloc(sizeof *x);
+        if (!x || ism_sstream_init(x, keys, dialed, gw.rekey) != 0) {
+            free(x);
+            close(tcp);
+            snprintf(err, errlen, "setting up %s for the stream failed (out of memory or OpenSSL)",
+                     ism_aead_suite_name(keys->suite));
+            return -1;
+        }
+        s->conn = x;
+    }
     s->fd = tcp;
     return 0;
 }
@@ -43,52 +69,97 @@ static void tcp_started(gw_stream *s)
     ism_sock_set_nodelay(s->fd, 1);
 }
 
+/* Sealed records first go to the socket; then what of iov fits is sealed behind them.
+ * The bytes taken count as written, as the kernel's buffer would have them. */
 static ssize_t tcp_writev(gw_stream *s, const struct iovec *iov, int n)
 {
-    return writev(s->fd, iov, n);
+    ism_sstream *x = sealed(s);
+    if (!x)
+        return writev(s->fd, iov, n);
+    int f = ism_sstream_flush(x, s->fd);
+    if (f != 0) {
+        if (f > 0)
+            errno = EAGAIN;
+        return -1;
+    }
+    ssize_t k = ism_sstream_seal(x, iov, n);
+    if (k < 0) {
+        errno = EIO;
+        return -1;
+    }
+    if (k == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (ism_sstream_flush(x, s->fd) < 0)
+        return -1;
+    return k;
 }
 
 static ssize_t tcp_read(gw_stream *s, void *buf, size_t n)
 {
-    return read(s->fd, buf, n);
+    ism_sstream *x = sealed(s);
+    return x ? ism_sstream_read(x, s->fd, buf, n) : read(s->fd, buf, n);
 }
 
 static short tcp_events(const gw_stream *s, int want_read, int want_write)
 {
-    (void)s;
+    ism_sstream *x = sealed(s);
+    want_write |= x && ism_sstream_pending(x) > 0;
     return (short)((want_read ? POLLIN : 0) | (want_write ? POLLOUT : 0));
 }
 
+/* Opened records wait in the record layer with no socket event to come. */
 static int64_t tcp_timer_us(const gw_stream *s, int want_read, int want_write)
 {
-    (void)s, (void)want_read, (void)want_write;
-    return -1;
+    (void)want_write;
+    ism_sstream *x = sealed(s);
+    return x && want_read && ism_sstream_readable(x) ? 0 : -1;
 }
 
 static int tcp_service(gw_stream *s, short revents)
 {
-    (void)s;
-    return (revents & (POLLIN | POLLHUP | POLLERR) ? GW_XP_READ : 0) |
-           (revents & POLLOUT ? GW_XP_WRITE : 0);
+    ism_sstream *x = sealed(s);
+    int what = (revents & (POLLIN | POLLHUP | POLLERR) ? GW_XP_READ : 0) |
+               (revents & POLLOUT ? GW_XP_WRITE : 0);
+    if (x) {
+        if (ism_sstream_readable(x))
+            what |= GW_XP_READ;
+        if ((revents & POLLOUT) && ism_sstream_flush(x, s->fd) < 0)
+            what |= GW_XP_READ; /* the read finds the error and fails the stream */
+    }
+    return what;
 }
 
 static int tcp_unsent(const gw_stream *s)
 {
-    (void)s;
-    return 0; /* the kernel delivers what was written, also after close() */
+    ism_sstream *x = sealed(s);
+    return x && ism_sstream_pending(x) > 0; /* the kernel has the rest, also after close() */
 }
 
 static int tcp_finish(gw_stream *s)
 {
-    (void)s;
-    return 1;
+    ism_sstream *x = sealed(s);
+    return !x || ism_sstream_flush(x, s->fd) != 1;
 }
 
 static void tcp_close(gw_stream *s)
 {
     gw_tcpinfo t;
+    tcp_totals *tt = totals(s);
     if (gw_tcpinfo_read(s->fd, &t) == 0)
-        gw_tcpinfo_add(totals(s), &s->nclosed, &t);
+        gw_tcpinfo_add(&tt->ti, &s->nclosed, &t);
+    ism_sstream *x = sealed(s);
+    tt->suite = x ? x->tx.suite : ISM_AEAD_NONE;
+    if (x) {
+        tt->sealed += x->sealed;
+        tt->opened += x->opened;
+        tt->rejected += x->rejected;
+        tt->rekeys += x->tx.rekeys + x->rx.rekeys;
+        ism_sstream_free(x);
+        free(x);
+        s->conn = NULL;
+    }
     close(s->fd);
     s->fd = -1;
 }
@@ -102,17 +173,36 @@ static const char *tcp_error(const gw_stream *s, int e, char *buf, size_t n)
 
 static void tcp_report(const gw_stream *s, char *buf, size_t n)
 {
-    gw_tcpinfo t, live;
+    tcp_totals t;
+    gw_tcpinfo live;
     int k = s->nclosed;
     memcpy(&t, s->totals, sizeof t);
     if (s->fd >= 0 && gw_tcpinfo_read(s->fd, &live) == 0)
-        gw_tcpinfo_add(&t, &k, &live);
+        gw_tcpinfo_add(&t.ti, &k, &live);
+    ism_sstream *x = sealed(s);
+    if (s->fd >= 0)
+        t.suite = x ? x->tx.suite : ISM_AEAD_NONE;
+    if (s->fd >= 0 && x) {
+        t.sealed += x->sealed;
+        t.opened += x->opened;
+        t.rejected += x->rejected;
+        t.rekeys += x->tx.rekeys + x->rx.rekeys;
+    }
     buf[0] = 0;
     if (k == 0)
         return;
     int w = snprintf(buf, n, "tcp ");
     if (w > 0 && (size_t)w < n)
-        gw_tcpinfo_format(&t, buf + w, n - (size_t)w);
+        gw_tcpinfo_format(&t.ti, buf + w, n - (size_t)w);
+    size_t used = strlen(buf);
+    if (t.suite == ISM_AEAD_NONE)
+        snprintf(buf + used, n - used, "; in the clear (crypto none)");
+    else
+        snprintf(buf + used, n - used,
+                 "; %s: %llu records sealed, %llu opened, %llu rejected, %llu key updates",
+                 ism_aead_suite_name(t.suite), (unsigned long long)t.sealed,
+                 (unsigned long long)t.opened, (unsigned long long)t.rejected,
+                 (unsigned long long)t.rekeys);
 }
 
 const gw_xport gw_xport_tcp = {

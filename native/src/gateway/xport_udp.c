@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "../wan/udp/udp.h"
 #include "gateway.h"
@@ -47,6 +48,8 @@
 typedef struct udp_totals {
     uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
     uint64_t rto_count, pkts_dup, pkts_bad;
+    uint64_t pkts_unauth, rekeys; /* of pkts_bad: failed authentication; key updates */
+    int suite;                    /* the latest connection's */
     uint64_t bytes_direct; /* placed straight into frame buffers (net of any put back) */
     int64_t srtt_us, min_rtt_us;
     uint64_t cwnd, pacing_rate;
@@ -69,6 +72,7 @@ static void udp_init(void)
     gw.streams = 1;
     ism_udp_opts_default(&opts);
     opts.cc = gw.cc[0] ? gw.cc : "bbr";
+    opts.rekey = gw.rekey;
     opts.dead_ms = (int)gw.dead_ms;
     opts.mtu = gw.mtu;
     const char *pd = getenv("ISTHMUS_WAN_PMTUD");
@@ -105,12 +109,12 @@ static void attach(gw_stream *s, ism_udp_conn *c)
     s->rx_post = NULL;
 }
 
-static int udp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer, char *err,
-                      size_t errlen)
+static int udp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer,
+                      const ism_aead_keys *keys, char *err, size_t errlen)
 {
     ism_sock_set_nonblock(tcp, 0);
-    ism_udp_conn *c =
-        ism_udp_setup_authed(dialed, tcp, &gw.key, peer, &opts, GW_SETUP_TIMEOUT_MS, err, errlen);
+    ism_udp_conn *c = ism_udp_setup_authed(dialed, tcp, &gw.key, peer, keys, &opts,
+                                           GW_SETUP_TIMEOUT_MS, err, errlen);
     close(tcp);
     if (!c)
         return -1;
@@ -231,6 +235,9 @@ static void add_stats(udp_totals *t, const ism_udp_stats *st)
     t->rto_count += st->rto_count;
     t->pkts_dup += st->pkts_dup;
     t->pkts_bad += st->pkts_bad;
+    t->pkts_unauth += st->pkts_unauth;
+    t->rekeys += st->rekeys;
+    t->suite = st->suite;
     t->bytes_direct += st->bytes_placed_direct - st->bytes_placed_back;
     t->pmtu_black_holes += st->pmtu_black_holes;
     t->plpmtu = st->plpmtu;
@@ -296,7 +303,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
              "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
              "path MTU %u (%llu black holes); %llu packets rejected (bad CRC, stale or "
-             "foreign); %.1f %% of the bytes received placed straight into frame buffers",
+             "foreign), %llu of them failing authentication; %s, %llu key updates; %.1f %% of "
+             "the bytes received placed straight into frame buffers",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
              t.pkts_sent ? 100.0 * (double)t.pkts_retransmitted / (double)t.pkts_sent : 0.0,
@@ -305,7 +313,9 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              (double)t.srtt_us / 1000.0, t.min_rtt_us > 0 ? (double)t.min_rtt_us / 1000.0 : 0.0,
              (unsigned long long)t.cwnd, (double)t.pacing_rate * 8 / 1e6, t.cc, t.state,
              t.plpmtu, (unsigned long long)t.pmtu_black_holes, (unsigned long long)t.pkts_bad,
-             t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
+             (unsigned long long)t.pkts_unauth,
+             t.suite == ISM_AEAD_NONE ? "in the clear (crypto none)" : ism_aead_suite_name(t.suite),
+             (unsigned long long)t.rekeys, t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
 }
 
 const gw_xport gw_xport_udp = {

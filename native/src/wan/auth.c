@@ -6,6 +6,7 @@
  */
 #include "auth.h"
 
+#include "aead.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -32,8 +33,9 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Runs the state machine over fd until it ends or deadline passes. */
-static int drive(int fd, int server, const ism_auth_key *k, ism_auth_id self,
-                 ism_auth_id *peer_out, int timeout_ms, char *err, size_t errlen)
+int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+                 const char *transport, ism_auth_id *peer_out, struct ism_aead_keys *keys,
+                 int timeout_ms, char *err, size_t errlen)
 {
     const char *role = server ? "server" : "client";
     if (err && errlen)
@@ -47,7 +49,7 @@ static int drive(int fd, int server, const ism_auth_key *k, ism_auth_id self,
     char name[80];
     ism_sock_peer_name(fd, name, sizeof name);
     ism_auth_hs h;
-    ism_auth_hs_start(&h, server, k, self, name);
+    ism_auth_hs_start(&h, server, k, self, suites, name);
     while (h.state == ISM_AUTH_HS_RUN) {
         const uint8_t *out;
         size_t n = ism_auth_hs_pending(&h, &out), done = 0;
@@ -71,8 +73,14 @@ static int drive(int fd, int server, const ism_auth_key *k, ism_auth_id self,
         if (n > 0) /* a refusal: best effort, so the peer can say why */
             (void)ism_sock_write_full(fd, out, n, deadline, NULL);
         set_err(err, errlen, "%s", h.err);
-    } else if (peer_out) {
-        *peer_out = h.peer;
+    } else {
+        if (peer_out)
+            *peer_out = h.peer;
+        if (keys && ism_aead_derive(&h, transport, keys) != 0) {
+            set_err(err, errlen, "handshake with peer %s: deriving the traffic keys failed", name);
+            h.state = ISM_AUTH_HS_FAILED;
+            h.rc = ISM_AUTH_ECRYPTO;
+        }
     }
     int rc = h.state == ISM_AUTH_HS_DONE ? 0 : h.rc;
     ism_auth_hs_wipe(&h);
@@ -82,13 +90,15 @@ static int drive(int fd, int server, const ism_auth_key *k, ism_auth_id self,
 int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    return drive(fd, 0, k, self, peer_out, timeout_ms, err, errlen);
+    return ism_auth_run(fd, 0, k, self, ISM_AUTH_SUITES_AEAD, "", peer_out, NULL, timeout_ms,
+                        err, errlen);
 }
 
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    return drive(fd, 1, k, self, peer_out, timeout_ms, err, errlen);
+    return ism_auth_run(fd, 1, k, self, ISM_AUTH_SUITES_AEAD, "", peer_out, NULL, timeout_ms,
+                        err, errlen);
 }
 
 static int hexval(char c)
@@ -293,6 +303,8 @@ const char *ism_auth_strerror(int code)
         return "invalid argument";
     case ISM_AUTH_EKEY:
         return "invalid or unsafe job key";
+    case ISM_AUTH_ESUITE:
+        return "the two ends disagree on link encryption";
     default:
         return "unknown authentication error";
     }

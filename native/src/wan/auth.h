@@ -6,21 +6,33 @@
  * the traffic that follows, so an on-path attacker can still read or hijack the stream
  * after the handshake (run the WAN over a VPN or tunnel where that matters).
  *
- * Wire protocol (version 1). Integers little-endian. Every message except the verdict
- * starts with an 8-byte preamble: "ISAU", version (1), type, code, 0.
+ * Wire protocol (version 2). Integers little-endian. Every message except the verdict
+ * starts with an 8-byte preamble: "ISAU", version (2), type, code, 0.
  *
- *   client -> server  HELLO     (type 1, 64 bytes): preamble, site u32, gw u32,
+ *   client -> server  HELLO     (type 1, 64 bytes): preamble with code = the suites the
+ *                               client accepts (bit 1 << ISM_AEAD_*, aead.h) | 0x80 when
+ *                               its CPU has AES instructions; site u32, gw u32,
  *                               Nc[32] (fresh RAND_bytes nonce), job[16]
- *   server -> client  CHALLENGE (type 2, 80 bytes): preamble, site u32, gw u32, Ns[32],
- *                               MACs[32]
+ *   server -> client  CHALLENGE (type 2, 80 bytes): preamble with code = the suite the
+ *                               server chose; site u32, gw u32, Ns[32], MACs[32]
  *   client -> server  RESPONSE  (type 3, 40 bytes): preamble, MACc[32]
  *   server -> client  VERDICT   (1 byte): 1 = accepted, 0 = refused
  *   either direction  REFUSE    (type 4, 8 bytes): preamble with code = ISM_AUTH_R_*,
  *                               sent instead of the next message when a check fails
  *
- *   MACs = HMAC-SHA256(secret, "isthmus-auth-server" || job || cid || sid || Nc || Ns)
- *   MACc = HMAC-SHA256(secret, "isthmus-auth-client" || job || cid || sid || Ns || Nc)
- *   where cid/sid are the client/server identities as site u32 || gw u32 (LE).
+ *   MACs = HMAC-SHA256(secret, "isthmus-auth-server" || job || cid || sid || Nc || Ns ||
+ *                      offer || suite)
+ *   MACc = HMAC-SHA256(secret, "isthmus-auth-client" || job || cid || sid || Ns || Nc ||
+ *                      offer || suite)
+ *   where cid/sid are the client/server identities as site u32 || gw u32 (LE), offer the
+ *   HELLO's code byte and suite the CHALLENGE's.
+ *
+ * The suite: what both sides accept. A side set to "none" (an explicit opt-out) accepts
+ * only ISM_AEAD_NONE, a side set to encrypt accepts only real ciphers, so a job is never
+ * silently downgraded; when both accept both ciphers the server takes AES-256-GCM if both
+ * CPUs have AES instructions, else ChaCha20-Poly1305. Offer and choice are under both
+ * MACs, so a change on the path fails the handshake. Both ends then derive the traffic
+ * keys from the secret and both nonces (aead.h).
  *
  * The server answers a HELLO with a foreign job id or version by REFUSE (no MAC is ever
  * computed for the wrong job). The client checks MACs in constant time before revealing
@@ -59,7 +71,8 @@ enum {
     ISM_AUTH_EIDENT = -7,    /* peer claims our own identity or replays our nonce */
     ISM_AUTH_ECRYPTO = -8,   /* OpenSSL failure (RNG or HMAC) */
     ISM_AUTH_EINVAL = -9,    /* bad argument */
-    ISM_AUTH_EKEY = -10      /* malformed key, or key file missing or unsafe */
+    ISM_AUTH_EKEY = -10,     /* malformed key, or key file missing or unsafe */
+    ISM_AUTH_ESUITE = -11    /* no link-encryption setting both sides accept */
 };
 
 /* Reason codes carried by REFUSE. */
@@ -67,8 +80,13 @@ enum {
     ISM_AUTH_R_VERSION = 1,
     ISM_AUTH_R_JOB = 2,
     ISM_AUTH_R_BADMAC = 3,
-    ISM_AUTH_R_IDENT = 4
+    ISM_AUTH_R_IDENT = 4,
+    ISM_AUTH_R_SUITE = 5
 };
+
+/* The suites a side accepts (bit 1 << ISM_AEAD_*): the default encrypts. */
+#define ISM_AUTH_SUITES_AEAD 0x06u /* AES-256-GCM or ChaCha20-Poly1305 */
+#define ISM_AUTH_SUITES_NONE 0x01u /* only in the clear: an explicit opt-out */
 
 /* Run the handshake on a connected stream socket (blocking or not; its mode is left as
  * found). timeout_ms (> 0) bounds the whole exchange. On success returns 0 and stores
@@ -82,6 +100,13 @@ int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id
                     int timeout_ms, char *err, size_t errlen);
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen);
+/* The same, accepting the given suites, and on success deriving the traffic keys for
+ * transport into *keys (aead.h; keys->suite says whether to encrypt). The plain forms
+ * above accept ISM_AUTH_SUITES_AEAD and derive nothing. */
+struct ism_aead_keys;
+int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+                 const char *transport, ism_auth_id *peer_out, struct ism_aead_keys *keys,
+                 int timeout_ms, char *err, size_t errlen);
 
 /* The handshake without I/O (auth_hs.c): the caller moves the bytes, so one event loop
  * can run many handshakes at once and a silent or slow peer delays nobody but itself.
@@ -108,9 +133,12 @@ typedef struct ism_auth_hs {
     int state;          /* ISM_AUTH_HS_* */
     int rc;             /* 0, or the ISM_AUTH_E* code once FAILED */
     ism_auth_id peer;   /* the peer's identity once DONE */
+    int suite;          /* the cipher suite agreed (ISM_AEAD_*), once DONE */
     char err[320];      /* why it FAILED; names the peer, never a secret */
     /* private */
     int server, phase;
+    unsigned suites;    /* what this side accepts */
+    uint8_t offer;      /* the HELLO's code byte (the client's suites) */
     const ism_auth_key *key;
     ism_auth_id self;
     char peer_name[80];
@@ -120,9 +148,11 @@ typedef struct ism_auth_hs {
     uint8_t mac[ISM_AUTH_MAC_LEN], expect[ISM_AUTH_MAC_LEN];
 } ism_auth_hs;
 
-/* server: 1 for the accepting side. peer_name (may be NULL) is only used in messages. */
+/* server: 1 for the accepting side; suites: what this side accepts (ISM_AUTH_SUITES_*,
+ * or one suite's bit alone to force it). peer_name (may be NULL) is only used in
+ * messages. */
 void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_auth_id self,
-                       const char *peer_name);
+                       unsigned suites, const char *peer_name);
 /* Bytes to send now (0: none), and how many of them went out. */
 size_t ism_auth_hs_pending(const ism_auth_hs *h, const uint8_t **p);
 void ism_auth_hs_sent(ism_auth_hs *h, size_t n);

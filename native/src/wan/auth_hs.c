@@ -11,6 +11,7 @@
  */
 #include "auth.h"
 
+#include "aead.h"
 #include "sock.h"
 
 #include <errno.h>
@@ -24,7 +25,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#define AUTH_VERSION 1
+#define AUTH_VERSION 2
 #define NONCE_LEN ISM_AUTH_NONCE_LEN
 #define MAC_LEN ISM_AUTH_MAC_LEN
 #define PRE_LEN 8
@@ -36,8 +37,9 @@ enum {
     HELLO_LEN = PRE_LEN + 8 + NONCE_LEN + ISM_AUTH_JOB_LEN,
     CHALLENGE_LEN = PRE_LEN + 8 + NONCE_LEN + MAC_LEN,
     RESPONSE_LEN = PRE_LEN + MAC_LEN,
-    TRANSCRIPT_LEN = LABEL_LEN + ISM_AUTH_JOB_LEN + 8 + 8 + NONCE_LEN + NONCE_LEN
+    TRANSCRIPT_LEN = LABEL_LEN + ISM_AUTH_JOB_LEN + 8 + 8 + NONCE_LEN + NONCE_LEN + 2
 };
+#define OFFER_AES_HW 0x80u /* in the offer: the client's CPU has AES instructions */
 _Static_assert(HELLO_LEN <= ISM_AUTH_MSG_MAX && CHALLENGE_LEN <= ISM_AUTH_MSG_MAX,
                "handshake messages must fit the buffers");
 
@@ -207,6 +209,12 @@ static void refused(ism_auth_hs *h, int code)
              "peer %s rejected our authentication: wrong job secret (HMAC mismatch)",
              h->peer_name);
         break;
+    case ISM_AUTH_R_SUITE:
+        fail(h, ISM_AUTH_ESUITE,
+             "peer %s and this side disagree on link encryption (this side accepts %s): give "
+             "every site the same --wan-crypto / [job] crypto",
+             h->peer_name, h->suites == ISM_AUTH_SUITES_NONE ? "only none" : "only aead");
+        break;
     case ISM_AUTH_R_IDENT:
         fail(h, ISM_AUTH_EIDENT,
              "peer %s refused the handshake: both ends claim the same gateway identity "
@@ -241,6 +249,9 @@ static int compute_mac(ism_auth_hs *h, const char *label, ism_auth_id cid, ism_a
     memcpy(p, n1, NONCE_LEN);
     p += NONCE_LEN;
     memcpy(p, n2, NONCE_LEN);
+    p += NONCE_LEN;
+    p[0] = h->offer;
+    p[1] = (uint8_t)h->suite;
     unsigned int outlen = 0;
     const unsigned char *r =
         HMAC(EVP_sha256(), k->secret, (int)k->secret_len, t, sizeof t, out, &outlen);
@@ -274,7 +285,8 @@ static void client_hello(ism_auth_hs *h)
     if (make_nonce(h, h->nc) != 0)
         return;
     uint8_t *m = h->out;
-    put_preamble(m, MSG_HELLO, 0);
+    h->offer = (uint8_t)(h->suites | (ism_aead_cpu_has_aes() ? OFFER_AES_HW : 0));
+    put_preamble(m, MSG_HELLO, h->offer);
     put_id(m + PRE_LEN, h->self);
     memcpy(m + PRE_LEN + 8, h->nc, NONCE_LEN);
     memcpy(m + PRE_LEN + 8 + NONCE_LEN, h->key->job, ISM_AUTH_JOB_LEN);
@@ -287,6 +299,7 @@ static void client_challenge(ism_auth_hs *h)
     ism_auth_id peer = get_id(m + PRE_LEN);
     memcpy(h->ns, m + PRE_LEN + 8, NONCE_LEN);
     memcpy(h->mac, m + PRE_LEN + 8 + NONCE_LEN, MAC_LEN);
+    h->suite = m[6]; /* checked after the MAC, which covers it */
     if (same_id(peer, h->self) || CRYPTO_memcmp(h->ns, h->nc, NONCE_LEN) == 0) {
         fail(h, ISM_AUTH_EIDENT,
              "peer %s claims to be this very gateway (site %u, gateway %u) or echoed our "
@@ -303,6 +316,15 @@ static void client_challenge(ism_auth_hs *h)
              "mismatch)",
              h->peer_name, (unsigned)peer.site, (unsigned)peer.gw);
         queue_refuse(h, ISM_AUTH_R_BADMAC);
+        return;
+    }
+    if (h->suite > ISM_AEAD_CHACHA20POLY1305 || !(h->suites >> h->suite & 1)) {
+        fail(h, ISM_AUTH_ESUITE,
+             "peer %s chose link encryption %s, which this side does not accept (it accepts "
+             "%s): give every site the same --wan-crypto / [job] crypto",
+             h->peer_name, ism_aead_suite_name(h->suite),
+             h->suites == ISM_AUTH_SUITES_NONE ? "only none" : "only aead");
+        queue_refuse(h, ISM_AUTH_R_SUITE);
         return;
     }
     h->peer = peer;
@@ -346,6 +368,19 @@ static void client_step(ism_auth_hs *h)
 
 /* ---- server ---- */
 
+/* The suite both accept: AES-256-GCM when both CPUs have AES instructions, else
+ * ChaCha20-Poly1305 (fast in software), else what is left; -1 when nothing is common. */
+static int choose_suite(uint8_t offer, unsigned ours)
+{
+    unsigned common = offer & ours & 7u;
+    int aes = common >> ISM_AEAD_AES256GCM & 1, chacha = common >> ISM_AEAD_CHACHA20POLY1305 & 1;
+    if (aes && (!chacha || ((offer & OFFER_AES_HW) && ism_aead_cpu_has_aes())))
+        return ISM_AEAD_AES256GCM;
+    if (chacha)
+        return ISM_AEAD_CHACHA20POLY1305;
+    return common & 1u ? ISM_AEAD_NONE : -1;
+}
+
 static void server_hello(ism_auth_hs *h)
 {
     const uint8_t *m = h->in;
@@ -367,11 +402,27 @@ static void server_hello(ism_auth_hs *h)
         return;
     }
     h->peer = peer;
+    h->offer = m[6];
+    int suite = choose_suite(h->offer, h->suites);
+    if (suite < 0) {
+        fail(h, ISM_AUTH_ESUITE,
+             "peer %s (site %u, gateway %u) and this side disagree on link encryption (this "
+             "side accepts %s, the peer %s): give every site the same --wan-crypto / [job] "
+             "crypto",
+             h->peer_name, (unsigned)peer.site, (unsigned)peer.gw,
+             h->suites == ISM_AUTH_SUITES_NONE ? "only none" : "only aead",
+             (h->offer & 7) == ISM_AUTH_SUITES_NONE ? "only none"
+             : (h->offer & ISM_AUTH_SUITES_NONE)    ? "both"
+                                                    : "only aead");
+        queue_refuse(h, ISM_AUTH_R_SUITE);
+        return;
+    }
+    h->suite = suite;
     if (make_nonce(h, h->ns) != 0 ||
         compute_mac(h, LABEL_SERVER, peer, h->self, h->nc, h->ns, h->mac) != 0)
         return;
     uint8_t *o = h->out;
-    put_preamble(o, MSG_CHALLENGE, 0);
+    put_preamble(o, MSG_CHALLENGE, suite);
     put_id(o + PRE_LEN, h->self);
     memcpy(o + PRE_LEN + 8, h->ns, NONCE_LEN);
     memcpy(o + PRE_LEN + 8 + NONCE_LEN, h->mac, MAC_LEN);
@@ -431,10 +482,12 @@ static void server_step(ism_auth_hs *h)
 /* ---- the interface ---- */
 
 void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_auth_id self,
-                       const char *peer_name)
+                       unsigned suites, const char *peer_name)
 {
     memset(h, 0, sizeof *h);
     h->server = server;
+    h->suites = suites & 7u;
+    h->suite = -1;
     h->key = k;
     h->self = self;
     h->peer.site = h->peer.gw = UINT32_MAX;
@@ -445,6 +498,8 @@ void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_au
     if (k->secret_len < ISM_AUTH_SECRET_MIN || k->secret_len > ISM_AUTH_SECRET_MAX)
         return fail(h, ISM_AUTH_EINVAL, "auth %s: job secret length %zu is outside %d..%d bytes",
                     role, k->secret_len, ISM_AUTH_SECRET_MIN, ISM_AUTH_SECRET_MAX);
+    if (h->suites == 0)
+        return fail(h, ISM_AUTH_EINVAL, "auth %s: no cipher suite accepted", role);
     if (server)
         expect_input(h, P_S_PRE_HELLO, PRE_LEN);
     else

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../aead.h"
 #include "setup.h"
 #include "sock.h"
 
@@ -44,6 +45,8 @@ void ism_udp_opts_default(ism_udp_opts *o)
      * unless a probe was due, and so started the UDP flow later than the TCP one */
     o->pmtud = 1;
     o->pmtu_raise_ms = 600000;
+    o->suites = ISM_AUTH_SUITES_AEAD;
+    o->purpose = "udp";
 }
 
 static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
@@ -94,7 +97,8 @@ static ism_udp_opts effective(const ism_udp_opts *o)
 
 ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[ISM_UDPW_TOKEN_LEN],
                            const uint8_t tok_rx[ISM_UDPW_TOKEN_LEN], uint64_t peer_rcvbuf,
-                           const char *peer, char *err, size_t errlen)
+                           const ism_aead_keys *keys, int client, const char *peer, char *err,
+                           size_t errlen)
 {
     ism_udp_conn *c = calloc(1, sizeof *c);
     if (!c) {
@@ -104,12 +108,21 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
     }
     c->fd = fd;
     c->o = *o;
+    if (udp_seal_init(&c->seal, keys, client, o->rekey) != 0) {
+        udp_errf(err, errlen, "reliable UDP to %s: setting up %s failed (OpenSSL)", peer,
+                 ism_aead_suite_name(keys->suite));
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    if (c->seal.on)
+        c->o.crc = 0; /* the tag covers every byte */
     c->cc = ism_udp_cc_find(o->cc);
     memcpy(c->tok_tx, tok_tx, ISM_UDPW_TOKEN_LEN);
     memcpy(c->tok_rx, tok_rx, ISM_UDPW_TOKEN_LEN);
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     c->dgram = (uint32_t)o->mtu - 28;
-    c->payload = c->dgram - ISM_UDPW_DATA_HDR;
+    c->payload = c->dgram - ISM_UDPW_DATA_HDR - udp_seal_overhead(&c->seal);
     c->sbuf_size = o->sndbuf;
     c->rbuf_size = o->rcvbuf;
     c->sbuf = malloc(c->sbuf_size);
@@ -150,6 +163,7 @@ void udp_conn_free(ism_udp_conn *c)
     free(c->rtx);
     free(c->ivals);
     free(c->rbits);
+    udp_seal_free(&c->seal);
     free(c);
 }
 
@@ -265,8 +279,9 @@ ism_udp_conn *ism_udp_connect_fd(int tcp, const ism_auth_key *key, ism_auth_id s
 }
 
 ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
-                                   ism_auth_id peer, const ism_udp_opts *o, int timeout_ms,
-                                   char *err, size_t errlen)
+                                   ism_auth_id peer, const ism_aead_keys *keys,
+                                   const ism_udp_opts *o, int timeout_ms, char *err,
+                                   size_t errlen)
 {
     ism_udp_opts e = effective(o);
     if (!key || tcp < 0 || timeout_ms <= 0) {
@@ -275,8 +290,8 @@ ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
     }
     if (check_opts(&e, err, errlen) != 0)
         return NULL;
-    return client ? udp_setup_client_authed(tcp, key, peer, &e, timeout_ms, err, errlen)
-                  : udp_setup_server_authed(tcp, key, peer, &e, timeout_ms, err, errlen);
+    return client ? udp_setup_client_authed(tcp, key, peer, keys, &e, timeout_ms, err, errlen)
+                  : udp_setup_server_authed(tcp, key, peer, keys, &e, timeout_ms, err, errlen);
 }
 
 ism_udp_conn *ism_udp_connect(const char *hostport, const ism_auth_key *key, ism_auth_id self,
@@ -584,11 +599,11 @@ int ism_udp_shutdown(ism_udp_conn *c)
 
 static void send_close(ism_udp_conn *c, uint32_t reason)
 {
-    uint8_t p[ISM_UDPW_CLOSE_LEN];
+    uint8_t p[ISM_UDPW_CLOSE_LEN + UDP_SEAL_OVERHEAD];
     size_t n = ism_udpw_encode_close(p, c->tok_tx, reason);
-    if (c->o.crc)
-        ism_udpw_seal(p, n);
-    send(c->fd, p, n, MSG_DONTWAIT);
+    n = udp_seal_buf(c, p, n);
+    if (n)
+        send(c->fd, p, n, MSG_DONTWAIT);
 }
 
 int ism_udp_close(ism_udp_conn *c, int timeout_ms)
@@ -696,6 +711,9 @@ void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
     s->cc_state = c->cc->state(c->cc_state);
     s->payload = c->payload;
     s->plpmtu = c->dgram + 28;
+    s->pkts_unauth = c->seal.rejected;
+    s->rekeys = c->seal.on ? c->seal.tx.rekeys + c->seal.rx.rekeys : 0;
+    s->suite = c->seal.on ? c->seal.suite : ISM_AEAD_NONE;
     s->pmtu_base = c->pm.base + 28;
     s->pmtu_ceiling = c->pm.ceil + 28;
 }

@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 
 #include "cc.h"
+#include "seal.h"
 #include "udp.h"
 #include "wire.h"
 
@@ -79,6 +80,7 @@ struct ism_udp_conn {
     const ism_udp_cc_ops *cc;
     _Alignas(16) unsigned char cc_state[ISM_UDP_CC_STATE];
     uint8_t tok_tx[ISM_UDPW_TOKEN_LEN], tok_rx[ISM_UDPW_TOKEN_LEN];
+    udp_seal seal;                 /* AEAD on every datagram, when agreed (seal.h) */
     uint32_t dgram;   /* datagram size of a full data packet now (pmtu.c may change it) */
     uint32_t payload; /* stream bytes per full data packet: dgram - header */
     uint32_t ack_dgram; /* largest ACK: the base size, which every path carries (pmtu.c) */

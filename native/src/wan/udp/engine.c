@@ -42,8 +42,8 @@ void udp_fail(ism_udp_conn *c, int code, const char *fmt, ...)
 void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now)
 {
     int type = ism_udpw_check(p, n, c->tok_rx, c->o.crc);
-    if (type < 0) {
-        c->st.pkts_bad++; /* a stranger, a corrupted packet or a stale one: ignored */
+    if (type < 0 || udp_seal_open(&c->seal, p, &n) != 0) {
+        c->st.pkts_bad++; /* a stranger, a corrupted, forged, replayed or stale packet */
         return;
     }
     int rc;

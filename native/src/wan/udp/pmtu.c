@@ -65,7 +65,7 @@
 static void set_size(ism_udp_conn *c, uint32_t dgram)
 {
     c->dgram = dgram;
-    c->payload = dgram - ISM_UDPW_DATA_HDR;
+    c->payload = dgram - ISM_UDPW_DATA_HDR - udp_seal_overhead(&c->seal);
     c->cc->set_mss(c->cc_state, c->payload);
 }
 
@@ -94,7 +94,7 @@ void udp_pmtu_init(ism_udp_conn *c, int64_t now)
     c->pm.bh_min = UINT32_MAX;
     c->pm.raise_at_us = INT64_MAX;
     c->dgram = base;
-    c->payload = base - ISM_UDPW_DATA_HDR;
+    c->payload = base - ISM_UDPW_DATA_HDR - udp_seal_overhead(&c->seal);
     /* ACKs stay within the base size: a receiver learns nothing of the reverse path's
      * MTU, and a lost large ACK (many SACK ranges, heavy loss) hurts most. */
     c->ack_dgram = base;
@@ -217,9 +217,10 @@ void udp_pmtu_probe_done(ism_udp_conn *c, const udp_pkt *p, uint64_t pn, int ack
 
 void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p, int64_t now)
 {
-    if (p->len + ISM_UDPW_DATA_HDR > c->pm.base)
+    uint32_t size = p->len + ISM_UDPW_DATA_HDR + udp_seal_overhead(&c->seal);
+    if (size > c->pm.base)
         c->pm.large_acked_us = now;
-    if (c->pm.bh && p->len + ISM_UDPW_DATA_HDR >= c->pm.bh_min) {
+    if (c->pm.bh && size >= c->pm.bh_min) {
         c->pm.bh = 0;
         c->pm.bh_min = UINT32_MAX;
     }
@@ -227,7 +228,7 @@ void udp_pmtu_data_acked(ism_udp_conn *c, const udp_pkt *p, int64_t now)
 
 void udp_pmtu_data_lost(ism_udp_conn *c, const udp_pkt *p)
 {
-    uint32_t size = p->len + ISM_UDPW_DATA_HDR;
+    uint32_t size = p->len + ISM_UDPW_DATA_HDR + udp_seal_overhead(&c->seal);
     if (!c->pm.on || !p->rtx || size <= c->pm.base)
         return;
     c->pm.bh++;

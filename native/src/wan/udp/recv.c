@@ -339,7 +339,7 @@ void udp_maybe_ack(ism_udp_conn *c, int64_t now)
     ism_udpw_ackb *b = &c->ackb;
     uint64_t limit = c->rcv_read + c->rbuf_size;
     int64_t delay = now - c->rlargest_us;
-    ism_udpw_ack_begin(b, s->buf, c->ack_dgram, c->tok_tx, (uint64_t)c->rlargest, limit,
+    ism_udpw_ack_begin(b, s->buf, c->ack_dgram - udp_seal_overhead(&c->seal), c->tok_tx, (uint64_t)c->rlargest, limit,
                        (uint32_t)(delay < 0 ? 0 : delay > 0xffffffff ? 0xffffffff : delay));
     uint64_t pn = (uint64_t)c->rlargest;
     for (;;) {
@@ -368,8 +368,7 @@ void udp_maybe_ack(ism_udp_conn *c, int64_t now)
     s->len = n;
     s->iov[0] = (struct iovec){s->buf, n};
     s->niov = 1;
-    if (c->o.crc)
-        ism_udpw_seal(s->buf, n);
+    udp_seal_slot(c, s);
     c->last_adv_limit = limit;
     c->ack_pending = 0;
     c->ack_now = 0;

@@ -310,12 +310,13 @@ static int emit(ism_udp_conn *c, uint64_t n, uint32_t probe, int64_t now)
     if (probe) {
         ism_udpw_encode_data(s->buf, flags | ISM_UDPW_F_PAD, c->tok_tx, pn, off,
                              (uint32_t)(pn - c->lua));
-        memset(s->buf + ISM_UDPW_DATA_HDR, 0, probe - ISM_UDPW_DATA_HDR);
-        s->len = probe;
+        /* padded so that the datagram, sealed or not, is `probe` bytes */
+        size_t plain = probe - udp_seal_overhead(&c->seal);
+        memset(s->buf + ISM_UDPW_DATA_HDR, 0, plain - ISM_UDPW_DATA_HDR);
+        s->len = plain;
         s->iov[0] = (struct iovec){s->buf, s->len};
         s->niov = 1;
-        if (c->o.crc)
-            ism_udpw_seal(s->buf, s->len);
+        udp_seal_slot(c, s);
         p->chunk = UDP_NO_CHUNK;
         p->sent_us = now;
         p->first_sent_us = c->first_sent_us;
@@ -341,16 +342,14 @@ static int emit(ism_udp_conn *c, uint64_t n, uint32_t probe, int64_t now)
         s->len = ISM_UDPW_DATA_HDR + len;
         s->iov[0] = (struct iovec){s->buf, s->len};
         s->niov = 1;
-        if (c->o.crc)
-            ism_udpw_seal(s->buf, s->len);
+        udp_seal_slot(c, s);
     } else {
         s->iov[0] = (struct iovec){s->buf, ISM_UDPW_DATA_HDR};
         s->iov[1] = (struct iovec){(void *)a, first};
         s->iov[2] = (struct iovec){(void *)b, blen};
         s->niov = blen ? 3 : first ? 2 : 1;
         s->len = ISM_UDPW_DATA_HDR + len;
-        if (c->o.crc)
-            ism_udpw_seal_parts(s->buf, ISM_UDPW_DATA_HDR, a, first, b, blen);
+        udp_seal_slot(c, s); /* a sealed one becomes one piece in buf */
     }
     if (c->pkts_inflight == 0)
         c->rto_base_us = now;
@@ -497,7 +496,7 @@ void udp_send_data(ism_udp_conn *c, int64_t now)
 
 int udp_emit_probe(ism_udp_conn *c, uint32_t size, int64_t now)
 {
-    if (size <= ISM_UDPW_DATA_HDR || size > ISM_UDPW_MAX_DGRAM)
+    if (size <= ISM_UDPW_DATA_HDR + udp_seal_overhead(&c->seal) || size > ISM_UDPW_MAX_DGRAM)
         return -1;
     return emit(c, UDP_NO_CHUNK, size, now);
 }

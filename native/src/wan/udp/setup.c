@@ -35,6 +35,7 @@
 #include "le.h"
 #include "setup.h"
 #include "setup_msg.h"
+#include "../aead.h"
 #include "sock.h"
 
 #define PROBE_INTERVAL_US 200000
@@ -70,6 +71,24 @@ static int derive_tokens(const ism_auth_key *k, const uint8_t cid[16], const uin
         return -1;
     /* Equal tokens would let one side's packets be reflected back as the other's. */
     return memcmp(c2s, s2c, ISM_UDPW_TOKEN_LEN) == 0 ? -1 : 0;
+}
+
+/* Under a cipher the first datagram must open before the server ties its socket to the
+ * sender's address: the token alone, seen by anyone on the path, would let an attacker's
+ * packet from elsewhere win the race. Opens a copy with keys of its own, so the
+ * connection's replay window still sees the packet once. */
+static int first_is_authentic(const ism_aead_keys *keys, const uint8_t *p, size_t n)
+{
+    if (!keys || keys->suite == ISM_AEAD_NONE)
+        return 1;
+    udp_seal s;
+    uint8_t copy[ISM_UDPW_MAX_DGRAM];
+    if (n > sizeof copy || udp_seal_init(&s, keys, 0, 0) != 0)
+        return 0;
+    memcpy(copy, p, n);
+    int ok = udp_seal_open(&s, copy, &n) == 0;
+    udp_seal_free(&s);
+    return ok;
 }
 
 static int udp_socket(const struct sockaddr_in *bind_to, int bufsize, char *err, size_t errlen)
@@ -116,17 +135,21 @@ ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
                                size_t errlen)
 {
     ism_auth_id peer;
-    int rc = ism_auth_client(tcp, k, self, &peer, timeout_ms, err, errlen);
+    ism_aead_keys keys;
+    int rc = ism_auth_run(tcp, 0, k, self, o->suites, o->purpose, &peer, &keys, timeout_ms, err,
+                          errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
         return NULL;
-    return udp_setup_client_authed(tcp, k, peer, o, timeout_ms, err, errlen);
+    ism_udp_conn *c = udp_setup_client_authed(tcp, k, peer, &keys, o, timeout_ms, err, errlen);
+    ism_aead_keys_wipe(&keys);
+    return c;
 }
 
 ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_id peer,
-                                      const ism_udp_opts *o, int timeout_ms, char *err,
-                                      size_t errlen)
+                                      const ism_aead_keys *keys, const ism_udp_opts *o,
+                                      int timeout_ms, char *err, size_t errlen)
 {
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
@@ -184,7 +207,7 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
     }
     char pname[96];
     name_peer(pname, sizeof pname, &sa, peer);
-    ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, pname, err, errlen);
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, keys, 1, pname, err, errlen);
     if (!c)
         return NULL;
     c->peer_id = peer;
@@ -219,17 +242,21 @@ ism_udp_conn *udp_setup_server(int tcp, const ism_auth_key *k, ism_auth_id self,
                                size_t errlen)
 {
     ism_auth_id peer;
-    int rc = ism_auth_server(tcp, k, self, &peer, timeout_ms, err, errlen);
+    ism_aead_keys keys;
+    int rc = ism_auth_run(tcp, 1, k, self, o->suites, o->purpose, &peer, &keys, timeout_ms, err,
+                          errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
         return NULL;
-    return udp_setup_server_authed(tcp, k, peer, o, timeout_ms, err, errlen);
+    ism_udp_conn *c = udp_setup_server_authed(tcp, k, peer, &keys, o, timeout_ms, err, errlen);
+    ism_aead_keys_wipe(&keys);
+    return c;
 }
 
 ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_id peer,
-                                      const ism_udp_opts *o, int timeout_ms, char *err,
-                                      size_t errlen)
+                                      const ism_aead_keys *keys, const ism_udp_opts *o,
+                                      int timeout_ms, char *err, size_t errlen)
 {
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
@@ -282,6 +309,7 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
         return NULL;
     }
     int64_t params_sent_us = udp_now_us(); /* the client answers over UDP: one round trip */
+    int sealed = keys && keys->suite != ISM_AEAD_NONE;
     /* Wait for the first UDP packet with the client's token; anything else is ignored. */
     uint8_t *buf = malloc(ISM_UDPW_MAX_DGRAM);
     if (!buf) {
@@ -306,7 +334,8 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
         poll(&pfd, 1, (int)(left > 100 ? 100 : left));
         socklen_t fl = sizeof from;
         n = recvfrom(fd, buf, ISM_UDPW_MAX_DGRAM, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
-        if (n > 0 && ism_udpw_check(buf, (size_t)n, c2s, (int)crc) == ISM_UDPW_DATA)
+        if (n > 0 && ism_udpw_check(buf, (size_t)n, c2s, sealed ? 0 : (int)crc) == ISM_UDPW_DATA &&
+            first_is_authentic(keys, buf, (size_t)n))
             break;
     }
     /* The RTO's seed (the server sends nothing timed before its first ACK is back): from
@@ -331,7 +360,7 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     agreed.crc = (int)crc;
     char pname[96];
     name_peer(pname, sizeof pname, &from, peer);
-    ism_udp_conn *c = udp_conn_new(fd, &agreed, s2c, c2s, peer_rcv, pname, err, errlen);
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, s2c, c2s, peer_rcv, keys, 0, pname, err, errlen);
     if (!c) {
         free(buf);
         return NULL;

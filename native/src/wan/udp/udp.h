@@ -89,11 +89,19 @@ typedef struct ism_udp_opts {
     int sock_buf;         /* SO_SNDBUF/SO_RCVBUF of the UDP socket (default 8 MiB) */
     uint64_t max_rate;    /* cap on the pacing rate, payload bytes/s; 0 = none */
     const ism_udp_impair *impair; /* NULL in production */
+    unsigned suites;      /* link encryption accepted at the handshake (auth.h; default
+                           * ISM_AUTH_SUITES_AEAD: every datagram sealed, seal.h) */
+    const char *purpose;  /* what the connection carries, in its keys (aead.h; "udp") */
+    uint64_t rekey;       /* datagrams per key (0: aead.h's default) */
 } ism_udp_opts;
 
 typedef struct ism_udp_stats {
     uint64_t bytes_sent, bytes_acked, bytes_received;
     uint64_t pkts_sent, pkts_retransmitted, pkts_received, pkts_dup, pkts_bad;
+    uint64_t pkts_unauth;    /* of pkts_bad: sealed datagrams that failed authentication
+                              * or were replays (seal.h) */
+    uint64_t rekeys;         /* key updates, both directions */
+    int suite;               /* ISM_AEAD_* of the connection */
     uint64_t pkts_lost, rto_count, acks_sent, acks_received;
     uint64_t pkts_reordered; /* arrived after a higher packet number */
     uint64_t pkts_coalesced; /* arrived coalesced with others in one read (UDP GRO) */
@@ -150,9 +158,11 @@ ism_udp_conn *ism_udp_accept_fd(int tcp, const ism_auth_key *key, ism_auth_id se
  * (ism_auth_hs from its own event loop, as the gateway does): client 1 for the side
  * that dialed; peer is who the handshake authenticated. Blocking up to timeout_ms: only
  * an authenticated peer gets here. */
+struct ism_aead_keys;
 ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
-                                   ism_auth_id peer, const ism_udp_opts *o, int timeout_ms,
-                                   char *err, size_t errlen);
+                                   ism_auth_id peer, const struct ism_aead_keys *keys,
+                                   const ism_udp_opts *o, int timeout_ms, char *err,
+                                   size_t errlen);
 /* Who the handshake authenticated at the other end. */
 ism_auth_id ism_udp_peer_id(const ism_udp_conn *c);
 

@@ -1,0 +1,70 @@
+/* sstream.h: a byte stream carried in AEAD records over a non-blocking socket (TCP), for
+ * the gateways' TCP links, `isthmus copy` over TCP and the link probe's data.
+ *
+ * Record: len u32 (LE, 1..ISM_SSTREAM_MAX plaintext bytes) | ciphertext[len] | tag[16].
+ * The length is the additional data; the sequence number is implicit (records are
+ * counted per direction from 0, as TLS 1.3 does), so a record cannot be replayed,
+ * dropped, reordered or moved to another connection without failing its tag. A record
+ * that fails is never delivered: the stream fails (EBADMSG) and whoever owns it starts a
+ * new connection (with new keys) and resends, as for a broken connection.
+ *
+ * Writing: bytes are sealed into a buffer of at most two records' worth and written from
+ * there; what the buffer holds counts as written for the caller (as the kernel's send
+ * buffer does), so the owner must flush before it closes (ism_sstream_pending). Reading:
+ * whole records are opened, straight into the caller's buffer when it takes a whole
+ * record, else into a one-record buffer it is served from; bytes can therefore be ready
+ * with no socket event to come (ism_sstream_readable).
+ */
+#ifndef ISM_WAN_SSTREAM_H
+#define ISM_WAN_SSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "aead.h"
+
+#define ISM_SSTREAM_MAX 16384 /* plaintext bytes per record */
+#define ISM_SSTREAM_OVERHEAD (4 + ISM_AEAD_TAG_LEN)
+
+typedef struct ism_sstream {
+    ism_aead tx, rx;
+    uint64_t tx_seq, rx_seq;
+    uint8_t *txb;                 /* sealed records not yet written */
+    size_t tx_off, tx_len;
+    uint8_t *rxb;                 /* ciphertext read, not yet opened: [rx_off, rx_len) */
+    size_t rx_off, rx_len;
+    uint8_t *pt;                  /* an opened record's plaintext not yet taken */
+    size_t pt_off, pt_len;
+    uint64_t sealed, opened, rejected; /* records */
+    int eof;                      /* the peer closed (after the bytes in rxb) */
+} ism_sstream;
+
+/* keys from ism_aead_derive; client: 1 on the side that dialed (it sends c2s). rekey
+ * 0: the default. 0, or -1 (no memory, OpenSSL failure). */
+int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client, uint64_t rekey);
+void ism_sstream_free(ism_sstream *s);
+
+/* Seal what fits of iov; returns the plaintext bytes taken (0: the buffer is full), or
+ * -1 (OpenSSL failure). Writes nothing to the socket: call ism_sstream_flush. */
+ssize_t ism_sstream_seal(ism_sstream *s, const struct iovec *iov, int n);
+/* Write sealed bytes: 0 when all are out, 1 when some remain (the socket is full), -1
+ * with errno on an error. */
+int ism_sstream_flush(ism_sstream *s, int fd);
+size_t ism_sstream_pending(const ism_sstream *s);
+
+/* Up to n bytes of plaintext, reading the socket as needed: bytes, 0 when the peer
+ * ended the stream, or -1 with errno (EAGAIN: nothing yet; EBADMSG: a record failed its
+ * tag or was malformed; the stream is then dead). */
+ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n);
+/* 1 when a read would return bytes without the socket (opened or whole records wait). */
+int ism_sstream_readable(const ism_sstream *s);
+
+/* Convenience for blocking users (the copy tool, the probe): write all n bytes, or read
+ * exactly n, until deadline_ms (ism_now_ms time). 0, or an ISM_SOCK_E* code (EIO with
+ * errno EBADMSG for an unauthentic record). */
+int ism_sstream_write_full(ism_sstream *s, int fd, const void *buf, size_t n, int64_t deadline_ms);
+int ism_sstream_read_full(ism_sstream *s, int fd, void *buf, size_t n, int64_t deadline_ms);
+
+#endif
