@@ -24,13 +24,43 @@ static void stats(ism_calib *c, uint64_t *v, size_t n)
 
 static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+static uint64_t dist(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* The densest quarter of sorted v: its middle value, and its width in *width. Of equally
+ * narrow quarters (a flat stretch of the distribution) the one nearest the median. */
+static uint64_t densest(const uint64_t *v, size_t n, uint64_t *width)
+{
+    *width = 0;
+    if (!n)
+        return 0;
+    const size_t h = n / 4 > 5 ? n / 4 : (n < 5 ? n : 5);
+    const uint64_t median = v[n / 2];
+    size_t best = 0;
+    uint64_t w = UINT64_MAX;
+    for (size_t i = 0; i + h <= n; i++) {
+        uint64_t wi = v[i + h - 1] - v[i];
+        if (wi < w || (wi == w && dist(v[i + h / 2], median) < dist(v[best + h / 2], median))) {
+            w = wi;
+            best = i;
+        }
+    }
+    *width = w;
+    return v[best + h / 2];
+}
+
+uint64_t ism_calib_typical(uint64_t *v, size_t n)
+{
+    uint64_t w;
+    ism_timer_sort(v, n);
+    return densest(v, n, &w);
+}
+
 void ism_calib_longer(ism_calib *c, uint64_t *v, size_t n, double factor, uint64_t floor)
 {
     stats(c, v, n);
-    c->typical = c->median;
-    c->spread = c->median - c->p10;
+    c->typical = densest(v, n, &c->spread);
     uint64_t by_factor = (uint64_t)(factor * (double)c->typical);
-    uint64_t by_spread = c->typical + ISM_CALIB_SPREADS * c->spread;
+    uint64_t by_spread = c->typical + ISM_CALIB_LONGER_SPREADS * c->spread;
     uint64_t by_timer = c->typical + floor;
     c->threshold = by_factor;
     c->rule = ISM_CALIB_RULE_FACTOR;
@@ -50,7 +80,7 @@ void ism_calib_fewer(ism_calib *c, uint64_t *v, size_t n, double factor, uint64_
     c->typical = c->p90;
     c->spread = c->p99 - c->p75;
     uint64_t by_factor = (uint64_t)(factor * (double)c->typical);
-    uint64_t by_spread = sat_sub(c->typical, ISM_CALIB_SPREADS * c->spread);
+    uint64_t by_spread = sat_sub(c->typical, ISM_CALIB_FEWER_SPREADS * c->spread);
     uint64_t by_timer = sat_sub(c->typical, floor);
     c->threshold = by_factor;
     c->rule = ISM_CALIB_RULE_FACTOR;
@@ -69,8 +99,7 @@ void ism_calib_fewer(ism_calib *c, uint64_t *v, size_t n, double factor, uint64_
 void ism_calib_fixed(ism_calib *c, uint64_t *v, size_t n, uint64_t threshold)
 {
     stats(c, v, n);
-    c->typical = c->median;
-    c->spread = c->median - c->p10;
+    c->typical = densest(v, n, &c->spread);
     c->threshold = threshold;
     c->rule = ISM_CALIB_RULE_FIXED;
 }

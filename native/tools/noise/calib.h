@@ -13,8 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A threshold lies at least this many spreads of the ordinary samples from the baseline. */
-#define ISM_CALIB_SPREADS 4
+/* A threshold lies at least this many spreads of the ordinary samples from the baseline:
+ * for normally distributed ordinary samples both put it about 5 standard deviations away
+ * (the densest quarter is 0.64 sd wide; p99 - p75 is 1.65 sd). */
+#define ISM_CALIB_LONGER_SPREADS 8
+#define ISM_CALIB_FEWER_SPREADS 4
 
 typedef enum {
     ISM_CALIB_RULE_FACTOR = 0, /* the probe's rule: k x baseline, or baseline x (1 +- tol) */
@@ -32,22 +35,29 @@ typedef struct {
     ism_calib_rule rule;                   /* which bound set the threshold */
 } ism_calib;
 
-/* Samples where a detour makes one sample longer (a selfish loop, an FWQ quantum): a
- * detour is one sample among many, so the baseline is the median. The spread is measured
- * below it (median - p10), where detours never fall. threshold = the largest of
- * factor x median, median + ISM_CALIB_SPREADS x spread, median + floor (floor: the
- * least span the clock resolves, ism_timer_floor). Sorts v. */
+/* Samples where a detour makes one sample longer (a selfish loop, an FWQ quantum). The
+ * baseline is the ordinary sample: the middle of the densest quarter of the samples (the
+ * shortest interval that holds a quarter of them, at least 5). A few unusually fast
+ * samples cannot move it (they moved the minimum), nor can many disturbed ones (an FWQ
+ * quantum on a cpu other processes share: they would move the median). The spread is
+ * that interval's width. threshold = the largest of factor x baseline, baseline +
+ * ISM_CALIB_LONGER_SPREADS x spread, baseline + floor (floor: the least span the clock
+ * resolves, ism_timer_floor). Sorts v. */
 void ism_calib_longer(ism_calib *c, uint64_t *v, size_t n, double factor, uint64_t floor);
 
+/* The baseline of ism_calib_longer alone (for scaling work to a time). Sorts v. */
+uint64_t ism_calib_typical(uint64_t *v, size_t n);
+
 /* Samples where a detour lowers the value (FTQ counts of the slots that counted): a
- * detour can shorten many intervals (a tick in every other one), so the baseline is the
- * 90th percentile and the spread is measured in the top quarter (p99 - p75), which stays
- * clean while a quarter of the intervals are. threshold = the smallest of factor x p90,
- * p90 - ISM_CALIB_SPREADS x spread, p90 - floor (floor in counts), at least 1 (an interval
- * that counted nothing is always a detour). Sorts v. */
+ * detour can shorten most intervals (a tick in every other one, or in nearly every one
+ * when the interval is long), and then they, not the clean ones, are the densest; so the
+ * baseline is the 90th percentile and the spread is measured in the top quarter
+ * (p99 - p75), which stays clean while a quarter of the intervals are. threshold = the
+ * smallest of factor x p90, p90 - ISM_CALIB_FEWER_SPREADS x spread, p90 - floor (floor in
+ * counts), at least 1 (an interval that counted nothing is always a detour). Sorts v. */
 void ism_calib_fewer(ism_calib *c, uint64_t *v, size_t n, double factor, uint64_t floor);
 
-/* A threshold the user fixed, recorded the same way (statistics of v, typical = median). */
+/* A threshold the user fixed, recorded the same way (baseline and spread as for longer). */
 void ism_calib_fixed(ism_calib *c, uint64_t *v, size_t n, uint64_t threshold);
 
 const char *ism_calib_rule_name(ism_calib_rule r);

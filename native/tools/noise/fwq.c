@@ -2,14 +2,15 @@
  * integer operations the compiler cannot remove, calibrated once to about the requested
  * quantum) is timed again and again, each quantum from the read that ended the one before
  * (so no time between quanta goes unmeasured); a detour makes one quantum take longer. A quantum is
- * an outlier above the threshold calib.h sets from the median of many calibration quanta,
- * and loses its excess over that median. */
+ * an outlier above the threshold calib.h sets from the ordinary calibration quantum (the
+ * densest quarter of many), and loses its excess over it. */
 #include "probe.h"
 #include "record.h"
 #include "tsc.h"
 #include "work.h"
 
-/* The median of `tries` (at most 63) timings of the work: one interrupted try does not set it. */
+/* The ordinary one of `tries` (at most 63) timings of the work (calib.h): interrupted
+ * tries do not set it. */
 static uint64_t fwq_time(uint64_t iters, int tries)
 {
     uint64_t t[63];
@@ -19,15 +20,14 @@ static uint64_t fwq_time(uint64_t iters, int tries)
         ism_noise_work(iters);
         t[i] = ism_noise_now() - a;
     }
-    ism_timer_sort(t, (size_t)n);
-    return ism_timer_quantile(t, (size_t)n, 0.5);
+    return ism_calib_typical(t, (size_t)n);
 }
 
 uint64_t ism_probe_work_iterations(double want)
 {
     uint64_t iters = 1024;
     for (int round = 0, agreed = 0; round < 12 && agreed < 2; round++) {
-        uint64_t t = fwq_time(iters, 9);
+        uint64_t t = fwq_time(iters, 15);
         double scaled = (double)iters * want / (double)(t ? t : 1);
         uint64_t next = scaled < 1 ? 1 : (uint64_t)scaled;
         agreed = round > 0 && next * 20 > iters * 19 && next * 19 < iters * 20 ? agreed + 1 : 0;

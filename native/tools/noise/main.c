@@ -34,7 +34,7 @@ static const char usage[] =
     "  --duration S         seconds of measuring per core (default 10)\n"
     "  --interval-log2 N    ftq: interval of 2^N clock ticks (default 20)\n"
     "  --quantum-us US      fwq: work quantum (default 100)\n"
-    "  --k K                selfish: threshold = K x median loop time (default 10)\n"
+    "  --k K                selfish: threshold = K x the ordinary loop time (default 10)\n"
     "  --threshold-ns NS    selfish: fixed threshold instead of --k\n"
     "  --tol F              ftq/fwq: outlier beyond this relative loss (default 0.01)\n"
     "  --max-events N       outlier events kept per core (default 200000)\n"

@@ -21,7 +21,7 @@ typedef struct {
     double duration_s;      /* measuring time per core */
     unsigned ftq_log2;      /* FTQ interval = 2^ftq_log2 ticks */
     double fwq_quantum_us;  /* FWQ work quantum, calibrated to this many microseconds */
-    double selfish_k;       /* selfish threshold = k x median loop time (calib.h) ... */
+    double selfish_k;       /* selfish threshold = k x the ordinary loop time (calib.h) ... */
     double threshold_ns;    /* ... unless this is > 0 */
     double outlier_tol;     /* FTQ/FWQ: a sample is an outlier beyond this relative loss (calib.h) */
     size_t max_events;      /* outlier events kept per core (more are counted, not kept) */
@@ -60,7 +60,7 @@ typedef struct {
     ism_calib calib;        /* how baseline and threshold were found */
     uint64_t *calib_buf;    /* ISM_TIMER_PAIRS samples of scratch for the check and calibration */
     uint64_t threshold;     /* FTQ: outlier below this count; FWQ/selfish: above this many ticks */
-    uint64_t baseline;      /* FTQ: p90 count; FWQ: median quantum ticks; selfish: median loop ticks */
+    uint64_t baseline;      /* FTQ: p90 count; FWQ, selfish: ordinary quantum / loop ticks (calib.h) */
     uint64_t work_iters;    /* FWQ: work loop iterations per quantum */
     ism_hist hist;          /* FTQ: counts; FWQ: quantum ticks; selfish: detour ticks */
     ism_hist overhead;      /* FTQ: ticks between one interval's end and the next start */
@@ -100,8 +100,9 @@ void ism_probe_selfish(const ism_probe_params *p, ism_probe_result *r, uint64_t 
 void ism_probe_selfish_on(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end, uint64_t (*read)(void));
 
 /* Iterations of ism_noise_work that take about `ticks` on this core: scaled until two
- * rounds, each the median of 9 timings, agree within 5 %, so neither one fast timing nor
- * one round taken while the host was busy (another guest, SMT contention) sets it. */
+ * rounds, each the ordinary one of 15 timings (calib.h), agree within 5 %, so neither
+ * interrupted timings nor one round taken while the host was busy (another guest, SMT
+ * contention) set it. */
 uint64_t ism_probe_work_iterations(double ticks);
 
 /* FTQ's summary of the per-slot counts after the run (r->slot_count[0 .. slots) from grid

@@ -2,7 +2,7 @@
  * two reads longer than the threshold is a detour (the time the OS took the core), and
  * what it lost is its excess over the ordinary loop. The loop is calibrated on the core
  * before the run: its back-to-back reads are the timer check's samples, and the threshold
- * is k x their median (calib.h), never k x their minimum. */
+ * is k x the ordinary one (the densest quarter of them, calib.h), never k x their minimum. */
 #include "probe.h"
 #include "record.h"
 #include "tsc.h"
@@ -26,7 +26,7 @@ static inline __attribute__((always_inline)) int selfish_calibrate(const ism_pro
         return -1;
     if (thr <= r->calib.p99) {
         snprintf(r->refused, sizeof r->refused,
-                 "the threshold of %.1f ns lies inside the ordinary loop on cpu %d (median %.1f ns, p99 %.1f ns): "
+                 "the threshold of %.1f ns lies inside the ordinary loop on cpu %d (ordinary %.1f ns, p99 %.1f ns): "
                  "over 1%% of all loops would count as detours; use more than %.1f ns",
                  p->threshold_ns, r->cpu, (double)r->calib.typical * 1e9 / p->hz, (double)r->calib.p99 * 1e9 / p->hz,
                  (double)r->calib.p99 * 1e9 / p->hz);
