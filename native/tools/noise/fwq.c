@@ -9,6 +9,11 @@
 #include "tsc.h"
 #include "work.h"
 
+/* The calibration quanta's ordinary one must lie this close to the request, */
+#define FWQ_AGREE 0.1
+/* or the work is scaled again from it, at most this many times. */
+#define FWQ_RESCALES 3
+
 /* The ordinary one of `tries` (at most 63) timings of the work (calib.h): interrupted
  * tries do not set it. */
 static uint64_t fwq_time(uint64_t iters, int tries)
@@ -43,19 +48,28 @@ void ism_probe_fwq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_en
     const double want = p->fwq_quantum_us * 1e-6 * p->hz;
     if (ism_timer_resolves(&r->timer, (uint64_t)want, p->hz, "the FWQ quantum", r->refused, sizeof r->refused) != 0)
         return;
-    const uint64_t iters = ism_probe_work_iterations(want);
-    r->work_iters = iters;
-    /* the baseline from many quanta, at most ~50 ms of them */
+    uint64_t iters = ism_probe_work_iterations(want);
+    /* the baseline from many quanta (at most ~50 ms of them), which must agree with the
+     * scaling within FWQ_AGREE: scaling rounds taken while the cpu was busier or quieter
+     * than now are redone from the baseline, up to FWQ_RESCALES times */
     double fit = 0.05 * p->hz / (want > 1 ? want : 1);
     size_t n = fit > 63 ? 63 : fit < 9 ? 9 : (size_t)fit;
-    uint64_t a = ism_noise_now();
-    for (size_t i = 0; i < n; i++) {
-        ism_noise_work(iters);
-        uint64_t b = ism_noise_now();
-        r->calib_buf[i] = b - a;
-        a = b;
+    for (int round = 0;; round++) {
+        uint64_t a = ism_noise_now();
+        for (size_t i = 0; i < n; i++) {
+            ism_noise_work(iters);
+            uint64_t b = ism_noise_now();
+            r->calib_buf[i] = b - a;
+            a = b;
+        }
+        ism_calib_longer(&r->calib, r->calib_buf, n, 1.0 + p->outlier_tol, ism_timer_floor(&r->timer));
+        double off = (double)r->calib.typical / want;
+        if (round == FWQ_RESCALES || (off > 1.0 - FWQ_AGREE && off < 1.0 + FWQ_AGREE))
+            break;
+        double scaled = (double)iters / off;
+        iters = scaled < 1 ? 1 : (uint64_t)scaled;
     }
-    ism_calib_longer(&r->calib, r->calib_buf, n, 1.0 + p->outlier_tol, ism_timer_floor(&r->timer));
+    r->work_iters = iters;
     const uint64_t thr = r->calib.threshold, typ = r->calib.typical;
     r->threshold = thr;
     r->baseline = typ;

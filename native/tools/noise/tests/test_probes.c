@@ -115,7 +115,9 @@ static void run(ism_probe_params *p, ism_probe_result *r, int cpu, disturber *d)
 }
 
 /* The disturber's time on the cpu inside the probe's run, in stretches of at least `least`
- * ticks; at least one such stretch must exist (it is pinned there and spins). */
+ * ticks. At SCHED_FIFO such a stretch must exist (it takes the cpu for 15 ms at a time);
+ * sharing the cpu with the fair scheduler and the machine's other processes it gets what
+ * they leave, which may be none that long: then there is nothing to check, and it says so. */
 static uint64_t disturber_time(const disturber *d, const ism_probe_result *r, uint64_t least, const char *probe)
 {
     uint64_t total = 0;
@@ -125,8 +127,8 @@ static uint64_t disturber_time(const disturber *d, const ism_probe_result *r, ui
             total += d->ran[i].b - d->ran[i].a;
             n++;
         }
-    CHECK(n > 0, "%s: the disturber (%s) never ran %.0f us at a stretch inside the probe's run (%zu stretches)", probe,
-          d->got_fifo ? "fifo" : "fair share", (double)least * 1e6 / clk.hz, d->n_ran);
+    CHECK(n > 0 || !d->got_fifo, "%s: the disturber (fifo) never ran %.0f us at a stretch inside the probe's run (%zu "
+          "stretches)", probe, (double)least * 1e6 / clk.hz, d->n_ran);
     printf("%s (%s): the disturber ran %.1f ms of %.1f in %zu stretches of %.0f us or more\n", probe,
            d->got_fifo ? "fifo" : "fair share", (double)total * 1e3 / clk.hz,
            (double)(r->t_end - r->t_begin) * 1e3 / clk.hz, n, (double)least * 1e6 / clk.hz);
@@ -199,14 +201,16 @@ static void test_ftq(int cpu, int fifo)
                       (unsigned long long)slot, (unsigned long long)r.raw[k].value);
         }
     }
-    CHECK(inside > 0 && r.skipped_slots >= inside, "ftq: %llu slots inside the disturber's stretches, %llu skipped",
-          (unsigned long long)inside, (unsigned long long)r.skipped_slots);
+    CHECK((inside > 0 || !d->got_fifo) && r.skipped_slots >= inside,
+          "ftq: %llu slots inside the disturber's stretches, %llu skipped", (unsigned long long)inside,
+          (unsigned long long)r.skipped_slots);
     CHECK(r.baseline > 0 && r.value_max >= r.baseline && r.threshold < r.baseline, "baseline %llu, threshold %llu",
           (unsigned long long)r.baseline, (unsigned long long)r.threshold);
-    /* the probe lost at least what the disturber took; other load on the machine only adds */
-    double span = (double)(r.samples << n), took = (double)disturber_time(d, &r, 0, "ftq");
-    double frac = (double)r.sum_lost / span;
-    CHECK(frac >= 0.9 * took / span && frac <= 1.0, "noise fraction %.3f, the disturber took %.3f", frac, took / span);
+    /* the probe lost at least those slots whole (the partly taken slots at a stretch's ends
+     * count as the threshold decides); other load on the machine only adds */
+    disturber_time(d, &r, 0, "ftq");
+    CHECK(r.sum_lost >= inside << n && r.sum_lost <= r.samples << n, "ftq: lost %llu ticks, %llu slots of %llu taken",
+          (unsigned long long)r.sum_lost, (unsigned long long)inside, (unsigned long long)q);
     CHECK(ism_hist_quantile(&r.overhead, 0.5) > 0, "overhead measured");
     CHECK(r.ovh_median > 0 && r.ovh_p99 >= r.ovh_median && r.ovh_max >= r.ovh_p99 && r.ovh_mean > 0,
           "exact overhead %u/%u/%u", r.ovh_median, r.ovh_p99, r.ovh_max);
