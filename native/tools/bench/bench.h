@@ -59,6 +59,8 @@ typedef struct {
     char (*host)[ISM_BENCH_NAME_LEN];   /* processor name of every rank */
     char (*site)[ISM_BENCH_NAME_LEN];   /* site of every rank */
     char *config_json;                  /* the "config" object every record carries */
+    char timer_json[640];               /* MPI_Wtime's check (timer.c), in config_json */
+    double timer_resolution_us;         /* the finest time MPI_Wtime shows, worst rank (timer.c) */
     char *library;                      /* MPI_Get_library_version, first line */
     int header_done;
     char last_header[256];
@@ -74,6 +76,7 @@ typedef struct {
     char params_json[512];   /* ,"peer":1,... (leading comma) or "" */
     char params_text[128];   /* leading columns for people, e.g. "peer=3 other-site" */
     char header_text[128];   /* column titles of params_text */
+    int timed_per_call;      /* each call timed on its own (loggp's overheads), not the loop */
 } ism_bench_point;
 
 /* A sample function runs `iters` iterations on every participating rank and returns the
@@ -130,6 +133,15 @@ void ism_bench_interference(ism_bench_ctx *c);
 void ism_bench_coll(ism_bench_ctx *c);
 void ism_bench_a2a_fraction(ism_bench_ctx *c);
 void ism_bench_loggp(ism_bench_ctx *c);
+
+/* MPI_Wtime checked on every rank (timer.c): back-to-back reads with the noise probes'
+ * timer check; fills timer_json and timer_resolution_us, and ends the program (code 2, a
+ * message naming the rank) when the clock is unusable on any rank. */
+void ism_bench_check_timer(ism_bench_ctx *c);
+/* For a point timed one call at a time: a note when its value is within 10x of what the
+ * clock resolves (then one read's or one step's error is over 10 % of it); 0 if none. */
+int ism_bench_timer_note(const ism_bench_ctx *c, const ism_bench_point *p, double value_us, char *out,
+                         size_t len);
 
 /* Options (options.c) */
 int ism_bench_parse_options(int argc, char **argv, ism_bench_opts *o, char *err, size_t errlen);

@@ -287,6 +287,7 @@ void ism_bench_loggp(ism_bench_ctx *c)
                 ism_bench_param_str(&p, "via", "coll");
             snprintf(p.params_text, sizeof p.params_text, "%-15s", QNAME[q]);
             snprintf(p.header_text, sizeof p.header_text, "%-15s", "quantity");
+            p.timed_per_call = q == Q_SEND || q == Q_RECV;
             a.q = q;
             a.n = (int)sizes[i];
             ism_bench_run_point(c, &p, c->world, sample, &a);

@@ -105,7 +105,8 @@ static void build_config(ism_bench_ctx *c, const char *libfull, int ver, int sub
              c->nranks);
     put(&b, &cap, &used, tmp);
     put(&b, &cap, &used, ism_bench_json_escape(c->host[0], esc, sizeof esc));
-    put(&b, &cap, &used, "\"");
+    put(&b, &cap, &used, "\",\"timer\":");
+    put(&b, &cap, &used, c->timer_json);
     put_str_array(&b, &cap, &used, "hosts", c->host, c->nranks, 1);
     put_str_array(&b, &cap, &used, "sites", c->site, c->nranks, 1);
     put_str_array(&b, &cap, &used, "rank_sites", c->site, c->nranks, 0);
@@ -173,6 +174,7 @@ static void identify(ism_bench_ctx *c)
     c->library = malloc(first_line + 1);
     memcpy(c->library, lib, first_line);
     c->library[first_line] = '\0';
+    ism_bench_check_timer(c);
     build_config(c, lib, ver, subver);
 }
 

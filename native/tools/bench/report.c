@@ -165,6 +165,9 @@ static void emit(ism_bench_ctx *c, const ism_bench_point *p, const char *status,
             int prec = !strcmp(p->metric, "rate") ? 0 : 2;
             printf("  %s%-10lld%18.*f%12.*f%12.*f%12.*f%6d\n", p->params_text, p->size, prec,
                    s.median, prec, s.min, prec, s.p99, prec, s.max, n);
+            char note[256];
+            if (ism_bench_timer_note(c, p, s.median, note, sizeof note))
+                printf("    note: %s\n", note);
         }
         fflush(stdout);
         return;
@@ -187,6 +190,9 @@ static void emit(ism_bench_ctx *c, const ism_bench_point *p, const char *status,
         for (int i = 0; i < n; i++)
             printf("%s%.9g", i ? "," : "", samples[i]);
         printf("]");
+        char note[256];
+        if (ism_bench_timer_note(c, p, s.median, note, sizeof note))
+            printf(",\"timer_note\":\"%s\"", ism_bench_json_escape(note, esc, sizeof esc));
     }
     printf(",\"config\":%s}\n", c->config_json);
     fflush(stdout);

@@ -1,6 +1,7 @@
 /* corelat.c: the cache-line round trip between two pinned threads (`isthmus-noise
  * corelat`). The timer thread writes a counter into one line, the echo thread copies it
- * into another; each sample is the mean over o->trips exchanges. Both run on their own
+ * into another; each sample is the mean over o->trips exchanges, timed with
+ * CLOCK_MONOTONIC after a check that the clock resolves it. Both run on their own
  * threads so the caller's affinity is untouched. */
 #include "corelat.h"
 
@@ -23,17 +24,34 @@ typedef struct {
     atomic_int echo_pin_error;
     atomic_int echo_ready;
     const ism_corelat_opts *o;
+    ism_timer_check timer;
+    uint64_t deltas[4096];
     double *ns, *t;
     char *err;
     size_t errlen;
     int rc;
 } shared;
 
-static double now(void)
+static uint64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static double now(void) { return (double)mono_ns() * 1e-9; }
+
+/* The clock on this cpu: 0, or -1 with the error set. */
+static int check_clock(shared *s)
+{
+    const size_t n = sizeof s->deltas / sizeof s->deltas[0];
+    ism_timer_collect(mono_ns, s->deltas, n);
+    ism_timer_check_deltas(&s->timer, s->deltas, n, 1e9);
+    if (s->timer.usable)
+        return 0;
+    snprintf(s->err, s->errlen, "CLOCK_MONOTONIC on cpu %d is %s", s->o->cpu_a, s->timer.verdict);
+    s->rc = -1;
+    return -1;
 }
 
 static void *echo(void *arg)
@@ -72,6 +90,9 @@ static void *timer(void *arg)
         s->rc = -1;
         return NULL;
     }
+    if (check_clock(s) != 0)
+        return NULL;
+    const double least = (double)(ISM_CORELAT_MIN_FLOORS * ism_timer_floor(&s->timer)) * 1e-9;
     long v = 0;
     double start = now();
     for (int k = 0; k < o->samples; k++) {
@@ -92,6 +113,14 @@ static void *timer(void *arg)
                 }
         }
         double t1 = now();
+        if (t1 - t0 < least) {
+            snprintf(s->err, s->errlen,
+                     "sample %d of %ld round trips lasted %.0f ns, under %d x the %.0f ns the clock resolves on cpu "
+                     "%d: raise --trips",
+                     k, o->trips, (t1 - t0) * 1e9, ISM_CORELAT_MIN_FLOORS, (double)ism_timer_floor(&s->timer), o->cpu_a);
+            s->rc = -1;
+            return NULL;
+        }
         s->t[k] = t0 - start;
         s->ns[k] = (t1 - t0) * 1e9 / (double)o->trips;
         if (k + 1 < o->samples && o->interval_s > 0) {
@@ -104,7 +133,8 @@ static void *timer(void *arg)
     return NULL;
 }
 
-int ism_corelat_run(const ism_corelat_opts *o, double *ns, double *t, char *err, size_t errlen)
+int ism_corelat_run(const ism_corelat_opts *o, double *ns, double *t, ism_timer_check *check, char *err,
+                    size_t errlen)
 {
     if (o->cpu_a == o->cpu_b) {
         snprintf(err, errlen, "the two cpus must differ (both %d)", o->cpu_a);
@@ -145,6 +175,8 @@ int ism_corelat_run(const ism_corelat_opts *o, double *ns, double *t, char *err,
     atomic_store(&s->stop, 1);
     pthread_join(te, NULL);
     int rc = s->rc;
+    if (check)
+        *check = s->timer;
     free(s);
     return rc;
 }

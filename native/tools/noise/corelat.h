@@ -7,6 +7,8 @@
 
 #include <stddef.h>
 
+#include "timercheck.h"
+
 typedef struct {
     int cpu_a, cpu_b;   /* the timing thread runs on cpu_a, the echo thread on cpu_b */
     long trips;         /* round trips per sample */
@@ -15,10 +17,17 @@ typedef struct {
     double limit_s;     /* a sample that takes longer is an error (the echo never ran) */
 } ism_corelat_opts;
 
+/* A sample must last this many times the least span the clock resolves
+ * (ism_timer_floor), so that the clock's step moves its mean by under 1 %. */
+#define ISM_CORELAT_MIN_FLOORS 25
+
 /* Measure o->samples samples into ns[] (mean round trip in ns) and t[] (start of each
- * sample in s from the first). The calling thread's affinity is left as it was. Returns 0,
+ * sample in s from the first), after checking CLOCK_MONOTONIC on cpu_a (into *check, in
+ * ns, unless check is NULL). The calling thread's affinity is left as it was. Returns 0,
  * or -1 with a message in err (a cpu that cannot be used, a thread that cannot be
- * created, a sample over its time limit). */
-int ism_corelat_run(const ism_corelat_opts *o, double *ns, double *t, char *err, size_t errlen);
+ * created, a clock that fails its check, a sample too short for the clock to resolve, a
+ * sample over its time limit). */
+int ism_corelat_run(const ism_corelat_opts *o, double *ns, double *t, ism_timer_check *check, char *err,
+                    size_t errlen);
 
 #endif

@@ -5,7 +5,10 @@
  * The timed path writes one count and one overhead value per slot into arrays sized for
  * the whole run (6 bytes a slot) and does nothing else; histograms and outlier events are
  * built after the run. The overhead is the ticks between one interval's last read and
- * the next interval's first read: the probe's own cost per sample, which is reported. */
+ * the next interval's first read: the probe's own cost per sample, which is reported.
+ * The baseline is the 90th percentile of the counted slots' counts (calib.h), not the
+ * largest count, and a slot loses the reads it misses against it. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "probe.h"
@@ -83,10 +86,79 @@ static void ftq_overhead_stats(ism_probe_result *r, uint64_t slots)
     free(n);
 }
 
-void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end)
+/* An interval that holds fewer reads than this counts mostly rounding (where its end falls
+ * between two reads), not time. */
+#define FTQ_MIN_READS 16
+/* An interval's count moves by one read with where its end falls: a slot must miss more
+ * than this many reads to be an outlier. */
+#define FTQ_FLOOR_COUNTS 2
+
+static int ftq_resolves(const ism_probe_params *p, ism_probe_result *r)
+{
+    const uint64_t q = 1ull << p->ftq_log2;
+    if (ism_timer_resolves(&r->timer, q, p->hz, "the FTQ interval", r->refused, sizeof r->refused) != 0)
+        return -1;
+    uint64_t read = r->timer.median ? r->timer.median : 1;
+    if (q >= FTQ_MIN_READS * read)
+        return 0;
+    unsigned need = p->ftq_log2;
+    while ((1ull << need) < FTQ_MIN_READS * read)
+        need++;
+    snprintf(r->refused, sizeof r->refused,
+             "an FTQ interval of 2^%u ticks (%.3g us) holds only %llu reads of the clock on cpu %d (median %llu ticks "
+             "a read); its counts would be mostly rounding: use --interval-log2 %u or more",
+             p->ftq_log2, (double)q * 1e6 / p->hz, (unsigned long long)(q / read), r->cpu, (unsigned long long)read,
+             need);
+    return -1;
+}
+
+void ism_probe_ftq_summarise(const ism_probe_params *p, ism_probe_result *r, uint64_t first, uint64_t slots)
 {
     const unsigned n = p->ftq_log2;
     const uint64_t q = 1ull << n;
+    /* the baseline from the slots that counted, every stride-th if there are more than fit */
+    uint64_t counted = 0, k = 0;
+    for (uint64_t i = 0; i < slots; i++)
+        counted += r->slot_count[i] != 0;
+    const uint64_t stride = counted / ISM_TIMER_PAIRS + 1;
+    for (uint64_t i = 0, seen = 0; i < slots && k < ISM_TIMER_PAIRS; i++)
+        if (r->slot_count[i] && seen++ % stride == 0)
+            r->calib_buf[k++] = r->slot_count[i];
+    ism_calib_fewer(&r->calib, r->calib_buf, k, 1.0 - p->outlier_tol, FTQ_FLOOR_COUNTS);
+    const uint64_t typ = r->calib.typical, thr = r->calib.threshold;
+    r->baseline = typ;
+    r->threshold = thr;
+    uint64_t lost_all = 0;
+    for (uint64_t i = 0; i < slots;) {
+        const uint32_t c = r->slot_count[i];
+        uint64_t run = 1;
+        if (c == 0)
+            while (i + run < slots && r->slot_count[i + run] == 0)
+                run++;
+        ism_rec_value(r, c, run);
+        if (c == 0)
+            r->skipped_slots += run;
+        else if (i > 0 && r->slot_count[i - 1] != 0)
+            ism_hist_add(&r->overhead, r->slot_ovh[i], 1); /* only after a counted slot */
+        if (c < thr) {
+            /* the reads missing against the baseline, as time; an empty slot lost all of it */
+            uint64_t lost = c == 0 ? q * run : (uint64_t)((double)(typ - c) * (double)q / (double)typ);
+            lost_all += lost;
+            ism_rec_event(r, p->max_events, (first + i) << n, c, lost, (uint32_t)(run > UINT32_MAX ? UINT32_MAX : run));
+        }
+        for (uint64_t j = 0; j < run; j++)
+            ism_rec_raw(r, p, (first + i + j) << n, c);
+        i += run;
+    }
+    ftq_overhead_stats(r, slots);
+    r->sum_lost = lost_all;
+}
+
+void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end)
+{
+    if (ism_probe_check_timer(p, r, ism_noise_now) != 0 || ftq_resolves(p, r) != 0)
+        return;
+    const unsigned n = p->ftq_log2;
     /* warm-up: a few slots to reach steady state (caches, frequency), not recorded */
     uint64_t first = ism_ftq_slot(ism_noise_now(), n) + 1;
     uint64_t warm = r->slot_cap < 32 ? r->slot_cap : 32;
@@ -102,35 +174,5 @@ void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_en
     r->t_begin = first << n;
     uint64_t slots = ftq_count(n, first, stop, r->slot_count, r->slot_ovh);
     r->t_end = stop << n;
-
-    /* summary, after the run */
-    uint32_t best = 0;
-    for (uint64_t i = 0; i < slots; i++)
-        if (r->slot_count[i] > best)
-            best = r->slot_count[i];
-    r->baseline = best;
-    r->threshold = (uint64_t)((double)best * (1.0 - p->outlier_tol));
-    const double per_count = best ? (double)q / (double)best : 0.0;
-    for (uint64_t i = 0; i < slots;) {
-        const uint32_t c = r->slot_count[i];
-        uint64_t run = 1;
-        if (c == 0)
-            while (i + run < slots && r->slot_count[i + run] == 0)
-                run++;
-        ism_rec_value(r, c, run);
-        if (c == 0)
-            r->skipped_slots += run;
-        else if (i > 0 && r->slot_count[i - 1] != 0)
-            ism_hist_add(&r->overhead, r->slot_ovh[i], 1); /* only after a counted slot */
-        if (c < r->threshold) {
-            uint64_t lost = (uint64_t)((double)(best - c) * per_count) * run;
-            ism_rec_event(r, p->max_events, (first + i) << n, c, lost, (uint32_t)(run > UINT32_MAX ? UINT32_MAX : run));
-        }
-        for (uint64_t k = 0; k < run; k++)
-            ism_rec_raw(r, p, (first + i + k) << n, c);
-        i += run;
-    }
-    ftq_overhead_stats(r, slots);
-    double full = (double)r->samples * (double)best;
-    r->sum_lost = (uint64_t)((full - (double)r->sum_value) * per_count);
+    ism_probe_ftq_summarise(p, r, first, slots);
 }

@@ -42,7 +42,10 @@ int ism_inject_run(const ism_inject_opts *o)
         return 2;
     }
     ism_noise_clock clk;
-    ism_noise_clock_init(&clk, 0, 50);
+    if (ism_noise_clock_init(&clk, 0, 50) != 0) {
+        fprintf(stderr, "isthmus-noise inject: no usable clock for the log: %s\n", clk.check.verdict);
+        return 1;
+    }
     if (o->cpu >= 0) {
         int e = ism_cpus_pin_self(o->cpu);
         if (e) {

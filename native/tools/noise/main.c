@@ -34,7 +34,7 @@ static const char usage[] =
     "  --duration S         seconds of measuring per core (default 10)\n"
     "  --interval-log2 N    ftq: interval of 2^N clock ticks (default 20)\n"
     "  --quantum-us US      fwq: work quantum (default 100)\n"
-    "  --k K                selfish: threshold = K x minimum loop time (default 10)\n"
+    "  --k K                selfish: threshold = K x the ordinary loop time (default 10)\n"
     "  --threshold-ns NS    selfish: fixed threshold instead of --k\n"
     "  --tol F              ftq/fwq: outlier beyond this relative loss (default 0.01)\n"
     "  --max-events N       outlier events kept per core (default 200000)\n"
@@ -280,7 +280,12 @@ static int run_probe(cli *c, int argc, char **argv)
             return 2;
         }
     ism_noise_clock clk;
-    ism_noise_clock_init(&clk, c->force_fallback, 100);
+    if (ism_noise_clock_init(&clk, c->force_fallback, 100) != 0) {
+        fprintf(stderr, "isthmus-noise: no usable clock (%s): %s\n", clk.why, clk.check.verdict);
+        if (c->mpi)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
+    }
     c->p.hz = clk.hz;
     ism_probe_result *res = calloc((size_t)n, sizeof *res);
     probe_job *jobs = calloc((size_t)n, sizeof *jobs);
@@ -326,7 +331,10 @@ static int run_probe(cli *c, int argc, char **argv)
     if (c->out)
         ism_runfile_summary(stdout, &c->p, &clk, res, n);
     for (int i = 0; i < n; i++) {
-        if (res[i].error)
+        if (res[i].refused[0])
+            fprintf(stderr, "isthmus-noise %s: cpu %d not measured: %s\n", ism_probe_name(c->p.kind), res[i].cpu,
+                    res[i].refused);
+        if (res[i].error || res[i].refused[0])
             rc = 1;
         ism_probe_result_free(&res[i]);
     }
@@ -347,10 +355,11 @@ static int run_probe(cli *c, int argc, char **argv)
 static int run_clock(cli *c)
 {
     ism_noise_clock clk;
-    ism_noise_clock_init(&clk, c->force_fallback, 200);
-    printf("clock %s\nhz %.0f\nread_ticks %.1f\nwhy %s\n", clk.kind == ISM_NOISE_CLOCK_TSC ? "tsc" : "monotonic_raw",
-           clk.hz, clk.read_cycles, clk.why);
-    return 0;
+    int rc = ism_noise_clock_init(&clk, c->force_fallback, 200);
+    printf("clock %s\nhz %.0f\nhz_source %s\nread_ticks %.1f\nwhy %s\ncheck %s\n",
+           clk.kind == ISM_NOISE_CLOCK_TSC ? "tsc" : "monotonic_raw", clk.hz, clk.hz_source, clk.read_cycles, clk.why,
+           clk.check.verdict);
+    return rc ? 1 : 0;
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -363,7 +372,7 @@ static int cmp_dbl(const void *a, const void *b)
 static int run_corelat(cli *c)
 {
     int cpus[ISM_NOISE_MAX_CPUS], n;
-    char err[256];
+    char err[512];
     if (c->cpus) {
         n = ism_cpus_parse(c->cpus, cpus, ISM_NOISE_MAX_CPUS, err, sizeof err);
         if (n < 0) {
@@ -394,7 +403,8 @@ static int run_corelat(cli *c)
         return 1;
     }
     int rc = 0;
-    if (ism_corelat_run(&c->cl, ns, t, err, sizeof err) != 0) {
+    ism_timer_check timer;
+    if (ism_corelat_run(&c->cl, ns, t, &timer, err, sizeof err) != 0) {
         fprintf(stderr, "isthmus-noise corelat: %s\n", err);
         rc = 1;
     } else {
@@ -411,6 +421,7 @@ static int run_corelat(cli *c)
         ism_json_i64(&j, NULL, c->cl.cpu_b);
         ism_json_end_arr(&j);
         ism_json_i64(&j, "trips", c->cl.trips);
+        ism_meta_timer(&j, "timer", &timer, 1e9);
         ism_json_dbl(&j, "interval_ms", c->cl.interval_s * 1e3);
         ism_json_dbl(&j, "median_ns", med);
         ism_json_dbl(&j, "min_ns", sorted[0]);

@@ -127,6 +127,31 @@ static void put_snap(ism_json *j, const char *key, const ism_meta_snap *s)
     ism_json_end_obj(j);
 }
 
+void ism_meta_timer(ism_json *j, const char *key, const ism_timer_check *c, double hz)
+{
+    ism_json_obj(j, key);
+    ism_json_bool(j, "usable", c->usable);
+    ism_json_str(j, "verdict", c->verdict);
+    ism_json_u64(j, "pairs", c->n);
+    ism_json_u64(j, "min", c->min);
+    ism_json_u64(j, "p05", c->p05);
+    ism_json_u64(j, "median", c->median);
+    ism_json_u64(j, "p95", c->p95);
+    ism_json_u64(j, "p99", c->p99);
+    ism_json_u64(j, "max", c->max);
+    ism_json_u64(j, "step", c->step);
+    ism_json_u64(j, "increment", c->gcd);
+    ism_json_u64(j, "distinct", c->distinct);
+    ism_json_u64(j, "repeats", c->repeats);
+    ism_json_u64(j, "backward", c->backward);
+    ism_json_dbl(j, "fast_share", c->fast_share);
+    ism_json_u64(j, "floor", ism_timer_floor(c));
+    ism_json_dbl(j, "median_ns", hz > 0 ? (double)c->median * 1e9 / hz : 0.0);
+    ism_json_dbl(j, "step_ns", hz > 0 ? (double)c->step * 1e9 / hz : 0.0);
+    ism_json_dbl(j, "floor_ns", hz > 0 ? (double)ism_timer_floor(c) * 1e9 / hz : 0.0);
+    ism_json_end_obj(j);
+}
+
 void ism_meta_write(ism_json *j, const ism_noise_clock *c, const int *cpus, int n, const ism_meta_snap *before,
                     const ism_meta_snap *after)
 {
@@ -170,6 +195,9 @@ void ism_meta_write(ism_json *j, const ism_noise_clock *c, const int *cpus, int 
     ism_json_dbl(j, "hz", c->hz);
     ism_json_dbl(j, "read_ticks", c->read_cycles);
     ism_json_str(j, "why", c->why);
+    ism_json_str(j, "hz_source", c->hz_source);
+    ism_json_dbl(j, "monoraw_res_ns", c->res_ns);
+    ism_meta_timer(j, "check", &c->check, c->hz);
     ism_json_u64(j, "ref_tick", c->ref_tick);
     ism_json_u64(j, "ref_monoraw_ns", c->ref_ns);
     ism_json_end_obj(j);

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "meta.h"
 #include "prio.h"
+#include "probe.h"
 #include "tsc.h"
 #include "work.h"
 
@@ -46,24 +47,6 @@ static void collective(coll_state *c)
     case COLL_ALLREDUCE: MPI_Allreduce(&c->one, &c->sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     default: MPI_Alltoall(c->a2a_send, 1, MPI_INT, c->a2a_recv, 1, MPI_INT, MPI_COMM_WORLD); break;
     }
-}
-
-static uint64_t calibrate_work(double us, double hz)
-{
-    uint64_t iters = 4096;
-    for (int round = 0; round < 4; round++) {
-        uint64_t best = UINT64_MAX;
-        for (int t = 0; t < 5; t++) {
-            uint64_t a = ism_noise_now();
-            ism_noise_work(iters);
-            uint64_t b = ism_noise_now();
-            if (b - a < best)
-                best = b - a;
-        }
-        double scaled = (double)iters * us * 1e-6 * hz / (double)(best ? best : 1);
-        iters = scaled < 1 ? 1 : (uint64_t)scaled;
-    }
-    return iters;
 }
 
 static void busy_ticks(uint64_t ticks)
@@ -128,14 +111,21 @@ int ism_mpijitter_run(const ism_mpijitter_opts *o, int *argc, char ***argv)
         }
     }
     ism_noise_clock clk;
-    ism_noise_clock_init(&clk, 0, 100);
+    char why[600];
+    if (ism_noise_clock_init(&clk, 0, 100) != 0) {
+        snprintf(why, sizeof why, "no usable clock: %s", clk.check.verdict);
+        return fail(why, rank);
+    }
+    if (ism_timer_resolves(&clk.check, (uint64_t)(o->compute_us * 1e-6 * clk.hz), clk.hz, "the compute time (--compute-us)",
+                           why, sizeof why) != 0)
+        return fail(why, rank);
     ism_meta_snap before = {0}, after = {0};
     if (rank == 0)
         ism_meta_snap_take(&before);
 
     ism_mpisync_phase(&sync);
 
-    uint64_t iters = rank == 0 ? calibrate_work(o->compute_us, clk.hz) : 0;
+    uint64_t iters = rank == 0 ? ism_probe_work_iterations(o->compute_us * 1e-6 * clk.hz) : 0;
     MPI_Bcast(&iters, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 
     uint64_t *tr = malloc(sizeof(uint64_t) * 3 * (size_t)o->iterations);

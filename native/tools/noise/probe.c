@@ -10,16 +10,21 @@ int ism_probe_result_init(ism_probe_result *r, const ism_probe_params *p, int cp
     memset(r, 0, sizeof *r);
     r->cpu = cpu;
     r->value_min = UINT64_MAX;
+    r->calib_buf = calloc(ISM_TIMER_PAIRS, sizeof *r->calib_buf);
+    if (!r->calib_buf)
+        return -1;
     if (p->max_events) {
         r->events = calloc(p->max_events, sizeof *r->events);
-        if (!r->events)
+        if (!r->events) {
+            ism_probe_result_free(r);
+            errno = ENOMEM;
             return -1;
+        }
     }
     if (p->raw && p->max_raw) {
         r->raw = calloc(p->max_raw, sizeof *r->raw);
         if (!r->raw) {
-            free(r->events);
-            r->events = NULL;
+            ism_probe_result_free(r);
             errno = ENOMEM;
             return -1;
         }
@@ -38,6 +43,7 @@ int ism_probe_result_init(ism_probe_result *r, const ism_probe_params *p, int cp
     }
     /* touch every page now: a first-touch page fault inside a probe would be a detour of
      * the probe's own making */
+    memset(r->calib_buf, 0, ISM_TIMER_PAIRS * sizeof *r->calib_buf);
     if (r->events)
         memset(r->events, 0, p->max_events * sizeof *r->events);
     if (r->raw)
@@ -47,10 +53,12 @@ int ism_probe_result_init(ism_probe_result *r, const ism_probe_params *p, int cp
 
 void ism_probe_result_free(ism_probe_result *r)
 {
+    free(r->calib_buf);
     free(r->events);
     free(r->raw);
     free(r->slot_count);
     free(r->slot_ovh);
+    r->calib_buf = NULL;
     r->events = NULL;
     r->raw = NULL;
     r->slot_count = NULL;

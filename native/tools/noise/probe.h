@@ -1,14 +1,18 @@
 /* probe.h: what the single-core probes (FTQ, FWQ, selfish detour) share: their
- * parameters, and the per-core result that is summarised on the node (histogram,
- * bounded list of outlier events, totals) with optional raw samples. One result per
- * pinned thread; nothing in a result is shared between threads. */
+ * parameters, and the per-core result that is summarised on the node (the core's timer
+ * check and calibration, histogram, bounded list of outlier events, totals) with optional
+ * raw samples. One result per pinned thread; nothing in a result is shared between
+ * threads. */
 #ifndef ISM_NOISE_PROBE_H
 #define ISM_NOISE_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "calib.h"
 #include "hist.h"
+#include "timercheck.h"
 
 typedef enum { ISM_PROBE_FTQ, ISM_PROBE_FWQ, ISM_PROBE_SELFISH } ism_probe_kind;
 
@@ -17,9 +21,9 @@ typedef struct {
     double duration_s;      /* measuring time per core */
     unsigned ftq_log2;      /* FTQ interval = 2^ftq_log2 ticks */
     double fwq_quantum_us;  /* FWQ work quantum, calibrated to this many microseconds */
-    double selfish_k;       /* selfish threshold = k x minimum loop time ... */
+    double selfish_k;       /* selfish threshold = k x the ordinary loop time (calib.h) ... */
     double threshold_ns;    /* ... unless this is > 0 */
-    double outlier_tol;     /* FTQ/FWQ: a sample is an outlier beyond this relative loss */
+    double outlier_tol;     /* FTQ/FWQ: a sample is an outlier beyond this relative loss (calib.h) */
     size_t max_events;      /* outlier events kept per core (more are counted, not kept) */
     int raw;                /* keep every sample (bounded by max_raw) */
     size_t max_raw;         /* raw samples kept per core */
@@ -50,8 +54,13 @@ typedef struct {
     uint64_t value_min, value_max;
     uint64_t sum_lost;      /* ticks lost to noise, all outliers (kept or not) */
     uint64_t sum_value;     /* FTQ: total counts; FWQ: total ticks */
+    char refused[320];      /* why this core was not measured (a clock or a request it cannot
+                             * resolve); empty if it was */
+    ism_timer_check timer;  /* the clock's back-to-back reads on this core, before the run */
+    ism_calib calib;        /* how baseline and threshold were found */
+    uint64_t *calib_buf;    /* ISM_TIMER_PAIRS samples of scratch for the check and calibration */
     uint64_t threshold;     /* FTQ: outlier below this count; FWQ/selfish: above this many ticks */
-    uint64_t baseline;      /* FTQ: max count; FWQ: min quantum ticks; selfish: min loop ticks */
+    uint64_t baseline;      /* FTQ: p90 count; FWQ, selfish: ordinary quantum / loop ticks (calib.h) */
     uint64_t work_iters;    /* FWQ: work loop iterations per quantum */
     ism_hist hist;          /* FTQ: counts; FWQ: quantum ticks; selfish: detour ticks */
     ism_hist overhead;      /* FTQ: ticks between one interval's end and the next start */
@@ -79,10 +88,38 @@ size_t ism_probe_ftq_bytes(const ism_probe_params *p);
 int ism_probe_result_init(ism_probe_result *r, const ism_probe_params *p, int cpu);
 void ism_probe_result_free(ism_probe_result *r);
 
-/* Run one probe on the calling thread until t_end (ticks). */
+/* Run one probe on the calling thread until t_end (ticks). Each first checks the clock on
+ * its core (r->timer); a core whose clock fails, or that cannot resolve what was asked,
+ * is not measured and says why in r->refused. */
 void ism_probe_ftq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end);
 void ism_probe_fwq(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end);
 void ism_probe_selfish(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end);
+
+/* The selfish probe on any clock `read` (in ticks at p->hz): the probe itself runs on the
+ * active clock's read inlined; tests run it on synthetic clocks. */
+void ism_probe_selfish_on(const ism_probe_params *p, ism_probe_result *r, uint64_t t_end, uint64_t (*read)(void));
+
+/* Iterations of ism_noise_work that take about `ticks` on this core: scaled until two
+ * rounds, each the ordinary one of 15 timings (calib.h), agree within 5 %, so neither
+ * interrupted timings nor one round taken while the host was busy (another guest, SMT
+ * contention) set it. */
+uint64_t ism_probe_work_iterations(double ticks);
+
+/* FTQ's summary of the per-slot counts after the run (r->slot_count[0 .. slots) from grid
+ * slot `first`): baseline and threshold (calib.h), outlier events, time lost. For tests. */
+void ism_probe_ftq_summarise(const ism_probe_params *p, ism_probe_result *r, uint64_t first, uint64_t slots);
+
+/* Check the clock `read` on the calling core into r->timer; 0 if usable, else -1 with
+ * r->refused set. Inline so a constant `read` is the probe's own. */
+ISM_TIMER_INLINE int ism_probe_check_timer(const ism_probe_params *p, ism_probe_result *r, uint64_t (*read)(void))
+{
+    ism_timer_collect(read, r->calib_buf, ISM_TIMER_PAIRS);
+    ism_timer_check_deltas(&r->timer, r->calib_buf, ISM_TIMER_PAIRS, p->hz);
+    if (r->timer.usable)
+        return 0;
+    snprintf(r->refused, sizeof r->refused, "the clock on cpu %d is %s", r->cpu, r->timer.verdict);
+    return -1;
+}
 
 /* FTQ slot bookkeeping, exposed for tests. The grid is absolute (slot = tick >> log2q),
  * so on a machine with synchronised TSCs every core shares one grid. After counting in

@@ -75,6 +75,24 @@ static void write_params(ism_json *j, const ism_probe_params *p)
     ism_json_end_obj(j);
 }
 
+static void write_calib(ism_json *j, const ism_calib *c)
+{
+    ism_json_obj(j, "calib");
+    ism_json_u64(j, "samples", c->n);
+    ism_json_u64(j, "min", c->min);
+    ism_json_u64(j, "p10", c->p10);
+    ism_json_u64(j, "median", c->median);
+    ism_json_u64(j, "p75", c->p75);
+    ism_json_u64(j, "p90", c->p90);
+    ism_json_u64(j, "p99", c->p99);
+    ism_json_u64(j, "max", c->max);
+    ism_json_u64(j, "typical", c->typical);
+    ism_json_u64(j, "spread", c->spread);
+    ism_json_u64(j, "threshold", c->threshold);
+    ism_json_str(j, "rule", ism_calib_rule_name(c->rule));
+    ism_json_end_obj(j);
+}
+
 static void write_core(ism_json *j, const ism_probe_params *p, const ism_probe_result *r, const char *raw_name)
 {
     ism_json_obj(j, NULL);
@@ -84,6 +102,12 @@ static void write_core(ism_json *j, const ism_probe_params *p, const ism_probe_r
         ism_json_str(j, "pin_error", strerror(r->error));
     else
         ism_json_null(j, "pin_error");
+    if (r->refused[0])
+        ism_json_str(j, "error", r->refused);
+    else
+        ism_json_null(j, "error");
+    ism_meta_timer(j, "timer", &r->timer, p->hz);
+    write_calib(j, &r->calib);
     ism_json_u64(j, "t_begin", r->t_begin);
     ism_json_u64(j, "t_end", r->t_end);
     ism_json_dbl(j, "span_s", span_s(r, p->hz));
@@ -194,18 +218,24 @@ void ism_runfile_summary(FILE *f, const ism_probe_params *p, const ism_noise_clo
     double us = 1e6 / p->hz;
     fprintf(f, "# %s: clock %s at %.6f GHz (%s), %.0f ticks per read\n", ism_probe_name(p->kind),
             c->kind == ISM_NOISE_CLOCK_TSC ? "tsc" : "monotonic_raw", p->hz * 1e-9, c->why, c->read_cycles);
-    fprintf(f, "# %4s %10s %9s %9s %10s %12s %s\n", "cpu", "samples", "noise%", "events/s", "outliers", "largest_us",
-            p->kind == ISM_PROBE_FTQ ? "overhead_ticks(median/p99)" : "");
+    fprintf(f, "# timer check: %s\n", c->check.verdict);
+    fprintf(f, "# %4s %10s %9s %9s %10s %12s %12s %-7s %s\n", "cpu", "samples", "noise%", "events/s", "outliers",
+            "largest_us", "threshold", "rule", p->kind == ISM_PROBE_FTQ ? "overhead_ticks(median/p99)" : "");
     for (int i = 0; i < n; i++) {
         const ism_probe_result *r = &res[i];
         if (r->error) {
             fprintf(f, "  %4d could not pin the thread or set its priority: %s\n", r->cpu, strerror(r->error));
             continue;
         }
+        if (r->refused[0]) {
+            fprintf(f, "  %4d not measured: %s\n", r->cpu, r->refused);
+            continue;
+        }
         double s = span_s(r, p->hz);
-        fprintf(f, "  %4d %10llu %9.4f %9.1f %10llu %12.1f", r->cpu, (unsigned long long)r->samples,
+        fprintf(f, "  %4d %10llu %9.4f %9.1f %10llu %12.1f %12llu %-7s", r->cpu, (unsigned long long)r->samples,
                 100.0 * noise_fraction(r, p->hz), s > 0 ? (double)r->n_outliers / s : 0.0,
-                (unsigned long long)r->n_outliers, (double)largest_lost(r) * us);
+                (unsigned long long)r->n_outliers, (double)largest_lost(r) * us, (unsigned long long)r->threshold,
+                ism_calib_rule_name(r->calib.rule));
         if (p->kind == ISM_PROBE_FTQ)
             fprintf(f, " %u/%u", r->ovh_median, r->ovh_p99);
         if (r->dropped_events)

@@ -1,5 +1,5 @@
-/* tsc.c: choosing the probe clock (TSC or CLOCK_MONOTONIC_RAW), calibrating its rate
- * against CLOCK_MONOTONIC_RAW, and measuring what one read costs. */
+/* tsc.c: choosing the probe clock (TSC or CLOCK_MONOTONIC_RAW), checking it (its
+ * back-to-back reads, timercheck.h) and calibrating its rate against CLOCK_MONOTONIC_RAW. */
 #include "tsc.h"
 #include "meta.h"
 
@@ -40,12 +40,6 @@ int ism_noise_tsc_flags_ok(const char *text)
     return ok;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Ticks per second: TSC and CLOCK_MONOTONIC_RAW read together at both ends of a span;
  * each end pair is taken as the tightest of several tries so a preemption between the
  * two reads cannot skew the rate. */
@@ -74,23 +68,38 @@ static double calibrate_hz(int calib_ms, uint64_t *ref_tick, uint64_t *ref_ns)
     return (double)(t[1] - t[0]) * 1e9 / (double)(n[1] - n[0]);
 }
 
-static double read_cost(void)
+/* Examine the active clock; 0 if it passed. */
+static int check_active(ism_noise_clock *c)
 {
-    enum { N = 1001 };
-    uint64_t d[N];
-    for (int i = 0; i < N; i++) {
-        uint64_t a = ism_noise_now();
-        uint64_t b = ism_noise_now();
-        d[i] = b - a;
+    uint64_t *d = malloc(ISM_TIMER_PAIRS * sizeof *d);
+    if (!d) {
+        memset(&c->check, 0, sizeof c->check);
+        snprintf(c->check.verdict, sizeof c->check.verdict, "unusable: out of memory for the timer check");
+        return -1;
     }
-    qsort(d, N, sizeof d[0], cmp_u64);
-    return (double)d[N / 2];
+    ism_timer_collect(ism_noise_now, d, ISM_TIMER_PAIRS);
+    ism_timer_check_deltas(&c->check, d, ISM_TIMER_PAIRS, c->hz);
+    free(d);
+    c->read_cycles = (double)c->check.median;
+    return c->check.usable ? 0 : -1;
 }
 
-void ism_noise_clock_init(ism_noise_clock *c, int force_fallback, int calib_ms)
+static void use_monoraw(ism_noise_clock *c)
+{
+    c->kind = ISM_NOISE_CLOCK_MONORAW;
+    c->hz = 1e9;
+    c->ref_ns = c->ref_tick = ism_noise_monoraw_ns();
+    snprintf(c->hz_source, sizeof c->hz_source, "CLOCK_MONOTONIC_RAW counts nanoseconds (clock_getres: %.3g ns)",
+             c->res_ns);
+    ism_noise_clock_active = c->kind;
+}
+
+int ism_noise_clock_init(ism_noise_clock *c, int force_fallback, int calib_ms)
 {
     memset(c, 0, sizeof *c);
-    int tsc_ok = 0;
+    struct timespec res;
+    c->res_ns = clock_getres(CLOCK_MONOTONIC_RAW, &res) == 0 ? (double)res.tv_sec * 1e9 + (double)res.tv_nsec : 0;
+    int tsc_ok = 0, known_freq = 0;
     if (!ISM_NOISE_HAVE_TSC) {
         snprintf(c->why, sizeof c->why, "no TSC on this architecture");
     } else if (force_fallback) {
@@ -103,18 +112,24 @@ void ism_noise_clock_init(ism_noise_clock *c, int force_fallback, int calib_ms)
             snprintf(c->why, sizeof c->why, "cpuinfo lacks constant_tsc or nonstop_tsc");
         else {
             tsc_ok = 1;
+            known_freq = strstr(info, " tsc_known_freq") != NULL;
             snprintf(c->why, sizeof c->why, "cpuinfo flags constant_tsc and nonstop_tsc");
         }
         free(info);
     }
     if (tsc_ok) {
+        int ms = calib_ms > 0 ? calib_ms : 100;
         c->kind = ISM_NOISE_CLOCK_TSC;
-        c->hz = calibrate_hz(calib_ms > 0 ? calib_ms : 100, &c->ref_tick, &c->ref_ns);
-    } else {
-        c->kind = ISM_NOISE_CLOCK_MONORAW;
-        c->hz = 1e9;
-        c->ref_ns = c->ref_tick = ism_noise_monoraw_ns();
+        c->hz = calibrate_hz(ms, &c->ref_tick, &c->ref_ns);
+        snprintf(c->hz_source, sizeof c->hz_source, "TSC calibrated against CLOCK_MONOTONIC_RAW over %d ms%s", ms,
+                 known_freq ? " (the kernel knows the TSC rate: tsc_known_freq)" : "");
+        ism_noise_clock_active = c->kind;
+        if (check_active(c) == 0)
+            return 0;
+        size_t w = strlen(c->why);
+        snprintf(c->why + w, sizeof c->why - w, ", but the TSC failed the timer check (%s); using clock_gettime",
+                 c->check.verdict);
     }
-    ism_noise_clock_active = c->kind;
-    c->read_cycles = read_cost();
+    use_monoraw(c);
+    return check_active(c);
 }

@@ -47,7 +47,7 @@ def noise_group() -> None:
 @click.option("--out", type=OutputDir(), required=True, help="Run directory.")
 @click.option("--interval-log2", type=click.IntRange(8, 40), default=None, help="FTQ interval 2^N ticks [20].")
 @click.option("--quantum", default=None, callback=_time, help="FWQ work quantum, e.g. 100us.")
-@click.option("--k", type=click.FloatRange(1.01), default=None, help="Selfish threshold = K x minimum loop [10].")
+@click.option("--k", type=click.FloatRange(1.01), default=None, help="Selfish threshold = K x the ordinary loop time [10].")
 @click.option("--threshold", default=None, callback=_time, help="Selfish: fixed threshold instead of --k, e.g. 1us.")
 @click.option("--raw", is_flag=True, help="Also keep every sample (TSV per core).")
 @click.option("--max-events", type=click.IntRange(1, 100_000_000), default=None,

@@ -104,6 +104,17 @@ def split_by_cause(members: np.ndarray, per_detour: list, min_count: int = 5, mi
     return out
 
 
+def _threshold(core: Core) -> dict | None:
+    """What counted as a detour on this core: the baseline, the threshold (time, or for
+    FTQ reads per interval) and the rule that set it (docs/noise.md, "Calibration")."""
+    c = core.calib
+    if not c:
+        return None
+    if core.probe == "ftq":
+        return {"baseline_reads": c["typical"], "threshold_reads": c["threshold"], "rule": c["rule"]}
+    return {"baseline_s": c["typical"] / core.hz, "threshold_s": c["threshold"] / core.hz, "rule": c["rule"]}
+
+
 def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
     hz = core.hz
     lost_s = core.lost / hz
@@ -142,6 +153,8 @@ def analyze_core(core: Core, ivs: list | None, meta: dict) -> dict:
         "noise_fraction": core.noise_fraction, "detours": int(len(lost_s)),
         "per_s": len(lost_s) / span if span else 0.0, "largest_s": largest,
         "overhead_ticks": {"median": ovh.get("median"), "p99": ovh.get("p99")} if ovh else None,
+        "threshold": _threshold(core),
+        "timer": core.timer,
         "dropped_events": core.dropped_events, "classes": classes, "interrupts": deltas[:8],
         "_members": groups,  # detour indices per class, for plots (not written to analysis.json)
         "causes": _name_ticks(attribute.cause_table(ivs, hits, span_ticks, hz)) if ivs else [],

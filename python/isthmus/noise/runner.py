@@ -1,7 +1,7 @@
 # isthmus/noise/runner.py: `isthmus noise run`: run a probe from the native build with
 # a kernel trace recorded around it (when tracefs is there), and `isthmus noise inject`.
-# The probe's own output files are untouched; run.json records how the run was made and
-# what the trace holds (or why there is none).
+# The probe's own output files are untouched; run.json records how the run was made, the
+# clock's timer check, and what the trace holds (or why there is none).
 from __future__ import annotations
 
 import json
@@ -85,8 +85,23 @@ def run_probe(probe: str, out: Path, cpus: list[int], duration: float, extra: li
     if proc.returncode != 0:
         raise IsthmusError(f"{NOISE_BIN} {probe} failed (exit {proc.returncode}): {stderr.strip()}")
     facts["stdout"] = stdout
+    facts["timer"] = timer_facts(out / f"{probe}-run.json")
     (out / "run.json").write_text(json.dumps(facts, indent=1))
     return facts
+
+
+def timer_facts(probe_file: Path) -> dict | None:
+    """The clock the probe used and its timer check (on the main thread and on each probed
+    cpu), with each core's baseline and threshold, from the probe's own run file."""
+    try:
+        doc = json.loads(probe_file.read_text())
+        clock = doc["meta"]["clock"]
+    except (OSError, ValueError, KeyError):
+        return None
+    return {"clock": clock.get("kind"), "hz": clock.get("hz"), "hz_source": clock.get("hz_source"),
+            "check": clock.get("check"),
+            "cores": [{"cpu": c.get("cpu"), "timer": c.get("timer"), "calib": c.get("calib"), "error": c.get("error")}
+                      for c in doc.get("cores", [])]}
 
 
 def run_inject(period: float, burst: float, cpu: int | None, priority: str, run_for: float | None,

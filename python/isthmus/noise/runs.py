@@ -34,6 +34,8 @@ class Core:
     interval: int = 0          # FTQ interval, ticks
     dropped_events: int = 0
     dropped_lost: int = 0      # ticks lost in the detours beyond --max-events (counted, not kept)
+    timer: dict | None = None  # the clock's check on this core (back-to-back reads)
+    calib: dict | None = None  # baseline and threshold, and which rule set the threshold
     raw: dict = field(default_factory=dict)
 
     @property
@@ -96,7 +98,7 @@ def load_core(node: str, doc: dict, c: dict) -> Core:
                 t_begin=int(c["t_begin"]), t_end=int(c["t_end"]), noise_fraction=float(c["noise_fraction"]),
                 samples=int(c["samples"]), start=start, lost=lost, window=window, overhead=c.get("overhead"),
                 interval=interval, dropped_events=int(c.get("dropped_events", 0)),
-                dropped_lost=int(c.get("dropped_lost", 0)))
+                dropped_lost=int(c.get("dropped_lost", 0)), timer=c.get("timer"), calib=c.get("calib"))
 
 
 def _to_rank0(core: Core, m: dict, hz0: float) -> None:
@@ -133,7 +135,7 @@ def load_run(path: str | Path) -> Run:
         if mpi:
             node = f"{node} (rank {mpi['rank']})"
         for c in doc["cores"]:
-            if c.get("pin_error"):
+            if c.get("pin_error") or c.get("error"):
                 continue
             core = load_core(node, doc, c)
             if mpi and clockmap:

@@ -21,14 +21,41 @@ def fmt_s(s: float | None) -> str:
     return f"{s * 1e9:.0f} ns"
 
 
+_RULES = {"factor": "the probe's rule", "spread": "the ordinary samples' spread",
+          "timer": "the clock's resolution", "fixed": "given"}
+
+
+def _threshold_text(c: dict) -> str:
+    """One line: what counted as a detour on the core, and why; the core's own timer
+    verdict when it differs from a clean one."""
+    t = c.get("threshold")
+    if not t:
+        return "threshold: not recorded (a run file from before issue 23)"
+    why = _RULES.get(t["rule"], t["rule"])
+    if "threshold_reads" in t:
+        out = f"detour: an interval under {t['threshold_reads']} reads (baseline {t['baseline_reads']}), set by {why}"
+    else:
+        out = (f"detour: over {fmt_s(t['threshold_s'])} (baseline {fmt_s(t['baseline_s'])}), set by {why}")
+    timer = c.get("timer") or {}
+    v = timer.get("verdict", "")
+    if ";" in v or not timer.get("usable", True):
+        out += f"; timer on this cpu: {v}"
+    return out
+
+
 def print_summary(res: dict, console: Console | None = None) -> None:
     con = console or Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     con.print(f"attribution: {res['attribution']}")
+    clock = (res.get("meta") or {}).get("clock") or {}
+    if clock.get("check"):
+        con.print(f"clock: {clock['kind']} at {clock['hz'] / 1e9:.6f} GHz ({clock.get('hz_source', '')})")
+        con.print(f"timer check: {clock['check']['verdict']}")
     for c in res["cores"]:
         ovh = c.get("overhead_ticks")
         o = f", overhead {ovh['median']}/{ovh['p99']} ticks (median/p99)" if ovh else ""
         con.print(f"[bold]{c['node']} cpu {c['cpu']}[/] ({c['probe']}, {c['span_s']:.1f} s): noise "
                   f"{100 * c['noise_fraction']:.3f}%, {c['per_s']:.1f} detours/s, largest {fmt_s(c['largest_s'])}{o}")
+        con.print(f"  {_threshold_text(c)}")
         t = Table(show_edge=False, pad_edge=False)
         for col in ("class", "band", "detours", "per s", "median", "cause time", "share", "period", "check", "cause"):
             t.add_column(col, justify="left" if col in ("band", "cause", "check") else "right")
