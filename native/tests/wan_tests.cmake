@@ -143,3 +143,7 @@ target_compile_definitions(test_aead PRIVATE _GNU_SOURCE)
 target_compile_options(test_aead PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(test_aead PROPERTIES ${ISM_WAN_TEST_PROPS})
 add_test(NAME test_aead COMMAND test_aead)
+
+# Opening what crosses a link encrypted: TCP records and sealed UDP datagrams.
+ism_fuzz_target(fuzz_unseal SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_unseal.c
+                LIBS ism_udp SMOKE_ARGS 3000)

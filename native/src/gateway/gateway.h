@@ -98,6 +98,8 @@ typedef struct gw_link {
     uint64_t tx_early; /* payload bytes of early data (DATA + EARLY) sent */
     uint64_t flow_passed; /* flow-control frames that passed queued data */
     uint64_t resent_frames, dup_frames, reconnects, crc_errors;
+    int auth_fails_in_row;  /* connections lost to records that failed authentication */
+    uint64_t auth_fail_rx;  /* rx_frames at the last such loss (none good since: in a row) */
 } gw_link;
 
 typedef struct gw_slot {

@@ -260,6 +260,8 @@ static int waiting_for_buffer(const gw_stream *s)
     return s->rx_have >= ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE && !s->rxbuf && !s->rx_discard;
 }
 
+#define GW_AUTH_FAILS_REPORT 3
+
 static void stream_failed(gw_link *l, gw_stream *s, int e)
 {
     if (l->fin_sent && l->fin_recv) {
@@ -272,6 +274,23 @@ static void stream_failed(gw_link *l, gw_stream *s, int e)
     char why[400], text[300];
     snprintf(why, sizeof why, "stream %d: %s", (int)(s - l->st),
              gw.xp->error(s, e, text, sizeof text));
+    if (e == EBADMSG) {
+        /* a record that failed authentication: one may be damage; a run of them with
+         * nothing good in between is someone on the path, said with its address */
+        if (l->rx_frames == l->auth_fail_rx)
+            l->auth_fails_in_row++;
+        else
+            l->auth_fails_in_row = 1;
+        l->auth_fail_rx = l->rx_frames;
+        if (l->auth_fails_in_row == GW_AUTH_FAILS_REPORT) {
+            char peer[80];
+            ism_sock_peer_name(s->fd, peer, sizeof peer);
+            gw_log("link to site %s gateway %d: %d connections in a row failed on records "
+                   "that did not authenticate, from %s: the path damages or forges what it "
+                   "carries (every one was dropped, never used; the data is sent again)",
+                   gw.site_names[l->site], l->gw, l->auth_fails_in_row, peer);
+        }
+    }
     gw_link_down(l, why);
 }
 

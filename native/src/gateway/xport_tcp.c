@@ -167,7 +167,11 @@ static void tcp_close(gw_stream *s)
 static const char *tcp_error(const gw_stream *s, int e, char *buf, size_t n)
 {
     (void)s;
-    snprintf(buf, n, "%s", e == ECONNRESET ? "connection closed by the peer" : strerror(e));
+    snprintf(buf, n, "%s",
+             e == ECONNRESET ? "connection closed by the peer"
+             : e == EBADMSG  ? "a record failed authentication (damaged or forged on the path; "
+                               "dropped, the link resends)"
+                             : strerror(e));
     return buf;
 }
 

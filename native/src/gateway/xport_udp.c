@@ -49,6 +49,8 @@ typedef struct udp_totals {
     uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
     uint64_t rto_count, pkts_dup, pkts_bad;
     uint64_t pkts_unauth, rekeys; /* of pkts_bad: failed authentication; key updates */
+    uint64_t unauth_reported;     /* pkts_unauth when the log last said so, and when */
+    int64_t unauth_report_ms;
     int suite;                    /* the latest connection's */
     uint64_t bytes_direct; /* placed straight into frame buffers (net of any put back) */
     int64_t srtt_us, min_rtt_us;
@@ -202,11 +204,32 @@ static int64_t udp_timer_us(const gw_stream *s, int want_read, int want_write)
     return ism_udp_next_timer_us(c);
 }
 
+/* Datagrams that fail authentication are dropped one by one and cost the link nothing
+ * but their bandwidth; many of them are someone on the path, said at most every 10 s. */
+#define UDP_UNAUTH_REPORT 16
+
+static void report_forgeries(gw_stream *s, ism_udp_conn *c)
+{
+    udp_totals *t = (udp_totals *)(void *)s->totals;
+    ism_udp_stats st;
+    ism_udp_get_stats(c, &st);
+    uint64_t seen = t->pkts_unauth + st.pkts_unauth;
+    int64_t now = ism_now_ms();
+    if (seen >= t->unauth_reported + UDP_UNAUTH_REPORT && now - t->unauth_report_ms >= 10000) {
+        gw_log("%llu datagrams from %s failed authentication or were replays (damaged, forged "
+               "or repeated on the path; each was dropped, never used)",
+               (unsigned long long)(seen - t->unauth_reported), ism_udp_peer_name(c));
+        t->unauth_reported = seen;
+        t->unauth_report_ms = now;
+    }
+}
+
 static int udp_service(gw_stream *s, short revents)
 {
     ism_udp_conn *c = conn(s);
     if (revents || ism_udp_next_timer_us(c) == 0)
         ism_udp_progress(c);
+    report_forgeries(s, c);
     return (rx_ready(s) ? GW_XP_READ : 0) | (ism_udp_writable(c) > 0 ? GW_XP_WRITE : 0);
 }
 

@@ -22,6 +22,8 @@ typedef struct icp_opts {
     int quiet;      /* no progress lines */
     int resume;     /* keep a failed copy's bytes, and continue from them next time */
     mode_t umask;   /* ours, applied to the mode of every file we store (as cp does) */
+    unsigned suites; /* link protection accepted at the handshake (auth.h): aead unless
+                      * --crypto none, which both ends must be given */
     ism_auth_key key;
 } icp_opts;
 

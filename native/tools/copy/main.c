@@ -26,7 +26,8 @@ static void usage(void)
             "usage: isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE\n"
             "       isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [opts]\n"
             "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
-            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n");
+            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n"
+            "       --crypto aead|none (default aead: encrypted and authenticated)\n");
     exit(2);
 }
 
@@ -66,14 +67,15 @@ int main(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.udp = 1;
     o.tmo_ms = 30000;
+    o.suites = ISM_AUTH_SUITES_AEAD;
     const char *job = NULL, *secret = NULL, *listen = NULL;
     enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET,
-           O_RESUME };
+           O_RESUME, O_CRYPTO };
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN},       {"job", 1, 0, O_JOB},   {"secret-file", 1, 0, O_SECRET},
         {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},     {"window", 1, 0, O_WINDOW},
         {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {"resume", 0, 0, O_RESUME},
-        {0, 0, 0, 0}};
+        {"crypto", 1, 0, O_CRYPTO},       {0, 0, 0, 0}};
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -105,6 +107,14 @@ int main(int argc, char **argv)
             break;
         }
         case O_QUIET: o.quiet = 1; break;
+        case O_CRYPTO:
+            if (strcmp(optarg, "aead") && strcmp(optarg, "none"))
+                bad("--crypto", optarg, "expected aead (the default) or none");
+            o.suites = strcmp(optarg, "none") ? ISM_AUTH_SUITES_AEAD : ISM_AUTH_SUITES_NONE;
+            if (o.suites == ISM_AUTH_SUITES_NONE)
+                fprintf(stderr, "isthmus-copy: warning: --crypto none: the file's bytes cross "
+                                "the network in the clear and unauthenticated after the handshake\n");
+            break;
         case O_RESUME:
             if (serve)
                 bad("--resume", "", "is a client option (the server keeps a partial copy when asked)");

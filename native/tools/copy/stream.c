@@ -7,6 +7,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>
@@ -35,6 +36,24 @@ static int tcp_prep(int fd, void *arg)
     if (a->cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, a->cc, (socklen_t)strlen(a->cc)) != 0)
         return -1;
     return 0;
+}
+
+/* The AEAD records of a TCP stream, when the handshake agreed on a cipher. */
+static int seal_tcp(icp_stream *s, ism_aead_keys *keys, int client)
+{
+    int rc = 0;
+    if (keys->suite != ISM_AEAD_NONE) {
+        s->ss = malloc(sizeof *s->ss);
+        if (!s->ss || ism_sstream_init(s->ss, keys, client, 0) != 0) {
+            free(s->ss);
+            s->ss = NULL;
+            snprintf(s->err, sizeof s->err, "%s: setting up %s failed (out of memory or "
+                     "OpenSSL)", s->peer, ism_aead_suite_name(keys->suite));
+            rc = -1;
+        }
+    }
+    ism_aead_keys_wipe(keys);
+    return rc;
 }
 
 int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_auth_key *key,
@@ -75,13 +94,15 @@ int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_a
         }
         return 0;
     }
-    if (ism_auth_client(fd, key, CLIENT_ID, NULL, tmo_ms, err, sizeof err) != 0) {
+    ism_aead_keys keys;
+    if (ism_auth_run(fd, 0, key, CLIENT_ID, o->suites, "copy", NULL, &keys, tmo_ms, err,
+                     sizeof err) != 0) {
         snprintf(s->err, sizeof s->err, "%s", err);
         close(fd);
         return -1;
     }
     s->fd = fd;
-    return 0;
+    return seal_tcp(s, &keys, 1);
 }
 
 /* The message for a connection that ran out of its pre-authentication time. */
@@ -123,16 +144,79 @@ int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism
     } else {
         tcp_prep_arg pa = {window, NULL};
         tcp_prep(tcp, &pa);
-        arc = ism_auth_server(tcp, key, SERVER_ID, NULL, left_ms, err, sizeof err);
+        ism_aead_keys keys;
+        arc = ism_auth_run(tcp, 1, key, SERVER_ID, o->suites, "copy", NULL, &keys, left_ms, err,
+                           sizeof err);
         *auth_failed = arc != 0;
-        if (arc == 0)
+        if (arc == 0) {
             s->fd = tcp;
+            if (seal_tcp(s, &keys, 0) != 0)
+                return -1;
+        }
     }
     if (arc == ISM_AUTH_ETIMEDOUT)
         return preauth_late(s, preauth_ms, auth_failed);
     if (arc != 0 || (transport == 'u' && !s->u)) {
         snprintf(s->err, sizeof s->err, "%s", err);
         return -1;
+    }
+    return 0;
+}
+
+/* One wait of the idle limit for the socket: 0 ready, or ISM_SOCK_ETIMEDOUT. */
+static int idle_wait(icp_stream *s, short ev)
+{
+    struct pollfd p = {s->fd, ev, 0};
+    int r;
+    do
+        r = poll(&p, 1, s->tmo_ms);
+    while (r < 0 && errno == EINTR);
+    return r > 0 ? 0 : r == 0 ? ISM_SOCK_ETIMEDOUT : ISM_SOCK_EIO;
+}
+
+/* As ism_sock_write_full through the records: bytes sealed in *k; fails only when nothing
+ * moved for the idle limit. */
+static int sealed_write(icp_stream *s, const uint8_t *p, size_t n, size_t *k)
+{
+    *k = 0;
+    while (*k < n) {
+        struct iovec v = {(void *)(p + *k), n - *k};
+        ssize_t t = ism_sstream_seal(s->ss, &v, 1);
+        if (t < 0)
+            return ISM_SOCK_EIO;
+        *k += (size_t)t;
+        int f = ism_sstream_flush(s->ss, s->fd);
+        if (f < 0)
+            return errno == EPIPE || errno == ECONNRESET ? ISM_SOCK_ECLOSED : ISM_SOCK_EIO;
+        if (f == 1 || t == 0) {
+            int w = idle_wait(s, POLLOUT);
+            if (w)
+                return w;
+        }
+    }
+    return 0;
+}
+
+static int sealed_read(icp_stream *s, uint8_t *p, size_t n, size_t *k)
+{
+    *k = 0;
+    while (*k < n) {
+        ssize_t r = ism_sstream_read(s->ss, s->fd, p + *k, n - *k);
+        if (r > 0) {
+            *k += (size_t)r;
+            continue;
+        }
+        if (r == 0)
+            return ISM_SOCK_ECLOSED;
+        if (errno == EBADMSG) {
+            errno = EBADMSG; /* a record that failed authentication: the copy fails */
+            return ISM_SOCK_EIO;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return errno == ECONNRESET ? ISM_SOCK_ECLOSED : ISM_SOCK_EIO;
+        int w = idle_wait(s, POLLIN);
+        if (w)
+            return w;
     }
     return 0;
 }
@@ -162,7 +246,8 @@ int icp_send(icp_stream *s, const void *buf, size_t n)
             continue;
         }
         size_t k = 0;
-        int rc = ism_sock_write_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
+        int rc = s->ss ? sealed_write(s, p + done, n - done, &k)
+                       : ism_sock_write_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
         done += k;
         s->sent += k;
         if (rc == 0 || (rc == ISM_SOCK_ETIMEDOUT && k > 0))
@@ -198,17 +283,29 @@ int icp_recv(icp_stream *s, void *buf, size_t n)
             continue;
         }
         size_t k = 0;
-        int rc = ism_sock_read_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
+        int rc = s->ss ? sealed_read(s, p + done, n - done, &k)
+                       : ism_sock_read_full(s->fd, p + done, n - done, ism_now_ms() + s->tmo_ms, &k);
         done += k;
         if (rc == 0 || (rc == ISM_SOCK_ETIMEDOUT && k > 0))
             continue;
         snprintf(s->err, sizeof s->err, "receiving from %s: %s", s->peer,
                  rc == ISM_SOCK_ETIMEDOUT ? "nothing arrived within the timeout"
                  : rc == ISM_SOCK_ECLOSED ? "the peer closed the connection"
+                 : errno == EBADMSG       ? "a record failed authentication (damaged or forged "
+                                            "on the path; nothing of it was used)"
                                           : strerror(errno));
         return -1;
     }
     return 0;
+}
+
+static void free_seal(icp_stream *s)
+{
+    if (s->ss) {
+        ism_sstream_free(s->ss);
+        free(s->ss);
+        s->ss = NULL;
+    }
 }
 
 int icp_close(icp_stream *s)
@@ -224,8 +321,13 @@ int icp_close(icp_stream *s)
         s->u = NULL;
     }
     if (s->fd >= 0) {
-        /* our end, then the peer's: its close tells us it read everything; a peer that
-         * keeps sending instead is cut off at the idle limit */
+        /* our sealed records first, then our end, then the peer's: its close tells us it
+         * read everything; a peer that keeps sending instead is cut off at the idle limit */
+        if (s->ss && ism_sstream_write_full(s->ss, s->fd, NULL, 0, ism_now_ms() + s->tmo_ms)) {
+            snprintf(s->err, sizeof s->err, "closing the connection to %s: the last bytes did "
+                     "not go out", s->peer);
+            rc = -1;
+        }
         shutdown(s->fd, SHUT_WR);
         char b[256];
         int64_t deadline = ism_now_ms() + s->tmo_ms;
@@ -236,6 +338,7 @@ int icp_close(icp_stream *s)
         close(s->fd);
         s->fd = -1;
     }
+    free_seal(s);
     return rc;
 }
 
@@ -250,6 +353,7 @@ void icp_abort(icp_stream *s)
         close(s->fd);
     }
     s->fd = -1;
+    free_seal(s);
 }
 
 const char *icp_transport(const icp_stream *s)
@@ -265,14 +369,17 @@ uint64_t icp_unacked(const icp_stream *s)
         return st.bytes_acked < s->sent ? s->sent - st.bytes_acked : 0;
     }
     int q = 0;
+    uint64_t mine = s->ss ? ism_sstream_pending(s->ss) : 0;
     if (s->fd < 0 || ioctl(s->fd, SIOCOUTQ, &q) != 0 || q < 0)
-        return 0;
-    return (uint64_t)q;
+        return mine;
+    return (uint64_t)q + mine;
 }
 
 int icp_wait_readable(icp_stream *s, int ms)
 {
     if (!s->u) {
+        if (s->ss && ism_sstream_readable(s->ss))
+            return 1;
         struct pollfd p = {s->fd, POLLIN, 0};
         return poll(&p, 1, ms) > 0 ? 1 : 0;
     }

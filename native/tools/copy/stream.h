@@ -1,6 +1,9 @@
 /* stream.h: isthmus-copy's byte stream to its peer: one authenticated connection over
  * the reliable-UDP transport (wan/udp) or over kernel TCP, behind the same calls, so the
- * copy protocol (copy.c) never asks which one it runs on.
+ * copy protocol (copy.c) never asks which one it runs on. Either way every byte after
+ * the handshake is encrypted and authenticated (sealed datagrams, or AEAD records over
+ * TCP: wan/aead.h) under keys of this connection, unless both ends were told --crypto
+ * none.
  *
  * Every call that waits has an idle timeout (tmo_ms): it fails only when no byte moved
  * for that long, so a slow link is not mistaken for a dead one, and a dead one is never
@@ -13,11 +16,13 @@
 #include <stdint.h>
 
 #include "auth.h"
+#include "sstream.h"
 #include "udp.h"
 
 typedef struct icp_stream {
     ism_udp_conn *u; /* the UDP transport's connection, or NULL over TCP */
     int fd;          /* TCP: the connection; -1 when closed */
+    ism_sstream *ss; /* TCP: its AEAD records (wan/sstream.h), NULL with --crypto none */
     int tmo_ms;
     uint64_t sent;   /* bytes handed to the transport, for progress */
     char peer[128];  /* "10.77.0.2:41990" for messages */

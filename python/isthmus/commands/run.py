@@ -20,7 +20,7 @@ from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, defa
                              embedded_layout)
 from ..launch.secret import Secret
 from ..launch.sitefile import load_site_file
-from ..launch.transport import apply_env, link_hints, transport_env
+from ..launch.transport import UNENCRYPTED, apply_env, effective_crypto, link_hints, transport_env
 from ..paths import find_prefix
 from ..ui import err_console
 from . import register
@@ -58,6 +58,7 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
                 f"-n {params['np']} does not match {site_file}, which has "
                 f"{sf.layout.total_ranks} ranks; drop -n or fix the site file"
             )
+        params["_file_crypto"] = sf.crypto
         return sf.layout, sf.secret, sf.transport_given
     if params["np"] is None:
         raise click.UsageError("give the number of ranks with -n/--np (or use --site-file)")
@@ -206,6 +207,10 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
                    "(default: the system's); with udp bbr (default) or reno.")
 @click.option("--wan-crc", is_flag=True,
               help="Add a CRC32C to every frame between gateways; a corrupted frame is sent again.")
+@click.option("--wan-crypto", type=click.Choice(["aead", "none"]), default=None,
+              help="Protection of everything between sites after the handshake: aead (the "
+                   "default: encrypted and authenticated, docs/security.md) or none (in the "
+                   "clear; only by explicit choice, and said at start).")
 @click.option("--link-outage", type=float, default=None, metavar="SECONDS",
               help="How long a broken link may take to come back before the job aborts (default 60).")
 @click.option("--dry-run", is_flag=True,
@@ -231,10 +236,14 @@ def run_command(ctx: click.Context, **params) -> None:
                    skip_files=any(s.launcher == "ssh" for s in layout.sites))
     layout = choose_transport(ctx, params, layout, file_transport,
                               os.environ.get("ISTHMUS_WAN_TRANSPORT"))
+    crypto, crypto_by = effective_crypto(params["wan_crypto"], params.get("_file_crypto"),
+                                         os.environ)
     tenv = transport_env(streams=params["wan_streams"], cc=params["wan_cc"],
                          crc=params["wan_crc"], outage=params["link_outage"],
-                         transport=layout.transport)
+                         transport=layout.transport, crypto=crypto)
     os.environ.update(tenv)  # explicit options win over the environment
+    if crypto == "none":
+        click.echo(f"isthmus: warning: {UNENCRYPTED} ({crypto_by})", err=True)
     if wan is not None:
         apply_env(os.environ, link_hints(wan))  # hints do not override what the user set
     program, args = params["program"], tuple(params["args"])

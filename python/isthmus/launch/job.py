@@ -80,16 +80,19 @@ class JobPlan:
 
 def assign_ports(layout: Layout) -> Layout:
     """Give every site without a port a block of free consecutive ports on its host, and
-    check that explicit ports of local sites are not in use."""
+    check that explicit ports of local sites are not in use (on the address the gateways
+    bind, ISTHMUS_GATEWAY_BIND, when that differs from the announced one: behind a port
+    forward or a proxy, the announced address is someone else's)."""
     taken: set[int] = set()
+    bind = os.environ.get("ISTHMUS_GATEWAY_BIND") or None
     for s in layout.sites:
         if s.port is not None:
             taken.update(range(s.port, s.port + s.gateways))
             if s.launcher == "local":
-                busy = ports.check_ports_free(s.host, s.port, s.gateways)
+                busy = ports.check_ports_free(bind or s.host, s.port, s.gateways)
                 if busy is not None:
                     raise IsthmusError(
-                        f"site {s.name}: gateway port {busy} on {s.host} is already in use; "
+                        f"site {s.name}: gateway port {busy} on {bind or s.host} is already in use; "
                         "choose other ports (--port, or 'gateway' in the site file)"
                     )
     new_sites = []

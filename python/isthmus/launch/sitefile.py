@@ -14,7 +14,8 @@ from ..errors import IsthmusError
 from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
 
-JOB_KEYS = {"secret", "secret_file", "transport"}
+JOB_KEYS = {"secret", "secret_file", "transport", "crypto"}
+CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
 }  # fmt: skip
@@ -26,6 +27,7 @@ class SiteFile:
     layout: Layout
     secret: Secret | None  # None: generate one per job
     transport_given: bool = False  # [job] names the transport (else tcp, or --transport)
+    crypto: str | None = None  # [job] crypto: "aead" or "none" (None: not given)
     warnings: tuple[str, ...] = field(default=())  # for the user, one line each
 
 
@@ -183,7 +185,7 @@ def _inline_secret_warning(ctx: _Ctx) -> str:
             "with secret_file")
 
 
-def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None, list[str]]:
+def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None, list[str], str | None]:
     if not isinstance(raw, dict):
         raise ctx.fail(None, "[job] must be a table")
     unknown = sorted(set(raw) - JOB_KEYS)
@@ -192,6 +194,10 @@ def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None, list[str
     transport = raw.get("transport")
     if transport is not None and transport not in TRANSPORTS:
         raise ctx.fail("[job]", f"'transport' must be one of {', '.join(TRANSPORTS)}, got {_shown(transport)}")
+    crypto = raw.get("crypto")
+    if crypto is not None and crypto not in CRYPTO:
+        raise ctx.fail("[job]", f"'crypto' must be aead (every byte between sites encrypted and "
+                                f"authenticated, the default) or none, got {_shown(crypto)}")
     if "secret" in raw and "secret_file" in raw:
         raise ctx.fail("[job]", "give either 'secret' or 'secret_file', not both")
     secret, warnings = None, []
@@ -209,7 +215,7 @@ def _parse_job(ctx: _Ctx, raw: Any) -> tuple[str | None, Secret | None, list[str
             spath = ctx.path.parent / spath
         text = _read_secret_file(ctx, spath)
         secret = Secret.parse(text, f"{ctx.display}: [job]: 'secret_file' {spath}")
-    return transport, secret, warnings
+    return transport, secret, warnings, crypto
 
 
 def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
@@ -231,7 +237,7 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
     unknown = sorted(set(doc) - {"job", "site"})
     if unknown:
         raise ctx.fail(None, f"unknown top-level key {unknown[0]!r} (allowed: [job], [[site]])")
-    transport, secret, warnings = _parse_job(ctx, doc.get("job", {}))
+    transport, secret, warnings, crypto = _parse_job(ctx, doc.get("job", {}))
 
     raw_sites = doc.get("site")
     if raw_sites is None:
@@ -259,4 +265,4 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
     except IsthmusError as e:
         raise ctx.fail(None, str(e)) from None
     return SiteFile(path=p, layout=layout, secret=secret, transport_given=transport is not None,
-                    warnings=tuple(warnings))
+                    warnings=tuple(warnings), crypto=crypto)

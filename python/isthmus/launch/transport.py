@@ -15,9 +15,12 @@ UDP_CCS = ("bbr", "reno")  # native/src/wan/udp/cc.h
 
 
 def transport_env(*, streams: int | None = None, cc: str | None = None, crc: bool = False,
-                  outage: float | None = None, transport: str = "tcp") -> dict[str, str]:
+                  outage: float | None = None, transport: str = "tcp",
+                  crypto: str | None = None) -> dict[str, str]:
     """Variables for the options given (None/False: leave the gateway's default)."""
     env: dict[str, str] = {}
+    if crypto is not None:
+        env["ISTHMUS_WAN_CRYPTO"] = crypto
     if streams is not None:
         if not 1 <= streams <= MAX_STREAMS:
             raise IsthmusError(f"--wan-streams {streams}: give 1..{MAX_STREAMS} TCP streams per "
@@ -43,6 +46,27 @@ def transport_env(*, streams: int | None = None, cc: str | None = None, crc: boo
             raise IsthmusError(f"--link-outage {outage:g}: give 1..86400 seconds")
         env["ISTHMUS_LINK_OUTAGE"] = str(int(round(outage)))
     return env
+
+
+UNENCRYPTED = ("links between sites are NOT encrypted or authenticated after the handshake "
+               "(crypto none): anyone on the path can read and change this job's messages")
+
+
+def effective_crypto(option: str | None, file_crypto: str | None,
+                     env: Mapping[str, str]) -> tuple[str, str]:
+    """The link protection the job runs with, and who chose it: --wan-crypto, else the
+    site file's [job] crypto, else ISTHMUS_WAN_CRYPTO, else aead. An option that
+    contradicts the site file is an error (every site must agree)."""
+    if option is not None and file_crypto is not None and option != file_crypto:
+        raise IsthmusError(f"--wan-crypto {option} contradicts the site file's [job] crypto = "
+                           f"{file_crypto!r}; every site must use the same setting")
+    if option is not None:
+        return option, "--wan-crypto"
+    if file_crypto is not None:
+        return file_crypto, "[job] crypto"
+    if env.get("ISTHMUS_WAN_CRYPTO"):
+        return env["ISTHMUS_WAN_CRYPTO"], "ISTHMUS_WAN_CRYPTO"
+    return "aead", "default"
 
 
 def link_hints(matrix) -> dict[str, str]:

@@ -698,6 +698,8 @@ const char *ism_udp_error(const ism_udp_conn *c)
     return c->err || c->errmsg[0] ? c->errmsg : "no error";
 }
 
+const char *ism_udp_peer_name(const ism_udp_conn *c) { return c->peer; }
+
 void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
 {
     *s = c->st;

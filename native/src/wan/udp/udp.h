@@ -163,6 +163,8 @@ ism_udp_conn *ism_udp_setup_authed(int client, int tcp, const ism_auth_key *key,
                                    ism_auth_id peer, const struct ism_aead_keys *keys,
                                    const ism_udp_opts *o, int timeout_ms, char *err,
                                    size_t errlen);
+/* "a.b.c.d:port (site S, gateway G)" of the peer, for messages. */
+const char *ism_udp_peer_name(const ism_udp_conn *c);
 /* Who the handshake authenticated at the other end. */
 ism_auth_id ism_udp_peer_id(const ism_udp_conn *c);
 
