@@ -5,10 +5,15 @@
 # --wan <link> --transport tcp|udp` and the congestion control given; repetitions are
 # interleaved (the order rotates). Reports MB/s as median (min-max), the share of the link
 # rate (the application's bytes only), the 8-byte one-way latency, and each gateway's CPU
-# seconds per GB moved (`--stats`). Needs root (network namespaces).
+# seconds per GB moved (`--stats`). Needs root (network namespaces), except with
+# --link loopback (no emulator: the gateways talk over loopback, where the CPU is the
+# limit). --cryptos compares link protection in the same run: aead (the default suite),
+# aes (AES-256-GCM forced), chacha (ChaCha20-Poly1305 forced), none (in the clear); the
+# ratios against none are printed.
 #
 #   python3 bench/gateway_transport.py [--link delay=150ms,rate=100mbit,loss=0.1%]
-#       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--reps 3] [--size-mib 16 --count 8]
+#       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--cryptos aead,none] [--reps 3]
+#       [--size-mib 16 --count 8] [--lat-iters 20]
 from __future__ import annotations
 
 import argparse
@@ -33,12 +38,24 @@ CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu 
 SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
 
 
-def run(exe, link, transport, cc, args, timeout):
-    cmd = [sys.executable, "-m", "isthmus", "run", "-n", "2", "--mpi", "openmpi", "--wan", link,
+CRYPTO_ENV = {
+    "aead": {"ISTHMUS_WAN_CRYPTO": "aead"},
+    "aes": {"ISTHMUS_WAN_CRYPTO": "aead", "ISTHMUS_WAN_CIPHER": "aes-256-gcm"},
+    "chacha": {"ISTHMUS_WAN_CRYPTO": "aead", "ISTHMUS_WAN_CIPHER": "chacha20-poly1305"},
+    "none": {"ISTHMUS_WAN_CRYPTO": "none"},
+}
+
+
+def run(exe, link, transport, cc, args, timeout, crypto="aead"):
+    wan = [] if link == "loopback" else ["--wan", link]
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", "2", "--mpi", "openmpi", *wan,
            "--transport", transport, "--wan-cc", cc, "--stats", "--timeout", str(timeout),
            "--", str(exe), *args]
     t0 = time.monotonic()
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60)
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ISTHMUS_WAN_CRYPTO", "ISTHMUS_WAN_CIPHER")}
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60,
+                       env={**env, **CRYPTO_ENV[crypto]})
     m = VALUE.search(r.stdout)
     if r.returncode or not m:
         return {"ok": False, "error": (r.stderr or r.stdout)[-600:]}
@@ -55,16 +72,22 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--size-mib", type=int, default=16)
     ap.add_argument("--count", type=int, default=8)
+    ap.add_argument("--cryptos", default="aead",
+                    help="link protection variants, comma-separated: aead, aes, chacha, none")
+    ap.add_argument("--lat-iters", type=int, default=20)
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "gateway_transport"))
     a = ap.parse_args()
     prefix = find_prefix()
-    spec = parse_link_spec(a.link)
-    rate_mb = (spec.rate or 0) / 1e6  # bytes/s -> MB/s
+    rate_mb = 0 if a.link == "loopback" else (parse_link_spec(a.link).rate or 0) / 1e6
     d = Path(tempfile.mkdtemp(prefix="gwxp-"))
     exe = d / "wan_stream"
     subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(REPO / "bench" / "wan_stream.c")],
                    check=True)
-    configs = [tuple(c.split(":")) for c in a.configs.split(",") if c]
+    cryptos = [c for c in a.cryptos.split(",") if c]
+    bad = [c for c in cryptos if c not in CRYPTO_ENV]
+    if bad:
+        ap.error(f"--cryptos {bad[0]}: expected aead, aes, chacha or none")
+    configs = [(*c.split(":"), k) for c in a.configs.split(",") if c for k in cryptos]
     size = a.size_mib << 20
     records = []
     out = Path(a.out)
@@ -73,16 +96,16 @@ def main() -> int:
     t_start = time.time()
     for rep in range(a.reps):
         order = configs[rep % len(configs):] + configs[:rep % len(configs)]
-        for transport, cc in order:
+        for transport, cc, crypto in order:
             load = os.getloadavg()[0]
-            bw = run(exe, a.link, transport, cc, ["bw", str(size), str(a.count), "1"], 600)
-            lat = run(exe, a.link, transport, cc, ["lat", "20", "3"], 300)
-            rec = {"link": a.link, "transport": transport, "cc": cc, "rep": rep, "load1": load,
-                   "bw": bw, "lat": lat}
+            bw = run(exe, a.link, transport, cc, ["bw", str(size), str(a.count), "1"], 600, crypto)
+            lat = run(exe, a.link, transport, cc, ["lat", str(a.lat_iters), "3"], 300, crypto)
+            rec = {"link": a.link, "transport": transport, "cc": cc, "crypto": crypto, "rep": rep,
+                   "load1": load, "bw": bw, "lat": lat}
             records.append(rec)
             jl.write(json.dumps(rec) + "\n")
             jl.flush()
-            print(f"rep {rep + 1} {transport}/{cc}: "
+            print(f"rep {rep + 1} {transport}/{cc}/{crypto}: "
                   + (f"{bw['value']:.2f} MB/s" if bw["ok"] else f"FAILED {bw['error'][-200:]}")
                   + (f", {lat['value'] / 1000:.2f} ms one-way" if lat["ok"] else ""),
                   flush=True)
@@ -90,20 +113,34 @@ def main() -> int:
     print(f"\n# isthmus MPI streaming through the gateways, {a.link}, {a.reps} interleaved "
           f"repetitions of {a.count} x {a.size_mib} MiB (+1 warm-up), wall "
           f"{(time.time() - t_start) / 60:.1f} min")
-    print(f"{'transport':10} {'cc':6} {'MB/s median':>11} {'min':>7} {'max':>7} {'share':>6} "
-          f"{'gw CPU s/GB':>11} {'latency ms':>10} {'load':>5}")
-    for transport, cc in configs:
-        rs = [r for r in records if r["transport"] == transport and r["cc"] == cc]
+    print(f"{'transport':10} {'cc':6} {'crypto':7} {'MB/s median':>11} {'min':>7} {'max':>7} "
+          f"{'share':>6} {'vs none':>7} {'gw CPU s/GB':>11} {'latency us':>10} {'min':>7} "
+          f"{'max':>7} {'vs none':>8} {'load':>5}")
+    med = {}
+    for transport, cc, crypto in configs:
+        rs = [r for r in records if (r["transport"], r["cc"], r["crypto"]) == (transport, cc, crypto)]
+        ok = [r["bw"] for r in rs if r["bw"]["ok"]]
+        lats = sorted(r["lat"]["value"] for r in rs if r["lat"]["ok"])
+        if ok:
+            med[(transport, cc, crypto)] = (statistics.median(x["value"] for x in ok),
+                                            statistics.median(lats) if lats else 0.0)
+    for transport, cc, crypto in configs:
+        rs = [r for r in records if (r["transport"], r["cc"], r["crypto"]) == (transport, cc, crypto)]
         ok = [r["bw"] for r in rs if r["bw"]["ok"]]
         if not ok:
-            print(f"{transport:10} {cc:6} FAILED")
+            print(f"{transport:10} {cc:6} {crypto:7} FAILED")
             continue
         v = sorted(x["value"] for x in ok)
         cpu = statistics.median(x["gw_cpu_s"] / (x["gw_bytes"] / 1e9) for x in ok if x["gw_bytes"])
-        lats = [r["lat"]["value"] / 1000 for r in rs if r["lat"]["ok"]]
+        lats = sorted(r["lat"]["value"] for r in rs if r["lat"]["ok"])
         share = statistics.median(v) / rate_mb if rate_mb else 0
-        print(f"{transport:10} {cc:6} {statistics.median(v):11.2f} {v[0]:7.2f} {v[-1]:7.2f} "
-              f"{share:6.1%} {cpu:11.2f} {statistics.median(lats) if lats else 0:10.2f} "
+        base = med.get((transport, cc, "none"))
+        ratio = f"{statistics.median(v) / base[0]:7.3f}" if base else f"{'-':>7}"
+        lat_med = statistics.median(lats) if lats else 0
+        dlat = f"{lat_med - base[1]:+8.1f}" if base and lats else f"{'-':>8}"
+        print(f"{transport:10} {cc:6} {crypto:7} {statistics.median(v):11.2f} {v[0]:7.2f} "
+              f"{v[-1]:7.2f} {share:6.1%} {ratio} {cpu:11.2f} {lat_med:10.1f} "
+              f"{lats[0] if lats else 0:7.1f} {lats[-1] if lats else 0:7.1f} {dlat} "
               f"{statistics.median(r['load1'] for r in rs):5.1f}")
     print(f"records: {out}.jsonl")
     return 0
