@@ -19,6 +19,13 @@
 #include "../wan/linkhdr.h"
 #include "xport.h"
 
+#define GW_MAX_PATHS 4
+
+typedef struct gw_path {
+    char *host;
+    int port;              /* of the site's gateway 0; gateway g listens on port + g */
+} gw_path;
+
 typedef struct gw_buf {
     struct gw_buf *next;
     size_t len;     /* bytes used: header + payload */
@@ -98,6 +105,10 @@ typedef struct gw_link {
     uint64_t tx_early; /* payload bytes of early data (DATA + EARLY) sent */
     uint64_t flow_passed; /* flow-control frames that passed queued data */
     uint64_t resent_frames, dup_frames, reconnects, crc_errors;
+    /* the path it is dialed over (paths.c) */
+    int path, path_fails, path_moves, probing;
+    int64_t path_since_ms, probe_next_ms;
+    uint64_t path_tx[GW_MAX_PATHS], path_rx[GW_MAX_PATHS], path_tx_mark, path_rx_mark;
     int auth_fails_in_row;  /* connections lost to records that failed authentication */
     uint64_t auth_fail_rx;  /* rx_frames at the last such loss (none good since: in a row) */
 } gw_link;
@@ -118,8 +129,10 @@ typedef struct gw_state {
     int nsites, site, gwidx, ngw_here;
     int *site_ranks, *site_off, *site_gws;
     char **site_names;
-    char **site_hosts;
-    int *site_ports;
+    gw_path (*site_paths)[GW_MAX_PATHS]; /* each site's addresses, the primary first (paths.c) */
+    int *site_npaths;
+    int *site_dialout;     /* 1: that site only dials out (its gateways accept nothing) */
+    int64_t path_return_ms; /* on a backup path, check the primary this often (0: never) */
     ism_vh vworld, vgw, vown;
     int napps, *app_vrank; /* local app rank -> vendor world rank */
     int apps_mine;         /* apps that send through this gateway */
@@ -190,11 +203,22 @@ void gw_stream_close_fd(gw_stream *s); /* closes the connection only, keeping it
 void gw_streams_wait(int64_t max_us);  /* one ppoll over every connected stream, serviced */
 void gw_links_finish(int64_t deadline_ms); /* end every stream in order (at the job's end) */
 
+/* paths.c: the addresses of each site, which one a link dials, failover and return */
+void gw_paths_parse(const char *addrs, const char *dialout);
+int gw_paths_dials(int s1, int g1, int s2, int g2); /* 1: gateway (s1,g1) dials (s2,g2) */
+const gw_path *gw_path_of(const gw_link *l);
+void gw_path_failed(gw_link *l, int64_t now);  /* an attempt over l's path failed */
+void gw_path_up(gw_link *l, int64_t now);      /* l is up over its path */
+void gw_paths_tick(gw_link *l, int64_t now);   /* on a backup path: probe the primary */
+void gw_path_probed(gw_link *l, int reachable);
+void gw_path_report(gw_link *l, char *buf, size_t n); /* --stats: bytes per path */
+
 /* setup.c: connections not yet part of a link, run from the event loop without blocking */
 struct sockaddr_in;
 struct pollfd;
 void gw_setup_dial(gw_link *l, int idx, const struct sockaddr_in *sa, int64_t now);
 void gw_setup_cancel(const gw_link *l);          /* drop a link's dials in progress */
+void gw_setup_probe(gw_link *l, const struct sockaddr_in *sa, int64_t now); /* connect only */
 void gw_setup_accept(int listen_fd, int64_t now); /* take what the listener's backlog holds */
 int gw_setup_count(void);                         /* poll slots gw_setup_poll may fill */
 int gw_setup_poll(struct pollfd *pf, int64_t now, int64_t *timer_us);

@@ -3,7 +3,8 @@
  * Every gateway links to every gateway of every other site. A link is `nstreams`
  * streams of the job's transport (xport.h: TCP connections, or one reliable-UDP
  * connection); the gateway with the smaller (site, gateway) pair dials them, the other
- * accepts, so start-up ordering cannot deadlock. Each stream is authenticated (wan/auth)
+ * accepts, so start-up ordering cannot deadlock (a site that may only dial out dials all
+ * its links; paths.c). Each stream is authenticated (wan/auth)
  * before anything is read from it, then says which link, stream and attempt (epoch) it
  * belongs to in a HELLO. When a stream fails (closed, reset, silent for
  * ISTHMUS_LINK_DEAD_MS, or a CRC error) the whole link goes down: the dialing side dials
@@ -33,7 +34,6 @@ static int *link_base; /* index of (site s, gateway 0) in gw.links */
 
 static const char *sname(int s) { return gw.site_names[s]; }
 
-static int before(int s1, int g1, int s2, int g2) { return s1 < s2 || (s1 == s2 && g1 < g2); }
 
 static gw_link *link_at(int s, int g) { return &gw.links[link_base[s] + g]; }
 
@@ -131,6 +131,7 @@ void gw_link_down(gw_link *l, const char *why)
 void gw_link_started(gw_link *l)
 {
     int64_t now = ism_now_ms();
+    gw_path_up(l, now);
     for (int i = 0; i < l->nstreams; i++) {
         l->st[i].last_rx_ms = l->st[i].last_tx_ms = now;
         gw.xp->started(&l->st[i]);
@@ -178,8 +179,8 @@ static void dial_start(gw_link *l, int64_t now)
     l->dialing = 1;
     struct sockaddr_in sa;
     char err[300];
-    const char *host = gw.site_hosts[l->site];
-    int port = gw.site_ports[l->site] + l->gw;
+    const char *host = gw_path_of(l)->host;
+    int port = gw_path_of(l)->port + l->gw;
     if (ism_sock_resolve4(host, port, &sa, err, sizeof err) != 0) {
         char why[400];
         snprintf(why, sizeof why, "cannot connect to %s:%d: %s", host, port, err);
@@ -228,6 +229,7 @@ void gw_link_dial_failed(gw_link *l, uint32_t epoch, int auth, const char *why)
     }
     snprintf(l->dial_err, sizeof l->dial_err, "%s%s", why, auth ? " (authentication)" : "");
     int64_t now = ism_now_ms();
+    gw_path_failed(l, now);
     l->dial_backoff_ms = l->dial_backoff_ms ? 2 * l->dial_backoff_ms : GW_DIAL_BACKOFF_MIN_MS;
     if (l->dial_backoff_ms > GW_DIAL_RETRY_MS)
         l->dial_backoff_ms = GW_DIAL_RETRY_MS;
@@ -393,7 +395,7 @@ void gw_links_connect(void)
             gw_link *l = link_at(s, g);
             l->site = s;
             l->gw = g;
-            l->connector = before(gw.site, gw.gwidx, s, g);
+            l->connector = gw_paths_dials(gw.site, gw.gwidx, s, g);
             l->state = GW_LINK_DOWN;
             l->down_since_ms = now;
             l->next_dial_ms = now;
@@ -403,8 +405,12 @@ void gw_links_connect(void)
     if (gw.nsites < 2)
         return;
     const char *bind_host = getenv("ISTHMUS_GATEWAY_BIND");
-    gw.listen_fd = ism_sock_listen(bind_host && *bind_host ? bind_host : gw.site_hosts[gw.site],
-                                   gw.site_ports[gw.site] + gw.gwidx, 128, err, sizeof err);
+    /* with several paths to this site, every one of its addresses must answer */
+    const char *host = bind_host && *bind_host          ? bind_host
+                       : gw.site_npaths[gw.site] > 1 ? "0.0.0.0"
+                                                        : gw.site_paths[gw.site][0].host;
+    gw.listen_fd = ism_sock_listen(host, gw.site_paths[gw.site][0].port + gw.gwidx, 128, err,
+                                   sizeof err);
     if (gw.listen_fd < 0)
         gw_die(2, "%s", err);
     if (gw.xp->listener(gw.listen_fd, err, sizeof err))

@@ -345,6 +345,7 @@ void gw_loop(void)
             gw_link *l = &gw.links[i];
             work |= gw_link_pump(l);
             gw_link_tick(l, now);
+            gw_paths_tick(l, now);
             for (int j = 0; j < l->nstreams; j++) {
                 gw_stream *s = &l->st[j];
                 if (s->fd < 0)

@@ -180,24 +180,7 @@ static void read_env(void)
     gw.site_off = calloc((size_t)gw.nsites + 1, sizeof(int));
     for (int i = 0; i < gw.nsites; i++)
         gw.site_off[i + 1] = gw.site_off[i] + gw.site_ranks[i];
-    char **hp;
-    if (split_list(addrs, &hp) != gw.nsites) {
-        fprintf(stderr, "isthmus-gateway: ISTHMUS_GATEWAY_ADDRS=%s does not list %d sites\n",
-                addrs, gw.nsites);
-        exit(2);
-    }
-    gw.site_hosts = calloc((size_t)gw.nsites, sizeof(char *));
-    gw.site_ports = calloc((size_t)gw.nsites, sizeof(int));
-    for (int i = 0; i < gw.nsites; i++) {
-        char host[256], err[256];
-        if (ism_sock_parse_hostport(hp[i], host, sizeof host, &gw.site_ports[i], err,
-                                    sizeof err)) {
-            fprintf(stderr, "isthmus-gateway: site %s gateway address: %s\n", gw.site_names[i],
-                    err);
-            exit(2);
-        }
-        gw.site_hosts[i] = strdup(host);
-    }
+    gw_paths_parse(addrs, getenv("ISTHMUS_SITE_DIALOUT"));
     gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)knob(ISM_K_CHUNK, 256 << 10);
     gw.dead_ms = (int64_t)knob(ISM_K_LINK_DEAD_MS, 5000);
     gw.outage_ms = (int64_t)(knob(ISM_K_LINK_OUTAGE, 60) * 1000);
@@ -343,6 +326,11 @@ static void print_stats(void)
                 l->nstreams == 1 ? "" : "s", (unsigned long long)l->reconnects,
                 (unsigned long long)l->resent_frames, (unsigned long long)l->dup_frames,
                 (unsigned long long)l->crc_errors, rtt);
+        char paths[600];
+        gw_path_report(l, paths, sizeof paths);
+        if (paths[0])
+            fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: paths: %s\n",
+                    site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, paths);
         for (int j = 0; j < l->nstreams; j++) {
             char text[512];
             gw.xp->report(&l->st[j], text, sizeof text);

@@ -55,6 +55,8 @@ typedef struct gw_setup {
     gw_stream st;           /* after authed(): the transport's stream */
     ism_auth_id peer;       /* who authenticated */
     gw_link *link;          /* dialed: the link, stream index and attempt */
+    int probe;              /* dialed only to see that a path answers (paths.c) */
+    size_t got;             /* bytes received during the handshake */
     int idx;
     uint32_t epoch;
     uint32_t addr;          /* accepted: the peer's IPv4 address (network order) */
@@ -214,6 +216,7 @@ static void auth_pump(gw_setup *s)
                                                                     : ISM_SOCK_EIO, 0);
             break;
         }
+        s->got += (size_t)r;
         ism_auth_hs_received(h, (size_t)r);
     }
     if (h->state == ISM_AUTH_HS_FAILED) {
@@ -326,6 +329,10 @@ static void step(gw_setup *s, short rev, int64_t now)
             return;
         if (e)
             return setup_fail(s, 0, "cannot connect to %s: %s", s->name, strerror(e));
+        if (s->probe) {
+            s->status = SU_DONE; /* it answers: that is all a probe asks */
+            return;
+        }
         s->phase = SU_AUTH;
         s->deadline_ms = now + GW_SETUP_TIMEOUT_MS;
         ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
@@ -350,6 +357,10 @@ static void step(gw_setup *s, short rev, int64_t now)
 
 static void deliver(gw_setup *s)
 {
+    if (s->probe) {
+        gw_path_probed(s->link, s->status == SU_DONE);
+        return;
+    }
     if (dialed(s)) {
         if (s->status == SU_DONE) {
             gw_link_dial_done(s->link, s->idx, s->epoch, &s->st);
@@ -363,7 +374,10 @@ static void deliver(gw_setup *s)
     if (s->status == SU_FAILED) {
         if (s->auth_failed || s->phase == SU_AUTH)
             strangers_refused++;
-        stranger_log(ism_now_ms(), "refused connection from %s: %s", s->name, s->err);
+        /* a connection closed before it said anything (a port scan, a peer checking that
+         * this path answers: paths.c) is counted, not logged */
+        if (!(s->phase == SU_AUTH && s->got == 0 && s->hs.rc == ISM_AUTH_ECLOSED))
+            stranger_log(ism_now_ms(), "refused connection from %s: %s", s->name, s->err);
         return;
     }
     ism_link_hdr lh;
@@ -416,10 +430,17 @@ void gw_setup_dial(gw_link *l, int idx, const struct sockaddr_in *sa, int64_t no
         setup_fail(s, 0, "cannot connect to %s: %s", s->name, strerror(errno));
 }
 
+void gw_setup_probe(gw_link *l, const struct sockaddr_in *sa, int64_t now)
+{
+    gw_setup_dial(l, 0, sa, now);
+    su[nsu - 1]->probe = 1;
+    su[nsu - 1]->epoch = 0;
+}
+
 void gw_setup_cancel(const gw_link *l)
 {
     for (int i = 0; i < nsu;) {
-        if (su[i]->link == l) {
+        if (su[i]->link == l && !su[i]->probe) {
             gw_setup *s = su[i];
             su[i] = su[--nsu];
             setup_free(s);
