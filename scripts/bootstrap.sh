@@ -2,8 +2,8 @@
 # bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
 # Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
 # checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
-# the emulated clusters' nodes, debhelper for the Debian package test, lmod for the
-# modulefile test), the native build (build/ -> installed into _install/), and a
+# the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
+# the package test, lmod for the modulefile test), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,7 +12,8 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
 pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
-      openssh-server openssh-client debhelper dpkg-dev lmod)
+      openssh-server openssh-client debhelper dpkg-dev lmod
+      python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
