@@ -99,17 +99,18 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
     check_privileges()
 
     if nodes_per_site is not None:
-        ctx.exit(_clusters(con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio,
-                           run_site, stats, command))
+        ctx.exit(_until_signal(con, "clusters", lambda: _clusters(
+            con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats, command)))
+    ctx.exit(_until_signal(con, "namespaces", lambda: _emulate(con, matrix, job, seed, rt_prio,
+                                                                run_site, stats, command)))
+
+
+def _until_signal(con, what: str, body) -> int:
+    """Run body() with SIGTERM/SIGHUP unwinding it like Ctrl-C, so its context managers
+    clean up; its exit code, or 128 + the signal."""
     old = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
-    code = 0
-    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
     try:
-        with emu:
-            _banner(con, emu)
-            code = _run(con, emu, command, run_site) if command else _wait(con, emu)
-            if stats:
-                _print_stats(con, emu, emu.stats())
+        code = body()
     except KeyboardInterrupt:
         code = 130
     except _Terminated as t:
@@ -118,53 +119,52 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
         for s, h in old.items():
             signal.signal(s, h)
     if code >= 128:
-        con.print(Text(f"stopped by signal {code - 128}; namespaces removed", style="yellow"))
-    ctx.exit(code)
+        con.print(Text(f"stopped by signal {code - 128}; {what} removed", style="yellow"))
+    return code
+
+
+def _emulate(con, matrix, job, seed, rt_prio, run_site, stats, command) -> int:
+    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
+    with emu:
+        _banner(con, emu)
+        code = _run(con, emu, command, run_site) if command else _wait(con, emu)
+        if stats:
+            _print_stats(con, emu, emu.stats())
+    return code
 
 
 def _clusters(con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats,
               command) -> int:
     """--nodes-per-site: emulated clusters; COMMAND runs on the workstation (or on node 0
     of --site), with ISTHMUS_CLUSTERS_* variables naming the site file and ssh settings."""
-    old = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
     bed = Clusters(matrix=matrix, nodes_per_site=nodes_per_site, job=job, seed=seed,
                    rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
-    try:
-        with bed:
-            assert bed.dir is not None
-            site_file = bed.site_file(bed.dir / "sites.toml", ranks_per_node=ranks_per_node)
-            _cluster_banner(con, bed, site_file)
-            env = {**os.environ, **bed.emu.environment(),
-                   "ISTHMUS_CLUSTERS_DIR": str(bed.dir), "ISTHMUS_CLUSTERS_SITE_FILE": str(site_file)}
-            if command:
-                node = bed.node(run_site, 0) if run_site else None
-                proc = subprocess.Popen(bed.command(node, list(command)), env=env)
-                try:
-                    code = _wait_proc(proc, bed.emu)
-                finally:
-                    _end(proc)
-            else:
-                con.print(Text(
-                    f"clusters are up. Start jobs from the workstation:\n"
-                    f"  ip netns exec {bed.ws_namespace} isthmus run --site-file {site_file} ./app\n"
-                    f"or log in to a node:  ip netns exec {bed.ws_namespace} ssh "
-                    f"{bed.node(bed.sites[0], 0).hostname}\n"
-                    "Ctrl-C stops the clusters and removes everything."))
-                while True:
-                    bed.emu.check_alive()
-                    time.sleep(0.5)
-            if stats:
-                _print_stats(con, bed.emu, bed.emu.stats())
-    except KeyboardInterrupt:
-        code = 130
-    except _Terminated as t:
-        code = 128 + t.signum
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
-    if code >= 128:
-        con.print(Text(f"stopped by signal {code - 128}; clusters removed", style="yellow"))
+    with bed:
+        assert bed.dir is not None
+        site_file = bed.site_file(bed.dir / "sites.toml", ranks_per_node=ranks_per_node)
+        _cluster_banner(con, bed, site_file)
+        env = {**os.environ, **bed.emu.environment(),
+               "ISTHMUS_CLUSTERS_DIR": str(bed.dir), "ISTHMUS_CLUSTERS_SITE_FILE": str(site_file)}
+        if command:
+            node = bed.node(run_site, 0) if run_site else None
+            proc = subprocess.Popen(bed.command(node, list(command)), env=env)
+            try:
+                code = _wait_proc(proc, bed.emu)
+            finally:
+                _end(proc)
+        else:
+            con.print(Text(
+                f"clusters are up. Start jobs from the workstation:\n"
+                f"  ip netns exec {bed.ws_namespace} isthmus run --site-file {site_file} ./app\n"
+                f"or log in to a node:  ip netns exec {bed.ws_namespace} ssh "
+                f"{bed.node(bed.sites[0], 0).hostname}\n"
+                "Ctrl-C stops the clusters and removes everything."))
+            while True:
+                bed.emu.check_alive()
+                time.sleep(0.5)
+        if stats:
+            _print_stats(con, bed.emu, bed.emu.stats())
     return code
 
 
