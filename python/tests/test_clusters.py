@@ -27,6 +27,7 @@ JOB_TIMEOUT = 150
 HANG_C = r"""
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 int main(int argc, char **argv)
 {
@@ -35,7 +36,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) { printf("all ranks up\n"); fflush(stdout); }
-    for (int i = 0; i < 1200; i++) { MPI_Barrier(MPI_COMM_WORLD); usleep(100000); }
+    for (int i = 0; i < 1200; i++) {
+        if (i == 20 && rank == 1 && argc > 1 && argv[1][0] == 'c') abort(); /* "crash" */
+        MPI_Barrier(MPI_COMM_WORLD);
+        usleep(100000);
+    }
     MPI_Finalize();
     return 0;
 }
@@ -116,22 +121,34 @@ def _ws_ssh_clients(bed: Clusters, host: str) -> list[int]:
             if cmd.startswith("ssh ") and f" {host} " in cmd]
 
 
-def test_losing_a_sites_ssh_connection_stops_every_site(bed, programs):
-    """SIGKILL of site A's ssh client mid-run: every site stops within 30 s and nothing is
-    left running on any node (the remote side stops its launcher when its stdin ends)."""
-    site_file = bed.site_file(programs["dir"] / "sites-loss.toml", ranks_per_node=2,
+def _start_hang(bed: Clusters, programs, name: str, *args: str, timeout: int = 200):
+    site_file = bed.site_file(programs["dir"] / f"sites-{name}.toml", ranks_per_node=2,
                               mpi=["openmpi", "mpich"], jump=True)
-    cmd = [sys.executable, "-m", "isthmus", "run", "--site-file", str(site_file), "--timeout", "200",
-           str(programs["hang"])]
-    out = programs["dir"] / "loss.out"
+    cmd = [sys.executable, "-m", "isthmus", "run", "--site-file", str(site_file), "--timeout",
+           str(timeout), str(programs["hang"]), *args]
+    out = programs["dir"] / f"{name}.out"
     with open(out, "w") as f:
         job = subprocess.Popen(bed.command(None, cmd), stdout=f, stderr=subprocess.STDOUT,
                                cwd=str(site_file.parent), start_new_session=True)
+    deadline = time.monotonic() + 90
+    while "all ranks up" not in out.read_text() and time.monotonic() < deadline:
+        if job.poll() is not None:
+            break
+        time.sleep(0.2)
+    return job, out
+
+
+def _stop_job(job: subprocess.Popen) -> None:
+    if job.poll() is None:
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+
+
+def test_losing_a_sites_ssh_connection_stops_every_site(bed, programs):
+    """SIGKILL of site A's ssh client mid-run: every site stops within 30 s and nothing is
+    left running on any node (the remote side stops its launcher when its stdin ends)."""
+    job, out = _start_hang(bed, programs, "loss")
     try:
-        deadline = time.monotonic() + 90
-        while "all ranks up" not in out.read_text() and time.monotonic() < deadline:
-            assert job.poll() is None, out.read_text()[-3000:]
-            time.sleep(0.2)
         assert "all ranks up" in out.read_text(), out.read_text()[-3000:]
         launch_host = bed.node("A", 1).hostname
         clients = _ws_ssh_clients(bed, launch_host)
@@ -146,9 +163,28 @@ def test_losing_a_sites_ssh_connection_stops_every_site(bed, programs):
         assert took < 30, f"the job took {took:.1f} s to stop after site A's ssh died"
         assert "site A" in text, text[-3000:]
     finally:
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
+        _stop_job(job)
+    _assert_clean(bed)
+
+
+@pytest.mark.parametrize("how", ["crash", "timeout", "sigint"])
+def test_every_exit_path_leaves_the_nodes_clean(bed, programs, how):
+    """A rank that crashes on the gateway node (not the launcher's), --timeout, and Ctrl-C
+    (SIGINT to isthmus run): every site stops and no process is left on any node."""
+    job, out = _start_hang(bed, programs, how, *(["crash"] if how == "crash" else []),
+                           timeout=25 if how == "timeout" else 200)
+    try:
+        assert "all ranks up" in out.read_text(), out.read_text()[-3000:]
+        if how == "sigint":
+            pid = next(p for p, cmd in _ns_processes(bed.ws_namespace) if " isthmus run " in f" {cmd} ")
+            os.kill(pid, signal.SIGINT)
+        code = job.wait(timeout=90)
+        text = out.read_text()
+        want = {"crash": lambda c: c not in (0, 124), "timeout": lambda c: c == 124,
+                "sigint": lambda c: c == 130}[how]
+        assert want(code), f"exit code {code}:\n{text[-3000:]}"
+    finally:
+        _stop_job(job)
     _assert_clean(bed)
 
 
