@@ -90,9 +90,18 @@ def _hosts_of_ranks(stdout: str) -> dict[int, tuple[str, str]]:
     return {int(r): (s, h) for r, s, h in rows}
 
 
-def _assert_clean(bed: Clusters):
+RUN_DIR = Path.home() / ".isthmus" / "run"  # the nodes share this machine's $HOME
+
+
+def _run_dirs() -> set[str]:
+    return {p.name for p in RUN_DIR.glob("job-*")} if RUN_DIR.is_dir() else set()
+
+
+def _assert_clean(bed: Clusters, before: set[str] | None = None):
     left = bed.leftovers(wait=15)
     assert not left, f"processes left on the nodes: {left}"
+    if before is not None:  # the sites' secret files are gone with them
+        assert not (_run_dirs() - before), f"secret directories left: {_run_dirs() - before}"
 
 
 @pytest.mark.parametrize("mpis", [("openmpi", "openmpi"), ("mpich", "mpich"), ("openmpi", "mpich")],
@@ -147,6 +156,7 @@ def _stop_job(job: subprocess.Popen) -> None:
 def test_losing_a_sites_ssh_connection_stops_every_site(bed, programs):
     """SIGKILL of site A's ssh client mid-run: every site stops within 30 s and nothing is
     left running on any node (the remote side stops its launcher when its stdin ends)."""
+    before = _run_dirs()
     job, out = _start_hang(bed, programs, "loss")
     try:
         assert "all ranks up" in out.read_text(), out.read_text()[-3000:]
@@ -164,13 +174,14 @@ def test_losing_a_sites_ssh_connection_stops_every_site(bed, programs):
         assert "site A" in text, text[-3000:]
     finally:
         _stop_job(job)
-    _assert_clean(bed)
+    _assert_clean(bed, before)
 
 
 @pytest.mark.parametrize("how", ["crash", "timeout", "sigint"])
 def test_every_exit_path_leaves_the_nodes_clean(bed, programs, how):
     """A rank that crashes on the gateway node (not the launcher's), --timeout, and Ctrl-C
     (SIGINT to isthmus run): every site stops and no process is left on any node."""
+    before = _run_dirs()
     job, out = _start_hang(bed, programs, how, *(["crash"] if how == "crash" else []),
                            timeout=25 if how == "timeout" else 200)
     try:
@@ -185,7 +196,7 @@ def test_every_exit_path_leaves_the_nodes_clean(bed, programs, how):
         assert want(code), f"exit code {code}:\n{text[-3000:]}"
     finally:
         _stop_job(job)
-    _assert_clean(bed)
+    _assert_clean(bed, before)
 
 
 def test_shared_memory_channels_stay_inside_a_node(request, netadmin, programs):

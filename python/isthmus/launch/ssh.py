@@ -34,6 +34,9 @@ cd {workdir} || exit 70
 {root}exec 3<&0  # an asynchronous list without job control gets /dev/null as stdin: keep ours
 env {assigns} setsid {launcher} </dev/null 3<&- &
 pid=$!
+# a lost connection leaves stderr a broken pipe: the shell's own "Terminated" would kill
+# it with SIGPIPE before the EXIT trap removes the secret (the launcher keeps the default)
+trap '' PIPE
 ( while IFS= read -r _; do :; done
   kill -s TERM -- "-$pid" 2>/dev/null; sleep {grace}; kill -s KILL -- "-$pid" 2>/dev/null ) <&3 &
 exec 3<&-
