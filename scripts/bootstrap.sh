@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
 # Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
-# checks of MPI programs, clang and its runtime for the libFuzzer targets), the native build (build/ -> installed into _install/), and a
+# checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
+# the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
+# the package test, lmod for the modulefile test), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,7 +11,9 @@ cd "$here"
 say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
 pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
-      python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev)
+      python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
+      openssh-server openssh-client debhelper dpkg-dev lmod
+      python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,7 +26,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     say "installing Debian packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq "${missing[@]}" >/dev/null
+    # No service may start here: openssh-server's postinst would start sshd on port 22 of
+    # this machine (the emulated clusters start their own sshds inside namespaces). A
+    # policy-rc.d that answers 101 forbids it; without systemd running, deb-systemd-invoke
+    # defers to invoke-rc.d, which reads it. Ours is removed again; an existing one is kept.
+    policy=/usr/sbin/policy-rc.d
+    own_policy=
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy" && own_policy=1
+    fi
+    status=0
+    apt-get install -y -qq "${missing[@]}" >/dev/null || status=$?
+    [ -n "$own_policy" ] && rm -f "$policy"
+    [ $status -eq 0 ] || exit $status
 fi
 
 say "building the native tree (build/ -> _install/)"

@@ -1,6 +1,7 @@
 # tests/test_sitefile.py: site files: a valid file gives the right layout; every kind of bad
 # file gives a message naming the file, the site and the field.
 import os
+import re
 import textwrap
 
 import pytest
@@ -212,3 +213,45 @@ def test_secret_file_relative_to_site_file(tmp_path, monkeypatch):
     write(sub, '[job]\nsecret_file = "job.secret"\n[[site]]\nranks = 1\n')
     monkeypatch.chdir(tmp_path)
     assert load_site_file("conf/job.toml").secret == Secret(SECRET_HEX)
+
+
+def test_multi_node_site(tmp_path):
+    p = write(tmp_path, """
+        [[site]]
+        name = "A"
+        ranks = 4
+        launch = "ssh"
+        ssh_host = "n1.a"
+        ssh_jump = "me@login.a:2222"
+        ssh_options = ["-p", "2200"]
+        nodes = ["n0.a:2", "n1.a:2"]
+        gateway_node = "n0.a"
+        gateway = "198.51.100.7:41000"
+        [[site]]
+        name = "B"
+        ranks = 3
+        nodes = ["b0", "b1"]
+    """)
+    a, b = load_site_file(p).layout.sites
+    assert (a.ssh_jump, a.ssh_options, a.gateway_node) == ("me@login.a:2222", ("-p", "2200"), "n0.a")
+    assert a.node_ranks() == [("n0.a", 2), ("n1.a", 2)]
+    assert b.gateway_node == "b0" and b.node_ranks() == [("b0", 2), ("b1", 1)]
+
+
+@pytest.mark.parametrize("body,msg", [
+    ('nodes = ["a", "b"]\nhostfile = "h"', "either 'nodes' or 'hostfile'"),
+    ('hostfile = "h"', "name the node of the gateway"),
+    ('nodes = ["a", "b"]\ngateway_node = "c"', "'gateway_node' 'c' is not one of 'nodes'"),
+    ('gateway_node = "a"', "'gateway_node' needs 'nodes' or 'hostfile'"),
+    ('nodes = ["a:1", "b"]', "for every node or for none"),
+    ('nodes = ["a:1", "b:1"]', "give 2 slots for 4 ranks"),
+    ('nodes = ["a", "a"]', "names 'a' twice"),
+    ('nodes = ["a:0"]', "slots must be a positive integer"),
+    ('nodes = []', "non-empty list"),
+    ('nodes = ["-oProxyCommand=x"]', "must be a host name"),
+    ('ssh_jump = "login"', "only allowed with launch = \"ssh\""),
+])
+def test_multi_node_site_errors(tmp_path, body, msg):
+    p = write(tmp_path, '[[site]]\nname = "A"\nranks = 4\n' + body + "\n")
+    with pytest.raises(IsthmusError, match=re.escape(msg)):
+        load_site_file(p)

@@ -11,6 +11,13 @@
  * not a SIGBUS in the middle of a collective. If any member failed (no
  * /dev/shm, too little room) or has ISTHMUS_COLL_SHM=0, nobody uses the channels: the
  * choice of channel must be the same at both ends of every message.
+ *
+ * Only members on one node may share the segment: the first member sends its node's
+ * name (the vendor's processor name, as MPI_COMM_TYPE_SHARED uses) with the segment's,
+ * and a member on another node counts as failed without opening anything. A site of
+ * several nodes then runs its collectives over the vendor (its TCP transport between
+ * nodes), even where the nodes happen to see one /dev/shm (emulated nodes on one host),
+ * and a segment name never resolves to an unrelated segment on another node's /dev/shm.
  */
 #define _POSIX_C_SOURCE 200809L /* shm_open, ftruncate */
 #include <fcntl.h>
@@ -75,15 +82,23 @@ int ism_coll_shm_get(ism_comm *c, ism_coll_shm **out)
         return 0;
     }
     size_t len = (size_t)n * (size_t)n * sizeof(ism_shm_chan);
-    char name[64];
-    memset(name, 0, sizeof name);
+    struct {
+        char name[64];
+        char node[sizeof ism.procname];
+    } m;
+    char *name = m.name;
+    memset(&m, 0, sizeof m);
     void *p = NULL;
     int fail = !shm_wanted();
-    if (me == 0 && !fail && !(p = map_new(name, sizeof name, len)))
-        name[0] = 0;
+    if (me == 0) {
+        memcpy(m.node, ism.procname, sizeof m.node - 1);
+        if (!fail && !(p = map_new(name, sizeof m.name, len)))
+            name[0] = 0;
+    }
     ism_vh r = 0;
-    int rc = ism_vwait(ism.be->ibcast(name, (int)sizeof name, ISM_DT_BYTE->v, 0, c->vcoll, &r),
-                       &r);
+    int rc = ism_vwait(ism.be->ibcast(&m, (int)sizeof m, ISM_DT_BYTE->v, 0, c->vcoll, &r), &r);
+    if (!rc && me != 0 && strncmp(m.node, ism.procname, sizeof m.node - 1) != 0)
+        fail = 1; /* another node: its /dev/shm is not ours, whatever it holds */
     if (!rc && me != 0 && !fail && name[0])
         p = map_old(name, len);
     ism_coll_shm *s = calloc(1, sizeof *s);

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import IsthmusError
+from ..netemu.clusters import Clusters, remove_etc_netns
 from ..netemu.emulation import Emulation, check_privileges, list_namespaces, remove_namespace
 from ..netemu.matrix import load_matrix, uniform
 from ..netemu.spec import EXAMPLE, KEYS, LinkSpec, parse_link_spec
@@ -65,10 +66,17 @@ def link_group() -> None:
               help="SCHED_FIFO priority of the emulator, so busy cores do not delay packets; "
                    "0 for normal scheduling.")
 @click.option("--stats", is_flag=True, help="Print per-link packet counters at the end.")
+@click.option("--nodes-per-site", type=click.IntRange(1, 32), default=None,
+              help="Make each site a cluster of this many nodes, each with its own host name, "
+                   "address and sshd, plus a workstation to start jobs from (docs/deploy.md). "
+                   "COMMAND then runs on the workstation.")
+@click.option("--ranks-per-node", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="With --nodes-per-site: application ranks per node in the site file written "
+                   "for the clusters.")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site, job, seed, rt_prio,
-                    stats, command):
+                    stats, nodes_per_site, ranks_per_node, command):
     """Join SITES network namespaces through emulated links, then run COMMAND, or wait
     for Ctrl-C. Everything is removed on exit (normal, Ctrl-C, SIGTERM or error).
 
@@ -90,15 +98,19 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
         raise IsthmusError(f"--site {run_site}: no such site (sites: {', '.join(matrix.names)})")
     check_privileges()
 
+    if nodes_per_site is not None:
+        ctx.exit(_until_signal(con, "clusters", lambda: _clusters(
+            con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats, command)))
+    ctx.exit(_until_signal(con, "namespaces", lambda: _emulate(con, matrix, job, seed, rt_prio,
+                                                                run_site, stats, command)))
+
+
+def _until_signal(con, what: str, body) -> int:
+    """Run body() with SIGTERM/SIGHUP unwinding it like Ctrl-C, so its context managers
+    clean up; its exit code, or 128 + the signal."""
     old = {s: signal.signal(s, _raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)}
-    code = 0
-    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
     try:
-        with emu:
-            _banner(con, emu)
-            code = _run(con, emu, command, run_site) if command else _wait(con, emu)
-            if stats:
-                _print_stats(con, emu, emu.stats())
+        code = body()
     except KeyboardInterrupt:
         code = 130
     except _Terminated as t:
@@ -107,8 +119,86 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
         for s, h in old.items():
             signal.signal(s, h)
     if code >= 128:
-        con.print(Text(f"stopped by signal {code - 128}; namespaces removed", style="yellow"))
-    ctx.exit(code)
+        con.print(Text(f"stopped by signal {code - 128}; {what} removed", style="yellow"))
+    return code
+
+
+def _emulate(con, matrix, job, seed, rt_prio, run_site, stats, command) -> int:
+    emu = Emulation(matrix=matrix, job=job, seed=seed, rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
+    with emu:
+        _banner(con, emu)
+        code = _run(con, emu, command, run_site) if command else _wait(con, emu)
+        if stats:
+            _print_stats(con, emu, emu.stats())
+    return code
+
+
+def _clusters(con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats,
+              command) -> int:
+    """--nodes-per-site: emulated clusters; COMMAND runs on the workstation (or on node 0
+    of --site), with ISTHMUS_CLUSTERS_* variables naming the site file and ssh settings."""
+    code = 0
+    bed = Clusters(matrix=matrix, nodes_per_site=nodes_per_site, job=job, seed=seed,
+                   rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
+    with bed:
+        assert bed.dir is not None
+        site_file = bed.site_file(bed.dir / "sites.toml", ranks_per_node=ranks_per_node)
+        _cluster_banner(con, bed, site_file)
+        env = {**os.environ, **bed.emu.environment(),
+               "ISTHMUS_CLUSTERS_DIR": str(bed.dir), "ISTHMUS_CLUSTERS_SITE_FILE": str(site_file)}
+        if command:
+            node = bed.node(run_site, 0) if run_site else None
+            proc = subprocess.Popen(bed.command(node, list(command)), env=env)
+            try:
+                code = _wait_proc(proc, bed.emu)
+            finally:
+                _end(proc)
+        else:
+            con.print(Text(
+                f"clusters are up. Start jobs from the workstation:\n"
+                f"  ip netns exec {bed.ws_namespace} isthmus run --site-file {site_file} ./app\n"
+                f"or log in to a node:  ip netns exec {bed.ws_namespace} ssh "
+                f"{bed.node(bed.sites[0], 0).hostname}\n"
+                "Ctrl-C stops the clusters and removes everything."))
+            while True:
+                bed.emu.check_alive()
+                time.sleep(0.5)
+        if stats:
+            _print_stats(con, bed.emu, bed.emu.stats())
+    return code
+
+
+def _cluster_banner(con, bed: Clusters, site_file: Path) -> None:
+    table = Table(title=f"isthmus link emulate: job {bed.job}, {bed.nodes_per_site} nodes per site",
+                  title_justify="left")
+    for col in ("site", "node", "namespace", "site address", "WAN address"):
+        table.add_column(col)
+    for node in bed.all_nodes():
+        table.add_row(node.site, node.hostname, node.namespace, f"{node.address}/24",
+                      f"{node.wan_address}/24 (login, gateway)" if node.wan_address else "-")
+    table.add_row("workstation", "-", bed.ws_namespace, "-", bed.emu.address("ws"))
+    con.print(table)
+    con.print(Text(f"site file: {site_file}\nssh settings of every node: {bed.dir}/ssh_config"))
+
+
+def _wait_proc(proc: subprocess.Popen, emu: Emulation) -> int:
+    while True:
+        try:
+            return proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
+        if not emu.alive():
+            emu.check_alive()
+
+
+def _end(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def _banner(con, emu: Emulation) -> None:
@@ -135,21 +225,9 @@ def _run(con, emu: Emulation, command, run_site) -> int:
     else:
         proc = subprocess.Popen(argv, env=env)
     try:
-        while True:
-            try:
-                return proc.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                pass
-            if not emu.alive():
-                emu.check_alive()
+        return _wait_proc(proc, emu)
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=2)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _end(proc)
 
 
 def _wait(con, emu: Emulation) -> int:
@@ -183,6 +261,10 @@ def cleanup_command(job):
     check_privileges()
     con = err_console()
     names = list_namespaces(job)
+    etc = remove_etc_netns(job)  # the emulated clusters' per-node /etc files
+    if etc:
+        con.print(Text(f"removed {len(etc)} per-node /etc/netns director{'y' if len(etc) == 1 else 'ies'}",
+                       style="dim"))
     if not names:
         con.print(Text("no isthmus namespaces to remove"))
         return

@@ -14,6 +14,7 @@ from . import ports, vendor
 from .env import site_env
 from .idle import idle_env
 from .layout import Layout
+from .output import site_tagger
 from .secret import Secret, SecretFile, new_job_id
 from .ssh import ssh_command
 from .supervisor import SiteProcess, Supervisor
@@ -42,8 +43,13 @@ VendorResolver = Callable[[str], str]
 
 
 def default_command(launch: SiteLaunch) -> list[str]:
-    """mpirun/mpiexec MPMD line for the site; wrapped in ssh for launch = "ssh"."""
+    """mpirun/mpiexec MPMD line for the site, across its nodes when it has several; wrapped
+    in ssh for launch = "ssh", whose output the vendor then tags with ranks."""
     site = launch.site
+    placement = None
+    if site.multi_node:
+        placement = vendor.Placement(app_hosts=tuple(site.node_ranks()), hostfile=site.hostfile,
+                                     gateway_node=site.gateway_node)
     argv = vendor.build_command(
         launch.vendor,
         ranks=site.ranks,
@@ -53,10 +59,14 @@ def default_command(launch: SiteLaunch) -> list[str]:
         gateway_path=str(launch.prefix.gateway),
         export_names=vendor.export_names(launch.env),
         extra_args=site.mpirun_args,
+        placement=placement,
+        tag_output=site.launcher == "ssh",
     )
     if site.launcher == "ssh":
         assert site.ssh_host
-        return ssh_command(site.ssh_host, argv, launch.env, launch.workdir)
+        root_env = vendor.OPENMPI_ROOT_ENV if launch.vendor == "openmpi" else None
+        return ssh_command(site.ssh_host, argv, launch.env, launch.workdir, jump=site.ssh_jump,
+                           options=site.ssh_options, root_env=root_env)
     return argv
 
 
@@ -199,11 +209,13 @@ def run_job(
             vendor_resolver=vendor_resolver,
         )  # fmt: skip
         secret_line = (secret.reveal() + "\n").encode("ascii")
-        procs = [
-            SiteProcess(
+        procs = []
+        for p in plan.sites:
+            remote = p.stdin == "secret"
+            tagger = (site_tagger(p.name, p.vendor, layout.first_rank(p.index),
+                                  layout.sites[p.index].ranks) if remote else None)
+            procs.append(SiteProcess(
                 name=p.name, argv=p.argv, env=p.env,
-                stdin=secret_line if p.stdin == "secret" else p.stdin,
-            )  # fmt: skip
-            for p in plan.sites
-        ]
+                stdin=secret_line if remote else p.stdin, keep_stdin=remote, tagger=tagger,
+            ))  # fmt: skip
         return Supervisor(procs, timeout=timeout, grace=grace, job_id=plan.job_id, err=err).run()

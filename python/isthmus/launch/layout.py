@@ -48,6 +48,29 @@ class Site:
     mpi: str = "auto"
     ssh_host: str | None = None
     mpirun_args: tuple[str, ...] = ()
+    # A site of several nodes: `nodes` ("host" or "host:slots") or a `hostfile` that the
+    # site's launcher reads; the gateway ranks run on `gateway_node`.
+    nodes: tuple[str, ...] = ()
+    hostfile: str | None = None
+    gateway_node: str | None = None
+    ssh_jump: str | None = None  # login node to hop through (ssh -J)
+    ssh_options: tuple[str, ...] = ()  # extra ssh client arguments
+
+    @property
+    def multi_node(self) -> bool:
+        return bool(self.nodes or self.hostfile)
+
+    def node_ranks(self) -> list[tuple[str, int]]:
+        """(host, app ranks) per node of `nodes`: the slots given, else an even split."""
+        hosts = [n.partition(":")[0] for n in self.nodes]
+        slots = [n.partition(":")[2] for n in self.nodes]
+        if all(slots):
+            counts, left = [], self.ranks
+            for sl in slots:
+                counts.append(min(int(sl), left))
+                left -= counts[-1]
+            return [(h, c) for h, c in zip(hosts, counts) if c > 0]
+        return [(h, c) for h, c in zip(hosts, split_ranks(self.ranks, len(hosts))) if c > 0]
 
     @property
     def gateway_addr(self) -> str:
@@ -137,8 +160,9 @@ class Layout:
                         f"{where}: an ssh site needs an explicit gateway host:port "
                         "(free ports can only be picked on this machine)"
                     )
-            elif s.ssh_host:
-                raise IsthmusError(f"{where}: an ssh host is only allowed with launch 'ssh'")
+            elif s.ssh_host or s.ssh_jump or s.ssh_options:
+                raise IsthmusError(f"{where}: ssh settings are only allowed with launch 'ssh'")
+            _validate_nodes(s, where)
         if self.total_ranks > MAX_RANKS:
             raise IsthmusError(f"{self.total_ranks} ranks over all sites is more than isthmus "
                                f"runs ({MAX_RANKS} in a job)")
@@ -153,6 +177,24 @@ class Layout:
                         f"({_port_span(a)} and {_port_span(b)})"
                     )
         return self
+
+
+def _validate_nodes(s: Site, where: str) -> None:
+    if s.nodes and s.hostfile:
+        raise IsthmusError(f"{where}: give either nodes or a hostfile, not both")
+    if not s.multi_node:
+        if s.gateway_node:
+            raise IsthmusError(f"{where}: gateway_node needs nodes or a hostfile (a site of one "
+                               "node runs its gateway where its launcher runs)")
+        return
+    if s.hostfile and not s.gateway_node:
+        raise IsthmusError(f"{where}: with a hostfile, name the node of the gateway (gateway_node)")
+    slots = [n.partition(":")[2] for n in s.nodes]
+    if any(slots) and not all(slots):
+        raise IsthmusError(f"{where}: nodes: give slots (\"host:N\") for every node or for none")
+    if all(slots) and s.nodes and sum(int(x) for x in slots) < s.ranks:
+        raise IsthmusError(f"{where}: nodes have {sum(int(x) for x in slots)} slots but the site "
+                           f"has {s.ranks} ranks; add slots or nodes")
 
 
 def _port_span(s: Site) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import tomllib
 from dataclasses import dataclass, field
@@ -18,7 +19,9 @@ JOB_KEYS = {"secret", "secret_file", "transport", "crypto"}
 CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
+    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options",
 }  # fmt: skip
+_HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,8 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
             raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
     elif ssh_host is not None:
         raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\"")
+    ssh_jump, ssh_options = _parse_ssh_extras(ctx, where, raw, launch)
+    nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
 
     host, port = "127.0.0.1", None
     if "gateway" in raw:
@@ -144,8 +149,76 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
 
     return Site(
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
-        mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra),
+        mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
+        gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
     )  # fmt: skip
+
+
+def _host_name(ctx: _Ctx, where: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not _HOST_RE.fullmatch(value) or value.startswith("-"):
+        raise ctx.fail(where, f"'{key}' must be a host name, got {_shown(value)}")
+    return value
+
+
+def _parse_ssh_extras(ctx: _Ctx, where: str, raw: dict, launch: str) -> tuple[str | None, tuple[str, ...]]:
+    for key in ("ssh_jump", "ssh_options"):
+        if key in raw and launch != "ssh":
+            raise ctx.fail(where, f"'{key}' is only allowed with launch = \"ssh\"")
+    jump = None
+    if "ssh_jump" in raw:
+        jump = raw["ssh_jump"]
+        hops = jump.split(",") if isinstance(jump, str) else [jump]
+        for hop in hops:  # user@host:port, as ssh -J takes them
+            _host_name(ctx, where, "ssh_jump", hop.rpartition("@")[2] if isinstance(hop, str) else hop)
+    options = raw.get("ssh_options", [])
+    if not isinstance(options, list) or not all(isinstance(a, str) for a in options):
+        raise ctx.fail(where, "'ssh_options' must be a list of strings (ssh arguments, e.g. "
+                       "[\"-p\", \"2222\"])")
+    return jump, tuple(options)
+
+
+def _parse_nodes(ctx: _Ctx, where: str, raw: dict, ranks: int) -> tuple[tuple[str, ...], str | None, str | None]:
+    nodes: list[str] = []
+    if "nodes" in raw:
+        value = raw["nodes"]
+        if not isinstance(value, list) or not value:
+            raise ctx.fail(where, "'nodes' must be a non-empty list of \"host\" or \"host:slots\"")
+        for entry in value:
+            if not isinstance(entry, str):
+                raise ctx.fail(where, f"'nodes' entries must be strings, got {_type_name(entry)}")
+            host, sep, slots = entry.partition(":")
+            _host_name(ctx, where, "nodes", host)
+            if sep and (not slots.isdigit() or int(slots) < 1):
+                raise ctx.fail(where, f"'nodes': {entry!r}: slots must be a positive integer "
+                               "(\"host:2\")")
+            nodes.append(entry)
+        hosts = [n.partition(":")[0] for n in nodes]
+        dup = sorted({h for h in hosts if hosts.count(h) > 1})
+        if dup:
+            raise ctx.fail(where, f"'nodes' names {dup[0]!r} twice")
+    hostfile = raw.get("hostfile")
+    if hostfile is not None and (not isinstance(hostfile, str) or not hostfile):
+        raise ctx.fail(where, f"'hostfile' must be a path (on the site), got {_shown(hostfile)}")
+    if nodes and hostfile:
+        raise ctx.fail(where, "give either 'nodes' or 'hostfile', not both")
+    gateway_node = raw.get("gateway_node")
+    if gateway_node is not None:
+        _host_name(ctx, where, "gateway_node", gateway_node)
+        if not nodes and not hostfile:
+            raise ctx.fail(where, "'gateway_node' needs 'nodes' or 'hostfile'")
+        if nodes and gateway_node not in [n.partition(":")[0] for n in nodes]:
+            raise ctx.fail(where, f"'gateway_node' {gateway_node!r} is not one of 'nodes'")
+    elif hostfile:
+        raise ctx.fail(where, "with 'hostfile', name the node of the gateway ('gateway_node'): "
+                       "it must be the node that holds the address in 'gateway'")
+    elif nodes:
+        gateway_node = nodes[0].partition(":")[0]
+    slots = [n.partition(":")[2] for n in nodes]
+    if any(slots) and not all(slots):
+        raise ctx.fail(where, "'nodes': give slots (\"host:N\") for every node or for none")
+    if nodes and all(slots) and sum(int(x) for x in slots) < ranks:
+        raise ctx.fail(where, f"'nodes' give {sum(int(x) for x in slots)} slots for {ranks} ranks")
+    return tuple(nodes), hostfile, gateway_node
 
 
 def _read_secret_file(ctx: _Ctx, spath: Path) -> str:

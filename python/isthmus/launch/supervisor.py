@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Mapping, Sequence, TextIO
 
 from ..errors import IsthmusError
+from .output import Tagger, pump
 
 TIMEOUT_EXIT = 124  # like timeout(1)
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -36,7 +37,12 @@ class SiteProcess:
     env: Mapping[str, str]
     stdin: str | bytes = "null"  # "inherit", "null", or bytes to write then close
     cwd: str | None = None
+    # bytes stdin stays open after the write until the site is stopped (an ssh site's
+    # remote side stops its launcher when its stdin ends)
+    keep_stdin: bool = False
+    tagger: Tagger | None = None  # prefix every output line (stdout and stderr piped)
     popen: subprocess.Popen | None = field(default=None, repr=False)
+    pumps: list = field(default_factory=list, repr=False)
 
 
 def _signame(sig: int) -> str:
@@ -202,10 +208,13 @@ class Supervisor:
         else:
             stdin = subprocess.PIPE
         try:
+            out = subprocess.PIPE if site.tagger else None
             p = subprocess.Popen(
                 list(site.argv),
                 env=dict(site.env),
                 stdin=stdin,
+                stdout=out,
+                stderr=out,
                 cwd=site.cwd,
                 start_new_session=True,
                 preexec_fn=preexec,
@@ -216,15 +225,34 @@ class Supervisor:
             ) from None
         with _live_lock:
             _live.add(p)
+        if site.tagger is not None:
+            assert p.stdout is not None and p.stderr is not None
+            site.pumps = [pump(p.stdout, site.tagger, None, err=False),
+                          pump(p.stderr, site.tagger, None, err=True)]
         if isinstance(site.stdin, bytes):
             try:
                 assert p.stdin is not None
                 p.stdin.write(site.stdin)
-                p.stdin.close()
+                p.stdin.flush()
+                if not site.keep_stdin:
+                    p.stdin.close()
             except OSError:
                 pass
         site.popen = p
         return p
+
+    @staticmethod
+    def _release(site: SiteProcess) -> None:
+        """Close a kept stdin (the remote side of an ssh site then stops its launcher) and
+        wait briefly for the last output lines."""
+        p = site.popen
+        if p is not None and p.stdin is not None and not p.stdin.closed:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+        for t in site.pumps:
+            t.join(timeout=2.0)
 
     def _forget(self, p: subprocess.Popen) -> None:
         with _live_lock:
@@ -234,6 +262,12 @@ class Supervisor:
         """SIGTERM every site's process group, SIGKILL what is left after the grace period
         (at once if another stop signal arrives meanwhile), then reap."""
         procs = [s.popen for s in self.sites if s.popen is not None]
+        for s in self.sites:
+            if s.popen is not None and s.popen.stdin is not None and not s.popen.stdin.closed:
+                try:
+                    s.popen.stdin.close()
+                except OSError:
+                    pass
         for p in procs:
             _killpg(p.pid, signal.SIGTERM)
         signals_before = len(self._signals)
@@ -274,6 +308,7 @@ class Supervisor:
             if any(s.popen is not None and s.popen.poll() is None for s in self.sites):
                 self.stop_all()
             for s in self.sites:
+                self._release(s)
                 if s.popen is not None:
                     self._forget(s.popen)
             self._restore_handlers(old)

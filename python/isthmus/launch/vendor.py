@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..errors import IsthmusError
@@ -70,6 +71,20 @@ def launcher_env(vendor: str) -> dict[str, str]:
     return {}
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a multi-node site's processes go: app ranks per node (or the site's own host
+    file), and the node of the gateway ranks, the one holding the gateway's address."""
+
+    app_hosts: tuple[tuple[str, int], ...] = ()
+    hostfile: str | None = None
+    gateway_node: str | None = None
+
+
+def _host_list(hosts: Sequence[tuple[str, int]]) -> str:
+    return ",".join(f"{h}:{n}" for h, n in hosts)
+
+
 def build_command(
     vendor: str,
     ranks: int,
@@ -79,32 +94,56 @@ def build_command(
     gateway_path: str,
     export_names: Sequence[str] = (),
     extra_args: Sequence[str] = (),
+    placement: Placement | None = None,
+    tag_output: bool = False,
 ) -> list[str]:
     """The MPMD command line of one site: `ranks` copies of the program (vendor ranks
     0..ranks-1), then `gateways` copies of isthmus-gateway (vendor ranks ranks..).
 
     `export_names` are environment variables the launcher must forward to ranks on other
     nodes of the site (Open MPI only forwards OMPI_* unless told with -x; MPICH's hydra
-    forwards the whole environment by default)."""
+    forwards the whole environment by default). `placement` spreads the ranks over the
+    site's nodes with the vendor's own remote launcher (Open MPI's rsh/ssh agent, hydra's
+    ssh bootstrap); `tag_output` makes the vendor mark each output line with its rank."""
     if ":" in args:
         raise IsthmusError(
             "a program argument is a lone ':' which the MPI launcher would take as an MPMD "
             "separator; quote or change it"
         )
+    pl = placement or Placement()
     if vendor == "openmpi":
         exports = [a for name in export_names for a in ("-x", name)]
+        # one app context per node: Open MPI numbers ranks in context order, and one
+        # context with a host list is mapped from mpirun's own node first, whatever the order
+        if pl.app_hosts:
+            apps = [[*exports, "--host", f"{h}:{n}", "-np", str(n), program, *args, ":"]
+                    for h, n in pl.app_hosts]
+        else:
+            apps = [[*exports, "-np", str(ranks), program, *args, ":"]]
+        gw_hosts = ["--host", f"{pl.gateway_node}:{gateways}"] if pl.gateway_node else []
         return [
             LAUNCHER[vendor],
             "--oversubscribe",
             "--mca", "mpi_yield_when_idle", "1",
+            *(["--tag-output"] if tag_output else []),
+            *(["--hostfile", pl.hostfile] if pl.hostfile else []),
             *extra_args,
-            *exports, "-np", str(ranks), program, *args,
-            ":",
-            *exports, "-np", str(gateways), gateway_path,
+            *[a for app in apps for a in app],
+            *exports, *gw_hosts, "-np", str(gateways), gateway_path,
         ]  # fmt: skip
     if vendor == "mpich":
+        # hydra takes one host list for all executables and fills it in order, a host
+        # may come back: the app ranks' nodes, then the gateway node for the gateways
+        if pl.hostfile:
+            raise IsthmusError(
+                "MPICH's mpiexec places the processes of all executables from one host file, "
+                "so the gateway's node cannot be chosen: list the site's nodes in 'nodes' instead"
+            )
+        hosts = list(pl.app_hosts) + ([(pl.gateway_node, gateways)] if pl.gateway_node else [])
         return [
             LAUNCHER[vendor],
+            *(["-prepend-rank"] if tag_output else []),
+            *(["-hosts", _host_list(hosts)] if pl.app_hosts else []),
             *extra_args,
             "-np", str(ranks), program, *args,
             ":",
