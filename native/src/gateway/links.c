@@ -402,8 +402,8 @@ void gw_links_connect(void)
             l->tx_next = l->rx_next = l->ack_sent = l->peer_ack = 1;
             streams_alloc(l, gw.streams);
         }
-    if (gw.nsites < 2)
-        return;
+    if (gw.nsites < 2 || gw.site_dialout[gw.site])
+        return; /* a site that only dials out listens for nothing */
     const char *bind_host = getenv("ISTHMUS_GATEWAY_BIND");
     /* with several paths to this site, every one of its addresses must answer */
     const char *host = bind_host && *bind_host          ? bind_host

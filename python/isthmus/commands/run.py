@@ -97,6 +97,9 @@ def _wan_matrix(ctx: click.Context, params: dict):
     """The link matrix for --wan/--wan-matrix (None without them), after checking that
     the other options allow it."""
     if params["wan"] is None and params["wan_matrix"] is None:
+        if params["wan_nat"]:
+            raise IsthmusError("--wan-nat needs --wan or --wan-matrix (it places a site of the "
+                               "emulation behind NAT)")
         return None
     from ..netemu.emulation import check_privileges
     from ..netemu.matrix import load_matrix, uniform
@@ -197,6 +200,9 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
 @click.option("--wan", "wan", metavar="SPEC", default=None,
               help="Run each site in its own network namespace joined by the link emulator "
                    "(root), e.g. delay=20ms,rate=1gbit,loss=0.1%. See `isthmus link emulate --help`.")
+@click.option("--wan-nat", "wan_nat", metavar="SITE", default=None,
+              help="With --wan: put SITE behind NAT (masquerading, nothing can reach it): its "
+                   "gateways dial every link out, as a site that grants no inbound port must.")
 @click.option("--wan-matrix", type=click.Path(dir_okay=False), default=None, metavar="FILE",
               help="Per-pair link settings (TOML, as for `isthmus link emulate --matrix`); implies --wan.")
 @click.option("--wan-streams", type=int, default=None, metavar="N",
@@ -277,6 +283,7 @@ def run_command(ctx: click.Context, **params) -> None:
             timeout=params["timeout"], stats=params["stats"],
             progress=lambda m: con.print(Text(m, style="dim")),
             link_stats=(lambda m: con.print(Text(m))) if params["stats"] else None,
+            nat=(params["wan_nat"],) if params["wan_nat"] else (),
         )  # fmt: skip
         sys.stdout.flush()
         ctx.exit(code)

@@ -14,7 +14,9 @@ CONTRACT_VARS = (
     "ISTHMUS_SITE_NAMES",  # comma list of site names, e.g. "A,B"
     "ISTHMUS_SITE_RANKS",  # comma list of app ranks per site, e.g. "2,2"
     "ISTHMUS_SITE_GATEWAYS",  # comma list of gateways per site, e.g. "1,1"
-    "ISTHMUS_GATEWAY_ADDRS",  # comma list of host:port of each site's gateway 0 (gateway i: port+i)
+    "ISTHMUS_GATEWAY_ADDRS",  # comma list of each site's gateway 0 host:port (gateway i: port+i),
+                              # each with its backup paths after '|': "a:1|b:1,c:2"
+    "ISTHMUS_SITE_DIALOUT",  # comma list of 0/1: 1 = the site only dials out
     "ISTHMUS_SECRET_FILE",  # path of the 0600 file holding the secret as hex text + "\n"
     "ISTHMUS_MPI",  # this site's vendor: "openmpi" or "mpich"
     "ISTHMUS_PREFIX",  # the native install prefix
@@ -35,7 +37,7 @@ def site_env(
     """The contract variables for site `index` (nothing else). `gateway_addrs` defaults to
     each site's host:port; every site must have its port decided by then."""
     sites = layout.sites
-    addrs = list(gateway_addrs) if gateway_addrs is not None else [s.gateway_addr for s in sites]
+    addrs = list(gateway_addrs) if gateway_addrs is not None else [s.gateway_paths for s in sites]
     env = {
         "ISTHMUS_JOB": job_id,
         "ISTHMUS_SITE": str(index),
@@ -43,6 +45,7 @@ def site_env(
         "ISTHMUS_SITE_RANKS": ",".join(str(s.ranks) for s in sites),
         "ISTHMUS_SITE_GATEWAYS": ",".join(str(s.gateways) for s in sites),
         "ISTHMUS_GATEWAY_ADDRS": ",".join(addrs),
+        "ISTHMUS_SITE_DIALOUT": ",".join("1" if s.dial_out else "0" for s in sites),
         "ISTHMUS_SECRET_FILE": secret_path,
         "ISTHMUS_MPI": vendor,
         "ISTHMUS_PREFIX": prefix,

@@ -55,6 +55,12 @@ class Site:
     gateway_node: str | None = None
     ssh_jump: str | None = None  # login node to hop through (ssh -J)
     ssh_options: tuple[str, ...] = ()  # extra ssh client arguments
+    # Other paths to the gateways ("host:port" of gateway 0 on each, after the primary
+    # host/port): a link that cannot reach the site over one moves to the next.
+    backup_gateways: tuple[str, ...] = ()
+    # The site only dials out (behind NAT, or no inbound port): its gateways open every
+    # link they have, and listen for nothing.
+    dial_out: bool = False
 
     @property
     def multi_node(self) -> bool:
@@ -71,6 +77,11 @@ class Site:
                 left -= counts[-1]
             return [(h, c) for h, c in zip(hosts, counts) if c > 0]
         return [(h, c) for h, c in zip(hosts, split_ranks(self.ranks, len(hosts))) if c > 0]
+
+    @property
+    def gateway_paths(self) -> str:
+        """ISTHMUS_GATEWAY_ADDRS' entry for the site: the primary address, then the backups."""
+        return "|".join((self.gateway_addr, *self.backup_gateways))
 
     @property
     def gateway_addr(self) -> str:
@@ -118,6 +129,12 @@ class Layout:
             raise IsthmusError(
                 f"transport {self.transport!r} is not supported (choose from: {', '.join(TRANSPORTS)})"
             )
+        dialers = [s.name for s in self.sites if s.dial_out]
+        if len(dialers) > 1:
+            raise IsthmusError(
+                f"sites {dialers[0]!r} and {dialers[1]!r} both only dial out (dial_out): nothing "
+                "could connect them to each other; at most one site of a job may, the others "
+                "need a gateway address it can reach")
         seen: dict[str, int] = {}
         for i, s in enumerate(self.sites):
             where = f"site {s.name!r}"

@@ -19,7 +19,7 @@ JOB_KEYS = {"secret", "secret_file", "transport", "crypto"}
 CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
-    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options",
+    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out",
 }  # fmt: skip
 _HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
 
@@ -132,11 +132,21 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     ssh_jump, ssh_options = _parse_ssh_extras(ctx, where, raw, launch)
     nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
 
-    host, port = "127.0.0.1", None
+    host, port, backups = "127.0.0.1", None, []
     if "gateway" in raw:
-        host, port = _parse_hostport(ctx, where, raw["gateway"])
-        if port + gateways - 1 > 65535:
-            raise ctx.fail(where, f"'gateway': {gateways} gateways from port {port} run past 65535")
+        # one "host:port", or a list of them: the primary path first, then the backups
+        paths = raw["gateway"] if isinstance(raw["gateway"], list) else [raw["gateway"]]
+        if not paths or len(paths) > 4:
+            raise ctx.fail(where, "'gateway' must be a \"host:port\" string or a list of 1 to 4 "
+                                  "of them (the primary path first)")
+        for i, value in enumerate(paths):
+            h, p = _parse_hostport(ctx, where, value)
+            if p + gateways - 1 > 65535:
+                raise ctx.fail(where, f"'gateway': {gateways} gateways from port {p} run past 65535")
+            if i == 0:
+                host, port = h, p
+            else:
+                backups.append(f"[{h}]:{p}" if ":" in h else f"{h}:{p}")
     elif launch == "ssh":
         raise ctx.fail(
             where, "'gateway' (\"host:port\") is required for an ssh site; ports can only be "
@@ -146,11 +156,15 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     extra = raw.get("mpirun_args", [])
     if not isinstance(extra, list) or not all(isinstance(a, str) for a in extra):
         raise ctx.fail(where, "'mpirun_args' must be a list of strings")
+    dial_out = raw.get("dial_out", False)
+    if not isinstance(dial_out, bool):
+        raise ctx.fail(where, f"'dial_out' must be true or false, got {_shown(dial_out)}")
 
     return Site(
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
         mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
         gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
+        backup_gateways=tuple(backups), dial_out=dial_out,
     )  # fmt: skip
 
 

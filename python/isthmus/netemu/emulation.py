@@ -32,6 +32,9 @@ LINKEMU = "isthmus-linkemu"
 NETNS_DIR = Path("/var/run/netns")
 NS_PREFIX = "ism-"
 SUBNET = "10.77.0"
+NAT_SUFFIX = "-in"           # the inner namespace of a site behind NAT
+NAT_ROUTER = "192.168.77.1"  # the site's namespace, routing and masquerading for it
+NAT_INSIDE = "192.168.77.2"  # where the site's processes are
 IFNAME = "ism0"
 READY_TIMEOUT = 10.0
 CAP_NET_ADMIN = 12
@@ -122,7 +125,8 @@ class Emulation:
     def __init__(self, sites: int | None = None, link: str | LinkSpec | None = None,
                  matrix: LinkMatrix | None = None, job: str | None = None, seed: int = 1,
                  spin_us: int | None = None, rt_prio: int = 10, spin_mode: str | None = None,
-                 binary: Path | None = None, progress: Callable[[str], None] | None = None):
+                 binary: Path | None = None, progress: Callable[[str], None] | None = None,
+                 nat: Sequence[int | str] = ()):
         if matrix is None:
             spec = parse_link_spec(link) if isinstance(link, str) else (link or LinkSpec())
             matrix = uniform(sites if sites is not None else 2, spec)
@@ -146,6 +150,9 @@ class Emulation:
         self._ctl_lock = threading.Lock()
         self._stderr = None
         self.final_stats: dict | None = None
+        # sites behind NAT: their processes run in an inner namespace whose only way out
+        # is masquerading through the site's namespace (nat_inside); nothing reaches them
+        self.nat = tuple(sorted({self.index(s) for s in nat}))
 
     # ---- names ----
     @property
@@ -165,7 +172,16 @@ class Emulation:
         return f"{NS_PREFIX}{self.job}-{self.names[self.index(site)]}"
 
     def address(self, site: int | str) -> str:
+        """Where the site's processes are: its address on the emulated network, or behind
+        NAT its inner address (which nobody outside can reach)."""
+        if self.index(site) in self.nat:
+            return NAT_INSIDE
         return f"{SUBNET}.{self.index(site) + 1}"
+
+    def runs_in(self, site: int | str) -> str:
+        """The namespace the site's processes run in."""
+        ns = self.namespace(site)
+        return ns + NAT_SUFFIX if self.index(site) in self.nat else ns
 
     # ---- lifetime ----
     def __enter__(self) -> "Emulation":
@@ -181,6 +197,8 @@ class Emulation:
         try:
             self._make_namespaces()
             self._start_emulator(binary)
+            for i in self.nat:
+                self._make_nat(i)
         except BaseException:
             self.close()
             raise
@@ -197,6 +215,36 @@ class Emulation:
             if r.returncode != 0:
                 raise IsthmusError(f"ip netns add {name} failed: {r.stderr.strip()}")
             self._made.append(name)
+
+    def _make_nat(self, index: int) -> None:
+        """An inner namespace for site `index` behind masquerading (iptables) in the site's
+        namespace: the inner one reaches everything through the site's address, and nothing
+        can reach it, as behind a home router or a site firewall that grants no port."""
+        outer = self.namespace(index)
+        inner = outer + NAT_SUFFIX
+        self._say(f"site {self.names[index]}: behind NAT in {inner} ({NAT_INSIDE})")
+        r = _ip("netns", "add", inner)
+        if r.returncode != 0:
+            raise IsthmusError(f"ip netns add {inner} failed: {r.stderr.strip()}")
+        self._made.append(inner)
+        steps = [
+            ["ip", "link", "add", "natout", "netns", outer, "type", "veth", "peer", "name",
+             "natin", "netns", inner],
+            ["ip", "-n", outer, "addr", "add", f"{NAT_ROUTER}/24", "dev", "natout"],
+            ["ip", "-n", outer, "link", "set", "natout", "up"],
+            ["ip", "-n", inner, "addr", "add", f"{NAT_INSIDE}/24", "dev", "natin"],
+            ["ip", "-n", inner, "link", "set", "natin", "up"],
+            ["ip", "-n", inner, "link", "set", "lo", "up"],
+            ["ip", "-n", inner, "route", "add", "default", "via", NAT_ROUTER],
+            ["ip", "netns", "exec", outer, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"],
+            ["ip", "netns", "exec", outer, "iptables", "-t", "nat", "-A", "POSTROUTING", "-s",
+             f"{NAT_INSIDE}/24", "-j", "MASQUERADE"],
+        ]
+        for cmd in steps:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                hint = " (install iptables)" if cmd[-5:-4] == ["iptables"] or "iptables" in cmd else ""
+                raise IsthmusError(f"{' '.join(cmd)} failed{hint}: {r.stderr.strip()}")
 
     def _start_emulator(self, binary: Path) -> None:
         argv = [str(binary), "--seed", str(self.seed), "--subnet", SUBNET, "--ifname", IFNAME,
@@ -339,8 +387,8 @@ class Emulation:
 
     # ---- running things in sites ----
     def command(self, site: int | str, argv: Sequence[str]) -> list[str]:
-        """argv run inside the site's namespace."""
-        return ["ip", "netns", "exec", self.namespace(site), *argv]
+        """argv run inside the site's namespace (behind NAT: the inner one)."""
+        return ["ip", "netns", "exec", self.runs_in(site), *argv]
 
     def popen(self, site: int | str, argv: Sequence[str], **kwargs) -> subprocess.Popen:
         """Start argv in the site's namespace; it is stopped at close() if still running."""

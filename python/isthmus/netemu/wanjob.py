@@ -19,8 +19,10 @@ WAN_GATEWAY_PORT = 41000
 
 
 def wan_layout(layout: Layout, emu: Emulation, port: int | None = None) -> Layout:
-    """The layout with each site's gateways on its namespace address."""
-    sites = [replace(s, host=emu.address(i), port=port or WAN_GATEWAY_PORT)
+    """The layout with each site's gateways on its namespace address; a site behind NAT
+    (emu.nat) only dials out."""
+    sites = [replace(s, host=emu.address(i), port=port or WAN_GATEWAY_PORT,
+                     dial_out=s.dial_out or i in emu.nat)
              for i, s in enumerate(layout.sites)]
     return layout.with_sites(sites).validate()
 
@@ -54,11 +56,12 @@ def link_counters(emu: Emulation, stats: dict) -> list[str]:
 
 def run_job_over_wan(layout: Layout, matrix: LinkMatrix, program: str, args: Sequence[str], *,
                      prefix: Prefix, port: int | None = None, progress=None,
-                     link_stats: Callable[[str], None] | None = None, **job_kwargs) -> int:
+                     link_stats: Callable[[str], None] | None = None, nat: Sequence[str] = (),
+                     **job_kwargs) -> int:
     """Set up the emulation, run the job through it, tear everything down; the job's code.
     link_stats: called with a line per link direction of the emulator's counters at the
     end of the job (isthmus run --stats)."""
-    with Emulation(matrix=matrix, progress=progress) as emu:
+    with Emulation(matrix=matrix, progress=progress, nat=nat) as emu:
         code = run_job(wan_layout(layout, emu, port), program, args, prefix=prefix,
                        command_builder=namespaced_builder(emu), **job_kwargs)
         if link_stats is not None:
