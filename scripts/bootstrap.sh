@@ -12,7 +12,7 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
 pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
-      openssh-server openssh-client debhelper dpkg-dev lmod
+      openssh-server openssh-client debhelper dpkg-dev lmod iptables
       python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -29,6 +29,7 @@ def expected(index, vendor):
         "ISTHMUS_SITE_RANKS": "2,3,1",
         "ISTHMUS_SITE_GATEWAYS": "1,2,1",
         "ISTHMUS_GATEWAY_ADDRS": "127.0.0.1:41000,10.1.2.3:42000,[::1]:43000",
+        "ISTHMUS_SITE_DIALOUT": "0,0,0",
         "ISTHMUS_SECRET_FILE": "/tmp/isthmus-x/secret",
         "ISTHMUS_MPI": vendor,
         "ISTHMUS_PREFIX": "/opt/isthmus",
@@ -39,7 +40,8 @@ def expected(index, vendor):
 def test_contract_variable_names():
     assert CONTRACT_VARS == (
         "ISTHMUS_JOB", "ISTHMUS_SITE", "ISTHMUS_SITE_NAMES", "ISTHMUS_SITE_RANKS",
-        "ISTHMUS_SITE_GATEWAYS", "ISTHMUS_GATEWAY_ADDRS", "ISTHMUS_SECRET_FILE", "ISTHMUS_MPI",
+        "ISTHMUS_SITE_GATEWAYS", "ISTHMUS_GATEWAY_ADDRS", "ISTHMUS_SITE_DIALOUT",
+        "ISTHMUS_SECRET_FILE", "ISTHMUS_MPI",
         "ISTHMUS_PREFIX", "ISTHMUS_TRANSPORT",
     )
 
