@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /* fuzz_auth_hs.c: fuzz target for the gateway handshake's state machine (wan/auth_hs.c),
  * the code every stranger who reaches a gateway port talks to.
  *
@@ -46,8 +47,12 @@ static void check_ended(const ism_auth_hs *h, size_t n)
     if (h->state == ISM_AUTH_HS_FAILED) {
         if (h->rc >= 0 || h->err[0] == 0)
             fail("FAILED without a code or a reason", n);
-        if (strstr(h->err, SECRET_HEX + 8) || strstr(h->err, "5ec2e75e"))
-            fail("the reason holds the secret", n);
+        /* neither as hex text nor as raw bytes (any 6 of them in a row) */
+        if (strstr(h->err, "5ec2e75e"))
+            fail("the reason holds the secret (hex)", n);
+        for (size_t i = 0; i + 6 <= h->key->secret_len; i++)
+            if (memmem(h->err, strlen(h->err), h->key->secret + i, 6))
+                fail("the reason holds the secret (bytes)", n);
     }
     if (h->state != ISM_AUTH_HS_RUN && ism_auth_hs_wanted((ism_auth_hs *)h, &in) != 0)
         fail("input wanted after the end", n);
@@ -60,7 +65,8 @@ static void against_bytes(int server, const uint8_t *d, size_t n)
     key(&k, SECRET_HEX);
     size_t piece = n ? 1 + d[0] % 97 : 1, at = n ? 1 : 0;
     ism_auth_hs h;
-    ism_auth_hs_start(&h, server, &k, server ? SERVER : CLIENT, ISM_AUTH_SUITES_AEAD, "fuzz peer");
+    ism_auth_hs_start(&h, server, &k, server ? SERVER : CLIENT, ISM_AUTH_SUITES_AEAD, 0,
+                      "fuzz peer");
     while (h.state == ISM_AUTH_HS_RUN) {
         const uint8_t *out;
         size_t k_out = ism_auth_hs_pending(&h, &out);
@@ -95,7 +101,7 @@ static void against_bytes(int server, const uint8_t *d, size_t n)
  * none of the 1-byte verdict. */
 static int covered(size_t len, size_t pos)
 {
-    return len > 1 && (pos >= 8 || (pos == 6 && (len == 64 || len == 80)));
+    return len > 1 && (pos >= 8 || (pos == 6 && (len == 104 || len == 120)));
 }
 
 /* A real client and server through a man in the middle. */
@@ -106,8 +112,8 @@ static void through_middle(int same_key, unsigned csuites, unsigned ssuites, con
     key(&kc, SECRET_HEX);
     key(&ks, same_key ? SECRET_HEX : OTHER_HEX);
     ism_auth_hs c, s;
-    ism_auth_hs_start(&c, 0, &kc, CLIENT, csuites, "server");
-    ism_auth_hs_start(&s, 1, &ks, SERVER, ssuites, "client");
+    ism_auth_hs_start(&c, 0, &kc, CLIENT, csuites, 4 + (int)(n ? d[0] % 24 : 0), "server");
+    ism_auth_hs_start(&s, 1, &ks, SERVER, ssuites, 0, "client");
     /* edits: (message number, position, xor) triples; 0xff as message number cuts the
      * exchange at that message instead */
     int tampered = 0, changed = 0, cut = -1;
@@ -162,6 +168,16 @@ static void through_middle(int same_key, unsigned csuites, unsigned ssuites, con
         fail("an untouched handshake between key holders did not succeed", n);
     if (both && (c.suite != s.suite || !(csuites >> c.suite & 1) || !(ssuites >> s.suite & 1)))
         fail("the two sides agreed on different suites, or one they do not accept", n);
+    if (both) {
+        ism_aead_keys kc2, ks2;
+        if (ism_aead_derive(&c, "fuzz", &kc2) != 0 || ism_aead_derive(&s, "fuzz", &ks2) != 0 ||
+            memcmp(&kc2, &ks2, sizeof kc2) != 0)
+            fail("the two sides of one handshake derived different keys", n);
+        if (c.rekey_log2 != s.rekey_log2 || c.rekey_log2 < ISM_AUTH_REKEY_MIN)
+            fail("the two sides agreed on different key-update intervals", n);
+        ism_aead_keys_wipe(&kc2);
+        ism_aead_keys_wipe(&ks2);
+    }
     if (both && (c.peer.site != SERVER.site || c.peer.gw != SERVER.gw ||
                  s.peer.site != CLIENT.site || s.peer.gw != CLIENT.gw))
         fail("a successful handshake names the wrong peer", n);
@@ -196,7 +212,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
  * and man-in-the-middle games with no edit, an edit in each message, and a cut. */
 size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
 {
-    static uint8_t hello[1 + 1 + 64 + 40], chal[1 + 1 + 80 + 1];
+    static uint8_t hello[1 + 1 + 104 + 40], chal[1 + 1 + 120 + 1];
     static const uint8_t clean[] = {2}, other[] = {3}, nones[] = {2 | 1 << 2 | 1 << 4},
                          mixed[] = {2 | 1 << 2}, edits[] = {2, 0, 20, 0x01, 1, 50, 0x80},
                          late[] = {2, 2, 10, 0x04, 3, 0, 0x02}, cut[] = {2, 0xff, 1, 0};
@@ -204,15 +220,19 @@ size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
     key(&k, SECRET_HEX);
     hello[0] = 0;
     hello[1] = 8;
-    memcpy(hello + 2, "ISAU\x02\x01\x06\x00", 8);
-    hello[10] = 1; /* site 1, gateway 0, a zero nonce, the job id */
+    memcpy(hello + 2, "ISAU\x03\x01\x06\x00", 8);
+    hello[10] = 1; /* site 1, gateway 0, a zero nonce, the job id, a key share, 2^22 */
     memcpy(hello + 2 + 48, k.job, 16);
-    memcpy(hello + 2 + 64, "ISAU\x02\x03\x00\x00", 8);
+    memset(hello + 2 + 64, 0x09, 32);
+    hello[2 + 96] = 22;
+    memcpy(hello + 2 + 104, "ISAU\x03\x03\x00\x00", 8);
     chal[0] = 1;
-    chal[1] = 80;
-    memcpy(chal + 2, "ISAU\x02\x02\x01\x00", 8);
+    chal[1] = 120;
+    memcpy(chal + 2, "ISAU\x03\x02\x01\x00", 8);
     chal[10] = 2;
     chal[14] = 1;
+    memset(chal + 2 + 48, 0x09, 32);
+    chal[2 + 80] = 22;
     chal[sizeof chal - 1] = 1;
     ism_auth_key_clear(&k);
     static ism_fuzz_seed s[9];

@@ -29,7 +29,7 @@
 #include "wire.h"
 
 #define PLAIN 20000
-#define NDGRAM 8
+#define NDGRAM 40
 #define DGRAM_PAYLOAD 40
 
 static uint8_t plain[PLAIN];
@@ -41,9 +41,10 @@ static void keys(ism_aead_keys *k)
 {
     memset(k, 0, sizeof *k);
     k->suite = ISM_AEAD_AES256GCM;
+    k->rekey_log2 = 4; /* a key update every 16 records: the seeds cross several */
     for (int i = 0; i < ISM_AEAD_KEY_LEN; i++) {
-        k->c2s.key[i] = (uint8_t)(i + 1);
-        k->s2c.key[i] = (uint8_t)(i + 101);
+        k->c2s.secret[i] = (uint8_t)(i + 1);
+        k->s2c.secret[i] = (uint8_t)(i + 101);
     }
     for (int i = 0; i < ISM_AEAD_IV_LEN; i++) {
         k->c2s.iv[i] = (uint8_t)(i * 3);
@@ -72,7 +73,7 @@ static void tcp_stream(const uint8_t *d, size_t n, size_t size)
     ism_aead_keys k;
     keys(&k);
     ism_sstream rx;
-    if (ism_sstream_init(&rx, &k, 0, 3) != 0)
+    if (ism_sstream_init(&rx, &k, 0) != 0)
         fail("init", size);
     int fds[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds) != 0)
@@ -121,7 +122,7 @@ static void datagrams(const uint8_t *d, size_t n, size_t size)
     ism_aead_keys k;
     keys(&k);
     udp_seal s;
-    if (udp_seal_init(&s, &k, 0, 3) != 0)
+    if (udp_seal_init(&s, &k, 0) != 0)
         fail("init", size);
     uint64_t opened[64];
     int nopened = 0;
@@ -182,18 +183,19 @@ size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
 {
     init_plain();
     static uint8_t tcp[2 + PLAIN + 64 * ISM_SSTREAM_OVERHEAD];
+    _Static_assert(PLAIN / 500 < 64, "room for the seed's records");
     static uint8_t udp[1 + NDGRAM * (2 + ISM_UDPW_COMMON + DGRAM_PAYLOAD + UDP_SEAL_OVERHEAD)];
     static ism_fuzz_seed seeds[2];
     ism_aead_keys k;
     keys(&k);
     ism_sstream tx;
-    if (ism_sstream_init(&tx, &k, 1, 3) != 0)
+    if (ism_sstream_init(&tx, &k, 1) != 0)
         abort();
     size_t len = 2;
     tcp[0] = 0;
     tcp[1] = 200;
     for (size_t off = 0; off < PLAIN;) {
-        size_t k1 = PLAIN - off < 1500 ? PLAIN - off : 1500;
+        size_t k1 = PLAIN - off < 500 ? PLAIN - off : 500;
         struct iovec v = {plain + off, k1};
         ssize_t t = ism_sstream_seal(&tx, &v, 1);
         if (t <= 0)
@@ -208,7 +210,7 @@ size_t ism_fuzz_seeds(const ism_fuzz_seed **out)
     /* datagrams: sealed as the client side's connection would */
     ism_udp_conn c;
     memset(&c, 0, sizeof c);
-    if (udp_seal_init(&c.seal, &k, 1, 3) != 0)
+    if (udp_seal_init(&c.seal, &k, 1) != 0)
         abort();
     size_t at = 1;
     udp[0] = 1;

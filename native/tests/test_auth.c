@@ -123,21 +123,26 @@ static void le32(uint8_t *p, uint32_t v)
 static void preamble(uint8_t *p, int type, int code)
 {
     memcpy(p, "ISAU", 4);
-    p[4] = 2;
+    p[4] = 3;
     p[5] = (uint8_t)type;
     p[6] = (uint8_t)code;
     p[7] = 0;
 }
 
-/* The raw peers' offer (AES-256-GCM or ChaCha20-Poly1305) and the raw server's choice. */
-#define RAW_OFFER 0x06
-#define RAW_SUITE 1
+/* The raw peers' offer (AES-256-GCM or ChaCha20-Poly1305), the raw server's choice, the
+ * key-update interval both ask for, and their key shares: any 32 bytes are an X25519
+ * public key (the real side computes with them; the raw one never needs the result). */
+#define RAW_OFFER 0x07 /* none or either cipher: the plain forms under test accept none */
+#define RAW_REKEY 22
+static const uint8_t RAW_EC[32] = {[0] = 0x31, [7] = 0x52, [31] = 0x17};
+static const uint8_t RAW_ES[32] = {[0] = 0x61, [9] = 0x24, [31] = 0x23};
 
+/* The transcript of auth.h (version 3) and its HMAC. */
 static void ref_mac(const ism_auth_key *k, const char *label, ism_auth_id cid, ism_auth_id sid,
                     const uint8_t *n1, const uint8_t *n2, uint8_t offer, uint8_t suite,
-                    uint8_t out[32])
+                    const uint8_t *ec, const uint8_t *es, uint8_t rc, uint8_t rs, uint8_t out[32])
 {
-    uint8_t t[19 + 16 + 8 + 8 + 32 + 32 + 2], *p = t;
+    uint8_t t[19 + 16 + 8 + 8 + 32 + 32 + 2 + 64 + 2], *p = t;
     memcpy(p, label, 19);
     p += 19;
     memcpy(p, k->job, 16);
@@ -151,6 +156,10 @@ static void ref_mac(const ism_auth_key *k, const char *label, ism_auth_id cid, i
     memcpy(p + 32, n2, 32);
     p[64] = offer;
     p[65] = suite;
+    memcpy(p + 66, ec, 32);
+    memcpy(p + 98, es, 32);
+    p[130] = rc;
+    p[131] = rs;
     unsigned int ol = 0;
     HMAC(EVP_sha256(), k->secret, (int)k->secret_len, t, sizeof t, out, &ol);
 }
@@ -181,26 +190,31 @@ typedef struct raw_peer {
 static void *raw_run(void *arg)
 {
     raw_peer *r = arg;
-    uint8_t m[128], nc[32], ns[32], mac[32];
+    uint8_t m[128], nc[32], ns[32], mac[32], ec[32];
     memset(ns, 0x42, sizeof ns);
     switch (r->mode) {
     case RAW_SERVER_GOOD:
     case RAW_SERVER_VERDICT0: {
-        if (raw_read(r->fd, m, 64) != 0)
+        if (raw_read(r->fd, m, 104) != 0)
             break;
         ism_auth_id cid = {m[8] | m[9] << 8 | m[10] << 16 | (uint32_t)m[11] << 24,
                            m[12] | m[13] << 8 | m[14] << 16 | (uint32_t)m[15] << 24};
         memcpy(nc, m + 16, 32);
-        uint8_t offer = m[6];
-        if (memcmp(m, "ISAU", 4) != 0 || m[4] != 2 || m[5] != 1 || memcmp(m + 48, r->k->job, 16) ||
-            !(offer >> RAW_SUITE & 1))
+        memcpy(ec, m + 64, 32);
+        uint8_t offer = m[6], rc = m[96];
+        uint8_t suite = offer & 2 ? 1 : offer & 4 ? 2 : 0; /* the first of auth.h's suites offered */
+        if (memcmp(m, "ISAU", 4) != 0 || m[4] != 3 || m[5] != 1 || memcmp(m + 48, r->k->job, 16))
             break;
-        preamble(m, 2, RAW_SUITE);
+        memset(m, 0, 120);
+        preamble(m, 2, suite);
         le32(m + 8, r->self.site);
         le32(m + 12, r->self.gw);
         memcpy(m + 16, ns, 32);
-        ref_mac(r->k, "isthmus-auth-server", cid, r->self, nc, ns, offer, RAW_SUITE, m + 48);
-        if (raw_write(r->fd, m, 80) != 0 || raw_read(r->fd, m, 8) != 0)
+        memcpy(m + 48, RAW_ES, 32);
+        m[80] = RAW_REKEY;
+        ref_mac(r->k, "isthmus-auth-server", cid, r->self, nc, ns, offer, suite, ec, RAW_ES, rc,
+                RAW_REKEY, m + 88);
+        if (raw_write(r->fd, m, 120) != 0 || raw_read(r->fd, m, 8) != 0)
             break;
         if (m[5] == 4) {
             r->got_refusal = 1;
@@ -209,24 +223,25 @@ static void *raw_run(void *arg)
         }
         if (raw_read(r->fd, m + 8, 32) != 0)
             break;
-        ref_mac(r->k, "isthmus-auth-client", cid, r->self, ns, nc, offer, RAW_SUITE, mac);
+        ref_mac(r->k, "isthmus-auth-client", cid, r->self, ns, nc, offer, suite, ec, RAW_ES, rc,
+                RAW_REKEY, mac);
         r->macc_valid = memcmp(mac, m + 8, 32) == 0;
         uint8_t v = (r->mode == RAW_SERVER_GOOD && r->macc_valid) ? 1 : 0;
         r->ok = raw_write(r->fd, &v, 1) == 0;
         break;
     }
     case RAW_SERVER_CLOSE_HELLO:
-        r->ok = raw_read(r->fd, m, 64) == 0;
+        r->ok = raw_read(r->fd, m, 104) == 0;
         break;
     case RAW_SERVER_HALF_CHAL:
-        if (raw_read(r->fd, m, 64) != 0)
+        if (raw_read(r->fd, m, 104) != 0)
             break;
         preamble(m, 2, 0);
         memset(m + 8, 0, 32);
         r->ok = raw_write(r->fd, m, 40) == 0;
         break;
     case RAW_SERVER_SILENT:
-        r->ok = raw_read(r->fd, m, 64) == 0;
+        r->ok = raw_read(r->fd, m, 104) == 0;
         raw_wait_eof(r->fd);
         break;
     case RAW_CLIENT_HALF_HELLO:
@@ -239,12 +254,15 @@ static void *raw_run(void *arg)
         r->ok = 1;
         break;
     case RAW_CLIENT_BADMAC:
+        memset(m, 0, 104);
         preamble(m, 1, RAW_OFFER);
         le32(m + 8, r->self.site);
         le32(m + 12, r->self.gw);
         memset(m + 16, 0x77, 32);
         memcpy(m + 48, r->k->job, 16);
-        if (raw_write(r->fd, m, 64) != 0 || raw_read(r->fd, m, 80) != 0)
+        memcpy(m + 64, RAW_EC, 32);
+        m[96] = RAW_REKEY;
+        if (raw_write(r->fd, m, 104) != 0 || raw_read(r->fd, m, 120) != 0)
             break;
         preamble(m, 3, 0);
         memset(m + 8, 0xEE, 32);

@@ -964,14 +964,15 @@ static void test_forged_sealed_packets(void)
         CHECK(c->seal.on, "the connection is not sealed by default");
         /* the peer's sealing side, from the key this side opens with */
         ism_aead_dir_keys peer_tx;
-        memcpy(peer_tx.key, c->seal.rx.key, sizeof peer_tx.key);
+        memcpy(peer_tx.secret, c->seal.rx.secret, sizeof peer_tx.secret);
         memcpy(peer_tx.iv, c->seal.rx.iv, sizeof peer_tx.iv);
+        int r2 = c->seal.rx.rekey_log2;
         udp_seal as_peer = {.on = 1, .suite = c->seal.suite, .next = 5000};
-        CHECK(ism_aead_init(&as_peer.tx, c->seal.suite, &peer_tx, 1, 0) == 0, "init");
+        CHECK(ism_aead_init(&as_peer.tx, c->seal.suite, &peer_tx, 1, r2) == 0, "init");
         ism_aead_dir_keys other = peer_tx;
-        other.key[0] ^= 1;
+        other.secret[0] ^= 1;
         udp_seal stranger = {.on = 1, .suite = c->seal.suite, .next = 5000};
-        CHECK(ism_aead_init(&stranger.tx, c->seal.suite, &other, 1, 0) == 0, "init");
+        CHECK(ism_aead_init(&stranger.tx, c->seal.suite, &other, 1, r2) == 0, "init");
         ism_udp_conn fake = *c; /* only its seal and options are used to seal */
         uint8_t p[ISM_UDPW_DATA_HDR + 100 + UDP_SEAL_OVERHEAD], genuine[sizeof p];
         memset(p + ISM_UDPW_DATA_HDR, 'X', 100);

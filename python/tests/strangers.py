@@ -110,27 +110,31 @@ def _recv_exactly(s: socket.socket, n: int) -> bytes:
 
 
 OFFER = 0x06  # the suites a client accepts: AES-256-GCM or ChaCha20-Poly1305 (auth.h)
+REKEY = 22    # log2 of the records per key it asks for
 
 
 def handshake(s: socket.socket, job_hex: str, secret_hex: str, site: int = 0, gw: int = 2,
               preamble: bytes = b"") -> bytes:
-    """The client side of the job-secret handshake (native/src/wan/auth.h, version 2:
+    """The client side of the job-secret handshake (native/src/wan/auth.h, version 3:
     HELLO, CHALLENGE, RESPONSE, VERDICT) on s, after preamble, claiming (site, gw);
-    checks the server's MAC and returns the verdict byte."""
+    checks the server's MAC and returns the verdict byte. Its key share is 32 random bytes
+    (a valid X25519 public key whose private half nobody knows: this side never needs the
+    traffic keys)."""
     job, secret = bytes.fromhex(job_hex), bytes.fromhex(secret_hex)
     cid = struct.pack("<II", site, gw)
-    nc = os.urandom(32)
-    s.sendall(preamble + b"ISAU" + bytes([2, 1, OFFER, 0]) + cid + nc + job)
-    ch = _recv_exactly(s, 80)
-    assert ch[:6] == b"ISAU\x02\x02", ch[:8]
-    suite, sid, ns, mac_s = ch[6], ch[8:16], ch[16:48], ch[48:80]
+    nc, ec = os.urandom(32), os.urandom(32)
+    s.sendall(preamble + b"ISAU" + bytes([3, 1, OFFER, 0]) + cid + nc + job + ec
+              + bytes([REKEY]) + bytes(7))
+    ch = _recv_exactly(s, 120)
+    assert ch[:6] == b"ISAU\x03\x02", ch[:8]
+    suite, sid, ns, es, rs, mac_s = ch[6], ch[8:16], ch[16:48], ch[48:80], ch[80], ch[88:120]
 
     def mac(label: bytes, n1: bytes, n2: bytes) -> bytes:
-        return hmac.new(secret, label + job + cid + sid + n1 + n2 + bytes([OFFER, suite]),
-                        hashlib.sha256).digest()
+        return hmac.new(secret, label + job + cid + sid + n1 + n2 + bytes([OFFER, suite]) + ec + es
+                        + bytes([REKEY, rs]), hashlib.sha256).digest()
 
     assert hmac.compare_digest(mac_s, mac(b"isthmus-auth-server", nc, ns))
-    s.sendall(b"ISAU\x02\x03\x00\x00" + mac(b"isthmus-auth-client", ns, nc))
+    s.sendall(b"ISAU\x03\x03\x00\x00" + mac(b"isthmus-auth-client", ns, nc))
     return _recv_exactly(s, 1)
 
 

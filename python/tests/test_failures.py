@@ -192,11 +192,12 @@ def intrude(host, port, job_hex, wrong_job=False):
     job = bytes.fromhex(job_hex)
     if wrong_job:
         job = bytes(b ^ 0xFF for b in job)
-    hello = b"ISAU" + bytes([2, 1, 6, 0]) + struct.pack("<II", 1, 0) + secrets.token_bytes(32) + job
+    hello = (b"ISAU" + bytes([3, 1, 6, 0]) + struct.pack("<II", 1, 0) + secrets.token_bytes(32) + job
+             + secrets.token_bytes(32) + bytes([22]) + bytes(7))
     s.sendall(hello)
     reply = s.recv(200)
-    if len(reply) >= 80 and reply[5] == 2:  # CHALLENGE: answer with a MAC we cannot compute
-        s.sendall(b"ISAU" + bytes([2, 3, 0, 0]) + secrets.token_bytes(32))
+    if len(reply) >= 120 and reply[5] == 2:  # CHALLENGE: answer with a MAC we cannot compute
+        s.sendall(b"ISAU" + bytes([3, 3, 0, 0]) + secrets.token_bytes(32))
         reply = s.recv(10)
     s.close()
     return reply

@@ -114,8 +114,8 @@ def test_the_pattern_never_crosses_in_the_clear(netadmin, progs, transport):
 
 # ---- an on-path attacker ----
 
-HANDSHAKE_C2S = 64 + 40  # HELLO and RESPONSE (native/src/wan/auth.h)
-HANDSHAKE_S2C = 80 + 1   # CHALLENGE and the verdict
+HANDSHAKE_C2S = 104 + 40  # HELLO and RESPONSE (native/src/wan/auth.h, version 3)
+HANDSHAKE_S2C = 120 + 1   # CHALLENGE and the verdict
 
 
 class Proxy:
@@ -180,6 +180,10 @@ class Proxy:
                     if len(buf) < n:
                         break
                     r, buf = buf[:n], buf[n:]
+                    if rec == self.at and not self.done and self.attack == "cut":
+                        dst.sendall(out + r)  # up to a record boundary, then the end
+                        self.done = True
+                        return
                     if rec == self.at and not self.done:
                         out += self._tamper(r, out)
                         self.done = True
@@ -256,13 +260,18 @@ def earlier_record(prefix, progs):
     return proxy.kept
 
 
-@pytest.mark.parametrize("attack", ["flip", "inject", "replay", "truncate"])
+@pytest.mark.parametrize("attack", ["flip", "inject", "replay", "truncate", "cut"])
 def test_an_on_path_attacker_changes_nothing_the_job_sees(progs, earlier_record, attack):
+    """truncate: half a record, then the rest of the stream; cut: the stream ends at a
+    record boundary (the end mark never comes, so the reader knows it was cut)."""
     r, proxy = proxied_job(progs, attack, injected=earlier_record)
     assert proxy.done, "the attack did not happen"
     assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
-    rejected = [int(m[3]) for m in REJECTED.findall(r.stderr)]
-    assert sum(rejected) >= 1, r.stderr[-3000:]
+    if attack == "cut":
+        assert "the connection ended without its end mark" in r.stderr, r.stderr[-3000:]
+    else:
+        rejected = [int(m[3]) for m in REJECTED.findall(r.stderr)]
+        assert sum(rejected) >= 1, r.stderr[-3000:]
     assert proxy.conns >= 2, "the link did not reconnect"
 
 
@@ -288,3 +297,17 @@ def test_a_forced_cipher_is_what_runs(progs, transport):
     assert r.returncode == 0 and "pattern ok" in r.stdout, r.stderr[-3000:]
     lines = [ln for ln in r.stderr.splitlines() if re.search(r"stream 0: (tcp|udp) ", ln)]
     assert len(lines) == 2 and all("chacha20-poly1305" in ln for ln in lines), lines
+
+
+@pytest.mark.parametrize("transport", ["tcp", "udp"])
+def test_keys_update_every_16_records_through_loss(netadmin, progs, transport):
+    """ISTHMUS_WAN_REKEY=16: both ends step to a new key every 16 records (TCP) or
+    datagrams (UDP), here thousands of times, over an emulated link that loses and
+    reorders datagrams (so UDP opens records of the previous and later keys too): every
+    byte arrives right, and --stats counts the key updates."""
+    r = run(["-n", "2", "--stats", "--transport", transport, "--wan",
+             "delay=2ms,rate=200mbit,loss=1%,reorder=5%", "--", str(progs["stress"]), "0", "3"],
+            env={"ISTHMUS_WAN_REKEY": "16"}, timeout=300)
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+    updates = [int(x) for x in re.findall(r"(\d+) key updates", r.stderr)]
+    assert len(updates) == 2 and min(updates) > 100, r.stderr[-3000:]

@@ -155,7 +155,7 @@ typedef struct gw_state {
     char cc[32];           /* congestion control ("" = system default) */
     int crc;               /* CRC32C on every frame */
     unsigned suites;       /* link encryption this gateway accepts (ISTHMUS_WAN_CRYPTO/CIPHER) */
-    uint64_t rekey;        /* records per key (ISTHMUS_WAN_REKEY; 0: the default) */
+    int rekey_log2;        /* key-update interval asked for (ISTHMUS_WAN_REKEY; 0: default) */
     int flow_first;        /* CTS and CREDIT frames pass queued data (session.c) */
     int mtu;               /* IP MTU of the path (the udp transport's datagram size) */
     double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */

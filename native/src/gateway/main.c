@@ -210,7 +210,13 @@ static void read_env(void)
         }
         gw.suites = 1u << ism_aead_suite_parse(v.str);
     }
-    gw.rekey = (uint64_t)knob(ISM_K_WAN_REKEY, 0);
+    uint64_t rekey = (uint64_t)knob(ISM_K_WAN_REKEY, 0);
+    gw.rekey_log2 = 0; /* 0: the handshake's default */
+    if (rekey > 0) {
+        gw.rekey_log2 = ISM_AUTH_REKEY_MIN;
+        while (gw.rekey_log2 < ISM_AUTH_REKEY_MAX && (2ull << gw.rekey_log2) <= rekey)
+            gw.rekey_log2++;
+    }
     gw.fault_after = (int64_t)knob(ISM_K_GW_FAULT_AFTER, 0);
     gw.hint_rate_bps = knob(ISM_K_WAN_RATE, 0);
     gw.hint_rtt_ms = knob(ISM_K_WAN_RTT_MS, 0);

@@ -336,7 +336,7 @@ static void step(gw_setup *s, short rev, int64_t now)
         s->phase = SU_AUTH;
         s->deadline_ms = now + GW_SETUP_TIMEOUT_MS;
         ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-        ism_auth_hs_start(&s->hs, 0, &gw.key, self, gw.suites, s->name);
+        ism_auth_hs_start(&s->hs, 0, &gw.key, self, gw.suites, gw.rekey_log2, s->name);
     }
     if (s->phase == SU_AUTH) {
         auth_pump(s);
@@ -500,7 +500,7 @@ void gw_setup_accept(int listen_fd, int64_t now)
         s->deadline_ms = now + preauth_ms();
         ism_sock_peer_name(fd, s->name, sizeof s->name);
         ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
-        ism_auth_hs_start(&s->hs, 1, &gw.key, self, gw.suites, s->name);
+        ism_auth_hs_start(&s->hs, 1, &gw.key, self, gw.suites, gw.rekey_log2, s->name);
     }
 }
 

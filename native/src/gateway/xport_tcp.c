@@ -50,7 +50,7 @@ static int tcp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer,
     s->conn = NULL;
     if (keys->suite != ISM_AEAD_NONE) {
         ism_sstream *x = malloc(sizeof *x);
-        if (!x || ism_sstream_init(x, keys, dialed, gw.rekey) != 0) {
+        if (!x || ism_sstream_init(x, keys, dialed) != 0) {
             free(x);
             close(tcp);
             snprintf(err, errlen, "setting up %s for the stream failed (out of memory or OpenSSL)",
@@ -137,10 +137,16 @@ static int tcp_unsent(const gw_stream *s)
     return x && ism_sstream_pending(x) > 0; /* the kernel has the rest, also after close() */
 }
 
+/* At the job's end: the end mark after everything (the peer then knows the stream was
+ * not cut), and all of it out. */
 static int tcp_finish(gw_stream *s)
 {
     ism_sstream *x = sealed(s);
-    return !x || ism_sstream_flush(x, s->fd) != 1;
+    if (!x)
+        return 1;
+    if (!x->end_sent && ism_sstream_flush(x, s->fd) == 0)
+        ism_sstream_seal_end(x);
+    return x->end_sent && ism_sstream_flush(x, s->fd) != 1;
 }
 
 static void tcp_close(gw_stream *s)
@@ -171,6 +177,8 @@ static const char *tcp_error(const gw_stream *s, int e, char *buf, size_t n)
              e == ECONNRESET ? "connection closed by the peer"
              : e == EBADMSG  ? "a record failed authentication (damaged or forged on the path; "
                                "dropped, the link resends)"
+             : e == EPIPE    ? "the connection ended without its end mark (closed by the peer, "
+                               "or cut on the path)"
                              : strerror(e));
     return buf;
 }

@@ -74,7 +74,7 @@ static void udp_init(void)
     gw.streams = 1;
     ism_udp_opts_default(&opts);
     opts.cc = gw.cc[0] ? gw.cc : "bbr";
-    opts.rekey = gw.rekey;
+    opts.rekey_log2 = gw.rekey_log2;
     opts.dead_ms = (int)gw.dead_ms;
     opts.mtu = gw.mtu;
     const char *pd = getenv("ISTHMUS_WAN_PMTUD");

@@ -17,7 +17,6 @@
 #endif
 #endif
 
-#define UPDATE_LABEL "isthmus v2 key update"
 
 const char *ism_aead_suite_name(int suite)
 {
@@ -83,13 +82,28 @@ static void put_id(uint8_t *p, ism_auth_id id)
     }
 }
 
+/* secret || iv of one direction from a PRK (or a secret) and an info string. */
+static int expand_dir(const uint8_t *prk, const uint8_t *info, size_t n, ism_aead_dir_keys *out)
+{
+    uint8_t okm[ISM_AEAD_KEY_LEN + ISM_AEAD_IV_LEN];
+    int rc = hkdf(NULL, 0, prk, 32, info, n, okm, sizeof okm);
+    memcpy(out->secret, okm, ISM_AEAD_KEY_LEN);
+    memcpy(out->iv, okm + ISM_AEAD_KEY_LEN, ISM_AEAD_IV_LEN);
+    OPENSSL_cleanse(okm, sizeof okm);
+    return rc;
+}
+
 static int derive_dir(const uint8_t *prk, const char *dir, const char *transport,
                       const ism_auth_hs *h, ism_aead_dir_keys *out)
 {
-    uint8_t info[160];
-    size_t n = (size_t)snprintf((char *)info, 64, "isthmus v2 %s %s", dir, transport);
-    if (n >= 64)
+    uint8_t info[200];
+    size_t t = strlen(transport), n = 0;
+    if (t > 64)
         return -1;
+    n = (size_t)snprintf((char *)info, 64, "isthmus v3 traffic %s", dir);
+    info[n++] = (uint8_t)t; /* the label's length: labels cannot run into the job id */
+    memcpy(info + n, transport, t);
+    n += t;
     ism_auth_id cid = h->server ? h->peer : h->self, sid = h->server ? h->self : h->peer;
     memcpy(info + n, h->key->job, ISM_AUTH_JOB_LEN);
     n += ISM_AUTH_JOB_LEN;
@@ -97,12 +111,7 @@ static int derive_dir(const uint8_t *prk, const char *dir, const char *transport
     put_id(info + n + 8, sid);
     n += 16;
     info[n++] = (uint8_t)h->suite;
-    uint8_t okm[ISM_AEAD_KEY_LEN + ISM_AEAD_IV_LEN];
-    int rc = hkdf(NULL, 0, prk, 32, info, n, okm, sizeof okm);
-    memcpy(out->key, okm, ISM_AEAD_KEY_LEN);
-    memcpy(out->iv, okm + ISM_AEAD_KEY_LEN, ISM_AEAD_IV_LEN);
-    OPENSSL_cleanse(okm, sizeof okm);
-    return rc;
+    return expand_dir(prk, info, n, out);
 }
 
 int ism_aead_derive(const ism_auth_hs *h, const char *transport, ism_aead_keys *out)
@@ -111,30 +120,62 @@ int ism_aead_derive(const ism_auth_hs *h, const char *transport, ism_aead_keys *
     if (h->state != ISM_AUTH_HS_DONE)
         return -1;
     out->suite = h->suite;
-    uint8_t salt[2 * ISM_AUTH_NONCE_LEN], prk[32];
+    out->rekey_log2 = h->rekey_log2;
+    uint8_t salt[2 * ISM_AUTH_NONCE_LEN], ikm[ISM_AUTH_SECRET_MAX + sizeof h->dh], prk[32];
     memcpy(salt, h->nc, ISM_AUTH_NONCE_LEN);
     memcpy(salt + ISM_AUTH_NONCE_LEN, h->ns, ISM_AUTH_NONCE_LEN);
-    /* extract alone: HKDF-Expand with an empty info is not what we want, so the PRK is
-     * taken from a 32-byte expand of the extract step under its own label */
-    static const uint8_t label[] = "isthmus v2 prk";
-    int rc = hkdf(salt, sizeof salt, h->key->secret, h->key->secret_len, label,
+    memcpy(ikm, h->key->secret, h->key->secret_len);
+    memcpy(ikm + h->key->secret_len, h->dh, sizeof h->dh);
+    static const uint8_t label[] = "isthmus v3 prk";
+    int rc = hkdf(salt, sizeof salt, ikm, h->key->secret_len + sizeof h->dh, label,
                   sizeof label - 1, prk, sizeof prk);
     if (rc == 0)
         rc = derive_dir(prk, "c2s", transport, h, &out->c2s) |
              derive_dir(prk, "s2c", transport, h, &out->s2c);
     OPENSSL_cleanse(prk, sizeof prk);
+    OPENSSL_cleanse(ikm, sizeof ikm);
     OPENSSL_cleanse(salt, sizeof salt);
     if (rc)
         ism_aead_keys_wipe(out);
     return rc ? -1 : 0;
 }
 
+int ism_aead_keys_bind(ism_aead_keys *k, const char *label, const uint8_t *ctx, size_t n)
+{
+    uint8_t info[256];
+    size_t l = strlen(label);
+    if (l > 64 || n > sizeof info - 80)
+        return -1;
+    size_t m = (size_t)snprintf((char *)info, 32, "isthmus v3 bind ");
+    info[m++] = (uint8_t)l;
+    memcpy(info + m, label, l);
+    m += l;
+    memcpy(info + m, ctx, n);
+    m += n;
+    ism_aead_dir_keys c2s, s2c;
+    int rc = expand_dir(k->c2s.secret, info, m, &c2s) | expand_dir(k->s2c.secret, info, m, &s2c);
+    k->c2s = c2s;
+    k->s2c = s2c;
+    OPENSSL_cleanse(&c2s, sizeof c2s);
+    OPENSSL_cleanse(&s2c, sizeof s2c);
+    return rc ? -1 : 0;
+}
+
+int ism_aead_keys_sub(const ism_aead_keys *k, const char *label, ism_aead_keys *out)
+{
+    *out = *k;
+    return ism_aead_keys_bind(out, label, (const uint8_t *)"sub", 3);
+}
+
 void ism_aead_keys_wipe(ism_aead_keys *k) { OPENSSL_cleanse(k, sizeof *k); }
 
-static int next_key(const uint8_t k[ISM_AEAD_KEY_LEN], uint8_t out[ISM_AEAD_KEY_LEN])
+/* The key of epoch e: HKDF-Expand(traffic secret, "isthmus v3 key" || e (u64 LE)). */
+static int epoch_key(const ism_aead *a, uint64_t e, uint8_t out[ISM_AEAD_KEY_LEN])
 {
-    return hkdf(NULL, 0, k, ISM_AEAD_KEY_LEN, (const uint8_t *)UPDATE_LABEL,
-                sizeof UPDATE_LABEL - 1, out, ISM_AEAD_KEY_LEN);
+    uint8_t info[14 + 8] = "isthmus v3 key";
+    for (int i = 0; i < 8; i++)
+        info[14 + i] = (uint8_t)(e >> (8 * i));
+    return hkdf(NULL, 0, a->secret, ISM_AEAD_KEY_LEN, info, sizeof info, out, ISM_AEAD_KEY_LEN);
 }
 
 static void *ctx_new(int suite, const uint8_t *key, int sealing)
@@ -149,18 +190,26 @@ static void *ctx_new(int suite, const uint8_t *key, int sealing)
     return c;
 }
 
+static void *epoch_ctx(const ism_aead *a, uint64_t e)
+{
+    uint8_t k[ISM_AEAD_KEY_LEN];
+    void *c = epoch_key(a, e, k) == 0 ? ctx_new(a->suite, k, a->sealing) : NULL;
+    OPENSSL_cleanse(k, sizeof k);
+    return c;
+}
+
 int ism_aead_init(ism_aead *a, int suite, const ism_aead_dir_keys *k, int sealing,
-                  uint64_t rekey)
+                  int rekey_log2)
 {
     memset(a, 0, sizeof *a);
-    if (!cipher_of(suite))
+    if (!cipher_of(suite) || rekey_log2 < ISM_AUTH_REKEY_MIN || rekey_log2 > ISM_AUTH_REKEY_MAX)
         return -1;
     a->suite = suite;
     a->sealing = sealing;
-    a->rekey = rekey ? rekey : ISM_AEAD_REKEY_DEFAULT;
-    memcpy(a->key, k->key, ISM_AEAD_KEY_LEN);
+    a->rekey_log2 = rekey_log2;
+    memcpy(a->secret, k->secret, ISM_AEAD_KEY_LEN);
     memcpy(a->iv, k->iv, ISM_AEAD_IV_LEN);
-    a->ctx = ctx_new(suite, a->key, sealing);
+    a->ctx = epoch_ctx(a, 0);
     return a->ctx ? 0 : -1;
 }
 
@@ -168,33 +217,8 @@ void ism_aead_free(ism_aead *a)
 {
     EVP_CIPHER_CTX_free(a->ctx);
     EVP_CIPHER_CTX_free(a->prev_ctx);
+    EVP_CIPHER_CTX_free(a->next_ctx);
     OPENSSL_cleanse(a, sizeof *a);
-}
-
-/* Step the current key to epoch e (> a->epoch): the old one stays as prev. */
-static int step_to(ism_aead *a, uint64_t e)
-{
-    if (e - a->epoch > 2)
-        return -1; /* never jump far on a number from the network */
-    while (a->epoch < e) {
-        uint8_t nk[ISM_AEAD_KEY_LEN];
-        if (next_key(a->key, nk) != 0)
-            return -1;
-        void *nc = ctx_new(a->suite, nk, a->sealing);
-        if (!nc) {
-            OPENSSL_cleanse(nk, sizeof nk);
-            return -1;
-        }
-        EVP_CIPHER_CTX_free(a->prev_ctx);
-        a->prev_ctx = a->ctx;
-        memcpy(a->prev, a->key, ISM_AEAD_KEY_LEN);
-        a->ctx = nc;
-        memcpy(a->key, nk, ISM_AEAD_KEY_LEN);
-        OPENSSL_cleanse(nk, sizeof nk);
-        a->epoch++;
-        a->rekeys++;
-    }
-    return 0;
 }
 
 static void nonce_of(const ism_aead *a, uint64_t seq, uint8_t n[ISM_AEAD_IV_LEN])
@@ -207,9 +231,18 @@ static void nonce_of(const ism_aead *a, uint64_t seq, uint8_t n[ISM_AEAD_IV_LEN]
 int ism_aead_seal(ism_aead *a, uint64_t seq, const uint8_t *aad, size_t aadlen,
                   const struct iovec *iov, int n, uint8_t *out, uint8_t tag[ISM_AEAD_TAG_LEN])
 {
-    uint64_t e = seq / a->rekey;
-    if (e < a->epoch || (e > a->epoch && step_to(a, e) != 0))
+    uint64_t e = seq >> a->rekey_log2;
+    if (e < a->epoch || seq == UINT64_MAX)
         return -1;
+    if (e > a->epoch) { /* the sealing side keeps only the current key */
+        void *c = epoch_ctx(a, e);
+        if (!c)
+            return -1;
+        EVP_CIPHER_CTX_free(a->ctx);
+        a->ctx = c;
+        a->rekeys += e - a->epoch;
+        a->epoch = e;
+    }
     EVP_CIPHER_CTX *c = a->ctx;
     uint8_t nonce[ISM_AEAD_IV_LEN];
     nonce_of(a, seq, nonce);
@@ -243,35 +276,57 @@ static int open_with(EVP_CIPHER_CTX *c, const uint8_t *nonce, const uint8_t *aad
     return EVP_DecryptFinal_ex(c, out + l, &l) == 1 ? 0 : -1;
 }
 
+/* The opener moves to epoch e (> current), whose context c opened a record. */
+static void advance(ism_aead *a, uint64_t e, void *c)
+{
+    EVP_CIPHER_CTX_free(a->prev_ctx);
+    if (e == a->epoch + 1) {
+        a->prev_ctx = a->ctx;
+    } else { /* a jump: the key before e is made when a late record asks for it */
+        EVP_CIPHER_CTX_free(a->ctx);
+        a->prev_ctx = NULL;
+    }
+    if (a->next_ctx != c)
+        EVP_CIPHER_CTX_free(a->next_ctx);
+    a->next_ctx = NULL;
+    a->ctx = c;
+    a->rekeys += e - a->epoch;
+    a->epoch = e;
+}
+
 int ism_aead_open(ism_aead *a, uint64_t seq, const uint8_t *aad, size_t aadlen,
                   const uint8_t *in, size_t len, const uint8_t tag[ISM_AEAD_TAG_LEN],
                   uint8_t *out)
 {
     uint8_t nonce[ISM_AEAD_IV_LEN];
     nonce_of(a, seq, nonce);
-    uint64_t e = seq / a->rekey;
-    if (e == a->epoch)
-        return open_with(a->ctx, nonce, aad, aadlen, in, len, tag, out);
-    if (e + 1 == a->epoch && a->prev_ctx)
-        return open_with(a->prev_ctx, nonce, aad, aadlen, in, len, tag, out);
-    if (e < a->epoch || e - a->epoch > 2)
-        return -1;
-    /* a later key: try it first, so a forged number cannot move our keys */
-    uint8_t k[ISM_AEAD_KEY_LEN];
-    memcpy(k, a->key, sizeof k);
+    uint64_t e = seq >> a->rekey_log2;
     int rc = -1;
-    for (uint64_t i = a->epoch; i < e; i++)
-        if (next_key(k, k) != 0)
-            goto out;
-    EVP_CIPHER_CTX *c = ctx_new(a->suite, k, 0);
-    if (!c)
-        goto out;
-    rc = open_with(c, nonce, aad, aadlen, in, len, tag, out);
-    EVP_CIPHER_CTX_free(c);
-    if (rc == 0)
-        rc = step_to(a, e);
-out:
-    OPENSSL_cleanse(k, sizeof k);
+    if (e == a->epoch) {
+        rc = open_with(a->ctx, nonce, aad, aadlen, in, len, tag, out);
+    } else if (e + 1 == a->epoch) {
+        if (!a->prev_ctx)
+            a->prev_ctx = epoch_ctx(a, e);
+        if (a->prev_ctx)
+            rc = open_with(a->prev_ctx, nonce, aad, aadlen, in, len, tag, out);
+    } else if (e == a->epoch + 1) {
+        if (!a->next_ctx)
+            a->next_ctx = epoch_ctx(a, e); /* kept: forged numbers cost one key, once */
+        if (a->next_ctx && (rc = open_with(a->next_ctx, nonce, aad, aadlen, in, len, tag, out)) == 0)
+            advance(a, e, a->next_ctx);
+    } else if (e > a->epoch) {
+        /* far ahead (a long loss): that epoch's key, kept only if the record opens */
+        void *c = epoch_ctx(a, e);
+        if (c && (rc = open_with(c, nonce, aad, aadlen, in, len, tag, out)) == 0)
+            advance(a, e, c);
+        else
+            EVP_CIPHER_CTX_free(c);
+    }
+    if (rc != 0) {
+        a->failed++;
+        if (len)
+            OPENSSL_cleanse(out, len); /* nothing of an unauthentic record stays readable */
+    }
     return rc;
 }
 

@@ -34,8 +34,8 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 
 /* Runs the state machine over fd until it ends or deadline passes. */
 int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
-                 const char *transport, ism_auth_id *peer_out, struct ism_aead_keys *keys,
-                 int timeout_ms, char *err, size_t errlen)
+                 int rekey_log2, const char *transport, ism_auth_id *peer_out,
+                 struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen)
 {
     const char *role = server ? "server" : "client";
     if (err && errlen)
@@ -49,7 +49,7 @@ int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, un
     char name[80];
     ism_sock_peer_name(fd, name, sizeof name);
     ism_auth_hs h;
-    ism_auth_hs_start(&h, server, k, self, suites, name);
+    ism_auth_hs_start(&h, server, k, self, suites, rekey_log2, name);
     while (h.state == ISM_AUTH_HS_RUN) {
         const uint8_t *out;
         size_t n = ism_auth_hs_pending(&h, &out), done = 0;
@@ -90,14 +90,14 @@ int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, un
 int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    return ism_auth_run(fd, 0, k, self, ISM_AUTH_SUITES_AEAD, "", peer_out, NULL, timeout_ms,
+    return ism_auth_run(fd, 0, k, self, ISM_AUTH_SUITES_NONE, 0, "", peer_out, NULL, timeout_ms,
                         err, errlen);
 }
 
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen)
 {
-    return ism_auth_run(fd, 1, k, self, ISM_AUTH_SUITES_AEAD, "", peer_out, NULL, timeout_ms,
+    return ism_auth_run(fd, 1, k, self, ISM_AUTH_SUITES_NONE, 0, "", peer_out, NULL, timeout_ms,
                         err, errlen);
 }
 

@@ -1,44 +1,52 @@
-/* auth.h: mutual authentication of two gateways of the same job over a fresh TCP link.
+/* auth.h: mutual authentication of two gateways of the same job over a fresh TCP link,
+ * and the ephemeral key exchange the link's traffic keys come from.
  *
  * Owns the job key (job id + shared secret), loading it safely from hex or a private
- * file, and the challenge-response handshake below. It proves that both ends hold the
- * job secret and learns the peer's identity; it does not encrypt or integrity-protect
- * the traffic that follows, so an on-path attacker can still read or hijack the stream
- * after the handshake (run the WAN over a VPN or tunnel where that matters).
+ * file, and the handshake below. It proves that both ends hold the job secret, learns
+ * the peer's identity, agrees on the link's cipher suite and key-update interval, and
+ * makes a fresh X25519 shared secret, so that the traffic keys (aead.h) depend on both:
+ * recorded traffic stays unreadable to someone who obtains the job secret later
+ * (forward secrecy, as WireGuard's PSK mode and TLS 1.3's psk_dhe_ke). Every member of a
+ * job holds the same secret, so the identity a peer claims is only as good as the
+ * members: any of them could claim another's (docs/security.md).
  *
- * Wire protocol (version 2). Integers little-endian. Every message except the verdict
- * starts with an 8-byte preamble: "ISAU", version (2), type, code, 0.
+ * Wire protocol (version 3). Integers little-endian. Every message except the verdict
+ * starts with an 8-byte preamble: "ISAU", version (3), type, code, 0.
  *
- *   client -> server  HELLO     (type 1, 64 bytes): preamble with code = the suites the
+ *   client -> server  HELLO     (type 1, 104 bytes): preamble with code = the suites the
  *                               client accepts (bit 1 << ISM_AEAD_*, aead.h) | 0x80 when
  *                               its CPU has AES instructions; site u32, gw u32,
- *                               Nc[32] (fresh RAND_bytes nonce), job[16]
- *   server -> client  CHALLENGE (type 2, 80 bytes): preamble with code = the suite the
- *                               server chose; site u32, gw u32, Ns[32], MACs[32]
+ *                               Nc[32] (fresh RAND_bytes nonce), job[16], Ec[32] (X25519
+ *                               public key), rekey u8 (log2 of the records per key it
+ *                               wants), 0[7]
+ *   server -> client  CHALLENGE (type 2, 120 bytes): preamble with code = the suite the
+ *                               server chose; site u32, gw u32, Ns[32], Es[32], rekey u8,
+ *                               0[7], MACs[32]
  *   client -> server  RESPONSE  (type 3, 40 bytes): preamble, MACc[32]
  *   server -> client  VERDICT   (1 byte): 1 = accepted, 0 = refused
  *   either direction  REFUSE    (type 4, 8 bytes): preamble with code = ISM_AUTH_R_*,
  *                               sent instead of the next message when a check fails
  *
  *   MACs = HMAC-SHA256(secret, "isthmus-auth-server" || job || cid || sid || Nc || Ns ||
- *                      offer || suite)
+ *                      offer || suite || Ec || Es || rekey_c || rekey_s)
  *   MACc = HMAC-SHA256(secret, "isthmus-auth-client" || job || cid || sid || Ns || Nc ||
- *                      offer || suite)
+ *                      offer || suite || Ec || Es || rekey_c || rekey_s)
  *   where cid/sid are the client/server identities as site u32 || gw u32 (LE), offer the
  *   HELLO's code byte and suite the CHALLENGE's.
  *
  * The suite: what both sides accept. A side set to "none" (an explicit opt-out) accepts
  * only ISM_AEAD_NONE, a side set to encrypt accepts only real ciphers, so a job is never
  * silently downgraded; when both accept both ciphers the server takes AES-256-GCM if both
- * CPUs have AES instructions, else ChaCha20-Poly1305. Offer and choice are under both
- * MACs, so a change on the path fails the handshake. Both ends then derive the traffic
- * keys from the secret and both nonces (aead.h).
+ * CPUs have AES instructions, else ChaCha20-Poly1305. The key-update interval is the
+ * smaller of the two asked for. Offer, choice, key shares and intervals are under both
+ * MACs, so a change on the path fails the handshake.
  *
  * The server answers a HELLO with a foreign job id or version by REFUSE (no MAC is ever
  * computed for the wrong job). The client checks MACs in constant time before revealing
  * MACc and sends REFUSE(BADMAC) if it is wrong, so both ends report the failure. The
  * distinct labels stop a reflected MAC from being replayed in the other role; a peer
- * claiming our own identity or echoing our own nonce is refused for the same reason.
+ * claiming our own identity or echoing our own nonce is refused for the same reason; a
+ * key share whose result is all zeros (a low-order point) is refused.
  */
 #ifndef ISM_WAN_AUTH_H
 #define ISM_WAN_AUTH_H
@@ -100,13 +108,15 @@ int ism_auth_client(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id
                     int timeout_ms, char *err, size_t errlen);
 int ism_auth_server(int fd, const ism_auth_key *k, ism_auth_id self, ism_auth_id *peer_out,
                     int timeout_ms, char *err, size_t errlen);
-/* The same, accepting the given suites, and on success deriving the traffic keys for
- * transport into *keys (aead.h; keys->suite says whether to encrypt). The plain forms
- * above accept ISM_AUTH_SUITES_AEAD and derive nothing. */
+/* The same, accepting the given suites and asking for a key-update interval (log2; 0:
+ * the default), and on success deriving the traffic keys for transport into *keys
+ * (aead.h; keys->suite says whether to encrypt). The plain forms above are for tools
+ * that send nothing of value after the handshake: they agree on ISM_AEAD_NONE (what
+ * the wire then says is what happens) and derive nothing. */
 struct ism_aead_keys;
 int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
-                 const char *transport, ism_auth_id *peer_out, struct ism_aead_keys *keys,
-                 int timeout_ms, char *err, size_t errlen);
+                 int rekey_log2, const char *transport, ism_auth_id *peer_out,
+                 struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen);
 
 /* The handshake without I/O (auth_hs.c): the caller moves the bytes, so one event loop
  * can run many handshakes at once and a silent or slow peer delays nobody but itself.
@@ -124,7 +134,13 @@ int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, un
  * The key must outlive the handshake. The struct holds nonces and MACs: wipe it. */
 #define ISM_AUTH_NONCE_LEN 32
 #define ISM_AUTH_MAC_LEN 32
-#define ISM_AUTH_MSG_MAX 80
+#define ISM_AUTH_EPUB_LEN 32 /* an X25519 public key */
+#define ISM_AUTH_MSG_MAX 120
+/* log2 of the records (or datagrams) sealed under one key: 2^22 records of at most 16 KiB
+ * is 64 GiB per AES-GCM key, under TLS 1.3's 2^24.5; at most 2^23, at least 2^4 (tests) */
+#define ISM_AUTH_REKEY_DEFAULT 22
+#define ISM_AUTH_REKEY_MIN 4
+#define ISM_AUTH_REKEY_MAX 23
 
 enum { ISM_AUTH_HS_RUN = 0, ISM_AUTH_HS_DONE = 1, ISM_AUTH_HS_FAILED = 2 };
 
@@ -134,11 +150,16 @@ typedef struct ism_auth_hs {
     int rc;             /* 0, or the ISM_AUTH_E* code once FAILED */
     ism_auth_id peer;   /* the peer's identity once DONE */
     int suite;          /* the cipher suite agreed (ISM_AEAD_*), once DONE */
+    int rekey_log2;     /* the key-update interval agreed (log2 of records per key) */
     char err[320];      /* why it FAILED; names the peer, never a secret */
     /* private */
     int server, phase;
     unsigned suites;    /* what this side accepts */
     uint8_t offer;      /* the HELLO's code byte (the client's suites) */
+    uint8_t rekey_c, rekey_s; /* the intervals each side asked for */
+    void *eph;          /* our ephemeral X25519 private key (EVP_PKEY) until used */
+    uint8_t epub_c[ISM_AUTH_EPUB_LEN], epub_s[ISM_AUTH_EPUB_LEN];
+    uint8_t dh[32];     /* the X25519 shared secret, once both shares are known */
     const ism_auth_key *key;
     ism_auth_id self;
     char peer_name[80];
@@ -149,10 +170,11 @@ typedef struct ism_auth_hs {
 } ism_auth_hs;
 
 /* server: 1 for the accepting side; suites: what this side accepts (ISM_AUTH_SUITES_*,
- * or one suite's bit alone to force it). peer_name (may be NULL) is only used in
- * messages. */
+ * or one suite's bit alone to force it); rekey_log2: the key-update interval it wants
+ * (0: the default; clamped to ISM_AUTH_REKEY_MIN..MAX). peer_name (may be NULL) is only
+ * used in messages. */
 void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_auth_id self,
-                       unsigned suites, const char *peer_name);
+                       unsigned suites, int rekey_log2, const char *peer_name);
 /* Bytes to send now (0: none), and how many of them went out. */
 size_t ism_auth_hs_pending(const ism_auth_hs *h, const uint8_t **p);
 void ism_auth_hs_sent(ism_auth_hs *h, size_t n);

@@ -25,7 +25,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
-#define AUTH_VERSION 2
+#define AUTH_VERSION 3
 #define NONCE_LEN ISM_AUTH_NONCE_LEN
 #define MAC_LEN ISM_AUTH_MAC_LEN
 #define PRE_LEN 8
@@ -33,11 +33,16 @@
 
 enum { MSG_HELLO = 1, MSG_CHALLENGE = 2, MSG_RESPONSE = 3, MSG_REFUSE = 4 };
 
+#define EPUB_LEN ISM_AUTH_EPUB_LEN
+/* Where the fields are (auth.h has the layouts). */
 enum {
-    HELLO_LEN = PRE_LEN + 8 + NONCE_LEN + ISM_AUTH_JOB_LEN,
-    CHALLENGE_LEN = PRE_LEN + 8 + NONCE_LEN + MAC_LEN,
+    H_ID = PRE_LEN, H_NONCE = H_ID + 8, H_JOB = H_NONCE + NONCE_LEN, H_EPUB = H_JOB + 16,
+    H_REKEY = H_EPUB + EPUB_LEN, HELLO_LEN = H_REKEY + 8,
+    C_ID = PRE_LEN, C_NONCE = C_ID + 8, C_EPUB = C_NONCE + NONCE_LEN,
+    C_REKEY = C_EPUB + EPUB_LEN, C_MAC = C_REKEY + 8, CHALLENGE_LEN = C_MAC + MAC_LEN,
     RESPONSE_LEN = PRE_LEN + MAC_LEN,
-    TRANSCRIPT_LEN = LABEL_LEN + ISM_AUTH_JOB_LEN + 8 + 8 + NONCE_LEN + NONCE_LEN + 2
+    TRANSCRIPT_LEN = LABEL_LEN + ISM_AUTH_JOB_LEN + 8 + 8 + NONCE_LEN + NONCE_LEN + 2 +
+                     2 * EPUB_LEN + 2
 };
 #define OFFER_AES_HW 0x80u /* in the offer: the client's CPU has AES instructions */
 _Static_assert(HELLO_LEN <= ISM_AUTH_MSG_MAX && CHALLENGE_LEN <= ISM_AUTH_MSG_MAX,
@@ -54,6 +59,38 @@ enum {
     P_S_PRE_RESPONSE,  /* server: RESPONSE's (or REFUSE's) preamble */
     P_S_RESPONSE       /* server: the rest of the RESPONSE */
 };
+
+/* ---- ephemeral X25519 (forward secrecy) ---- */
+
+/* A fresh key pair: the private half stays in h->eph until the shared secret is made. */
+static int eph_new(ism_auth_hs *h, uint8_t pub[EPUB_LEN])
+{
+    EVP_PKEY *k = EVP_PKEY_Q_keygen(NULL, NULL, "X25519");
+    size_t n = EPUB_LEN;
+    if (!k || EVP_PKEY_get_raw_public_key(k, pub, &n) != 1 || n != EPUB_LEN) {
+        EVP_PKEY_free(k);
+        return -1;
+    }
+    h->eph = k;
+    return 0;
+}
+
+/* X25519 of our private half and the peer's public one into h->dh; refuses a result of
+ * all zeros (a low-order point, RFC 7748 section 6.1). The private half is freed. */
+static int eph_shared(ism_auth_hs *h, const uint8_t peer_pub[EPUB_LEN])
+{
+    EVP_PKEY *peer = EVP_PKEY_new_raw_public_key(EVP_PKEY_X25519, NULL, peer_pub, EPUB_LEN);
+    EVP_PKEY_CTX *c = peer ? EVP_PKEY_CTX_new((EVP_PKEY *)h->eph, NULL) : NULL;
+    size_t n = sizeof h->dh;
+    int ok = c && EVP_PKEY_derive_init(c) == 1 && EVP_PKEY_derive_set_peer(c, peer) == 1 &&
+             EVP_PKEY_derive(c, h->dh, &n) == 1 && n == sizeof h->dh;
+    EVP_PKEY_CTX_free(c);
+    EVP_PKEY_free(peer);
+    EVP_PKEY_free((EVP_PKEY *)h->eph);
+    h->eph = NULL;
+    uint8_t zero[sizeof h->dh] = {0};
+    return ok && CRYPTO_memcmp(h->dh, zero, sizeof zero) != 0 ? 0 : -1;
+}
 
 static const char LABEL_SERVER[] = "isthmus-auth-server";
 static const char LABEL_CLIENT[] = "isthmus-auth-client";
@@ -99,6 +136,16 @@ static ism_auth_id get_id(const uint8_t *p)
 }
 
 static int same_id(ism_auth_id a, ism_auth_id b) { return a.site == b.site && a.gw == b.gw; }
+
+static int zero(const uint8_t *p, size_t n)
+{
+    uint8_t any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= p[i];
+    return any == 0;
+}
+
+static int rekey_ok(uint8_t log2) { return log2 >= ISM_AUTH_REKEY_MIN && log2 <= ISM_AUTH_REKEY_MAX; }
 
 static void put_preamble(uint8_t *p, int type, int code)
 {
@@ -250,8 +297,13 @@ static int compute_mac(ism_auth_hs *h, const char *label, ism_auth_id cid, ism_a
     p += NONCE_LEN;
     memcpy(p, n2, NONCE_LEN);
     p += NONCE_LEN;
-    p[0] = h->offer;
-    p[1] = (uint8_t)h->suite;
+    *p++ = h->offer;
+    *p++ = (uint8_t)h->suite;
+    memcpy(p, h->epub_c, EPUB_LEN);
+    memcpy(p + EPUB_LEN, h->epub_s, EPUB_LEN);
+    p += 2 * EPUB_LEN;
+    *p++ = h->rekey_c;
+    *p = h->rekey_s;
     unsigned int outlen = 0;
     const unsigned char *r =
         HMAC(EVP_sha256(), k->secret, (int)k->secret_len, t, sizeof t, out, &outlen);
@@ -284,22 +336,32 @@ static void client_hello(ism_auth_hs *h)
 {
     if (make_nonce(h, h->nc) != 0)
         return;
+    if (eph_new(h, h->epub_c) != 0)
+        return fail(h, ISM_AUTH_ECRYPTO, "handshake with peer %s: no X25519 key pair (OpenSSL)",
+                    h->peer_name);
     uint8_t *m = h->out;
+    memset(m, 0, HELLO_LEN);
     h->offer = (uint8_t)(h->suites | (ism_aead_cpu_has_aes() ? OFFER_AES_HW : 0));
     put_preamble(m, MSG_HELLO, h->offer);
-    put_id(m + PRE_LEN, h->self);
-    memcpy(m + PRE_LEN + 8, h->nc, NONCE_LEN);
-    memcpy(m + PRE_LEN + 8 + NONCE_LEN, h->key->job, ISM_AUTH_JOB_LEN);
+    put_id(m + H_ID, h->self);
+    memcpy(m + H_NONCE, h->nc, NONCE_LEN);
+    memcpy(m + H_JOB, h->key->job, ISM_AUTH_JOB_LEN);
+    memcpy(m + H_EPUB, h->epub_c, EPUB_LEN);
+    m[H_REKEY] = h->rekey_c;
     emit(h, HELLO_LEN, P_C_PRE_CHALLENGE);
 }
 
 static void client_challenge(ism_auth_hs *h)
 {
     const uint8_t *m = h->in;
-    ism_auth_id peer = get_id(m + PRE_LEN);
-    memcpy(h->ns, m + PRE_LEN + 8, NONCE_LEN);
-    memcpy(h->mac, m + PRE_LEN + 8 + NONCE_LEN, MAC_LEN);
+    ism_auth_id peer = get_id(m + C_ID);
+    memcpy(h->ns, m + C_NONCE, NONCE_LEN);
+    memcpy(h->epub_s, m + C_EPUB, EPUB_LEN);
+    h->rekey_s = m[C_REKEY];
+    memcpy(h->mac, m + C_MAC, MAC_LEN);
     h->suite = m[6]; /* checked after the MAC, which covers it */
+    if (!zero(m + C_REKEY + 1, 7) || !rekey_ok(h->rekey_s))
+        return fail(h, ISM_AUTH_EPROTO, "peer %s sent a malformed CHALLENGE", h->peer_name);
     if (same_id(peer, h->self) || CRYPTO_memcmp(h->ns, h->nc, NONCE_LEN) == 0) {
         fail(h, ISM_AUTH_EIDENT,
              "peer %s claims to be this very gateway (site %u, gateway %u) or echoed our "
@@ -328,6 +390,10 @@ static void client_challenge(ism_auth_hs *h)
         return;
     }
     h->peer = peer;
+    if (eph_shared(h, h->epub_s) != 0)
+        return fail(h, ISM_AUTH_EPROTO, "peer %s (site %u, gateway %u) sent an unusable key "
+                    "share", h->peer_name, (unsigned)peer.site, (unsigned)peer.gw);
+    h->rekey_log2 = h->rekey_c < h->rekey_s ? h->rekey_c : h->rekey_s;
     if (compute_mac(h, LABEL_CLIENT, h->self, peer, h->ns, h->nc, h->mac) != 0)
         return;
     put_preamble(h->out, MSG_RESPONSE, 0);
@@ -384,10 +450,12 @@ static int choose_suite(uint8_t offer, unsigned ours)
 static void server_hello(ism_auth_hs *h)
 {
     const uint8_t *m = h->in;
-    ism_auth_id peer = get_id(m + PRE_LEN);
-    memcpy(h->nc, m + PRE_LEN + 8, NONCE_LEN);
+    ism_auth_id peer = get_id(m + H_ID);
+    memcpy(h->nc, m + H_NONCE, NONCE_LEN);
+    memcpy(h->epub_c, m + H_EPUB, EPUB_LEN);
+    h->rekey_c = m[H_REKEY];
     /* The job id is public, so a plain compare is fine and lets us refuse early. */
-    if (memcmp(m + PRE_LEN + 8 + NONCE_LEN, h->key->job, ISM_AUTH_JOB_LEN) != 0) {
+    if (memcmp(m + H_JOB, h->key->job, ISM_AUTH_JOB_LEN) != 0) {
         fail(h, ISM_AUTH_EJOB, "job id mismatch: peer %s (site %u, gateway %u) belongs to another job",
              h->peer_name, (unsigned)peer.site, (unsigned)peer.gw);
         queue_refuse(h, ISM_AUTH_R_JOB);
@@ -418,14 +486,25 @@ static void server_hello(ism_auth_hs *h)
         return;
     }
     h->suite = suite;
+    if (!zero(m + H_REKEY + 1, 7) || !rekey_ok(h->rekey_c))
+        return fail(h, ISM_AUTH_EPROTO, "peer %s sent a malformed HELLO", h->peer_name);
+    if (eph_new(h, h->epub_s) != 0)
+        return fail(h, ISM_AUTH_ECRYPTO, "handshake with peer %s: no X25519 key pair (OpenSSL)",
+                    h->peer_name);
+    if (eph_shared(h, h->epub_c) != 0)
+        return fail(h, ISM_AUTH_EPROTO, "peer %s sent an unusable key share", h->peer_name);
+    h->rekey_log2 = h->rekey_c < h->rekey_s ? h->rekey_c : h->rekey_s;
     if (make_nonce(h, h->ns) != 0 ||
         compute_mac(h, LABEL_SERVER, peer, h->self, h->nc, h->ns, h->mac) != 0)
         return;
     uint8_t *o = h->out;
+    memset(o, 0, CHALLENGE_LEN);
     put_preamble(o, MSG_CHALLENGE, suite);
-    put_id(o + PRE_LEN, h->self);
-    memcpy(o + PRE_LEN + 8, h->ns, NONCE_LEN);
-    memcpy(o + PRE_LEN + 8 + NONCE_LEN, h->mac, MAC_LEN);
+    put_id(o + C_ID, h->self);
+    memcpy(o + C_NONCE, h->ns, NONCE_LEN);
+    memcpy(o + C_EPUB, h->epub_s, EPUB_LEN);
+    o[C_REKEY] = h->rekey_s;
+    memcpy(o + C_MAC, h->mac, MAC_LEN);
     emit(h, CHALLENGE_LEN, P_S_PRE_RESPONSE);
 }
 
@@ -482,12 +561,15 @@ static void server_step(ism_auth_hs *h)
 /* ---- the interface ---- */
 
 void ism_auth_hs_start(ism_auth_hs *h, int server, const ism_auth_key *k, ism_auth_id self,
-                       unsigned suites, const char *peer_name)
+                       unsigned suites, int rekey_log2, const char *peer_name)
 {
     memset(h, 0, sizeof *h);
     h->server = server;
     h->suites = suites & 7u;
     h->suite = -1;
+    uint8_t r = (uint8_t)(rekey_log2 <= 0 ? ISM_AUTH_REKEY_DEFAULT : rekey_log2);
+    r = r < ISM_AUTH_REKEY_MIN ? ISM_AUTH_REKEY_MIN : r > ISM_AUTH_REKEY_MAX ? ISM_AUTH_REKEY_MAX : r;
+    *(server ? &h->rekey_s : &h->rekey_c) = r;
     h->key = k;
     h->self = self;
     h->peer.site = h->peer.gw = UINT32_MAX;
@@ -584,6 +666,9 @@ void ism_auth_hs_io_failed(ism_auth_hs *h, int sock_rc, int timeout_ms)
 
 void ism_auth_hs_wipe(ism_auth_hs *h)
 {
+    EVP_PKEY_free((EVP_PKEY *)h->eph);
+    h->eph = NULL;
+    OPENSSL_cleanse(h->dh, sizeof h->dh);
     OPENSSL_cleanse(h->nc, sizeof h->nc);
     OPENSSL_cleanse(h->ns, sizeof h->ns);
     OPENSSL_cleanse(h->mac, sizeof h->mac);

@@ -15,7 +15,7 @@
 #define TXB_CAP (2 * REC_MAX)
 #define RXB_CAP (4 * REC_MAX)
 
-int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client, uint64_t rekey)
+int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client)
 {
     memset(s, 0, sizeof *s);
     const ism_aead_dir_keys *out = client ? &keys->c2s : &keys->s2c;
@@ -23,8 +23,9 @@ int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client, uint
     s->txb = malloc(TXB_CAP);
     s->rxb = malloc(RXB_CAP);
     s->pt = malloc(ISM_SSTREAM_MAX);
-    if (!s->txb || !s->rxb || !s->pt || ism_aead_init(&s->tx, keys->suite, out, 1, rekey) != 0 ||
-        ism_aead_init(&s->rx, keys->suite, in, 0, rekey) != 0) {
+    if (!s->txb || !s->rxb || !s->pt ||
+        ism_aead_init(&s->tx, keys->suite, out, 1, keys->rekey_log2) != 0 ||
+        ism_aead_init(&s->rx, keys->suite, in, 0, keys->rekey_log2) != 0) {
         ism_sstream_free(s);
         return -1;
     }
@@ -42,6 +43,24 @@ void ism_sstream_free(ism_sstream *s)
 }
 
 size_t ism_sstream_pending(const ism_sstream *s) { return s->tx_len - s->tx_off; }
+
+int ism_sstream_seal_end(ism_sstream *s)
+{
+    if (s->end_sent)
+        return 0;
+    if (s->tx_off == s->tx_len)
+        s->tx_off = s->tx_len = 0;
+    if (TXB_CAP - s->tx_len < ISM_SSTREAM_OVERHEAD)
+        return -1;
+    uint8_t *r = s->txb + s->tx_len;
+    ism_put_le32(r, 0);
+    if (ism_aead_seal(&s->tx, s->tx_seq, r, 4, NULL, 0, r + 4, r + 4) != 0)
+        return -1;
+    s->tx_seq++;
+    s->tx_len += ISM_SSTREAM_OVERHEAD;
+    s->end_sent = 1;
+    return 0;
+}
 
 ssize_t ism_sstream_seal(ism_sstream *s, const struct iovec *iov, int n)
 {
@@ -114,29 +133,24 @@ static long front_record(const ism_sstream *s)
     if (have < 4)
         return -1;
     uint32_t len = ism_get_le32(s->rxb + s->rx_off);
-    if (len == 0 || len > ISM_SSTREAM_MAX)
+    if (len > ISM_SSTREAM_MAX)
         return -2;
     return have >= 4 + len + ISM_AEAD_TAG_LEN ? (long)len : -1;
 }
 
 int ism_sstream_readable(const ism_sstream *s)
 {
-    return s->pt_off < s->pt_len || front_record(s) >= 0 || front_record(s) == -2;
-}
-
-static int bad(ism_sstream *s)
-{
-    s->rejected++;
-    errno = EBADMSG;
-    return -1;
+    return s->pt_off < s->pt_len || s->err || front_record(s) >= 0 || front_record(s) == -2;
 }
 
 /* Open the front record into out; drop it from rxb. */
 static int open_front(ism_sstream *s, size_t len, uint8_t *out)
 {
     const uint8_t *r = s->rxb + s->rx_off;
-    if (ism_aead_open(&s->rx, s->rx_seq, r, 4, r + 4, len, r + 4 + len, out) != 0)
-        return bad(s);
+    if (ism_aead_open(&s->rx, s->rx_seq, r, 4, r + 4, len, r + 4 + len, out) != 0) {
+        s->rejected++;
+        return -1;
+    }
     s->rx_seq++;
     s->opened++;
     s->rx_off += 4 + len + ISM_AEAD_TAG_LEN;
@@ -145,10 +159,25 @@ static int open_front(ism_sstream *s, size_t len, uint8_t *out)
     return 0;
 }
 
+/* A failure: reported now if nothing was delivered in this call, else at the next one. */
+static ssize_t failure(ism_sstream *s, size_t got, int e)
+{
+    if (got > 0) {
+        s->err = e;
+        return (ssize_t)got;
+    }
+    errno = e;
+    return -1;
+}
+
 ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n)
 {
     uint8_t *out = buf;
     size_t got = 0;
+    if (s->err) {
+        errno = s->err;
+        return -1;
+    }
     while (got < n) {
         if (s->pt_off < s->pt_len) {
             size_t k = s->pt_len - s->pt_off < n - got ? s->pt_len - s->pt_off : n - got;
@@ -158,22 +187,34 @@ ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n)
             continue;
         }
         long len = front_record(s);
-        if (len == -2)
-            return bad(s);
-        if (len >= 0) {
+        if (s->ended && s->rx_len > s->rx_off) { /* bytes after the end mark */
+            s->rejected++;
+            return failure(s, got, EBADMSG);
+        }
+        if (len == -2) {
+            s->rejected++;
+            return failure(s, got, EBADMSG);
+        }
+        if (len == 0) { /* the end mark */
+            if (open_front(s, 0, s->pt) != 0)
+                return failure(s, got, EBADMSG);
+            s->ended = 1;
+            break;
+        }
+        if (len > 0) {
             if (n - got >= (size_t)len) { /* straight into the caller's buffer */
                 if (open_front(s, (size_t)len, out + got) != 0)
-                    return -1;
+                    return failure(s, got, EBADMSG);
                 got += (size_t)len;
             } else {
                 if (open_front(s, (size_t)len, s->pt) != 0)
-                    return -1;
+                    return failure(s, got, EBADMSG);
                 s->pt_off = 0;
                 s->pt_len = (size_t)len;
             }
             continue;
         }
-        if (got > 0 || s->eof)
+        if (got > 0 || s->eof || s->ended)
             break;
         if (RXB_CAP - s->rx_len < REC_MAX) { /* room for at least a whole record */
             memmove(s->rxb, s->rxb + s->rx_off, s->rx_len - s->rx_off);
@@ -187,13 +228,17 @@ ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n)
             return -1;
         if (r == 0) {
             s->eof = 1;
-            if (s->rx_len > s->rx_off) /* the peer stopped inside a record: cut off */
-                return bad(s);
+            if (s->rx_len > s->rx_off) { /* the peer stopped inside a record: cut off */
+                s->rejected++;
+                return failure(s, got, EBADMSG);
+            }
             break;
         }
         s->rx_len += (size_t)r;
     }
-    if (got == 0 && !s->eof) {
+    if (got == 0 && s->eof && !s->ended)
+        return failure(s, 0, EPIPE); /* closed at a record boundary without the end mark */
+    if (got == 0 && !s->eof && !s->ended) {
         errno = EAGAIN;
         return -1;
     }

@@ -1,12 +1,14 @@
 /* sstream.h: a byte stream carried in AEAD records over a non-blocking socket (TCP), for
  * the gateways' TCP links, `isthmus copy` over TCP and the link probe's data.
  *
- * Record: len u32 (LE, 1..ISM_SSTREAM_MAX plaintext bytes) | ciphertext[len] | tag[16].
+ * Record: len u32 (LE, 0..ISM_SSTREAM_MAX plaintext bytes) | ciphertext[len] | tag[16].
  * The length is the additional data; the sequence number is implicit (records are
  * counted per direction from 0, as TLS 1.3 does), so a record cannot be replayed,
  * dropped, reordered or moved to another connection without failing its tag. A record
  * that fails is never delivered: the stream fails (EBADMSG) and whoever owns it starts a
- * new connection (with new keys) and resends, as for a broken connection.
+ * new connection (with new keys) and resends, as for a broken connection. An empty
+ * record is the end mark (TLS's close_notify): the reader reports the end of the stream
+ * only after it, so a stream cut at a record boundary is an error (EPIPE), not an end.
  *
  * Writing: bytes are sealed into a buffer of at most two records' worth and written from
  * there; what the buffer holds counts as written for the caller (as the kernel's send
@@ -39,11 +41,13 @@ typedef struct ism_sstream {
     size_t pt_off, pt_len;
     uint64_t sealed, opened, rejected; /* records */
     int eof;                      /* the peer closed (after the bytes in rxb) */
+    int ended, end_sent;          /* the peer's end mark arrived / ours went into txb */
+    int err;                      /* a failure found after bytes were delivered: next read */
 } ism_sstream;
 
-/* keys from ism_aead_derive; client: 1 on the side that dialed (it sends c2s). rekey
- * 0: the default. 0, or -1 (no memory, OpenSSL failure). */
-int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client, uint64_t rekey);
+/* keys from ism_aead_derive; client: 1 on the side that dialed (it sends c2s). 0, or -1
+ * (no memory, OpenSSL failure). */
+int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client);
 void ism_sstream_free(ism_sstream *s);
 
 /* Seal what fits of iov; returns the plaintext bytes taken (0: the buffer is full), or
@@ -53,10 +57,14 @@ ssize_t ism_sstream_seal(ism_sstream *s, const struct iovec *iov, int n);
  * with errno on an error. */
 int ism_sstream_flush(ism_sstream *s, int fd);
 size_t ism_sstream_pending(const ism_sstream *s);
+/* Seal the end mark (once); flush it like any record. 0, or -1 (the buffer is full: flush
+ * and call again; or OpenSSL failure). */
+int ism_sstream_seal_end(ism_sstream *s);
 
 /* Up to n bytes of plaintext, reading the socket as needed: bytes, 0 when the peer
- * ended the stream, or -1 with errno (EAGAIN: nothing yet; EBADMSG: a record failed its
- * tag or was malformed; the stream is then dead). */
+ * ended the stream with its end mark, or -1 with errno (EAGAIN: nothing yet; EBADMSG: a
+ * record failed its tag or was malformed; EPIPE: the connection ended without the end
+ * mark; the stream is then dead). Bytes opened before a failure are returned first. */
 ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n);
 /* 1 when a read would return bytes without the socket (opened or whole records wait). */
 int ism_sstream_readable(const ism_sstream *s);

@@ -28,7 +28,7 @@ void icp_udp_opts(const icp_opts *o, ism_udp_opts *u)
         u->sndbuf = u->rcvbuf = o->window;
     u->dead_ms = o->tmo_ms;
     u->suites = o->suites;
-    u->purpose = "copy";
+    u->purpose = "copy-udp";
 }
 
 /* Messages quote the server's words and names: escaped like the server's log (log.h). */

@@ -44,7 +44,7 @@ static int seal_tcp(icp_stream *s, ism_aead_keys *keys, int client)
     int rc = 0;
     if (keys->suite != ISM_AEAD_NONE) {
         s->ss = malloc(sizeof *s->ss);
-        if (!s->ss || ism_sstream_init(s->ss, keys, client, 0) != 0) {
+        if (!s->ss || ism_sstream_init(s->ss, keys, client) != 0) {
             free(s->ss);
             s->ss = NULL;
             snprintf(s->err, sizeof s->err, "%s: setting up %s failed (out of memory or "
@@ -95,7 +95,7 @@ int icp_stream_connect(icp_stream *s, const char *hostport, int udp, const ism_a
         return 0;
     }
     ism_aead_keys keys;
-    if (ism_auth_run(fd, 0, key, CLIENT_ID, o->suites, "copy", NULL, &keys, tmo_ms, err,
+    if (ism_auth_run(fd, 0, key, CLIENT_ID, o->suites, 0, "copy", NULL, &keys, tmo_ms, err,
                      sizeof err) != 0) {
         snprintf(s->err, sizeof s->err, "%s", err);
         close(fd);
@@ -145,7 +145,7 @@ int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism
         tcp_prep_arg pa = {window, NULL};
         tcp_prep(tcp, &pa);
         ism_aead_keys keys;
-        arc = ism_auth_run(tcp, 1, key, SERVER_ID, o->suites, "copy", NULL, &keys, left_ms, err,
+        arc = ism_auth_run(tcp, 1, key, SERVER_ID, o->suites, 0, "copy", NULL, &keys, left_ms, err,
                            sizeof err);
         *auth_failed = arc != 0;
         if (arc == 0) {
@@ -323,7 +323,8 @@ int icp_close(icp_stream *s)
     if (s->fd >= 0) {
         /* our sealed records first, then our end, then the peer's: its close tells us it
          * read everything; a peer that keeps sending instead is cut off at the idle limit */
-        if (s->ss && ism_sstream_write_full(s->ss, s->fd, NULL, 0, ism_now_ms() + s->tmo_ms)) {
+        if (s->ss && (ism_sstream_seal_end(s->ss) != 0 ||
+                      ism_sstream_write_full(s->ss, s->fd, NULL, 0, ism_now_ms() + s->tmo_ms))) {
             snprintf(s->err, sizeof s->err, "closing the connection to %s: the last bytes did "
                      "not go out", s->peer);
             rc = -1;

@@ -108,7 +108,7 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
     }
     c->fd = fd;
     c->o = *o;
-    if (udp_seal_init(&c->seal, keys, client, o->rekey) != 0) {
+    if (udp_seal_init(&c->seal, keys, client) != 0) {
         udp_errf(err, errlen, "reliable UDP to %s: setting up %s failed (OpenSSL)", peer,
                  ism_aead_suite_name(keys->suite));
         close(fd);

@@ -7,16 +7,20 @@
 #include "le.h"
 #include "wire.h"
 
-int udp_seal_init(udp_seal *s, const ism_aead_keys *keys, int client, uint64_t rekey)
+int udp_seal_init(udp_seal *s, const ism_aead_keys *keys, int client)
 {
     memset(s, 0, sizeof *s);
     if (!keys || keys->suite == ISM_AEAD_NONE)
         return 0;
     const ism_aead_dir_keys *out = client ? &keys->c2s : &keys->s2c;
     const ism_aead_dir_keys *in = client ? &keys->s2c : &keys->c2s;
-    if (ism_aead_init(&s->tx, keys->suite, out, 1, rekey) != 0 ||
-        ism_aead_init(&s->rx, keys->suite, in, 0, rekey) != 0) {
-        udp_seal_free(s);
+    if (ism_aead_init(&s->tx, keys->suite, out, 1, keys->rekey_log2) != 0) {
+        ism_aead_free(&s->tx);
+        return -1;
+    }
+    if (ism_aead_init(&s->rx, keys->suite, in, 0, keys->rekey_log2) != 0) {
+        ism_aead_free(&s->tx);
+        ism_aead_free(&s->rx);
         return -1;
     }
     s->on = 1;

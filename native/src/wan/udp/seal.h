@@ -12,7 +12,10 @@
  * window (aead.h) before opening, opens in place, and only then parses the packet as
  * wire.h describes: a datagram that fails is dropped and counted, exactly like a lost one,
  * so the sender's loss recovery sends its data again. CRC32C is off under a cipher (the
- * tag covers every byte). Key update: every ISTHMUS_WAN_REKEY datagrams, as aead.h says.
+ * tag covers every byte). Key update: every 2^rekey_log2 datagrams (the handshake agrees on
+ * it), as aead.h says. The keys are the handshake's bound to this connection's id and
+ * both set-up nonces (setup.c), and the set-up messages themselves travel sealed under
+ * keys of their own.
  */
 #ifndef ISM_WAN_UDP_SEAL_H
 #define ISM_WAN_UDP_SEAL_H
@@ -37,7 +40,7 @@ typedef struct udp_seal {
 } udp_seal;
 
 /* keys NULL or ISM_AEAD_NONE: no sealing. client: 1 on the side that dialed. */
-int udp_seal_init(udp_seal *s, const ism_aead_keys *keys, int client, uint64_t rekey);
+int udp_seal_init(udp_seal *s, const ism_aead_keys *keys, int client);
 void udp_seal_free(udp_seal *s);
 
 /* Bytes a datagram grows by when sealed (0 without a cipher). */

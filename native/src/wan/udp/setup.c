@@ -36,6 +36,8 @@
 #include "setup.h"
 #include "setup_msg.h"
 #include "../aead.h"
+#include "../sstream.h"
+#include <openssl/crypto.h>
 #include "sock.h"
 
 #define PROBE_INTERVAL_US 200000
@@ -83,11 +85,12 @@ static int first_is_authentic(const ism_aead_keys *keys, const uint8_t *p, size_
         return 1;
     udp_seal s;
     uint8_t copy[ISM_UDPW_MAX_DGRAM];
-    if (n > sizeof copy || udp_seal_init(&s, keys, 0, 0) != 0)
+    if (n > sizeof copy || udp_seal_init(&s, keys, 0) != 0)
         return 0;
     memcpy(copy, p, n);
     int ok = udp_seal_open(&s, copy, &n) == 0;
     udp_seal_free(&s);
+    OPENSSL_cleanse(copy, sizeof copy);
     return ok;
 }
 
@@ -130,14 +133,84 @@ static int64_t deadline_of(int timeout_ms)
     return ism_now_ms() + timeout_ms;
 }
 
+/* The set-up messages travel sealed under keys of their own (a sub-key of the
+ * handshake's), so nobody on the path can change the window, MTU or port they carry;
+ * with crypto none (both ends told so) in the clear. */
+typedef struct setup_chan {
+    int tcp;
+    ism_sstream *ss;
+} setup_chan;
+
+static int chan_open(setup_chan *ch, int tcp, const ism_aead_keys *keys, int client)
+{
+    ch->tcp = tcp;
+    ch->ss = NULL;
+    if (!keys || keys->suite == ISM_AEAD_NONE)
+        return 0;
+    ism_aead_keys sk;
+    ch->ss = malloc(sizeof *ch->ss);
+    int rc = !ch->ss || ism_aead_keys_sub(keys, "udp-setup", &sk) != 0 ||
+             ism_sstream_init(ch->ss, &sk, client) != 0;
+    ism_aead_keys_wipe(&sk);
+    if (rc) {
+        free(ch->ss);
+        ch->ss = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void chan_close(setup_chan *ch)
+{
+    if (ch->ss) {
+        ism_sstream_free(ch->ss);
+        free(ch->ss);
+    }
+    ch->ss = NULL;
+}
+
+static int chan_send(setup_chan *ch, const uint8_t *m, size_t n, int64_t dl)
+{
+    return ch->ss ? ism_sstream_write_full(ch->ss, ch->tcp, m, n, dl)
+                  : ism_sock_write_full(ch->tcp, m, n, dl, NULL);
+}
+
+static int chan_recv(setup_chan *ch, uint8_t *m, size_t n, int64_t dl)
+{
+    return ch->ss ? ism_sstream_read_full(ch->ss, ch->tcp, m, n, dl)
+                  : ism_sock_read_full(ch->tcp, m, n, dl, NULL);
+}
+
+static const char *chan_error(int rc)
+{
+    return rc == ISM_SOCK_ETIMEDOUT ? "timed out"
+           : rc == ISM_SOCK_ECLOSED ? "peer closed the connection (does it speak the UDP transport?)"
+           : errno == EBADMSG       ? "a set-up message failed authentication (changed on the path?)"
+                                    : strerror(errno);
+}
+
+/* The UDP connection's keys: the handshake's bound to its id and both set-up nonces. */
+static int conn_keys(const ism_aead_keys *keys, const uint8_t cid[16], const uint8_t nc[32],
+                     const uint8_t ns[32], ism_aead_keys *out)
+{
+    *out = *keys;
+    if (keys->suite == ISM_AEAD_NONE)
+        return 0;
+    uint8_t ctx[16 + 32 + 32];
+    memcpy(ctx, cid, 16);
+    memcpy(ctx + 16, nc, 32);
+    memcpy(ctx + 48, ns, 32);
+    return ism_aead_keys_bind(out, "udp-conn", ctx, sizeof ctx);
+}
+
 ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
                                const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
                                size_t errlen)
 {
     ism_auth_id peer;
     ism_aead_keys keys;
-    int rc = ism_auth_run(tcp, 0, k, self, o->suites, o->purpose, &peer, &keys, timeout_ms, err,
-                          errlen);
+    int rc = ism_auth_run(tcp, 0, k, self, o->suites, o->rekey_log2, o->purpose, &peer, &keys,
+                          timeout_ms, err, errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
@@ -163,12 +236,18 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
         return NULL;
     }
     udp_cli_msg_encode(&cm, m);
-    if ((rc = ism_sock_write_full(tcp, m, UDP_CLI_MSG, dl, NULL)) != 0 ||
-        (rc = ism_sock_read_full(tcp, m, UDP_SRV_MSG, dl, NULL)) != 0) {
-        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
-                 rc == ISM_SOCK_ETIMEDOUT ? "timed out" : rc == ISM_SOCK_ECLOSED ? "peer closed the connection (does it speak the UDP transport?)" : strerror(errno));
+    setup_chan ch;
+    if (chan_open(&ch, tcp, keys, 1) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: no keys for the set-up (OpenSSL)", tcpname);
         return NULL;
     }
+    if ((rc = chan_send(&ch, m, UDP_CLI_MSG, dl)) != 0 ||
+        (rc = chan_recv(&ch, m, UDP_SRV_MSG, dl)) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, chan_error(rc));
+        chan_close(&ch);
+        return NULL;
+    }
+    chan_close(&ch);
     udp_srv_msg sm;
     rc = udp_srv_msg_decode(m, (uint32_t)o->mtu, &sm);
     if (rc != UDP_MSG_OK) {
@@ -207,7 +286,14 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
     }
     char pname[96];
     name_peer(pname, sizeof pname, &sa, peer);
-    ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, keys, 1, pname, err, errlen);
+    ism_aead_keys ck;
+    if (conn_keys(keys, cid, nc, ns, &ck) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: deriving the connection keys failed", tcpname);
+        close(fd);
+        return NULL;
+    }
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, c2s, s2c, peer_rcv, &ck, 1, pname, err, errlen);
+    ism_aead_keys_wipe(&ck);
     if (!c)
         return NULL;
     c->peer_id = peer;
@@ -243,8 +329,8 @@ ism_udp_conn *udp_setup_server(int tcp, const ism_auth_key *k, ism_auth_id self,
 {
     ism_auth_id peer;
     ism_aead_keys keys;
-    int rc = ism_auth_run(tcp, 1, k, self, o->suites, o->purpose, &peer, &keys, timeout_ms, err,
-                          errlen);
+    int rc = ism_auth_run(tcp, 1, k, self, o->suites, o->rekey_log2, o->purpose, &peer, &keys,
+                          timeout_ms, err, errlen);
     if (auth_rc)
         *auth_rc = rc;
     if (rc != 0)
@@ -262,10 +348,16 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
     uint8_t m[UDP_SRV_MSG];
-    int rc = ism_sock_read_full(tcp, m, UDP_CLI_MSG, dl, NULL);
+    setup_chan ch;
+    if (chan_open(&ch, tcp, keys, 0) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: no keys for the set-up (OpenSSL)", tcpname);
+        return NULL;
+    }
+    int rc = chan_recv(&ch, m, UDP_CLI_MSG, dl);
     if (rc != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
-                 rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : "peer closed the connection");
+                 rc == ISM_SOCK_ETIMEDOUT ? "timed out waiting for its parameters" : chan_error(rc));
+        chan_close(&ch);
         return NULL;
     }
     udp_cli_msg cm;
@@ -274,6 +366,7 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname,
                  rc == UDP_MSG_EVERSION ? "the peer does not speak this protocol version"
                                         : "the peer sent invalid parameters");
+        chan_close(&ch);
         return NULL;
     }
     udp_srv_msg sm = {.mtu = cm.mtu < (uint32_t)o->mtu ? cm.mtu : (uint32_t)o->mtu,
@@ -281,35 +374,45 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     uint8_t *nc = cm.nonce, *ns = sm.nonce, *cid = sm.conn_id;
     uint64_t peer_rcv = cm.rcvbuf;
     uint32_t mtu = sm.mtu, crc = sm.crc;
+    struct sockaddr_in local, tcp_peer;
+    socklen_t sl = sizeof local, pl = sizeof tcp_peer;
     if (RAND_bytes(ns, 32) != 1 || RAND_bytes(cid, 16) != 1) {
         udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
+        chan_close(&ch);
         return NULL;
     }
-    struct sockaddr_in local;
-    socklen_t sl = sizeof local;
-    if (getsockname(tcp, (struct sockaddr *)&local, &sl) != 0) {
+    if (getsockname(tcp, (struct sockaddr *)&local, &sl) != 0 ||
+        getpeername(tcp, (struct sockaddr *)&tcp_peer, &pl) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, strerror(errno));
+        chan_close(&ch);
         return NULL;
     }
     local.sin_port = 0;
     int fd = udp_socket(&local, o->sock_buf, err, errlen);
-    if (fd < 0)
+    if (fd < 0) {
+        chan_close(&ch);
         return NULL;
+    }
     sm.port = (uint16_t)ism_sock_local_port(fd);
     udp_srv_msg_encode(&sm, m);
     uint8_t c2s[ISM_UDPW_TOKEN_LEN], s2c[ISM_UDPW_TOKEN_LEN];
-    if (derive_tokens(k, cid, nc, ns, c2s, s2c) != 0) {
+    ism_aead_keys ck;
+    if (derive_tokens(k, cid, nc, ns, c2s, s2c) != 0 || conn_keys(keys, cid, nc, ns, &ck) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: deriving the connection tokens failed", tcpname);
+        chan_close(&ch);
         close(fd);
         return NULL;
     }
-    if ((rc = ism_sock_write_full(tcp, m, UDP_SRV_MSG, dl, NULL)) != 0) {
+    rc = chan_send(&ch, m, UDP_SRV_MSG, dl);
+    chan_close(&ch);
+    if (rc != 0) {
         udp_errf(err, errlen, "UDP setup with %s: sending parameters failed", tcpname);
+        ism_aead_keys_wipe(&ck);
         close(fd);
         return NULL;
     }
     int64_t params_sent_us = udp_now_us(); /* the client answers over UDP: one round trip */
-    int sealed = keys && keys->suite != ISM_AEAD_NONE;
+    int sealed = ck.suite != ISM_AEAD_NONE;
     /* Wait for the first UDP packet with the client's token; anything else is ignored. */
     uint8_t *buf = malloc(ISM_UDPW_MAX_DGRAM);
     if (!buf) {
@@ -326,6 +429,7 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
                      "UDP setup with %s: no authenticated UDP packet arrived within %d ms (TCP "
                      "works; is UDP blocked by a firewall?)",
                      tcpname, timeout_ms);
+            ism_aead_keys_wipe(&ck);
             free(buf);
             close(fd);
             return NULL;
@@ -334,8 +438,11 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
         poll(&pfd, 1, (int)(left > 100 ? 100 : left));
         socklen_t fl = sizeof from;
         n = recvfrom(fd, buf, ISM_UDPW_MAX_DGRAM, MSG_DONTWAIT, (struct sockaddr *)&from, &fl);
-        if (n > 0 && ism_udpw_check(buf, (size_t)n, c2s, sealed ? 0 : (int)crc) == ISM_UDPW_DATA &&
-            first_is_authentic(keys, buf, (size_t)n))
+        /* from the address the authenticated TCP connection came from (a NAT maps both
+         * flows of one host to one address), with the token, and opening */
+        if (n > 0 && from.sin_addr.s_addr == tcp_peer.sin_addr.s_addr &&
+            ism_udpw_check(buf, (size_t)n, c2s, sealed ? 0 : (int)crc) == ISM_UDPW_DATA &&
+            first_is_authentic(&ck, buf, (size_t)n))
             break;
     }
     /* The RTO's seed (the server sends nothing timed before its first ACK is back): from
@@ -351,6 +458,7 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
         handshake_rtt_us = ti.tcpi_rtt;
     if (connect(fd, (struct sockaddr *)&from, sizeof from) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: connect: %s", tcpname, strerror(errno));
+        ism_aead_keys_wipe(&ck);
         free(buf);
         close(fd);
         return NULL;
@@ -360,7 +468,8 @@ ism_udp_conn *udp_setup_server_authed(int tcp, const ism_auth_key *k, ism_auth_i
     agreed.crc = (int)crc;
     char pname[96];
     name_peer(pname, sizeof pname, &from, peer);
-    ism_udp_conn *c = udp_conn_new(fd, &agreed, s2c, c2s, peer_rcv, keys, 0, pname, err, errlen);
+    ism_udp_conn *c = udp_conn_new(fd, &agreed, s2c, c2s, peer_rcv, &ck, 0, pname, err, errlen);
+    ism_aead_keys_wipe(&ck);
     if (!c) {
         free(buf);
         return NULL;

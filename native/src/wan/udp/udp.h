@@ -92,7 +92,8 @@ typedef struct ism_udp_opts {
     unsigned suites;      /* link encryption accepted at the handshake (auth.h; default
                            * ISM_AUTH_SUITES_AEAD: every datagram sealed, seal.h) */
     const char *purpose;  /* what the connection carries, in its keys (aead.h; "udp") */
-    uint64_t rekey;       /* datagrams per key (0: aead.h's default) */
+    int rekey_log2;       /* key-update interval asked for at the handshake: log2 of the
+                           * datagrams per key (0: the default, auth.h) */
 } ism_udp_opts;
 
 typedef struct ism_udp_stats {
