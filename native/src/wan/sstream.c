@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "le.h"
 #include "sock.h"
 
@@ -36,6 +38,8 @@ void ism_sstream_free(ism_sstream *s)
 {
     ism_aead_free(&s->tx);
     ism_aead_free(&s->rx);
+    if (s->pt) /* opened plaintext, the last thing that may hold it */
+        OPENSSL_cleanse(s->pt, ISM_SSTREAM_MAX);
     free(s->txb);
     free(s->rxb);
     free(s->pt);
