@@ -39,6 +39,15 @@ static void one(size_t d, size_t s, size_t n)
           (unsigned long long)(ism_coll_temps.skewed - before), skewed);
 }
 
+/* the backward path itself, at every size and distance, on any CPU */
+static void backward(size_t d, size_t s, size_t n)
+{
+    fill();
+    ism_coll_move_backward(a + d, a + s, n);
+    memmove(b + d, b + s, n);
+    CHECK(!memcmp(a, b, SPAN), "backward copy of %zu bytes from %zu to %zu differs", n, s, d);
+}
+
 static void copies(void)
 {
     const size_t sizes[] = {0, 1, 63, 64, 65, 2047, 2048, 2049, 4095, 4096, 4160, 65536 + 17};
@@ -49,6 +58,9 @@ static void copies(void)
             size_t n = sizes[i], k = dist[j];
             one(100 + k, 100, n); /* dst above src by k: overlapping when n > k */
             one(100, 100 + k, n); /* dst below src by k */
+            backward(100 + k, 100, n);
+            if (k >= n)
+                backward(100, 100 + k, n); /* below and apart: backwards is right too */
         }
     /* the distances that matter, apart (on AMD x86 only: elsewhere nothing is skewed) */
     size_t lim = ism_coll_skew_limit();

@@ -45,7 +45,10 @@ def test_reordering_on_an_emulated_link(netadmin):
 def test_duplication_on_an_emulated_link(netadmin):
     t, st = _run(netadmin, "delay=5ms,rate=100mbit,dup=1%", "tUdpDup")
     assert st["dup"] > 0, st
-    assert t.recv["udp"]["pkts_dup"] >= st["dup"] * 0.5, (t.recv["udp"], st)
+    # sealed (the default), a duplicated datagram is a replay the window refuses before
+    # the packet layer would see a duplicate
+    u = t.recv["udp"]
+    assert u["pkts_dup"] + u["pkts_unauth"] >= st["dup"] * 0.5, (u, st)
 
 
 @pytest.mark.parametrize("cc", ["bbr", "reno"])
@@ -62,7 +65,8 @@ def test_bursty_loss_on_an_emulated_link(netadmin, cc):
 def test_everything_at_once_on_an_emulated_link(netadmin):
     t, st = _run(netadmin, REORDER + ",dup=1%,loss=1%,lossburst=3", "tUdpAll")
     assert st["dup"] > 0 and st["drop_loss"] > 0, st
-    assert t.send["udp"]["pkts_retransmitted"] > 0 and t.recv["udp"]["pkts_dup"] > 0
+    u = t.recv["udp"]
+    assert t.send["udp"]["pkts_retransmitted"] > 0 and u["pkts_dup"] + u["pkts_unauth"] > 0, u
 
 
 def test_tcp_mode_of_the_driver_checks_the_same_bytes(netadmin):

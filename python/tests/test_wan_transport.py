@@ -158,19 +158,29 @@ def test_described_link_is_paced_and_credits_pass_data(netadmin, stress):
 REJECTED = re.compile(r"stream 0: udp sent .*; (\d+) packets rejected \(bad CRC, stale or foreign\)")
 
 
-@pytest.mark.parametrize("transport", ["tcp", "udp"])
+SEALED = re.compile(r"stream \d+: tcp .*; [a-z0-9-]+: \d+ records sealed, \d+ opened, (\d+) rejected")
+
+
+@pytest.mark.parametrize("transport", ["tcp", "tcp-crc", "udp"])
 def test_corruption_the_kernel_cannot_see_is_caught(netadmin, stress, transport):
     """The emulated link flips a payload bit in 0.3% of packets and fixes the TCP/UDP
-    checksum (corrupt=, native/tools/linkemu/corrupt.h), so only the end-to-end CRC32C can
-    find it: over tcp the gateways' frame CRC (a bad frame: reconnect and resend), over
-    udp the transport's packet CRC (a bad packet: dropped and resent). Every byte and
+    checksum (corrupt=, native/tools/linkemu/corrupt.h), so only an end-to-end check can
+    find it: over tcp the records' authentication tag (the default, link encryption), or
+    with --wan-crypto none --wan-crc the gateways' frame CRC (either way: reconnect and
+    resend), over udp the transport's packet tag (dropped and resent). Every byte and
     the checksum of wan_stress still come out right."""
-    opts = ["--wan-crc"] if transport == "tcp" else ["--transport", "udp"]
+    opts = {"tcp": [], "tcp-crc": ["--wan-crypto", "none", "--wan-crc"],
+            "udp": ["--transport", "udp"]}[transport]
     r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--stats", *opts, "--wan",
                      "delay=1ms,rate=200mbit,corrupt=0.3%"], stress, ["0", "2"])
     assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
+    st = link_stats(r.stderr)
     if transport == "tcp":
-        st = link_stats(r.stderr)
+        rejected = [int(x) for x in SEALED.findall(r.stderr)]
+        assert len(rejected) == 2 and sum(rejected) > 0, r.stderr[-4000:]
+        assert sum(s["reconnects"] for s in st) > 0, st
+        assert "a record failed authentication" in r.stderr
+    elif transport == "tcp-crc":
         assert sum(s["crc"] for s in st) > 0 and sum(s["reconnects"] for s in st) > 0, st
     else:
         rejected = [int(x) for x in REJECTED.findall(r.stderr)]

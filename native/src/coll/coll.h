@@ -106,6 +106,9 @@ ism_dt *ism_coll_basic_of(ism_dt *dt);
 void ism_coll_move(void *dst, const void *src, size_t n);
 int ism_coll_skewed(const void *dst, const void *src, size_t n);
 size_t ism_coll_skew_limit(void);
+/* ism_coll_move's skewed path: backwards in 64-byte blocks (right unless dst lies below
+ * src inside it); its own name so that it is tested on every CPU, not only where taken */
+void ism_coll_move_backward(void *dst, const void *src, size_t n);
 /* The page offset for the executor's temporaries that matches buffer ref (0 for NULL),
  * and page-aligned memory for them (need rounded up to pages). */
 size_t ism_coll_place(const void *ref);

@@ -71,6 +71,11 @@ void ism_coll_move(void *dst, const void *src, size_t n)
         return;
     }
     __atomic_fetch_add(&ism_coll_temps.skewed, 1, __ATOMIC_RELAXED); /* MPI_THREAD_MULTIPLE */
+    ism_coll_move_backward(dst, src, n);
+}
+
+void ism_coll_move_backward(void *dst, const void *src, size_t n)
+{
     char *d = dst;
     const char *s = src;
     size_t o = n;

@@ -186,11 +186,11 @@ void ism_coll_finalize(void)
                                 (unsigned long long)counts[c][l][a]);
         fprintf(stderr,
                 "isthmus coll: site %s rank %d: temporaries: %llu schedules, %llu allocations, "
-                "%llu skewed copies, %llu shared-memory messages\n",
+                "%llu skewed copies, %llu shared-memory messages; skewed path below %zu bytes\n",
                 ism_site_name(ism.site), ism.grank, (unsigned long long)ism_coll_temps.runs,
                 (unsigned long long)ism_coll_temps.allocs,
                 (unsigned long long)ism_coll_temps.skewed,
-                (unsigned long long)ism_coll_temps.shm_msgs);
+                (unsigned long long)ism_coll_temps.shm_msgs, ism_coll_skew_limit());
     }
     ism_coll_table_free();
 }

@@ -350,7 +350,7 @@ void gw_loop(void)
                 gw_stream *s = &l->st[j];
                 if (s->fd < 0)
                     continue;
-                if (waiting_for_buffer(s) && gw.free_rx > 0) {
+                if (waiting_for_buffer(s) && gw.free_rx > 0 && l->state != GW_LINK_DOWN) {
                     int rc = gw_stream_read(l, s);
                     if (rc < 0) {
                         if (s->fd >= 0)
@@ -361,7 +361,10 @@ void gw_loop(void)
                 }
                 if (s->fd < 0)
                     continue;
-                int want_read = !waiting_for_buffer(s);
+                /* a link still being (re)built reads nothing: its peer may already
+                 * speak on a stream (RESUME) while our other streams are still being
+                 * set up, and those bytes wait in the socket until the link is started */
+                int want_read = !waiting_for_buffer(s) && l->state != GW_LINK_DOWN;
                 int want_write =
                     s->cur || s->ctlq || (l->state == GW_LINK_UP && l->sendq);
                 pf[n].fd = s->fd;
@@ -415,6 +418,13 @@ void gw_loop(void)
             if (s->fd != pf[k].fd)
                 continue; /* closed by an earlier event of this round */
             int what = gw.xp->service(s, ev);
+            if (l->state == GW_LINK_DOWN) {
+                /* not started: read nothing yet, but a stream that broke meanwhile (it
+                 * would wake ppoll at once, again and again) ends the attempt */
+                if (ev & (POLLHUP | POLLERR))
+                    stream_failed(l, s, ECONNRESET);
+                what &= ~GW_XP_READ;
+            }
             if (what & GW_XP_READ) {
                 int rc = gw_stream_read(l, s);
                 if (rc < 0) {

@@ -38,6 +38,7 @@
 #include "auth.h"
 #include "pattern.h"
 #include "sock.h"
+#include "aead.h"
 #include "udp.h"
 
 #define BLOCK (64u << 10)
@@ -212,7 +213,7 @@ static void print_stats(const ism_udp_stats *s)
            "\"plpmtu\": %u, \"pmtu_base\": %u, \"pmtu_ceiling\": %u, \"pmtu_probes_sent\": %llu, "
            "\"pmtu_probes_acked\": %llu, \"pmtu_probes_lost\": %llu, \"pmtu_black_holes\": %llu, "
            "\"pmtu_raised_us\": %lld, \"bytes_placed_direct\": %llu, \"bytes_via_ring\": %llu, "
-           "\"bytes_placed_back\": %llu}",
+           "\"bytes_placed_back\": %llu, \"pkts_unauth\": %llu, \"suite\": \"%s\", \"rekeys\": %llu}",
            s->cc, s->cc_state, s->payload, (unsigned long long)s->pkts_sent,
            (unsigned long long)s->pkts_retransmitted, (unsigned long long)s->pkts_lost,
            (unsigned long long)s->rto_count, (unsigned long long)s->pkts_received,
@@ -226,7 +227,9 @@ static void print_stats(const ism_udp_stats *s)
            (unsigned long long)s->pmtu_probes_sent, (unsigned long long)s->pmtu_probes_acked,
            (unsigned long long)s->pmtu_probes_lost, (unsigned long long)s->pmtu_black_holes,
            (long long)s->pmtu_raised_us, (unsigned long long)s->bytes_placed_direct,
-           (unsigned long long)s->bytes_via_ring, (unsigned long long)s->bytes_placed_back);
+           (unsigned long long)s->bytes_via_ring, (unsigned long long)s->bytes_placed_back,
+           (unsigned long long)s->pkts_unauth, ism_aead_suite_name(s->suite),
+           (unsigned long long)s->rekeys);
 }
 
 static int tcp_prep(int fd, void *arg)
