@@ -2379,22 +2379,6 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 }
 ISM_PMPI(Type_create_f90_real)
 
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
-{
-    (void)c_status;
-    (void)f_status;
-    return unsupported("MPI_Status_c2f", "Fortran handle conversion");
-}
-ISM_PMPI(Status_c2f)
-
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
-{
-    (void)f_status;
-    (void)c_status;
-    return unsupported("MPI_Status_f2c", "Fortran handle conversion");
-}
-ISM_PMPI(Status_f2c)
-
 int PMPI_T_category_changed(int *update_number)
 {
     (void)update_number;

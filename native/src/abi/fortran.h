@@ -1,0 +1,25 @@
+/* fortran.h (abi): what libisthmus offers its Fortran bindings (native/fortran/) beyond
+ * the MPI C API: user functions that take integer handles, and giving back the integer of
+ * a freed handle. Exported as ism_abi_f_* (exports.map) for the bindings' library only;
+ * programs never call these.
+ */
+#ifndef ISM_ABI_FORTRAN_H
+#define ISM_ABI_FORTRAN_H
+
+#include <mpi.h>
+
+/* A Fortran reduction function: its datatype argument is an integer handle. */
+typedef void ism_abi_f_user_fn(void *in, void *inout, MPI_Fint *len, MPI_Fint *datatype);
+int ism_abi_f_op_create(ism_abi_f_user_fn *fn, int commute, MPI_Op *op);
+
+/* A Fortran error handler: the communicator or session arrives as an integer handle. */
+typedef void ism_abi_f_errh_fn(MPI_Fint *handle, MPI_Fint *code);
+int ism_abi_f_errhandler_create(const char *fn_name, ism_abi_f_errh_fn *fn,
+                                MPI_Errhandler *errhandler);
+
+/* handles.c: the bindings saw the handle of integer h freed; its integer may be reused. */
+void ism_abi_f_forget(MPI_Fint h);
+/* How many handles hold an integer now (for tests). */
+int ism_abi_f_live(void);
+
+#endif

@@ -1,0 +1,71 @@
+/* test_handles.c: the table that gives handles their integers (abi/handles.c), without
+ * MPI_Init: round trips, predefined handles unchanged, a freed integer reused, and every
+ * remaining handle still found after many removals (the hash's backward-shift deletion).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../src/abi/fortran.h"
+#include "check.h"
+
+#define N 20000
+
+int main(void)
+{
+    /* distinct addresses standing in for core objects, scattered at random so that the
+     * hash has clusters to keep intact (consecutive ones hash without any collision) */
+    static char arena[16 * 8 * N];
+    static char *objs[N];
+    static MPI_Fint ints[N];
+    static int pick[8 * N];
+    for (int i = 0; i < 8 * N; i++)
+        pick[i] = i;
+    srand(12345);
+    for (int i = 0; i < N; i++) {
+        int j = i + rand() % (8 * N - i), t = pick[i];
+        pick[i] = pick[j];
+        pick[j] = t;
+        objs[i] = arena + 16 * pick[i];
+    }
+
+    CHECK(PMPI_Comm_c2f(MPI_COMM_WORLD) == (MPI_Fint)(uintptr_t)MPI_COMM_WORLD,
+          "predefined handles are their own integers");
+    CHECK(PMPI_Type_f2c(PMPI_Type_c2f(MPI_DOUBLE)) == MPI_DOUBLE, "MPI_DOUBLE round trip");
+    int base = ism_abi_f_live();
+    for (int i = 0; i < N; i++) {
+        ints[i] = PMPI_Request_c2f((MPI_Request)objs[i]);
+        CHECK(ints[i] >= 0x1000, "handle %d got integer %d", i, ints[i]);
+    }
+    CHECK(ism_abi_f_live() == base + N, "live %d", ism_abi_f_live());
+    for (int i = 0; i < N; i++) {
+        CHECK(PMPI_Request_c2f((MPI_Request)objs[i]) == ints[i], "handle %d: same integer", i);
+        CHECK(PMPI_Request_f2c(ints[i]) == (MPI_Request)objs[i], "handle %d: round trip", i);
+    }
+    /* forget every third handle, in an order that leaves holes all over the hash */
+    for (int i = 0; i < N; i += 3)
+        ism_abi_f_forget(ints[i]);
+    CHECK(ism_abi_f_live() == base + N - (N + 2) / 3, "live %d after forgetting",
+          ism_abi_f_live());
+    for (int i = 0; i < N; i++) {
+        if (i % 3 == 0) {
+            CHECK(PMPI_Request_f2c(ints[i]) == NULL, "forgotten integer %d still maps", ints[i]);
+            continue;
+        }
+        CHECK(PMPI_Request_c2f((MPI_Request)objs[i]) == ints[i], "handle %d lost its integer", i);
+    }
+    /* a new handle takes a forgotten integer instead of growing the table */
+    static char fresh[16];
+    MPI_Fint f = PMPI_Comm_c2f((MPI_Comm)fresh);
+    CHECK(f >= 0x1000 && f < 0x1000 + N, "reused integer %d", f);
+    CHECK(PMPI_Comm_f2c(f) == (MPI_Comm)fresh, "reused integer round trip");
+    /* forgetting twice, or an integer never given out, changes nothing */
+    int live = ism_abi_f_live();
+    ism_abi_f_forget(ints[0]);
+    ism_abi_f_forget(0x7fffff);
+    ism_abi_f_forget((MPI_Fint)(uintptr_t)MPI_COMM_WORLD);
+    CHECK(ism_abi_f_live() == live, "live %d, want %d", ism_abi_f_live(), live);
+    CHECK(PMPI_Comm_f2c(0x7fffff) == NULL, "an integer never given out is no handle");
+    if (failures)
+        fprintf(stderr, "test_handles: %d failures\n", failures);
+    return failures != 0;
+}
