@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
-# Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
+# Debian packages (both vendor MPIs, gfortran for the Fortran bindings, CMake, OpenSSL, Python venv, valgrind for the memory
 # checks of MPI programs), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
-pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+pkgs=(build-essential gfortran cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -9,7 +9,10 @@
                            (_c) form of every implemented function whose arguments can be
                            converted mechanically; a count beyond int reports MPI_ERR_COUNT
   mpi_api.py coverage      regenerate docs/mpi-coverage.md's function table
-  mpi_api.py check         exit 1 if either file is out of date (run by the test suite)
+  mpi_api.py fortran       regenerate the Fortran bindings in native/fortran/ (mpif.h,
+                           mpi.f90, mpi_f08.f90, bindings.c; scripts/mpi_fortran.py)
+  mpi_api.py check         exit 1 if any of these files is out of date (run by the test
+                           suite)
 
 The classification of a function (which feature it belongs to, whether it crosses sites)
 comes from the FEATURES table below; the implemented set comes from the PMPI_ definitions
@@ -301,10 +304,17 @@ def gen_coverage(old: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    import mpi_fortran  # the Fortran bindings are generated from this script's view of mpi.h
+
     cmd = argv[1] if len(argv) > 1 else "check"
     want_lc = gen_largecount()
     if cmd == "largecount":
         LARGECOUNT_C.write_text(want_lc)
+        return 0
+    want_f = mpi_fortran.generated()
+    if cmd == "fortran":
+        for path, text in want_f.items():
+            path.write_text(text)
         return 0
     want_c = gen_unsupported()
     want_md = gen_coverage(COVERAGE_MD.read_text() if COVERAGE_MD.exists() else "")
@@ -314,10 +324,11 @@ def main(argv: list[str]) -> int:
         COVERAGE_MD.write_text(want_md)
     elif cmd == "check":
         stale = [p for p, want in ((LARGECOUNT_C, want_lc), (UNSUPPORTED_C, want_c),
-                                   (COVERAGE_MD, want_md))
+                                   (COVERAGE_MD, want_md), *want_f.items())
                  if not p.exists() or p.read_text() != want]
         for p in stale:
-            what = {UNSUPPORTED_C: "unsupported", LARGECOUNT_C: "largecount"}.get(p, "coverage")
+            what = {UNSUPPORTED_C: "unsupported", LARGECOUNT_C: "largecount",
+                    COVERAGE_MD: "coverage"}.get(p, "fortran")
             print(f"{p.relative_to(REPO)} is out of date: run scripts/mpi_api.py {what}",
                   file=sys.stderr)
         return 1 if stale else 0

@@ -86,3 +86,8 @@ void ism_abi_errh_call(ism_errh *e, void *handle, int *code)
     MPI_Fint f = PMPI_Comm_c2f(*(MPI_Comm *)handle);
     ((ism_abi_f_errh_fn *)(void (*)(void))e->fn)(&f, code);
 }
+
+int ism_abi_f_error(int code, const char *fn, const char *msg)
+{
+    return ism_abi_error(NULL, code, fn, "%s", msg);
+}

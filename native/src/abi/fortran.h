@@ -17,6 +17,10 @@ typedef void ism_abi_f_errh_fn(MPI_Fint *handle, MPI_Fint *code);
 int ism_abi_f_errhandler_create(const char *fn_name, ism_abi_f_errh_fn *fn,
                                 MPI_Errhandler *errhandler);
 
+/* Raise code through MPI_COMM_WORLD's error handler for a problem the bindings found
+ * themselves (what fn was given, in msg); returns what the handler leaves. */
+int ism_abi_f_error(int code, const char *fn, const char *msg);
+
 /* handles.c: the bindings saw the handle of integer h freed; its integer may be reused. */
 void ism_abi_f_forget(MPI_Fint h);
 /* How many handles hold an integer now (for tests). */
