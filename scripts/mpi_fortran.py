@@ -301,7 +301,8 @@ def _classify_param(fn: str, ctype: str, name: str, arr: bool) -> Param | None:
     if name == "buffer_addr":
         return Param(name, ctype, arr, "buffer_addr", "out")
     if (fn, name) in (("MPI_Get_address", "location"), ("MPI_Address", "location"),
-                      ("MPI_Buffer_attach", "buffer"), ("MPI_Free_mem", "base")):
+                      ("MPI_Buffer_attach", "buffer"), ("MPI_Free_mem", "base"),
+                      ("MPI_F_sync_reg", "buf")):
         return Param(name, ctype, arr, "location", "in")
     if gen in ("MPI_Comm_idup", "MPI_Comm_idup_with_info") and name == "newcomm":
         return Param(name, ctype, arr, "handle_deferred", "out", "MPI_Comm")

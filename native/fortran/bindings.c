@@ -7864,6 +7864,24 @@ ISM_F_WEAK(mpi_pcontrol_, pmpi_pcontrol_)
 ISM_F_ALIAS(PMPI_Pcontrol_f08, pmpi_pcontrol_)
 ISM_F_WEAK(MPI_Pcontrol_f08, pmpi_pcontrol_)
 
+void pmpi_f_sync_reg_(const void *buf, MPI_Fint *ierror);
+void pmpi_f_sync_reg_(const void *buf, MPI_Fint *ierror)
+{
+    int rc = PMPI_F_sync_reg(ism_f_buf(buf));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_f_sync_reg_, pmpi_f_sync_reg_)
+
+void PMPI_F_sync_reg_f08(CFI_cdesc_t *buf, MPI_Fint *ierror);
+void PMPI_F_sync_reg_f08(CFI_cdesc_t *buf, MPI_Fint *ierror)
+{
+    int rc = PMPI_F_sync_reg(ism_f08_addr(buf));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(MPI_F_sync_reg_f08, PMPI_F_sync_reg_f08)
+
 void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror);
 void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_Fint *datatype, MPI_Fint *ierror)
 {

@@ -3211,6 +3211,13 @@ MODULE mpi
       INTEGER, INTENT(IN) :: level
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Pcontrol
+    SUBROUTINE MPI_F_sync_reg(buf, ierror)
+      IMPORT
+      IMPLICIT NONE
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      TYPE(*) :: buf(*)
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_F_sync_reg
     SUBROUTINE MPI_Type_match_size(typeclass, size, datatype, ierror)
       IMPORT
       IMPLICIT NONE

@@ -5077,6 +5077,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Pcontrol_f08
   END INTERFACE MPI_Pcontrol
+  INTERFACE MPI_F_sync_reg
+    SUBROUTINE MPI_F_sync_reg_f08(buf, ierror) BIND(C, NAME="MPI_F_sync_reg_f08")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_F_sync_reg_f08
+  END INTERFACE MPI_F_sync_reg
   INTERFACE MPI_Type_match_size
     SUBROUTINE MPI_Type_match_size_f08(typeclass, size, datatype, ierror) BIND(C, &
         NAME="MPI_Type_match_size_f08")
@@ -9617,6 +9625,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Pcontrol_f08
   END INTERFACE PMPI_Pcontrol
+  INTERFACE PMPI_F_sync_reg
+    SUBROUTINE PMPI_F_sync_reg_f08(buf, ierror) BIND(C, NAME="PMPI_F_sync_reg_f08")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_F_sync_reg_f08
+  END INTERFACE PMPI_F_sync_reg
   INTERFACE PMPI_Type_match_size
     SUBROUTINE PMPI_Type_match_size_f08(typeclass, size, datatype, ierror) BIND(C, &
         NAME="PMPI_Type_match_size_f08")

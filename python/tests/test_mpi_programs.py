@@ -1,5 +1,6 @@
 # tests/test_mpi_programs.py: the self-checking MPI programs of tests/mpi/, built with
-# isthmus-cc and run with `isthmus run` across 2 and 3 sites, under Open MPI and MPICH.
+# isthmus-cc (or isthmus-fc: the Fortran ones, .f and .f90) and run with `isthmus run`
+# across 2 and 3 sites, under Open MPI and MPICH.
 # Each program prints "<name>: OK" only when every check on every rank passed; the list
 # of programs, their minimum rank counts and arguments is tests/mpi/tests.txt.
 from __future__ import annotations
@@ -59,12 +60,21 @@ def build_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("mpi-tests")
 
 
+def source(name):
+    """tests/mpi/<name>.c, or the Fortran program <name>.f90 or <name>.f."""
+    return next(MPI_TESTS / f"{name}{ext}" for ext in (".c", ".f90", ".f")
+                if (MPI_TESTS / f"{name}{ext}").exists())
+
+
 def build(prefix, build_dir, name):
     exe = build_dir / name
     if not exe.exists():
-        r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(MPI_TESTS / f"{name}.c")],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, f"isthmus-cc failed for {name}:\n{r.stderr}"
+        src = source(name)
+        # the Fortran programs include tests/mpi/fcheck.inc
+        cc = [str(prefix.cc)] if src.suffix == ".c" else [str(prefix.fc), "-I", str(MPI_TESTS)]
+        r = subprocess.run([*cc, "-O2", "-o", str(exe), str(src)], capture_output=True, text=True,
+                           cwd=build_dir)
+        assert r.returncode == 0, f"{Path(cc[0]).name} failed for {name}:\n{r.stderr}"
     return exe
 
 

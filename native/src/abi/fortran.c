@@ -91,3 +91,13 @@ int ism_abi_f_error(int code, const char *fn, const char *msg)
 {
     return ism_abi_error(NULL, code, fn, "%s", msg);
 }
+
+/* A Fortran program passes buf to keep the compiler from moving its loads and stores
+ * across MPI calls that read or write it behind its back (MPI_BOTTOM, nonblocking
+ * buffers; MPI 4.1 section 19.1.17): being an external call that takes buf is the point. */
+int PMPI_F_sync_reg(void *buf)
+{
+    (void)buf;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(F_sync_reg)

@@ -2338,13 +2338,6 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 }
 ISM_PMPI(Abi_get_version)
 
-int PMPI_F_sync_reg(void *buf)
-{
-    (void)buf;
-    return unsupported("MPI_F_sync_reg", "Fortran support");
-}
-ISM_PMPI(F_sync_reg)
-
 int PMPI_Sizeof(void *x, int *size)
 {
     (void)x;
