@@ -237,6 +237,8 @@ def _classify_param(fn: str, ctype: str, name: str, arr: bool) -> Param | None:
     gen = re.sub(r"_c$", "", fn)
     if key in DROPPED:
         return Param(name, ctype, arr, "drop", extra=DROPPED[key])
+    if gen in ("MPI_Comm_idup", "MPI_Comm_idup_with_info") and name == "newcomm":
+        return Param(name, ctype, arr, "handle_deferred", "out", "MPI_Comm")
     if fn in HANDWRITTEN and (base.endswith("function *") or base.endswith("fn *")
                               or name == "extra_state"):
         return Param(name, ctype, arr, "proc" if name != "extra_state" else "extra_state")
@@ -304,8 +306,6 @@ def _classify_param(fn: str, ctype: str, name: str, arr: bool) -> Param | None:
                       ("MPI_Buffer_attach", "buffer"), ("MPI_Free_mem", "base"),
                       ("MPI_F_sync_reg", "buf")):
         return Param(name, ctype, arr, "location", "in")
-    if gen in ("MPI_Comm_idup", "MPI_Comm_idup_with_info") and name == "newcomm":
-        return Param(name, ctype, arr, "handle_deferred", "out", "MPI_Comm")
     # choice buffers
     if base in ("void *",) and not arr:
         return Param(name, ctype, arr, "buffer", "in" if const else "inout")
@@ -393,6 +393,9 @@ def c_code(f: Func, binding: str) -> CCode:
     names = {p.name: p for p in f.params}
     req = request_out(f)
     skip: set[str] = set()          # count/datatype arguments a buffer triple supplies
+    # the length argument of a "sized" output string goes through c_<name> (below)
+    sized = {("buflen" if "buflen" in names else "pset_len") for p in f.params
+             if p.kind == "string_out" and p.extra == "sized"}
     i = 0
     while i < len(f.params):
         p = f.params[i]
@@ -410,7 +413,7 @@ def c_code(f: Func, binding: str) -> CCode:
             t = {"int": "MPI_Fint", "aint": "MPI_Aint", "count": "MPI_Count",
                  "offset": "MPI_Offset"}[k]
             cc.params.append(f"{cst}{t} *{nm}")
-            cc.args.append(f"*{nm}" if p.intent == "in" else nm)
+            cc.args.append(f"&c_{nm}" if nm in sized else f"*{nm}" if p.intent == "in" else nm)
         elif k in ("int_array", "aint_array", "count_array", "index_out"):
             t = {"int_array": "MPI_Fint", "aint_array": "MPI_Aint", "count_array": "MPI_Count",
                  "index_out": "MPI_Fint"}[k]

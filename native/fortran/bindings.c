@@ -5217,12 +5217,16 @@ void pmpi_comm_idup_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request,
 void pmpi_comm_idup_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    MPI_Comm c_newcomm = MPI_COMM_NULL;
+    MPI_Comm *c_newcomm = ism_f_comm_cell();
     MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS) {
+        if (!c_newcomm)
+            rc = ism_f_nomem("MPI_Comm_idup");
+    }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_idup(PMPI_Comm_f2c(*comm), &c_newcomm, &c_request);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+        rc = PMPI_Comm_idup(PMPI_Comm_f2c(*comm), c_newcomm, &c_request);
     *request = PMPI_Request_c2f(c_request);
+    ism_f_keep_comm(rc, request, newcomm, c_newcomm);
     if (ierror)
         *ierror = rc;
 }
@@ -5235,12 +5239,16 @@ void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_F
 void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    MPI_Comm c_newcomm = MPI_COMM_NULL;
+    MPI_Comm *c_newcomm = ism_f_comm_cell();
     MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS) {
+        if (!c_newcomm)
+            rc = ism_f_nomem("MPI_Comm_idup_with_info");
+    }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Comm_idup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_newcomm, &c_request);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+        rc = PMPI_Comm_idup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), c_newcomm, &c_request);
     *request = PMPI_Request_c2f(c_request);
+    ism_f_keep_comm(rc, request, newcomm, c_newcomm);
     if (ierror)
         *ierror = rc;
 }
@@ -7421,7 +7429,7 @@ void pmpi_info_get_string_(const MPI_Fint *info, const char *key, MPI_Fint *bufl
             rc = ism_f_nomem("MPI_Info_get_string");
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_get_string(PMPI_Info_f2c(*info), c_key, buflen, c_value, flag);
+        rc = PMPI_Info_get_string(PMPI_Info_f2c(*info), c_key, &c_buflen, c_value, flag);
     if (rc == MPI_SUCCESS && *flag && *buflen > 0)
         ism_f_fstr(value, value_len, c_value);
     if (rc == MPI_SUCCESS && *flag)
@@ -7451,7 +7459,7 @@ void PMPI_Info_get_string_f08(const MPI_Fint *info, CFI_cdesc_t *key, MPI_Fint *
             rc = ism_f_nomem("MPI_Info_get_string");
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Info_get_string(PMPI_Info_f2c(*info), c_key, buflen, c_value, flag);
+        rc = PMPI_Info_get_string(PMPI_Info_f2c(*info), c_key, &c_buflen, c_value, flag);
     if (rc == MPI_SUCCESS && *flag && *buflen > 0)
         ism_f_fstr(value->base_addr, value->elem_len, c_value);
     if (rc == MPI_SUCCESS && *flag)
@@ -7695,7 +7703,7 @@ void pmpi_session_get_nth_pset_(const MPI_Fint *session, const MPI_Fint *info, c
             rc = ism_f_nomem("MPI_Session_get_nth_pset");
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Session_get_nth_pset(PMPI_Session_f2c(*session), PMPI_Info_f2c(*info), *n, pset_len, c_pset_name);
+        rc = PMPI_Session_get_nth_pset(PMPI_Session_f2c(*session), PMPI_Info_f2c(*info), *n, &c_pset_len, c_pset_name);
     if (rc == MPI_SUCCESS && *pset_len > 0)
         ism_f_fstr(pset_name, pset_name_len, c_pset_name);
     if (rc == MPI_SUCCESS)
@@ -7718,7 +7726,7 @@ void PMPI_Session_get_nth_pset_f08(const MPI_Fint *session, const MPI_Fint *info
             rc = ism_f_nomem("MPI_Session_get_nth_pset");
     }
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Session_get_nth_pset(PMPI_Session_f2c(*session), PMPI_Info_f2c(*info), *n, pset_len, c_pset_name);
+        rc = PMPI_Session_get_nth_pset(PMPI_Session_f2c(*session), PMPI_Info_f2c(*info), *n, &c_pset_len, c_pset_name);
     if (rc == MPI_SUCCESS && *pset_len > 0)
         ism_f_fstr(pset_name->base_addr, pset_name->elem_len, c_pset_name);
     if (rc == MPI_SUCCESS)

@@ -3603,7 +3603,7 @@ MODULE mpi_f08
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Comm_idup_f08
@@ -3615,7 +3615,7 @@ MODULE mpi_f08
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Comm_idup_with_info_f08
@@ -8143,7 +8143,7 @@ MODULE mpi_f08
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Comm_idup_f08
@@ -8155,7 +8155,7 @@ MODULE mpi_f08
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Comm_idup_with_info_f08
