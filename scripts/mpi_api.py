@@ -46,16 +46,14 @@ FEATURES = [
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
-    (r"^(F_sync_reg|Sizeof|Type_create_f90_)", "Fortran support",
-     "C programs only so far"),
+    (r"^(Sizeof|Type_create_f90_)", "Fortran support",
+     "not in the Fortran bindings yet"),
     (r"^(Buffer_i?flush|(Comm|Session)_(attach|detach|i?flush)_buffer)",
      "MPI-4.1 communicator and session buffers",
      "MPI 4.1 feature; MPI_Buffer_attach/detach work"),
     (r"^(Request_get_status_(all|any|some)|Type_get_value_index|Get_hw_resource_info|"
      r"Remove_error_(class|code|string))", "MPI-4.1 additions", "MPI 4.1 feature, outside "
      "the MPI 3.1 scope"),
-    (r"(_c2f|_f2c|_f082c|_c2f08|_f2f08|_f082f)$", "Fortran handle conversion",
-     "C programs only so far"),
 ]
 def declared() -> list[tuple[str, str, str]]:
     """(return type, name, parameter list) of every MPI_ function in mpi.h."""
@@ -289,17 +287,34 @@ def status_of(name: str, impl: set[str]) -> str:
 
 
 def gen_coverage(old: str) -> str:
+    import mpi_fortran
+
     head = old.split(MARK)[0].rstrip() + "\n\n" if MARK in old else old.rstrip() + "\n\n"
     impl = implemented()
     decl = declared()
+    fortran = {f.name: f for f in mpi_fortran.functions()}
     n_impl = sum(1 for _, n, _ in decl if n in impl)
+    n_f77 = sum(1 for f in fortran.values() if f.has("f77"))
+    n_f08 = sum(1 for f in fortran.values() if f.has("f08"))
     rows = [MARK, "", "## Every function in `mpi.h`", "",
             f"{n_impl} of {len(decl)} functions are implemented; the others return "
             "`MPI_ERR_UNSUPPORTED_OPERATION` through the error handler with the reason "
             "below. Implemented functions work across sites unless the sections above say "
-            "otherwise.", "", "| function | status |", "|---|---|"]
+            f"otherwise. Of the implemented ones, {n_f77} have their Fortran form in "
+            f"`mpif.h` and `use mpi`, and {n_f08} in `use mpi_f08`; the columns say why "
+            "the others have none.", "",
+            "| function | C | `mpif.h` | `use mpi` | `use mpi_f08` |", "|---|---|---|---|---|"]
+
+    def binding(name: str, b: str) -> str:
+        f = fortran.get(name)
+        if f is None:
+            return "—"
+        return "yes" if f.has(b) else f.why[b]
+
     for _, name, _ in sorted(decl, key=lambda d: d[1].lower()):
-        rows.append(f"| `{name}` | {status_of(name, impl)} |")
+        f77 = binding(name, "f77")
+        rows.append(f"| `{name}` | {status_of(name, impl)} | {f77} | {f77} | "
+                    f"{binding(name, 'f08')} |")
     return head + "\n".join(rows) + "\n"
 
 
