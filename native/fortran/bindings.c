@@ -56,7 +56,7 @@ void pmpi_bsend_init_(const void *buf, const MPI_Fint *count, const MPI_Fint *da
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bsend_init(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -72,7 +72,7 @@ void PMPI_Bsend_init_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Bsend_init", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bsend_init(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -89,7 +89,7 @@ void PMPI_Bsend_init_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_F
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Bsend_init_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bsend_init_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -205,7 +205,7 @@ void pmpi_ibsend_(const void *buf, const MPI_Fint *count, const MPI_Fint *dataty
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibsend(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -221,7 +221,7 @@ void PMPI_Ibsend_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *da
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ibsend", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibsend(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -238,7 +238,7 @@ void PMPI_Ibsend_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint 
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ibsend_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibsend_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -253,7 +253,7 @@ void pmpi_improbe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *
     if (rc == MPI_SUCCESS)
         rc = PMPI_Improbe(*source, *tag, PMPI_Comm_f2c(*comm), flag, &c_message, ism_f_status(status));
     *flag = ism_f_logical(*flag);
-    *message = PMPI_Message_c2f(c_message);
+    *message = ism_abi_f_hold(PMPI_Message_c2f(c_message));
     if (ierror)
         *ierror = rc;
 }
@@ -337,7 +337,7 @@ void pmpi_irecv_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype, con
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irecv(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -353,7 +353,7 @@ void PMPI_Irecv_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Irecv", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irecv(b_buf.buf, (int)b_buf.count, b_buf.type, *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -370,7 +370,7 @@ void PMPI_Irecv_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Irecv_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irecv_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -384,7 +384,7 @@ void pmpi_irsend_(const void *buf, const MPI_Fint *count, const MPI_Fint *dataty
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irsend(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -400,7 +400,7 @@ void PMPI_Irsend_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *da
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Irsend", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irsend(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -417,7 +417,7 @@ void PMPI_Irsend_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint 
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Irsend_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Irsend_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -431,7 +431,7 @@ void pmpi_isend_(const void *buf, const MPI_Fint *count, const MPI_Fint *datatyp
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isend(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -447,7 +447,7 @@ void PMPI_Isend_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Isend", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isend(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -464,7 +464,7 @@ void PMPI_Isend_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Isend_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isend_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -478,7 +478,7 @@ void pmpi_isendrecv_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_F
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), *dest, *sendtag, ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -497,7 +497,7 @@ void PMPI_Isendrecv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, *dest, *sendtag, b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -518,7 +518,7 @@ void PMPI_Isendrecv_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, cons
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, *dest, *sendtag, b_recvbuf.buf, (MPI_Count)b_recvbuf.count, b_recvbuf.type, *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -533,7 +533,7 @@ void pmpi_isendrecv_replace_(void *buf, const MPI_Fint *count, const MPI_Fint *d
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv_replace(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *sendtag, *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -549,7 +549,7 @@ void PMPI_Isendrecv_replace_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const M
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv_replace", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv_replace(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *sendtag, *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -566,7 +566,7 @@ void PMPI_Isendrecv_replace_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, cons
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv_replace_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Isendrecv_replace_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *sendtag, *source, *recvtag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -580,7 +580,7 @@ void pmpi_issend_(const void *buf, const MPI_Fint *count, const MPI_Fint *dataty
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Issend(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -596,7 +596,7 @@ void PMPI_Issend_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *da
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Issend", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Issend(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -613,7 +613,7 @@ void PMPI_Issend_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint 
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Issend_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Issend_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, request);
     if (ierror)
         *ierror = rc;
@@ -627,7 +627,7 @@ void pmpi_mprobe_(const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *c
     MPI_Message c_message = MPI_MESSAGE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Mprobe(*source, *tag, PMPI_Comm_f2c(*comm), &c_message, ism_f_status(status));
-    *message = PMPI_Message_c2f(c_message);
+    *message = ism_abi_f_hold(PMPI_Message_c2f(c_message));
     if (ierror)
         *ierror = rc;
 }
@@ -741,7 +741,7 @@ void pmpi_recv_init_(void *buf, const MPI_Fint *count, const MPI_Fint *datatype,
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Recv_init(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -757,7 +757,7 @@ void PMPI_Recv_init_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint 
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Recv_init", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Recv_init(b_buf.buf, (int)b_buf.count, b_buf.type, *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -774,7 +774,7 @@ void PMPI_Recv_init_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fi
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Recv_init_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Recv_init_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *source, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -858,7 +858,7 @@ void pmpi_rsend_init_(const void *buf, const MPI_Fint *count, const MPI_Fint *da
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Rsend_init(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -874,7 +874,7 @@ void PMPI_Rsend_init_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Rsend_init", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Rsend_init(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -891,7 +891,7 @@ void PMPI_Rsend_init_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_F
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Rsend_init_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Rsend_init_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -944,7 +944,7 @@ void pmpi_send_init_(const void *buf, const MPI_Fint *count, const MPI_Fint *dat
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Send_init(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -960,7 +960,7 @@ void PMPI_Send_init_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint 
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Send_init", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Send_init(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -977,7 +977,7 @@ void PMPI_Send_init_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fi
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Send_init_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Send_init_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -1116,7 +1116,7 @@ void pmpi_ssend_init_(const void *buf, const MPI_Fint *count, const MPI_Fint *da
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ssend_init(ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -1132,7 +1132,7 @@ void PMPI_Ssend_init_f08(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Ssend_init", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ssend_init(b_buf.buf, (int)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -1149,7 +1149,7 @@ void PMPI_Ssend_init_c_f08(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_F
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Ssend_init_c", &b_buf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ssend_init_c(b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, *dest, *tag, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buf, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -1774,7 +1774,7 @@ void pmpi_type_contiguous_(const MPI_Fint *count, const MPI_Fint *oldtype, MPI_F
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_contiguous(*count, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1790,7 +1790,7 @@ void PMPI_Type_contiguous_c_f08(const MPI_Count *count, const MPI_Fint *oldtype,
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_contiguous_c(*count, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1803,7 +1803,7 @@ void pmpi_type_create_darray_(const MPI_Fint *size, const MPI_Fint *rank, const 
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_darray(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1819,7 +1819,7 @@ void PMPI_Type_create_darray_c_f08(const MPI_Fint *size, const MPI_Fint *rank, c
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_darray_c(*size, *rank, *ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, *order, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1832,7 +1832,7 @@ void pmpi_type_create_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hindexed(*count, array_of_blocklengths, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1848,7 +1848,7 @@ void PMPI_Type_create_hindexed_c_f08(const MPI_Count *count, const MPI_Count *ar
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hindexed_c(*count, array_of_blocklengths, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1861,7 +1861,7 @@ void pmpi_type_create_hindexed_block_(const MPI_Fint *count, const MPI_Fint *blo
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hindexed_block(*count, *blocklength, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1877,7 +1877,7 @@ void PMPI_Type_create_hindexed_block_c_f08(const MPI_Count *count, const MPI_Cou
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hindexed_block_c(*count, *blocklength, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1890,7 +1890,7 @@ void pmpi_type_create_hvector_(const MPI_Fint *count, const MPI_Fint *blocklengt
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hvector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1906,7 +1906,7 @@ void PMPI_Type_create_hvector_c_f08(const MPI_Count *count, const MPI_Count *blo
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_hvector_c(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1919,7 +1919,7 @@ void pmpi_type_create_indexed_block_(const MPI_Fint *count, const MPI_Fint *bloc
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_indexed_block(*count, *blocklength, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1935,7 +1935,7 @@ void PMPI_Type_create_indexed_block_c_f08(const MPI_Count *count, const MPI_Coun
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_indexed_block_c(*count, *blocklength, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1948,7 +1948,7 @@ void pmpi_type_create_resized_(const MPI_Fint *oldtype, const MPI_Aint *lb, cons
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_resized(PMPI_Type_f2c(*oldtype), *lb, *extent, &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -1976,7 +1976,7 @@ void pmpi_type_create_struct_(const MPI_Fint *count, const MPI_Fint *array_of_bl
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_struct(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (c_array_of_types != s_array_of_types)
         free(c_array_of_types);
     if (ierror)
@@ -2006,7 +2006,7 @@ void PMPI_Type_create_struct_c_f08(const MPI_Count *count, const MPI_Count *arra
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_struct_c(*count, array_of_blocklengths, array_of_displacements, c_array_of_types, &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (c_array_of_types != s_array_of_types)
         free(c_array_of_types);
     if (ierror)
@@ -2021,7 +2021,7 @@ void pmpi_type_create_subarray_(const MPI_Fint *ndims, const MPI_Fint *array_of_
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_subarray(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2037,7 +2037,7 @@ void PMPI_Type_create_subarray_c_f08(const MPI_Fint *ndims, const MPI_Count *arr
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_create_subarray_c(*ndims, array_of_sizes, array_of_subsizes, array_of_starts, *order, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2050,7 +2050,7 @@ void pmpi_type_dup_(const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_dup(PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2094,7 +2094,7 @@ void pmpi_type_get_contents_(const MPI_Fint *datatype, const MPI_Fint *max_integ
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_get_contents(PMPI_Type_f2c(*datatype), *max_integers, *max_addresses, *max_datatypes, array_of_integers, array_of_addresses, c_array_of_datatypes);
     for (int i = 0; rc == MPI_SUCCESS && i < n_array_of_datatypes; i++)
-        array_of_datatypes[i] = PMPI_Type_c2f(c_array_of_datatypes[i]);
+        array_of_datatypes[i] = ism_abi_f_hold(PMPI_Type_c2f(c_array_of_datatypes[i]));
     if (c_array_of_datatypes != s_array_of_datatypes)
         free(c_array_of_datatypes);
     if (ierror)
@@ -2172,7 +2172,7 @@ void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklen
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_indexed(*count, array_of_blocklengths, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2188,7 +2188,7 @@ void PMPI_Type_indexed_c_f08(const MPI_Count *count, const MPI_Count *array_of_b
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_indexed_c(*count, array_of_blocklengths, array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2234,7 +2234,7 @@ void pmpi_type_vector_(const MPI_Fint *count, const MPI_Fint *blocklength, const
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_vector(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2250,7 +2250,7 @@ void PMPI_Type_vector_c_f08(const MPI_Count *count, const MPI_Count *blocklength
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_vector_c(*count, *blocklength, *stride, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -2444,7 +2444,7 @@ void pmpi_allgather_init_(const void *sendbuf, const MPI_Fint *sendcount, const 
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -2463,7 +2463,7 @@ void PMPI_Allgather_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, co
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allgather_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2484,7 +2484,7 @@ void PMPI_Allgather_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount,
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allgather_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgather_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2546,7 +2546,7 @@ void pmpi_allgatherv_init_(const void *sendbuf, const MPI_Fint *sendcount, const
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgatherv_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -2565,7 +2565,7 @@ void PMPI_Allgatherv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, c
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allgatherv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allgatherv_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2627,7 +2627,7 @@ void pmpi_allreduce_init_(const void *sendbuf, void *recvbuf, const MPI_Fint *co
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -2646,7 +2646,7 @@ void PMPI_Allreduce_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const M
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allreduce_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_init(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2667,7 +2667,7 @@ void PMPI_Allreduce_init_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allreduce_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Allreduce_init_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2729,7 +2729,7 @@ void pmpi_alltoall_init_(const void *sendbuf, const MPI_Fint *sendcount, const M
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoall_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -2748,7 +2748,7 @@ void PMPI_Alltoall_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, con
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Alltoall_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoall_init(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2769,7 +2769,7 @@ void PMPI_Alltoall_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Alltoall_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoall_init_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -2831,7 +2831,7 @@ void pmpi_alltoallv_init_(const void *sendbuf, const MPI_Fint *sendcounts, const
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv_init(ism_f_buf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -2850,7 +2850,7 @@ void PMPI_Alltoallv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, c
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Alltoallv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallv_init(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3022,7 +3022,7 @@ void pmpi_alltoallw_init_(const void *sendbuf, const MPI_Fint *sendcounts, const
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_init(ism_f_buf(sendbuf), sendcounts, sdispls, c_sendtypes, ism_f_buf(recvbuf), recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_free(rc, request, c_sendtypes);
     ism_f_keep_free(rc, request, c_recvtypes);
     if (ierror)
@@ -3067,7 +3067,7 @@ void PMPI_Alltoallw_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, c
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_init(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     ism_f_keep_free(rc, request, c_sendtypes);
@@ -3096,7 +3096,7 @@ void pmpi_barrier_init_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *re
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Barrier_init(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3151,7 +3151,7 @@ void pmpi_bcast_init_(void *buffer, const MPI_Fint *count, const MPI_Fint *datat
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_init(ism_f_buf(buffer), *count, PMPI_Type_f2c(*datatype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3167,7 +3167,7 @@ void PMPI_Bcast_init_f08(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_F
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Bcast_init", &b_buffer);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_init(b_buffer.buf, (int)b_buffer.count, b_buffer.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buffer, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -3184,7 +3184,7 @@ void PMPI_Bcast_init_c_f08(CFI_cdesc_t *buffer, const MPI_Count *count, const MP
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Bcast_init_c", &b_buffer);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Bcast_init_c(b_buffer.buf, (MPI_Count)b_buffer.count, b_buffer.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buffer, rc, NULL);
     if (ierror)
         *ierror = rc;
@@ -3245,7 +3245,7 @@ void pmpi_exscan_init_(const void *sendbuf, void *recvbuf, const MPI_Fint *count
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3264,7 +3264,7 @@ void PMPI_Exscan_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Exscan_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_init(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3285,7 +3285,7 @@ void PMPI_Exscan_init_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Exscan_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Exscan_init_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3347,7 +3347,7 @@ void pmpi_gather_init_(const void *sendbuf, const MPI_Fint *sendcount, const MPI
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gather_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3366,7 +3366,7 @@ void PMPI_Gather_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Gather_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gather_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3387,7 +3387,7 @@ void PMPI_Gather_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, co
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Gather_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gather_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3449,7 +3449,7 @@ void pmpi_gatherv_init_(const void *sendbuf, const MPI_Fint *sendcount, const MP
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gatherv_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3468,7 +3468,7 @@ void PMPI_Gatherv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, cons
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Gatherv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Gatherv_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -3483,7 +3483,7 @@ void pmpi_iallgather_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgather(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3502,7 +3502,7 @@ void PMPI_Iallgather_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallgather", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgather(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3523,7 +3523,7 @@ void PMPI_Iallgather_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, con
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallgather_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgather_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3538,7 +3538,7 @@ void pmpi_iallgatherv_(const void *sendbuf, const MPI_Fint *sendcount, const MPI
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgatherv(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3557,7 +3557,7 @@ void PMPI_Iallgatherv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallgatherv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgatherv(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3572,7 +3572,7 @@ void pmpi_iallreduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count,
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallreduce(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3591,7 +3591,7 @@ void PMPI_Iallreduce_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_F
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallreduce", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallreduce(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3612,7 +3612,7 @@ void PMPI_Iallreduce_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallreduce_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallreduce_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3627,7 +3627,7 @@ void pmpi_ialltoall_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_F
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoall(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3646,7 +3646,7 @@ void PMPI_Ialltoall_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ialltoall", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoall(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3667,7 +3667,7 @@ void PMPI_Ialltoall_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, cons
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ialltoall_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoall_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3682,7 +3682,7 @@ void pmpi_ialltoallv_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallv(ism_f_buf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3701,7 +3701,7 @@ void PMPI_Ialltoallv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ialltoallv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallv(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3740,7 +3740,7 @@ void pmpi_ialltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallw(ism_f_buf(sendbuf), sendcounts, sdispls, c_sendtypes, ism_f_buf(recvbuf), recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_free(rc, request, c_sendtypes);
     ism_f_keep_free(rc, request, c_recvtypes);
     if (ierror)
@@ -3785,7 +3785,7 @@ void PMPI_Ialltoallw_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallw(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     ism_f_keep_free(rc, request, c_sendtypes);
@@ -3802,7 +3802,7 @@ void pmpi_ibarrier_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibarrier(PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3818,7 +3818,7 @@ void pmpi_ibcast_(void *buffer, const MPI_Fint *count, const MPI_Fint *datatype,
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibcast(ism_f_buf(buffer), *count, PMPI_Type_f2c(*datatype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3834,7 +3834,7 @@ void PMPI_Ibcast_f08(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint 
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Ibcast", &b_buffer);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibcast(b_buffer.buf, (int)b_buffer.count, b_buffer.type, *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buffer, rc, request);
     if (ierror)
         *ierror = rc;
@@ -3851,7 +3851,7 @@ void PMPI_Ibcast_c_f08(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fi
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Ibcast_c", &b_buffer);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ibcast_c(b_buffer.buf, (MPI_Count)b_buffer.count, b_buffer.type, *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_buffer, rc, request);
     if (ierror)
         *ierror = rc;
@@ -3865,7 +3865,7 @@ void pmpi_iexscan_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, co
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iexscan(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3884,7 +3884,7 @@ void PMPI_Iexscan_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iexscan", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iexscan(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3905,7 +3905,7 @@ void PMPI_Iexscan_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Co
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iexscan_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iexscan_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3920,7 +3920,7 @@ void pmpi_igather_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fin
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Igather(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3939,7 +3939,7 @@ void PMPI_Igather_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Igather", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Igather(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3960,7 +3960,7 @@ void PMPI_Igather_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Igather_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Igather_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -3975,7 +3975,7 @@ void pmpi_igatherv_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fi
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Igatherv(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -3994,7 +3994,7 @@ void PMPI_Igatherv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Igatherv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Igatherv(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4009,7 +4009,7 @@ void pmpi_ireduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, co
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4028,7 +4028,7 @@ void PMPI_Ireduce_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4049,7 +4049,7 @@ void PMPI_Ireduce_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Co
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4064,7 +4064,7 @@ void pmpi_ireduce_scatter_(const void *sendbuf, void *recvbuf, const MPI_Fint *r
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter(ism_f_buf(sendbuf), ism_f_buf(recvbuf), recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4083,7 +4083,7 @@ void PMPI_Ireduce_scatter_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_scatter", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter(b_sendbuf.buf, b_recvbuf.buf, recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4098,7 +4098,7 @@ void pmpi_ireduce_scatter_block_(const void *sendbuf, void *recvbuf, const MPI_F
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_block(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4117,7 +4117,7 @@ void PMPI_Ireduce_scatter_block_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_scatter_block", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_block(b_sendbuf.buf, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4138,7 +4138,7 @@ void PMPI_Ireduce_scatter_block_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_scatter_block_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter_block_c(b_sendbuf.buf, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4153,7 +4153,7 @@ void pmpi_iscan_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, cons
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscan(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4172,7 +4172,7 @@ void PMPI_Iscan_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iscan", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscan(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4193,7 +4193,7 @@ void PMPI_Iscan_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Coun
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iscan_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscan_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4208,7 +4208,7 @@ void pmpi_iscatter_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fi
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatter(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4227,7 +4227,7 @@ void PMPI_Iscatter_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Iscatter", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatter(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4248,7 +4248,7 @@ void PMPI_Iscatter_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Iscatter_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatter_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (MPI_Count)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4263,7 +4263,7 @@ void pmpi_iscatterv_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatterv(ism_f_buf(sendbuf), sendcounts, displs, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4282,7 +4282,7 @@ void PMPI_Iscatterv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const 
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Iscatterv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatterv(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -4375,7 +4375,7 @@ void pmpi_reduce_init_(const void *sendbuf, void *recvbuf, const MPI_Fint *count
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4394,7 +4394,7 @@ void PMPI_Reduce_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_init(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4415,7 +4415,7 @@ void PMPI_Reduce_init_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_init_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4571,7 +4571,7 @@ void pmpi_reduce_scatter_block_init_(const void *sendbuf, void *recvbuf, const M
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4590,7 +4590,7 @@ void PMPI_Reduce_scatter_block_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvb
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_scatter_block_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_init(b_sendbuf.buf, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4611,7 +4611,7 @@ void PMPI_Reduce_scatter_block_init_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *rec
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_scatter_block_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_block_init_c(b_sendbuf.buf, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4626,7 +4626,7 @@ void pmpi_reduce_scatter_init_(const void *sendbuf, void *recvbuf, const MPI_Fin
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4645,7 +4645,7 @@ void PMPI_Reduce_scatter_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, co
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_scatter_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Reduce_scatter_init(b_sendbuf.buf, b_recvbuf.buf, recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4707,7 +4707,7 @@ void pmpi_scan_init_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, 
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_init(ism_f_buf(sendbuf), ism_f_buf(recvbuf), *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4726,7 +4726,7 @@ void PMPI_Scan_init_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scan_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_init(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4747,7 +4747,7 @@ void PMPI_Scan_init_c_f08(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scan_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scan_init_c(b_sendbuf.buf, b_recvbuf.buf, *count, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4809,7 +4809,7 @@ void pmpi_scatter_init_(const void *sendbuf, const MPI_Fint *sendcount, const MP
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatter_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4828,7 +4828,7 @@ void PMPI_Scatter_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, cons
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scatter_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatter_init(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4849,7 +4849,7 @@ void PMPI_Scatter_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, c
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scatter_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatter_init_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (MPI_Count)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4911,7 +4911,7 @@ void pmpi_scatterv_init_(const void *sendbuf, const MPI_Fint *sendcounts, const 
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_init(ism_f_buf(sendbuf), sendcounts, displs, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -4930,7 +4930,7 @@ void PMPI_Scatterv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, co
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scatterv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_init(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -4990,7 +4990,7 @@ void pmpi_comm_create_(const MPI_Fint *comm, const MPI_Fint *group, MPI_Fint *ne
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_create(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5011,7 +5011,7 @@ void pmpi_comm_create_from_group_(const MPI_Fint *group, const char *stringtag, 
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_create_from_group(PMPI_Group_f2c(*group), c_stringtag, PMPI_Info_f2c(*info), PMPI_Errhandler_f2c(*errhandler), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     free(c_stringtag);
     if (ierror)
         *ierror = rc;
@@ -5030,7 +5030,7 @@ void PMPI_Comm_create_from_group_f08(const MPI_Fint *group, CFI_cdesc_t *stringt
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_create_from_group(PMPI_Group_f2c(*group), c_stringtag, PMPI_Info_f2c(*info), PMPI_Errhandler_f2c(*errhandler), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     free(c_stringtag);
     if (ierror)
         *ierror = rc;
@@ -5044,7 +5044,7 @@ void pmpi_comm_create_group_(const MPI_Fint *comm, const MPI_Fint *group, const 
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_create_group(PMPI_Comm_f2c(*comm), PMPI_Group_f2c(*group), *tag, &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5072,7 +5072,7 @@ void pmpi_comm_dup_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierror)
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_dup(PMPI_Comm_f2c(*comm), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5088,7 +5088,7 @@ void pmpi_comm_dup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_Fi
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_dup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5150,7 +5150,7 @@ void pmpi_comm_get_info_(const MPI_Fint *comm, MPI_Fint *info_used, MPI_Fint *ie
     MPI_Info c_info_used = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_get_info(PMPI_Comm_f2c(*comm), &c_info_used);
-    *info_used = PMPI_Info_c2f(c_info_used);
+    *info_used = ism_abi_f_hold(PMPI_Info_c2f(c_info_used));
     if (ierror)
         *ierror = rc;
 }
@@ -5204,7 +5204,7 @@ void pmpi_comm_group_(const MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierror)
     MPI_Group c_group = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_group(PMPI_Comm_f2c(*comm), &c_group);
-    *group = PMPI_Group_c2f(c_group);
+    *group = ism_abi_f_hold(PMPI_Group_c2f(c_group));
     if (ierror)
         *ierror = rc;
 }
@@ -5225,7 +5225,7 @@ void pmpi_comm_idup_(const MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request,
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_idup(PMPI_Comm_f2c(*comm), c_newcomm, &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_comm(rc, request, newcomm, c_newcomm);
     if (ierror)
         *ierror = rc;
@@ -5247,7 +5247,7 @@ void pmpi_comm_idup_with_info_(const MPI_Fint *comm, const MPI_Fint *info, MPI_F
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_idup_with_info(PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), c_newcomm, &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_comm(rc, request, newcomm, c_newcomm);
     if (ierror)
         *ierror = rc;
@@ -5276,7 +5276,7 @@ void pmpi_comm_remote_group_(const MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ie
     MPI_Group c_group = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_remote_group(PMPI_Comm_f2c(*comm), &c_group);
-    *group = PMPI_Group_c2f(c_group);
+    *group = ism_abi_f_hold(PMPI_Group_c2f(c_group));
     if (ierror)
         *ierror = rc;
 }
@@ -5374,7 +5374,7 @@ void pmpi_comm_split_(const MPI_Fint *comm, const MPI_Fint *color, const MPI_Fin
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_split(PMPI_Comm_f2c(*comm), *color, *key, &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5390,7 +5390,7 @@ void pmpi_comm_split_type_(const MPI_Fint *comm, const MPI_Fint *split_type, con
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_split_type(PMPI_Comm_f2c(*comm), *split_type, *key, PMPI_Info_f2c(*info), &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5433,7 +5433,7 @@ void pmpi_group_difference_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_difference(PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5449,7 +5449,7 @@ void pmpi_group_excl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_excl(PMPI_Group_f2c(*group), *n, ranks, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5486,7 +5486,7 @@ void pmpi_group_from_session_pset_(const MPI_Fint *session, const char *pset_nam
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_from_session_pset(PMPI_Session_f2c(*session), c_pset_name, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     free(c_pset_name);
     if (ierror)
         *ierror = rc;
@@ -5505,7 +5505,7 @@ void PMPI_Group_from_session_pset_f08(const MPI_Fint *session, CFI_cdesc_t *pset
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_from_session_pset(PMPI_Session_f2c(*session), c_pset_name, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     free(c_pset_name);
     if (ierror)
         *ierror = rc;
@@ -5519,7 +5519,7 @@ void pmpi_group_incl_(const MPI_Fint *group, const MPI_Fint *n, const MPI_Fint *
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_incl(PMPI_Group_f2c(*group), *n, ranks, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5535,7 +5535,7 @@ void pmpi_group_intersection_(const MPI_Fint *group1, const MPI_Fint *group2, MP
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_intersection(PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5551,7 +5551,7 @@ void pmpi_group_range_excl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint (
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_range_excl(PMPI_Group_f2c(*group), *n, ranges, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5567,7 +5567,7 @@ void pmpi_group_range_incl_(const MPI_Fint *group, const MPI_Fint *n, MPI_Fint (
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_range_incl(PMPI_Group_f2c(*group), *n, ranges, &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5619,7 +5619,7 @@ void pmpi_group_union_(const MPI_Fint *group1, const MPI_Fint *group2, MPI_Fint 
     MPI_Group c_newgroup = MPI_GROUP_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Group_union(PMPI_Group_f2c(*group1), PMPI_Group_f2c(*group2), &c_newgroup);
-    *newgroup = PMPI_Group_c2f(c_newgroup);
+    *newgroup = ism_abi_f_hold(PMPI_Group_c2f(c_newgroup));
     if (ierror)
         *ierror = rc;
 }
@@ -5635,7 +5635,7 @@ void pmpi_intercomm_create_(const MPI_Fint *local_comm, const MPI_Fint *local_le
     MPI_Comm c_newintercomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Intercomm_create(PMPI_Comm_f2c(*local_comm), *local_leader, PMPI_Comm_f2c(*peer_comm), *remote_leader, *tag, &c_newintercomm);
-    *newintercomm = PMPI_Comm_c2f(c_newintercomm);
+    *newintercomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newintercomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5656,7 +5656,7 @@ void pmpi_intercomm_create_from_groups_(const MPI_Fint *local_group, const MPI_F
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Intercomm_create_from_groups(PMPI_Group_f2c(*local_group), *local_leader, PMPI_Group_f2c(*remote_group), *remote_leader, c_stringtag, PMPI_Info_f2c(*info), PMPI_Errhandler_f2c(*errhandler), &c_newintercomm);
-    *newintercomm = PMPI_Comm_c2f(c_newintercomm);
+    *newintercomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newintercomm));
     free(c_stringtag);
     if (ierror)
         *ierror = rc;
@@ -5675,7 +5675,7 @@ void PMPI_Intercomm_create_from_groups_f08(const MPI_Fint *local_group, const MP
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Intercomm_create_from_groups(PMPI_Group_f2c(*local_group), *local_leader, PMPI_Group_f2c(*remote_group), *remote_leader, c_stringtag, PMPI_Info_f2c(*info), PMPI_Errhandler_f2c(*errhandler), &c_newintercomm);
-    *newintercomm = PMPI_Comm_c2f(c_newintercomm);
+    *newintercomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newintercomm));
     free(c_stringtag);
     if (ierror)
         *ierror = rc;
@@ -5689,7 +5689,7 @@ void pmpi_intercomm_merge_(const MPI_Fint *intercomm, const MPI_Fint *high, MPI_
     MPI_Comm c_newintracomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Intercomm_merge(PMPI_Comm_f2c(*intercomm), ism_f_bool(*high), &c_newintracomm);
-    *newintracomm = PMPI_Comm_c2f(c_newintracomm);
+    *newintracomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newintracomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5852,7 +5852,7 @@ void pmpi_cart_create_(const MPI_Fint *comm_old, const MPI_Fint *ndims, const MP
     MPI_Comm c_comm_cart = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Cart_create(PMPI_Comm_f2c(*comm_old), *ndims, dims, periods, ism_f_bool(*reorder), &c_comm_cart);
-    *comm_cart = PMPI_Comm_c2f(c_comm_cart);
+    *comm_cart = ism_abi_f_hold(PMPI_Comm_c2f(c_comm_cart));
     if (ierror)
         *ierror = rc;
 }
@@ -5920,7 +5920,7 @@ void pmpi_cart_sub_(const MPI_Fint *comm, const MPI_Fint *remain_dims, MPI_Fint 
     MPI_Comm c_newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Cart_sub(PMPI_Comm_f2c(*comm), remain_dims, &c_newcomm);
-    *newcomm = PMPI_Comm_c2f(c_newcomm);
+    *newcomm = ism_abi_f_hold(PMPI_Comm_c2f(c_newcomm));
     if (ierror)
         *ierror = rc;
 }
@@ -5960,7 +5960,7 @@ void pmpi_dist_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *n, const 
     MPI_Comm c_comm_dist_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Dist_graph_create(PMPI_Comm_f2c(*comm_old), *n, sources, degrees, destinations, ism_f_weights(weights), PMPI_Info_f2c(*info), ism_f_bool(*reorder), &c_comm_dist_graph);
-    *comm_dist_graph = PMPI_Comm_c2f(c_comm_dist_graph);
+    *comm_dist_graph = ism_abi_f_hold(PMPI_Comm_c2f(c_comm_dist_graph));
     if (ierror)
         *ierror = rc;
 }
@@ -5976,7 +5976,7 @@ void pmpi_dist_graph_create_adjacent_(const MPI_Fint *comm_old, const MPI_Fint *
     MPI_Comm c_comm_dist_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Dist_graph_create_adjacent(PMPI_Comm_f2c(*comm_old), *indegree, sources, ism_f_weights(sourceweights), *outdegree, destinations, ism_f_weights(destweights), PMPI_Info_f2c(*info), ism_f_bool(*reorder), &c_comm_dist_graph);
-    *comm_dist_graph = PMPI_Comm_c2f(c_comm_dist_graph);
+    *comm_dist_graph = ism_abi_f_hold(PMPI_Comm_c2f(c_comm_dist_graph));
     if (ierror)
         *ierror = rc;
 }
@@ -6019,7 +6019,7 @@ void pmpi_graph_create_(const MPI_Fint *comm_old, const MPI_Fint *nnodes, const 
     MPI_Comm c_comm_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Graph_create(PMPI_Comm_f2c(*comm_old), *nnodes, indx, edges, ism_f_bool(*reorder), &c_comm_graph);
-    *comm_graph = PMPI_Comm_c2f(c_comm_graph);
+    *comm_graph = ism_abi_f_hold(PMPI_Comm_c2f(c_comm_graph));
     if (ierror)
         *ierror = rc;
 }
@@ -6095,7 +6095,7 @@ void pmpi_ineighbor_allgather_(const void *sendbuf, const MPI_Fint *sendcount, c
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgather(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6114,7 +6114,7 @@ void PMPI_Ineighbor_allgather_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_allgather", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgather(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6135,7 +6135,7 @@ void PMPI_Ineighbor_allgather_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendc
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_allgather_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgather_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6150,7 +6150,7 @@ void pmpi_ineighbor_allgatherv_(const void *sendbuf, const MPI_Fint *sendcount, 
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgatherv(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6169,7 +6169,7 @@ void PMPI_Ineighbor_allgatherv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcou
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_allgatherv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgatherv(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6184,7 +6184,7 @@ void pmpi_ineighbor_alltoall_(const void *sendbuf, const MPI_Fint *sendcount, co
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoall(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6203,7 +6203,7 @@ void PMPI_Ineighbor_alltoall_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_alltoall", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoall(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6224,7 +6224,7 @@ void PMPI_Ineighbor_alltoall_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *sendco
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_alltoall_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoall_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6239,7 +6239,7 @@ void pmpi_ineighbor_alltoallv_(const void *sendbuf, const MPI_Fint *sendcounts, 
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallv(ism_f_buf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6258,7 +6258,7 @@ void PMPI_Ineighbor_alltoallv_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_alltoallv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallv(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     if (ierror)
@@ -6297,7 +6297,7 @@ void pmpi_ineighbor_alltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, 
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallw(ism_f_buf(sendbuf), sendcounts, sdispls, c_sendtypes, ism_f_buf(recvbuf), recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_free(rc, request, c_sendtypes);
     ism_f_keep_free(rc, request, c_recvtypes);
     if (ierror)
@@ -6342,7 +6342,7 @@ void PMPI_Ineighbor_alltoallw_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallw(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
     ism_f_keep_free(rc, request, c_sendtypes);
@@ -6406,7 +6406,7 @@ void pmpi_neighbor_allgather_init_(const void *sendbuf, const MPI_Fint *sendcoun
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgather_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6425,7 +6425,7 @@ void PMPI_Neighbor_allgather_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *send
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_allgather_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgather_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6446,7 +6446,7 @@ void PMPI_Neighbor_allgather_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *s
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_allgather_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgather_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6489,7 +6489,7 @@ void pmpi_neighbor_allgatherv_init_(const void *sendbuf, const MPI_Fint *sendcou
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgatherv_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6508,7 +6508,7 @@ void PMPI_Neighbor_allgatherv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sen
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_allgatherv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgatherv_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6570,7 +6570,7 @@ void pmpi_neighbor_alltoall_init_(const void *sendbuf, const MPI_Fint *sendcount
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoall_init(ism_f_buf(sendbuf), *sendcount, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6589,7 +6589,7 @@ void PMPI_Neighbor_alltoall_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoall_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoall_init(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6610,7 +6610,7 @@ void PMPI_Neighbor_alltoall_init_c_f08(CFI_cdesc_t *sendbuf, const MPI_Count *se
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoall_init_c", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoall_init_c(b_sendbuf.buf, *sendcount, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, *recvcount, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6653,7 +6653,7 @@ void pmpi_neighbor_alltoallv_init_(const void *sendbuf, const MPI_Fint *sendcoun
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_init(ism_f_buf(sendbuf), sendcounts, sdispls, PMPI_Type_f2c(*sendtype), ism_f_buf(recvbuf), recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     if (ierror)
         *ierror = rc;
 }
@@ -6672,7 +6672,7 @@ void PMPI_Neighbor_alltoallv_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *send
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoallv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_init(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     if (ierror)
@@ -6797,7 +6797,7 @@ void pmpi_neighbor_alltoallw_init_(const void *sendbuf, const MPI_Fint *sendcoun
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_init(ism_f_buf(sendbuf), sendcounts, sdispls, c_sendtypes, ism_f_buf(recvbuf), recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f_keep_free(rc, request, c_sendtypes);
     ism_f_keep_free(rc, request, c_recvtypes);
     if (ierror)
@@ -6842,7 +6842,7 @@ void PMPI_Neighbor_alltoallw_init_f08(CFI_cdesc_t *sendbuf, const MPI_Fint *send
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_init(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
-    *request = PMPI_Request_c2f(c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
     ism_f_keep_free(rc, request, c_sendtypes);
@@ -6959,7 +6959,7 @@ void pmpi_comm_get_errhandler_(const MPI_Fint *comm, MPI_Fint *errhandler, MPI_F
     MPI_Errhandler c_errhandler = MPI_ERRHANDLER_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Comm_get_errhandler(PMPI_Comm_f2c(*comm), &c_errhandler);
-    *errhandler = PMPI_Errhandler_c2f(c_errhandler);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c_errhandler));
     if (ierror)
         *ierror = rc;
 }
@@ -7171,7 +7171,7 @@ void pmpi_session_get_errhandler_(const MPI_Fint *session, MPI_Fint *errhandler,
     MPI_Errhandler c_errhandler = MPI_ERRHANDLER_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_get_errhandler(PMPI_Session_f2c(*session), &c_errhandler);
-    *errhandler = PMPI_Errhandler_c2f(c_errhandler);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c_errhandler));
     if (ierror)
         *ierror = rc;
 }
@@ -7219,7 +7219,7 @@ void pmpi_info_create_(MPI_Fint *info, MPI_Fint *ierror)
     MPI_Info c_info = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_create(&c_info);
-    *info = PMPI_Info_c2f(c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
     if (ierror)
         *ierror = rc;
 }
@@ -7235,7 +7235,7 @@ void pmpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
     MPI_Info c_info = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_create_env(0, NULL, &c_info);
-    *info = PMPI_Info_c2f(c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
     if (ierror)
         *ierror = rc;
 }
@@ -7285,7 +7285,7 @@ void pmpi_info_dup_(const MPI_Fint *info, MPI_Fint *newinfo, MPI_Fint *ierror)
     MPI_Info c_newinfo = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Info_dup(PMPI_Info_f2c(*info), &c_newinfo);
-    *newinfo = PMPI_Info_c2f(c_newinfo);
+    *newinfo = ism_abi_f_hold(PMPI_Info_c2f(c_newinfo));
     if (ierror)
         *ierror = rc;
 }
@@ -7682,7 +7682,7 @@ void pmpi_session_get_info_(const MPI_Fint *session, MPI_Fint *info_used, MPI_Fi
     MPI_Info c_info_used = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_get_info(PMPI_Session_f2c(*session), &c_info_used);
-    *info_used = PMPI_Info_c2f(c_info_used);
+    *info_used = ism_abi_f_hold(PMPI_Info_c2f(c_info_used));
     if (ierror)
         *ierror = rc;
 }
@@ -7761,7 +7761,7 @@ void pmpi_session_get_pset_info_(const MPI_Fint *session, const char *pset_name,
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_get_pset_info(PMPI_Session_f2c(*session), c_pset_name, &c_info);
-    *info = PMPI_Info_c2f(c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
     free(c_pset_name);
     if (ierror)
         *ierror = rc;
@@ -7780,7 +7780,7 @@ void PMPI_Session_get_pset_info_f08(const MPI_Fint *session, CFI_cdesc_t *pset_n
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_get_pset_info(PMPI_Session_f2c(*session), c_pset_name, &c_info);
-    *info = PMPI_Info_c2f(c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
     free(c_pset_name);
     if (ierror)
         *ierror = rc;
@@ -7794,7 +7794,7 @@ void pmpi_session_init_(const MPI_Fint *info, const MPI_Fint *errhandler, MPI_Fi
     MPI_Session c_session = MPI_SESSION_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Session_init(PMPI_Info_f2c(*info), PMPI_Errhandler_f2c(*errhandler), &c_session);
-    *session = PMPI_Session_c2f(c_session);
+    *session = ism_abi_f_hold(PMPI_Session_c2f(c_session));
     if (ierror)
         *ierror = rc;
 }
@@ -7897,7 +7897,7 @@ void pmpi_type_match_size_(const MPI_Fint *typeclass, const MPI_Fint *size, MPI_
     MPI_Datatype c_datatype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_match_size(*typeclass, *size, &c_datatype);
-    *datatype = PMPI_Type_c2f(c_datatype);
+    *datatype = ism_abi_f_hold(PMPI_Type_c2f(c_datatype));
     if (ierror)
         *ierror = rc;
 }
@@ -7958,7 +7958,7 @@ void pmpi_type_hindexed_(const MPI_Fint *count, const MPI_Fint *array_of_blockle
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_hindexed(*count, (MPI_Fint *)array_of_blocklengths, c_array_of_displacements, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     free(c_array_of_displacements);
     if (ierror)
         *ierror = rc;
@@ -7972,7 +7972,7 @@ void pmpi_type_hvector_(const MPI_Fint *count, const MPI_Fint *blocklength, cons
     MPI_Datatype c_newtype = MPI_DATATYPE_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_hvector(*count, *blocklength, (MPI_Aint)*stride, PMPI_Type_f2c(*oldtype), &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     if (ierror)
         *ierror = rc;
 }
@@ -8004,7 +8004,7 @@ void pmpi_type_struct_(const MPI_Fint *count, const MPI_Fint *array_of_blockleng
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Type_struct(*count, (MPI_Fint *)array_of_blocklengths, c_array_of_displacements, c_array_of_types, &c_newtype);
-    *newtype = PMPI_Type_c2f(c_newtype);
+    *newtype = ism_abi_f_hold(PMPI_Type_c2f(c_newtype));
     free(c_array_of_displacements);
     if (c_array_of_types != s_array_of_types)
         free(c_array_of_types);
@@ -8062,7 +8062,7 @@ void pmpi_errhandler_get_(const MPI_Fint *comm, MPI_Fint *errhandler, MPI_Fint *
     MPI_Errhandler c_errhandler = MPI_ERRHANDLER_NULL;
     if (rc == MPI_SUCCESS)
         rc = PMPI_Errhandler_get(PMPI_Comm_f2c(*comm), &c_errhandler);
-    *errhandler = PMPI_Errhandler_c2f(c_errhandler);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c_errhandler));
     if (ierror)
         *ierror = rc;
 }

@@ -30,7 +30,7 @@ void pmpi_op_create_(ism_abi_f_user_fn *user_fn, const MPI_Fint *commute, MPI_Fi
 {
     MPI_Op c = MPI_OP_NULL;
     int rc = ism_abi_f_op_create(user_fn, ism_f_bool(*commute), &c);
-    *op = PMPI_Op_c2f(c);
+    *op = ism_abi_f_hold(PMPI_Op_c2f(c));
     set_ierror(ierror, rc);
 }
 ISM_F_ENTRY(op_create)
@@ -40,7 +40,7 @@ static void errhandler_create(const char *fn, ism_abi_f_errh_fn *f, MPI_Fint *er
 {
     MPI_Errhandler c = MPI_ERRHANDLER_NULL;
     int rc = ism_abi_f_errhandler_create(fn, f, &c);
-    *errhandler = PMPI_Errhandler_c2f(c);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c));
     set_ierror(ierror, rc);
 }
 
@@ -263,19 +263,21 @@ typedef void f_query(MPI_Aint *extra, MPI_Fint *status, MPI_Fint *ierror);
 typedef void f_free(MPI_Aint *extra, MPI_Fint *ierror);
 typedef void f_cancel(MPI_Aint *extra, MPI_Fint *complete, MPI_Fint *ierror);
 
-/* one per request, freed after its free_fn ran */
+/* one per request, freed after its free_fn ran. The procedures get the program's own
+ * extra_state variable, as MPICH and Open MPI pass it (MPICH's f77/pt2pt/greqf has its
+ * free_fn change it) */
 typedef struct {
     f_query *query;
     f_free *free_fn;
     f_cancel *cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 } greq_state;
 
 static int greq_query(void *x, MPI_Status *status)
 {
     greq_state *s = x;
     MPI_Fint ierror = MPI_SUCCESS;
-    s->query(&s->extra, (MPI_Fint *)status, &ierror);
+    s->query(s->extra, (MPI_Fint *)status, &ierror);
     return ierror;
 }
 
@@ -283,7 +285,7 @@ static int greq_free(void *x)
 {
     greq_state *s = x;
     MPI_Fint ierror = MPI_SUCCESS;
-    s->free_fn(&s->extra, &ierror);
+    s->free_fn(s->extra, &ierror);
     free(s);
     return ierror;
 }
@@ -292,24 +294,24 @@ static int greq_cancel(void *x, int complete)
 {
     greq_state *s = x;
     MPI_Fint ierror = MPI_SUCCESS, c = ism_f_logical(complete);
-    s->cancel(&s->extra, &c, &ierror);
+    s->cancel(s->extra, &c, &ierror);
     return ierror;
 }
 
 void pmpi_grequest_start_(f_query *query, f_free *free_fn, f_cancel *cancel,
-                          const MPI_Aint *extra_state, MPI_Fint *request, MPI_Fint *ierror)
+                          MPI_Aint *extra_state, MPI_Fint *request, MPI_Fint *ierror)
 {
     greq_state *s = malloc(sizeof *s);
     if (!s) {
         set_ierror(ierror, ism_f_nomem("MPI_Grequest_start"));
         return;
     }
-    *s = (greq_state){query, free_fn, cancel, *extra_state};
+    *s = (greq_state){query, free_fn, cancel, extra_state};
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, s, &r);
     if (rc != MPI_SUCCESS)
         free(s);
-    *request = PMPI_Request_c2f(r);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(r));
     set_ierror(ierror, rc);
 }
 ISM_F_ENTRY(grequest_start)

@@ -83,7 +83,7 @@ typedef struct {
 static void store_comm(ism_f_waiter *w)
 {
     comm_out *o = (comm_out *)w;
-    *o->f = PMPI_Comm_c2f(o->cell);
+    *o->f = ism_abi_f_hold(PMPI_Comm_c2f(o->cell));
     free(o);
 }
 

@@ -65,6 +65,19 @@ int main(void)
     ism_abi_f_forget((MPI_Fint)(uintptr_t)MPI_COMM_WORLD);
     CHECK(ism_abi_f_live() == live, "live %d, want %d", ism_abi_f_live(), live);
     CHECK(PMPI_Comm_f2c(0x7fffff) == NULL, "an integer never given out is no handle");
+    /* one object handed out as two handles (a datatype, and the same datatype from
+     * MPI_Type_get_contents): its integer stays until both are freed */
+    static char shared[16];
+    MPI_Fint a = ism_abi_f_hold(PMPI_Type_c2f((MPI_Datatype)shared));
+    MPI_Fint b = ism_abi_f_hold(PMPI_Type_c2f((MPI_Datatype)shared));
+    CHECK(a == b, "the same object, the same integer");
+    live = ism_abi_f_live();
+    ism_abi_f_forget(a);
+    CHECK(PMPI_Type_f2c(b) == (MPI_Datatype)shared, "the second handle still names it");
+    CHECK(ism_abi_f_live() == live, "live %d, want %d", ism_abi_f_live(), live);
+    ism_abi_f_forget(b);
+    CHECK(PMPI_Type_f2c(b) == NULL, "gone with the last handle");
+    CHECK(ism_abi_f_live() == live - 1, "live %d, want %d", ism_abi_f_live(), live - 1);
     if (failures)
         fprintf(stderr, "test_handles: %d failures\n", failures);
     return failures != 0;

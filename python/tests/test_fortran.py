@@ -157,7 +157,8 @@ program requests
     end function live
   end interface
   integer :: rank, size, ierr, i, x(200), y(200), reqs(400), types(100), top, to, from
-  integer :: live0
+  integer :: live0, vec, dup, inner(1), ints(1), sz
+  integer(kind=MPI_ADDRESS_KIND) :: addrs(1)
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
   call MPI_Comm_size(MPI_COMM_WORLD, size, ierr)
@@ -184,6 +185,17 @@ program requests
     call MPI_Type_free(types(i), ierr)
   end do
   print '(a,i0)', 'types: live ', live() - live0
+  ! MPI_Type_get_contents hands out the duplicated type again: freeing that handle
+  ! leaves the program's own one valid
+  call MPI_Type_vector(2, 1, 2, MPI_INTEGER, vec, ierr)
+  call MPI_Type_dup(vec, dup, ierr)
+  call MPI_Type_get_contents(dup, 1, 1, 1, ints, addrs, inner, ierr)
+  call MPI_Type_free(inner(1), ierr)
+  call MPI_Type_size(vec, sz, ierr)
+  print '(a,i0,a,i0)', 'inner ', merge(1, 0, inner(1) == MPI_DATATYPE_NULL), ' size ', sz
+  call MPI_Type_free(dup, ierr)
+  call MPI_Type_free(vec, ierr)
+  print '(a,i0)', 'all: live ', live() - live0
   call MPI_Finalize(ierr)
 end program requests
 """
@@ -191,7 +203,8 @@ end program requests
 
 def test_freed_handles_give_their_integers_back(prefix, tmp_path):
     """400 requests outstanding at once hold 400 integers; completing them (MPI_Waitall,
-    MPI_Wait) gives them all back, as freeing 100 datatypes does."""
+    MPI_Wait) gives them all back, as freeing 100 datatypes does. An object handed out
+    twice (MPI_Type_get_contents of a duplicate) keeps its integer until both are freed."""
     exe = build(prefix, tmp_path, "requests", {"requests.f90": REQUESTS})
     r = run_job(exe, "1,1")
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
@@ -199,3 +212,5 @@ def test_freed_handles_give_their_integers_back(prefix, tmp_path):
     assert len(reqs) == 2 and all(int(live) == 0 and int(top) >= 0x1000 + 399
                                   for live, top in reqs), r.stdout
     assert re.findall(r"types: live (-?\d+)", r.stdout) == ["0", "0"], r.stdout
+    assert re.findall(r"inner (\d) size (\d+)", r.stdout) == [("1", "8")] * 2, r.stdout
+    assert re.findall(r"all: live (-?\d+)", r.stdout) == ["0", "0"], r.stdout

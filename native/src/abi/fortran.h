@@ -21,7 +21,10 @@ int ism_abi_f_errhandler_create(const char *fn_name, ism_abi_f_errh_fn *fn,
  * themselves (what fn was given, in msg); returns what the handler leaves. */
 int ism_abi_f_error(int code, const char *fn, const char *msg);
 
-/* handles.c: the bindings saw the handle of integer h freed; its integer may be reused. */
+/* handles.c: the bindings handed the program a new handle of integer h (returns h) */
+MPI_Fint ism_abi_f_hold(MPI_Fint h);
+/* the bindings saw a handle of integer h freed; once every handle handed out for its
+ * object is, its integer may be reused. */
 void ism_abi_f_forget(MPI_Fint h);
 /* How many handles hold an integer now (for tests). */
 int ism_abi_f_live(void);

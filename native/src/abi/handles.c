@@ -3,9 +3,11 @@
  * already and map to themselves; every other handle (a pointer) gets an integer from
  * 0x1000 up the first time it is converted, and keeps it while it lives. A hash from
  * pointer to slot gives the same integer back in constant time (the Fortran bindings
- * convert every handle argument of every call), and the Fortran bindings give a slot back
- * when they see its handle freed (ism_abi_f_forget), so a program that creates and frees
- * requests in a loop reuses a few slots instead of growing the table.
+ * convert every handle argument of every call). The Fortran bindings count the handles
+ * they hand out for a slot (ism_abi_f_hold: one object can be several handles, e.g. a
+ * datatype and what MPI_Type_get_contents returns for it) and give one back when they see
+ * a handle freed (ism_abi_f_forget); the last one frees the slot, so the table holds
+ * what the program holds.
  */
 #include <stdlib.h>
 
@@ -15,6 +17,7 @@
 #define FIRST 0x1000
 
 static void **slot;         /* integer FIRST + i -> handle, NULL while free */
+static int *held;           /* handles of the slot the Fortran bindings handed out */
 static int nslot, capslot;
 static int *freed;          /* free slots, reused last-in first-out */
 static int nfreed, capfreed;
@@ -67,6 +70,10 @@ static int new_slot(void *h)
         if (!n)
             return -1;
         slot = n;
+        int *c = realloc(held, sizeof *c * (size_t)cap);
+        if (!c)
+            return -1;
+        held = c;
         capslot = cap;
     }
     slot[nslot] = h;
@@ -89,6 +96,7 @@ static int toint(void *h)
     if (s < 0)
         return -1;
     slot[s] = h;
+    held[s] = 0;
     hash[find(h)] = s + 1;
     hlive++;
     return FIRST + s;
@@ -101,12 +109,21 @@ static void *fromint(int i)
     return i >= FIRST && i - FIRST < nslot ? slot[i - FIRST] : NULL;
 }
 
+MPI_Fint ism_abi_f_hold(MPI_Fint i)
+{
+    if (i >= FIRST && fromint(i))
+        held[i - FIRST]++;
+    return i;
+}
+
 /* Backward-shift deletion keeps every probe sequence unbroken without tombstones. */
 void ism_abi_f_forget(MPI_Fint i)
 {
     void *h = fromint(i);
     if (i < FIRST || !h)
         return;
+    if (--held[i - FIRST] > 0)
+        return; /* another handle of the program still names this object */
     if (nfreed == capfreed) {
         int cap = capfreed ? 2 * capfreed : 64;
         int *n = realloc(freed, sizeof *n * (size_t)cap);
