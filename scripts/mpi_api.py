@@ -46,8 +46,8 @@ FEATURES = [
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
-    (r"^(Sizeof|Type_create_f90_)", "Fortran support",
-     "not in the Fortran bindings yet"),
+    (r"^Sizeof$", "Fortran only", "a generic of modules mpi and mpi_f08; C has no use for it"),
+    (r"^Type_create_f90_", "Fortran support", "not in the Fortran bindings yet"),
     (r"^(Buffer_i?flush|(Comm|Session)_(attach|detach|i?flush)_buffer)",
      "MPI-4.1 communicator and session buffers",
      "MPI 4.1 feature; MPI_Buffer_attach/detach work"),
@@ -283,6 +283,8 @@ def status_of(name: str, impl: set[str]) -> str:
     if name in impl:
         return "supported"
     feature, why = feature_of(name)
+    if feature == "Fortran only":
+        return f"{feature}: {why}"
     return f"not yet: {feature} ({why})"
 
 
@@ -312,6 +314,10 @@ def gen_coverage(old: str) -> str:
         return "yes" if f.has(b) else f.why[b]
 
     for _, name, _ in sorted(decl, key=lambda d: d[1].lower()):
+        if name in mpi_fortran.FORTRAN_ONLY:
+            rows.append(f"| `{name}` | {status_of(name, impl)} | no (a generic needs a "
+                        "module) | yes | yes |")
+            continue
         f77 = binding(name, "f77")
         rows.append(f"| `{name}` | {status_of(name, impl)} | {f77} | {f77} | "
                     f"{binding(name, 'f08')} |")

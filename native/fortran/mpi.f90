@@ -1932,4 +1932,137 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Errhandler_set
   END INTERFACE
+  INTERFACE MPI_Sizeof
+    MODULE PROCEDURE ism_sizeof_i1, ism_sizeof_i2, ism_sizeof_i4, ism_sizeof_i8, ism_sizeof_i16, &
+        ism_sizeof_r4, ism_sizeof_r8, ism_sizeof_r10, ism_sizeof_r16, ism_sizeof_c4, &
+        ism_sizeof_c8, ism_sizeof_c10, ism_sizeof_c16, ism_sizeof_l1, ism_sizeof_l2, &
+        ism_sizeof_l4, ism_sizeof_l8, ism_sizeof_c
+  END INTERFACE MPI_Sizeof
+CONTAINS
+  SUBROUTINE ism_sizeof_i1(x, size, ierror)
+    INTEGER(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i1
+  SUBROUTINE ism_sizeof_i2(x, size, ierror)
+    INTEGER(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i2
+  SUBROUTINE ism_sizeof_i4(x, size, ierror)
+    INTEGER(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i4
+  SUBROUTINE ism_sizeof_i8(x, size, ierror)
+    INTEGER(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i8
+  SUBROUTINE ism_sizeof_i16(x, size, ierror)
+    INTEGER(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i16
+  SUBROUTINE ism_sizeof_r4(x, size, ierror)
+    REAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r4
+  SUBROUTINE ism_sizeof_r8(x, size, ierror)
+    REAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r8
+  SUBROUTINE ism_sizeof_r10(x, size, ierror)
+    REAL(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r10
+  SUBROUTINE ism_sizeof_r16(x, size, ierror)
+    REAL(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r16
+  SUBROUTINE ism_sizeof_c4(x, size, ierror)
+    COMPLEX(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c4
+  SUBROUTINE ism_sizeof_c8(x, size, ierror)
+    COMPLEX(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c8
+  SUBROUTINE ism_sizeof_c10(x, size, ierror)
+    COMPLEX(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c10
+  SUBROUTINE ism_sizeof_c16(x, size, ierror)
+    COMPLEX(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c16
+  SUBROUTINE ism_sizeof_l1(x, size, ierror)
+    LOGICAL(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l1
+  SUBROUTINE ism_sizeof_l2(x, size, ierror)
+    LOGICAL(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l2
+  SUBROUTINE ism_sizeof_l4(x, size, ierror)
+    LOGICAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l4
+  SUBROUTINE ism_sizeof_l8(x, size, ierror)
+    LOGICAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l8
+  SUBROUTINE ism_sizeof_c(x, size, ierror)
+    CHARACTER(LEN=*), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c
 END MODULE mpi

@@ -15,6 +15,11 @@ MODULE mpi_f08_types
   PUBLIC :: MPI_Comm, MPI_Datatype, MPI_Errhandler, MPI_File, MPI_Group, MPI_Info, MPI_Message, &
       MPI_Op, MPI_Request, MPI_Session, MPI_Win, MPI_Status
   PUBLIC :: OPERATOR(==), OPERATOR(/=)
+  PUBLIC :: MPI_INTEGER_KIND, MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND
+  INTEGER, PARAMETER :: MPI_INTEGER_KIND = 4
+  INTEGER, PARAMETER :: MPI_ADDRESS_KIND = 8
+  INTEGER, PARAMETER :: MPI_OFFSET_KIND = 8
+  INTEGER, PARAMETER :: MPI_COUNT_KIND = 8
   TYPE, BIND(C) :: MPI_Comm
     INTEGER(C_INT) :: MPI_VAL
   END TYPE MPI_Comm
@@ -156,10 +161,6 @@ MODULE mpi_f08
   USE mpi_f08_types
   USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
   IMPLICIT NONE
-  INTEGER, PARAMETER :: MPI_INTEGER_KIND = 4
-  INTEGER, PARAMETER :: MPI_ADDRESS_KIND = 8
-  INTEGER, PARAMETER :: MPI_OFFSET_KIND = 8
-  INTEGER, PARAMETER :: MPI_COUNT_KIND = 8
   TYPE(MPI_Op), PARAMETER :: MPI_OP_NULL = MPI_Op(32)
   TYPE(MPI_Op), PARAMETER :: MPI_SUM = MPI_Op(33)
   TYPE(MPI_Op), PARAMETER :: MPI_MIN = MPI_Op(34)
@@ -584,8 +585,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_TYPE_NULL_DELETE_FN
   END INTERFACE
   INTERFACE MPI_Bsend
-    SUBROUTINE MPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Bsend_f08")
+    SUBROUTINE MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -595,9 +595,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bsend_f08
-    SUBROUTINE MPI_Bsend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Bsend_c_f08")
+    END SUBROUTINE MPI_Bsend_f08ts
+    SUBROUTINE MPI_Bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -607,11 +606,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bsend_c_f08
+    END SUBROUTINE MPI_Bsend_c_f08ts
   END INTERFACE MPI_Bsend
   INTERFACE MPI_Bsend_init
-    SUBROUTINE MPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Bsend_init_f08")
+    SUBROUTINE MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -622,9 +620,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bsend_init_f08
-    SUBROUTINE MPI_Bsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Bsend_init_c_f08")
+    END SUBROUTINE MPI_Bsend_init_f08ts
+    SUBROUTINE MPI_Bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -635,35 +632,33 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bsend_init_c_f08
+    END SUBROUTINE MPI_Bsend_init_c_f08ts
   END INTERFACE MPI_Bsend_init
   INTERFACE MPI_Buffer_attach
-    SUBROUTINE MPI_Buffer_attach_f08(buffer, size, ierror) BIND(C, NAME="MPI_Buffer_attach_f08")
+    SUBROUTINE MPI_Buffer_attach_f08ts(buffer, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
       INTEGER, INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Buffer_attach_f08
-    SUBROUTINE MPI_Buffer_attach_c_f08(buffer, size, ierror) BIND(C, NAME="MPI_Buffer_attach_c_f08")
+    END SUBROUTINE MPI_Buffer_attach_f08ts
+    SUBROUTINE MPI_Buffer_attach_c_f08ts(buffer, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Buffer_attach_c_f08
+    END SUBROUTINE MPI_Buffer_attach_c_f08ts
   END INTERFACE MPI_Buffer_attach
   INTERFACE MPI_Buffer_detach
-    SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror) BIND(C, &
-        NAME="MPI_Buffer_detach_f08")
+    SUBROUTINE MPI_Buffer_detach_f08(buffer_addr, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Buffer_detach_f08
-    SUBROUTINE MPI_Buffer_detach_c_f08(buffer_addr, size, ierror) BIND(C, &
-        NAME="MPI_Buffer_detach_c_f08")
+    SUBROUTINE MPI_Buffer_detach_c_f08(buffer_addr, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
@@ -672,7 +667,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Buffer_detach_c_f08
   END INTERFACE MPI_Buffer_detach
   INTERFACE MPI_Cancel
-    SUBROUTINE MPI_Cancel_f08(request, ierror) BIND(C, NAME="MPI_Cancel_f08")
+    SUBROUTINE MPI_Cancel_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -680,7 +675,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cancel_f08
   END INTERFACE MPI_Cancel
   INTERFACE MPI_Get_count
-    SUBROUTINE MPI_Get_count_f08(status, datatype, count, ierror) BIND(C, NAME="MPI_Get_count_f08")
+    SUBROUTINE MPI_Get_count_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -688,8 +683,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Get_count_f08
-    SUBROUTINE MPI_Get_count_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Get_count_c_f08")
+    SUBROUTINE MPI_Get_count_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -699,8 +693,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_count_c_f08
   END INTERFACE MPI_Get_count
   INTERFACE MPI_Ibsend
-    SUBROUTINE MPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ibsend_f08")
+    SUBROUTINE MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -711,9 +704,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ibsend_f08
-    SUBROUTINE MPI_Ibsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ibsend_c_f08")
+    END SUBROUTINE MPI_Ibsend_f08ts
+    SUBROUTINE MPI_Ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -724,11 +716,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ibsend_c_f08
+    END SUBROUTINE MPI_Ibsend_c_f08ts
   END INTERFACE MPI_Ibsend
   INTERFACE MPI_Improbe
-    SUBROUTINE MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror) BIND(C, &
-        NAME="MPI_Improbe_f08")
+    SUBROUTINE MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -741,8 +732,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Improbe_f08
   END INTERFACE MPI_Improbe
   INTERFACE MPI_Imrecv
-    SUBROUTINE MPI_Imrecv_f08(buf, count, datatype, message, request, ierror) BIND(C, &
-        NAME="MPI_Imrecv_f08")
+    SUBROUTINE MPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -751,9 +741,8 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Request), INTENT(INOUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Imrecv_f08
-    SUBROUTINE MPI_Imrecv_c_f08(buf, count, datatype, message, request, ierror) BIND(C, &
-        NAME="MPI_Imrecv_c_f08")
+    END SUBROUTINE MPI_Imrecv_f08ts
+    SUBROUTINE MPI_Imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -762,11 +751,10 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Request), INTENT(INOUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Imrecv_c_f08
+    END SUBROUTINE MPI_Imrecv_c_f08ts
   END INTERFACE MPI_Imrecv
   INTERFACE MPI_Iprobe
-    SUBROUTINE MPI_Iprobe_f08(source, tag, comm, flag, status, ierror) BIND(C, &
-        NAME="MPI_Iprobe_f08")
+    SUBROUTINE MPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -778,8 +766,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Iprobe_f08
   END INTERFACE MPI_Iprobe
   INTERFACE MPI_Irecv
-    SUBROUTINE MPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Irecv_f08")
+    SUBROUTINE MPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -790,9 +777,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Irecv_f08
-    SUBROUTINE MPI_Irecv_c_f08(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Irecv_c_f08")
+    END SUBROUTINE MPI_Irecv_f08ts
+    SUBROUTINE MPI_Irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -803,11 +789,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Irecv_c_f08
+    END SUBROUTINE MPI_Irecv_c_f08ts
   END INTERFACE MPI_Irecv
   INTERFACE MPI_Irsend
-    SUBROUTINE MPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Irsend_f08")
+    SUBROUTINE MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -818,9 +803,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Irsend_f08
-    SUBROUTINE MPI_Irsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Irsend_c_f08")
+    END SUBROUTINE MPI_Irsend_f08ts
+    SUBROUTINE MPI_Irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -831,11 +815,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Irsend_c_f08
+    END SUBROUTINE MPI_Irsend_c_f08ts
   END INTERFACE MPI_Irsend
   INTERFACE MPI_Isend
-    SUBROUTINE MPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Isend_f08")
+    SUBROUTINE MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -846,9 +829,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isend_f08
-    SUBROUTINE MPI_Isend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Isend_c_f08")
+    END SUBROUTINE MPI_Isend_f08ts
+    SUBROUTINE MPI_Isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -859,11 +841,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isend_c_f08
+    END SUBROUTINE MPI_Isend_c_f08ts
   END INTERFACE MPI_Isend
   INTERFACE MPI_Isendrecv
-    SUBROUTINE MPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
-        recvtype, source, recvtag, comm, request, ierror) BIND(C, NAME="MPI_Isendrecv_f08")
+    SUBROUTINE MPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -879,10 +861,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isendrecv_f08
-    SUBROUTINE MPI_Isendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
-        recvcount, recvtype, source, recvtag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Isendrecv_c_f08")
+    END SUBROUTINE MPI_Isendrecv_f08ts
+    SUBROUTINE MPI_Isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -898,11 +879,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isendrecv_c_f08
+    END SUBROUTINE MPI_Isendrecv_c_f08ts
   END INTERFACE MPI_Isendrecv
   INTERFACE MPI_Isendrecv_replace
-    SUBROUTINE MPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, request, ierror) BIND(C, NAME="MPI_Isendrecv_replace_f08")
+    SUBROUTINE MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -915,9 +896,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isendrecv_replace_f08
-    SUBROUTINE MPI_Isendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, request, ierror) BIND(C, NAME="MPI_Isendrecv_replace_c_f08")
+    END SUBROUTINE MPI_Isendrecv_replace_f08ts
+    SUBROUTINE MPI_Isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, &
+        recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -930,11 +911,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Isendrecv_replace_c_f08
+    END SUBROUTINE MPI_Isendrecv_replace_c_f08ts
   END INTERFACE MPI_Isendrecv_replace
   INTERFACE MPI_Issend
-    SUBROUTINE MPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Issend_f08")
+    SUBROUTINE MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -945,9 +925,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Issend_f08
-    SUBROUTINE MPI_Issend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Issend_c_f08")
+    END SUBROUTINE MPI_Issend_f08ts
+    SUBROUTINE MPI_Issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -958,11 +937,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Issend_c_f08
+    END SUBROUTINE MPI_Issend_c_f08ts
   END INTERFACE MPI_Issend
   INTERFACE MPI_Mprobe
-    SUBROUTINE MPI_Mprobe_f08(source, tag, comm, message, status, ierror) BIND(C, &
-        NAME="MPI_Mprobe_f08")
+    SUBROUTINE MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -974,8 +952,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Mprobe_f08
   END INTERFACE MPI_Mprobe
   INTERFACE MPI_Mrecv
-    SUBROUTINE MPI_Mrecv_f08(buf, count, datatype, message, status, ierror) BIND(C, &
-        NAME="MPI_Mrecv_f08")
+    SUBROUTINE MPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -984,9 +961,8 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Mrecv_f08
-    SUBROUTINE MPI_Mrecv_c_f08(buf, count, datatype, message, status, ierror) BIND(C, &
-        NAME="MPI_Mrecv_c_f08")
+    END SUBROUTINE MPI_Mrecv_f08ts
+    SUBROUTINE MPI_Mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -995,10 +971,10 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Mrecv_c_f08
+    END SUBROUTINE MPI_Mrecv_c_f08ts
   END INTERFACE MPI_Mrecv
   INTERFACE MPI_Probe
-    SUBROUTINE MPI_Probe_f08(source, tag, comm, status, ierror) BIND(C, NAME="MPI_Probe_f08")
+    SUBROUTINE MPI_Probe_f08(source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -1009,8 +985,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Probe_f08
   END INTERFACE MPI_Probe
   INTERFACE MPI_Recv
-    SUBROUTINE MPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
-        NAME="MPI_Recv_f08")
+    SUBROUTINE MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -1021,9 +996,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Recv_f08
-    SUBROUTINE MPI_Recv_c_f08(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
-        NAME="MPI_Recv_c_f08")
+    END SUBROUTINE MPI_Recv_f08ts
+    SUBROUTINE MPI_Recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -1034,11 +1008,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Recv_c_f08
+    END SUBROUTINE MPI_Recv_c_f08ts
   END INTERFACE MPI_Recv
   INTERFACE MPI_Recv_init
-    SUBROUTINE MPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Recv_init_f08")
+    SUBROUTINE MPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -1049,9 +1022,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Recv_init_f08
-    SUBROUTINE MPI_Recv_init_c_f08(buf, count, datatype, source, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Recv_init_c_f08")
+    END SUBROUTINE MPI_Recv_init_f08ts
+    SUBROUTINE MPI_Recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -1062,10 +1034,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Recv_init_c_f08
+    END SUBROUTINE MPI_Recv_init_c_f08ts
   END INTERFACE MPI_Recv_init
   INTERFACE MPI_Request_free
-    SUBROUTINE MPI_Request_free_f08(request, ierror) BIND(C, NAME="MPI_Request_free_f08")
+    SUBROUTINE MPI_Request_free_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -1073,8 +1045,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Request_free_f08
   END INTERFACE MPI_Request_free
   INTERFACE MPI_Request_get_status
-    SUBROUTINE MPI_Request_get_status_f08(request, flag, status, ierror) BIND(C, &
-        NAME="MPI_Request_get_status_f08")
+    SUBROUTINE MPI_Request_get_status_f08(request, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(IN) :: request
@@ -1084,8 +1055,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Request_get_status_f08
   END INTERFACE MPI_Request_get_status
   INTERFACE MPI_Rsend
-    SUBROUTINE MPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Rsend_f08")
+    SUBROUTINE MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1095,9 +1065,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Rsend_f08
-    SUBROUTINE MPI_Rsend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Rsend_c_f08")
+    END SUBROUTINE MPI_Rsend_f08ts
+    SUBROUTINE MPI_Rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1107,11 +1076,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Rsend_c_f08
+    END SUBROUTINE MPI_Rsend_c_f08ts
   END INTERFACE MPI_Rsend
   INTERFACE MPI_Rsend_init
-    SUBROUTINE MPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Rsend_init_f08")
+    SUBROUTINE MPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1122,9 +1090,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Rsend_init_f08
-    SUBROUTINE MPI_Rsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Rsend_init_c_f08")
+    END SUBROUTINE MPI_Rsend_init_f08ts
+    SUBROUTINE MPI_Rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1135,11 +1102,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Rsend_init_c_f08
+    END SUBROUTINE MPI_Rsend_init_c_f08ts
   END INTERFACE MPI_Rsend_init
   INTERFACE MPI_Send
-    SUBROUTINE MPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Send_f08")
+    SUBROUTINE MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1149,9 +1115,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Send_f08
-    SUBROUTINE MPI_Send_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Send_c_f08")
+    END SUBROUTINE MPI_Send_f08ts
+    SUBROUTINE MPI_Send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1161,11 +1126,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Send_c_f08
+    END SUBROUTINE MPI_Send_c_f08ts
   END INTERFACE MPI_Send
   INTERFACE MPI_Send_init
-    SUBROUTINE MPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Send_init_f08")
+    SUBROUTINE MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1176,9 +1140,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Send_init_f08
-    SUBROUTINE MPI_Send_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Send_init_c_f08")
+    END SUBROUTINE MPI_Send_init_f08ts
+    SUBROUTINE MPI_Send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1189,11 +1152,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Send_init_c_f08
+    END SUBROUTINE MPI_Send_init_c_f08ts
   END INTERFACE MPI_Send_init
   INTERFACE MPI_Sendrecv
-    SUBROUTINE MPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
-        recvtype, source, recvtag, comm, status, ierror) BIND(C, NAME="MPI_Sendrecv_f08")
+    SUBROUTINE MPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -1209,10 +1172,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Sendrecv_f08
-    SUBROUTINE MPI_Sendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
-        recvcount, recvtype, source, recvtag, comm, status, ierror) BIND(C, &
-        NAME="MPI_Sendrecv_c_f08")
+    END SUBROUTINE MPI_Sendrecv_f08ts
+    SUBROUTINE MPI_Sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -1228,11 +1190,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Sendrecv_c_f08
+    END SUBROUTINE MPI_Sendrecv_c_f08ts
   END INTERFACE MPI_Sendrecv
   INTERFACE MPI_Sendrecv_replace
-    SUBROUTINE MPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, status, ierror) BIND(C, NAME="MPI_Sendrecv_replace_f08")
+    SUBROUTINE MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -1245,9 +1207,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Sendrecv_replace_f08
-    SUBROUTINE MPI_Sendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, status, ierror) BIND(C, NAME="MPI_Sendrecv_replace_c_f08")
+    END SUBROUTINE MPI_Sendrecv_replace_f08ts
+    SUBROUTINE MPI_Sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -1260,11 +1222,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Sendrecv_replace_c_f08
+    END SUBROUTINE MPI_Sendrecv_replace_c_f08ts
   END INTERFACE MPI_Sendrecv_replace
   INTERFACE MPI_Ssend
-    SUBROUTINE MPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Ssend_f08")
+    SUBROUTINE MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1274,9 +1235,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ssend_f08
-    SUBROUTINE MPI_Ssend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="MPI_Ssend_c_f08")
+    END SUBROUTINE MPI_Ssend_f08ts
+    SUBROUTINE MPI_Ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -1286,11 +1246,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ssend_c_f08
+    END SUBROUTINE MPI_Ssend_c_f08ts
   END INTERFACE MPI_Ssend
   INTERFACE MPI_Ssend_init
-    SUBROUTINE MPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ssend_init_f08")
+    SUBROUTINE MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1301,9 +1260,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ssend_init_f08
-    SUBROUTINE MPI_Ssend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="MPI_Ssend_init_c_f08")
+    END SUBROUTINE MPI_Ssend_init_f08ts
+    SUBROUTINE MPI_Ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -1314,10 +1272,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ssend_init_c_f08
+    END SUBROUTINE MPI_Ssend_init_c_f08ts
   END INTERFACE MPI_Ssend_init
   INTERFACE MPI_Start
-    SUBROUTINE MPI_Start_f08(request, ierror) BIND(C, NAME="MPI_Start_f08")
+    SUBROUTINE MPI_Start_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -1325,7 +1283,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Start_f08
   END INTERFACE MPI_Start
   INTERFACE MPI_Startall
-    SUBROUTINE MPI_Startall_f08(count, array_of_requests, ierror) BIND(C, NAME="MPI_Startall_f08")
+    SUBROUTINE MPI_Startall_f08(count, array_of_requests, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1334,8 +1292,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Startall_f08
   END INTERFACE MPI_Startall
   INTERFACE MPI_Status_get_error
-    SUBROUTINE MPI_Status_get_error_f08(status, error, ierror) BIND(C, &
-        NAME="MPI_Status_get_error_f08")
+    SUBROUTINE MPI_Status_get_error_f08(status, error, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1344,8 +1301,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_get_error_f08
   END INTERFACE MPI_Status_get_error
   INTERFACE MPI_Status_get_source
-    SUBROUTINE MPI_Status_get_source_f08(status, source, ierror) BIND(C, &
-        NAME="MPI_Status_get_source_f08")
+    SUBROUTINE MPI_Status_get_source_f08(status, source, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1354,7 +1310,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_get_source_f08
   END INTERFACE MPI_Status_get_source
   INTERFACE MPI_Status_get_tag
-    SUBROUTINE MPI_Status_get_tag_f08(status, tag, ierror) BIND(C, NAME="MPI_Status_get_tag_f08")
+    SUBROUTINE MPI_Status_get_tag_f08(status, tag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1363,8 +1319,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_get_tag_f08
   END INTERFACE MPI_Status_get_tag
   INTERFACE MPI_Status_set_error
-    SUBROUTINE MPI_Status_set_error_f08(status, error, ierror) BIND(C, &
-        NAME="MPI_Status_set_error_f08")
+    SUBROUTINE MPI_Status_set_error_f08(status, error, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -1373,8 +1328,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_error_f08
   END INTERFACE MPI_Status_set_error
   INTERFACE MPI_Status_set_source
-    SUBROUTINE MPI_Status_set_source_f08(status, source, ierror) BIND(C, &
-        NAME="MPI_Status_set_source_f08")
+    SUBROUTINE MPI_Status_set_source_f08(status, source, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -1383,7 +1337,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_source_f08
   END INTERFACE MPI_Status_set_source
   INTERFACE MPI_Status_set_tag
-    SUBROUTINE MPI_Status_set_tag_f08(status, tag, ierror) BIND(C, NAME="MPI_Status_set_tag_f08")
+    SUBROUTINE MPI_Status_set_tag_f08(status, tag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -1392,7 +1346,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_tag_f08
   END INTERFACE MPI_Status_set_tag
   INTERFACE MPI_Test
-    SUBROUTINE MPI_Test_f08(request, flag, status, ierror) BIND(C, NAME="MPI_Test_f08")
+    SUBROUTINE MPI_Test_f08(request, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -1402,7 +1356,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Test_f08
   END INTERFACE MPI_Test
   INTERFACE MPI_Test_cancelled
-    SUBROUTINE MPI_Test_cancelled_f08(status, flag, ierror) BIND(C, NAME="MPI_Test_cancelled_f08")
+    SUBROUTINE MPI_Test_cancelled_f08(status, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1411,8 +1365,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Test_cancelled_f08
   END INTERFACE MPI_Test_cancelled
   INTERFACE MPI_Testall
-    SUBROUTINE MPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror) BIND(C, &
-        NAME="MPI_Testall_f08")
+    SUBROUTINE MPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1423,8 +1376,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Testall_f08
   END INTERFACE MPI_Testall
   INTERFACE MPI_Testany
-    SUBROUTINE MPI_Testany_f08(count, array_of_requests, indx, flag, status, ierror) BIND(C, &
-        NAME="MPI_Testany_f08")
+    SUBROUTINE MPI_Testany_f08(count, array_of_requests, indx, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1437,7 +1389,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Testany
   INTERFACE MPI_Testsome
     SUBROUTINE MPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, &
-        array_of_statuses, ierror) BIND(C, NAME="MPI_Testsome_f08")
+        array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -1449,7 +1401,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Testsome_f08
   END INTERFACE MPI_Testsome
   INTERFACE MPI_Wait
-    SUBROUTINE MPI_Wait_f08(request, status, ierror) BIND(C, NAME="MPI_Wait_f08")
+    SUBROUTINE MPI_Wait_f08(request, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -1458,8 +1410,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Wait_f08
   END INTERFACE MPI_Wait
   INTERFACE MPI_Waitall
-    SUBROUTINE MPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror) BIND(C, &
-        NAME="MPI_Waitall_f08")
+    SUBROUTINE MPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1469,8 +1420,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Waitall_f08
   END INTERFACE MPI_Waitall
   INTERFACE MPI_Waitany
-    SUBROUTINE MPI_Waitany_f08(count, array_of_requests, indx, status, ierror) BIND(C, &
-        NAME="MPI_Waitany_f08")
+    SUBROUTINE MPI_Waitany_f08(count, array_of_requests, indx, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1482,7 +1432,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Waitany
   INTERFACE MPI_Waitsome
     SUBROUTINE MPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, &
-        array_of_statuses, ierror) BIND(C, NAME="MPI_Waitsome_f08")
+        array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -1494,17 +1444,16 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Waitsome_f08
   END INTERFACE MPI_Waitsome
   INTERFACE MPI_Get_address
-    SUBROUTINE MPI_Get_address_f08(location, address, ierror) BIND(C, NAME="MPI_Get_address_f08")
+    SUBROUTINE MPI_Get_address_f08ts(location, address, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: location(..)
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Get_address_f08
+    END SUBROUTINE MPI_Get_address_f08ts
   END INTERFACE MPI_Get_address
   INTERFACE MPI_Get_elements
-    SUBROUTINE MPI_Get_elements_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Get_elements_f08")
+    SUBROUTINE MPI_Get_elements_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1512,8 +1461,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Get_elements_f08
-    SUBROUTINE MPI_Get_elements_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Get_elements_c_f08")
+    SUBROUTINE MPI_Get_elements_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1523,8 +1471,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_elements_c_f08
   END INTERFACE MPI_Get_elements
   INTERFACE MPI_Get_elements_x
-    SUBROUTINE MPI_Get_elements_x_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Get_elements_x_f08")
+    SUBROUTINE MPI_Get_elements_x_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -1534,8 +1481,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_elements_x_f08
   END INTERFACE MPI_Get_elements_x
   INTERFACE MPI_Pack
-    SUBROUTINE MPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, &
-        ierror) BIND(C, NAME="MPI_Pack_f08")
+    SUBROUTINE MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -1546,9 +1492,8 @@ MODULE mpi_f08
       INTEGER, INTENT(INOUT) :: position
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Pack_f08
-    SUBROUTINE MPI_Pack_c_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, &
-        ierror) BIND(C, NAME="MPI_Pack_c_f08")
+    END SUBROUTINE MPI_Pack_f08ts
+    SUBROUTINE MPI_Pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -1559,11 +1504,11 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Pack_c_f08
+    END SUBROUTINE MPI_Pack_c_f08ts
   END INTERFACE MPI_Pack
   INTERFACE MPI_Pack_external
-    SUBROUTINE MPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
-        position, ierror) BIND(C, NAME="MPI_Pack_external_f08")
+    SUBROUTINE MPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -1574,9 +1519,9 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Pack_external_f08
-    SUBROUTINE MPI_Pack_external_c_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
-        position, ierror) BIND(C, NAME="MPI_Pack_external_c_f08")
+    END SUBROUTINE MPI_Pack_external_f08ts
+    SUBROUTINE MPI_Pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -1587,11 +1532,10 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Pack_external_c_f08
+    END SUBROUTINE MPI_Pack_external_c_f08ts
   END INTERFACE MPI_Pack_external
   INTERFACE MPI_Pack_external_size
-    SUBROUTINE MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror) BIND(C, &
-        NAME="MPI_Pack_external_size_f08")
+    SUBROUTINE MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -1600,8 +1544,7 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Pack_external_size_f08
-    SUBROUTINE MPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror) BIND(C, &
-        NAME="MPI_Pack_external_size_c_f08")
+    SUBROUTINE MPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -1612,8 +1555,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Pack_external_size_c_f08
   END INTERFACE MPI_Pack_external_size
   INTERFACE MPI_Pack_size
-    SUBROUTINE MPI_Pack_size_f08(incount, datatype, comm, size, ierror) BIND(C, &
-        NAME="MPI_Pack_size_f08")
+    SUBROUTINE MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -1622,8 +1564,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Pack_size_f08
-    SUBROUTINE MPI_Pack_size_c_f08(incount, datatype, comm, size, ierror) BIND(C, &
-        NAME="MPI_Pack_size_c_f08")
+    SUBROUTINE MPI_Pack_size_c_f08(incount, datatype, comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
@@ -1634,7 +1575,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Pack_size_c_f08
   END INTERFACE MPI_Pack_size
   INTERFACE MPI_Type_commit
-    SUBROUTINE MPI_Type_commit_f08(datatype, ierror) BIND(C, NAME="MPI_Type_commit_f08")
+    SUBROUTINE MPI_Type_commit_f08(datatype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
@@ -1642,8 +1583,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_commit_f08
   END INTERFACE MPI_Type_commit
   INTERFACE MPI_Type_contiguous
-    SUBROUTINE MPI_Type_contiguous_f08(count, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_contiguous_f08")
+    SUBROUTINE MPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1651,8 +1591,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_contiguous_f08
-    SUBROUTINE MPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_contiguous_c_f08")
+    SUBROUTINE MPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1663,8 +1602,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_contiguous
   INTERFACE MPI_Type_create_darray
     SUBROUTINE MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
-        array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_create_darray_f08")
+        array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: size
@@ -1680,8 +1618,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_darray_f08
     SUBROUTINE MPI_Type_create_darray_c_f08(size, rank, ndims, array_of_gsizes, &
-        array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, &
-        ierror) BIND(C, NAME="MPI_Type_create_darray_c_f08")
+        array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: size
@@ -1699,7 +1636,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_create_darray
   INTERFACE MPI_Type_create_hindexed
     SUBROUTINE MPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_create_hindexed_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1710,8 +1647,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_hindexed_f08
     SUBROUTINE MPI_Type_create_hindexed_c_f08(count, array_of_blocklengths, &
-        array_of_displacements, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_create_hindexed_c_f08")
+        array_of_displacements, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1724,7 +1660,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_create_hindexed
   INTERFACE MPI_Type_create_hindexed_block
     SUBROUTINE MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_create_hindexed_block_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1735,7 +1671,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_hindexed_block_f08
     SUBROUTINE MPI_Type_create_hindexed_block_c_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_create_hindexed_block_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1747,8 +1683,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_create_hindexed_block_c_f08
   END INTERFACE MPI_Type_create_hindexed_block
   INTERFACE MPI_Type_create_hvector
-    SUBROUTINE MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="MPI_Type_create_hvector_f08")
+    SUBROUTINE MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1758,8 +1693,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_hvector_f08
-    SUBROUTINE MPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="MPI_Type_create_hvector_c_f08")
+    SUBROUTINE MPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1772,7 +1706,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_create_hvector
   INTERFACE MPI_Type_create_indexed_block
     SUBROUTINE MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_create_indexed_block_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1783,7 +1717,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_indexed_block_f08
     SUBROUTINE MPI_Type_create_indexed_block_c_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_create_indexed_block_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1795,8 +1729,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_create_indexed_block_c_f08
   END INTERFACE MPI_Type_create_indexed_block
   INTERFACE MPI_Type_create_resized
-    SUBROUTINE MPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_create_resized_f08")
+    SUBROUTINE MPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -1808,7 +1741,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_create_resized
   INTERFACE MPI_Type_create_struct
     SUBROUTINE MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
-        array_of_types, newtype, ierror) BIND(C, NAME="MPI_Type_create_struct_f08")
+        array_of_types, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1819,7 +1752,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_struct_f08
     SUBROUTINE MPI_Type_create_struct_c_f08(count, array_of_blocklengths, array_of_displacements, &
-        array_of_types, newtype, ierror) BIND(C, NAME="MPI_Type_create_struct_c_f08")
+        array_of_types, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1832,8 +1765,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_create_struct
   INTERFACE MPI_Type_create_subarray
     SUBROUTINE MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
-        array_of_starts, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_create_subarray_f08")
+        array_of_starts, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: ndims
@@ -1846,8 +1778,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_create_subarray_f08
     SUBROUTINE MPI_Type_create_subarray_c_f08(ndims, array_of_sizes, array_of_subsizes, &
-        array_of_starts, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_create_subarray_c_f08")
+        array_of_starts, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: ndims
@@ -1861,7 +1792,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_create_subarray_c_f08
   END INTERFACE MPI_Type_create_subarray
   INTERFACE MPI_Type_dup
-    SUBROUTINE MPI_Type_dup_f08(oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_dup_f08")
+    SUBROUTINE MPI_Type_dup_f08(oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -1870,7 +1801,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_dup_f08
   END INTERFACE MPI_Type_dup
   INTERFACE MPI_Type_free
-    SUBROUTINE MPI_Type_free_f08(datatype, ierror) BIND(C, NAME="MPI_Type_free_f08")
+    SUBROUTINE MPI_Type_free_f08(datatype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
@@ -1879,8 +1810,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_free
   INTERFACE MPI_Type_get_contents
     SUBROUTINE MPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, &
-        array_of_integers, array_of_addresses, array_of_datatypes, ierror) BIND(C, &
-        NAME="MPI_Type_get_contents_f08")
+        array_of_integers, array_of_addresses, array_of_datatypes, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1895,7 +1825,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_get_contents
   INTERFACE MPI_Type_get_envelope
     SUBROUTINE MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
-        combiner, ierror) BIND(C, NAME="MPI_Type_get_envelope_f08")
+        combiner, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1907,8 +1837,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_envelope_f08
   END INTERFACE MPI_Type_get_envelope
   INTERFACE MPI_Type_get_extent
-    SUBROUTINE MPI_Type_get_extent_f08(datatype, lb, extent, ierror) BIND(C, &
-        NAME="MPI_Type_get_extent_f08")
+    SUBROUTINE MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1918,8 +1847,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_extent_f08
   END INTERFACE MPI_Type_get_extent
   INTERFACE MPI_Type_get_extent_x
-    SUBROUTINE MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror) BIND(C, &
-        NAME="MPI_Type_get_extent_x_f08")
+    SUBROUTINE MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1929,8 +1857,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_extent_x_f08
   END INTERFACE MPI_Type_get_extent_x
   INTERFACE MPI_Type_get_true_extent
-    SUBROUTINE MPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror) BIND(C, &
-        NAME="MPI_Type_get_true_extent_f08")
+    SUBROUTINE MPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1940,8 +1867,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_true_extent_f08
   END INTERFACE MPI_Type_get_true_extent
   INTERFACE MPI_Type_get_true_extent_x
-    SUBROUTINE MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror) BIND(C, &
-        NAME="MPI_Type_get_true_extent_x_f08")
+    SUBROUTINE MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1952,7 +1878,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Type_get_true_extent_x
   INTERFACE MPI_Type_indexed
     SUBROUTINE MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_indexed_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -1963,7 +1889,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_indexed_f08
     SUBROUTINE MPI_Type_indexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="MPI_Type_indexed_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -1975,14 +1901,14 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_indexed_c_f08
   END INTERFACE MPI_Type_indexed
   INTERFACE MPI_Type_size
-    SUBROUTINE MPI_Type_size_f08(datatype, size, ierror) BIND(C, NAME="MPI_Type_size_f08")
+    SUBROUTINE MPI_Type_size_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_size_f08
-    SUBROUTINE MPI_Type_size_c_f08(datatype, size, ierror) BIND(C, NAME="MPI_Type_size_c_f08")
+    SUBROUTINE MPI_Type_size_c_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -1991,7 +1917,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_size_c_f08
   END INTERFACE MPI_Type_size
   INTERFACE MPI_Type_size_x
-    SUBROUTINE MPI_Type_size_x_f08(datatype, size, ierror) BIND(C, NAME="MPI_Type_size_x_f08")
+    SUBROUTINE MPI_Type_size_x_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -2000,8 +1926,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_size_x_f08
   END INTERFACE MPI_Type_size_x
   INTERFACE MPI_Type_vector
-    SUBROUTINE MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror) BIND(C, &
-        NAME="MPI_Type_vector_f08")
+    SUBROUTINE MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -2011,8 +1936,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_vector_f08
-    SUBROUTINE MPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="MPI_Type_vector_c_f08")
+    SUBROUTINE MPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -2024,8 +1948,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_vector_c_f08
   END INTERFACE MPI_Type_vector
   INTERFACE MPI_Unpack
-    SUBROUTINE MPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, &
-        ierror) BIND(C, NAME="MPI_Unpack_f08")
+    SUBROUTINE MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -2036,9 +1959,8 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Unpack_f08
-    SUBROUTINE MPI_Unpack_c_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, &
-        ierror) BIND(C, NAME="MPI_Unpack_c_f08")
+    END SUBROUTINE MPI_Unpack_f08ts
+    SUBROUTINE MPI_Unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -2049,11 +1971,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Unpack_c_f08
+    END SUBROUTINE MPI_Unpack_c_f08ts
   END INTERFACE MPI_Unpack
   INTERFACE MPI_Unpack_external
-    SUBROUTINE MPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
-        datatype, ierror) BIND(C, NAME="MPI_Unpack_external_f08")
+    SUBROUTINE MPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -2064,9 +1986,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Unpack_external_f08
-    SUBROUTINE MPI_Unpack_external_c_f08(datarep, inbuf, insize, position, outbuf, outcount, &
-        datatype, ierror) BIND(C, NAME="MPI_Unpack_external_c_f08")
+    END SUBROUTINE MPI_Unpack_external_f08ts
+    SUBROUTINE MPI_Unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -2077,10 +1999,10 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Unpack_external_c_f08
+    END SUBROUTINE MPI_Unpack_external_c_f08ts
   END INTERFACE MPI_Unpack_external
   INTERFACE MPI_Aint_add
-    FUNCTION MPI_Aint_add_f08(base, disp) BIND(C, NAME="MPI_Aint_add_f08") RESULT(res)
+    FUNCTION MPI_Aint_add_f08(base, disp) RESULT(res)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
@@ -2089,7 +2011,7 @@ MODULE mpi_f08
     END FUNCTION MPI_Aint_add_f08
   END INTERFACE MPI_Aint_add
   INTERFACE MPI_Aint_diff
-    FUNCTION MPI_Aint_diff_f08(addr1, addr2) BIND(C, NAME="MPI_Aint_diff_f08") RESULT(res)
+    FUNCTION MPI_Aint_diff_f08(addr1, addr2) RESULT(res)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
@@ -2098,8 +2020,8 @@ MODULE mpi_f08
     END FUNCTION MPI_Aint_diff_f08
   END INTERFACE MPI_Aint_diff
   INTERFACE MPI_Allgather
-    SUBROUTINE MPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="MPI_Allgather_f08")
+    SUBROUTINE MPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2110,9 +2032,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgather_f08
-    SUBROUTINE MPI_Allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="MPI_Allgather_c_f08")
+    END SUBROUTINE MPI_Allgather_f08ts
+    SUBROUTINE MPI_Allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2123,11 +2045,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgather_c_f08
+    END SUBROUTINE MPI_Allgather_c_f08ts
   END INTERFACE MPI_Allgather
   INTERFACE MPI_Allgather_init
-    SUBROUTINE MPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, info, request, ierror) BIND(C, NAME="MPI_Allgather_init_f08")
+    SUBROUTINE MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2140,9 +2062,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgather_init_f08
-    SUBROUTINE MPI_Allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Allgather_init_c_f08")
+    END SUBROUTINE MPI_Allgather_init_f08ts
+    SUBROUTINE MPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2155,11 +2077,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgather_init_c_f08
+    END SUBROUTINE MPI_Allgather_init_c_f08ts
   END INTERFACE MPI_Allgather_init
   INTERFACE MPI_Allgatherv
-    SUBROUTINE MPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Allgatherv_f08")
+    SUBROUTINE MPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2171,9 +2093,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgatherv_f08
-    SUBROUTINE MPI_Allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Allgatherv_c_f08")
+    END SUBROUTINE MPI_Allgatherv_f08ts
+    SUBROUTINE MPI_Allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2185,11 +2107,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgatherv_c_f08
+    END SUBROUTINE MPI_Allgatherv_c_f08ts
   END INTERFACE MPI_Allgatherv
   INTERFACE MPI_Allgatherv_init
-    SUBROUTINE MPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Allgatherv_init_f08")
+    SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2203,11 +2125,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allgatherv_init_f08
+    END SUBROUTINE MPI_Allgatherv_init_f08ts
   END INTERFACE MPI_Allgatherv_init
   INTERFACE MPI_Allreduce
-    SUBROUTINE MPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Allreduce_f08")
+    SUBROUTINE MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2217,9 +2138,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allreduce_f08
-    SUBROUTINE MPI_Allreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Allreduce_c_f08")
+    END SUBROUTINE MPI_Allreduce_f08ts
+    SUBROUTINE MPI_Allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2229,11 +2149,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allreduce_c_f08
+    END SUBROUTINE MPI_Allreduce_c_f08ts
   END INTERFACE MPI_Allreduce
   INTERFACE MPI_Allreduce_init
-    SUBROUTINE MPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Allreduce_init_f08")
+    SUBROUTINE MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2245,9 +2165,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allreduce_init_f08
-    SUBROUTINE MPI_Allreduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
-        request, ierror) BIND(C, NAME="MPI_Allreduce_init_c_f08")
+    END SUBROUTINE MPI_Allreduce_init_f08ts
+    SUBROUTINE MPI_Allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2259,11 +2179,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Allreduce_init_c_f08
+    END SUBROUTINE MPI_Allreduce_init_c_f08ts
   END INTERFACE MPI_Allreduce_init
   INTERFACE MPI_Alltoall
-    SUBROUTINE MPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
-        ierror) BIND(C, NAME="MPI_Alltoall_f08")
+    SUBROUTINE MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2274,9 +2194,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoall_f08
-    SUBROUTINE MPI_Alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="MPI_Alltoall_c_f08")
+    END SUBROUTINE MPI_Alltoall_f08ts
+    SUBROUTINE MPI_Alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2287,11 +2207,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoall_c_f08
+    END SUBROUTINE MPI_Alltoall_c_f08ts
   END INTERFACE MPI_Alltoall
   INTERFACE MPI_Alltoall_init
-    SUBROUTINE MPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, info, request, ierror) BIND(C, NAME="MPI_Alltoall_init_f08")
+    SUBROUTINE MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2304,9 +2224,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoall_init_f08
-    SUBROUTINE MPI_Alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Alltoall_init_c_f08")
+    END SUBROUTINE MPI_Alltoall_init_f08ts
+    SUBROUTINE MPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2319,11 +2239,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoall_init_c_f08
+    END SUBROUTINE MPI_Alltoall_init_c_f08ts
   END INTERFACE MPI_Alltoall_init
   INTERFACE MPI_Alltoallv
-    SUBROUTINE MPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, ierror) BIND(C, NAME="MPI_Alltoallv_f08")
+    SUBROUTINE MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2336,9 +2256,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallv_f08
-    SUBROUTINE MPI_Alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, ierror) BIND(C, NAME="MPI_Alltoallv_c_f08")
+    END SUBROUTINE MPI_Alltoallv_f08ts
+    SUBROUTINE MPI_Alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2351,12 +2271,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallv_c_f08
+    END SUBROUTINE MPI_Alltoallv_c_f08ts
   END INTERFACE MPI_Alltoallv
   INTERFACE MPI_Alltoallv_init
-    SUBROUTINE MPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Alltoallv_init_f08")
+    SUBROUTINE MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2371,11 +2290,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallv_init_f08
+    END SUBROUTINE MPI_Alltoallv_init_f08ts
   END INTERFACE MPI_Alltoallv_init
   INTERFACE MPI_Alltoallw
-    SUBROUTINE MPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, ierror) BIND(C, NAME="MPI_Alltoallw_f08")
+    SUBROUTINE MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2388,9 +2307,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallw_f08
-    SUBROUTINE MPI_Alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, ierror) BIND(C, NAME="MPI_Alltoallw_c_f08")
+    END SUBROUTINE MPI_Alltoallw_f08ts
+    SUBROUTINE MPI_Alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2403,12 +2322,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallw_c_f08
+    END SUBROUTINE MPI_Alltoallw_c_f08ts
   END INTERFACE MPI_Alltoallw
   INTERFACE MPI_Alltoallw_init
-    SUBROUTINE MPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Alltoallw_init_f08")
+    SUBROUTINE MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2423,10 +2341,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Alltoallw_init_f08
+    END SUBROUTINE MPI_Alltoallw_init_f08ts
   END INTERFACE MPI_Alltoallw_init
   INTERFACE MPI_Barrier
-    SUBROUTINE MPI_Barrier_f08(comm, ierror) BIND(C, NAME="MPI_Barrier_f08")
+    SUBROUTINE MPI_Barrier_f08(comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2434,8 +2352,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Barrier_f08
   END INTERFACE MPI_Barrier
   INTERFACE MPI_Barrier_init
-    SUBROUTINE MPI_Barrier_init_f08(comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Barrier_init_f08")
+    SUBROUTINE MPI_Barrier_init_f08(comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2445,8 +2362,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Barrier_init_f08
   END INTERFACE MPI_Barrier_init
   INTERFACE MPI_Bcast
-    SUBROUTINE MPI_Bcast_f08(buffer, count, datatype, root, comm, ierror) BIND(C, &
-        NAME="MPI_Bcast_f08")
+    SUBROUTINE MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
@@ -2455,9 +2371,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bcast_f08
-    SUBROUTINE MPI_Bcast_c_f08(buffer, count, datatype, root, comm, ierror) BIND(C, &
-        NAME="MPI_Bcast_c_f08")
+    END SUBROUTINE MPI_Bcast_f08ts
+    SUBROUTINE MPI_Bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
@@ -2466,11 +2381,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bcast_c_f08
+    END SUBROUTINE MPI_Bcast_c_f08ts
   END INTERFACE MPI_Bcast
   INTERFACE MPI_Bcast_init
-    SUBROUTINE MPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Bcast_init_f08")
+    SUBROUTINE MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -2481,9 +2395,8 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bcast_init_f08
-    SUBROUTINE MPI_Bcast_init_c_f08(buffer, count, datatype, root, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Bcast_init_c_f08")
+    END SUBROUTINE MPI_Bcast_init_f08ts
+    SUBROUTINE MPI_Bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -2494,11 +2407,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Bcast_init_c_f08
+    END SUBROUTINE MPI_Bcast_init_c_f08ts
   END INTERFACE MPI_Bcast_init
   INTERFACE MPI_Exscan
-    SUBROUTINE MPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Exscan_f08")
+    SUBROUTINE MPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2508,9 +2420,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Exscan_f08
-    SUBROUTINE MPI_Exscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Exscan_c_f08")
+    END SUBROUTINE MPI_Exscan_f08ts
+    SUBROUTINE MPI_Exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2520,11 +2431,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Exscan_c_f08
+    END SUBROUTINE MPI_Exscan_c_f08ts
   END INTERFACE MPI_Exscan
   INTERFACE MPI_Exscan_init
-    SUBROUTINE MPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Exscan_init_f08")
+    SUBROUTINE MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2536,9 +2447,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Exscan_init_f08
-    SUBROUTINE MPI_Exscan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Exscan_init_c_f08")
+    END SUBROUTINE MPI_Exscan_init_f08ts
+    SUBROUTINE MPI_Exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2550,11 +2461,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Exscan_init_c_f08
+    END SUBROUTINE MPI_Exscan_init_c_f08ts
   END INTERFACE MPI_Exscan_init
   INTERFACE MPI_Gather
-    SUBROUTINE MPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, ierror) BIND(C, NAME="MPI_Gather_f08")
+    SUBROUTINE MPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2566,9 +2477,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gather_f08
-    SUBROUTINE MPI_Gather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, ierror) BIND(C, NAME="MPI_Gather_c_f08")
+    END SUBROUTINE MPI_Gather_f08ts
+    SUBROUTINE MPI_Gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2580,11 +2491,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gather_c_f08
+    END SUBROUTINE MPI_Gather_c_f08ts
   END INTERFACE MPI_Gather
   INTERFACE MPI_Gather_init
-    SUBROUTINE MPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="MPI_Gather_init_f08")
+    SUBROUTINE MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2598,9 +2509,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gather_init_f08
-    SUBROUTINE MPI_Gather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="MPI_Gather_init_c_f08")
+    END SUBROUTINE MPI_Gather_init_f08ts
+    SUBROUTINE MPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2614,11 +2525,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gather_init_c_f08
+    END SUBROUTINE MPI_Gather_init_c_f08ts
   END INTERFACE MPI_Gather_init
   INTERFACE MPI_Gatherv
-    SUBROUTINE MPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, ierror) BIND(C, NAME="MPI_Gatherv_f08")
+    SUBROUTINE MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2631,9 +2542,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gatherv_f08
-    SUBROUTINE MPI_Gatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, ierror) BIND(C, NAME="MPI_Gatherv_c_f08")
+    END SUBROUTINE MPI_Gatherv_f08ts
+    SUBROUTINE MPI_Gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -2646,11 +2557,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gatherv_c_f08
+    END SUBROUTINE MPI_Gatherv_c_f08ts
   END INTERFACE MPI_Gatherv
   INTERFACE MPI_Gatherv_init
-    SUBROUTINE MPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, info, request, ierror) BIND(C, NAME="MPI_Gatherv_init_f08")
+    SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2665,11 +2576,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Gatherv_init_f08
+    END SUBROUTINE MPI_Gatherv_init_f08ts
   END INTERFACE MPI_Gatherv_init
   INTERFACE MPI_Iallgather
-    SUBROUTINE MPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="MPI_Iallgather_f08")
+    SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2681,9 +2592,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iallgather_f08
-    SUBROUTINE MPI_Iallgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="MPI_Iallgather_c_f08")
+    END SUBROUTINE MPI_Iallgather_f08ts
+    SUBROUTINE MPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2695,11 +2606,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iallgather_c_f08
+    END SUBROUTINE MPI_Iallgather_c_f08ts
   END INTERFACE MPI_Iallgather
   INTERFACE MPI_Iallgatherv
-    SUBROUTINE MPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, request, ierror) BIND(C, NAME="MPI_Iallgatherv_f08")
+    SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2712,11 +2623,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iallgatherv_f08
+    END SUBROUTINE MPI_Iallgatherv_f08ts
   END INTERFACE MPI_Iallgatherv
   INTERFACE MPI_Iallreduce
-    SUBROUTINE MPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iallreduce_f08")
+    SUBROUTINE MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2727,9 +2637,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iallreduce_f08
-    SUBROUTINE MPI_Iallreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iallreduce_c_f08")
+    END SUBROUTINE MPI_Iallreduce_f08ts
+    SUBROUTINE MPI_Iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2740,11 +2649,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iallreduce_c_f08
+    END SUBROUTINE MPI_Iallreduce_c_f08ts
   END INTERFACE MPI_Iallreduce
   INTERFACE MPI_Ialltoall
-    SUBROUTINE MPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="MPI_Ialltoall_f08")
+    SUBROUTINE MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2756,9 +2665,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ialltoall_f08
-    SUBROUTINE MPI_Ialltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="MPI_Ialltoall_c_f08")
+    END SUBROUTINE MPI_Ialltoall_f08ts
+    SUBROUTINE MPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2770,11 +2679,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ialltoall_c_f08
+    END SUBROUTINE MPI_Ialltoall_c_f08ts
   END INTERFACE MPI_Ialltoall
   INTERFACE MPI_Ialltoallv
-    SUBROUTINE MPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ialltoallv_f08")
+    SUBROUTINE MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2788,11 +2697,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ialltoallv_f08
+    END SUBROUTINE MPI_Ialltoallv_f08ts
   END INTERFACE MPI_Ialltoallv
   INTERFACE MPI_Ialltoallw
-    SUBROUTINE MPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, request, ierror) BIND(C, NAME="MPI_Ialltoallw_f08")
+    SUBROUTINE MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2806,10 +2715,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ialltoallw_f08
+    END SUBROUTINE MPI_Ialltoallw_f08ts
   END INTERFACE MPI_Ialltoallw
   INTERFACE MPI_Ibarrier
-    SUBROUTINE MPI_Ibarrier_f08(comm, request, ierror) BIND(C, NAME="MPI_Ibarrier_f08")
+    SUBROUTINE MPI_Ibarrier_f08(comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2818,8 +2727,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Ibarrier_f08
   END INTERFACE MPI_Ibarrier
   INTERFACE MPI_Ibcast
-    SUBROUTINE MPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ibcast_f08")
+    SUBROUTINE MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -2829,9 +2737,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ibcast_f08
-    SUBROUTINE MPI_Ibcast_c_f08(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ibcast_c_f08")
+    END SUBROUTINE MPI_Ibcast_f08ts
+    SUBROUTINE MPI_Ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -2841,11 +2748,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ibcast_c_f08
+    END SUBROUTINE MPI_Ibcast_c_f08ts
   END INTERFACE MPI_Ibcast
   INTERFACE MPI_Iexscan
-    SUBROUTINE MPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iexscan_f08")
+    SUBROUTINE MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2856,9 +2762,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iexscan_f08
-    SUBROUTINE MPI_Iexscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iexscan_c_f08")
+    END SUBROUTINE MPI_Iexscan_f08ts
+    SUBROUTINE MPI_Iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2869,11 +2774,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iexscan_c_f08
+    END SUBROUTINE MPI_Iexscan_c_f08ts
   END INTERFACE MPI_Iexscan
   INTERFACE MPI_Igather
-    SUBROUTINE MPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, request, ierror) BIND(C, NAME="MPI_Igather_f08")
+    SUBROUTINE MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2886,9 +2791,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Igather_f08
-    SUBROUTINE MPI_Igather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, request, ierror) BIND(C, NAME="MPI_Igather_c_f08")
+    END SUBROUTINE MPI_Igather_f08ts
+    SUBROUTINE MPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2901,11 +2806,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Igather_c_f08
+    END SUBROUTINE MPI_Igather_c_f08ts
   END INTERFACE MPI_Igather
   INTERFACE MPI_Igatherv
-    SUBROUTINE MPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, request, ierror) BIND(C, NAME="MPI_Igatherv_f08")
+    SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2919,11 +2824,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Igatherv_f08
+    END SUBROUTINE MPI_Igatherv_f08ts
   END INTERFACE MPI_Igatherv
   INTERFACE MPI_Ireduce
-    SUBROUTINE MPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
-        ierror) BIND(C, NAME="MPI_Ireduce_f08")
+    SUBROUTINE MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2935,9 +2839,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ireduce_f08
-    SUBROUTINE MPI_Ireduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
-        ierror) BIND(C, NAME="MPI_Ireduce_c_f08")
+    END SUBROUTINE MPI_Ireduce_f08ts
+    SUBROUTINE MPI_Ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2949,11 +2853,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ireduce_c_f08
+    END SUBROUTINE MPI_Ireduce_c_f08ts
   END INTERFACE MPI_Ireduce
   INTERFACE MPI_Ireduce_scatter
-    SUBROUTINE MPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Ireduce_scatter_f08")
+    SUBROUTINE MPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2964,11 +2868,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ireduce_scatter_f08
+    END SUBROUTINE MPI_Ireduce_scatter_f08ts
   END INTERFACE MPI_Ireduce_scatter
   INTERFACE MPI_Ireduce_scatter_block
-    SUBROUTINE MPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        request, ierror) BIND(C, NAME="MPI_Ireduce_scatter_block_f08")
+    SUBROUTINE MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2979,9 +2883,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ireduce_scatter_block_f08
-    SUBROUTINE MPI_Ireduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        request, ierror) BIND(C, NAME="MPI_Ireduce_scatter_block_c_f08")
+    END SUBROUTINE MPI_Ireduce_scatter_block_f08ts
+    SUBROUTINE MPI_Ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -2992,11 +2896,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ireduce_scatter_block_c_f08
+    END SUBROUTINE MPI_Ireduce_scatter_block_c_f08ts
   END INTERFACE MPI_Ireduce_scatter_block
   INTERFACE MPI_Iscan
-    SUBROUTINE MPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iscan_f08")
+    SUBROUTINE MPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3007,9 +2910,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iscan_f08
-    SUBROUTINE MPI_Iscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="MPI_Iscan_c_f08")
+    END SUBROUTINE MPI_Iscan_f08ts
+    SUBROUTINE MPI_Iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3020,11 +2922,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iscan_c_f08
+    END SUBROUTINE MPI_Iscan_c_f08ts
   END INTERFACE MPI_Iscan
   INTERFACE MPI_Iscatter
-    SUBROUTINE MPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, request, ierror) BIND(C, NAME="MPI_Iscatter_f08")
+    SUBROUTINE MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3037,9 +2939,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iscatter_f08
-    SUBROUTINE MPI_Iscatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, request, ierror) BIND(C, NAME="MPI_Iscatter_c_f08")
+    END SUBROUTINE MPI_Iscatter_f08ts
+    SUBROUTINE MPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3052,11 +2954,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iscatter_c_f08
+    END SUBROUTINE MPI_Iscatter_c_f08ts
   END INTERFACE MPI_Iscatter
   INTERFACE MPI_Iscatterv
-    SUBROUTINE MPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, request, ierror) BIND(C, NAME="MPI_Iscatterv_f08")
+    SUBROUTINE MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3070,10 +2972,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Iscatterv_f08
+    END SUBROUTINE MPI_Iscatterv_f08ts
   END INTERFACE MPI_Iscatterv
   INTERFACE MPI_Op_commutative
-    SUBROUTINE MPI_Op_commutative_f08(op, commute, ierror) BIND(C, NAME="MPI_Op_commutative_f08")
+    SUBROUTINE MPI_Op_commutative_f08(op, commute, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Op), INTENT(IN) :: op
@@ -3092,7 +2994,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Op_create_f08
   END INTERFACE MPI_Op_create
   INTERFACE MPI_Op_free
-    SUBROUTINE MPI_Op_free_f08(op, ierror) BIND(C, NAME="MPI_Op_free_f08")
+    SUBROUTINE MPI_Op_free_f08(op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Op), INTENT(INOUT) :: op
@@ -3100,8 +3002,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Op_free_f08
   END INTERFACE MPI_Op_free
   INTERFACE MPI_Reduce
-    SUBROUTINE MPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror) BIND(C, &
-        NAME="MPI_Reduce_f08")
+    SUBROUTINE MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3112,9 +3013,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_f08
-    SUBROUTINE MPI_Reduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, &
-        ierror) BIND(C, NAME="MPI_Reduce_c_f08")
+    END SUBROUTINE MPI_Reduce_f08ts
+    SUBROUTINE MPI_Reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3125,11 +3025,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_c_f08
+    END SUBROUTINE MPI_Reduce_c_f08ts
   END INTERFACE MPI_Reduce
   INTERFACE MPI_Reduce_init
-    SUBROUTINE MPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
-        request, ierror) BIND(C, NAME="MPI_Reduce_init_f08")
+    SUBROUTINE MPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3142,9 +3042,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_init_f08
-    SUBROUTINE MPI_Reduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
-        request, ierror) BIND(C, NAME="MPI_Reduce_init_c_f08")
+    END SUBROUTINE MPI_Reduce_init_f08ts
+    SUBROUTINE MPI_Reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3157,11 +3057,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_init_c_f08
+    END SUBROUTINE MPI_Reduce_init_c_f08ts
   END INTERFACE MPI_Reduce_init
   INTERFACE MPI_Reduce_local
-    SUBROUTINE MPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
-        NAME="MPI_Reduce_local_f08")
+    SUBROUTINE MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -3170,9 +3069,8 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_local_f08
-    SUBROUTINE MPI_Reduce_local_c_f08(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
-        NAME="MPI_Reduce_local_c_f08")
+    END SUBROUTINE MPI_Reduce_local_f08ts
+    SUBROUTINE MPI_Reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -3181,11 +3079,10 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_local_c_f08
+    END SUBROUTINE MPI_Reduce_local_c_f08ts
   END INTERFACE MPI_Reduce_local
   INTERFACE MPI_Reduce_scatter
-    SUBROUTINE MPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        ierror) BIND(C, NAME="MPI_Reduce_scatter_f08")
+    SUBROUTINE MPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3195,9 +3092,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_f08
-    SUBROUTINE MPI_Reduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        ierror) BIND(C, NAME="MPI_Reduce_scatter_c_f08")
+    END SUBROUTINE MPI_Reduce_scatter_f08ts
+    SUBROUTINE MPI_Reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3207,11 +3103,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_c_f08
+    END SUBROUTINE MPI_Reduce_scatter_c_f08ts
   END INTERFACE MPI_Reduce_scatter
   INTERFACE MPI_Reduce_scatter_block
-    SUBROUTINE MPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        ierror) BIND(C, NAME="MPI_Reduce_scatter_block_f08")
+    SUBROUTINE MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3221,9 +3117,9 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_block_f08
-    SUBROUTINE MPI_Reduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        ierror) BIND(C, NAME="MPI_Reduce_scatter_block_c_f08")
+    END SUBROUTINE MPI_Reduce_scatter_block_f08ts
+    SUBROUTINE MPI_Reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3233,11 +3129,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_block_c_f08
+    END SUBROUTINE MPI_Reduce_scatter_block_c_f08ts
   END INTERFACE MPI_Reduce_scatter_block
   INTERFACE MPI_Reduce_scatter_block_init
-    SUBROUTINE MPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        info, request, ierror) BIND(C, NAME="MPI_Reduce_scatter_block_init_f08")
+    SUBROUTINE MPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3249,9 +3145,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_block_init_f08
-    SUBROUTINE MPI_Reduce_scatter_block_init_c_f08(sendbuf, recvbuf, recvcount, datatype, op, &
-        comm, info, request, ierror) BIND(C, NAME="MPI_Reduce_scatter_block_init_c_f08")
+    END SUBROUTINE MPI_Reduce_scatter_block_init_f08ts
+    SUBROUTINE MPI_Reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3263,11 +3159,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_block_init_c_f08
+    END SUBROUTINE MPI_Reduce_scatter_block_init_c_f08ts
   END INTERFACE MPI_Reduce_scatter_block_init
   INTERFACE MPI_Reduce_scatter_init
-    SUBROUTINE MPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        info, request, ierror) BIND(C, NAME="MPI_Reduce_scatter_init_f08")
+    SUBROUTINE MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3279,11 +3175,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Reduce_scatter_init_f08
+    END SUBROUTINE MPI_Reduce_scatter_init_f08ts
   END INTERFACE MPI_Reduce_scatter_init
   INTERFACE MPI_Scan
-    SUBROUTINE MPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Scan_f08")
+    SUBROUTINE MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3293,9 +3188,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scan_f08
-    SUBROUTINE MPI_Scan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="MPI_Scan_c_f08")
+    END SUBROUTINE MPI_Scan_f08ts
+    SUBROUTINE MPI_Scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3305,11 +3199,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scan_c_f08
+    END SUBROUTINE MPI_Scan_c_f08ts
   END INTERFACE MPI_Scan
   INTERFACE MPI_Scan_init
-    SUBROUTINE MPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Scan_init_f08")
+    SUBROUTINE MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3321,9 +3215,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scan_init_f08
-    SUBROUTINE MPI_Scan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="MPI_Scan_init_c_f08")
+    END SUBROUTINE MPI_Scan_init_f08ts
+    SUBROUTINE MPI_Scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3335,11 +3229,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scan_init_c_f08
+    END SUBROUTINE MPI_Scan_init_c_f08ts
   END INTERFACE MPI_Scan_init
   INTERFACE MPI_Scatter
-    SUBROUTINE MPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, ierror) BIND(C, NAME="MPI_Scatter_f08")
+    SUBROUTINE MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3351,9 +3245,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatter_f08
-    SUBROUTINE MPI_Scatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, ierror) BIND(C, NAME="MPI_Scatter_c_f08")
+    END SUBROUTINE MPI_Scatter_f08ts
+    SUBROUTINE MPI_Scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3365,11 +3259,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatter_c_f08
+    END SUBROUTINE MPI_Scatter_c_f08ts
   END INTERFACE MPI_Scatter
   INTERFACE MPI_Scatter_init
-    SUBROUTINE MPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="MPI_Scatter_init_f08")
+    SUBROUTINE MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3383,9 +3277,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatter_init_f08
-    SUBROUTINE MPI_Scatter_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="MPI_Scatter_init_c_f08")
+    END SUBROUTINE MPI_Scatter_init_f08ts
+    SUBROUTINE MPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3399,11 +3293,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatter_init_c_f08
+    END SUBROUTINE MPI_Scatter_init_c_f08ts
   END INTERFACE MPI_Scatter_init
   INTERFACE MPI_Scatterv
-    SUBROUTINE MPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, ierror) BIND(C, NAME="MPI_Scatterv_f08")
+    SUBROUTINE MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3416,9 +3310,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatterv_f08
-    SUBROUTINE MPI_Scatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, ierror) BIND(C, NAME="MPI_Scatterv_c_f08")
+    END SUBROUTINE MPI_Scatterv_f08ts
+    SUBROUTINE MPI_Scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -3431,11 +3325,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatterv_c_f08
+    END SUBROUTINE MPI_Scatterv_c_f08ts
   END INTERFACE MPI_Scatterv
   INTERFACE MPI_Scatterv_init
-    SUBROUTINE MPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, info, request, ierror) BIND(C, NAME="MPI_Scatterv_init_f08")
+    SUBROUTINE MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -3450,11 +3344,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Scatterv_init_f08
+    END SUBROUTINE MPI_Scatterv_init_f08ts
   END INTERFACE MPI_Scatterv_init
   INTERFACE MPI_Comm_compare
-    SUBROUTINE MPI_Comm_compare_f08(comm1, comm2, result, ierror) BIND(C, &
-        NAME="MPI_Comm_compare_f08")
+    SUBROUTINE MPI_Comm_compare_f08(comm1, comm2, result, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm1
@@ -3464,7 +3357,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_compare_f08
   END INTERFACE MPI_Comm_compare
   INTERFACE MPI_Comm_create
-    SUBROUTINE MPI_Comm_create_f08(comm, group, newcomm, ierror) BIND(C, NAME="MPI_Comm_create_f08")
+    SUBROUTINE MPI_Comm_create_f08(comm, group, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3474,8 +3367,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_create_f08
   END INTERFACE MPI_Comm_create
   INTERFACE MPI_Comm_create_from_group
-    SUBROUTINE MPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, &
-        ierror) BIND(C, NAME="MPI_Comm_create_from_group_f08")
+    SUBROUTINE MPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3487,8 +3379,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_create_from_group_f08
   END INTERFACE MPI_Comm_create_from_group
   INTERFACE MPI_Comm_create_group
-    SUBROUTINE MPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror) BIND(C, &
-        NAME="MPI_Comm_create_group_f08")
+    SUBROUTINE MPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3511,8 +3402,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_create_keyval_f08
   END INTERFACE MPI_Comm_create_keyval
   INTERFACE MPI_Comm_delete_attr
-    SUBROUTINE MPI_Comm_delete_attr_f08(comm, comm_keyval, ierror) BIND(C, &
-        NAME="MPI_Comm_delete_attr_f08")
+    SUBROUTINE MPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3521,7 +3411,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_delete_attr_f08
   END INTERFACE MPI_Comm_delete_attr
   INTERFACE MPI_Comm_dup
-    SUBROUTINE MPI_Comm_dup_f08(comm, newcomm, ierror) BIND(C, NAME="MPI_Comm_dup_f08")
+    SUBROUTINE MPI_Comm_dup_f08(comm, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3530,8 +3420,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_dup_f08
   END INTERFACE MPI_Comm_dup
   INTERFACE MPI_Comm_dup_with_info
-    SUBROUTINE MPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror) BIND(C, &
-        NAME="MPI_Comm_dup_with_info_f08")
+    SUBROUTINE MPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3541,7 +3430,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_dup_with_info_f08
   END INTERFACE MPI_Comm_dup_with_info
   INTERFACE MPI_Comm_free
-    SUBROUTINE MPI_Comm_free_f08(comm, ierror) BIND(C, NAME="MPI_Comm_free_f08")
+    SUBROUTINE MPI_Comm_free_f08(comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(INOUT) :: comm
@@ -3549,8 +3438,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_free_f08
   END INTERFACE MPI_Comm_free
   INTERFACE MPI_Comm_free_keyval
-    SUBROUTINE MPI_Comm_free_keyval_f08(comm_keyval, ierror) BIND(C, &
-        NAME="MPI_Comm_free_keyval_f08")
+    SUBROUTINE MPI_Comm_free_keyval_f08(comm_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(INOUT) :: comm_keyval
@@ -3558,8 +3446,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_free_keyval_f08
   END INTERFACE MPI_Comm_free_keyval
   INTERFACE MPI_Comm_get_attr
-    SUBROUTINE MPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror) BIND(C, &
-        NAME="MPI_Comm_get_attr_f08")
+    SUBROUTINE MPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3570,7 +3457,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_get_attr_f08
   END INTERFACE MPI_Comm_get_attr
   INTERFACE MPI_Comm_get_info
-    SUBROUTINE MPI_Comm_get_info_f08(comm, info_used, ierror) BIND(C, NAME="MPI_Comm_get_info_f08")
+    SUBROUTINE MPI_Comm_get_info_f08(comm, info_used, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3579,8 +3466,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_get_info_f08
   END INTERFACE MPI_Comm_get_info
   INTERFACE MPI_Comm_get_name
-    SUBROUTINE MPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror) BIND(C, &
-        NAME="MPI_Comm_get_name_f08")
+    SUBROUTINE MPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3590,7 +3476,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_get_name_f08
   END INTERFACE MPI_Comm_get_name
   INTERFACE MPI_Comm_group
-    SUBROUTINE MPI_Comm_group_f08(comm, group, ierror) BIND(C, NAME="MPI_Comm_group_f08")
+    SUBROUTINE MPI_Comm_group_f08(comm, group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3599,7 +3485,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_group_f08
   END INTERFACE MPI_Comm_group
   INTERFACE MPI_Comm_idup
-    SUBROUTINE MPI_Comm_idup_f08(comm, newcomm, request, ierror) BIND(C, NAME="MPI_Comm_idup_f08")
+    SUBROUTINE MPI_Comm_idup_f08(comm, newcomm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3609,8 +3495,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_idup_f08
   END INTERFACE MPI_Comm_idup
   INTERFACE MPI_Comm_idup_with_info
-    SUBROUTINE MPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror) BIND(C, &
-        NAME="MPI_Comm_idup_with_info_f08")
+    SUBROUTINE MPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3621,7 +3506,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_idup_with_info_f08
   END INTERFACE MPI_Comm_idup_with_info
   INTERFACE MPI_Comm_rank
-    SUBROUTINE MPI_Comm_rank_f08(comm, rank, ierror) BIND(C, NAME="MPI_Comm_rank_f08")
+    SUBROUTINE MPI_Comm_rank_f08(comm, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3630,8 +3515,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_rank_f08
   END INTERFACE MPI_Comm_rank
   INTERFACE MPI_Comm_remote_group
-    SUBROUTINE MPI_Comm_remote_group_f08(comm, group, ierror) BIND(C, &
-        NAME="MPI_Comm_remote_group_f08")
+    SUBROUTINE MPI_Comm_remote_group_f08(comm, group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3640,7 +3524,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_remote_group_f08
   END INTERFACE MPI_Comm_remote_group
   INTERFACE MPI_Comm_remote_size
-    SUBROUTINE MPI_Comm_remote_size_f08(comm, size, ierror) BIND(C, NAME="MPI_Comm_remote_size_f08")
+    SUBROUTINE MPI_Comm_remote_size_f08(comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3649,8 +3533,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_remote_size_f08
   END INTERFACE MPI_Comm_remote_size
   INTERFACE MPI_Comm_set_attr
-    SUBROUTINE MPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror) BIND(C, &
-        NAME="MPI_Comm_set_attr_f08")
+    SUBROUTINE MPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3660,7 +3543,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_set_attr_f08
   END INTERFACE MPI_Comm_set_attr
   INTERFACE MPI_Comm_set_info
-    SUBROUTINE MPI_Comm_set_info_f08(comm, info, ierror) BIND(C, NAME="MPI_Comm_set_info_f08")
+    SUBROUTINE MPI_Comm_set_info_f08(comm, info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3669,7 +3552,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_set_info_f08
   END INTERFACE MPI_Comm_set_info
   INTERFACE MPI_Comm_set_name
-    SUBROUTINE MPI_Comm_set_name_f08(comm, comm_name, ierror) BIND(C, NAME="MPI_Comm_set_name_f08")
+    SUBROUTINE MPI_Comm_set_name_f08(comm, comm_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3678,7 +3561,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_set_name_f08
   END INTERFACE MPI_Comm_set_name
   INTERFACE MPI_Comm_size
-    SUBROUTINE MPI_Comm_size_f08(comm, size, ierror) BIND(C, NAME="MPI_Comm_size_f08")
+    SUBROUTINE MPI_Comm_size_f08(comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3687,8 +3570,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_size_f08
   END INTERFACE MPI_Comm_size
   INTERFACE MPI_Comm_split
-    SUBROUTINE MPI_Comm_split_f08(comm, color, key, newcomm, ierror) BIND(C, &
-        NAME="MPI_Comm_split_f08")
+    SUBROUTINE MPI_Comm_split_f08(comm, color, key, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3699,8 +3581,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_split_f08
   END INTERFACE MPI_Comm_split
   INTERFACE MPI_Comm_split_type
-    SUBROUTINE MPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror) BIND(C, &
-        NAME="MPI_Comm_split_type_f08")
+    SUBROUTINE MPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3712,7 +3593,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_split_type_f08
   END INTERFACE MPI_Comm_split_type
   INTERFACE MPI_Comm_test_inter
-    SUBROUTINE MPI_Comm_test_inter_f08(comm, flag, ierror) BIND(C, NAME="MPI_Comm_test_inter_f08")
+    SUBROUTINE MPI_Comm_test_inter_f08(comm, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3721,8 +3602,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_test_inter_f08
   END INTERFACE MPI_Comm_test_inter
   INTERFACE MPI_Group_compare
-    SUBROUTINE MPI_Group_compare_f08(group1, group2, result, ierror) BIND(C, &
-        NAME="MPI_Group_compare_f08")
+    SUBROUTINE MPI_Group_compare_f08(group1, group2, result, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -3732,8 +3612,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_compare_f08
   END INTERFACE MPI_Group_compare
   INTERFACE MPI_Group_difference
-    SUBROUTINE MPI_Group_difference_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_difference_f08")
+    SUBROUTINE MPI_Group_difference_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -3743,8 +3622,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_difference_f08
   END INTERFACE MPI_Group_difference
   INTERFACE MPI_Group_excl
-    SUBROUTINE MPI_Group_excl_f08(group, n, ranks, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_excl_f08")
+    SUBROUTINE MPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3755,7 +3633,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_excl_f08
   END INTERFACE MPI_Group_excl
   INTERFACE MPI_Group_free
-    SUBROUTINE MPI_Group_free_f08(group, ierror) BIND(C, NAME="MPI_Group_free_f08")
+    SUBROUTINE MPI_Group_free_f08(group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(INOUT) :: group
@@ -3763,8 +3641,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_free_f08
   END INTERFACE MPI_Group_free
   INTERFACE MPI_Group_from_session_pset
-    SUBROUTINE MPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_from_session_pset_f08")
+    SUBROUTINE MPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -3774,8 +3651,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_from_session_pset_f08
   END INTERFACE MPI_Group_from_session_pset
   INTERFACE MPI_Group_incl
-    SUBROUTINE MPI_Group_incl_f08(group, n, ranks, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_incl_f08")
+    SUBROUTINE MPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3786,8 +3662,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_incl_f08
   END INTERFACE MPI_Group_incl
   INTERFACE MPI_Group_intersection
-    SUBROUTINE MPI_Group_intersection_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_intersection_f08")
+    SUBROUTINE MPI_Group_intersection_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -3797,8 +3672,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_intersection_f08
   END INTERFACE MPI_Group_intersection
   INTERFACE MPI_Group_range_excl
-    SUBROUTINE MPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_range_excl_f08")
+    SUBROUTINE MPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3809,8 +3683,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_range_excl_f08
   END INTERFACE MPI_Group_range_excl
   INTERFACE MPI_Group_range_incl
-    SUBROUTINE MPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_range_incl_f08")
+    SUBROUTINE MPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3821,7 +3694,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_range_incl_f08
   END INTERFACE MPI_Group_range_incl
   INTERFACE MPI_Group_rank
-    SUBROUTINE MPI_Group_rank_f08(group, rank, ierror) BIND(C, NAME="MPI_Group_rank_f08")
+    SUBROUTINE MPI_Group_rank_f08(group, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3830,7 +3703,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_rank_f08
   END INTERFACE MPI_Group_rank
   INTERFACE MPI_Group_size
-    SUBROUTINE MPI_Group_size_f08(group, size, ierror) BIND(C, NAME="MPI_Group_size_f08")
+    SUBROUTINE MPI_Group_size_f08(group, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -3839,8 +3712,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_size_f08
   END INTERFACE MPI_Group_size
   INTERFACE MPI_Group_translate_ranks
-    SUBROUTINE MPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror) BIND(C, &
-        NAME="MPI_Group_translate_ranks_f08")
+    SUBROUTINE MPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -3852,8 +3724,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Group_translate_ranks_f08
   END INTERFACE MPI_Group_translate_ranks
   INTERFACE MPI_Group_union
-    SUBROUTINE MPI_Group_union_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="MPI_Group_union_f08")
+    SUBROUTINE MPI_Group_union_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -3864,7 +3735,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Group_union
   INTERFACE MPI_Intercomm_create
     SUBROUTINE MPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, &
-        newintercomm, ierror) BIND(C, NAME="MPI_Intercomm_create_f08")
+        newintercomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: local_comm
@@ -3878,8 +3749,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Intercomm_create
   INTERFACE MPI_Intercomm_create_from_groups
     SUBROUTINE MPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, &
-        remote_leader, stringtag, info, errhandler, newintercomm, ierror) BIND(C, &
-        NAME="MPI_Intercomm_create_from_groups_f08")
+        remote_leader, stringtag, info, errhandler, newintercomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: local_group
@@ -3894,8 +3764,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Intercomm_create_from_groups_f08
   END INTERFACE MPI_Intercomm_create_from_groups
   INTERFACE MPI_Intercomm_merge
-    SUBROUTINE MPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror) BIND(C, &
-        NAME="MPI_Intercomm_merge_f08")
+    SUBROUTINE MPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: intercomm
@@ -3917,8 +3786,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_create_keyval_f08
   END INTERFACE MPI_Type_create_keyval
   INTERFACE MPI_Type_delete_attr
-    SUBROUTINE MPI_Type_delete_attr_f08(datatype, type_keyval, ierror) BIND(C, &
-        NAME="MPI_Type_delete_attr_f08")
+    SUBROUTINE MPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -3927,8 +3795,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_delete_attr_f08
   END INTERFACE MPI_Type_delete_attr
   INTERFACE MPI_Type_free_keyval
-    SUBROUTINE MPI_Type_free_keyval_f08(type_keyval, ierror) BIND(C, &
-        NAME="MPI_Type_free_keyval_f08")
+    SUBROUTINE MPI_Type_free_keyval_f08(type_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(INOUT) :: type_keyval
@@ -3936,8 +3803,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_free_keyval_f08
   END INTERFACE MPI_Type_free_keyval
   INTERFACE MPI_Type_get_attr
-    SUBROUTINE MPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror) BIND(C, &
-        NAME="MPI_Type_get_attr_f08")
+    SUBROUTINE MPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -3948,8 +3814,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_attr_f08
   END INTERFACE MPI_Type_get_attr
   INTERFACE MPI_Type_get_name
-    SUBROUTINE MPI_Type_get_name_f08(datatype, type_name, resultlen, ierror) BIND(C, &
-        NAME="MPI_Type_get_name_f08")
+    SUBROUTINE MPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -3959,8 +3824,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_get_name_f08
   END INTERFACE MPI_Type_get_name
   INTERFACE MPI_Type_set_attr
-    SUBROUTINE MPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror) BIND(C, &
-        NAME="MPI_Type_set_attr_f08")
+    SUBROUTINE MPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -3970,8 +3834,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_set_attr_f08
   END INTERFACE MPI_Type_set_attr
   INTERFACE MPI_Type_set_name
-    SUBROUTINE MPI_Type_set_name_f08(datatype, type_name, ierror) BIND(C, &
-        NAME="MPI_Type_set_name_f08")
+    SUBROUTINE MPI_Type_set_name_f08(datatype, type_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -3980,8 +3843,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_set_name_f08
   END INTERFACE MPI_Type_set_name
   INTERFACE MPI_Cart_coords
-    SUBROUTINE MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror) BIND(C, &
-        NAME="MPI_Cart_coords_f08")
+    SUBROUTINE MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3992,8 +3854,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_coords_f08
   END INTERFACE MPI_Cart_coords
   INTERFACE MPI_Cart_create
-    SUBROUTINE MPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, &
-        ierror) BIND(C, NAME="MPI_Cart_create_f08")
+    SUBROUTINE MPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -4006,8 +3867,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_create_f08
   END INTERFACE MPI_Cart_create
   INTERFACE MPI_Cart_get
-    SUBROUTINE MPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror) BIND(C, &
-        NAME="MPI_Cart_get_f08")
+    SUBROUTINE MPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4019,8 +3879,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_get_f08
   END INTERFACE MPI_Cart_get
   INTERFACE MPI_Cart_map
-    SUBROUTINE MPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror) BIND(C, &
-        NAME="MPI_Cart_map_f08")
+    SUBROUTINE MPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4032,7 +3891,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_map_f08
   END INTERFACE MPI_Cart_map
   INTERFACE MPI_Cart_rank
-    SUBROUTINE MPI_Cart_rank_f08(comm, coords, rank, ierror) BIND(C, NAME="MPI_Cart_rank_f08")
+    SUBROUTINE MPI_Cart_rank_f08(comm, coords, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4042,8 +3901,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_rank_f08
   END INTERFACE MPI_Cart_rank
   INTERFACE MPI_Cart_shift
-    SUBROUTINE MPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror) BIND(C, &
-        NAME="MPI_Cart_shift_f08")
+    SUBROUTINE MPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4055,7 +3913,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_shift_f08
   END INTERFACE MPI_Cart_shift
   INTERFACE MPI_Cart_sub
-    SUBROUTINE MPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror) BIND(C, NAME="MPI_Cart_sub_f08")
+    SUBROUTINE MPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4065,7 +3923,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cart_sub_f08
   END INTERFACE MPI_Cart_sub
   INTERFACE MPI_Cartdim_get
-    SUBROUTINE MPI_Cartdim_get_f08(comm, ndims, ierror) BIND(C, NAME="MPI_Cartdim_get_f08")
+    SUBROUTINE MPI_Cartdim_get_f08(comm, ndims, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4074,7 +3932,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Cartdim_get_f08
   END INTERFACE MPI_Cartdim_get
   INTERFACE MPI_Dims_create
-    SUBROUTINE MPI_Dims_create_f08(nnodes, ndims, dims, ierror) BIND(C, NAME="MPI_Dims_create_f08")
+    SUBROUTINE MPI_Dims_create_f08(nnodes, ndims, dims, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: nnodes
@@ -4085,7 +3943,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Dims_create
   INTERFACE MPI_Dist_graph_create
     SUBROUTINE MPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, &
-        info, reorder, comm_dist_graph, ierror) BIND(C, NAME="MPI_Dist_graph_create_f08")
+        info, reorder, comm_dist_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -4102,8 +3960,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Dist_graph_create
   INTERFACE MPI_Dist_graph_create_adjacent
     SUBROUTINE MPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, &
-        outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror) BIND(C, &
-        NAME="MPI_Dist_graph_create_adjacent_f08")
+        outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -4121,8 +3978,7 @@ MODULE mpi_f08
   END INTERFACE MPI_Dist_graph_create_adjacent
   INTERFACE MPI_Dist_graph_neighbors
     SUBROUTINE MPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, &
-        maxoutdegree, destinations, destweights, ierror) BIND(C, &
-        NAME="MPI_Dist_graph_neighbors_f08")
+        maxoutdegree, destinations, destweights, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4136,8 +3992,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Dist_graph_neighbors_f08
   END INTERFACE MPI_Dist_graph_neighbors
   INTERFACE MPI_Dist_graph_neighbors_count
-    SUBROUTINE MPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, &
-        ierror) BIND(C, NAME="MPI_Dist_graph_neighbors_count_f08")
+    SUBROUTINE MPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4148,8 +4003,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Dist_graph_neighbors_count_f08
   END INTERFACE MPI_Dist_graph_neighbors_count
   INTERFACE MPI_Graph_create
-    SUBROUTINE MPI_Graph_create_f08(comm_old, nnodes, indx, edges, reorder, comm_graph, &
-        ierror) BIND(C, NAME="MPI_Graph_create_f08")
+    SUBROUTINE MPI_Graph_create_f08(comm_old, nnodes, indx, edges, reorder, comm_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -4162,8 +4016,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graph_create_f08
   END INTERFACE MPI_Graph_create
   INTERFACE MPI_Graph_get
-    SUBROUTINE MPI_Graph_get_f08(comm, maxindex, maxedges, indx, edges, ierror) BIND(C, &
-        NAME="MPI_Graph_get_f08")
+    SUBROUTINE MPI_Graph_get_f08(comm, maxindex, maxedges, indx, edges, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4175,8 +4028,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graph_get_f08
   END INTERFACE MPI_Graph_get
   INTERFACE MPI_Graph_map
-    SUBROUTINE MPI_Graph_map_f08(comm, nnodes, indx, edges, newrank, ierror) BIND(C, &
-        NAME="MPI_Graph_map_f08")
+    SUBROUTINE MPI_Graph_map_f08(comm, nnodes, indx, edges, newrank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4188,8 +4040,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graph_map_f08
   END INTERFACE MPI_Graph_map
   INTERFACE MPI_Graph_neighbors
-    SUBROUTINE MPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror) BIND(C, &
-        NAME="MPI_Graph_neighbors_f08")
+    SUBROUTINE MPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4200,8 +4051,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graph_neighbors_f08
   END INTERFACE MPI_Graph_neighbors
   INTERFACE MPI_Graph_neighbors_count
-    SUBROUTINE MPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror) BIND(C, &
-        NAME="MPI_Graph_neighbors_count_f08")
+    SUBROUTINE MPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4211,8 +4061,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graph_neighbors_count_f08
   END INTERFACE MPI_Graph_neighbors_count
   INTERFACE MPI_Graphdims_get
-    SUBROUTINE MPI_Graphdims_get_f08(comm, nnodes, nedges, ierror) BIND(C, &
-        NAME="MPI_Graphdims_get_f08")
+    SUBROUTINE MPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4222,8 +4071,8 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Graphdims_get_f08
   END INTERFACE MPI_Graphdims_get
   INTERFACE MPI_Ineighbor_allgather
-    SUBROUTINE MPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ineighbor_allgather_f08")
+    SUBROUTINE MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4235,9 +4084,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_allgather_f08
-    SUBROUTINE MPI_Ineighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ineighbor_allgather_c_f08")
+    END SUBROUTINE MPI_Ineighbor_allgather_f08ts
+    SUBROUTINE MPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4249,11 +4098,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_allgather_c_f08
+    END SUBROUTINE MPI_Ineighbor_allgather_c_f08ts
   END INTERFACE MPI_Ineighbor_allgather
   INTERFACE MPI_Ineighbor_allgatherv
-    SUBROUTINE MPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        displs, recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ineighbor_allgatherv_f08")
+    SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4266,11 +4115,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_allgatherv_f08
+    END SUBROUTINE MPI_Ineighbor_allgatherv_f08ts
   END INTERFACE MPI_Ineighbor_allgatherv
   INTERFACE MPI_Ineighbor_alltoall
-    SUBROUTINE MPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ineighbor_alltoall_f08")
+    SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4282,9 +4131,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_alltoall_f08
-    SUBROUTINE MPI_Ineighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="MPI_Ineighbor_alltoall_c_f08")
+    END SUBROUTINE MPI_Ineighbor_alltoall_f08ts
+    SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4296,12 +4145,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_alltoall_c_f08
+    END SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts
   END INTERFACE MPI_Ineighbor_alltoall
   INTERFACE MPI_Ineighbor_alltoallv
-    SUBROUTINE MPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ineighbor_alltoallv_f08")
+    SUBROUTINE MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4315,12 +4163,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_alltoallv_f08
+    END SUBROUTINE MPI_Ineighbor_alltoallv_f08ts
   END INTERFACE MPI_Ineighbor_alltoallv
   INTERFACE MPI_Ineighbor_alltoallw
-    SUBROUTINE MPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, request, ierror) BIND(C, &
-        NAME="MPI_Ineighbor_alltoallw_f08")
+    SUBROUTINE MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4334,11 +4181,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Ineighbor_alltoallw_f08
+    END SUBROUTINE MPI_Ineighbor_alltoallw_f08ts
   END INTERFACE MPI_Ineighbor_alltoallw
   INTERFACE MPI_Neighbor_allgather
-    SUBROUTINE MPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_allgather_f08")
+    SUBROUTINE MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4349,9 +4196,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgather_f08
-    SUBROUTINE MPI_Neighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_allgather_c_f08")
+    END SUBROUTINE MPI_Neighbor_allgather_f08ts
+    SUBROUTINE MPI_Neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4362,11 +4209,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgather_c_f08
+    END SUBROUTINE MPI_Neighbor_allgather_c_f08ts
   END INTERFACE MPI_Neighbor_allgather
   INTERFACE MPI_Neighbor_allgather_init
-    SUBROUTINE MPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Neighbor_allgather_init_f08")
+    SUBROUTINE MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4379,10 +4226,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgather_init_f08
-    SUBROUTINE MPI_Neighbor_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
-        recvcount, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Neighbor_allgather_init_c_f08")
+    END SUBROUTINE MPI_Neighbor_allgather_init_f08ts
+    SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4395,11 +4241,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgather_init_c_f08
+    END SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts
   END INTERFACE MPI_Neighbor_allgather_init
   INTERFACE MPI_Neighbor_allgatherv
-    SUBROUTINE MPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        displs, recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_allgatherv_f08")
+    SUBROUTINE MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4411,12 +4257,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgatherv_f08
+    END SUBROUTINE MPI_Neighbor_allgatherv_f08ts
   END INTERFACE MPI_Neighbor_allgatherv
   INTERFACE MPI_Neighbor_allgatherv_init
-    SUBROUTINE MPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, &
-        recvcounts, displs, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Neighbor_allgatherv_init_f08")
+    SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4430,11 +4275,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_allgatherv_init_f08
+    END SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts
   END INTERFACE MPI_Neighbor_allgatherv_init
   INTERFACE MPI_Neighbor_alltoall
-    SUBROUTINE MPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_alltoall_f08")
+    SUBROUTINE MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4445,9 +4290,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoall_f08
-    SUBROUTINE MPI_Neighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_alltoall_c_f08")
+    END SUBROUTINE MPI_Neighbor_alltoall_f08ts
+    SUBROUTINE MPI_Neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4458,11 +4303,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoall_c_f08
+    END SUBROUTINE MPI_Neighbor_alltoall_c_f08ts
   END INTERFACE MPI_Neighbor_alltoall
   INTERFACE MPI_Neighbor_alltoall_init
-    SUBROUTINE MPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Neighbor_alltoall_init_f08")
+    SUBROUTINE MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4475,9 +4320,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoall_init_f08
-    SUBROUTINE MPI_Neighbor_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="MPI_Neighbor_alltoall_init_c_f08")
+    END SUBROUTINE MPI_Neighbor_alltoall_init_f08ts
+    SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4490,11 +4335,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoall_init_c_f08
+    END SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts
   END INTERFACE MPI_Neighbor_alltoall_init
   INTERFACE MPI_Neighbor_alltoallv
-    SUBROUTINE MPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, ierror) BIND(C, NAME="MPI_Neighbor_alltoallv_f08")
+    SUBROUTINE MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4507,12 +4352,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoallv_f08
+    END SUBROUTINE MPI_Neighbor_alltoallv_f08ts
   END INTERFACE MPI_Neighbor_alltoallv
   INTERFACE MPI_Neighbor_alltoallv_init
-    SUBROUTINE MPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Neighbor_alltoallv_init_f08")
+    SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4527,11 +4371,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoallv_init_f08
+    END SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts
   END INTERFACE MPI_Neighbor_alltoallv_init
   INTERFACE MPI_Neighbor_alltoallw
-    SUBROUTINE MPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, ierror) BIND(C, NAME="MPI_Neighbor_alltoallw_f08")
+    SUBROUTINE MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -4544,12 +4388,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoallw_f08
+    END SUBROUTINE MPI_Neighbor_alltoallw_f08ts
   END INTERFACE MPI_Neighbor_alltoallw
   INTERFACE MPI_Neighbor_alltoallw_init
-    SUBROUTINE MPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
-        NAME="MPI_Neighbor_alltoallw_init_f08")
+    SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -4564,10 +4407,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Neighbor_alltoallw_init_f08
+    END SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts
   END INTERFACE MPI_Neighbor_alltoallw_init
   INTERFACE MPI_Topo_test
-    SUBROUTINE MPI_Topo_test_f08(comm, status, ierror) BIND(C, NAME="MPI_Topo_test_f08")
+    SUBROUTINE MPI_Topo_test_f08(comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4576,7 +4419,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Topo_test_f08
   END INTERFACE MPI_Topo_test
   INTERFACE MPI_Add_error_class
-    SUBROUTINE MPI_Add_error_class_f08(errorclass, ierror) BIND(C, NAME="MPI_Add_error_class_f08")
+    SUBROUTINE MPI_Add_error_class_f08(errorclass, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: errorclass
@@ -4584,8 +4427,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Add_error_class_f08
   END INTERFACE MPI_Add_error_class
   INTERFACE MPI_Add_error_code
-    SUBROUTINE MPI_Add_error_code_f08(errorclass, errorcode, ierror) BIND(C, &
-        NAME="MPI_Add_error_code_f08")
+    SUBROUTINE MPI_Add_error_code_f08(errorclass, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorclass
@@ -4594,8 +4436,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Add_error_code_f08
   END INTERFACE MPI_Add_error_code
   INTERFACE MPI_Add_error_string
-    SUBROUTINE MPI_Add_error_string_f08(errorcode, string, ierror) BIND(C, &
-        NAME="MPI_Add_error_string_f08")
+    SUBROUTINE MPI_Add_error_string_f08(errorcode, string, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -4604,7 +4445,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Add_error_string_f08
   END INTERFACE MPI_Add_error_string
   INTERFACE MPI_Alloc_mem
-    SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror) BIND(C, NAME="MPI_Alloc_mem_f08")
+    SUBROUTINE MPI_Alloc_mem_f08(size, info, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
@@ -4614,8 +4455,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Alloc_mem_f08
   END INTERFACE MPI_Alloc_mem
   INTERFACE MPI_Comm_call_errhandler
-    SUBROUTINE MPI_Comm_call_errhandler_f08(comm, errorcode, ierror) BIND(C, &
-        NAME="MPI_Comm_call_errhandler_f08")
+    SUBROUTINE MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4633,8 +4473,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_create_errhandler_f08
   END INTERFACE MPI_Comm_create_errhandler
   INTERFACE MPI_Comm_get_errhandler
-    SUBROUTINE MPI_Comm_get_errhandler_f08(comm, errhandler, ierror) BIND(C, &
-        NAME="MPI_Comm_get_errhandler_f08")
+    SUBROUTINE MPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4643,8 +4482,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_get_errhandler_f08
   END INTERFACE MPI_Comm_get_errhandler
   INTERFACE MPI_Comm_set_errhandler
-    SUBROUTINE MPI_Comm_set_errhandler_f08(comm, errhandler, ierror) BIND(C, &
-        NAME="MPI_Comm_set_errhandler_f08")
+    SUBROUTINE MPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4653,7 +4491,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Comm_set_errhandler_f08
   END INTERFACE MPI_Comm_set_errhandler
   INTERFACE MPI_Errhandler_free
-    SUBROUTINE MPI_Errhandler_free_f08(errhandler, ierror) BIND(C, NAME="MPI_Errhandler_free_f08")
+    SUBROUTINE MPI_Errhandler_free_f08(errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
@@ -4661,8 +4499,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Errhandler_free_f08
   END INTERFACE MPI_Errhandler_free
   INTERFACE MPI_Error_class
-    SUBROUTINE MPI_Error_class_f08(errorcode, errorclass, ierror) BIND(C, &
-        NAME="MPI_Error_class_f08")
+    SUBROUTINE MPI_Error_class_f08(errorcode, errorclass, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -4671,8 +4508,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Error_class_f08
   END INTERFACE MPI_Error_class
   INTERFACE MPI_Error_string
-    SUBROUTINE MPI_Error_string_f08(errorcode, string, resultlen, ierror) BIND(C, &
-        NAME="MPI_Error_string_f08")
+    SUBROUTINE MPI_Error_string_f08(errorcode, string, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -4682,16 +4518,15 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Error_string_f08
   END INTERFACE MPI_Error_string
   INTERFACE MPI_Free_mem
-    SUBROUTINE MPI_Free_mem_f08(base, ierror) BIND(C, NAME="MPI_Free_mem_f08")
+    SUBROUTINE MPI_Free_mem_f08ts(base, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: base(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Free_mem_f08
+    END SUBROUTINE MPI_Free_mem_f08ts
   END INTERFACE MPI_Free_mem
   INTERFACE MPI_Get_library_version
-    SUBROUTINE MPI_Get_library_version_f08(version, resultlen, ierror) BIND(C, &
-        NAME="MPI_Get_library_version_f08")
+    SUBROUTINE MPI_Get_library_version_f08(version, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(OUT) :: version
@@ -4700,8 +4535,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_library_version_f08
   END INTERFACE MPI_Get_library_version
   INTERFACE MPI_Get_processor_name
-    SUBROUTINE MPI_Get_processor_name_f08(name, resultlen, ierror) BIND(C, &
-        NAME="MPI_Get_processor_name_f08")
+    SUBROUTINE MPI_Get_processor_name_f08(name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(OUT) :: name
@@ -4710,7 +4544,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_processor_name_f08
   END INTERFACE MPI_Get_processor_name
   INTERFACE MPI_Get_version
-    SUBROUTINE MPI_Get_version_f08(version, subversion, ierror) BIND(C, NAME="MPI_Get_version_f08")
+    SUBROUTINE MPI_Get_version_f08(version, subversion, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: version
@@ -4719,8 +4553,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Get_version_f08
   END INTERFACE MPI_Get_version
   INTERFACE MPI_Session_call_errhandler
-    SUBROUTINE MPI_Session_call_errhandler_f08(session, errorcode, ierror) BIND(C, &
-        NAME="MPI_Session_call_errhandler_f08")
+    SUBROUTINE MPI_Session_call_errhandler_f08(session, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4738,8 +4571,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_create_errhandler_f08
   END INTERFACE MPI_Session_create_errhandler
   INTERFACE MPI_Session_get_errhandler
-    SUBROUTINE MPI_Session_get_errhandler_f08(session, errhandler, ierror) BIND(C, &
-        NAME="MPI_Session_get_errhandler_f08")
+    SUBROUTINE MPI_Session_get_errhandler_f08(session, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4748,8 +4580,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_get_errhandler_f08
   END INTERFACE MPI_Session_get_errhandler
   INTERFACE MPI_Session_set_errhandler
-    SUBROUTINE MPI_Session_set_errhandler_f08(session, errhandler, ierror) BIND(C, &
-        NAME="MPI_Session_set_errhandler_f08")
+    SUBROUTINE MPI_Session_set_errhandler_f08(session, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4758,21 +4589,21 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_set_errhandler_f08
   END INTERFACE MPI_Session_set_errhandler
   INTERFACE MPI_Wtick
-    FUNCTION MPI_Wtick_f08() BIND(C, NAME="MPI_Wtick_f08") RESULT(res)
+    FUNCTION MPI_Wtick_f08() RESULT(res)
       IMPORT
       IMPLICIT NONE
       DOUBLE PRECISION :: res
     END FUNCTION MPI_Wtick_f08
   END INTERFACE MPI_Wtick
   INTERFACE MPI_Wtime
-    FUNCTION MPI_Wtime_f08() BIND(C, NAME="MPI_Wtime_f08") RESULT(res)
+    FUNCTION MPI_Wtime_f08() RESULT(res)
       IMPORT
       IMPLICIT NONE
       DOUBLE PRECISION :: res
     END FUNCTION MPI_Wtime_f08
   END INTERFACE MPI_Wtime
   INTERFACE MPI_Info_create
-    SUBROUTINE MPI_Info_create_f08(info, ierror) BIND(C, NAME="MPI_Info_create_f08")
+    SUBROUTINE MPI_Info_create_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(OUT) :: info
@@ -4780,7 +4611,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_create_f08
   END INTERFACE MPI_Info_create
   INTERFACE MPI_Info_create_env
-    SUBROUTINE MPI_Info_create_env_f08(info, ierror) BIND(C, NAME="MPI_Info_create_env_f08")
+    SUBROUTINE MPI_Info_create_env_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(OUT) :: info
@@ -4788,7 +4619,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_create_env_f08
   END INTERFACE MPI_Info_create_env
   INTERFACE MPI_Info_delete
-    SUBROUTINE MPI_Info_delete_f08(info, key, ierror) BIND(C, NAME="MPI_Info_delete_f08")
+    SUBROUTINE MPI_Info_delete_f08(info, key, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4797,7 +4628,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_delete_f08
   END INTERFACE MPI_Info_delete
   INTERFACE MPI_Info_dup
-    SUBROUTINE MPI_Info_dup_f08(info, newinfo, ierror) BIND(C, NAME="MPI_Info_dup_f08")
+    SUBROUTINE MPI_Info_dup_f08(info, newinfo, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4806,7 +4637,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_dup_f08
   END INTERFACE MPI_Info_dup
   INTERFACE MPI_Info_free
-    SUBROUTINE MPI_Info_free_f08(info, ierror) BIND(C, NAME="MPI_Info_free_f08")
+    SUBROUTINE MPI_Info_free_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(INOUT) :: info
@@ -4814,8 +4645,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_free_f08
   END INTERFACE MPI_Info_free
   INTERFACE MPI_Info_get
-    SUBROUTINE MPI_Info_get_f08(info, key, valuelen, value, flag, ierror) BIND(C, &
-        NAME="MPI_Info_get_f08")
+    SUBROUTINE MPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4827,7 +4657,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_get_f08
   END INTERFACE MPI_Info_get
   INTERFACE MPI_Info_get_nkeys
-    SUBROUTINE MPI_Info_get_nkeys_f08(info, nkeys, ierror) BIND(C, NAME="MPI_Info_get_nkeys_f08")
+    SUBROUTINE MPI_Info_get_nkeys_f08(info, nkeys, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4836,7 +4666,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_get_nkeys_f08
   END INTERFACE MPI_Info_get_nkeys
   INTERFACE MPI_Info_get_nthkey
-    SUBROUTINE MPI_Info_get_nthkey_f08(info, n, key, ierror) BIND(C, NAME="MPI_Info_get_nthkey_f08")
+    SUBROUTINE MPI_Info_get_nthkey_f08(info, n, key, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4846,8 +4676,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_get_nthkey_f08
   END INTERFACE MPI_Info_get_nthkey
   INTERFACE MPI_Info_get_string
-    SUBROUTINE MPI_Info_get_string_f08(info, key, buflen, value, flag, ierror) BIND(C, &
-        NAME="MPI_Info_get_string_f08")
+    SUBROUTINE MPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4859,8 +4688,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_get_string_f08
   END INTERFACE MPI_Info_get_string
   INTERFACE MPI_Info_get_valuelen
-    SUBROUTINE MPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror) BIND(C, &
-        NAME="MPI_Info_get_valuelen_f08")
+    SUBROUTINE MPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4871,7 +4699,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_get_valuelen_f08
   END INTERFACE MPI_Info_get_valuelen
   INTERFACE MPI_Info_set
-    SUBROUTINE MPI_Info_set_f08(info, key, value, ierror) BIND(C, NAME="MPI_Info_set_f08")
+    SUBROUTINE MPI_Info_set_f08(info, key, value, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -4881,7 +4709,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Info_set_f08
   END INTERFACE MPI_Info_set
   INTERFACE MPI_Abort
-    SUBROUTINE MPI_Abort_f08(comm, errorcode, ierror) BIND(C, NAME="MPI_Abort_f08")
+    SUBROUTINE MPI_Abort_f08(comm, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4890,14 +4718,14 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Abort_f08
   END INTERFACE MPI_Abort
   INTERFACE MPI_Finalize
-    SUBROUTINE MPI_Finalize_f08(ierror) BIND(C, NAME="MPI_Finalize_f08")
+    SUBROUTINE MPI_Finalize_f08(ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Finalize_f08
   END INTERFACE MPI_Finalize
   INTERFACE MPI_Finalized
-    SUBROUTINE MPI_Finalized_f08(flag, ierror) BIND(C, NAME="MPI_Finalized_f08")
+    SUBROUTINE MPI_Finalized_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -4905,14 +4733,14 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Finalized_f08
   END INTERFACE MPI_Finalized
   INTERFACE MPI_Init
-    SUBROUTINE MPI_Init_f08(ierror) BIND(C, NAME="MPI_Init_f08")
+    SUBROUTINE MPI_Init_f08(ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Init_f08
   END INTERFACE MPI_Init
   INTERFACE MPI_Init_thread
-    SUBROUTINE MPI_Init_thread_f08(required, provided, ierror) BIND(C, NAME="MPI_Init_thread_f08")
+    SUBROUTINE MPI_Init_thread_f08(required, provided, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: required
@@ -4921,7 +4749,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Init_thread_f08
   END INTERFACE MPI_Init_thread
   INTERFACE MPI_Initialized
-    SUBROUTINE MPI_Initialized_f08(flag, ierror) BIND(C, NAME="MPI_Initialized_f08")
+    SUBROUTINE MPI_Initialized_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -4929,7 +4757,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Initialized_f08
   END INTERFACE MPI_Initialized
   INTERFACE MPI_Is_thread_main
-    SUBROUTINE MPI_Is_thread_main_f08(flag, ierror) BIND(C, NAME="MPI_Is_thread_main_f08")
+    SUBROUTINE MPI_Is_thread_main_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -4937,7 +4765,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Is_thread_main_f08
   END INTERFACE MPI_Is_thread_main
   INTERFACE MPI_Query_thread
-    SUBROUTINE MPI_Query_thread_f08(provided, ierror) BIND(C, NAME="MPI_Query_thread_f08")
+    SUBROUTINE MPI_Query_thread_f08(provided, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: provided
@@ -4945,7 +4773,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Query_thread_f08
   END INTERFACE MPI_Query_thread
   INTERFACE MPI_Session_finalize
-    SUBROUTINE MPI_Session_finalize_f08(session, ierror) BIND(C, NAME="MPI_Session_finalize_f08")
+    SUBROUTINE MPI_Session_finalize_f08(session, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(INOUT) :: session
@@ -4953,8 +4781,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_finalize_f08
   END INTERFACE MPI_Session_finalize
   INTERFACE MPI_Session_get_info
-    SUBROUTINE MPI_Session_get_info_f08(session, info_used, ierror) BIND(C, &
-        NAME="MPI_Session_get_info_f08")
+    SUBROUTINE MPI_Session_get_info_f08(session, info_used, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4963,8 +4790,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_get_info_f08
   END INTERFACE MPI_Session_get_info
   INTERFACE MPI_Session_get_nth_pset
-    SUBROUTINE MPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, &
-        ierror) BIND(C, NAME="MPI_Session_get_nth_pset_f08")
+    SUBROUTINE MPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4976,8 +4802,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_get_nth_pset_f08
   END INTERFACE MPI_Session_get_nth_pset
   INTERFACE MPI_Session_get_num_psets
-    SUBROUTINE MPI_Session_get_num_psets_f08(session, info, npset_names, ierror) BIND(C, &
-        NAME="MPI_Session_get_num_psets_f08")
+    SUBROUTINE MPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4987,8 +4812,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_get_num_psets_f08
   END INTERFACE MPI_Session_get_num_psets
   INTERFACE MPI_Session_get_pset_info
-    SUBROUTINE MPI_Session_get_pset_info_f08(session, pset_name, info, ierror) BIND(C, &
-        NAME="MPI_Session_get_pset_info_f08")
+    SUBROUTINE MPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -4998,8 +4822,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_get_pset_info_f08
   END INTERFACE MPI_Session_get_pset_info
   INTERFACE MPI_Session_init
-    SUBROUTINE MPI_Session_init_f08(info, errhandler, session, ierror) BIND(C, &
-        NAME="MPI_Session_init_f08")
+    SUBROUTINE MPI_Session_init_f08(info, errhandler, session, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -5009,7 +4832,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Session_init_f08
   END INTERFACE MPI_Session_init
   INTERFACE MPI_Grequest_complete
-    SUBROUTINE MPI_Grequest_complete_f08(request, ierror) BIND(C, NAME="MPI_Grequest_complete_f08")
+    SUBROUTINE MPI_Grequest_complete_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(IN) :: request
@@ -5029,8 +4852,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Grequest_start_f08
   END INTERFACE MPI_Grequest_start
   INTERFACE MPI_Status_set_cancelled
-    SUBROUTINE MPI_Status_set_cancelled_f08(status, flag, ierror) BIND(C, &
-        NAME="MPI_Status_set_cancelled_f08")
+    SUBROUTINE MPI_Status_set_cancelled_f08(status, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5039,8 +4861,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_cancelled_f08
   END INTERFACE MPI_Status_set_cancelled
   INTERFACE MPI_Status_set_elements
-    SUBROUTINE MPI_Status_set_elements_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Status_set_elements_f08")
+    SUBROUTINE MPI_Status_set_elements_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5048,8 +4869,7 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_set_elements_f08
-    SUBROUTINE MPI_Status_set_elements_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Status_set_elements_c_f08")
+    SUBROUTINE MPI_Status_set_elements_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5059,8 +4879,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_elements_c_f08
   END INTERFACE MPI_Status_set_elements
   INTERFACE MPI_Status_set_elements_x
-    SUBROUTINE MPI_Status_set_elements_x_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="MPI_Status_set_elements_x_f08")
+    SUBROUTINE MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5070,7 +4889,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_set_elements_x_f08
   END INTERFACE MPI_Status_set_elements_x
   INTERFACE MPI_Pcontrol
-    SUBROUTINE MPI_Pcontrol_f08(level, ierror) BIND(C, NAME="MPI_Pcontrol_f08")
+    SUBROUTINE MPI_Pcontrol_f08(level, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: level
@@ -5078,16 +4897,15 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Pcontrol_f08
   END INTERFACE MPI_Pcontrol
   INTERFACE MPI_F_sync_reg
-    SUBROUTINE MPI_F_sync_reg_f08(buf, ierror) BIND(C, NAME="MPI_F_sync_reg_f08")
+    SUBROUTINE MPI_F_sync_reg_f08ts(buf, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_F_sync_reg_f08
+    END SUBROUTINE MPI_F_sync_reg_f08ts
   END INTERFACE MPI_F_sync_reg
   INTERFACE MPI_Type_match_size
-    SUBROUTINE MPI_Type_match_size_f08(typeclass, size, datatype, ierror) BIND(C, &
-        NAME="MPI_Type_match_size_f08")
+    SUBROUTINE MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: typeclass
@@ -5097,8 +4915,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Type_match_size_f08
   END INTERFACE MPI_Type_match_size
   INTERFACE MPI_Status_f2f08
-    SUBROUTINE MPI_Status_f2f08_f08(f_status, f08_status, ierror) BIND(C, &
-        NAME="MPI_Status_f2f08_f08")
+    SUBROUTINE MPI_Status_f2f08_f08(f_status, f08_status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: f_status(MPI_STATUS_SIZE)
@@ -5107,8 +4924,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_f2f08_f08
   END INTERFACE MPI_Status_f2f08
   INTERFACE MPI_Status_f082f
-    SUBROUTINE MPI_Status_f082f_f08(f08_status, f_status, ierror) BIND(C, &
-        NAME="MPI_Status_f082f_f08")
+    SUBROUTINE MPI_Status_f082f_f08(f08_status, f_status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: f08_status
@@ -5117,8 +4933,7 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Status_f082f_f08
   END INTERFACE MPI_Status_f082f
   INTERFACE PMPI_Bsend
-    SUBROUTINE PMPI_Bsend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Bsend_f08")
+    SUBROUTINE PMPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5128,9 +4943,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bsend_f08
-    SUBROUTINE PMPI_Bsend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Bsend_c_f08")
+    END SUBROUTINE PMPI_Bsend_f08ts
+    SUBROUTINE PMPI_Bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5140,11 +4954,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bsend_c_f08
+    END SUBROUTINE PMPI_Bsend_c_f08ts
   END INTERFACE PMPI_Bsend
   INTERFACE PMPI_Bsend_init
-    SUBROUTINE PMPI_Bsend_init_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Bsend_init_f08")
+    SUBROUTINE PMPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5155,9 +4968,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bsend_init_f08
-    SUBROUTINE PMPI_Bsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Bsend_init_c_f08")
+    END SUBROUTINE PMPI_Bsend_init_f08ts
+    SUBROUTINE PMPI_Bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5168,36 +4980,33 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bsend_init_c_f08
+    END SUBROUTINE PMPI_Bsend_init_c_f08ts
   END INTERFACE PMPI_Bsend_init
   INTERFACE PMPI_Buffer_attach
-    SUBROUTINE PMPI_Buffer_attach_f08(buffer, size, ierror) BIND(C, NAME="PMPI_Buffer_attach_f08")
+    SUBROUTINE PMPI_Buffer_attach_f08ts(buffer, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
       INTEGER, INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Buffer_attach_f08
-    SUBROUTINE PMPI_Buffer_attach_c_f08(buffer, size, ierror) BIND(C, &
-        NAME="PMPI_Buffer_attach_c_f08")
+    END SUBROUTINE PMPI_Buffer_attach_f08ts
+    SUBROUTINE PMPI_Buffer_attach_c_f08ts(buffer, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Buffer_attach_c_f08
+    END SUBROUTINE PMPI_Buffer_attach_c_f08ts
   END INTERFACE PMPI_Buffer_attach
   INTERFACE PMPI_Buffer_detach
-    SUBROUTINE PMPI_Buffer_detach_f08(buffer_addr, size, ierror) BIND(C, &
-        NAME="PMPI_Buffer_detach_f08")
+    SUBROUTINE PMPI_Buffer_detach_f08(buffer_addr, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Buffer_detach_f08
-    SUBROUTINE PMPI_Buffer_detach_c_f08(buffer_addr, size, ierror) BIND(C, &
-        NAME="PMPI_Buffer_detach_c_f08")
+    SUBROUTINE PMPI_Buffer_detach_c_f08(buffer_addr, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
@@ -5206,7 +5015,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Buffer_detach_c_f08
   END INTERFACE PMPI_Buffer_detach
   INTERFACE PMPI_Cancel
-    SUBROUTINE PMPI_Cancel_f08(request, ierror) BIND(C, NAME="PMPI_Cancel_f08")
+    SUBROUTINE PMPI_Cancel_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5214,8 +5023,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cancel_f08
   END INTERFACE PMPI_Cancel
   INTERFACE PMPI_Get_count
-    SUBROUTINE PMPI_Get_count_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Get_count_f08")
+    SUBROUTINE PMPI_Get_count_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5223,8 +5031,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Get_count_f08
-    SUBROUTINE PMPI_Get_count_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Get_count_c_f08")
+    SUBROUTINE PMPI_Get_count_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5234,8 +5041,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_count_c_f08
   END INTERFACE PMPI_Get_count
   INTERFACE PMPI_Ibsend
-    SUBROUTINE PMPI_Ibsend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ibsend_f08")
+    SUBROUTINE PMPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5246,9 +5052,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ibsend_f08
-    SUBROUTINE PMPI_Ibsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ibsend_c_f08")
+    END SUBROUTINE PMPI_Ibsend_f08ts
+    SUBROUTINE PMPI_Ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5259,11 +5064,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ibsend_c_f08
+    END SUBROUTINE PMPI_Ibsend_c_f08ts
   END INTERFACE PMPI_Ibsend
   INTERFACE PMPI_Improbe
-    SUBROUTINE PMPI_Improbe_f08(source, tag, comm, flag, message, status, ierror) BIND(C, &
-        NAME="PMPI_Improbe_f08")
+    SUBROUTINE PMPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -5276,8 +5080,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Improbe_f08
   END INTERFACE PMPI_Improbe
   INTERFACE PMPI_Imrecv
-    SUBROUTINE PMPI_Imrecv_f08(buf, count, datatype, message, request, ierror) BIND(C, &
-        NAME="PMPI_Imrecv_f08")
+    SUBROUTINE PMPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5286,9 +5089,8 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Request), INTENT(INOUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Imrecv_f08
-    SUBROUTINE PMPI_Imrecv_c_f08(buf, count, datatype, message, request, ierror) BIND(C, &
-        NAME="PMPI_Imrecv_c_f08")
+    END SUBROUTINE PMPI_Imrecv_f08ts
+    SUBROUTINE PMPI_Imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5297,11 +5099,10 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Request), INTENT(INOUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Imrecv_c_f08
+    END SUBROUTINE PMPI_Imrecv_c_f08ts
   END INTERFACE PMPI_Imrecv
   INTERFACE PMPI_Iprobe
-    SUBROUTINE PMPI_Iprobe_f08(source, tag, comm, flag, status, ierror) BIND(C, &
-        NAME="PMPI_Iprobe_f08")
+    SUBROUTINE PMPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -5313,8 +5114,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Iprobe_f08
   END INTERFACE PMPI_Iprobe
   INTERFACE PMPI_Irecv
-    SUBROUTINE PMPI_Irecv_f08(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Irecv_f08")
+    SUBROUTINE PMPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5325,9 +5125,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Irecv_f08
-    SUBROUTINE PMPI_Irecv_c_f08(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Irecv_c_f08")
+    END SUBROUTINE PMPI_Irecv_f08ts
+    SUBROUTINE PMPI_Irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5338,11 +5137,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Irecv_c_f08
+    END SUBROUTINE PMPI_Irecv_c_f08ts
   END INTERFACE PMPI_Irecv
   INTERFACE PMPI_Irsend
-    SUBROUTINE PMPI_Irsend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Irsend_f08")
+    SUBROUTINE PMPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5353,9 +5151,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Irsend_f08
-    SUBROUTINE PMPI_Irsend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Irsend_c_f08")
+    END SUBROUTINE PMPI_Irsend_f08ts
+    SUBROUTINE PMPI_Irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5366,11 +5163,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Irsend_c_f08
+    END SUBROUTINE PMPI_Irsend_c_f08ts
   END INTERFACE PMPI_Irsend
   INTERFACE PMPI_Isend
-    SUBROUTINE PMPI_Isend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Isend_f08")
+    SUBROUTINE PMPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5381,9 +5177,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isend_f08
-    SUBROUTINE PMPI_Isend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Isend_c_f08")
+    END SUBROUTINE PMPI_Isend_f08ts
+    SUBROUTINE PMPI_Isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5394,12 +5189,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isend_c_f08
+    END SUBROUTINE PMPI_Isend_c_f08ts
   END INTERFACE PMPI_Isend
   INTERFACE PMPI_Isendrecv
-    SUBROUTINE PMPI_Isendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
-        recvcount, recvtype, source, recvtag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Isendrecv_f08")
+    SUBROUTINE PMPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -5415,10 +5209,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isendrecv_f08
-    SUBROUTINE PMPI_Isendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
-        recvcount, recvtype, source, recvtag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Isendrecv_c_f08")
+    END SUBROUTINE PMPI_Isendrecv_f08ts
+    SUBROUTINE PMPI_Isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -5434,11 +5227,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isendrecv_c_f08
+    END SUBROUTINE PMPI_Isendrecv_c_f08ts
   END INTERFACE PMPI_Isendrecv
   INTERFACE PMPI_Isendrecv_replace
-    SUBROUTINE PMPI_Isendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Isendrecv_replace_f08")
+    SUBROUTINE PMPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5451,9 +5244,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isendrecv_replace_f08
-    SUBROUTINE PMPI_Isendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Isendrecv_replace_c_f08")
+    END SUBROUTINE PMPI_Isendrecv_replace_f08ts
+    SUBROUTINE PMPI_Isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, &
+        recvtag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5466,11 +5259,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Isendrecv_replace_c_f08
+    END SUBROUTINE PMPI_Isendrecv_replace_c_f08ts
   END INTERFACE PMPI_Isendrecv_replace
   INTERFACE PMPI_Issend
-    SUBROUTINE PMPI_Issend_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Issend_f08")
+    SUBROUTINE PMPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5481,9 +5273,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Issend_f08
-    SUBROUTINE PMPI_Issend_c_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Issend_c_f08")
+    END SUBROUTINE PMPI_Issend_f08ts
+    SUBROUTINE PMPI_Issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5494,11 +5285,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Issend_c_f08
+    END SUBROUTINE PMPI_Issend_c_f08ts
   END INTERFACE PMPI_Issend
   INTERFACE PMPI_Mprobe
-    SUBROUTINE PMPI_Mprobe_f08(source, tag, comm, message, status, ierror) BIND(C, &
-        NAME="PMPI_Mprobe_f08")
+    SUBROUTINE PMPI_Mprobe_f08(source, tag, comm, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -5510,8 +5300,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Mprobe_f08
   END INTERFACE PMPI_Mprobe
   INTERFACE PMPI_Mrecv
-    SUBROUTINE PMPI_Mrecv_f08(buf, count, datatype, message, status, ierror) BIND(C, &
-        NAME="PMPI_Mrecv_f08")
+    SUBROUTINE PMPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5520,9 +5309,8 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Mrecv_f08
-    SUBROUTINE PMPI_Mrecv_c_f08(buf, count, datatype, message, status, ierror) BIND(C, &
-        NAME="PMPI_Mrecv_c_f08")
+    END SUBROUTINE PMPI_Mrecv_f08ts
+    SUBROUTINE PMPI_Mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5531,10 +5319,10 @@ MODULE mpi_f08
       TYPE(MPI_Message), INTENT(INOUT) :: message
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Mrecv_c_f08
+    END SUBROUTINE PMPI_Mrecv_c_f08ts
   END INTERFACE PMPI_Mrecv
   INTERFACE PMPI_Probe
-    SUBROUTINE PMPI_Probe_f08(source, tag, comm, status, ierror) BIND(C, NAME="PMPI_Probe_f08")
+    SUBROUTINE PMPI_Probe_f08(source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: source
@@ -5545,8 +5333,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Probe_f08
   END INTERFACE PMPI_Probe
   INTERFACE PMPI_Recv
-    SUBROUTINE PMPI_Recv_f08(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
-        NAME="PMPI_Recv_f08")
+    SUBROUTINE PMPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5557,9 +5344,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Recv_f08
-    SUBROUTINE PMPI_Recv_c_f08(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
-        NAME="PMPI_Recv_c_f08")
+    END SUBROUTINE PMPI_Recv_f08ts
+    SUBROUTINE PMPI_Recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5570,11 +5356,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Recv_c_f08
+    END SUBROUTINE PMPI_Recv_c_f08ts
   END INTERFACE PMPI_Recv
   INTERFACE PMPI_Recv_init
-    SUBROUTINE PMPI_Recv_init_f08(buf, count, datatype, source, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Recv_init_f08")
+    SUBROUTINE PMPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5585,9 +5370,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Recv_init_f08
-    SUBROUTINE PMPI_Recv_init_c_f08(buf, count, datatype, source, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Recv_init_c_f08")
+    END SUBROUTINE PMPI_Recv_init_f08ts
+    SUBROUTINE PMPI_Recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
@@ -5598,10 +5382,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Recv_init_c_f08
+    END SUBROUTINE PMPI_Recv_init_c_f08ts
   END INTERFACE PMPI_Recv_init
   INTERFACE PMPI_Request_free
-    SUBROUTINE PMPI_Request_free_f08(request, ierror) BIND(C, NAME="PMPI_Request_free_f08")
+    SUBROUTINE PMPI_Request_free_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5609,8 +5393,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Request_free_f08
   END INTERFACE PMPI_Request_free
   INTERFACE PMPI_Request_get_status
-    SUBROUTINE PMPI_Request_get_status_f08(request, flag, status, ierror) BIND(C, &
-        NAME="PMPI_Request_get_status_f08")
+    SUBROUTINE PMPI_Request_get_status_f08(request, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(IN) :: request
@@ -5620,8 +5403,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Request_get_status_f08
   END INTERFACE PMPI_Request_get_status
   INTERFACE PMPI_Rsend
-    SUBROUTINE PMPI_Rsend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Rsend_f08")
+    SUBROUTINE PMPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5631,9 +5413,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Rsend_f08
-    SUBROUTINE PMPI_Rsend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Rsend_c_f08")
+    END SUBROUTINE PMPI_Rsend_f08ts
+    SUBROUTINE PMPI_Rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5643,11 +5424,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Rsend_c_f08
+    END SUBROUTINE PMPI_Rsend_c_f08ts
   END INTERFACE PMPI_Rsend
   INTERFACE PMPI_Rsend_init
-    SUBROUTINE PMPI_Rsend_init_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Rsend_init_f08")
+    SUBROUTINE PMPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5658,9 +5438,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Rsend_init_f08
-    SUBROUTINE PMPI_Rsend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Rsend_init_c_f08")
+    END SUBROUTINE PMPI_Rsend_init_f08ts
+    SUBROUTINE PMPI_Rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5671,11 +5450,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Rsend_init_c_f08
+    END SUBROUTINE PMPI_Rsend_init_c_f08ts
   END INTERFACE PMPI_Rsend_init
   INTERFACE PMPI_Send
-    SUBROUTINE PMPI_Send_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Send_f08")
+    SUBROUTINE PMPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5685,9 +5463,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Send_f08
-    SUBROUTINE PMPI_Send_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Send_c_f08")
+    END SUBROUTINE PMPI_Send_f08ts
+    SUBROUTINE PMPI_Send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5697,11 +5474,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Send_c_f08
+    END SUBROUTINE PMPI_Send_c_f08ts
   END INTERFACE PMPI_Send
   INTERFACE PMPI_Send_init
-    SUBROUTINE PMPI_Send_init_f08(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Send_init_f08")
+    SUBROUTINE PMPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5712,9 +5488,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Send_init_f08
-    SUBROUTINE PMPI_Send_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Send_init_c_f08")
+    END SUBROUTINE PMPI_Send_init_f08ts
+    SUBROUTINE PMPI_Send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5725,11 +5500,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Send_init_c_f08
+    END SUBROUTINE PMPI_Send_init_c_f08ts
   END INTERFACE PMPI_Send_init
   INTERFACE PMPI_Sendrecv
-    SUBROUTINE PMPI_Sendrecv_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
-        recvtype, source, recvtag, comm, status, ierror) BIND(C, NAME="PMPI_Sendrecv_f08")
+    SUBROUTINE PMPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -5745,10 +5520,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Sendrecv_f08
-    SUBROUTINE PMPI_Sendrecv_c_f08(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
-        recvcount, recvtype, source, recvtag, comm, status, ierror) BIND(C, &
-        NAME="PMPI_Sendrecv_c_f08")
+    END SUBROUTINE PMPI_Sendrecv_f08ts
+    SUBROUTINE PMPI_Sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -5764,11 +5538,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Sendrecv_c_f08
+    END SUBROUTINE PMPI_Sendrecv_c_f08ts
   END INTERFACE PMPI_Sendrecv
   INTERFACE PMPI_Sendrecv_replace
-    SUBROUTINE PMPI_Sendrecv_replace_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, status, ierror) BIND(C, NAME="PMPI_Sendrecv_replace_f08")
+    SUBROUTINE PMPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5781,9 +5555,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Sendrecv_replace_f08
-    SUBROUTINE PMPI_Sendrecv_replace_c_f08(buf, count, datatype, dest, sendtag, source, recvtag, &
-        comm, status, ierror) BIND(C, NAME="PMPI_Sendrecv_replace_c_f08")
+    END SUBROUTINE PMPI_Sendrecv_replace_f08ts
+    SUBROUTINE PMPI_Sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, &
+        recvtag, comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buf(..)
@@ -5796,11 +5570,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Sendrecv_replace_c_f08
+    END SUBROUTINE PMPI_Sendrecv_replace_c_f08ts
   END INTERFACE PMPI_Sendrecv_replace
   INTERFACE PMPI_Ssend
-    SUBROUTINE PMPI_Ssend_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Ssend_f08")
+    SUBROUTINE PMPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5810,9 +5583,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ssend_f08
-    SUBROUTINE PMPI_Ssend_c_f08(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
-        NAME="PMPI_Ssend_c_f08")
+    END SUBROUTINE PMPI_Ssend_f08ts
+    SUBROUTINE PMPI_Ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: buf(..)
@@ -5822,11 +5594,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: tag
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ssend_c_f08
+    END SUBROUTINE PMPI_Ssend_c_f08ts
   END INTERFACE PMPI_Ssend
   INTERFACE PMPI_Ssend_init
-    SUBROUTINE PMPI_Ssend_init_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Ssend_init_f08")
+    SUBROUTINE PMPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5837,9 +5608,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ssend_init_f08
-    SUBROUTINE PMPI_Ssend_init_c_f08(buf, count, datatype, dest, tag, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Ssend_init_c_f08")
+    END SUBROUTINE PMPI_Ssend_init_f08ts
+    SUBROUTINE PMPI_Ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
@@ -5850,10 +5620,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ssend_init_c_f08
+    END SUBROUTINE PMPI_Ssend_init_c_f08ts
   END INTERFACE PMPI_Ssend_init
   INTERFACE PMPI_Start
-    SUBROUTINE PMPI_Start_f08(request, ierror) BIND(C, NAME="PMPI_Start_f08")
+    SUBROUTINE PMPI_Start_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5861,7 +5631,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Start_f08
   END INTERFACE PMPI_Start
   INTERFACE PMPI_Startall
-    SUBROUTINE PMPI_Startall_f08(count, array_of_requests, ierror) BIND(C, NAME="PMPI_Startall_f08")
+    SUBROUTINE PMPI_Startall_f08(count, array_of_requests, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -5870,8 +5640,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Startall_f08
   END INTERFACE PMPI_Startall
   INTERFACE PMPI_Status_get_error
-    SUBROUTINE PMPI_Status_get_error_f08(status, error, ierror) BIND(C, &
-        NAME="PMPI_Status_get_error_f08")
+    SUBROUTINE PMPI_Status_get_error_f08(status, error, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5880,8 +5649,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_get_error_f08
   END INTERFACE PMPI_Status_get_error
   INTERFACE PMPI_Status_get_source
-    SUBROUTINE PMPI_Status_get_source_f08(status, source, ierror) BIND(C, &
-        NAME="PMPI_Status_get_source_f08")
+    SUBROUTINE PMPI_Status_get_source_f08(status, source, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5890,7 +5658,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_get_source_f08
   END INTERFACE PMPI_Status_get_source
   INTERFACE PMPI_Status_get_tag
-    SUBROUTINE PMPI_Status_get_tag_f08(status, tag, ierror) BIND(C, NAME="PMPI_Status_get_tag_f08")
+    SUBROUTINE PMPI_Status_get_tag_f08(status, tag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5899,8 +5667,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_get_tag_f08
   END INTERFACE PMPI_Status_get_tag
   INTERFACE PMPI_Status_set_error
-    SUBROUTINE PMPI_Status_set_error_f08(status, error, ierror) BIND(C, &
-        NAME="PMPI_Status_set_error_f08")
+    SUBROUTINE PMPI_Status_set_error_f08(status, error, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5909,8 +5676,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_error_f08
   END INTERFACE PMPI_Status_set_error
   INTERFACE PMPI_Status_set_source
-    SUBROUTINE PMPI_Status_set_source_f08(status, source, ierror) BIND(C, &
-        NAME="PMPI_Status_set_source_f08")
+    SUBROUTINE PMPI_Status_set_source_f08(status, source, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5919,7 +5685,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_source_f08
   END INTERFACE PMPI_Status_set_source
   INTERFACE PMPI_Status_set_tag
-    SUBROUTINE PMPI_Status_set_tag_f08(status, tag, ierror) BIND(C, NAME="PMPI_Status_set_tag_f08")
+    SUBROUTINE PMPI_Status_set_tag_f08(status, tag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -5928,7 +5694,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_tag_f08
   END INTERFACE PMPI_Status_set_tag
   INTERFACE PMPI_Test
-    SUBROUTINE PMPI_Test_f08(request, flag, status, ierror) BIND(C, NAME="PMPI_Test_f08")
+    SUBROUTINE PMPI_Test_f08(request, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5938,7 +5704,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Test_f08
   END INTERFACE PMPI_Test
   INTERFACE PMPI_Test_cancelled
-    SUBROUTINE PMPI_Test_cancelled_f08(status, flag, ierror) BIND(C, NAME="PMPI_Test_cancelled_f08")
+    SUBROUTINE PMPI_Test_cancelled_f08(status, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -5947,8 +5713,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Test_cancelled_f08
   END INTERFACE PMPI_Test_cancelled
   INTERFACE PMPI_Testall
-    SUBROUTINE PMPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, &
-        ierror) BIND(C, NAME="PMPI_Testall_f08")
+    SUBROUTINE PMPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -5959,8 +5724,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Testall_f08
   END INTERFACE PMPI_Testall
   INTERFACE PMPI_Testany
-    SUBROUTINE PMPI_Testany_f08(count, array_of_requests, indx, flag, status, ierror) BIND(C, &
-        NAME="PMPI_Testany_f08")
+    SUBROUTINE PMPI_Testany_f08(count, array_of_requests, indx, flag, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -5973,7 +5737,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Testany
   INTERFACE PMPI_Testsome
     SUBROUTINE PMPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, &
-        array_of_statuses, ierror) BIND(C, NAME="PMPI_Testsome_f08")
+        array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -5985,7 +5749,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Testsome_f08
   END INTERFACE PMPI_Testsome
   INTERFACE PMPI_Wait
-    SUBROUTINE PMPI_Wait_f08(request, status, ierror) BIND(C, NAME="PMPI_Wait_f08")
+    SUBROUTINE PMPI_Wait_f08(request, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(INOUT) :: request
@@ -5994,8 +5758,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Wait_f08
   END INTERFACE PMPI_Wait
   INTERFACE PMPI_Waitall
-    SUBROUTINE PMPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror) BIND(C, &
-        NAME="PMPI_Waitall_f08")
+    SUBROUTINE PMPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6005,8 +5768,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Waitall_f08
   END INTERFACE PMPI_Waitall
   INTERFACE PMPI_Waitany
-    SUBROUTINE PMPI_Waitany_f08(count, array_of_requests, indx, status, ierror) BIND(C, &
-        NAME="PMPI_Waitany_f08")
+    SUBROUTINE PMPI_Waitany_f08(count, array_of_requests, indx, status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6018,7 +5780,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Waitany
   INTERFACE PMPI_Waitsome
     SUBROUTINE PMPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, &
-        array_of_statuses, ierror) BIND(C, NAME="PMPI_Waitsome_f08")
+        array_of_statuses, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -6030,17 +5792,16 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Waitsome_f08
   END INTERFACE PMPI_Waitsome
   INTERFACE PMPI_Get_address
-    SUBROUTINE PMPI_Get_address_f08(location, address, ierror) BIND(C, NAME="PMPI_Get_address_f08")
+    SUBROUTINE PMPI_Get_address_f08ts(location, address, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: location(..)
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Get_address_f08
+    END SUBROUTINE PMPI_Get_address_f08ts
   END INTERFACE PMPI_Get_address
   INTERFACE PMPI_Get_elements
-    SUBROUTINE PMPI_Get_elements_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Get_elements_f08")
+    SUBROUTINE PMPI_Get_elements_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -6048,8 +5809,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Get_elements_f08
-    SUBROUTINE PMPI_Get_elements_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Get_elements_c_f08")
+    SUBROUTINE PMPI_Get_elements_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -6059,8 +5819,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_elements_c_f08
   END INTERFACE PMPI_Get_elements
   INTERFACE PMPI_Get_elements_x
-    SUBROUTINE PMPI_Get_elements_x_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Get_elements_x_f08")
+    SUBROUTINE PMPI_Get_elements_x_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: status
@@ -6070,8 +5829,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_elements_x_f08
   END INTERFACE PMPI_Get_elements_x
   INTERFACE PMPI_Pack
-    SUBROUTINE PMPI_Pack_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, &
-        ierror) BIND(C, NAME="PMPI_Pack_f08")
+    SUBROUTINE PMPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -6082,9 +5840,8 @@ MODULE mpi_f08
       INTEGER, INTENT(INOUT) :: position
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Pack_f08
-    SUBROUTINE PMPI_Pack_c_f08(inbuf, incount, datatype, outbuf, outsize, position, comm, &
-        ierror) BIND(C, NAME="PMPI_Pack_c_f08")
+    END SUBROUTINE PMPI_Pack_f08ts
+    SUBROUTINE PMPI_Pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -6095,11 +5852,11 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Pack_c_f08
+    END SUBROUTINE PMPI_Pack_c_f08ts
   END INTERFACE PMPI_Pack
   INTERFACE PMPI_Pack_external
-    SUBROUTINE PMPI_Pack_external_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
-        position, ierror) BIND(C, NAME="PMPI_Pack_external_f08")
+    SUBROUTINE PMPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6110,9 +5867,9 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Pack_external_f08
-    SUBROUTINE PMPI_Pack_external_c_f08(datarep, inbuf, incount, datatype, outbuf, outsize, &
-        position, ierror) BIND(C, NAME="PMPI_Pack_external_c_f08")
+    END SUBROUTINE PMPI_Pack_external_f08ts
+    SUBROUTINE PMPI_Pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6123,11 +5880,10 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Pack_external_c_f08
+    END SUBROUTINE PMPI_Pack_external_c_f08ts
   END INTERFACE PMPI_Pack_external
   INTERFACE PMPI_Pack_external_size
-    SUBROUTINE PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror) BIND(C, &
-        NAME="PMPI_Pack_external_size_f08")
+    SUBROUTINE PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6136,8 +5892,7 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Pack_external_size_f08
-    SUBROUTINE PMPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror) BIND(C, &
-        NAME="PMPI_Pack_external_size_c_f08")
+    SUBROUTINE PMPI_Pack_external_size_c_f08(datarep, incount, datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6148,8 +5903,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Pack_external_size_c_f08
   END INTERFACE PMPI_Pack_external_size
   INTERFACE PMPI_Pack_size
-    SUBROUTINE PMPI_Pack_size_f08(incount, datatype, comm, size, ierror) BIND(C, &
-        NAME="PMPI_Pack_size_f08")
+    SUBROUTINE PMPI_Pack_size_f08(incount, datatype, comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: incount
@@ -6158,8 +5912,7 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Pack_size_f08
-    SUBROUTINE PMPI_Pack_size_c_f08(incount, datatype, comm, size, ierror) BIND(C, &
-        NAME="PMPI_Pack_size_c_f08")
+    SUBROUTINE PMPI_Pack_size_c_f08(incount, datatype, comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
@@ -6170,7 +5923,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Pack_size_c_f08
   END INTERFACE PMPI_Pack_size
   INTERFACE PMPI_Type_commit
-    SUBROUTINE PMPI_Type_commit_f08(datatype, ierror) BIND(C, NAME="PMPI_Type_commit_f08")
+    SUBROUTINE PMPI_Type_commit_f08(datatype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
@@ -6178,8 +5931,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_commit_f08
   END INTERFACE PMPI_Type_commit
   INTERFACE PMPI_Type_contiguous
-    SUBROUTINE PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_contiguous_f08")
+    SUBROUTINE PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6187,8 +5939,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_contiguous_f08
-    SUBROUTINE PMPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_contiguous_c_f08")
+    SUBROUTINE PMPI_Type_contiguous_c_f08(count, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6199,8 +5950,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_contiguous
   INTERFACE PMPI_Type_create_darray
     SUBROUTINE PMPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, &
-        array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_darray_f08")
+        array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: size
@@ -6216,8 +5966,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_darray_f08
     SUBROUTINE PMPI_Type_create_darray_c_f08(size, rank, ndims, array_of_gsizes, &
-        array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, &
-        ierror) BIND(C, NAME="PMPI_Type_create_darray_c_f08")
+        array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: size
@@ -6235,8 +5984,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_create_darray
   INTERFACE PMPI_Type_create_hindexed
     SUBROUTINE PMPI_Type_create_hindexed_f08(count, array_of_blocklengths, &
-        array_of_displacements, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_hindexed_f08")
+        array_of_displacements, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6247,8 +5995,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_hindexed_f08
     SUBROUTINE PMPI_Type_create_hindexed_c_f08(count, array_of_blocklengths, &
-        array_of_displacements, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_hindexed_c_f08")
+        array_of_displacements, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6261,7 +6008,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_create_hindexed
   INTERFACE PMPI_Type_create_hindexed_block
     SUBROUTINE PMPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_create_hindexed_block_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6272,7 +6019,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_hindexed_block_f08
     SUBROUTINE PMPI_Type_create_hindexed_block_c_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_create_hindexed_block_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6284,8 +6031,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_create_hindexed_block_c_f08
   END INTERFACE PMPI_Type_create_hindexed_block
   INTERFACE PMPI_Type_create_hvector
-    SUBROUTINE PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="PMPI_Type_create_hvector_f08")
+    SUBROUTINE PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6295,8 +6041,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_hvector_f08
-    SUBROUTINE PMPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="PMPI_Type_create_hvector_c_f08")
+    SUBROUTINE PMPI_Type_create_hvector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6309,7 +6054,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_create_hvector
   INTERFACE PMPI_Type_create_indexed_block
     SUBROUTINE PMPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_create_indexed_block_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6320,7 +6065,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_indexed_block_f08
     SUBROUTINE PMPI_Type_create_indexed_block_c_f08(count, blocklength, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_create_indexed_block_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6332,8 +6077,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_create_indexed_block_c_f08
   END INTERFACE PMPI_Type_create_indexed_block
   INTERFACE PMPI_Type_create_resized
-    SUBROUTINE PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_resized_f08")
+    SUBROUTINE PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -6345,7 +6089,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_create_resized
   INTERFACE PMPI_Type_create_struct
     SUBROUTINE PMPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, &
-        array_of_types, newtype, ierror) BIND(C, NAME="PMPI_Type_create_struct_f08")
+        array_of_types, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6356,8 +6100,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_struct_f08
     SUBROUTINE PMPI_Type_create_struct_c_f08(count, array_of_blocklengths, &
-        array_of_displacements, array_of_types, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_struct_c_f08")
+        array_of_displacements, array_of_types, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6370,8 +6113,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_create_struct
   INTERFACE PMPI_Type_create_subarray
     SUBROUTINE PMPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, &
-        array_of_starts, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_subarray_f08")
+        array_of_starts, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: ndims
@@ -6384,8 +6126,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_create_subarray_f08
     SUBROUTINE PMPI_Type_create_subarray_c_f08(ndims, array_of_sizes, array_of_subsizes, &
-        array_of_starts, order, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_create_subarray_c_f08")
+        array_of_starts, order, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: ndims
@@ -6399,7 +6140,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_create_subarray_c_f08
   END INTERFACE PMPI_Type_create_subarray
   INTERFACE PMPI_Type_dup
-    SUBROUTINE PMPI_Type_dup_f08(oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_dup_f08")
+    SUBROUTINE PMPI_Type_dup_f08(oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
@@ -6408,7 +6149,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_dup_f08
   END INTERFACE PMPI_Type_dup
   INTERFACE PMPI_Type_free
-    SUBROUTINE PMPI_Type_free_f08(datatype, ierror) BIND(C, NAME="PMPI_Type_free_f08")
+    SUBROUTINE PMPI_Type_free_f08(datatype, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
@@ -6417,8 +6158,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_free
   INTERFACE PMPI_Type_get_contents
     SUBROUTINE PMPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, &
-        array_of_integers, array_of_addresses, array_of_datatypes, ierror) BIND(C, &
-        NAME="PMPI_Type_get_contents_f08")
+        array_of_integers, array_of_addresses, array_of_datatypes, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6433,7 +6173,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_get_contents
   INTERFACE PMPI_Type_get_envelope
     SUBROUTINE PMPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, &
-        combiner, ierror) BIND(C, NAME="PMPI_Type_get_envelope_f08")
+        combiner, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6445,8 +6185,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_envelope_f08
   END INTERFACE PMPI_Type_get_envelope
   INTERFACE PMPI_Type_get_extent
-    SUBROUTINE PMPI_Type_get_extent_f08(datatype, lb, extent, ierror) BIND(C, &
-        NAME="PMPI_Type_get_extent_f08")
+    SUBROUTINE PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6456,8 +6195,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_extent_f08
   END INTERFACE PMPI_Type_get_extent
   INTERFACE PMPI_Type_get_extent_x
-    SUBROUTINE PMPI_Type_get_extent_x_f08(datatype, lb, extent, ierror) BIND(C, &
-        NAME="PMPI_Type_get_extent_x_f08")
+    SUBROUTINE PMPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6467,8 +6205,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_extent_x_f08
   END INTERFACE PMPI_Type_get_extent_x
   INTERFACE PMPI_Type_get_true_extent
-    SUBROUTINE PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror) BIND(C, &
-        NAME="PMPI_Type_get_true_extent_f08")
+    SUBROUTINE PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6478,8 +6215,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_true_extent_f08
   END INTERFACE PMPI_Type_get_true_extent
   INTERFACE PMPI_Type_get_true_extent_x
-    SUBROUTINE PMPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror) BIND(C, &
-        NAME="PMPI_Type_get_true_extent_x_f08")
+    SUBROUTINE PMPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6490,7 +6226,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Type_get_true_extent_x
   INTERFACE PMPI_Type_indexed
     SUBROUTINE PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_indexed_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6501,7 +6237,7 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_indexed_f08
     SUBROUTINE PMPI_Type_indexed_c_f08(count, array_of_blocklengths, array_of_displacements, &
-        oldtype, newtype, ierror) BIND(C, NAME="PMPI_Type_indexed_c_f08")
+        oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6513,14 +6249,14 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_indexed_c_f08
   END INTERFACE PMPI_Type_indexed
   INTERFACE PMPI_Type_size
-    SUBROUTINE PMPI_Type_size_f08(datatype, size, ierror) BIND(C, NAME="PMPI_Type_size_f08")
+    SUBROUTINE PMPI_Type_size_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_size_f08
-    SUBROUTINE PMPI_Type_size_c_f08(datatype, size, ierror) BIND(C, NAME="PMPI_Type_size_c_f08")
+    SUBROUTINE PMPI_Type_size_c_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6529,7 +6265,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_size_c_f08
   END INTERFACE PMPI_Type_size
   INTERFACE PMPI_Type_size_x
-    SUBROUTINE PMPI_Type_size_x_f08(datatype, size, ierror) BIND(C, NAME="PMPI_Type_size_x_f08")
+    SUBROUTINE PMPI_Type_size_x_f08(datatype, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -6538,8 +6274,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_size_x_f08
   END INTERFACE PMPI_Type_size_x
   INTERFACE PMPI_Type_vector
-    SUBROUTINE PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror) BIND(C, &
-        NAME="PMPI_Type_vector_f08")
+    SUBROUTINE PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: count
@@ -6549,8 +6284,7 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_vector_f08
-    SUBROUTINE PMPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, &
-        ierror) BIND(C, NAME="PMPI_Type_vector_c_f08")
+    SUBROUTINE PMPI_Type_vector_c_f08(count, blocklength, stride, oldtype, newtype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
@@ -6562,8 +6296,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_vector_c_f08
   END INTERFACE PMPI_Type_vector
   INTERFACE PMPI_Unpack
-    SUBROUTINE PMPI_Unpack_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, &
-        ierror) BIND(C, NAME="PMPI_Unpack_f08")
+    SUBROUTINE PMPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -6574,9 +6307,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Unpack_f08
-    SUBROUTINE PMPI_Unpack_c_f08(inbuf, insize, position, outbuf, outcount, datatype, comm, &
-        ierror) BIND(C, NAME="PMPI_Unpack_c_f08")
+    END SUBROUTINE PMPI_Unpack_f08ts
+    SUBROUTINE PMPI_Unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -6587,11 +6320,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Unpack_c_f08
+    END SUBROUTINE PMPI_Unpack_c_f08ts
   END INTERFACE PMPI_Unpack
   INTERFACE PMPI_Unpack_external
-    SUBROUTINE PMPI_Unpack_external_f08(datarep, inbuf, insize, position, outbuf, outcount, &
-        datatype, ierror) BIND(C, NAME="PMPI_Unpack_external_f08")
+    SUBROUTINE PMPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6602,9 +6335,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Unpack_external_f08
-    SUBROUTINE PMPI_Unpack_external_c_f08(datarep, inbuf, insize, position, outbuf, outcount, &
-        datatype, ierror) BIND(C, NAME="PMPI_Unpack_external_c_f08")
+    END SUBROUTINE PMPI_Unpack_external_f08ts
+    SUBROUTINE PMPI_Unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(IN) :: datarep
@@ -6615,10 +6348,10 @@ MODULE mpi_f08
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Unpack_external_c_f08
+    END SUBROUTINE PMPI_Unpack_external_c_f08ts
   END INTERFACE PMPI_Unpack_external
   INTERFACE PMPI_Aint_add
-    FUNCTION PMPI_Aint_add_f08(base, disp) BIND(C, NAME="PMPI_Aint_add_f08") RESULT(res)
+    FUNCTION PMPI_Aint_add_f08(base, disp) RESULT(res)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
@@ -6627,7 +6360,7 @@ MODULE mpi_f08
     END FUNCTION PMPI_Aint_add_f08
   END INTERFACE PMPI_Aint_add
   INTERFACE PMPI_Aint_diff
-    FUNCTION PMPI_Aint_diff_f08(addr1, addr2) BIND(C, NAME="PMPI_Aint_diff_f08") RESULT(res)
+    FUNCTION PMPI_Aint_diff_f08(addr1, addr2) RESULT(res)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
@@ -6636,8 +6369,8 @@ MODULE mpi_f08
     END FUNCTION PMPI_Aint_diff_f08
   END INTERFACE PMPI_Aint_diff
   INTERFACE PMPI_Allgather
-    SUBROUTINE PMPI_Allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="PMPI_Allgather_f08")
+    SUBROUTINE PMPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6648,9 +6381,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgather_f08
-    SUBROUTINE PMPI_Allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="PMPI_Allgather_c_f08")
+    END SUBROUTINE PMPI_Allgather_f08ts
+    SUBROUTINE PMPI_Allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6661,11 +6394,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgather_c_f08
+    END SUBROUTINE PMPI_Allgather_c_f08ts
   END INTERFACE PMPI_Allgather
   INTERFACE PMPI_Allgather_init
-    SUBROUTINE PMPI_Allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Allgather_init_f08")
+    SUBROUTINE PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6678,9 +6411,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgather_init_f08
-    SUBROUTINE PMPI_Allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Allgather_init_c_f08")
+    END SUBROUTINE PMPI_Allgather_init_f08ts
+    SUBROUTINE PMPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6693,11 +6426,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgather_init_c_f08
+    END SUBROUTINE PMPI_Allgather_init_c_f08ts
   END INTERFACE PMPI_Allgather_init
   INTERFACE PMPI_Allgatherv
-    SUBROUTINE PMPI_Allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Allgatherv_f08")
+    SUBROUTINE PMPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6709,9 +6442,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgatherv_f08
-    SUBROUTINE PMPI_Allgatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Allgatherv_c_f08")
+    END SUBROUTINE PMPI_Allgatherv_f08ts
+    SUBROUTINE PMPI_Allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6723,11 +6456,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgatherv_c_f08
+    END SUBROUTINE PMPI_Allgatherv_c_f08ts
   END INTERFACE PMPI_Allgatherv
   INTERFACE PMPI_Allgatherv_init
-    SUBROUTINE PMPI_Allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        displs, recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Allgatherv_init_f08")
+    SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6741,11 +6474,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allgatherv_init_f08
+    END SUBROUTINE PMPI_Allgatherv_init_f08ts
   END INTERFACE PMPI_Allgatherv_init
   INTERFACE PMPI_Allreduce
-    SUBROUTINE PMPI_Allreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Allreduce_f08")
+    SUBROUTINE PMPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6755,9 +6487,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allreduce_f08
-    SUBROUTINE PMPI_Allreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Allreduce_c_f08")
+    END SUBROUTINE PMPI_Allreduce_f08ts
+    SUBROUTINE PMPI_Allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6767,11 +6498,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allreduce_c_f08
+    END SUBROUTINE PMPI_Allreduce_c_f08ts
   END INTERFACE PMPI_Allreduce
   INTERFACE PMPI_Allreduce_init
-    SUBROUTINE PMPI_Allreduce_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
-        request, ierror) BIND(C, NAME="PMPI_Allreduce_init_f08")
+    SUBROUTINE PMPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6783,9 +6514,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allreduce_init_f08
-    SUBROUTINE PMPI_Allreduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, &
-        request, ierror) BIND(C, NAME="PMPI_Allreduce_init_c_f08")
+    END SUBROUTINE PMPI_Allreduce_init_f08ts
+    SUBROUTINE PMPI_Allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6797,11 +6528,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Allreduce_init_c_f08
+    END SUBROUTINE PMPI_Allreduce_init_c_f08ts
   END INTERFACE PMPI_Allreduce_init
   INTERFACE PMPI_Alltoall
-    SUBROUTINE PMPI_Alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="PMPI_Alltoall_f08")
+    SUBROUTINE PMPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6812,9 +6543,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoall_f08
-    SUBROUTINE PMPI_Alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, ierror) BIND(C, NAME="PMPI_Alltoall_c_f08")
+    END SUBROUTINE PMPI_Alltoall_f08ts
+    SUBROUTINE PMPI_Alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6825,11 +6556,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoall_c_f08
+    END SUBROUTINE PMPI_Alltoall_c_f08ts
   END INTERFACE PMPI_Alltoall
   INTERFACE PMPI_Alltoall_init
-    SUBROUTINE PMPI_Alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, info, request, ierror) BIND(C, NAME="PMPI_Alltoall_init_f08")
+    SUBROUTINE PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6842,9 +6573,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoall_init_f08
-    SUBROUTINE PMPI_Alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Alltoall_init_c_f08")
+    END SUBROUTINE PMPI_Alltoall_init_f08ts
+    SUBROUTINE PMPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6857,11 +6588,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoall_init_c_f08
+    END SUBROUTINE PMPI_Alltoall_init_c_f08ts
   END INTERFACE PMPI_Alltoall_init
   INTERFACE PMPI_Alltoallv
-    SUBROUTINE PMPI_Alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, ierror) BIND(C, NAME="PMPI_Alltoallv_f08")
+    SUBROUTINE PMPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6874,9 +6605,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallv_f08
-    SUBROUTINE PMPI_Alltoallv_c_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, ierror) BIND(C, NAME="PMPI_Alltoallv_c_f08")
+    END SUBROUTINE PMPI_Alltoallv_f08ts
+    SUBROUTINE PMPI_Alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6889,12 +6620,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallv_c_f08
+    END SUBROUTINE PMPI_Alltoallv_c_f08ts
   END INTERFACE PMPI_Alltoallv
   INTERFACE PMPI_Alltoallv_init
-    SUBROUTINE PMPI_Alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Alltoallv_init_f08")
+    SUBROUTINE PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6909,11 +6639,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallv_init_f08
+    END SUBROUTINE PMPI_Alltoallv_init_f08ts
   END INTERFACE PMPI_Alltoallv_init
   INTERFACE PMPI_Alltoallw
-    SUBROUTINE PMPI_Alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, ierror) BIND(C, NAME="PMPI_Alltoallw_f08")
+    SUBROUTINE PMPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6926,9 +6656,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallw_f08
-    SUBROUTINE PMPI_Alltoallw_c_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, ierror) BIND(C, NAME="PMPI_Alltoallw_c_f08")
+    END SUBROUTINE PMPI_Alltoallw_f08ts
+    SUBROUTINE PMPI_Alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -6941,12 +6671,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallw_c_f08
+    END SUBROUTINE PMPI_Alltoallw_c_f08ts
   END INTERFACE PMPI_Alltoallw
   INTERFACE PMPI_Alltoallw_init
-    SUBROUTINE PMPI_Alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Alltoallw_init_f08")
+    SUBROUTINE PMPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -6961,10 +6690,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Alltoallw_init_f08
+    END SUBROUTINE PMPI_Alltoallw_init_f08ts
   END INTERFACE PMPI_Alltoallw_init
   INTERFACE PMPI_Barrier
-    SUBROUTINE PMPI_Barrier_f08(comm, ierror) BIND(C, NAME="PMPI_Barrier_f08")
+    SUBROUTINE PMPI_Barrier_f08(comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -6972,8 +6701,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Barrier_f08
   END INTERFACE PMPI_Barrier
   INTERFACE PMPI_Barrier_init
-    SUBROUTINE PMPI_Barrier_init_f08(comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Barrier_init_f08")
+    SUBROUTINE PMPI_Barrier_init_f08(comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -6983,8 +6711,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Barrier_init_f08
   END INTERFACE PMPI_Barrier_init
   INTERFACE PMPI_Bcast
-    SUBROUTINE PMPI_Bcast_f08(buffer, count, datatype, root, comm, ierror) BIND(C, &
-        NAME="PMPI_Bcast_f08")
+    SUBROUTINE PMPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
@@ -6993,9 +6720,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bcast_f08
-    SUBROUTINE PMPI_Bcast_c_f08(buffer, count, datatype, root, comm, ierror) BIND(C, &
-        NAME="PMPI_Bcast_c_f08")
+    END SUBROUTINE PMPI_Bcast_f08ts
+    SUBROUTINE PMPI_Bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*) :: buffer(..)
@@ -7004,11 +6730,10 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bcast_c_f08
+    END SUBROUTINE PMPI_Bcast_c_f08ts
   END INTERFACE PMPI_Bcast
   INTERFACE PMPI_Bcast_init
-    SUBROUTINE PMPI_Bcast_init_f08(buffer, count, datatype, root, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Bcast_init_f08")
+    SUBROUTINE PMPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -7019,9 +6744,8 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bcast_init_f08
-    SUBROUTINE PMPI_Bcast_init_c_f08(buffer, count, datatype, root, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Bcast_init_c_f08")
+    END SUBROUTINE PMPI_Bcast_init_f08ts
+    SUBROUTINE PMPI_Bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -7032,11 +6756,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Bcast_init_c_f08
+    END SUBROUTINE PMPI_Bcast_init_c_f08ts
   END INTERFACE PMPI_Bcast_init
   INTERFACE PMPI_Exscan
-    SUBROUTINE PMPI_Exscan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Exscan_f08")
+    SUBROUTINE PMPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7046,9 +6769,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Exscan_f08
-    SUBROUTINE PMPI_Exscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Exscan_c_f08")
+    END SUBROUTINE PMPI_Exscan_f08ts
+    SUBROUTINE PMPI_Exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7058,11 +6780,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Exscan_c_f08
+    END SUBROUTINE PMPI_Exscan_c_f08ts
   END INTERFACE PMPI_Exscan
   INTERFACE PMPI_Exscan_init
-    SUBROUTINE PMPI_Exscan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Exscan_init_f08")
+    SUBROUTINE PMPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7074,9 +6796,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Exscan_init_f08
-    SUBROUTINE PMPI_Exscan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Exscan_init_c_f08")
+    END SUBROUTINE PMPI_Exscan_init_f08ts
+    SUBROUTINE PMPI_Exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7088,11 +6810,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Exscan_init_c_f08
+    END SUBROUTINE PMPI_Exscan_init_c_f08ts
   END INTERFACE PMPI_Exscan_init
   INTERFACE PMPI_Gather
-    SUBROUTINE PMPI_Gather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, ierror) BIND(C, NAME="PMPI_Gather_f08")
+    SUBROUTINE PMPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7104,9 +6826,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gather_f08
-    SUBROUTINE PMPI_Gather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, ierror) BIND(C, NAME="PMPI_Gather_c_f08")
+    END SUBROUTINE PMPI_Gather_f08ts
+    SUBROUTINE PMPI_Gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7118,11 +6840,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gather_c_f08
+    END SUBROUTINE PMPI_Gather_c_f08ts
   END INTERFACE PMPI_Gather
   INTERFACE PMPI_Gather_init
-    SUBROUTINE PMPI_Gather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="PMPI_Gather_init_f08")
+    SUBROUTINE PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7136,9 +6858,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gather_init_f08
-    SUBROUTINE PMPI_Gather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="PMPI_Gather_init_c_f08")
+    END SUBROUTINE PMPI_Gather_init_f08ts
+    SUBROUTINE PMPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7152,11 +6874,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gather_init_c_f08
+    END SUBROUTINE PMPI_Gather_init_c_f08ts
   END INTERFACE PMPI_Gather_init
   INTERFACE PMPI_Gatherv
-    SUBROUTINE PMPI_Gatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, ierror) BIND(C, NAME="PMPI_Gatherv_f08")
+    SUBROUTINE PMPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7169,9 +6891,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gatherv_f08
-    SUBROUTINE PMPI_Gatherv_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, ierror) BIND(C, NAME="PMPI_Gatherv_c_f08")
+    END SUBROUTINE PMPI_Gatherv_f08ts
+    SUBROUTINE PMPI_Gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7184,11 +6906,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gatherv_c_f08
+    END SUBROUTINE PMPI_Gatherv_c_f08ts
   END INTERFACE PMPI_Gatherv
   INTERFACE PMPI_Gatherv_init
-    SUBROUTINE PMPI_Gatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, info, request, ierror) BIND(C, NAME="PMPI_Gatherv_init_f08")
+    SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7203,11 +6925,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Gatherv_init_f08
+    END SUBROUTINE PMPI_Gatherv_init_f08ts
   END INTERFACE PMPI_Gatherv_init
   INTERFACE PMPI_Iallgather
-    SUBROUTINE PMPI_Iallgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Iallgather_f08")
+    SUBROUTINE PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7219,9 +6941,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iallgather_f08
-    SUBROUTINE PMPI_Iallgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Iallgather_c_f08")
+    END SUBROUTINE PMPI_Iallgather_f08ts
+    SUBROUTINE PMPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7233,11 +6955,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iallgather_c_f08
+    END SUBROUTINE PMPI_Iallgather_c_f08ts
   END INTERFACE PMPI_Iallgather
   INTERFACE PMPI_Iallgatherv
-    SUBROUTINE PMPI_Iallgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Iallgatherv_f08")
+    SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7250,11 +6972,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iallgatherv_f08
+    END SUBROUTINE PMPI_Iallgatherv_f08ts
   END INTERFACE PMPI_Iallgatherv
   INTERFACE PMPI_Iallreduce
-    SUBROUTINE PMPI_Iallreduce_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iallreduce_f08")
+    SUBROUTINE PMPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7265,9 +6986,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iallreduce_f08
-    SUBROUTINE PMPI_Iallreduce_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iallreduce_c_f08")
+    END SUBROUTINE PMPI_Iallreduce_f08ts
+    SUBROUTINE PMPI_Iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7278,11 +6998,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iallreduce_c_f08
+    END SUBROUTINE PMPI_Iallreduce_c_f08ts
   END INTERFACE PMPI_Iallreduce
   INTERFACE PMPI_Ialltoall
-    SUBROUTINE PMPI_Ialltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Ialltoall_f08")
+    SUBROUTINE PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7294,9 +7014,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ialltoall_f08
-    SUBROUTINE PMPI_Ialltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Ialltoall_c_f08")
+    END SUBROUTINE PMPI_Ialltoall_f08ts
+    SUBROUTINE PMPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7308,11 +7028,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ialltoall_c_f08
+    END SUBROUTINE PMPI_Ialltoall_c_f08ts
   END INTERFACE PMPI_Ialltoall
   INTERFACE PMPI_Ialltoallv
-    SUBROUTINE PMPI_Ialltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
-        rdispls, recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ialltoallv_f08")
+    SUBROUTINE PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7326,11 +7046,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ialltoallv_f08
+    END SUBROUTINE PMPI_Ialltoallv_f08ts
   END INTERFACE PMPI_Ialltoallv
   INTERFACE PMPI_Ialltoallw
-    SUBROUTINE PMPI_Ialltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
-        rdispls, recvtypes, comm, request, ierror) BIND(C, NAME="PMPI_Ialltoallw_f08")
+    SUBROUTINE PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7344,10 +7064,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ialltoallw_f08
+    END SUBROUTINE PMPI_Ialltoallw_f08ts
   END INTERFACE PMPI_Ialltoallw
   INTERFACE PMPI_Ibarrier
-    SUBROUTINE PMPI_Ibarrier_f08(comm, request, ierror) BIND(C, NAME="PMPI_Ibarrier_f08")
+    SUBROUTINE PMPI_Ibarrier_f08(comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -7356,8 +7076,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Ibarrier_f08
   END INTERFACE PMPI_Ibarrier
   INTERFACE PMPI_Ibcast
-    SUBROUTINE PMPI_Ibcast_f08(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ibcast_f08")
+    SUBROUTINE PMPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -7367,9 +7086,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ibcast_f08
-    SUBROUTINE PMPI_Ibcast_c_f08(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ibcast_c_f08")
+    END SUBROUTINE PMPI_Ibcast_f08ts
+    SUBROUTINE PMPI_Ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buffer(..)
@@ -7379,11 +7097,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ibcast_c_f08
+    END SUBROUTINE PMPI_Ibcast_c_f08ts
   END INTERFACE PMPI_Ibcast
   INTERFACE PMPI_Iexscan
-    SUBROUTINE PMPI_Iexscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iexscan_f08")
+    SUBROUTINE PMPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7394,9 +7111,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iexscan_f08
-    SUBROUTINE PMPI_Iexscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iexscan_c_f08")
+    END SUBROUTINE PMPI_Iexscan_f08ts
+    SUBROUTINE PMPI_Iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7407,11 +7123,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iexscan_c_f08
+    END SUBROUTINE PMPI_Iexscan_c_f08ts
   END INTERFACE PMPI_Iexscan
   INTERFACE PMPI_Igather
-    SUBROUTINE PMPI_Igather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, request, ierror) BIND(C, NAME="PMPI_Igather_f08")
+    SUBROUTINE PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7424,9 +7140,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Igather_f08
-    SUBROUTINE PMPI_Igather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, request, ierror) BIND(C, NAME="PMPI_Igather_c_f08")
+    END SUBROUTINE PMPI_Igather_f08ts
+    SUBROUTINE PMPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7439,11 +7155,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Igather_c_f08
+    END SUBROUTINE PMPI_Igather_c_f08ts
   END INTERFACE PMPI_Igather
   INTERFACE PMPI_Igatherv
-    SUBROUTINE PMPI_Igatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
-        recvtype, root, comm, request, ierror) BIND(C, NAME="PMPI_Igatherv_f08")
+    SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7457,11 +7173,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Igatherv_f08
+    END SUBROUTINE PMPI_Igatherv_f08ts
   END INTERFACE PMPI_Igatherv
   INTERFACE PMPI_Ireduce
-    SUBROUTINE PMPI_Ireduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Ireduce_f08")
+    SUBROUTINE PMPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7473,9 +7189,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ireduce_f08
-    SUBROUTINE PMPI_Ireduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Ireduce_c_f08")
+    END SUBROUTINE PMPI_Ireduce_f08ts
+    SUBROUTINE PMPI_Ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7487,11 +7203,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ireduce_c_f08
+    END SUBROUTINE PMPI_Ireduce_c_f08ts
   END INTERFACE PMPI_Ireduce
   INTERFACE PMPI_Ireduce_scatter
-    SUBROUTINE PMPI_Ireduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        request, ierror) BIND(C, NAME="PMPI_Ireduce_scatter_f08")
+    SUBROUTINE PMPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7502,11 +7218,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ireduce_scatter_f08
+    END SUBROUTINE PMPI_Ireduce_scatter_f08ts
   END INTERFACE PMPI_Ireduce_scatter
   INTERFACE PMPI_Ireduce_scatter_block
-    SUBROUTINE PMPI_Ireduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        request, ierror) BIND(C, NAME="PMPI_Ireduce_scatter_block_f08")
+    SUBROUTINE PMPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7517,9 +7233,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ireduce_scatter_block_f08
-    SUBROUTINE PMPI_Ireduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        request, ierror) BIND(C, NAME="PMPI_Ireduce_scatter_block_c_f08")
+    END SUBROUTINE PMPI_Ireduce_scatter_block_f08ts
+    SUBROUTINE PMPI_Ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7530,11 +7246,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ireduce_scatter_block_c_f08
+    END SUBROUTINE PMPI_Ireduce_scatter_block_c_f08ts
   END INTERFACE PMPI_Ireduce_scatter_block
   INTERFACE PMPI_Iscan
-    SUBROUTINE PMPI_Iscan_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iscan_f08")
+    SUBROUTINE PMPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7545,9 +7260,8 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iscan_f08
-    SUBROUTINE PMPI_Iscan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, request, &
-        ierror) BIND(C, NAME="PMPI_Iscan_c_f08")
+    END SUBROUTINE PMPI_Iscan_f08ts
+    SUBROUTINE PMPI_Iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7558,11 +7272,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iscan_c_f08
+    END SUBROUTINE PMPI_Iscan_c_f08ts
   END INTERFACE PMPI_Iscan
   INTERFACE PMPI_Iscatter
-    SUBROUTINE PMPI_Iscatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, request, ierror) BIND(C, NAME="PMPI_Iscatter_f08")
+    SUBROUTINE PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7575,9 +7289,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iscatter_f08
-    SUBROUTINE PMPI_Iscatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, request, ierror) BIND(C, NAME="PMPI_Iscatter_c_f08")
+    END SUBROUTINE PMPI_Iscatter_f08ts
+    SUBROUTINE PMPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7590,11 +7304,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iscatter_c_f08
+    END SUBROUTINE PMPI_Iscatter_c_f08ts
   END INTERFACE PMPI_Iscatter
   INTERFACE PMPI_Iscatterv
-    SUBROUTINE PMPI_Iscatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, request, ierror) BIND(C, NAME="PMPI_Iscatterv_f08")
+    SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7608,10 +7322,10 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Iscatterv_f08
+    END SUBROUTINE PMPI_Iscatterv_f08ts
   END INTERFACE PMPI_Iscatterv
   INTERFACE PMPI_Op_commutative
-    SUBROUTINE PMPI_Op_commutative_f08(op, commute, ierror) BIND(C, NAME="PMPI_Op_commutative_f08")
+    SUBROUTINE PMPI_Op_commutative_f08(op, commute, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Op), INTENT(IN) :: op
@@ -7630,7 +7344,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Op_create_f08
   END INTERFACE PMPI_Op_create
   INTERFACE PMPI_Op_free
-    SUBROUTINE PMPI_Op_free_f08(op, ierror) BIND(C, NAME="PMPI_Op_free_f08")
+    SUBROUTINE PMPI_Op_free_f08(op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Op), INTENT(INOUT) :: op
@@ -7638,8 +7352,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Op_free_f08
   END INTERFACE PMPI_Op_free
   INTERFACE PMPI_Reduce
-    SUBROUTINE PMPI_Reduce_f08(sendbuf, recvbuf, count, datatype, op, root, comm, ierror) BIND(C, &
-        NAME="PMPI_Reduce_f08")
+    SUBROUTINE PMPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7650,9 +7363,8 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_f08
-    SUBROUTINE PMPI_Reduce_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, &
-        ierror) BIND(C, NAME="PMPI_Reduce_c_f08")
+    END SUBROUTINE PMPI_Reduce_f08ts
+    SUBROUTINE PMPI_Reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7663,11 +7375,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_c_f08
+    END SUBROUTINE PMPI_Reduce_c_f08ts
   END INTERFACE PMPI_Reduce
   INTERFACE PMPI_Reduce_init
-    SUBROUTINE PMPI_Reduce_init_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
-        request, ierror) BIND(C, NAME="PMPI_Reduce_init_f08")
+    SUBROUTINE PMPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7680,9 +7392,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_init_f08
-    SUBROUTINE PMPI_Reduce_init_c_f08(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
-        request, ierror) BIND(C, NAME="PMPI_Reduce_init_c_f08")
+    END SUBROUTINE PMPI_Reduce_init_f08ts
+    SUBROUTINE PMPI_Reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7695,11 +7407,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_init_c_f08
+    END SUBROUTINE PMPI_Reduce_init_c_f08ts
   END INTERFACE PMPI_Reduce_init
   INTERFACE PMPI_Reduce_local
-    SUBROUTINE PMPI_Reduce_local_f08(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
-        NAME="PMPI_Reduce_local_f08")
+    SUBROUTINE PMPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -7708,9 +7419,8 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_local_f08
-    SUBROUTINE PMPI_Reduce_local_c_f08(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
-        NAME="PMPI_Reduce_local_c_f08")
+    END SUBROUTINE PMPI_Reduce_local_f08ts
+    SUBROUTINE PMPI_Reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: inbuf(..)
@@ -7719,11 +7429,10 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_local_c_f08
+    END SUBROUTINE PMPI_Reduce_local_c_f08ts
   END INTERFACE PMPI_Reduce_local
   INTERFACE PMPI_Reduce_scatter
-    SUBROUTINE PMPI_Reduce_scatter_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        ierror) BIND(C, NAME="PMPI_Reduce_scatter_f08")
+    SUBROUTINE PMPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7733,9 +7442,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_f08
-    SUBROUTINE PMPI_Reduce_scatter_c_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        ierror) BIND(C, NAME="PMPI_Reduce_scatter_c_f08")
+    END SUBROUTINE PMPI_Reduce_scatter_f08ts
+    SUBROUTINE PMPI_Reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7745,11 +7453,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_c_f08
+    END SUBROUTINE PMPI_Reduce_scatter_c_f08ts
   END INTERFACE PMPI_Reduce_scatter
   INTERFACE PMPI_Reduce_scatter_block
-    SUBROUTINE PMPI_Reduce_scatter_block_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        ierror) BIND(C, NAME="PMPI_Reduce_scatter_block_f08")
+    SUBROUTINE PMPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7759,9 +7467,9 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_block_f08
-    SUBROUTINE PMPI_Reduce_scatter_block_c_f08(sendbuf, recvbuf, recvcount, datatype, op, comm, &
-        ierror) BIND(C, NAME="PMPI_Reduce_scatter_block_c_f08")
+    END SUBROUTINE PMPI_Reduce_scatter_block_f08ts
+    SUBROUTINE PMPI_Reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7771,11 +7479,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_block_c_f08
+    END SUBROUTINE PMPI_Reduce_scatter_block_c_f08ts
   END INTERFACE PMPI_Reduce_scatter_block
   INTERFACE PMPI_Reduce_scatter_block_init
-    SUBROUTINE PMPI_Reduce_scatter_block_init_f08(sendbuf, recvbuf, recvcount, datatype, op, &
-        comm, info, request, ierror) BIND(C, NAME="PMPI_Reduce_scatter_block_init_f08")
+    SUBROUTINE PMPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7787,9 +7495,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_block_init_f08
-    SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08(sendbuf, recvbuf, recvcount, datatype, op, &
-        comm, info, request, ierror) BIND(C, NAME="PMPI_Reduce_scatter_block_init_c_f08")
+    END SUBROUTINE PMPI_Reduce_scatter_block_init_f08ts
+    SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7801,11 +7509,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08
+    END SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08ts
   END INTERFACE PMPI_Reduce_scatter_block_init
   INTERFACE PMPI_Reduce_scatter_init
-    SUBROUTINE PMPI_Reduce_scatter_init_f08(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
-        info, request, ierror) BIND(C, NAME="PMPI_Reduce_scatter_init_f08")
+    SUBROUTINE PMPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7817,11 +7525,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Reduce_scatter_init_f08
+    END SUBROUTINE PMPI_Reduce_scatter_init_f08ts
   END INTERFACE PMPI_Reduce_scatter_init
   INTERFACE PMPI_Scan
-    SUBROUTINE PMPI_Scan_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Scan_f08")
+    SUBROUTINE PMPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7831,9 +7538,8 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scan_f08
-    SUBROUTINE PMPI_Scan_c_f08(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
-        NAME="PMPI_Scan_c_f08")
+    END SUBROUTINE PMPI_Scan_f08ts
+    SUBROUTINE PMPI_Scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7843,11 +7549,11 @@ MODULE mpi_f08
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scan_c_f08
+    END SUBROUTINE PMPI_Scan_c_f08ts
   END INTERFACE PMPI_Scan
   INTERFACE PMPI_Scan_init
-    SUBROUTINE PMPI_Scan_init_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Scan_init_f08")
+    SUBROUTINE PMPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7859,9 +7565,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scan_init_f08
-    SUBROUTINE PMPI_Scan_init_c_f08(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
-        ierror) BIND(C, NAME="PMPI_Scan_init_c_f08")
+    END SUBROUTINE PMPI_Scan_init_f08ts
+    SUBROUTINE PMPI_Scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7873,11 +7579,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scan_init_c_f08
+    END SUBROUTINE PMPI_Scan_init_c_f08ts
   END INTERFACE PMPI_Scan_init
   INTERFACE PMPI_Scatter
-    SUBROUTINE PMPI_Scatter_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
-        comm, ierror) BIND(C, NAME="PMPI_Scatter_f08")
+    SUBROUTINE PMPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7889,9 +7595,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatter_f08
-    SUBROUTINE PMPI_Scatter_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, ierror) BIND(C, NAME="PMPI_Scatter_c_f08")
+    END SUBROUTINE PMPI_Scatter_f08ts
+    SUBROUTINE PMPI_Scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7903,11 +7609,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatter_c_f08
+    END SUBROUTINE PMPI_Scatter_c_f08ts
   END INTERFACE PMPI_Scatter
   INTERFACE PMPI_Scatter_init
-    SUBROUTINE PMPI_Scatter_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
-        root, comm, info, request, ierror) BIND(C, NAME="PMPI_Scatter_init_f08")
+    SUBROUTINE PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7921,9 +7627,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatter_init_f08
-    SUBROUTINE PMPI_Scatter_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, info, request, ierror) BIND(C, NAME="PMPI_Scatter_init_c_f08")
+    END SUBROUTINE PMPI_Scatter_init_f08ts
+    SUBROUTINE PMPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7937,11 +7643,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatter_init_c_f08
+    END SUBROUTINE PMPI_Scatter_init_c_f08ts
   END INTERFACE PMPI_Scatter_init
   INTERFACE PMPI_Scatterv
-    SUBROUTINE PMPI_Scatterv_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, ierror) BIND(C, NAME="PMPI_Scatterv_f08")
+    SUBROUTINE PMPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7954,9 +7660,9 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatterv_f08
-    SUBROUTINE PMPI_Scatterv_c_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, ierror) BIND(C, NAME="PMPI_Scatterv_c_f08")
+    END SUBROUTINE PMPI_Scatterv_f08ts
+    SUBROUTINE PMPI_Scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -7969,11 +7675,11 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatterv_c_f08
+    END SUBROUTINE PMPI_Scatterv_c_f08ts
   END INTERFACE PMPI_Scatterv
   INTERFACE PMPI_Scatterv_init
-    SUBROUTINE PMPI_Scatterv_init_f08(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
-        recvtype, root, comm, info, request, ierror) BIND(C, NAME="PMPI_Scatterv_init_f08")
+    SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+        recvcount, recvtype, root, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -7988,11 +7694,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Scatterv_init_f08
+    END SUBROUTINE PMPI_Scatterv_init_f08ts
   END INTERFACE PMPI_Scatterv_init
   INTERFACE PMPI_Comm_compare
-    SUBROUTINE PMPI_Comm_compare_f08(comm1, comm2, result, ierror) BIND(C, &
-        NAME="PMPI_Comm_compare_f08")
+    SUBROUTINE PMPI_Comm_compare_f08(comm1, comm2, result, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm1
@@ -8002,8 +7707,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_compare_f08
   END INTERFACE PMPI_Comm_compare
   INTERFACE PMPI_Comm_create
-    SUBROUTINE PMPI_Comm_create_f08(comm, group, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Comm_create_f08")
+    SUBROUTINE PMPI_Comm_create_f08(comm, group, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8013,8 +7717,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_create_f08
   END INTERFACE PMPI_Comm_create
   INTERFACE PMPI_Comm_create_from_group
-    SUBROUTINE PMPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, &
-        ierror) BIND(C, NAME="PMPI_Comm_create_from_group_f08")
+    SUBROUTINE PMPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8026,8 +7729,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_create_from_group_f08
   END INTERFACE PMPI_Comm_create_from_group
   INTERFACE PMPI_Comm_create_group
-    SUBROUTINE PMPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Comm_create_group_f08")
+    SUBROUTINE PMPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8050,8 +7752,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_create_keyval_f08
   END INTERFACE PMPI_Comm_create_keyval
   INTERFACE PMPI_Comm_delete_attr
-    SUBROUTINE PMPI_Comm_delete_attr_f08(comm, comm_keyval, ierror) BIND(C, &
-        NAME="PMPI_Comm_delete_attr_f08")
+    SUBROUTINE PMPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8060,7 +7761,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_delete_attr_f08
   END INTERFACE PMPI_Comm_delete_attr
   INTERFACE PMPI_Comm_dup
-    SUBROUTINE PMPI_Comm_dup_f08(comm, newcomm, ierror) BIND(C, NAME="PMPI_Comm_dup_f08")
+    SUBROUTINE PMPI_Comm_dup_f08(comm, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8069,8 +7770,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_dup_f08
   END INTERFACE PMPI_Comm_dup
   INTERFACE PMPI_Comm_dup_with_info
-    SUBROUTINE PMPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Comm_dup_with_info_f08")
+    SUBROUTINE PMPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8080,7 +7780,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_dup_with_info_f08
   END INTERFACE PMPI_Comm_dup_with_info
   INTERFACE PMPI_Comm_free
-    SUBROUTINE PMPI_Comm_free_f08(comm, ierror) BIND(C, NAME="PMPI_Comm_free_f08")
+    SUBROUTINE PMPI_Comm_free_f08(comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(INOUT) :: comm
@@ -8088,8 +7788,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_free_f08
   END INTERFACE PMPI_Comm_free
   INTERFACE PMPI_Comm_free_keyval
-    SUBROUTINE PMPI_Comm_free_keyval_f08(comm_keyval, ierror) BIND(C, &
-        NAME="PMPI_Comm_free_keyval_f08")
+    SUBROUTINE PMPI_Comm_free_keyval_f08(comm_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(INOUT) :: comm_keyval
@@ -8097,8 +7796,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_free_keyval_f08
   END INTERFACE PMPI_Comm_free_keyval
   INTERFACE PMPI_Comm_get_attr
-    SUBROUTINE PMPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror) BIND(C, &
-        NAME="PMPI_Comm_get_attr_f08")
+    SUBROUTINE PMPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8109,8 +7807,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_get_attr_f08
   END INTERFACE PMPI_Comm_get_attr
   INTERFACE PMPI_Comm_get_info
-    SUBROUTINE PMPI_Comm_get_info_f08(comm, info_used, ierror) BIND(C, &
-        NAME="PMPI_Comm_get_info_f08")
+    SUBROUTINE PMPI_Comm_get_info_f08(comm, info_used, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8119,8 +7816,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_get_info_f08
   END INTERFACE PMPI_Comm_get_info
   INTERFACE PMPI_Comm_get_name
-    SUBROUTINE PMPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror) BIND(C, &
-        NAME="PMPI_Comm_get_name_f08")
+    SUBROUTINE PMPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8130,7 +7826,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_get_name_f08
   END INTERFACE PMPI_Comm_get_name
   INTERFACE PMPI_Comm_group
-    SUBROUTINE PMPI_Comm_group_f08(comm, group, ierror) BIND(C, NAME="PMPI_Comm_group_f08")
+    SUBROUTINE PMPI_Comm_group_f08(comm, group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8139,7 +7835,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_group_f08
   END INTERFACE PMPI_Comm_group
   INTERFACE PMPI_Comm_idup
-    SUBROUTINE PMPI_Comm_idup_f08(comm, newcomm, request, ierror) BIND(C, NAME="PMPI_Comm_idup_f08")
+    SUBROUTINE PMPI_Comm_idup_f08(comm, newcomm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8149,8 +7845,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_idup_f08
   END INTERFACE PMPI_Comm_idup
   INTERFACE PMPI_Comm_idup_with_info
-    SUBROUTINE PMPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror) BIND(C, &
-        NAME="PMPI_Comm_idup_with_info_f08")
+    SUBROUTINE PMPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8161,7 +7856,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_idup_with_info_f08
   END INTERFACE PMPI_Comm_idup_with_info
   INTERFACE PMPI_Comm_rank
-    SUBROUTINE PMPI_Comm_rank_f08(comm, rank, ierror) BIND(C, NAME="PMPI_Comm_rank_f08")
+    SUBROUTINE PMPI_Comm_rank_f08(comm, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8170,8 +7865,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_rank_f08
   END INTERFACE PMPI_Comm_rank
   INTERFACE PMPI_Comm_remote_group
-    SUBROUTINE PMPI_Comm_remote_group_f08(comm, group, ierror) BIND(C, &
-        NAME="PMPI_Comm_remote_group_f08")
+    SUBROUTINE PMPI_Comm_remote_group_f08(comm, group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8180,8 +7874,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_remote_group_f08
   END INTERFACE PMPI_Comm_remote_group
   INTERFACE PMPI_Comm_remote_size
-    SUBROUTINE PMPI_Comm_remote_size_f08(comm, size, ierror) BIND(C, &
-        NAME="PMPI_Comm_remote_size_f08")
+    SUBROUTINE PMPI_Comm_remote_size_f08(comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8190,8 +7883,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_remote_size_f08
   END INTERFACE PMPI_Comm_remote_size
   INTERFACE PMPI_Comm_set_attr
-    SUBROUTINE PMPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror) BIND(C, &
-        NAME="PMPI_Comm_set_attr_f08")
+    SUBROUTINE PMPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8201,7 +7893,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_set_attr_f08
   END INTERFACE PMPI_Comm_set_attr
   INTERFACE PMPI_Comm_set_info
-    SUBROUTINE PMPI_Comm_set_info_f08(comm, info, ierror) BIND(C, NAME="PMPI_Comm_set_info_f08")
+    SUBROUTINE PMPI_Comm_set_info_f08(comm, info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8210,8 +7902,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_set_info_f08
   END INTERFACE PMPI_Comm_set_info
   INTERFACE PMPI_Comm_set_name
-    SUBROUTINE PMPI_Comm_set_name_f08(comm, comm_name, ierror) BIND(C, &
-        NAME="PMPI_Comm_set_name_f08")
+    SUBROUTINE PMPI_Comm_set_name_f08(comm, comm_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8220,7 +7911,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_set_name_f08
   END INTERFACE PMPI_Comm_set_name
   INTERFACE PMPI_Comm_size
-    SUBROUTINE PMPI_Comm_size_f08(comm, size, ierror) BIND(C, NAME="PMPI_Comm_size_f08")
+    SUBROUTINE PMPI_Comm_size_f08(comm, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8229,8 +7920,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_size_f08
   END INTERFACE PMPI_Comm_size
   INTERFACE PMPI_Comm_split
-    SUBROUTINE PMPI_Comm_split_f08(comm, color, key, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Comm_split_f08")
+    SUBROUTINE PMPI_Comm_split_f08(comm, color, key, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8241,8 +7931,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_split_f08
   END INTERFACE PMPI_Comm_split
   INTERFACE PMPI_Comm_split_type
-    SUBROUTINE PMPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Comm_split_type_f08")
+    SUBROUTINE PMPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8254,7 +7943,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_split_type_f08
   END INTERFACE PMPI_Comm_split_type
   INTERFACE PMPI_Comm_test_inter
-    SUBROUTINE PMPI_Comm_test_inter_f08(comm, flag, ierror) BIND(C, NAME="PMPI_Comm_test_inter_f08")
+    SUBROUTINE PMPI_Comm_test_inter_f08(comm, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8263,8 +7952,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_test_inter_f08
   END INTERFACE PMPI_Comm_test_inter
   INTERFACE PMPI_Group_compare
-    SUBROUTINE PMPI_Group_compare_f08(group1, group2, result, ierror) BIND(C, &
-        NAME="PMPI_Group_compare_f08")
+    SUBROUTINE PMPI_Group_compare_f08(group1, group2, result, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -8274,8 +7962,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_compare_f08
   END INTERFACE PMPI_Group_compare
   INTERFACE PMPI_Group_difference
-    SUBROUTINE PMPI_Group_difference_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_difference_f08")
+    SUBROUTINE PMPI_Group_difference_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -8285,8 +7972,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_difference_f08
   END INTERFACE PMPI_Group_difference
   INTERFACE PMPI_Group_excl
-    SUBROUTINE PMPI_Group_excl_f08(group, n, ranks, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_excl_f08")
+    SUBROUTINE PMPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8297,7 +7983,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_excl_f08
   END INTERFACE PMPI_Group_excl
   INTERFACE PMPI_Group_free
-    SUBROUTINE PMPI_Group_free_f08(group, ierror) BIND(C, NAME="PMPI_Group_free_f08")
+    SUBROUTINE PMPI_Group_free_f08(group, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(INOUT) :: group
@@ -8305,8 +7991,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_free_f08
   END INTERFACE PMPI_Group_free
   INTERFACE PMPI_Group_from_session_pset
-    SUBROUTINE PMPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_from_session_pset_f08")
+    SUBROUTINE PMPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -8316,8 +8001,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_from_session_pset_f08
   END INTERFACE PMPI_Group_from_session_pset
   INTERFACE PMPI_Group_incl
-    SUBROUTINE PMPI_Group_incl_f08(group, n, ranks, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_incl_f08")
+    SUBROUTINE PMPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8328,8 +8012,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_incl_f08
   END INTERFACE PMPI_Group_incl
   INTERFACE PMPI_Group_intersection
-    SUBROUTINE PMPI_Group_intersection_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_intersection_f08")
+    SUBROUTINE PMPI_Group_intersection_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -8339,8 +8022,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_intersection_f08
   END INTERFACE PMPI_Group_intersection
   INTERFACE PMPI_Group_range_excl
-    SUBROUTINE PMPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_range_excl_f08")
+    SUBROUTINE PMPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8351,8 +8033,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_range_excl_f08
   END INTERFACE PMPI_Group_range_excl
   INTERFACE PMPI_Group_range_incl
-    SUBROUTINE PMPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_range_incl_f08")
+    SUBROUTINE PMPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8363,7 +8044,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_range_incl_f08
   END INTERFACE PMPI_Group_range_incl
   INTERFACE PMPI_Group_rank
-    SUBROUTINE PMPI_Group_rank_f08(group, rank, ierror) BIND(C, NAME="PMPI_Group_rank_f08")
+    SUBROUTINE PMPI_Group_rank_f08(group, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8372,7 +8053,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_rank_f08
   END INTERFACE PMPI_Group_rank
   INTERFACE PMPI_Group_size
-    SUBROUTINE PMPI_Group_size_f08(group, size, ierror) BIND(C, NAME="PMPI_Group_size_f08")
+    SUBROUTINE PMPI_Group_size_f08(group, size, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group
@@ -8381,8 +8062,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_size_f08
   END INTERFACE PMPI_Group_size
   INTERFACE PMPI_Group_translate_ranks
-    SUBROUTINE PMPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror) BIND(C, &
-        NAME="PMPI_Group_translate_ranks_f08")
+    SUBROUTINE PMPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -8394,8 +8074,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Group_translate_ranks_f08
   END INTERFACE PMPI_Group_translate_ranks
   INTERFACE PMPI_Group_union
-    SUBROUTINE PMPI_Group_union_f08(group1, group2, newgroup, ierror) BIND(C, &
-        NAME="PMPI_Group_union_f08")
+    SUBROUTINE PMPI_Group_union_f08(group1, group2, newgroup, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: group1
@@ -8406,7 +8085,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Group_union
   INTERFACE PMPI_Intercomm_create
     SUBROUTINE PMPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, &
-        newintercomm, ierror) BIND(C, NAME="PMPI_Intercomm_create_f08")
+        newintercomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: local_comm
@@ -8420,8 +8099,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Intercomm_create
   INTERFACE PMPI_Intercomm_create_from_groups
     SUBROUTINE PMPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, &
-        remote_leader, stringtag, info, errhandler, newintercomm, ierror) BIND(C, &
-        NAME="PMPI_Intercomm_create_from_groups_f08")
+        remote_leader, stringtag, info, errhandler, newintercomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Group), INTENT(IN) :: local_group
@@ -8436,8 +8114,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Intercomm_create_from_groups_f08
   END INTERFACE PMPI_Intercomm_create_from_groups
   INTERFACE PMPI_Intercomm_merge
-    SUBROUTINE PMPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror) BIND(C, &
-        NAME="PMPI_Intercomm_merge_f08")
+    SUBROUTINE PMPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: intercomm
@@ -8459,8 +8136,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_create_keyval_f08
   END INTERFACE PMPI_Type_create_keyval
   INTERFACE PMPI_Type_delete_attr
-    SUBROUTINE PMPI_Type_delete_attr_f08(datatype, type_keyval, ierror) BIND(C, &
-        NAME="PMPI_Type_delete_attr_f08")
+    SUBROUTINE PMPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -8469,8 +8145,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_delete_attr_f08
   END INTERFACE PMPI_Type_delete_attr
   INTERFACE PMPI_Type_free_keyval
-    SUBROUTINE PMPI_Type_free_keyval_f08(type_keyval, ierror) BIND(C, &
-        NAME="PMPI_Type_free_keyval_f08")
+    SUBROUTINE PMPI_Type_free_keyval_f08(type_keyval, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(INOUT) :: type_keyval
@@ -8478,8 +8153,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_free_keyval_f08
   END INTERFACE PMPI_Type_free_keyval
   INTERFACE PMPI_Type_get_attr
-    SUBROUTINE PMPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror) BIND(C, &
-        NAME="PMPI_Type_get_attr_f08")
+    SUBROUTINE PMPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -8490,8 +8164,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_attr_f08
   END INTERFACE PMPI_Type_get_attr
   INTERFACE PMPI_Type_get_name
-    SUBROUTINE PMPI_Type_get_name_f08(datatype, type_name, resultlen, ierror) BIND(C, &
-        NAME="PMPI_Type_get_name_f08")
+    SUBROUTINE PMPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -8501,8 +8174,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_get_name_f08
   END INTERFACE PMPI_Type_get_name
   INTERFACE PMPI_Type_set_attr
-    SUBROUTINE PMPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror) BIND(C, &
-        NAME="PMPI_Type_set_attr_f08")
+    SUBROUTINE PMPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -8512,8 +8184,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_set_attr_f08
   END INTERFACE PMPI_Type_set_attr
   INTERFACE PMPI_Type_set_name
-    SUBROUTINE PMPI_Type_set_name_f08(datatype, type_name, ierror) BIND(C, &
-        NAME="PMPI_Type_set_name_f08")
+    SUBROUTINE PMPI_Type_set_name_f08(datatype, type_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
@@ -8522,8 +8193,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_set_name_f08
   END INTERFACE PMPI_Type_set_name
   INTERFACE PMPI_Cart_coords
-    SUBROUTINE PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror) BIND(C, &
-        NAME="PMPI_Cart_coords_f08")
+    SUBROUTINE PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8534,8 +8204,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_coords_f08
   END INTERFACE PMPI_Cart_coords
   INTERFACE PMPI_Cart_create
-    SUBROUTINE PMPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, &
-        ierror) BIND(C, NAME="PMPI_Cart_create_f08")
+    SUBROUTINE PMPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -8548,8 +8217,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_create_f08
   END INTERFACE PMPI_Cart_create
   INTERFACE PMPI_Cart_get
-    SUBROUTINE PMPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror) BIND(C, &
-        NAME="PMPI_Cart_get_f08")
+    SUBROUTINE PMPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8561,8 +8229,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_get_f08
   END INTERFACE PMPI_Cart_get
   INTERFACE PMPI_Cart_map
-    SUBROUTINE PMPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror) BIND(C, &
-        NAME="PMPI_Cart_map_f08")
+    SUBROUTINE PMPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8574,7 +8241,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_map_f08
   END INTERFACE PMPI_Cart_map
   INTERFACE PMPI_Cart_rank
-    SUBROUTINE PMPI_Cart_rank_f08(comm, coords, rank, ierror) BIND(C, NAME="PMPI_Cart_rank_f08")
+    SUBROUTINE PMPI_Cart_rank_f08(comm, coords, rank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8584,8 +8251,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_rank_f08
   END INTERFACE PMPI_Cart_rank
   INTERFACE PMPI_Cart_shift
-    SUBROUTINE PMPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror) BIND(C, &
-        NAME="PMPI_Cart_shift_f08")
+    SUBROUTINE PMPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8597,8 +8263,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_shift_f08
   END INTERFACE PMPI_Cart_shift
   INTERFACE PMPI_Cart_sub
-    SUBROUTINE PMPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror) BIND(C, &
-        NAME="PMPI_Cart_sub_f08")
+    SUBROUTINE PMPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8608,7 +8273,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cart_sub_f08
   END INTERFACE PMPI_Cart_sub
   INTERFACE PMPI_Cartdim_get
-    SUBROUTINE PMPI_Cartdim_get_f08(comm, ndims, ierror) BIND(C, NAME="PMPI_Cartdim_get_f08")
+    SUBROUTINE PMPI_Cartdim_get_f08(comm, ndims, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8617,8 +8282,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Cartdim_get_f08
   END INTERFACE PMPI_Cartdim_get
   INTERFACE PMPI_Dims_create
-    SUBROUTINE PMPI_Dims_create_f08(nnodes, ndims, dims, ierror) BIND(C, &
-        NAME="PMPI_Dims_create_f08")
+    SUBROUTINE PMPI_Dims_create_f08(nnodes, ndims, dims, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: nnodes
@@ -8629,7 +8293,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Dims_create
   INTERFACE PMPI_Dist_graph_create
     SUBROUTINE PMPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, &
-        info, reorder, comm_dist_graph, ierror) BIND(C, NAME="PMPI_Dist_graph_create_f08")
+        info, reorder, comm_dist_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -8646,8 +8310,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Dist_graph_create
   INTERFACE PMPI_Dist_graph_create_adjacent
     SUBROUTINE PMPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, &
-        outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror) BIND(C, &
-        NAME="PMPI_Dist_graph_create_adjacent_f08")
+        outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -8665,8 +8328,7 @@ MODULE mpi_f08
   END INTERFACE PMPI_Dist_graph_create_adjacent
   INTERFACE PMPI_Dist_graph_neighbors
     SUBROUTINE PMPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, &
-        maxoutdegree, destinations, destweights, ierror) BIND(C, &
-        NAME="PMPI_Dist_graph_neighbors_f08")
+        maxoutdegree, destinations, destweights, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8680,8 +8342,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Dist_graph_neighbors_f08
   END INTERFACE PMPI_Dist_graph_neighbors
   INTERFACE PMPI_Dist_graph_neighbors_count
-    SUBROUTINE PMPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, &
-        ierror) BIND(C, NAME="PMPI_Dist_graph_neighbors_count_f08")
+    SUBROUTINE PMPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8692,8 +8353,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Dist_graph_neighbors_count_f08
   END INTERFACE PMPI_Dist_graph_neighbors_count
   INTERFACE PMPI_Graph_create
-    SUBROUTINE PMPI_Graph_create_f08(comm_old, nnodes, indx, edges, reorder, comm_graph, &
-        ierror) BIND(C, NAME="PMPI_Graph_create_f08")
+    SUBROUTINE PMPI_Graph_create_f08(comm_old, nnodes, indx, edges, reorder, comm_graph, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm_old
@@ -8706,8 +8366,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graph_create_f08
   END INTERFACE PMPI_Graph_create
   INTERFACE PMPI_Graph_get
-    SUBROUTINE PMPI_Graph_get_f08(comm, maxindex, maxedges, indx, edges, ierror) BIND(C, &
-        NAME="PMPI_Graph_get_f08")
+    SUBROUTINE PMPI_Graph_get_f08(comm, maxindex, maxedges, indx, edges, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8719,8 +8378,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graph_get_f08
   END INTERFACE PMPI_Graph_get
   INTERFACE PMPI_Graph_map
-    SUBROUTINE PMPI_Graph_map_f08(comm, nnodes, indx, edges, newrank, ierror) BIND(C, &
-        NAME="PMPI_Graph_map_f08")
+    SUBROUTINE PMPI_Graph_map_f08(comm, nnodes, indx, edges, newrank, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8732,8 +8390,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graph_map_f08
   END INTERFACE PMPI_Graph_map
   INTERFACE PMPI_Graph_neighbors
-    SUBROUTINE PMPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror) BIND(C, &
-        NAME="PMPI_Graph_neighbors_f08")
+    SUBROUTINE PMPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8744,8 +8401,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graph_neighbors_f08
   END INTERFACE PMPI_Graph_neighbors
   INTERFACE PMPI_Graph_neighbors_count
-    SUBROUTINE PMPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror) BIND(C, &
-        NAME="PMPI_Graph_neighbors_count_f08")
+    SUBROUTINE PMPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8755,8 +8411,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graph_neighbors_count_f08
   END INTERFACE PMPI_Graph_neighbors_count
   INTERFACE PMPI_Graphdims_get
-    SUBROUTINE PMPI_Graphdims_get_f08(comm, nnodes, nedges, ierror) BIND(C, &
-        NAME="PMPI_Graphdims_get_f08")
+    SUBROUTINE PMPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -8766,8 +8421,8 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Graphdims_get_f08
   END INTERFACE PMPI_Graphdims_get
   INTERFACE PMPI_Ineighbor_allgather
-    SUBROUTINE PMPI_Ineighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ineighbor_allgather_f08")
+    SUBROUTINE PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8779,9 +8434,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_allgather_f08
-    SUBROUTINE PMPI_Ineighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ineighbor_allgather_c_f08")
+    END SUBROUTINE PMPI_Ineighbor_allgather_f08ts
+    SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8793,11 +8448,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_allgather_c_f08
+    END SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts
   END INTERFACE PMPI_Ineighbor_allgather
   INTERFACE PMPI_Ineighbor_allgatherv
-    SUBROUTINE PMPI_Ineighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        displs, recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ineighbor_allgatherv_f08")
+    SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8810,11 +8465,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_allgatherv_f08
+    END SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts
   END INTERFACE PMPI_Ineighbor_allgatherv
   INTERFACE PMPI_Ineighbor_alltoall
-    SUBROUTINE PMPI_Ineighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ineighbor_alltoall_f08")
+    SUBROUTINE PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8826,9 +8481,9 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_alltoall_f08
-    SUBROUTINE PMPI_Ineighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, request, ierror) BIND(C, NAME="PMPI_Ineighbor_alltoall_c_f08")
+    END SUBROUTINE PMPI_Ineighbor_alltoall_f08ts
+    SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8840,12 +8495,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_alltoall_c_f08
+    END SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts
   END INTERFACE PMPI_Ineighbor_alltoall
   INTERFACE PMPI_Ineighbor_alltoallv
-    SUBROUTINE PMPI_Ineighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ineighbor_alltoallv_f08")
+    SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8859,12 +8513,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_alltoallv_f08
+    END SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts
   END INTERFACE PMPI_Ineighbor_alltoallv
   INTERFACE PMPI_Ineighbor_alltoallw
-    SUBROUTINE PMPI_Ineighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, request, ierror) BIND(C, &
-        NAME="PMPI_Ineighbor_alltoallw_f08")
+    SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8878,11 +8531,11 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Ineighbor_alltoallw_f08
+    END SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts
   END INTERFACE PMPI_Ineighbor_alltoallw
   INTERFACE PMPI_Neighbor_allgather
-    SUBROUTINE PMPI_Neighbor_allgather_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_allgather_f08")
+    SUBROUTINE PMPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -8893,9 +8546,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgather_f08
-    SUBROUTINE PMPI_Neighbor_allgather_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_allgather_c_f08")
+    END SUBROUTINE PMPI_Neighbor_allgather_f08ts
+    SUBROUTINE PMPI_Neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -8906,11 +8559,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgather_c_f08
+    END SUBROUTINE PMPI_Neighbor_allgather_c_f08ts
   END INTERFACE PMPI_Neighbor_allgather
   INTERFACE PMPI_Neighbor_allgather_init
-    SUBROUTINE PMPI_Neighbor_allgather_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Neighbor_allgather_init_f08")
+    SUBROUTINE PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8923,10 +8576,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgather_init_f08
-    SUBROUTINE PMPI_Neighbor_allgather_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
-        recvcount, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Neighbor_allgather_init_c_f08")
+    END SUBROUTINE PMPI_Neighbor_allgather_init_f08ts
+    SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8939,11 +8591,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgather_init_c_f08
+    END SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts
   END INTERFACE PMPI_Neighbor_allgather_init
   INTERFACE PMPI_Neighbor_allgatherv
-    SUBROUTINE PMPI_Neighbor_allgatherv_f08(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
-        displs, recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_allgatherv_f08")
+    SUBROUTINE PMPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -8955,12 +8607,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgatherv_f08
+    END SUBROUTINE PMPI_Neighbor_allgatherv_f08ts
   END INTERFACE PMPI_Neighbor_allgatherv
   INTERFACE PMPI_Neighbor_allgatherv_init
-    SUBROUTINE PMPI_Neighbor_allgatherv_init_f08(sendbuf, sendcount, sendtype, recvbuf, &
-        recvcounts, displs, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Neighbor_allgatherv_init_f08")
+    SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -8974,11 +8625,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08
+    END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts
   END INTERFACE PMPI_Neighbor_allgatherv_init
   INTERFACE PMPI_Neighbor_alltoall
-    SUBROUTINE PMPI_Neighbor_alltoall_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_alltoall_f08")
+    SUBROUTINE PMPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -8989,9 +8640,9 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoall_f08
-    SUBROUTINE PMPI_Neighbor_alltoall_c_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_alltoall_c_f08")
+    END SUBROUTINE PMPI_Neighbor_alltoall_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -9002,11 +8653,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoall_c_f08
+    END SUBROUTINE PMPI_Neighbor_alltoall_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoall
   INTERFACE PMPI_Neighbor_alltoall_init
-    SUBROUTINE PMPI_Neighbor_alltoall_init_f08(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
-        recvtype, comm, info, request, ierror) BIND(C, NAME="PMPI_Neighbor_alltoall_init_f08")
+    SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -9019,10 +8670,9 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoall_init_f08
-    SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08(sendbuf, sendcount, sendtype, recvbuf, &
-        recvcount, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Neighbor_alltoall_init_c_f08")
+    END SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -9035,11 +8685,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08
+    END SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoall_init
   INTERFACE PMPI_Neighbor_alltoallv
-    SUBROUTINE PMPI_Neighbor_alltoallv_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, ierror) BIND(C, NAME="PMPI_Neighbor_alltoallv_f08")
+    SUBROUTINE PMPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -9052,12 +8702,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoallv_f08
+    END SUBROUTINE PMPI_Neighbor_alltoallv_f08ts
   END INTERFACE PMPI_Neighbor_alltoallv
   INTERFACE PMPI_Neighbor_alltoallv_init
-    SUBROUTINE PMPI_Neighbor_alltoallv_init_f08(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
-        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Neighbor_alltoallv_init_f08")
+    SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -9072,11 +8721,11 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08
+    END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts
   END INTERFACE PMPI_Neighbor_alltoallv_init
   INTERFACE PMPI_Neighbor_alltoallw
-    SUBROUTINE PMPI_Neighbor_alltoallw_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, ierror) BIND(C, NAME="PMPI_Neighbor_alltoallw_f08")
+    SUBROUTINE PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN) :: sendbuf(..)
@@ -9089,12 +8738,11 @@ MODULE mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoallw_f08
+    END SUBROUTINE PMPI_Neighbor_alltoallw_f08ts
   END INTERFACE PMPI_Neighbor_alltoallw
   INTERFACE PMPI_Neighbor_alltoallw_init
-    SUBROUTINE PMPI_Neighbor_alltoallw_init_f08(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
-        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
-        NAME="PMPI_Neighbor_alltoallw_init_f08")
+    SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
@@ -9109,10 +8757,10 @@ MODULE mpi_f08
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08
+    END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts
   END INTERFACE PMPI_Neighbor_alltoallw_init
   INTERFACE PMPI_Topo_test
-    SUBROUTINE PMPI_Topo_test_f08(comm, status, ierror) BIND(C, NAME="PMPI_Topo_test_f08")
+    SUBROUTINE PMPI_Topo_test_f08(comm, status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -9121,7 +8769,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Topo_test_f08
   END INTERFACE PMPI_Topo_test
   INTERFACE PMPI_Add_error_class
-    SUBROUTINE PMPI_Add_error_class_f08(errorclass, ierror) BIND(C, NAME="PMPI_Add_error_class_f08")
+    SUBROUTINE PMPI_Add_error_class_f08(errorclass, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: errorclass
@@ -9129,8 +8777,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Add_error_class_f08
   END INTERFACE PMPI_Add_error_class
   INTERFACE PMPI_Add_error_code
-    SUBROUTINE PMPI_Add_error_code_f08(errorclass, errorcode, ierror) BIND(C, &
-        NAME="PMPI_Add_error_code_f08")
+    SUBROUTINE PMPI_Add_error_code_f08(errorclass, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorclass
@@ -9139,8 +8786,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Add_error_code_f08
   END INTERFACE PMPI_Add_error_code
   INTERFACE PMPI_Add_error_string
-    SUBROUTINE PMPI_Add_error_string_f08(errorcode, string, ierror) BIND(C, &
-        NAME="PMPI_Add_error_string_f08")
+    SUBROUTINE PMPI_Add_error_string_f08(errorcode, string, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -9149,7 +8795,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Add_error_string_f08
   END INTERFACE PMPI_Add_error_string
   INTERFACE PMPI_Alloc_mem
-    SUBROUTINE PMPI_Alloc_mem_f08(size, info, baseptr, ierror) BIND(C, NAME="PMPI_Alloc_mem_f08")
+    SUBROUTINE PMPI_Alloc_mem_f08(size, info, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
@@ -9159,8 +8805,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Alloc_mem_f08
   END INTERFACE PMPI_Alloc_mem
   INTERFACE PMPI_Comm_call_errhandler
-    SUBROUTINE PMPI_Comm_call_errhandler_f08(comm, errorcode, ierror) BIND(C, &
-        NAME="PMPI_Comm_call_errhandler_f08")
+    SUBROUTINE PMPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -9178,8 +8823,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_create_errhandler_f08
   END INTERFACE PMPI_Comm_create_errhandler
   INTERFACE PMPI_Comm_get_errhandler
-    SUBROUTINE PMPI_Comm_get_errhandler_f08(comm, errhandler, ierror) BIND(C, &
-        NAME="PMPI_Comm_get_errhandler_f08")
+    SUBROUTINE PMPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -9188,8 +8832,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_get_errhandler_f08
   END INTERFACE PMPI_Comm_get_errhandler
   INTERFACE PMPI_Comm_set_errhandler
-    SUBROUTINE PMPI_Comm_set_errhandler_f08(comm, errhandler, ierror) BIND(C, &
-        NAME="PMPI_Comm_set_errhandler_f08")
+    SUBROUTINE PMPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -9198,7 +8841,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Comm_set_errhandler_f08
   END INTERFACE PMPI_Comm_set_errhandler
   INTERFACE PMPI_Errhandler_free
-    SUBROUTINE PMPI_Errhandler_free_f08(errhandler, ierror) BIND(C, NAME="PMPI_Errhandler_free_f08")
+    SUBROUTINE PMPI_Errhandler_free_f08(errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
@@ -9206,8 +8849,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Errhandler_free_f08
   END INTERFACE PMPI_Errhandler_free
   INTERFACE PMPI_Error_class
-    SUBROUTINE PMPI_Error_class_f08(errorcode, errorclass, ierror) BIND(C, &
-        NAME="PMPI_Error_class_f08")
+    SUBROUTINE PMPI_Error_class_f08(errorcode, errorclass, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -9216,8 +8858,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Error_class_f08
   END INTERFACE PMPI_Error_class
   INTERFACE PMPI_Error_string
-    SUBROUTINE PMPI_Error_string_f08(errorcode, string, resultlen, ierror) BIND(C, &
-        NAME="PMPI_Error_string_f08")
+    SUBROUTINE PMPI_Error_string_f08(errorcode, string, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: errorcode
@@ -9227,16 +8868,15 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Error_string_f08
   END INTERFACE PMPI_Error_string
   INTERFACE PMPI_Free_mem
-    SUBROUTINE PMPI_Free_mem_f08(base, ierror) BIND(C, NAME="PMPI_Free_mem_f08")
+    SUBROUTINE PMPI_Free_mem_f08ts(base, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: base(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Free_mem_f08
+    END SUBROUTINE PMPI_Free_mem_f08ts
   END INTERFACE PMPI_Free_mem
   INTERFACE PMPI_Get_library_version
-    SUBROUTINE PMPI_Get_library_version_f08(version, resultlen, ierror) BIND(C, &
-        NAME="PMPI_Get_library_version_f08")
+    SUBROUTINE PMPI_Get_library_version_f08(version, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(OUT) :: version
@@ -9245,8 +8885,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_library_version_f08
   END INTERFACE PMPI_Get_library_version
   INTERFACE PMPI_Get_processor_name
-    SUBROUTINE PMPI_Get_processor_name_f08(name, resultlen, ierror) BIND(C, &
-        NAME="PMPI_Get_processor_name_f08")
+    SUBROUTINE PMPI_Get_processor_name_f08(name, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
       CHARACTER(LEN=*), INTENT(OUT) :: name
@@ -9255,8 +8894,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_processor_name_f08
   END INTERFACE PMPI_Get_processor_name
   INTERFACE PMPI_Get_version
-    SUBROUTINE PMPI_Get_version_f08(version, subversion, ierror) BIND(C, &
-        NAME="PMPI_Get_version_f08")
+    SUBROUTINE PMPI_Get_version_f08(version, subversion, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: version
@@ -9265,8 +8903,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Get_version_f08
   END INTERFACE PMPI_Get_version
   INTERFACE PMPI_Session_call_errhandler
-    SUBROUTINE PMPI_Session_call_errhandler_f08(session, errorcode, ierror) BIND(C, &
-        NAME="PMPI_Session_call_errhandler_f08")
+    SUBROUTINE PMPI_Session_call_errhandler_f08(session, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9284,8 +8921,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_create_errhandler_f08
   END INTERFACE PMPI_Session_create_errhandler
   INTERFACE PMPI_Session_get_errhandler
-    SUBROUTINE PMPI_Session_get_errhandler_f08(session, errhandler, ierror) BIND(C, &
-        NAME="PMPI_Session_get_errhandler_f08")
+    SUBROUTINE PMPI_Session_get_errhandler_f08(session, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9294,8 +8930,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_get_errhandler_f08
   END INTERFACE PMPI_Session_get_errhandler
   INTERFACE PMPI_Session_set_errhandler
-    SUBROUTINE PMPI_Session_set_errhandler_f08(session, errhandler, ierror) BIND(C, &
-        NAME="PMPI_Session_set_errhandler_f08")
+    SUBROUTINE PMPI_Session_set_errhandler_f08(session, errhandler, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9304,21 +8939,21 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_set_errhandler_f08
   END INTERFACE PMPI_Session_set_errhandler
   INTERFACE PMPI_Wtick
-    FUNCTION PMPI_Wtick_f08() BIND(C, NAME="PMPI_Wtick_f08") RESULT(res)
+    FUNCTION PMPI_Wtick_f08() RESULT(res)
       IMPORT
       IMPLICIT NONE
       DOUBLE PRECISION :: res
     END FUNCTION PMPI_Wtick_f08
   END INTERFACE PMPI_Wtick
   INTERFACE PMPI_Wtime
-    FUNCTION PMPI_Wtime_f08() BIND(C, NAME="PMPI_Wtime_f08") RESULT(res)
+    FUNCTION PMPI_Wtime_f08() RESULT(res)
       IMPORT
       IMPLICIT NONE
       DOUBLE PRECISION :: res
     END FUNCTION PMPI_Wtime_f08
   END INTERFACE PMPI_Wtime
   INTERFACE PMPI_Info_create
-    SUBROUTINE PMPI_Info_create_f08(info, ierror) BIND(C, NAME="PMPI_Info_create_f08")
+    SUBROUTINE PMPI_Info_create_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(OUT) :: info
@@ -9326,7 +8961,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_create_f08
   END INTERFACE PMPI_Info_create
   INTERFACE PMPI_Info_create_env
-    SUBROUTINE PMPI_Info_create_env_f08(info, ierror) BIND(C, NAME="PMPI_Info_create_env_f08")
+    SUBROUTINE PMPI_Info_create_env_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(OUT) :: info
@@ -9334,7 +8969,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_create_env_f08
   END INTERFACE PMPI_Info_create_env
   INTERFACE PMPI_Info_delete
-    SUBROUTINE PMPI_Info_delete_f08(info, key, ierror) BIND(C, NAME="PMPI_Info_delete_f08")
+    SUBROUTINE PMPI_Info_delete_f08(info, key, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9343,7 +8978,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_delete_f08
   END INTERFACE PMPI_Info_delete
   INTERFACE PMPI_Info_dup
-    SUBROUTINE PMPI_Info_dup_f08(info, newinfo, ierror) BIND(C, NAME="PMPI_Info_dup_f08")
+    SUBROUTINE PMPI_Info_dup_f08(info, newinfo, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9352,7 +8987,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_dup_f08
   END INTERFACE PMPI_Info_dup
   INTERFACE PMPI_Info_free
-    SUBROUTINE PMPI_Info_free_f08(info, ierror) BIND(C, NAME="PMPI_Info_free_f08")
+    SUBROUTINE PMPI_Info_free_f08(info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(INOUT) :: info
@@ -9360,8 +8995,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_free_f08
   END INTERFACE PMPI_Info_free
   INTERFACE PMPI_Info_get
-    SUBROUTINE PMPI_Info_get_f08(info, key, valuelen, value, flag, ierror) BIND(C, &
-        NAME="PMPI_Info_get_f08")
+    SUBROUTINE PMPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9373,7 +9007,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_get_f08
   END INTERFACE PMPI_Info_get
   INTERFACE PMPI_Info_get_nkeys
-    SUBROUTINE PMPI_Info_get_nkeys_f08(info, nkeys, ierror) BIND(C, NAME="PMPI_Info_get_nkeys_f08")
+    SUBROUTINE PMPI_Info_get_nkeys_f08(info, nkeys, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9382,8 +9016,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_get_nkeys_f08
   END INTERFACE PMPI_Info_get_nkeys
   INTERFACE PMPI_Info_get_nthkey
-    SUBROUTINE PMPI_Info_get_nthkey_f08(info, n, key, ierror) BIND(C, &
-        NAME="PMPI_Info_get_nthkey_f08")
+    SUBROUTINE PMPI_Info_get_nthkey_f08(info, n, key, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9393,8 +9026,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_get_nthkey_f08
   END INTERFACE PMPI_Info_get_nthkey
   INTERFACE PMPI_Info_get_string
-    SUBROUTINE PMPI_Info_get_string_f08(info, key, buflen, value, flag, ierror) BIND(C, &
-        NAME="PMPI_Info_get_string_f08")
+    SUBROUTINE PMPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9406,8 +9038,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_get_string_f08
   END INTERFACE PMPI_Info_get_string
   INTERFACE PMPI_Info_get_valuelen
-    SUBROUTINE PMPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror) BIND(C, &
-        NAME="PMPI_Info_get_valuelen_f08")
+    SUBROUTINE PMPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9418,7 +9049,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_get_valuelen_f08
   END INTERFACE PMPI_Info_get_valuelen
   INTERFACE PMPI_Info_set
-    SUBROUTINE PMPI_Info_set_f08(info, key, value, ierror) BIND(C, NAME="PMPI_Info_set_f08")
+    SUBROUTINE PMPI_Info_set_f08(info, key, value, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9428,7 +9059,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Info_set_f08
   END INTERFACE PMPI_Info_set
   INTERFACE PMPI_Abort
-    SUBROUTINE PMPI_Abort_f08(comm, errorcode, ierror) BIND(C, NAME="PMPI_Abort_f08")
+    SUBROUTINE PMPI_Abort_f08(comm, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -9437,14 +9068,14 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Abort_f08
   END INTERFACE PMPI_Abort
   INTERFACE PMPI_Finalize
-    SUBROUTINE PMPI_Finalize_f08(ierror) BIND(C, NAME="PMPI_Finalize_f08")
+    SUBROUTINE PMPI_Finalize_f08(ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Finalize_f08
   END INTERFACE PMPI_Finalize
   INTERFACE PMPI_Finalized
-    SUBROUTINE PMPI_Finalized_f08(flag, ierror) BIND(C, NAME="PMPI_Finalized_f08")
+    SUBROUTINE PMPI_Finalized_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -9452,14 +9083,14 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Finalized_f08
   END INTERFACE PMPI_Finalized
   INTERFACE PMPI_Init
-    SUBROUTINE PMPI_Init_f08(ierror) BIND(C, NAME="PMPI_Init_f08")
+    SUBROUTINE PMPI_Init_f08(ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Init_f08
   END INTERFACE PMPI_Init
   INTERFACE PMPI_Init_thread
-    SUBROUTINE PMPI_Init_thread_f08(required, provided, ierror) BIND(C, NAME="PMPI_Init_thread_f08")
+    SUBROUTINE PMPI_Init_thread_f08(required, provided, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: required
@@ -9468,7 +9099,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Init_thread_f08
   END INTERFACE PMPI_Init_thread
   INTERFACE PMPI_Initialized
-    SUBROUTINE PMPI_Initialized_f08(flag, ierror) BIND(C, NAME="PMPI_Initialized_f08")
+    SUBROUTINE PMPI_Initialized_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -9476,7 +9107,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Initialized_f08
   END INTERFACE PMPI_Initialized
   INTERFACE PMPI_Is_thread_main
-    SUBROUTINE PMPI_Is_thread_main_f08(flag, ierror) BIND(C, NAME="PMPI_Is_thread_main_f08")
+    SUBROUTINE PMPI_Is_thread_main_f08(flag, ierror)
       IMPORT
       IMPLICIT NONE
       LOGICAL, INTENT(OUT) :: flag
@@ -9484,7 +9115,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Is_thread_main_f08
   END INTERFACE PMPI_Is_thread_main
   INTERFACE PMPI_Query_thread
-    SUBROUTINE PMPI_Query_thread_f08(provided, ierror) BIND(C, NAME="PMPI_Query_thread_f08")
+    SUBROUTINE PMPI_Query_thread_f08(provided, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(OUT) :: provided
@@ -9492,7 +9123,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Query_thread_f08
   END INTERFACE PMPI_Query_thread
   INTERFACE PMPI_Session_finalize
-    SUBROUTINE PMPI_Session_finalize_f08(session, ierror) BIND(C, NAME="PMPI_Session_finalize_f08")
+    SUBROUTINE PMPI_Session_finalize_f08(session, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(INOUT) :: session
@@ -9500,8 +9131,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_finalize_f08
   END INTERFACE PMPI_Session_finalize
   INTERFACE PMPI_Session_get_info
-    SUBROUTINE PMPI_Session_get_info_f08(session, info_used, ierror) BIND(C, &
-        NAME="PMPI_Session_get_info_f08")
+    SUBROUTINE PMPI_Session_get_info_f08(session, info_used, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9510,8 +9140,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_get_info_f08
   END INTERFACE PMPI_Session_get_info
   INTERFACE PMPI_Session_get_nth_pset
-    SUBROUTINE PMPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, &
-        ierror) BIND(C, NAME="PMPI_Session_get_nth_pset_f08")
+    SUBROUTINE PMPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9523,8 +9152,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_get_nth_pset_f08
   END INTERFACE PMPI_Session_get_nth_pset
   INTERFACE PMPI_Session_get_num_psets
-    SUBROUTINE PMPI_Session_get_num_psets_f08(session, info, npset_names, ierror) BIND(C, &
-        NAME="PMPI_Session_get_num_psets_f08")
+    SUBROUTINE PMPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9534,8 +9162,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_get_num_psets_f08
   END INTERFACE PMPI_Session_get_num_psets
   INTERFACE PMPI_Session_get_pset_info
-    SUBROUTINE PMPI_Session_get_pset_info_f08(session, pset_name, info, ierror) BIND(C, &
-        NAME="PMPI_Session_get_pset_info_f08")
+    SUBROUTINE PMPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Session), INTENT(IN) :: session
@@ -9545,8 +9172,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_get_pset_info_f08
   END INTERFACE PMPI_Session_get_pset_info
   INTERFACE PMPI_Session_init
-    SUBROUTINE PMPI_Session_init_f08(info, errhandler, session, ierror) BIND(C, &
-        NAME="PMPI_Session_init_f08")
+    SUBROUTINE PMPI_Session_init_f08(info, errhandler, session, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -9556,8 +9182,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Session_init_f08
   END INTERFACE PMPI_Session_init
   INTERFACE PMPI_Grequest_complete
-    SUBROUTINE PMPI_Grequest_complete_f08(request, ierror) BIND(C, &
-        NAME="PMPI_Grequest_complete_f08")
+    SUBROUTINE PMPI_Grequest_complete_f08(request, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Request), INTENT(IN) :: request
@@ -9577,8 +9202,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Grequest_start_f08
   END INTERFACE PMPI_Grequest_start
   INTERFACE PMPI_Status_set_cancelled
-    SUBROUTINE PMPI_Status_set_cancelled_f08(status, flag, ierror) BIND(C, &
-        NAME="PMPI_Status_set_cancelled_f08")
+    SUBROUTINE PMPI_Status_set_cancelled_f08(status, flag, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -9587,8 +9211,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_cancelled_f08
   END INTERFACE PMPI_Status_set_cancelled
   INTERFACE PMPI_Status_set_elements
-    SUBROUTINE PMPI_Status_set_elements_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Status_set_elements_f08")
+    SUBROUTINE PMPI_Status_set_elements_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -9596,8 +9219,7 @@ MODULE mpi_f08
       INTEGER, INTENT(IN) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Status_set_elements_f08
-    SUBROUTINE PMPI_Status_set_elements_c_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Status_set_elements_c_f08")
+    SUBROUTINE PMPI_Status_set_elements_c_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -9607,8 +9229,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_elements_c_f08
   END INTERFACE PMPI_Status_set_elements
   INTERFACE PMPI_Status_set_elements_x
-    SUBROUTINE PMPI_Status_set_elements_x_f08(status, datatype, count, ierror) BIND(C, &
-        NAME="PMPI_Status_set_elements_x_f08")
+    SUBROUTINE PMPI_Status_set_elements_x_f08(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(INOUT) :: status
@@ -9618,7 +9239,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_set_elements_x_f08
   END INTERFACE PMPI_Status_set_elements_x
   INTERFACE PMPI_Pcontrol
-    SUBROUTINE PMPI_Pcontrol_f08(level, ierror) BIND(C, NAME="PMPI_Pcontrol_f08")
+    SUBROUTINE PMPI_Pcontrol_f08(level, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: level
@@ -9626,16 +9247,15 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Pcontrol_f08
   END INTERFACE PMPI_Pcontrol
   INTERFACE PMPI_F_sync_reg
-    SUBROUTINE PMPI_F_sync_reg_f08(buf, ierror) BIND(C, NAME="PMPI_F_sync_reg_f08")
+    SUBROUTINE PMPI_F_sync_reg_f08ts(buf, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(*), ASYNCHRONOUS :: buf(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_F_sync_reg_f08
+    END SUBROUTINE PMPI_F_sync_reg_f08ts
   END INTERFACE PMPI_F_sync_reg
   INTERFACE PMPI_Type_match_size
-    SUBROUTINE PMPI_Type_match_size_f08(typeclass, size, datatype, ierror) BIND(C, &
-        NAME="PMPI_Type_match_size_f08")
+    SUBROUTINE PMPI_Type_match_size_f08(typeclass, size, datatype, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: typeclass
@@ -9645,8 +9265,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Type_match_size_f08
   END INTERFACE PMPI_Type_match_size
   INTERFACE PMPI_Status_f2f08
-    SUBROUTINE PMPI_Status_f2f08_f08(f_status, f08_status, ierror) BIND(C, &
-        NAME="PMPI_Status_f2f08_f08")
+    SUBROUTINE PMPI_Status_f2f08_f08(f_status, f08_status, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: f_status(MPI_STATUS_SIZE)
@@ -9655,8 +9274,7 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Status_f2f08_f08
   END INTERFACE PMPI_Status_f2f08
   INTERFACE PMPI_Status_f082f
-    SUBROUTINE PMPI_Status_f082f_f08(f08_status, f_status, ierror) BIND(C, &
-        NAME="PMPI_Status_f082f_f08")
+    SUBROUTINE PMPI_Status_f082f_f08(f08_status, f_status, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Status), INTENT(IN) :: f08_status
@@ -9664,4 +9282,8081 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Status_f082f_f08
   END INTERFACE PMPI_Status_f082f
+  INTERFACE MPI_Sizeof
+    MODULE PROCEDURE ism_sizeof_i1, ism_sizeof_i2, ism_sizeof_i4, ism_sizeof_i8, ism_sizeof_i16, &
+        ism_sizeof_r4, ism_sizeof_r8, ism_sizeof_r10, ism_sizeof_r16, ism_sizeof_c4, &
+        ism_sizeof_c8, ism_sizeof_c10, ism_sizeof_c16, ism_sizeof_l1, ism_sizeof_l2, &
+        ism_sizeof_l4, ism_sizeof_l8, ism_sizeof_c
+  END INTERFACE MPI_Sizeof
+CONTAINS
+  SUBROUTINE ism_sizeof_i1(x, size, ierror)
+    INTEGER(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i1
+  SUBROUTINE ism_sizeof_i2(x, size, ierror)
+    INTEGER(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i2
+  SUBROUTINE ism_sizeof_i4(x, size, ierror)
+    INTEGER(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i4
+  SUBROUTINE ism_sizeof_i8(x, size, ierror)
+    INTEGER(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i8
+  SUBROUTINE ism_sizeof_i16(x, size, ierror)
+    INTEGER(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_i16
+  SUBROUTINE ism_sizeof_r4(x, size, ierror)
+    REAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r4
+  SUBROUTINE ism_sizeof_r8(x, size, ierror)
+    REAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r8
+  SUBROUTINE ism_sizeof_r10(x, size, ierror)
+    REAL(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r10
+  SUBROUTINE ism_sizeof_r16(x, size, ierror)
+    REAL(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_r16
+  SUBROUTINE ism_sizeof_c4(x, size, ierror)
+    COMPLEX(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c4
+  SUBROUTINE ism_sizeof_c8(x, size, ierror)
+    COMPLEX(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c8
+  SUBROUTINE ism_sizeof_c10(x, size, ierror)
+    COMPLEX(KIND=10), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c10
+  SUBROUTINE ism_sizeof_c16(x, size, ierror)
+    COMPLEX(KIND=16), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c16
+  SUBROUTINE ism_sizeof_l1(x, size, ierror)
+    LOGICAL(KIND=1), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l1
+  SUBROUTINE ism_sizeof_l2(x, size, ierror)
+    LOGICAL(KIND=2), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l2
+  SUBROUTINE ism_sizeof_l4(x, size, ierror)
+    LOGICAL(KIND=4), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l4
+  SUBROUTINE ism_sizeof_l8(x, size, ierror)
+    LOGICAL(KIND=8), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_l8
+  SUBROUTINE ism_sizeof_c(x, size, ierror)
+    CHARACTER(LEN=*), DIMENSION(..), INTENT(IN) :: x
+    INTEGER, INTENT(OUT) :: size
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    size = int(storage_size(x) / 8)
+    IF (PRESENT(ierror)) ierror = MPI_SUCCESS
+  END SUBROUTINE ism_sizeof_c
 END MODULE mpi_f08
+
+! The BIND(C) glue of the routines with choice buffers (bindings.c).
+MODULE mpi_f08_glue
+  USE mpi_f08_types
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTERFACE
+    SUBROUTINE ism_f08_Bsend(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Bsend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bsend
+    SUBROUTINE ism_f08_Bsend_c(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Bsend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bsend_c
+    SUBROUTINE ism_f08_Bsend_init(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Bsend_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bsend_init
+    SUBROUTINE ism_f08_Bsend_init_c(buf, count, datatype, dest, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Bsend_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bsend_init_c
+    SUBROUTINE ism_f08_Buffer_attach(buffer, size, ierror) BIND(C, NAME="ism_f08_Buffer_attach")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Buffer_attach
+    SUBROUTINE ism_f08_Buffer_attach_c(buffer, size, ierror) BIND(C, NAME="ism_f08_Buffer_attach_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Buffer_attach_c
+    SUBROUTINE ism_f08_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ibsend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ibsend
+    SUBROUTINE ism_f08_Ibsend_c(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ibsend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ibsend_c
+    SUBROUTINE ism_f08_Imrecv(buf, count, datatype, message, request, ierror) BIND(C, &
+        NAME="ism_f08_Imrecv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Imrecv
+    SUBROUTINE ism_f08_Imrecv_c(buf, count, datatype, message, request, ierror) BIND(C, &
+        NAME="ism_f08_Imrecv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Imrecv_c
+    SUBROUTINE ism_f08_Irecv(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Irecv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Irecv
+    SUBROUTINE ism_f08_Irecv_c(buf, count, datatype, source, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Irecv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Irecv_c
+    SUBROUTINE ism_f08_Irsend(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Irsend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Irsend
+    SUBROUTINE ism_f08_Irsend_c(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Irsend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Irsend_c
+    SUBROUTINE ism_f08_Isend(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Isend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isend
+    SUBROUTINE ism_f08_Isend_c(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Isend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isend_c
+    SUBROUTINE ism_f08_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+        recvtype, source, recvtag, comm, request, ierror) BIND(C, NAME="ism_f08_Isendrecv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isendrecv
+    SUBROUTINE ism_f08_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Isendrecv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isendrecv_c
+    SUBROUTINE ism_f08_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Isendrecv_replace")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isendrecv_replace
+    SUBROUTINE ism_f08_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Isendrecv_replace_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Isendrecv_replace_c
+    SUBROUTINE ism_f08_Issend(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Issend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Issend
+    SUBROUTINE ism_f08_Issend_c(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Issend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Issend_c
+    SUBROUTINE ism_f08_Mrecv(buf, count, datatype, message, status, ierror) BIND(C, &
+        NAME="ism_f08_Mrecv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Mrecv
+    SUBROUTINE ism_f08_Mrecv_c(buf, count, datatype, message, status, ierror) BIND(C, &
+        NAME="ism_f08_Mrecv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Mrecv_c
+    SUBROUTINE ism_f08_Recv(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
+        NAME="ism_f08_Recv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Recv
+    SUBROUTINE ism_f08_Recv_c(buf, count, datatype, source, tag, comm, status, ierror) BIND(C, &
+        NAME="ism_f08_Recv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Recv_c
+    SUBROUTINE ism_f08_Recv_init(buf, count, datatype, source, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Recv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Recv_init
+    SUBROUTINE ism_f08_Recv_init_c(buf, count, datatype, source, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Recv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Recv_init_c
+    SUBROUTINE ism_f08_Rsend(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Rsend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rsend
+    SUBROUTINE ism_f08_Rsend_c(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Rsend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rsend_c
+    SUBROUTINE ism_f08_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Rsend_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rsend_init
+    SUBROUTINE ism_f08_Rsend_init_c(buf, count, datatype, dest, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Rsend_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rsend_init_c
+    SUBROUTINE ism_f08_Send(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Send")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Send
+    SUBROUTINE ism_f08_Send_c(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Send_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Send_c
+    SUBROUTINE ism_f08_Send_init(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Send_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Send_init
+    SUBROUTINE ism_f08_Send_init_c(buf, count, datatype, dest, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Send_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Send_init_c
+    SUBROUTINE ism_f08_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+        recvtype, source, recvtag, comm, status, ierror) BIND(C, NAME="ism_f08_Sendrecv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Sendrecv
+    SUBROUTINE ism_f08_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+        recvcount, recvtype, source, recvtag, comm, status, ierror) BIND(C, &
+        NAME="ism_f08_Sendrecv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Sendrecv_c
+    SUBROUTINE ism_f08_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, status, ierror) BIND(C, NAME="ism_f08_Sendrecv_replace")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Sendrecv_replace
+    SUBROUTINE ism_f08_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, &
+        comm, status, ierror) BIND(C, NAME="ism_f08_Sendrecv_replace_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Sendrecv_replace_c
+    SUBROUTINE ism_f08_Ssend(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Ssend")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ssend
+    SUBROUTINE ism_f08_Ssend_c(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
+        NAME="ism_f08_Ssend_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ssend_c
+    SUBROUTINE ism_f08_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ssend_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ssend_init
+    SUBROUTINE ism_f08_Ssend_init_c(buf, count, datatype, dest, tag, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Ssend_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ssend_init_c
+    SUBROUTINE ism_f08_Get_address(location, address, ierror) BIND(C, NAME="ism_f08_Get_address")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: location(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Get_address
+    SUBROUTINE ism_f08_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, &
+        ierror) BIND(C, NAME="ism_f08_Pack")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*) :: outbuf(..)
+      INTEGER, INTENT(IN) :: outsize
+      INTEGER, INTENT(INOUT) :: position
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Pack
+    SUBROUTINE ism_f08_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm, &
+        ierror) BIND(C, NAME="ism_f08_Pack_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*) :: outbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Pack_c
+    SUBROUTINE ism_f08_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror) BIND(C, NAME="ism_f08_Pack_external")
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*) :: outbuf(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Pack_external
+    SUBROUTINE ism_f08_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, &
+        position, ierror) BIND(C, NAME="ism_f08_Pack_external_c")
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*) :: outbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Pack_external_c
+    SUBROUTINE ism_f08_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, &
+        ierror) BIND(C, NAME="ism_f08_Unpack")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER, INTENT(IN) :: insize
+      INTEGER, INTENT(INOUT) :: position
+      TYPE(*) :: outbuf(..)
+      INTEGER, INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Unpack
+    SUBROUTINE ism_f08_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm, &
+        ierror) BIND(C, NAME="ism_f08_Unpack_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(*) :: outbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Unpack_c
+    SUBROUTINE ism_f08_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror) BIND(C, NAME="ism_f08_Unpack_external")
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+      TYPE(*) :: outbuf(..)
+      INTEGER, INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Unpack_external
+    SUBROUTINE ism_f08_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, &
+        datatype, ierror) BIND(C, NAME="ism_f08_Unpack_external_c")
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(*) :: outbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Unpack_external_c
+    SUBROUTINE ism_f08_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror) BIND(C, NAME="ism_f08_Allgather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgather
+    SUBROUTINE ism_f08_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror) BIND(C, NAME="ism_f08_Allgather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgather_c
+    SUBROUTINE ism_f08_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, info, request, ierror) BIND(C, NAME="ism_f08_Allgather_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgather_init
+    SUBROUTINE ism_f08_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Allgather_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgather_init_c
+    SUBROUTINE ism_f08_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Allgatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgatherv
+    SUBROUTINE ism_f08_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Allgatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgatherv_c
+    SUBROUTINE ism_f08_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Allgatherv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgatherv_init
+    SUBROUTINE ism_f08_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Allreduce")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allreduce
+    SUBROUTINE ism_f08_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Allreduce_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allreduce_c
+    SUBROUTINE ism_f08_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Allreduce_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allreduce_init
+    SUBROUTINE ism_f08_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, &
+        request, ierror) BIND(C, NAME="ism_f08_Allreduce_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allreduce_init_c
+    SUBROUTINE ism_f08_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+        ierror) BIND(C, NAME="ism_f08_Alltoall")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoall
+    SUBROUTINE ism_f08_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, ierror) BIND(C, NAME="ism_f08_Alltoall_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoall_c
+    SUBROUTINE ism_f08_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, info, request, ierror) BIND(C, NAME="ism_f08_Alltoall_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoall_init
+    SUBROUTINE ism_f08_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Alltoall_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoall_init_c
+    SUBROUTINE ism_f08_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Alltoallv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallv
+    SUBROUTINE ism_f08_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Alltoallv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallv_c
+    SUBROUTINE ism_f08_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Alltoallv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallv_init
+    SUBROUTINE ism_f08_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Alltoallw")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallw
+    SUBROUTINE ism_f08_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Alltoallw_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallw_c
+    SUBROUTINE ism_f08_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Alltoallw_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallw_init
+    SUBROUTINE ism_f08_Bcast(buffer, count, datatype, root, comm, ierror) BIND(C, &
+        NAME="ism_f08_Bcast")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bcast
+    SUBROUTINE ism_f08_Bcast_c(buffer, count, datatype, root, comm, ierror) BIND(C, &
+        NAME="ism_f08_Bcast_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bcast_c
+    SUBROUTINE ism_f08_Bcast_init(buffer, count, datatype, root, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Bcast_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buffer(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bcast_init
+    SUBROUTINE ism_f08_Bcast_init_c(buffer, count, datatype, root, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Bcast_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Bcast_init_c
+    SUBROUTINE ism_f08_Exscan(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Exscan")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Exscan
+    SUBROUTINE ism_f08_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Exscan_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Exscan_c
+    SUBROUTINE ism_f08_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Exscan_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Exscan_init
+    SUBROUTINE ism_f08_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Exscan_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Exscan_init_c
+    SUBROUTINE ism_f08_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, ierror) BIND(C, NAME="ism_f08_Gather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gather
+    SUBROUTINE ism_f08_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, ierror) BIND(C, NAME="ism_f08_Gather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gather_c
+    SUBROUTINE ism_f08_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Gather_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gather_init
+    SUBROUTINE ism_f08_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Gather_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gather_init_c
+    SUBROUTINE ism_f08_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror) BIND(C, NAME="ism_f08_Gatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gatherv
+    SUBROUTINE ism_f08_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, ierror) BIND(C, NAME="ism_f08_Gatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gatherv_c
+    SUBROUTINE ism_f08_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Gatherv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gatherv_init
+    SUBROUTINE ism_f08_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Iallgather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallgather
+    SUBROUTINE ism_f08_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Iallgather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallgather_c
+    SUBROUTINE ism_f08_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Iallgatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallgatherv
+    SUBROUTINE ism_f08_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iallreduce")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallreduce
+    SUBROUTINE ism_f08_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iallreduce_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallreduce_c
+    SUBROUTINE ism_f08_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoall")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoall
+    SUBROUTINE ism_f08_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoall_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoall_c
+    SUBROUTINE ism_f08_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoallv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoallv
+    SUBROUTINE ism_f08_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoallw")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoallw
+    SUBROUTINE ism_f08_Ibcast(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ibcast")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buffer(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ibcast
+    SUBROUTINE ism_f08_Ibcast_c(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ibcast_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ibcast_c
+    SUBROUTINE ism_f08_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iexscan")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iexscan
+    SUBROUTINE ism_f08_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iexscan_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iexscan_c
+    SUBROUTINE ism_f08_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Igather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Igather
+    SUBROUTINE ism_f08_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror) BIND(C, NAME="ism_f08_Igather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Igather_c
+    SUBROUTINE ism_f08_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror) BIND(C, NAME="ism_f08_Igatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Igatherv
+    SUBROUTINE ism_f08_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Ireduce")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce
+    SUBROUTINE ism_f08_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Ireduce_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce_c
+    SUBROUTINE ism_f08_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Ireduce_scatter")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce_scatter
+    SUBROUTINE ism_f08_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        request, ierror) BIND(C, NAME="ism_f08_Ireduce_scatter_block")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce_scatter_block
+    SUBROUTINE ism_f08_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        request, ierror) BIND(C, NAME="ism_f08_Ireduce_scatter_block_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce_scatter_block_c
+    SUBROUTINE ism_f08_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iscan")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscan
+    SUBROUTINE ism_f08_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, &
+        ierror) BIND(C, NAME="ism_f08_Iscan_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscan_c
+    SUBROUTINE ism_f08_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, request, ierror) BIND(C, NAME="ism_f08_Iscatter")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscatter
+    SUBROUTINE ism_f08_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, request, ierror) BIND(C, NAME="ism_f08_Iscatter_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscatter_c
+    SUBROUTINE ism_f08_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror) BIND(C, NAME="ism_f08_Iscatterv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscatterv
+    SUBROUTINE ism_f08_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror) BIND(C, &
+        NAME="ism_f08_Reduce")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce
+    SUBROUTINE ism_f08_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, &
+        ierror) BIND(C, NAME="ism_f08_Reduce_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_c
+    SUBROUTINE ism_f08_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror) BIND(C, NAME="ism_f08_Reduce_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_init
+    SUBROUTINE ism_f08_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+        request, ierror) BIND(C, NAME="ism_f08_Reduce_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_init_c
+    SUBROUTINE ism_f08_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
+        NAME="ism_f08_Reduce_local")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      TYPE(*) :: inoutbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_local
+    SUBROUTINE ism_f08_Reduce_local_c(inbuf, inoutbuf, count, datatype, op, ierror) BIND(C, &
+        NAME="ism_f08_Reduce_local_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: inbuf(..)
+      TYPE(*) :: inoutbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_local_c
+    SUBROUTINE ism_f08_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        ierror) BIND(C, NAME="ism_f08_Reduce_scatter")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter
+    SUBROUTINE ism_f08_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        ierror) BIND(C, NAME="ism_f08_Reduce_scatter_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_c
+    SUBROUTINE ism_f08_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror) BIND(C, NAME="ism_f08_Reduce_scatter_block")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_block
+    SUBROUTINE ism_f08_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        ierror) BIND(C, NAME="ism_f08_Reduce_scatter_block_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_block_c
+    SUBROUTINE ism_f08_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+        info, request, ierror) BIND(C, NAME="ism_f08_Reduce_scatter_block_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_block_init
+    SUBROUTINE ism_f08_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, &
+        comm, info, request, ierror) BIND(C, NAME="ism_f08_Reduce_scatter_block_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_block_init_c
+    SUBROUTINE ism_f08_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror) BIND(C, NAME="ism_f08_Reduce_scatter_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_init
+    SUBROUTINE ism_f08_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Scan")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scan
+    SUBROUTINE ism_f08_Scan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
+        NAME="ism_f08_Scan_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scan_c
+    SUBROUTINE ism_f08_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Scan_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scan_init
+    SUBROUTINE ism_f08_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+        ierror) BIND(C, NAME="ism_f08_Scan_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scan_init_c
+    SUBROUTINE ism_f08_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+        comm, ierror) BIND(C, NAME="ism_f08_Scatter")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatter
+    SUBROUTINE ism_f08_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, ierror) BIND(C, NAME="ism_f08_Scatter_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatter_c
+    SUBROUTINE ism_f08_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Scatter_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatter_init
+    SUBROUTINE ism_f08_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+        root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Scatter_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatter_init_c
+    SUBROUTINE ism_f08_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror) BIND(C, NAME="ism_f08_Scatterv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatterv
+    SUBROUTINE ism_f08_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, ierror) BIND(C, NAME="ism_f08_Scatterv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatterv_c
+    SUBROUTINE ism_f08_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Scatterv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatterv_init
+    SUBROUTINE ism_f08_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_allgather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_allgather
+    SUBROUTINE ism_f08_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_allgather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_allgather_c
+    SUBROUTINE ism_f08_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_allgatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_allgatherv
+    SUBROUTINE ism_f08_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_alltoall")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoall
+    SUBROUTINE ism_f08_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_alltoall_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoall_c
+    SUBROUTINE ism_f08_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ineighbor_alltoallv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoallv
+    SUBROUTINE ism_f08_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ineighbor_alltoallw")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoallw
+    SUBROUTINE ism_f08_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_allgather")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgather
+    SUBROUTINE ism_f08_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_allgather_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgather_c
+    SUBROUTINE ism_f08_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Neighbor_allgather_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgather_init
+    SUBROUTINE ism_f08_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_allgather_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgather_init_c
+    SUBROUTINE ism_f08_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_allgatherv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgatherv
+    SUBROUTINE ism_f08_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_allgatherv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgatherv_init
+    SUBROUTINE ism_f08_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoall")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoall
+    SUBROUTINE ism_f08_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoall_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoall_c
+    SUBROUTINE ism_f08_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoall_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoall_init
+    SUBROUTINE ism_f08_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+        recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoall_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoall_init_c
+    SUBROUTINE ism_f08_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoallv")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallv
+    SUBROUTINE ism_f08_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_alltoallv_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallv_init
+    SUBROUTINE ism_f08_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoallw")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallw
+    SUBROUTINE ism_f08_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_alltoallw_init")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallw_init
+    SUBROUTINE ism_f08_Free_mem(base, ierror) BIND(C, NAME="ism_f08_Free_mem")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: base(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Free_mem
+    SUBROUTINE ism_f08_F_sync_reg(buf, ierror) BIND(C, NAME="ism_f08_F_sync_reg")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_F_sync_reg
+  END INTERFACE
+END MODULE mpi_f08_glue
+
+SUBROUTINE MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Bsend_f08ts
+
+SUBROUTINE PMPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Bsend_f08ts
+
+SUBROUTINE MPI_Bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Bsend_c_f08ts
+
+SUBROUTINE PMPI_Bsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Bsend_c_f08ts
+
+SUBROUTINE MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Bsend_init_f08ts
+
+SUBROUTINE PMPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Bsend_init_f08ts
+
+SUBROUTINE MPI_Bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Bsend_init_c_f08ts
+
+SUBROUTINE PMPI_Bsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bsend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Bsend_init_c_f08ts
+
+SUBROUTINE MPI_Buffer_attach_f08ts(buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Buffer_attach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Buffer_attach(buffer, size, ierror)
+END SUBROUTINE MPI_Buffer_attach_f08ts
+
+SUBROUTINE PMPI_Buffer_attach_f08ts(buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Buffer_attach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Buffer_attach(buffer, size, ierror)
+END SUBROUTINE PMPI_Buffer_attach_f08ts
+
+SUBROUTINE MPI_Buffer_attach_c_f08ts(buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Buffer_attach_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Buffer_attach_c(buffer, size, ierror)
+END SUBROUTINE MPI_Buffer_attach_c_f08ts
+
+SUBROUTINE PMPI_Buffer_attach_c_f08ts(buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Buffer_attach_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Buffer_attach_c(buffer, size, ierror)
+END SUBROUTINE PMPI_Buffer_attach_c_f08ts
+
+SUBROUTINE MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Ibsend_f08ts
+
+SUBROUTINE PMPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Ibsend_f08ts
+
+SUBROUTINE MPI_Ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Ibsend_c_f08ts
+
+SUBROUTINE PMPI_Ibsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Ibsend_c_f08ts
+
+SUBROUTINE MPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Imrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Request), INTENT(INOUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Imrecv(buf, count, datatype, message, request, ierror)
+END SUBROUTINE MPI_Imrecv_f08ts
+
+SUBROUTINE PMPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Imrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Request), INTENT(INOUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Imrecv(buf, count, datatype, message, request, ierror)
+END SUBROUTINE PMPI_Imrecv_f08ts
+
+SUBROUTINE MPI_Imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Imrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Request), INTENT(INOUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Imrecv_c(buf, count, datatype, message, request, ierror)
+END SUBROUTINE MPI_Imrecv_c_f08ts
+
+SUBROUTINE PMPI_Imrecv_c_f08ts(buf, count, datatype, message, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Imrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Request), INTENT(INOUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Imrecv_c(buf, count, datatype, message, request, ierror)
+END SUBROUTINE PMPI_Imrecv_c_f08ts
+
+SUBROUTINE MPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irecv(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE MPI_Irecv_f08ts
+
+SUBROUTINE PMPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irecv(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Irecv_f08ts
+
+SUBROUTINE MPI_Irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irecv_c(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE MPI_Irecv_c_f08ts
+
+SUBROUTINE PMPI_Irecv_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irecv_c(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Irecv_c_f08ts
+
+SUBROUTINE MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irsend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Irsend_f08ts
+
+SUBROUTINE PMPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irsend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Irsend_f08ts
+
+SUBROUTINE MPI_Irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Irsend_c_f08ts
+
+SUBROUTINE PMPI_Irsend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Irsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Irsend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Irsend_c_f08ts
+
+SUBROUTINE MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Isend_f08ts
+
+SUBROUTINE PMPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Isend_f08ts
+
+SUBROUTINE MPI_Isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Isend_c_f08ts
+
+SUBROUTINE PMPI_Isend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Isend_c_f08ts
+
+SUBROUTINE MPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+END SUBROUTINE MPI_Isendrecv_f08ts
+
+SUBROUTINE PMPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+END SUBROUTINE PMPI_Isendrecv_f08ts
+
+SUBROUTINE MPI_Isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+END SUBROUTINE MPI_Isendrecv_c_f08ts
+
+SUBROUTINE PMPI_Isendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, &
+    recvcount, recvtype, source, recvtag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, request, ierror)
+END SUBROUTINE PMPI_Isendrecv_c_f08ts
+
+SUBROUTINE MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_replace
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Isendrecv_replace_f08ts
+
+SUBROUTINE PMPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_replace
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Isendrecv_replace_f08ts
+
+SUBROUTINE MPI_Isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_replace_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Isendrecv_replace_c_f08ts
+
+SUBROUTINE PMPI_Isendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Isendrecv_replace_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Isendrecv_replace_c_f08ts
+
+SUBROUTINE MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Issend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Issend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Issend_f08ts
+
+SUBROUTINE PMPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Issend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Issend(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Issend_f08ts
+
+SUBROUTINE MPI_Issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Issend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Issend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Issend_c_f08ts
+
+SUBROUTINE PMPI_Issend_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Issend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Issend_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Issend_c_f08ts
+
+SUBROUTINE MPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Mrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Mrecv(buf, count, datatype, message, status, ierror)
+END SUBROUTINE MPI_Mrecv_f08ts
+
+SUBROUTINE PMPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Mrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Mrecv(buf, count, datatype, message, status, ierror)
+END SUBROUTINE PMPI_Mrecv_f08ts
+
+SUBROUTINE MPI_Mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Mrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Mrecv_c(buf, count, datatype, message, status, ierror)
+END SUBROUTINE MPI_Mrecv_c_f08ts
+
+SUBROUTINE PMPI_Mrecv_c_f08ts(buf, count, datatype, message, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Mrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Mrecv_c(buf, count, datatype, message, status, ierror)
+END SUBROUTINE PMPI_Mrecv_c_f08ts
+
+SUBROUTINE MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv(buf, count, datatype, source, tag, comm, status, ierror)
+END SUBROUTINE MPI_Recv_f08ts
+
+SUBROUTINE PMPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv(buf, count, datatype, source, tag, comm, status, ierror)
+END SUBROUTINE PMPI_Recv_f08ts
+
+SUBROUTINE MPI_Recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_c(buf, count, datatype, source, tag, comm, status, ierror)
+END SUBROUTINE MPI_Recv_c_f08ts
+
+SUBROUTINE PMPI_Recv_c_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_c(buf, count, datatype, source, tag, comm, status, ierror)
+END SUBROUTINE PMPI_Recv_c_f08ts
+
+SUBROUTINE MPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE MPI_Recv_init_f08ts
+
+SUBROUTINE PMPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_init(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Recv_init_f08ts
+
+SUBROUTINE MPI_Recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_init_c(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE MPI_Recv_init_c_f08ts
+
+SUBROUTINE PMPI_Recv_init_c_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Recv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Recv_init_c(buf, count, datatype, source, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Recv_init_c_f08ts
+
+SUBROUTINE MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Rsend_f08ts
+
+SUBROUTINE PMPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Rsend_f08ts
+
+SUBROUTINE MPI_Rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Rsend_c_f08ts
+
+SUBROUTINE PMPI_Rsend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Rsend_c_f08ts
+
+SUBROUTINE MPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Rsend_init_f08ts
+
+SUBROUTINE PMPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Rsend_init_f08ts
+
+SUBROUTINE MPI_Rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Rsend_init_c_f08ts
+
+SUBROUTINE PMPI_Rsend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rsend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rsend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Rsend_init_c_f08ts
+
+SUBROUTINE MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Send_f08ts
+
+SUBROUTINE PMPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Send_f08ts
+
+SUBROUTINE MPI_Send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Send_c_f08ts
+
+SUBROUTINE PMPI_Send_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Send_c_f08ts
+
+SUBROUTINE MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Send_init_f08ts
+
+SUBROUTINE PMPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Send_init_f08ts
+
+SUBROUTINE MPI_Send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Send_init_c_f08ts
+
+SUBROUTINE PMPI_Send_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Send_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Send_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Send_init_c_f08ts
+
+SUBROUTINE MPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+END SUBROUTINE MPI_Sendrecv_f08ts
+
+SUBROUTINE PMPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+END SUBROUTINE PMPI_Sendrecv_f08ts
+
+SUBROUTINE MPI_Sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+END SUBROUTINE MPI_Sendrecv_c_f08ts
+
+SUBROUTINE PMPI_Sendrecv_c_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+    recvtype, source, recvtag, comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, &
+      recvtype, source, recvtag, comm, status, ierror)
+END SUBROUTINE PMPI_Sendrecv_c_f08ts
+
+SUBROUTINE MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+    status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_replace
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+END SUBROUTINE MPI_Sendrecv_replace_f08ts
+
+SUBROUTINE PMPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_replace
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+END SUBROUTINE PMPI_Sendrecv_replace_f08ts
+
+SUBROUTINE MPI_Sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_replace_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+END SUBROUTINE MPI_Sendrecv_replace_c_f08ts
+
+SUBROUTINE PMPI_Sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, &
+    comm, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Sendrecv_replace_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, &
+      status, ierror)
+END SUBROUTINE PMPI_Sendrecv_replace_c_f08ts
+
+SUBROUTINE MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Ssend_f08ts
+
+SUBROUTINE PMPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Ssend_f08ts
+
+SUBROUTINE MPI_Ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE MPI_Ssend_c_f08ts
+
+SUBROUTINE PMPI_Ssend_c_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_c(buf, count, datatype, dest, tag, comm, ierror)
+END SUBROUTINE PMPI_Ssend_c_f08ts
+
+SUBROUTINE MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Ssend_init_f08ts
+
+SUBROUTINE PMPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_init(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Ssend_init_f08ts
+
+SUBROUTINE MPI_Ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE MPI_Ssend_init_c_f08ts
+
+SUBROUTINE PMPI_Ssend_init_c_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ssend_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ssend_init_c(buf, count, datatype, dest, tag, comm, request, ierror)
+END SUBROUTINE PMPI_Ssend_init_c_f08ts
+
+SUBROUTINE MPI_Get_address_f08ts(location, address, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_address
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: location(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_address(location, address, ierror)
+END SUBROUTINE MPI_Get_address_f08ts
+
+SUBROUTINE PMPI_Get_address_f08ts(location, address, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_address
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: location(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_address(location, address, ierror)
+END SUBROUTINE PMPI_Get_address_f08ts
+
+SUBROUTINE MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outsize
+  INTEGER, INTENT(INOUT) :: position
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+END SUBROUTINE MPI_Pack_f08ts
+
+SUBROUTINE PMPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outsize
+  INTEGER, INTENT(INOUT) :: position
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+END SUBROUTINE PMPI_Pack_f08ts
+
+SUBROUTINE MPI_Pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+END SUBROUTINE MPI_Pack_c_f08ts
+
+SUBROUTINE PMPI_Pack_c_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+END SUBROUTINE PMPI_Pack_c_f08ts
+
+SUBROUTINE MPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_external
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+END SUBROUTINE MPI_Pack_external_f08ts
+
+SUBROUTINE PMPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_external
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+END SUBROUTINE PMPI_Pack_external_f08ts
+
+SUBROUTINE MPI_Pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+    position, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_external_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+END SUBROUTINE MPI_Pack_external_c_f08ts
+
+SUBROUTINE PMPI_Pack_external_c_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, &
+    position, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Pack_external_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+END SUBROUTINE PMPI_Pack_external_c_f08ts
+
+SUBROUTINE MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: insize
+  INTEGER, INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+END SUBROUTINE MPI_Unpack_f08ts
+
+SUBROUTINE PMPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER, INTENT(IN) :: insize
+  INTEGER, INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+END SUBROUTINE PMPI_Unpack_f08ts
+
+SUBROUTINE MPI_Unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+END SUBROUTINE MPI_Unpack_c_f08ts
+
+SUBROUTINE PMPI_Unpack_c_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+END SUBROUTINE PMPI_Unpack_c_f08ts
+
+SUBROUTINE MPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+    datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_external
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
+END SUBROUTINE MPI_Unpack_external_f08ts
+
+SUBROUTINE PMPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+    datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_external
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER, INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
+END SUBROUTINE PMPI_Unpack_external_f08ts
+
+SUBROUTINE MPI_Unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+    datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_external_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
+      ierror)
+END SUBROUTINE MPI_Unpack_external_c_f08ts
+
+SUBROUTINE PMPI_Unpack_external_c_f08ts(datarep, inbuf, insize, position, outbuf, outcount, &
+    datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Unpack_external_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(*) :: outbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
+      ierror)
+END SUBROUTINE PMPI_Unpack_external_c_f08ts
+
+SUBROUTINE MPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE MPI_Allgather_f08ts
+
+SUBROUTINE PMPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Allgather_f08ts
+
+SUBROUTINE MPI_Allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE MPI_Allgather_c_f08ts
+
+SUBROUTINE PMPI_Allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Allgather_c_f08ts
+
+SUBROUTINE MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE MPI_Allgather_init_f08ts
+
+SUBROUTINE PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE PMPI_Allgather_init_f08ts
+
+SUBROUTINE MPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE MPI_Allgather_init_c_f08ts
+
+SUBROUTINE PMPI_Allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE PMPI_Allgather_init_c_f08ts
+
+SUBROUTINE MPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Allgatherv_f08ts
+
+SUBROUTINE PMPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Allgatherv_f08ts
+
+SUBROUTINE MPI_Allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Allgatherv_c_f08ts
+
+SUBROUTINE PMPI_Allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Allgatherv_c_f08ts
+
+SUBROUTINE MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Allgatherv_init_f08ts
+
+SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Allgatherv_init_f08ts
+
+SUBROUTINE MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Allreduce_f08ts
+
+SUBROUTINE PMPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Allreduce_f08ts
+
+SUBROUTINE MPI_Allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Allreduce_c_f08ts
+
+SUBROUTINE PMPI_Allreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Allreduce_c_f08ts
+
+SUBROUTINE MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Allreduce_init_f08ts
+
+SUBROUTINE PMPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Allreduce_init_f08ts
+
+SUBROUTINE MPI_Allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Allreduce_init_c_f08ts
+
+SUBROUTINE PMPI_Allreduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allreduce_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Allreduce_init_c_f08ts
+
+SUBROUTINE MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE MPI_Alltoall_f08ts
+
+SUBROUTINE PMPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Alltoall_f08ts
+
+SUBROUTINE MPI_Alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE MPI_Alltoall_c_f08ts
+
+SUBROUTINE PMPI_Alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Alltoall_c_f08ts
+
+SUBROUTINE MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE MPI_Alltoall_init_f08ts
+
+SUBROUTINE PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE PMPI_Alltoall_init_f08ts
+
+SUBROUTINE MPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE MPI_Alltoall_init_c_f08ts
+
+SUBROUTINE PMPI_Alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoall_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      info, request, ierror)
+END SUBROUTINE PMPI_Alltoall_init_c_f08ts
+
+SUBROUTINE MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror)
+END SUBROUTINE MPI_Alltoallv_f08ts
+
+SUBROUTINE PMPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror)
+END SUBROUTINE PMPI_Alltoallv_f08ts
+
+SUBROUTINE MPI_Alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror)
+END SUBROUTINE MPI_Alltoallv_c_f08ts
+
+SUBROUTINE PMPI_Alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, ierror)
+END SUBROUTINE PMPI_Alltoallv_c_f08ts
+
+SUBROUTINE MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Alltoallv_init_f08ts
+
+SUBROUTINE PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Alltoallv_init_f08ts
+
+SUBROUTINE MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror)
+END SUBROUTINE MPI_Alltoallw_f08ts
+
+SUBROUTINE PMPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror)
+END SUBROUTINE PMPI_Alltoallw_f08ts
+
+SUBROUTINE MPI_Alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror)
+END SUBROUTINE MPI_Alltoallw_c_f08ts
+
+SUBROUTINE PMPI_Alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, ierror)
+END SUBROUTINE PMPI_Alltoallw_c_f08ts
+
+SUBROUTINE MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE MPI_Alltoallw_init_f08ts
+
+SUBROUTINE PMPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE PMPI_Alltoallw_init_f08ts
+
+SUBROUTINE MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast(buffer, count, datatype, root, comm, ierror)
+END SUBROUTINE MPI_Bcast_f08ts
+
+SUBROUTINE PMPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast(buffer, count, datatype, root, comm, ierror)
+END SUBROUTINE PMPI_Bcast_f08ts
+
+SUBROUTINE MPI_Bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_c(buffer, count, datatype, root, comm, ierror)
+END SUBROUTINE MPI_Bcast_c_f08ts
+
+SUBROUTINE PMPI_Bcast_c_f08ts(buffer, count, datatype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_c(buffer, count, datatype, root, comm, ierror)
+END SUBROUTINE PMPI_Bcast_c_f08ts
+
+SUBROUTINE MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_init(buffer, count, datatype, root, comm, info, request, ierror)
+END SUBROUTINE MPI_Bcast_init_f08ts
+
+SUBROUTINE PMPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_init(buffer, count, datatype, root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Bcast_init_f08ts
+
+SUBROUTINE MPI_Bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_init_c(buffer, count, datatype, root, comm, info, request, ierror)
+END SUBROUTINE MPI_Bcast_init_c_f08ts
+
+SUBROUTINE PMPI_Bcast_init_c_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Bcast_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Bcast_init_c(buffer, count, datatype, root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Bcast_init_c_f08ts
+
+SUBROUTINE MPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Exscan_f08ts
+
+SUBROUTINE PMPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Exscan_f08ts
+
+SUBROUTINE MPI_Exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Exscan_c_f08ts
+
+SUBROUTINE PMPI_Exscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Exscan_c_f08ts
+
+SUBROUTINE MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Exscan_init_f08ts
+
+SUBROUTINE PMPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Exscan_init_f08ts
+
+SUBROUTINE MPI_Exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Exscan_init_c_f08ts
+
+SUBROUTINE PMPI_Exscan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Exscan_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Exscan_init_c_f08ts
+
+SUBROUTINE MPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE MPI_Gather_f08ts
+
+SUBROUTINE PMPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE PMPI_Gather_f08ts
+
+SUBROUTINE MPI_Gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE MPI_Gather_c_f08ts
+
+SUBROUTINE PMPI_Gather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE PMPI_Gather_c_f08ts
+
+SUBROUTINE MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE MPI_Gather_init_f08ts
+
+SUBROUTINE PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE PMPI_Gather_init_f08ts
+
+SUBROUTINE MPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE MPI_Gather_init_c_f08ts
+
+SUBROUTINE PMPI_Gather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE PMPI_Gather_init_c_f08ts
+
+SUBROUTINE MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+    root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
+      comm, ierror)
+END SUBROUTINE MPI_Gatherv_f08ts
+
+SUBROUTINE PMPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, &
+      comm, ierror)
+END SUBROUTINE PMPI_Gatherv_f08ts
+
+SUBROUTINE MPI_Gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE MPI_Gatherv_c_f08ts
+
+SUBROUTINE PMPI_Gatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE PMPI_Gatherv_c_f08ts
+
+SUBROUTINE MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, info, request, ierror)
+END SUBROUTINE MPI_Gatherv_init_f08ts
+
+SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Gatherv_init_f08ts
+
+SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Iallgather_f08ts
+
+SUBROUTINE PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Iallgather_f08ts
+
+SUBROUTINE MPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Iallgather_c_f08ts
+
+SUBROUTINE PMPI_Iallgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Iallgather_c_f08ts
+
+SUBROUTINE MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Iallgatherv_f08ts
+
+SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Iallgatherv_f08ts
+
+SUBROUTINE MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallreduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iallreduce_f08ts
+
+SUBROUTINE PMPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallreduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iallreduce_f08ts
+
+SUBROUTINE MPI_Iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallreduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iallreduce_c_f08ts
+
+SUBROUTINE PMPI_Iallreduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallreduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iallreduce_c_f08ts
+
+SUBROUTINE MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Ialltoall_f08ts
+
+SUBROUTINE PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Ialltoall_f08ts
+
+SUBROUTINE MPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Ialltoall_c_f08ts
+
+SUBROUTINE PMPI_Ialltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Ialltoall_c_f08ts
+
+SUBROUTINE MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ialltoallv_f08ts
+
+SUBROUTINE PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ialltoallv_f08ts
+
+SUBROUTINE MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, request, ierror)
+END SUBROUTINE MPI_Ialltoallw_f08ts
+
+SUBROUTINE PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
+      recvtypes, comm, request, ierror)
+END SUBROUTINE PMPI_Ialltoallw_f08ts
+
+SUBROUTINE MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibcast
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibcast(buffer, count, datatype, root, comm, request, ierror)
+END SUBROUTINE MPI_Ibcast_f08ts
+
+SUBROUTINE PMPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibcast
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibcast(buffer, count, datatype, root, comm, request, ierror)
+END SUBROUTINE PMPI_Ibcast_f08ts
+
+SUBROUTINE MPI_Ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibcast_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibcast_c(buffer, count, datatype, root, comm, request, ierror)
+END SUBROUTINE MPI_Ibcast_c_f08ts
+
+SUBROUTINE PMPI_Ibcast_c_f08ts(buffer, count, datatype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ibcast_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ibcast_c(buffer, count, datatype, root, comm, request, ierror)
+END SUBROUTINE PMPI_Ibcast_c_f08ts
+
+SUBROUTINE MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iexscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iexscan_f08ts
+
+SUBROUTINE PMPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iexscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iexscan_f08ts
+
+SUBROUTINE MPI_Iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iexscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iexscan_c_f08ts
+
+SUBROUTINE PMPI_Iexscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iexscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iexscan_c_f08ts
+
+SUBROUTINE MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Igather_f08ts
+
+SUBROUTINE PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Igather_f08ts
+
+SUBROUTINE MPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Igather_c_f08ts
+
+SUBROUTINE PMPI_Igather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Igather_c_f08ts
+
+SUBROUTINE MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE MPI_Igatherv_f08ts
+
+SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE PMPI_Igatherv_f08ts
+
+SUBROUTINE MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+END SUBROUTINE MPI_Ireduce_f08ts
+
+SUBROUTINE PMPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+END SUBROUTINE PMPI_Ireduce_f08ts
+
+SUBROUTINE MPI_Ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+END SUBROUTINE MPI_Ireduce_c_f08ts
+
+SUBROUTINE PMPI_Ireduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+END SUBROUTINE PMPI_Ireduce_c_f08ts
+
+SUBROUTINE MPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Ireduce_scatter_f08ts
+
+SUBROUTINE PMPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Ireduce_scatter_f08ts
+
+SUBROUTINE MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_block
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
+      ierror)
+END SUBROUTINE MPI_Ireduce_scatter_block_f08ts
+
+SUBROUTINE PMPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_block
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
+      ierror)
+END SUBROUTINE PMPI_Ireduce_scatter_block_f08ts
+
+SUBROUTINE MPI_Ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_block_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
+      ierror)
+END SUBROUTINE MPI_Ireduce_scatter_block_c_f08ts
+
+SUBROUTINE PMPI_Ireduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_block_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request, &
+      ierror)
+END SUBROUTINE PMPI_Ireduce_scatter_block_c_f08ts
+
+SUBROUTINE MPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iscan_f08ts
+
+SUBROUTINE PMPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iscan_f08ts
+
+SUBROUTINE MPI_Iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Iscan_c_f08ts
+
+SUBROUTINE PMPI_Iscan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Iscan_c_f08ts
+
+SUBROUTINE MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Iscatter_f08ts
+
+SUBROUTINE PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Iscatter_f08ts
+
+SUBROUTINE MPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE MPI_Iscatter_c_f08ts
+
+SUBROUTINE PMPI_Iscatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      request, ierror)
+END SUBROUTINE PMPI_Iscatter_c_f08ts
+
+SUBROUTINE MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatterv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE MPI_Iscatterv_f08ts
+
+SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatterv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE PMPI_Iscatterv_f08ts
+
+SUBROUTINE MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+END SUBROUTINE MPI_Reduce_f08ts
+
+SUBROUTINE PMPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+END SUBROUTINE PMPI_Reduce_f08ts
+
+SUBROUTINE MPI_Reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+END SUBROUTINE MPI_Reduce_c_f08ts
+
+SUBROUTINE PMPI_Reduce_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+END SUBROUTINE PMPI_Reduce_c_f08ts
+
+SUBROUTINE MPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+END SUBROUTINE MPI_Reduce_init_f08ts
+
+SUBROUTINE PMPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Reduce_init_f08ts
+
+SUBROUTINE MPI_Reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
+      ierror)
+END SUBROUTINE MPI_Reduce_init_c_f08ts
+
+SUBROUTINE PMPI_Reduce_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, &
+      ierror)
+END SUBROUTINE PMPI_Reduce_init_c_f08ts
+
+SUBROUTINE MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_local
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  TYPE(*) :: inoutbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
+END SUBROUTINE MPI_Reduce_local_f08ts
+
+SUBROUTINE PMPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_local
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  TYPE(*) :: inoutbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_local(inbuf, inoutbuf, count, datatype, op, ierror)
+END SUBROUTINE PMPI_Reduce_local_f08ts
+
+SUBROUTINE MPI_Reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_local_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  TYPE(*) :: inoutbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_local_c(inbuf, inoutbuf, count, datatype, op, ierror)
+END SUBROUTINE MPI_Reduce_local_c_f08ts
+
+SUBROUTINE PMPI_Reduce_local_c_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_local_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: inbuf(..)
+  TYPE(*) :: inoutbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_local_c(inbuf, inoutbuf, count, datatype, op, ierror)
+END SUBROUTINE PMPI_Reduce_local_c_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Reduce_scatter_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Reduce_scatter_c_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_c_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Reduce_scatter_block_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_block_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Reduce_scatter_block_c_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_block_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_block_c_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE MPI_Reduce_scatter_block_init_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_block_init_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
+    info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE MPI_Reduce_scatter_block_init_c_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08ts(sendbuf, recvbuf, recvcount, datatype, op, &
+    comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_block_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_block_init_c_f08ts
+
+SUBROUTINE MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE MPI_Reduce_scatter_init_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_init_f08ts
+
+SUBROUTINE MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Scan_f08ts
+
+SUBROUTINE PMPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Scan_f08ts
+
+SUBROUTINE MPI_Scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE MPI_Scan_c_f08ts
+
+SUBROUTINE PMPI_Scan_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_c(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+END SUBROUTINE PMPI_Scan_c_f08ts
+
+SUBROUTINE MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Scan_init_f08ts
+
+SUBROUTINE PMPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Scan_init_f08ts
+
+SUBROUTINE MPI_Scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE MPI_Scan_init_c_f08ts
+
+SUBROUTINE PMPI_Scan_init_c_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scan_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+END SUBROUTINE PMPI_Scan_init_c_f08ts
+
+SUBROUTINE MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE MPI_Scatter_f08ts
+
+SUBROUTINE PMPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE PMPI_Scatter_f08ts
+
+SUBROUTINE MPI_Scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE MPI_Scatter_c_f08ts
+
+SUBROUTINE PMPI_Scatter_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+    comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, &
+      ierror)
+END SUBROUTINE PMPI_Scatter_c_f08ts
+
+SUBROUTINE MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE MPI_Scatter_init_f08ts
+
+SUBROUTINE PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE PMPI_Scatter_init_f08ts
+
+SUBROUTINE MPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE MPI_Scatter_init_c_f08ts
+
+SUBROUTINE PMPI_Scatter_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+    root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatter_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, &
+      comm, info, request, ierror)
+END SUBROUTINE PMPI_Scatter_init_c_f08ts
+
+SUBROUTINE MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE MPI_Scatterv_f08ts
+
+SUBROUTINE PMPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE PMPI_Scatterv_f08ts
+
+SUBROUTINE MPI_Scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE MPI_Scatterv_c_f08ts
+
+SUBROUTINE PMPI_Scatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, ierror)
+END SUBROUTINE PMPI_Scatterv_c_f08ts
+
+SUBROUTINE MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, info, request, ierror)
+END SUBROUTINE MPI_Scatterv_init_f08ts
+
+SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Scatterv_init_f08ts
+
+SUBROUTINE MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_allgather_f08ts
+
+SUBROUTINE PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_allgather_f08ts
+
+SUBROUTINE MPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_allgather_c_f08ts
+
+SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_allgather_c_f08ts
+
+SUBROUTINE MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_allgatherv_f08ts
+
+SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts
+
+SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoall_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoall_f08ts
+
+SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoall_c_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoall_c_f08ts
+
+SUBROUTINE MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoallv_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts
+
+SUBROUTINE MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoallw_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts
+
+SUBROUTINE MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Neighbor_allgather_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Neighbor_allgather_f08ts
+
+SUBROUTINE MPI_Neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Neighbor_allgather_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgather_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Neighbor_allgather_c_f08ts
+
+SUBROUTINE MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_allgather_init_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_allgather_init_f08ts
+
+SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_allgather_init_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgather_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_allgather_init_c_f08ts
+
+SUBROUTINE MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+END SUBROUTINE MPI_Neighbor_allgatherv_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_allgatherv_f08ts
+
+SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoall_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoall_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoall_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoall_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoall_c_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoall_init_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
+      comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoall_init_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoall_init_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoall_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoall_init_c_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallv_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallv_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER, INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER, INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallw_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallw_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_init
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER, INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER, INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts
+
+SUBROUTINE MPI_Free_mem_f08ts(base, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Free_mem
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: base(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Free_mem(base, ierror)
+END SUBROUTINE MPI_Free_mem_f08ts
+
+SUBROUTINE PMPI_Free_mem_f08ts(base, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Free_mem
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: base(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Free_mem(base, ierror)
+END SUBROUTINE PMPI_Free_mem_f08ts
+
+SUBROUTINE MPI_F_sync_reg_f08ts(buf, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_F_sync_reg
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_F_sync_reg(buf, ierror)
+END SUBROUTINE MPI_F_sync_reg_f08ts
+
+SUBROUTINE PMPI_F_sync_reg_f08ts(buf, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_F_sync_reg
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_F_sync_reg(buf, ierror)
+END SUBROUTINE PMPI_F_sync_reg_f08ts

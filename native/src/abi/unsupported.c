@@ -2342,7 +2342,7 @@ int PMPI_Sizeof(void *x, int *size)
 {
     (void)x;
     (void)size;
-    return unsupported("MPI_Sizeof", "Fortran support");
+    return unsupported("MPI_Sizeof", "Fortran only");
 }
 ISM_PMPI(Sizeof)
 
