@@ -6,16 +6,18 @@ the test suite) fails when one is stale.
 
 What is generated, into native/fortran/:
   mpif.h        the include file: constants, sentinels in common blocks, EXTERNALs
-  mpi.f90       module mpi: the same constants and an explicit interface per routine
-                (choice buffers take anything, through gfortran's NO_ARG_CHECK)
-  mpi_f08.f90   modules mpi_f08_types (handle types, TYPE(MPI_Status), comparisons) and
-                mpi_f08: generics over BIND(C) interfaces, choice buffers TYPE(*),
-                DIMENSION(..) (TS 29113), ierror optional, large-count (_c) forms
-  bindings.c    the C entry points both call: mpi_x_ (mpif.h, `use mpi`; gfortran's
-                names, hidden character lengths last) and MPI_X_f08; each converts its
-                arguments and calls PMPI_X, so a C profiling layer's MPI_X is bypassed
-                and a Fortran one can interpose on mpi_x_ / MPI_X_f08 (their PMPI twins
-                are the strong symbols)
+  mpi.f90       module mpi: the same constants, an explicit interface per routine without
+                a choice buffer (as MPICH's module: see gen_mpi_module), MPI_Sizeof
+  mpi_f08.f90   modules mpi_f08_types (handle types, TYPE(MPI_Status), comparisons),
+                mpi_f08 (generics over the specifics MPI_X_f08 and, with choice buffers
+                TYPE(*), DIMENSION(..) (TS 29113), MPI_X_f08ts; ierror optional;
+                large-count (_c) forms), mpi_f08_glue, and the MPI_X_f08ts procedures
+  bindings.c    the C entry points: pmpi_x_ for mpif.h and `use mpi` (gfortran's names,
+                hidden character lengths last), pmpi_x_f08_ for the mpi_f08 specifics
+                without choice buffers (mostly aliases of pmpi_x_), ism_f08_X, the BIND(C)
+                glue MPI_X_f08ts calls; each converts its arguments and calls PMPI_X, so a
+                C profiling layer's MPI_X is bypassed and a Fortran one replaces mpi_x_,
+                mpi_x_f08_ (weak) or MPI_X_f08ts by name
 
 How each C parameter crosses is decided by classify() below from its type and name, with
 the exceptions listed in the tables; a function whose parameters cannot all be classified
@@ -635,7 +637,7 @@ def c_code(f: Func, binding: str) -> CCode:
                       nxt[0].intent == "in" and nxt[1].kind == "handle" and
                       nxt[1].extra == "MPI_Datatype" and nxt[1].intent == "in" and
                       buffer_is_triple(f.name, nm))
-            cc.decls.append(f"ism_f08_buf b_{nm};")
+            cc.decls.append(f"ism_f08_buf b_{nm} = ISM_F08_BUF_INIT;")
             if triple:
                 cn, tn = nxt[0].name, nxt[1].name
                 cc.pre.append(f"rc = ism_f08_triple({nm}, *{cn}, PMPI_Type_f2c(*{tn}), "

@@ -26,7 +26,7 @@ void ism_f08_Bsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Bsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Bsend", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -40,7 +40,7 @@ void ism_f08_Bsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Bsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Bsend_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -67,7 +67,7 @@ void ism_f08_Bsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint 
 void ism_f08_Bsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Bsend_init", &b_buf);
@@ -83,7 +83,7 @@ void ism_f08_Bsend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fi
 void ism_f08_Bsend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Bsend_init_c", &b_buf);
@@ -116,7 +116,7 @@ void ism_f08_Buffer_attach_c(CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fin
 void ism_f08_Buffer_attach_c(CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(buffer, ISM_F08_IN | ISM_F08_OUT, "MPI_Buffer_attach_c", &b_buffer);
     if (rc == MPI_SUCCESS)
@@ -212,7 +212,7 @@ void ism_f08_Ibsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
 void ism_f08_Ibsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ibsend", &b_buf);
@@ -228,7 +228,7 @@ void ism_f08_Ibsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
 void ism_f08_Ibsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ibsend_c", &b_buf);
@@ -276,7 +276,7 @@ void ism_f08_Imrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
 void ism_f08_Imrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Message c_message = PMPI_Message_f2c(*message);
     MPI_Request c_request = PMPI_Request_f2c(*request);
     if (rc == MPI_SUCCESS)
@@ -294,7 +294,7 @@ void ism_f08_Imrecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
 void ism_f08_Imrecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Message c_message = PMPI_Message_f2c(*message);
     MPI_Request c_request = PMPI_Request_f2c(*request);
     if (rc == MPI_SUCCESS)
@@ -340,7 +340,7 @@ void ism_f08_Irecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Irecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Irecv", &b_buf);
@@ -356,7 +356,7 @@ void ism_f08_Irecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Irecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Irecv_c", &b_buf);
@@ -385,7 +385,7 @@ void ism_f08_Irsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
 void ism_f08_Irsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Irsend", &b_buf);
@@ -401,7 +401,7 @@ void ism_f08_Irsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
 void ism_f08_Irsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Irsend_c", &b_buf);
@@ -430,7 +430,7 @@ void ism_f08_Isend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Isend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Isend", &b_buf);
@@ -446,7 +446,7 @@ void ism_f08_Isend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Isend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Isend_c", &b_buf);
@@ -475,8 +475,8 @@ void ism_f08_Isendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
 void ism_f08_Isendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Isendrecv", &b_sendbuf);
@@ -495,8 +495,8 @@ void ism_f08_Isendrecv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const
 void ism_f08_Isendrecv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Isendrecv_c", &b_sendbuf);
@@ -528,7 +528,7 @@ void ism_f08_Isendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const MP
 void ism_f08_Isendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv_replace", &b_buf);
@@ -544,7 +544,7 @@ void ism_f08_Isendrecv_replace_c(CFI_cdesc_t *buf, const MPI_Count *count, const
 void ism_f08_Isendrecv_replace_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Isendrecv_replace_c", &b_buf);
@@ -573,7 +573,7 @@ void ism_f08_Issend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *dat
 void ism_f08_Issend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Issend", &b_buf);
@@ -589,7 +589,7 @@ void ism_f08_Issend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *
 void ism_f08_Issend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Issend_c", &b_buf);
@@ -634,7 +634,7 @@ void ism_f08_Mrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Mrecv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Message c_message = PMPI_Message_f2c(*message);
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Mrecv", &b_buf);
@@ -650,7 +650,7 @@ void ism_f08_Mrecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Mrecv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Message c_message = PMPI_Message_f2c(*message);
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Mrecv_c", &b_buf);
@@ -687,7 +687,7 @@ void ism_f08_Recv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datat
 void ism_f08_Recv(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Recv", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -701,7 +701,7 @@ void ism_f08_Recv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *da
 void ism_f08_Recv_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Recv_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -728,7 +728,7 @@ void ism_f08_Recv_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
 void ism_f08_Recv_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Recv_init", &b_buf);
@@ -744,7 +744,7 @@ void ism_f08_Recv_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fin
 void ism_f08_Recv_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *source, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Recv_init_c", &b_buf);
@@ -800,7 +800,7 @@ void ism_f08_Rsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Rsend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Rsend", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -814,7 +814,7 @@ void ism_f08_Rsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Rsend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Rsend_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -841,7 +841,7 @@ void ism_f08_Rsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint 
 void ism_f08_Rsend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Rsend_init", &b_buf);
@@ -857,7 +857,7 @@ void ism_f08_Rsend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fi
 void ism_f08_Rsend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Rsend_init_c", &b_buf);
@@ -882,7 +882,7 @@ void ism_f08_Send(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datat
 void ism_f08_Send(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Send", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -896,7 +896,7 @@ void ism_f08_Send_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *da
 void ism_f08_Send_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Send_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -923,7 +923,7 @@ void ism_f08_Send_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *
 void ism_f08_Send_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Send_init", &b_buf);
@@ -939,7 +939,7 @@ void ism_f08_Send_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fin
 void ism_f08_Send_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Send_init_c", &b_buf);
@@ -964,8 +964,8 @@ void ism_f08_Sendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
 void ism_f08_Sendrecv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Sendrecv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -982,8 +982,8 @@ void ism_f08_Sendrecv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const 
 void ism_f08_Sendrecv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, const MPI_Fint *dest, const MPI_Fint *sendtag, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Sendrecv_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -1009,7 +1009,7 @@ void ism_f08_Sendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI
 void ism_f08_Sendrecv_replace(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Sendrecv_replace", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -1023,7 +1023,7 @@ void ism_f08_Sendrecv_replace_c(CFI_cdesc_t *buf, const MPI_Count *count, const 
 void ism_f08_Sendrecv_replace_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *sendtag, const MPI_Fint *source, const MPI_Fint *recvtag, const MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Sendrecv_replace_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -1046,7 +1046,7 @@ void ism_f08_Ssend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *data
 void ism_f08_Ssend(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ssend", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -1060,7 +1060,7 @@ void ism_f08_Ssend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *d
 void ism_f08_Ssend_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Ssend_c", &b_buf);
     if (rc == MPI_SUCCESS)
@@ -1087,7 +1087,7 @@ void ism_f08_Ssend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint 
 void ism_f08_Ssend_init(CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Ssend_init", &b_buf);
@@ -1103,7 +1103,7 @@ void ism_f08_Ssend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fi
 void ism_f08_Ssend_init_c(CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buf;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Ssend_init_c", &b_buf);
@@ -1536,8 +1536,8 @@ void ism_f08_Pack(CFI_cdesc_t *inbuf, const MPI_Fint *incount, const MPI_Fint *d
 void ism_f08_Pack(CFI_cdesc_t *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, CFI_cdesc_t *outbuf, const MPI_Fint *outsize, MPI_Fint *position, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(inbuf, *incount, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Pack", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -1554,8 +1554,8 @@ void ism_f08_Pack_c(CFI_cdesc_t *inbuf, const MPI_Count *incount, const MPI_Fint
 void ism_f08_Pack_c(CFI_cdesc_t *inbuf, const MPI_Count *incount, const MPI_Fint *datatype, CFI_cdesc_t *outbuf, const MPI_Count *outsize, MPI_Count *position, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(inbuf, *incount, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_Pack_c", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -1589,8 +1589,8 @@ void ism_f08_Pack_external(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI_F
 void ism_f08_Pack_external(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI_Fint *incount, const MPI_Fint *datatype, CFI_cdesc_t *outbuf, const MPI_Aint *outsize, MPI_Aint *position, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     char *c_datarep = ism_f_cstr(datarep->base_addr, datarep->elem_len, 0);
     if (rc == MPI_SUCCESS) {
         if (!c_datarep)
@@ -1613,8 +1613,8 @@ void ism_f08_Pack_external_c(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI
 void ism_f08_Pack_external_c(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI_Count *incount, const MPI_Fint *datatype, CFI_cdesc_t *outbuf, const MPI_Count *outsize, MPI_Count *position, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     char *c_datarep = ism_f_cstr(datarep->base_addr, datarep->elem_len, 0);
     if (rc == MPI_SUCCESS) {
         if (!c_datarep)
@@ -2209,8 +2209,8 @@ void ism_f08_Unpack(CFI_cdesc_t *inbuf, const MPI_Fint *insize, MPI_Fint *positi
 void ism_f08_Unpack(CFI_cdesc_t *inbuf, const MPI_Fint *insize, MPI_Fint *position, CFI_cdesc_t *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(inbuf, ISM_F08_IN, "MPI_Unpack", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -2227,8 +2227,8 @@ void ism_f08_Unpack_c(CFI_cdesc_t *inbuf, const MPI_Count *insize, MPI_Count *po
 void ism_f08_Unpack_c(CFI_cdesc_t *inbuf, const MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, const MPI_Count *outcount, const MPI_Fint *datatype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(inbuf, ISM_F08_IN, "MPI_Unpack_c", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -2262,8 +2262,8 @@ void ism_f08_Unpack_external(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI
 void ism_f08_Unpack_external(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI_Aint *insize, MPI_Aint *position, CFI_cdesc_t *outbuf, const MPI_Fint *outcount, const MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     char *c_datarep = ism_f_cstr(datarep->base_addr, datarep->elem_len, 0);
     if (rc == MPI_SUCCESS) {
         if (!c_datarep)
@@ -2286,8 +2286,8 @@ void ism_f08_Unpack_external_c(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const M
 void ism_f08_Unpack_external_c(CFI_cdesc_t *datarep, CFI_cdesc_t *inbuf, const MPI_Count *insize, MPI_Count *position, CFI_cdesc_t *outbuf, const MPI_Count *outcount, const MPI_Fint *datatype, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_outbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_outbuf = ISM_F08_BUF_INIT;
     char *c_datarep = ism_f_cstr(datarep->base_addr, datarep->elem_len, 0);
     if (rc == MPI_SUCCESS) {
         if (!c_datarep)
@@ -2339,8 +2339,8 @@ void ism_f08_Allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
 void ism_f08_Allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Allgather", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2357,8 +2357,8 @@ void ism_f08_Allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const
 void ism_f08_Allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Allgather_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2388,8 +2388,8 @@ void ism_f08_Allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, con
 void ism_f08_Allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allgather_init", &b_sendbuf);
@@ -2408,8 +2408,8 @@ void ism_f08_Allgather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, 
 void ism_f08_Allgather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allgather_init_c", &b_sendbuf);
@@ -2437,8 +2437,8 @@ void ism_f08_Allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 void ism_f08_Allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Allgatherv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2455,8 +2455,8 @@ void ism_f08_Allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, cons
 void ism_f08_Allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Allgatherv_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2486,8 +2486,8 @@ void ism_f08_Allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, co
 void ism_f08_Allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allgatherv_init", &b_sendbuf);
@@ -2515,8 +2515,8 @@ void ism_f08_Allreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 void ism_f08_Allreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Allreduce", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2533,8 +2533,8 @@ void ism_f08_Allreduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_C
 void ism_f08_Allreduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Allreduce_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2564,8 +2564,8 @@ void ism_f08_Allreduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 void ism_f08_Allreduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allreduce_init", &b_sendbuf);
@@ -2584,8 +2584,8 @@ void ism_f08_Allreduce_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const 
 void ism_f08_Allreduce_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allreduce_init_c", &b_sendbuf);
@@ -2613,8 +2613,8 @@ void ism_f08_Alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
 void ism_f08_Alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Alltoall", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2631,8 +2631,8 @@ void ism_f08_Alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const 
 void ism_f08_Alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Alltoall_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2662,8 +2662,8 @@ void ism_f08_Alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, cons
 void ism_f08_Alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Alltoall_init", &b_sendbuf);
@@ -2682,8 +2682,8 @@ void ism_f08_Alltoall_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, c
 void ism_f08_Alltoall_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Alltoall_init_c", &b_sendbuf);
@@ -2711,8 +2711,8 @@ void ism_f08_Alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const M
 void ism_f08_Alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Alltoallv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2729,8 +2729,8 @@ void ism_f08_Alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, cons
 void ism_f08_Alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Alltoallv_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -2760,8 +2760,8 @@ void ism_f08_Alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, co
 void ism_f08_Alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Alltoallv_init", &b_sendbuf);
@@ -2819,8 +2819,8 @@ void ism_f08_Alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const M
 void ism_f08_Alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype s_sendtypes[8], *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype s_recvtypes[8], *c_recvtypes = NULL;
@@ -2865,8 +2865,8 @@ void ism_f08_Alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, cons
 void ism_f08_Alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype s_sendtypes[8], *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype s_recvtypes[8], *c_recvtypes = NULL;
@@ -2950,8 +2950,8 @@ void ism_f08_Alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, co
 void ism_f08_Alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype *c_recvtypes = NULL;
@@ -3033,7 +3033,7 @@ void ism_f08_Bcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint *d
 void ism_f08_Bcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Bcast", &b_buffer);
     if (rc == MPI_SUCCESS)
@@ -3047,7 +3047,7 @@ void ism_f08_Bcast_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fint
 void ism_f08_Bcast_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Bcast_c", &b_buffer);
     if (rc == MPI_SUCCESS)
@@ -3074,7 +3074,7 @@ void ism_f08_Bcast_init(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fi
 void ism_f08_Bcast_init(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Bcast_init", &b_buffer);
@@ -3090,7 +3090,7 @@ void ism_f08_Bcast_init_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI
 void ism_f08_Bcast_init_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Bcast_init_c", &b_buffer);
@@ -3115,8 +3115,8 @@ void ism_f08_Exscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *
 void ism_f08_Exscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Exscan", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3133,8 +3133,8 @@ void ism_f08_Exscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Coun
 void ism_f08_Exscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Exscan_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3164,8 +3164,8 @@ void ism_f08_Exscan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_F
 void ism_f08_Exscan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Exscan_init", &b_sendbuf);
@@ -3184,8 +3184,8 @@ void ism_f08_Exscan_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI
 void ism_f08_Exscan_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Exscan_init_c", &b_sendbuf);
@@ -3213,8 +3213,8 @@ void ism_f08_Gather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_F
 void ism_f08_Gather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Gather", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3231,8 +3231,8 @@ void ism_f08_Gather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MP
 void ism_f08_Gather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Gather_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3262,8 +3262,8 @@ void ism_f08_Gather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 void ism_f08_Gather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Gather_init", &b_sendbuf);
@@ -3282,8 +3282,8 @@ void ism_f08_Gather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, con
 void ism_f08_Gather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Gather_init_c", &b_sendbuf);
@@ -3311,8 +3311,8 @@ void ism_f08_Gatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_
 void ism_f08_Gatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Gatherv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3329,8 +3329,8 @@ void ism_f08_Gatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const M
 void ism_f08_Gatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Gatherv_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -3360,8 +3360,8 @@ void ism_f08_Gatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
 void ism_f08_Gatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Gatherv_init", &b_sendbuf);
@@ -3393,8 +3393,8 @@ void ism_f08_Iallgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const M
 void ism_f08_Iallgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Iallgather", &b_sendbuf);
@@ -3413,8 +3413,8 @@ void ism_f08_Iallgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, cons
 void ism_f08_Iallgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Iallgather_c", &b_sendbuf);
@@ -3446,8 +3446,8 @@ void ism_f08_Iallgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
 void ism_f08_Iallgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Iallgatherv", &b_sendbuf);
@@ -3479,8 +3479,8 @@ void ism_f08_Iallreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fi
 void ism_f08_Iallreduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iallreduce", &b_sendbuf);
@@ -3499,8 +3499,8 @@ void ism_f08_Iallreduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_
 void ism_f08_Iallreduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iallreduce_c", &b_sendbuf);
@@ -3532,8 +3532,8 @@ void ism_f08_Ialltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MP
 void ism_f08_Ialltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ialltoall", &b_sendbuf);
@@ -3552,8 +3552,8 @@ void ism_f08_Ialltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const
 void ism_f08_Ialltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ialltoall_c", &b_sendbuf);
@@ -3585,8 +3585,8 @@ void ism_f08_Ialltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const 
 void ism_f08_Ialltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ialltoallv", &b_sendbuf);
@@ -3644,8 +3644,8 @@ void ism_f08_Ialltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const 
 void ism_f08_Ialltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype *c_recvtypes = NULL;
@@ -3719,7 +3719,7 @@ void ism_f08_Ibcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint *
 void ism_f08_Ibcast(CFI_cdesc_t *buffer, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Ibcast", &b_buffer);
@@ -3735,7 +3735,7 @@ void ism_f08_Ibcast_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fin
 void ism_f08_Ibcast_c(CFI_cdesc_t *buffer, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_buffer;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(buffer, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Ibcast_c", &b_buffer);
@@ -3764,8 +3764,8 @@ void ism_f08_Iexscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint 
 void ism_f08_Iexscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iexscan", &b_sendbuf);
@@ -3784,8 +3784,8 @@ void ism_f08_Iexscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Cou
 void ism_f08_Iexscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iexscan_c", &b_sendbuf);
@@ -3817,8 +3817,8 @@ void ism_f08_Igather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_
 void ism_f08_Igather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Igather", &b_sendbuf);
@@ -3837,8 +3837,8 @@ void ism_f08_Igather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const M
 void ism_f08_Igather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Igather_c", &b_sendbuf);
@@ -3870,8 +3870,8 @@ void ism_f08_Igatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
 void ism_f08_Igatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Igatherv", &b_sendbuf);
@@ -3903,8 +3903,8 @@ void ism_f08_Ireduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint 
 void ism_f08_Ireduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce", &b_sendbuf);
@@ -3923,8 +3923,8 @@ void ism_f08_Ireduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Cou
 void ism_f08_Ireduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce_c", &b_sendbuf);
@@ -3956,8 +3956,8 @@ void ism_f08_Ireduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const M
 void ism_f08_Ireduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce_scatter", &b_sendbuf);
@@ -3989,8 +3989,8 @@ void ism_f08_Ireduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, c
 void ism_f08_Ireduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce_scatter_block", &b_sendbuf);
@@ -4009,8 +4009,8 @@ void ism_f08_Ireduce_scatter_block_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf,
 void ism_f08_Ireduce_scatter_block_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce_scatter_block_c", &b_sendbuf);
@@ -4042,8 +4042,8 @@ void ism_f08_Iscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *c
 void ism_f08_Iscan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscan", &b_sendbuf);
@@ -4062,8 +4062,8 @@ void ism_f08_Iscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count
 void ism_f08_Iscan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscan_c", &b_sendbuf);
@@ -4095,8 +4095,8 @@ void ism_f08_Iscatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
 void ism_f08_Iscatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscatter", &b_sendbuf);
@@ -4115,8 +4115,8 @@ void ism_f08_Iscatter_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const 
 void ism_f08_Iscatter_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscatter_c", &b_sendbuf);
@@ -4148,8 +4148,8 @@ void ism_f08_Iscatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const M
 void ism_f08_Iscatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscatterv", &b_sendbuf);
@@ -4208,8 +4208,8 @@ void ism_f08_Reduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *
 void ism_f08_Reduce(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4226,8 +4226,8 @@ void ism_f08_Reduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Coun
 void ism_f08_Reduce_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4257,8 +4257,8 @@ void ism_f08_Reduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_F
 void ism_f08_Reduce_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_init", &b_sendbuf);
@@ -4277,8 +4277,8 @@ void ism_f08_Reduce_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI
 void ism_f08_Reduce_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_init_c", &b_sendbuf);
@@ -4306,8 +4306,8 @@ void ism_f08_Reduce_local(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MPI_F
 void ism_f08_Reduce_local(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_inoutbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_inoutbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(inbuf, ISM_F08_IN, "MPI_Reduce_local", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -4324,8 +4324,8 @@ void ism_f08_Reduce_local_c(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MPI
 void ism_f08_Reduce_local_c(CFI_cdesc_t *inbuf, CFI_cdesc_t *inoutbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_inbuf;
-    ism_f08_buf b_inoutbuf;
+    ism_f08_buf b_inbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_inoutbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(inbuf, ISM_F08_IN, "MPI_Reduce_local_c", &b_inbuf);
     if (rc == MPI_SUCCESS)
@@ -4351,8 +4351,8 @@ void ism_f08_Reduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MP
 void ism_f08_Reduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce_scatter", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4369,8 +4369,8 @@ void ism_f08_Reduce_scatter_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const 
 void ism_f08_Reduce_scatter_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce_scatter_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4396,8 +4396,8 @@ void ism_f08_Reduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, co
 void ism_f08_Reduce_scatter_block(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce_scatter_block", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4414,8 +4414,8 @@ void ism_f08_Reduce_scatter_block_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, 
 void ism_f08_Reduce_scatter_block_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Reduce_scatter_block_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4445,8 +4445,8 @@ void ism_f08_Reduce_scatter_block_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbu
 void ism_f08_Reduce_scatter_block_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_scatter_block_init", &b_sendbuf);
@@ -4465,8 +4465,8 @@ void ism_f08_Reduce_scatter_block_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recv
 void ism_f08_Reduce_scatter_block_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_scatter_block_init_c", &b_sendbuf);
@@ -4498,8 +4498,8 @@ void ism_f08_Reduce_scatter_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, con
 void ism_f08_Reduce_scatter_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_scatter_init", &b_sendbuf);
@@ -4527,8 +4527,8 @@ void ism_f08_Scan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *co
 void ism_f08_Scan(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scan", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4545,8 +4545,8 @@ void ism_f08_Scan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count 
 void ism_f08_Scan_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scan_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4576,8 +4576,8 @@ void ism_f08_Scan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fin
 void ism_f08_Scan_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scan_init", &b_sendbuf);
@@ -4596,8 +4596,8 @@ void ism_f08_Scan_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_C
 void ism_f08_Scan_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scan_init_c", &b_sendbuf);
@@ -4625,8 +4625,8 @@ void ism_f08_Scatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_
 void ism_f08_Scatter(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scatter", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4643,8 +4643,8 @@ void ism_f08_Scatter_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const M
 void ism_f08_Scatter_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scatter_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4674,8 +4674,8 @@ void ism_f08_Scatter_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
 void ism_f08_Scatter_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scatter_init", &b_sendbuf);
@@ -4694,8 +4694,8 @@ void ism_f08_Scatter_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, co
 void ism_f08_Scatter_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scatter_init_c", &b_sendbuf);
@@ -4723,8 +4723,8 @@ void ism_f08_Scatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MP
 void ism_f08_Scatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scatterv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4741,8 +4741,8 @@ void ism_f08_Scatterv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const
 void ism_f08_Scatterv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Scatterv_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -4772,8 +4772,8 @@ void ism_f08_Scatterv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, con
 void ism_f08_Scatterv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scatterv_init", &b_sendbuf);
@@ -5847,8 +5847,8 @@ void ism_f08_Ineighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
 void ism_f08_Ineighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Ineighbor_allgather", &b_sendbuf);
@@ -5867,8 +5867,8 @@ void ism_f08_Ineighbor_allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendco
 void ism_f08_Ineighbor_allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Ineighbor_allgather_c", &b_sendbuf);
@@ -5900,8 +5900,8 @@ void ism_f08_Ineighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
 void ism_f08_Ineighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Ineighbor_allgatherv", &b_sendbuf);
@@ -5933,8 +5933,8 @@ void ism_f08_Ineighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 void ism_f08_Ineighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ineighbor_alltoall", &b_sendbuf);
@@ -5953,8 +5953,8 @@ void ism_f08_Ineighbor_alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcou
 void ism_f08_Ineighbor_alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ineighbor_alltoall_c", &b_sendbuf);
@@ -5986,8 +5986,8 @@ void ism_f08_Ineighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
 void ism_f08_Ineighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ineighbor_alltoallv", &b_sendbuf);
@@ -6045,8 +6045,8 @@ void ism_f08_Ineighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
 void ism_f08_Ineighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype *c_recvtypes = NULL;
@@ -6100,8 +6100,8 @@ void ism_f08_Neighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount,
 void ism_f08_Neighbor_allgather(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Neighbor_allgather", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6118,8 +6118,8 @@ void ism_f08_Neighbor_allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcou
 void ism_f08_Neighbor_allgather_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Neighbor_allgather_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6149,8 +6149,8 @@ void ism_f08_Neighbor_allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
 void ism_f08_Neighbor_allgather_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_allgather_init", &b_sendbuf);
@@ -6169,8 +6169,8 @@ void ism_f08_Neighbor_allgather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *se
 void ism_f08_Neighbor_allgather_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_allgather_init_c", &b_sendbuf);
@@ -6198,8 +6198,8 @@ void ism_f08_Neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
 void ism_f08_Neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Neighbor_allgatherv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6229,8 +6229,8 @@ void ism_f08_Neighbor_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *send
 void ism_f08_Neighbor_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_allgatherv_init", &b_sendbuf);
@@ -6258,8 +6258,8 @@ void ism_f08_Neighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, 
 void ism_f08_Neighbor_alltoall(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Neighbor_alltoall", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6276,8 +6276,8 @@ void ism_f08_Neighbor_alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcoun
 void ism_f08_Neighbor_alltoall_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Neighbor_alltoall_c", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6307,8 +6307,8 @@ void ism_f08_Neighbor_alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendco
 void ism_f08_Neighbor_alltoall_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_alltoall_init", &b_sendbuf);
@@ -6327,8 +6327,8 @@ void ism_f08_Neighbor_alltoall_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sen
 void ism_f08_Neighbor_alltoall_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_alltoall_init_c", &b_sendbuf);
@@ -6356,8 +6356,8 @@ void ism_f08_Neighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts
 void ism_f08_Neighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Neighbor_alltoallv", &b_sendbuf);
     if (rc == MPI_SUCCESS)
@@ -6387,8 +6387,8 @@ void ism_f08_Neighbor_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
 void ism_f08_Neighbor_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Request c_request = MPI_REQUEST_NULL;
     if (rc == MPI_SUCCESS)
         rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_alltoallv_init", &b_sendbuf);
@@ -6446,8 +6446,8 @@ void ism_f08_Neighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts
 void ism_f08_Neighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype s_sendtypes[8], *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype s_recvtypes[8], *c_recvtypes = NULL;
@@ -6531,8 +6531,8 @@ void ism_f08_Neighbor_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
 void ism_f08_Neighbor_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_sendbuf;
-    ism_f08_buf b_recvbuf;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
     MPI_Datatype *c_sendtypes = NULL;
     int n_sendtypes = 0;
     MPI_Datatype *c_recvtypes = NULL;

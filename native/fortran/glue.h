@@ -137,6 +137,9 @@ typedef struct ism_f08_buf {
     struct ism_f08_copy *copy;  /* the contiguous image and where it goes back, or NULL */
 } ism_f08_buf;
 
+/* what ism_f08_done leaves alone: a buffer not yet converted when an earlier one failed */
+#define ISM_F08_BUF_INIT {NULL, 0, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, NULL}
+
 int ism_f08_triple(const CFI_cdesc_t *d, MPI_Count count, MPI_Datatype type, int flags,
                    const char *fn, ism_f08_buf *b);
 int ism_f08_image(const CFI_cdesc_t *d, int flags, const char *fn, ism_f08_buf *b);

@@ -395,7 +395,9 @@ def command(target: Target, test: Test, exe: Path, sites: int, timeout: int) -> 
         env[k] = v
     if target.via_isthmus:
         per_site = split_ranks(test.np, sites)
-        isthmus = shutil.which("isthmus") or str(REPO / ".venv" / "bin" / "isthmus")
+        # this checkout's CLI first: another isthmus on PATH may be another build's
+        own = REPO / ".venv" / "bin" / "isthmus"
+        isthmus = str(own) if own.exists() else shutil.which("isthmus") or str(own)
         cmd = [isthmus, "run", "-n", str(test.np), "--sites", str(len(per_site)),
                "--ranks-per-site", ",".join(map(str, per_site)), "--mpi", target.vendor,
                "--timeout", str(timeout), "--", str(exe), *test.args]
