@@ -5,7 +5,8 @@
 ! written as an mpi_f08 procedure (TYPE(C_PTR) vectors, TYPE(MPI_Datatype)),
 ! gathers into a row of a matrix, MPI_Scatterv from a section, MPI_Alltoall
 ! between sections, nonblocking collectives on sections (the copy goes
-! back when the request completes); MPI_Type_create_subarray with
+! back when the request completes), a persistent broadcast of a section;
+! MPI_Type_create_subarray with
 ! MPI_ORDER_FORTRAN, a row of a column-major matrix as MPI_Type_vector,
 ! MPI_Type_create_resized to scatter rows; a Cartesian grid's
 ! MPI_Neighbor_alltoall. Any size >= 1.
@@ -130,6 +131,19 @@ program f08_coll
   call check(all(b(2:40:4) == -1), 'MPI_Iallreduce: gaps')
   call check(all(iv(1:64:8) == [(i, i = 1, 8)]), 'MPI_Ibcast of a section')
   call check(all(col(1:2 * n:2) == [(i, i = 0, n - 1)]) .and. col(2) == -1, 'MPI_Iallgather')
+
+  ! a persistent broadcast of a section (a datatype describes it, so it can be
+  ! started again), started twice with new data
+  call MPI_Bcast_init(b(2:20:3), 7, MPI_REAL, 0, MPI_COMM_WORLD, MPI_INFO_NULL, reqs(1))
+  do j = 1, 2
+    b = -1
+    if (myrank == 0) b(2:20:3) = [(10 * j + i, i = 1, 7)]
+    call MPI_Start(reqs(1))
+    call MPI_Wait(reqs(1), MPI_STATUS_IGNORE)
+    call check(all(b(2:20:3) == [(10 * j + i, i = 1, 7)]), 'MPI_Bcast_init of a section')
+    if (myrank /= 0) call check(all(b(1:19:3) == -1), 'MPI_Bcast_init: gaps')
+  end do
+  call MPI_Request_free(reqs(1))
 
   ! datatypes from Fortran arrays: a 3x4 block of an 8x64 matrix as a
   ! subarray, a row as a vector, rows scattered with a resized vector

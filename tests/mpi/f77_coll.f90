@@ -6,7 +6,8 @@
 ! written in Fortran (MPI_OP_CREATE), which gets the program's datatype
 ! integers; nonblocking collectives, MPI_IALLTOALLW reading its type arrays
 ! until completion, MPI_COMM_IDUP writing the new communicator at
-! completion. Any size >= 1.
+! completion; persistent collectives (MPI_BCAST_INIT, MPI_ALLREDUCE_INIT)
+! started twice; MPI_REDUCE_LOCAL. Any size >= 1.
 program f77_coll
   implicit none
   include 'mpif.h'
@@ -193,6 +194,35 @@ program f77_coll
   call check(all(sbuf(1:3) == [7, 8, 9]), 'MPI_IBCAST')
   call MPI_IBARRIER(MPI_COMM_WORLD, req, ierr)
   call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_IEXSCAN(myrank + 1, ival, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req, ierr)
+  call MPI_WAIT(req, MPI_STATUS_IGNORE, ierr)
+  call MPI_F_SYNC_REG(ival, ierr)
+  if (myrank > 0) call check(ival == myrank * (myrank + 1) / 2, 'MPI_IEXSCAN')
+
+  ! persistent collectives, started twice with new data; a local reduction
+  call MPI_BCAST_INIT(sbuf, 2, MPI_INTEGER, n - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                      reqs(1), ierr)
+  call MPI_ALLREDUCE_INIT(ival, jval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                          MPI_INFO_NULL, reqs(2), ierr)
+  do i = 1, 2
+    sbuf(1:2) = -1
+    if (myrank == n - 1) sbuf(1:2) = [i, 10 * i]
+    ival = myrank * i
+    call MPI_F_SYNC_REG(sbuf, ierr)
+    call MPI_F_SYNC_REG(ival, ierr)
+    call MPI_STARTALL(2, reqs, ierr)
+    call MPI_WAITALL(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    call MPI_F_SYNC_REG(sbuf, ierr)
+    call MPI_F_SYNC_REG(jval, ierr)
+    call check(sbuf(1) == i .and. sbuf(2) == 10 * i, 'MPI_BCAST_INIT')
+    call check(jval == i * n * (n - 1) / 2, 'MPI_ALLREDUCE_INIT')
+  end do
+  call MPI_REQUEST_FREE(reqs(1), ierr)
+  call MPI_REQUEST_FREE(reqs(2), ierr)
+  sbuf(1:3) = [1, 2, 3]
+  rbuf(1:3) = [4, 5, 6]
+  call MPI_REDUCE_LOCAL(sbuf, rbuf, 3, MPI_INTEGER, MPI_PROD, ierr)
+  call check(all(rbuf(1:3) == [4, 10, 18]), 'MPI_REDUCE_LOCAL')
   call MPI_TYPE_FREE(pairtype, ierr)
 
   call check_finish('f77_coll')
