@@ -219,3 +219,43 @@ def test_freed_handles_give_their_integers_back(prefix, tmp_path):
     assert re.findall(r"types: live (-?\d+)", r.stdout) == ["0", "0"], r.stdout
     assert re.findall(r"inner (\d) size (\d+)", r.stdout) == [("1", "8")] * 2, r.stdout
     assert re.findall(r"all: live (-?\d+)", r.stdout) == ["0", "0"], r.stdout
+
+
+SECTION_ERRORS = """
+program section_errors
+  use mpi_f08
+  implicit none
+  real :: a(20)
+  integer :: ierr, cls
+  type(MPI_Request) :: req
+  a = 1
+  call MPI_Init()
+  ! the bindings' own errors go to MPI_COMM_WORLD's error handler
+  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+  call MPI_Send(a(1:20:4), 6, MPI_REAL, 0, 1, MPI_COMM_SELF, ierr)
+  call MPI_Error_class(ierr, cls)
+  print '(a,i0)', 'count beyond the section: ', cls
+  call MPI_Send_init(a(1:20:2), 40, MPI_BYTE, 0, 1, MPI_COMM_SELF, req, ierr)
+  call MPI_Error_class(ierr, cls)
+  print '(a,i0)', 'persistent copy: ', cls
+  call MPI_Send_init(a(1:20:2), 10, MPI_REAL, 0, 1, MPI_COMM_SELF, req, ierr)
+  print '(a,i0)', 'persistent with a datatype: ', ierr
+  call MPI_Request_free(req)
+  print '(a,i0,1x,i0)', 'classes ', MPI_ERR_COUNT, MPI_ERR_BUFFER
+  call MPI_Finalize()
+end program section_errors
+"""
+
+
+def test_sections_the_bindings_cannot_take_are_refused(prefix, tmp_path):
+    """More elements than an mpi_f08 section holds (MPI_ERR_COUNT), and a persistent request
+    on a section whose datatype is not one element (it would need a copy kept current
+    between starts: MPI_ERR_BUFFER); a persistent request
+    on a section of MPI_REAL is fine."""
+    exe = build(prefix, tmp_path, "section_errors", {"section_errors.f90": SECTION_ERRORS})
+    r = run_job(exe, "1")
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    count, buffer = re.search(r"classes (\d+) (\d+)", r.stdout).groups()
+    assert f"count beyond the section: {count}" in r.stdout, r.stdout
+    assert f"persistent copy: {buffer}" in r.stdout, r.stdout
+    assert "persistent with a datatype: 0" in r.stdout, r.stdout

@@ -3,7 +3,7 @@
 ! sections sent and received blocking, nonblocking and persistent, with a
 ! datatype of one element (described by a datatype) and with others (MPI_BYTE
 ! counts, a pair of elements: copied, written back at completion); fewer
-! elements than the section holds, and more (MPI_ERR_COUNT); scalars and
+! elements than the section holds; scalars and
 ! character strings; TYPE(MPI_Status) fields, MPI_STATUS(ES)_IGNORE, handle
 ! comparisons, ierror left out, large counts (INTEGER(KIND=MPI_COUNT_KIND)),
 ! matched probes, MPI_Status_f2f08/f082f. Any size >= 1.
@@ -109,15 +109,6 @@ program f08_p2p
   call check(n == 3 .and. all(b(1:9:4) == [(from * 100 + i, i = 1, 9, 4)]), &
              'the first 3 of a section of 5')
   call check(b(13) == -1, 'and not the 4th')
-  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
-  call MPI_Send(a(1:20:4), 6, MPI_REAL, to, 9, comm, ierr)
-  call check(ierr /= MPI_SUCCESS, 'count beyond a section is refused')
-  call MPI_Error_class(ierr, i)
-  call check(i == MPI_ERR_COUNT, 'with MPI_ERR_COUNT')
-  ! a persistent request cannot keep a copy: datatypes of one element only
-  call MPI_Send_init(a(1:20:2), 40, MPI_BYTE, to, 9, comm, req, ierr)
-  call check(ierr /= MPI_SUCCESS, 'persistent on a copied section is refused')
-  call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
 
   ! persistent requests on sections, started twice
   call MPI_Recv_init(b(2:20:2), 10, MPI_REAL, from, 10, comm, reqs(1))
