@@ -1,6 +1,8 @@
 /* test_handles.c: the table that gives handles their integers (abi/handles.c), without
  * MPI_Init: round trips, predefined handles unchanged, a freed integer reused, and every
- * remaining handle still found after many removals (the hash's backward-shift deletion).
+ * remaining handle still found after many removals (the hash's backward-shift deletion);
+ * and the status conversions between C, Fortran arrays and TYPE(MPI_Status)
+ * (abi/fortran.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,6 +80,25 @@ int main(void)
     ism_abi_f_forget(b);
     CHECK(PMPI_Type_f2c(b) == NULL, "gone with the last handle");
     CHECK(ism_abi_f_live() == live - 1, "live %d, want %d", ism_abi_f_live(), live - 1);
+    /* statuses: the same eight integers in all three forms */
+    MPI_Status c = {3, 4, 5, {6, 7, 8, 9, 10}}, back;
+    MPI_Fint fs[MPI_F_STATUS_SIZE];
+    MPI_F08_status f08, f08b;
+    CHECK(PMPI_Status_c2f(&c, fs) == MPI_SUCCESS && fs[MPI_F_SOURCE] == 3 && fs[MPI_F_TAG] == 4 &&
+              fs[MPI_F_ERROR] == 5 && fs[7] == 10, "MPI_Status_c2f");
+    CHECK(PMPI_Status_f2f08(fs, &f08) == MPI_SUCCESS && f08.MPI_SOURCE == 3 && f08.MPI_TAG == 4,
+          "MPI_Status_f2f08");
+    CHECK(PMPI_Status_f082c(&f08, &back) == MPI_SUCCESS && back.MPI_ERROR == 5 &&
+              back.MPI_internal[4] == 10, "MPI_Status_f082c");
+    CHECK(PMPI_Status_c2f08(&back, &f08b) == MPI_SUCCESS && f08b.MPI_internal[0] == 6,
+          "MPI_Status_c2f08");
+    for (int i = 0; i < MPI_F_STATUS_SIZE; i++)
+        fs[i] = -1;
+    CHECK(PMPI_Status_f082f(&f08b, fs) == MPI_SUCCESS && fs[0] == 3 && fs[7] == 10,
+          "MPI_Status_f082f");
+    CHECK(PMPI_Status_f2c(fs, &back) == MPI_SUCCESS && back.MPI_TAG == 4, "MPI_Status_f2c");
+    CHECK((void *)MPI_F_STATUS_IGNORE != (void *)MPI_F_STATUSES_IGNORE &&
+              MPI_F_STATUS_IGNORE != NULL, "the Fortran ignores are distinct addresses");
     if (failures)
         fprintf(stderr, "test_handles: %d failures\n", failures);
     return failures != 0;
