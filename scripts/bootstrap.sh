@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
-# Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
+# Debian packages (both vendor MPIs, gfortran for the Fortran bindings, CMake, OpenSSL, Python venv, valgrind for the memory
 # checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
 # the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
 # the package test, lmod for the modulefile test), the native build (build/ -> installed into _install/), and a
@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
-pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
+pkgs=(build-essential gfortran cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
       openssh-server openssh-client debhelper dpkg-dev lmod iptables
       python3-click python3-rich python3-pyelftools python3-numpy)

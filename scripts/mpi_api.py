@@ -9,7 +9,10 @@
                            (_c) form of every implemented function whose arguments can be
                            converted mechanically; a count beyond int reports MPI_ERR_COUNT
   mpi_api.py coverage      regenerate docs/mpi-coverage.md's function table
-  mpi_api.py check         exit 1 if either file is out of date (run by the test suite)
+  mpi_api.py fortran       regenerate the Fortran bindings in native/fortran/ (mpif.h,
+                           mpi.f90, mpi_f08.f90, bindings.c; scripts/mpi_fortran.py)
+  mpi_api.py check         exit 1 if any of these files is out of date (run by the test
+                           suite)
 
 The classification of a function (which feature it belongs to, whether it crosses sites)
 comes from the FEATURES table below; the implemented set comes from the PMPI_ definitions
@@ -43,16 +46,14 @@ FEATURES = [
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),
     (r"^Abi_get_", "MPI-5 ABI queries", "MPI 5 feature; the ABI itself is implemented"),
-    (r"^(F_sync_reg|Sizeof|Type_create_f90_)", "Fortran support",
-     "C programs only so far"),
+    (r"^Sizeof$", "Fortran only", "a generic of modules mpi and mpi_f08; C has no use for it"),
+    (r"^Type_create_f90_", "Fortran support", "not in the Fortran bindings yet"),
     (r"^(Buffer_i?flush|(Comm|Session)_(attach|detach|i?flush)_buffer)",
      "MPI-4.1 communicator and session buffers",
      "MPI 4.1 feature; MPI_Buffer_attach/detach work"),
     (r"^(Request_get_status_(all|any|some)|Type_get_value_index|Get_hw_resource_info|"
      r"Remove_error_(class|code|string))", "MPI-4.1 additions", "MPI 4.1 feature, outside "
      "the MPI 3.1 scope"),
-    (r"(_c2f|_f2c|_f082c|_c2f08|_f2f08|_f082f)$", "Fortran handle conversion",
-     "C programs only so far"),
 ]
 def declared() -> list[tuple[str, str, str]]:
     """(return type, name, parameter list) of every MPI_ function in mpi.h."""
@@ -282,29 +283,59 @@ def status_of(name: str, impl: set[str]) -> str:
     if name in impl:
         return "supported"
     feature, why = feature_of(name)
+    if feature == "Fortran only":
+        return f"{feature}: {why}"
     return f"not yet: {feature} ({why})"
 
 
 def gen_coverage(old: str) -> str:
+    import mpi_fortran
+
     head = old.split(MARK)[0].rstrip() + "\n\n" if MARK in old else old.rstrip() + "\n\n"
     impl = implemented()
     decl = declared()
+    fortran = {f.name: f for f in mpi_fortran.functions()}
     n_impl = sum(1 for _, n, _ in decl if n in impl)
+    n_f77 = sum(1 for f in fortran.values() if f.has("f77"))
+    n_f08 = sum(1 for f in fortran.values() if f.has("f08"))
     rows = [MARK, "", "## Every function in `mpi.h`", "",
             f"{n_impl} of {len(decl)} functions are implemented; the others return "
             "`MPI_ERR_UNSUPPORTED_OPERATION` through the error handler with the reason "
             "below. Implemented functions work across sites unless the sections above say "
-            "otherwise.", "", "| function | status |", "|---|---|"]
+            f"otherwise. Of the implemented ones, {n_f77} have their Fortran form in "
+            f"`mpif.h` and `use mpi`, and {n_f08} in `use mpi_f08`; the columns say why "
+            "the others have none.", "",
+            "| function | C | `mpif.h` | `use mpi` | `use mpi_f08` |", "|---|---|---|---|---|"]
+
+    def binding(name: str, b: str) -> str:
+        f = fortran.get(name)
+        if f is None:
+            return "—"
+        return "yes" if f.has(b) else f.why[b]
+
     for _, name, _ in sorted(decl, key=lambda d: d[1].lower()):
-        rows.append(f"| `{name}` | {status_of(name, impl)} |")
+        if name in mpi_fortran.FORTRAN_ONLY:
+            rows.append(f"| `{name}` | {status_of(name, impl)} | no (a generic needs a "
+                        "module) | yes | yes |")
+            continue
+        f77 = binding(name, "f77")
+        rows.append(f"| `{name}` | {status_of(name, impl)} | {f77} | {f77} | "
+                    f"{binding(name, 'f08')} |")
     return head + "\n".join(rows) + "\n"
 
 
 def main(argv: list[str]) -> int:
+    import mpi_fortran  # the Fortran bindings are generated from this script's view of mpi.h
+
     cmd = argv[1] if len(argv) > 1 else "check"
     want_lc = gen_largecount()
     if cmd == "largecount":
         LARGECOUNT_C.write_text(want_lc)
+        return 0
+    want_f = mpi_fortran.generated()
+    if cmd == "fortran":
+        for path, text in want_f.items():
+            path.write_text(text)
         return 0
     want_c = gen_unsupported()
     want_md = gen_coverage(COVERAGE_MD.read_text() if COVERAGE_MD.exists() else "")
@@ -314,10 +345,11 @@ def main(argv: list[str]) -> int:
         COVERAGE_MD.write_text(want_md)
     elif cmd == "check":
         stale = [p for p, want in ((LARGECOUNT_C, want_lc), (UNSUPPORTED_C, want_c),
-                                   (COVERAGE_MD, want_md))
+                                   (COVERAGE_MD, want_md), *want_f.items())
                  if not p.exists() or p.read_text() != want]
         for p in stale:
-            what = {UNSUPPORTED_C: "unsupported", LARGECOUNT_C: "largecount"}.get(p, "coverage")
+            what = {UNSUPPORTED_C: "unsupported", LARGECOUNT_C: "largecount",
+                    COVERAGE_MD: "coverage"}.get(p, "fortran")
             print(f"{p.relative_to(REPO)} is out of date: run scripts/mpi_api.py {what}",
                   file=sys.stderr)
         return 1 if stale else 0

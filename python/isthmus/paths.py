@@ -11,6 +11,7 @@ from .errors import IsthmusError
 
 GATEWAY = "isthmus-gateway"
 CC = "isthmus-cc"
+FC = "isthmus-fc"
 
 # python/isthmus/paths.py -> python/isthmus -> python -> <repo>
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -30,6 +31,10 @@ class Prefix:
     @property
     def cc(self) -> Path:
         return self.root / "bin" / CC
+
+    @property
+    def fc(self) -> Path:
+        return self.root / "bin" / FC
 
     @property
     def libisthmus(self) -> Path:

@@ -36,7 +36,8 @@ def built(tmp_path, monkeypatch):
 @needs_gcc
 def test_plain_elf_is_rejected(built):
     prog = built("gcc", "plain", MAIN_C)
-    assert error(prog) == f"{prog} does not link libisthmus.so; build it with isthmus-cc (isthmus-cc -o plain plain.c)"
+    assert error(prog) == (f"{prog} does not link libisthmus.so; build it with isthmus-cc "
+                           "(isthmus-cc -o plain plain.c) or, for Fortran, isthmus-fc")
 
 
 @needs_gcc
@@ -48,6 +49,29 @@ def test_elf_linking_libisthmus_is_accepted(built, tmp_path):
     assert "libisthmus.so" in dt_needed(tmp_path / "ring")
     checked = check_program(prog)
     assert checked.kind == "elf" and "libisthmus.so" in checked.needed
+
+
+@needs_gcc
+def test_elf_linking_only_the_fortran_bindings_is_accepted(built, tmp_path):
+    """isthmus-fc links libisthmus_fortran.so, which links libisthmus.so: with --as-needed
+    the program itself names only the first."""
+    (tmp_path / "fake.c").write_text("int isthmus_fake(void) { return 1; }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libisthmus_fortran.so", "fake.c"],
+                   check=True, cwd=tmp_path)
+    prog = built("gcc", "ring", "int isthmus_fake(void);\nint main(void) { return isthmus_fake() - 1; }\n",
+                 "-L.", "-listhmus_fortran")
+    assert check_program(prog).needed == dt_needed(tmp_path / "ring")
+
+
+@pytest.mark.skipif(shutil.which("mpifort.mpich") is None, reason="mpifort.mpich not installed")
+def test_vendor_mpifort_binary_gets_rebuild_message(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ring.f90").write_text("program ring\n  use mpi\n  integer :: ierr\n"
+                                       "  call MPI_Init(ierr)\n  call MPI_Finalize(ierr)\nend program\n")
+    subprocess.run(["mpifort.mpich", "-o", "ring", "ring.f90"], check=True, cwd=tmp_path)
+    assert error("./ring") == (
+        "./ring was built with the vendor's mpifort (it links libmpichfort.so.12), not with "
+        "isthmus-fc. Rebuild it: isthmus-fc -o ring ring.f90")
 
 
 @pytest.mark.skipif(shutil.which("mpicc.openmpi") is None, reason="mpicc.openmpi not installed")

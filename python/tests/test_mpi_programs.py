@@ -1,5 +1,6 @@
 # tests/test_mpi_programs.py: the self-checking MPI programs of tests/mpi/, built with
-# isthmus-cc and run with `isthmus run` across 2 and 3 sites, under Open MPI and MPICH.
+# isthmus-cc (or isthmus-fc: the Fortran ones, .f and .f90) and run with `isthmus run`
+# across 2 and 3 sites, under Open MPI and MPICH.
 # Each program prints "<name>: OK" only when every check on every rank passed; the list
 # of programs, their minimum rank counts and arguments is tests/mpi/tests.txt.
 from __future__ import annotations
@@ -59,12 +60,21 @@ def build_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("mpi-tests")
 
 
+def source(name):
+    """tests/mpi/<name>.c, or the Fortran program <name>.f90 or <name>.f."""
+    return next(MPI_TESTS / f"{name}{ext}" for ext in (".c", ".f90", ".f")
+                if (MPI_TESTS / f"{name}{ext}").exists())
+
+
 def build(prefix, build_dir, name):
     exe = build_dir / name
     if not exe.exists():
-        r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(MPI_TESTS / f"{name}.c")],
-                           capture_output=True, text=True)
-        assert r.returncode == 0, f"isthmus-cc failed for {name}:\n{r.stderr}"
+        src = source(name)
+        # the Fortran programs include tests/mpi/fcheck.inc
+        cc = [str(prefix.cc)] if src.suffix == ".c" else [str(prefix.fc), "-I", str(MPI_TESTS)]
+        r = subprocess.run([*cc, "-O2", "-o", str(exe), str(src)], capture_output=True, text=True,
+                           cwd=build_dir)
+        assert r.returncode == 0, f"{Path(cc[0]).name} failed for {name}:\n{r.stderr}"
     return exe
 
 
@@ -82,9 +92,20 @@ def vendors(prefix):
     return vendor.detect(prefix)
 
 
+def is_fortran(name: str) -> bool:
+    return not (MPI_TESTS / f"{name}.c").exists()
+
+
+# every program on every layout; the Fortran programs, whose bindings sit on top of the
+# same C calls, on the multi-site layouts only (the C programs cover one site)
+RUNS = [(lay, row) for row in OK_TESTS for lay in LAYOUTS
+        if not (is_fortran(row[0]) and lay[0] == "1site")]
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-@pytest.mark.parametrize("label,ranks", LAYOUTS, ids=[l for l, _ in LAYOUTS])
-@pytest.mark.parametrize("name,min_ranks,args,expect,tag", OK_TESTS, ids=[r[0] for r in OK_TESTS])
+@pytest.mark.parametrize("label,ranks,name,min_ranks,args,expect,tag",
+                         [(*lay, *row) for lay, row in RUNS],
+                         ids=[f"{row[0]}-{lay[0]}" for lay, row in RUNS])
 def test_program_across_sites(prefix, build_dir, mpi, label, ranks, name, min_ranks, args, expect,
                               tag):
     if mpi not in vendors(prefix):
@@ -192,7 +213,10 @@ def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, kib, per_ms
 # probes) under valgrind memcheck: MPI programs cannot run under ASan here (the backend is
 # loaded with RTLD_DEEPBIND, which the sanitizer runtime refuses; docs/design.md). MPICH,
 # because Open MPI 4.1 reports uninitialised reads of its own under memcheck.
-@pytest.mark.parametrize("name", ["p2p_early", "p2p_truncate", "p2p_probe", "p2p_nonblocking"])
+# f08_p2p: the mpi_f08 choice buffers (datatypes made for sections, copies written back
+# when a request completes) and the handle table of the Fortran bindings.
+@pytest.mark.parametrize("name", ["p2p_early", "p2p_truncate", "p2p_probe", "p2p_nonblocking",
+                                  "f08_p2p"])
 def test_receive_paths_are_clean_under_valgrind(prefix, build_dir, name):
     exe = build(prefix, build_dir, name)
     r = run_job("valgrind", ["-q", "--error-exitcode=9", str(exe)], "2,2", "mpich")

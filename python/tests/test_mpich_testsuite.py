@@ -43,10 +43,30 @@ def test_curated_list_and_known_failures_are_consistent():
             assert reason, key
     # nothing curated is a known failure of an isthmus target
     for test_id in CURATED:
-        d, prog = test_id.split()[0].split("/")
+        d, prog = test_id.split()[0].rsplit("/", 1)
         t = suite.Test(d, prog, int(test_id.split()[1]))
         for target in ("isthmus-openmpi", "isthmus-mpich"):
             assert suite.known_reason(known, t, target) is None, (test_id, target)
+
+
+def test_fortran_directories_build_in_their_own_tree():
+    assert suite.tree("isthmus", suite.Test("f08/subarray", "test1", 2)) == "isthmus-fortran"
+    assert suite.tree("mpich", suite.Test("f77", "x", 1)) == "mpich-fortran"
+    assert suite.tree("openmpi", suite.Test("coll", "allred", 4)) == "openmpi"
+    assert set(suite.FORTRAN) <= set(suite.CATEGORIES)
+
+
+def test_patches_apply_once(tmp_path, monkeypatch):
+    (tmp_path / "configure").write_text("a\nif test x = y -a z ; then\nb\n")
+    monkeypatch.setattr(suite, "PATCHES", [("configure", [("x = y -a z", "x = y")])])
+    suite.patch(tmp_path)
+    once = (tmp_path / "configure").read_text()
+    assert once == "a\nif test x = y ; then\nb\n"
+    suite.patch(tmp_path)   # already applied: unchanged, no error
+    assert (tmp_path / "configure").read_text() == once
+    (tmp_path / "configure").write_text("something else\n")
+    with pytest.raises(suite.SuiteError):
+        suite.patch(tmp_path)
 
 
 def test_split_ranks_over_sites():
@@ -71,7 +91,8 @@ def test_testlist_parsing(tmp_path):
 
 @pytest.fixture(scope="session")
 def mpich_suite(prefix):
-    """The suite configured for isthmus-cc, with the curated programs built."""
+    """The suite configured for isthmus-cc (and, for the Fortran directories, isthmus-fc),
+    with the curated programs built; the build trees by suite.tree()."""
     work = suite.default_workdir()
     try:
         tarball = suite.fetch(work)
@@ -84,18 +105,22 @@ def mpich_suite(prefix):
     tests = suite.select(suite.all_tests(src, suite.CATEGORIES), CURATED, 64)
     missing = set(CURATED) - {t.id for t in tests}
     assert not missing, f"curated tests not in the suite's testlists: {sorted(missing)}"
-    bdir = suite.configure(work, src, "isthmus")
-    suite.build_programs(bdir, tests, "isthmus")
-    return bdir, {t.id: t for t in tests}
+    dirs = {}
+    for name in sorted({suite.tree("isthmus", t) for t in tests}):
+        dirs[name] = suite.configure(work, src, name)
+        suite.build_programs(dirs[name], [t for t in tests if suite.tree("isthmus", t) == name],
+                             name)
+    return dirs, {t.id: t for t in tests}
 
 
 @pytest.mark.native
 @pytest.mark.parametrize("mpi", VENDORS)
 @pytest.mark.parametrize("test_id", CURATED)
 def test_mpich_suite_across_two_sites(mpich_suite, mpi, test_id):
-    bdir, tests = mpich_suite
+    dirs, tests = mpich_suite
     test = tests[test_id]
     target = suite.Target(f"isthmus-{mpi}", "isthmus", mpi)
-    r = suite.run_one(target, test, bdir, sites=2, default_timeout=90)
+    r = suite.run_one(target, test, dirs[suite.tree("isthmus", test)], sites=2,
+                      default_timeout=90)
     assert r["status"] == "pass", (
         f"{test_id} on 2 sites with {mpi}: {r['status']} ({r['secs']} s)\n{r.get('output', '')}")

@@ -3,7 +3,8 @@
 #
 # usage: run_vendor.sh openmpi|mpich [-n NP] [--large] [--only NAME[,NAME..]]
 #
-#   Builds every *.c in this directory with mpicc.<vendor> into $BUILD_DIR
+#   Builds every *.c in this directory with mpicc.<vendor> (and every Fortran
+#   program, *.f and *.f90, with mpifort.<vendor>) into $BUILD_DIR
 #   (default: <this dir>/build/<vendor>), then runs each program listed in
 #   tests.txt with NP ranks (default 4, oversubscribed), skipping lines whose
 #   min_ranks > NP and lines tagged "large" unless --large is given.
@@ -41,6 +42,7 @@ done
 case "$vendor" in
     openmpi)
         CC=mpicc.openmpi
+        FC=mpifort.openmpi
         VENDOR_CFLAGS=""
         export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
         export OMPI_MCA_mpi_yield_when_idle=1
@@ -48,6 +50,7 @@ case "$vendor" in
         ;;
     mpich)
         CC=mpicc.mpich
+        FC=mpifort.mpich
         # MPICH defines MPI_STATUSES_IGNORE as (MPI_Status *)1; gcc >= 11 then
         # reports a false -Wstringop-overflow on MPI_Waitall(..., MPI_STATUSES_IGNORE).
         VENDOR_CFLAGS="-Wno-stringop-overflow"
@@ -94,6 +97,24 @@ vendor_quirks() {
             # session's handler); the program skips its bad-input part.
             xargs="noerrors"
             note=" [workaround: noerrors]" ;;
+        openmpi:f77_p2p)
+            # Open MPI 4.1.4 writes MPI_ERROR into the status of a single
+            # completion (MPI_WAIT), which MPI leaves to the calls that
+            # complete several (the same in MPICH's f77/pt2pt/mprobef).
+            xfail_pat='CHECK\(MPI_ERROR untouched\)'
+            xfail_why="Open MPI sets MPI_ERROR on single completions" ;;
+        mpich:f77_p2p)
+            # MPICH 4.0.2: MPI_WAITANY (mpif.h) on requests that are all null
+            # returns MPI_UNDEFINED + 1 (the 1-based conversion applied to it).
+            xfail_pat='CHECK\(WAITANY on nulls: UNDEFINED\)'
+            xfail_why="MPICH Fortran MPI_WAITANY gives MPI_UNDEFINED+1" ;;
+        mpich:f08_p2p)
+            # MPICH 4.0.2 mpi_f08: a noncontiguous section becomes a datatype of
+            # the program's datatype per element, wrong when that datatype is not
+            # one element (MPI_BYTE counts, a pair, CHARACTER(LEN=4) with
+            # MPI_CHARACTER); and MPI_Waitany returns a 0-based index.
+            xfail_pat='CHECK\((MPI_BYTE into a section|pairs through a section|pairs: the rest untouched|sections of CHARACTER\(LEN=4\)|MPI_Waitany: index from 1)'
+            xfail_why="MPICH mpi_f08 sections of non-element datatypes, 0-based MPI_Waitany" ;;
         mpich:p2p_proc_null)
             # MPICH 4.0.2: a nonblocking receive from MPI_PROC_NULL completes
             # with status source 0, tag 0 instead of MPI_PROC_NULL/MPI_ANY_TAG
@@ -130,6 +151,33 @@ for src in "$here"/*.c; do
     fi
 done
 
+# the Fortran programs include fcheck.inc; gfortran 10 and later need
+# -fallow-argument-mismatch for calls through mpif.h (MPICH's mpifort adds it)
+for src in "$here"/*.f "$here"/*.f90; do
+    [ -e "$src" ] || continue
+    name=$(basename "${src%.*}")
+    if [ -n "$only" ] && [[ "$only" != *",$name,"* ]]; then continue; fi
+    why=""
+    case "$vendor:$name" in
+        openmpi:f77_coll) why="MPI-4 persistent collectives: Open MPI 4.1 is MPI 3.1" ;;
+        openmpi:f90_comm) why="MPI-4 MPI_Info_get_string: Open MPI 4.1 is MPI 3.1" ;;
+        openmpi:f08_p2p|openmpi:f08_coll)
+            why="Open MPI 4.1's mpi_f08 has no large counts and, built without TS 29113, no specific for noncontiguous sections in nonblocking calls" ;;
+    esac
+    if [ -n "$why" ]; then
+        echo "SKIP  $name ($why)"
+        continue
+    fi
+    if ! $FC -O2 -fallow-argument-mismatch -I"$here" -o "$BUILD_DIR/$name" "$src" \
+        >"$BUILD_DIR/logs/$name.build" 2>&1; then
+        echo "FAIL  $name (build)"
+        grep -i error "$BUILD_DIR/logs/$name.build" | sed 's/^/      /' | head -20
+        fail=$((fail + 1))
+        failed_names="$failed_names $name(build)"
+        rm -f "$BUILD_DIR/$name"
+    fi
+done
+
 # ---- run -------------------------------------------------------------------
 while read -r name minr args expect tags; do
     case "$name" in ''|'#'*) continue ;; esac
@@ -143,6 +191,13 @@ while read -r name minr args expect tags; do
         continue
     fi
     [ -x "$BUILD_DIR/$name" ] || continue   # build failure already counted
+    if [ "$vendor:$name" = mpich:f08_coll ] && [ "${ISTHMUS_NO_VENDOR_WORKAROUNDS:-0}" != 1 ]; then
+        # MPICH 4.0.2 mpi_f08 hands a reduction a derived datatype for a
+        # noncontiguous section, which its MPI_SUM refuses ("operation not
+        # defined for this datatype"): the program aborts at its first one.
+        echo "SKIP  $name (MPICH mpi_f08: reductions on array sections abort)"
+        continue
+    fi
     log="$BUILD_DIR/logs/$name${args:+_${args// /_}}.log"
     vendor_quirks "$name"
     if [ "$expect" = "fail" ]; then limit=$FAIL_TIMEOUT; else limit=$TIMEOUT; fi

@@ -194,6 +194,9 @@ int ism_abi_runtime_stop(void);
 /* errors.c: error handler handles <-> core objects (NULL: not an error handler) */
 ism_errh *ism_abi_errh(MPI_Errhandler e);
 MPI_Errhandler ism_abi_errh_handle(ism_errh *e);
+/* fortran.c: call user error handler e on the handle at *handle (an MPI_Comm or
+ * MPI_Session), converted to an integer first for a Fortran function */
+void ism_abi_errh_call(ism_errh *e, void *handle, int *code);
 /* a user function's error handler (communicator or session kind) */
 int ism_abi_errh_create(const char *fn, void (*user)(void *, int *, ...), MPI_Errhandler *out);
 /* session.c: raise code on error handler e, with no object (a user function gets

@@ -24,7 +24,7 @@ static int user_index(int code)
 int ism_abi_call_user_errh(ism_comm *c, int code)
 {
     MPI_Comm h = ism_abi_comm_handle(c);
-    c->errh->fn(&h, &code);
+    ism_abi_errh_call(c->errh, &h, &code);
     return code;
 }
 

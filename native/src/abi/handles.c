@@ -1,44 +1,154 @@
 /* handles.c (abi): handles as integers: the MPI 5.0 MPI_<Handle>_toint/_fromint calls
  * and the Fortran-style MPI_<Handle>_c2f/_f2c. Predefined handles are small integers
- * already and map to themselves; every other handle (a pointer) gets the next integer
- * from 0x1000 up the first time it is converted, and keeps it (a table that only grows,
- * one entry per handle ever converted).
+ * already and map to themselves; every other handle (a pointer) gets an integer from
+ * 0x1000 up the first time it is converted, and keeps it while it lives. A hash from
+ * pointer to slot gives the same integer back in constant time (the Fortran bindings
+ * convert every handle argument of every call). The Fortran bindings count the handles
+ * they hand out for a slot (ism_abi_f_hold: one object can be several handles, e.g. a
+ * datatype and what MPI_Type_get_contents returns for it) and give one back when they see
+ * a handle freed (ism_abi_f_forget); the last one frees the slot, so the table holds
+ * what the program holds.
  */
 #include <stdlib.h>
 
 #include "abi.h"
+#include "fortran.h"
 
 #define FIRST 0x1000
 
-static void **tab;
-static int ntab, captab;
+static void **slot;         /* integer FIRST + i -> handle, NULL while free */
+static int *held;           /* handles of the slot the Fortran bindings handed out */
+static int nslot, capslot;
+static int *freed;          /* free slots, reused last-in first-out */
+static int nfreed, capfreed;
+static int *hash;           /* linear probing: slot index + 1, 0 when empty */
+static size_t hcap, hlive;  /* hcap is 0 or a power of two; at most half full */
+
+static size_t hpos(const void *h)
+{
+    uint64_t v = (uint64_t)(uintptr_t)h;
+    return (size_t)((v >> 4) * 0x9e3779b97f4a7c15ull >> 17) & (hcap - 1);
+}
+
+static int grow_hash(void)
+{
+    size_t ncap = hcap ? 2 * hcap : 256;
+    int *n = calloc(ncap, sizeof *n);
+    if (!n)
+        return -1;
+    int *old = hash;
+    size_t ocap = hcap;
+    hash = n;
+    hcap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i]) {
+            size_t j = hpos(slot[old[i] - 1]);
+            while (hash[j])
+                j = (j + 1) & (hcap - 1);
+            hash[j] = old[i];
+        }
+    free(old);
+    return 0;
+}
+
+/* The hash position holding h, or the empty position where it would go. */
+static size_t find(const void *h)
+{
+    size_t j = hpos(h);
+    while (hash[j] && slot[hash[j] - 1] != h)
+        j = (j + 1) & (hcap - 1);
+    return j;
+}
+
+static int new_slot(void *h)
+{
+    if (nfreed)
+        return freed[--nfreed];
+    if (nslot == capslot) {
+        int cap = capslot ? 2 * capslot : 64;
+        void **n = realloc(slot, sizeof *n * (size_t)cap);
+        if (!n)
+            return -1;
+        slot = n;
+        int *c = realloc(held, sizeof *c * (size_t)cap);
+        if (!c)
+            return -1;
+        held = c;
+        capslot = cap;
+    }
+    slot[nslot] = h;
+    return nslot++;
+}
 
 static int toint(void *h)
 {
     uintptr_t v = (uintptr_t)h;
     if (v < FIRST)
         return (int)v;
-    for (int i = ntab - 1; i >= 0; i--)
-        if (tab[i] == h)
-            return FIRST + i;
-    if (ntab == captab) {
-        int cap = captab ? 2 * captab : 64;
-        void **n = realloc(tab, sizeof *n * (size_t)cap);
-        if (!n)
-            return -1; /* no integer: reported as an invalid handle on the way back */
-        tab = n;
-        captab = cap;
+    if (hcap) {
+        size_t j = find(h);
+        if (hash[j])
+            return FIRST + hash[j] - 1;
     }
-    tab[ntab] = h;
-    return FIRST + ntab++;
+    if (2 * (hlive + 1) > hcap && grow_hash())
+        return -1; /* no integer: reported as an invalid handle on the way back */
+    int s = new_slot(h);
+    if (s < 0)
+        return -1;
+    slot[s] = h;
+    held[s] = 0;
+    hash[find(h)] = s + 1;
+    hlive++;
+    return FIRST + s;
 }
 
 static void *fromint(int i)
 {
     if (i >= 0 && i < FIRST)
         return (void *)(uintptr_t)i;
-    return i >= FIRST && i - FIRST < ntab ? tab[i - FIRST] : NULL;
+    return i >= FIRST && i - FIRST < nslot ? slot[i - FIRST] : NULL;
 }
+
+MPI_Fint ism_abi_f_hold(MPI_Fint i)
+{
+    if (i >= FIRST && fromint(i))
+        held[i - FIRST]++;
+    return i;
+}
+
+/* Backward-shift deletion keeps every probe sequence unbroken without tombstones. */
+void ism_abi_f_forget(MPI_Fint i)
+{
+    void *h = fromint(i);
+    if (i < FIRST || !h)
+        return;
+    if (--held[i - FIRST] > 0)
+        return; /* another handle of the program still names this object */
+    if (nfreed == capfreed) {
+        int cap = capfreed ? 2 * capfreed : 64;
+        int *n = realloc(freed, sizeof *n * (size_t)cap);
+        if (!n)
+            return; /* the slot stays taken: a lost integer, never a wrong one */
+        freed = n;
+        capfreed = cap;
+    }
+    size_t j = find(h);
+    hash[j] = 0;
+    for (size_t k = (j + 1) & (hcap - 1); hash[k]; k = (k + 1) & (hcap - 1)) {
+        size_t home = hpos(slot[hash[k] - 1]);
+        /* move k's entry into the hole unless its home lies cyclically in (j, k] */
+        if ((k > j && (home <= j || home > k)) || (k < j && home <= j && home > k)) {
+            hash[j] = hash[k];
+            hash[k] = 0;
+            j = k;
+        }
+    }
+    slot[i - FIRST] = NULL;
+    freed[nfreed++] = i - FIRST;
+    hlive--;
+}
+
+int ism_abi_f_live(void) { return (int)hlive; }
 
 int PMPI_Comm_toint(MPI_Comm comm) { return toint((void *)comm); }
 ISM_PMPI(Comm_toint)

@@ -45,7 +45,7 @@ static int raise_on(ism_errh *e, void *handle, int code, const char *fn, const c
     if (e && e->kind == 1)
         return code;
     if (e && e->kind == 3) {
-        e->fn(handle, &code);
+        ism_abi_errh_call(e, handle, &code);
         return code;
     }
     char msg[512], why[900];

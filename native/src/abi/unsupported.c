@@ -2338,18 +2338,11 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 }
 ISM_PMPI(Abi_get_version)
 
-int PMPI_F_sync_reg(void *buf)
-{
-    (void)buf;
-    return unsupported("MPI_F_sync_reg", "Fortran support");
-}
-ISM_PMPI(F_sync_reg)
-
 int PMPI_Sizeof(void *x, int *size)
 {
     (void)x;
     (void)size;
-    return unsupported("MPI_Sizeof", "Fortran support");
+    return unsupported("MPI_Sizeof", "Fortran only");
 }
 ISM_PMPI(Sizeof)
 
@@ -2378,22 +2371,6 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
     return unsupported("MPI_Type_create_f90_real", "Fortran support");
 }
 ISM_PMPI(Type_create_f90_real)
-
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
-{
-    (void)c_status;
-    (void)f_status;
-    return unsupported("MPI_Status_c2f", "Fortran handle conversion");
-}
-ISM_PMPI(Status_c2f)
-
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
-{
-    (void)f_status;
-    (void)c_status;
-    return unsupported("MPI_Status_f2c", "Fortran handle conversion");
-}
-ISM_PMPI(Status_f2c)
 
 int PMPI_T_category_changed(int *update_number)
 {

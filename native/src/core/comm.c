@@ -11,7 +11,7 @@
 #include "core.h"
 #include "../coll/coll.h"
 
-ism_errh ism_errh_fatal = {0, NULL}, ism_errh_return = {1, NULL}, ism_errh_abort = {2, NULL};
+ism_errh ism_errh_fatal = {0, NULL, 0}, ism_errh_return = {1, NULL, 0}, ism_errh_abort = {2, NULL, 0};
 ism_comm ism_comm_world, ism_comm_self;
 
 #define ISM_CTX_WORLD 0x10u

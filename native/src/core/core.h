@@ -91,11 +91,15 @@ typedef struct ism_op {
     int abi;            /* ABI handle value of a predefined op, 0 for user ops */
     ism_user_fn *user;  /* user ops: the function, applied by isthmus itself */
     int commute;
+    /* how user is called: NULL directly; else through this (a Fortran function wants an
+     * integer datatype handle, abi/fortran.c) */
+    void (*call)(ism_user_fn *user, void *in, void *inout, int *len, void *dtype_handle);
 } ism_op;
 
 typedef struct ism_errh {
     int kind; /* 0 fatal, 1 return, 2 abort, 3 user function */
     void (*fn)(void *comm_handle, int *code, ...);
+    int fortran; /* fn takes an integer handle (abi/fortran.c) */
 } ism_errh;
 
 /* An MPI group: an ordered list of global ranks (group.c). */

@@ -1,6 +1,7 @@
 # isthmus/launch/binary_check.py: checks the program before anything is launched: it exists,
-# is executable, and (for an ELF) was built with isthmus-cc, i.e. links libisthmus.so and not
-# a vendor's libmpi directly. #! scripts pass unchecked.
+# is executable, and (for an ELF) was built with isthmus-cc or isthmus-fc, i.e. links
+# libisthmus.so (or libisthmus_fortran.so, which links it) and not a vendor's libmpi
+# directly. #! scripts pass unchecked.
 from __future__ import annotations
 
 import os
@@ -16,7 +17,9 @@ from elftools.elf.elffile import ELFFile
 from ..errors import IsthmusError
 
 _VENDOR_MPI_RE = re.compile(r"^lib(mpi|mpich)\.so(\.|$)")
-_ISTHMUS_RE = re.compile(r"^libisthmus\.so(\.|$)")
+# the vendors' Fortran bindings: MPICH's libmpichfort, Open MPI's libmpi_mpifh/_usempi*
+_VENDOR_FORTRAN_RE = re.compile(r"^lib(mpichfort|mpi_mpifh|mpi_usempi\w*)\.so(\.|$)")
+_ISTHMUS_RE = re.compile(r"^libisthmus(_fortran)?\.so(\.|$)")
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,12 @@ def check_program(program: str, path_env: str | None = None) -> CheckedProgram:
     if any(_ISTHMUS_RE.match(n) for n in needed):
         return CheckedProgram(path, "elf", needed)
     base = path.name
+    fortran = [n for n in needed if _VENDOR_FORTRAN_RE.match(n)]
+    if fortran:
+        raise IsthmusError(
+            f"{program} was built with the vendor's mpifort (it links {fortran[0]}), not with "
+            f"isthmus-fc. Rebuild it: isthmus-fc -o {base} {base}.f90"
+        )
     vendor = [n for n in needed if _VENDOR_MPI_RE.match(n)]
     if vendor:
         raise IsthmusError(
@@ -86,5 +95,5 @@ def check_program(program: str, path_env: str | None = None) -> CheckedProgram:
         )
     raise IsthmusError(
         f"{program} does not link libisthmus.so; build it with isthmus-cc "
-        f"(isthmus-cc -o {base} {base}.c)"
+        f"(isthmus-cc -o {base} {base}.c) or, for Fortran, isthmus-fc"
     )
