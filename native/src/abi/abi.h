@@ -211,6 +211,9 @@ static inline int ism_abi_tag_ub(void) { return ism_abi_tag_ub_value; }
             return ism_abi_check_init(fn);                                                         \
     } while (0)
 
+/* abi/session.c: a session's buffer slot (MPI 4.1 buffers, abi/buffers.c), or NULL */
+ism_bbuf **ism_abi_session_bbuf(MPI_Session h);
+
 /* Validates a point-to-point peer (rank in comm, or the given wildcard). */
 static inline int ism_abi_bad_rank(const ism_comm *c, int r, int allow_any)
 {

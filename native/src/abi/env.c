@@ -266,6 +266,34 @@ int PMPI_Get_version(int *version, int *subversion)
 }
 ISM_PMPI(Get_version)
 
+/* MPI 5.0 §20.3: the ABI this library implements; callable before MPI_Init, like
+ * MPI_Get_version. The Fortran queries belong with the Fortran bindings. */
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    *abi_major = MPI_ABI_VERSION;
+    *abi_minor = MPI_ABI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Abi_get_version)
+
+int PMPI_Abi_get_info(MPI_Info *info)
+{
+    char v[8];
+    int rc = info ? PMPI_Info_create(info) : MPI_ERR_ARG;
+    static const struct {
+        const char *key;
+        size_t size;
+    } sizes[] = {{"mpi_aint_size", sizeof(MPI_Aint)},
+                 {"mpi_count_size", sizeof(MPI_Count)},
+                 {"mpi_offset_size", sizeof(MPI_Offset)}};
+    for (size_t i = 0; !rc && i < sizeof sizes / sizeof *sizes; i++) {
+        snprintf(v, sizeof v, "%zu", sizes[i].size);
+        rc = PMPI_Info_set(*info, sizes[i].key, v);
+    }
+    return rc ? ism_abi_error(NULL, rc, "MPI_Abi_get_info", "could not build the info") : 0;
+}
+ISM_PMPI(Abi_get_info)
+
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     char vendor[4096] = "";

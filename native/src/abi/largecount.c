@@ -236,29 +236,6 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 }
 ISM_PMPI(Bsend_init_c)
 
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (size > INT_MAX || size < INT_MIN))
-        rc = too_big("MPI_Buffer_attach_c", size);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Buffer_attach(buffer, (int)size);
-    return rc;
-}
-ISM_PMPI(Buffer_attach_c)
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    int rc = MPI_SUCCESS;
-    int size_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Buffer_detach(buffer_addr, &size_);
-    if (size && rc == MPI_SUCCESS)
-        *size = size_;
-    return rc;
-}
-ISM_PMPI(Buffer_detach_c)
-
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -326,30 +303,6 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return rc;
 }
 ISM_PMPI(Gatherv_c)
-
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    int rc = MPI_SUCCESS;
-    int count_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get_count(status, datatype, &count_);
-    if (count && rc == MPI_SUCCESS)
-        *count = count_;
-    return rc;
-}
-ISM_PMPI(Get_count_c)
-
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    int rc = MPI_SUCCESS;
-    int count_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get_elements(status, datatype, &count_);
-    if (count && rc == MPI_SUCCESS)
-        *count = count_;
-    return rc;
-}
-ISM_PMPI(Get_elements_c)
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -471,17 +424,6 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 }
 ISM_PMPI(Ineighbor_alltoall_c)
 
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Irecv_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Irecv_c)
-
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -503,17 +445,6 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     return rc;
 }
 ISM_PMPI(Ireduce_scatter_block_c)
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Irsend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Irsend_c)
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -539,17 +470,6 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 ISM_PMPI(Iscatter_c)
 
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Isend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Isend_c)
-
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -573,17 +493,6 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
     return rc;
 }
 ISM_PMPI(Isendrecv_replace_c)
-
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Issend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Issend_c)
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
@@ -706,17 +615,6 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 }
 ISM_PMPI(Pack_size_c)
 
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Recv_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
-    return rc;
-}
-ISM_PMPI(Recv_c)
-
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -797,17 +695,6 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 }
 ISM_PMPI(Reduce_scatter_c)
 
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Rsend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Rsend_c)
-
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -887,17 +774,6 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 }
 ISM_PMPI(Scatterv_c)
 
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Send_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Send(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Send_c)
-
 int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -909,19 +785,6 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 }
 ISM_PMPI(Send_init_c)
 
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Sendrecv_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Sendrecv_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
-    return rc;
-}
-ISM_PMPI(Sendrecv_c)
-
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     int rc = MPI_SUCCESS;
@@ -932,17 +795,6 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     return rc;
 }
 ISM_PMPI(Sendrecv_replace_c)
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Ssend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Ssend_c)
 
 int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {

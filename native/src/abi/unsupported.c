@@ -14,153 +14,6 @@ static int unsupported(const char *fn, const char *feature)
                          "%s is not supported by isthmus yet", feature);
 }
 
-int PMPI_Buffer_flush(void)
-{
-    return unsupported("MPI_Buffer_flush", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Buffer_flush)
-
-int PMPI_Buffer_iflush(MPI_Request *request)
-{
-    (void)request;
-    return unsupported("MPI_Buffer_iflush", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Buffer_iflush)
-
-int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
-{
-    (void)comm;
-    (void)buffer;
-    (void)size;
-    return unsupported("MPI_Comm_attach_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Comm_attach_buffer)
-
-int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
-{
-    (void)comm;
-    (void)buffer;
-    (void)size;
-    return unsupported("MPI_Comm_attach_buffer_c", "large-count (_c) variants");
-}
-ISM_PMPI(Comm_attach_buffer_c)
-
-int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
-{
-    (void)comm;
-    (void)buffer_addr;
-    (void)size;
-    return unsupported("MPI_Comm_detach_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Comm_detach_buffer)
-
-int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
-{
-    (void)comm;
-    (void)buffer_addr;
-    (void)size;
-    return unsupported("MPI_Comm_detach_buffer_c", "large-count (_c) variants");
-}
-ISM_PMPI(Comm_detach_buffer_c)
-
-int PMPI_Comm_flush_buffer(MPI_Comm comm)
-{
-    (void)comm;
-    return unsupported("MPI_Comm_flush_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Comm_flush_buffer)
-
-int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
-{
-    (void)comm;
-    (void)request;
-    return unsupported("MPI_Comm_iflush_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Comm_iflush_buffer)
-
-int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses)
-{
-    (void)count;
-    (void)array_of_requests;
-    (void)flag;
-    (void)array_of_statuses;
-    return unsupported("MPI_Request_get_status_all", "MPI-4.1 additions");
-}
-ISM_PMPI(Request_get_status_all)
-
-int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag, MPI_Status *status)
-{
-    (void)count;
-    (void)array_of_requests;
-    (void)indx;
-    (void)flag;
-    (void)status;
-    return unsupported("MPI_Request_get_status_any", "MPI-4.1 additions");
-}
-ISM_PMPI(Request_get_status_any)
-
-int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status *array_of_statuses)
-{
-    (void)incount;
-    (void)array_of_requests;
-    (void)outcount;
-    (void)array_of_indices;
-    (void)array_of_statuses;
-    return unsupported("MPI_Request_get_status_some", "MPI-4.1 additions");
-}
-ISM_PMPI(Request_get_status_some)
-
-int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
-{
-    (void)session;
-    (void)buffer;
-    (void)size;
-    return unsupported("MPI_Session_attach_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Session_attach_buffer)
-
-int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
-{
-    (void)session;
-    (void)buffer;
-    (void)size;
-    return unsupported("MPI_Session_attach_buffer_c", "large-count (_c) variants");
-}
-ISM_PMPI(Session_attach_buffer_c)
-
-int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
-{
-    (void)session;
-    (void)buffer_addr;
-    (void)size;
-    return unsupported("MPI_Session_detach_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Session_detach_buffer)
-
-int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
-{
-    (void)session;
-    (void)buffer_addr;
-    (void)size;
-    return unsupported("MPI_Session_detach_buffer_c", "large-count (_c) variants");
-}
-ISM_PMPI(Session_detach_buffer_c)
-
-int PMPI_Session_flush_buffer(MPI_Session session)
-{
-    (void)session;
-    return unsupported("MPI_Session_flush_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Session_flush_buffer)
-
-int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
-{
-    (void)session;
-    (void)request;
-    return unsupported("MPI_Session_iflush_buffer", "MPI-4.1 communicator and session buffers");
-}
-ISM_PMPI(Session_iflush_buffer)
-
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
     (void)request;
@@ -252,15 +105,6 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers, MPI
     return unsupported("MPI_Type_get_envelope_c", "large-count (_c) variants");
 }
 ISM_PMPI(Type_get_envelope_c)
-
-int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type)
-{
-    (void)value_type;
-    (void)index_type;
-    (void)pair_type;
-    return unsupported("MPI_Type_get_value_index", "MPI-4.1 additions");
-}
-ISM_PMPI(Type_get_value_index)
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
@@ -694,34 +538,6 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     return unsupported("MPI_File_set_errhandler", "MPI I/O");
 }
 ISM_PMPI(File_set_errhandler)
-
-int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
-{
-    (void)hw_info;
-    return unsupported("MPI_Get_hw_resource_info", "MPI-4.1 additions");
-}
-ISM_PMPI(Get_hw_resource_info)
-
-int PMPI_Remove_error_class(int errorclass)
-{
-    (void)errorclass;
-    return unsupported("MPI_Remove_error_class", "MPI-4.1 additions");
-}
-ISM_PMPI(Remove_error_class)
-
-int PMPI_Remove_error_code(int errorcode)
-{
-    (void)errorcode;
-    return unsupported("MPI_Remove_error_code", "MPI-4.1 additions");
-}
-ISM_PMPI(Remove_error_code)
-
-int PMPI_Remove_error_string(int errorcode)
-{
-    (void)errorcode;
-    return unsupported("MPI_Remove_error_string", "MPI-4.1 additions");
-}
-ISM_PMPI(Remove_error_string)
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
@@ -2322,21 +2138,6 @@ int PMPI_Abi_get_fortran_info(MPI_Info *info)
     return unsupported("MPI_Abi_get_fortran_info", "MPI-5 ABI queries");
 }
 ISM_PMPI(Abi_get_fortran_info)
-
-int PMPI_Abi_get_info(MPI_Info *info)
-{
-    (void)info;
-    return unsupported("MPI_Abi_get_info", "MPI-5 ABI queries");
-}
-ISM_PMPI(Abi_get_info)
-
-int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
-{
-    (void)abi_major;
-    (void)abi_minor;
-    return unsupported("MPI_Abi_get_version", "MPI-5 ABI queries");
-}
-ISM_PMPI(Abi_get_version)
 
 int PMPI_F_sync_reg(void *buf)
 {

@@ -105,6 +105,7 @@ typedef struct ism_group {
     int rank; /* my index, or ISM_UNDEFINED */
     int *g;   /* member i -> global rank */
     int builtin;
+    struct ism_bbuf **session_bbuf; /* its session's buffer slot (from a session pset) */
 } ism_group;
 
 enum { ISM_GROUP_UNION = 1, ISM_GROUP_INTERSECTION, ISM_GROUP_DIFFERENCE };
@@ -142,6 +143,8 @@ typedef struct ism_comm {
     int builtin;
     char name[128];
     struct ism_coll_comm *coll; /* the collective layer's state (coll/), or NULL */
+    struct ism_bbuf *bbuf;      /* MPI_Comm_attach_buffer's (bsend.c), or NULL */
+    struct ism_bbuf **session_bbuf; /* its session's slot, when made from a session */
 } ism_comm;
 
 typedef struct ism_status {
@@ -269,9 +272,6 @@ typedef struct ism_global {
     size_t *early_left, *early_in;
     struct ism_early *early_head;
     int abort_acked;
-    /* buffered sends */
-    char *bbuf;
-    size_t bsize;
     ism_reqlist bsends;
     /* statistics */
     uint64_t stat_remote_msgs, stat_remote_bytes;
@@ -305,19 +305,24 @@ void ism_idle(unsigned *spins);
 
 /* p2p.c */
 enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };
-int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
+int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
               int mode, ism_req **out);
 void ism_fill_packed(void *dst, size_t len, void *req); /* next len bytes of a send's stream */
-int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
+int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
               ism_req **out);
-int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
-int ism_recv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st);
+int ism_send(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
+int ism_recv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st);
 int ism_iprobe(int src, int tag, ism_comm *c, int *flag, ism_status *st);
 int ism_probe(int src, int tag, ism_comm *c, ism_status *st);
 void ism_handle_frame(const ism_frame_hdr *h, const void *payload);
 int ism_cancel(ism_req *r);
 int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_status *st);
 int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *msg, ism_req **out);
+typedef struct ism_bbuf ism_bbuf;
+ism_bbuf *ism_bbuf_process(void);
+int ism_bbuf_attach(ism_bbuf **slot, void *buf, size_t size, int automatic);
+int ism_bbuf_detach(ism_bbuf *b, void **buf, size_t *size, int *automatic);
+int ism_bbuf_flush(ism_bbuf *b);
 int ism_buffer_attach(void *buf, size_t size);
 int ism_buffer_detach(void *bufp, size_t *size);
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out);
