@@ -65,6 +65,12 @@ int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn);
 /* For other nonblocking operations built the same way (MPI_Comm_idup). */
 int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
                       size_t len, MPI_Request *request);
+/* The same, holding the derived types t1 and t2 until the operation ends (the nonblocking
+ * collectives' start; the generated large-count forms use it). */
+int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                            size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2);
+/* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
+void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
 int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request

@@ -451,6 +451,40 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 }
 ISM_PMPI(Type_get_contents)
 
+/* The large-count forms: isthmus's constructors keep no MPI_Count arguments (their _c forms
+ * convert to ints), so an envelope has no large counts. */
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
+{
+    int ni = 0, na = 0, nt = 0;
+    int rc = PMPI_Type_get_envelope(datatype, &ni, &na, &nt, combiner);
+    if (!rc) {
+        *num_integers = ni;
+        *num_addresses = na;
+        *num_large_counts = 0;
+        *num_datatypes = nt;
+    }
+    return rc;
+}
+ISM_PMPI(Type_get_envelope_c)
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[])
+{
+    (void)max_large_counts;
+    (void)array_of_large_counts;
+    int clamp[3] = {max_integers > INT_MAX ? INT_MAX : (int)max_integers,
+                    max_addresses > INT_MAX ? INT_MAX : (int)max_addresses,
+                    max_datatypes > INT_MAX ? INT_MAX : (int)max_datatypes};
+    return PMPI_Type_get_contents(datatype, clamp[0], clamp[1], clamp[2], array_of_integers,
+                                  array_of_addresses, array_of_datatypes);
+}
+ISM_PMPI(Type_get_contents_c)
+
 /* ---- sizes and extents ---- */
 
 /* What the size and extent queries report, in 64 bits; 0 or the raised error. The true

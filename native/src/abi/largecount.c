@@ -531,6 +531,27 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 }
 ISM_PMPI(Neighbor_allgather_init_c)
 
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgatherv_c", sendcount);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)displs, nin_, &displs_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm);
+    free(recvcounts_);
+    free(displs_);
+    return rc;
+}
+ISM_PMPI(Neighbor_allgatherv_c)
+
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -556,6 +577,52 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
     return rc;
 }
 ISM_PMPI(Neighbor_alltoall_init_c)
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sdispls, nout_, &sdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)rdispls, nin_, &rdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    return rc;
+}
+ISM_PMPI(Neighbor_alltoallv_c)
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *recvcounts_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm);
+    free(sendcounts_);
+    free(recvcounts_);
+    return rc;
+}
+ISM_PMPI(Neighbor_alltoallw_c)
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
@@ -1062,3 +1129,286 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
     return rc;
 }
 ISM_PMPI(Unpack_external_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_allgatherv_c;
+
+static int run_allgatherv_c(void *p)
+{
+    a_allgatherv_c *a = p;
+    return PMPI_Allgatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Allgatherv_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_alltoallv_c;
+
+static int run_alltoallv_c(void *p)
+{
+    a_alltoallv_c *a = p;
+    return PMPI_Alltoallv_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Alltoallv_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    const MPI_Datatype *sendtypes;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_alltoallw_c;
+
+static int run_alltoallw_c(void *p)
+{
+    a_alltoallw_c *a = p;
+    return PMPI_Alltoallw_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+}
+ISM_PMPI(Alltoallw_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_gatherv_c;
+
+static int run_gatherv_c(void *p)
+{
+    a_gatherv_c *a = p;
+    return PMPI_Gatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Gatherv_init_c)
+
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Iallgatherv_c", comm, run_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Iallgatherv_c)
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ialltoallv_c", comm, run_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ialltoallv_c)
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    a_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_nbc_start_types("MPI_Ialltoallw_c", comm, run_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ialltoallw_c)
+
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
+    return ism_abi_nbc_start_types("MPI_Igatherv_c", comm, run_gatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Igatherv_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_allgatherv_c;
+
+static int run_neighbor_allgatherv_c(void *p)
+{
+    a_neighbor_allgatherv_c *a = p;
+    return PMPI_Neighbor_allgatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_allgatherv_c", comm, run_neighbor_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ineighbor_allgatherv_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_alltoallv_c;
+
+static int run_neighbor_alltoallv_c(void *p)
+{
+    a_neighbor_alltoallv_c *a = p;
+    return PMPI_Neighbor_alltoallv_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallv_c", comm, run_neighbor_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ineighbor_alltoallv_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    const MPI_Datatype *sendtypes;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_neighbor_alltoallw_c;
+
+static int run_neighbor_alltoallw_c(void *p)
+{
+    a_neighbor_alltoallw_c *a = p;
+    return PMPI_Neighbor_alltoallw_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallw_c", comm, run_neighbor_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ineighbor_alltoallw_c)
+
+typedef struct {
+    const void * sendbuf;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_reduce_scatter_c;
+
+static int run_reduce_scatter_c(void *p)
+{
+    a_reduce_scatter_c *a = p;
+    return PMPI_Reduce_scatter_c(a->sendbuf, a->recvbuf, a->recvcounts, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
+    return ism_abi_nbc_start_types("MPI_Ireduce_scatter_c", comm, run_reduce_scatter_c, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ireduce_scatter_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    MPI_Count recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_scatterv_c;
+
+static int run_scatterv_c(void *p)
+{
+    a_scatterv_c *a = p;
+    return PMPI_Scatterv_c(a->sendbuf, a->sendcounts, a->displs, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_scatterv_c a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_nbc_start_types("MPI_Iscatterv_c", comm, run_scatterv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Iscatterv_c)
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+}
+ISM_PMPI(Neighbor_allgatherv_init_c)
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_neighbor_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+}
+ISM_PMPI(Neighbor_alltoallv_init_c)
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_neighbor_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
+}
+ISM_PMPI(Neighbor_alltoallw_init_c)
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
+    return ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+}
+ISM_PMPI(Reduce_scatter_init_c)
+
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_scatterv_c a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+}
+ISM_PMPI(Scatterv_init_c)

@@ -68,8 +68,10 @@ typedef struct ism_dt {
     struct ism_dtx *x; /* derived types only, else NULL */
 } ism_dt;
 
-/* A user function: MPI_User_function, called with the ABI datatype handle. */
+/* A user function: MPI_User_function, called with the ABI datatype handle; or the large-count
+ * MPI_User_function_c (ism_op.large), whose len is an MPI_Count. */
 typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
+typedef void ism_user_fn_c(void *in, void *inout, int64_t *len, void *dtype_handle);
 
 /* What only derived types have: their type map, envelope and references. */
 typedef struct ism_dtx {
@@ -91,6 +93,7 @@ typedef struct ism_op {
     int abi;            /* ABI handle value of a predefined op, 0 for user ops */
     ism_user_fn *user;  /* user ops: the function, applied by isthmus itself */
     int commute;
+    int large;          /* user is an ism_user_fn_c (MPI_Op_create_c) */
 } ism_op;
 
 typedef struct ism_errh {
@@ -365,6 +368,7 @@ int ism_scatterv(const void *sbuf, const int *scounts, const int *displs, ism_dt
 int ism_allgatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
                    const int *displs, ism_dt *rdt, ism_comm *c);
 /* byte displacements and one type per peer (MPI_Alltoallw); the other forms reduce to it */
+/* in place: sbuf == ISM_IN_PLACE (backend.h); NULL is MPI_BOTTOM */
 int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
                   void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
                   ism_comm *c);
