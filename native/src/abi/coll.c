@@ -487,8 +487,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     }
     if (!rc)
         rc = done(c,
-                  ism_alltoallw(core_buf(sendbuf, all_zero(sendcounts, n)), sendcounts,
-                                sdispls, t, recvbuf, recvcounts, rdispls, t + n, c),
+                  ism_alltoallw(in_place ? ISM_IN_PLACE : sendbuf, sendcounts, sdispls, t,
+                                recvbuf, recvcounts, rdispls, t + n, c),
                   fn);
     free(t);
     return rc;
@@ -534,8 +534,8 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
         t[r] = sd;
         t[n + r] = rd;
     }
-    rc = ism_alltoallw(core_buf(sendbuf, all_zero(sendcounts, n)), sendcounts, b, t, recvbuf,
-                       recvcounts, b + n, t + n, c);
+    rc = ism_alltoallw(in_place ? ISM_IN_PLACE : sendbuf, sendcounts, b, t, recvbuf, recvcounts,
+                       b + n, t + n, c);
     free(b);
     free(t);
     return done(c, rc, fn);
