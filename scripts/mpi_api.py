@@ -262,6 +262,28 @@ def gen_largecount_nb(have: set[str], decl: dict) -> list[str]:
             out.append(f"static int {run}(void *p)\n{{\n    {st} *a = p;\n"
                        f"    return P{blocking}({', '.join('a->' + n for n in bnames)});\n}}\n")
         init = ", ".join(bnames)
+        copies = []  # the persistent form's own copies of the count and displacement arrays
+        if persistent:
+            nb_ = "neighbor" in name.lower()
+            local = 1 if "Reduce_scatter" in name else 0
+            root = "root" if "root" in bnames else "-1"
+            for t, n, arr in bp:
+                if arr and t in ("const MPI_Count", "const MPI_Aint"):
+                    size = ("nout_" if n.startswith("s") else "nin_") if nb_ else "n_"
+                    copies.append((n, t.split()[-1], size))
+            if copies:
+                pre = ["    int nomem = 0, nin_ = 0, nout_ = 0, n_ = "
+                       f"ism_abi_comm_peers(comm, {local}, {root});"]
+                if nb_:
+                    pre.append("    ism_abi_neighbor_degrees(comm, &nin_, &nout_);\n"
+                               "    (void)n_;")
+                else:
+                    pre.append("    (void)nin_;\n    (void)nout_;")
+                for n, t, size in copies:
+                    pre.append(f"    {t} *{n}_ = ism_abi_pcoll_copy({n}, {size}, sizeof(*{n}), "
+                               f"&nomem);")
+                init = ", ".join(f"{n}_" if any(n == c[0] for c in copies) else n
+                                 for n in bnames)
         t1 = "sendtype" if "sendtype" in bnames else "datatype" if "datatype" in bnames \
             else "MPI_DATATYPE_NULL"
         t2 = "recvtype" if "recvtype" in bnames else "MPI_DATATYPE_NULL"
@@ -275,6 +297,17 @@ def gen_largecount_nb(have: set[str], decl: dict) -> list[str]:
         else:
             call = (f"ism_abi_nbc_start_types(\"{name}\", comm, {run}, &a, "
                     f"sizeof a, request, {t1}, {t2})")
+        if copies:
+            frees = "".join(f"        free({n}_);\n" for n, _, _ in copies)
+            adopt = "".join(f"    ism_abi_pcoll_adopt(*request, {n}_);\n"
+                            for n, _, _ in copies)
+            body = ("\n".join(pre) + f"\n    {st} a = {{{init}}};\n"
+                    f"    int rc = nomem ? MPI_ERR_NO_MEM : {call};\n"
+                    f"    if (rc) {{\n{frees}        return rc == MPI_ERR_NO_MEM && nomem\n"
+                    f"                   ? ism_abi_error(NULL, rc, \"{name}\", \"out of memory\")\n"
+                    f"                   : rc;\n    }}\n{adopt}    return MPI_SUCCESS;")
+            out.append(f"int P{name}({params})\n{{\n{body}\n}}\nISM_PMPI({name[4:]})\n")
+            continue
         out.append(f"int P{name}({params})\n{{\n    {st} a = {{{init}}};\n    return {call};\n}}\n"
                    f"ISM_PMPI({name[4:]})\n")
     return out

@@ -83,6 +83,8 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
                        MPI_Datatype t1, MPI_Datatype t2, const MPI_Datatype *tv1,
                        const MPI_Datatype *tv2, int neighbor);
 int ism_abi_pcoll_start(ism_req *r);
+void *ism_abi_pcoll_copy(const void *src, int n, size_t size, int *nomem);
+void ism_abi_pcoll_adopt(MPI_Request request, void *mem);
 void ism_abi_pcoll_free(ism_req *r);
 int ism_abi_pcoll_holds(const ism_pcoll *p, const ism_dt *d);
 void ism_abi_pcoll_ended(ism_pcoll *p);

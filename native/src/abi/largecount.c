@@ -1149,8 +1149,23 @@ static int run_allgatherv_c(void *p)
 
 int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Allgatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Allgatherv_init_c)
 
@@ -1174,8 +1189,29 @@ static int run_alltoallv_c(void *p)
 
 int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, n_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
+    a_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Alltoallv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Alltoallv_init_c)
 
@@ -1199,8 +1235,29 @@ static int run_alltoallw_c(void *p)
 
 int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
-    return ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, n_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
+    a_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Alltoallw_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Alltoallw_init_c)
 
@@ -1224,8 +1281,23 @@ static int run_gatherv_c(void *p)
 
 int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
-    return ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, root);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Gatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Gatherv_init_c)
 
@@ -1380,35 +1452,119 @@ ISM_PMPI(Iscatterv_c)
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, nin_, sizeof(*displs), &nomem);
+    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_allgatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Neighbor_allgatherv_init_c)
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_neighbor_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, nout_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, nout_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
+    a_neighbor_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_alltoallv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Neighbor_alltoallv_init_c)
 
 int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_neighbor_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, nout_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, nout_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
+    a_neighbor_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_alltoallw_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Neighbor_alltoallw_init_c)
 
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
-    return ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 1, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts_, datatype, op, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Reduce_scatter_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Reduce_scatter_init_c)
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
-    a_scatterv_c a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, root);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_scatterv_c a = {sendbuf, sendcounts_, displs_, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Scatterv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
 }
 ISM_PMPI(Scatterv_init_c)
