@@ -36,7 +36,7 @@ FEATURES = [
      "one-sided communication (RMA)", "planned after the collectives engine"),
     (r"^(File_|Register_datarep)", "MPI I/O", "planned; sites rarely share a file system"),
     (r"^(Comm_spawn|Open_port|Close_port|Comm_accept|Comm_connect|Comm_disconnect|Comm_join|"
-     r"Publish_name|Unpublish_name|Lookup_name|Comm_get_parent|Lookup)", "dynamic processes",
+     r"Publish_name|Unpublish_name|Lookup_name|Lookup)", "dynamic processes",
      "a job's sites and ranks are fixed at launch"),
     (r"^T_", "the tools interface (MPI_T)", "planned with the statistics work"),
     (r"^(Pready|Parrived|Psend|Precv)", "MPI-4 partitioned communication",

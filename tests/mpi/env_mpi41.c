@@ -4,7 +4,9 @@
  * communicator's buffer taking precedence over the process's, MPI_Comm_flush_buffer,
  * MPI_Comm_iflush_buffer and MPI_Buffer_flush; MPI_Request_get_status_all/any/some (which
  * neither free nor deactivate); MPI_Remove_error_class/code/string; MPI_Type_get_value_index;
- * MPI_Get_hw_resource_info. Skipped, saying so, under an MPI older than 4.1.
+ * MPI_Get_hw_resource_info; and two older calls mpi4py's suite checks: MPI_Comm_get_parent
+ * (MPI_COMM_NULL, nothing is spawned) and MPI_Errhandler_free of the null handler (an
+ * error). Skipped, saying so, under an MPI older than 4.1.
  */
 #include "check.h"
 #include <string.h>
@@ -109,6 +111,7 @@ static void errors_and_types(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = MPI_Remove_error_class(cls);
     CHECK(rc != MPI_SUCCESS, "a class with a code was removed");
+    CHECK(MPI_Remove_error_code(code) != MPI_SUCCESS, "a code with a string was removed");
     CHECK_RC(MPI_Remove_error_string(code), "Remove_error_string");
     MPI_Error_string(code, s, &len);
     CHECK(len == 0, "string after removal: '%s'", s);
@@ -128,6 +131,12 @@ static void errors_and_types(void)
     MPI_Info_get_nkeys(hw, &nk);
     CHECK(nk >= 1, "hw resource info has %d keys", nk);
     MPI_Info_free(&hw);
+    /* not spawned: no parent; the null error handler cannot be freed */
+    MPI_Comm parent = MPI_COMM_WORLD;
+    CHECK_RC(MPI_Comm_get_parent(&parent), "Comm_get_parent");
+    CHECK(parent == MPI_COMM_NULL, "Comm_get_parent is not MPI_COMM_NULL");
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    CHECK(MPI_Errhandler_free(&eh) != MPI_SUCCESS, "freed MPI_ERRHANDLER_NULL");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 #endif

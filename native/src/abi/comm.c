@@ -212,6 +212,18 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
 }
 ISM_PMPI(Comm_split_type)
 
+/* No process of an isthmus job was spawned (its sites and ranks are fixed at launch), so
+ * none has a parent. */
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    ISM_CHECK_INIT("MPI_Comm_get_parent");
+    if (!parent)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
+    *parent = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_get_parent)
+
 /* MPI 4.1: the hardware resources the calling process can split by, as an info object;
  * for isthmus the node alone, under the key MPI_COMM_TYPE_HW_GUIDED takes. */
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)

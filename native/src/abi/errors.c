@@ -113,6 +113,9 @@ ISM_PMPI(Comm_call_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    if (!errhandler || *errhandler == MPI_ERRHANDLER_NULL)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Errhandler_free",
+                             "the error handler is MPI_ERRHANDLER_NULL");
     /* user handlers stay allocated: a communicator may still use them (MPI allows the
      * free to be deferred until no object refers to the handler) */
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -189,7 +192,8 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 ISM_PMPI(Add_error_string)
 
 /* MPI 4.1 §9.5: only what the program added can be removed; a class only once its codes
- * are gone; each check fails alike on every rank that calls it with the same values. */
+ * are gone, and either only once its string is (as MPICH and mpi4py's suite have it);
+ * each check fails alike on every rank that calls it with the same values. */
 static int removable(const char *fn, int code, int want_class)
 {
     int i = user_index(code);
@@ -200,6 +204,10 @@ static int removable(const char *fn, int code, int want_class)
     if ((uerr[i].cls == code) != want_class)
         return ism_abi_error(NULL, MPI_ERR_ARG, fn, "%d is an error %s, not a%s", code,
                              want_class ? "code" : "class", want_class ? " class" : " code");
+    if (uerr[i].text)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                             "error %s %d still has a string: MPI_Remove_error_string first",
+                             want_class ? "class" : "code", code);
     for (int j = 0; want_class && j < nuerr; j++)
         if (j != i && !uerr[j].removed && uerr[j].cls == code)
             return ism_abi_error(NULL, MPI_ERR_ARG, fn,

@@ -240,13 +240,6 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
 }
 ISM_PMPI(Comm_disconnect)
 
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-    (void)parent;
-    return unsupported("MPI_Comm_get_parent", "dynamic processes");
-}
-ISM_PMPI(Comm_get_parent)
-
 int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     (void)fd;
