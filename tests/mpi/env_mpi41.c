@@ -5,8 +5,8 @@
  * MPI_Comm_iflush_buffer and MPI_Buffer_flush; MPI_Request_get_status_all/any/some (which
  * neither free nor deactivate); MPI_Remove_error_class/code/string; MPI_Type_get_value_index;
  * MPI_Get_hw_resource_info; and two older calls mpi4py's suite checks: MPI_Comm_get_parent
- * (MPI_COMM_NULL, nothing is spawned) and MPI_Errhandler_free of the null handler (an
- * error). Skipped, saying so, under an MPI older than 4.1.
+ * (MPI_COMM_NULL, nothing is spawned), MPI_Errhandler_free of the null handler (an
+ * error) and the names of MPI_COMM_NULL and MPI_DATATYPE_NULL. Skipped, saying so, under an MPI older than 4.1.
  */
 #include "check.h"
 #include <string.h>
@@ -135,6 +135,12 @@ static void errors_and_types(void)
     MPI_Comm parent = MPI_COMM_WORLD;
     CHECK_RC(MPI_Comm_get_parent(&parent), "Comm_get_parent");
     CHECK(parent == MPI_COMM_NULL, "Comm_get_parent is not MPI_COMM_NULL");
+    char nm[MPI_MAX_OBJECT_NAME] = "";
+    int nl = 0;
+    CHECK_RC(MPI_Comm_get_name(MPI_COMM_NULL, nm, &nl), "Comm_get_name(MPI_COMM_NULL)");
+    CHECK(strcmp(nm, "MPI_COMM_NULL") == 0, "name of MPI_COMM_NULL: '%s'", nm);
+    CHECK_RC(MPI_Type_get_name(MPI_DATATYPE_NULL, nm, &nl), "Type_get_name(MPI_DATATYPE_NULL)");
+    CHECK(strcmp(nm, "MPI_DATATYPE_NULL") == 0, "name of MPI_DATATYPE_NULL: '%s'", nm);
     MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
     CHECK(MPI_Errhandler_free(&eh) != MPI_SUCCESS, "freed MPI_ERRHANDLER_NULL");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);

@@ -594,6 +594,8 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
     const char *name = d ? ism_dt_name(d) : ism_dt_predefined_name(predefined_index(datatype));
+    if (!name && datatype == MPI_DATATYPE_NULL)
+        name = "MPI_DATATYPE_NULL"; /* the null handle has its name, as in MPICH (MPI 4.1) */
     if (!name)
         return TYPE_ERR("MPI_Type_get_name", datatype);
     if (!type_name || !resultlen)
