@@ -106,3 +106,24 @@ def test_mpi4py_fft_across_sites(mpi4py_isthmus, layout, mpi, args):
         pytest.skip(str(e))
     r = suite.run_fft(layout, mpi, site, fft_site, args, timeout=240)
     assert r.returncode == 0 and "mpi4py-fft: ok" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+def test_comparison_counts_only_unexplained_differences():
+    t_iso, t_ven = suite.parse_targets("isthmus-mpich,mpich")
+    known = [("m.A.known", {"isthmus-mpich"}, "unsupported", "not implemented")]
+    results = {
+        "mpich": {"m.A.ok": {"status": "pass"}, "m.A.known": {"status": "pass"},
+                  "m.A.new": {"status": "pass"}, "m.A.both": {"status": "fail"},
+                  "m.A.gone": {"status": "pass"}, "x.B.t": {"status": "pass"}},
+        "isthmus-mpich": {"m.A.ok": {"status": "pass"}, "m.A.known": {"status": "fail"},
+                          "m.A.new": {"status": "fail"}, "m.A.both": {"status": "fail"},
+                          "unittest.loader._FailedTest.x": {"status": "fail"}},
+    }
+    lines = []
+    # new (fails here, passes alone), gone (never ran here); x.B.t is covered by its
+    # module's load failure, which itself passes nowhere alone and is not in the list
+    assert suite.compare([t_iso, t_ven], results, known, echo=lines.append) == 3
+    text = "\n".join(lines)
+    assert "m.A.known: fail (passes under the vendor alone) -- known" in text
+    assert "m.A.new: fail (passes under the vendor alone) -- NOT in the known list" in text
+    assert "m.A.gone: did not run" in text and "x.B.t" not in text

@@ -286,8 +286,15 @@ def results_file(work: Path, target: Target, layout: list[int]) -> Path:
 
 
 def load(work: Path, target: Target, layout: list[int]) -> dict[str, dict]:
-    """test id -> its last result on target and layout."""
+    """test id -> its last result on target and layout (for a vendor alone, which has no
+    sites: a run of as many ranks under any layout)."""
     f = results_file(work, target, layout)
+    if not f.exists() and not target.via_isthmus:
+        for g in sorted(f.parent.glob(f"{target.name}-*.jsonl")):
+            parts = g.stem[len(target.name) + 1:].split("-")
+            if all(x.isdigit() for x in parts) and sum(map(int, parts)) == sum(layout):
+                f = g
+                break
     out: dict[str, dict] = {}
     for line in (f.read_text().splitlines() if f.exists() else []):
         rec = json.loads(line)
