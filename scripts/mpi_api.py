@@ -173,7 +173,13 @@ def gen_largecount() -> str:
                                 f"        rc = too_big(\"{name}\", {cn});")
                 args.append(f"({bt}){cn}")
             elif ct == "MPI_Count *" and bt in ("int *", "MPI_Aint *") and not carr:
-                decls.append(f"    {bt[:-2]} {cn}_ = 0;")
+                if cn == "position":  # read and written (MPI_Pack, MPI_Unpack, external32)
+                    decls.append(f"    {bt[:-2]} {cn}_ = {cn} ? ({bt[:-2]})*{cn} : 0;")
+                    if bt == "int *":
+                        conv.append(f"    if (rc == MPI_SUCCESS && {cn} && (*{cn} > INT_MAX || "
+                                    f"*{cn} < 0))\n        rc = too_big(\"{name}\", *{cn});")
+                else:
+                    decls.append(f"    {bt[:-2]} {cn}_ = 0;")
                 args.append(f"&{cn}_")
                 post.append(f"    if ({cn} && rc == MPI_SUCCESS)\n        *{cn} = {cn}_;")
             elif (ct in ("const MPI_Count", "const MPI_Aint") and carr and

@@ -4,7 +4,8 @@
  * Gatherv_c (NULL vectors at the non-roots), Scatterv_c, Allgatherv_c, Alltoallv_c,
  * Reduce_scatter_c; the nonblocking and persistent forms with per-rank arrays
  * (Ialltoallv_c, Igatherv_c, Ireduce_scatter_c, Alltoallv_init_c; the arrays are read while
- * the operation is pending; Reduce_scatter_init_c keeps its own copy of the counts), Neighbor_alltoallv_c on a ring, a user op of Op_create_c, and
+ * the operation is pending; Reduce_scatter_init_c keeps its own copy of the counts),
+ * Pack_c/Unpack_c and their external32 forms one after the other (position in and out), Neighbor_alltoallv_c on a ring, a user op of Op_create_c, and
  * Type_get_envelope_c. Skipped, saying so, under an MPI older than 4.0.
  */
 #include "check.h"
@@ -143,6 +144,28 @@ int main(int argc, char **argv)
     CHECK(tot[0] == size && tot[1] == size * (size - 1) / 2, "Op_create_c allreduce: %d %d",
           tot[0], tot[1]);
     MPI_Op_free(&op);
+    /* position is read and written: two packs one after the other, and back */
+    char pk[64], ek[64];
+    short sh[2] = {(short)rank, 7}, sh2[2] = {0, 0};
+    int in2[2] = {rank, -rank}, in3[2] = {0, 0};
+    MPI_Count pos = 0;
+    MPI_Pack_c(in2, 2, MPI_INT, pk, sizeof pk, &pos, MPI_COMM_WORLD);
+    MPI_Pack_c(sh, 2, MPI_SHORT, pk, sizeof pk, &pos, MPI_COMM_WORLD);
+    CHECK(pos == 12, "Pack_c: position %lld after 2 ints and 2 shorts", (long long)pos);
+    pos = 0;
+    MPI_Unpack_c(pk, sizeof pk, &pos, in3, 2, MPI_INT, MPI_COMM_WORLD);
+    MPI_Unpack_c(pk, sizeof pk, &pos, sh2, 2, MPI_SHORT, MPI_COMM_WORLD);
+    CHECK(in3[1] == -rank && sh2[0] == rank && sh2[1] == 7 && pos == 12,
+          "Unpack_c: %d %d %d, position %lld", in3[1], sh2[0], sh2[1], (long long)pos);
+    pos = 0;
+    MPI_Pack_external_c("external32", in2, 2, MPI_INT, ek, sizeof ek, &pos);
+    MPI_Pack_external_c("external32", sh, 2, MPI_SHORT, ek, sizeof ek, &pos);
+    MPI_Count epos = 0;
+    sh2[0] = sh2[1] = 0;
+    MPI_Unpack_external_c("external32", ek, pos, &epos, in3, 2, MPI_INT);
+    MPI_Unpack_external_c("external32", ek, pos, &epos, sh2, 2, MPI_SHORT);
+    CHECK(pos == 12 && epos == 12 && sh2[1] == 7, "Pack/Unpack_external_c: %lld %lld %d",
+          (long long)pos, (long long)epos, sh2[1]);
     MPI_Datatype vec;
     MPI_Type_vector(3, 1, 2, MPI_INT, &vec);
     MPI_Count ni = -1, na = -1, nl = -1, nt = -1;

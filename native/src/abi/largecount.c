@@ -627,11 +627,13 @@ ISM_PMPI(Neighbor_alltoallw_c)
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    int position_ = 0;
+    int position_ = position ? (int)*position : 0;
     if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
         rc = too_big("MPI_Pack_c", incount);
     if (rc == MPI_SUCCESS && (outsize > INT_MAX || outsize < INT_MIN))
         rc = too_big("MPI_Pack_c", outsize);
+    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
+        rc = too_big("MPI_Pack_c", *position);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Pack(inbuf, (int)incount, datatype, outbuf, (int)outsize, &position_, comm);
     if (position && rc == MPI_SUCCESS)
@@ -643,7 +645,7 @@ ISM_PMPI(Pack_c)
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     int rc = MPI_SUCCESS;
-    MPI_Aint position_ = 0;
+    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
     if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
         rc = too_big("MPI_Pack_external_c", incount);
     if (rc == MPI_SUCCESS)
@@ -1103,9 +1105,11 @@ ISM_PMPI(Type_vector_c)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    int position_ = 0;
+    int position_ = position ? (int)*position : 0;
     if (rc == MPI_SUCCESS && (insize > INT_MAX || insize < INT_MIN))
         rc = too_big("MPI_Unpack_c", insize);
+    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
+        rc = too_big("MPI_Unpack_c", *position);
     if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
         rc = too_big("MPI_Unpack_c", outcount);
     if (rc == MPI_SUCCESS)
@@ -1119,7 +1123,7 @@ ISM_PMPI(Unpack_c)
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
     int rc = MPI_SUCCESS;
-    MPI_Aint position_ = 0;
+    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
     if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
         rc = too_big("MPI_Unpack_external_c", outcount);
     if (rc == MPI_SUCCESS)
