@@ -83,7 +83,8 @@ def test_mpi4py_suite_across_two_sites(mpi4py_isthmus, mpi, module):
     site, tests, work = mpi4py_isthmus
     target = suite.Target(f"isthmus-{mpi}", "isthmus", mpi)
     known = suite.read_known(suite.KNOWN)
-    r = suite.run_module(target, module, [2, 2], tests, site, work, timeout=180, exclude=[])
+    r = suite.run_module(target, module, [2, 2], tests, site, work, timeout=180, exclude=[],
+                         runs="runs-pytest")
     # a test isthmus does not support yet (mpi4py_known_failures.txt) may fail; nothing else
     bad = {t: x for t, x in r["tests"].items() if x["status"] not in ("pass", "skip", "xfail")
            and suite.known_reason(known, t, target.name) is None}
