@@ -18,6 +18,7 @@
 # "timeout"/"crash" for that target. Results go to <work>/mpi4py/results/<target>-<layout>.jsonl.
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -254,7 +255,7 @@ def run_module(target: Target, module: str, layout: list[int], tests: Path, site
 # ---- known failures and the comparison ---------------------------------------------------
 
 def read_known(path: Path) -> list[tuple[str, set[str], str, str]]:
-    """mpi4py_known_failures.txt: `<test id, or a prefix ending in *> | <targets or *> |
+    """mpi4py_known_failures.txt: `<test id, or a pattern with *> | <targets or *> |
     <class> | <reason>`; class is unsupported, isthmus, vendor, test, or hang (a test that
     never ends on those targets: left out of their runs with mpi4py's -x, reported as
     "excluded")."""
@@ -275,7 +276,7 @@ def read_known(path: Path) -> list[tuple[str, set[str], str, str]]:
 
 def known_reason(known, test_id: str, target: str) -> tuple[str, str] | None:
     for pattern, targets, cls, reason in known:
-        hit = test_id.startswith(pattern[:-1]) if pattern.endswith("*") else test_id == pattern
+        hit = fnmatch.fnmatchcase(test_id, pattern)
         if hit and ("*" in targets or target in targets):
             return cls, reason
     return None
