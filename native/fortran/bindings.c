@@ -158,6 +158,34 @@ void pmpi_buffer_detach_c_f08_(void **buffer_addr, MPI_Count *size, MPI_Fint *ie
 }
 ISM_F_WEAK(mpi_buffer_detach_c_f08_, pmpi_buffer_detach_c_f08_)
 
+void pmpi_buffer_flush_(MPI_Fint *ierror);
+void pmpi_buffer_flush_(MPI_Fint *ierror)
+{
+    int rc = PMPI_Buffer_flush();
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_buffer_flush_, pmpi_buffer_flush_)
+
+ISM_F_ALIAS(pmpi_buffer_flush_f08_, pmpi_buffer_flush_)
+ISM_F_WEAK(mpi_buffer_flush_f08_, pmpi_buffer_flush_)
+
+void pmpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_buffer_iflush_(MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Buffer_iflush(&c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_buffer_iflush_, pmpi_buffer_iflush_)
+
+ISM_F_ALIAS(pmpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+ISM_F_WEAK(mpi_buffer_iflush_f08_, pmpi_buffer_iflush_)
+
 void pmpi_cancel_(MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_cancel_(MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -173,6 +201,103 @@ ISM_F_WEAK(mpi_cancel_, pmpi_cancel_)
 
 ISM_F_ALIAS(pmpi_cancel_f08_, pmpi_cancel_)
 ISM_F_WEAK(mpi_cancel_f08_, pmpi_cancel_)
+
+void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_comm_attach_buffer_(const MPI_Fint *comm, void *buffer, const MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_attach_buffer(PMPI_Comm_f2c(*comm), ism_f_buf(buffer), *size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_attach_buffer_, pmpi_comm_attach_buffer_)
+
+void ism_f08_Comm_attach_buffer(const MPI_Fint *comm, CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierror);
+void ism_f08_Comm_attach_buffer(const MPI_Fint *comm, CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buffer, ISM_F08_IN | ISM_F08_OUT, "MPI_Comm_attach_buffer", &b_buffer);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_attach_buffer(PMPI_Comm_f2c(*comm), b_buffer.buf, *size);
+    ism_f08_done(&b_buffer, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Comm_attach_buffer_c(const MPI_Fint *comm, CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fint *ierror);
+void ism_f08_Comm_attach_buffer_c(const MPI_Fint *comm, CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buffer, ISM_F08_IN | ISM_F08_OUT, "MPI_Comm_attach_buffer_c", &b_buffer);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_attach_buffer_c(PMPI_Comm_f2c(*comm), b_buffer.buf, *size);
+    ism_f08_done(&b_buffer, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_comm_detach_buffer_(const MPI_Fint *comm, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    void *c_buffer_addr = NULL;
+    if (rc == MPI_SUCCESS)
+        (void)buffer_addr;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_detach_buffer(PMPI_Comm_f2c(*comm), &c_buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_detach_buffer_, pmpi_comm_detach_buffer_)
+
+void pmpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_comm_detach_buffer_f08_(const MPI_Fint *comm, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_detach_buffer(PMPI_Comm_f2c(*comm), buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_detach_buffer_f08_, pmpi_comm_detach_buffer_f08_)
+
+void pmpi_comm_detach_buffer_c_f08_(const MPI_Fint *comm, void **buffer_addr, MPI_Count *size, MPI_Fint *ierror);
+void pmpi_comm_detach_buffer_c_f08_(const MPI_Fint *comm, void **buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_detach_buffer_c(PMPI_Comm_f2c(*comm), buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_detach_buffer_c_f08_, pmpi_comm_detach_buffer_c_f08_)
+
+void pmpi_comm_flush_buffer_(const MPI_Fint *comm, MPI_Fint *ierror);
+void pmpi_comm_flush_buffer_(const MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc = PMPI_Comm_flush_buffer(PMPI_Comm_f2c(*comm));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_flush_buffer_, pmpi_comm_flush_buffer_)
+
+ISM_F_ALIAS(pmpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+ISM_F_WEAK(mpi_comm_flush_buffer_f08_, pmpi_comm_flush_buffer_)
+
+void pmpi_comm_iflush_buffer_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_comm_iflush_buffer_(const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_iflush_buffer(PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_iflush_buffer_, pmpi_comm_iflush_buffer_)
+
+ISM_F_ALIAS(pmpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
+ISM_F_WEAK(mpi_comm_iflush_buffer_f08_, pmpi_comm_iflush_buffer_)
 
 void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror);
 void pmpi_get_count_(const MPI_Fint *status, const MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierror)
@@ -1032,6 +1157,103 @@ void ism_f08_Sendrecv_replace_c(CFI_cdesc_t *buf, const MPI_Count *count, const 
     if (ierror)
         *ierror = rc;
 }
+
+void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_session_attach_buffer_(const MPI_Fint *session, void *buffer, const MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_attach_buffer(PMPI_Session_f2c(*session), ism_f_buf(buffer), *size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_attach_buffer_, pmpi_session_attach_buffer_)
+
+void ism_f08_Session_attach_buffer(const MPI_Fint *session, CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierror);
+void ism_f08_Session_attach_buffer(const MPI_Fint *session, CFI_cdesc_t *buffer, const MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buffer, ISM_F08_IN | ISM_F08_OUT, "MPI_Session_attach_buffer", &b_buffer);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Session_attach_buffer(PMPI_Session_f2c(*session), b_buffer.buf, *size);
+    ism_f08_done(&b_buffer, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Session_attach_buffer_c(const MPI_Fint *session, CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fint *ierror);
+void ism_f08_Session_attach_buffer_c(const MPI_Fint *session, CFI_cdesc_t *buffer, const MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buffer = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buffer, ISM_F08_IN | ISM_F08_OUT, "MPI_Session_attach_buffer_c", &b_buffer);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Session_attach_buffer_c(PMPI_Session_f2c(*session), b_buffer.buf, *size);
+    ism_f08_done(&b_buffer, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_session_detach_buffer_(const MPI_Fint *session, void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    void *c_buffer_addr = NULL;
+    if (rc == MPI_SUCCESS)
+        (void)buffer_addr;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), &c_buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_detach_buffer_, pmpi_session_detach_buffer_)
+
+void pmpi_session_detach_buffer_f08_(const MPI_Fint *session, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
+void pmpi_session_detach_buffer_f08_(const MPI_Fint *session, void **buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_detach_buffer(PMPI_Session_f2c(*session), buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_detach_buffer_f08_, pmpi_session_detach_buffer_f08_)
+
+void pmpi_session_detach_buffer_c_f08_(const MPI_Fint *session, void **buffer_addr, MPI_Count *size, MPI_Fint *ierror);
+void pmpi_session_detach_buffer_c_f08_(const MPI_Fint *session, void **buffer_addr, MPI_Count *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_detach_buffer_c(PMPI_Session_f2c(*session), buffer_addr, size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_detach_buffer_c_f08_, pmpi_session_detach_buffer_c_f08_)
+
+void pmpi_session_flush_buffer_(const MPI_Fint *session, MPI_Fint *ierror);
+void pmpi_session_flush_buffer_(const MPI_Fint *session, MPI_Fint *ierror)
+{
+    int rc = PMPI_Session_flush_buffer(PMPI_Session_f2c(*session));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_flush_buffer_, pmpi_session_flush_buffer_)
+
+ISM_F_ALIAS(pmpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+ISM_F_WEAK(mpi_session_flush_buffer_f08_, pmpi_session_flush_buffer_)
+
+void pmpi_session_iflush_buffer_(const MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_session_iflush_buffer_(const MPI_Fint *session, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Session_iflush_buffer(PMPI_Session_f2c(*session), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_session_iflush_buffer_, pmpi_session_iflush_buffer_)
+
+ISM_F_ALIAS(pmpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
+ISM_F_WEAK(mpi_session_iflush_buffer_f08_, pmpi_session_iflush_buffer_)
 
 void pmpi_ssend_(const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror);
 void pmpi_ssend_(const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *dest, const MPI_Fint *tag, const MPI_Fint *comm, MPI_Fint *ierror)
@@ -2057,6 +2279,15 @@ ISM_F_WEAK(mpi_type_get_envelope_, pmpi_type_get_envelope_)
 ISM_F_ALIAS(pmpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
 ISM_F_WEAK(mpi_type_get_envelope_f08_, pmpi_type_get_envelope_)
 
+void pmpi_type_get_envelope_c_f08_(const MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror);
+void pmpi_type_get_envelope_c_f08_(const MPI_Fint *datatype, MPI_Count *num_integers, MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes, MPI_Fint *combiner, MPI_Fint *ierror)
+{
+    int rc = PMPI_Type_get_envelope_c(PMPI_Type_f2c(*datatype), num_integers, num_addresses, num_large_counts, num_datatypes, combiner);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_type_get_envelope_c_f08_, pmpi_type_get_envelope_c_f08_)
+
 void pmpi_type_get_extent_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror);
 void pmpi_type_get_extent_(const MPI_Fint *datatype, MPI_Aint *lb, MPI_Aint *extent, MPI_Fint *ierror)
 {
@@ -2104,6 +2335,22 @@ ISM_F_WEAK(mpi_type_get_true_extent_x_, pmpi_type_get_true_extent_x_)
 
 ISM_F_ALIAS(pmpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
 ISM_F_WEAK(mpi_type_get_true_extent_x_f08_, pmpi_type_get_true_extent_x_)
+
+void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror);
+void pmpi_type_get_value_index_(const MPI_Fint *value_type, const MPI_Fint *index_type, MPI_Fint *pair_type, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Datatype c_pair_type = MPI_DATATYPE_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Type_get_value_index(PMPI_Type_f2c(*value_type), PMPI_Type_f2c(*index_type), &c_pair_type);
+    *pair_type = ism_abi_f_hold(PMPI_Type_c2f(c_pair_type));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_type_get_value_index_, pmpi_type_get_value_index_)
+
+ISM_F_ALIAS(pmpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
+ISM_F_WEAK(mpi_type_get_value_index_f08_, pmpi_type_get_value_index_)
 
 void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror);
 void pmpi_type_indexed_(const MPI_Fint *count, const MPI_Fint *array_of_blocklengths, const MPI_Fint *array_of_displacements, const MPI_Fint *oldtype, MPI_Fint *newtype, MPI_Fint *ierror)
@@ -2502,6 +2749,26 @@ void ism_f08_Allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, co
         *ierror = rc;
 }
 
+void ism_f08_Allgatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Allgatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Allgatherv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Allgatherv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Allgatherv_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_allreduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror);
 void pmpi_allreduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2776,6 +3043,26 @@ void ism_f08_Alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, co
         *ierror = rc;
 }
 
+void ism_f08_Alltoallv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Alltoallv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Alltoallv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Alltoallv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoallv_init_c(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_alltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror);
 void pmpi_alltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -2983,6 +3270,52 @@ void ism_f08_Alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, co
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Alltoallw_init(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    ism_f_keep_free(rc, request, c_sendtypes);
+    ism_f_keep_free(rc, request, c_recvtypes);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Alltoallw_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Alltoallw_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Datatype *c_sendtypes = NULL;
+    int n_sendtypes = 0;
+    MPI_Datatype *c_recvtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Alltoallw_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS) {
+        n_sendtypes = ism_f_peers(PMPI_Comm_f2c(*comm), ISM_F_SEND);
+        c_sendtypes = ism_f_kept_alloc(n_sendtypes, sizeof *c_sendtypes);
+        if (!c_sendtypes)
+            rc = ism_f_nomem("MPI_Alltoallw_init_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_sendtypes; i++)
+            c_sendtypes[i] = PMPI_Type_f2c(sendtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Alltoallw_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS) {
+        n_recvtypes = ism_f_peers(PMPI_Comm_f2c(*comm), 0);
+        c_recvtypes = ism_f_kept_alloc(n_recvtypes, sizeof *c_recvtypes);
+        if (!c_recvtypes)
+            rc = ism_f_nomem("MPI_Alltoallw_init_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_recvtypes; i++)
+            c_recvtypes[i] = PMPI_Type_f2c(recvtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Alltoallw_init_c(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
@@ -3376,6 +3709,26 @@ void ism_f08_Gatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const
         *ierror = rc;
 }
 
+void ism_f08_Gatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Gatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Gatherv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Gatherv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Gatherv_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_iallgather_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_iallgather_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3455,6 +3808,26 @@ void ism_f08_Iallgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const 
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallgatherv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iallgatherv(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Iallgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Iallgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Iallgatherv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Iallgatherv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iallgatherv_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
@@ -3601,6 +3974,26 @@ void ism_f08_Ialltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const 
         *ierror = rc;
 }
 
+void ism_f08_Ialltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ialltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ialltoallv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ialltoallv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ialltoallv_c(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_ialltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_ialltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3677,6 +4070,52 @@ void ism_f08_Ialltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const 
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ialltoallw(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    ism_f_keep_free(rc, request, c_sendtypes);
+    ism_f_keep_free(rc, request, c_recvtypes);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Ialltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ialltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Datatype *c_sendtypes = NULL;
+    int n_sendtypes = 0;
+    MPI_Datatype *c_recvtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ialltoallw_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS) {
+        n_sendtypes = ism_f_peers(PMPI_Comm_f2c(*comm), ISM_F_SEND);
+        c_sendtypes = ism_f_kept_alloc(n_sendtypes, sizeof *c_sendtypes);
+        if (!c_sendtypes)
+            rc = ism_f_nomem("MPI_Ialltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_sendtypes; i++)
+            c_sendtypes[i] = PMPI_Type_f2c(sendtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ialltoallw_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS) {
+        n_recvtypes = ism_f_peers(PMPI_Comm_f2c(*comm), 0);
+        c_recvtypes = ism_f_kept_alloc(n_recvtypes, sizeof *c_recvtypes);
+        if (!c_recvtypes)
+            rc = ism_f_nomem("MPI_Ialltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_recvtypes; i++)
+            c_recvtypes[i] = PMPI_Type_f2c(recvtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ialltoallw_c(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
@@ -3886,6 +4325,26 @@ void ism_f08_Igatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount, const MPI
         *ierror = rc;
 }
 
+void ism_f08_Igatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Igatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Igatherv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Igatherv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Igatherv_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), *root, PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_ireduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_ireduce_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -3965,6 +4424,26 @@ void ism_f08_Ireduce_scatter(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const M
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_scatter", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ireduce_scatter(b_sendbuf.buf, b_recvbuf.buf, recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Ireduce_scatter_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ireduce_scatter_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ireduce_scatter_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ireduce_scatter_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ireduce_scatter_c(b_sendbuf.buf, b_recvbuf.buf, recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
@@ -4157,6 +4636,26 @@ void ism_f08_Iscatterv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, const M
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Iscatterv", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Iscatterv(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Iscatterv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Iscatterv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Iscatterv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT, "MPI_Iscatterv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Iscatterv_c(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (MPI_Count)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
@@ -4514,6 +5013,26 @@ void ism_f08_Reduce_scatter_init(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, con
         *ierror = rc;
 }
 
+void ism_f08_Reduce_scatter_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Reduce_scatter_init_c(CFI_cdesc_t *sendbuf, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Reduce_scatter_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Reduce_scatter_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Reduce_scatter_init_c(b_sendbuf.buf, b_recvbuf.buf, recvcounts, PMPI_Type_f2c(*datatype), PMPI_Op_f2c(*op), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_scan_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror);
 void pmpi_scan_(const void *sendbuf, void *recvbuf, const MPI_Fint *count, const MPI_Fint *datatype, const MPI_Fint *op, const MPI_Fint *comm, MPI_Fint *ierror)
 {
@@ -4781,6 +5300,26 @@ void ism_f08_Scatterv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts, con
         rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scatterv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Scatterv_init(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (int)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Scatterv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Scatterv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *displs, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcount, const MPI_Fint *recvtype, const MPI_Fint *root, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Scatterv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(recvbuf, *recvcount, PMPI_Type_f2c(*recvtype), ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Scatterv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Scatterv_init_c(b_sendbuf.buf, sendcounts, displs, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, (MPI_Count)b_recvbuf.count, b_recvbuf.type, *root, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
@@ -5916,6 +6455,26 @@ void ism_f08_Ineighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcoun
         *ierror = rc;
 }
 
+void ism_f08_Ineighbor_allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ineighbor_allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Ineighbor_allgatherv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_allgatherv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ineighbor_allgatherv_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_ineighbor_alltoall_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_ineighbor_alltoall_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcount, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6002,6 +6561,26 @@ void ism_f08_Ineighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
         *ierror = rc;
 }
 
+void ism_f08_Ineighbor_alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ineighbor_alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ineighbor_alltoallv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_alltoallv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ineighbor_alltoallv_c(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_ineighbor_alltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_ineighbor_alltoallw_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6078,6 +6657,52 @@ void ism_f08_Ineighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoallw(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, request);
+    ism_f08_done(&b_sendbuf, rc, request);
+    ism_f_keep_free(rc, request, c_sendtypes);
+    ism_f_keep_free(rc, request, c_recvtypes);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Ineighbor_alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Ineighbor_alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Datatype *c_sendtypes = NULL;
+    int n_sendtypes = 0;
+    MPI_Datatype *c_recvtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Ineighbor_alltoallw_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS) {
+        n_sendtypes = ism_f_peers(PMPI_Comm_f2c(*comm), ISM_F_SEND | ISM_F_NEIGHBORS);
+        c_sendtypes = ism_f_kept_alloc(n_sendtypes, sizeof *c_sendtypes);
+        if (!c_sendtypes)
+            rc = ism_f_nomem("MPI_Ineighbor_alltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_sendtypes; i++)
+            c_sendtypes[i] = PMPI_Type_f2c(sendtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Ineighbor_alltoallw_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS) {
+        n_recvtypes = ism_f_peers(PMPI_Comm_f2c(*comm), 0 | ISM_F_NEIGHBORS);
+        c_recvtypes = ism_f_kept_alloc(n_recvtypes, sizeof *c_recvtypes);
+        if (!c_recvtypes)
+            rc = ism_f_nomem("MPI_Ineighbor_alltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_recvtypes; i++)
+            c_recvtypes[i] = PMPI_Type_f2c(recvtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Ineighbor_alltoallw_c(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, request);
     ism_f08_done(&b_sendbuf, rc, request);
@@ -6212,6 +6837,24 @@ void ism_f08_Neighbor_allgatherv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcount
         *ierror = rc;
 }
 
+void ism_f08_Neighbor_allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror);
+void ism_f08_Neighbor_allgatherv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN, "MPI_Neighbor_allgatherv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Neighbor_allgatherv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgatherv_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_neighbor_allgatherv_init_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_neighbor_allgatherv_init_(const void *sendbuf, const MPI_Fint *sendcount, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6238,6 +6881,26 @@ void ism_f08_Neighbor_allgatherv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *send
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_allgatherv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgatherv_init(b_sendbuf.buf, (int)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Neighbor_allgatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Neighbor_allgatherv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcount, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *displs, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(sendbuf, *sendcount, PMPI_Type_f2c(*sendtype), ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_allgatherv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_allgatherv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgatherv_init_c(b_sendbuf.buf, (MPI_Count)b_sendbuf.count, b_sendbuf.type, b_recvbuf.buf, recvcounts, displs, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
@@ -6370,6 +7033,24 @@ void ism_f08_Neighbor_alltoallv(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts
         *ierror = rc;
 }
 
+void ism_f08_Neighbor_alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror);
+void ism_f08_Neighbor_alltoallv_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Neighbor_alltoallv_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Neighbor_alltoallv_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallv_c(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_neighbor_alltoallv_init_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_neighbor_alltoallv_init_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Fint *sdispls, const MPI_Fint *sendtype, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Fint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6396,6 +7077,26 @@ void ism_f08_Neighbor_alltoallv_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
         rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoallv_init", &b_recvbuf);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallv_init(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Neighbor_alltoallv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Neighbor_alltoallv_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtype, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtype, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_alltoallv_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoallv_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallv_init_c(b_sendbuf.buf, sendcounts, sdispls, PMPI_Type_f2c(*sendtype), b_recvbuf.buf, recvcounts, rdispls, PMPI_Type_f2c(*recvtype), PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
@@ -6488,6 +7189,52 @@ void ism_f08_Neighbor_alltoallw(CFI_cdesc_t *sendbuf, const MPI_Fint *sendcounts
         *ierror = rc;
 }
 
+void ism_f08_Neighbor_alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror);
+void ism_f08_Neighbor_alltoallw_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Datatype s_sendtypes[8], *c_sendtypes = NULL;
+    int n_sendtypes = 0;
+    MPI_Datatype s_recvtypes[8], *c_recvtypes = NULL;
+    int n_recvtypes = 0;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN, "MPI_Neighbor_alltoallw_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS) {
+        n_sendtypes = ism_f_peers(PMPI_Comm_f2c(*comm), ISM_F_SEND | ISM_F_NEIGHBORS);
+        c_sendtypes = ism_f_alloc(n_sendtypes, sizeof *c_sendtypes, s_sendtypes, 8);
+        if (!c_sendtypes)
+            rc = ism_f_nomem("MPI_Neighbor_alltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_sendtypes; i++)
+            c_sendtypes[i] = PMPI_Type_f2c(sendtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT, "MPI_Neighbor_alltoallw_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS) {
+        n_recvtypes = ism_f_peers(PMPI_Comm_f2c(*comm), 0 | ISM_F_NEIGHBORS);
+        c_recvtypes = ism_f_alloc(n_recvtypes, sizeof *c_recvtypes, s_recvtypes, 8);
+        if (!c_recvtypes)
+            rc = ism_f_nomem("MPI_Neighbor_alltoallw_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_recvtypes; i++)
+            c_recvtypes[i] = PMPI_Type_f2c(recvtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallw_c(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    if (c_sendtypes != s_sendtypes)
+        free(c_sendtypes);
+    if (c_recvtypes != s_recvtypes)
+        free(c_recvtypes);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_neighbor_alltoallw_init_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_neighbor_alltoallw_init_(const void *sendbuf, const MPI_Fint *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, void *recvbuf, const MPI_Fint *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
 {
@@ -6564,6 +7311,52 @@ void ism_f08_Neighbor_alltoallw_init(CFI_cdesc_t *sendbuf, const MPI_Fint *sendc
     }
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoallw_init(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_recvbuf, rc, NULL);
+    ism_f08_done(&b_sendbuf, rc, NULL);
+    ism_f_keep_free(rc, request, c_sendtypes);
+    ism_f_keep_free(rc, request, c_recvtypes);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Neighbor_alltoallw_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Neighbor_alltoallw_init_c(CFI_cdesc_t *sendbuf, const MPI_Count *sendcounts, const MPI_Aint *sdispls, const MPI_Fint *sendtypes, CFI_cdesc_t *recvbuf, const MPI_Count *recvcounts, const MPI_Aint *rdispls, const MPI_Fint *recvtypes, const MPI_Fint *comm, const MPI_Fint *info, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_sendbuf = ISM_F08_BUF_INIT;
+    ism_f08_buf b_recvbuf = ISM_F08_BUF_INIT;
+    MPI_Datatype *c_sendtypes = NULL;
+    int n_sendtypes = 0;
+    MPI_Datatype *c_recvtypes = NULL;
+    int n_recvtypes = 0;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(sendbuf, ISM_F08_IN | ISM_F08_PERSIST, "MPI_Neighbor_alltoallw_init_c", &b_sendbuf);
+    if (rc == MPI_SUCCESS) {
+        n_sendtypes = ism_f_peers(PMPI_Comm_f2c(*comm), ISM_F_SEND | ISM_F_NEIGHBORS);
+        c_sendtypes = ism_f_kept_alloc(n_sendtypes, sizeof *c_sendtypes);
+        if (!c_sendtypes)
+            rc = ism_f_nomem("MPI_Neighbor_alltoallw_init_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_sendtypes; i++)
+            c_sendtypes[i] = PMPI_Type_f2c(sendtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(recvbuf, ISM_F08_IN | ISM_F08_OUT | ISM_F08_PERSIST, "MPI_Neighbor_alltoallw_init_c", &b_recvbuf);
+    if (rc == MPI_SUCCESS) {
+        n_recvtypes = ism_f_peers(PMPI_Comm_f2c(*comm), 0 | ISM_F_NEIGHBORS);
+        c_recvtypes = ism_f_kept_alloc(n_recvtypes, sizeof *c_recvtypes);
+        if (!c_recvtypes)
+            rc = ism_f_nomem("MPI_Neighbor_alltoallw_init_c");
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; rc == MPI_SUCCESS && i < n_recvtypes; i++)
+            c_recvtypes[i] = PMPI_Type_f2c(recvtypes[i]);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallw_init_c(b_sendbuf.buf, sendcounts, sdispls, c_sendtypes, b_recvbuf.buf, recvcounts, rdispls, c_recvtypes, PMPI_Comm_f2c(*comm), PMPI_Info_f2c(*info), &c_request);
     *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
     ism_f08_done(&b_recvbuf, rc, NULL);
     ism_f08_done(&b_sendbuf, rc, NULL);
@@ -6754,6 +7547,22 @@ void ism_f08_Free_mem(CFI_cdesc_t *base, MPI_Fint *ierror)
         *ierror = rc;
 }
 
+void pmpi_get_hw_resource_info_(MPI_Fint *hw_info, MPI_Fint *ierror);
+void pmpi_get_hw_resource_info_(MPI_Fint *hw_info, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_hw_info = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_hw_resource_info(&c_hw_info);
+    *hw_info = ism_abi_f_hold(PMPI_Info_c2f(c_hw_info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_get_hw_resource_info_, pmpi_get_hw_resource_info_)
+
+ISM_F_ALIAS(pmpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+ISM_F_WEAK(mpi_get_hw_resource_info_f08_, pmpi_get_hw_resource_info_)
+
 void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len);
 void pmpi_get_library_version_(char *version, MPI_Fint *resultlen, MPI_Fint *ierror, size_t version_len)
 {
@@ -6809,6 +7618,42 @@ ISM_F_WEAK(mpi_get_version_, pmpi_get_version_)
 
 ISM_F_ALIAS(pmpi_get_version_f08_, pmpi_get_version_)
 ISM_F_WEAK(mpi_get_version_f08_, pmpi_get_version_)
+
+void pmpi_remove_error_class_(const MPI_Fint *errorclass, MPI_Fint *ierror);
+void pmpi_remove_error_class_(const MPI_Fint *errorclass, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_class(*errorclass);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_remove_error_class_, pmpi_remove_error_class_)
+
+ISM_F_ALIAS(pmpi_remove_error_class_f08_, pmpi_remove_error_class_)
+ISM_F_WEAK(mpi_remove_error_class_f08_, pmpi_remove_error_class_)
+
+void pmpi_remove_error_code_(const MPI_Fint *errorcode, MPI_Fint *ierror);
+void pmpi_remove_error_code_(const MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_code(*errorcode);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_remove_error_code_, pmpi_remove_error_code_)
+
+ISM_F_ALIAS(pmpi_remove_error_code_f08_, pmpi_remove_error_code_)
+ISM_F_WEAK(mpi_remove_error_code_f08_, pmpi_remove_error_code_)
+
+void pmpi_remove_error_string_(const MPI_Fint *errorcode, MPI_Fint *ierror);
+void pmpi_remove_error_string_(const MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_Remove_error_string(*errorcode);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_remove_error_string_, pmpi_remove_error_string_)
+
+ISM_F_ALIAS(pmpi_remove_error_string_f08_, pmpi_remove_error_string_)
+ISM_F_WEAK(mpi_remove_error_string_f08_, pmpi_remove_error_string_)
 
 void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierror);
 void pmpi_session_call_errhandler_(const MPI_Fint *session, const MPI_Fint *errorcode, MPI_Fint *ierror)
@@ -7109,6 +7954,22 @@ ISM_F_WEAK(mpi_abort_, pmpi_abort_)
 ISM_F_ALIAS(pmpi_abort_f08_, pmpi_abort_)
 ISM_F_WEAK(mpi_abort_f08_, pmpi_abort_)
 
+void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror);
+void pmpi_comm_get_parent_(MPI_Fint *parent, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Comm c_parent = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Comm_get_parent(&c_parent);
+    *parent = ism_abi_f_hold(PMPI_Comm_c2f(c_parent));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_comm_get_parent_, pmpi_comm_get_parent_)
+
+ISM_F_ALIAS(pmpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
+ISM_F_WEAK(mpi_comm_get_parent_f08_, pmpi_comm_get_parent_)
+
 void pmpi_finalize_(MPI_Fint *ierror);
 void pmpi_finalize_(MPI_Fint *ierror)
 {
@@ -7366,6 +8227,34 @@ ISM_F_WEAK(mpi_status_set_elements_x_, pmpi_status_set_elements_x_)
 
 ISM_F_ALIAS(pmpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
 ISM_F_WEAK(mpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
+
+void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror);
+void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_info = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Abi_get_info(&c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_abi_get_info_, pmpi_abi_get_info_)
+
+ISM_F_ALIAS(pmpi_abi_get_info_f08_, pmpi_abi_get_info_)
+ISM_F_WEAK(mpi_abi_get_info_f08_, pmpi_abi_get_info_)
+
+void pmpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror);
+void pmpi_abi_get_version_(MPI_Fint *abi_major, MPI_Fint *abi_minor, MPI_Fint *ierror)
+{
+    int rc = PMPI_Abi_get_version(abi_major, abi_minor);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_abi_get_version_, pmpi_abi_get_version_)
+
+ISM_F_ALIAS(pmpi_abi_get_version_f08_, pmpi_abi_get_version_)
+ISM_F_WEAK(mpi_abi_get_version_f08_, pmpi_abi_get_version_)
 
 void pmpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror);
 void pmpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror)

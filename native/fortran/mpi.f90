@@ -314,12 +314,45 @@ MODULE mpi
       MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN, &
       MPI_TYPE_NULL_DELETE_FN
   INTERFACE
+    SUBROUTINE MPI_Buffer_flush(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Buffer_flush
+    SUBROUTINE MPI_Buffer_iflush(request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Buffer_iflush
     SUBROUTINE MPI_Cancel(request, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(INOUT) :: request
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Cancel
+    SUBROUTINE MPI_Comm_detach_buffer(comm, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: comm
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      TYPE(*) :: buffer_addr(*)
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_detach_buffer
+    SUBROUTINE MPI_Comm_flush_buffer(comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_flush_buffer
+    SUBROUTINE MPI_Comm_iflush_buffer(comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_iflush_buffer
     SUBROUTINE MPI_Get_count(status, datatype, count, ierror)
       IMPORT
       IMPLICIT NONE
@@ -382,6 +415,28 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: status(MPI_STATUS_SIZE)
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Request_get_status
+    SUBROUTINE MPI_Session_detach_buffer(session, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: session
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr
+      TYPE(*) :: buffer_addr(*)
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_detach_buffer
+    SUBROUTINE MPI_Session_flush_buffer(session, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: session
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_flush_buffer
+    SUBROUTINE MPI_Session_iflush_buffer(session, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: session
+      INTEGER, INTENT(OUT) :: request
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_iflush_buffer
     SUBROUTINE MPI_Start(request, ierror)
       IMPORT
       IMPLICIT NONE
@@ -726,6 +781,14 @@ MODULE mpi
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_get_true_extent_x
+    SUBROUTINE MPI_Type_get_value_index(value_type, index_type, pair_type, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: value_type
+      INTEGER, INTENT(IN) :: index_type
+      INTEGER, INTENT(OUT) :: pair_type
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Type_get_value_index
     SUBROUTINE MPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
         newtype, ierror)
       IMPORT
@@ -1542,6 +1605,12 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: resultlen
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Error_string
+    SUBROUTINE MPI_Get_hw_resource_info(hw_info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: hw_info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_hw_resource_info
     SUBROUTINE MPI_Get_library_version(version, resultlen, ierror)
       IMPORT
       IMPLICIT NONE
@@ -1563,6 +1632,24 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: subversion
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Get_version
+    SUBROUTINE MPI_Remove_error_class(errorclass, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorclass
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_class
+    SUBROUTINE MPI_Remove_error_code(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_code
+    SUBROUTINE MPI_Remove_error_string(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_string
     SUBROUTINE MPI_Session_call_errhandler(session, errorcode, ierror)
       IMPORT
       IMPLICIT NONE
@@ -1702,6 +1789,12 @@ MODULE mpi
       INTEGER, INTENT(IN) :: errorcode
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Abort
+    SUBROUTINE MPI_Comm_get_parent(parent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: parent
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_get_parent
     SUBROUTINE MPI_Finalize(ierror)
       IMPORT
       IMPLICIT NONE
@@ -1829,6 +1922,19 @@ MODULE mpi
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_set_elements_x
+    SUBROUTINE MPI_Abi_get_info(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_info
+    SUBROUTINE MPI_Abi_get_version(abi_major, abi_minor, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: abi_major
+      INTEGER, INTENT(OUT) :: abi_minor
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_version
     SUBROUTINE MPI_Pcontrol(level, ierror)
       IMPORT
       IMPLICIT NONE

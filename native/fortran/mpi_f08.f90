@@ -666,6 +666,21 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Buffer_detach_c_f08
   END INTERFACE MPI_Buffer_detach
+  INTERFACE MPI_Buffer_flush
+    SUBROUTINE MPI_Buffer_flush_f08(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Buffer_flush_f08
+  END INTERFACE MPI_Buffer_flush
+  INTERFACE MPI_Buffer_iflush
+    SUBROUTINE MPI_Buffer_iflush_f08(request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Buffer_iflush_f08
+  END INTERFACE MPI_Buffer_iflush
   INTERFACE MPI_Cancel
     SUBROUTINE MPI_Cancel_f08(request, ierror)
       IMPORT
@@ -674,6 +689,59 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Cancel_f08
   END INTERFACE MPI_Cancel
+  INTERFACE MPI_Comm_attach_buffer
+    SUBROUTINE MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_attach_buffer_f08ts
+    SUBROUTINE MPI_Comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_attach_buffer_c_f08ts
+  END INTERFACE MPI_Comm_attach_buffer
+  INTERFACE MPI_Comm_detach_buffer
+    SUBROUTINE MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_detach_buffer_f08
+    SUBROUTINE MPI_Comm_detach_buffer_c_f08(comm, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_detach_buffer_c_f08
+  END INTERFACE MPI_Comm_detach_buffer
+  INTERFACE MPI_Comm_flush_buffer
+    SUBROUTINE MPI_Comm_flush_buffer_f08(comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_flush_buffer_f08
+  END INTERFACE MPI_Comm_flush_buffer
+  INTERFACE MPI_Comm_iflush_buffer
+    SUBROUTINE MPI_Comm_iflush_buffer_f08(comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_iflush_buffer_f08
+  END INTERFACE MPI_Comm_iflush_buffer
   INTERFACE MPI_Get_count
     SUBROUTINE MPI_Get_count_f08(status, datatype, count, ierror)
       IMPORT
@@ -1224,6 +1292,59 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Sendrecv_replace_c_f08ts
   END INTERFACE MPI_Sendrecv_replace
+  INTERFACE MPI_Session_attach_buffer
+    SUBROUTINE MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_attach_buffer_f08ts
+    SUBROUTINE MPI_Session_attach_buffer_c_f08ts(session, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_attach_buffer_c_f08ts
+  END INTERFACE MPI_Session_attach_buffer
+  INTERFACE MPI_Session_detach_buffer
+    SUBROUTINE MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_detach_buffer_f08
+    SUBROUTINE MPI_Session_detach_buffer_c_f08(session, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_detach_buffer_c_f08
+  END INTERFACE MPI_Session_detach_buffer
+  INTERFACE MPI_Session_flush_buffer
+    SUBROUTINE MPI_Session_flush_buffer_f08(session, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_flush_buffer_f08
+  END INTERFACE MPI_Session_flush_buffer
+  INTERFACE MPI_Session_iflush_buffer
+    SUBROUTINE MPI_Session_iflush_buffer_f08(session, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Session_iflush_buffer_f08
+  END INTERFACE MPI_Session_iflush_buffer
   INTERFACE MPI_Ssend
     SUBROUTINE MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
@@ -1835,6 +1956,18 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: combiner
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_get_envelope_f08
+    SUBROUTINE MPI_Type_get_envelope_c_f08(datatype, num_integers, num_addresses, &
+        num_large_counts, num_datatypes, combiner, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
+      INTEGER, INTENT(OUT) :: combiner
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Type_get_envelope_c_f08
   END INTERFACE MPI_Type_get_envelope
   INTERFACE MPI_Type_get_extent
     SUBROUTINE MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
@@ -1876,6 +2009,16 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_get_true_extent_x_f08
   END INTERFACE MPI_Type_get_true_extent_x
+  INTERFACE MPI_Type_get_value_index
+    SUBROUTINE MPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Datatype), INTENT(IN) :: value_type
+      TYPE(MPI_Datatype), INTENT(IN) :: index_type
+      TYPE(MPI_Datatype), INTENT(OUT) :: pair_type
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Type_get_value_index_f08
+  END INTERFACE MPI_Type_get_value_index
   INTERFACE MPI_Type_indexed
     SUBROUTINE MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, &
         oldtype, newtype, ierror)
@@ -2126,6 +2269,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Allgatherv_init_f08ts
+    SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Allgatherv_init_c_f08ts
   END INTERFACE MPI_Allgatherv_init
   INTERFACE MPI_Allreduce
     SUBROUTINE MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -2291,6 +2450,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Alltoallv_init_f08ts
+    SUBROUTINE MPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Alltoallv_init_c_f08ts
   END INTERFACE MPI_Alltoallv_init
   INTERFACE MPI_Alltoallw
     SUBROUTINE MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
@@ -2342,6 +2518,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Alltoallw_init_f08ts
+    SUBROUTINE MPI_Alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Alltoallw_init_c_f08ts
   END INTERFACE MPI_Alltoallw_init
   INTERFACE MPI_Barrier
     SUBROUTINE MPI_Barrier_f08(comm, ierror)
@@ -2577,6 +2770,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Gatherv_init_f08ts
+    SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, root, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Gatherv_init_c_f08ts
   END INTERFACE MPI_Gatherv_init
   INTERFACE MPI_Iallgather
     SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -2624,6 +2834,21 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Iallgatherv_f08ts
+    SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Iallgatherv_c_f08ts
   END INTERFACE MPI_Iallgatherv
   INTERFACE MPI_Iallreduce
     SUBROUTINE MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
@@ -2698,6 +2923,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ialltoallv_f08ts
+    SUBROUTINE MPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ialltoallv_c_f08ts
   END INTERFACE MPI_Ialltoallv
   INTERFACE MPI_Ialltoallw
     SUBROUTINE MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
@@ -2716,6 +2957,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ialltoallw_f08ts
+    SUBROUTINE MPI_Ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ialltoallw_c_f08ts
   END INTERFACE MPI_Ialltoallw
   INTERFACE MPI_Ibarrier
     SUBROUTINE MPI_Ibarrier_f08(comm, request, ierror)
@@ -2825,6 +3082,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Igatherv_f08ts
+    SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Igatherv_c_f08ts
   END INTERFACE MPI_Igatherv
   INTERFACE MPI_Ireduce
     SUBROUTINE MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
@@ -2869,6 +3142,19 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ireduce_scatter_f08ts
+    SUBROUTINE MPI_Ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ireduce_scatter_c_f08ts
   END INTERFACE MPI_Ireduce_scatter
   INTERFACE MPI_Ireduce_scatter_block
     SUBROUTINE MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
@@ -2973,6 +3259,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Iscatterv_f08ts
+    SUBROUTINE MPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Iscatterv_c_f08ts
   END INTERFACE MPI_Iscatterv
   INTERFACE MPI_Op_commutative
     SUBROUTINE MPI_Op_commutative_f08(op, commute, ierror)
@@ -3176,6 +3478,20 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Reduce_scatter_init_f08ts
+    SUBROUTINE MPI_Reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Reduce_scatter_init_c_f08ts
   END INTERFACE MPI_Reduce_scatter_init
   INTERFACE MPI_Scan
     SUBROUTINE MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -3345,6 +3661,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Scatterv_init_f08ts
+    SUBROUTINE MPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+        recvcount, recvtype, root, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Scatterv_init_c_f08ts
   END INTERFACE MPI_Scatterv_init
   INTERFACE MPI_Comm_compare
     SUBROUTINE MPI_Comm_compare_f08(comm1, comm2, result, ierror)
@@ -4116,6 +4449,21 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ineighbor_allgatherv_f08ts
+    SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts
   END INTERFACE MPI_Ineighbor_allgatherv
   INTERFACE MPI_Ineighbor_alltoall
     SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -4164,6 +4512,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ineighbor_alltoallv_f08ts
+    SUBROUTINE MPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ineighbor_alltoallv_c_f08ts
   END INTERFACE MPI_Ineighbor_alltoallv
   INTERFACE MPI_Ineighbor_alltoallw
     SUBROUTINE MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -4182,6 +4546,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Ineighbor_alltoallw_f08ts
+    SUBROUTINE MPI_Ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Ineighbor_alltoallw_c_f08ts
   END INTERFACE MPI_Ineighbor_alltoallw
   INTERFACE MPI_Neighbor_allgather
     SUBROUTINE MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -4258,6 +4638,20 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_allgatherv_f08ts
+    SUBROUTINE MPI_Neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_allgatherv_c_f08ts
   END INTERFACE MPI_Neighbor_allgatherv
   INTERFACE MPI_Neighbor_allgatherv_init
     SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
@@ -4276,6 +4670,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts
+    SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts
   END INTERFACE MPI_Neighbor_allgatherv_init
   INTERFACE MPI_Neighbor_alltoall
     SUBROUTINE MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -4353,6 +4763,21 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_alltoallv_f08ts
+    SUBROUTINE MPI_Neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_alltoallv_c_f08ts
   END INTERFACE MPI_Neighbor_alltoallv
   INTERFACE MPI_Neighbor_alltoallv_init
     SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
@@ -4372,6 +4797,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts
+    SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08ts
   END INTERFACE MPI_Neighbor_alltoallv_init
   INTERFACE MPI_Neighbor_alltoallw
     SUBROUTINE MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -4389,6 +4831,21 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_alltoallw_f08ts
+    SUBROUTINE MPI_Neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_alltoallw_c_f08ts
   END INTERFACE MPI_Neighbor_alltoallw
   INTERFACE MPI_Neighbor_alltoallw_init
     SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
@@ -4408,6 +4865,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts
+    SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08ts
   END INTERFACE MPI_Neighbor_alltoallw_init
   INTERFACE MPI_Topo_test
     SUBROUTINE MPI_Topo_test_f08(comm, status, ierror)
@@ -4525,6 +4999,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Free_mem_f08ts
   END INTERFACE MPI_Free_mem
+  INTERFACE MPI_Get_hw_resource_info
+    SUBROUTINE MPI_Get_hw_resource_info_f08(hw_info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: hw_info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_hw_resource_info_f08
+  END INTERFACE MPI_Get_hw_resource_info
   INTERFACE MPI_Get_library_version
     SUBROUTINE MPI_Get_library_version_f08(version, resultlen, ierror)
       IMPORT
@@ -4552,6 +5034,30 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Get_version_f08
   END INTERFACE MPI_Get_version
+  INTERFACE MPI_Remove_error_class
+    SUBROUTINE MPI_Remove_error_class_f08(errorclass, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorclass
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_class_f08
+  END INTERFACE MPI_Remove_error_class
+  INTERFACE MPI_Remove_error_code
+    SUBROUTINE MPI_Remove_error_code_f08(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_code_f08
+  END INTERFACE MPI_Remove_error_code
+  INTERFACE MPI_Remove_error_string
+    SUBROUTINE MPI_Remove_error_string_f08(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Remove_error_string_f08
+  END INTERFACE MPI_Remove_error_string
   INTERFACE MPI_Session_call_errhandler
     SUBROUTINE MPI_Session_call_errhandler_f08(session, errorcode, ierror)
       IMPORT
@@ -4717,6 +5223,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Abort_f08
   END INTERFACE MPI_Abort
+  INTERFACE MPI_Comm_get_parent
+    SUBROUTINE MPI_Comm_get_parent_f08(parent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(OUT) :: parent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Comm_get_parent_f08
+  END INTERFACE MPI_Comm_get_parent
   INTERFACE MPI_Finalize
     SUBROUTINE MPI_Finalize_f08(ierror)
       IMPORT
@@ -4888,6 +5402,23 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_set_elements_x_f08
   END INTERFACE MPI_Status_set_elements_x
+  INTERFACE MPI_Abi_get_info
+    SUBROUTINE MPI_Abi_get_info_f08(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_info_f08
+  END INTERFACE MPI_Abi_get_info
+  INTERFACE MPI_Abi_get_version
+    SUBROUTINE MPI_Abi_get_version_f08(abi_major, abi_minor, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: abi_major
+      INTEGER, INTENT(OUT) :: abi_minor
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_version_f08
+  END INTERFACE MPI_Abi_get_version
   INTERFACE MPI_Pcontrol
     SUBROUTINE MPI_Pcontrol_f08(level, ierror)
       IMPORT
@@ -5014,6 +5545,21 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Buffer_detach_c_f08
   END INTERFACE PMPI_Buffer_detach
+  INTERFACE PMPI_Buffer_flush
+    SUBROUTINE PMPI_Buffer_flush_f08(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Buffer_flush_f08
+  END INTERFACE PMPI_Buffer_flush
+  INTERFACE PMPI_Buffer_iflush
+    SUBROUTINE PMPI_Buffer_iflush_f08(request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Buffer_iflush_f08
+  END INTERFACE PMPI_Buffer_iflush
   INTERFACE PMPI_Cancel
     SUBROUTINE PMPI_Cancel_f08(request, ierror)
       IMPORT
@@ -5022,6 +5568,59 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Cancel_f08
   END INTERFACE PMPI_Cancel
+  INTERFACE PMPI_Comm_attach_buffer
+    SUBROUTINE PMPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_attach_buffer_f08ts
+    SUBROUTINE PMPI_Comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_attach_buffer_c_f08ts
+  END INTERFACE PMPI_Comm_attach_buffer
+  INTERFACE PMPI_Comm_detach_buffer
+    SUBROUTINE PMPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_detach_buffer_f08
+    SUBROUTINE PMPI_Comm_detach_buffer_c_f08(comm, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_detach_buffer_c_f08
+  END INTERFACE PMPI_Comm_detach_buffer
+  INTERFACE PMPI_Comm_flush_buffer
+    SUBROUTINE PMPI_Comm_flush_buffer_f08(comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_flush_buffer_f08
+  END INTERFACE PMPI_Comm_flush_buffer
+  INTERFACE PMPI_Comm_iflush_buffer
+    SUBROUTINE PMPI_Comm_iflush_buffer_f08(comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_iflush_buffer_f08
+  END INTERFACE PMPI_Comm_iflush_buffer
   INTERFACE PMPI_Get_count
     SUBROUTINE PMPI_Get_count_f08(status, datatype, count, ierror)
       IMPORT
@@ -5572,6 +6171,59 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Sendrecv_replace_c_f08ts
   END INTERFACE PMPI_Sendrecv_replace
+  INTERFACE PMPI_Session_attach_buffer
+    SUBROUTINE PMPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_attach_buffer_f08ts
+    SUBROUTINE PMPI_Session_attach_buffer_c_f08ts(session, buffer, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_attach_buffer_c_f08ts
+  END INTERFACE PMPI_Session_attach_buffer
+  INTERFACE PMPI_Session_detach_buffer
+    SUBROUTINE PMPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_detach_buffer_f08
+    SUBROUTINE PMPI_Session_detach_buffer_c_f08(session, buffer_addr, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_detach_buffer_c_f08
+  END INTERFACE PMPI_Session_detach_buffer
+  INTERFACE PMPI_Session_flush_buffer
+    SUBROUTINE PMPI_Session_flush_buffer_f08(session, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_flush_buffer_f08
+  END INTERFACE PMPI_Session_flush_buffer
+  INTERFACE PMPI_Session_iflush_buffer
+    SUBROUTINE PMPI_Session_iflush_buffer_f08(session, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Session_iflush_buffer_f08
+  END INTERFACE PMPI_Session_iflush_buffer
   INTERFACE PMPI_Ssend
     SUBROUTINE PMPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
@@ -6183,6 +6835,18 @@ MODULE mpi_f08
       INTEGER, INTENT(OUT) :: combiner
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_get_envelope_f08
+    SUBROUTINE PMPI_Type_get_envelope_c_f08(datatype, num_integers, num_addresses, &
+        num_large_counts, num_datatypes, combiner, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
+      INTEGER, INTENT(OUT) :: combiner
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Type_get_envelope_c_f08
   END INTERFACE PMPI_Type_get_envelope
   INTERFACE PMPI_Type_get_extent
     SUBROUTINE PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
@@ -6224,6 +6888,16 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_get_true_extent_x_f08
   END INTERFACE PMPI_Type_get_true_extent_x
+  INTERFACE PMPI_Type_get_value_index
+    SUBROUTINE PMPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Datatype), INTENT(IN) :: value_type
+      TYPE(MPI_Datatype), INTENT(IN) :: index_type
+      TYPE(MPI_Datatype), INTENT(OUT) :: pair_type
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Type_get_value_index_f08
+  END INTERFACE PMPI_Type_get_value_index
   INTERFACE PMPI_Type_indexed
     SUBROUTINE PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, &
         oldtype, newtype, ierror)
@@ -6475,6 +7149,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Allgatherv_init_f08ts
+    SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Allgatherv_init_c_f08ts
   END INTERFACE PMPI_Allgatherv_init
   INTERFACE PMPI_Allreduce
     SUBROUTINE PMPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -6640,6 +7330,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Alltoallv_init_f08ts
+    SUBROUTINE PMPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Alltoallv_init_c_f08ts
   END INTERFACE PMPI_Alltoallv_init
   INTERFACE PMPI_Alltoallw
     SUBROUTINE PMPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
@@ -6691,6 +7398,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Alltoallw_init_f08ts
+    SUBROUTINE PMPI_Alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Alltoallw_init_c_f08ts
   END INTERFACE PMPI_Alltoallw_init
   INTERFACE PMPI_Barrier
     SUBROUTINE PMPI_Barrier_f08(comm, ierror)
@@ -6926,6 +7650,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Gatherv_init_f08ts
+    SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, root, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Gatherv_init_c_f08ts
   END INTERFACE PMPI_Gatherv_init
   INTERFACE PMPI_Iallgather
     SUBROUTINE PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
@@ -6973,6 +7714,21 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Iallgatherv_f08ts
+    SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Iallgatherv_c_f08ts
   END INTERFACE PMPI_Iallgatherv
   INTERFACE PMPI_Iallreduce
     SUBROUTINE PMPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
@@ -7047,6 +7803,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ialltoallv_f08ts
+    SUBROUTINE PMPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ialltoallv_c_f08ts
   END INTERFACE PMPI_Ialltoallv
   INTERFACE PMPI_Ialltoallw
     SUBROUTINE PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -7065,6 +7837,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ialltoallw_f08ts
+    SUBROUTINE PMPI_Ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ialltoallw_c_f08ts
   END INTERFACE PMPI_Ialltoallw
   INTERFACE PMPI_Ibarrier
     SUBROUTINE PMPI_Ibarrier_f08(comm, request, ierror)
@@ -7174,6 +7962,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Igatherv_f08ts
+    SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Igatherv_c_f08ts
   END INTERFACE PMPI_Igatherv
   INTERFACE PMPI_Ireduce
     SUBROUTINE PMPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
@@ -7219,6 +8023,19 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ireduce_scatter_f08ts
+    SUBROUTINE PMPI_Ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ireduce_scatter_c_f08ts
   END INTERFACE PMPI_Ireduce_scatter
   INTERFACE PMPI_Ireduce_scatter_block
     SUBROUTINE PMPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
@@ -7323,6 +8140,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Iscatterv_f08ts
+    SUBROUTINE PMPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Iscatterv_c_f08ts
   END INTERFACE PMPI_Iscatterv
   INTERFACE PMPI_Op_commutative
     SUBROUTINE PMPI_Op_commutative_f08(op, commute, ierror)
@@ -7526,6 +8359,20 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Reduce_scatter_init_f08ts
+    SUBROUTINE PMPI_Reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Reduce_scatter_init_c_f08ts
   END INTERFACE PMPI_Reduce_scatter_init
   INTERFACE PMPI_Scan
     SUBROUTINE PMPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
@@ -7695,6 +8542,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Scatterv_init_f08ts
+    SUBROUTINE PMPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, &
+        recvcount, recvtype, root, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Scatterv_init_c_f08ts
   END INTERFACE PMPI_Scatterv_init
   INTERFACE PMPI_Comm_compare
     SUBROUTINE PMPI_Comm_compare_f08(comm1, comm2, result, ierror)
@@ -8466,6 +9330,21 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts
+    SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts
   END INTERFACE PMPI_Ineighbor_allgatherv
   INTERFACE PMPI_Ineighbor_alltoall
     SUBROUTINE PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -8514,6 +9393,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts
+    SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08ts
   END INTERFACE PMPI_Ineighbor_alltoallv
   INTERFACE PMPI_Ineighbor_alltoallw
     SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -8532,6 +9427,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts
+    SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08ts
   END INTERFACE PMPI_Ineighbor_alltoallw
   INTERFACE PMPI_Neighbor_allgather
     SUBROUTINE PMPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -8608,6 +9519,20 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_allgatherv_f08ts
+    SUBROUTINE PMPI_Neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_allgatherv_c_f08ts
   END INTERFACE PMPI_Neighbor_allgatherv
   INTERFACE PMPI_Neighbor_allgatherv_init
     SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
@@ -8626,6 +9551,22 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts
+    SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts
   END INTERFACE PMPI_Neighbor_allgatherv_init
   INTERFACE PMPI_Neighbor_alltoall
     SUBROUTINE PMPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
@@ -8703,6 +9644,21 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_alltoallv_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_alltoallv_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoallv
   INTERFACE PMPI_Neighbor_alltoallv_init
     SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, &
@@ -8722,6 +9678,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, &
+        recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoallv_init
   INTERFACE PMPI_Neighbor_alltoallw
     SUBROUTINE PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
@@ -8739,6 +9712,21 @@ MODULE mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_alltoallw_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_alltoallw_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoallw
   INTERFACE PMPI_Neighbor_alltoallw_init
     SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
@@ -8758,6 +9746,23 @@ MODULE mpi_f08
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts
+    SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08ts
   END INTERFACE PMPI_Neighbor_alltoallw_init
   INTERFACE PMPI_Topo_test
     SUBROUTINE PMPI_Topo_test_f08(comm, status, ierror)
@@ -8875,6 +9880,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Free_mem_f08ts
   END INTERFACE PMPI_Free_mem
+  INTERFACE PMPI_Get_hw_resource_info
+    SUBROUTINE PMPI_Get_hw_resource_info_f08(hw_info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: hw_info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Get_hw_resource_info_f08
+  END INTERFACE PMPI_Get_hw_resource_info
   INTERFACE PMPI_Get_library_version
     SUBROUTINE PMPI_Get_library_version_f08(version, resultlen, ierror)
       IMPORT
@@ -8902,6 +9915,30 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Get_version_f08
   END INTERFACE PMPI_Get_version
+  INTERFACE PMPI_Remove_error_class
+    SUBROUTINE PMPI_Remove_error_class_f08(errorclass, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorclass
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Remove_error_class_f08
+  END INTERFACE PMPI_Remove_error_class
+  INTERFACE PMPI_Remove_error_code
+    SUBROUTINE PMPI_Remove_error_code_f08(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Remove_error_code_f08
+  END INTERFACE PMPI_Remove_error_code
+  INTERFACE PMPI_Remove_error_string
+    SUBROUTINE PMPI_Remove_error_string_f08(errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Remove_error_string_f08
+  END INTERFACE PMPI_Remove_error_string
   INTERFACE PMPI_Session_call_errhandler
     SUBROUTINE PMPI_Session_call_errhandler_f08(session, errorcode, ierror)
       IMPORT
@@ -9067,6 +10104,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Abort_f08
   END INTERFACE PMPI_Abort
+  INTERFACE PMPI_Comm_get_parent
+    SUBROUTINE PMPI_Comm_get_parent_f08(parent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(OUT) :: parent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Comm_get_parent_f08
+  END INTERFACE PMPI_Comm_get_parent
   INTERFACE PMPI_Finalize
     SUBROUTINE PMPI_Finalize_f08(ierror)
       IMPORT
@@ -9238,6 +10283,23 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Status_set_elements_x_f08
   END INTERFACE PMPI_Status_set_elements_x
+  INTERFACE PMPI_Abi_get_info
+    SUBROUTINE PMPI_Abi_get_info_f08(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Abi_get_info_f08
+  END INTERFACE PMPI_Abi_get_info
+  INTERFACE PMPI_Abi_get_version
+    SUBROUTINE PMPI_Abi_get_version_f08(abi_major, abi_minor, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: abi_major
+      INTEGER, INTENT(OUT) :: abi_minor
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Abi_get_version_f08
+  END INTERFACE PMPI_Abi_get_version
   INTERFACE PMPI_Pcontrol
     SUBROUTINE PMPI_Pcontrol_f08(level, ierror)
       IMPORT
@@ -9487,6 +10549,24 @@ MODULE mpi_f08_glue
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Buffer_attach_c
+    SUBROUTINE ism_f08_Comm_attach_buffer(comm, buffer, size, ierror) BIND(C, &
+        NAME="ism_f08_Comm_attach_buffer")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Comm_attach_buffer
+    SUBROUTINE ism_f08_Comm_attach_buffer_c(comm, buffer, size, ierror) BIND(C, &
+        NAME="ism_f08_Comm_attach_buffer_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Comm_attach_buffer_c
     SUBROUTINE ism_f08_Ibsend(buf, count, datatype, dest, tag, comm, request, ierror) BIND(C, &
         NAME="ism_f08_Ibsend")
       IMPORT
@@ -9947,6 +11027,24 @@ MODULE mpi_f08_glue
       TYPE(MPI_Status), INTENT(OUT) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Sendrecv_replace_c
+    SUBROUTINE ism_f08_Session_attach_buffer(session, buffer, size, ierror) BIND(C, &
+        NAME="ism_f08_Session_attach_buffer")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Session_attach_buffer
+    SUBROUTINE ism_f08_Session_attach_buffer_c(session, buffer, size, ierror) BIND(C, &
+        NAME="ism_f08_Session_attach_buffer_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*) :: buffer(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Session_attach_buffer_c
     SUBROUTINE ism_f08_Ssend(buf, count, datatype, dest, tag, comm, ierror) BIND(C, &
         NAME="ism_f08_Ssend")
       IMPORT
@@ -10208,6 +11306,22 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Allgatherv_init
+    SUBROUTINE ism_f08_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, info, request, ierror) BIND(C, NAME="ism_f08_Allgatherv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Allgatherv_init_c
     SUBROUTINE ism_f08_Allreduce(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
         NAME="ism_f08_Allreduce")
       IMPORT
@@ -10364,6 +11478,24 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Alltoallv_init
+    SUBROUTINE ism_f08_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Alltoallv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallv_init_c
     SUBROUTINE ism_f08_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Alltoallw")
       IMPORT
@@ -10412,6 +11544,24 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Alltoallw_init
+    SUBROUTINE ism_f08_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Alltoallw_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Alltoallw_init_c
     SUBROUTINE ism_f08_Bcast(buffer, count, datatype, root, comm, ierror) BIND(C, &
         NAME="ism_f08_Bcast")
       IMPORT
@@ -10619,6 +11769,23 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Gatherv_init
+    SUBROUTINE ism_f08_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Gatherv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Gatherv_init_c
     SUBROUTINE ism_f08_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         comm, request, ierror) BIND(C, NAME="ism_f08_Iallgather")
       IMPORT
@@ -10662,6 +11829,21 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Iallgatherv
+    SUBROUTINE ism_f08_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Iallgatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iallgatherv_c
     SUBROUTINE ism_f08_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request, &
         ierror) BIND(C, NAME="ism_f08_Iallreduce")
       IMPORT
@@ -10732,6 +11914,22 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ialltoallv
+    SUBROUTINE ism_f08_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoallv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoallv_c
     SUBROUTINE ism_f08_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
         rdispls, recvtypes, comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoallw")
       IMPORT
@@ -10748,6 +11946,22 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ialltoallw
+    SUBROUTINE ism_f08_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, request, ierror) BIND(C, NAME="ism_f08_Ialltoallw_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ialltoallw_c
     SUBROUTINE ism_f08_Ibcast(buffer, count, datatype, root, comm, request, ierror) BIND(C, &
         NAME="ism_f08_Ibcast")
       IMPORT
@@ -10844,6 +12058,22 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Igatherv
+    SUBROUTINE ism_f08_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, root, comm, request, ierror) BIND(C, NAME="ism_f08_Igatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Igatherv_c
     SUBROUTINE ism_f08_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, &
         ierror) BIND(C, NAME="ism_f08_Ireduce")
       IMPORT
@@ -10885,6 +12115,19 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ireduce_scatter
+    SUBROUTINE ism_f08_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        request, ierror) BIND(C, NAME="ism_f08_Ireduce_scatter_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ireduce_scatter_c
     SUBROUTINE ism_f08_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, &
         request, ierror) BIND(C, NAME="ism_f08_Ireduce_scatter_block")
       IMPORT
@@ -10983,6 +12226,22 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Iscatterv
+    SUBROUTINE ism_f08_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, request, ierror) BIND(C, NAME="ism_f08_Iscatterv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Iscatterv_c
     SUBROUTINE ism_f08_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm, ierror) BIND(C, &
         NAME="ism_f08_Reduce")
       IMPORT
@@ -11151,6 +12410,20 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Reduce_scatter_init
+    SUBROUTINE ism_f08_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+        info, request, ierror) BIND(C, NAME="ism_f08_Reduce_scatter_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Reduce_scatter_init_c
     SUBROUTINE ism_f08_Scan(sendbuf, recvbuf, count, datatype, op, comm, ierror) BIND(C, &
         NAME="ism_f08_Scan")
       IMPORT
@@ -11310,6 +12583,23 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Scatterv_init
+    SUBROUTINE ism_f08_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+        recvtype, root, comm, info, request, ierror) BIND(C, NAME="ism_f08_Scatterv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Scatterv_init_c
     SUBROUTINE ism_f08_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_allgather")
       IMPORT
@@ -11353,6 +12643,21 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ineighbor_allgatherv
+    SUBROUTINE ism_f08_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_allgatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_allgatherv_c
     SUBROUTINE ism_f08_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         recvtype, comm, request, ierror) BIND(C, NAME="ism_f08_Ineighbor_alltoall")
       IMPORT
@@ -11398,6 +12703,23 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ineighbor_alltoallv
+    SUBROUTINE ism_f08_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ineighbor_alltoallv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoallv_c
     SUBROUTINE ism_f08_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         recvcounts, rdispls, recvtypes, comm, request, ierror) BIND(C, &
         NAME="ism_f08_Ineighbor_alltoallw")
@@ -11415,6 +12737,23 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Ineighbor_alltoallw
+    SUBROUTINE ism_f08_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror) BIND(C, &
+        NAME="ism_f08_Ineighbor_alltoallw_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Ineighbor_alltoallw_c
     SUBROUTINE ism_f08_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_allgather")
       IMPORT
@@ -11486,6 +12825,20 @@ MODULE mpi_f08_glue
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_allgatherv
+    SUBROUTINE ism_f08_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+        displs, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_allgatherv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgatherv_c
     SUBROUTINE ism_f08_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, &
         recvcounts, displs, recvtype, comm, info, request, ierror) BIND(C, &
         NAME="ism_f08_Neighbor_allgatherv_init")
@@ -11503,6 +12856,23 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_allgatherv_init
+    SUBROUTINE ism_f08_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, &
+        recvcounts, displs, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_allgatherv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_allgatherv_init_c
     SUBROUTINE ism_f08_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
         recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoall")
       IMPORT
@@ -11574,6 +12944,21 @@ MODULE mpi_f08_glue
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_alltoallv
+    SUBROUTINE ism_f08_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoallv_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallv_c
     SUBROUTINE ism_f08_Neighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
         recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
         NAME="ism_f08_Neighbor_alltoallv_init")
@@ -11592,6 +12977,24 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_alltoallv_init
+    SUBROUTINE ism_f08_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+        recvcounts, rdispls, recvtype, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_alltoallv_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallv_init_c
     SUBROUTINE ism_f08_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         recvcounts, rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoallw")
       IMPORT
@@ -11607,6 +13010,21 @@ MODULE mpi_f08_glue
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_alltoallw
+    SUBROUTINE ism_f08_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, ierror) BIND(C, NAME="ism_f08_Neighbor_alltoallw_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*) :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallw_c
     SUBROUTINE ism_f08_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
         recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
         NAME="ism_f08_Neighbor_alltoallw_init")
@@ -11625,6 +13043,24 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Neighbor_alltoallw_init
+    SUBROUTINE ism_f08_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, &
+        recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror) BIND(C, &
+        NAME="ism_f08_Neighbor_alltoallw_init_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Neighbor_alltoallw_init_c
     SUBROUTINE ism_f08_Free_mem(base, ierror) BIND(C, NAME="ism_f08_Free_mem")
       IMPORT
       IMPLICIT NONE
@@ -11807,6 +13243,54 @@ SUBROUTINE PMPI_Buffer_attach_c_f08ts(buffer, size, ierror)
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Buffer_attach_c(buffer, size, ierror)
 END SUBROUTINE PMPI_Buffer_attach_c_f08ts
+
+SUBROUTINE MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Comm_attach_buffer
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Comm_attach_buffer(comm, buffer, size, ierror)
+END SUBROUTINE MPI_Comm_attach_buffer_f08ts
+
+SUBROUTINE PMPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Comm_attach_buffer
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Comm_attach_buffer(comm, buffer, size, ierror)
+END SUBROUTINE PMPI_Comm_attach_buffer_f08ts
+
+SUBROUTINE MPI_Comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Comm_attach_buffer_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Comm_attach_buffer_c(comm, buffer, size, ierror)
+END SUBROUTINE MPI_Comm_attach_buffer_c_f08ts
+
+SUBROUTINE PMPI_Comm_attach_buffer_c_f08ts(comm, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Comm_attach_buffer_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Comm_attach_buffer_c(comm, buffer, size, ierror)
+END SUBROUTINE PMPI_Comm_attach_buffer_c_f08ts
 
 SUBROUTINE MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   USE mpi_f08_types
@@ -12960,6 +14444,54 @@ SUBROUTINE PMPI_Sendrecv_replace_c_f08ts(buf, count, datatype, dest, sendtag, so
       status, ierror)
 END SUBROUTINE PMPI_Sendrecv_replace_c_f08ts
 
+SUBROUTINE MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Session_attach_buffer
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Session_attach_buffer(session, buffer, size, ierror)
+END SUBROUTINE MPI_Session_attach_buffer_f08ts
+
+SUBROUTINE PMPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Session_attach_buffer
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(*) :: buffer(..)
+  INTEGER, INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Session_attach_buffer(session, buffer, size, ierror)
+END SUBROUTINE PMPI_Session_attach_buffer_f08ts
+
+SUBROUTINE MPI_Session_attach_buffer_c_f08ts(session, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Session_attach_buffer_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Session_attach_buffer_c(session, buffer, size, ierror)
+END SUBROUTINE MPI_Session_attach_buffer_c_f08ts
+
+SUBROUTINE PMPI_Session_attach_buffer_c_f08ts(session, buffer, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Session_attach_buffer_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(*) :: buffer(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Session_attach_buffer_c(session, buffer, size, ierror)
+END SUBROUTINE PMPI_Session_attach_buffer_c_f08ts
+
 SUBROUTINE MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Ssend
@@ -13638,6 +15170,48 @@ SUBROUTINE PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, rec
       recvtype, comm, info, request, ierror)
 END SUBROUTINE PMPI_Allgatherv_init_f08ts
 
+SUBROUTINE MPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Allgatherv_init_c_f08ts
+
+SUBROUTINE PMPI_Allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Allgatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Allgatherv_init_c_f08ts
+
 SUBROUTINE MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Allreduce
@@ -14042,6 +15616,50 @@ SUBROUTINE PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, rec
       rdispls, recvtype, comm, info, request, ierror)
 END SUBROUTINE PMPI_Alltoallv_init_f08ts
 
+SUBROUTINE MPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Alltoallv_init_c_f08ts
+
+SUBROUTINE PMPI_Alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Alltoallv_init_c_f08ts
+
 SUBROUTINE MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
     rdispls, recvtypes, comm, ierror)
   USE mpi_f08_types
@@ -14165,6 +15783,50 @@ SUBROUTINE PMPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, re
   CALL ism_f08_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, info, request, ierror)
 END SUBROUTINE PMPI_Alltoallw_init_f08ts
+
+SUBROUTINE MPI_Alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE MPI_Alltoallw_init_c_f08ts
+
+SUBROUTINE PMPI_Alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Alltoallw_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE PMPI_Alltoallw_init_c_f08ts
 
 SUBROUTINE MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   USE mpi_f08_types
@@ -14701,6 +16363,50 @@ SUBROUTINE PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
       root, comm, info, request, ierror)
 END SUBROUTINE PMPI_Gatherv_init_f08ts
 
+SUBROUTINE MPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, root, comm, info, request, ierror)
+END SUBROUTINE MPI_Gatherv_init_c_f08ts
+
+SUBROUTINE PMPI_Gatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Gatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Gatherv_init_c_f08ts
+
 SUBROUTINE MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, &
     request, ierror)
   USE mpi_f08_types
@@ -14816,6 +16522,46 @@ SUBROUTINE PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   CALL ism_f08_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
       comm, request, ierror)
 END SUBROUTINE PMPI_Iallgatherv_f08ts
+
+SUBROUTINE MPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE MPI_Iallgatherv_c_f08ts
+
+SUBROUTINE PMPI_Iallgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iallgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      comm, request, ierror)
+END SUBROUTINE PMPI_Iallgatherv_c_f08ts
 
 SUBROUTINE MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   USE mpi_f08_types
@@ -14999,6 +16745,48 @@ SUBROUTINE PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf
       recvtype, comm, request, ierror)
 END SUBROUTINE PMPI_Ialltoallv_f08ts
 
+SUBROUTINE MPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ialltoallv_c_f08ts
+
+SUBROUTINE PMPI_Ialltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+    rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ialltoallv_c_f08ts
+
 SUBROUTINE MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
     rdispls, recvtypes, comm, request, ierror)
   USE mpi_f08_types
@@ -15040,6 +16828,48 @@ SUBROUTINE PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbu
   CALL ism_f08_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, &
       recvtypes, comm, request, ierror)
 END SUBROUTINE PMPI_Ialltoallw_f08ts
+
+SUBROUTINE MPI_Ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE MPI_Ialltoallw_c_f08ts
+
+SUBROUTINE PMPI_Ialltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+    rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ialltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE PMPI_Ialltoallw_c_f08ts
 
 SUBROUTINE MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
   USE mpi_f08_types
@@ -15287,6 +17117,48 @@ SUBROUTINE PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts
       root, comm, request, ierror)
 END SUBROUTINE PMPI_Igatherv_f08ts
 
+SUBROUTINE MPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE MPI_Igatherv_c_f08ts
+
+SUBROUTINE PMPI_Igatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Igatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE PMPI_Igatherv_c_f08ts
+
 SUBROUTINE MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Ireduce
@@ -15388,6 +17260,40 @@ SUBROUTINE PMPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
 END SUBROUTINE PMPI_Ireduce_scatter_f08ts
+
+SUBROUTINE MPI_Ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, &
+    ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+END SUBROUTINE MPI_Ireduce_scatter_c_f08ts
+
+SUBROUTINE PMPI_Ireduce_scatter_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+    request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ireduce_scatter_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+END SUBROUTINE PMPI_Ireduce_scatter_c_f08ts
 
 SUBROUTINE MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, &
     request, ierror)
@@ -15646,6 +17552,48 @@ SUBROUTINE PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, 
   CALL ism_f08_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
       root, comm, request, ierror)
 END SUBROUTINE PMPI_Iscatterv_f08ts
+
+SUBROUTINE MPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatterv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE MPI_Iscatterv_c_f08ts
+
+SUBROUTINE PMPI_Iscatterv_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Iscatterv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, &
+      root, comm, request, ierror)
+END SUBROUTINE PMPI_Iscatterv_c_f08ts
 
 SUBROUTINE MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   USE mpi_f08_types
@@ -16080,6 +18028,44 @@ SUBROUTINE PMPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype
       request, ierror)
 END SUBROUTINE PMPI_Reduce_scatter_init_f08ts
 
+SUBROUTINE MPI_Reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+    info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE MPI_Reduce_scatter_init_c_f08ts
+
+SUBROUTINE PMPI_Reduce_scatter_init_c_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, &
+    info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Reduce_scatter_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, &
+      request, ierror)
+END SUBROUTINE PMPI_Reduce_scatter_init_c_f08ts
+
 SUBROUTINE MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Scan
@@ -16493,6 +18479,50 @@ SUBROUTINE PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvb
       root, comm, info, request, ierror)
 END SUBROUTINE PMPI_Scatterv_init_f08ts
 
+SUBROUTINE MPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, info, request, ierror)
+END SUBROUTINE MPI_Scatterv_init_c_f08ts
+
+SUBROUTINE PMPI_Scatterv_init_c_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+    recvtype, root, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Scatterv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, &
+      recvtype, root, comm, info, request, ierror)
+END SUBROUTINE PMPI_Scatterv_init_c_f08ts
+
 SUBROUTINE MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
   USE mpi_f08_types
@@ -16608,6 +18638,46 @@ SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf
   CALL ism_f08_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
       recvtype, comm, request, ierror)
 END SUBROUTINE PMPI_Ineighbor_allgatherv_f08ts
+
+SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_allgatherv_c_f08ts
+
+SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_allgatherv_c_f08ts
 
 SUBROUTINE MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, request, ierror)
@@ -16727,6 +18797,48 @@ SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype
       rdispls, recvtype, comm, request, ierror)
 END SUBROUTINE PMPI_Ineighbor_alltoallv_f08ts
 
+SUBROUTINE MPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoallv_c_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoallv_c_f08ts
+
 SUBROUTINE MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, request, ierror)
   USE mpi_f08_types
@@ -16768,6 +18880,48 @@ SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtype
   CALL ism_f08_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, request, ierror)
 END SUBROUTINE PMPI_Ineighbor_alltoallw_f08ts
+
+SUBROUTINE MPI_Ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE MPI_Ineighbor_alltoallw_c_f08ts
+
+SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Ineighbor_alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, request, ierror)
+END SUBROUTINE PMPI_Ineighbor_alltoallw_c_f08ts
 
 SUBROUTINE MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
@@ -16959,6 +19113,44 @@ SUBROUTINE PMPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
       recvtype, comm, ierror)
 END SUBROUTINE PMPI_Neighbor_allgatherv_f08ts
 
+SUBROUTINE MPI_Neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+END SUBROUTINE MPI_Neighbor_allgatherv_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgatherv_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+    displs, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+      recvtype, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_allgatherv_c_f08ts
+
 SUBROUTINE MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
     displs, recvtype, comm, info, request, ierror)
   USE mpi_f08_types
@@ -17000,6 +19192,48 @@ SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, rec
   CALL ism_f08_Neighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
       displs, recvtype, comm, info, request, ierror)
 END SUBROUTINE PMPI_Neighbor_allgatherv_init_f08ts
+
+SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+    recvcounts, displs, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_allgatherv_init_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts(sendbuf, sendcount, sendtype, recvbuf, &
+    recvcounts, displs, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_allgatherv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, &
+      displs, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_allgatherv_init_c_f08ts
 
 SUBROUTINE MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, &
     recvtype, comm, ierror)
@@ -17193,6 +19427,46 @@ SUBROUTINE PMPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype,
       rdispls, recvtype, comm, ierror)
 END SUBROUTINE PMPI_Neighbor_alltoallv_f08ts
 
+SUBROUTINE MPI_Neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallv_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallv_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+      rdispls, recvtype, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallv_c_f08ts
+
 SUBROUTINE MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
     recvcounts, rdispls, recvtype, comm, info, request, ierror)
   USE mpi_f08_types
@@ -17237,6 +19511,50 @@ SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, send
       recvcounts, rdispls, recvtype, comm, info, request, ierror)
 END SUBROUTINE PMPI_Neighbor_alltoallv_init_f08ts
 
+SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallv_init_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+    recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallv_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, &
+      recvcounts, rdispls, recvtype, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallv_init_c_f08ts
+
 SUBROUTINE MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, ierror)
   USE mpi_f08_types
@@ -17276,6 +19594,46 @@ SUBROUTINE PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes
   CALL ism_f08_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
       rdispls, recvtypes, comm, ierror)
 END SUBROUTINE PMPI_Neighbor_alltoallw_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallw_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallw_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*) :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+      rdispls, recvtypes, comm, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallw_c_f08ts
 
 SUBROUTINE MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
     recvcounts, rdispls, recvtypes, comm, info, request, ierror)
@@ -17320,6 +19678,50 @@ SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, send
   CALL ism_f08_Neighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
       recvcounts, rdispls, recvtypes, comm, info, request, ierror)
 END SUBROUTINE PMPI_Neighbor_alltoallw_init_f08ts
+
+SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE MPI_Neighbor_alltoallw_init_c_f08ts
+
+SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+    recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Neighbor_alltoallw_init_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: sendbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), ASYNCHRONOUS :: recvbuf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+      recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+END SUBROUTINE PMPI_Neighbor_alltoallw_init_c_f08ts
 
 SUBROUTINE MPI_Free_mem_f08ts(base, ierror)
   USE mpi_f08_types

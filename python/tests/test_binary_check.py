@@ -1,7 +1,9 @@
 # tests/test_binary_check.py: the pre-launch program check on real ELF files built with gcc
 # (plain, linking a fake libisthmus.so, built with the vendor's mpicc) and on scripts.
+import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -132,3 +134,47 @@ def test_truncated_elf_rejected(tmp_path):
     p.write_bytes(b"\x7fELF\x02\x01\x01")
     p.chmod(0o755)
     assert "not a valid ELF file" in error(p)
+
+
+# Interpreters and programs that reach libisthmus through another library (issue 24): the
+# check follows the libraries a program needs, and takes a program that loads libraries at
+# run time (python3 importing mpi4py) as an interpreter.
+def test_python_interpreter_is_accepted():
+    checked = check_program(os.path.realpath(sys.executable))
+    assert checked.kind == "interpreter"
+
+
+@needs_gcc
+def test_program_that_dlopens_is_an_interpreter(built):
+    prog = built("gcc", "loader", "#include <dlfcn.h>\nint main(int c, char **v) "
+                 "{ return dlopen(v[1], RTLD_NOW) == 0; }\n")
+    assert check_program(prog).kind == "interpreter"
+
+
+@needs_gcc
+def test_libisthmus_through_another_library_is_accepted(built, tmp_path):
+    (tmp_path / "fake.c").write_text("int isthmus_fake(void) { return 1; }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libisthmus.so", "fake.c"], check=True,
+                   cwd=tmp_path)
+    (tmp_path / "app.c").write_text("int isthmus_fake(void);\nint app(void) { return isthmus_fake(); }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", "libapp.so", "app.c", "-L.", "-listhmus",
+                    "-Wl,--no-as-needed", "-Wl,-rpath,$ORIGIN"], check=True, cwd=tmp_path)
+    prog = built("gcc", "main", "int app(void);\nint main(void) { return app() - 1; }\n",
+                 "-L.", "-lapp", "-Wl,-rpath,$ORIGIN")
+    assert "libisthmus.so" not in dt_needed(tmp_path / "main")
+    checked = check_program(prog)
+    assert checked.kind == "elf" and "libisthmus.so" in checked.needed
+
+
+@pytest.mark.skipif(shutil.which("mpicc.openmpi") is None, reason="mpicc.openmpi not installed")
+def test_vendor_mpi_through_another_library_is_refused(built, tmp_path):
+    (tmp_path / "app.c").write_text(MPI_C.replace("int main(int c, char **v)",
+                                                  "int app(int c, char **v)"))
+    subprocess.run(["mpicc.openmpi", "-shared", "-fPIC", "-o", "libapp.so", "app.c"],
+                   check=True, cwd=tmp_path)
+    prog = built("gcc", "ring", "int app(int, char **);\nint main(int c, char **v) "
+                 "{ return app(c, v); }\n", "-L.", "-lapp", "-Wl,-rpath,$ORIGIN")
+    assert error(prog) == (
+        "./ring was built with the vendor's mpicc (it links libmpi.so.40 through libapp.so), "
+        "not with isthmus-cc. Rebuild it: isthmus-cc -o ring ring.c"
+    )

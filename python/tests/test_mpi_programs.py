@@ -257,3 +257,34 @@ def test_a_bad_idle_budget_stops_the_job_with_the_reason(prefix, build_dir):
     assert r.returncode != 0
     assert ("ISTHMUS_IDLE_YIELD_US=soon: expected a duration in us (a number, or with a unit: "
             "ns, us, ms, s) from 0 to 10000000 us") in r.stderr, r.stderr[-3000:]
+
+
+# Large counts (issue 24 section 3): one message of 2^31 + 4099 one-byte elements with
+# MPI_Send_c/MPI_Recv_c and back with MPI_Isend_c/MPI_Irecv_c, across two sites of one rank
+# each (64-bit lengths in the frames) and within one site (the vendor gets a type covering
+# the count). Each process holds two buffers of 2 GiB, so these runs are marked
+# large_memory: pytest runs its tests one at a time, and they need the machine's memory to
+# themselves (about 5 GiB free; checked first). About 45 s each on 2 cores.
+LARGE_MEMORY_GIB = 5
+
+
+def _mem_available_gib():
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) / (1 << 20)
+    return 0.0
+
+
+@pytest.mark.large_memory
+@pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "1,1"), ("mpich", "2")],
+                         ids=["openmpi-2sites", "mpich-2sites", "mpich-1site"])
+def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
+    have = _mem_available_gib()
+    if have < LARGE_MEMORY_GIB:
+        msg = f"needs {LARGE_MEMORY_GIB} GiB of free memory, {have:.1f} GiB available"
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    exe = build(prefix, build_dir, "p2p_largecount")
+    r = run_job(exe, [], ranks, mpi, timeout=600)
+    assert r.returncode == 0 and "p2p_largecount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]

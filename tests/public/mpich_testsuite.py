@@ -17,12 +17,10 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tarfile
@@ -35,6 +33,11 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from suite_common import (SuiteError, Target, compiler, default_workdir,  # noqa: E402
+                          parse_targets, sha256_of, stop_group)
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -68,33 +71,12 @@ PATCHES = [("dtpools/src/dtpools_custom.c",
            ("configure",
             [('if test "$enable_f08" = "yes" -a "$FROM_MPICH" = "yes" ; then',
               'if test "$enable_f08" = "yes" ; then')])]
-VENDORS = ("openmpi", "mpich")
 DEFAULT_TIMEOUT = 120
 
 console = Console(stderr=True, highlight=False)
 
 
-def default_workdir() -> Path:
-    return Path(os.environ.get("ISTHMUS_PUBLIC_TESTS_DIR", REPO / "build" / "public-tests"))
-
-
-def isthmus_prefix() -> Path:
-    return Path(os.environ.get("ISTHMUS_PREFIX", REPO / "_install"))
-
-
-class SuiteError(Exception):
-    pass
-
-
 # ---- fetch, verify, extract, patch -------------------------------------------------------
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
 
 def fetch(work: Path, timeout: float = 60) -> Path:
     """The verified tarball in `work`, downloaded if missing. Raises urllib.error.URLError
@@ -161,41 +143,6 @@ def patch(src: Path) -> None:
 
 
 # ---- targets: how to build and how to launch ----------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    name: str       # isthmus-openmpi, isthmus-mpich, openmpi, mpich
-    build: str      # build tree: isthmus, openmpi, mpich
-    vendor: str
-
-    @property
-    def via_isthmus(self) -> bool:
-        return self.build == "isthmus"
-
-
-def parse_targets(spec: str) -> list[Target]:
-    out = []
-    for name in spec.split(","):
-        name = name.strip()
-        if name in VENDORS:
-            out.append(Target(name, name, name))
-        elif name.startswith("isthmus-") and name[8:] in VENDORS:
-            out.append(Target(name, "isthmus", name[8:]))
-        else:
-            raise click.BadParameter(f"unknown target {name!r} (isthmus-openmpi, isthmus-mpich, "
-                                     "openmpi, mpich)")
-    return out
-
-
-def compiler(build: str, fortran: bool = False) -> str:
-    if build == "isthmus":
-        cc = isthmus_prefix() / "bin" / ("isthmus-fc" if fortran else "isthmus-cc")
-        if not cc.exists():
-            raise SuiteError(f"{cc} is missing: run scripts/bootstrap.sh (with gfortran "
-                             "installed, for isthmus-fc)")
-        return str(cc)
-    return f"mpifort.{build}" if fortran else f"mpicc.{build}"
-
 
 def tree(build: str, test: "Test") -> str:
     """The build tree a test is built in: the Fortran directories get one configured with
@@ -432,7 +379,7 @@ def run_one(target: Target, test: Test, bdir: Path, sites: int, default_timeout:
         raw, _ = proc.communicate(timeout=timeout + 30)
         rc = proc.returncode
     except subprocess.TimeoutExpired:
-        raw, rc = _stop(proc), 124
+        raw, rc = stop_group(proc), 124
     out = raw.decode(errors="replace")
     secs = round(time.monotonic() - t0, 1)
     if rc == 124 and secs >= timeout - 1:
@@ -446,20 +393,6 @@ def run_one(target: Target, test: Test, bdir: Path, sites: int, default_timeout:
     detail = "" if status == "pass" else f"exit {rc}: " + " | ".join(out.strip().splitlines()[-6:])
     return dict(res, status=status, secs=secs, rc=rc, detail=detail[:1500],
                 output=out[-6000:] if status != "pass" else "")
-
-
-def _stop(proc: subprocess.Popen) -> bytes:
-    """SIGTERM, then SIGKILL after 5 s, to the process group of a launcher that timed out."""
-    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, 5)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            return proc.communicate(timeout=wait)[0] or b""
-        except subprocess.TimeoutExpired:
-            continue
-    return b""
 
 
 def _progress() -> Progress:

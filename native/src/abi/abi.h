@@ -65,6 +65,12 @@ int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn);
 /* For other nonblocking operations built the same way (MPI_Comm_idup). */
 int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
                       size_t len, MPI_Request *request);
+/* The same, holding the derived types t1 and t2 until the operation ends (the nonblocking
+ * collectives' start; the generated large-count forms use it). */
+int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                            size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2);
+/* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
+void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
 int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request
@@ -77,6 +83,8 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
                        MPI_Datatype t1, MPI_Datatype t2, const MPI_Datatype *tv1,
                        const MPI_Datatype *tv2, int neighbor);
 int ism_abi_pcoll_start(ism_req *r);
+void *ism_abi_pcoll_copy(const void *src, int n, size_t size, int *nomem);
+void ism_abi_pcoll_adopt(MPI_Request request, void *mem);
 void ism_abi_pcoll_free(ism_req *r);
 int ism_abi_pcoll_holds(const ism_pcoll *p, const ism_dt *d);
 void ism_abi_pcoll_ended(ism_pcoll *p);
@@ -213,6 +221,9 @@ static inline int ism_abi_tag_ub(void) { return ism_abi_tag_ub_value; }
         if (ISM_UNLIKELY(!ism.initialized || ism.finalized))                                       \
             return ism_abi_check_init(fn);                                                         \
     } while (0)
+
+/* abi/session.c: a session's buffer slot (MPI 4.1 buffers, abi/buffers.c), or NULL */
+ism_bbuf **ism_abi_session_bbuf(MPI_Session h);
 
 /* Validates a point-to-point peer (rank in comm, or the given wildcard). */
 static inline int ism_abi_bad_rank(const ism_comm *c, int r, int allow_any)

@@ -27,6 +27,33 @@ static int inter_unsupported(ism_comm *c, const char *fn)
                          "not defined on intercommunicators");
 }
 
+/* The core reads a NULL send buffer (a NULL receive buffer, for scatter) as MPI_IN_PLACE.
+ * A program's own NULL that carries no data on this rank (count 0: mpi4py passes NULL for
+ * empty buffers) must not read so, or ranks take different paths and a vendor refuses
+ * MPI_IN_PLACE on some of them only; it becomes an address nothing is read from. */
+static const void *core_buf(const void *b, int empty)
+{
+    static const char nothing;
+    return b == MPI_IN_PLACE ? NULL : !b && empty ? &nothing : b;
+}
+
+/* A collective whose count is the same on every rank (MPI requires it of the reductions
+ * and of a broadcast's bytes) and moves no data ends at once on every rank alike, after
+ * its argument checks, as MPICH does: a NULL buffer then never reaches a vendor that would
+ * read it as MPI_IN_PLACE or as aliased. */
+static int moves_nothing(const ism_comm *c, int count, const ism_dt *d)
+{
+    return !c->is_inter && (count == 0 || d->size == 0);
+}
+
+static int all_zero(const int *v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (v[i])
+            return 0;
+    return 1;
+}
+
 static int coll_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, ism_comm **c,
                      ism_dt **d)
 {
@@ -74,7 +101,7 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     ism_comm *c;
     ism_dt *d;
     int rc = coll_args("MPI_Bcast", comm, datatype, count, &c, &d);
-    if (rc || (rc = root_arg("MPI_Bcast", c, root)))
+    if (rc || (rc = root_arg("MPI_Bcast", c, root)) || moves_nothing(c, count, d))
         return rc;
     rc = c->is_inter ? ism_inter_bcast(buffer, count, d, root, c)
                      : ism_coll_bcast(buffer, count, d, root, c);
@@ -95,14 +122,16 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     ism_op *o = ism_abi_op(op);
     if (!o)
         return ism_abi_error(c, MPI_ERR_OP, "MPI_Reduce", "invalid or unsupported op");
+    if (sendbuf == MPI_IN_PLACE && c->rank != root && !c->is_inter)
+        return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
+                             "MPI_IN_PLACE is only allowed at the root");
+    if (moves_nothing(c, count, d))
+        return MPI_SUCCESS;
     if (c->is_inter) {
         rc = ism_inter_reduce(sendbuf, recvbuf, count, d, o, root, c);
         return rc ? ism_abi_error(c, rc, "MPI_Reduce", "reduction failed") : 0;
     }
-    if (sendbuf == MPI_IN_PLACE && c->rank != root)
-        return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
-                             "MPI_IN_PLACE is only allowed at the root");
-    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    const void *sb = core_buf(sendbuf, count == 0);
     rc = ism_coll_reduce(sb, recvbuf, count, d, o, root, c);
     if (rc == ISM_COLL_PASS)
         rc = ism_reduce_any(sb, recvbuf, count, d, o, root, c);
@@ -124,7 +153,9 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (c->is_inter && sendbuf == MPI_IN_PLACE)
         return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Allreduce",
                              "MPI_IN_PLACE is not allowed on an intercommunicator");
-    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    if (moves_nothing(c, count, d))
+        return MPI_SUCCESS;
+    const void *sb = core_buf(sendbuf, count == 0);
     rc = c->is_inter ? ism_inter_allreduce(sendbuf, recvbuf, count, d, o, c)
                      : ism_coll_allreduce(sb, recvbuf, count, d, o, c);
     if (rc == ISM_COLL_PASS)
@@ -202,7 +233,7 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                                  "send and receive sizes differ (%d x %d vs %d x %d bytes)",
                                  sendcount, sd->size, recvcount, d->size);
     }
-    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    const void *sb = core_buf(sendbuf, sendcount == 0);
     ism_dt *sd = sb ? ism_abi_dt(sendtype) : d;
     rc = ism_coll_allgather(sb, sendcount, sd, recvbuf, recvcount, d, c);
     if (rc == ISM_COLL_PASS && sb && (sd != d || sendcount != recvcount)) {
@@ -308,8 +339,8 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                          displs, recvtype, "receive", &c, &sd, &rd);
     if (rc)
         return rc;
-    rc = ism_gatherv(in_place ? NULL : sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd,
-                     root, c);
+    rc = ism_gatherv(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf, recvcounts,
+                     displs, rd, root, c);
     return done(c, rc, fn);
 }
 ISM_PMPI(Gatherv)
@@ -373,8 +404,8 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                          displs, sendtype, "send", &c, &rd, &sd);
     if (rc)
         return rc;
-    rc = ism_scatterv(sendbuf, sendcounts, displs, sd, in_place ? NULL : recvbuf, recvcount, rd,
-                      root, c);
+    rc = ism_scatterv(sendbuf, sendcounts, displs, sd, (void *)core_buf(recvbuf, recvcount == 0),
+                      recvcount, rd, root, c);
     return done(c, rc, fn);
 }
 ISM_PMPI(Scatterv)
@@ -417,8 +448,8 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         return rc;
     if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)))
         return rc;
-    rc = ism_allgatherv(in_place ? NULL : sendbuf, sendcount, sd, recvbuf, recvcounts, displs, rd,
-                        c);
+    rc = ism_allgatherv(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf, recvcounts,
+                        displs, rd, c);
     return done(c, rc, fn);
 }
 ISM_PMPI(Allgatherv)
@@ -456,8 +487,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     }
     if (!rc)
         rc = done(c,
-                  ism_alltoallw(in_place ? NULL : sendbuf, sendcounts, sdispls, t, recvbuf,
-                                recvcounts, rdispls, t + n, c),
+                  ism_alltoallw(in_place ? ISM_IN_PLACE : sendbuf, sendcounts, sdispls, t,
+                                recvbuf, recvcounts, rdispls, t + n, c),
                   fn);
     free(t);
     return rc;
@@ -503,8 +534,8 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
         t[r] = sd;
         t[n + r] = rd;
     }
-    rc = ism_alltoallw(in_place ? NULL : sendbuf, sendcounts, b, t, recvbuf, recvcounts, b + n,
-                       t + n, c);
+    rc = ism_alltoallw(in_place ? ISM_IN_PLACE : sendbuf, sendcounts, b, t, recvbuf, recvcounts,
+                       b + n, t + n, c);
     free(b);
     free(t);
     return done(c, rc, fn);
@@ -532,7 +563,8 @@ int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         ism_dt *sd = ip ? NULL : ism_abi_dt(sendtype), *rd = ism_abi_dt(recvtype);
         if (rd && (ip || (sd && (size_t)sendcount * (size_t)sd->size ==
                                     (size_t)recvcount * (size_t)rd->size))) {
-            rc = ism_coll_alltoall(ip ? NULL : sendbuf, sendcount, sd, recvbuf, recvcount, rd, c);
+            rc = ism_coll_alltoall(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf,
+                                   recvcount, rd, c);
             if (rc != ISM_COLL_PASS)
                 return done(c, rc, "MPI_Alltoall");
         }
@@ -577,7 +609,9 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     if (c->is_inter && sendbuf == MPI_IN_PLACE)
         return ism_abi_error(c, MPI_ERR_BUFFER, fn,
                              "MPI_IN_PLACE is not allowed on an intercommunicator");
-    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    if (all_zero(recvcounts, c->size) && moves_nothing(c, 0, d))
+        return MPI_SUCCESS;
+    const void *sb = core_buf(sendbuf, all_zero(recvcounts, c->size));
     rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, d, o, c)
                      : ism_coll_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
     if (rc == ISM_COLL_PASS)
@@ -598,6 +632,10 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return rc;
     if (recvcount < 0)
         return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", recvcount);
+    if (c->is_inter && sendbuf == MPI_IN_PLACE)
+        return done(c, MPI_ERR_BUFFER, fn);
+    if (moves_nothing(c, recvcount, d))
+        return MPI_SUCCESS;
     int n = c->is_inter ? c->local_size : c->size;
     int *cd = uniform(n, recvcount);
     if (!cd)
@@ -605,7 +643,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if (c->is_inter && sendbuf == MPI_IN_PLACE) {
         rc = MPI_ERR_BUFFER;
     } else {
-        const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+        const void *sb = core_buf(sendbuf, recvcount == 0);
         rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, cd, d, o, c)
                          : ism_coll_reduce_scatter(sb, recvbuf, cd, d, o, c);
         if (rc == ISM_COLL_PASS)
@@ -627,7 +665,9 @@ static int scan(const char *fn, const void *sendbuf, void *recvbuf, int count,
         return rc;
     if (count < 0)
         return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", count);
-    const void *sb = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    if (moves_nothing(c, count, d))
+        return MPI_SUCCESS;
+    const void *sb = core_buf(sendbuf, count == 0);
     rc = ism_coll_scan(sb, recvbuf, count, d, o, exclusive, c);
     if (rc == ISM_COLL_PASS)
         rc = ism_scan(sb, recvbuf, count, d, o, exclusive, c);

@@ -108,6 +108,12 @@ static int start(const char *fn, MPI_Comm comm, int (*body)(void *), const void 
     return MPI_SUCCESS;
 }
 
+int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
+                            size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2)
+{
+    return start(fn, comm, body, args, len, request, t1, t2);
+}
+
 /* For other nonblocking operations built the same way (MPI_Comm_idup). */
 int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
                       size_t len, MPI_Request *request)

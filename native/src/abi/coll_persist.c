@@ -38,6 +38,8 @@ struct ism_pcoll {
     int running;     /* a run started by MPI_Start has not returned yet */
     int orphaned;    /* the request was freed during that run: the run's end frees us */
     size_t len;
+    void *owned[6]; /* copies of the program's arrays the template reads (the _c forms) */
+    int nowned;
     _Alignas(16) unsigned char args[192];
 };
 
@@ -50,26 +52,10 @@ static void hold(ism_pcoll *p, MPI_Datatype h)
     }
 }
 
-/* In- and out-degree of comm's virtual topology, for the neighborhood w-form's arrays;
- * 0 when comm has none (the collective's own check then reports it at completion). */
-static void degrees(MPI_Comm comm, int *nin, int *nout)
-{
-    int kind = MPI_UNDEFINED, rank = 0, n = 0, w = 0;
-    *nin = *nout = 0;
-    if (PMPI_Topo_test(comm, &kind) != MPI_SUCCESS)
-        return;
-    if (kind == MPI_CART && PMPI_Cartdim_get(comm, &n) == MPI_SUCCESS) {
-        *nin = *nout = 2 * n;
-    } else if (kind == MPI_GRAPH && PMPI_Comm_rank(comm, &rank) == MPI_SUCCESS &&
-               PMPI_Graph_neighbors_count(comm, rank, &n) == MPI_SUCCESS) {
-        *nin = *nout = n;
-    } else if (kind == MPI_DIST_GRAPH) {
-        PMPI_Dist_graph_neighbors_count(comm, nin, nout, &w);
-    }
-}
-
 static void destroy(ism_pcoll *p)
 {
+    for (int i = 0; i < p->nowned; i++)
+        free(p->owned[i]);
     for (int i = 0; i < p->nheld; i++)
         ism_dt_release(p->held[i]);
     free(p->held);
@@ -98,7 +84,7 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
     }
     int n1 = 0, n2 = 0;
     if (neighbor)
-        degrees(comm, &n2, &n1); /* send types go to out-neighbors, receive types come in */
+        ism_abi_neighbor_degrees(comm, &n2, &n1); /* send types go out, receive types in */
     else
         n1 = n2 = c->size; /* on an intercommunicator: the remote group */
     n1 = tv1 ? n1 : 0;
@@ -193,4 +179,34 @@ void ism_abi_pcoll_ended(ism_pcoll *p)
     p->running = 0;
     if (p->orphaned)
         destroy(p);
+}
+
+/* A copy of n elements of size bytes each from src, for ism_abi_pcoll_adopt; NULL when
+ * src is NULL or n is 0 (not significant on this rank), or out of memory (*nomem set). */
+void *ism_abi_pcoll_copy(const void *src, int n, size_t size, int *nomem)
+{
+    if (!src || n <= 0)
+        return NULL;
+    void *d = malloc(size * (size_t)n);
+    if (d)
+        memcpy(d, src, size * (size_t)n);
+    else
+        *nomem = 1;
+    return d;
+}
+
+/* The request's template takes mem (from ism_abi_pcoll_copy) and frees it with itself:
+ * MPICH copies a persistent collective's arrays at initialization, and clients rely on it
+ * (mpi4py 4.1.2 frees the counts it passes to MPI_Reduce_scatter_init_c). */
+void ism_abi_pcoll_adopt(MPI_Request request, void *mem)
+{
+    ism_req *r = ism_abi_req(request);
+    ism_pcoll *p = r ? r->tmp : NULL;
+    if (!mem)
+        return;
+    if (!p || p->nowned == (int)(sizeof p->owned / sizeof *p->owned)) {
+        free(mem); /* not reached: the generated forms adopt at most four arrays */
+        return;
+    }
+    p->owned[p->nowned++] = mem;
 }

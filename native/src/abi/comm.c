@@ -49,8 +49,10 @@ static int hand_out(const char *fn, ism_comm *parent, ism_comm *n, int rc, MPI_C
         *newcomm = MPI_COMM_NULL;
         return ism_abi_error(parent, rc, fn, "creating the communicator failed");
     }
-    if (n)
+    if (n) {
         n->errh = parent->errh;
+        n->session_bbuf = parent->session_bbuf; /* derived from the same session */
+    }
     *newcomm = n ? (MPI_Comm)n : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -209,6 +211,30 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     return hand_out("MPI_Comm_split_type", c, n, rc, newcomm);
 }
 ISM_PMPI(Comm_split_type)
+
+/* No process of an isthmus job was spawned (its sites and ranks are fixed at launch), so
+ * none has a parent. */
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    ISM_CHECK_INIT("MPI_Comm_get_parent");
+    if (!parent)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
+    *parent = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Comm_get_parent)
+
+/* MPI 4.1: the hardware resources the calling process can split by, as an info object;
+ * for isthmus the node alone, under the key MPI_COMM_TYPE_HW_GUIDED takes. */
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    ISM_CHECK_INIT("MPI_Get_hw_resource_info");
+    if (!hw_info)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Get_hw_resource_info", "hw_info is NULL");
+    int rc = PMPI_Info_create(hw_info);
+    return rc ? rc : PMPI_Info_set(*hw_info, HW_KEY, HW_NODE);
+}
+ISM_PMPI(Get_hw_resource_info)
 
 /* The group must be a subgroup of the (local) group of c. */
 static int group_arg(const char *fn, ism_comm *c, MPI_Group group, ism_group **g)

@@ -64,6 +64,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
                      "(only members call it)");
     ism_comm *n = NULL;
     rc = ism_comm_from_group(g, stringtag, &n);
+    if (n)
+        n->session_bbuf = g->session_bbuf;
     return hand_out(fn, e, n, rc, info, newcomm);
 }
 ISM_PMPI(Comm_create_from_group)

@@ -451,6 +451,40 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 }
 ISM_PMPI(Type_get_contents)
 
+/* The large-count forms: isthmus's constructors keep no MPI_Count arguments (their _c forms
+ * convert to ints), so an envelope has no large counts. */
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                             MPI_Count *num_datatypes, int *combiner)
+{
+    int ni = 0, na = 0, nt = 0;
+    int rc = PMPI_Type_get_envelope(datatype, &ni, &na, &nt, combiner);
+    if (!rc) {
+        *num_integers = ni;
+        *num_addresses = na;
+        *num_large_counts = 0;
+        *num_datatypes = nt;
+    }
+    return rc;
+}
+ISM_PMPI(Type_get_envelope_c)
+
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
+                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                             MPI_Count max_datatypes, int array_of_integers[],
+                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+                             MPI_Datatype array_of_datatypes[])
+{
+    (void)max_large_counts;
+    (void)array_of_large_counts;
+    int clamp[3] = {max_integers > INT_MAX ? INT_MAX : (int)max_integers,
+                    max_addresses > INT_MAX ? INT_MAX : (int)max_addresses,
+                    max_datatypes > INT_MAX ? INT_MAX : (int)max_datatypes};
+    return PMPI_Type_get_contents(datatype, clamp[0], clamp[1], clamp[2], array_of_integers,
+                                  array_of_addresses, array_of_datatypes);
+}
+ISM_PMPI(Type_get_contents_c)
+
 /* ---- sizes and extents ---- */
 
 /* What the size and extent queries report, in 64 bits; 0 or the raised error. The true
@@ -560,6 +594,8 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
     const char *name = d ? ism_dt_name(d) : ism_dt_predefined_name(predefined_index(datatype));
+    if (!name && datatype == MPI_DATATYPE_NULL)
+        name = "MPI_DATATYPE_NULL"; /* the null handle has its name, as in MPICH (MPI 4.1) */
     if (!name)
         return TYPE_ERR("MPI_Type_get_name", datatype);
     if (!type_name || !resultlen)
@@ -773,19 +809,28 @@ ISM_PMPI(Aint_diff)
 
 /* ---- statuses: byte counts are packed bytes, so any type can read them ---- */
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* The large-count form: a status may hold more than INT_MAX elements (MPI_Recv_c). */
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
     if (!d)
-        return TYPE_ERR("MPI_Get_count", datatype);
+        return TYPE_ERR("MPI_Get_count_c", datatype);
     size_t b = ism_abi_status_bytes(status);
     if (d->size == 0)
         *count = b == 0 ? 0 : MPI_UNDEFINED;
-    else if (b % (size_t)d->size || b / (size_t)d->size > INT_MAX)
-        *count = MPI_UNDEFINED;
     else
-        *count = (int)(b / (size_t)d->size);
+        *count = b % (size_t)d->size ? MPI_UNDEFINED : (MPI_Count)(b / (size_t)d->size);
     return MPI_SUCCESS;
+}
+ISM_PMPI(Get_count_c)
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count n = 0;
+    int rc = PMPI_Get_count_c(status, datatype, &n);
+    if (!rc)
+        *count = n > INT_MAX ? MPI_UNDEFINED : (int)n;
+    return rc;
 }
 ISM_PMPI(Get_count)
 
@@ -805,6 +850,12 @@ int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 }
 ISM_PMPI(Get_elements_x)
 
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return PMPI_Get_elements_x(status, datatype, count);
+}
+ISM_PMPI(Get_elements_c)
+
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
@@ -815,3 +866,36 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
     return MPI_SUCCESS;
 }
 ISM_PMPI(Get_elements)
+
+/* MPI 4.1 §6.9.4: the predefined pair type of MPI_MINLOC/MPI_MAXLOC for a value and an
+ * index type, or MPI_DATATYPE_NULL when MPI predefines none for them. */
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    const char *fn = "MPI_Type_get_value_index";
+    ISM_CHECK_INIT(fn);
+    if (!pair_type)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "pair_type is NULL");
+    if (!ism_abi_dt_any(value_type) || !ism_abi_dt_any(index_type))
+        return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "invalid %s type",
+                             ism_abi_dt_any(value_type) ? "index" : "value");
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++)
+        if (pairs[i].value == value_type && pairs[i].index == index_type)
+            *pair_type = pairs[i].pair;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Type_get_value_index)

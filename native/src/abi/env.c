@@ -266,6 +266,34 @@ int PMPI_Get_version(int *version, int *subversion)
 }
 ISM_PMPI(Get_version)
 
+/* MPI 5.0 §20.3: the ABI this library implements; callable before MPI_Init, like
+ * MPI_Get_version. The Fortran queries belong with the Fortran bindings. */
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    *abi_major = MPI_ABI_VERSION;
+    *abi_minor = MPI_ABI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Abi_get_version)
+
+int PMPI_Abi_get_info(MPI_Info *info)
+{
+    char v[8];
+    int rc = info ? PMPI_Info_create(info) : MPI_ERR_ARG;
+    static const struct {
+        const char *key;
+        size_t size;
+    } sizes[] = {{"mpi_aint_size", sizeof(MPI_Aint)},
+                 {"mpi_count_size", sizeof(MPI_Count)},
+                 {"mpi_offset_size", sizeof(MPI_Offset)}};
+    for (size_t i = 0; !rc && i < sizeof sizes / sizeof *sizes; i++) {
+        snprintf(v, sizeof v, "%zu", sizes[i].size);
+        rc = PMPI_Info_set(*info, sizes[i].key, v);
+    }
+    return rc ? ism_abi_error(NULL, rc, "MPI_Abi_get_info", "could not build the info") : 0;
+}
+ISM_PMPI(Abi_get_info)
+
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     char vendor[4096] = "";
@@ -294,9 +322,10 @@ ISM_PMPI(Wtick)
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     ism_comm *c = ism_abi_comm(comm);
-    if (!c)
+    if (!c && comm != MPI_COMM_NULL)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator");
-    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    /* the null handle has its name, as in MPICH (MPI 4.1) */
+    snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c ? c->name : "MPI_COMM_NULL");
     *resultlen = (int)strlen(comm_name);
     return MPI_SUCCESS;
 }

@@ -7,9 +7,11 @@
 
 #include "abi.h"
 
-/* user-added classes and codes, numbered from MPI_ERR_LASTCODE + 1 */
+/* user-added classes and codes, numbered from MPI_ERR_LASTCODE + 1; a removed one (MPI
+ * 4.1) keeps its slot, so numbers are never given twice, and is no longer valid */
 typedef struct user_err {
     int cls;
+    int removed;
     char *text;
 } user_err;
 static user_err *uerr;
@@ -18,7 +20,7 @@ static int nuerr, capuerr;
 static int user_index(int code)
 {
     int i = code - MPI_ERR_LASTCODE - 1;
-    return i >= 0 && i < nuerr ? i : -1;
+    return i >= 0 && i < nuerr && !uerr[i].removed ? i : -1;
 }
 
 int ism_abi_call_user_errh(ism_comm *c, int code)
@@ -111,6 +113,9 @@ ISM_PMPI(Comm_call_errhandler)
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    if (!errhandler || *errhandler == MPI_ERRHANDLER_NULL)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Errhandler_free",
+                             "the error handler is MPI_ERRHANDLER_NULL");
     /* user handlers stay allocated: a communicator may still use them (MPI allows the
      * free to be deferred until no object refers to the handler) */
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -147,6 +152,7 @@ static int add_err(int cls)
     }
     int code = MPI_ERR_LASTCODE + 1 + nuerr;
     uerr[nuerr].cls = cls < 0 ? code : cls;
+    uerr[nuerr].removed = 0;
     uerr[nuerr].text = NULL;
     nuerr++;
     return code;
@@ -184,5 +190,66 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Add_error_string)
+
+/* MPI 4.1 §9.5: only what the program added can be removed; a class only once its codes
+ * are gone, and either only once its string is (as MPICH and mpi4py's suite have it);
+ * each check fails alike on every rank that calls it with the same values. */
+static int removable(const char *fn, int code, int want_class)
+{
+    int i = user_index(code);
+    if (i < 0)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                             "%d is not an error %s the program added (or it was removed)", code,
+                             want_class ? "class" : "code");
+    if ((uerr[i].cls == code) != want_class)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "%d is an error %s, not a%s", code,
+                             want_class ? "code" : "class", want_class ? " class" : " code");
+    if (uerr[i].text)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                             "error %s %d still has a string: MPI_Remove_error_string first",
+                             want_class ? "class" : "code", code);
+    for (int j = 0; want_class && j < nuerr; j++)
+        if (j != i && !uerr[j].removed && uerr[j].cls == code)
+            return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                                 "error class %d still has error code %d: remove it first", code,
+                                 MPI_ERR_LASTCODE + 1 + j);
+    return MPI_SUCCESS;
+}
+
+static int remove_err(const char *fn, int code, int want_class)
+{
+    int rc = removable(fn, code, want_class);
+    if (rc)
+        return rc;
+    user_err *e = &uerr[user_index(code)];
+    free(e->text);
+    e->text = NULL;
+    e->removed = 1;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    return remove_err("MPI_Remove_error_class", errorclass, 1);
+}
+ISM_PMPI(Remove_error_class)
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    return remove_err("MPI_Remove_error_code", errorcode, 0);
+}
+ISM_PMPI(Remove_error_code)
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    int i = user_index(errorcode);
+    if (i < 0)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Remove_error_string",
+                             "%d is not a user-added error code or class", errorcode);
+    free(uerr[i].text);
+    uerr[i].text = NULL;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Remove_error_string)
 
 int ism_abi_last_used_code(void) { return MPI_ERR_LASTCODE + nuerr; }

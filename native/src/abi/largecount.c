@@ -236,29 +236,6 @@ int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, i
 }
 ISM_PMPI(Bsend_init_c)
 
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (size > INT_MAX || size < INT_MIN))
-        rc = too_big("MPI_Buffer_attach_c", size);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Buffer_attach(buffer, (int)size);
-    return rc;
-}
-ISM_PMPI(Buffer_attach_c)
-
-int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
-{
-    int rc = MPI_SUCCESS;
-    int size_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Buffer_detach(buffer_addr, &size_);
-    if (size && rc == MPI_SUCCESS)
-        *size = size_;
-    return rc;
-}
-ISM_PMPI(Buffer_detach_c)
-
 int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -326,30 +303,6 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     return rc;
 }
 ISM_PMPI(Gatherv_c)
-
-int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    int rc = MPI_SUCCESS;
-    int count_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get_count(status, datatype, &count_);
-    if (count && rc == MPI_SUCCESS)
-        *count = count_;
-    return rc;
-}
-ISM_PMPI(Get_count_c)
-
-int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
-{
-    int rc = MPI_SUCCESS;
-    int count_ = 0;
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get_elements(status, datatype, &count_);
-    if (count && rc == MPI_SUCCESS)
-        *count = count_;
-    return rc;
-}
-ISM_PMPI(Get_elements_c)
 
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
@@ -471,17 +424,6 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 }
 ISM_PMPI(Ineighbor_alltoall_c)
 
-int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Irecv_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Irecv_c)
-
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -503,17 +445,6 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     return rc;
 }
 ISM_PMPI(Ireduce_scatter_block_c)
-
-int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Irsend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Irsend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Irsend_c)
 
 int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -539,17 +470,6 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 ISM_PMPI(Iscatter_c)
 
-int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Isend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Isend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Isend_c)
-
 int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -573,17 +493,6 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
     return rc;
 }
 ISM_PMPI(Isendrecv_replace_c)
-
-int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Issend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Issend(buf, (int)count, datatype, dest, tag, comm, request);
-    return rc;
-}
-ISM_PMPI(Issend_c)
 
 int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
@@ -622,6 +531,27 @@ int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI
 }
 ISM_PMPI(Neighbor_allgather_init_c)
 
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
+        rc = too_big("MPI_Neighbor_allgatherv_c", sendcount);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)displs, nin_, &displs_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm);
+    free(recvcounts_);
+    free(displs_);
+    return rc;
+}
+ISM_PMPI(Neighbor_allgatherv_c)
+
 int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -648,14 +578,62 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 }
 ISM_PMPI(Neighbor_alltoall_init_c)
 
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sdispls, nout_, &sdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)rdispls, nin_, &rdispls_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    return rc;
+}
+ISM_PMPI(Neighbor_alltoallv_c)
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *recvcounts_ = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm);
+    free(sendcounts_);
+    free(recvcounts_);
+    return rc;
+}
+ISM_PMPI(Neighbor_alltoallw_c)
+
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    int position_ = 0;
+    int position_ = position ? (int)*position : 0;
     if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
         rc = too_big("MPI_Pack_c", incount);
     if (rc == MPI_SUCCESS && (outsize > INT_MAX || outsize < INT_MIN))
         rc = too_big("MPI_Pack_c", outsize);
+    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
+        rc = too_big("MPI_Pack_c", *position);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Pack(inbuf, (int)incount, datatype, outbuf, (int)outsize, &position_, comm);
     if (position && rc == MPI_SUCCESS)
@@ -667,7 +645,7 @@ ISM_PMPI(Pack_c)
 int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
     int rc = MPI_SUCCESS;
-    MPI_Aint position_ = 0;
+    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
     if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
         rc = too_big("MPI_Pack_external_c", incount);
     if (rc == MPI_SUCCESS)
@@ -705,17 +683,6 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
     return rc;
 }
 ISM_PMPI(Pack_size_c)
-
-int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Recv_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
-    return rc;
-}
-ISM_PMPI(Recv_c)
 
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
@@ -797,17 +764,6 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 }
 ISM_PMPI(Reduce_scatter_c)
 
-int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Rsend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Rsend(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Rsend_c)
-
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -887,17 +843,6 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 }
 ISM_PMPI(Scatterv_c)
 
-int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Send_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Send(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Send_c)
-
 int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -909,19 +854,6 @@ int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 }
 ISM_PMPI(Send_init_c)
 
-int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Sendrecv_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Sendrecv_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, status);
-    return rc;
-}
-ISM_PMPI(Sendrecv_c)
-
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     int rc = MPI_SUCCESS;
@@ -932,17 +864,6 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     return rc;
 }
 ISM_PMPI(Sendrecv_replace_c)
-
-int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Ssend_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Ssend(buf, (int)count, datatype, dest, tag, comm);
-    return rc;
-}
-ISM_PMPI(Ssend_c)
 
 int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
@@ -1184,9 +1105,11 @@ ISM_PMPI(Type_vector_c)
 int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
-    int position_ = 0;
+    int position_ = position ? (int)*position : 0;
     if (rc == MPI_SUCCESS && (insize > INT_MAX || insize < INT_MIN))
         rc = too_big("MPI_Unpack_c", insize);
+    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
+        rc = too_big("MPI_Unpack_c", *position);
     if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
         rc = too_big("MPI_Unpack_c", outcount);
     if (rc == MPI_SUCCESS)
@@ -1200,7 +1123,7 @@ ISM_PMPI(Unpack_c)
 int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
 {
     int rc = MPI_SUCCESS;
-    MPI_Aint position_ = 0;
+    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
     if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
         rc = too_big("MPI_Unpack_external_c", outcount);
     if (rc == MPI_SUCCESS)
@@ -1210,3 +1133,442 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
     return rc;
 }
 ISM_PMPI(Unpack_external_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_allgatherv_c;
+
+static int run_allgatherv_c(void *p)
+{
+    a_allgatherv_c *a = p;
+    return PMPI_Allgatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Allgatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Allgatherv_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_alltoallv_c;
+
+static int run_alltoallv_c(void *p)
+{
+    a_alltoallv_c *a = p;
+    return PMPI_Alltoallv_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, n_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
+    a_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Alltoallv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Alltoallv_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    const MPI_Datatype *sendtypes;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_alltoallw_c;
+
+static int run_alltoallw_c(void *p)
+{
+    a_alltoallw_c *a = p;
+    return PMPI_Alltoallw_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, n_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
+    a_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Alltoallw_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Alltoallw_init_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_gatherv_c;
+
+static int run_gatherv_c(void *p)
+{
+    a_gatherv_c *a = p;
+    return PMPI_Gatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, root);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Gatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Gatherv_init_c)
+
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Iallgatherv_c", comm, run_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Iallgatherv_c)
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ialltoallv_c", comm, run_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ialltoallv_c)
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    a_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_nbc_start_types("MPI_Ialltoallw_c", comm, run_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ialltoallw_c)
+
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
+    return ism_abi_nbc_start_types("MPI_Igatherv_c", comm, run_gatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Igatherv_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_allgatherv_c;
+
+static int run_neighbor_allgatherv_c(void *p)
+{
+    a_neighbor_allgatherv_c *a = p;
+    return PMPI_Neighbor_allgatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_allgatherv_c", comm, run_neighbor_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ineighbor_allgatherv_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_alltoallv_c;
+
+static int run_neighbor_alltoallv_c(void *p)
+{
+    a_neighbor_alltoallv_c *a = p;
+    return PMPI_Neighbor_alltoallv_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallv_c", comm, run_neighbor_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Ineighbor_alltoallv_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *sdispls;
+    const MPI_Datatype *sendtypes;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    const MPI_Aint *rdispls;
+    const MPI_Datatype *recvtypes;
+    MPI_Comm comm;
+} a_neighbor_alltoallw_c;
+
+static int run_neighbor_alltoallw_c(void *p)
+{
+    a_neighbor_alltoallw_c *a = p;
+    return PMPI_Neighbor_alltoallw_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
+}
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallw_c", comm, run_neighbor_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ineighbor_alltoallw_c)
+
+typedef struct {
+    const void * sendbuf;
+    void * recvbuf;
+    const MPI_Count *recvcounts;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Comm comm;
+} a_reduce_scatter_c;
+
+static int run_reduce_scatter_c(void *p)
+{
+    a_reduce_scatter_c *a = p;
+    return PMPI_Reduce_scatter_c(a->sendbuf, a->recvbuf, a->recvcounts, a->datatype, a->op, a->comm);
+}
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
+    return ism_abi_nbc_start_types("MPI_Ireduce_scatter_c", comm, run_reduce_scatter_c, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
+}
+ISM_PMPI(Ireduce_scatter_c)
+
+typedef struct {
+    const void * sendbuf;
+    const MPI_Count *sendcounts;
+    const MPI_Aint *displs;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    MPI_Count recvcount;
+    MPI_Datatype recvtype;
+    int root;
+    MPI_Comm comm;
+} a_scatterv_c;
+
+static int run_scatterv_c(void *p)
+{
+    a_scatterv_c *a = p;
+    return PMPI_Scatterv_c(a->sendbuf, a->sendcounts, a->displs, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
+}
+
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    a_scatterv_c a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    return ism_abi_nbc_start_types("MPI_Iscatterv_c", comm, run_scatterv_c, &a, sizeof a, request, sendtype, recvtype);
+}
+ISM_PMPI(Iscatterv_c)
+
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, nin_, sizeof(*displs), &nomem);
+    a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    if (rc) {
+        free(recvcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_allgatherv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Neighbor_allgatherv_init_c)
+
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, nout_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, nout_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
+    a_neighbor_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_alltoallv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Neighbor_alltoallv_init_c)
+
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    (void)n_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, nout_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *sdispls_ = ism_abi_pcoll_copy(sdispls, nout_, sizeof(*sdispls), &nomem);
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
+    MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
+    a_neighbor_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
+    if (rc) {
+        free(sendcounts_);
+        free(sdispls_);
+        free(recvcounts_);
+        free(rdispls_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Neighbor_alltoallw_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, sdispls_);
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    ism_abi_pcoll_adopt(*request, rdispls_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Neighbor_alltoallw_init_c)
+
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 1, -1);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
+    a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts_, datatype, op, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    if (rc) {
+        free(recvcounts_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Reduce_scatter_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, recvcounts_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Reduce_scatter_init_c)
+
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, root);
+    (void)nin_;
+    (void)nout_;
+    MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
+    MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
+    a_scatterv_c a = {sendbuf, sendcounts_, displs_, sendtype, recvbuf, recvcount, recvtype, root, comm};
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    if (rc) {
+        free(sendcounts_);
+        free(displs_);
+        return rc == MPI_ERR_NO_MEM && nomem
+                   ? ism_abi_error(NULL, rc, "MPI_Scatterv_init_c", "out of memory")
+                   : rc;
+    }
+    ism_abi_pcoll_adopt(*request, sendcounts_);
+    ism_abi_pcoll_adopt(*request, displs_);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Scatterv_init_c)

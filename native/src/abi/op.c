@@ -7,20 +7,33 @@
 
 #include "abi.h"
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+static int create(const char *fn, ism_user_fn *user, int large, int commute, MPI_Op *op)
 {
-    ISM_CHECK_INIT("MPI_Op_create");
-    if (!user_fn)
-        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Op_create", "the function is NULL");
+    ISM_CHECK_INIT(fn);
+    if (!user)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "the function is NULL");
     ism_op *o = calloc(1, sizeof *o);
     if (!o)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
-    o->user = (ism_user_fn *)user_fn;
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    o->user = user;
+    o->large = large;
     o->commute = commute != 0;
     *op = (MPI_Op)o;
     return MPI_SUCCESS;
 }
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return create("MPI_Op_create", (ism_user_fn *)user_fn, 0, commute, op);
+}
 ISM_PMPI(Op_create)
+
+/* The large-count form: the function gets its element count as an MPI_Count. */
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return create("MPI_Op_create_c", (ism_user_fn *)(void (*)(void))user_fn, 1, commute, op);
+}
+ISM_PMPI(Op_create_c)
 
 int PMPI_Op_free(MPI_Op *op)
 {

@@ -267,6 +267,136 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 }
 ISM_PMPI(Sendrecv_replace)
 
+/* ---- the large-count forms: a count that fits an int takes the int form and its fast
+ * path; a larger one goes to the core, which moves 64-bit byte counts across sites and
+ * hands the vendor a type that covers the count (core/p2p.c) ---- */
+
+static int fits_int(MPI_Count n) { return n >= INT_MIN && n <= INT_MAX; }
+
+static int large_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      int dest, int tag, MPI_Comm comm, int mode, MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_req *r = NULL;
+    int rc = send_args(fn, comm, datatype, 0, dest, tag, &c, &d);
+    if (rc)
+        return rc;
+    rc = ism_isend(buf, count, d, dest, tag, c, c->ctx, mode, &r);
+    if (!rc && !request) {
+        rc = ism_req_wait(r, NULL);
+        ism_req_free(r);
+    }
+    if (rc)
+        return ism_abi_error(c, rc, fn, "sending %lld elements to rank %d failed",
+                             (long long)count, dest);
+    if (request) {
+        r->comm = c;
+        *request = (MPI_Request)r;
+    }
+    return MPI_SUCCESS;
+}
+
+static int large_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                      int source, int tag, MPI_Comm comm, MPI_Status *status,
+                      MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_req *r = NULL;
+    ism_status st;
+    int rc = recv_args(fn, comm, datatype, 0, source, tag, &c, &d);
+    if (rc)
+        return rc;
+    rc = ism_irecv(buf, count, d, source, tag, c, c->ctx, &r);
+    if (!rc && !request) {
+        rc = ism_req_wait(r, &st);
+        ism_req_free(r);
+        if (status != MPI_STATUS_IGNORE)
+            ism_abi_status(status, &st);
+    }
+    if (rc)
+        return ism_abi_error(c, rc, fn, "receiving %lld elements from rank %d failed",
+                             (long long)count, source);
+    if (request) {
+        r->comm = c;
+        *request = (MPI_Request)r;
+    }
+    return MPI_SUCCESS;
+}
+
+#define SEND_C(NAME, MODE)                                                                     \
+    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,    \
+                        int tag, MPI_Comm comm)                                                \
+    {                                                                                          \
+        if (fits_int(count))                                                                   \
+            return PMPI_##NAME(buf, (int)count, datatype, dest, tag, comm);                    \
+        return large_send("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE,      \
+                          NULL);                                                               \
+    }                                                                                          \
+    ISM_PMPI(NAME##_c)
+
+#define ISEND_C(NAME, MODE)                                                                    \
+    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,    \
+                        int tag, MPI_Comm comm, MPI_Request *request)                          \
+    {                                                                                          \
+        if (fits_int(count))                                                                   \
+            return PMPI_##NAME(buf, (int)count, datatype, dest, tag, comm, request);           \
+        return large_send("MPI_" #NAME "_c", buf, count, datatype, dest, tag, comm, MODE,      \
+                          request);                                                            \
+    }                                                                                          \
+    ISM_PMPI(NAME##_c)
+
+SEND_C(Send, ISM_MODE_STD)
+SEND_C(Ssend, ISM_MODE_SYNC)
+SEND_C(Rsend, ISM_MODE_READY)
+ISEND_C(Isend, ISM_MODE_STD)
+ISEND_C(Issend, ISM_MODE_SYNC)
+ISEND_C(Irsend, ISM_MODE_READY)
+
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Status *status)
+{
+    if (fits_int(count))
+        return PMPI_Recv(buf, (int)count, datatype, source, tag, comm, status);
+    return large_recv("MPI_Recv_c", buf, count, datatype, source, tag, comm, status, NULL);
+}
+ISM_PMPI(Recv_c)
+
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    if (fits_int(count))
+        return PMPI_Irecv(buf, (int)count, datatype, source, tag, comm, request);
+    return large_recv("MPI_Irecv_c", buf, count, datatype, source, tag, comm, MPI_STATUS_IGNORE,
+                      request);
+}
+ISM_PMPI(Irecv_c)
+
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (fits_int(sendcount) && fits_int(recvcount))
+        return PMPI_Sendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf,
+                             (int)recvcount, recvtype, source, recvtag, comm, status);
+    MPI_Request rq[2];
+    int rc = PMPI_Irecv_c(recvbuf, recvcount, recvtype, source, recvtag, comm, &rq[0]);
+    if (rc)
+        return rc;
+    if ((rc = PMPI_Isend_c(sendbuf, sendcount, sendtype, dest, sendtag, comm, &rq[1]))) {
+        PMPI_Cancel(&rq[0]);
+        PMPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+        return rc;
+    }
+    MPI_Status st[2];
+    rc = PMPI_Waitall(2, rq, st);
+    if (status != MPI_STATUS_IGNORE)
+        *status = st[0];
+    return rc;
+}
+ISM_PMPI(Sendrecv_c)
+
 /* MPI 4.0: one request for a receive and a send, complete when both are. */
 int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                    int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
@@ -383,28 +513,6 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Test_cancelled)
-
-int PMPI_Buffer_attach(void *buffer, int size)
-{
-    ISM_CHECK_INIT("MPI_Buffer_attach");
-    if (size < 0)
-        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "size %d is negative", size);
-    if (ism_buffer_attach(buffer, (size_t)size))
-        return ism_abi_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                             "a buffer is already attached (detach it first)");
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Buffer_attach)
-
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    size_t s = 0;
-    ISM_CHECK_INIT("MPI_Buffer_detach");
-    ism_buffer_detach(buffer_addr, &s);
-    *size = (int)s;
-    return MPI_SUCCESS;
-}
-ISM_PMPI(Buffer_detach)
 
 /* Persistent requests: the template is kept, each MPI_Start issues a fresh inner one. */
 static int persist(const char *fn, int op, const void *buf, int count, MPI_Datatype dt, int peer,

@@ -416,3 +416,74 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Request_get_status)
+
+/* MPI 4.1 §3.7.6: the Request_get_status forms for arrays; like it, they neither free nor
+ * deactivate a request, so the program still completes each with a wait or test. */
+int PMPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int *flag,
+                                MPI_Status *array_of_statuses)
+{
+    ISM_CHECK_INIT("MPI_Request_get_status_all");
+    int all = 1;
+    for (int i = 0; i < count; i++) {
+        int f = 0, rc = PMPI_Request_get_status(array_of_requests[i], &f, MPI_STATUS_IGNORE);
+        if (rc)
+            return rc;
+        all &= f;
+    }
+    *flag = all;
+    for (int i = 0; all && array_of_statuses != MPI_STATUSES_IGNORE && i < count; i++)
+        PMPI_Request_get_status(array_of_requests[i], &all, &array_of_statuses[i]);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Request_get_status_all)
+
+int PMPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int *indx, int *flag,
+                                MPI_Status *status)
+{
+    ISM_CHECK_INIT("MPI_Request_get_status_any");
+    int active = 0;
+    *flag = 0;
+    *indx = MPI_UNDEFINED;
+    for (int i = 0; i < count; i++) {
+        if (inactive(ism_abi_req(array_of_requests[i])))
+            continue;
+        active++;
+        int f = 0, rc = PMPI_Request_get_status(array_of_requests[i], &f, status);
+        if (rc)
+            return rc;
+        if (f) {
+            *flag = 1;
+            *indx = i;
+            return MPI_SUCCESS;
+        }
+    }
+    if (!active) {
+        *flag = 1;
+        empty_status(status);
+    }
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Request_get_status_any)
+
+int PMPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status *array_of_statuses)
+{
+    ISM_CHECK_INIT("MPI_Request_get_status_some");
+    int active = 0, n = 0;
+    for (int i = 0; i < incount; i++) {
+        if (inactive(ism_abi_req(array_of_requests[i])))
+            continue;
+        active++;
+        int f = 0;
+        MPI_Status *st = array_of_statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE
+                                                                  : &array_of_statuses[n];
+        int rc = PMPI_Request_get_status(array_of_requests[i], &f, st);
+        if (rc)
+            return rc;
+        if (f)
+            array_of_indices[n++] = i;
+    }
+    *outcount = active ? n : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Request_get_status_some)

@@ -23,6 +23,7 @@
 typedef struct session {
     ism_errh *errh;
     int thread_level; /* the level the runtime provides */
+    ism_bbuf *bbuf;   /* MPI_Session_attach_buffer's (abi/buffers.c), or NULL */
 } session;
 
 /* The open sessions: a handle is valid only while listed here. */
@@ -312,10 +313,19 @@ int PMPI_Group_from_session_pset(MPI_Session session_h, const char *pset, MPI_Gr
     free(g);
     if (!grp)
         return session_error(s, MPI_ERR_NO_MEM, fn, "out of memory building the group", NULL);
+    if (grp->size > 0) /* not the shared empty group */
+        grp->session_bbuf = &s->bbuf;
     *newgroup = (MPI_Group)grp;
     return MPI_SUCCESS;
 }
 ISM_PMPI(Group_from_session_pset)
+
+/* The session's buffer slot, for abi/buffers.c; NULL for an invalid handle. */
+ism_bbuf **ism_abi_session_bbuf(MPI_Session h)
+{
+    session *s = session_of(h);
+    return s ? &s->bbuf : NULL;
+}
 
 /* ---- error handlers ---- */
 

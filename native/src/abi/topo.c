@@ -804,6 +804,24 @@ static int neighbors(const char *fn, MPI_Comm comm, ism_comm **c, int **in, int 
     return MPI_SUCCESS;
 }
 
+void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout)
+{
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    topo *t = c ? c->topo : NULL;
+    int lo;
+    *nin = *nout = 0;
+    if (!t)
+        return;
+    if (t->kind == MPI_CART)
+        *nin = *nout = 2 * t->ndims;
+    else if (t->kind == MPI_GRAPH)
+        *nin = *nout = graph_range(t, c->rank, &lo);
+    else {
+        *nin = t->indeg;
+        *nout = t->outdeg;
+    }
+}
+
 /* The general form: per-neighbor counts, byte displacements and types. */
 static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
                  const MPI_Datatype *stypes, MPI_Datatype stype, void *recvbuf, const int *rcounts,

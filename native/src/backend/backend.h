@@ -14,6 +14,10 @@
 
 #define ISM_BACKEND_ABI 3
 
+/* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core
+ * and the backend (the other collectives still take a NULL send buffer for it). */
+#define ISM_IN_PLACE ((const void *)1)
+
 typedef uintptr_t ism_vh;
 #define ISM_VSLOT 16 /* bytes that hold any vendor handle (int or pointer) */
 
@@ -126,9 +130,11 @@ typedef struct ism_backend {
     int (*scatterv)(const void *sbuf, const int *scounts, const int *displs, ism_vh sdt,
                     void *rbuf, int rcount, ism_vh rdt, int root, ism_vh comm);
     /* displacements in bytes, one type per peer (MPI_Alltoallw) */
-    int (*alltoallw)(const void *sbuf, const int *scounts, const int *sdispls, const ism_vh *sdts,
+    int (*alltoallw)(const void *sbuf, /* in place: ISM_IN_PLACE, as ialltoallw */ const int *scounts, const int *sdispls, const ism_vh *sdts,
                      void *rbuf, const int *rcounts, const int *rdispls, const ism_vh *rdts,
                      ism_vh comm);
+    /* the all-to-all's in-place sign is ISM_IN_PLACE, not NULL: a NULL send buffer is
+     * MPI_BOTTOM, whose data lie at the types' absolute addresses */
     int (*ialltoallw)(const void *sbuf, const int *scounts, const int *sdispls,
                       const ism_vh *sdts, void *rbuf, const int *rcounts, const int *rdispls,
                       const ism_vh *rdts, ism_vh comm, ism_vh *req, void **hold);

@@ -495,10 +495,11 @@ static int b_alltoallw(const void *s, const int *sn, const int *sd, const ism_vh
 {
     int n = 0;
     MPI_Comm_size(VC(c), &n);
-    MPI_Datatype *vs = a2w_types(n, !s, st, rt);
+    MPI_Datatype *vs = a2w_types(n, s == ISM_IN_PLACE, st, rt);
     if (!vs)
         return 39; /* MPI_ERR_NO_MEM */
-    int rc = MPI_Alltoallw(s ? s : MPI_IN_PLACE, sn, sd, vs, r, rn, rd, vs + n, VC(c));
+    int rc = MPI_Alltoallw(s == ISM_IN_PLACE ? MPI_IN_PLACE : s, sn, sd, vs, r, rn, rd, vs + n,
+                           VC(c));
     free(vs);
     return RC(rc);
 }
@@ -508,12 +509,13 @@ static int b_ialltoallw(const void *s, const int *sn, const int *sd, const ism_v
 {
     int n = 0;
     MPI_Comm_size(VC(c), &n);
-    MPI_Datatype *vs = a2w_types(n, !s, st, rt);
+    MPI_Datatype *vs = a2w_types(n, s == ISM_IN_PLACE, st, rt);
     MPI_Request v;
     *hold = vs;
     if (!vs)
         return 39;
-    int rc = MPI_Ialltoallw(s ? s : MPI_IN_PLACE, sn, sd, vs, r, rn, rd, vs + n, VC(c), &v);
+    int rc = MPI_Ialltoallw(s == ISM_IN_PLACE ? MPI_IN_PLACE : s, sn, sd, vs, r, rn, rd, vs + n,
+                            VC(c), &v);
     *q = V2H(v);
     return RC(rc);
 }

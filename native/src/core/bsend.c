@@ -5,6 +5,7 @@
  * fit from the attached buffer, each message charged its size plus a fixed overhead no
  * larger than MPI_BSEND_OVERHEAD, and given back when the send completes. Too little
  * space is MPI_ERR_BUFFER, as the standard asks; detach waits for every pending copy.
+ * MPI 4.1 adds buffers per communicator and per session, automatic buffers and flushes.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +16,27 @@
 
 typedef struct bseg {
     size_t off, len;
+    char *own; /* the copy, for an automatic buffer */
     ism_req *inner;
     struct bseg *next;
 } bseg;
 
-static bseg *segs; /* sorted by offset */
+/* One attached buffer: the process's (MPI_Buffer_attach), a communicator's or a session's
+ * (MPI 4.1). MPI_BUFFER_AUTOMATIC (automatic) takes each copy from the heap instead. */
+struct ism_bbuf {
+    char *buf;
+    size_t size;
+    int automatic;
+    bseg *segs; /* sorted by offset */
+    struct ism_bbuf *next_live;
+};
 
-static void reap(int wait)
+static ism_bbuf process_buf;
+static ism_bbuf *live; /* every buffer with a copy still in flight */
+
+static void reap_one(ism_bbuf *b, int wait)
 {
-    bseg **pp = &segs;
+    bseg **pp = &b->segs;
     while (*pp) {
         bseg *s = *pp;
         int flag = 0;
@@ -34,6 +47,7 @@ static void reap(int wait)
         if (flag) {
             ism_req_free(s->inner);
             *pp = s->next;
+            free(s->own);
             free(s);
         } else {
             pp = &s->next;
@@ -41,26 +55,92 @@ static void reap(int wait)
     }
 }
 
+/* Progress every buffer's copies; buffers with none left leave the live list. */
+static void reap(void)
+{
+    for (ism_bbuf **pp = &live; *pp;) {
+        reap_one(*pp, 0);
+        if (!(*pp)->segs)
+            *pp = (*pp)->next_live;
+        else
+            pp = &(*pp)->next_live;
+    }
+}
+
+static void unlist(ism_bbuf *b)
+{
+    for (ism_bbuf **pp = &live; *pp; pp = &(*pp)->next_live)
+        if (*pp == b) {
+            *pp = b->next_live;
+            return;
+        }
+}
+
+ism_bbuf *ism_bbuf_process(void) { return &process_buf; }
+
+int ism_bbuf_attach(ism_bbuf **slot, void *buf, size_t size, int automatic)
+{
+    if (*slot && ((*slot)->buf || (*slot)->automatic))
+        return ISM_ERR_BUFFER;
+    if (!*slot && !(*slot = calloc(1, sizeof **slot)))
+        return ISM_ERR_NO_MEM;
+    (*slot)->buf = automatic ? NULL : buf;
+    (*slot)->size = automatic ? 0 : size;
+    (*slot)->automatic = automatic;
+    return 0;
+}
+
+int ism_bbuf_flush(ism_bbuf *b)
+{
+    if (b) {
+        reap_one(b, 1);
+        unlist(b);
+    }
+    return 0;
+}
+
+int ism_bbuf_detach(ism_bbuf *b, void **buf, size_t *size, int *automatic)
+{
+    ism_bbuf_flush(b);
+    *buf = b ? b->buf : NULL;
+    *size = b ? b->size : 0;
+    *automatic = b ? b->automatic : 0;
+    if (!b || (!b->buf && !b->automatic))
+        return ISM_ERR_BUFFER;
+    b->buf = NULL;
+    b->size = 0;
+    b->automatic = 0;
+    return 0;
+}
+
 int ism_buffer_attach(void *buf, size_t size)
 {
-    if (ism.bbuf)
-        return ISM_ERR_BUFFER;
-    ism.bbuf = buf;
-    ism.bsize = size;
-    return 0;
+    ism_bbuf *p = &process_buf;
+    return ism_bbuf_attach(&p, buf, size, 0);
 }
 
 int ism_buffer_detach(void *bufp, size_t *size)
 {
-    reap(1);
-    *(void **)bufp = ism.bbuf;
-    *size = ism.bsize;
-    ism.bbuf = NULL;
-    ism.bsize = 0;
+    int automatic;
+    void *b;
+    ism_bbuf_detach(&process_buf, &b, size, &automatic);
+    *(void **)bufp = b;
     return 0;
 }
 
 static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
+
+/* The buffer a buffered send on c uses (MPI 4.1 §3.6.1): the communicator's, else its
+ * session's, else the process's. */
+static ism_bbuf *buffer_of(ism_comm *c)
+{
+    if (c->bbuf && (c->bbuf->buf || c->bbuf->automatic))
+        return c->bbuf;
+    if (c->session_bbuf && *c->session_bbuf &&
+        ((*c->session_bbuf)->buf || (*c->session_bbuf)->automatic))
+        return *c->session_bbuf;
+    return &process_buf;
+}
 
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out)
 {
@@ -72,19 +152,22 @@ int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     size_t need = align16(bytes + ISM_BSEND_CHARGE);
     if (dst == ISM_PROC_NULL)
         return ism_isend(buf, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, out);
-    reap(0);
+    reap();
+    ism_bbuf *b = buffer_of(c);
     size_t at = 0;
-    bseg **pp = &segs;
-    while (*pp && (*pp)->off < at + need) {
+    bseg **pp = &b->segs;
+    while (!b->automatic && *pp && (*pp)->off < at + need) {
         at = (*pp)->off + (*pp)->len;
         pp = &(*pp)->next;
     }
-    if (!ism.bbuf || at + need > ism.bsize)
+    if (!b->automatic && (!b->buf || at + need > b->size))
         return ISM_ERR_BUFFER;
     bseg *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s || (b->automatic && !(s->own = malloc(bytes + 1)))) {
+        free(s);
         return ISM_ERR_NO_MEM;
-    char *copy = ism.bbuf + at;
+    }
+    char *copy = b->automatic ? s->own : b->buf + at;
     int rc;
     if (packed) {
         ism_dt_pack(dt, buf, count, copy);
@@ -96,6 +179,7 @@ int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
         rc = ism_isend(copy, count, dt, dst, tag, c, c->ctx, ISM_MODE_STD, &s->inner);
     }
     if (rc) {
+        free(s->own);
         free(s);
         return rc;
     }
@@ -103,6 +187,9 @@ int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     s->len = need;
     s->next = *pp;
     *pp = s;
+    unlist(b);
+    b->next_live = live;
+    live = b;
     ism_req *r = ism_req_alloc(ISM_RQ_DONE);
     if (!r)
         return ISM_ERR_NO_MEM;
@@ -113,4 +200,8 @@ int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
     return 0;
 }
 
-int ism_bsend_pending(void) { return segs != NULL; }
+int ism_bsend_pending(void)
+{
+    reap();
+    return live != NULL;
+}

@@ -473,18 +473,19 @@ out:
 
 /* The seed's scheme: exchange among this site's members with the vendor; gather every
  * member's blocks for other sites at the leader; one message per pair of sites between
- * leaders; the leader reorders what arrived by destination and scatters it. */
+ * leaders; the leader reorders what arrived by destination and scatters it. In place is
+ * sbuf == ISM_IN_PLACE: a NULL sbuf is MPI_BOTTOM (types with absolute addresses). */
 int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
                   void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
                   ism_comm *c)
 {
-    int n = c->size, L = c->lsize, R = n - L, rc = 0, nreq = 0;
+    int n = c->size, L = c->lsize, R = n - L, rc = 0, nreq = 0, ip = sbuf == ISM_IN_PLACE;
     if (c->all_local || R == 0) {
         ism_vh *vt = malloc(sizeof(ism_vh) * 2 * (size_t)n);
         if (!vt)
             return ISM_ERR_NO_MEM;
         for (int r = 0; r < n; r++) {
-            vt[r] = sbuf ? vh(sdts[r]) : ism.be->datatype_null;
+            vt[r] = !ip ? vh(sdts[r]) : ism.be->datatype_null;
             vt[n + r] = vh(rdts[r]);
         }
         ism_vh q = 0;
@@ -496,9 +497,9 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
         free(vt);
         return rc;
     }
-    const void *src = sbuf ? sbuf : rbuf;
-    const int *scn = sbuf ? scounts : rcounts, *sdi = sbuf ? sdispls : rdispls;
-    ism_dt *const *sty = sbuf ? sdts : rdts;
+    const void *src = ip ? rbuf : sbuf;
+    const int *scn = ip ? rcounts : scounts, *sdi = ip ? rdispls : sdispls;
+    ism_dt *const *sty = ip ? rdts : sdts;
     int leader = c->rank == c->my_leader, lroot = c->l_of[c->my_leader];
     /* remote ranks in (site, comm rank) order; rsite_off[s] = first index of site s */
     int *rem = malloc(sizeof(int) * (size_t)(R + 1)), *rsite_off = calloc((size_t)ism.nsites + 1, sizeof(int));
@@ -548,7 +549,7 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
         lc[L + l] = sdi[r];
         lc[2 * L + l] = rcounts[r];
         lc[3 * L + l] = rdispls[r];
-        lt[l] = sbuf ? vh(sdts[r]) : ism.be->datatype_null;
+        lt[l] = !ip ? vh(sdts[r]) : ism.be->datatype_null;
         lt[L + l] = vh(rdts[r]);
     }
     if (L > 1) {
@@ -558,7 +559,7 @@ int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_
                                 c->vcomm, &q, &hold);
         rc = ism_vwait(rc, &q);
         free(hold);
-    } else if (sbuf) {
+    } else if (!ip) {
         /* alone at this site: copy to myself (Open MPI 4.1's single-process alltoallw
          * ignores the displacements) */
         int me = c->rank, nb = 0;

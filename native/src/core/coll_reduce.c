@@ -25,10 +25,14 @@ int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt)
                    ? 0
                    : ism.be->reduce_local(in, inout, count, dt->v, op->v);
     void *h = dt_handle(dt);
-    if (op->call)
+    if (op->call) {
         op->call(op->user, (void *)in, inout, &count, h);
-    else
+    } else if (op->large) {
+        int64_t n = count;
+        ((ism_user_fn_c *)(void (*)(void))op->user)((void *)in, inout, &n, &h);
+    } else {
         op->user((void *)in, inout, &count, &h);
+    }
     return 0;
 }
 

@@ -68,8 +68,10 @@ typedef struct ism_dt {
     struct ism_dtx *x; /* derived types only, else NULL */
 } ism_dt;
 
-/* A user function: MPI_User_function, called with the ABI datatype handle. */
+/* A user function: MPI_User_function, called with the ABI datatype handle; or the large-count
+ * MPI_User_function_c (ism_op.large), whose len is an MPI_Count. */
 typedef void ism_user_fn(void *in, void *inout, int *len, void *dtype_handle);
+typedef void ism_user_fn_c(void *in, void *inout, int64_t *len, void *dtype_handle);
 
 /* What only derived types have: their type map, envelope and references. */
 typedef struct ism_dtx {
@@ -94,6 +96,7 @@ typedef struct ism_op {
     /* how user is called: NULL directly; else through this (a Fortran function wants an
      * integer datatype handle, abi/fortran.c) */
     void (*call)(ism_user_fn *user, void *in, void *inout, int *len, void *dtype_handle);
+    int large;          /* user is an ism_user_fn_c (MPI_Op_create_c) */
 } ism_op;
 
 typedef struct ism_errh {
@@ -109,6 +112,7 @@ typedef struct ism_group {
     int rank; /* my index, or ISM_UNDEFINED */
     int *g;   /* member i -> global rank */
     int builtin;
+    struct ism_bbuf **session_bbuf; /* its session's buffer slot (from a session pset) */
 } ism_group;
 
 enum { ISM_GROUP_UNION = 1, ISM_GROUP_INTERSECTION, ISM_GROUP_DIFFERENCE };
@@ -146,6 +150,8 @@ typedef struct ism_comm {
     int builtin;
     char name[128];
     struct ism_coll_comm *coll; /* the collective layer's state (coll/), or NULL */
+    struct ism_bbuf *bbuf;      /* MPI_Comm_attach_buffer's (bsend.c), or NULL */
+    struct ism_bbuf **session_bbuf; /* its session's slot, when made from a session */
 } ism_comm;
 
 typedef struct ism_status {
@@ -273,9 +279,6 @@ typedef struct ism_global {
     size_t *early_left, *early_in;
     struct ism_early *early_head;
     int abort_acked;
-    /* buffered sends */
-    char *bbuf;
-    size_t bsize;
     ism_reqlist bsends;
     /* statistics */
     uint64_t stat_remote_msgs, stat_remote_bytes;
@@ -309,19 +312,24 @@ void ism_idle(unsigned *spins);
 
 /* p2p.c */
 enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };
-int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
+int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
               int mode, ism_req **out);
 void ism_fill_packed(void *dst, size_t len, void *req); /* next len bytes of a send's stream */
-int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
+int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
               ism_req **out);
-int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
-int ism_recv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st);
+int ism_send(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode);
+int ism_recv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st);
 int ism_iprobe(int src, int tag, ism_comm *c, int *flag, ism_status *st);
 int ism_probe(int src, int tag, ism_comm *c, ism_status *st);
 void ism_handle_frame(const ism_frame_hdr *h, const void *payload);
 int ism_cancel(ism_req *r);
 int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_status *st);
 int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *msg, ism_req **out);
+typedef struct ism_bbuf ism_bbuf;
+ism_bbuf *ism_bbuf_process(void);
+int ism_bbuf_attach(ism_bbuf **slot, void *buf, size_t size, int automatic);
+int ism_bbuf_detach(ism_bbuf *b, void **buf, size_t *size, int *automatic);
+int ism_bbuf_flush(ism_bbuf *b);
 int ism_buffer_attach(void *buf, size_t size);
 int ism_buffer_detach(void *bufp, size_t *size);
 int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out);
@@ -364,6 +372,7 @@ int ism_scatterv(const void *sbuf, const int *scounts, const int *displs, ism_dt
 int ism_allgatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
                    const int *displs, ism_dt *rdt, ism_comm *c);
 /* byte displacements and one type per peer (MPI_Alltoallw); the other forms reduce to it */
+/* in place: sbuf == ISM_IN_PLACE (backend.h); NULL is MPI_BOTTOM */
 int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
                   void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
                   ism_comm *c);

@@ -31,6 +31,7 @@ ism_group *ism_group_new(int n, const int *g)
     grp->size = n;
     grp->g = v;
     grp->builtin = 0;
+    grp->session_bbuf = NULL;
     grp->rank = ISM_UNDEFINED;
     for (int i = 0; i < n; i++)
         if (v[i] == ism.grank) {

@@ -12,6 +12,7 @@
  * receive) and whichever side matches first wins, the other is cancelled.
  */
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@
 /* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
  * for a contiguous type; any other type keeps a reference and unpacks each piece as it
  * arrives (the whole eager payload, or rendezvous chunks in order), so no temporary. */
-static void recv_setup(ism_req *r, void *buf, int count, ism_dt *dt)
+static void recv_setup(ism_req *r, void *buf, int64_t count, ism_dt *dt)
 {
     r->cap = (size_t)count * (size_t)dt->size;
     if (dt->contig) {
@@ -74,11 +75,70 @@ static int frame_to(int type, uint32_t ctx, int dst_g, int tag, uint64_t a, uint
     return ism_gw_post(&h, payload, len);
 }
 
+/* The vendor takes at most INT_MAX elements per call: a larger count (the _c forms) goes
+ * to it as one element of a type that covers count elements of dt -- chunks of 2^30 and
+ * the rest -- built for the call and freed once it is posted (MPI lets a pending
+ * operation keep a freed type). Both sides of a local message build it alike. */
+typedef struct vcount {
+    int n;
+    ism_vh t;
+    int own;
+} vcount;
+
+#define ISM_VCHUNK ((int64_t)1 << 30)
+
+static int vcount_make(int64_t count, ism_dt *dt, vcount *v)
+{
+    *v = (vcount){(int)count, dt->v, 0};
+    if (count <= INT_MAX)
+        return 0;
+    int64_t q = count / ISM_VCHUNK, rest = count % ISM_VCHUNK;
+    ism_vh chunk, body, tail = 0;
+    int in[3] = {(int)ISM_VCHUNK};
+    int rc = ism.be->type_create(ISM_COMBINER_CONTIGUOUS, in, NULL, &dt->v, &chunk);
+    if (rc)
+        return rc;
+    in[0] = (int)q;
+    rc = ism.be->type_create(ISM_COMBINER_CONTIGUOUS, in, NULL, &chunk, &body);
+    ism.be->type_free(&chunk);
+    if (rc)
+        return rc;
+    if (rest) {
+        in[0] = (int)rest;
+        rc = ism.be->type_create(ISM_COMBINER_CONTIGUOUS, in, NULL, &dt->v, &tail);
+        if (!rc) {
+            int sin[3] = {2, 1, 1};
+            ptrdiff_t at[2] = {0, (ptrdiff_t)(q * ISM_VCHUNK * (int64_t)dt->extent)};
+            ism_vh parts[2] = {body, tail}, whole;
+            rc = ism.be->type_create(ISM_COMBINER_STRUCT, sin, at, parts, &whole);
+            ism.be->type_free(&tail);
+            ism.be->type_free(&body);
+            body = whole;
+        } else {
+            ism.be->type_free(&body);
+        }
+        if (rc)
+            return rc;
+    }
+    if ((rc = ism.be->type_commit(&body))) {
+        ism.be->type_free(&body);
+        return rc;
+    }
+    *v = (vcount){1, body, 1};
+    return 0;
+}
+
+static void vcount_done(vcount *v)
+{
+    if (v->own)
+        ism.be->type_free(&v->t);
+}
+
 /* A whole message of a non-contiguous type, packed straight into its EAGER frame. */
 typedef struct pack_job {
     ism_dt *dt;
     const void *buf;
-    int count;
+    int count; /* eager: count * size fits ISTHMUS_EAGER (a larger count has size 0) */
 } pack_job;
 
 static void fill_whole(void *dst, size_t len, void *arg)
@@ -94,7 +154,7 @@ void ism_fill_packed(void *dst, size_t len, void *req)
     ism_tmap_pack_at(ism_dt_map(r->pdt), r->sbuf, &r->cur, (int64_t)len, dst);
 }
 
-int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
+int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, uint32_t ctx,
               int mode, ism_req **out)
 {
     int rc;
@@ -109,12 +169,18 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
             return ISM_ERR_NO_MEM;
         r->comm = c;
         ism_vh vc = ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll;
+        vcount v;
+        if ((rc = vcount_make(count, dt, &v))) {
+            ism_req_free(r);
+            return rc;
+        }
         if (mode == ISM_MODE_SYNC)
-            rc = ism.be->issend(buf, count, dt->v, l, tag, vc, &r->vreq);
+            rc = ism.be->issend(buf, v.n, v.t, l, tag, vc, &r->vreq);
         else if (mode == ISM_MODE_READY)
-            rc = ism.be->irsend(buf, count, dt->v, l, tag, vc, &r->vreq);
+            rc = ism.be->irsend(buf, v.n, v.t, l, tag, vc, &r->vreq);
         else
-            rc = ism.be->isend(buf, count, dt->v, l, tag, vc, &r->vreq);
+            rc = ism.be->isend(buf, v.n, v.t, l, tag, vc, &r->vreq);
+        vcount_done(&v);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -135,7 +201,7 @@ int ism_isend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm
             rc = frame_to(ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0, data, bytes);
         } else {
             ism_frame_hdr h;
-            pack_job job = {dt, buf, count};
+            pack_job job = {dt, buf, count > INT_MAX ? 0 : (int)count};
             hdr_to(&h, ISM_F_EAGER, ctx, dst_g, tag, bytes, 0, 0);
             rc = ism_gw_post_with(&h, bytes, fill_whole, &job);
         }
@@ -533,7 +599,7 @@ static int take_unexpected(ism_req *r)
     return 0;
 }
 
-int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
+int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, uint32_t ctx,
               ism_req **out)
 {
     int rc;
@@ -546,8 +612,14 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
         if (!r)
             return ISM_ERR_NO_MEM;
         r->comm = c;
-        rc = ism.be->irecv(buf, count, dt->v, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
+        vcount v;
+        if ((rc = vcount_make(count, dt, &v))) {
+            ism_req_free(r);
+            return rc;
+        }
+        rc = ism.be->irecv(buf, v.n, v.t, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
                            ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll, &r->vreq);
+        vcount_done(&v);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -570,7 +642,11 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
     if (take_unexpected(r))
         return 0;
     if (src == ISM_ANY_SOURCE) {
-        rc = ism.be->irecv(buf, count, dt->v, ISM_VSRC_ANY, tag, c->vcomm, &r->vreq);
+        vcount v;
+        if ((rc = vcount_make(count, dt, &v)))
+            return rc;
+        rc = ism.be->irecv(buf, v.n, v.t, ISM_VSRC_ANY, tag, c->vcomm, &r->vreq);
+        vcount_done(&v);
         if (rc)
             return rc;
         r->has_shadow = 1;
@@ -579,10 +655,10 @@ int ism_irecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, u
     return 0;
 }
 
-int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode)
+int ism_send(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c, int mode)
 {
     ism_req *r;
-    if (dst >= 0 && c->l_of[dst] >= 0 && !ism.remote_active) {
+    if (dst >= 0 && c->l_of[dst] >= 0 && !ism.remote_active && count <= INT_MAX) {
         int l = c->l_of[dst];
         if (mode == ISM_MODE_SYNC)
             return ism.be->ssend(buf, count, dt->v, l, tag, c->vcomm);
@@ -598,10 +674,10 @@ int ism_send(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm 
     return rc;
 }
 
-int ism_recv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st)
+int ism_recv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c, ism_status *st)
 {
     ism_req *r;
-    if (!ism.remote_active &&
+    if (!ism.remote_active && count <= INT_MAX &&
         ((src >= 0 && c->l_of[src] >= 0) || (src == ISM_ANY_SOURCE && c->all_local))) {
         ism_vstatus vst;
         int rc = ism.be->recv(buf, count, dt->v, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,

@@ -1,13 +1,17 @@
 # isthmus/launch/binary_check.py: checks the program before anything is launched: it exists,
-# is executable, and (for an ELF) was built with isthmus-cc or isthmus-fc, i.e. links
-# libisthmus.so (or libisthmus_fortran.so, which links it) and not a vendor's libmpi
-# directly. #! scripts pass unchecked.
+# is executable, and (for an ELF) reaches libisthmus.so (or libisthmus_fortran.so, which links
+# it) and no vendor libmpi or vendor Fortran binding, itself or through the libraries it needs
+# (followed as the dynamic loader would find them), or is an interpreter: a program that loads
+# libraries at run time (python3 importing mpi4py built with isthmus-cc), which the check
+# cannot follow. #! scripts pass unchecked.
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
@@ -22,11 +26,24 @@ _VENDOR_FORTRAN_RE = re.compile(r"^lib(mpichfort|mpi_mpifh|mpi_usempi\w*)\.so(\.
 _ISTHMUS_RE = re.compile(r"^libisthmus(_fortran)?\.so(\.|$)")
 
 
+_DLOPEN = {"dlopen", "dlmopen"}
+# the C runtime itself, whose own dlopen (NSS, iconv) says nothing about the program
+_RUNTIME_RE = re.compile(r"^(libc|libdl|libm|libpthread|ld-linux.*|libgcc_s|libstdc\+\+)\.so")
+_DEFAULT_DIRS = ("/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+
 @dataclass(frozen=True)
 class CheckedProgram:
     path: Path  # the file that will run
-    kind: str  # "elf" or "script"
-    needed: tuple[str, ...] = ()
+    kind: str  # "elf", "interpreter" or "script"
+    needed: tuple[str, ...] = ()  # every library it needs, directly or not, by name
+
+
+@dataclass(frozen=True)
+class _Elf:
+    needed: tuple[str, ...]
+    search: tuple[str, ...]  # DT_RPATH/DT_RUNPATH entries, $ORIGIN expanded
+    imports_dlopen: bool
 
 
 def resolve_program(program: str, path_env: str | None = None) -> Path:
@@ -57,6 +74,83 @@ def dt_needed(path: Path) -> tuple[str, ...] | None:
         return None
 
 
+def _read_elf(path: Path) -> _Elf | None:
+    try:
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            needed, search, dl = [], [], False
+            origin = str(Path(path).resolve().parent)
+            for section in elf.iter_sections():
+                if isinstance(section, DynamicSection):
+                    for tag in section.iter_tags():
+                        if tag.entry.d_tag == "DT_NEEDED":
+                            needed.append(tag.needed)
+                        elif tag.entry.d_tag in ("DT_RPATH", "DT_RUNPATH"):
+                            value = tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath
+                            for d in value.split(":"):
+                                search.append(d.replace("$ORIGIN", origin)
+                                              .replace("${ORIGIN}", origin))
+            dynsym = elf.get_section_by_name(".dynsym")
+            if dynsym is not None:
+                dl = any(sym.name.split("@")[0] in _DLOPEN and sym["st_shndx"] == "SHN_UNDEF"
+                         for sym in dynsym.iter_symbols())
+            return _Elf(tuple(needed), tuple(search), dl)
+    except (ELFError, Exception):  # pyelftools raises assorted errors on malformed files
+        return None
+
+
+@lru_cache(maxsize=1)
+def _ld_cache() -> dict[str, str]:
+    """name -> path from the dynamic loader's cache (ldconfig -p)."""
+    out: dict[str, str] = {}
+    try:
+        text = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True,
+                              timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return out
+    for line in text.splitlines()[1:]:
+        m = re.match(r"\s*(\S+) \((.*?)\) => (\S+)", line)
+        if m:  # the first entry of a name is the loader's choice
+            out.setdefault(m.group(1), m.group(3))
+    return out
+
+
+def _find_library(name: str, search: tuple[str, ...], env: dict[str, str]) -> Path | None:
+    if "/" in name:
+        return Path(name) if Path(name).exists() else None
+    dirs = [*env.get("LD_LIBRARY_PATH", "").split(":"), *search]
+    for d in dirs:
+        if d and (Path(d) / name).exists():
+            return Path(d) / name
+    cached = _ld_cache().get(name)
+    if cached:
+        return Path(cached)
+    for d in _DEFAULT_DIRS:
+        if (Path(d) / name).exists():
+            return Path(d) / name
+    return None
+
+
+def _closure(path: Path, top: _Elf, env: dict[str, str]) -> list[tuple[str, str, bool]]:
+    """(library, the library that needs it or "" for the program, imports dlopen) for every
+    library the program needs, breadth first; libraries that cannot be found are listed
+    with no further needs (the loader would fail on them later, with its own message)."""
+    out: list[tuple[str, str, bool]] = []
+    seen: set[str] = set()
+    queue = [(n, "", top.search) for n in top.needed]
+    while queue:
+        name, via, search = queue.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        found = _find_library(name, search, env)
+        info = _read_elf(found) if found else None
+        out.append((name, via, bool(info and info.imports_dlopen)))
+        if info:
+            queue += [(n, name if not via else via, info.search) for n in info.needed]
+    return out
+
+
 def check_program(program: str, path_env: str | None = None) -> CheckedProgram:
     """Raise IsthmusError with a fix-it message unless `program` can run under isthmus."""
     path = resolve_program(program, path_env)
@@ -75,24 +169,31 @@ def check_program(program: str, path_env: str | None = None) -> CheckedProgram:
         return CheckedProgram(path, "script")
     if head != b"\x7fELF":
         raise IsthmusError(f"{program}: is neither an ELF executable nor a #! script")
-    needed = dt_needed(path)
-    if needed is None:
+    top = _read_elf(path)
+    if top is None:
         raise IsthmusError(f"{program}: is not a valid ELF file")
-    if any(_ISTHMUS_RE.match(n) for n in needed):
-        return CheckedProgram(path, "elf", needed)
+    libs = _closure(path, top, dict(os.environ))
+    names = tuple(n for n, _, _ in libs)
     base = path.name
-    fortran = [n for n in needed if _VENDOR_FORTRAN_RE.match(n)]
+    fortran = [n for n in names if _VENDOR_FORTRAN_RE.match(n)]
     if fortran:
         raise IsthmusError(
             f"{program} was built with the vendor's mpifort (it links {fortran[0]}), not with "
             f"isthmus-fc. Rebuild it: isthmus-fc -o {base} {base}.f90"
         )
-    vendor = [n for n in needed if _VENDOR_MPI_RE.match(n)]
+    vendor = [(n, via) for n, via, _ in libs if _VENDOR_MPI_RE.match(n)]
     if vendor:
+        lib, via = vendor[0]
+        through = f" through {via}" if via else ""
         raise IsthmusError(
-            f"{program} was built with the vendor's mpicc (it links {vendor[0]}), not with "
+            f"{program} was built with the vendor's mpicc (it links {lib}{through}), not with "
             f"isthmus-cc. Rebuild it: isthmus-cc -o {base} {base}.c"
         )
+    if any(_ISTHMUS_RE.match(n) for n in names):
+        return CheckedProgram(path, "elf", names)
+    if top.imports_dlopen or any(dl for n, via, dl in libs
+                                 if not via and not _RUNTIME_RE.match(n)):
+        return CheckedProgram(path, "interpreter", names)
     raise IsthmusError(
         f"{program} does not link libisthmus.so; build it with isthmus-cc "
         f"(isthmus-cc -o {base} {base}.c) or, for Fortran, isthmus-fc"
