@@ -54,6 +54,15 @@ def test_ring_traced_across_two_sites_exports_to_otf2(ring, tmp_path):
         recvs = ev.of("MPI_RECV", rank)
         assert sorted(int(attr(e[2], "Length")) for e in recvs) == [8] * laps + [size]
         assert {int(attr(e[2], "Sender")) for e in recvs} == {(rank - 1) % n}
+    # the gateways: every numbered frame one sends on the WAN, the other receives
+    gw = 1 << 40
+    gw_sends = {(e[0] - gw, int(attr(e[2], "Receiver")), int(attr(e[2], "Tag")))
+                for e in ev.of("MPI_SEND") if e[0] >= gw}
+    gw_recvs = {(int(attr(e[2], "Sender")), e[0] - gw, int(attr(e[2], "Tag")))
+                for e in ev.of("MPI_RECV") if e[0] >= gw}
+    assert gw_sends == gw_recvs
+    # at least the token's crossings and the big message's (ranks 1 -> 2, 3 -> 0)
+    assert len(gw_sends) >= 2 * (laps + 1)
     # every message arrives after it left, on the aligned clocks (ranks 1 -> 2 cross sites)
     first_send = min(e[1] for e in ev.of("MPI_SEND", 1))
     first_recv = min(e[1] for e in ev.of("MPI_RECV", 2))

@@ -38,6 +38,15 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* ranks by rank, then gateways by site and index: OTF2's definitions in id order */
+static int cmp_proc(const void *a, const void *b)
+{
+    const tr_proc *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static int add_comm(tr_job *j, int inter, int na, int nb, const int *m, int world, int self)
 {
     tr_comm *n = realloc(j->comms, sizeof *n * (size_t)(j->ncomms + 1));
@@ -362,6 +371,7 @@ int tr_job_load(tr_job *j, const char *dir, int skip_gateways, char *err, size_t
         j->procs[i].id = f.hdr.id;
         ism_tf_close(&f);
     }
+    qsort(j->procs, (size_t)j->nprocs, sizeof *j->procs, cmp_proc);
     read_clocks(j);
     unifier u = {0};
     add_comm(j, 0, 0, 0, NULL, 1, 0); /* 0: MPI_COMM_WORLD, its size known after the scan */
