@@ -21,6 +21,7 @@
 #include "../core/core.h"
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "query.h"
 #include "trace.h"
 
 #define GW_SLOTS 16
@@ -149,6 +150,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
     if (h.dst < 0) {
         if (h.type == ISM_F_FIN) {
             gw.apps_fin++;
+        } else if (h.type == ISM_F_QUERY || h.type == ISM_F_WATCH) {
+            gw_query_frame(&h, app_vrank);
         } else if (h.type == ISM_F_ABORT) {
             char text[600];
             size_t n = h.len < sizeof text - 1 ? h.len : sizeof text - 1;

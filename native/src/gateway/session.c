@@ -28,6 +28,7 @@
 #include "../wan/le.h"
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "query.h"
 #include "trace.h"
 
 #define GW_HEARTBEAT_MS 500   /* an idle stream sends a PING this often */
@@ -358,8 +359,7 @@ static void on_resume(gw_link *l, uint64_t next)
         l->resent_frames++;
     l->state = GW_LINK_UP;
     l->resume_recv = 1;
-    if (gw_tracing)
-        gw_trace_link(l, "resumed");
+    gw_link_changed(l, "resumed");
 }
 
 static void on_control(gw_link *l, gw_stream *s, gw_buf *b)

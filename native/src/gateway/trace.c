@@ -2,19 +2,15 @@
 #define _GNU_SOURCE
 #include "trace.h"
 
-#include <linux/tcp.h> /* the kernel's struct tcp_info: glibc's lacks the pacing rate */
-#include <netinet/in.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/knobs.h"
 #include "../trace/buffer.h"
-#include "../wan/udp/udp.h"
+#include "query.h"
 
 int gw_tracing;
 
@@ -195,34 +191,18 @@ void gw_trace_app(const gw_link *l, const ism_frame_hdr *h, int to_app)
     r->pad = 0;
 }
 
-/* The transport's view of a link: round trip, window and pacing summed over its streams
- * (TCP_INFO of each TCP stream; the reliable-UDP connection's own counters). */
+/* The transport's view of a link: round trip, window and pacing over its streams. */
 static void transport_view(const gw_link *l, uint64_t *srtt_us, uint64_t *cwnd, uint64_t *pacing)
 {
     *srtt_us = l->srtt_ms > 0 ? (uint64_t)(l->srtt_ms * 1000) : 0;
     *cwnd = *pacing = 0;
     for (int i = 0; i < l->nstreams; i++) {
-        const gw_stream *s = &l->st[i];
-        if (s->fd < 0)
-            continue;
-        if (gw.xp == &gw_xport_udp && s->conn) {
-            ism_udp_stats st;
-            ism_udp_get_stats((ism_udp_conn *)s->conn, &st);
-            *cwnd += st.cwnd;
-            *pacing += st.pacing_rate;
-            if (st.srtt_us > 0)
-                *srtt_us = (uint64_t)st.srtt_us;
-        } else if (gw.xp == &gw_xport_tcp) {
-            struct tcp_info ti;
-            memset(&ti, 0, sizeof ti);
-            socklen_t len = sizeof ti;
-            if (getsockopt(s->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) == 0) {
-                *cwnd += (uint64_t)ti.tcpi_snd_cwnd * ti.tcpi_snd_mss;
-                /* an older kernel fills less: then the field stays 0 */
-                if (len >= offsetof(struct tcp_info, tcpi_pacing_rate) + sizeof ti.tcpi_pacing_rate)
-                    *pacing += ti.tcpi_pacing_rate;
-            }
-        }
+        gw_xp_view v;
+        gw_stream_view(&l->st[i], &v);
+        *cwnd += v.cwnd;
+        *pacing += v.pacing;
+        if (v.srtt_ns && gw.xp == &gw_xport_udp)
+            *srtt_us = v.srtt_ns / 1000;
     }
 }
 

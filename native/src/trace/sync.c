@@ -69,7 +69,7 @@ static void gateway_open(void)
 {
     int prov, idx, count;
     gw_ok = 0;
-    if (ism_tr.site_rank >= ism_tr.site_gws || ism_tr.nsites < 2 || 1 /* MPI_T comes next */)
+    if (ism_tr.site_rank >= ism_tr.site_gws || ism_tr.nsites < 2)
         return;
     if (PMPI_T_init_thread(MPI_THREAD_SINGLE, &prov) != MPI_SUCCESS)
         return;
