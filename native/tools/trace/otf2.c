@@ -947,9 +947,35 @@ static void write_defs(OTF2_Archive *ar, const tr_job *j, uint32_t pcontrol)
     defs(g, j, pcontrol);
 }
 
+/* --layout: each record kind and its size, for the Python reader's test */
+static int print_layout(void)
+{
+    static const struct {
+        int kind;
+        size_t size;
+    } k[] = {
+        {ISM_TR_CALL, sizeof(ism_tr_call)}, {ISM_TR_SEND, sizeof(ism_tr_p2p)},
+        {ISM_TR_RECV, sizeof(ism_tr_p2p)}, {ISM_TR_COLL, sizeof(ism_tr_coll)},
+        {ISM_TR_DONE, sizeof(ism_tr_done)}, {ISM_TR_START, sizeof(ism_tr_req)},
+        {ISM_TR_FREE, sizeof(ism_tr_req)}, {ISM_TR_COMM, sizeof(ism_tr_comm)},
+        {ISM_TR_COMMFREE, sizeof(ism_tr_commfree)}, {ISM_TR_MARK, sizeof(ism_tr_mark)},
+        {ISM_TR_SYNC, sizeof(ism_tr_sync)}, {ISM_TR_LOSS, sizeof(ism_tr_loss)},
+        {ISM_TR_END, sizeof(ism_tr_end)}, {ISM_TR_EVENT, sizeof(ism_tr_event)},
+        {ISM_TR_GW_FRAME, sizeof(ism_tr_gw_frame)}, {ISM_TR_GW_ACK, sizeof(ism_tr_gw_ack)},
+        {ISM_TR_GW_SAMPLE, sizeof(ism_tr_gw_sample)}, {ISM_TR_GW_LINK, sizeof(ism_tr_gw_link)},
+        {ISM_TR_GW_APP, sizeof(ism_tr_gw_app)},
+    };
+    printf("header %zu file %zu\n", sizeof(ism_tr_hdr), sizeof(ism_tr_file_hdr));
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+        printf("%d %zu\n", k[i].kind, k[i].size);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int skip_gw = 0, a = 1;
+    if (argc == 2 && !strcmp(argv[1], "--layout"))
+        return print_layout();
     if (a < argc && !strcmp(argv[a], "--no-gateways")) {
         skip_gw = 1;
         a++;

@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import IsthmusError
-from ..outputs import OutputDir
+from ..outputs import OutputDir, OutputFile
 from ..paths import find_prefix
 from . import register
 
@@ -51,10 +50,50 @@ def export_command(trace: Path, formats: tuple[str, ...], out: Path | None,
     chosen = FORMATS if "all" in formats else tuple(dict.fromkeys(formats))
     dest = (out or trace).resolve()
     dest.mkdir(parents=True, exist_ok=True)
+    loaded = None
     for fmt in chosen:
         if fmt == "otf2":
             from ..trace.otf2 import export_otf2
 
             click.echo(export_otf2(find_prefix(), trace, dest / "otf2", not no_gateways))
+            continue
+        if loaded is None:
+            from ..trace.reader import load
+
+            loaded = load(trace, gateways=not no_gateways)
+        if fmt == "paraver":
+            from ..trace.paraver import export_paraver
+
+            n = export_paraver(loaded, dest / "trace", gateways=not no_gateways)
+            click.echo(f"{dest / 'trace.prv'}: {n} records (with trace.pcf, trace.row)")
         else:
-            raise IsthmusError(f"--format {fmt}: not written yet")
+            from ..trace.perfetto import export_perfetto
+
+            n = export_perfetto(loaded, dest / "trace.json", gateways=not no_gateways)
+            click.echo(f"{dest / 'trace.json'}: {n} events (open it in ui.perfetto.dev)")
+
+
+@trace_group.command("summary", context_settings=_CTX)
+@click.argument("trace", metavar="DIR", callback=_trace_dir)
+@click.option("--html", "html_out", type=OutputFile(), default=None,
+              help="Write the HTML report here [default: DIR/summary.html].")
+@click.option("--json", "json_out", type=OutputFile(), default=None,
+              help="Write the numbers as JSON here [default: DIR/summary.json].")
+def summary_command(trace: Path, html_out: Path | None, json_out: Path | None) -> None:
+    """Where the run spent its time: the communication matrix per rank pair (inside a site
+    and across sites; DIR/matrix.png), time in MPI per call and rank, time waiting on
+    messages from other sites, the slowest cross-site messages with their phase, and each
+    WAN link's use over time. Prints the main lines; writes DIR/summary.html and .json."""
+    from ..trace.reader import load
+    from ..trace.report import heatmap, text_lines, write_html, write_json
+    from ..trace.summary import summarize
+
+    s = summarize(load(trace))
+    for line in text_lines(s):
+        click.echo(line)
+    html_path = html_out or trace / "summary.html"
+    json_path = json_out or trace / "summary.json"
+    heatmap(s, trace / "matrix.png")
+    write_json(s, json_path)
+    write_html(s, html_path, f"isthmus trace summary: {trace}")
+    click.echo(f"report: {html_path} (numbers: {json_path}, matrix: {trace / 'matrix.png'})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Sequence
@@ -15,8 +16,10 @@ from ..launch.layout import Layout
 from ..paths import Prefix
 
 TRACER = "libisthmus-trace.so"
-# what a run writes into the folder: removed first, so no file of an earlier run mixes in
-PATTERNS = ("rank-*.ismt", "gw-*.ismt", "clocks.json", "job.json")
+# what a run and the commands that read it write into the folder: removed first, so no
+# file of an earlier run mixes in or stays behind stale
+PATTERNS = ("rank-*.ismt", "gw-*.ismt", "clocks.json", "job.json", "summary.html",
+            "summary.json", "matrix.png", "trace.prv", "trace.pcf", "trace.row", "trace.json")
 
 
 def tracer_path(prefix: Prefix) -> Path:
@@ -35,6 +38,8 @@ def prepare_dir(path: Path, layout: Layout, program: str, args: Sequence[str]) -
         for pattern in PATTERNS:
             for old in path.glob(pattern):
                 old.unlink()
+        if (path / "otf2" / "traces.otf2").is_file():  # an export of the earlier run
+            shutil.rmtree(path / "otf2")
         job = {
             "program": program, "args": list(args), "started": time.time(),
             "transport": layout.transport,
