@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bootstrap.sh: set up everything isthmus needs on a fresh Debian 12 machine, as root:
 # Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
-# checks of MPI programs, clang and its runtime for the libFuzzer targets), the native build (build/ -> installed into _install/), and a
+# checks of MPI programs, clang and its runtime for the libFuzzer targets, the OTF2 library
+# and its otf2-print for trace export, Chromium for the tests that open the HTML reports in
+# a browser), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -9,7 +11,8 @@ cd "$here"
 say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 
 pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
-      python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev)
+      python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
+      libotf2-trace-dev otf2-tools chromium)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
