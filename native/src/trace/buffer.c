@@ -208,11 +208,31 @@ int ism_tr_put(ism_tr_buf *b, uint8_t kind, uint8_t flags, uint16_t fn, const vo
     return 0;
 }
 
+/* At the end the recording thread may wait: the last LOSS and the END record must be
+ * written even when every chunk is full. */
+static void *reserve_waiting(ism_tr_buf *b, size_t len)
+{
+    void *p = ism_tr_reserve(b, len);
+    if (p || !b->writer_up)
+        return p;
+    /* the failed try was counted as a drop: this record is not lost, it waits */
+    b->lost_records--;
+    b->lost_bytes -= len;
+    b->pend_lost_records--;
+    b->pend_lost_bytes -= len;
+    pthread_mutex_lock(&b->mu);
+    hand_over(b);
+    while (!b->free_list && !b->write_errno)
+        pthread_cond_wait(&b->cv, &b->mu);
+    pthread_mutex_unlock(&b->mu);
+    return ism_tr_reserve(b, len);
+}
+
 int ism_tr_buf_close(ism_tr_buf *b)
 {
     if (!b->chunks)
         return 0;
-    ism_tr_end *e = ism_tr_reserve(b, sizeof *e);
+    ism_tr_end *e = reserve_waiting(b, sizeof *e);
     if (e) {
         ism_tr_hdr_set(e, sizeof *e, ISM_TR_END, 0, 0);
         e->t = b->now();
