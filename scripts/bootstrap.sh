@@ -3,8 +3,9 @@
 # Debian packages (both vendor MPIs, gfortran for the Fortran bindings, CMake, OpenSSL, Python venv, valgrind for the memory
 # checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
 # the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
-# the package test, lmod for the modulefile test, FFTW for the mpi4py-fft application test),
-# the native build (build/ -> installed into _install/), and a
+# the package test, lmod for the modulefile test, FFTW for the mpi4py-fft application test,
+# the OTF2 library and its otf2-print for trace export, Chromium for the tests that open the
+# HTML reports in a browser), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +15,7 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 pkgs=(build-essential gfortran cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
       openssh-server openssh-client debhelper dpkg-dev lmod iptables libfftw3-dev
+      libotf2-trace-dev otf2-tools chromium
       python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -41,7 +41,6 @@ FEATURES = [
     (r"^(Comm_spawn|Open_port|Close_port|Comm_accept|Comm_connect|Comm_disconnect|Comm_join|"
      r"Publish_name|Unpublish_name|Lookup_name|Lookup)", "dynamic processes",
      "a job's sites and ranks are fixed at launch"),
-    (r"^T_", "the tools interface (MPI_T)", "planned with the statistics work"),
     (r"^(Pready|Parrived|Psend|Precv)", "MPI-4 partitioned communication",
      "MPI 4 feature, outside the MPI 3.1 scope"),
     (r"_c$", "large-count (_c) variants", "MPI 4 large counts; the int forms work"),

@@ -8325,6 +8325,254 @@ ISM_F_WEAK(mpi_status_f082f_, pmpi_status_f082f_)
 ISM_F_ALIAS(pmpi_status_f082f_f08_, pmpi_status_f082f_)
 ISM_F_WEAK(mpi_status_f082f_f08_, pmpi_status_f082f_)
 
+void pmpi_t_category_changed_(MPI_Fint *update_number, MPI_Fint *ierror);
+void pmpi_t_category_changed_(MPI_Fint *update_number, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_changed(update_number);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_changed_, pmpi_t_category_changed_)
+
+ISM_F_ALIAS(pmpi_t_category_changed_f08_, pmpi_t_category_changed_)
+ISM_F_WEAK(mpi_t_category_changed_f08_, pmpi_t_category_changed_)
+
+void pmpi_t_category_get_categories_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror);
+void pmpi_t_category_get_categories_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_categories(*cat_index, *len, indices);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_categories_, pmpi_t_category_get_categories_)
+
+ISM_F_ALIAS(pmpi_t_category_get_categories_f08_, pmpi_t_category_get_categories_)
+ISM_F_WEAK(mpi_t_category_get_categories_f08_, pmpi_t_category_get_categories_)
+
+void pmpi_t_category_get_cvars_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror);
+void pmpi_t_category_get_cvars_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_cvars(*cat_index, *len, indices);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_cvars_, pmpi_t_category_get_cvars_)
+
+ISM_F_ALIAS(pmpi_t_category_get_cvars_f08_, pmpi_t_category_get_cvars_)
+ISM_F_WEAK(mpi_t_category_get_cvars_f08_, pmpi_t_category_get_cvars_)
+
+void pmpi_t_category_get_events_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror);
+void pmpi_t_category_get_events_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_events(*cat_index, *len, indices);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_events_, pmpi_t_category_get_events_)
+
+ISM_F_ALIAS(pmpi_t_category_get_events_f08_, pmpi_t_category_get_events_)
+ISM_F_WEAK(mpi_t_category_get_events_f08_, pmpi_t_category_get_events_)
+
+void pmpi_t_category_get_index_(const char *name, MPI_Fint *cat_index, MPI_Fint *ierror, size_t name_len);
+void pmpi_t_category_get_index_(const char *name, MPI_Fint *cat_index, MPI_Fint *ierror, size_t name_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_name = ism_f_cstr(name, name_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_name)
+            rc = ism_f_nomem("MPI_T_category_get_index");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_T_category_get_index(c_name, cat_index);
+    free(c_name);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_index_, pmpi_t_category_get_index_)
+
+ISM_F_ALIAS(pmpi_t_category_get_index_f08_, pmpi_t_category_get_index_)
+ISM_F_WEAK(mpi_t_category_get_index_f08_, pmpi_t_category_get_index_)
+
+void pmpi_t_category_get_num_(MPI_Fint *num_cat, MPI_Fint *ierror);
+void pmpi_t_category_get_num_(MPI_Fint *num_cat, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_num(num_cat);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_num_, pmpi_t_category_get_num_)
+
+ISM_F_ALIAS(pmpi_t_category_get_num_f08_, pmpi_t_category_get_num_)
+ISM_F_WEAK(mpi_t_category_get_num_f08_, pmpi_t_category_get_num_)
+
+void pmpi_t_category_get_num_events_(const MPI_Fint *cat_index, MPI_Fint *num_events, MPI_Fint *ierror);
+void pmpi_t_category_get_num_events_(const MPI_Fint *cat_index, MPI_Fint *num_events, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_num_events(*cat_index, num_events);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_num_events_, pmpi_t_category_get_num_events_)
+
+ISM_F_ALIAS(pmpi_t_category_get_num_events_f08_, pmpi_t_category_get_num_events_)
+ISM_F_WEAK(mpi_t_category_get_num_events_f08_, pmpi_t_category_get_num_events_)
+
+void pmpi_t_category_get_pvars_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror);
+void pmpi_t_category_get_pvars_(const MPI_Fint *cat_index, const MPI_Fint *len, MPI_Fint *indices, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_category_get_pvars(*cat_index, *len, indices);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_category_get_pvars_, pmpi_t_category_get_pvars_)
+
+ISM_F_ALIAS(pmpi_t_category_get_pvars_f08_, pmpi_t_category_get_pvars_)
+ISM_F_WEAK(mpi_t_category_get_pvars_f08_, pmpi_t_category_get_pvars_)
+
+void pmpi_t_cvar_get_index_(const char *name, MPI_Fint *cvar_index, MPI_Fint *ierror, size_t name_len);
+void pmpi_t_cvar_get_index_(const char *name, MPI_Fint *cvar_index, MPI_Fint *ierror, size_t name_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_name = ism_f_cstr(name, name_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_name)
+            rc = ism_f_nomem("MPI_T_cvar_get_index");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_T_cvar_get_index(c_name, cvar_index);
+    free(c_name);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_cvar_get_index_, pmpi_t_cvar_get_index_)
+
+ISM_F_ALIAS(pmpi_t_cvar_get_index_f08_, pmpi_t_cvar_get_index_)
+ISM_F_WEAK(mpi_t_cvar_get_index_f08_, pmpi_t_cvar_get_index_)
+
+void pmpi_t_cvar_get_num_(MPI_Fint *num_cvar, MPI_Fint *ierror);
+void pmpi_t_cvar_get_num_(MPI_Fint *num_cvar, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_cvar_get_num(num_cvar);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_cvar_get_num_, pmpi_t_cvar_get_num_)
+
+ISM_F_ALIAS(pmpi_t_cvar_get_num_f08_, pmpi_t_cvar_get_num_)
+ISM_F_WEAK(mpi_t_cvar_get_num_f08_, pmpi_t_cvar_get_num_)
+
+void pmpi_t_event_get_index_(const char *name, MPI_Fint *event_index, MPI_Fint *ierror, size_t name_len);
+void pmpi_t_event_get_index_(const char *name, MPI_Fint *event_index, MPI_Fint *ierror, size_t name_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_name = ism_f_cstr(name, name_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_name)
+            rc = ism_f_nomem("MPI_T_event_get_index");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_T_event_get_index(c_name, event_index);
+    free(c_name);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_event_get_index_, pmpi_t_event_get_index_)
+
+ISM_F_ALIAS(pmpi_t_event_get_index_f08_, pmpi_t_event_get_index_)
+ISM_F_WEAK(mpi_t_event_get_index_f08_, pmpi_t_event_get_index_)
+
+void pmpi_t_event_get_num_(MPI_Fint *num_events, MPI_Fint *ierror);
+void pmpi_t_event_get_num_(MPI_Fint *num_events, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_event_get_num(num_events);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_event_get_num_, pmpi_t_event_get_num_)
+
+ISM_F_ALIAS(pmpi_t_event_get_num_f08_, pmpi_t_event_get_num_)
+ISM_F_WEAK(mpi_t_event_get_num_f08_, pmpi_t_event_get_num_)
+
+void pmpi_t_finalize_(MPI_Fint *ierror);
+void pmpi_t_finalize_(MPI_Fint *ierror)
+{
+    int rc = PMPI_T_finalize();
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_finalize_, pmpi_t_finalize_)
+
+ISM_F_ALIAS(pmpi_t_finalize_f08_, pmpi_t_finalize_)
+ISM_F_WEAK(mpi_t_finalize_f08_, pmpi_t_finalize_)
+
+void pmpi_t_init_thread_(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror);
+void pmpi_t_init_thread_(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_init_thread(*required, provided);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_init_thread_, pmpi_t_init_thread_)
+
+ISM_F_ALIAS(pmpi_t_init_thread_f08_, pmpi_t_init_thread_)
+ISM_F_WEAK(mpi_t_init_thread_f08_, pmpi_t_init_thread_)
+
+void pmpi_t_pvar_get_index_(const char *name, const MPI_Fint *var_class, MPI_Fint *pvar_index, MPI_Fint *ierror, size_t name_len);
+void pmpi_t_pvar_get_index_(const char *name, const MPI_Fint *var_class, MPI_Fint *pvar_index, MPI_Fint *ierror, size_t name_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_name = ism_f_cstr(name, name_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_name)
+            rc = ism_f_nomem("MPI_T_pvar_get_index");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_T_pvar_get_index(c_name, *var_class, pvar_index);
+    free(c_name);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_pvar_get_index_, pmpi_t_pvar_get_index_)
+
+ISM_F_ALIAS(pmpi_t_pvar_get_index_f08_, pmpi_t_pvar_get_index_)
+ISM_F_WEAK(mpi_t_pvar_get_index_f08_, pmpi_t_pvar_get_index_)
+
+void pmpi_t_pvar_get_num_(MPI_Fint *num_pvar, MPI_Fint *ierror);
+void pmpi_t_pvar_get_num_(MPI_Fint *num_pvar, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_pvar_get_num(num_pvar);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_pvar_get_num_, pmpi_t_pvar_get_num_)
+
+ISM_F_ALIAS(pmpi_t_pvar_get_num_f08_, pmpi_t_pvar_get_num_)
+ISM_F_WEAK(mpi_t_pvar_get_num_f08_, pmpi_t_pvar_get_num_)
+
+void pmpi_t_source_get_num_(MPI_Fint *num_sources, MPI_Fint *ierror);
+void pmpi_t_source_get_num_(MPI_Fint *num_sources, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_source_get_num(num_sources);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_source_get_num_, pmpi_t_source_get_num_)
+
+ISM_F_ALIAS(pmpi_t_source_get_num_f08_, pmpi_t_source_get_num_)
+ISM_F_WEAK(mpi_t_source_get_num_f08_, pmpi_t_source_get_num_)
+
+void pmpi_t_source_get_timestamp_(const MPI_Fint *source_index, MPI_Count *timestamp, MPI_Fint *ierror);
+void pmpi_t_source_get_timestamp_(const MPI_Fint *source_index, MPI_Count *timestamp, MPI_Fint *ierror)
+{
+    int rc = PMPI_T_source_get_timestamp(*source_index, timestamp);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_t_source_get_timestamp_, pmpi_t_source_get_timestamp_)
+
+ISM_F_ALIAS(pmpi_t_source_get_timestamp_f08_, pmpi_t_source_get_timestamp_)
+ISM_F_WEAK(mpi_t_source_get_timestamp_f08_, pmpi_t_source_get_timestamp_)
+
 void pmpi_address_(const void *location, MPI_Fint *address, MPI_Fint *ierror);
 void pmpi_address_(const void *location, MPI_Fint *address, MPI_Fint *ierror)
 {

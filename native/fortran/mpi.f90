@@ -1963,6 +1963,129 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: f_status(MPI_STATUS_SIZE)
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_f082f
+    SUBROUTINE MPI_T_category_changed(update_number, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: update_number
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_changed
+    SUBROUTINE MPI_T_category_get_categories(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_categories
+    SUBROUTINE MPI_T_category_get_cvars(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_cvars
+    SUBROUTINE MPI_T_category_get_events(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_events
+    SUBROUTINE MPI_T_category_get_index(name, cat_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cat_index
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_index
+    SUBROUTINE MPI_T_category_get_num(num_cat, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cat
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_num
+    SUBROUTINE MPI_T_category_get_num_events(cat_index, num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_num_events
+    SUBROUTINE MPI_T_category_get_pvars(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_pvars
+    SUBROUTINE MPI_T_cvar_get_index(name, cvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cvar_index
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_cvar_get_index
+    SUBROUTINE MPI_T_cvar_get_num(num_cvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cvar
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_cvar_get_num
+    SUBROUTINE MPI_T_event_get_index(name, event_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: event_index
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_event_get_index
+    SUBROUTINE MPI_T_event_get_num(num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_event_get_num
+    SUBROUTINE MPI_T_finalize(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_finalize
+    SUBROUTINE MPI_T_init_thread(required, provided, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: required
+      INTEGER, INTENT(OUT) :: provided
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_init_thread
+    SUBROUTINE MPI_T_pvar_get_index(name, var_class, pvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(IN) :: var_class
+      INTEGER, INTENT(OUT) :: pvar_index
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_pvar_get_index
+    SUBROUTINE MPI_T_pvar_get_num(num_pvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_pvar
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_pvar_get_num
+    SUBROUTINE MPI_T_source_get_num(num_sources, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_sources
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_source_get_num
+    SUBROUTINE MPI_T_source_get_timestamp(source_index, timestamp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: source_index
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: timestamp
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_source_get_timestamp
     SUBROUTINE MPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, &
         newtype, ierror)
       IMPORT

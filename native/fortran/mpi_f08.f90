@@ -5463,6 +5463,165 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_f082f_f08
   END INTERFACE MPI_Status_f082f
+  INTERFACE MPI_T_category_changed
+    SUBROUTINE MPI_T_category_changed_f08(update_number, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: update_number
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_changed_f08
+  END INTERFACE MPI_T_category_changed
+  INTERFACE MPI_T_category_get_categories
+    SUBROUTINE MPI_T_category_get_categories_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_categories_f08
+  END INTERFACE MPI_T_category_get_categories
+  INTERFACE MPI_T_category_get_cvars
+    SUBROUTINE MPI_T_category_get_cvars_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_cvars_f08
+  END INTERFACE MPI_T_category_get_cvars
+  INTERFACE MPI_T_category_get_events
+    SUBROUTINE MPI_T_category_get_events_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_events_f08
+  END INTERFACE MPI_T_category_get_events
+  INTERFACE MPI_T_category_get_index
+    SUBROUTINE MPI_T_category_get_index_f08(name, cat_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cat_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_index_f08
+  END INTERFACE MPI_T_category_get_index
+  INTERFACE MPI_T_category_get_num
+    SUBROUTINE MPI_T_category_get_num_f08(num_cat, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cat
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_num_f08
+  END INTERFACE MPI_T_category_get_num
+  INTERFACE MPI_T_category_get_num_events
+    SUBROUTINE MPI_T_category_get_num_events_f08(cat_index, num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_num_events_f08
+  END INTERFACE MPI_T_category_get_num_events
+  INTERFACE MPI_T_category_get_pvars
+    SUBROUTINE MPI_T_category_get_pvars_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_category_get_pvars_f08
+  END INTERFACE MPI_T_category_get_pvars
+  INTERFACE MPI_T_cvar_get_index
+    SUBROUTINE MPI_T_cvar_get_index_f08(name, cvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cvar_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_cvar_get_index_f08
+  END INTERFACE MPI_T_cvar_get_index
+  INTERFACE MPI_T_cvar_get_num
+    SUBROUTINE MPI_T_cvar_get_num_f08(num_cvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cvar
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_cvar_get_num_f08
+  END INTERFACE MPI_T_cvar_get_num
+  INTERFACE MPI_T_event_get_index
+    SUBROUTINE MPI_T_event_get_index_f08(name, event_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: event_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_event_get_index_f08
+  END INTERFACE MPI_T_event_get_index
+  INTERFACE MPI_T_event_get_num
+    SUBROUTINE MPI_T_event_get_num_f08(num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_event_get_num_f08
+  END INTERFACE MPI_T_event_get_num
+  INTERFACE MPI_T_finalize
+    SUBROUTINE MPI_T_finalize_f08(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_finalize_f08
+  END INTERFACE MPI_T_finalize
+  INTERFACE MPI_T_init_thread
+    SUBROUTINE MPI_T_init_thread_f08(required, provided, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: required
+      INTEGER, INTENT(OUT) :: provided
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_init_thread_f08
+  END INTERFACE MPI_T_init_thread
+  INTERFACE MPI_T_pvar_get_index
+    SUBROUTINE MPI_T_pvar_get_index_f08(name, var_class, pvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(IN) :: var_class
+      INTEGER, INTENT(OUT) :: pvar_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_pvar_get_index_f08
+  END INTERFACE MPI_T_pvar_get_index
+  INTERFACE MPI_T_pvar_get_num
+    SUBROUTINE MPI_T_pvar_get_num_f08(num_pvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_pvar
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_pvar_get_num_f08
+  END INTERFACE MPI_T_pvar_get_num
+  INTERFACE MPI_T_source_get_num
+    SUBROUTINE MPI_T_source_get_num_f08(num_sources, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_sources
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_source_get_num_f08
+  END INTERFACE MPI_T_source_get_num
+  INTERFACE MPI_T_source_get_timestamp
+    SUBROUTINE MPI_T_source_get_timestamp_f08(source_index, timestamp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: source_index
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: timestamp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_T_source_get_timestamp_f08
+  END INTERFACE MPI_T_source_get_timestamp
   INTERFACE PMPI_Bsend
     SUBROUTINE PMPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       IMPORT
@@ -10344,6 +10503,165 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Status_f082f_f08
   END INTERFACE PMPI_Status_f082f
+  INTERFACE PMPI_T_category_changed
+    SUBROUTINE PMPI_T_category_changed_f08(update_number, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: update_number
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_changed_f08
+  END INTERFACE PMPI_T_category_changed
+  INTERFACE PMPI_T_category_get_categories
+    SUBROUTINE PMPI_T_category_get_categories_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_categories_f08
+  END INTERFACE PMPI_T_category_get_categories
+  INTERFACE PMPI_T_category_get_cvars
+    SUBROUTINE PMPI_T_category_get_cvars_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_cvars_f08
+  END INTERFACE PMPI_T_category_get_cvars
+  INTERFACE PMPI_T_category_get_events
+    SUBROUTINE PMPI_T_category_get_events_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_events_f08
+  END INTERFACE PMPI_T_category_get_events
+  INTERFACE PMPI_T_category_get_index
+    SUBROUTINE PMPI_T_category_get_index_f08(name, cat_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cat_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_index_f08
+  END INTERFACE PMPI_T_category_get_index
+  INTERFACE PMPI_T_category_get_num
+    SUBROUTINE PMPI_T_category_get_num_f08(num_cat, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cat
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_num_f08
+  END INTERFACE PMPI_T_category_get_num
+  INTERFACE PMPI_T_category_get_num_events
+    SUBROUTINE PMPI_T_category_get_num_events_f08(cat_index, num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_num_events_f08
+  END INTERFACE PMPI_T_category_get_num_events
+  INTERFACE PMPI_T_category_get_pvars
+    SUBROUTINE PMPI_T_category_get_pvars_f08(cat_index, len, indices, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: cat_index
+      INTEGER, INTENT(IN) :: len
+      INTEGER, INTENT(OUT) :: indices(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_category_get_pvars_f08
+  END INTERFACE PMPI_T_category_get_pvars
+  INTERFACE PMPI_T_cvar_get_index
+    SUBROUTINE PMPI_T_cvar_get_index_f08(name, cvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: cvar_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_cvar_get_index_f08
+  END INTERFACE PMPI_T_cvar_get_index
+  INTERFACE PMPI_T_cvar_get_num
+    SUBROUTINE PMPI_T_cvar_get_num_f08(num_cvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_cvar
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_cvar_get_num_f08
+  END INTERFACE PMPI_T_cvar_get_num
+  INTERFACE PMPI_T_event_get_index
+    SUBROUTINE PMPI_T_event_get_index_f08(name, event_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(OUT) :: event_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_event_get_index_f08
+  END INTERFACE PMPI_T_event_get_index
+  INTERFACE PMPI_T_event_get_num
+    SUBROUTINE PMPI_T_event_get_num_f08(num_events, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_events
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_event_get_num_f08
+  END INTERFACE PMPI_T_event_get_num
+  INTERFACE PMPI_T_finalize
+    SUBROUTINE PMPI_T_finalize_f08(ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_finalize_f08
+  END INTERFACE PMPI_T_finalize
+  INTERFACE PMPI_T_init_thread
+    SUBROUTINE PMPI_T_init_thread_f08(required, provided, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: required
+      INTEGER, INTENT(OUT) :: provided
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_init_thread_f08
+  END INTERFACE PMPI_T_init_thread
+  INTERFACE PMPI_T_pvar_get_index
+    SUBROUTINE PMPI_T_pvar_get_index_f08(name, var_class, pvar_index, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: name
+      INTEGER, INTENT(IN) :: var_class
+      INTEGER, INTENT(OUT) :: pvar_index
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_pvar_get_index_f08
+  END INTERFACE PMPI_T_pvar_get_index
+  INTERFACE PMPI_T_pvar_get_num
+    SUBROUTINE PMPI_T_pvar_get_num_f08(num_pvar, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_pvar
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_pvar_get_num_f08
+  END INTERFACE PMPI_T_pvar_get_num
+  INTERFACE PMPI_T_source_get_num
+    SUBROUTINE PMPI_T_source_get_num_f08(num_sources, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: num_sources
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_source_get_num_f08
+  END INTERFACE PMPI_T_source_get_num
+  INTERFACE PMPI_T_source_get_timestamp
+    SUBROUTINE PMPI_T_source_get_timestamp_f08(source_index, timestamp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: source_index
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: timestamp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_T_source_get_timestamp_f08
+  END INTERFACE PMPI_T_source_get_timestamp
   INTERFACE MPI_Sizeof
     MODULE PROCEDURE ism_sizeof_i1, ism_sizeof_i2, ism_sizeof_i4, ism_sizeof_i8, ism_sizeof_i16, &
         ism_sizeof_r4, ism_sizeof_r8, ism_sizeof_r10, ism_sizeof_r16, ism_sizeof_c4, &

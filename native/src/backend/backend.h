@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISM_BACKEND_ABI 3
+#define ISM_BACKEND_ABI 4
 
 /* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core
  * and the backend (the other collectives still take a NULL send buffer for it). */
@@ -40,6 +40,40 @@ typedef struct ism_vstatus {
 #define ISM_DT_COUNT 0x100
 #define ISM_OP_BASE 0x20
 #define ISM_OP_COUNT 0x20
+
+/* The vendor's tools interface (MPI_T), for its variables behind isthmus's own (ABI 4,
+ * backend_mpit.c). Indices, enumerations, sessions and handles are the vendor's, as
+ * opaque pointers; datatypes come back as standard ABI handle values (0: a type with no
+ * ABI name), and bind, scope, verbosity and class as the standard ABI's constants. An
+ * object a variable is bound to is given as a pointer to the vendor handle. Errors are
+ * the standard ABI's MPI_T error codes. */
+typedef struct ism_backend_t {
+    int (*init)(void);
+    int (*finalize)(void);
+    int (*cvar_num)(int *n);
+    int (*cvar_info)(int i, char *name, int *nlen, int *verb, int *abi_dt, void **et,
+                     char *desc, int *dlen, int *bind, int *scope);
+    int (*cvar_alloc)(int i, void *obj, void **h, int *count);
+    int (*cvar_free)(void **h);
+    int (*cvar_read)(void *h, void *buf);
+    int (*cvar_write)(void *h, const void *buf);
+    int (*pvar_num)(int *n);
+    int (*pvar_info)(int i, char *name, int *nlen, int *verb, int *cls, int *abi_dt, void **et,
+                     char *desc, int *dlen, int *bind, int *ro, int *cont, int *atomic);
+    int (*session_create)(void **s);
+    int (*session_free)(void **s);
+    int (*pvar_alloc)(void *s, int i, void *obj, void **h, int *count);
+    int (*pvar_free)(void *s, void **h);
+    int (*pvar_op)(void *s, int op, void *h, void *buf); /* op: 0 start 1 stop 2 read 3 write
+                                                            4 reset 5 readreset */
+    int (*cat_num)(int *n);
+    int (*cat_info)(int i, char *name, int *nlen, char *desc, int *dlen, int *ncv, int *npv,
+                    int *ncat);
+    int (*cat_members)(int i, int what, int len, int *out); /* what: 0 cvars 1 pvars 2 cats */
+    int (*cat_changed)(int *stamp);
+    int (*enum_info)(void *et, int *n, char *name, int *nlen);
+    int (*enum_item)(void *et, int i, int *value, char *name, int *nlen);
+} ism_backend_t;
 
 typedef struct ism_backend {
     int abi;
@@ -152,6 +186,7 @@ typedef struct ism_backend {
                        const ism_vh *types, ism_vh *out);
     int (*type_commit)(ism_vh *dt);
     int (*type_free)(ism_vh *dt);
+    const ism_backend_t *t; /* the vendor's MPI_T (ABI 4) */
 } ism_backend;
 
 /* Every backend plugin exports this one symbol. */

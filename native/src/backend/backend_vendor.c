@@ -91,6 +91,9 @@ static inline void st_conv(const MPI_Status *v, ism_vstatus *o)
 
 static ism_backend table;
 
+/* backend_mpit.c: the vendor's MPI_T behind the table's t */
+const ism_backend_t *ism_backend_mpit(const ism_backend *b);
+
 static inline void st_conv_rc(const MPI_Status *v, ism_vstatus *o, int rc)
 {
     st_conv(v, o);
@@ -713,5 +716,6 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->type_create = b_type_create;
     b->type_commit = b_type_commit;
     b->type_free = b_type_free;
+    b->t = ism_backend_mpit(b);
     return b;
 }

@@ -282,6 +282,11 @@ typedef struct ism_global {
     ism_reqlist bsends;
     /* statistics */
     uint64_t stat_remote_msgs, stat_remote_bytes;
+    int ux_count;        /* cross-site messages in the unexpected queue */
+    /* the gateway's answer to the last ISM_F_QUERY (gwquery.c) */
+    uint64_t gwq_next, gwq_got;
+    uint8_t *gwq_answer;
+    size_t gwq_len;
     char procname[256];
 } ism_global;
 
@@ -308,7 +313,31 @@ int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len);
 typedef void (*ism_gw_fill_fn)(void *dst, size_t len, void *arg);
 int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg);
 int ism_progress(void);
+int ism_progress_depth(void); /* > 0 inside a frame handler (an MPI_T event callback) */
 void ism_idle(unsigned *spins);
+
+/* gwquery.c: asking this rank's gateway, for MPI_T (abi/mpit_*.c). ism_gw_query sends a
+ * QUERY and progresses until the ANSWER: its little-endian words (wan/gwquery.h), valid
+ * until the next query. ISM_ERR_OTHER without a gateway (one site), from a frame handler
+ * (the answer could not be taken in), or after 30 s without an answer. */
+int ism_gw_query(const uint8_t **words, size_t *nwords);
+int ism_gw_watch(int on); /* ISM_F_WATCH: link events wanted (1) or not (0) */
+void ism_gw_answered(const ism_frame_hdr *h, const void *payload);
+
+/* MPI_T events (abi/mpit_event.c sets the hook and the mask of kinds anyone listens to;
+ * the core raises an event only when its bit is set, so nothing is built otherwise) */
+enum { ISM_TEV_ARRIVED, ISM_TEV_UNEXPECTED, ISM_TEV_LINK_DOWN, ISM_TEV_LINK_UP, ISM_TEV_N };
+typedef struct {
+    int kind;
+    int source;      /* 0: this process's clock; 1: the gateway's */
+    uint64_t ts;     /* CLOCK_MONOTONIC ns of that source */
+    int64_t v[4];    /* the elements, as abi/mpit_event.c describes them */
+    const char *text;
+} ism_tev;
+extern unsigned ism_tev_mask;
+extern void (*ism_tev_hook)(const ism_tev *e);
+void ism_tev_link(const ism_frame_hdr *h, const void *payload); /* an ISM_F_LINKEV frame */
+uint64_t ism_tev_now(void); /* this process's event clock: CLOCK_MONOTONIC, ns */
 
 /* p2p.c */
 enum { ISM_MODE_STD = 0, ISM_MODE_SYNC, ISM_MODE_READY, ISM_MODE_BUF };

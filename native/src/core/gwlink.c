@@ -193,9 +193,15 @@ static int check_shadows(void)
     return n;
 }
 
+static int depth;
+
+int ism_progress_depth(void)
+{
+    return depth;
+}
+
 int ism_progress(void)
 {
-    static int depth;
     if (!ism.multisite)
         return 0;
     int n = reap_outbound();
@@ -282,6 +288,8 @@ void ism_gw_teardown(void)
     }
     free(ism.rx);
     free(ism.outb);
+    free(ism.gwq_answer);
     ism.rx = NULL;
     ism.outb = NULL;
+    ism.gwq_answer = NULL;
 }

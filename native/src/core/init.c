@@ -304,6 +304,9 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         rc = ism_gw_setup();
         if (rc)
             return rc;
+        /* a tool that asked for link events before MPI_Init (abi/mpit_event.c) */
+        if (ism_tev_mask & (1u << ISM_TEV_LINK_DOWN | 1u << ISM_TEV_LINK_UP))
+            ism_gw_watch(1);
         /* MPI_Init returns once every site is connected. */
         rc = ism_barrier(&ism_comm_world);
     }

@@ -434,6 +434,14 @@ static int withdraw_shadow(ism_req *r)
     return 0;
 }
 
+/* An MPI_T event about a message from another site: source, tag, bytes, and the length
+ * of the unexpected queue or the source's site. */
+static void raise_message(int kind, const ism_frame_hdr *h, int64_t last)
+{
+    ism_tev e = {kind, 0, ism_tev_now(), {h->src, h->tag, (int64_t)h->a, last}, NULL};
+    ism_tev_hook(&e);
+}
+
 static void unexpected_push(const ism_frame_hdr *h, const void *payload)
 {
     ism_ux *u = calloc(1, sizeof *u);
@@ -453,6 +461,9 @@ static void unexpected_push(const ism_frame_hdr *h, const void *payload)
     else
         ism.ux_head = u;
     ism.ux_tail = u;
+    ism.ux_count++;
+    if (__builtin_expect(ism_tev_mask & (1u << ISM_TEV_UNEXPECTED), 0))
+        raise_message(ISM_TEV_UNEXPECTED, h, ism.ux_count);
 }
 
 static ism_req *find_id(ism_reqlist *l, uint64_t id)
@@ -468,6 +479,8 @@ static void handle_message(const ism_frame_hdr *h, const void *payload)
     if (h->src < 0 || h->src >= ism.gsize)
         ism_die("site %s rank %d: message from invalid rank %d (protocol error)",
                 ism_site_name(ism.site), ism.grank, h->src);
+    if (__builtin_expect(ism_tev_mask & (1u << ISM_TEV_ARRIVED), 0))
+        raise_message(ISM_TEV_ARRIVED, h, ism.site_of_g[h->src]);
     if (h->type == ISM_F_RTS && (h->flags & ISM_FRAME_FLAG_EARLY))
         early_open(h, payload);
     ism_comm *c = ism_comm_by_ctx(h->ctx);
@@ -556,6 +569,12 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
     case ISM_F_ABORT_ACK:
         ism.abort_acked = 1;
         break;
+    case ISM_F_ANSWER:
+        ism_gw_answered(h, payload);
+        break;
+    case ISM_F_LINKEV:
+        ism_tev_link(h, payload);
+        break;
     case ISM_F_ABORT:
         /* The gateway is stopping the job; it has printed why. */
         ism.be->abort(ism.vworld, (int)h->a ? (int)h->a : 1);
@@ -575,6 +594,7 @@ static void ux_unlink(ism_ux *prev, ism_ux *u)
         ism.ux_head = u->next;
     if (ism.ux_tail == u)
         ism.ux_tail = prev;
+    ism.ux_count--;
 }
 
 /* Try to satisfy a new remote-capable receive from the unexpected queue. */

@@ -27,6 +27,7 @@
 
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "query.h"
 
 #define GW_DIAL_RETRY_MS 500
 
@@ -119,6 +120,7 @@ void gw_link_down(gw_link *l, const char *why)
         l->closed = 1; /* both sides are done: the peer closing is the normal end */
         return;
     }
+    gw_link_changed(l, why);
     int64_t now = ism_now_ms();
     l->down_since_ms = now;
     l->next_dial_ms = now;
@@ -137,6 +139,7 @@ void gw_link_started(gw_link *l)
         gw.xp->started(&l->st[i]);
     }
     l->state = GW_LINK_RESUMING;
+    gw_link_changed(l, "connected");
     gw_link_control(l, 0, ISM_F_RESUME, l->rx_next, 0, NULL);
     if (!l->ever_up) {
         l->ever_up = 1;

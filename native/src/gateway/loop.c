@@ -21,6 +21,8 @@
 #include "../core/core.h"
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "query.h"
+#include "trace.h"
 
 #define GW_SLOTS 16
 
@@ -37,6 +39,7 @@ void gw_abort_job(int code, const char *reason)
         if (gw.links[i].nstreams && gw.links[i].st[0].fd >= 0)
             gw_link_control(&gw.links[i], 0, ISM_F_ABORT, (uint64_t)(unsigned)code, 0, text);
     gw_flush_links(ism_now_ms() + 2000);
+    gw_trace_stop();
     if (gw.be)
         gw.be->abort(gw.vworld, code ? code : 1);
     _exit(code ? code : 1);
@@ -113,6 +116,7 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
             fprintf(stderr, "isthmus: site %s (gateway %d): stopping because %s\n",
                     sname(gw.site), gw.gwidx, text);
             fflush(stderr);
+            gw_trace_stop();
             gw.be->abort(gw.vworld, (int)h.a ? (int)h.a : 1);
             _exit(1);
         }
@@ -131,6 +135,8 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
                sname(l->site), l->gw, h.dst, h.src);
     if (h.type == ISM_F_EAGER || h.type == ISM_F_RTS)
         l->rx_msgs++;
+    if (gw_tracing)
+        gw_trace_app(l, &h, 1);
     gw_deliver_local(b, &h);
 }
 
@@ -144,6 +150,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
     if (h.dst < 0) {
         if (h.type == ISM_F_FIN) {
             gw.apps_fin++;
+        } else if (h.type == ISM_F_QUERY || h.type == ISM_F_WATCH) {
+            gw_query_frame(&h, app_vrank);
         } else if (h.type == ISM_F_ABORT) {
             char text[600];
             size_t n = h.len < sizeof text - 1 ? h.len : sizeof text - 1;
@@ -162,6 +170,7 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
                         gw.vgw);
             struct timespec ts = {0, 200 * 1000 * 1000};
             nanosleep(&ts, NULL);
+            gw_trace_stop();
             gw.be->abort(gw.vworld, (int)h.a ? (int)h.a : 1);
             _exit(1);
         } else {
@@ -176,6 +185,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
         gw_die(1, "vendor rank %d sent a frame for rank %d, which is not at another site",
                app_vrank, h.dst);
     gw_link *l = gw_link_for(h.dst);
+    if (gw_tracing)
+        gw_trace_app(l, &h, 0);
     if (h.type == ISM_F_EAGER || h.type == ISM_F_RTS)
         l->tx_msgs++;
     else if (h.type == ISM_F_DATA && (h.flags & ISM_FRAME_FLAG_EARLY))
@@ -379,6 +390,8 @@ void gw_loop(void)
                 n++;
             }
         }
+        if (gw_tracing)
+            gw_trace_tick(now);
         int nlinkfd = n;
         if (gw.listen_fd >= 0) {
             pf[n].fd = gw.listen_fd;

@@ -20,6 +20,7 @@
 #include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "trace.h"
 
 gw_state gw;
 
@@ -381,8 +382,10 @@ int main(int argc, char **argv)
     load_secret();
     gw.xp->init();
     gw_links_connect();
+    gw_trace_start();
     gw_loop();
     gw_links_finish(ism_now_ms() + GW_SETUP_TIMEOUT_MS);
+    gw_trace_stop();
     gw_cancel_receives();
     if (gw.stats)
         print_stats();

@@ -28,6 +28,8 @@
 #include "../wan/le.h"
 #include "../wan/sock.h"
 #include "gateway.h"
+#include "query.h"
+#include "trace.h"
 
 #define GW_HEARTBEAT_MS 500   /* an idle stream sends a PING this often */
 #define GW_ACK_EVERY 8        /* acknowledge at once after this many frames */
@@ -212,6 +214,8 @@ static int stream_step(gw_link *l, gw_stream *s)
     s->cur = NULL;
     s->tx_off = 0;
     l->tx_frames++;
+    if (gw_tracing)
+        gw_trace_sent(l, s, b);
     if (b->seq == 0)
         gw_buf_put(b); /* control frames are not kept */
     else if (b->seq < l->peer_ack)
@@ -277,6 +281,8 @@ static void link_acked(gw_link *l, uint64_t ack)
     if (ack <= l->peer_ack)
         return;
     l->peer_ack = ack;
+    if (gw_tracing)
+        gw_trace_acked(l, ack);
     drop_acked(l);
 }
 
@@ -353,6 +359,7 @@ static void on_resume(gw_link *l, uint64_t next)
         l->resent_frames++;
     l->state = GW_LINK_UP;
     l->resume_recv = 1;
+    gw_link_changed(l, "resumed");
 }
 
 static void on_control(gw_link *l, gw_stream *s, gw_buf *b)
@@ -474,6 +481,8 @@ int gw_stream_read(gw_link *l, gw_stream *s)
             } else if (seq < l->rx_next || in_ooo(l, seq)) {
                 s->rx_discard = 1;
                 l->dup_frames++;
+                if (gw_tracing)
+                    gw_trace_duplicate(l, s, seq, &s->rxh);
             } else if (seq - l->rx_next > GW_MAX_AHEAD) {
                 gw_die(1, "protocol error on the link from site %s gateway %d: frame %llu "
                           "arrived while %llu is the next expected",
@@ -529,6 +538,8 @@ int gw_stream_read(gw_link *l, gw_stream *s)
         b->seq = seq;
         b->next = NULL;
         l->rx_frames++;
+        if (gw_tracing)
+            gw_trace_received(l, s, b, seq);
         progress = 2;
         if (seq == 0)
             on_control(l, s, b);

@@ -183,6 +183,14 @@ const char *ism_frame_type_name(int type)
         return "PING";
     case ISM_F_PONG:
         return "PONG";
+    case ISM_F_QUERY:
+        return "QUERY";
+    case ISM_F_ANSWER:
+        return "ANSWER";
+    case ISM_F_WATCH:
+        return "WATCH";
+    case ISM_F_LINKEV:
+        return "LINKEV";
     default:
         return "UNKNOWN";
     }

@@ -35,7 +35,13 @@ enum ism_frame_type {
     ISM_F_ACK = 12,    /* (the ack is in the link header)                         */
     ISM_F_PING = 13,   /* sender's clock, us  -                  -  none          */
     ISM_F_PONG = 14,   /* the PING's clock echoed                                 */
-    ISM_F_TYPE_MAX = 14
+    /* between an app rank and its gateway only (dst -1 to the gateway; wan/gwquery.h): */
+    ISM_F_QUERY = 15,  /* request number -             -  none: the gateway's counters */
+    ISM_F_ANSWER = 16, /* request number -             -  the counters (gwquery.h)     */
+    ISM_F_WATCH = 17,  /* 1: tell me about links going down and up; 0: stop           */
+    ISM_F_LINKEV = 18, /* link index  state  | gateway clock ns in the payload (8 bytes),
+                          then the peer site and gateway (4 + 4), then the reason     */
+    ISM_F_TYPE_MAX = 18
 };
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */

@@ -21,6 +21,7 @@ from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, defa
 from ..launch.secret import Secret
 from ..launch.sitefile import load_site_file
 from ..launch.transport import UNENCRYPTED, apply_env, effective_crypto, link_hints, transport_env
+from ..outputs import OutputDir
 from ..paths import find_prefix
 from ..ui import err_console
 from . import register
@@ -195,6 +196,10 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
               help="First gateway port; gateways get consecutive ports from here (default: pick free ports).")
 @click.option("--stats", is_flag=True,
               help="Turn on isthmus statistics in every rank and gateway (sets ISTHMUS_STATS=1 for the job).")
+@click.option("--trace", "trace_dir", type=OutputDir(), default=None, metavar="DIR",
+              help="Record every MPI call of every rank and every frame of every gateway into "
+                   "DIR (made if missing; an earlier trace there is replaced). Read it with "
+                   "`isthmus trace summary DIR` and `isthmus trace export DIR`.")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
               help="Stop the whole job, exiting 124, if it runs longer than this many seconds.")
 @click.option("--wan", "wan", metavar="SPEC", default=None,
@@ -253,6 +258,13 @@ def run_command(ctx: click.Context, **params) -> None:
     if wan is not None:
         apply_env(os.environ, link_hints(wan))  # hints do not override what the user set
     program, args = params["program"], tuple(params["args"])
+    trace_dir = params["trace_dir"]
+    if trace_dir is not None:
+        from ..trace.launch import tracer_path
+
+        tracer_path(prefix)
+        trace_dir = trace_dir.resolve()
+        os.environ["ISTHMUS_TRACE_DIR"] = str(trace_dir)
 
     if params["dry_run"]:
         warning = None
@@ -261,6 +273,10 @@ def run_command(ctx: click.Context, **params) -> None:
         except IsthmusError as e:
             warning = str(e)
         layout = assign_ports(layout)
+        if trace_dir is not None:
+            from ..trace.launch import traced_command
+
+            program, args = traced_command(prefix, program, args)
         plan = plan_job(
             layout, program, args, prefix=prefix, secret_path=SECRET_PLACEHOLDER,
             stats=params["stats"],
@@ -272,6 +288,20 @@ def run_command(ctx: click.Context, **params) -> None:
     for requested in sorted({s.mpi for s in layout.sites}):
         vendor.resolve(requested, prefix)
     check_program(program)
+    if trace_dir is not None:
+        from ..trace.launch import prepare_dir, report_files, traced_command
+
+        prepare_dir(trace_dir, layout, program, args)
+        program, args = traced_command(prefix, program, args)
+    code = _run(ctx, params, layout, wan, program, args, prefix, secret)
+    if trace_dir is not None:
+        click.echo(report_files(trace_dir), err=True)
+    sys.stdout.flush()
+    ctx.exit(code)
+
+
+def _run(ctx: click.Context, params: dict, layout: Layout, wan, program: str,
+         args: tuple[str, ...], prefix, secret) -> int:
     if wan is not None:
         from ..netemu.wanjob import run_job_over_wan
 
@@ -285,11 +315,8 @@ def run_command(ctx: click.Context, **params) -> None:
             link_stats=(lambda m: con.print(Text(m))) if params["stats"] else None,
             nat=(params["wan_nat"],) if params["wan_nat"] else (),
         )  # fmt: skip
-        sys.stdout.flush()
-        ctx.exit(code)
-    code = run_job(
+        return code
+    return run_job(
         layout, program, args, prefix=prefix, secret=secret, timeout=params["timeout"],
         stats=params["stats"],
     )  # fmt: skip
-    sys.stdout.flush()
-    ctx.exit(code)

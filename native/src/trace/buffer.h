@@ -1,0 +1,90 @@
+/* buffer.h: a process's trace records on their way to its file, in bounded memory.
+ *
+ * The memory is a fixed set of chunks. The recording thread fills one chunk with plain
+ * stores (no lock, no atomic: a record costs a bounds check and its fields); a full
+ * chunk goes to a writer thread, which writes it to the file and gives it back. When
+ * every chunk is full or being written, records are dropped and counted, and the next
+ * record that fits is preceded by a LOSS record saying how many went missing: a trace
+ * never loses anything silently. The totals go into the file's END record and are
+ * returned by ism_tr_buf_close for the process to report.
+ */
+#ifndef ISM_TRACE_BUFFER_H
+#define ISM_TRACE_BUFFER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
+
+#define ISM_TR_LIKELY(x) __builtin_expect(!!(x), 1)
+
+typedef struct ism_tr_chunk {
+    char *mem;
+    size_t used;
+    struct ism_tr_chunk *next;
+} ism_tr_chunk;
+
+typedef struct ism_tr_buf {
+    char *cur, *end;           /* free room of the chunk being filled */
+    ism_tr_chunk *filling;
+    size_t chunk_size;
+    int nchunks;
+    ism_tr_chunk *chunks;
+    pthread_mutex_t mu;        /* guards the lists below, taken once per chunk */
+    pthread_cond_t cv;
+    ism_tr_chunk *free_list, *full_head, *full_tail;
+    int closing, writer_up;
+    pthread_t writer;
+    int fd;
+    int write_errno;           /* the writer's first failure (then it drops chunks) */
+    /* counted by the recording thread */
+    uint64_t records, bytes;
+    uint64_t lost_records, lost_bytes;       /* over the file */
+    uint64_t pend_lost_records, pend_lost_bytes; /* not yet reported by a LOSS record */
+    uint64_t (*now)(void);
+} ism_tr_buf;
+
+/* Open path for writing (truncating) with `total` bytes of chunks of `chunk` bytes
+ * (at least 2 chunks), write the file header, start the writer thread. 0, or -1 with
+ * errno and err set. */
+int ism_tr_buf_open(ism_tr_buf *b, const char *path, uint32_t proc_kind, int32_t id,
+                    size_t total, size_t chunk, uint64_t (*now)(void), char *err,
+                    size_t errlen);
+
+void *ism_tr_reserve_slow(ism_tr_buf *b, size_t len);
+
+/* Room for a record of len bytes (a multiple of 8, at most the chunk size), or NULL
+ * when it was dropped (counted). The caller fills it completely. */
+static inline void *ism_tr_reserve(ism_tr_buf *b, size_t len)
+{
+    if (ISM_TR_LIKELY((size_t)(b->end - b->cur) >= len)) {
+        void *p = b->cur;
+        b->cur += len;
+        b->records++;
+        b->bytes += len;
+        return p;
+    }
+    return ism_tr_reserve_slow(b, len);
+}
+
+static inline void ism_tr_hdr_set(void *rec, uint32_t len, uint8_t kind, uint8_t flags,
+                                  uint16_t fn)
+{
+    ism_tr_hdr *h = (ism_tr_hdr *)rec;
+    h->len = len;
+    h->kind = kind;
+    h->flags = flags;
+    h->fn = fn;
+}
+
+/* A record with a variable tail (INFO, NAMES, COMM, ...): head bytes, then tail bytes,
+ * padded with zeros to 8. 0, or -1 when it was dropped or is larger than a chunk. */
+int ism_tr_put(ism_tr_buf *b, uint8_t kind, uint8_t flags, uint16_t fn, const void *head,
+               size_t head_len, const void *tail, size_t tail_len);
+
+/* Write the END record, hand every chunk to the writer, wait for it and close the file.
+ * 0, or the errno of the first write that failed. */
+int ism_tr_buf_close(ism_tr_buf *b);
+
+#endif

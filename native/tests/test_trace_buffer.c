@@ -1,0 +1,145 @@
+/* test_trace_buffer.c: the trace buffer (native/src/trace/buffer.c) never loses a record
+ * silently. The file is a pipe nobody reads at first, so the writer thread blocks once
+ * the pipe is full and the chunks run out: records are then dropped and counted; once
+ * the pipe is drained, the next record is preceded by a LOSS record with exactly that
+ * count, and the END record carries the totals. Also: records arrive whole and in order,
+ * and a record larger than a chunk is dropped and reported the same way. */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../src/trace/buffer.h"
+#include "check.h"
+
+#define CHUNK 65536
+
+static uint64_t fake_now(void)
+{
+    static uint64_t t;
+    return ++t;
+}
+
+typedef struct {
+    int fd;
+    char *data;
+    size_t len, cap;
+} drain;
+
+static void *drain_main(void *arg)
+{
+    drain *d = arg;
+    for (;;) {
+        if (d->cap - d->len < 65536) {
+            d->cap = d->cap * 2 + 65536;
+            d->data = realloc(d->data, d->cap);
+        }
+        ssize_t k = read(d->fd, d->data + d->len, d->cap - d->len);
+        if (k <= 0)
+            return NULL;
+        d->len += (size_t)k;
+    }
+}
+
+static uint64_t put_mark(ism_tr_buf *b, uint64_t n)
+{
+    ism_tr_mark *m = ism_tr_reserve(b, sizeof *m);
+    if (!m)
+        return 0;
+    ism_tr_hdr_set(m, sizeof *m, ISM_TR_MARK, 0, 0);
+    m->t = n;
+    m->level = (int32_t)n;
+    m->pad = 0;
+    return 1;
+}
+
+int main(void)
+{
+    int p[2];
+    CHECK(pipe(p) == 0, "pipe");
+    fcntl(p[1], F_SETPIPE_SZ, 65536);
+    char path[64], err[256];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", p[1]);
+    ism_tr_buf b;
+    CHECK(ism_tr_buf_open(&b, path, ISM_TR_PROC_RANK, 7, 3 * CHUNK, CHUNK, fake_now, err,
+                          sizeof err) == 0,
+          "open: %s", err);
+    close(p[1]); /* the buffer has its own descriptor */
+    /* fill: the pipe takes one chunk, the writer blocks on the next, then drops begin */
+    uint64_t written = 0, tried = 0;
+    while (b.lost_records < 1000) {
+        written += put_mark(&b, ++tried);
+        CHECK(tried < 100000, "no record was ever dropped");
+        if (tried >= 100000)
+            return 1;
+    }
+    uint64_t dropped = b.lost_records;
+    CHECK(dropped == tried - written, "dropped %llu, tried %llu, written %llu",
+          (unsigned long long)dropped, (unsigned long long)tried, (unsigned long long)written);
+    /* drain the pipe; recording resumes and first says what was lost */
+    drain d = {p[0], NULL, 0, 0};
+    pthread_t th;
+    pthread_create(&th, NULL, drain_main, &d);
+    uint64_t more = 0;
+    for (int i = 0; i < 200000 && !more; i++)
+        more = put_mark(&b, ++tried);
+    CHECK(more == 1, "recording did not resume after the pipe was drained");
+    written += more;
+    /* a record larger than a chunk: dropped, counted, reported */
+    CHECK(ism_tr_reserve(&b, CHUNK + 8) == NULL, "a record larger than a chunk was taken");
+    written += put_mark(&b, ++tried);
+    uint64_t lost = b.lost_records; /* those above, those while the writer woke up, this one */
+    CHECK(lost > dropped && lost == tried - written + 1, "lost %llu, tried %llu, written %llu",
+          (unsigned long long)lost, (unsigned long long)tried, (unsigned long long)written);
+    CHECK(ism_tr_buf_close(&b) == 0, "close");
+    pthread_join(th, NULL);
+    /* read it back: header, then the marks in order with LOSS records in the gaps */
+    ism_tr_file_hdr fh;
+    CHECK(d.len >= sizeof fh, "short file");
+    memcpy(&fh, d.data, sizeof fh);
+    CHECK(fh.magic == ISM_TR_MAGIC && fh.id == 7, "file header");
+    uint64_t marks = 0, losses = 0, lost_in_records = 0, last = 0, gaps = 0;
+    ism_tr_end end = {0};
+    for (size_t off = sizeof fh; off < d.len;) {
+        ism_tr_hdr h;
+        memcpy(&h, d.data + off, sizeof h);
+        CHECK(h.len >= 8 && h.len % 8 == 0 && off + h.len <= d.len, "record at %zu", off);
+        if (h.len < 8 || off + h.len > d.len)
+            break;
+        if (h.kind == ISM_TR_MARK) {
+            ism_tr_mark m;
+            memcpy(&m, d.data + off, sizeof m);
+            CHECK(m.t > last, "marks out of order: %llu after %llu", (unsigned long long)m.t,
+                  (unsigned long long)last);
+            if (m.t != last + 1)
+                gaps++;
+            last = m.t;
+            marks++;
+        } else if (h.kind == ISM_TR_LOSS) {
+            ism_tr_loss l;
+            memcpy(&l, d.data + off, sizeof l);
+            losses++;
+            lost_in_records += l.records;
+        } else if (h.kind == ISM_TR_END) {
+            memcpy(&end, d.data + off, sizeof end);
+        }
+        off += h.len;
+    }
+    CHECK(marks == written, "%llu marks in the file, %llu written", (unsigned long long)marks,
+          (unsigned long long)written);
+    CHECK(losses == 2 && gaps == 1, "%llu LOSS records for %llu gaps (and the oversize one)",
+          (unsigned long long)losses, (unsigned long long)gaps);
+    CHECK(lost_in_records == lost, "LOSS records say %llu lost, %llu were",
+          (unsigned long long)lost_in_records, (unsigned long long)lost);
+    CHECK(end.lost_records == lost && end.records == marks + losses + 1,
+          "END says %llu lost of %llu", (unsigned long long)end.lost_records,
+          (unsigned long long)end.records);
+    free(d.data);
+    close(p[0]);
+    if (!failures)
+        printf("trace buffer: %llu records dropped and reported, %llu written\n",
+               (unsigned long long)lost, (unsigned long long)written);
+    return failures != 0;
+}

@@ -1,0 +1,201 @@
+# tests/test_trace.py: `isthmus run --trace DIR` across 2 sites and the OTF2 export, checked
+# with otf2-print (the OTF2 library's reader) against what the programs did: every call,
+# every message and its bytes; and the generated wrappers are current.
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trace_helpers import attr, read_otf2, traced_run
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_wrappers_are_generated_from_mpi_h():
+    r = subprocess.run([sys.executable, str(REPO / "scripts" / "trace_api.py"), "check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.fixture(scope="module")
+def ring(prefix, tmp_path_factory):
+    out = tmp_path_factory.mktemp("trace-ring") / "ring"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(out), str(REPO / "examples" / "ring.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.native
+def test_ring_traced_across_two_sites_exports_to_otf2(ring, tmp_path):
+    laps, size, n = 3, 4096, 4
+    trace = tmp_path / "trace"
+    r = traced_run(ring, trace, n, "2,2", args=(laps, size))
+    assert r.returncode == 0 and "ring: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    assert f"trace in {trace}" in r.stderr
+    assert sorted(p.name for p in trace.glob("rank-*.ismt")) == [
+        f"rank-{i:06d}.ismt" for i in range(n)]
+    x = subprocess.run([sys.executable, "-m", "isthmus", "trace", "export", str(trace)],
+                       capture_output=True, text=True)
+    assert x.returncode == 0, x.stderr
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    for rank in range(n):
+        # each rank passes the token once per lap and the big message once
+        assert ev.enters[(rank, "MPI_Send")] == laps + 1
+        assert ev.enters[(rank, "MPI_Recv")] == laps + 1
+        assert ev.enters[(rank, "MPI_Allreduce")] == 1
+        assert ev.enters[(rank, "MPI_Init")] == 1
+        sends = ev.of("MPI_SEND", rank)
+        assert sorted(int(attr(e[2], "Length")) for e in sends) == [8] * laps + [size]
+        assert {int(attr(e[2], "Receiver")) for e in sends} == {(rank + 1) % n}
+        recvs = ev.of("MPI_RECV", rank)
+        assert sorted(int(attr(e[2], "Length")) for e in recvs) == [8] * laps + [size]
+        assert {int(attr(e[2], "Sender")) for e in recvs} == {(rank - 1) % n}
+    # the gateways: every numbered frame one sends on the WAN, the other receives
+    gw = 1 << 40
+    gw_sends = {(e[0] - gw, int(attr(e[2], "Receiver")), int(attr(e[2], "Tag")))
+                for e in ev.of("MPI_SEND") if e[0] >= gw}
+    gw_recvs = {(int(attr(e[2], "Sender")), e[0] - gw, int(attr(e[2], "Tag")))
+                for e in ev.of("MPI_RECV") if e[0] >= gw}
+    assert gw_sends == gw_recvs
+    # at least the token's crossings and the big message's (ranks 1 -> 2, 3 -> 0)
+    assert len(gw_sends) >= 2 * (laps + 1)
+    # every message arrives after it left, on the aligned clocks (ranks 1 -> 2 cross sites)
+    first_send = min(e[1] for e in ev.of("MPI_SEND", 1))
+    first_recv = min(e[1] for e in ev.of("MPI_RECV", 2))
+    assert first_recv > first_send
+
+
+def test_python_reader_layouts_match_the_c_records(prefix):
+    from isthmus.trace import records as R
+
+    out = subprocess.run([str(prefix.root / "bin" / "isthmus-trace-otf2"), "--layout"],
+                         capture_output=True, text=True, check=True).stdout.split("\n")
+    head = out[0].split()
+    assert int(head[1]) == R.HDR.size and int(head[3]) == R.FILE_HDR.size
+    sizes = {int(k): int(v) for k, v in (ln.split() for ln in out[1:] if ln)}
+    assert sizes == {k: R.HDR.size + b.size for k, b in R.BODY.items()}
+
+
+HALO = re.compile(r"halo: rank (\d+): isend (\d+) bytes (\d+), irecv (\d+) bytes (\d+), "
+                  r"allreduce (\d+)")
+
+
+@pytest.fixture(scope="module")
+def halo_trace(prefix, tmp_path_factory):
+    d = tmp_path_factory.mktemp("trace-halo")
+    exe = d / "halo"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(REPO / "examples" / "halo.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    trace = d / "trace"
+    r = traced_run(exe, trace, 4, "2,2", args=(10, 256))
+    assert r.returncode == 0 and "halo: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    did = {int(m.group(1)): [int(x) for x in m.groups()[1:]] for m in HALO.finditer(r.stdout)}
+    assert sorted(did) == [0, 1, 2, 3]
+    x = subprocess.run([sys.executable, "-m", "isthmus", "trace", "export", "--format", "all",
+                        str(trace)], capture_output=True, text=True)
+    assert x.returncode == 0, x.stderr
+    return trace, did
+
+
+@pytest.mark.native
+def test_halo_counts_in_otf2_match_what_the_program_did(halo_trace):
+    trace, did = halo_trace
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    for rank, (isends, sbytes, irecvs, rbytes, reduces) in did.items():
+        assert ev.enters[(rank, "MPI_Isend")] == isends
+        assert ev.enters[(rank, "MPI_Irecv")] == irecvs
+        assert ev.enters[(rank, "MPI_Allreduce")] == reduces + 1
+        assert ev.enters[(rank, "MPI_Waitall")] == isends // 4
+        sends = ev.of("MPI_ISEND", rank)
+        assert len(sends) == isends and sum(int(attr(e[2], "Length")) for e in sends) == sbytes
+        # every Isend completes, every Irecv completes with what arrived
+        assert len(ev.of("MPI_ISEND_COMPLETE", rank)) == isends
+        recvs = ev.of("MPI_IRECV", rank)
+        assert len(recvs) == irecvs and sum(int(attr(e[2], "Length")) for e in recvs) == rbytes
+        # the grid communicator, not MPI_COMM_WORLD
+        assert {attr(e[2], "Communicator") for e in sends} == {"comm 2"}
+        # phases 1, 2 and the end
+        pc = [int(attr(e[2], "Value")) for e in ev.of("PARAMETER_INT64", rank)]
+        assert pc == [1, 2, 0]
+
+
+@pytest.mark.native
+def test_halo_summary_paraver_and_perfetto_agree_with_the_program(halo_trace):
+    trace, did = halo_trace
+    r = subprocess.run([sys.executable, "-m", "isthmus", "trace", "summary", str(trace)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "across sites" in r.stdout and "slowest cross-site message" in r.stdout
+    s = json.loads((trace / "summary.json").read_text())
+    total_msgs = sum(v[0] for v in did.values())
+    total_bytes = sum(v[1] for v in did.values())
+    t = s["totals"]
+    assert t["local_msgs"] + t["remote_msgs"] == total_msgs
+    assert t["local_bytes"] + t["remote_bytes"] == total_bytes
+    assert t["remote_msgs"] > 0 and t["local_msgs"] > 0
+    for rank, v in did.items():
+        assert sum(s["messages"][rank]) == v[0] and sum(s["bytes"][rank]) == v[1]
+    assert s["unmatched_sends"] == 0
+    assert {m["phase"] for m in s["slowest_cross_site"]} <= {1, 2}
+    assert all(m["transfer_s"] > 0 for m in s["slowest_cross_site"])
+    assert len(s["links"]) == 2 and all(ln["tx_bytes"] > 0 for ln in s["links"])
+    assert (trace / "matrix.png").stat().st_size > 0
+    html = (trace / "summary.html").read_text()
+    assert html.count("data:image/png;base64,") >= 3
+    # Paraver: one communication record per message between ranks (application 1)
+    prv = (trace / "trace.prv").read_text().splitlines()
+    assert prv[0].startswith("#Paraver (")
+    comms = [ln.split(":") for ln in prv[1:] if ln.startswith("3:")]
+    rank_comms = [c for c in comms if c[2] == "1" and c[8] == "1"]
+    assert len(rank_comms) == total_msgs
+    assert sum(int(c[13]) for c in rank_comms) == total_bytes
+    assert any(c[2] == "2" for c in comms)  # WAN frames between gateways
+    assert "MPI_Isend" in (trace / "trace.pcf").read_text()
+    assert "gateway A.0" in (trace / "trace.row").read_text()
+    # Perfetto: one flow per message, slices for every call
+    doc = json.loads((trace / "trace.json").read_text())
+    flows = [e for e in doc["traceEvents"] if e.get("ph") == "s" and e.get("cat") == "p2p"]
+    assert len(flows) == total_msgs
+    isends = [e for e in doc["traceEvents"] if e.get("ph") == "X" and e["name"] == "MPI_Isend"]
+    assert len(isends) == total_msgs
+
+
+CONFORMANCE_TESTS = ("send,isend,send_init,sendrecv,mprobe,any_source,waitany,testall,bcast,"
+                     "ibcast,allreduce,alltoallv,ialltoall,scan")
+
+
+@pytest.mark.native
+def test_conformance_traced_every_message_is_received(prefix, tmp_path):
+    exe = tmp_path / "conformance"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe)] +
+                       sorted(str(p) for p in (REPO / "tests" / "conformance").glob("*.c")),
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    trace = tmp_path / "trace"
+    r = traced_run(exe, trace, 4, "2,2", args=("--tests", CONFORMANCE_TESTS, "--counts", "1,7"))
+    assert r.returncode == 0 and "conformance: OK" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    x = subprocess.run([sys.executable, "-m", "isthmus", "trace", "export", str(trace)],
+                       capture_output=True, text=True)
+    assert x.returncode == 0, x.stderr
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    ranks = [e for e in ev.of("MPI_SEND") + ev.of("MPI_ISEND") if e[0] < 1 << 40]
+    got = [e for e in ev.of("MPI_RECV") + ev.of("MPI_IRECV") if e[0] < 1 << 40]
+    assert ranks and len(ranks) == len(got)
+    assert sum(int(attr(e[2], "Length")) for e in ranks) == \
+        sum(int(attr(e[2], "Length")) for e in got)
+    # every collective call ends with its collective event
+    colls = sum(n for (loc, name), n in ev.enters.items()
+                if name in ("MPI_Bcast", "MPI_Allreduce", "MPI_Alltoallv", "MPI_Scan"))
+    assert len(ev.of("MPI_COLLECTIVE_END")) >= colls > 0
+    from isthmus.trace.messages import messages
+    from isthmus.trace.reader import load
+
+    msgs, sends, recvs = messages(load(trace))
+    assert len(sends) == len(recvs) and all(m.recv is not None for m in msgs)
