@@ -108,6 +108,10 @@ static void fail(ism_auth_hs *h, int rc, const char *fmt, ...)
     h->rc = rc;
     h->state = ISM_AUTH_HS_FAILED;
     h->need = h->have = 0;
+    /* a failed handshake makes no shared secret: its private half goes now, whether or not
+     * the caller wipes (a stranger's many failed attempts must not hold memory) */
+    EVP_PKEY_free((EVP_PKEY *)h->eph);
+    h->eph = NULL;
 }
 
 static void put_le32(uint8_t *p, uint32_t v)
