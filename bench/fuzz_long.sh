@@ -34,11 +34,15 @@ run_one() {
     local rc=$?
     local runs speed cov crashes
     runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/$t.log" | awk '{print $2}')
-    speed=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$out/$t.log" | awk '{print $2}')
+    speed=$(awk '/^stat::average_exec_per_sec:/ {print $2}' "$out/$t.log")
     cov=$(grep -o 'cov: [0-9]*' "$out/$t.log" | tail -1 | awk '{print $2}')
-    crashes=$(ls "$out/artifacts" 2>/dev/null | grep -c "^$t-" || true)
-    printf '%s\t%s s\truns %s\t%s/s\tedges %s\tcorpus %s\tcrashes %s\texit %s\n' "$t" "$secs" \
-        "${runs:-?}" "${speed:-?}" "${cov:-?}" "$(ls "$corpus" | wc -l)" "$crashes" "$rc" |
+    # crash-, leak-, timeout- and oom- inputs are findings; slow-unit- ones only took longer
+    # than -report_slow_units (10 s), which a starved process does on any input
+    crashes=$(ls "$out/artifacts" 2>/dev/null | grep -cE "^$t-(crash|leak|timeout|oom)-" || true)
+    slow=$(ls "$out/artifacts" 2>/dev/null | grep -c "^$t-slow-unit-" || true)
+    printf '%s\t%s s\truns %s\t%s/s\tedges %s\tcorpus %s\tcrashes %s\tslow units %s\texit %s\n' \
+        "$t" "$secs" "${runs:-?}" "${speed:-?}" "${cov:-?}" "$(ls "$corpus" | wc -l)" "$crashes" \
+        "$slow" "$rc" |
         tee -a "$out/summary.tsv"
 }
 running=0
