@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import re
 import subprocess
 import sys
@@ -69,6 +70,40 @@ def test_ring_traced_across_two_sites_exports_to_otf2(ring, tmp_path):
     first_send = min(e[1] for e in ev.of("MPI_SEND", 1))
     first_recv = min(e[1] for e in ev.of("MPI_RECV", 2))
     assert first_recv > first_send
+    # the ranks read the time-stamp counter exactly where this machine allows it
+    from isthmus.trace.reader import load
+
+    infos = [rt.info for rt in load(trace).ranks.values()]
+    assert {i["clock"] for i in infos} == {"TSC" if tsc_usable() else "CLOCK_MONOTONIC"}
+    for i in infos:
+        if i["clock"] == "TSC":
+            assert 0.01 < i["tsc_ns_per_tick"] < 100 and i["tsc_rate_error_ppm"] <= 50
+
+
+def tsc_usable() -> bool:
+    """What the tracer's clock.c decides, from the same facts, asked here independently."""
+    if platform.machine() not in ("x86_64", "i386", "i686"):
+        return False
+    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo")
+                  if ln.startswith("flags")), [])
+    cs = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    return {"constant_tsc", "nonstop_tsc"} <= set(flags) and \
+        cs.is_file() and cs.read_text().strip() == "tsc"
+
+
+@pytest.mark.native
+def test_trace_clock_monotonic_when_asked(ring, tmp_path):
+    trace = tmp_path / "trace"
+    r = traced_run(ring, trace, 2, "1,1", args=(2, 64), env={"ISTHMUS_TRACE_CLOCK": "monotonic"})
+    assert r.returncode == 0 and "ring: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    from isthmus.trace.reader import load
+
+    t = load(trace)
+    assert t.aligned and all(rt.info["clock"] == "CLOCK_MONOTONIC" and
+                             rt.info["clock_why"] == "ISTHMUS_TRACE_CLOCK=monotonic"
+                             for rt in t.ranks.values())
+    ev = read_otf2(_export(trace) and trace / "otf2" / "traces.otf2")
+    assert min(e[1] for e in ev.of("MPI_RECV", 1)) > min(e[1] for e in ev.of("MPI_SEND", 0))
 
 
 def test_python_reader_layouts_match_the_c_records(prefix):
