@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import re
 import subprocess
 import sys
@@ -69,6 +70,40 @@ def test_ring_traced_across_two_sites_exports_to_otf2(ring, tmp_path):
     first_send = min(e[1] for e in ev.of("MPI_SEND", 1))
     first_recv = min(e[1] for e in ev.of("MPI_RECV", 2))
     assert first_recv > first_send
+    # the ranks read the time-stamp counter exactly where this machine allows it
+    from isthmus.trace.reader import load
+
+    infos = [rt.info for rt in load(trace).ranks.values()]
+    assert {i["clock"] for i in infos} == {"TSC" if tsc_usable() else "CLOCK_MONOTONIC"}
+    for i in infos:
+        if i["clock"] == "TSC":
+            assert 0.01 < i["tsc_ns_per_tick"] < 100 and i["tsc_rate_error_ppm"] <= 50
+
+
+def tsc_usable() -> bool:
+    """What the tracer's clock.c decides, from the same facts, asked here independently."""
+    if platform.machine() not in ("x86_64", "i386", "i686"):
+        return False
+    flags = next((ln.split(":", 1)[1].split() for ln in open("/proc/cpuinfo")
+                  if ln.startswith("flags")), [])
+    cs = Path("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+    return {"constant_tsc", "nonstop_tsc"} <= set(flags) and \
+        cs.is_file() and cs.read_text().strip() == "tsc"
+
+
+@pytest.mark.native
+def test_trace_clock_monotonic_when_asked(ring, tmp_path):
+    trace = tmp_path / "trace"
+    r = traced_run(ring, trace, 2, "1,1", args=(2, 64), env={"ISTHMUS_TRACE_CLOCK": "monotonic"})
+    assert r.returncode == 0 and "ring: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    from isthmus.trace.reader import load
+
+    t = load(trace)
+    assert t.aligned and all(rt.info["clock"] == "CLOCK_MONOTONIC" and
+                             rt.info["clock_why"] == "ISTHMUS_TRACE_CLOCK=monotonic"
+                             for rt in t.ranks.values())
+    ev = read_otf2(_export(trace) and trace / "otf2" / "traces.otf2")
+    assert min(e[1] for e in ev.of("MPI_RECV", 1)) > min(e[1] for e in ev.of("MPI_SEND", 0))
 
 
 def test_python_reader_layouts_match_the_c_records(prefix):
@@ -199,3 +234,154 @@ def test_conformance_traced_every_message_is_received(prefix, tmp_path):
 
     msgs, sends, recvs = messages(load(trace))
     assert len(sends) == len(recvs) and all(m.recv is not None for m in msgs)
+
+
+def _copy_trace(src: Path, dst: Path) -> Path:
+    """The run's own files (no exports), to change without touching the fixture's."""
+    dst.mkdir()
+    for p in src.iterdir():
+        if p.suffix in (".ismt", ".json") and p.name.startswith(("rank-", "gw-", "clocks", "job")):
+            (dst / p.name).write_bytes(p.read_bytes())
+    return dst
+
+
+def _export(trace: Path, *extra: str) -> subprocess.CompletedProcess:
+    r = subprocess.run([sys.executable, "-m", "isthmus", "trace", "export", *extra, str(trace)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.native
+def test_gateways_can_be_hidden_in_every_export(halo_trace, tmp_path):
+    trace, did = halo_trace
+    out = tmp_path / "hidden"
+    _export(trace, "--format", "all", "--no-gateways", "--out", str(out))
+    total_msgs = sum(v[0] for v in did.values())
+    ev = read_otf2(out / "otf2" / "traces.otf2")
+    locs = {e[0] for kind in ev.by_kind.values() for e in kind}
+    assert locs == {0, 1, 2, 3}  # no gateway location (1 << 40 and up)
+    defs = subprocess.run(["otf2-print", "-G", str(out / "otf2" / "traces.otf2")],
+                          capture_output=True, text=True, check=True).stdout
+    assert "gateway" not in defs and "WAN" not in defs
+    assert len(ev.of("MPI_ISEND")) == total_msgs  # the ranks' records are all there
+    prv = (out / "trace.prv").read_text().splitlines()
+    assert re.match(r"\d+\([\d,]+\):1:4\(", prv[0].split("_ns:")[1])  # one application
+    assert not [ln for ln in prv[1:] if ln.split(":")[2] == "2"]  # no application 2
+    assert "gateway" not in (out / "trace.row").read_text()
+    doc = json.loads((out / "trace.json").read_text())
+    names = [e["args"]["name"] for e in doc["traceEvents"] if e.get("name") == "thread_name"]
+    assert len(names) == 4 and not any("gateway" in n for n in names)
+    assert not [e for e in doc["traceEvents"] if e.get("cat") == "wan"]
+    assert len([e for e in doc["traceEvents"] if e.get("ph") == "s"]) == total_msgs
+    # and with them, the gateways are there in each format (the option is what hides them)
+    assert "gateway A.0" in (trace / "trace.row").read_text()
+    full = json.loads((trace / "trace.json").read_text())
+    assert any("gateway" in e["args"]["name"] for e in full["traceEvents"]
+               if e.get("name") == "thread_name")
+
+
+@pytest.mark.native
+def test_the_clock_alignment_error_is_in_every_export(halo_trace):
+    trace, _ = halo_trace
+    clocks = json.loads((trace / "clocks.json").read_text())["processes"]
+    err = {(p["kind"], p["id"]): p["error_ns"] for p in clocks}
+    assert all(p["aligned"] for p in clocks) and err[("rank", 0)] == 0
+    assert any(v > 0 for (k, _), v in err.items() if k == "rank")
+    defs = subprocess.run(["otf2-print", "-G", str(trace / "otf2" / "traces.otf2")],
+                          capture_output=True, text=True, check=True).stdout
+    props = re.findall(r'LOCATION_PROPERTY\s+Location: "rank (\d+)".*'
+                       r'"isthmus::clock_error_ns".*Value: ([\d.e+-]+)', defs)
+    # otf2-print shows 6 significant digits
+    assert {int(r): float(v) for r, v in props} == \
+        {i: pytest.approx(err[("rank", i)], rel=1e-5, abs=0.1) for i in range(4)}
+    doc = json.loads((trace / "trace.json").read_text())
+    other = doc["otherData"]
+    assert other["clocks_aligned"] is True
+    for i in range(4):
+        assert other["clocks"][f"rank {i}"]["error_ns"] == pytest.approx(err[("rank", i)])
+    gw = [(k, v) for k, v in err.items() if k[0] == "gateway"]
+    assert gw and all(other["clocks"][name]["error_ns"] == pytest.approx(v)
+                      for name, v in [(f"gateway {'AB'[k[1] // 65536]}.{k[1] % 65536}", v)
+                                      for k, v in gw])
+    names = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+             if e.get("name") == "thread_name" and e["tid"] < 4}
+    row = (trace / "trace.row").read_text()
+    for i in range(4):
+        note = f"(clock +-{err[('rank', i)] / 1e3:.1f} us)"
+        assert names[i] == f"rank {i} {note}" and f"rank {i} {note}" in row
+
+
+def _records(data: bytes):
+    from isthmus.trace import records as R
+
+    off = R.FILE_HDR.size
+    while off < len(data):
+        length, kind, _, _ = R.HDR.unpack_from(data, off)
+        yield off, length, kind
+        off += length
+
+
+def _insert_loss(path: Path, records: int, nbytes: int) -> float:
+    """A LOSS record before the 10th CALL of the file, and the END's totals to match, as the
+    buffer writes them when records were dropped; the CALL's t0."""
+    from isthmus.trace import records as R
+
+    data = bytearray(path.read_bytes())
+    calls = [(off, ln) for off, ln, kind in _records(bytes(data)) if kind == R.CALL]
+    at = calls[9][0]
+    t0 = R.BODY[R.CALL].unpack_from(data, at + R.HDR.size)[0]
+    loss = R.HDR.pack(32, R.LOSS, 0, 0) + R.BODY[R.LOSS].pack(t0, records, nbytes)
+    data[at:at] = loss
+    end = [off for off, _, kind in _records(bytes(data)) if kind == R.END][-1]
+    t, nrec, b, lost, lost_b = R.BODY[R.END].unpack_from(data, end + R.HDR.size)
+    R.BODY[R.END].pack_into(data, end + R.HDR.size, t, nrec + 1, b + 32, lost + records,
+                            lost_b + nbytes)
+    path.write_bytes(bytes(data))
+    return t0
+
+
+@pytest.mark.native
+def test_losses_and_unclosed_traces_are_reported_everywhere(halo_trace, tmp_path):
+    """Rank 1 dropped 7 records (a LOSS record, as the buffer writes it); rank 2 died
+    without closing its trace (no END record, the file ends on a whole record, as the
+    writer leaves it). Every reader says both."""
+    from isthmus.trace.launch import report_files
+    from isthmus.trace import records as R
+
+    trace = _copy_trace(halo_trace[0], tmp_path / "t")
+    _insert_loss(trace / "rank-000001.ismt", 7, 448)
+    p2 = trace / "rank-000002.ismt"
+    data = p2.read_bytes()
+    end = [off for off, _, kind in _records(data) if kind == R.END][-1]
+    p2.write_bytes(data[:end])
+    rep = report_files(trace)
+    assert "rank-000001.ismt: 7 records (448 bytes) were dropped" in rep
+    assert "rank-000002.ismt: no END record" in rep
+    assert rep.count("\n") == 2  # the others are whole
+
+    s = subprocess.run([sys.executable, "-m", "isthmus", "trace", "summary", str(trace)],
+                       capture_output=True, text=True)
+    assert s.returncode == 0, s.stderr
+    assert "warning: rank 1: 7 records dropped (trace buffer full) in 1 gap" in s.stdout
+    assert "warning: rank 2: no END record" in s.stdout
+    assert "no END record" in (trace / "summary.html").read_text()
+
+    x = _export(trace, "--format", "all")
+    assert "rank 1: 7 records were dropped" in x.stderr
+    assert "rank 2: its file has no END record" in x.stderr
+    assert "rank 0" not in x.stderr and "rank 3" not in x.stderr
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    onoff = [e for e in ev.by_kind.get("MEASUREMENT_ON_OFF", [])]
+    assert [e[0] for e in onoff] == [1, 1] and "OFF" in onoff[0][2] and "ON" in onoff[1][2]
+    prv = (trace / "trace.prv").read_text().splitlines()
+    lost = [ln for ln in prv if ln.startswith("2:") and ":50000003:" in ln]
+    assert len(lost) == 1 and lost[0].endswith(":50000003:7")
+    assert "Trace records lost" in (trace / "trace.pcf").read_text()
+    doc = json.loads((trace / "trace.json").read_text())
+    inst = [e for e in doc["traceEvents"] if e.get("name") == "7 trace records lost"]
+    assert len(inst) == 1 and inst[0]["tid"] == 1
+    assert len(doc["otherData"]["losses"]) == 2
+    # the Python exporters alone say it too
+    y = _export(trace, "--format", "perfetto")
+    assert "warning: rank 1: 7 records dropped" in y.stderr and "rank 2: no END" in y.stderr

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 _Static_assert(sizeof(ism_tr_call) % 8 == 0 && sizeof(ism_tr_p2p) % 8 == 0 &&
@@ -34,6 +35,31 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
+/* Direct while the writer keeps up; through the page cache when chunks queue behind
+ * this one (it takes a burst faster than the disk) or for a chunk of partial blocks (the
+ * last), or for good once the file system refuses a direct write (EINVAL). Every chunk
+ * before the last is whole blocks, so switching keeps the offsets aligned. */
+static void set_direct(ism_tr_buf *b, int on)
+{
+    int fl = fcntl(b->fd, F_GETFL);
+    if (fl >= 0 && !fcntl(b->fd, F_SETFL, on ? fl | O_DIRECT : fl & ~O_DIRECT))
+        b->direct = on;
+}
+
+static int write_chunk(ism_tr_buf *b, const ism_tr_chunk *c, int backlog)
+{
+    int want = b->direct_ok && !backlog && c->used % ISM_TR_BLOCK == 0;
+    if (want != b->direct)
+        set_direct(b, want);
+    int e = write_all(b->fd, c->mem, c->used);
+    if (e == EINVAL && b->direct) {
+        set_direct(b, 0);
+        b->direct_ok = 0; /* for good; the chunks' padding stays harmless */
+        e = write_all(b->fd, c->mem, c->used);
+    }
+    return e;
+}
+
 static void *writer_main(void *arg)
 {
     ism_tr_buf *b = arg;
@@ -47,8 +73,9 @@ static void *writer_main(void *arg)
         b->full_head = c->next;
         if (!b->full_head)
             b->full_tail = NULL;
+        int backlog = b->full_head != NULL;
         pthread_mutex_unlock(&b->mu);
-        int e = b->write_errno ? b->write_errno : write_all(b->fd, c->mem, c->used);
+        int e = b->write_errno ? b->write_errno : write_chunk(b, c, backlog);
         pthread_mutex_lock(&b->mu);
         if (e && !b->write_errno)
             b->write_errno = e;
@@ -68,9 +95,9 @@ int ism_tr_buf_open(ism_tr_buf *b, const char *path, uint32_t proc_kind, int32_t
     memset(b, 0, sizeof *b);
     b->fd = -1;
     b->now = now;
-    chunk &= ~(size_t)7;
-    if (chunk < 4096)
-        chunk = 4096;
+    chunk = (chunk + ISM_TR_BLOCK - 1) & ~(size_t)(ISM_TR_BLOCK - 1);
+    if (chunk < ISM_TR_BLOCK)
+        chunk = ISM_TR_BLOCK;
     b->nchunks = (int)(total / chunk);
     if (b->nchunks < 2)
         b->nchunks = 2;
@@ -79,7 +106,7 @@ int ism_tr_buf_open(ism_tr_buf *b, const char *path, uint32_t proc_kind, int32_t
     if (!b->chunks)
         goto nomem;
     for (int i = 0; i < b->nchunks; i++) {
-        if (!(b->chunks[i].mem = malloc(chunk)))
+        if (posix_memalign((void **)&b->chunks[i].mem, ISM_TR_BLOCK, chunk))
             goto nomem;
         b->chunks[i].next = i + 1 < b->nchunks ? &b->chunks[i + 1] : NULL;
     }
@@ -92,12 +119,15 @@ int ism_tr_buf_open(ism_tr_buf *b, const char *path, uint32_t proc_kind, int32_t
         snprintf(err, errlen, "cannot create the trace file %s: %s", path, strerror(errno));
         goto fail;
     }
+    /* direct writes to regular files whose file system takes them (tmpfs refuses) */
+    struct stat st;
+    b->direct = b->direct_ok = b->pad = !fstat(b->fd, &st) && S_ISREG(st.st_mode) &&
+                         !fcntl(b->fd, F_SETFL, fcntl(b->fd, F_GETFL) | O_DIRECT);
+    /* the header leads the first chunk: every write then starts on a block */
     ism_tr_file_hdr fh = {ISM_TR_MAGIC, ISM_TR_VERSION, proc_kind, id};
-    int e = write_all(b->fd, (const char *)&fh, sizeof fh);
-    if (e) {
-        snprintf(err, errlen, "cannot write the trace file %s: %s", path, strerror(e));
-        goto fail;
-    }
+    memcpy(b->cur, &fh, sizeof fh);
+    b->cur += sizeof fh;
+    int e;
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
     if ((e = pthread_create(&b->writer, NULL, writer_main, b))) {
@@ -121,13 +151,22 @@ fail:
     return -1;
 }
 
-/* Hand the chunk being filled to the writer (with the lock held). */
-static void hand_over(ism_tr_buf *b)
+/* Hand the chunk being filled to the writer (with the lock held); for a direct write,
+ * filled up to the next block with a PAD record (it fits: chunks are whole blocks). */
+static void hand_over(ism_tr_buf *b, int pad)
 {
     ism_tr_chunk *c = b->filling;
     if (!c)
         return;
     c->used = (size_t)(b->cur - c->mem);
+    size_t gap = (ISM_TR_BLOCK - c->used % ISM_TR_BLOCK) % ISM_TR_BLOCK;
+    if (pad && b->pad && gap) {
+        ism_tr_hdr_set(b->cur, (uint32_t)gap, ISM_TR_PAD, 0, 0);
+        memset(b->cur + sizeof(ism_tr_hdr), 0, gap - sizeof(ism_tr_hdr));
+        c->used += gap;
+        b->records++;
+        b->bytes += gap;
+    }
     b->filling = NULL;
     b->cur = b->end = NULL;
     if (!c->used) {
@@ -155,7 +194,7 @@ void *ism_tr_reserve_slow(ism_tr_buf *b, size_t len)
     size_t need = len + (b->pend_lost_records ? sizeof(ism_tr_loss) : 0);
     if ((size_t)(b->end - b->cur) < need) {
         pthread_mutex_lock(&b->mu);
-        hand_over(b);
+        hand_over(b, 1);
         ism_tr_chunk *c = b->free_list;
         if (c) {
             b->free_list = c->next;
@@ -221,7 +260,7 @@ static void *reserve_waiting(ism_tr_buf *b, size_t len)
     b->pend_lost_records--;
     b->pend_lost_bytes -= len;
     pthread_mutex_lock(&b->mu);
-    hand_over(b);
+    hand_over(b, 1);
     while (!b->free_list && !b->write_errno)
         pthread_cond_wait(&b->cv, &b->mu);
     pthread_mutex_unlock(&b->mu);
@@ -242,7 +281,7 @@ int ism_tr_buf_close(ism_tr_buf *b)
         e->lost_bytes = b->lost_bytes;
     }
     pthread_mutex_lock(&b->mu);
-    hand_over(b);
+    hand_over(b, 0); /* the last: through the page cache, END last in the file */
     b->closing = 1;
     pthread_cond_broadcast(&b->cv);
     pthread_mutex_unlock(&b->mu);

@@ -7,6 +7,16 @@
  * record that fits is preceded by a LOSS record saying how many went missing: a trace
  * never loses anything silently. The totals go into the file's END record and are
  * returned by ism_tr_buf_close for the process to report.
+ *
+ * Where the file system allows it the file is written with O_DIRECT: the page cache's
+ * copy cost the writer thread 0.16-0.55 ns per byte here, a direct write 0.05 (measured
+ * with 1 MiB writes to ext4), and that thread competes with the ranks for the cores.
+ * Direct writes must start and end on block boundaries, so the file header goes into the
+ * first chunk and each chunk handed over is filled up to the next ISM_TR_BLOCK bytes
+ * with a PAD record (readers skip it); the last chunk, at close, is written through the
+ * page cache instead, so END stays the file's last record. When chunks queue up (a burst
+ * faster than the disk) the writer goes through the page cache too, which takes them
+ * faster: direct writes alone dropped records in a burst the page cache absorbed.
  */
 #ifndef ISM_TRACE_BUFFER_H
 #define ISM_TRACE_BUFFER_H
@@ -18,6 +28,7 @@
 #include "record.h"
 
 #define ISM_TR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ISM_TR_BLOCK 4096 /* alignment of direct writes: memory, offsets and lengths */
 
 typedef struct ism_tr_chunk {
     char *mem;
@@ -37,6 +48,8 @@ typedef struct ism_tr_buf {
     int closing, writer_up;
     pthread_t writer;
     int fd;
+    int pad;                   /* chunks are handed over padded to whole blocks (set at open) */
+    int direct, direct_ok;     /* the writer thread's: fd is O_DIRECT now; direct writes work */
     int write_errno;           /* the writer's first failure (then it drops chunks) */
     /* counted by the recording thread */
     uint64_t records, bytes;

@@ -92,7 +92,7 @@ typedef struct {
     size_t cap;
 } scratch;
 
-static _Thread_local scratch reqs_s[SCRATCH_DEPTHS], stat_s[SCRATCH_DEPTHS];
+static ISM_TR_TLS scratch reqs_s[SCRATCH_DEPTHS], stat_s[SCRATCH_DEPTHS];
 
 static void *grow(scratch *s, size_t bytes)
 {

@@ -53,6 +53,7 @@ enum ism_tr_kind {
     ISM_TR_LOSS = 14,   /* records dropped because every buffer was full */
     ISM_TR_END = 15,    /* last record: totals */
     ISM_TR_EVENT = 16,  /* an MPI_T event of libisthmus seen by the tracer */
+    ISM_TR_PAD = 17,    /* filler up to the file system's block (buffer.c); no body */
     /* gateways */
     ISM_TR_GW_FRAME = 20,
     ISM_TR_GW_ACK = 21,

@@ -16,8 +16,8 @@
 #include "wrap.h"
 
 ism_tr_state ism_tr;
-_Thread_local int ism_tr_depth;
-_Thread_local int ism_tr_thread = -1;
+ISM_TR_TLS int ism_tr_depth;
+ISM_TR_TLS int ism_tr_thread = -1;
 static atomic_int threads;
 static int fn_init, fn_init_thread, fn_finalize, fn_pcontrol, fn_abort;
 
@@ -144,10 +144,11 @@ static void write_info(int level)
         info, sizeof info,
         "{\"kind\":\"rank\",\"rank\":%d,\"size\":%d,\"site\":%d,\"sites\":[%s],"
         "\"site_rank\":%d,\"site_size\":%d,\"site_gateways\":%d,\"host\":\"%s\",\"pid\":%d,"
-        "\"job\":\"%s\",\"clock\":\"CLOCK_MONOTONIC\",\"clock_read_ns\":%.1f,"
+        "\"job\":\"%s\",%s,\"clock_read_ns\":%.1f,"
         "\"thread_level\":%d,\"buffer_bytes\":%zu,\"chunk_bytes\":%zu}",
         ism_tr.rank, ism_tr.size, ism_tr.site, sites, ism_tr.site_rank, ism_tr.site_size,
-        ism_tr.site_gws, host, (int)getpid(), job ? job : "", ism_tr.clock_read_ns, level,
+        ism_tr.site_gws, host, (int)getpid(), job ? job : "", ism_tr.clock_desc,
+        ism_tr.clock_read_ns, level,
         ism_tr.buf.chunk_size * (size_t)ism_tr.buf.nchunks, ism_tr.buf.chunk_size);
     ism_tr_put(&ism_tr.buf, ISM_TR_INFO, 0, 0, (ism_tr_hdr[1]){{0, 0, 0, 0}},
                sizeof(ism_tr_hdr), info, (size_t)len + 1);
@@ -191,6 +192,13 @@ void ism_tr_start(int level)
     }
     ism_tr.mt = level == MPI_THREAD_MULTIPLE;
     pthread_mutex_init(&ism_tr.mu, NULL);
+    ism_knob_val cv;
+    char kerr[512];
+    int crc = ism_knob_env(ISM_K_TRACE_CLOCK, &cv, kerr, sizeof kerr);
+    if (crc < 0)
+        say("%s; using CLOCK_MONOTONIC", kerr);
+    ism_tr_clock_choose(crc <= 0 || strcmp(cv.str, "monotonic"), ism_tr.clock_desc,
+                        sizeof ism_tr.clock_desc);
     ism_tr.clock_read_ns = clock_read_ns();
     fn_init = ism_tr_fn_index("MPI_Init");
     fn_init_thread = ism_tr_fn_index("MPI_Init_thread");

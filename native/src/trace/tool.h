@@ -29,19 +29,59 @@ typedef struct ism_tr_state {
     MPI_Group world_group;
     char dir[4096];
     double clock_read_ns;   /* measured at start */
+    char clock_desc[256];   /* which clock, as JSON fields of the INFO record */
     int sync_rounds;
 } ism_tr_state;
 
 extern ism_tr_state ism_tr;
-extern _Thread_local int ism_tr_depth;
-extern _Thread_local int ism_tr_thread; /* -1 until the thread first records */
+/* The tracer is preloaded (or linked) when the program starts, so its thread-local
+ * variables can live in the static TLS block: the initial-exec model reads them with one
+ * %fs-relative load, where the shared library's default (general dynamic) calls
+ * __tls_get_addr for each, three times per MPI call (bench/trace_overhead.py). */
+#define ISM_TR_TLS __attribute__((tls_model("initial-exec"))) _Thread_local
+extern ISM_TR_TLS int ism_tr_depth;
+extern ISM_TR_TLS int ism_tr_thread; /* -1 until the thread first records */
 
-static inline uint64_t ism_tr_now(void)
+static inline uint64_t ism_tr_mono(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* The rank's trace clock (clock.c): CLOCK_MONOTONIC, or where the CPU's time-stamp
+ * counter is invariant and the kernel keeps time with it, the counter read directly and
+ * mapped to nanoseconds by a rate measured against CLOCK_MONOTONIC (about half the cost
+ * of clock_gettime here: two reads per recorded call are most of what tracing costs).
+ * Every time a rank writes (records, clock ping-pongs) comes from here, so the alignment
+ * in sync.c measures this clock; a rate error shows there as drift. */
+typedef struct {
+    int tsc;             /* 1: the counter; 0: clock_gettime */
+    int64_t tsc0;        /* the counter ... */
+    uint64_t ns0;        /* ... and CLOCK_MONOTONIC at the same moment */
+    double ns_per_tick;
+} ism_tr_clock_map;
+extern ism_tr_clock_map ism_tr_clk;
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ISM_TR_HAVE_TSC 1
+#endif
+
+static inline uint64_t ism_tr_now(void)
+{
+#ifdef ISM_TR_HAVE_TSC
+    if (ISM_TR_LIKELY(ism_tr_clk.tsc)) {
+        double d = (double)((int64_t)__rdtsc() - ism_tr_clk.tsc0) * ism_tr_clk.ns_per_tick;
+        return ism_tr_clk.ns0 + (uint64_t)(int64_t)d;
+    }
+#endif
+    return ism_tr_mono();
+}
+
+/* Choose the clock at MPI_Init (setting: ISTHMUS_TRACE_CLOCK auto|monotonic); a line of
+ * JSON fields for the INFO record describing it goes into desc. */
+void ism_tr_clock_choose(int allow_tsc, char *desc, size_t desclen);
 
 /* The trace's own clock reader, for the buffer's LOSS and END records. */
 uint64_t ism_tr_clock(void);

@@ -300,6 +300,10 @@ static int scan_file(tr_job *j, tr_proc *p, unifier *u, double *lo, double *hi, 
             on_comm(j, u, &occ, p, h);
         else if (h->kind == ISM_TR_GW_SAMPLE)
             p->has_samples = 1;
+        else if (h->kind == ISM_TR_LOSS && h->len >= sizeof(ism_tr_loss))
+            p->lost_records += ((const ism_tr_loss *)(const void *)h)->records;
+        else if (h->kind == ISM_TR_END)
+            p->ended = 1;
         if (h->kind == ISM_TR_CALL) {
             int th = ((const ism_tr_call *)(const void *)h)->thread;
             if (th + 1 > p->nthreads)

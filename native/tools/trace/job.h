@@ -33,6 +33,8 @@ typedef struct {
     tr_link *links;    /* gateways: link index -> peer */
     int nlinks;
     int has_samples;
+    uint64_t lost_records; /* the LOSS records' sum */
+    int ended;         /* has its END record: it closed its trace */
     uint64_t *nevents; /* per thread, filled while writing */
 } tr_proc;
 

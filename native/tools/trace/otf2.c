@@ -678,6 +678,12 @@ static void write_gateway(OTF2_Archive *ar, const tr_job *j, tr_proc *p, int k, 
             }
             check(OTF2_EvtWriter_Metric(w, NULL, TS(s->t), mclass[s->link], NMETRICS, types, v),
                   "metric");
+        } else if (h->kind == ISM_TR_LOSS) {
+            /* nothing was recorded from the previous record to this one */
+            check(OTF2_EvtWriter_MeasurementOnOff(w, NULL, last, OTF2_MEASUREMENT_OFF), "event");
+            check(OTF2_EvtWriter_MeasurementOnOff(w, NULL, TS(((const ism_tr_loss *)(const void *)h)->t),
+                                                  OTF2_MEASUREMENT_ON),
+                  "event");
         } else if (h->kind == ISM_TR_GW_LINK) {
             const ism_tr_gw_link *lk = (const void *)h;
             if (lk->link >= p->nlinks)
@@ -769,7 +775,8 @@ static void defs(OTF2_GlobalDefWriter *g, const tr_job *j, uint32_t pcontrol)
         proc_str[i] = str_id(name);
     }
     uint32_t s_world = str_id("MPI_COMM_WORLD"), s_self = str_id("MPI_COMM_SELF");
-    uint32_t s_wan = str_id("WAN links (gateways)"), s_locs = str_id("");
+    /* hidden gateways leave no trace of themselves, not even a name */
+    uint32_t s_wan = j->ngw ? str_id("WAN links (gateways)") : 0, s_locs = str_id("");
     uint32_t s_err = str_id("isthmus::clock_error_ns"), s_pc = str_id("MPI_Pcontrol level");
     uint32_t *comm_str = calloc((size_t)j->ncomms, sizeof *comm_str);
     for (int c = 2; c < j->ncomms; c++) {
@@ -971,6 +978,28 @@ static int print_layout(void)
     return 0;
 }
 
+/* Every process that dropped records or did not close its file, on stderr: the archive
+ * shows the gaps (MEASUREMENT_OFF), this says they exist. */
+static void warn_losses(const tr_job *j)
+{
+    for (int i = 0; i < j->nprocs; i++) {
+        const tr_proc *p = &j->procs[i];
+        char who[96];
+        if (p->kind == ISM_TR_PROC_RANK)
+            snprintf(who, sizeof who, "rank %d", p->id);
+        else
+            snprintf(who, sizeof who, "gateway %s.%d", site_name(j, p->site), p->id % 65536);
+        if (p->lost_records)
+            fprintf(stderr, "isthmus-trace-otf2: warning: %s: %llu records were dropped (its trace "
+                            "buffer was full); the archive marks each gap as measurement off\n",
+                    who, (unsigned long long)p->lost_records);
+        if (!p->ended)
+            fprintf(stderr, "isthmus-trace-otf2: warning: %s: its file has no END record (the "
+                            "process ended without closing its trace): what it still held in "
+                            "memory is missing\n", who);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int skip_gw = 0, a = 1;
@@ -1049,6 +1078,7 @@ int main(int argc, char **argv)
                         "record (a process died while writing); the records before it are "
                         "exported\n", j.truncated, j.truncated > 1 ? "s" : "",
                 j.truncated > 1 ? "" : "s");
+    warn_losses(&j);
     printf("%s/traces.otf2: %d ranks, %d gateways, %d communicators, %.6f s\n", out,
            j.nranks_files, j.ngw, j.ncomms, (double)(j.t_max - j.t_min) / 1e9);
     tr_job_free(&j);

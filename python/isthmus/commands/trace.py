@@ -58,9 +58,11 @@ def export_command(trace: Path, formats: tuple[str, ...], out: Path | None,
             click.echo(export_otf2(find_prefix(), trace, dest / "otf2", not no_gateways))
             continue
         if loaded is None:
-            from ..trace.reader import load
+            from ..trace.reader import load, losses
 
             loaded = load(trace, gateways=not no_gateways)
+            if "otf2" not in chosen:  # else isthmus-trace-otf2 has said it
+                _warn(loaded, losses(loaded))
         if fmt == "paraver":
             from ..trace.paraver import export_paraver
 
@@ -71,6 +73,15 @@ def export_command(trace: Path, formats: tuple[str, ...], out: Path | None,
 
             n = export_perfetto(loaded, dest / "trace.json", gateways=not no_gateways)
             click.echo(f"{dest / 'trace.json'}: {n} events (open it in ui.perfetto.dev)")
+
+
+def _warn(loaded, lost: list[str]) -> None:
+    """What the exported files miss, on stderr: never silently."""
+    if not loaded.aligned:
+        click.echo(f"isthmus: warning: {loaded.dir}/clocks.json is missing (the job did not "
+                   "reach MPI_Finalize): the sites' clocks are not aligned", err=True)
+    for line in lost:
+        click.echo(f"isthmus: warning: {line}", err=True)
 
 
 @trace_group.command("summary", context_settings=_CTX)

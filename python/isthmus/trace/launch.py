@@ -14,6 +14,7 @@ from typing import Sequence
 from ..errors import IsthmusError
 from ..launch.layout import Layout
 from ..paths import Prefix
+from . import records as R
 
 TRACER = "libisthmus-trace.so"
 # what a run and the commands that read it write into the folder: removed first, so no
@@ -62,13 +63,44 @@ def traced_command(prefix: Prefix, program: str, args: Sequence[str]) -> tuple[s
     return "env", (f"LD_PRELOAD={preload}", program, *args)
 
 
+def file_end(path: Path) -> tuple[int, int] | None:
+    """(records, bytes) a trace file's END record says were lost, or None when the file
+    has no END record (its process never closed it). END is the last record."""
+    END_LEN = R.HDR.size + R.BODY[R.END].size
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            if f.tell() < R.FILE_HDR.size + END_LEN:
+                return None
+            f.seek(-END_LEN, os.SEEK_END)
+            tail = f.read(END_LEN)
+    except OSError:
+        return None
+    length, kind, _, _ = R.HDR.unpack_from(tail, 0)
+    if length != END_LEN or kind != R.END:
+        return None
+    _, _, _, lost, lost_bytes = R.BODY[R.END].unpack_from(tail, R.HDR.size)
+    return lost, lost_bytes
+
+
 def report_files(path: Path) -> str:
-    """One line about what the run left in the folder."""
+    """What the run left in the folder, in a few lines: counts, size, clocks, and every
+    process whose trace misses records (never silently)."""
     ranks = sorted(path.glob("rank-*.ismt"))
     gws = sorted(path.glob("gw-*.ismt"))
     size = sum(p.stat().st_size for p in ranks + gws)
     clocks = "clocks aligned" if (path / "clocks.json").is_file() else \
         "no clocks.json (the job did not reach MPI_Finalize): clocks not aligned"
-    return (f"isthmus: trace in {path}: {len(ranks)} rank{'s' if len(ranks) != 1 else ''} and "
-            f"{len(gws)} gateway{'s' if len(gws) != 1 else ''}, {size / 1e6:.1f} MB, {clocks}; "
-            f"see `isthmus trace summary {path}` and `isthmus trace export {path}`")
+    lines = [f"isthmus: trace in {path}: {len(ranks)} rank{'s' if len(ranks) != 1 else ''} and "
+             f"{len(gws)} gateway{'s' if len(gws) != 1 else ''}, {size / 1e6:.1f} MB, {clocks}; "
+             f"see `isthmus trace summary {path}` and `isthmus trace export {path}`"]
+    for p in ranks + gws:
+        end = file_end(p)
+        if end is None:
+            lines.append(f"isthmus: trace {p.name}: no END record: the process ended without "
+                         "closing its trace; the records it still held in memory are missing")
+        elif end[0]:
+            lines.append(f"isthmus: trace {p.name}: {end[0]} records ({end[1]} bytes) were "
+                         "dropped because its trace buffer was full (LOSS records mark where); "
+                         "raise ISTHMUS_TRACE_BUFFER")
+    return "\n".join(lines)

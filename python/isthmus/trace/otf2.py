@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 from ..errors import IsthmusError
@@ -24,7 +25,7 @@ def export_otf2(prefix: Prefix, trace: Path, out: Path | None, gateways: bool = 
     if r.returncode:
         raise IsthmusError((r.stderr.strip() or f"{TOOL} failed (exit {r.returncode})")
                            .removeprefix(f"{TOOL}: "))
-    for line in r.stderr.splitlines():
+    for line in r.stderr.splitlines():  # its warnings, as ours, where warnings go
         if line.strip():
-            print(line.replace(f"{TOOL}: ", "isthmus: "), flush=True)
+            print(line.replace(f"{TOOL}: ", "isthmus: "), file=sys.stderr, flush=True)
     return r.stdout.strip()

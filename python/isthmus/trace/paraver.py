@@ -6,7 +6,10 @@
 # is in; MPI calls are events 50000001 (value: the function), MPI_Pcontrol phases events
 # 50000002; messages are communications from the send to the receive (logical: posted,
 # physical: completed); WAN frames are communications between gateways, and each link's
-# samples are events 6000001x. Times are nanoseconds on rank 0's clock.
+# samples are events 6000001x. Records a process dropped (its trace buffer was full) are
+# event 50000003 (value: how many) where recording resumed. Times are nanoseconds on rank
+# 0's clock; each process's name in the .row carries the error bound of its clock's
+# alignment (docs/trace.md).
 from __future__ import annotations
 
 import time
@@ -16,7 +19,7 @@ from . import records as R
 from .messages import messages
 from .reader import Trace
 
-EV_MPI, EV_PHASE = 50000001, 50000002
+EV_MPI, EV_PHASE, EV_LOST = 50000001, 50000002, 50000003
 EV_FRAME_SENT, EV_FRAME_RECV = 60000001, 60000002
 EV_QUEUED, EV_UNACKED, EV_LINK_TX, EV_CWND, EV_LINK = 60000011, 60000012, 60000013, 60000014, 60000015
 ST_IDLE, ST_RUN, ST_P2P, ST_COLL, ST_OTHER, ST_DOWN = 0, 1, 2, 3, 4, 5
@@ -96,6 +99,8 @@ def export_paraver(trace: Trace, out_prefix: Path, gateways: bool = True) -> int
             recs.append((t1, 3, f"2:{loc}:{t1}:{EV_MPI}:0"))
         for t, level in rt.marks:
             recs.append((_ns(t), 2, f"2:{lay.rank(r)}:{_ns(t)}:{EV_PHASE}:{level}"))
+        for t, nrec, _ in rt.losses:
+            recs.append((_ns(t), 2, f"2:{lay.rank(r)}:{_ns(t)}:{EV_LOST}:{nrec}"))
     msgs, _, _ = messages(trace)
     for m in msgs:
         if m.recv is None or m.send.src not in trace.ranks or m.send.dst not in trace.ranks:
@@ -148,6 +153,8 @@ def _gateways(trace: Trace, lay: _Layout, recs: list) -> None:
                     s = _ns(ts)
                     recs.append((s, 2, f"3:{lay.gw((ps, pg))}:{s}:{s}:{loc}:{t}:{t}:"
                                        f"{ln + R.FRAME_HDR_BYTES}:{ftype}"))
+        for t, nrec, _ in g.losses:
+            recs.append((_ns(t), 2, f"2:{loc}:{_ns(t)}:{EV_LOST}:{nrec}"))
         for smp in g.samples:
             t = _ns(smp[0])
             recs.append((t, 2, f"2:{loc}:{t}:{EV_LINK}:{smp[1]}:{EV_QUEUED}:{smp[3]}:"
@@ -171,6 +178,8 @@ def _pcf(path: Path, names: list[str], value: dict[str, int]) -> None:
     lines += ["", "EVENT_TYPE", f"0    {EV_MPI}    MPI call", "VALUES", "0   End"]
     lines += [f"{value[n]}   {n}" for n in names]
     lines += ["", "EVENT_TYPE", f"0    {EV_PHASE}    Application phase (MPI_Pcontrol level)"]
+    lines += ["", "EVENT_TYPE",
+              f"0    {EV_LOST}    Trace records lost before this point (buffer full)"]
     lines += ["", "EVENT_TYPE", f"0    {EV_FRAME_SENT}    WAN frame sent",
               f"0    {EV_FRAME_RECV}    WAN frame received", "VALUES"]
     lines += [f"{k}   {v}" for k, v in sorted(R.FRAME_TYPES.items())]
@@ -182,16 +191,23 @@ def _pcf(path: Path, names: list[str], value: dict[str, int]) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def clock_note(clock) -> str:
+    """How far a process's times may be off rank 0's, for its name."""
+    return f"(clock +-{clock.error_ns / 1e3:.1f} us)" if clock.aligned else "(clock not aligned)"
+
+
 def _row(path: Path, trace: Trace, lay: _Layout) -> None:
     def proc(p):
         if p[0] == "rank":
-            return f"rank {p[1]}"
-        return f"gateway {trace.gateways[p[1]].name}"
+            return f"rank {p[1]} {clock_note(trace.ranks[p[1]].clock)}"
+        g = trace.gateways[p[1]]
+        return f"gateway {g.name} {clock_note(g.clock)}"
 
     cpus = [proc(p) for node in lay.nodes for p in node]
-    threads = [f"rank {r}" + (f" thread {t}" if t else "")
+    threads = [f"rank {r}" + (f" thread {t}" if t else "") + f" {clock_note(trace.ranks[r].clock)}"
                for r in sorted(trace.ranks) for t in range(lay.rank_threads[r])]
-    threads += [f"gateway {trace.gateways[g].name}" for g in lay.gws]
+    threads += [f"gateway {trace.gateways[g].name} {clock_note(trace.gateways[g].clock)}"
+                for g in lay.gws]
     lines = [f"LEVEL CPU SIZE {len(cpus)}"] + cpus + [""]
     lines += [f"LEVEL NODE SIZE {len(lay.nodes)}"] + [f"site {s}" for s in trace.sites] + [""]
     lines += [f"LEVEL THREAD SIZE {len(threads)}"] + threads + [""]

@@ -3,7 +3,9 @@
 # its threads (gateways sorted after the ranks); MPI calls are slices with their details
 # as arguments; point-to-point messages are flow arrows from the send to the receive's
 # completion; each WAN frame a gateway received is an arrow from the gateway that sent it;
-# link samples are counters; outages are slices. Times are microseconds on rank 0's clock.
+# link samples are counters; outages are slices; lost records are instant events. Times are
+# microseconds on rank 0's clock; each track's name and the file's otherData carry the error
+# bound of each process's clock alignment (docs/trace.md).
 from __future__ import annotations
 
 import json
@@ -11,7 +13,8 @@ from pathlib import Path
 
 from . import records as R
 from .messages import messages
-from .reader import Trace
+from .paraver import clock_note
+from .reader import Trace, losses
 
 GW_TID = 1_000_000  # gateways' thread ids start here, after any rank
 
@@ -32,7 +35,7 @@ def events(trace: Trace, gateways: bool = True) -> list[dict]:
     for r, rt in sorted(trace.ranks.items()):
         pid = rt.site
         ev.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": r,
-                   "args": {"name": f"rank {r}"}})
+                   "args": {"name": f"rank {r} {clock_note(rt.clock)}"}})
         ev.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": r,
                    "args": {"sort_index": r}})
         for c in rt.calls:
@@ -78,7 +81,10 @@ def _gateway_events(trace: Trace) -> list[dict]:
     for (site, gw), g in sorted(trace.gateways.items()):
         tid = _tid_gw(site, gw)
         ev.append({"ph": "M", "name": "thread_name", "pid": site, "tid": tid,
-                   "args": {"name": f"gateway {g.name}"}})
+                   "args": {"name": f"gateway {g.name} {clock_note(g.clock)}"}})
+        for t, nrec, _ in g.losses:
+            ev.append({"ph": "i", "name": f"{nrec} trace records lost", "cat": "trace", "s": "t",
+                       "pid": site, "tid": tid, "ts": _us(t)})
         ev.append({"ph": "M", "name": "thread_sort_index", "pid": site, "tid": tid,
                    "args": {"sort_index": tid}})
         for f in g.frames:
@@ -124,6 +130,14 @@ def _gateway_events(trace: Trace) -> list[dict]:
 
 def export_perfetto(trace: Trace, path: Path, gateways: bool = True) -> int:
     ev = events(trace, gateways)
+    clocks = {f"rank {r}": {"aligned": rt.clock.aligned, "error_ns": rt.clock.error_ns}
+              for r, rt in sorted(trace.ranks.items())}
+    if gateways:
+        clocks.update({f"gateway {g.name}": {"aligned": g.clock.aligned,
+                                             "error_ns": g.clock.error_ns}
+                       for _, g in sorted(trace.gateways.items())})
+    other = {"producer": "isthmus trace export", "clocks_aligned": trace.aligned,
+             "clock_reference": "rank 0", "clocks": clocks, "losses": losses(trace)}
     path.write_text(json.dumps({"traceEvents": ev, "displayTimeUnit": "ns",
-                                "otherData": {"producer": "isthmus trace export"}}))
+                                "otherData": other}))
     return len(ev)

@@ -63,6 +63,8 @@ class RankTrace:
     marks: list[tuple[float, int]] = field(default_factory=list)   # (t, level)
     losses: list[tuple[float, int, int]] = field(default_factory=list)  # (t, records, bytes)
     truncated: bool = False
+    end: tuple | None = None  # the END record's totals (records, bytes, lost records, lost
+                              # bytes); None: the process never closed its trace
 
     @property
     def site(self) -> int:
@@ -82,6 +84,7 @@ class GatewayTrace:
     app: list[tuple] = field(default_factory=list)      # (t, dir, type, src, dst, tag, len, link)
     losses: list[tuple] = field(default_factory=list)
     truncated: bool = False
+    end: tuple | None = None  # as RankTrace.end
 
     @property
     def name(self) -> str:
@@ -207,6 +210,8 @@ def _read_rank(path: Path, data: bytes, clock: Clock) -> RankTrace:
         elif kind == R.LOSS:
             t, nrec, nbytes = R.BODY[R.LOSS].unpack_from(data, body)
             rt.losses.append((clock.to_ref(t), nrec, nbytes))
+        elif kind == R.END:
+            rt.end = R.BODY[R.END].unpack_from(data, body)[1:]
         elif kind == R.INFO:
             rt.info = _info(data, body, end)
         elif kind == R.NAMES:
@@ -243,10 +248,33 @@ def _read_gateway(path: Path, data: bytes, clock: Clock) -> GatewayTrace:
         elif kind == R.LOSS:
             t, nrec, nbytes = R.BODY[R.LOSS].unpack_from(data, body)
             gt.losses.append((ref(t), nrec, nbytes))
+        elif kind == R.END:
+            gt.end = R.BODY[R.END].unpack_from(data, body)[1:]
         elif kind == R.INFO:
             gt.info = _info(data, body, end)
     gt.truncated = end_off < len(data)
     return gt
+
+
+def losses(trace: "Trace") -> list[str]:
+    """One line for each process whose trace misses something: records dropped because
+    its buffer was full (LOSS), a cut-off last record, or no END record (the process
+    never closed its trace, so what it held in memory is missing)."""
+    out = []
+    procs = [(f"rank {r}", t) for r, t in sorted(trace.ranks.items())]
+    procs += [(f"gateway {g.name}", g) for _, g in sorted(trace.gateways.items())]
+    for who, t in procs:
+        lost = sum(x[1] for x in t.losses)
+        if lost:
+            out.append(f"{who}: {lost} records dropped (trace buffer full) in {len(t.losses)} "
+                       f"gap{'s' if len(t.losses) != 1 else ''}")
+        if t.truncated:
+            out.append(f"{who}: the file ends in a cut-off record (the process died while "
+                       "writing)")
+        elif t.end is None:
+            out.append(f"{who}: no END record: the process ended without closing its trace, "
+                       "so the records it still held in memory are missing")
+    return out
 
 
 def _keys(rt: RankTrace) -> None:

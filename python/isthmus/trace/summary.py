@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from . import records as R
 from .messages import messages, phase_at
-from .reader import Trace
+from .reader import Trace, losses
 
 SLOWEST = 20
 # start-up and shutdown: not the application's time in MPI (connecting the sites alone
@@ -116,19 +116,7 @@ def summarize(trace: Trace) -> Summary:
             "clock_error_s": err / 1e9,
         })  # fmt: skip
     links = link_use(trace)
-    losses = []
-    for r in ranks:
-        rt = trace.ranks[r]
-        lost = sum(x[1] for x in rt.losses)
-        if lost:
-            losses.append(f"rank {r}: {lost} records dropped (buffer full) in {len(rt.losses)} "
-                          "gaps")
-        if rt.truncated:
-            losses.append(f"rank {r}: the file ends in a cut-off record (the process died)")
-    for g in trace.gateways.values():
-        lost = sum(x[1] for x in g.losses)
-        if lost:
-            losses.append(f"gateway {g.name}: {lost} records dropped (buffer full)")
+    lost = losses(trace)
     errs = [r.clock.error_ns for r in trace.ranks.values()] + \
         [g.clock.error_ns for g in trace.gateways.values()]
     notes = []
@@ -137,7 +125,7 @@ def summarize(trace: Trace) -> Summary:
                      "process's times are on its own clock")
     unmatched = sum(1 for m in msgs_all if m.recv is None)
     return Summary(n, trace.sites, site_of, msgs, nbytes, dict(mpi_time), dict(calls), wall,
-                   wait_remote, wait_local, rows, links, unmatched, losses,
+                   wait_remote, wait_local, rows, links, unmatched, lost,
                    max(errs) if errs else 0.0, trace.aligned, notes)
 
 
