@@ -9,7 +9,10 @@
  * gives MPI_ERR_NO_SUCH_FILE; RDONLY with CREATE gives MPI_ERR_AMODE; writing a file
  * opened read-only fails; the default file error handler is MPI_ERRORS_RETURN; a user
  * file error handler is called. Under isthmus the file lives at rank 0's site, so the
- * other sites' ranks go through the gateways. Works for any size >= 1.
+ * other sites' ranks go through the gateways. Under isthmus (ISTHMUS_SITE_NAMES set) a
+ * second file is put at the last rank's site with the info key "isthmus_file_site":
+ * written and read by every rank, reported by MPI_File_get_info, deleted by rank 0
+ * through the same key. Works for any size >= 1.
  */
 #include "check.h"
 #include <string.h>
@@ -32,6 +35,64 @@ static void file_handler(MPI_File *fh, int *code, ...)
     handler_code = *code;
 }
 
+/* isthmus: the last rank's site, by name (ISTHMUS_SITE_NAMES, ISTHMUS_SITE); "" elsewhere */
+static void last_site(char *name, int n)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    name[0] = 0;
+    const char *names = getenv("ISTHMUS_SITE_NAMES"), *idx = getenv("ISTHMUS_SITE");
+    if (rank == size - 1 && names && idx) {
+        int want = atoi(idx);
+        const char *p = names;
+        for (int i = 0; i < want && p; i++)
+            p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+        if (p)
+            snprintf(name, (size_t)n, "%.*s", (int)strcspn(p, ","), p);
+    }
+    MPI_Bcast(name, n, MPI_CHAR, size - 1, MPI_COMM_WORLD);
+}
+
+static void elsewhere(const char *base)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char site[64], path[600], got[64];
+    last_site(site, sizeof site);
+    if (!site[0])
+        return; /* not under isthmus */
+    snprintf(path, sizeof path, "%s.elsewhere", base);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "isthmus_file_site", site);
+    MPI_File fh;
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh),
+             "open at the last rank's site");
+    MPI_Info used;
+    int flag = 0;
+    MPI_File_get_info(fh, &used);
+    MPI_Info_get(used, "isthmus_file_site", sizeof got - 1, got, &flag);
+    CHECK(flag && !strcmp(got, site), "the file is at site '%s', not '%s'", flag ? got : "",
+          site);
+    MPI_Info_free(&used);
+    int v[3] = {rank, rank * 2, rank * 3}, in[3];
+    MPI_Status st;
+    CHECK_RC(MPI_File_write_at(fh, rank * 12, v, 3, MPI_INT, &st), "write_at elsewhere");
+    MPI_Barrier(MPI_COMM_WORLD);
+    int peer = (rank + size - 1) % size;
+    CHECK_RC(MPI_File_read_at(fh, peer * 12, in, 3, MPI_INT, &st), "read_at elsewhere");
+    CHECK(in[0] == peer && in[2] == peer * 3, "rank %d's ints read as %d %d", peer, in[0], in[2]);
+    MPI_File_close(&fh);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        CHECK_RC(MPI_File_delete(path, info), "delete at the last rank's site");
+        CHECK(access(path, F_OK) != 0, "%s still exists", path);
+    }
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -39,11 +100,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char path[512];
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/io_basic-%d.dat", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    check_tmp_path("io_basic", path, sizeof path);
 
     MPI_Errhandler eh;
     MPI_File_get_errhandler(MPI_FILE_NULL, &eh);
@@ -171,6 +228,7 @@ int main(int argc, char **argv)
         CHECK(rc != MPI_SUCCESS, "deleting a deleted file succeeded");
         CHECK(access(path, F_OK) != 0, "%s still exists", path);
     }
+    elsewhere(path);
     int r = check_finish("io_basic");
     MPI_Finalize();
     return r;

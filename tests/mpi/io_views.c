@@ -178,11 +178,7 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     char path[512];
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/io_views-%d.dat", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    check_tmp_path("io_views", path, sizeof path);
     strided(path);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
