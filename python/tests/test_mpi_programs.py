@@ -163,6 +163,16 @@ def test_program_with_two_gateways_per_site(prefix, build_dir, mpi, name):
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", ["io_basic", "io_shared"])
+def test_file_io_with_two_gateways_per_site(prefix, build_dir, mpi, name):
+    """MPI-IO's file agent is gateway 0 of the file's site: requests from ranks that
+    send through another gateway of their site, and answers to them, still meet."""
+    exe = build(prefix, build_dir, name)
+    r = run_job(exe, [], "3,3", mpi, gateways=2)
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-6000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
     """Built with a compiler isthmus-cc adds no flags to (ISTHMUS_CC), a program that
     refers to `environ` holds a copy of it; the vendor MPI must still see the live one."""
