@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../src/io/posix.h"
@@ -60,6 +61,14 @@ static void test_data(const char *path)
     CHECK(ism_io_open(path, O_RDWR, shfp, &fd2, &sfd2) == 0, "second open");
     CHECK(ism_io_open("/nonexistent-dir/x", O_RDWR, NULL, &xfd, &xsfd) == -ENOENT,
           "opening a missing file did not give ENOENT");
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s.fifo", path);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    CHECK(ism_io_open(fifo, O_RDONLY, NULL, &xfd, &xsfd) == -EINVAL,
+          "a FIFO opened for reading (or blocked)");
+    CHECK(ism_io_open(fifo, O_WRONLY, NULL, &xfd, &xsfd) == -EINVAL, "a FIFO opened for writing");
+    unlink(fifo);
+    CHECK(ism_io_open("/tmp", O_RDONLY, NULL, &xfd, &xsfd) == -EISDIR, "a directory opened");
     ism_io_seg w[2] = {{10, 4}, {0, 3}};
     CHECK(ism_io_write(fd, w, 2, "abcdxyz") == 7, "scattered write");
     CHECK(ism_io_size(fd) == 14, "size %lld", (long long)ism_io_size(fd));

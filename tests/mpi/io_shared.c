@@ -9,7 +9,10 @@
  * MPI_Wait and counts. (4) Split collectives: write_at_all_begin/end, read_all_begin/end.
  * (5) Atomic mode: every rank writes the same M ints (its own value) at once, three
  * times; afterwards the region holds one rank's values only. The file is opened with
- * DELETE_ON_CLOSE and must be gone after close. Works for any size >= 1.
+ * DELETE_ON_CLOSE and must be gone after close. (6) MPI_MODE_SEQUENTIAL: a header by
+ * rank 0, ordered ints after it; reopened sequential, rank 0 reads the header with the
+ * shared pointer and everyone sets the view at MPI_DISPLACEMENT_CURRENT and reads its
+ * own int with MPI_File_read_ordered. Works for any size >= 1.
  */
 #include "check.h"
 #include <string.h>
@@ -136,6 +139,32 @@ int main(int argc, char **argv)
     CHECK_RC(MPI_File_close(&fh), "close");
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(access(path, F_OK) != 0, "%s still exists after close with DELETE_ON_CLOSE", path);
+
+    /* (6) MPI_MODE_SEQUENTIAL: a header, then every rank's int in rank order, read back
+     * with the view moved to the shared pointer (MPI_DISPLACEMENT_CURRENT) */
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY,
+                           MPI_INFO_NULL, &fh), "open for the header");
+    int hdr = 1000 + size;
+    if (rank == 0)
+        MPI_File_write_shared(fh, &hdr, 1, MPI_INT, &st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int me = 2000 + rank;
+    CHECK_RC(MPI_File_write_ordered(fh, &me, 1, MPI_INT, &st), "write_ordered after the header");
+    MPI_File_close(&fh);
+    CHECK_RC(MPI_File_open(MPI_COMM_WORLD, path,
+                           MPI_MODE_RDONLY | MPI_MODE_SEQUENTIAL | MPI_MODE_DELETE_ON_CLOSE,
+                           MPI_INFO_NULL, &fh), "open sequential");
+    int h = -1;
+    if (rank == 0)
+        MPI_File_read_shared(fh, &h, 1, MPI_INT, &st);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK(rank != 0 || h == hdr, "header %d, not %d", h, hdr);
+    CHECK_RC(MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native",
+                               MPI_INFO_NULL), "set_view at the current displacement");
+    int got1 = -1;
+    CHECK_RC(MPI_File_read_ordered(fh, &got1, 1, MPI_INT, &st), "read_ordered sequential");
+    CHECK(got1 == 2000 + rank, "sequential read_ordered: %d, not %d", got1, 2000 + rank);
+    MPI_File_close(&fh);
     int r = check_finish("io_shared");
     MPI_Finalize();
     return r;

@@ -10,7 +10,8 @@
  * with the mirrored decomposition (rank r reads rank size-1-r's block), and by fewer
  * ranks in contiguous slices. Every int in the file is its own index. Also checks
  * MPI_File_get_view, MPI_File_get_byte_offset and SEEK_END in a strided view (Open MPI's OMPIO puts that end
- * at etype 7 of 35: run_vendor.sh uses its ROMIO).
+ * at etype 7 of 35: run_vendor.sh uses its ROMIO); under isthmus, a filetype with a
+ * negative or a decreasing displacement is refused with MPI_ERR_IO.
  * Works for any size >= 1.
  */
 #include "check.h"
@@ -94,6 +95,20 @@ static void strided(const char *path)
     MPI_File_get_position(fh, &pos);
     CHECK(pos == R * B, "the end of the file in the view is etype %lld, not %d", (long long)pos,
           R * B);
+    /* MPI 3.1 §13.3: no negative or decreasing displacements. MPI does not require the
+     * check (Open MPI 4.1 accepts both); isthmus and MPICH refuse them with MPI_ERR_IO,
+     * so this part runs under isthmus only (ISTHMUS_SITE set by `isthmus run`). */
+    int bl[2] = {1, 1}, bad_disp[2][2] = {{-2, 2}, {3, 0}};
+    for (int k = 0; k < 2 && getenv("ISTHMUS_SITE"); k++) {
+        MPI_Datatype bad;
+        MPI_Type_indexed(2, bl, bad_disp[k], MPI_INT, &bad);
+        MPI_Type_commit(&bad);
+        int rc = MPI_File_set_view(fh, 0, MPI_INT, bad, "native", MPI_INFO_NULL), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_IO, "a filetype with displacements %d, %d: class %d, not %d",
+              bad_disp[k][0], bad_disp[k][1], cls, MPI_ERR_IO);
+        MPI_Type_free(&bad);
+    }
     MPI_File_close(&fh);
     MPI_Type_free(&ft);
     MPI_Type_free(&blk);

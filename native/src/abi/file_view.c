@@ -20,6 +20,22 @@ static int keep_type(MPI_Datatype t, MPI_Datatype *out)
     return PMPI_Type_dup(t, out);
 }
 
+/* What MPI 3.1 §13.3 forbids in an etype or filetype's type map: a negative
+ * displacement, a decreasing one, and (in a file open for writing) overlapping data. */
+static const char *map_problem(const ism_dt *d, int writable)
+{
+    const ism_tmap *m = ism_dt_map(d);
+    for (int64_t i = 0; i < m->nblk; i++) {
+        if (m->blk[i].off < 0)
+            return "a negative displacement";
+        if (i && m->blk[i].off < m->blk[i - 1].off)
+            return "decreasing displacements";
+        if (i && writable && m->blk[i].off < m->blk[i - 1].off + m->blk[i - 1].len)
+            return "overlapping data in a file open for writing";
+    }
+    return NULL;
+}
+
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                        const char *datarep, MPI_Info info)
 {
@@ -33,6 +49,11 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         return ism_abi_file_error(f, MPI_ERR_TYPE, fn,
                                   "the filetype's %d bytes are not a whole number of etypes "
                                   "(%d bytes)", t->size, e->size);
+    int writable = !(f->amode & MPI_MODE_RDONLY);
+    const char *bad = map_problem(e, writable);
+    if (bad || (bad = map_problem(t, writable)))
+        return ism_abi_file_error(f, MPI_ERR_IO, fn, "the %s has %s", map_problem(e, writable)
+                                  ? "etype" : "filetype", bad);
     if (!datarep || (strcasecmp(datarep, "native") && strcasecmp(datarep, "internal")))
         return ism_abi_file_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
                                   "data representation '%s': isthmus supports \"native\" (and "
@@ -49,6 +70,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         int64_t sp = 0;
         ism_abi_file_simple(f, ISM_FIO_FETCH_ADD, 0, &sp);
         disp = f->disp + sp * f->esize;
+        PMPI_Barrier(f->comm); /* everyone has read it before the leader resets it */
     }
     MPI_Datatype ne, nt;
     int rc = keep_type(etype, &ne);

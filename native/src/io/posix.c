@@ -14,9 +14,18 @@
 
 int ism_io_open(const char *path, int flags, const char *shfp, int *fd, int *sfd)
 {
-    *fd = open(path, flags | O_CLOEXEC, 0666);
+    /* O_NONBLOCK, then regular files only: opening a FIFO would block, and the file agent
+     * runs in the gateway's event loop */
+    *fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, 0666);
     if (*fd < 0)
-        return -errno;
+        return errno == ENXIO ? -EINVAL : -errno;
+    struct stat st;
+    if (fstat(*fd, &st) || !S_ISREG(st.st_mode) || fcntl(*fd, F_SETFL, 0)) {
+        int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        close(*fd);
+        *fd = -1;
+        return -e;
+    }
     *sfd = -1;
     if (shfp && *shfp) {
         *sfd = open(shfp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
