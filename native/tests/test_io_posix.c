@@ -69,6 +69,8 @@ static void test_data(const char *path)
     CHECK(ism_io_open(fifo, O_WRONLY, NULL, &xfd, &xsfd) == -EINVAL, "a FIFO opened for writing");
     unlink(fifo);
     CHECK(ism_io_open("/tmp", O_RDONLY, NULL, &xfd, &xsfd) == -EISDIR, "a directory opened");
+    CHECK(ism_io_open("/dev/null", O_RDWR, NULL, &xfd, &xsfd) == 0, "/dev/null was refused");
+    ism_io_close(xfd, xsfd);
     ism_io_seg w[2] = {{10, 4}, {0, 3}};
     CHECK(ism_io_write(fd, w, 2, "abcdxyz") == 7, "scattered write");
     CHECK(ism_io_size(fd) == 14, "size %lld", (long long)ism_io_size(fd));

@@ -14,13 +14,15 @@
 
 int ism_io_open(const char *path, int flags, const char *shfp, int *fd, int *sfd)
 {
-    /* O_NONBLOCK, then regular files only: opening a FIFO would block, and the file agent
-     * runs in the gateway's event loop */
+    /* O_NONBLOCK, then no FIFO, socket or directory: opening or reading a FIFO would
+     * block, and the file agent runs in the gateway's event loop (devices such as
+     * /dev/null are fine) */
     *fd = open(path, flags | O_CLOEXEC | O_NONBLOCK, 0666);
     if (*fd < 0)
         return errno == ENXIO ? -EINVAL : -errno;
     struct stat st;
-    if (fstat(*fd, &st) || !S_ISREG(st.st_mode) || fcntl(*fd, F_SETFL, 0)) {
+    if (fstat(*fd, &st) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+        S_ISDIR(st.st_mode) || fcntl(*fd, F_SETFL, 0)) {
         int e = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         close(*fd);
         *fd = -1;

@@ -18,8 +18,8 @@ typedef struct ism_io_seg {
 } ism_io_seg;
 
 /* Open path with open(2) flags (mode 0666 before the umask when created); shfp, when not
- * NULL or empty, is the shared file pointer's side file, opened (created) as well. Only a
- * regular file opens (-EISDIR for a directory, -EINVAL for others), never blocking. */
+ * NULL or empty, is the shared file pointer's side file, opened (created) as well. A FIFO or
+ * a socket is refused (-EINVAL), a directory too (-EISDIR); opening never blocks. */
 int ism_io_open(const char *path, int flags, const char *shfp, int *fd, int *sfd);
 void ism_io_close(int fd, int sfd);
 /* Write the segments in order from data; returns the bytes written. */
