@@ -7530,6 +7530,46 @@ ISM_F_WEAK(mpi_error_string_, pmpi_error_string_)
 ISM_F_ALIAS(pmpi_error_string_f08_, pmpi_error_string_)
 ISM_F_WEAK(mpi_error_string_f08_, pmpi_error_string_)
 
+void pmpi_file_call_errhandler_(const MPI_Fint *fh, const MPI_Fint *errorcode, MPI_Fint *ierror);
+void pmpi_file_call_errhandler_(const MPI_Fint *fh, const MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_call_errhandler(PMPI_File_f2c(*fh), *errorcode);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_call_errhandler_, pmpi_file_call_errhandler_)
+
+ISM_F_ALIAS(pmpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+ISM_F_WEAK(mpi_file_call_errhandler_f08_, pmpi_file_call_errhandler_)
+
+void pmpi_file_get_errhandler_(const MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_file_get_errhandler_(const MPI_Fint *file, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Errhandler c_errhandler = MPI_ERRHANDLER_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_get_errhandler(PMPI_File_f2c(*file), &c_errhandler);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c_errhandler));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_errhandler_, pmpi_file_get_errhandler_)
+
+ISM_F_ALIAS(pmpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+ISM_F_WEAK(mpi_file_get_errhandler_f08_, pmpi_file_get_errhandler_)
+
+void pmpi_file_set_errhandler_(const MPI_Fint *file, const MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_file_set_errhandler_(const MPI_Fint *file, const MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_errhandler(PMPI_File_f2c(*file), PMPI_Errhandler_f2c(*errhandler));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_set_errhandler_, pmpi_file_set_errhandler_)
+
+ISM_F_ALIAS(pmpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+ISM_F_WEAK(mpi_file_set_errhandler_f08_, pmpi_file_set_errhandler_)
+
 void pmpi_free_mem_(const void *base, MPI_Fint *ierror);
 void pmpi_free_mem_(const void *base, MPI_Fint *ierror)
 {
@@ -8227,6 +8267,1541 @@ ISM_F_WEAK(mpi_status_set_elements_x_, pmpi_status_set_elements_x_)
 
 ISM_F_ALIAS(pmpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
 ISM_F_WEAK(mpi_status_set_elements_x_f08_, pmpi_status_set_elements_x_)
+
+void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror);
+void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_File c_fh = MPI_FILE_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_close(&c_fh);
+    *fh = ism_abi_f_hold(PMPI_File_c2f(c_fh));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_close_, pmpi_file_close_)
+
+ISM_F_ALIAS(pmpi_file_close_f08_, pmpi_file_close_)
+ISM_F_WEAK(mpi_file_close_f08_, pmpi_file_close_)
+
+void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierror, size_t filename_len);
+void pmpi_file_delete_(const char *filename, const MPI_Fint *info, MPI_Fint *ierror, size_t filename_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_filename = ism_f_cstr(filename, filename_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_filename)
+            rc = ism_f_nomem("MPI_File_delete");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_delete(c_filename, PMPI_Info_f2c(*info));
+    free(c_filename);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_delete_, pmpi_file_delete_)
+
+ISM_F_ALIAS(pmpi_file_delete_f08_, pmpi_file_delete_)
+ISM_F_WEAK(mpi_file_delete_f08_, pmpi_file_delete_)
+
+void pmpi_file_get_amode_(const MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror);
+void pmpi_file_get_amode_(const MPI_Fint *fh, MPI_Fint *amode, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_amode(PMPI_File_f2c(*fh), amode);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_amode_, pmpi_file_get_amode_)
+
+ISM_F_ALIAS(pmpi_file_get_amode_f08_, pmpi_file_get_amode_)
+ISM_F_WEAK(mpi_file_get_amode_f08_, pmpi_file_get_amode_)
+
+void pmpi_file_get_atomicity_(const MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror);
+void pmpi_file_get_atomicity_(const MPI_Fint *fh, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_get_atomicity(PMPI_File_f2c(*fh), flag);
+    *flag = ism_f_logical(*flag);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_atomicity_, pmpi_file_get_atomicity_)
+
+ISM_F_ALIAS(pmpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+ISM_F_WEAK(mpi_file_get_atomicity_f08_, pmpi_file_get_atomicity_)
+
+void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror);
+void pmpi_file_get_byte_offset_(const MPI_Fint *fh, const MPI_Offset *offset, MPI_Offset *disp, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_byte_offset(PMPI_File_f2c(*fh), *offset, disp);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_byte_offset_, pmpi_file_get_byte_offset_)
+
+ISM_F_ALIAS(pmpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+ISM_F_WEAK(mpi_file_get_byte_offset_f08_, pmpi_file_get_byte_offset_)
+
+void pmpi_file_get_group_(const MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror);
+void pmpi_file_get_group_(const MPI_Fint *fh, MPI_Fint *group, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Group c_group = MPI_GROUP_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_get_group(PMPI_File_f2c(*fh), &c_group);
+    *group = ism_abi_f_hold(PMPI_Group_c2f(c_group));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_group_, pmpi_file_get_group_)
+
+ISM_F_ALIAS(pmpi_file_get_group_f08_, pmpi_file_get_group_)
+ISM_F_WEAK(mpi_file_get_group_f08_, pmpi_file_get_group_)
+
+void pmpi_file_get_info_(const MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror);
+void pmpi_file_get_info_(const MPI_Fint *fh, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_info_used = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_get_info(PMPI_File_f2c(*fh), &c_info_used);
+    *info_used = ism_abi_f_hold(PMPI_Info_c2f(c_info_used));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_info_, pmpi_file_get_info_)
+
+ISM_F_ALIAS(pmpi_file_get_info_f08_, pmpi_file_get_info_)
+ISM_F_WEAK(mpi_file_get_info_f08_, pmpi_file_get_info_)
+
+void pmpi_file_get_position_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror);
+void pmpi_file_get_position_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_position(PMPI_File_f2c(*fh), offset);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_position_, pmpi_file_get_position_)
+
+ISM_F_ALIAS(pmpi_file_get_position_f08_, pmpi_file_get_position_)
+ISM_F_WEAK(mpi_file_get_position_f08_, pmpi_file_get_position_)
+
+void pmpi_file_get_position_shared_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror);
+void pmpi_file_get_position_shared_(const MPI_Fint *fh, MPI_Offset *offset, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_position_shared(PMPI_File_f2c(*fh), offset);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_position_shared_, pmpi_file_get_position_shared_)
+
+ISM_F_ALIAS(pmpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+ISM_F_WEAK(mpi_file_get_position_shared_f08_, pmpi_file_get_position_shared_)
+
+void pmpi_file_get_size_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror);
+void pmpi_file_get_size_(const MPI_Fint *fh, MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_size(PMPI_File_f2c(*fh), size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_size_, pmpi_file_get_size_)
+
+ISM_F_ALIAS(pmpi_file_get_size_f08_, pmpi_file_get_size_)
+ISM_F_WEAK(mpi_file_get_size_f08_, pmpi_file_get_size_)
+
+void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror);
+void pmpi_file_get_type_extent_(const MPI_Fint *fh, const MPI_Fint *datatype, MPI_Aint *extent, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_get_type_extent(PMPI_File_f2c(*fh), PMPI_Type_f2c(*datatype), extent);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_get_type_extent_, pmpi_file_get_type_extent_)
+
+ISM_F_ALIAS(pmpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+ISM_F_WEAK(mpi_file_get_type_extent_f08_, pmpi_file_get_type_extent_)
+
+void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iread_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iread_, pmpi_file_iread_)
+
+void ism_f08_File_iread(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iread_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iread_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_all(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iread_all_, pmpi_file_iread_all_)
+
+void ism_f08_File_iread_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_all(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iread_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_all_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iread_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iread_at_, pmpi_file_iread_at_)
+
+void ism_f08_File_iread_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_at", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iread_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_at_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iread_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at_all(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iread_at_all_, pmpi_file_iread_at_all_)
+
+void ism_f08_File_iread_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_at_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at_all(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iread_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_at_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at_all_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iread_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_shared(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iread_shared_, pmpi_file_iread_shared_)
+
+void ism_f08_File_iread_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_shared", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_shared(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iread_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iread_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_iread_shared_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_shared_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iwrite_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iwrite_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iwrite_, pmpi_file_iwrite_)
+
+void ism_f08_File_iwrite(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iwrite_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iwrite_all_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iwrite_all_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_all(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iwrite_all_, pmpi_file_iwrite_all_)
+
+void ism_f08_File_iwrite_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_all(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iwrite_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_all_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iwrite_at_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iwrite_at_, pmpi_file_iwrite_at_)
+
+void ism_f08_File_iwrite_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_at", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iwrite_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_at_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iwrite_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at_all(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iwrite_at_all_, pmpi_file_iwrite_at_all_)
+
+void ism_f08_File_iwrite_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_at_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at_all(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iwrite_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_at_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at_all_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_iwrite_shared_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_file_iwrite_shared_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_shared(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_iwrite_shared_, pmpi_file_iwrite_shared_)
+
+void ism_f08_File_iwrite_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_shared", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_shared(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_iwrite_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_File_iwrite_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_iwrite_shared_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_shared_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_buf, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len);
+void pmpi_file_open_(const MPI_Fint *comm, const char *filename, const MPI_Fint *amode, const MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierror, size_t filename_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_filename = ism_f_cstr(filename, filename_len, 0);
+    MPI_File c_fh = MPI_FILE_NULL;
+    if (rc == MPI_SUCCESS) {
+        if (!c_filename)
+            rc = ism_f_nomem("MPI_File_open");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_open(PMPI_Comm_f2c(*comm), c_filename, *amode, PMPI_Info_f2c(*info), &c_fh);
+    *fh = ism_abi_f_hold(PMPI_File_c2f(c_fh));
+    free(c_filename);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_open_, pmpi_file_open_)
+
+ISM_F_ALIAS(pmpi_file_open_f08_, pmpi_file_open_)
+ISM_F_WEAK(mpi_file_open_f08_, pmpi_file_open_)
+
+void pmpi_file_preallocate_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror);
+void pmpi_file_preallocate_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_preallocate(PMPI_File_f2c(*fh), *size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_preallocate_, pmpi_file_preallocate_)
+
+ISM_F_ALIAS(pmpi_file_preallocate_f08_, pmpi_file_preallocate_)
+ISM_F_WEAK(mpi_file_preallocate_f08_, pmpi_file_preallocate_)
+
+void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_, pmpi_file_read_)
+
+void ism_f08_File_read(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_all_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_all_, pmpi_file_read_all_)
+
+void ism_f08_File_read_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_read_all_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_begin(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_all_begin_, pmpi_file_read_all_begin_)
+
+void ism_f08_File_read_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_all_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all_begin(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_all_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_all_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_all_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all_begin_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_all_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_all_end_, pmpi_file_read_all_end_)
+
+void ism_f08_File_read_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_all_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_at_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_at_, pmpi_file_read_at_)
+
+void ism_f08_File_read_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_at_all_, pmpi_file_read_at_all_)
+
+void ism_f08_File_read_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_read_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_begin(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_at_all_begin_, pmpi_file_read_at_all_begin_)
+
+void ism_f08_File_read_at_all_begin(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_at_all_begin(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_all_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all_begin(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_at_all_begin_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_at_all_begin_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_all_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all_begin_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_at_all_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_at_all_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_at_all_end_, pmpi_file_read_at_all_end_)
+
+void ism_f08_File_read_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_at_all_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_ordered_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_ordered_, pmpi_file_read_ordered_)
+
+void ism_f08_File_read_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_ordered", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_ordered_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_ordered_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_ordered_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_read_ordered_begin_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_begin(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_ordered_begin_, pmpi_file_read_ordered_begin_)
+
+void ism_f08_File_read_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_ordered_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered_begin(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_ordered_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_read_ordered_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_ordered_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered_begin_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_ordered_end_(const MPI_Fint *fh, void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_ordered_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_ordered_end_, pmpi_file_read_ordered_end_)
+
+void ism_f08_File_read_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_ordered_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_read_shared_(const MPI_Fint *fh, void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_read_shared(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_read_shared_, pmpi_file_read_shared_)
+
+void ism_f08_File_read_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_shared", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_shared(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_read_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_read_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_File_read_shared_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_shared_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierror);
+void pmpi_file_seek_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_seek(PMPI_File_f2c(*fh), *offset, *whence);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_seek_, pmpi_file_seek_)
+
+ISM_F_ALIAS(pmpi_file_seek_f08_, pmpi_file_seek_)
+ISM_F_WEAK(mpi_file_seek_f08_, pmpi_file_seek_)
+
+void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierror);
+void pmpi_file_seek_shared_(const MPI_Fint *fh, const MPI_Offset *offset, const MPI_Fint *whence, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_seek_shared(PMPI_File_f2c(*fh), *offset, *whence);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_seek_shared_, pmpi_file_seek_shared_)
+
+ISM_F_ALIAS(pmpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+ISM_F_WEAK(mpi_file_seek_shared_f08_, pmpi_file_seek_shared_)
+
+void pmpi_file_set_atomicity_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_Fint *ierror);
+void pmpi_file_set_atomicity_(const MPI_Fint *fh, const MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_atomicity(PMPI_File_f2c(*fh), *flag);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_set_atomicity_, pmpi_file_set_atomicity_)
+
+ISM_F_ALIAS(pmpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+ISM_F_WEAK(mpi_file_set_atomicity_f08_, pmpi_file_set_atomicity_)
+
+void pmpi_file_set_info_(const MPI_Fint *fh, const MPI_Fint *info, MPI_Fint *ierror);
+void pmpi_file_set_info_(const MPI_Fint *fh, const MPI_Fint *info, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_info(PMPI_File_f2c(*fh), PMPI_Info_f2c(*info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_set_info_, pmpi_file_set_info_)
+
+ISM_F_ALIAS(pmpi_file_set_info_f08_, pmpi_file_set_info_)
+ISM_F_WEAK(mpi_file_set_info_f08_, pmpi_file_set_info_)
+
+void pmpi_file_set_size_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror);
+void pmpi_file_set_size_(const MPI_Fint *fh, const MPI_Offset *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_set_size(PMPI_File_f2c(*fh), *size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_set_size_, pmpi_file_set_size_)
+
+ISM_F_ALIAS(pmpi_file_set_size_f08_, pmpi_file_set_size_)
+ISM_F_WEAK(mpi_file_set_size_f08_, pmpi_file_set_size_)
+
+void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len);
+void pmpi_file_set_view_(const MPI_Fint *fh, const MPI_Offset *disp, const MPI_Fint *etype, const MPI_Fint *filetype, const char *datarep, const MPI_Fint *info, MPI_Fint *ierror, size_t datarep_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_datarep = ism_f_cstr(datarep, datarep_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_datarep)
+            rc = ism_f_nomem("MPI_File_set_view");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_set_view(PMPI_File_f2c(*fh), *disp, PMPI_Type_f2c(*etype), PMPI_Type_f2c(*filetype), c_datarep, PMPI_Info_f2c(*info));
+    free(c_datarep);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_set_view_, pmpi_file_set_view_)
+
+ISM_F_ALIAS(pmpi_file_set_view_f08_, pmpi_file_set_view_)
+ISM_F_WEAK(mpi_file_set_view_f08_, pmpi_file_set_view_)
+
+void pmpi_file_sync_(const MPI_Fint *fh, MPI_Fint *ierror);
+void pmpi_file_sync_(const MPI_Fint *fh, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_sync(PMPI_File_f2c(*fh));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_sync_, pmpi_file_sync_)
+
+ISM_F_ALIAS(pmpi_file_sync_f08_, pmpi_file_sync_)
+ISM_F_WEAK(mpi_file_sync_f08_, pmpi_file_sync_)
+
+void pmpi_file_write_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_, pmpi_file_write_)
+
+void ism_f08_File_write(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_all_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_all_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_all_, pmpi_file_write_all_)
+
+void ism_f08_File_write_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_all(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_all_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_all_begin_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_write_all_begin_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_begin(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_all_begin_, pmpi_file_write_all_begin_)
+
+void ism_f08_File_write_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_all_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_all_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all_begin(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_all_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_all_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_all_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all_begin_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_all_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_all_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_all_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_all_end_, pmpi_file_write_all_end_)
+
+void ism_f08_File_write_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN, "MPI_File_write_all_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_at_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_at_, pmpi_file_write_at_)
+
+void ism_f08_File_write_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_at(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_at_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_at_all_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_at_all_, pmpi_file_write_at_all_)
+
+void ism_f08_File_write_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_at_all(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at_all", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_at_all_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at_all_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_write_at_all_begin_(const MPI_Fint *fh, const MPI_Offset *offset, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_begin(PMPI_File_f2c(*fh), *offset, ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_at_all_begin_, pmpi_file_write_at_all_begin_)
+
+void ism_f08_File_write_at_all_begin(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_at_all_begin(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at_all_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all_begin(PMPI_File_f2c(*fh), *offset, b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_at_all_begin_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_at_all_begin_c(const MPI_Fint *fh, const MPI_Offset *offset, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_at_all_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all_begin_c(PMPI_File_f2c(*fh), *offset, b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_at_all_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_at_all_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_at_all_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_at_all_end_, pmpi_file_write_at_all_end_)
+
+void ism_f08_File_write_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_at_all_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN, "MPI_File_write_at_all_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_ordered_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_ordered_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_ordered_, pmpi_file_write_ordered_)
+
+void ism_f08_File_write_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_ordered(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_ordered", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_ordered_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_ordered_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_ordered_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void pmpi_file_write_ordered_begin_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_begin(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_ordered_begin_, pmpi_file_write_ordered_begin_)
+
+void ism_f08_File_write_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_ordered_begin(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_ordered_begin", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered_begin(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_ordered_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror);
+void ism_f08_File_write_ordered_begin_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_ordered_begin_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered_begin_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type);
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_ordered_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_ordered_end_(const MPI_Fint *fh, const void *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_ordered_end(PMPI_File_f2c(*fh), ism_f_buf(buf), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_ordered_end_, pmpi_file_write_ordered_end_)
+
+void ism_f08_File_write_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_ordered_end(const MPI_Fint *fh, CFI_cdesc_t *buf, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(buf, ISM_F08_IN, "MPI_File_write_ordered_end", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered_end(PMPI_File_f2c(*fh), b_buf.buf, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_file_write_shared_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void pmpi_file_write_shared_(const MPI_Fint *fh, const void *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = PMPI_File_write_shared(PMPI_File_f2c(*fh), ism_f_buf(buf), *count, PMPI_Type_f2c(*datatype), ism_f_status(status));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_file_write_shared_, pmpi_file_write_shared_)
+
+void ism_f08_File_write_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_shared(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Fint *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_shared", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_shared(PMPI_File_f2c(*fh), b_buf.buf, (int)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_File_write_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror);
+void ism_f08_File_write_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI_Count *count, const MPI_Fint *datatype, MPI_Fint *status, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_buf = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(buf, *count, PMPI_Type_f2c(*datatype), ISM_F08_IN, "MPI_File_write_shared_c", &b_buf);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_shared_c(PMPI_File_f2c(*fh), b_buf.buf, (MPI_Count)b_buf.count, b_buf.type, ism_f_status(status));
+    ism_f08_done(&b_buf, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
 
 void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror);
 void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)

@@ -1605,6 +1605,27 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: resultlen
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Error_string
+    SUBROUTINE MPI_File_call_errhandler(fh, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_call_errhandler
+    SUBROUTINE MPI_File_get_errhandler(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: file
+      INTEGER, INTENT(OUT) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_errhandler
+    SUBROUTINE MPI_File_set_errhandler(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: file
+      INTEGER, INTENT(IN) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_errhandler
     SUBROUTINE MPI_Get_hw_resource_info(hw_info, ierror)
       IMPORT
       IMPLICIT NONE
@@ -1922,6 +1943,155 @@ MODULE mpi
       INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_set_elements_x
+    SUBROUTINE MPI_File_close(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_close
+    SUBROUTINE MPI_File_delete(filename, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_delete
+    SUBROUTINE MPI_File_get_amode(fh, amode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_amode
+    SUBROUTINE MPI_File_get_atomicity(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_atomicity
+    SUBROUTINE MPI_File_get_byte_offset(fh, offset, disp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_byte_offset
+    SUBROUTINE MPI_File_get_group(fh, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: group
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_group
+    SUBROUTINE MPI_File_get_info(fh, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: info_used
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_info
+    SUBROUTINE MPI_File_get_position(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_position
+    SUBROUTINE MPI_File_get_position_shared(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_position_shared
+    SUBROUTINE MPI_File_get_size(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_size
+    SUBROUTINE MPI_File_get_type_extent(fh, datatype, extent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_type_extent
+    SUBROUTINE MPI_File_open(comm, filename, amode, info, fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_open
+    SUBROUTINE MPI_File_preallocate(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_preallocate
+    SUBROUTINE MPI_File_seek(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_seek
+    SUBROUTINE MPI_File_seek_shared(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_seek_shared
+    SUBROUTINE MPI_File_set_atomicity(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_atomicity
+    SUBROUTINE MPI_File_set_info(fh, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_info
+    SUBROUTINE MPI_File_set_size(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_size
+    SUBROUTINE MPI_File_set_view(fh, disp, etype, filetype, datarep, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      INTEGER, INTENT(IN) :: etype
+      INTEGER, INTENT(IN) :: filetype
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_view
+    SUBROUTINE MPI_File_sync(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_sync
     SUBROUTINE MPI_Abi_get_info(info, ierror)
       IMPORT
       IMPLICIT NONE

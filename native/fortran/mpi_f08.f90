@@ -4991,6 +4991,33 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Error_string_f08
   END INTERFACE MPI_Error_string
+  INTERFACE MPI_File_call_errhandler
+    SUBROUTINE MPI_File_call_errhandler_f08(fh, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_call_errhandler_f08
+  END INTERFACE MPI_File_call_errhandler
+  INTERFACE MPI_File_get_errhandler
+    SUBROUTINE MPI_File_get_errhandler_f08(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_errhandler_f08
+  END INTERFACE MPI_File_get_errhandler
+  INTERFACE MPI_File_set_errhandler
+    SUBROUTINE MPI_File_set_errhandler_f08(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_errhandler_f08
+  END INTERFACE MPI_File_set_errhandler
   INTERFACE MPI_Free_mem
     SUBROUTINE MPI_Free_mem_f08ts(base, ierror)
       IMPORT
@@ -5402,6 +5429,879 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Status_set_elements_x_f08
   END INTERFACE MPI_Status_set_elements_x
+  INTERFACE MPI_File_close
+    SUBROUTINE MPI_File_close_f08(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_close_f08
+  END INTERFACE MPI_File_close
+  INTERFACE MPI_File_delete
+    SUBROUTINE MPI_File_delete_f08(filename, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_delete_f08
+  END INTERFACE MPI_File_delete
+  INTERFACE MPI_File_get_amode
+    SUBROUTINE MPI_File_get_amode_f08(fh, amode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_amode_f08
+  END INTERFACE MPI_File_get_amode
+  INTERFACE MPI_File_get_atomicity
+    SUBROUTINE MPI_File_get_atomicity_f08(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_atomicity_f08
+  END INTERFACE MPI_File_get_atomicity
+  INTERFACE MPI_File_get_byte_offset
+    SUBROUTINE MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_byte_offset_f08
+  END INTERFACE MPI_File_get_byte_offset
+  INTERFACE MPI_File_get_group
+    SUBROUTINE MPI_File_get_group_f08(fh, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_group_f08
+  END INTERFACE MPI_File_get_group
+  INTERFACE MPI_File_get_info
+    SUBROUTINE MPI_File_get_info_f08(fh, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_info_f08
+  END INTERFACE MPI_File_get_info
+  INTERFACE MPI_File_get_position
+    SUBROUTINE MPI_File_get_position_f08(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_position_f08
+  END INTERFACE MPI_File_get_position
+  INTERFACE MPI_File_get_position_shared
+    SUBROUTINE MPI_File_get_position_shared_f08(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_position_shared_f08
+  END INTERFACE MPI_File_get_position_shared
+  INTERFACE MPI_File_get_size
+    SUBROUTINE MPI_File_get_size_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_size_f08
+  END INTERFACE MPI_File_get_size
+  INTERFACE MPI_File_get_type_extent
+    SUBROUTINE MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_get_type_extent_f08
+  END INTERFACE MPI_File_get_type_extent
+  INTERFACE MPI_File_iread
+    SUBROUTINE MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_f08ts
+    SUBROUTINE MPI_File_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_c_f08ts
+  END INTERFACE MPI_File_iread
+  INTERFACE MPI_File_iread_all
+    SUBROUTINE MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_all_f08ts
+    SUBROUTINE MPI_File_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_all_c_f08ts
+  END INTERFACE MPI_File_iread_all
+  INTERFACE MPI_File_iread_at
+    SUBROUTINE MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_at_f08ts
+    SUBROUTINE MPI_File_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_at_c_f08ts
+  END INTERFACE MPI_File_iread_at
+  INTERFACE MPI_File_iread_at_all
+    SUBROUTINE MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_at_all_f08ts
+    SUBROUTINE MPI_File_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_at_all_c_f08ts
+  END INTERFACE MPI_File_iread_at_all
+  INTERFACE MPI_File_iread_shared
+    SUBROUTINE MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_shared_f08ts
+    SUBROUTINE MPI_File_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iread_shared_c_f08ts
+  END INTERFACE MPI_File_iread_shared
+  INTERFACE MPI_File_iwrite
+    SUBROUTINE MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_f08ts
+    SUBROUTINE MPI_File_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_c_f08ts
+  END INTERFACE MPI_File_iwrite
+  INTERFACE MPI_File_iwrite_all
+    SUBROUTINE MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_all_f08ts
+    SUBROUTINE MPI_File_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_all_c_f08ts
+  END INTERFACE MPI_File_iwrite_all
+  INTERFACE MPI_File_iwrite_at
+    SUBROUTINE MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_at_f08ts
+    SUBROUTINE MPI_File_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_at_c_f08ts
+  END INTERFACE MPI_File_iwrite_at
+  INTERFACE MPI_File_iwrite_at_all
+    SUBROUTINE MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_at_all_f08ts
+    SUBROUTINE MPI_File_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_at_all_c_f08ts
+  END INTERFACE MPI_File_iwrite_at_all
+  INTERFACE MPI_File_iwrite_shared
+    SUBROUTINE MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_shared_f08ts
+    SUBROUTINE MPI_File_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_iwrite_shared_c_f08ts
+  END INTERFACE MPI_File_iwrite_shared
+  INTERFACE MPI_File_open
+    SUBROUTINE MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_open_f08
+  END INTERFACE MPI_File_open
+  INTERFACE MPI_File_preallocate
+    SUBROUTINE MPI_File_preallocate_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_preallocate_f08
+  END INTERFACE MPI_File_preallocate
+  INTERFACE MPI_File_read
+    SUBROUTINE MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_f08ts
+    SUBROUTINE MPI_File_read_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_c_f08ts
+  END INTERFACE MPI_File_read
+  INTERFACE MPI_File_read_all
+    SUBROUTINE MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_all_f08ts
+    SUBROUTINE MPI_File_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_all_c_f08ts
+  END INTERFACE MPI_File_read_all
+  INTERFACE MPI_File_read_all_begin
+    SUBROUTINE MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_all_begin_f08ts
+    SUBROUTINE MPI_File_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_all_begin_c_f08ts
+  END INTERFACE MPI_File_read_all_begin
+  INTERFACE MPI_File_read_all_end
+    SUBROUTINE MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_all_end_f08ts
+  END INTERFACE MPI_File_read_all_end
+  INTERFACE MPI_File_read_at
+    SUBROUTINE MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_f08ts
+    SUBROUTINE MPI_File_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_c_f08ts
+  END INTERFACE MPI_File_read_at
+  INTERFACE MPI_File_read_at_all
+    SUBROUTINE MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_all_f08ts
+    SUBROUTINE MPI_File_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_all_c_f08ts
+  END INTERFACE MPI_File_read_at_all
+  INTERFACE MPI_File_read_at_all_begin
+    SUBROUTINE MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_all_begin_f08ts
+    SUBROUTINE MPI_File_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_all_begin_c_f08ts
+  END INTERFACE MPI_File_read_at_all_begin
+  INTERFACE MPI_File_read_at_all_end
+    SUBROUTINE MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_at_all_end_f08ts
+  END INTERFACE MPI_File_read_at_all_end
+  INTERFACE MPI_File_read_ordered
+    SUBROUTINE MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_ordered_f08ts
+    SUBROUTINE MPI_File_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_ordered_c_f08ts
+  END INTERFACE MPI_File_read_ordered
+  INTERFACE MPI_File_read_ordered_begin
+    SUBROUTINE MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_ordered_begin_f08ts
+    SUBROUTINE MPI_File_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_ordered_begin_c_f08ts
+  END INTERFACE MPI_File_read_ordered_begin
+  INTERFACE MPI_File_read_ordered_end
+    SUBROUTINE MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_ordered_end_f08ts
+  END INTERFACE MPI_File_read_ordered_end
+  INTERFACE MPI_File_read_shared
+    SUBROUTINE MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_shared_f08ts
+    SUBROUTINE MPI_File_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_read_shared_c_f08ts
+  END INTERFACE MPI_File_read_shared
+  INTERFACE MPI_File_seek
+    SUBROUTINE MPI_File_seek_f08(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_seek_f08
+  END INTERFACE MPI_File_seek
+  INTERFACE MPI_File_seek_shared
+    SUBROUTINE MPI_File_seek_shared_f08(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_seek_shared_f08
+  END INTERFACE MPI_File_seek_shared
+  INTERFACE MPI_File_set_atomicity
+    SUBROUTINE MPI_File_set_atomicity_f08(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_atomicity_f08
+  END INTERFACE MPI_File_set_atomicity
+  INTERFACE MPI_File_set_info
+    SUBROUTINE MPI_File_set_info_f08(fh, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_info_f08
+  END INTERFACE MPI_File_set_info
+  INTERFACE MPI_File_set_size
+    SUBROUTINE MPI_File_set_size_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_size_f08
+  END INTERFACE MPI_File_set_size
+  INTERFACE MPI_File_set_view
+    SUBROUTINE MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      TYPE(MPI_Datatype), INTENT(IN) :: etype
+      TYPE(MPI_Datatype), INTENT(IN) :: filetype
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_set_view_f08
+  END INTERFACE MPI_File_set_view
+  INTERFACE MPI_File_sync
+    SUBROUTINE MPI_File_sync_f08(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_sync_f08
+  END INTERFACE MPI_File_sync
+  INTERFACE MPI_File_write
+    SUBROUTINE MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_f08ts
+    SUBROUTINE MPI_File_write_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_c_f08ts
+  END INTERFACE MPI_File_write
+  INTERFACE MPI_File_write_all
+    SUBROUTINE MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_all_f08ts
+    SUBROUTINE MPI_File_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_all_c_f08ts
+  END INTERFACE MPI_File_write_all
+  INTERFACE MPI_File_write_all_begin
+    SUBROUTINE MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_all_begin_f08ts
+    SUBROUTINE MPI_File_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_all_begin_c_f08ts
+  END INTERFACE MPI_File_write_all_begin
+  INTERFACE MPI_File_write_all_end
+    SUBROUTINE MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_all_end_f08ts
+  END INTERFACE MPI_File_write_all_end
+  INTERFACE MPI_File_write_at
+    SUBROUTINE MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_f08ts
+    SUBROUTINE MPI_File_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_c_f08ts
+  END INTERFACE MPI_File_write_at
+  INTERFACE MPI_File_write_at_all
+    SUBROUTINE MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_all_f08ts
+    SUBROUTINE MPI_File_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_all_c_f08ts
+  END INTERFACE MPI_File_write_at_all
+  INTERFACE MPI_File_write_at_all_begin
+    SUBROUTINE MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_all_begin_f08ts
+    SUBROUTINE MPI_File_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_all_begin_c_f08ts
+  END INTERFACE MPI_File_write_at_all_begin
+  INTERFACE MPI_File_write_at_all_end
+    SUBROUTINE MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_at_all_end_f08ts
+  END INTERFACE MPI_File_write_at_all_end
+  INTERFACE MPI_File_write_ordered
+    SUBROUTINE MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_ordered_f08ts
+    SUBROUTINE MPI_File_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_ordered_c_f08ts
+  END INTERFACE MPI_File_write_ordered
+  INTERFACE MPI_File_write_ordered_begin
+    SUBROUTINE MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_ordered_begin_f08ts
+    SUBROUTINE MPI_File_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_ordered_begin_c_f08ts
+  END INTERFACE MPI_File_write_ordered_begin
+  INTERFACE MPI_File_write_ordered_end
+    SUBROUTINE MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_ordered_end_f08ts
+  END INTERFACE MPI_File_write_ordered_end
+  INTERFACE MPI_File_write_shared
+    SUBROUTINE MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_shared_f08ts
+    SUBROUTINE MPI_File_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_File_write_shared_c_f08ts
+  END INTERFACE MPI_File_write_shared
   INTERFACE MPI_Abi_get_info
     SUBROUTINE MPI_Abi_get_info_f08(info, ierror)
       IMPORT
@@ -10031,6 +10931,33 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Error_string_f08
   END INTERFACE PMPI_Error_string
+  INTERFACE PMPI_File_call_errhandler
+    SUBROUTINE PMPI_File_call_errhandler_f08(fh, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_call_errhandler_f08
+  END INTERFACE PMPI_File_call_errhandler
+  INTERFACE PMPI_File_get_errhandler
+    SUBROUTINE PMPI_File_get_errhandler_f08(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_errhandler_f08
+  END INTERFACE PMPI_File_get_errhandler
+  INTERFACE PMPI_File_set_errhandler
+    SUBROUTINE PMPI_File_set_errhandler_f08(file, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_set_errhandler_f08
+  END INTERFACE PMPI_File_set_errhandler
   INTERFACE PMPI_Free_mem
     SUBROUTINE PMPI_Free_mem_f08ts(base, ierror)
       IMPORT
@@ -10442,6 +11369,879 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Status_set_elements_x_f08
   END INTERFACE PMPI_Status_set_elements_x
+  INTERFACE PMPI_File_close
+    SUBROUTINE PMPI_File_close_f08(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_close_f08
+  END INTERFACE PMPI_File_close
+  INTERFACE PMPI_File_delete
+    SUBROUTINE PMPI_File_delete_f08(filename, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_delete_f08
+  END INTERFACE PMPI_File_delete
+  INTERFACE PMPI_File_get_amode
+    SUBROUTINE PMPI_File_get_amode_f08(fh, amode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_amode_f08
+  END INTERFACE PMPI_File_get_amode
+  INTERFACE PMPI_File_get_atomicity
+    SUBROUTINE PMPI_File_get_atomicity_f08(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_atomicity_f08
+  END INTERFACE PMPI_File_get_atomicity
+  INTERFACE PMPI_File_get_byte_offset
+    SUBROUTINE PMPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_byte_offset_f08
+  END INTERFACE PMPI_File_get_byte_offset
+  INTERFACE PMPI_File_get_group
+    SUBROUTINE PMPI_File_get_group_f08(fh, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_group_f08
+  END INTERFACE PMPI_File_get_group
+  INTERFACE PMPI_File_get_info
+    SUBROUTINE PMPI_File_get_info_f08(fh, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_info_f08
+  END INTERFACE PMPI_File_get_info
+  INTERFACE PMPI_File_get_position
+    SUBROUTINE PMPI_File_get_position_f08(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_position_f08
+  END INTERFACE PMPI_File_get_position
+  INTERFACE PMPI_File_get_position_shared
+    SUBROUTINE PMPI_File_get_position_shared_f08(fh, offset, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_position_shared_f08
+  END INTERFACE PMPI_File_get_position_shared
+  INTERFACE PMPI_File_get_size
+    SUBROUTINE PMPI_File_get_size_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_size_f08
+  END INTERFACE PMPI_File_get_size
+  INTERFACE PMPI_File_get_type_extent
+    SUBROUTINE PMPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_get_type_extent_f08
+  END INTERFACE PMPI_File_get_type_extent
+  INTERFACE PMPI_File_iread
+    SUBROUTINE PMPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_f08ts
+    SUBROUTINE PMPI_File_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_c_f08ts
+  END INTERFACE PMPI_File_iread
+  INTERFACE PMPI_File_iread_all
+    SUBROUTINE PMPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_all_f08ts
+    SUBROUTINE PMPI_File_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_all_c_f08ts
+  END INTERFACE PMPI_File_iread_all
+  INTERFACE PMPI_File_iread_at
+    SUBROUTINE PMPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_at_f08ts
+    SUBROUTINE PMPI_File_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_at_c_f08ts
+  END INTERFACE PMPI_File_iread_at
+  INTERFACE PMPI_File_iread_at_all
+    SUBROUTINE PMPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_at_all_f08ts
+    SUBROUTINE PMPI_File_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_at_all_c_f08ts
+  END INTERFACE PMPI_File_iread_at_all
+  INTERFACE PMPI_File_iread_shared
+    SUBROUTINE PMPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_shared_f08ts
+    SUBROUTINE PMPI_File_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iread_shared_c_f08ts
+  END INTERFACE PMPI_File_iread_shared
+  INTERFACE PMPI_File_iwrite
+    SUBROUTINE PMPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_f08ts
+    SUBROUTINE PMPI_File_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_c_f08ts
+  END INTERFACE PMPI_File_iwrite
+  INTERFACE PMPI_File_iwrite_all
+    SUBROUTINE PMPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_all_f08ts
+    SUBROUTINE PMPI_File_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_all_c_f08ts
+  END INTERFACE PMPI_File_iwrite_all
+  INTERFACE PMPI_File_iwrite_at
+    SUBROUTINE PMPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_at_f08ts
+    SUBROUTINE PMPI_File_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_at_c_f08ts
+  END INTERFACE PMPI_File_iwrite_at
+  INTERFACE PMPI_File_iwrite_at_all
+    SUBROUTINE PMPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_at_all_f08ts
+    SUBROUTINE PMPI_File_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_at_all_c_f08ts
+  END INTERFACE PMPI_File_iwrite_at_all
+  INTERFACE PMPI_File_iwrite_shared
+    SUBROUTINE PMPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_shared_f08ts
+    SUBROUTINE PMPI_File_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_iwrite_shared_c_f08ts
+  END INTERFACE PMPI_File_iwrite_shared
+  INTERFACE PMPI_File_open
+    SUBROUTINE PMPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_open_f08
+  END INTERFACE PMPI_File_open
+  INTERFACE PMPI_File_preallocate
+    SUBROUTINE PMPI_File_preallocate_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_preallocate_f08
+  END INTERFACE PMPI_File_preallocate
+  INTERFACE PMPI_File_read
+    SUBROUTINE PMPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_f08ts
+    SUBROUTINE PMPI_File_read_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_c_f08ts
+  END INTERFACE PMPI_File_read
+  INTERFACE PMPI_File_read_all
+    SUBROUTINE PMPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_all_f08ts
+    SUBROUTINE PMPI_File_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_all_c_f08ts
+  END INTERFACE PMPI_File_read_all
+  INTERFACE PMPI_File_read_all_begin
+    SUBROUTINE PMPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_all_begin_f08ts
+    SUBROUTINE PMPI_File_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_all_begin_c_f08ts
+  END INTERFACE PMPI_File_read_all_begin
+  INTERFACE PMPI_File_read_all_end
+    SUBROUTINE PMPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_all_end_f08ts
+  END INTERFACE PMPI_File_read_all_end
+  INTERFACE PMPI_File_read_at
+    SUBROUTINE PMPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_f08ts
+    SUBROUTINE PMPI_File_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_c_f08ts
+  END INTERFACE PMPI_File_read_at
+  INTERFACE PMPI_File_read_at_all
+    SUBROUTINE PMPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_all_f08ts
+    SUBROUTINE PMPI_File_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_all_c_f08ts
+  END INTERFACE PMPI_File_read_at_all
+  INTERFACE PMPI_File_read_at_all_begin
+    SUBROUTINE PMPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_all_begin_f08ts
+    SUBROUTINE PMPI_File_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_all_begin_c_f08ts
+  END INTERFACE PMPI_File_read_at_all_begin
+  INTERFACE PMPI_File_read_at_all_end
+    SUBROUTINE PMPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_at_all_end_f08ts
+  END INTERFACE PMPI_File_read_at_all_end
+  INTERFACE PMPI_File_read_ordered
+    SUBROUTINE PMPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_ordered_f08ts
+    SUBROUTINE PMPI_File_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_ordered_c_f08ts
+  END INTERFACE PMPI_File_read_ordered
+  INTERFACE PMPI_File_read_ordered_begin
+    SUBROUTINE PMPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_ordered_begin_f08ts
+    SUBROUTINE PMPI_File_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_ordered_begin_c_f08ts
+  END INTERFACE PMPI_File_read_ordered_begin
+  INTERFACE PMPI_File_read_ordered_end
+    SUBROUTINE PMPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_ordered_end_f08ts
+  END INTERFACE PMPI_File_read_ordered_end
+  INTERFACE PMPI_File_read_shared
+    SUBROUTINE PMPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_shared_f08ts
+    SUBROUTINE PMPI_File_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_read_shared_c_f08ts
+  END INTERFACE PMPI_File_read_shared
+  INTERFACE PMPI_File_seek
+    SUBROUTINE PMPI_File_seek_f08(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_seek_f08
+  END INTERFACE PMPI_File_seek
+  INTERFACE PMPI_File_seek_shared
+    SUBROUTINE PMPI_File_seek_shared_f08(fh, offset, whence, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_seek_shared_f08
+  END INTERFACE PMPI_File_seek_shared
+  INTERFACE PMPI_File_set_atomicity
+    SUBROUTINE PMPI_File_set_atomicity_f08(fh, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_set_atomicity_f08
+  END INTERFACE PMPI_File_set_atomicity
+  INTERFACE PMPI_File_set_info
+    SUBROUTINE PMPI_File_set_info_f08(fh, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_set_info_f08
+  END INTERFACE PMPI_File_set_info
+  INTERFACE PMPI_File_set_size
+    SUBROUTINE PMPI_File_set_size_f08(fh, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_set_size_f08
+  END INTERFACE PMPI_File_set_size
+  INTERFACE PMPI_File_set_view
+    SUBROUTINE PMPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      TYPE(MPI_Datatype), INTENT(IN) :: etype
+      TYPE(MPI_Datatype), INTENT(IN) :: filetype
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_set_view_f08
+  END INTERFACE PMPI_File_set_view
+  INTERFACE PMPI_File_sync
+    SUBROUTINE PMPI_File_sync_f08(fh, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_sync_f08
+  END INTERFACE PMPI_File_sync
+  INTERFACE PMPI_File_write
+    SUBROUTINE PMPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_f08ts
+    SUBROUTINE PMPI_File_write_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_c_f08ts
+  END INTERFACE PMPI_File_write
+  INTERFACE PMPI_File_write_all
+    SUBROUTINE PMPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_all_f08ts
+    SUBROUTINE PMPI_File_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_all_c_f08ts
+  END INTERFACE PMPI_File_write_all
+  INTERFACE PMPI_File_write_all_begin
+    SUBROUTINE PMPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_all_begin_f08ts
+    SUBROUTINE PMPI_File_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_all_begin_c_f08ts
+  END INTERFACE PMPI_File_write_all_begin
+  INTERFACE PMPI_File_write_all_end
+    SUBROUTINE PMPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_all_end_f08ts
+  END INTERFACE PMPI_File_write_all_end
+  INTERFACE PMPI_File_write_at
+    SUBROUTINE PMPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_f08ts
+    SUBROUTINE PMPI_File_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_c_f08ts
+  END INTERFACE PMPI_File_write_at
+  INTERFACE PMPI_File_write_at_all
+    SUBROUTINE PMPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_all_f08ts
+    SUBROUTINE PMPI_File_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_all_c_f08ts
+  END INTERFACE PMPI_File_write_at_all
+  INTERFACE PMPI_File_write_at_all_begin
+    SUBROUTINE PMPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_all_begin_f08ts
+    SUBROUTINE PMPI_File_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_all_begin_c_f08ts
+  END INTERFACE PMPI_File_write_at_all_begin
+  INTERFACE PMPI_File_write_at_all_end
+    SUBROUTINE PMPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_at_all_end_f08ts
+  END INTERFACE PMPI_File_write_at_all_end
+  INTERFACE PMPI_File_write_ordered
+    SUBROUTINE PMPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_ordered_f08ts
+    SUBROUTINE PMPI_File_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_ordered_c_f08ts
+  END INTERFACE PMPI_File_write_ordered
+  INTERFACE PMPI_File_write_ordered_begin
+    SUBROUTINE PMPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_ordered_begin_f08ts
+    SUBROUTINE PMPI_File_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_ordered_begin_c_f08ts
+  END INTERFACE PMPI_File_write_ordered_begin
+  INTERFACE PMPI_File_write_ordered_end
+    SUBROUTINE PMPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_ordered_end_f08ts
+  END INTERFACE PMPI_File_write_ordered_end
+  INTERFACE PMPI_File_write_shared
+    SUBROUTINE PMPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_shared_f08ts
+    SUBROUTINE PMPI_File_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_File_write_shared_c_f08ts
+  END INTERFACE PMPI_File_write_shared
   INTERFACE PMPI_Abi_get_info
     SUBROUTINE PMPI_Abi_get_info_f08(info, ierror)
       IMPORT
@@ -13385,6 +15185,684 @@ MODULE mpi_f08_glue
       TYPE(*), ASYNCHRONOUS :: base(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Free_mem
+    SUBROUTINE ism_f08_File_iread(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread
+    SUBROUTINE ism_f08_File_iread_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_c
+    SUBROUTINE ism_f08_File_iread_all(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_all
+    SUBROUTINE ism_f08_File_iread_all_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_all_c
+    SUBROUTINE ism_f08_File_iread_at(fh, offset, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_at")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_at
+    SUBROUTINE ism_f08_File_iread_at_c(fh, offset, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_at_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_at_c
+    SUBROUTINE ism_f08_File_iread_at_all(fh, offset, buf, count, datatype, request, &
+        ierror) BIND(C, NAME="ism_f08_File_iread_at_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_at_all
+    SUBROUTINE ism_f08_File_iread_at_all_c(fh, offset, buf, count, datatype, request, &
+        ierror) BIND(C, NAME="ism_f08_File_iread_at_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_at_all_c
+    SUBROUTINE ism_f08_File_iread_shared(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_shared")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_shared
+    SUBROUTINE ism_f08_File_iread_shared_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iread_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iread_shared_c
+    SUBROUTINE ism_f08_File_iwrite(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite
+    SUBROUTINE ism_f08_File_iwrite_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_c
+    SUBROUTINE ism_f08_File_iwrite_all(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_all
+    SUBROUTINE ism_f08_File_iwrite_all_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_all_c
+    SUBROUTINE ism_f08_File_iwrite_at(fh, offset, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_at")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_at
+    SUBROUTINE ism_f08_File_iwrite_at_c(fh, offset, buf, count, datatype, request, &
+        ierror) BIND(C, NAME="ism_f08_File_iwrite_at_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_at_c
+    SUBROUTINE ism_f08_File_iwrite_at_all(fh, offset, buf, count, datatype, request, &
+        ierror) BIND(C, NAME="ism_f08_File_iwrite_at_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_at_all
+    SUBROUTINE ism_f08_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request, &
+        ierror) BIND(C, NAME="ism_f08_File_iwrite_at_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_at_all_c
+    SUBROUTINE ism_f08_File_iwrite_shared(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_shared")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_shared
+    SUBROUTINE ism_f08_File_iwrite_shared_c(fh, buf, count, datatype, request, ierror) BIND(C, &
+        NAME="ism_f08_File_iwrite_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_iwrite_shared_c
+    SUBROUTINE ism_f08_File_read(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read
+    SUBROUTINE ism_f08_File_read_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_c
+    SUBROUTINE ism_f08_File_read_all(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_all
+    SUBROUTINE ism_f08_File_read_all_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_all_c
+    SUBROUTINE ism_f08_File_read_all_begin(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_all_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_all_begin
+    SUBROUTINE ism_f08_File_read_all_begin_c(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_all_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_all_begin_c
+    SUBROUTINE ism_f08_File_read_all_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_all_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_all_end
+    SUBROUTINE ism_f08_File_read_at(fh, offset, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at
+    SUBROUTINE ism_f08_File_read_at_c(fh, offset, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_c
+    SUBROUTINE ism_f08_File_read_at_all(fh, offset, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_all
+    SUBROUTINE ism_f08_File_read_at_all_c(fh, offset, buf, count, datatype, status, &
+        ierror) BIND(C, NAME="ism_f08_File_read_at_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_all_c
+    SUBROUTINE ism_f08_File_read_at_all_begin(fh, offset, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at_all_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_all_begin
+    SUBROUTINE ism_f08_File_read_at_all_begin_c(fh, offset, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at_all_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_all_begin_c
+    SUBROUTINE ism_f08_File_read_at_all_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_at_all_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_at_all_end
+    SUBROUTINE ism_f08_File_read_ordered(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_ordered")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_ordered
+    SUBROUTINE ism_f08_File_read_ordered_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_ordered_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_ordered_c
+    SUBROUTINE ism_f08_File_read_ordered_begin(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_ordered_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_ordered_begin
+    SUBROUTINE ism_f08_File_read_ordered_begin_c(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_read_ordered_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_ordered_begin_c
+    SUBROUTINE ism_f08_File_read_ordered_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_ordered_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_ordered_end
+    SUBROUTINE ism_f08_File_read_shared(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_shared")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_shared
+    SUBROUTINE ism_f08_File_read_shared_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_read_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_read_shared_c
+    SUBROUTINE ism_f08_File_write(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write
+    SUBROUTINE ism_f08_File_write_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_c
+    SUBROUTINE ism_f08_File_write_all(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_all
+    SUBROUTINE ism_f08_File_write_all_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_all_c
+    SUBROUTINE ism_f08_File_write_all_begin(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_write_all_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_all_begin
+    SUBROUTINE ism_f08_File_write_all_begin_c(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_write_all_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_all_begin_c
+    SUBROUTINE ism_f08_File_write_all_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_all_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_all_end
+    SUBROUTINE ism_f08_File_write_at(fh, offset, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_at")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at
+    SUBROUTINE ism_f08_File_write_at_c(fh, offset, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_at_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_c
+    SUBROUTINE ism_f08_File_write_at_all(fh, offset, buf, count, datatype, status, &
+        ierror) BIND(C, NAME="ism_f08_File_write_at_all")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_all
+    SUBROUTINE ism_f08_File_write_at_all_c(fh, offset, buf, count, datatype, status, &
+        ierror) BIND(C, NAME="ism_f08_File_write_at_all_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_all_c
+    SUBROUTINE ism_f08_File_write_at_all_begin(fh, offset, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_write_at_all_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_all_begin
+    SUBROUTINE ism_f08_File_write_at_all_begin_c(fh, offset, buf, count, datatype, &
+        ierror) BIND(C, NAME="ism_f08_File_write_at_all_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_all_begin_c
+    SUBROUTINE ism_f08_File_write_at_all_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_at_all_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_at_all_end
+    SUBROUTINE ism_f08_File_write_ordered(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_ordered")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_ordered
+    SUBROUTINE ism_f08_File_write_ordered_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_ordered_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_ordered_c
+    SUBROUTINE ism_f08_File_write_ordered_begin(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_write_ordered_begin")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_ordered_begin
+    SUBROUTINE ism_f08_File_write_ordered_begin_c(fh, buf, count, datatype, ierror) BIND(C, &
+        NAME="ism_f08_File_write_ordered_begin_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_ordered_begin_c
+    SUBROUTINE ism_f08_File_write_ordered_end(fh, buf, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_ordered_end")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_ordered_end
+    SUBROUTINE ism_f08_File_write_shared(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_shared")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_shared
+    SUBROUTINE ism_f08_File_write_shared_c(fh, buf, count, datatype, status, ierror) BIND(C, &
+        NAME="ism_f08_File_write_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), INTENT(IN) :: buf(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status), INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_File_write_shared_c
     SUBROUTINE ism_f08_F_sync_reg(buf, ierror) BIND(C, NAME="ism_f08_F_sync_reg")
       IMPORT
       IMPLICIT NONE
@@ -20060,6 +22538,1734 @@ SUBROUTINE PMPI_Free_mem_f08ts(base, ierror)
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Free_mem(base, ierror)
 END SUBROUTINE PMPI_Free_mem_f08ts
+
+SUBROUTINE MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_f08ts
+
+SUBROUTINE PMPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_f08ts
+
+SUBROUTINE MPI_File_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_c_f08ts
+
+SUBROUTINE PMPI_File_iread_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_c_f08ts
+
+SUBROUTINE MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_all(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_all_f08ts
+
+SUBROUTINE PMPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_all(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_all_f08ts
+
+SUBROUTINE MPI_File_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_all_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_all_c_f08ts
+
+SUBROUTINE PMPI_File_iread_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_all_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_all_c_f08ts
+
+SUBROUTINE MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_at_f08ts
+
+SUBROUTINE PMPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_at_f08ts
+
+SUBROUTINE MPI_File_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_at_c_f08ts
+
+SUBROUTINE PMPI_File_iread_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_at_c_f08ts
+
+SUBROUTINE MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_all(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_at_all_f08ts
+
+SUBROUTINE PMPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_all(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_at_all_f08ts
+
+SUBROUTINE MPI_File_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_at_all_c_f08ts
+
+SUBROUTINE PMPI_File_iread_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_at_all_c_f08ts
+
+SUBROUTINE MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_shared(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_shared_f08ts
+
+SUBROUTINE PMPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_shared(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_shared_f08ts
+
+SUBROUTINE MPI_File_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_shared_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iread_shared_c_f08ts
+
+SUBROUTINE PMPI_File_iread_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iread_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iread_shared_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iread_shared_c_f08ts
+
+SUBROUTINE MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_f08ts
+
+SUBROUTINE PMPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_f08ts
+
+SUBROUTINE MPI_File_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_c_f08ts
+
+SUBROUTINE PMPI_File_iwrite_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_c_f08ts
+
+SUBROUTINE MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_all(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_all_f08ts
+
+SUBROUTINE PMPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_all(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_all_f08ts
+
+SUBROUTINE MPI_File_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_all_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_all_c_f08ts
+
+SUBROUTINE PMPI_File_iwrite_all_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_all_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_all_c_f08ts
+
+SUBROUTINE MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_at_f08ts
+
+SUBROUTINE PMPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_at_f08ts
+
+SUBROUTINE MPI_File_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_at_c_f08ts
+
+SUBROUTINE PMPI_File_iwrite_at_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_at_c_f08ts
+
+SUBROUTINE MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_all(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_at_all_f08ts
+
+SUBROUTINE PMPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_all(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_at_all_f08ts
+
+SUBROUTINE MPI_File_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_at_all_c_f08ts
+
+SUBROUTINE PMPI_File_iwrite_at_all_c_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_at_all_c_f08ts
+
+SUBROUTINE MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_shared(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_shared_f08ts
+
+SUBROUTINE PMPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_shared(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_shared_f08ts
+
+SUBROUTINE MPI_File_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_shared_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE MPI_File_iwrite_shared_c_f08ts
+
+SUBROUTINE PMPI_File_iwrite_shared_c_f08ts(fh, buf, count, datatype, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_iwrite_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_iwrite_shared_c(fh, buf, count, datatype, request, ierror)
+END SUBROUTINE PMPI_File_iwrite_shared_c_f08ts
+
+SUBROUTINE MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_f08ts
+
+SUBROUTINE PMPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_f08ts
+
+SUBROUTINE MPI_File_read_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_c_f08ts
+
+SUBROUTINE PMPI_File_read_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_c_f08ts
+
+SUBROUTINE MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_all_f08ts
+
+SUBROUTINE PMPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_all_f08ts
+
+SUBROUTINE MPI_File_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_all_c_f08ts
+
+SUBROUTINE PMPI_File_read_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_all_c_f08ts
+
+SUBROUTINE MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_all_begin_f08ts
+
+SUBROUTINE PMPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_all_begin_f08ts
+
+SUBROUTINE MPI_File_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_all_begin_c_f08ts
+
+SUBROUTINE PMPI_File_read_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_all_begin_c_f08ts
+
+SUBROUTINE MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_read_all_end_f08ts
+
+SUBROUTINE PMPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_all_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_read_all_end_f08ts
+
+SUBROUTINE MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_at_f08ts
+
+SUBROUTINE PMPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_at_f08ts
+
+SUBROUTINE MPI_File_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_at_c_f08ts
+
+SUBROUTINE PMPI_File_read_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_at_c_f08ts
+
+SUBROUTINE MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_at_all_f08ts
+
+SUBROUTINE PMPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_at_all_f08ts
+
+SUBROUTINE MPI_File_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_at_all_c_f08ts
+
+SUBROUTINE PMPI_File_read_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_at_all_c_f08ts
+
+SUBROUTINE MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_begin(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_at_all_begin_f08ts
+
+SUBROUTINE PMPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_begin(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_at_all_begin_f08ts
+
+SUBROUTINE MPI_File_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_at_all_begin_c_f08ts
+
+SUBROUTINE PMPI_File_read_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_at_all_begin_c_f08ts
+
+SUBROUTINE MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_read_at_all_end_f08ts
+
+SUBROUTINE PMPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_at_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_at_all_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_read_at_all_end_f08ts
+
+SUBROUTINE MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_ordered_f08ts
+
+SUBROUTINE PMPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_ordered_f08ts
+
+SUBROUTINE MPI_File_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_ordered_c_f08ts
+
+SUBROUTINE PMPI_File_read_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_ordered_c_f08ts
+
+SUBROUTINE MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_ordered_begin_f08ts
+
+SUBROUTINE PMPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_ordered_begin_f08ts
+
+SUBROUTINE MPI_File_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_read_ordered_begin_c_f08ts
+
+SUBROUTINE PMPI_File_read_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_read_ordered_begin_c_f08ts
+
+SUBROUTINE MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_read_ordered_end_f08ts
+
+SUBROUTINE PMPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_ordered_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_ordered_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_read_ordered_end_f08ts
+
+SUBROUTINE MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_shared(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_shared_f08ts
+
+SUBROUTINE PMPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_shared(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_shared_f08ts
+
+SUBROUTINE MPI_File_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_shared_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_read_shared_c_f08ts
+
+SUBROUTINE PMPI_File_read_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_read_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_read_shared_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_read_shared_c_f08ts
+
+SUBROUTINE MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_f08ts
+
+SUBROUTINE PMPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_f08ts
+
+SUBROUTINE MPI_File_write_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_c_f08ts
+
+SUBROUTINE PMPI_File_write_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_c_f08ts
+
+SUBROUTINE MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_all_f08ts
+
+SUBROUTINE PMPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_all_f08ts
+
+SUBROUTINE MPI_File_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_all_c_f08ts
+
+SUBROUTINE PMPI_File_write_all_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_all_c_f08ts
+
+SUBROUTINE MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_all_begin_f08ts
+
+SUBROUTINE PMPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_all_begin_f08ts
+
+SUBROUTINE MPI_File_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_all_begin_c_f08ts
+
+SUBROUTINE PMPI_File_write_all_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_all_begin_c_f08ts
+
+SUBROUTINE MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_write_all_end_f08ts
+
+SUBROUTINE PMPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_all_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_write_all_end_f08ts
+
+SUBROUTINE MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_at_f08ts
+
+SUBROUTINE PMPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_at_f08ts
+
+SUBROUTINE MPI_File_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_at_c_f08ts
+
+SUBROUTINE PMPI_File_write_at_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_at_c_f08ts
+
+SUBROUTINE MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_at_all_f08ts
+
+SUBROUTINE PMPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_at_all_f08ts
+
+SUBROUTINE MPI_File_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_at_all_c_f08ts
+
+SUBROUTINE PMPI_File_write_at_all_c_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_c(fh, offset, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_at_all_c_f08ts
+
+SUBROUTINE MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_begin(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_at_all_begin_f08ts
+
+SUBROUTINE PMPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_begin(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_at_all_begin_f08ts
+
+SUBROUTINE MPI_File_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_at_all_begin_c_f08ts
+
+SUBROUTINE PMPI_File_write_at_all_begin_c_f08ts(fh, offset, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_begin_c(fh, offset, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_at_all_begin_c_f08ts
+
+SUBROUTINE MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_write_at_all_end_f08ts
+
+SUBROUTINE PMPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_at_all_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_at_all_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_write_at_all_end_f08ts
+
+SUBROUTINE MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_ordered_f08ts
+
+SUBROUTINE PMPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_ordered_f08ts
+
+SUBROUTINE MPI_File_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_ordered_c_f08ts
+
+SUBROUTINE PMPI_File_write_ordered_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_ordered_c_f08ts
+
+SUBROUTINE MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_ordered_begin_f08ts
+
+SUBROUTINE PMPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_begin
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_begin(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_ordered_begin_f08ts
+
+SUBROUTINE MPI_File_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE MPI_File_write_ordered_begin_c_f08ts
+
+SUBROUTINE PMPI_File_write_ordered_begin_c_f08ts(fh, buf, count, datatype, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_begin_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_begin_c(fh, buf, count, datatype, ierror)
+END SUBROUTINE PMPI_File_write_ordered_begin_c_f08ts
+
+SUBROUTINE MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_end(fh, buf, status, ierror)
+END SUBROUTINE MPI_File_write_ordered_end_f08ts
+
+SUBROUTINE PMPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_ordered_end
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_ordered_end(fh, buf, status, ierror)
+END SUBROUTINE PMPI_File_write_ordered_end_f08ts
+
+SUBROUTINE MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_shared(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_shared_f08ts
+
+SUBROUTINE PMPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_shared(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_shared_f08ts
+
+SUBROUTINE MPI_File_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_shared_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE MPI_File_write_shared_c_f08ts
+
+SUBROUTINE PMPI_File_write_shared_c_f08ts(fh, buf, count, datatype, status, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_File_write_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), INTENT(IN) :: buf(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status), INTENT(OUT) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_File_write_shared_c(fh, buf, count, datatype, status, ierror)
+END SUBROUTINE PMPI_File_write_shared_c_f08ts
 
 SUBROUTINE MPI_F_sync_reg_f08ts(buf, ierror)
   USE mpi_f08_types

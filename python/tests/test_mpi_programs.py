@@ -163,6 +163,16 @@ def test_program_with_two_gateways_per_site(prefix, build_dir, mpi, name):
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", ["io_basic", "io_shared"])
+def test_file_io_with_two_gateways_per_site(prefix, build_dir, mpi, name):
+    """MPI-IO's file agent is gateway 0 of the file's site: requests from ranks that
+    send through another gateway of their site, and answers to them, still meet."""
+    exe = build(prefix, build_dir, name)
+    r = run_job(exe, [], "3,3", mpi, gateways=2)
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-6000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_program_with_its_own_copy_of_environ(prefix, tmp_path, mpi):
     """Built with a compiler isthmus-cc adds no flags to (ISTHMUS_CC), a program that
     refers to `environ` holds a copy of it; the vendor MPI must still see the live one."""
@@ -215,8 +225,10 @@ def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, kib, per_ms
 # because Open MPI 4.1 reports uninitialised reads of its own under memcheck.
 # f08_p2p: the mpi_f08 choice buffers (datatypes made for sections, copies written back
 # when a request completes) and the handle table of the Fortran bindings.
+# io_views: MPI-IO's packing, views, the site-level gather and the agent's answers placed
+# into the program's buffers.
 @pytest.mark.parametrize("name", ["p2p_early", "p2p_truncate", "p2p_probe", "p2p_nonblocking",
-                                  "f08_p2p"])
+                                  "f08_p2p", "io_views"])
 def test_receive_paths_are_clean_under_valgrind(prefix, build_dir, name):
     exe = build(prefix, build_dir, name)
     r = run_job("valgrind", ["-q", "--error-exitcode=9", str(exe)], "2,2", "mpich")

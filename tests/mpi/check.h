@@ -12,6 +12,9 @@
  *                           "<name>: OK" or "<name>: FAILED (n failures)".
  *                           Returns 0 on OK, 1 otherwise (on every rank).
  *
+ *   check_tmp_path(tag, path, n)  a file name in $TMPDIR (or /tmp) unique to this
+ *                           job, chosen by rank 0 and the same on every rank.
+ *
  * Peer helpers (placement across sites is unknown to the tests, so "far"
  * is defined generically; on a 2-site run with ranks split in halves it is
  * a cross-site pair):
@@ -27,6 +30,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #ifndef CHECK_MAX_PRINTED
 #define CHECK_MAX_PRINTED 50 /* per rank; later failures are only counted */
@@ -106,6 +110,13 @@ static inline int check_finish(const char *name)
         fflush(stdout);
     }
     return total == 0 ? 0 : 1;
+}
+
+static inline void check_tmp_path(const char *tag, char *path, int n)
+{
+    const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(path, (size_t)n, "%s/%s-%ld.dat", dir, tag, (long)getpid());
+    MPI_Bcast(path, n, MPI_CHAR, 0, MPI_COMM_WORLD);
 }
 
 static inline int peer_far_to(int r, int n) { return (r + n / 2) % n; }

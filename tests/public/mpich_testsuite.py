@@ -47,12 +47,13 @@ SHA256 = "b27039f964afeb6b8a3e009c56b441cbe368c26d6d6476ad3bb7190996875860"
 TARBALL = f"mpich_{VERSION}.orig.tar.xz"
 SUITE = Path(f"mpich-{VERSION}") / "test" / "mpi"
 
-# In scope: everything but one-sided (rma), I/O (io), dynamic processes (spawn), the tools
-# interface (mpi_t), MPI-4 partitioned communication (part), threads and C++; the Fortran
-# directories (mpif.h, use mpi, use mpi_f08) leave out the same parts.
+# In scope: everything but one-sided (rma), dynamic processes (spawn), the tools interface
+# (mpi_t), MPI-4 partitioned communication (part), threads and C++; the Fortran directories
+# (mpif.h, use mpi, use mpi_f08) leave out the same parts. I/O (io) is built in a tree of
+# its own configured with MPI-IO (the others keep --disable-romio, as they were measured).
 FORTRAN = ["f77", "f90", "f08"]
 CATEGORIES = ["attr", "basic", "coll", "comm", "datatype", "errhan", "group", "info", "init",
-              "pt2pt", "topo", *FORTRAN]
+              "pt2pt", "topo", "io", *FORTRAN]
 CONFIGURE_ARGS = ["--disable-fortran", "--disable-cxx", "--disable-rma", "--disable-spawn",
                   "--disable-romio", "--disable-part", "--disable-ft-tests", "--disable-perftest",
                   "--enable-threads=single", "--disable-checkpointing"]
@@ -147,18 +148,21 @@ def patch(src: Path) -> None:
 def tree(build: str, test: "Test") -> str:
     """The build tree a test is built in: the Fortran directories get one configured with
     Fortran (and their own compiler), so the C trees stay as they were."""
-    return f"{build}-fortran" if test.dir.split("/")[0] in FORTRAN else build
+    top = test.dir.split("/")[0]
+    return f"{build}-fortran" if top in FORTRAN else f"{build}-io" if top == "io" else build
 
 
 def configure(work: Path, src: Path, name: str) -> Path:
     """Configure the build tree `name` (a build, or <build>-fortran) once."""
-    build, fortran = name.removesuffix("-fortran"), name.endswith("-fortran")
+    build, fortran = name.removesuffix("-fortran").removesuffix("-io"), name.endswith("-fortran")
     bdir = work / f"build-{name}"
     if (bdir / "config.status").exists():
         return bdir
     bdir.mkdir(parents=True, exist_ok=True)
     cc = compiler(build)
     args = [f"CC={cc}", f"MPICC={cc}", *CONFIGURE_ARGS]
+    if name.endswith("-io"):
+        args.remove("--disable-romio")  # the io directory and its MPI-IO configuration
     if fortran:
         fc = compiler(build, fortran=True)
         # the f77 tests pass buffers of several types to one routine, which gfortran 10

@@ -258,6 +258,326 @@ int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 }
 ISM_PMPI(Exscan_init_c)
 
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Aint extent_ = 0;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_get_type_extent(fh, datatype, &extent_);
+    if (extent && rc == MPI_SUCCESS)
+        *extent = extent_;
+    return rc;
+}
+ISM_PMPI(File_get_type_extent_c)
+
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iread_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_all(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iread_all_c)
+
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iread_at_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iread_at_all_c)
+
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iread_at_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iread_at_c)
+
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iread_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iread_c)
+
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iread_shared_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iread_shared(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iread_shared_c)
+
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iwrite_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iwrite_all_c)
+
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iwrite_at_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iwrite_at_all_c)
+
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iwrite_at_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iwrite_at_c)
+
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iwrite_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iwrite_c)
+
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_iwrite_shared_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
+    return rc;
+}
+ISM_PMPI(File_iwrite_shared_c)
+
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_all_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all_begin(fh, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_read_all_begin_c)
+
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_all(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_all_c)
+
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_at_all_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_read_at_all_begin_c)
+
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_at_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_at_all_c)
+
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_at_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_at_c)
+
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_c)
+
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_ordered_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_read_ordered_begin_c)
+
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_ordered_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_ordered(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_ordered_c)
+
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_read_shared_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_read_shared(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_read_shared_c)
+
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_all_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all_begin(fh, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_write_all_begin_c)
+
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_all(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_all_c)
+
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_at_all_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_write_at_all_begin_c)
+
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_at_all_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_at_all_c)
+
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_at_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_at_c)
+
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_c)
+
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_ordered_begin_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
+    return rc;
+}
+ISM_PMPI(File_write_ordered_begin_c)
+
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_ordered_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_ordered(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_ordered_c)
+
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
+        rc = too_big("MPI_File_write_shared_c", count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_File_write_shared(fh, buf, (int)count, datatype, status);
+    return rc;
+}
+ISM_PMPI(File_write_shared_c)
+
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;

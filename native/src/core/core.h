@@ -324,6 +324,20 @@ int ism_gw_query(const uint8_t **words, size_t *nwords);
 int ism_gw_watch(int on); /* ISM_F_WATCH: link events wanted (1) or not (0) */
 void ism_gw_answered(const ism_frame_hdr *h, const void *payload);
 
+/* fileio.c: MPI-IO requests to the file agent in gateway 0 of another site (wan/fileio.h).
+ * post sends one request (payload p1 then p2, at most ism_fio_max_payload() bytes; rbuf
+ * takes up to rcap bytes of the answer) and gives its slot; wait progresses until the
+ * answer (result: >= 0, or -errno) or ISTHMUS_IO_TIMEOUT (ISM_ERR_OTHER, said on stderr
+ * with the site). At most ISM_FIO_SLOTS requests are outstanding. */
+#define ISM_FIO_SLOTS 64
+size_t ism_fio_max_payload(void);
+int ism_fio_post(int site, uint32_t handle, int op, uint64_t b, const void *p1, size_t l1,
+                 const void *p2, size_t l2, void *rbuf, size_t rcap, int *slot);
+int ism_fio_wait(int slot, int64_t *result, size_t *got);
+int ism_fio_call(int site, uint32_t handle, int op, uint64_t b, const void *p1, size_t l1,
+                 const void *p2, size_t l2, void *rbuf, size_t rcap, int64_t *result);
+void ism_fio_reply(const ism_frame_hdr *h, const void *payload);
+
 /* MPI_T events (abi/mpit_event.c sets the hook and the mask of kinds anyone listens to;
  * the core raises an event only when its bit is set, so nothing is built otherwise) */
 enum { ISM_TEV_ARRIVED, ISM_TEV_UNEXPECTED, ISM_TEV_LINK_DOWN, ISM_TEV_LINK_UP, ISM_TEV_N };

@@ -575,6 +575,9 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
     case ISM_F_LINKEV:
         ism_tev_link(h, payload);
         break;
+    case ISM_F_IOREP:
+        ism_fio_reply(h, payload);
+        break;
     case ISM_F_ABORT:
         /* The gateway is stopping the job; it has printed why. */
         ism.be->abort(ism.vworld, (int)h->a ? (int)h->a : 1);

@@ -243,6 +243,9 @@ int gw_tune_socket(int fd, int listening, char *err, size_t errlen);
 int gw_tune_socket_prep(int fd, void *arg); /* before connect(): for ism_sock_connect_prep */
 void gw_tune_describe(const gw_link *l, char *buf, size_t n);
 
+/* fileagent.c: an MPI-IO request (ISM_F_IO) from a rank at another site, answered on l */
+void gw_fileagent_frame(gw_link *l, gw_buf *b, const ism_frame_hdr *h);
+
 /* loop.c */
 void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h);
 void gw_route_from_link(gw_link *l, gw_buf *b);

@@ -128,6 +128,11 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
         return;
     }
     int lo = gw.site_off[gw.site], hi = gw.site_off[gw.site + 1];
+    if (h.type == ISM_F_IO && h.dst == lo && gw.gwidx == 0 && h.src >= 0 &&
+        h.src < gw.site_off[gw.nsites]) {
+        gw_fileagent_frame(l, b, &h);
+        return;
+    }
     if (h.dst < lo || h.dst >= hi || (h.dst - lo) % gw.ngw_here != gw.gwidx || h.src < 0 ||
         h.src >= gw.site_off[gw.nsites])
         gw_die(1, "site %s gateway %d sent a frame for rank %d from rank %d, which this gateway "

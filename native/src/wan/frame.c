@@ -191,6 +191,10 @@ const char *ism_frame_type_name(int type)
         return "WATCH";
     case ISM_F_LINKEV:
         return "LINKEV";
+    case ISM_F_IO:
+        return "IO";
+    case ISM_F_IOREP:
+        return "IOREP";
     default:
         return "UNKNOWN";
     }

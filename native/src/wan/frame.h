@@ -41,7 +41,11 @@ enum ism_frame_type {
     ISM_F_WATCH = 17,  /* 1: tell me about links going down and up; 0: stop           */
     ISM_F_LINKEV = 18, /* link index  state  | gateway clock ns in the payload (8 bytes),
                           then the peer site and gateway (4 + 4), then the reason     */
-    ISM_F_TYPE_MAX = 18
+    /* MPI-IO: a rank at another site to the file agent in gateway 0 of the file's site,
+       and its answer (wan/fileio.h has the fields) */
+    ISM_F_IO = 19,
+    ISM_F_IOREP = 20,
+    ISM_F_TYPE_MAX = 20
 };
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */
