@@ -34,7 +34,7 @@ def threads_exe(prefix, tmp_path_factory):
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-@pytest.mark.parametrize("ranks", ["2,2"])
+@pytest.mark.parametrize("ranks", ["2,2", "1,1"])
 def test_threads_across_sites(threads_exe, mpi, ranks):
     r = run_job(threads_exe, ["all", "4"], ranks, mpi)
     out = r.stdout + r.stderr
