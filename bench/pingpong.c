@@ -21,6 +21,8 @@
  *
  * Other ranks, if any, do no communication of their own: they only take part
  * in the MPI_Barrier that starts the timed phase and in the final MPI_Barrier.
+ * PINGPONG_THREAD=single|funneled|serialized|multiple starts MPI with MPI_Init_thread
+ * at that level (bench/thread_cost.sh); the program stops if it is not provided.
  * Output: exactly one line from rank 0:
  *   pingpong size=<bytes> mode=<lat|bw> value=<number> unit=<us|MB/s> iters=<n>
  */
@@ -85,7 +87,29 @@ int main(int argc, char **argv)
     char msg[256] = "";
     char *buf = NULL;
 
-    MPI_Init(&argc, &argv);
+    const char *level = getenv("PINGPONG_THREAD");
+    if (level) {
+        static const char *names[] = {"single", "funneled", "serialized", "multiple"};
+        const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED,
+                              MPI_THREAD_MULTIPLE};
+        int want = -1, got = -1;
+        for (i = 0; i < 4; i++)
+            if (!strcmp(level, names[i]))
+                want = levels[i];
+        if (want < 0) {
+            fprintf(stderr, "pingpong: PINGPONG_THREAD=%s is not single, funneled, serialized "
+                    "or multiple\n", level);
+            return 2;
+        }
+        MPI_Init_thread(&argc, &argv, want, &got);
+        if (got != want) {
+            fprintf(stderr, "pingpong: PINGPONG_THREAD=%s: the library provides level %d, "
+                    "not %d\n", level, got, want);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite: set up (scripts/bootstrap.sh), then the C tests (CTest,
-# also built with AddressSanitizer and UndefinedBehaviorSanitizer), the fuzz targets
+# also built with AddressSanitizer and UndefinedBehaviorSanitizer), a ThreadSanitizer
+# build for the thread programs (run by pytest), the fuzz targets
 # under libFuzzer for a bounded time (ISM_FUZZ_SECONDS each), and the Python tests
 # (pytest), which include end-to-end runs of real MPI programs on
 # 2 and 3 sites with Open MPI and with MPICH. Exit status is non-zero if anything fails.
@@ -22,6 +23,18 @@ if cmake -S . -B build-asan -DISM_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/nul
         ctest --test-dir build-asan --output-on-failure -j2 || status=1
 else
     echo "the sanitizer build failed"
+    status=1
+fi
+echo "== ThreadSanitizer build (build-tsan/ -> _install-tsan/): the thread programs run on it in pytest"
+# python/tests/test_threads.py runs tests/mpi/thread_multiple.c across sites on this
+# install (ISTHMUS_TSAN_PREFIX); only those tests use it, so the suite's time grows by the
+# build and a few short jobs
+if cmake -S . -B build-tsan -DISM_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_INSTALL_PREFIX="$here/_install-tsan" >/dev/null &&
+    cmake --build build-tsan -j"$(nproc)" >/dev/null && cmake --install build-tsan >/dev/null; then
+    export ISTHMUS_TSAN_PREFIX="$here/_install-tsan"
+else
+    echo "the ThreadSanitizer build failed"
     status=1
 fi
 echo "== fuzz targets, coverage-guided with libFuzzer (build-fuzz/, clang; ${ISM_FUZZ_SECONDS:-20} s each)"

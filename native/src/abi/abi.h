@@ -8,6 +8,7 @@
 #ifndef ISM_ABI_H
 #define ISM_ABI_H
 
+#include "mt_names.h" /* before mpi.h: renames the definitions the locking entries wrap */
 #include <mpi.h>
 
 #include "../core/core.h"
@@ -15,8 +16,8 @@
 #define ISM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ISM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-#define ISM_PMPI(name) _Pragma(ISM_STR(weak MPI_##name = PMPI_##name))
-#define ISM_STR(x) #x
+/* the weak alias MPI_name of PMPI_name, or nothing where abi/mt_entry.c makes both */
+#define ISM_PMPI(name) ISM_PMPI_##name
 
 static inline ism_comm *ism_abi_comm(MPI_Comm h)
 {

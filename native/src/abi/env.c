@@ -126,7 +126,7 @@ const char *ism_abi_class_text(int c)
     }
 }
 
-int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
+static int error_v(ism_comm *c, int code, const char *fn, const char *fmt, va_list ap)
 {
     ism_comm *h = c ? c : &ism_comm_world;
     if (h->errh && h->errh->kind == 1)
@@ -134,16 +134,29 @@ int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
     if (h->errh && h->errh->kind == 3)
         return ism_abi_call_user_errh(h, code);
     char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
     char why[900];
     snprintf(why, sizeof why, "site %s rank %d: %s: %s (%s); aborting the job",
              ism_site_name(ism.site), ism.grank, fn, msg, ism_abi_class_name(code));
     fprintf(stderr, "isthmus: %s\n", why);
     fflush(stderr);
     ism_core_abort(h, code ? code : 1, why);
+}
+
+/* Also called by the fast path, which holds no core lock under MPI_THREAD_MULTIPLE: the
+ * handler is looked up, and a program's handler runs, holding it. */
+int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
+{
+    int mt = ism_mt_on;
+    if (mt)
+        ism_mt_lock();
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = error_v(c, code, fn, fmt, ap);
+    va_end(ap);
+    if (mt)
+        ism_mt_unlock();
+    return rc;
 }
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)

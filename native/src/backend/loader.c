@@ -15,6 +15,23 @@
 
 extern char **environ;
 
+#if defined(__SANITIZE_THREAD__)
+/* ThreadSanitizer's dlopen refuses RTLD_DEEPBIND (google/sanitizers#611: a library bound
+ * to itself first would call libc around the sanitizer's interceptors). dlmopen into the
+ * base namespace is the same load and is not intercepted. Here the plugin is itself
+ * built with -fsanitize=thread, so libtsan precedes libc in its scope and the vendor's
+ * calls to libc still reach the interceptors. */
+static void *open_plugin(const char *path)
+{
+    return dlmopen(LM_ID_BASE, path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+}
+#else
+static void *open_plugin(const char *path)
+{
+    return dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+}
+#endif
+
 const char *ism_backend_vendor(void)
 {
     const char *v = getenv("ISTHMUS_MPI");
@@ -63,7 +80,7 @@ const ism_backend *ism_backend_load(const char *dir, const char *vendor, char *e
     }
     for (int i = 0; i < 2 && tries[i]; i++) {
         snprintf(path, sizeof path, "%s/isthmus-backend-%s.so", dir, tries[i]);
-        void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+        void *h = open_plugin(path);
         if (!h) {
             if (!why[0])
                 snprintf(why, sizeof why, "%s", dlerror());

@@ -245,7 +245,10 @@ static int agree_nb(ism_comm *parent, int n, uint32_t *out)
 
 int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out)
 {
-    if (ism_nbc_cur)
+    /* Under MPI_THREAD_MULTIPLE two threads may agree at once on different parents (the
+     * core lock is given up while the allreduce waits): both would offer the same next
+     * free id. The nonblocking agreement's holds and confirmation are made for that. */
+    if (ism_nbc_cur || ism_mt_on)
         return agree_nb(parent, n, out);
     int mine = (int)next_ctx, agreed = 0;
     int rc = ism_allreduce(&mine, &agreed, 1, ISM_DT_INT, &ism_op_table[0x03], parent);
@@ -294,6 +297,8 @@ void ism_ctx_reserve(uint32_t ctx, int n)
 {
     if (ctx < CTX_NB_LO && ctx + 2u * (uint32_t)n > next_ctx)
         next_ctx = ctx + 2u * (uint32_t)n;
+    else if (ctx >= CTX_NB_LO && ctx < CTX_BOOT_LO && ctx + 2u * (uint32_t)n > next_nb)
+        next_nb = ctx + 2u * (uint32_t)n; /* agreed in the nonblocking space (threads) */
 }
 
 /* Duplicate a vendor communicator, always with the vendor's MPI_Comm_idup (blocking and

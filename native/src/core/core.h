@@ -16,6 +16,7 @@
 #include "../common/knobs.h"
 #include "../wan/frame.h"
 #include "dtmap.h"
+#include "mt.h"
 
 #define ISM_ANY_SOURCE (-1)
 #define ISM_PROC_NULL (-3)
@@ -246,7 +247,9 @@ typedef struct ism_reqlist {
 } ism_reqlist;
 
 typedef struct ism_global {
-    const ism_backend *be;
+    /* be: the backend every core path calls; under MPI_THREAD_MULTIPLE its blocking calls
+     * give the core lock up (core/mt.c). vbe: the vendor's own table (the fast path). */
+    const ism_backend *be, *vbe;
     int initialized, finalized, thread_level;
     int multisite;
     int nsites, site;
@@ -257,7 +260,8 @@ typedef struct ism_global {
     int lrank, lsize;
     ism_vh vworld, vapp, vgw;
     int ngw, *gw_vrank, my_gw;
-    /* remote machinery */
+    /* remote machinery; remote_active is read without the lock by the fast path, so it is
+     * written with ism_remote_add (under the lock) */
     int remote_active;
     int64_t idle_yield_ns; /* an idle wait yields this long before it naps (ism_idle) */
     size_t eager_limit, chunk;
@@ -554,6 +558,15 @@ int ism_group_compare(const ism_group *a, const ism_group *b);
 #define ISM_DT_BYTE (&ism_dt_table[0x47])
 #define ISM_DT_INT (&ism_dt_table[0x09])
 #define ISM_OP_MAX (&ism_op_table[0x03])
+
+static inline void ism_remote_add(int d)
+{
+    __atomic_store_n(&ism.remote_active, ism.remote_active + d, __ATOMIC_RELAXED);
+}
+static inline int ism_remote_idle(void)
+{
+    return !__atomic_load_n(&ism.remote_active, __ATOMIC_RELAXED);
+}
 
 static inline int ism_is_remote(const ism_comm *c, int r) { return c->l_of[r] < 0; }
 

@@ -245,18 +245,20 @@ void ism_idle(unsigned *spins)
         *spins = 0;
         return;
     }
+    /* under MPI_THREAD_MULTIPLE the core lock is given up for the rest of the round */
+    unsigned held = ism_mt_release();
     unsigned s = ++*spins;
-    if (s < 64)
-        return;
-    if (s == 64)
-        yield_until = mono_ns() + ism.idle_yield_ns;
-    if (s < (1u << 30) && mono_ns() < yield_until) {
+    if (s < 64) {
+    } else if (s == 64 || (s < (1u << 30) && mono_ns() < yield_until)) {
+        if (s == 64)
+            yield_until = mono_ns() + ism.idle_yield_ns;
         sched_yield();
-        return;
+    } else {
+        *spins = 1u << 30; /* napping from now on, without reading the clock */
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
     }
-    *spins = 1u << 30; /* napping from now on, without reading the clock */
-    struct timespec ts = {0, 50000};
-    nanosleep(&ts, NULL);
+    ism_mt_reacquire(held);
 }
 
 void ism_gw_teardown(void)

@@ -222,7 +222,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
      * the program would otherwise run with choices other than the ones it was given */
     if (ism_coll_init())
         ism_die("the collective selection above is not valid; correct it or unset it");
-    ism.be = load_backend();
+    ism.be = ism.vbe = load_backend();
     vendor_defaults();
     rc = ism.be->init_thread(argc, argv, required, provided);
     if (rc)
@@ -310,6 +310,15 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         /* MPI_Init returns once every site is connected. */
         rc = ism_barrier(&ism_comm_world);
     }
+    if (!rc && ism.thread_level == 4096) { /* MPI_THREAD_MULTIPLE */
+        /* With other sites, a thread blocked inside the vendor (the fast path) would not
+         * move cross-site work another thread starts afterwards and then leaves to be
+         * finished by progress: so every wait polls both sides, as when such work is
+         * pending (design.md, "Threads"). */
+        if (ism.multisite)
+            ism_remote_add(1);
+        ism_mt_start();
+    }
     return rc;
 }
 
@@ -332,6 +341,7 @@ int ism_core_finalize(void)
     }
     ism.finalized = 1;
     ism_backend_sync_environ();
+    ism_mt_stop();
     int rc2 = ism.be->finalize();
     return rc ? rc : rc2;
 }

@@ -27,6 +27,7 @@
 struct ism_nbc {
     ucontext_t uc;
     void *stack;
+    void *fiber; /* ThreadSanitizer's handle of the stack, or NULL */
     int (*fn)(void *args);
     ism_comm *comm;
     ism_req *req;
@@ -36,8 +37,27 @@ struct ism_nbc {
     _Alignas(16) unsigned char args[NBC_ARGS];
 };
 
+/* ThreadSanitizer follows each thread's stack: a coroutine's stack must be announced to it
+ * as a fiber, and every switch made known, or its shadow stack goes wrong and a later
+ * report crashes it (seen with the thread tests' MPI_Iallreduce). */
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define FIBER_NEW() __tsan_create_fiber(0)
+#define FIBER_FREE(f) __tsan_destroy_fiber(f)
+#define FIBER_TO(f) __tsan_switch_to_fiber((f), 0)
+#define FIBER_SELF() __tsan_get_current_fiber()
+#else
+#define FIBER_NEW() NULL
+#define FIBER_FREE(f) ((void)(f))
+#define FIBER_TO(f) ((void)(f))
+#define FIBER_SELF() NULL
+#endif
+
 ism_nbc *ism_nbc_cur;
+/* the program's context that resumed the running coroutine (any thread's, under the core
+ * lock, which a coroutine never gives up: core/mt.c) */
 static ucontext_t sched;
+static void *sched_fiber;
 static ism_nbc *head, *tail;
 static int count;
 int ism_nbc_next_creates;
@@ -47,6 +67,7 @@ static void body(unsigned lo, unsigned hi)
     ism_nbc *n = (ism_nbc *)(((uintptr_t)hi << 32) | (uintptr_t)lo);
     n->rc = n->fn(n->args);
     n->finished = 1;
+    FIBER_TO(sched_fiber);
     /* returning resumes uc_link: the scheduler */
 }
 
@@ -87,15 +108,19 @@ static int step(ism_nbc *n)
         makecontext(&n->uc, (void (*)(void))body, 2, (unsigned)(p & 0xffffffffu),
                     (unsigned)(p >> 32));
         n->started = 1;
+        n->fiber = FIBER_NEW();
     }
     ism_nbc_cur = n;
+    sched_fiber = FIBER_SELF();
+    FIBER_TO(n->fiber);
     if (swapcontext(&sched, &n->uc))
         ism_die("swapcontext failed running a nonblocking collective");
     ism_nbc_cur = NULL;
     if (!n->finished)
         return 0;
+    FIBER_FREE(n->fiber);
     unlink_nbc(n);
-    ism.remote_active--;
+    ism_remote_add(-1);
     n->req->st.error = n->rc;
     ism_req_complete(n->req, n->rc);
     free(n->stack);
@@ -123,6 +148,7 @@ int ism_nbc_poll(void)
 void ism_nbc_yield(void)
 {
     ism_nbc *n = ism_nbc_cur;
+    FIBER_TO(sched_fiber);
     if (swapcontext(&n->uc, &sched))
         ism_die("swapcontext failed in a nonblocking collective");
 }
@@ -161,7 +187,7 @@ int ism_nbc_start(ism_comm *c, int (*fn)(void *), const void *args, size_t len, 
     count++;
     /* the program's blocking calls must keep serving us: the fast paths that block in
      * the vendor are taken only when no cross-site work is pending */
-    ism.remote_active++;
+    ism_remote_add(1);
     *out = r;
     if (first_on(c) == n && !ism_nbc_cur)
         step(n); /* as far as it goes without waiting */

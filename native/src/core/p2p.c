@@ -226,7 +226,7 @@ int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_
     r->id = ++ism.next_id;
     st_set(&r->st, dst, tag, bytes, 0);
     ism_list_push(&ism.rsends, r);
-    ism.remote_active++;
+    ism_remote_add(1);
     *out = r;
     uint16_t flags = r->sync ? ISM_FRAME_FLAG_SYNC : 0;
     size_t early = bytes < ism.early_left[dst_g] ? bytes : ism.early_left[dst_g];
@@ -425,7 +425,9 @@ static int withdraw_shadow(ism_req *r)
         return 1;
     r->has_shadow = 0;
     ism.be->cancel(&r->vreq);
-    ism.be->wait(&r->vreq, &vst);
+    /* completes at once after the cancel: the vendor's own wait, which keeps the core lock
+     * (this runs inside frame handlers, mid-way through the matching queues) */
+    ism.vbe->wait(&r->vreq, &vst);
     if (vst.cancelled)
         return 1;
     ism_list_remove(&ism.posted, r);
@@ -660,7 +662,7 @@ int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *
     r->src = src;
     r->tag = tag;
     *out = r;
-    ism.remote_active++;
+    ism_remote_add(1);
     ism_progress();
     if (take_unexpected(r))
         return 0;
@@ -872,7 +874,7 @@ int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
         recv_setup(r, buf, count, dt);
         r->src = c->c_of_g[m->ux->h.src];
         r->tag = m->ux->h.tag;
-        ism.remote_active++;
+        ism_remote_add(1);
         if (m->ux->h.type == ISM_F_EAGER)
             deliver_eager(r, &m->ux->h, r->src, m->ux->payload);
         else

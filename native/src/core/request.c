@@ -78,7 +78,7 @@ void ism_req_complete(ism_req *r, int error)
         r->pdt = NULL;
     }
     if (r->kind == ISM_RQ_RSEND || r->kind == ISM_RQ_RRECV)
-        ism.remote_active--;
+        ism_remote_add(-1);
     if (r->freed) /* MPI_Request_free'd while in flight: nobody will wait for it */
         ism_req_free(r);
 }
