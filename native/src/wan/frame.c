@@ -191,6 +191,8 @@ const char *ism_frame_type_name(int type)
         return "WATCH";
     case ISM_F_LINKEV:
         return "LINKEV";
+    case ISM_F_RMA:
+        return "RMA";
     default:
         return "UNKNOWN";
     }

@@ -41,7 +41,9 @@ enum ism_frame_type {
     ISM_F_WATCH = 17,  /* 1: tell me about links going down and up; 0: stop           */
     ISM_F_LINKEV = 18, /* link index  state  | gateway clock ns in the payload (8 bytes),
                           then the peer site and gateway (4 + 4), then the reason     */
-    ISM_F_TYPE_MAX = 18
+    /* one-sided communication between ranks (core/rma.c; the kind is in the tag field): */
+    ISM_F_RMA = 19,    /* target disp or request id  kind-specific (rma.h)  kind  data */
+    ISM_F_TYPE_MAX = 19
 };
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */
