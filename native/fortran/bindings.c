@@ -8732,6 +8732,18 @@ void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, con
         *ierror = rc;
 }
 
+void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_complete(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_complete_, pmpi_win_complete_)
+
+ISM_F_ALIAS(pmpi_win_complete_f08_, pmpi_win_complete_)
+ISM_F_WEAK(mpi_win_complete_f08_, pmpi_win_complete_)
+
 void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8869,6 +8881,22 @@ ISM_F_WEAK(mpi_win_get_group_, pmpi_win_get_group_)
 ISM_F_ALIAS(pmpi_win_get_group_f08_, pmpi_win_get_group_)
 ISM_F_WEAK(mpi_win_get_group_f08_, pmpi_win_get_group_)
 
+void pmpi_win_get_info_(const MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror);
+void pmpi_win_get_info_(const MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_info_used = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_get_info(PMPI_Win_f2c(*win), &c_info_used);
+    *info_used = ism_abi_f_hold(PMPI_Info_c2f(c_info_used));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_get_info_, pmpi_win_get_info_)
+
+ISM_F_ALIAS(pmpi_win_get_info_f08_, pmpi_win_get_info_)
+ISM_F_WEAK(mpi_win_get_info_f08_, pmpi_win_get_info_)
+
 void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8893,6 +8921,42 @@ ISM_F_WEAK(mpi_win_lock_all_, pmpi_win_lock_all_)
 ISM_F_ALIAS(pmpi_win_lock_all_f08_, pmpi_win_lock_all_)
 ISM_F_WEAK(mpi_win_lock_all_f08_, pmpi_win_lock_all_)
 
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_post(PMPI_Group_f2c(*group), *assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_post_, pmpi_win_post_)
+
+ISM_F_ALIAS(pmpi_win_post_f08_, pmpi_win_post_)
+ISM_F_WEAK(mpi_win_post_f08_, pmpi_win_post_)
+
+void pmpi_win_set_info_(const MPI_Fint *win, const MPI_Fint *info, MPI_Fint *ierror);
+void pmpi_win_set_info_(const MPI_Fint *win, const MPI_Fint *info, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_set_info(PMPI_Win_f2c(*win), PMPI_Info_f2c(*info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_set_info_, pmpi_win_set_info_)
+
+ISM_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
+ISM_F_WEAK(mpi_win_set_info_f08_, pmpi_win_set_info_)
+
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_start(PMPI_Group_f2c(*group), *assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_start_, pmpi_win_start_)
+
+ISM_F_ALIAS(pmpi_win_start_f08_, pmpi_win_start_)
+ISM_F_WEAK(mpi_win_start_f08_, pmpi_win_start_)
+
 void pmpi_win_sync_(const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_sync_(const MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8904,6 +8968,21 @@ ISM_F_WEAK(mpi_win_sync_, pmpi_win_sync_)
 
 ISM_F_ALIAS(pmpi_win_sync_f08_, pmpi_win_sync_)
 ISM_F_WEAK(mpi_win_sync_f08_, pmpi_win_sync_)
+
+void pmpi_win_test_(const MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror);
+void pmpi_win_test_(const MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_test(PMPI_Win_f2c(*win), flag);
+    *flag = ism_f_logical(*flag);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_test_, pmpi_win_test_)
+
+ISM_F_ALIAS(pmpi_win_test_f08_, pmpi_win_test_)
+ISM_F_WEAK(mpi_win_test_f08_, pmpi_win_test_)
 
 void pmpi_win_unlock_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_unlock_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror)
@@ -8928,6 +9007,18 @@ ISM_F_WEAK(mpi_win_unlock_all_, pmpi_win_unlock_all_)
 
 ISM_F_ALIAS(pmpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
 ISM_F_WEAK(mpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+
+void pmpi_win_wait_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_wait_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_wait(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_wait_, pmpi_win_wait_)
+
+ISM_F_ALIAS(pmpi_win_wait_f08_, pmpi_win_wait_)
+ISM_F_WEAK(mpi_win_wait_f08_, pmpi_win_wait_)
 
 void pmpi_grequest_complete_(const MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_grequest_complete_(const MPI_Fint *request, MPI_Fint *ierror)

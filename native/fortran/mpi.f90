@@ -1941,6 +1941,12 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: session
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_init
+    SUBROUTINE MPI_Win_complete(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_complete
     SUBROUTINE MPI_Win_fence(assert, win, ierror)
       IMPORT
       IMPLICIT NONE
@@ -1987,6 +1993,13 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: group
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_get_group
+    SUBROUTINE MPI_Win_get_info(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: info_used
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_info
     SUBROUTINE MPI_Win_lock(lock_type, rank, assert, win, ierror)
       IMPORT
       IMPLICIT NONE
@@ -2003,12 +2016,42 @@ MODULE mpi
       INTEGER, INTENT(IN) :: win
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_lock_all
+    SUBROUTINE MPI_Win_post(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_post
+    SUBROUTINE MPI_Win_set_info(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_info
+    SUBROUTINE MPI_Win_start(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_start
     SUBROUTINE MPI_Win_sync(win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER, INTENT(IN) :: win
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_sync
+    SUBROUTINE MPI_Win_test(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_test
     SUBROUTINE MPI_Win_unlock(rank, win, ierror)
       IMPORT
       IMPLICIT NONE
@@ -2022,6 +2065,12 @@ MODULE mpi
       INTEGER, INTENT(IN) :: win
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_unlock_all
+    SUBROUTINE MPI_Win_wait(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_wait
     SUBROUTINE MPI_Grequest_complete(request, ierror)
       IMPORT
       IMPLICIT NONE

@@ -5745,6 +5745,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_allocate_c_f08ts
   END INTERFACE MPI_Win_allocate
+  INTERFACE MPI_Win_complete
+    SUBROUTINE MPI_Win_complete_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_complete_f08
+  END INTERFACE MPI_Win_complete
   INTERFACE MPI_Win_create
     SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
       IMPORT
@@ -5829,6 +5837,15 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_get_group_f08
   END INTERFACE MPI_Win_get_group
+  INTERFACE MPI_Win_get_info
+    SUBROUTINE MPI_Win_get_info_f08(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_info_f08
+  END INTERFACE MPI_Win_get_info
   INTERFACE MPI_Win_lock
     SUBROUTINE MPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
       IMPORT
@@ -5849,6 +5866,35 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_lock_all_f08
   END INTERFACE MPI_Win_lock_all
+  INTERFACE MPI_Win_post
+    SUBROUTINE MPI_Win_post_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_post_f08
+  END INTERFACE MPI_Win_post
+  INTERFACE MPI_Win_set_info
+    SUBROUTINE MPI_Win_set_info_f08(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_info_f08
+  END INTERFACE MPI_Win_set_info
+  INTERFACE MPI_Win_start
+    SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_start_f08
+  END INTERFACE MPI_Win_start
   INTERFACE MPI_Win_sync
     SUBROUTINE MPI_Win_sync_f08(win, ierror)
       IMPORT
@@ -5857,6 +5903,15 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_sync_f08
   END INTERFACE MPI_Win_sync
+  INTERFACE MPI_Win_test
+    SUBROUTINE MPI_Win_test_f08(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_test_f08
+  END INTERFACE MPI_Win_test
   INTERFACE MPI_Win_unlock
     SUBROUTINE MPI_Win_unlock_f08(rank, win, ierror)
       IMPORT
@@ -5874,6 +5929,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_unlock_all_f08
   END INTERFACE MPI_Win_unlock_all
+  INTERFACE MPI_Win_wait
+    SUBROUTINE MPI_Win_wait_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_wait_f08
+  END INTERFACE MPI_Win_wait
   INTERFACE MPI_Grequest_complete
     SUBROUTINE MPI_Grequest_complete_f08(request, ierror)
       IMPORT
@@ -11314,6 +11377,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_allocate_c_f08ts
   END INTERFACE PMPI_Win_allocate
+  INTERFACE PMPI_Win_complete
+    SUBROUTINE PMPI_Win_complete_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_complete_f08
+  END INTERFACE PMPI_Win_complete
   INTERFACE PMPI_Win_create
     SUBROUTINE PMPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
       IMPORT
@@ -11398,6 +11469,15 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_get_group_f08
   END INTERFACE PMPI_Win_get_group
+  INTERFACE PMPI_Win_get_info
+    SUBROUTINE PMPI_Win_get_info_f08(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_get_info_f08
+  END INTERFACE PMPI_Win_get_info
   INTERFACE PMPI_Win_lock
     SUBROUTINE PMPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
       IMPORT
@@ -11418,6 +11498,35 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_lock_all_f08
   END INTERFACE PMPI_Win_lock_all
+  INTERFACE PMPI_Win_post
+    SUBROUTINE PMPI_Win_post_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_post_f08
+  END INTERFACE PMPI_Win_post
+  INTERFACE PMPI_Win_set_info
+    SUBROUTINE PMPI_Win_set_info_f08(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_set_info_f08
+  END INTERFACE PMPI_Win_set_info
+  INTERFACE PMPI_Win_start
+    SUBROUTINE PMPI_Win_start_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_start_f08
+  END INTERFACE PMPI_Win_start
   INTERFACE PMPI_Win_sync
     SUBROUTINE PMPI_Win_sync_f08(win, ierror)
       IMPORT
@@ -11426,6 +11535,15 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_sync_f08
   END INTERFACE PMPI_Win_sync
+  INTERFACE PMPI_Win_test
+    SUBROUTINE PMPI_Win_test_f08(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_test_f08
+  END INTERFACE PMPI_Win_test
   INTERFACE PMPI_Win_unlock
     SUBROUTINE PMPI_Win_unlock_f08(rank, win, ierror)
       IMPORT
@@ -11443,6 +11561,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_unlock_all_f08
   END INTERFACE PMPI_Win_unlock_all
+  INTERFACE PMPI_Win_wait
+    SUBROUTINE PMPI_Win_wait_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_wait_f08
+  END INTERFACE PMPI_Win_wait
   INTERFACE PMPI_Grequest_complete
     SUBROUTINE PMPI_Grequest_complete_f08(request, ierror)
       IMPORT

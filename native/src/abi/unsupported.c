@@ -252,13 +252,6 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 }
 ISM_PMPI(Win_attach)
 
-int PMPI_Win_complete(MPI_Win win)
-{
-    (void)win;
-    return unsupported("MPI_Win_complete", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_complete)
-
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     (void)info;
@@ -275,31 +268,6 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
     return unsupported("MPI_Win_detach", "one-sided communication (RMA)");
 }
 ISM_PMPI(Win_detach)
-
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
-{
-    (void)win;
-    (void)info_used;
-    return unsupported("MPI_Win_get_info", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_get_info)
-
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
-{
-    (void)group;
-    (void)assert;
-    (void)win;
-    return unsupported("MPI_Win_post", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_post)
-
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
-{
-    (void)win;
-    (void)info;
-    return unsupported("MPI_Win_set_info", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_set_info)
 
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
@@ -322,30 +290,6 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
     return unsupported("MPI_Win_shared_query_c", "one-sided communication (RMA)");
 }
 ISM_PMPI(Win_shared_query_c)
-
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
-{
-    (void)group;
-    (void)assert;
-    (void)win;
-    return unsupported("MPI_Win_start", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_start)
-
-int PMPI_Win_test(MPI_Win win, int *flag)
-{
-    (void)win;
-    (void)flag;
-    return unsupported("MPI_Win_test", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_test)
-
-int PMPI_Win_wait(MPI_Win win)
-{
-    (void)win;
-    return unsupported("MPI_Win_wait", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_wait)
 
 int PMPI_File_close(MPI_File *fh)
 {

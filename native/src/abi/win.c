@@ -3,6 +3,7 @@
  */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "abi.h"
@@ -293,3 +294,96 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Win_call_errhandler)
+
+/* A group's members as window ranks (malloc'd), or a raised MPI_ERR_GROUP. */
+static int group_ranks(ism_win *w, MPI_Group group, const char *fn, int **out, int *n)
+{
+    ism_group *g = ism_abi_group(group);
+    if (!g)
+        return ism_abi_win_error(w, MPI_ERR_GROUP, fn, "invalid group");
+    int *r = malloc(sizeof *r * (size_t)(g->size ? g->size : 1));
+    if (!r)
+        return ism_abi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < g->size; i++) {
+        r[i] = w->c->c_of_g[g->g[i]];
+        if (r[i] < 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "member %d of the group (global rank %d) is not in the "
+                                      "window's group", i, g->g[i]);
+            free(r);
+            return ism_abi_win_error(w, MPI_ERR_GROUP, fn, msg);
+        }
+    }
+    *out = r;
+    *n = g->size;
+    return MPI_SUCCESS;
+}
+
+static int pscw_open(const char *fn, MPI_Group group, MPI_Win win,
+                     int (*open)(ism_win *, const int *, int))
+{
+    WIN_ARG(fn, win, w);
+    int *r = NULL, n = 0, rc = group_ranks(w, group, fn, &r, &n);
+    if (rc)
+        return rc;
+    rc = open(w, r, n);
+    free(r);
+    return WIN_RC(w, rc, fn);
+}
+
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+    (void)assert;
+    return pscw_open("MPI_Win_post", group, win, ism_win_post);
+}
+ISM_PMPI(Win_post)
+
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+    (void)assert;
+    return pscw_open("MPI_Win_start", group, win, ism_win_start);
+}
+ISM_PMPI(Win_start)
+
+int PMPI_Win_complete(MPI_Win win)
+{
+    WIN_ARG("MPI_Win_complete", win, w);
+    return WIN_RC(w, ism_win_complete(w), "MPI_Win_complete");
+}
+ISM_PMPI(Win_complete)
+
+int PMPI_Win_wait(MPI_Win win)
+{
+    WIN_ARG("MPI_Win_wait", win, w);
+    return WIN_RC(w, ism_win_wait(w, NULL), "MPI_Win_wait");
+}
+ISM_PMPI(Win_wait)
+
+int PMPI_Win_test(MPI_Win win, int *flag)
+{
+    WIN_ARG("MPI_Win_test", win, w);
+    if (!flag)
+        return ism_abi_win_error(w, MPI_ERR_ARG, "MPI_Win_test", "NULL flag");
+    return WIN_RC(w, ism_win_wait(w, flag), "MPI_Win_test");
+}
+ISM_PMPI(Win_test)
+
+/* Window hints: none changes what isthmus does (MPI lets an implementation ignore
+ * them), so the info in use is always empty. */
+int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+{
+    WIN_ARG("MPI_Win_get_info", win, w);
+    if (!info_used)
+        return ism_abi_win_error(w, MPI_ERR_ARG, "MPI_Win_get_info", "NULL argument");
+    return PMPI_Info_create(info_used);
+}
+ISM_PMPI(Win_get_info)
+
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+{
+    WIN_ARG("MPI_Win_set_info", win, w);
+    (void)w;
+    (void)info;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Win_set_info)

@@ -180,6 +180,8 @@ int ism_win_free(ism_win *w)
     free(w->sizes);
     free(w->units);
     free(w->held);
+    free(w->post_to);
+    free(w->start_to);
     free(w->owned);
     w->magic = 0;
     free(w);
@@ -512,4 +514,98 @@ int ism_win_sync(ism_win *w)
 {
     ism_progress(); /* MPI_Win_sync polled in a loop, as flush_one */
     return w->vwin ? ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin) : 0;
+}
+
+/* Post/start/complete/wait (generalized active target). POST and COMPLETE are empty
+ * messages on the window's private communicator, so they reach a rank at this site or
+ * another alike. A COMPLETE follows the origin's operations: a local target's are
+ * flushed first, a remote target's frames arrive before it (one path per pair, in order,
+ * and a frame is applied when it arrives), and the origin's gets have their replies. */
+enum { TAG_POST = 1, TAG_COMPLETE = 2 };
+
+static int *copy_ranks(const int *ranks, int n)
+{
+    int *p = malloc(sizeof *p * (size_t)(n ? n : 1));
+    if (p)
+        memcpy(p, ranks, sizeof *p * (size_t)n);
+    return p;
+}
+
+int ism_win_post(ism_win *w, const int *ranks, int n)
+{
+    if (w->post_to)
+        return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_post while an exposure epoch is open");
+    if (!(w->post_to = copy_ranks(ranks, n)))
+        return ISM_ERR_NO_MEM;
+    w->npost = n;
+    if (w->vwin) /* the program's stores before the post are what the origins see */
+        ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin);
+    int rc = 0;
+    for (int i = 0; !rc && i < n; i++)
+        rc = ism_send(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, ISM_MODE_STD);
+    return rc;
+}
+
+int ism_win_start(ism_win *w, const int *ranks, int n)
+{
+    if (w->start_to)
+        return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_start while an access epoch is open");
+    if (!(w->start_to = copy_ranks(ranks, n)))
+        return ISM_ERR_NO_MEM;
+    w->nstart = n;
+    int rc = 0;
+    for (int i = 0; !rc && i < n; i++)
+        rc = ism_recv(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, NULL);
+    return rc;
+}
+
+int ism_win_complete(ism_win *w)
+{
+    if (!w->start_to)
+        return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
+    int rc = ism_rma_wait(w, NULL, 0, "MPI_Win_complete (replies to gets)", -1);
+    for (int i = 0; !rc && i < w->nstart; i++) {
+        int t = w->start_to[i], l = w->c->l_of[t];
+        if (l >= 0 && w->vwin)
+            rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin);
+        if (!rc)
+            rc = ism_send(NULL, 0, ISM_DT_BYTE, t, TAG_COMPLETE, w->c, ISM_MODE_STD);
+    }
+    free(w->start_to);
+    w->start_to = NULL;
+    w->nstart = 0;
+    return rc;
+}
+
+int ism_win_wait(ism_win *w, int *flag)
+{
+    if (!w->post_to)
+        return ism_rma_fail(ISM_ERR_RMA_SYNC, "%s without MPI_Win_post",
+                            flag ? "MPI_Win_test" : "MPI_Win_wait");
+    int rc = 0;
+    /* the COMPLETEs still due are the last npost entries; each is taken once */
+    while (!rc && w->npost > 0) {
+        int src = w->post_to[w->npost - 1];
+        if (flag) {
+            int here = 0;
+            ism_status st;
+            rc = ism_iprobe(src, TAG_COMPLETE, w->c, &here, &st);
+            if (rc || !here) {
+                *flag = 0;
+                return rc;
+            }
+        }
+        rc = ism_recv(NULL, 0, ISM_DT_BYTE, src, TAG_COMPLETE, w->c, NULL);
+        if (!rc)
+            w->npost--;
+    }
+    if (rc)
+        return rc;
+    if (w->vwin)
+        rc = ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin);
+    free(w->post_to);
+    w->post_to = NULL;
+    if (flag)
+        *flag = 1;
+    return rc;
 }

@@ -73,6 +73,8 @@ typedef struct ism_win {
     int lock_all;         /* MPI_Win_lock_all held (1, or -1 with MPI_MODE_NOCHECK) */
     uint64_t acks, grants; /* ACK and GRANT frames received */
     int gets;             /* replies still awaited by operations from here */
+    int *post_to, npost;  /* MPI_Win_post's group (window ranks), its COMPLETEs still due */
+    int *start_to, nstart; /* MPI_Win_start's group */
     ism_errh *errh;
     void *attrs;          /* owned by abi/win.c */
     char name[128];
@@ -92,6 +94,11 @@ int ism_win_lock_all(ism_win *w, int assert_);
 int ism_win_unlock_all(ism_win *w);
 int ism_win_flush(ism_win *w, int target); /* target -1: all */
 int ism_win_sync(ism_win *w);
+/* post/start/complete/wait: ranks are window ranks (n of them), copied */
+int ism_win_post(ism_win *w, const int *ranks, int n);
+int ism_win_start(ism_win *w, const int *ranks, int n);
+int ism_win_complete(ism_win *w);
+int ism_win_wait(ism_win *w, int *flag); /* flag NULL: MPI_Win_wait, else MPI_Win_test */
 /* a one-line reason for the last error raised by win.c/rma.c on this process */
 const char *ism_win_why(void);
 void ism_win_why_reset(void);
