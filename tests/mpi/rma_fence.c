@@ -14,6 +14,8 @@
  *           one MPI_Put from the far peer and read back with one MPI_Get;
  *   types:  a strided (MPI_Type_vector) origin into a contiguous target, a window
  *           with disp_unit = sizeof(double), MPI_PROC_NULL targets;
+ *   derived: derived target datatypes (a strided vector, an indexed type) for put, get
+ *           and accumulate, also one of 30000 blocks (many frames across sites);
  *   attrs:  MPI_WIN_BASE, MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_CREATE_FLAVOR,
  *           MPI_WIN_MODEL, MPI_Win_get_group, names.
  * Works for any size >= 1.
@@ -196,6 +198,56 @@ static void types(void)
     MPI_Type_free(&every2);
 }
 
+static void derived_target(void)
+{
+    enum { N = 30000 };
+    double *win = malloc(sizeof(double) * 2 * N), *src = malloc(sizeof(double) * N);
+    for (int i = 0; i < 2 * N; i++)
+        win[i] = -1;
+    for (int i = 0; i < N; i++)
+        src[i] = rank * 1e6 + i;
+    MPI_Datatype every2, some;
+    MPI_Type_vector(N, 1, 2, MPI_DOUBLE, &every2);
+    MPI_Type_commit(&every2);
+    int lens[3] = {2, 1, 3}, displs[3] = {5, 0, 9}; /* out of order, with gaps */
+    MPI_Type_indexed(3, lens, displs, MPI_DOUBLE, &some);
+    MPI_Type_commit(&some);
+    MPI_Win w;
+    CHECK_RC(MPI_Win_create(win, sizeof(double) * 2 * N, sizeof(double), MPI_INFO_NULL,
+                            MPI_COMM_WORLD, &w), "Win_create derived");
+    int to = peer_far_to(rank, size), from = peer_far_from(rank, size);
+    MPI_Win_fence(0, w);
+    CHECK_RC(MPI_Put(src, N, MPI_DOUBLE, to, 1, 1, every2, w), "put into a vector");
+    MPI_Win_fence(0, w);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += win[2 * i + 1] != from * 1e6 + i || win[2 * i] != -1;
+    CHECK(bad == 0, "%d of %d doubles wrong after the put into a vector from %d", bad, N, from);
+    double got[6] = {0}, one[6] = {1, 2, 3, 4, 5, 6};
+    CHECK_RC(MPI_Get(got, 6, MPI_DOUBLE, to, 1, 1, some, w), "get from an indexed type");
+    MPI_Win_fence(0, w);
+    /* the type's blocks in type-map order: doubles 5,6 then 0 then 9,10,11 (from disp 1) */
+    int at[6] = {6, 7, 1, 10, 11, 12};
+    for (int i = 0; i < 6; i++) {
+        double want = at[i] % 2 ? rank * 1e6 + at[i] / 2 : -1; /* what I put there */
+        CHECK(got[i] == want, "indexed get [%d] = %g, want %g", i, got[i], want);
+    }
+    MPI_Win_fence(0, w);
+    for (int t = 0; t < size; t++)
+        CHECK_RC(MPI_Accumulate(one, 6, MPI_DOUBLE, t, 1, 1, some, MPI_SUM, w), "acc indexed");
+    MPI_Win_fence(0, w);
+    for (int i = 0; i < 6; i++) {
+        double before = at[i] % 2 ? from * 1e6 + at[i] / 2 : -1;
+        CHECK(win[at[i]] == before + size * one[i], "indexed acc [%d] = %g, want %g", at[i],
+              win[at[i]], before + size * one[i]);
+    }
+    MPI_Win_free(&w);
+    MPI_Type_free(&every2);
+    MPI_Type_free(&some);
+    free(win);
+    free(src);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -205,5 +257,6 @@ int main(int argc, char **argv)
     ring();
     big();
     types();
+    derived_target();
     return check_finish("rma_fence") + MPI_Finalize();
 }

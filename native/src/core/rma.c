@@ -76,12 +76,13 @@ static int range_check(ism_win *w, int target, int64_t disp, int64_t tn, ism_dt 
 /* The target's side of an operation must be a predefined type here (its bytes are
  * applied as that type); the origin may be anything with the same signature length. */
 static int remote_check(ism_win *w, int target, int64_t disp, int64_t tn, ism_dt *tdt,
-                        size_t obytes)
+                        size_t obytes, int derived_ok)
 {
-    if (!tdt->abi)
+    if (!tdt->abi && !derived_ok)
         return ism_rma_fail(ISM_ERR_UNSUPPORTED,
                             "rank %d is at another site and the target datatype is derived: not "
-                            "implemented yet (use a predefined target type)", target);
+                            "implemented yet for this operation (use a predefined target type)",
+                            target);
     size_t tbytes = (size_t)tn * (size_t)tdt->size;
     if (obytes != tbytes)
         return ism_rma_fail(ISM_ERR_TYPE, "the origin describes %zu bytes, the target %zu",
@@ -127,6 +128,8 @@ static ism_req *done_request(void)
     return r;
 }
 
+static int basic_kind(ism_dt *d);
+
 /* A window whose site part is this process alone has no vendor window (Open MPI 4.1
  * creates none over one process: MPI_ERR_WIN); its operations on itself are done here, by
  * the one process that also applies the other sites' operations, so each is atomic. The
@@ -155,15 +158,23 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
         ism_dt_pack(odt, o, (int)on, packed);
         ism_dt_unpack(tdt, packed, t, (int)tn);
     } else if (o && op->abi != 0x3d) { /* not MPI_NO_OP */
-        char *base, *raw = ism_dt_elems(tdt, (size_t)tn, &base);
-        if (!raw) {
+        /* element by element on the packed bytes, as the basic type: the vendors take
+         * predefined operations on predefined types only */
+        int k = tdt->abi ? tdt->abi - ISM_DT_BASE : basic_kind(tdt);
+        char *cur = k >= 0 ? malloc(bytes + 1) : NULL;
+        if (!cur) {
             free(packed);
-            return ISM_ERR_NO_MEM;
+            return k >= 0 ? ISM_ERR_NO_MEM
+                          : ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must "
+                                                       "be made of one basic type");
         }
+        ism_dt *bt = &ism_dt_table[k];
         ism_dt_pack(odt, o, (int)on, packed);
-        ism_dt_unpack(tdt, packed, base, (int)tn);
-        rc = ism_op_apply(op, base, t, (int)tn, tdt);
-        free(raw);
+        ism_dt_pack(tdt, t, (int)tn, cur);
+        rc = ism_op_apply(op, packed, cur, (int)(bytes / (size_t)bt->size), bt);
+        if (!rc)
+            ism_dt_unpack(tdt, cur, t, (int)tn);
+        free(cur);
     }
     free(packed);
     return rc;
@@ -178,6 +189,80 @@ static int local_done(ism_win *w, int l, ism_req **req, int rc)
     rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL, l, w->vwin) : 0;
     if (!rc && !(*req = done_request()))
         rc = ISM_ERR_NO_MEM;
+    return rc;
+}
+
+/* The one basic type a derived type is made of (index into ism_dt_table), or -1. */
+static int basic_kind(ism_dt *d)
+{
+    const ism_tmap *m = ism_dt_map(d);
+    if (!m || m->nrun < 1)
+        return -1;
+    for (int64_t i = 1; i < m->nrun; i++)
+        if (m->run[i].kind != m->run[0].kind)
+            return -1;
+    return m->run[0].kind;
+}
+
+/* A derived target type at another site: the target side cut into segments of its window
+ * (element k's block j is at off + k * extent + blk[j].off), as many per frame as fit a
+ * chunk with their data; a block is split only at whole basic elements. data: the packed
+ * bytes in type-map order (NULL for GETV, whose reply carries them). */
+static int send_segments(ism_win *w, int target, int kind, int64_t off, int64_t tn, ism_dt *tdt,
+                         const char *data, int op, uint64_t id)
+{
+    const ism_tmap *m = ism_dt_map(tdt);
+    if (!m || m->nblk < 1 || tdt->size == 0)
+        return 0; /* no data */
+    int k0 = basic_kind(tdt);
+    if (kind == ISM_RMA_ACCV && k0 < 0)
+        return ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must be made of one "
+                                          "basic type");
+    int64_t elem = k0 >= 0 && ism_dt_table[k0].size > 0 ? ism_dt_table[k0].size : 1;
+    size_t room = ism.chunk - 24, maxseg = room / 16 + 1;
+    uint64_t *segs = malloc(sizeof *segs * 2 * maxseg);
+    char *frame = malloc(ism.chunk);
+    if (!segs || !frame) {
+        free(segs);
+        free(frame);
+        return ISM_ERR_NO_MEM;
+    }
+    int rc = 0;
+    uint64_t sent = 0; /* data bytes already in frames */
+    int64_t k = 0, j = 0, done = 0; /* element, block, bytes of that block already cut */
+    uint64_t b = ISM_RMA_B(k0 >= 0 ? k0 : 0x47, op, w->fences);
+    while (!rc && k < tn) {
+        size_t nseg = 0, used = 0, bytes = 0;
+        while (k < tn && used + 16 + (size_t)elem <= room) {
+            int64_t left = m->blk[j].len - done, fit = (int64_t)(room - used - 16);
+            int64_t take = left <= fit ? left : fit - fit % elem;
+            segs[2 * nseg] = (uint64_t)(off + k * tdt->extent + m->blk[j].off + done);
+            segs[2 * nseg + 1] = (uint64_t)take;
+            nseg++;
+            used += 16 + (size_t)take;
+            bytes += (size_t)take;
+            done += take;
+            if (done == m->blk[j].len) {
+                done = 0;
+                if (++j == m->nblk) {
+                    j = 0;
+                    k++;
+                }
+            }
+        }
+        uint64_t head[3] = {id, sent, nseg};
+        memcpy(frame, head, 24);
+        memcpy(frame + 24, segs, 16 * nseg);
+        size_t len = 24 + 16 * nseg;
+        if (data) {
+            memcpy(frame + len, data + sent, bytes);
+            len += bytes;
+        }
+        sent += bytes;
+        rc = ism_rma_send(w, target, kind, 0, b, frame, len);
+    }
+    free(segs);
+    free(frame);
     return rc;
 }
 
@@ -199,15 +284,19 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
                                                   op->v, w->vwin)
                              : ism.be->put(o, (int)on, odt->v, l, off, (int)tn, tdt->v, w->vwin));
     size_t bytes = (size_t)on * (size_t)odt->size;
-    int rc = remote_check(w, target, disp, tn, tdt, bytes);
+    int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
     if (rc)
         return rc;
     char *tmp;
     const char *data = origin_bytes(o, on, odt, &tmp);
     if (!data)
         return ISM_ERR_NO_MEM;
-    rc = send_data(w, target, op ? ISM_RMA_ACC : ISM_RMA_PUT, off, data, bytes, tdt,
-                   op ? op->abi - ISM_OP_BASE : 0);
+    if (tdt->abi)
+        rc = send_data(w, target, op ? ISM_RMA_ACC : ISM_RMA_PUT, off, data, bytes, tdt,
+                       op ? op->abi - ISM_OP_BASE : 0);
+    else
+        rc = send_segments(w, target, op ? ISM_RMA_ACCV : ISM_RMA_PUTV, off, tn, tdt, data,
+                           op ? op->abi - ISM_OP_BASE : 0, 0);
     free(tmp);
     if (!rc && req && !(*req = done_request()))
         rc = ISM_ERR_NO_MEM;
@@ -319,7 +408,7 @@ int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_
                           ism.be->get(o, (int)on, odt->v, l, disp * w->units[target], (int)tn,
                                       tdt->v, w->vwin));
     size_t bytes = (size_t)on * (size_t)odt->size;
-    int rc = remote_check(w, target, disp, tn, tdt, bytes);
+    int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
     if (rc)
         return rc;
     if (!bytes)
@@ -327,6 +416,9 @@ int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_
     rma_wait *x = wait_new(w, o, on, odt, bytes, req);
     if (!x)
         return ISM_ERR_NO_MEM;
+    if (!tdt->abi)
+        return send_segments(w, target, ISM_RMA_GETV, disp * w->units[target], tn, tdt, NULL, 0,
+                             x->id);
     uint64_t p[2] = {x->id, bytes};
     return ism_rma_send(w, target, ISM_RMA_GET, (uint64_t)(disp * w->units[target]),
                         ISM_RMA_B(tdt->abi - ISM_DT_BASE, 0, w->fences), p, sizeof p);
@@ -352,7 +444,7 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
                                                  rdt->v, l, disp * w->units[target], (int)tn,
                                                  tdt->v, op->v, w->vwin));
     size_t rbytes = (size_t)rn * (size_t)rdt->size;
-    int rc = remote_check(w, target, disp, tn, tdt, rbytes);
+    int rc = remote_check(w, target, disp, tn, tdt, rbytes, 0);
     if (!rc && o && (size_t)on * (size_t)odt->size != rbytes)
         rc = ism_rma_fail(ISM_ERR_TYPE, "the origin describes %zu bytes, the result %zu", (size_t)on * (size_t)odt->size, rbytes);
     if (rc || !rbytes)
@@ -404,7 +496,7 @@ int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt,
     }
     if (l >= 0)
         return ism.be->compare_and_swap(o, cmp, r, dt->v, l, disp * w->units[target], w->vwin);
-    int rc = remote_check(w, target, disp, 1, dt, (size_t)dt->size);
+    int rc = remote_check(w, target, disp, 1, dt, (size_t)dt->size, 0);
     if (rc)
         return rc;
     rma_wait *x = wait_new(w, r, 1, dt, (size_t)dt->size, NULL);
@@ -464,24 +556,75 @@ static void vendor_ok(int rc, const ism_frame_hdr *h, const char *what)
 }
 
 /* The vendor's atomic accumulate on my own window (completed before the frame is done). */
-static void self_acc(ism_win *w, const ism_frame_hdr *h, const void *in, void *out, size_t n)
+static void self_acc(ism_win *w, const ism_frame_hdr *h, uint64_t off, const void *in, void *out,
+                     size_t n)
 {
     ism_dt *d = kind_dt(h);
     int cnt = (int)(n / (size_t)d->size), me = w->c->lrank;
     if (!w->vwin) {
         ism_op *op = &ism_op_table[ISM_RMA_B_OP(h->b)];
-        vendor_ok(ism_rma_self(w, in, in ? cnt : 0, d, out, out ? cnt : 0, d, (int64_t)h->a, cnt,
+        vendor_ok(ism_rma_self(w, in, in ? cnt : 0, d, out, out ? cnt : 0, d, (int64_t)off, cnt,
                                d, op),
                   h, "an accumulate");
         return;
     }
     ism_vh op = ism.be->op[ISM_RMA_B_OP(h->b)];
     int rc = out ? ism.be->get_accumulate(in, in ? cnt : 0, d->v, out, cnt, d->v, me,
-                                          (int64_t)h->a, cnt, d->v, op, w->vwin)
-                 : ism.be->accumulate(in, cnt, d->v, me, (int64_t)h->a, cnt, d->v, op, w->vwin);
+                                          (int64_t)off, cnt, d->v, op, w->vwin)
+                 : ism.be->accumulate(in, cnt, d->v, me, (int64_t)off, cnt, d->v, op, w->vwin);
     if (!rc)
         rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
     vendor_ok(rc, h, "an accumulate");
+}
+
+/* PUTV, ACCV, GETV: the segments are checked against the window and the frame before
+ * any byte moves. */
+static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
+{
+    uint64_t head[3];
+    if (h->len < 24)
+        ism_die("site %s rank %d: short one-sided segment frame from rank %d (protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
+    memcpy(head, p, 24);
+    uint64_t nseg = head[2], total = 0;
+    if (nseg > (h->len - 24) / 16)
+        ism_die("site %s rank %d: one-sided frame from rank %d names %llu segments in %u bytes "
+                "(protocol error)", ism_site_name(ism.site), ism.grank, h->src,
+                (unsigned long long)nseg, h->len);
+    const char *sp = p + 24, *data = sp + 16 * nseg;
+    for (uint64_t i = 0; i < nseg; i++) {
+        uint64_t so, sl;
+        memcpy(&so, sp + 16 * i, 8);
+        memcpy(&sl, sp + 16 * i + 8, 8);
+        bounds(w, h, so, sl);
+        total += sl;
+    }
+    size_t have = h->len - 24 - 16 * nseg;
+    if (h->tag != ISM_RMA_GETV && total != have)
+        ism_die("site %s rank %d: one-sided frame from rank %d carries %zu bytes for segments of "
+                "%llu (protocol error)", ism_site_name(ism.site), ism.grank, h->src, have,
+                (unsigned long long)total);
+    char *out = h->tag == ISM_RMA_GETV ? malloc(total + 1) : NULL;
+    if (h->tag == ISM_RMA_GETV && !out)
+        ism_die("site %s rank %d: out of memory for a get's reply", ism_site_name(ism.site),
+                ism.grank);
+    size_t at = 0;
+    for (uint64_t i = 0; i < nseg; i++) {
+        uint64_t so, sl;
+        memcpy(&so, sp + 16 * i, 8);
+        memcpy(&sl, sp + 16 * i + 8, 8);
+        if (h->tag == ISM_RMA_PUTV)
+            memcpy((char *)w->base + so, data + at, sl);
+        else if (h->tag == ISM_RMA_ACCV)
+            self_acc(w, h, so, data + at, NULL, sl);
+        else
+            memcpy(out + at, (char *)w->base + so, sl);
+        at += sl;
+    }
+    if (out) {
+        reply(w, h->src, head[0], head[1], out, total);
+        free(out);
+    }
 }
 
 void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
@@ -494,7 +637,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         break;
     case ISM_RMA_ACC:
         bounds(w, h, h->a, h->len);
-        self_acc(w, h, p, NULL, h->len);
+        self_acc(w, h, h->a, p, NULL, h->len);
         break;
     case ISM_RMA_GET: {
         uint64_t id, want;
@@ -522,7 +665,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         if (!out)
             ism_die("site %s rank %d: out of memory for a get-accumulate's reply",
                     ism_site_name(ism.site), ism.grank);
-        self_acc(w, h, noop ? NULL : p + 16, out, n);
+        self_acc(w, h, h->a, noop ? NULL : p + 16, out, n);
         reply(w, h->src, words[0], words[1], out, n);
         free(out);
         break;
@@ -549,6 +692,11 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         reply(w, h->src, id, 0, out, (size_t)d->size);
         break;
     }
+    case ISM_RMA_PUTV:
+    case ISM_RMA_ACCV:
+    case ISM_RMA_GETV:
+        apply_segments(w, h, p);
+        break;
     case ISM_RMA_REPLY:
         reply_in(h, payload);
         break;

@@ -36,7 +36,13 @@ enum {
     ISM_RMA_UNLOCK,   /* a: lock type */
     ISM_RMA_FLUSH,
     ISM_RMA_ACK,      /* to UNLOCK and FLUSH: everything before it is applied */
-    ISM_RMA_FENCE     /* the sender has entered a fence */
+    ISM_RMA_FENCE,    /* the sender has entered a fence */
+    /* a derived target datatype: the origin cuts the target side into segments of the
+     * window; payload: request id, reply offset, segment count (3 x u64), then the
+     * segments (offset, length: 2 x u64 each), then their data (none for GETV) */
+    ISM_RMA_PUTV,
+    ISM_RMA_ACCV,
+    ISM_RMA_GETV      /* answered by one REPLY with the segments' bytes in order */
 };
 
 /* The b word of an RMA frame: the target's basic type and op (ABI handle values minus
