@@ -37,8 +37,7 @@ FEATURES = [
     (r"^(Win_|Put|Get$|Rput|Rget|Accumulate|Raccumulate|Get_accumulate|Rget_accumulate|"
      r"Fetch_and_op|Compare_and_swap|Get_c$)",
      "one-sided communication (RMA)",
-     "the rest of the RMA chapter (issue 28): dynamic and shared windows; the other window "
-     "calls work"),
+     "the rest of the RMA chapter (issue 28): dynamic windows; the other window calls work"),
     (r"^(File_|Register_datarep)", "MPI I/O", "planned; sites rarely share a file system"),
     (r"^(Comm_spawn|Open_port|Close_port|Comm_accept|Comm_connect|Comm_disconnect|Comm_join|"
      r"Publish_name|Unpublish_name|Lookup_name|Lookup)", "dynamic processes",

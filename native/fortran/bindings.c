@@ -8732,6 +8732,51 @@ void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, con
         *ierror = rc;
 }
 
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), ism_f_buf(baseptr), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_allocate_shared_, pmpi_win_allocate_shared_)
+
+void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared_c", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8944,6 +8989,43 @@ ISM_F_WEAK(mpi_win_set_info_, pmpi_win_set_info_)
 
 ISM_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
 ISM_F_WEAK(mpi_win_set_info_f08_, pmpi_win_set_info_)
+
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror);
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, ism_f_buf(baseptr));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_shared_query_, pmpi_win_shared_query_)
+
+void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
+void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
+void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query_c", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_shared_query_c(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
 
 void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)

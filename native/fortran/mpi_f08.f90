@@ -5745,6 +5745,30 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_allocate_c_f08ts
   END INTERFACE MPI_Win_allocate
+  INTERFACE MPI_Win_allocate_shared
+    SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_shared_f08ts
+    SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
+  END INTERFACE MPI_Win_allocate_shared
   INTERFACE MPI_Win_complete
     SUBROUTINE MPI_Win_complete_f08(win, ierror)
       IMPORT
@@ -5885,6 +5909,28 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_set_info_f08
   END INTERFACE MPI_Win_set_info
+  INTERFACE MPI_Win_shared_query
+    SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_shared_query_f08ts
+    SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_shared_query_c_f08ts
+  END INTERFACE MPI_Win_shared_query
   INTERFACE MPI_Win_start
     SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
       IMPORT
@@ -11377,6 +11423,30 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_allocate_c_f08ts
   END INTERFACE PMPI_Win_allocate
+  INTERFACE PMPI_Win_allocate_shared
+    SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_shared_f08ts
+    SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
+  END INTERFACE PMPI_Win_allocate_shared
   INTERFACE PMPI_Win_complete
     SUBROUTINE PMPI_Win_complete_f08(win, ierror)
       IMPORT
@@ -11517,6 +11587,28 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_set_info_f08
   END INTERFACE PMPI_Win_set_info
+  INTERFACE PMPI_Win_shared_query
+    SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_shared_query_f08ts
+    SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_shared_query_c_f08ts
+  END INTERFACE PMPI_Win_shared_query
   INTERFACE PMPI_Win_start
     SUBROUTINE PMPI_Win_start_f08(group, assert, win, ierror)
       IMPORT
@@ -14881,6 +14973,30 @@ MODULE mpi_f08_glue
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Win_allocate_c
+    SUBROUTINE ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, &
+        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate_shared
+    SUBROUTINE ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, &
+        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate_shared_c
     SUBROUTINE ism_f08_Win_create(base, size, disp_unit, info, comm, win, ierror) BIND(C, &
         NAME="ism_f08_Win_create")
       IMPORT
@@ -14905,6 +15021,28 @@ MODULE mpi_f08_glue
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Win_create_c
+    SUBROUTINE ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
+        NAME="ism_f08_Win_shared_query")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_shared_query
+    SUBROUTINE ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
+        NAME="ism_f08_Win_shared_query_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_shared_query_c
     SUBROUTINE ism_f08_F_sync_reg(buf, ierror) BIND(C, NAME="ism_f08_F_sync_reg")
       IMPORT
       IMPLICIT NONE
@@ -22393,6 +22531,66 @@ SUBROUTINE PMPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, 
   CALL ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror)
 END SUBROUTINE PMPI_Win_allocate_c_f08ts
 
+SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_shared_f08ts
+
+SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_shared_f08ts
+
+SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
+
+SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
+
 SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Win_create
@@ -22452,6 +22650,62 @@ SUBROUTINE PMPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierro
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Win_create_c(base, size, disp_unit, info, comm, win, ierror)
 END SUBROUTINE PMPI_Win_create_c_f08ts
+
+SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER, INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE MPI_Win_shared_query_f08ts
+
+SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER, INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE PMPI_Win_shared_query_f08ts
+
+SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE MPI_Win_shared_query_c_f08ts
+
+SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE PMPI_Win_shared_query_c_f08ts
 
 SUBROUTINE MPI_F_sync_reg_f08ts(buf, ierror)
   USE mpi_f08_types

@@ -219,30 +219,6 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 }
 ISM_PMPI(Unpublish_name)
 
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return unsupported("MPI_Win_allocate_shared", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_allocate_shared)
-
-int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    (void)size;
-    (void)disp_unit;
-    (void)info;
-    (void)comm;
-    (void)baseptr;
-    (void)win;
-    return unsupported("MPI_Win_allocate_shared_c", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_allocate_shared_c)
-
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     (void)win;
@@ -268,28 +244,6 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
     return unsupported("MPI_Win_detach", "one-sided communication (RMA)");
 }
 ISM_PMPI(Win_detach)
-
-int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
-{
-    (void)win;
-    (void)rank;
-    (void)size;
-    (void)disp_unit;
-    (void)baseptr;
-    return unsupported("MPI_Win_shared_query", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_shared_query)
-
-int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
-{
-    (void)win;
-    (void)rank;
-    (void)size;
-    (void)disp_unit;
-    (void)baseptr;
-    return unsupported("MPI_Win_shared_query_c", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_shared_query_c)
 
 int PMPI_File_close(MPI_File *fh)
 {

@@ -44,7 +44,7 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (c->is_inter)
         return ism_abi_error(c, MPI_ERR_COMM, fn, "a window needs an intracommunicator");
-    if (!win || (flavor == ISM_WIN_FLAVOR_ALLOCATE && !baseptr))
+    if (!win || (flavor != ISM_WIN_FLAVOR_CREATE && !baseptr))
         return ism_abi_error(c, MPI_ERR_ARG, fn, "NULL output argument");
     if (size < 0)
         return ism_abi_error(c, MPI_ERR_SIZE, fn, "negative window size");
@@ -58,7 +58,7 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
         ism_win_why_reset();
         return ism_abi_error(c, rc, fn, "%s", why);
     }
-    if (flavor == ISM_WIN_FLAVOR_ALLOCATE)
+    if (flavor != ISM_WIN_FLAVOR_CREATE)
         *(void **)baseptr = w->base;
     *win = (MPI_Win)w;
     return MPI_SUCCESS;
@@ -114,6 +114,26 @@ int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Co
 }
 ISM_PMPI(Win_allocate_c)
 
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                             void *baseptr, MPI_Win *win)
+{
+    (void)info;
+    return create("MPI_Win_allocate_shared", NULL, size, disp_unit, comm, ISM_WIN_FLAVOR_SHARED,
+                  baseptr, win);
+}
+ISM_PMPI(Win_allocate_shared)
+
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                               void *baseptr, MPI_Win *win)
+{
+    int u = 0, rc = unit_c("MPI_Win_allocate_shared_c", comm, disp_unit, &u);
+    (void)info;
+    return rc ? rc
+              : create("MPI_Win_allocate_shared_c", NULL, size, u, comm, ISM_WIN_FLAVOR_SHARED,
+                       baseptr, win);
+}
+ISM_PMPI(Win_allocate_shared_c)
+
 #define WIN_ARG(fn, h, out)                                                                        \
     ISM_CHECK_INIT(fn);                                                                            \
     ism_win *out = ism_abi_win(h);                                                                 \
@@ -135,8 +155,10 @@ int PMPI_Win_free(MPI_Win *win)
     if (rc)
         return ism_abi_win_error(w, rc, "MPI_Win_free", "an attribute's delete callback failed");
     rc = ism_win_free(w);
-    if (rc)
-        return ism_abi_error(NULL, rc, "MPI_Win_free", "%s", ism_win_why());
+    if (rc) {
+        const char *why = ism_win_why()[0] ? ism_win_why() : "the vendor could not free its window";
+        return ism_abi_error(NULL, rc, "MPI_Win_free", "%s", why);
+    }
     *win = MPI_WIN_NULL;
     return MPI_SUCCESS;
 }
@@ -387,3 +409,33 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     return MPI_SUCCESS;
 }
 ISM_PMPI(Win_set_info)
+
+static int shared_query(const char *fn, MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                        void *baseptr)
+{
+    WIN_ARG(fn, win, w);
+    if (!size || !disp_unit || !baseptr)
+        return ism_abi_win_error(w, MPI_ERR_ARG, fn, "NULL output argument");
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->c->size))
+        return bad_target(w, rank, fn);
+    int64_t sz = 0;
+    int rc = ism_win_shared_query(w, rank, &sz, disp_unit, (void **)baseptr);
+    *size = (MPI_Aint)sz;
+    return WIN_RC(w, rc, fn);
+}
+
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
+{
+    return shared_query("MPI_Win_shared_query", win, rank, size, disp_unit, baseptr);
+}
+ISM_PMPI(Win_shared_query)
+
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                            void *baseptr)
+{
+    int du = 0, rc = shared_query("MPI_Win_shared_query_c", win, rank, size, &du, baseptr);
+    if (!rc && disp_unit)
+        *disp_unit = du;
+    return rc;
+}
+ISM_PMPI(Win_shared_query_c)

@@ -206,6 +206,10 @@ typedef struct ism_backend {
                           int rank, int64_t disp, int tn, ism_vh tdt, ism_vh op, ism_vh win);
     int (*compare_and_swap)(const void *o, const void *cmp, void *r, ism_vh dt, int rank,
                             int64_t disp, ism_vh win);
+    /* MPI_Win_allocate_shared (disp unit 1) and MPI_Win_shared_query (rank
+     * ISM_VSRC_PROC_NULL: the first member with memory) */
+    int (*win_allocate_shared)(int64_t size, ism_vh comm, void **base, ism_vh *win);
+    int (*win_shared_query)(ism_vh win, int rank, int64_t *size, void **base);
 } ism_backend;
 
 enum { ISM_VWIN_LOCK_ALL = 1, ISM_VWIN_UNLOCK_ALL, ISM_VWIN_FLUSH, ISM_VWIN_FLUSH_ALL,

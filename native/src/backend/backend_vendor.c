@@ -748,6 +748,24 @@ static int b_compare_and_swap(const void *o, const void *cmp, void *r, ism_vh dt
     return RC(MPI_Compare_and_swap(o, cmp, r, VD(dt), rank, (MPI_Aint)disp, VW(win)));
 }
 
+static int b_win_allocate_shared(int64_t size, ism_vh c, void **base, ism_vh *win)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate_shared((MPI_Aint)size, 1, MPI_INFO_NULL, VC(c), base, &w);
+    if (rc == MPI_SUCCESS)
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    *win = V2H(w);
+    return RC(rc);
+}
+static int b_win_shared_query(ism_vh win, int rank, int64_t *size, void **base)
+{
+    MPI_Aint sz = 0;
+    int du = 0;
+    int rc = MPI_Win_shared_query(VW(win), vsrc(rank), &sz, &du, base);
+    *size = (int64_t)sz;
+    return RC(rc);
+}
+
 const ism_backend *ism_backend_get(void);
 __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
 {
@@ -841,5 +859,7 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->accumulate = b_accumulate;
     b->get_accumulate = b_get_accumulate;
     b->compare_and_swap = b_compare_and_swap;
+    b->win_allocate_shared = b_win_allocate_shared;
+    b->win_shared_query = b_win_shared_query;
     return b;
 }

@@ -112,7 +112,8 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         }
         base = w->owned;
     }
-    w->base = base;
+    if (flavor != ISM_WIN_FLAVOR_SHARED)
+        w->base = base;
     ism_comm *c = w->c;
     w->sizes = calloc((size_t)c->size, sizeof *w->sizes);
     w->units = calloc((size_t)c->size, sizeof *w->units);
@@ -122,8 +123,15 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
     w->lockword = calloc(1, sizeof *w->lockword);
     if (!w->lockword)
         rc = ISM_ERR_NO_MEM;
-    /* the vendor's windows over this site's members: collective over them only */
-    if (!rc && c->lsize > 1)
+    /* the vendor's windows over this site's members: collective over them only. Shared
+     * memory is the vendor's (one node of one site only, as MPI allows). */
+    if (!rc && flavor == ISM_WIN_FLAVOR_SHARED && !c->all_local)
+        rc = ism_rma_fail(ISM_ERR_RMA_SHARED, "MPI_Win_allocate_shared over members at %d "
+                                              "sites: memory is shared within one node only",
+                          c->nleaders);
+    else if (!rc && flavor == ISM_WIN_FLAVOR_SHARED)
+        rc = ism.be->win_allocate_shared(size, c->vcomm, &w->base, &w->vwin);
+    else if (!rc && c->lsize > 1)
         rc = ism.be->win_create(base, size, 1, c->vcomm, &w->vwin);
     if (!rc && c->lsize > 1)
         rc = ism.be->win_create(w->lockword, sizeof *w->lockword, 1, c->vcomm, &w->vlock);
@@ -166,8 +174,10 @@ int ism_win_free(ism_win *w)
     int rc2 = 0;
     if (w->vwin) {
         ism.be->win_sync(ISM_VWIN_UNLOCK_ALL, 0, w->vwin);
-        ism.be->win_sync(ISM_VWIN_UNLOCK_ALL, 0, w->vlock);
         rc = ism.be->win_free(&w->vwin);
+    }
+    if (w->vlock) { /* none for one member (a shared window has a vwin all the same) */
+        ism.be->win_sync(ISM_VWIN_UNLOCK_ALL, 0, w->vlock);
         rc2 = ism.be->win_free(&w->vlock);
     }
     for (ism_win **p = &wins; *p; p = &(*p)->next)
@@ -508,6 +518,26 @@ int ism_win_flush(ism_win *w, int target)
         if (w->c->l_of[t] < 0)
             rc = ism_rma_send(w, t, ISM_RMA_FLUSH, 0, ISM_RMA_B(0, 0, w->fences), NULL, 0);
     return rc ? rc : ism_rma_wait(w, &w->acks, want, "MPI_Win_flush_all", -1);
+}
+
+int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base)
+{
+    if (w->flavor != ISM_WIN_FLAVOR_SHARED)
+        return ism_rma_fail(ISM_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a window not made by "
+                                                "MPI_Win_allocate_shared");
+    int l = rank == ISM_PROC_NULL ? ISM_VSRC_PROC_NULL : w->c->l_of[rank];
+    int rc = ism.be->win_shared_query(w->vwin, l, size, base);
+    if (!rc && rank == ISM_PROC_NULL) { /* the vendor's choice: the first with memory */
+        *disp_unit = 0;
+        for (int r = 0; r < w->c->size; r++)
+            if (w->sizes[r] > 0) {
+                *disp_unit = w->units[r];
+                break;
+            }
+    } else if (!rc) {
+        *disp_unit = w->units[rank];
+    }
+    return rc;
 }
 
 int ism_win_sync(ism_win *w)

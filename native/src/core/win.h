@@ -14,13 +14,14 @@
 
 #include "core.h"
 
-enum { ISM_WIN_FLAVOR_CREATE = 311, ISM_WIN_FLAVOR_ALLOCATE = 312 };
+enum { ISM_WIN_FLAVOR_CREATE = 311, ISM_WIN_FLAVOR_ALLOCATE = 312, ISM_WIN_FLAVOR_SHARED = 314 };
 enum { ISM_LOCK_EXCLUSIVE = 301, ISM_LOCK_SHARED = 302 };
 #define ISM_MODE_NOCHECK 1024
 
 /* Error classes of the RMA chapter (standard ABI values). */
 enum { ISM_ERR_ASSERT = 22, ISM_ERR_DISP = 26, ISM_ERR_LOCKTYPE = 37, ISM_ERR_RMA_RANGE = 48,
-       ISM_ERR_RMA_SYNC = 50, ISM_ERR_SIZE = 52, ISM_ERR_WIN = 56 };
+       ISM_ERR_RMA_SHARED = 49, ISM_ERR_RMA_SYNC = 50, ISM_ERR_SIZE = 52, ISM_ERR_WIN = 56,
+       ISM_ERR_RMA_FLAVOR = 57 };
 
 /* Kinds of ISM_F_RMA frames (the frame's tag field). */
 enum {
@@ -93,6 +94,8 @@ typedef struct ism_win {
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
                    ism_win **out);
 int ism_win_free(ism_win *w);
+/* MPI_Win_shared_query: rank ISM_PROC_NULL asks for the first member with memory */
+int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base);
 int ism_win_fence(ism_win *w, int assert_);
 int ism_win_lock(ism_win *w, int type, int target, int assert_);
 int ism_win_unlock(ism_win *w, int target);
