@@ -83,34 +83,31 @@ int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm
 ISM_PMPI(Win_allocate)
 
 /* The large-count forms: the displacement unit is an MPI_Aint here, an int in the window. */
-static int unit_c(const char *fn, MPI_Comm comm, MPI_Aint disp_unit, int *out)
+static int create_c(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit,
+                    MPI_Comm comm, int flavor, void *baseptr, MPI_Win *win)
 {
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return ism_abi_error(ism_abi_comm(comm), MPI_ERR_DISP, fn,
                              "displacement unit %lld: from 1 to %d allowed",
                              (long long)disp_unit, INT_MAX);
-    *out = (int)disp_unit;
-    return MPI_SUCCESS;
+    return create(fn, base, size, (int)disp_unit, comm, flavor, baseptr, win);
 }
 
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                       MPI_Comm comm, MPI_Win *win)
 {
-    int u = 0, rc = unit_c("MPI_Win_create_c", comm, disp_unit, &u);
     (void)info;
-    return rc ? rc
-              : create("MPI_Win_create_c", base, size, u, comm, ISM_WIN_FLAVOR_CREATE, NULL, win);
+    return create_c("MPI_Win_create_c", base, size, disp_unit, comm, ISM_WIN_FLAVOR_CREATE, NULL,
+                    win);
 }
 ISM_PMPI(Win_create_c)
 
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void *baseptr, MPI_Win *win)
 {
-    int u = 0, rc = unit_c("MPI_Win_allocate_c", comm, disp_unit, &u);
     (void)info;
-    return rc ? rc
-              : create("MPI_Win_allocate_c", NULL, size, u, comm, ISM_WIN_FLAVOR_ALLOCATE,
-                       baseptr, win);
+    return create_c("MPI_Win_allocate_c", NULL, size, disp_unit, comm, ISM_WIN_FLAVOR_ALLOCATE,
+                    baseptr, win);
 }
 ISM_PMPI(Win_allocate_c)
 
@@ -126,11 +123,9 @@ ISM_PMPI(Win_allocate_shared)
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                void *baseptr, MPI_Win *win)
 {
-    int u = 0, rc = unit_c("MPI_Win_allocate_shared_c", comm, disp_unit, &u);
     (void)info;
-    return rc ? rc
-              : create("MPI_Win_allocate_shared_c", NULL, size, u, comm, ISM_WIN_FLAVOR_SHARED,
-                       baseptr, win);
+    return create_c("MPI_Win_allocate_shared_c", NULL, size, disp_unit, comm,
+                    ISM_WIN_FLAVOR_SHARED, baseptr, win);
 }
 ISM_PMPI(Win_allocate_shared_c)
 
