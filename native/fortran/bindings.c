@@ -6114,6 +6114,80 @@ ISM_F_WEAK(mpi_type_set_name_, pmpi_type_set_name_)
 ISM_F_ALIAS(pmpi_type_set_name_f08_, pmpi_type_set_name_)
 ISM_F_WEAK(mpi_type_set_name_f08_, pmpi_type_set_name_)
 
+void pmpi_win_delete_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, MPI_Fint *ierror);
+void pmpi_win_delete_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_delete_attr(PMPI_Win_f2c(*win), *win_keyval);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_delete_attr_, pmpi_win_delete_attr_)
+
+ISM_F_ALIAS(pmpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
+ISM_F_WEAK(mpi_win_delete_attr_f08_, pmpi_win_delete_attr_)
+
+void pmpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror);
+void pmpi_win_free_keyval_(MPI_Fint *win_keyval, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_free_keyval(win_keyval);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_free_keyval_, pmpi_win_free_keyval_)
+
+ISM_F_ALIAS(pmpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
+ISM_F_WEAK(mpi_win_free_keyval_f08_, pmpi_win_free_keyval_)
+
+void pmpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, MPI_Aint *attribute_val, MPI_Fint *flag, MPI_Fint *ierror);
+void pmpi_win_get_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, MPI_Aint *attribute_val, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    void *c_attribute_val = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_get_attr(PMPI_Win_f2c(*win), *win_keyval, &c_attribute_val, flag);
+    if (rc == MPI_SUCCESS && *flag)
+        *attribute_val = (MPI_Aint)ism_f_attr(*win_keyval, c_attribute_val);
+    *flag = ism_f_logical(*flag);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_get_attr_, pmpi_win_get_attr_)
+
+ISM_F_ALIAS(pmpi_win_get_attr_f08_, pmpi_win_get_attr_)
+ISM_F_WEAK(mpi_win_get_attr_f08_, pmpi_win_get_attr_)
+
+void pmpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, const MPI_Aint *attribute_val, MPI_Fint *ierror);
+void pmpi_win_set_attr_(const MPI_Fint *win, const MPI_Fint *win_keyval, const MPI_Aint *attribute_val, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_set_attr(PMPI_Win_f2c(*win), *win_keyval, (void *)(intptr_t)*attribute_val);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_set_attr_, pmpi_win_set_attr_)
+
+ISM_F_ALIAS(pmpi_win_set_attr_f08_, pmpi_win_set_attr_)
+ISM_F_WEAK(mpi_win_set_attr_f08_, pmpi_win_set_attr_)
+
+void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len);
+void pmpi_win_set_name_(const MPI_Fint *win, const char *win_name, MPI_Fint *ierror, size_t win_name_len)
+{
+    int rc = MPI_SUCCESS;
+    char *c_win_name = ism_f_cstr(win_name, win_name_len, 0);
+    if (rc == MPI_SUCCESS) {
+        if (!c_win_name)
+            rc = ism_f_nomem("MPI_Win_set_name");
+    }
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_set_name(PMPI_Win_f2c(*win), c_win_name);
+    free(c_win_name);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_set_name_, pmpi_win_set_name_)
+
+ISM_F_ALIAS(pmpi_win_set_name_f08_, pmpi_win_set_name_)
+ISM_F_WEAK(mpi_win_set_name_f08_, pmpi_win_set_name_)
+
 void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror);
 void pmpi_cart_coords_(const MPI_Fint *comm, const MPI_Fint *rank, const MPI_Fint *maxdims, MPI_Fint *coords, MPI_Fint *ierror)
 {
@@ -7735,6 +7809,46 @@ ISM_F_WEAK(mpi_session_set_errhandler_, pmpi_session_set_errhandler_)
 ISM_F_ALIAS(pmpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
 ISM_F_WEAK(mpi_session_set_errhandler_f08_, pmpi_session_set_errhandler_)
 
+void pmpi_win_call_errhandler_(const MPI_Fint *win, const MPI_Fint *errorcode, MPI_Fint *ierror);
+void pmpi_win_call_errhandler_(const MPI_Fint *win, const MPI_Fint *errorcode, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_call_errhandler(PMPI_Win_f2c(*win), *errorcode);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_call_errhandler_, pmpi_win_call_errhandler_)
+
+ISM_F_ALIAS(pmpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
+ISM_F_WEAK(mpi_win_call_errhandler_f08_, pmpi_win_call_errhandler_)
+
+void pmpi_win_get_errhandler_(const MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_win_get_errhandler_(const MPI_Fint *win, MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Errhandler c_errhandler = MPI_ERRHANDLER_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_get_errhandler(PMPI_Win_f2c(*win), &c_errhandler);
+    *errhandler = ism_abi_f_hold(PMPI_Errhandler_c2f(c_errhandler));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_get_errhandler_, pmpi_win_get_errhandler_)
+
+ISM_F_ALIAS(pmpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
+ISM_F_WEAK(mpi_win_get_errhandler_f08_, pmpi_win_get_errhandler_)
+
+void pmpi_win_set_errhandler_(const MPI_Fint *win, const MPI_Fint *errhandler, MPI_Fint *ierror);
+void pmpi_win_set_errhandler_(const MPI_Fint *win, const MPI_Fint *errhandler, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_set_errhandler(PMPI_Win_f2c(*win), PMPI_Errhandler_f2c(*errhandler));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_set_errhandler_, pmpi_win_set_errhandler_)
+
+ISM_F_ALIAS(pmpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
+ISM_F_WEAK(mpi_win_set_errhandler_f08_, pmpi_win_set_errhandler_)
+
 double pmpi_wtick_(void);
 double pmpi_wtick_(void)
 {
@@ -8210,6 +8324,823 @@ ISM_F_WEAK(mpi_session_init_, pmpi_session_init_)
 
 ISM_F_ALIAS(pmpi_session_init_f08_, pmpi_session_init_)
 ISM_F_WEAK(mpi_session_init_f08_, pmpi_session_init_)
+
+void pmpi_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Accumulate(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_accumulate_, pmpi_accumulate_)
+
+void ism_f08_Accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Accumulate", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Accumulate(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Accumulate_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Accumulate_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_compare_and_swap_(const void *origin_addr, const void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_compare_and_swap_(const void *origin_addr, const void *compare_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Compare_and_swap(ism_f_buf(origin_addr), ism_f_buf(compare_addr), ism_f_buf(result_addr), PMPI_Type_f2c(*datatype), *target_rank, *target_disp, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_compare_and_swap_, pmpi_compare_and_swap_)
+
+void ism_f08_Compare_and_swap(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr, CFI_cdesc_t *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Compare_and_swap(CFI_cdesc_t *origin_addr, CFI_cdesc_t *compare_addr, CFI_cdesc_t *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_compare_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(origin_addr, ISM_F08_IN, "MPI_Compare_and_swap", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(compare_addr, ISM_F08_IN, "MPI_Compare_and_swap", &b_compare_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(result_addr, ISM_F08_IN | ISM_F08_OUT, "MPI_Compare_and_swap", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Compare_and_swap(b_origin_addr.buf, b_compare_addr.buf, b_result_addr.buf, PMPI_Type_f2c(*datatype), *target_rank, *target_disp, PMPI_Win_f2c(*win));
+    ism_f08_done(&b_result_addr, rc, NULL);
+    ism_f08_done(&b_compare_addr, rc, NULL);
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_fetch_and_op_(const void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_fetch_and_op_(const void *origin_addr, void *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Fetch_and_op(ism_f_buf(origin_addr), ism_f_buf(result_addr), PMPI_Type_f2c(*datatype), *target_rank, *target_disp, PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_fetch_and_op_, pmpi_fetch_and_op_)
+
+void ism_f08_Fetch_and_op(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Fetch_and_op(CFI_cdesc_t *origin_addr, CFI_cdesc_t *result_addr, const MPI_Fint *datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(origin_addr, ISM_F08_IN, "MPI_Fetch_and_op", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(result_addr, ISM_F08_IN | ISM_F08_OUT, "MPI_Fetch_and_op", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Fetch_and_op(b_origin_addr.buf, b_result_addr.buf, PMPI_Type_f2c(*datatype), *target_rank, *target_disp, PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_result_addr, rc, NULL);
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_get_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Get(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_get_, pmpi_get_)
+
+void ism_f08_Get(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Get(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Get", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Get_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Get_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Get_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_get_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_get_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Get_accumulate(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), ism_f_buf(result_addr), *result_count, PMPI_Type_f2c(*result_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_get_accumulate_, pmpi_get_accumulate_)
+
+void ism_f08_Get_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Get_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Get_accumulate", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(result_addr, *result_count, PMPI_Type_f2c(*result_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Get_accumulate", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_accumulate(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, b_result_addr.buf, (int)b_result_addr.count, b_result_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_result_addr, rc, NULL);
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Get_accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Count *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Get_accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Count *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Get_accumulate_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(result_addr, *result_count, PMPI_Type_f2c(*result_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Get_accumulate_c", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_accumulate_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, b_result_addr.buf, (MPI_Count)b_result_addr.count, b_result_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_result_addr, rc, NULL);
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_put_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_put_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Put(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_put_, pmpi_put_)
+
+void ism_f08_Put(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Put(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Put", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Put(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Put_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Put_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Put_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Put_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win));
+    ism_f08_done(&b_origin_addr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_raccumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_raccumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Raccumulate(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_raccumulate_, pmpi_raccumulate_)
+
+void ism_f08_Raccumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Raccumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Raccumulate", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Raccumulate(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Raccumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Raccumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Raccumulate_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Raccumulate_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_rget_(void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_rget_, pmpi_rget_)
+
+void ism_f08_Rget(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rget(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Rget", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Rget_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rget_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Rget_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_rget_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_rget_accumulate_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, void *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget_accumulate(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), ism_f_buf(result_addr), *result_count, PMPI_Type_f2c(*result_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_rget_accumulate_, pmpi_rget_accumulate_)
+
+void ism_f08_Rget_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rget_accumulate(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Fint *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Rget_accumulate", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(result_addr, *result_count, PMPI_Type_f2c(*result_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Rget_accumulate", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget_accumulate(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, b_result_addr.buf, (int)b_result_addr.count, b_result_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_result_addr, rc, request);
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Rget_accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Count *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rget_accumulate_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, CFI_cdesc_t *result_addr, const MPI_Count *result_count, const MPI_Fint *result_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *op, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    ism_f08_buf b_result_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Rget_accumulate_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(result_addr, *result_count, PMPI_Type_f2c(*result_datatype), ISM_F08_IN | ISM_F08_OUT, "MPI_Rget_accumulate_c", &b_result_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget_accumulate_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, b_result_addr.buf, (MPI_Count)b_result_addr.count, b_result_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Op_f2c(*op), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_result_addr, rc, request);
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_rput_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void pmpi_rput_(const void *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rput(ism_f_buf(origin_addr), *origin_count, PMPI_Type_f2c(*origin_datatype), *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_rput_, pmpi_rput_)
+
+void ism_f08_Rput(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rput(CFI_cdesc_t *origin_addr, const MPI_Fint *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Fint *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Rput", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rput(b_origin_addr.buf, (int)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Rput_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror);
+void ism_f08_Rput_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, const MPI_Fint *origin_datatype, const MPI_Fint *target_rank, const MPI_Aint *target_disp, const MPI_Count *target_count, const MPI_Fint *target_datatype, const MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_origin_addr = ISM_F08_BUF_INIT;
+    MPI_Request c_request = MPI_REQUEST_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_triple(origin_addr, *origin_count, PMPI_Type_f2c(*origin_datatype), ISM_F08_IN, "MPI_Rput_c", &b_origin_addr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rput_c(b_origin_addr.buf, (MPI_Count)b_origin_addr.count, b_origin_addr.type, *target_rank, *target_disp, *target_count, PMPI_Type_f2c(*target_datatype), PMPI_Win_f2c(*win), &c_request);
+    *request = ism_abi_f_hold(PMPI_Request_c2f(c_request));
+    ism_f08_done(&b_origin_addr, rc, request);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), ism_f_buf(baseptr), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_allocate_, pmpi_win_allocate_)
+
+void ism_f08_Win_allocate(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_c", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), ism_f_buf(baseptr), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_allocate_shared_, pmpi_win_allocate_shared_)
+
+void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared_c", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_allocate_shared_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_complete(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_complete_, pmpi_win_complete_)
+
+ISM_F_ALIAS(pmpi_win_complete_f08_, pmpi_win_complete_)
+ISM_F_WEAK(mpi_win_complete_f08_, pmpi_win_complete_)
+
+void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_create_(void *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_create(ism_f_buf(base), *size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_create_, pmpi_win_create_)
+
+void ism_f08_Win_create(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_create(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_base = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(base, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_create", &b_base);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_create(b_base.buf, *size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_base, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_create_c(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror);
+void ism_f08_Win_create_c(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_base = ISM_F08_BUF_INIT;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(base, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_create_c", &b_base);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_create_c(b_base.buf, *size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_base, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_fence_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_fence_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_fence(*assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_fence_, pmpi_win_fence_)
+
+ISM_F_ALIAS(pmpi_win_fence_f08_, pmpi_win_fence_)
+ISM_F_WEAK(mpi_win_fence_f08_, pmpi_win_fence_)
+
+void pmpi_win_flush_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_flush_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_flush(*rank, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_flush_, pmpi_win_flush_)
+
+ISM_F_ALIAS(pmpi_win_flush_f08_, pmpi_win_flush_)
+ISM_F_WEAK(mpi_win_flush_f08_, pmpi_win_flush_)
+
+void pmpi_win_flush_all_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_flush_all_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_flush_all(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_flush_all_, pmpi_win_flush_all_)
+
+ISM_F_ALIAS(pmpi_win_flush_all_f08_, pmpi_win_flush_all_)
+ISM_F_WEAK(mpi_win_flush_all_f08_, pmpi_win_flush_all_)
+
+void pmpi_win_flush_local_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_flush_local_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_flush_local(*rank, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_flush_local_, pmpi_win_flush_local_)
+
+ISM_F_ALIAS(pmpi_win_flush_local_f08_, pmpi_win_flush_local_)
+ISM_F_WEAK(mpi_win_flush_local_f08_, pmpi_win_flush_local_)
+
+void pmpi_win_flush_local_all_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_flush_local_all_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_flush_local_all(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_flush_local_all_, pmpi_win_flush_local_all_)
+
+ISM_F_ALIAS(pmpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
+ISM_F_WEAK(mpi_win_flush_local_all_f08_, pmpi_win_flush_local_all_)
+
+void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_free(&c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_free_, pmpi_win_free_)
+
+ISM_F_ALIAS(pmpi_win_free_f08_, pmpi_win_free_)
+ISM_F_WEAK(mpi_win_free_f08_, pmpi_win_free_)
+
+void pmpi_win_get_group_(const MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror);
+void pmpi_win_get_group_(const MPI_Fint *win, MPI_Fint *group, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Group c_group = MPI_GROUP_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_get_group(PMPI_Win_f2c(*win), &c_group);
+    *group = ism_abi_f_hold(PMPI_Group_c2f(c_group));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_get_group_, pmpi_win_get_group_)
+
+ISM_F_ALIAS(pmpi_win_get_group_f08_, pmpi_win_get_group_)
+ISM_F_WEAK(mpi_win_get_group_f08_, pmpi_win_get_group_)
+
+void pmpi_win_get_info_(const MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror);
+void pmpi_win_get_info_(const MPI_Fint *win, MPI_Fint *info_used, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_info_used = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_get_info(PMPI_Win_f2c(*win), &c_info_used);
+    *info_used = ism_abi_f_hold(PMPI_Info_c2f(c_info_used));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_get_info_, pmpi_win_get_info_)
+
+ISM_F_ALIAS(pmpi_win_get_info_f08_, pmpi_win_get_info_)
+ISM_F_WEAK(mpi_win_get_info_f08_, pmpi_win_get_info_)
+
+void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_lock_(const MPI_Fint *lock_type, const MPI_Fint *rank, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_lock(*lock_type, *rank, *assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_lock_, pmpi_win_lock_)
+
+ISM_F_ALIAS(pmpi_win_lock_f08_, pmpi_win_lock_)
+ISM_F_WEAK(mpi_win_lock_f08_, pmpi_win_lock_)
+
+void pmpi_win_lock_all_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_lock_all_(const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_lock_all(*assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_lock_all_, pmpi_win_lock_all_)
+
+ISM_F_ALIAS(pmpi_win_lock_all_f08_, pmpi_win_lock_all_)
+ISM_F_WEAK(mpi_win_lock_all_f08_, pmpi_win_lock_all_)
+
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_post_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_post(PMPI_Group_f2c(*group), *assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_post_, pmpi_win_post_)
+
+ISM_F_ALIAS(pmpi_win_post_f08_, pmpi_win_post_)
+ISM_F_WEAK(mpi_win_post_f08_, pmpi_win_post_)
+
+void pmpi_win_set_info_(const MPI_Fint *win, const MPI_Fint *info, MPI_Fint *ierror);
+void pmpi_win_set_info_(const MPI_Fint *win, const MPI_Fint *info, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_set_info(PMPI_Win_f2c(*win), PMPI_Info_f2c(*info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_set_info_, pmpi_win_set_info_)
+
+ISM_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
+ISM_F_WEAK(mpi_win_set_info_f08_, pmpi_win_set_info_)
+
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror);
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, ism_f_buf(baseptr));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_shared_query_, pmpi_win_shared_query_)
+
+void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
+void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
+void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query_c", &b_baseptr);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_shared_query_c(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
+    ism_f08_done(&b_baseptr, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_start(PMPI_Group_f2c(*group), *assert, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_start_, pmpi_win_start_)
+
+ISM_F_ALIAS(pmpi_win_start_f08_, pmpi_win_start_)
+ISM_F_WEAK(mpi_win_start_f08_, pmpi_win_start_)
+
+void pmpi_win_sync_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_sync_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_sync(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_sync_, pmpi_win_sync_)
+
+ISM_F_ALIAS(pmpi_win_sync_f08_, pmpi_win_sync_)
+ISM_F_WEAK(mpi_win_sync_f08_, pmpi_win_sync_)
+
+void pmpi_win_test_(const MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror);
+void pmpi_win_test_(const MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_test(PMPI_Win_f2c(*win), flag);
+    *flag = ism_f_logical(*flag);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_test_, pmpi_win_test_)
+
+ISM_F_ALIAS(pmpi_win_test_f08_, pmpi_win_test_)
+ISM_F_WEAK(mpi_win_test_f08_, pmpi_win_test_)
+
+void pmpi_win_unlock_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_unlock_(const MPI_Fint *rank, const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_unlock(*rank, PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_unlock_, pmpi_win_unlock_)
+
+ISM_F_ALIAS(pmpi_win_unlock_f08_, pmpi_win_unlock_)
+ISM_F_WEAK(mpi_win_unlock_f08_, pmpi_win_unlock_)
+
+void pmpi_win_unlock_all_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_unlock_all_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_unlock_all(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_unlock_all_, pmpi_win_unlock_all_)
+
+ISM_F_ALIAS(pmpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+ISM_F_WEAK(mpi_win_unlock_all_f08_, pmpi_win_unlock_all_)
+
+void pmpi_win_wait_(const MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_wait_(const MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_wait(PMPI_Win_f2c(*win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_wait_, pmpi_win_wait_)
+
+ISM_F_ALIAS(pmpi_win_wait_f08_, pmpi_win_wait_)
+ISM_F_WEAK(mpi_win_wait_f08_, pmpi_win_wait_)
 
 void pmpi_grequest_complete_(const MPI_Fint *request, MPI_Fint *ierror);
 void pmpi_grequest_complete_(const MPI_Fint *request, MPI_Fint *ierror)

@@ -1331,6 +1331,43 @@ MODULE mpi
       CHARACTER(LEN=*), INTENT(IN) :: type_name
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_set_name
+    SUBROUTINE MPI_Win_delete_attr(win, win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_delete_attr
+    SUBROUTINE MPI_Win_free_keyval(win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: win_keyval
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_free_keyval
+    SUBROUTINE MPI_Win_get_attr(win, win_keyval, attribute_val, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_attr
+    SUBROUTINE MPI_Win_set_attr(win, win_keyval, attribute_val, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_attr
+    SUBROUTINE MPI_Win_set_name(win, win_name, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      CHARACTER(LEN=*), INTENT(IN) :: win_name
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_name
     SUBROUTINE MPI_Cart_coords(comm, rank, maxdims, coords, ierror)
       IMPORT
       IMPLICIT NONE
@@ -1699,6 +1736,27 @@ MODULE mpi
       INTEGER, INTENT(IN) :: errhandler
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_set_errhandler
+    SUBROUTINE MPI_Win_call_errhandler(win, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_call_errhandler
+    SUBROUTINE MPI_Win_get_errhandler(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_errhandler
+    SUBROUTINE MPI_Win_set_errhandler(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: errhandler
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_errhandler
     FUNCTION MPI_Wtick() RESULT(res)
       IMPORT
       IMPLICIT NONE
@@ -1904,6 +1962,136 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: session
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_init
+    SUBROUTINE MPI_Win_complete(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_complete
+    SUBROUTINE MPI_Win_fence(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_fence
+    SUBROUTINE MPI_Win_flush(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush
+    SUBROUTINE MPI_Win_flush_all(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_all
+    SUBROUTINE MPI_Win_flush_local(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_local
+    SUBROUTINE MPI_Win_flush_local_all(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_local_all
+    SUBROUTINE MPI_Win_free(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_free
+    SUBROUTINE MPI_Win_get_group(win, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: group
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_group
+    SUBROUTINE MPI_Win_get_info(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: info_used
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_info
+    SUBROUTINE MPI_Win_lock(lock_type, rank, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: lock_type
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_lock
+    SUBROUTINE MPI_Win_lock_all(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_lock_all
+    SUBROUTINE MPI_Win_post(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_post
+    SUBROUTINE MPI_Win_set_info(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_info
+    SUBROUTINE MPI_Win_start(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_start
+    SUBROUTINE MPI_Win_sync(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_sync
+    SUBROUTINE MPI_Win_test(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_test
+    SUBROUTINE MPI_Win_unlock(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_unlock
+    SUBROUTINE MPI_Win_unlock_all(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_unlock_all
+    SUBROUTINE MPI_Win_wait(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_wait
     SUBROUTINE MPI_Grequest_complete(request, ierror)
       IMPORT
       IMPLICIT NONE

@@ -4175,6 +4175,53 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Type_set_name_f08
   END INTERFACE MPI_Type_set_name
+  INTERFACE MPI_Win_delete_attr
+    SUBROUTINE MPI_Win_delete_attr_f08(win, win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_delete_attr_f08
+  END INTERFACE MPI_Win_delete_attr
+  INTERFACE MPI_Win_free_keyval
+    SUBROUTINE MPI_Win_free_keyval_f08(win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_free_keyval_f08
+  END INTERFACE MPI_Win_free_keyval
+  INTERFACE MPI_Win_get_attr
+    SUBROUTINE MPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_attr_f08
+  END INTERFACE MPI_Win_get_attr
+  INTERFACE MPI_Win_set_attr
+    SUBROUTINE MPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_attr_f08
+  END INTERFACE MPI_Win_set_attr
+  INTERFACE MPI_Win_set_name
+    SUBROUTINE MPI_Win_set_name_f08(win, win_name, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      CHARACTER(LEN=*), INTENT(IN) :: win_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_name_f08
+  END INTERFACE MPI_Win_set_name
   INTERFACE MPI_Cart_coords
     SUBROUTINE MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
       IMPORT
@@ -5121,6 +5168,33 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_set_errhandler_f08
   END INTERFACE MPI_Session_set_errhandler
+  INTERFACE MPI_Win_call_errhandler
+    SUBROUTINE MPI_Win_call_errhandler_f08(win, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_call_errhandler_f08
+  END INTERFACE MPI_Win_call_errhandler
+  INTERFACE MPI_Win_get_errhandler
+    SUBROUTINE MPI_Win_get_errhandler_f08(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_errhandler_f08
+  END INTERFACE MPI_Win_get_errhandler
+  INTERFACE MPI_Win_set_errhandler
+    SUBROUTINE MPI_Win_set_errhandler_f08(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_errhandler_f08
+  END INTERFACE MPI_Win_set_errhandler
   INTERFACE MPI_Wtick
     FUNCTION MPI_Wtick_f08() RESULT(res)
       IMPORT
@@ -5372,6 +5446,570 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_init_f08
   END INTERFACE MPI_Session_init
+  INTERFACE MPI_Accumulate
+    SUBROUTINE MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Accumulate_f08ts
+    SUBROUTINE MPI_Accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Accumulate_c_f08ts
+  END INTERFACE MPI_Accumulate
+  INTERFACE MPI_Compare_and_swap
+    SUBROUTINE MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, &
+        target_rank, target_disp, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*), INTENT(IN) :: compare_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Compare_and_swap_f08ts
+  END INTERFACE MPI_Compare_and_swap
+  INTERFACE MPI_Fetch_and_op
+    SUBROUTINE MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, &
+        target_disp, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Fetch_and_op_f08ts
+  END INTERFACE MPI_Fetch_and_op
+  INTERFACE MPI_Get
+    SUBROUTINE MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_f08ts
+    SUBROUTINE MPI_Get_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_c_f08ts
+  END INTERFACE MPI_Get
+  INTERFACE MPI_Get_accumulate
+    SUBROUTINE MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_accumulate_f08ts
+    SUBROUTINE MPI_Get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Get_accumulate_c_f08ts
+  END INTERFACE MPI_Get_accumulate
+  INTERFACE MPI_Put
+    SUBROUTINE MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Put_f08ts
+    SUBROUTINE MPI_Put_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Put_c_f08ts
+  END INTERFACE MPI_Put
+  INTERFACE MPI_Raccumulate
+    SUBROUTINE MPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Raccumulate_f08ts
+    SUBROUTINE MPI_Raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Raccumulate_c_f08ts
+  END INTERFACE MPI_Raccumulate
+  INTERFACE MPI_Rget
+    SUBROUTINE MPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rget_f08ts
+    SUBROUTINE MPI_Rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rget_c_f08ts
+  END INTERFACE MPI_Rget
+  INTERFACE MPI_Rget_accumulate
+    SUBROUTINE MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rget_accumulate_f08ts
+    SUBROUTINE MPI_Rget_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rget_accumulate_c_f08ts
+  END INTERFACE MPI_Rget_accumulate
+  INTERFACE MPI_Rput
+    SUBROUTINE MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rput_f08ts
+    SUBROUTINE MPI_Rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Rput_c_f08ts
+  END INTERFACE MPI_Rput
+  INTERFACE MPI_Win_allocate
+    SUBROUTINE MPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_f08ts
+    SUBROUTINE MPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_c_f08ts
+  END INTERFACE MPI_Win_allocate
+  INTERFACE MPI_Win_allocate_shared
+    SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_shared_f08ts
+    SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
+  END INTERFACE MPI_Win_allocate_shared
+  INTERFACE MPI_Win_complete
+    SUBROUTINE MPI_Win_complete_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_complete_f08
+  END INTERFACE MPI_Win_complete
+  INTERFACE MPI_Win_create
+    SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_create_f08ts
+    SUBROUTINE MPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_create_c_f08ts
+  END INTERFACE MPI_Win_create
+  INTERFACE MPI_Win_fence
+    SUBROUTINE MPI_Win_fence_f08(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_fence_f08
+  END INTERFACE MPI_Win_fence
+  INTERFACE MPI_Win_flush
+    SUBROUTINE MPI_Win_flush_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_f08
+  END INTERFACE MPI_Win_flush
+  INTERFACE MPI_Win_flush_all
+    SUBROUTINE MPI_Win_flush_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_all_f08
+  END INTERFACE MPI_Win_flush_all
+  INTERFACE MPI_Win_flush_local
+    SUBROUTINE MPI_Win_flush_local_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_local_f08
+  END INTERFACE MPI_Win_flush_local
+  INTERFACE MPI_Win_flush_local_all
+    SUBROUTINE MPI_Win_flush_local_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_flush_local_all_f08
+  END INTERFACE MPI_Win_flush_local_all
+  INTERFACE MPI_Win_free
+    SUBROUTINE MPI_Win_free_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_free_f08
+  END INTERFACE MPI_Win_free
+  INTERFACE MPI_Win_get_group
+    SUBROUTINE MPI_Win_get_group_f08(win, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_group_f08
+  END INTERFACE MPI_Win_get_group
+  INTERFACE MPI_Win_get_info
+    SUBROUTINE MPI_Win_get_info_f08(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_get_info_f08
+  END INTERFACE MPI_Win_get_info
+  INTERFACE MPI_Win_lock
+    SUBROUTINE MPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: lock_type
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_lock_f08
+  END INTERFACE MPI_Win_lock
+  INTERFACE MPI_Win_lock_all
+    SUBROUTINE MPI_Win_lock_all_f08(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_lock_all_f08
+  END INTERFACE MPI_Win_lock_all
+  INTERFACE MPI_Win_post
+    SUBROUTINE MPI_Win_post_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_post_f08
+  END INTERFACE MPI_Win_post
+  INTERFACE MPI_Win_set_info
+    SUBROUTINE MPI_Win_set_info_f08(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_set_info_f08
+  END INTERFACE MPI_Win_set_info
+  INTERFACE MPI_Win_shared_query
+    SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_shared_query_f08ts
+    SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_shared_query_c_f08ts
+  END INTERFACE MPI_Win_shared_query
+  INTERFACE MPI_Win_start
+    SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_start_f08
+  END INTERFACE MPI_Win_start
+  INTERFACE MPI_Win_sync
+    SUBROUTINE MPI_Win_sync_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_sync_f08
+  END INTERFACE MPI_Win_sync
+  INTERFACE MPI_Win_test
+    SUBROUTINE MPI_Win_test_f08(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_test_f08
+  END INTERFACE MPI_Win_test
+  INTERFACE MPI_Win_unlock
+    SUBROUTINE MPI_Win_unlock_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_unlock_f08
+  END INTERFACE MPI_Win_unlock
+  INTERFACE MPI_Win_unlock_all
+    SUBROUTINE MPI_Win_unlock_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_unlock_all_f08
+  END INTERFACE MPI_Win_unlock_all
+  INTERFACE MPI_Win_wait
+    SUBROUTINE MPI_Win_wait_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_wait_f08
+  END INTERFACE MPI_Win_wait
   INTERFACE MPI_Grequest_complete
     SUBROUTINE MPI_Grequest_complete_f08(request, ierror)
       IMPORT
@@ -10115,6 +10753,53 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Type_set_name_f08
   END INTERFACE PMPI_Type_set_name
+  INTERFACE PMPI_Win_delete_attr
+    SUBROUTINE PMPI_Win_delete_attr_f08(win, win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_delete_attr_f08
+  END INTERFACE PMPI_Win_delete_attr
+  INTERFACE PMPI_Win_free_keyval
+    SUBROUTINE PMPI_Win_free_keyval_f08(win_keyval, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_free_keyval_f08
+  END INTERFACE PMPI_Win_free_keyval
+  INTERFACE PMPI_Win_get_attr
+    SUBROUTINE PMPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_get_attr_f08
+  END INTERFACE PMPI_Win_get_attr
+  INTERFACE PMPI_Win_set_attr
+    SUBROUTINE PMPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_set_attr_f08
+  END INTERFACE PMPI_Win_set_attr
+  INTERFACE PMPI_Win_set_name
+    SUBROUTINE PMPI_Win_set_name_f08(win, win_name, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      CHARACTER(LEN=*), INTENT(IN) :: win_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_set_name_f08
+  END INTERFACE PMPI_Win_set_name
   INTERFACE PMPI_Cart_coords
     SUBROUTINE PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
       IMPORT
@@ -11061,6 +11746,33 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Session_set_errhandler_f08
   END INTERFACE PMPI_Session_set_errhandler
+  INTERFACE PMPI_Win_call_errhandler
+    SUBROUTINE PMPI_Win_call_errhandler_f08(win, errorcode, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_call_errhandler_f08
+  END INTERFACE PMPI_Win_call_errhandler
+  INTERFACE PMPI_Win_get_errhandler
+    SUBROUTINE PMPI_Win_get_errhandler_f08(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_get_errhandler_f08
+  END INTERFACE PMPI_Win_get_errhandler
+  INTERFACE PMPI_Win_set_errhandler
+    SUBROUTINE PMPI_Win_set_errhandler_f08(win, errhandler, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_set_errhandler_f08
+  END INTERFACE PMPI_Win_set_errhandler
   INTERFACE PMPI_Wtick
     FUNCTION PMPI_Wtick_f08() RESULT(res)
       IMPORT
@@ -11312,6 +12024,570 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Session_init_f08
   END INTERFACE PMPI_Session_init
+  INTERFACE PMPI_Accumulate
+    SUBROUTINE PMPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Accumulate_f08ts
+    SUBROUTINE PMPI_Accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Accumulate_c_f08ts
+  END INTERFACE PMPI_Accumulate
+  INTERFACE PMPI_Compare_and_swap
+    SUBROUTINE PMPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, &
+        target_rank, target_disp, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*), INTENT(IN) :: compare_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Compare_and_swap_f08ts
+  END INTERFACE PMPI_Compare_and_swap
+  INTERFACE PMPI_Fetch_and_op
+    SUBROUTINE PMPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, &
+        target_disp, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Fetch_and_op_f08ts
+  END INTERFACE PMPI_Fetch_and_op
+  INTERFACE PMPI_Get
+    SUBROUTINE PMPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Get_f08ts
+    SUBROUTINE PMPI_Get_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Get_c_f08ts
+  END INTERFACE PMPI_Get
+  INTERFACE PMPI_Get_accumulate
+    SUBROUTINE PMPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Get_accumulate_f08ts
+    SUBROUTINE PMPI_Get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Get_accumulate_c_f08ts
+  END INTERFACE PMPI_Get_accumulate
+  INTERFACE PMPI_Put
+    SUBROUTINE PMPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Put_f08ts
+    SUBROUTINE PMPI_Put_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Put_c_f08ts
+  END INTERFACE PMPI_Put
+  INTERFACE PMPI_Raccumulate
+    SUBROUTINE PMPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Raccumulate_f08ts
+    SUBROUTINE PMPI_Raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Raccumulate_c_f08ts
+  END INTERFACE PMPI_Raccumulate
+  INTERFACE PMPI_Rget
+    SUBROUTINE PMPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rget_f08ts
+    SUBROUTINE PMPI_Rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rget_c_f08ts
+  END INTERFACE PMPI_Rget
+  INTERFACE PMPI_Rget_accumulate
+    SUBROUTINE PMPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rget_accumulate_f08ts
+    SUBROUTINE PMPI_Rget_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, &
+        result_addr, result_count, result_datatype, target_rank, target_disp, target_count, &
+        target_datatype, op, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rget_accumulate_c_f08ts
+  END INTERFACE PMPI_Rget_accumulate
+  INTERFACE PMPI_Rput
+    SUBROUTINE PMPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rput_f08ts
+    SUBROUTINE PMPI_Rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Rput_c_f08ts
+  END INTERFACE PMPI_Rput
+  INTERFACE PMPI_Win_allocate
+    SUBROUTINE PMPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_f08ts
+    SUBROUTINE PMPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_c_f08ts
+  END INTERFACE PMPI_Win_allocate
+  INTERFACE PMPI_Win_allocate_shared
+    SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_shared_f08ts
+    SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
+  END INTERFACE PMPI_Win_allocate_shared
+  INTERFACE PMPI_Win_complete
+    SUBROUTINE PMPI_Win_complete_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_complete_f08
+  END INTERFACE PMPI_Win_complete
+  INTERFACE PMPI_Win_create
+    SUBROUTINE PMPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_create_f08ts
+    SUBROUTINE PMPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_create_c_f08ts
+  END INTERFACE PMPI_Win_create
+  INTERFACE PMPI_Win_fence
+    SUBROUTINE PMPI_Win_fence_f08(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_fence_f08
+  END INTERFACE PMPI_Win_fence
+  INTERFACE PMPI_Win_flush
+    SUBROUTINE PMPI_Win_flush_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_flush_f08
+  END INTERFACE PMPI_Win_flush
+  INTERFACE PMPI_Win_flush_all
+    SUBROUTINE PMPI_Win_flush_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_flush_all_f08
+  END INTERFACE PMPI_Win_flush_all
+  INTERFACE PMPI_Win_flush_local
+    SUBROUTINE PMPI_Win_flush_local_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_flush_local_f08
+  END INTERFACE PMPI_Win_flush_local
+  INTERFACE PMPI_Win_flush_local_all
+    SUBROUTINE PMPI_Win_flush_local_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_flush_local_all_f08
+  END INTERFACE PMPI_Win_flush_local_all
+  INTERFACE PMPI_Win_free
+    SUBROUTINE PMPI_Win_free_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_free_f08
+  END INTERFACE PMPI_Win_free
+  INTERFACE PMPI_Win_get_group
+    SUBROUTINE PMPI_Win_get_group_f08(win, group, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_get_group_f08
+  END INTERFACE PMPI_Win_get_group
+  INTERFACE PMPI_Win_get_info
+    SUBROUTINE PMPI_Win_get_info_f08(win, info_used, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_get_info_f08
+  END INTERFACE PMPI_Win_get_info
+  INTERFACE PMPI_Win_lock
+    SUBROUTINE PMPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: lock_type
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_lock_f08
+  END INTERFACE PMPI_Win_lock
+  INTERFACE PMPI_Win_lock_all
+    SUBROUTINE PMPI_Win_lock_all_f08(assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_lock_all_f08
+  END INTERFACE PMPI_Win_lock_all
+  INTERFACE PMPI_Win_post
+    SUBROUTINE PMPI_Win_post_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_post_f08
+  END INTERFACE PMPI_Win_post
+  INTERFACE PMPI_Win_set_info
+    SUBROUTINE PMPI_Win_set_info_f08(win, info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_set_info_f08
+  END INTERFACE PMPI_Win_set_info
+  INTERFACE PMPI_Win_shared_query
+    SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_shared_query_f08ts
+    SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_shared_query_c_f08ts
+  END INTERFACE PMPI_Win_shared_query
+  INTERFACE PMPI_Win_start
+    SUBROUTINE PMPI_Win_start_f08(group, assert, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_start_f08
+  END INTERFACE PMPI_Win_start
+  INTERFACE PMPI_Win_sync
+    SUBROUTINE PMPI_Win_sync_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_sync_f08
+  END INTERFACE PMPI_Win_sync
+  INTERFACE PMPI_Win_test
+    SUBROUTINE PMPI_Win_test_f08(win, flag, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_test_f08
+  END INTERFACE PMPI_Win_test
+  INTERFACE PMPI_Win_unlock
+    SUBROUTINE PMPI_Win_unlock_f08(rank, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_unlock_f08
+  END INTERFACE PMPI_Win_unlock
+  INTERFACE PMPI_Win_unlock_all
+    SUBROUTINE PMPI_Win_unlock_all_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_unlock_all_f08
+  END INTERFACE PMPI_Win_unlock_all
+  INTERFACE PMPI_Win_wait
+    SUBROUTINE PMPI_Win_wait_f08(win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_wait_f08
+  END INTERFACE PMPI_Win_wait
   INTERFACE PMPI_Grequest_complete
     SUBROUTINE PMPI_Grequest_complete_f08(request, ierror)
       IMPORT
@@ -15185,6 +16461,388 @@ MODULE mpi_f08_glue
       TYPE(*), ASYNCHRONOUS :: base(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Free_mem
+    SUBROUTINE ism_f08_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror) BIND(C, &
+        NAME="ism_f08_Accumulate")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Accumulate
+    SUBROUTINE ism_f08_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, ierror) BIND(C, &
+        NAME="ism_f08_Accumulate_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Accumulate_c
+    SUBROUTINE ism_f08_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, &
+        target_rank, target_disp, win, ierror) BIND(C, NAME="ism_f08_Compare_and_swap")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*), INTENT(IN) :: compare_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Compare_and_swap
+    SUBROUTINE ism_f08_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, &
+        op, win, ierror) BIND(C, NAME="ism_f08_Fetch_and_op")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      TYPE(*) :: result_addr(..)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Fetch_and_op
+    SUBROUTINE ism_f08_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        target_count, target_datatype, win, ierror) BIND(C, NAME="ism_f08_Get")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Get
+    SUBROUTINE ism_f08_Get_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror) BIND(C, NAME="ism_f08_Get_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Get_c
+    SUBROUTINE ism_f08_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, ierror) BIND(C, NAME="ism_f08_Get_accumulate")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Get_accumulate
+    SUBROUTINE ism_f08_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, ierror) BIND(C, NAME="ism_f08_Get_accumulate_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*) :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Get_accumulate_c
+    SUBROUTINE ism_f08_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        target_count, target_datatype, win, ierror) BIND(C, NAME="ism_f08_Put")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Put
+    SUBROUTINE ism_f08_Put_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, ierror) BIND(C, NAME="ism_f08_Put_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN) :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Put_c
+    SUBROUTINE ism_f08_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror) BIND(C, &
+        NAME="ism_f08_Raccumulate")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Raccumulate
+    SUBROUTINE ism_f08_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, op, win, request, ierror) BIND(C, &
+        NAME="ism_f08_Raccumulate_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Raccumulate_c
+    SUBROUTINE ism_f08_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        target_count, target_datatype, win, request, ierror) BIND(C, NAME="ism_f08_Rget")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rget
+    SUBROUTINE ism_f08_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror) BIND(C, &
+        NAME="ism_f08_Rget_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rget_c
+    SUBROUTINE ism_f08_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, request, ierror) BIND(C, NAME="ism_f08_Rget_accumulate")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rget_accumulate
+    SUBROUTINE ism_f08_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+        result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, &
+        op, win, request, ierror) BIND(C, NAME="ism_f08_Rget_accumulate_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), ASYNCHRONOUS :: result_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rget_accumulate_c
+    SUBROUTINE ism_f08_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+        target_count, target_datatype, win, request, ierror) BIND(C, NAME="ism_f08_Rput")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rput
+    SUBROUTINE ism_f08_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, &
+        target_disp, target_count, target_datatype, win, request, ierror) BIND(C, &
+        NAME="ism_f08_Rput_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Rput_c
+    SUBROUTINE ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror) BIND(C, &
+        NAME="ism_f08_Win_allocate")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate
+    SUBROUTINE ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror) BIND(C, &
+        NAME="ism_f08_Win_allocate_c")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate_c
+    SUBROUTINE ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, &
+        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate_shared
+    SUBROUTINE ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, &
+        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared_c")
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*) :: baseptr(..)
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_allocate_shared_c
+    SUBROUTINE ism_f08_Win_create(base, size, disp_unit, info, comm, win, ierror) BIND(C, &
+        NAME="ism_f08_Win_create")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_create
+    SUBROUTINE ism_f08_Win_create_c(base, size, disp_unit, info, comm, win, ierror) BIND(C, &
+        NAME="ism_f08_Win_create_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_create_c
+    SUBROUTINE ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
+        NAME="ism_f08_Win_shared_query")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_shared_query
+    SUBROUTINE ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
+        NAME="ism_f08_Win_shared_query_c")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(*) :: baseptr(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_shared_query_c
     SUBROUTINE ism_f08_File_iread(fh, buf, count, datatype, request, ierror) BIND(C, &
         NAME="ism_f08_File_iread")
       IMPORT
@@ -22538,6 +24196,994 @@ SUBROUTINE PMPI_Free_mem_f08ts(base, ierror)
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Free_mem(base, ierror)
 END SUBROUTINE PMPI_Free_mem_f08ts
+
+SUBROUTINE MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror)
+END SUBROUTINE MPI_Accumulate_f08ts
+
+SUBROUTINE PMPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror)
+END SUBROUTINE PMPI_Accumulate_f08ts
+
+SUBROUTINE MPI_Accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror)
+END SUBROUTINE MPI_Accumulate_c_f08ts
+
+SUBROUTINE PMPI_Accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, ierror)
+END SUBROUTINE PMPI_Accumulate_c_f08ts
+
+SUBROUTINE MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, &
+    target_rank, target_disp, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Compare_and_swap
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  TYPE(*), INTENT(IN) :: compare_addr(..)
+  TYPE(*) :: result_addr(..)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, &
+      target_disp, win, ierror)
+END SUBROUTINE MPI_Compare_and_swap_f08ts
+
+SUBROUTINE PMPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, &
+    target_rank, target_disp, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Compare_and_swap
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  TYPE(*), INTENT(IN) :: compare_addr(..)
+  TYPE(*) :: result_addr(..)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, &
+      target_disp, win, ierror)
+END SUBROUTINE PMPI_Compare_and_swap_f08ts
+
+SUBROUTINE MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, target_disp, &
+    op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Fetch_and_op
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  TYPE(*) :: result_addr(..)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, &
+      win, ierror)
+END SUBROUTINE MPI_Fetch_and_op_f08ts
+
+SUBROUTINE PMPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, target_disp, &
+    op, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Fetch_and_op
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  TYPE(*) :: result_addr(..)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, &
+      win, ierror)
+END SUBROUTINE PMPI_Fetch_and_op_f08ts
+
+SUBROUTINE MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE MPI_Get_f08ts
+
+SUBROUTINE PMPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE PMPI_Get_f08ts
+
+SUBROUTINE MPI_Get_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE MPI_Get_c_f08ts
+
+SUBROUTINE PMPI_Get_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE PMPI_Get_c_f08ts
+
+SUBROUTINE MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*) :: result_addr(..)
+  INTEGER, INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+END SUBROUTINE MPI_Get_accumulate_f08ts
+
+SUBROUTINE PMPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*) :: result_addr(..)
+  INTEGER, INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+END SUBROUTINE PMPI_Get_accumulate_f08ts
+
+SUBROUTINE MPI_Get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*) :: result_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+END SUBROUTINE MPI_Get_accumulate_c_f08ts
+
+SUBROUTINE PMPI_Get_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Get_accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*) :: result_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, ierror)
+END SUBROUTINE PMPI_Get_accumulate_c_f08ts
+
+SUBROUTINE MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Put
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE MPI_Put_f08ts
+
+SUBROUTINE PMPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Put
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE PMPI_Put_f08ts
+
+SUBROUTINE MPI_Put_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Put_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE MPI_Put_c_f08ts
+
+SUBROUTINE PMPI_Put_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Put_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN) :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, ierror)
+END SUBROUTINE PMPI_Put_c_f08ts
+
+SUBROUTINE MPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Raccumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, request, ierror)
+END SUBROUTINE MPI_Raccumulate_f08ts
+
+SUBROUTINE PMPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Raccumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, op, win, request, ierror)
+END SUBROUTINE PMPI_Raccumulate_f08ts
+
+SUBROUTINE MPI_Raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Raccumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, request, ierror)
+END SUBROUTINE MPI_Raccumulate_c_f08ts
+
+SUBROUTINE PMPI_Raccumulate_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, op, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Raccumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, &
+      target_disp, target_count, target_datatype, op, win, request, ierror)
+END SUBROUTINE PMPI_Raccumulate_c_f08ts
+
+SUBROUTINE MPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE MPI_Rget_f08ts
+
+SUBROUTINE PMPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE PMPI_Rget_f08ts
+
+SUBROUTINE MPI_Rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE MPI_Rget_c_f08ts
+
+SUBROUTINE PMPI_Rget_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE PMPI_Rget_c_f08ts
+
+SUBROUTINE MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), ASYNCHRONOUS :: result_addr(..)
+  INTEGER, INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+END SUBROUTINE MPI_Rget_accumulate_f08ts
+
+SUBROUTINE PMPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_accumulate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), ASYNCHRONOUS :: result_addr(..)
+  INTEGER, INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+END SUBROUTINE PMPI_Rget_accumulate_f08ts
+
+SUBROUTINE MPI_Rget_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), ASYNCHRONOUS :: result_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+END SUBROUTINE MPI_Rget_accumulate_c_f08ts
+
+SUBROUTINE PMPI_Rget_accumulate_c_f08ts(origin_addr, origin_count, origin_datatype, result_addr, &
+    result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+    win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rget_accumulate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), ASYNCHRONOUS :: result_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, &
+      result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, &
+      win, request, ierror)
+END SUBROUTINE PMPI_Rget_accumulate_c_f08ts
+
+SUBROUTINE MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rput
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE MPI_Rput_f08ts
+
+SUBROUTINE PMPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rput
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER, INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER, INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE PMPI_Rput_f08ts
+
+SUBROUTINE MPI_Rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+    target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rput_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE MPI_Rput_c_f08ts
+
+SUBROUTINE PMPI_Rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_rank, &
+    target_disp, target_count, target_datatype, win, request, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Rput_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*), INTENT(IN), ASYNCHRONOUS :: origin_addr(..)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, &
+      target_count, target_datatype, win, request, ierror)
+END SUBROUTINE PMPI_Rput_c_f08ts
+
+SUBROUTINE MPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_f08ts
+
+SUBROUTINE PMPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_f08ts
+
+SUBROUTINE MPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_c_f08ts
+
+SUBROUTINE PMPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_c_f08ts
+
+SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_shared_f08ts
+
+SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_shared_f08ts
+
+SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
+
+SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*) :: baseptr(..)
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
+END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
+
+SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_create
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_create(base, size, disp_unit, info, comm, win, ierror)
+END SUBROUTINE MPI_Win_create_f08ts
+
+SUBROUTINE PMPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_create
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_create(base, size, disp_unit, info, comm, win, ierror)
+END SUBROUTINE PMPI_Win_create_f08ts
+
+SUBROUTINE MPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_create_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_create_c(base, size, disp_unit, info, comm, win, ierror)
+END SUBROUTINE MPI_Win_create_c_f08ts
+
+SUBROUTINE PMPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_create_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_create_c(base, size, disp_unit, info, comm, win, ierror)
+END SUBROUTINE PMPI_Win_create_c_f08ts
+
+SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER, INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE MPI_Win_shared_query_f08ts
+
+SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER, INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE PMPI_Win_shared_query_f08ts
+
+SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE MPI_Win_shared_query_c_f08ts
+
+SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+  TYPE(*) :: baseptr(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
+END SUBROUTINE PMPI_Win_shared_query_c_f08ts
 
 SUBROUTINE MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
   USE mpi_f08_types

@@ -84,6 +84,15 @@ vendor_quirks() {
             extra=(--mca btl_vader_single_copy_mechanism none)
             xargs="noself"
             note=" [workaround: btl_vader_single_copy_mechanism=none, noself]" ;;
+        openmpi:rma_passive)
+            # Open MPI 4.1.4 osc/rdma over vader: MPI_Compare_and_swap on the
+            # caller's own window segfaults in mca_btl_vader_emu_acswap (the
+            # program's spin lock does that on one rank).  osc/pt2pt instead;
+            # it has a defect of its own (MPI_Win_flush_all returns before a
+            # large MPI_Get has landed) that this program's small gets miss.
+            # isthmus does the compare-and-swap itself (backend_vendor.c).
+            envs=(OMPI_MCA_osc=^rdma)
+            note=" [workaround: OMPI_MCA_osc=^rdma]" ;;
         mpich:coll_basic)
             # MPICH 4.0.2 ch4: MPI_Reduce with MPI_IN_PLACE at a root other
             # than 0 (count >= ~1000) segfaults in the device ("composition")

@@ -211,6 +211,9 @@ int ism_abi_errh_create(const char *fn, void (*user)(void *, int *, ...), MPI_Er
 /* session.c: raise code on error handler e, with no object (a user function gets
  * MPI_COMM_NULL) */
 int ism_abi_raise_errh(ism_errh *e, int code, const char *fn, const char *msg);
+/* the same on an object: a user function gets handle (a pointer to the object's handle:
+ * an MPI_Win for windows) */
+int ism_abi_raise_errh_on(ism_errh *e, void *handle, int code, const char *fn, const char *msg);
 
 /* Common checks; each returns 0 or raises. */
 int ism_abi_check_init(const char *fn);

@@ -1,4 +1,4 @@
-/* attr.c (abi): keyvals and attributes cached on communicators and on datatypes, with
+/* attr.c (abi): keyvals and attributes cached on communicators, datatypes and windows, with
  * the predefined attributes of MPI_COMM_WORLD (MPI_TAG_UB, MPI_HOST, MPI_IO,
  * MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_APPNUM, MPI_LASTUSEDCODE), and the
  * deprecated MPI-1 forms.
@@ -13,10 +13,11 @@
 #include <string.h>
 
 #include "abi.h"
+#include "win_abi.h"
 
 #define KV_BASE 1000
 
-enum { KIND_COMM = 0, KIND_TYPE = 1 };
+enum { KIND_COMM = 0, KIND_TYPE = 1, KIND_WIN = 2 };
 
 typedef struct keyval {
     int kind;
@@ -105,6 +106,8 @@ static int call_delete(const obj *o, keyval *k, int kv, void *val)
         return MPI_SUCCESS;
     if (o->kind == KIND_COMM)
         return ((MPI_Comm_delete_attr_function *)k->del)((MPI_Comm)o->h, kv, val, k->extra);
+    if (o->kind == KIND_WIN)
+        return ((MPI_Win_delete_attr_function *)k->del)((MPI_Win)o->h, kv, val, k->extra);
     return ((MPI_Type_delete_attr_function *)k->del)((MPI_Datatype)o->h, kv, val, k->extra);
 }
 
@@ -456,3 +459,81 @@ ISM_PMPI(Attr_get)
 
 int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
 ISM_PMPI(Attr_delete)
+
+/* ---------------------------------------------------------------- windows */
+
+static int win_obj(const char *fn, MPI_Win h, ism_win **w, obj *o)
+{
+    ISM_CHECK_INIT(fn);
+    *w = ism_abi_win(h);
+    if (!*w)
+        return ism_abi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
+    *o = (obj){KIND_WIN, (void *)h, (attr **)&(*w)->attrs};
+    return MPI_SUCCESS;
+}
+
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                           void *extra_state)
+{
+    return kv_create("MPI_Win_create_keyval", KIND_WIN, (void *)win_copy_attr_fn,
+                     (void *)win_delete_attr_fn, extra_state, win_keyval);
+}
+ISM_PMPI(Win_create_keyval)
+
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    return kv_free("MPI_Win_free_keyval", KIND_WIN, win_keyval);
+}
+ISM_PMPI(Win_free_keyval)
+
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    ism_win *w;
+    obj o;
+    int rc = win_obj("MPI_Win_set_attr", win, &w, &o);
+    return rc ? rc : set_attr("MPI_Win_set_attr", NULL, &o, win_keyval, attribute_val);
+}
+ISM_PMPI(Win_set_attr)
+
+/* The predefined attributes: MPI_WIN_BASE is the base itself, the others point to their
+ * value (MPI 4.1 section 12.2.6), kept with the window's own fields. */
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    static _Thread_local MPI_Aint size;
+    static _Thread_local int unit, flavor, model;
+    ism_win *w;
+    obj o;
+    int rc = win_obj("MPI_Win_get_attr", win, &w, &o);
+    if (rc)
+        return rc;
+    void *p = NULL;
+    switch (win_keyval) {
+    case MPI_WIN_BASE: p = w->base; break;
+    case MPI_WIN_SIZE: size = (MPI_Aint)w->size; p = &size; break;
+    case MPI_WIN_DISP_UNIT: unit = w->disp_unit; p = &unit; break;
+    case MPI_WIN_CREATE_FLAVOR: flavor = w->flavor; p = &flavor; break;
+    case MPI_WIN_MODEL: model = MPI_WIN_UNIFIED; p = &model; break;
+    default:
+        return get_attr("MPI_Win_get_attr", NULL, &o, win_keyval, attribute_val, flag);
+    }
+    *flag = 1;
+    *(void **)attribute_val = p;
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Win_get_attr)
+
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    ism_win *w;
+    obj o;
+    int rc = win_obj("MPI_Win_delete_attr", win, &w, &o);
+    return rc ? rc : delete_attr("MPI_Win_delete_attr", NULL, &o, win_keyval);
+}
+ISM_PMPI(Win_delete_attr)
+
+int ism_abi_win_attr_delete_all(ism_win *w)
+{
+    obj o = {KIND_WIN, (void *)(MPI_Win)w, (attr **)&w->attrs};
+    return delete_all(&o);
+}

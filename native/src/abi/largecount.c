@@ -46,6 +46,19 @@ static int to_aints(const char *fn, const MPI_Count *v, MPI_Count n, MPI_Aint **
     return MPI_SUCCESS;
 }
 
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Accumulate_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Accumulate_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    return rc;
+}
+ISM_PMPI(Accumulate_c)
+
 int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     int rc = MPI_SUCCESS;
@@ -624,6 +637,34 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 }
 ISM_PMPI(Gatherv_c)
 
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Get_accumulate_c", origin_count);
+    if (rc == MPI_SUCCESS && (result_count > INT_MAX || result_count < INT_MIN))
+        rc = too_big("MPI_Get_accumulate_c", result_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Get_accumulate_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
+    return rc;
+}
+ISM_PMPI(Get_accumulate_c)
+
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Get_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Get_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    return rc;
+}
+ISM_PMPI(Get_c)
+
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -1004,6 +1045,32 @@ int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 }
 ISM_PMPI(Pack_size_c)
 
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Put_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Put_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
+    return rc;
+}
+ISM_PMPI(Put_c)
+
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Raccumulate_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Raccumulate_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    return rc;
+}
+ISM_PMPI(Raccumulate_c)
+
 int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -1083,6 +1150,47 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     return rc;
 }
 ISM_PMPI(Reduce_scatter_c)
+
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Rget_accumulate_c", origin_count);
+    if (rc == MPI_SUCCESS && (result_count > INT_MAX || result_count < INT_MIN))
+        rc = too_big("MPI_Rget_accumulate_c", result_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Rget_accumulate_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
+    return rc;
+}
+ISM_PMPI(Rget_accumulate_c)
+
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Rget_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Rget_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    return rc;
+}
+ISM_PMPI(Rget_c)
+
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
+        rc = too_big("MPI_Rput_c", origin_count);
+    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
+        rc = too_big("MPI_Rput_c", target_count);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
+    return rc;
+}
+ISM_PMPI(Rput_c)
 
 int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {

@@ -617,13 +617,20 @@
 #define ISM_PMPI_Type_set_attr
 #define PMPI_Type_set_name ism_mtu_Type_set_name
 #define ISM_PMPI_Type_set_name
-#define ISM_PMPI_Win_create_keyval _Pragma("weak MPI_Win_create_keyval = PMPI_Win_create_keyval")
-#define ISM_PMPI_Win_delete_attr _Pragma("weak MPI_Win_delete_attr = PMPI_Win_delete_attr")
-#define ISM_PMPI_Win_free_keyval _Pragma("weak MPI_Win_free_keyval = PMPI_Win_free_keyval")
-#define ISM_PMPI_Win_get_attr _Pragma("weak MPI_Win_get_attr = PMPI_Win_get_attr")
-#define ISM_PMPI_Win_get_name _Pragma("weak MPI_Win_get_name = PMPI_Win_get_name")
-#define ISM_PMPI_Win_set_attr _Pragma("weak MPI_Win_set_attr = PMPI_Win_set_attr")
-#define ISM_PMPI_Win_set_name _Pragma("weak MPI_Win_set_name = PMPI_Win_set_name")
+#define PMPI_Win_create_keyval ism_mtu_Win_create_keyval
+#define ISM_PMPI_Win_create_keyval
+#define PMPI_Win_delete_attr ism_mtu_Win_delete_attr
+#define ISM_PMPI_Win_delete_attr
+#define PMPI_Win_free_keyval ism_mtu_Win_free_keyval
+#define ISM_PMPI_Win_free_keyval
+#define PMPI_Win_get_attr ism_mtu_Win_get_attr
+#define ISM_PMPI_Win_get_attr
+#define PMPI_Win_get_name ism_mtu_Win_get_name
+#define ISM_PMPI_Win_get_name
+#define PMPI_Win_set_attr ism_mtu_Win_set_attr
+#define ISM_PMPI_Win_set_attr
+#define PMPI_Win_set_name ism_mtu_Win_set_name
+#define ISM_PMPI_Win_set_name
 #define PMPI_Cart_coords ism_mtu_Cart_coords
 #define ISM_PMPI_Cart_coords
 #define PMPI_Cart_create ism_mtu_Cart_create
@@ -746,10 +753,14 @@
 #define ISM_PMPI_Error_class
 #define PMPI_Error_string ism_mtu_Error_string
 #define ISM_PMPI_Error_string
-#define ISM_PMPI_File_call_errhandler _Pragma("weak MPI_File_call_errhandler = PMPI_File_call_errhandler")
-#define ISM_PMPI_File_create_errhandler _Pragma("weak MPI_File_create_errhandler = PMPI_File_create_errhandler")
-#define ISM_PMPI_File_get_errhandler _Pragma("weak MPI_File_get_errhandler = PMPI_File_get_errhandler")
-#define ISM_PMPI_File_set_errhandler _Pragma("weak MPI_File_set_errhandler = PMPI_File_set_errhandler")
+#define PMPI_File_call_errhandler ism_mtu_File_call_errhandler
+#define ISM_PMPI_File_call_errhandler
+#define PMPI_File_create_errhandler ism_mtu_File_create_errhandler
+#define ISM_PMPI_File_create_errhandler
+#define PMPI_File_get_errhandler ism_mtu_File_get_errhandler
+#define ISM_PMPI_File_get_errhandler
+#define PMPI_File_set_errhandler ism_mtu_File_set_errhandler
+#define ISM_PMPI_File_set_errhandler
 #define PMPI_Free_mem ism_mtu_Free_mem
 #define ISM_PMPI_Free_mem
 #define PMPI_Get_hw_resource_info ism_mtu_Get_hw_resource_info
@@ -772,10 +783,14 @@
 #define ISM_PMPI_Session_get_errhandler
 #define PMPI_Session_set_errhandler ism_mtu_Session_set_errhandler
 #define ISM_PMPI_Session_set_errhandler
-#define ISM_PMPI_Win_call_errhandler _Pragma("weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler")
-#define ISM_PMPI_Win_create_errhandler _Pragma("weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler")
-#define ISM_PMPI_Win_get_errhandler _Pragma("weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler")
-#define ISM_PMPI_Win_set_errhandler _Pragma("weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler")
+#define PMPI_Win_call_errhandler ism_mtu_Win_call_errhandler
+#define ISM_PMPI_Win_call_errhandler
+#define PMPI_Win_create_errhandler ism_mtu_Win_create_errhandler
+#define ISM_PMPI_Win_create_errhandler
+#define PMPI_Win_get_errhandler ism_mtu_Win_get_errhandler
+#define ISM_PMPI_Win_get_errhandler
+#define PMPI_Win_set_errhandler ism_mtu_Win_set_errhandler
+#define ISM_PMPI_Win_set_errhandler
 #define ISM_PMPI_Wtick _Pragma("weak MPI_Wtick = PMPI_Wtick")
 #define ISM_PMPI_Wtime _Pragma("weak MPI_Wtime = PMPI_Wtime")
 #define PMPI_Info_create ism_mtu_Info_create
@@ -837,54 +852,99 @@
 #define PMPI_Session_init ism_mtu_Session_init
 #define ISM_PMPI_Session_init
 #define ISM_PMPI_Unpublish_name _Pragma("weak MPI_Unpublish_name = PMPI_Unpublish_name")
-#define ISM_PMPI_Accumulate _Pragma("weak MPI_Accumulate = PMPI_Accumulate")
-#define ISM_PMPI_Accumulate_c _Pragma("weak MPI_Accumulate_c = PMPI_Accumulate_c")
-#define ISM_PMPI_Compare_and_swap _Pragma("weak MPI_Compare_and_swap = PMPI_Compare_and_swap")
-#define ISM_PMPI_Fetch_and_op _Pragma("weak MPI_Fetch_and_op = PMPI_Fetch_and_op")
-#define ISM_PMPI_Get _Pragma("weak MPI_Get = PMPI_Get")
-#define ISM_PMPI_Get_c _Pragma("weak MPI_Get_c = PMPI_Get_c")
-#define ISM_PMPI_Get_accumulate _Pragma("weak MPI_Get_accumulate = PMPI_Get_accumulate")
-#define ISM_PMPI_Get_accumulate_c _Pragma("weak MPI_Get_accumulate_c = PMPI_Get_accumulate_c")
-#define ISM_PMPI_Put _Pragma("weak MPI_Put = PMPI_Put")
-#define ISM_PMPI_Put_c _Pragma("weak MPI_Put_c = PMPI_Put_c")
-#define ISM_PMPI_Raccumulate _Pragma("weak MPI_Raccumulate = PMPI_Raccumulate")
-#define ISM_PMPI_Raccumulate_c _Pragma("weak MPI_Raccumulate_c = PMPI_Raccumulate_c")
-#define ISM_PMPI_Rget _Pragma("weak MPI_Rget = PMPI_Rget")
-#define ISM_PMPI_Rget_c _Pragma("weak MPI_Rget_c = PMPI_Rget_c")
-#define ISM_PMPI_Rget_accumulate _Pragma("weak MPI_Rget_accumulate = PMPI_Rget_accumulate")
-#define ISM_PMPI_Rget_accumulate_c _Pragma("weak MPI_Rget_accumulate_c = PMPI_Rget_accumulate_c")
-#define ISM_PMPI_Rput _Pragma("weak MPI_Rput = PMPI_Rput")
-#define ISM_PMPI_Rput_c _Pragma("weak MPI_Rput_c = PMPI_Rput_c")
-#define ISM_PMPI_Win_allocate _Pragma("weak MPI_Win_allocate = PMPI_Win_allocate")
-#define ISM_PMPI_Win_allocate_c _Pragma("weak MPI_Win_allocate_c = PMPI_Win_allocate_c")
-#define ISM_PMPI_Win_allocate_shared _Pragma("weak MPI_Win_allocate_shared = PMPI_Win_allocate_shared")
-#define ISM_PMPI_Win_allocate_shared_c _Pragma("weak MPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c")
+#define PMPI_Accumulate ism_mtu_Accumulate
+#define ISM_PMPI_Accumulate
+#define PMPI_Accumulate_c ism_mtu_Accumulate_c
+#define ISM_PMPI_Accumulate_c
+#define PMPI_Compare_and_swap ism_mtu_Compare_and_swap
+#define ISM_PMPI_Compare_and_swap
+#define PMPI_Fetch_and_op ism_mtu_Fetch_and_op
+#define ISM_PMPI_Fetch_and_op
+#define PMPI_Get ism_mtu_Get
+#define ISM_PMPI_Get
+#define PMPI_Get_c ism_mtu_Get_c
+#define ISM_PMPI_Get_c
+#define PMPI_Get_accumulate ism_mtu_Get_accumulate
+#define ISM_PMPI_Get_accumulate
+#define PMPI_Get_accumulate_c ism_mtu_Get_accumulate_c
+#define ISM_PMPI_Get_accumulate_c
+#define PMPI_Put ism_mtu_Put
+#define ISM_PMPI_Put
+#define PMPI_Put_c ism_mtu_Put_c
+#define ISM_PMPI_Put_c
+#define PMPI_Raccumulate ism_mtu_Raccumulate
+#define ISM_PMPI_Raccumulate
+#define PMPI_Raccumulate_c ism_mtu_Raccumulate_c
+#define ISM_PMPI_Raccumulate_c
+#define PMPI_Rget ism_mtu_Rget
+#define ISM_PMPI_Rget
+#define PMPI_Rget_c ism_mtu_Rget_c
+#define ISM_PMPI_Rget_c
+#define PMPI_Rget_accumulate ism_mtu_Rget_accumulate
+#define ISM_PMPI_Rget_accumulate
+#define PMPI_Rget_accumulate_c ism_mtu_Rget_accumulate_c
+#define ISM_PMPI_Rget_accumulate_c
+#define PMPI_Rput ism_mtu_Rput
+#define ISM_PMPI_Rput
+#define PMPI_Rput_c ism_mtu_Rput_c
+#define ISM_PMPI_Rput_c
+#define PMPI_Win_allocate ism_mtu_Win_allocate
+#define ISM_PMPI_Win_allocate
+#define PMPI_Win_allocate_c ism_mtu_Win_allocate_c
+#define ISM_PMPI_Win_allocate_c
+#define PMPI_Win_allocate_shared ism_mtu_Win_allocate_shared
+#define ISM_PMPI_Win_allocate_shared
+#define PMPI_Win_allocate_shared_c ism_mtu_Win_allocate_shared_c
+#define ISM_PMPI_Win_allocate_shared_c
 #define ISM_PMPI_Win_attach _Pragma("weak MPI_Win_attach = PMPI_Win_attach")
-#define ISM_PMPI_Win_complete _Pragma("weak MPI_Win_complete = PMPI_Win_complete")
-#define ISM_PMPI_Win_create _Pragma("weak MPI_Win_create = PMPI_Win_create")
-#define ISM_PMPI_Win_create_c _Pragma("weak MPI_Win_create_c = PMPI_Win_create_c")
+#define PMPI_Win_complete ism_mtu_Win_complete
+#define ISM_PMPI_Win_complete
+#define PMPI_Win_create ism_mtu_Win_create
+#define ISM_PMPI_Win_create
+#define PMPI_Win_create_c ism_mtu_Win_create_c
+#define ISM_PMPI_Win_create_c
 #define ISM_PMPI_Win_create_dynamic _Pragma("weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic")
 #define ISM_PMPI_Win_detach _Pragma("weak MPI_Win_detach = PMPI_Win_detach")
-#define ISM_PMPI_Win_fence _Pragma("weak MPI_Win_fence = PMPI_Win_fence")
-#define ISM_PMPI_Win_flush _Pragma("weak MPI_Win_flush = PMPI_Win_flush")
-#define ISM_PMPI_Win_flush_all _Pragma("weak MPI_Win_flush_all = PMPI_Win_flush_all")
-#define ISM_PMPI_Win_flush_local _Pragma("weak MPI_Win_flush_local = PMPI_Win_flush_local")
-#define ISM_PMPI_Win_flush_local_all _Pragma("weak MPI_Win_flush_local_all = PMPI_Win_flush_local_all")
-#define ISM_PMPI_Win_free _Pragma("weak MPI_Win_free = PMPI_Win_free")
-#define ISM_PMPI_Win_get_group _Pragma("weak MPI_Win_get_group = PMPI_Win_get_group")
-#define ISM_PMPI_Win_get_info _Pragma("weak MPI_Win_get_info = PMPI_Win_get_info")
-#define ISM_PMPI_Win_lock _Pragma("weak MPI_Win_lock = PMPI_Win_lock")
-#define ISM_PMPI_Win_lock_all _Pragma("weak MPI_Win_lock_all = PMPI_Win_lock_all")
-#define ISM_PMPI_Win_post _Pragma("weak MPI_Win_post = PMPI_Win_post")
-#define ISM_PMPI_Win_set_info _Pragma("weak MPI_Win_set_info = PMPI_Win_set_info")
-#define ISM_PMPI_Win_shared_query _Pragma("weak MPI_Win_shared_query = PMPI_Win_shared_query")
-#define ISM_PMPI_Win_shared_query_c _Pragma("weak MPI_Win_shared_query_c = PMPI_Win_shared_query_c")
-#define ISM_PMPI_Win_start _Pragma("weak MPI_Win_start = PMPI_Win_start")
-#define ISM_PMPI_Win_sync _Pragma("weak MPI_Win_sync = PMPI_Win_sync")
-#define ISM_PMPI_Win_test _Pragma("weak MPI_Win_test = PMPI_Win_test")
-#define ISM_PMPI_Win_unlock _Pragma("weak MPI_Win_unlock = PMPI_Win_unlock")
-#define ISM_PMPI_Win_unlock_all _Pragma("weak MPI_Win_unlock_all = PMPI_Win_unlock_all")
-#define ISM_PMPI_Win_wait _Pragma("weak MPI_Win_wait = PMPI_Win_wait")
+#define PMPI_Win_fence ism_mtu_Win_fence
+#define ISM_PMPI_Win_fence
+#define PMPI_Win_flush ism_mtu_Win_flush
+#define ISM_PMPI_Win_flush
+#define PMPI_Win_flush_all ism_mtu_Win_flush_all
+#define ISM_PMPI_Win_flush_all
+#define PMPI_Win_flush_local ism_mtu_Win_flush_local
+#define ISM_PMPI_Win_flush_local
+#define PMPI_Win_flush_local_all ism_mtu_Win_flush_local_all
+#define ISM_PMPI_Win_flush_local_all
+#define PMPI_Win_free ism_mtu_Win_free
+#define ISM_PMPI_Win_free
+#define PMPI_Win_get_group ism_mtu_Win_get_group
+#define ISM_PMPI_Win_get_group
+#define PMPI_Win_get_info ism_mtu_Win_get_info
+#define ISM_PMPI_Win_get_info
+#define PMPI_Win_lock ism_mtu_Win_lock
+#define ISM_PMPI_Win_lock
+#define PMPI_Win_lock_all ism_mtu_Win_lock_all
+#define ISM_PMPI_Win_lock_all
+#define PMPI_Win_post ism_mtu_Win_post
+#define ISM_PMPI_Win_post
+#define PMPI_Win_set_info ism_mtu_Win_set_info
+#define ISM_PMPI_Win_set_info
+#define PMPI_Win_shared_query ism_mtu_Win_shared_query
+#define ISM_PMPI_Win_shared_query
+#define PMPI_Win_shared_query_c ism_mtu_Win_shared_query_c
+#define ISM_PMPI_Win_shared_query_c
+#define PMPI_Win_start ism_mtu_Win_start
+#define ISM_PMPI_Win_start
+#define PMPI_Win_sync ism_mtu_Win_sync
+#define ISM_PMPI_Win_sync
+#define PMPI_Win_test ism_mtu_Win_test
+#define ISM_PMPI_Win_test
+#define PMPI_Win_unlock ism_mtu_Win_unlock
+#define ISM_PMPI_Win_unlock
+#define PMPI_Win_unlock_all ism_mtu_Win_unlock_all
+#define ISM_PMPI_Win_unlock_all
+#define PMPI_Win_wait ism_mtu_Win_wait
+#define ISM_PMPI_Win_wait
 #define PMPI_Grequest_complete ism_mtu_Grequest_complete
 #define ISM_PMPI_Grequest_complete
 #define PMPI_Grequest_start ism_mtu_Grequest_start
@@ -897,90 +957,174 @@
 #define ISM_PMPI_Status_set_elements_c
 #define PMPI_Status_set_elements_x ism_mtu_Status_set_elements_x
 #define ISM_PMPI_Status_set_elements_x
-#define ISM_PMPI_File_close _Pragma("weak MPI_File_close = PMPI_File_close")
-#define ISM_PMPI_File_delete _Pragma("weak MPI_File_delete = PMPI_File_delete")
-#define ISM_PMPI_File_get_amode _Pragma("weak MPI_File_get_amode = PMPI_File_get_amode")
-#define ISM_PMPI_File_get_atomicity _Pragma("weak MPI_File_get_atomicity = PMPI_File_get_atomicity")
-#define ISM_PMPI_File_get_byte_offset _Pragma("weak MPI_File_get_byte_offset = PMPI_File_get_byte_offset")
-#define ISM_PMPI_File_get_group _Pragma("weak MPI_File_get_group = PMPI_File_get_group")
-#define ISM_PMPI_File_get_info _Pragma("weak MPI_File_get_info = PMPI_File_get_info")
-#define ISM_PMPI_File_get_position _Pragma("weak MPI_File_get_position = PMPI_File_get_position")
-#define ISM_PMPI_File_get_position_shared _Pragma("weak MPI_File_get_position_shared = PMPI_File_get_position_shared")
-#define ISM_PMPI_File_get_size _Pragma("weak MPI_File_get_size = PMPI_File_get_size")
-#define ISM_PMPI_File_get_type_extent _Pragma("weak MPI_File_get_type_extent = PMPI_File_get_type_extent")
-#define ISM_PMPI_File_get_type_extent_c _Pragma("weak MPI_File_get_type_extent_c = PMPI_File_get_type_extent_c")
-#define ISM_PMPI_File_get_view _Pragma("weak MPI_File_get_view = PMPI_File_get_view")
-#define ISM_PMPI_File_iread _Pragma("weak MPI_File_iread = PMPI_File_iread")
-#define ISM_PMPI_File_iread_c _Pragma("weak MPI_File_iread_c = PMPI_File_iread_c")
-#define ISM_PMPI_File_iread_all _Pragma("weak MPI_File_iread_all = PMPI_File_iread_all")
-#define ISM_PMPI_File_iread_all_c _Pragma("weak MPI_File_iread_all_c = PMPI_File_iread_all_c")
-#define ISM_PMPI_File_iread_at _Pragma("weak MPI_File_iread_at = PMPI_File_iread_at")
-#define ISM_PMPI_File_iread_at_c _Pragma("weak MPI_File_iread_at_c = PMPI_File_iread_at_c")
-#define ISM_PMPI_File_iread_at_all _Pragma("weak MPI_File_iread_at_all = PMPI_File_iread_at_all")
-#define ISM_PMPI_File_iread_at_all_c _Pragma("weak MPI_File_iread_at_all_c = PMPI_File_iread_at_all_c")
-#define ISM_PMPI_File_iread_shared _Pragma("weak MPI_File_iread_shared = PMPI_File_iread_shared")
-#define ISM_PMPI_File_iread_shared_c _Pragma("weak MPI_File_iread_shared_c = PMPI_File_iread_shared_c")
-#define ISM_PMPI_File_iwrite _Pragma("weak MPI_File_iwrite = PMPI_File_iwrite")
-#define ISM_PMPI_File_iwrite_c _Pragma("weak MPI_File_iwrite_c = PMPI_File_iwrite_c")
-#define ISM_PMPI_File_iwrite_all _Pragma("weak MPI_File_iwrite_all = PMPI_File_iwrite_all")
-#define ISM_PMPI_File_iwrite_all_c _Pragma("weak MPI_File_iwrite_all_c = PMPI_File_iwrite_all_c")
-#define ISM_PMPI_File_iwrite_at _Pragma("weak MPI_File_iwrite_at = PMPI_File_iwrite_at")
-#define ISM_PMPI_File_iwrite_at_c _Pragma("weak MPI_File_iwrite_at_c = PMPI_File_iwrite_at_c")
-#define ISM_PMPI_File_iwrite_at_all _Pragma("weak MPI_File_iwrite_at_all = PMPI_File_iwrite_at_all")
-#define ISM_PMPI_File_iwrite_at_all_c _Pragma("weak MPI_File_iwrite_at_all_c = PMPI_File_iwrite_at_all_c")
-#define ISM_PMPI_File_iwrite_shared _Pragma("weak MPI_File_iwrite_shared = PMPI_File_iwrite_shared")
-#define ISM_PMPI_File_iwrite_shared_c _Pragma("weak MPI_File_iwrite_shared_c = PMPI_File_iwrite_shared_c")
-#define ISM_PMPI_File_open _Pragma("weak MPI_File_open = PMPI_File_open")
-#define ISM_PMPI_File_preallocate _Pragma("weak MPI_File_preallocate = PMPI_File_preallocate")
-#define ISM_PMPI_File_read _Pragma("weak MPI_File_read = PMPI_File_read")
-#define ISM_PMPI_File_read_c _Pragma("weak MPI_File_read_c = PMPI_File_read_c")
-#define ISM_PMPI_File_read_all _Pragma("weak MPI_File_read_all = PMPI_File_read_all")
-#define ISM_PMPI_File_read_all_c _Pragma("weak MPI_File_read_all_c = PMPI_File_read_all_c")
-#define ISM_PMPI_File_read_all_begin _Pragma("weak MPI_File_read_all_begin = PMPI_File_read_all_begin")
-#define ISM_PMPI_File_read_all_begin_c _Pragma("weak MPI_File_read_all_begin_c = PMPI_File_read_all_begin_c")
-#define ISM_PMPI_File_read_all_end _Pragma("weak MPI_File_read_all_end = PMPI_File_read_all_end")
-#define ISM_PMPI_File_read_at _Pragma("weak MPI_File_read_at = PMPI_File_read_at")
-#define ISM_PMPI_File_read_at_c _Pragma("weak MPI_File_read_at_c = PMPI_File_read_at_c")
-#define ISM_PMPI_File_read_at_all _Pragma("weak MPI_File_read_at_all = PMPI_File_read_at_all")
-#define ISM_PMPI_File_read_at_all_c _Pragma("weak MPI_File_read_at_all_c = PMPI_File_read_at_all_c")
-#define ISM_PMPI_File_read_at_all_begin _Pragma("weak MPI_File_read_at_all_begin = PMPI_File_read_at_all_begin")
-#define ISM_PMPI_File_read_at_all_begin_c _Pragma("weak MPI_File_read_at_all_begin_c = PMPI_File_read_at_all_begin_c")
-#define ISM_PMPI_File_read_at_all_end _Pragma("weak MPI_File_read_at_all_end = PMPI_File_read_at_all_end")
-#define ISM_PMPI_File_read_ordered _Pragma("weak MPI_File_read_ordered = PMPI_File_read_ordered")
-#define ISM_PMPI_File_read_ordered_c _Pragma("weak MPI_File_read_ordered_c = PMPI_File_read_ordered_c")
-#define ISM_PMPI_File_read_ordered_begin _Pragma("weak MPI_File_read_ordered_begin = PMPI_File_read_ordered_begin")
-#define ISM_PMPI_File_read_ordered_begin_c _Pragma("weak MPI_File_read_ordered_begin_c = PMPI_File_read_ordered_begin_c")
-#define ISM_PMPI_File_read_ordered_end _Pragma("weak MPI_File_read_ordered_end = PMPI_File_read_ordered_end")
-#define ISM_PMPI_File_read_shared _Pragma("weak MPI_File_read_shared = PMPI_File_read_shared")
-#define ISM_PMPI_File_read_shared_c _Pragma("weak MPI_File_read_shared_c = PMPI_File_read_shared_c")
-#define ISM_PMPI_File_seek _Pragma("weak MPI_File_seek = PMPI_File_seek")
-#define ISM_PMPI_File_seek_shared _Pragma("weak MPI_File_seek_shared = PMPI_File_seek_shared")
-#define ISM_PMPI_File_set_atomicity _Pragma("weak MPI_File_set_atomicity = PMPI_File_set_atomicity")
-#define ISM_PMPI_File_set_info _Pragma("weak MPI_File_set_info = PMPI_File_set_info")
-#define ISM_PMPI_File_set_size _Pragma("weak MPI_File_set_size = PMPI_File_set_size")
-#define ISM_PMPI_File_set_view _Pragma("weak MPI_File_set_view = PMPI_File_set_view")
-#define ISM_PMPI_File_sync _Pragma("weak MPI_File_sync = PMPI_File_sync")
-#define ISM_PMPI_File_write _Pragma("weak MPI_File_write = PMPI_File_write")
-#define ISM_PMPI_File_write_c _Pragma("weak MPI_File_write_c = PMPI_File_write_c")
-#define ISM_PMPI_File_write_all _Pragma("weak MPI_File_write_all = PMPI_File_write_all")
-#define ISM_PMPI_File_write_all_c _Pragma("weak MPI_File_write_all_c = PMPI_File_write_all_c")
-#define ISM_PMPI_File_write_all_begin _Pragma("weak MPI_File_write_all_begin = PMPI_File_write_all_begin")
-#define ISM_PMPI_File_write_all_begin_c _Pragma("weak MPI_File_write_all_begin_c = PMPI_File_write_all_begin_c")
-#define ISM_PMPI_File_write_all_end _Pragma("weak MPI_File_write_all_end = PMPI_File_write_all_end")
-#define ISM_PMPI_File_write_at _Pragma("weak MPI_File_write_at = PMPI_File_write_at")
-#define ISM_PMPI_File_write_at_c _Pragma("weak MPI_File_write_at_c = PMPI_File_write_at_c")
-#define ISM_PMPI_File_write_at_all _Pragma("weak MPI_File_write_at_all = PMPI_File_write_at_all")
-#define ISM_PMPI_File_write_at_all_c _Pragma("weak MPI_File_write_at_all_c = PMPI_File_write_at_all_c")
-#define ISM_PMPI_File_write_at_all_begin _Pragma("weak MPI_File_write_at_all_begin = PMPI_File_write_at_all_begin")
-#define ISM_PMPI_File_write_at_all_begin_c _Pragma("weak MPI_File_write_at_all_begin_c = PMPI_File_write_at_all_begin_c")
-#define ISM_PMPI_File_write_at_all_end _Pragma("weak MPI_File_write_at_all_end = PMPI_File_write_at_all_end")
-#define ISM_PMPI_File_write_ordered _Pragma("weak MPI_File_write_ordered = PMPI_File_write_ordered")
-#define ISM_PMPI_File_write_ordered_c _Pragma("weak MPI_File_write_ordered_c = PMPI_File_write_ordered_c")
-#define ISM_PMPI_File_write_ordered_begin _Pragma("weak MPI_File_write_ordered_begin = PMPI_File_write_ordered_begin")
-#define ISM_PMPI_File_write_ordered_begin_c _Pragma("weak MPI_File_write_ordered_begin_c = PMPI_File_write_ordered_begin_c")
-#define ISM_PMPI_File_write_ordered_end _Pragma("weak MPI_File_write_ordered_end = PMPI_File_write_ordered_end")
-#define ISM_PMPI_File_write_shared _Pragma("weak MPI_File_write_shared = PMPI_File_write_shared")
-#define ISM_PMPI_File_write_shared_c _Pragma("weak MPI_File_write_shared_c = PMPI_File_write_shared_c")
+#define PMPI_File_close ism_mtu_File_close
+#define ISM_PMPI_File_close
+#define PMPI_File_delete ism_mtu_File_delete
+#define ISM_PMPI_File_delete
+#define PMPI_File_get_amode ism_mtu_File_get_amode
+#define ISM_PMPI_File_get_amode
+#define PMPI_File_get_atomicity ism_mtu_File_get_atomicity
+#define ISM_PMPI_File_get_atomicity
+#define PMPI_File_get_byte_offset ism_mtu_File_get_byte_offset
+#define ISM_PMPI_File_get_byte_offset
+#define PMPI_File_get_group ism_mtu_File_get_group
+#define ISM_PMPI_File_get_group
+#define PMPI_File_get_info ism_mtu_File_get_info
+#define ISM_PMPI_File_get_info
+#define PMPI_File_get_position ism_mtu_File_get_position
+#define ISM_PMPI_File_get_position
+#define PMPI_File_get_position_shared ism_mtu_File_get_position_shared
+#define ISM_PMPI_File_get_position_shared
+#define PMPI_File_get_size ism_mtu_File_get_size
+#define ISM_PMPI_File_get_size
+#define PMPI_File_get_type_extent ism_mtu_File_get_type_extent
+#define ISM_PMPI_File_get_type_extent
+#define PMPI_File_get_type_extent_c ism_mtu_File_get_type_extent_c
+#define ISM_PMPI_File_get_type_extent_c
+#define PMPI_File_get_view ism_mtu_File_get_view
+#define ISM_PMPI_File_get_view
+#define PMPI_File_iread ism_mtu_File_iread
+#define ISM_PMPI_File_iread
+#define PMPI_File_iread_c ism_mtu_File_iread_c
+#define ISM_PMPI_File_iread_c
+#define PMPI_File_iread_all ism_mtu_File_iread_all
+#define ISM_PMPI_File_iread_all
+#define PMPI_File_iread_all_c ism_mtu_File_iread_all_c
+#define ISM_PMPI_File_iread_all_c
+#define PMPI_File_iread_at ism_mtu_File_iread_at
+#define ISM_PMPI_File_iread_at
+#define PMPI_File_iread_at_c ism_mtu_File_iread_at_c
+#define ISM_PMPI_File_iread_at_c
+#define PMPI_File_iread_at_all ism_mtu_File_iread_at_all
+#define ISM_PMPI_File_iread_at_all
+#define PMPI_File_iread_at_all_c ism_mtu_File_iread_at_all_c
+#define ISM_PMPI_File_iread_at_all_c
+#define PMPI_File_iread_shared ism_mtu_File_iread_shared
+#define ISM_PMPI_File_iread_shared
+#define PMPI_File_iread_shared_c ism_mtu_File_iread_shared_c
+#define ISM_PMPI_File_iread_shared_c
+#define PMPI_File_iwrite ism_mtu_File_iwrite
+#define ISM_PMPI_File_iwrite
+#define PMPI_File_iwrite_c ism_mtu_File_iwrite_c
+#define ISM_PMPI_File_iwrite_c
+#define PMPI_File_iwrite_all ism_mtu_File_iwrite_all
+#define ISM_PMPI_File_iwrite_all
+#define PMPI_File_iwrite_all_c ism_mtu_File_iwrite_all_c
+#define ISM_PMPI_File_iwrite_all_c
+#define PMPI_File_iwrite_at ism_mtu_File_iwrite_at
+#define ISM_PMPI_File_iwrite_at
+#define PMPI_File_iwrite_at_c ism_mtu_File_iwrite_at_c
+#define ISM_PMPI_File_iwrite_at_c
+#define PMPI_File_iwrite_at_all ism_mtu_File_iwrite_at_all
+#define ISM_PMPI_File_iwrite_at_all
+#define PMPI_File_iwrite_at_all_c ism_mtu_File_iwrite_at_all_c
+#define ISM_PMPI_File_iwrite_at_all_c
+#define PMPI_File_iwrite_shared ism_mtu_File_iwrite_shared
+#define ISM_PMPI_File_iwrite_shared
+#define PMPI_File_iwrite_shared_c ism_mtu_File_iwrite_shared_c
+#define ISM_PMPI_File_iwrite_shared_c
+#define PMPI_File_open ism_mtu_File_open
+#define ISM_PMPI_File_open
+#define PMPI_File_preallocate ism_mtu_File_preallocate
+#define ISM_PMPI_File_preallocate
+#define PMPI_File_read ism_mtu_File_read
+#define ISM_PMPI_File_read
+#define PMPI_File_read_c ism_mtu_File_read_c
+#define ISM_PMPI_File_read_c
+#define PMPI_File_read_all ism_mtu_File_read_all
+#define ISM_PMPI_File_read_all
+#define PMPI_File_read_all_c ism_mtu_File_read_all_c
+#define ISM_PMPI_File_read_all_c
+#define PMPI_File_read_all_begin ism_mtu_File_read_all_begin
+#define ISM_PMPI_File_read_all_begin
+#define PMPI_File_read_all_begin_c ism_mtu_File_read_all_begin_c
+#define ISM_PMPI_File_read_all_begin_c
+#define PMPI_File_read_all_end ism_mtu_File_read_all_end
+#define ISM_PMPI_File_read_all_end
+#define PMPI_File_read_at ism_mtu_File_read_at
+#define ISM_PMPI_File_read_at
+#define PMPI_File_read_at_c ism_mtu_File_read_at_c
+#define ISM_PMPI_File_read_at_c
+#define PMPI_File_read_at_all ism_mtu_File_read_at_all
+#define ISM_PMPI_File_read_at_all
+#define PMPI_File_read_at_all_c ism_mtu_File_read_at_all_c
+#define ISM_PMPI_File_read_at_all_c
+#define PMPI_File_read_at_all_begin ism_mtu_File_read_at_all_begin
+#define ISM_PMPI_File_read_at_all_begin
+#define PMPI_File_read_at_all_begin_c ism_mtu_File_read_at_all_begin_c
+#define ISM_PMPI_File_read_at_all_begin_c
+#define PMPI_File_read_at_all_end ism_mtu_File_read_at_all_end
+#define ISM_PMPI_File_read_at_all_end
+#define PMPI_File_read_ordered ism_mtu_File_read_ordered
+#define ISM_PMPI_File_read_ordered
+#define PMPI_File_read_ordered_c ism_mtu_File_read_ordered_c
+#define ISM_PMPI_File_read_ordered_c
+#define PMPI_File_read_ordered_begin ism_mtu_File_read_ordered_begin
+#define ISM_PMPI_File_read_ordered_begin
+#define PMPI_File_read_ordered_begin_c ism_mtu_File_read_ordered_begin_c
+#define ISM_PMPI_File_read_ordered_begin_c
+#define PMPI_File_read_ordered_end ism_mtu_File_read_ordered_end
+#define ISM_PMPI_File_read_ordered_end
+#define PMPI_File_read_shared ism_mtu_File_read_shared
+#define ISM_PMPI_File_read_shared
+#define PMPI_File_read_shared_c ism_mtu_File_read_shared_c
+#define ISM_PMPI_File_read_shared_c
+#define PMPI_File_seek ism_mtu_File_seek
+#define ISM_PMPI_File_seek
+#define PMPI_File_seek_shared ism_mtu_File_seek_shared
+#define ISM_PMPI_File_seek_shared
+#define PMPI_File_set_atomicity ism_mtu_File_set_atomicity
+#define ISM_PMPI_File_set_atomicity
+#define PMPI_File_set_info ism_mtu_File_set_info
+#define ISM_PMPI_File_set_info
+#define PMPI_File_set_size ism_mtu_File_set_size
+#define ISM_PMPI_File_set_size
+#define PMPI_File_set_view ism_mtu_File_set_view
+#define ISM_PMPI_File_set_view
+#define PMPI_File_sync ism_mtu_File_sync
+#define ISM_PMPI_File_sync
+#define PMPI_File_write ism_mtu_File_write
+#define ISM_PMPI_File_write
+#define PMPI_File_write_c ism_mtu_File_write_c
+#define ISM_PMPI_File_write_c
+#define PMPI_File_write_all ism_mtu_File_write_all
+#define ISM_PMPI_File_write_all
+#define PMPI_File_write_all_c ism_mtu_File_write_all_c
+#define ISM_PMPI_File_write_all_c
+#define PMPI_File_write_all_begin ism_mtu_File_write_all_begin
+#define ISM_PMPI_File_write_all_begin
+#define PMPI_File_write_all_begin_c ism_mtu_File_write_all_begin_c
+#define ISM_PMPI_File_write_all_begin_c
+#define PMPI_File_write_all_end ism_mtu_File_write_all_end
+#define ISM_PMPI_File_write_all_end
+#define PMPI_File_write_at ism_mtu_File_write_at
+#define ISM_PMPI_File_write_at
+#define PMPI_File_write_at_c ism_mtu_File_write_at_c
+#define ISM_PMPI_File_write_at_c
+#define PMPI_File_write_at_all ism_mtu_File_write_at_all
+#define ISM_PMPI_File_write_at_all
+#define PMPI_File_write_at_all_c ism_mtu_File_write_at_all_c
+#define ISM_PMPI_File_write_at_all_c
+#define PMPI_File_write_at_all_begin ism_mtu_File_write_at_all_begin
+#define ISM_PMPI_File_write_at_all_begin
+#define PMPI_File_write_at_all_begin_c ism_mtu_File_write_at_all_begin_c
+#define ISM_PMPI_File_write_at_all_begin_c
+#define PMPI_File_write_at_all_end ism_mtu_File_write_at_all_end
+#define ISM_PMPI_File_write_at_all_end
+#define PMPI_File_write_ordered ism_mtu_File_write_ordered
+#define ISM_PMPI_File_write_ordered
+#define PMPI_File_write_ordered_c ism_mtu_File_write_ordered_c
+#define ISM_PMPI_File_write_ordered_c
+#define PMPI_File_write_ordered_begin ism_mtu_File_write_ordered_begin
+#define ISM_PMPI_File_write_ordered_begin
+#define PMPI_File_write_ordered_begin_c ism_mtu_File_write_ordered_begin_c
+#define ISM_PMPI_File_write_ordered_begin_c
+#define PMPI_File_write_ordered_end ism_mtu_File_write_ordered_end
+#define ISM_PMPI_File_write_ordered_end
+#define PMPI_File_write_shared ism_mtu_File_write_shared
+#define ISM_PMPI_File_write_shared
+#define PMPI_File_write_shared_c ism_mtu_File_write_shared_c
+#define ISM_PMPI_File_write_shared_c
 #define ISM_PMPI_Register_datarep _Pragma("weak MPI_Register_datarep = PMPI_Register_datarep")
 #define ISM_PMPI_Register_datarep_c _Pragma("weak MPI_Register_datarep_c = PMPI_Register_datarep_c")
 #define ISM_PMPI_Abi_get_fortran_booleans _Pragma("weak MPI_Abi_get_fortran_booleans = PMPI_Abi_get_fortran_booleans")

@@ -370,6 +370,11 @@ ISM_PMPI(Session_call_errhandler)
 
 /* For abi/comm_from_group.c: errors of the constructors go to their errhandler argument
  * (MPI 4.0 §7.4.2); a user function gets MPI_COMM_NULL. */
+int ism_abi_raise_errh_on(ism_errh *e, void *handle, int code, const char *fn, const char *msg)
+{
+    return raise_on(e, handle, code, fn, "%s", msg);
+}
+
 int ism_abi_raise_errh(ism_errh *e, int code, const char *fn, const char *msg)
 {
     MPI_Comm none = MPI_COMM_NULL;

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISM_BACKEND_ABI 4
+#define ISM_BACKEND_ABI 5
 
 /* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core
  * and the backend (the other collectives still take a NULL send buffer for it). */
@@ -187,7 +187,33 @@ typedef struct ism_backend {
     int (*type_commit)(ism_vh *dt);
     int (*type_free)(ism_vh *dt);
     const ism_backend_t *t; /* the vendor's MPI_T (ABI 4) */
+
+    /* One-sided communication (ABI 5): the vendor window over a site's members
+     * (core/win.c). Windows travel as ism_vh; target ranks are vendor ranks in the
+     * window's communicator; displacements are in the target's displacement units. */
+    int (*win_create)(void *base, int64_t size, int disp_unit, ism_vh comm, ism_vh *win);
+    int (*win_free)(ism_vh *win);
+    /* what: ISM_VWIN_* below; rank only for the per-target ones */
+    int (*win_sync)(int what, int rank, ism_vh win);
+    int (*put)(const void *o, int on, ism_vh odt, int rank, int64_t disp, int tn, ism_vh tdt,
+               ism_vh win);
+    int (*get)(void *o, int on, ism_vh odt, int rank, int64_t disp, int tn, ism_vh tdt,
+               ism_vh win);
+    int (*accumulate)(const void *o, int on, ism_vh odt, int rank, int64_t disp, int tn,
+                      ism_vh tdt, ism_vh op, ism_vh win);
+    /* o NULL: MPI_NO_OP's origin (nothing to send) */
+    int (*get_accumulate)(const void *o, int on, ism_vh odt, void *r, int rn, ism_vh rdt,
+                          int rank, int64_t disp, int tn, ism_vh tdt, ism_vh op, ism_vh win);
+    int (*compare_and_swap)(const void *o, const void *cmp, void *r, ism_vh dt, int rank,
+                            int64_t disp, ism_vh win);
+    /* MPI_Win_allocate_shared (disp unit 1) and MPI_Win_shared_query (rank
+     * ISM_VSRC_PROC_NULL: the first member with memory) */
+    int (*win_allocate_shared)(int64_t size, ism_vh comm, void **base, ism_vh *win);
+    int (*win_shared_query)(ism_vh win, int rank, int64_t *size, void **base);
 } ism_backend;
+
+enum { ISM_VWIN_LOCK_ALL = 1, ISM_VWIN_UNLOCK_ALL, ISM_VWIN_FLUSH, ISM_VWIN_FLUSH_ALL,
+       ISM_VWIN_FLUSH_LOCAL, ISM_VWIN_FLUSH_LOCAL_ALL, ISM_VWIN_SYNC };
 
 /* Every backend plugin exports this one symbol. */
 typedef const ism_backend *(*ism_backend_get_fn)(void);

@@ -632,6 +632,140 @@ static int b_type_free(ism_vh *dt)
     return RC(rc);
 }
 
+/* One-sided: the vendor window over a site's members (core/win.c holds it in a permanent
+ * MPI_Win_lock_all epoch, so only the passive-target calls are needed). */
+#define VW(h) H2V(MPI_Win, h)
+static int b_win_create(void *base, int64_t size, int du, ism_vh c, ism_vh *win)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_create(base, (MPI_Aint)size, du, MPI_INFO_NULL, VC(c), &w);
+    if (rc == MPI_SUCCESS)
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    *win = V2H(w);
+    return RC(rc);
+}
+static int b_win_free(ism_vh *win)
+{
+    MPI_Win w = VW(*win);
+    int rc = MPI_Win_free(&w);
+    *win = V2H(w);
+    return RC(rc);
+}
+static int b_win_sync(int what, int rank, ism_vh win)
+{
+    switch (what) {
+    case ISM_VWIN_LOCK_ALL:
+        return RC(MPI_Win_lock_all(0, VW(win)));
+    case ISM_VWIN_UNLOCK_ALL:
+        return RC(MPI_Win_unlock_all(VW(win)));
+    case ISM_VWIN_FLUSH:
+        return RC(MPI_Win_flush(rank, VW(win)));
+    case ISM_VWIN_FLUSH_ALL:
+        return RC(MPI_Win_flush_all(VW(win)));
+    case ISM_VWIN_FLUSH_LOCAL:
+        return RC(MPI_Win_flush_local(rank, VW(win)));
+    case ISM_VWIN_FLUSH_LOCAL_ALL:
+        return RC(MPI_Win_flush_local_all(VW(win)));
+    case ISM_VWIN_SYNC:
+        return RC(MPI_Win_sync(VW(win)));
+    }
+    return 13; /* MPI_ERR_ARG */
+}
+static int b_put(const void *o, int on, ism_vh odt, int rank, int64_t disp, int tn, ism_vh tdt,
+                 ism_vh win)
+{
+    return RC(MPI_Put(o, on, VD(odt), rank, (MPI_Aint)disp, tn, VD(tdt), VW(win)));
+}
+static int b_get(void *o, int on, ism_vh odt, int rank, int64_t disp, int tn, ism_vh tdt,
+                 ism_vh win)
+{
+    return RC(MPI_Get(o, on, VD(odt), rank, (MPI_Aint)disp, tn, VD(tdt), VW(win)));
+}
+static int b_accumulate(const void *o, int on, ism_vh odt, int rank, int64_t disp, int tn,
+                        ism_vh tdt, ism_vh op, ism_vh win)
+{
+    return RC(MPI_Accumulate(o, on, VD(odt), rank, (MPI_Aint)disp, tn, VD(tdt), VO(op),
+                             VW(win)));
+}
+static int b_get_accumulate(const void *o, int on, ism_vh odt, void *r, int rn, ism_vh rdt,
+                            int rank, int64_t disp, int tn, ism_vh tdt, ism_vh op, ism_vh win)
+{
+    return RC(MPI_Get_accumulate(o, on, VD(odt), r, rn, VD(rdt), rank, (MPI_Aint)disp, tn,
+                                 VD(tdt), VO(op), VW(win)));
+}
+#if defined(OPEN_MPI)
+/* Open MPI 4.1.4's osc/rdma over vader crashes in a compare-and-swap on the caller's own
+ * window memory (mca_btl_vader_emu_acswap, under plain mpirun too), and its osc/pt2pt,
+ * the other choice for MPI_Win_create, lets MPI_Win_flush_all return before a large
+ * MPI_Get has landed. So osc/rdma stays, and a compare-and-swap on oneself of 4 or 8
+ * bytes is done here with the processor's atomic instruction: atomic with vader's
+ * emulated atomics, which this same process executes when it progresses. */
+static int self_cas(const void *o, const void *cmp, void *r, ism_vh dt, int rank, int64_t disp,
+                    ism_vh win, int *done)
+{
+    int me = -1, size = 0, flag = 0;
+    void *base = NULL;
+    MPI_Group g;
+    *done = 0;
+    if (MPI_Win_get_group(VW(win), &g) != MPI_SUCCESS)
+        return 0;
+    MPI_Group_rank(g, &me);
+    MPI_Group_free(&g);
+    if (me != rank || MPI_Type_size(VD(dt), &size) != MPI_SUCCESS || (size != 4 && size != 8) ||
+        MPI_Win_get_attr(VW(win), MPI_WIN_BASE, &base, &flag) != MPI_SUCCESS || !flag)
+        return 0;
+    char *at = (char *)base + disp; /* isthmus's vendor windows count in bytes */
+    if ((uintptr_t)at % (uintptr_t)size)
+        return 0;
+    *done = 1;
+    if (size == 4) {
+        uint32_t want, put;
+        memcpy(&want, cmp, 4);
+        memcpy(&put, o, 4);
+        __atomic_compare_exchange_n((uint32_t *)at, &want, put, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        memcpy(r, &want, 4); /* the old value, whether or not it matched */
+    } else {
+        uint64_t want, put;
+        memcpy(&want, cmp, 8);
+        memcpy(&put, o, 8);
+        __atomic_compare_exchange_n((uint64_t *)at, &want, put, 0, __ATOMIC_SEQ_CST,
+                                    __ATOMIC_SEQ_CST);
+        memcpy(r, &want, 8);
+    }
+    return 0;
+}
+#endif
+static int b_compare_and_swap(const void *o, const void *cmp, void *r, ism_vh dt, int rank,
+                              int64_t disp, ism_vh win)
+{
+#if defined(OPEN_MPI)
+    int done = 0;
+    self_cas(o, cmp, r, dt, rank, disp, win, &done);
+    if (done)
+        return 0;
+#endif
+    return RC(MPI_Compare_and_swap(o, cmp, r, VD(dt), rank, (MPI_Aint)disp, VW(win)));
+}
+
+static int b_win_allocate_shared(int64_t size, ism_vh c, void **base, ism_vh *win)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_allocate_shared((MPI_Aint)size, 1, MPI_INFO_NULL, VC(c), base, &w);
+    if (rc == MPI_SUCCESS)
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    *win = V2H(w);
+    return RC(rc);
+}
+static int b_win_shared_query(ism_vh win, int rank, int64_t *size, void **base)
+{
+    MPI_Aint sz = 0;
+    int du = 0;
+    int rc = MPI_Win_shared_query(VW(win), vsrc(rank), &sz, &du, base);
+    *size = (int64_t)sz;
+    return RC(rc);
+}
+
 const ism_backend *ism_backend_get(void);
 __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
 {
@@ -717,5 +851,15 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->type_commit = b_type_commit;
     b->type_free = b_type_free;
     b->t = ism_backend_mpit(b);
+    b->win_create = b_win_create;
+    b->win_free = b_win_free;
+    b->win_sync = b_win_sync;
+    b->put = b_put;
+    b->get = b_get;
+    b->accumulate = b_accumulate;
+    b->get_accumulate = b_get_accumulate;
+    b->compare_and_swap = b_compare_and_swap;
+    b->win_allocate_shared = b_win_allocate_shared;
+    b->win_shared_query = b_win_shared_query;
     return b;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "core.h"
+#include "win.h"
 
 #define ISM_RX_SLOTS 16
 #define ISM_OUT_MAX 256
@@ -215,6 +216,8 @@ int ism_progress(void)
         n += check_shadows();
     if (ism.rsends.head)
         n += push_rsends();
+    if (ism_rma_waiting)
+        n += ism_rma_poll();
     depth--;
     return n;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "win.h"
 #include "../wan/le.h"
 
 /* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
@@ -579,6 +580,9 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
         break;
     case ISM_F_IOREP:
         ism_fio_reply(h, payload);
+        break;
+    case ISM_F_RMA:
+        ism_rma_frame(h, payload);
         break;
     case ISM_F_ABORT:
         /* The gateway is stopping the job; it has printed why. */

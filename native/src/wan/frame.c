@@ -195,6 +195,8 @@ const char *ism_frame_type_name(int type)
         return "IO";
     case ISM_F_IOREP:
         return "IOREP";
+    case ISM_F_RMA:
+        return "RMA";
     default:
         return "UNKNOWN";
     }

@@ -45,7 +45,9 @@ enum ism_frame_type {
        and its answer (wan/fileio.h has the fields) */
     ISM_F_IO = 19,
     ISM_F_IOREP = 20,
-    ISM_F_TYPE_MAX = 20
+    /* one-sided communication between ranks (core/rma.c; the kind is in the tag field): */
+    ISM_F_RMA = 21,    /* target disp or request id  kind-specific (rma.h)  kind  data */
+    ISM_F_TYPE_MAX = 21
 };
 
 #define ISM_FRAME_FLAG_CRC 0x0001u /* crc holds CRC32C over header (crc=0) and payload */

@@ -54,6 +54,7 @@ GW_FROM_APP, GW_TO_APP = 1, 2
 # frame types (native/src/wan/frame.h)
 FRAME_TYPES = {1: "EAGER", 2: "RTS", 3: "CTS", 4: "DATA", 5: "CREDIT", 6: "ABORT", 7: "FIN",
                8: "HEARTBEAT", 9: "ABORT_ACK", 10: "HELLO", 11: "RESUME", 12: "ACK", 13: "PING",
-               14: "PONG", 15: "QUERY", 16: "ANSWER", 17: "WATCH", 18: "LINKEV"}
+               14: "PONG", 15: "QUERY", 16: "ANSWER", 17: "WATCH", 18: "LINKEV",
+               19: "IO", 20: "IOREP", 21: "RMA"}
 FRAME_HDR_BYTES = 48
 MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ANY_TAG = -1, -3, -2

@@ -1,0 +1,728 @@
+/* rma.c: Put, Get, Accumulate and the fetching operations on a window (win.h).
+ *
+ * A target at this site is the vendor's: the operation goes to the vendor window as is,
+ * derived datatypes on both sides included. A target at another site gets ISM_F_RMA
+ * frames of at most one chunk each, cut at element boundaries (so an accumulate is
+ * atomic per element across the cut), carrying packed bytes and the target's basic
+ * type; the target process applies them in arrival order when its progress engine runs.
+ * Puts and gets move bytes; accumulates go through the vendor's accumulate on the
+ * target's own window, so they are atomic with the accumulates of the target's site.
+ * Replies come back as REPLY frames addressed by a request id.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "win.h"
+
+/* An operation from here waiting for its reply bytes. */
+typedef struct rma_wait {
+    uint64_t id;
+    ism_win *w;
+    char *dst;        /* where the reply bytes go, in order: the user's buffer or tmp */
+    size_t total, got;
+    char *tmp;        /* packed bytes of a non-contiguous result type, unpacked at the end */
+    ism_dt *dt;
+    void *ubuf;
+    int64_t count;
+    ism_req *req;     /* R* forms */
+    struct rma_wait *next;
+} rma_wait;
+
+static rma_wait *waits;
+static uint64_t next_id = 1;
+int ism_rma_waiting;
+
+int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const void *p,
+                 size_t len)
+{
+    ism_frame_hdr h;
+    ism_frame_init(&h, ISM_F_RMA);
+    h.ctx = w->c->ctx;
+    h.src = ism.grank;
+    h.dst = w->c->g_of[target];
+    h.tag = kind;
+    h.a = a;
+    h.b = b;
+    return ism_gw_post(&h, p, len);
+}
+
+/* The largest piece of data one frame carries: a chunk less the request words, whole
+ * elements of the target's type. */
+static size_t piece_bytes(int elem)
+{
+    size_t p = ism.chunk - 16;
+    return p - p % (size_t)elem;
+}
+
+/* The bytes [off + true lb, off + (tn - 1) * extent + true ub) of the target's window the
+ * operation touches must lie inside it: checked here for every target, so that a local
+ * one gets MPI_ERR_RMA_RANGE as a remote one does (the vendors differ). */
+static int range_check(ism_win *w, int target, int64_t disp, int64_t tn, ism_dt *tdt)
+{
+    if (!tn)
+        return 0;
+    const ism_tmap *m = ism_dt_map(tdt);
+    int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : tdt->true_extent;
+    int64_t off = disp * w->units[target];
+    int64_t a = off + lo, b = off + (tn - 1) * tdt->extent + hi;
+    if (a < 0 || b > w->sizes[target])
+        return ism_rma_fail(ISM_ERR_RMA_RANGE,
+                            "bytes %lld..%lld are outside rank %d's window of %lld bytes",
+                            (long long)a, (long long)b, target,
+                            (long long)w->sizes[target]);
+    return 0;
+}
+
+/* The target's side of an operation must be a predefined type here (its bytes are
+ * applied as that type); the origin may be anything with the same signature length. */
+static int remote_check(ism_win *w, int target, int64_t disp, int64_t tn, ism_dt *tdt,
+                        size_t obytes, int derived_ok)
+{
+    if (!tdt->abi && !derived_ok)
+        return ism_rma_fail(ISM_ERR_UNSUPPORTED,
+                            "rank %d is at another site and the target datatype is derived: not "
+                            "implemented yet for this operation (use a predefined target type)",
+                            target);
+    size_t tbytes = (size_t)tn * (size_t)tdt->size;
+    if (obytes != tbytes)
+        return ism_rma_fail(ISM_ERR_TYPE, "the origin describes %zu bytes, the target %zu",
+                            obytes, tbytes);
+    return range_check(w, target, disp, tn, tdt);
+}
+
+/* Packed origin bytes: the buffer itself for a contiguous type, else a packed copy. */
+static const char *origin_bytes(const void *o, int64_t on, ism_dt *odt, char **tmp)
+{
+    *tmp = NULL;
+    if (odt->contig)
+        return (const char *)o + odt->contig_off;
+    *tmp = malloc((size_t)on * (size_t)odt->size + 1);
+    if (*tmp)
+        ism_dt_pack(odt, o, (int)on, *tmp);
+    return *tmp;
+}
+
+static int send_data(ism_win *w, int target, int kind, int64_t off, const char *data,
+                     size_t bytes, ism_dt *tdt, int op)
+{
+    size_t piece = piece_bytes(tdt->size);
+    int rc = 0;
+    for (size_t at = 0; !rc && (at < bytes || (at == 0 && bytes == 0)); at += piece) {
+        size_t n = bytes - at < piece ? bytes - at : piece;
+        rc = ism_rma_send(w, target, kind, (uint64_t)(off + (int64_t)at),
+                          ISM_RMA_B(tdt->abi - ISM_DT_BASE, op, w->fences), data + at, n);
+        if (bytes == 0)
+            break;
+    }
+    return rc;
+}
+
+static ism_req *done_request(void)
+{
+    ism_req *r = ism_req_alloc(ISM_RQ_DONE);
+    if (r) {
+        r->done = 1;
+        r->st.source = ISM_ANY_SOURCE;
+        r->st.tag = ISM_ANY_TAG;
+    }
+    return r;
+}
+
+static int basic_kind(ism_dt *d);
+
+/* A window whose site part is this process alone has no vendor window (Open MPI 4.1
+ * creates none over one process: MPI_ERR_WIN); its operations on itself are done here, by
+ * the one process that also applies the other sites' operations, so each is atomic. The
+ * origin's bytes (o, on, odt; NULL: none) go into the target (off, tn, tdt), combined with
+ * op (NULL: a put), after the old target bytes went to (res, rn, rdt) if res. */
+int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, int64_t rn,
+                 ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op)
+{
+    char *t = (char *)w->base + off;
+    size_t bytes = (size_t)tn * (size_t)tdt->size;
+    const ism_tmap *m = ism_dt_map(tdt);
+    int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : tdt->true_extent;
+    if (tn && (off + lo < 0 || off + (tn - 1) * tdt->extent + hi > w->size))
+        return ism_rma_fail(ISM_ERR_RMA_RANGE, "an operation on this rank's own window reaches "
+                                               "outside its %lld bytes", (long long)w->size);
+    char *packed = malloc(bytes + 1);
+    if (!packed)
+        return ISM_ERR_NO_MEM;
+    int rc = 0;
+    if (res) {
+        ism_dt_pack(tdt, t, (int)tn, packed);
+        ism_dt_unpack(rdt, packed, res, (int)rn);
+    }
+    int replace = !op || op->abi == 0x3c; /* MPI_REPLACE */
+    if (o && replace) {
+        ism_dt_pack(odt, o, (int)on, packed);
+        ism_dt_unpack(tdt, packed, t, (int)tn);
+    } else if (o && op->abi != 0x3d) { /* not MPI_NO_OP */
+        /* element by element on the packed bytes, as the basic type: the vendors take
+         * predefined operations on predefined types only */
+        int k = tdt->abi ? tdt->abi - ISM_DT_BASE : basic_kind(tdt);
+        char *cur = k >= 0 ? malloc(bytes + 1) : NULL;
+        if (!cur) {
+            free(packed);
+            return k >= 0 ? ISM_ERR_NO_MEM
+                          : ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must "
+                                                       "be made of one basic type");
+        }
+        ism_dt *bt = &ism_dt_table[k];
+        ism_dt_pack(odt, o, (int)on, packed);
+        ism_dt_pack(tdt, t, (int)tn, cur);
+        rc = ism_op_apply(op, packed, cur, (int)(bytes / (size_t)bt->size), bt);
+        if (!rc)
+            ism_dt_unpack(tdt, cur, t, (int)tn);
+        free(cur);
+    }
+    free(packed);
+    return rc;
+}
+
+/* A local operation's R* request: the vendor has no request-based form in our table, so
+ * the operation is completed locally now (flush_local) and the request is born done. */
+static int local_done(ism_win *w, int l, ism_req **req, int rc)
+{
+    if (rc || !req)
+        return rc;
+    rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL, l, w->vwin) : 0;
+    if (!rc && !(*req = done_request()))
+        rc = ISM_ERR_NO_MEM;
+    return rc;
+}
+
+/* The one basic type a derived type is made of (index into ism_dt_table), or -1. */
+static int basic_kind(ism_dt *d)
+{
+    const ism_tmap *m = ism_dt_map(d);
+    if (!m || m->nrun < 1)
+        return -1;
+    for (int64_t i = 1; i < m->nrun; i++)
+        if (m->run[i].kind != m->run[0].kind)
+            return -1;
+    return m->run[0].kind;
+}
+
+/* A derived target type at another site: the target side cut into segments of its window
+ * (element k's block j is at off + k * extent + blk[j].off), as many per frame as fit a
+ * chunk with their data; a block is split only at whole basic elements. data: the packed
+ * bytes in type-map order (NULL for GETV, whose reply carries them). */
+static int send_segments(ism_win *w, int target, int kind, int64_t off, int64_t tn, ism_dt *tdt,
+                         const char *data, int op, uint64_t id)
+{
+    const ism_tmap *m = ism_dt_map(tdt);
+    if (!m || m->nblk < 1 || tdt->size == 0)
+        return 0; /* no data */
+    int k0 = basic_kind(tdt);
+    if (kind == ISM_RMA_ACCV && k0 < 0)
+        return ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must be made of one "
+                                          "basic type");
+    int64_t elem = k0 >= 0 && ism_dt_table[k0].size > 0 ? ism_dt_table[k0].size : 1;
+    size_t room = ism.chunk - 24, maxseg = room / 16 + 1;
+    uint64_t *segs = malloc(sizeof *segs * 2 * maxseg);
+    char *frame = malloc(ism.chunk);
+    if (!segs || !frame) {
+        free(segs);
+        free(frame);
+        return ISM_ERR_NO_MEM;
+    }
+    int rc = 0;
+    uint64_t sent = 0; /* data bytes already in frames */
+    int64_t k = 0, j = 0, done = 0; /* element, block, bytes of that block already cut */
+    uint64_t b = ISM_RMA_B(k0 >= 0 ? k0 : 0x47, op, w->fences);
+    while (!rc && k < tn) {
+        size_t nseg = 0, used = 0, bytes = 0;
+        while (k < tn && used + 16 + (size_t)elem <= room) {
+            int64_t left = m->blk[j].len - done, fit = (int64_t)(room - used - 16);
+            int64_t take = left <= fit ? left : fit - fit % elem;
+            segs[2 * nseg] = (uint64_t)(off + k * tdt->extent + m->blk[j].off + done);
+            segs[2 * nseg + 1] = (uint64_t)take;
+            nseg++;
+            used += 16 + (size_t)take;
+            bytes += (size_t)take;
+            done += take;
+            if (done == m->blk[j].len) {
+                done = 0;
+                if (++j == m->nblk) {
+                    j = 0;
+                    k++;
+                }
+            }
+        }
+        uint64_t head[3] = {id, sent, nseg};
+        memcpy(frame, head, 24);
+        memcpy(frame + 24, segs, 16 * nseg);
+        size_t len = 24 + 16 * nseg;
+        if (data) {
+            memcpy(frame + len, data + sent, bytes);
+            len += bytes;
+        }
+        sent += bytes;
+        rc = ism_rma_send(w, target, kind, 0, b, frame, len);
+    }
+    free(segs);
+    free(frame);
+    return rc;
+}
+
+/* A put (op NULL) or an accumulate. */
+static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
+                   int64_t tn, ism_dt *tdt, ism_op *op, ism_req **req)
+{
+    if (target == ISM_PROC_NULL)
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    int l = w->c->l_of[target];
+    int64_t off = disp * w->units[target];
+    if (l >= 0 && range_check(w, target, disp, tn, tdt))
+        return ISM_ERR_RMA_RANGE;
+    if (l >= 0 && !w->vwin)
+        return local_done(w, l, req, ism_rma_self(w, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
+    if (l >= 0)
+        return local_done(w, l, req,
+                          op ? ism.be->accumulate(o, (int)on, odt->v, l, off, (int)tn, tdt->v,
+                                                  op->v, w->vwin)
+                             : ism.be->put(o, (int)on, odt->v, l, off, (int)tn, tdt->v, w->vwin));
+    size_t bytes = (size_t)on * (size_t)odt->size;
+    int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
+    if (rc)
+        return rc;
+    char *tmp;
+    const char *data = origin_bytes(o, on, odt, &tmp);
+    if (!data)
+        return ISM_ERR_NO_MEM;
+    if (tdt->abi)
+        rc = send_data(w, target, op ? ISM_RMA_ACC : ISM_RMA_PUT, off, data, bytes, tdt,
+                       op ? op->abi - ISM_OP_BASE : 0);
+    else
+        rc = send_segments(w, target, op ? ISM_RMA_ACCV : ISM_RMA_PUTV, off, tn, tdt, data,
+                           op ? op->abi - ISM_OP_BASE : 0, 0);
+    free(tmp);
+    if (!rc && req && !(*req = done_request()))
+        rc = ISM_ERR_NO_MEM;
+    return rc;
+}
+
+int ism_rma_put(ism_win *w, const void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
+                int64_t tn, ism_dt *tdt, ism_req **req)
+{
+    return put_acc(w, o, on, odt, target, disp, tn, tdt, NULL, req);
+}
+
+int ism_rma_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
+                int64_t tn, ism_dt *tdt, ism_op *op, ism_req **req)
+{
+    if (!op->abi)
+        return ism_rma_fail(ISM_ERR_OP, "MPI_Accumulate takes predefined operations only");
+    return put_acc(w, o, on, odt, target, disp, tn, tdt, op, req);
+}
+
+/* Register a reply of `total` bytes for the result buffer (u, n, dt). */
+static rma_wait *wait_new(ism_win *w, void *u, int64_t n, ism_dt *dt, size_t total,
+                          ism_req **req)
+{
+    rma_wait *x = calloc(1, sizeof *x);
+    if (!x)
+        return NULL;
+    x->id = next_id++;
+    x->w = w;
+    x->total = total;
+    if (dt->contig) {
+        x->dst = (char *)u + dt->contig_off;
+    } else {
+        x->tmp = malloc(total + 1);
+        if (!x->tmp) {
+            free(x);
+            return NULL;
+        }
+        x->dst = x->tmp;
+        x->dt = dt;
+        x->ubuf = u;
+        x->count = n;
+        ism_dt_retain(dt);
+    }
+    if (req) {
+        x->req = ism_req_alloc(ISM_RQ_DONE);
+        if (!x->req) {
+            free(x->tmp);
+            free(x);
+            return NULL;
+        }
+        x->req->st.source = ISM_ANY_SOURCE;
+        x->req->st.tag = ISM_ANY_TAG;
+        *req = x->req;
+    }
+    x->next = waits;
+    waits = x;
+    w->gets++;
+    return x;
+}
+
+static void wait_finish(rma_wait *x)
+{
+    for (rma_wait **p = &waits; *p; p = &(*p)->next)
+        if (*p == x) {
+            *p = x->next;
+            break;
+        }
+    if (x->dt) {
+        ism_dt_unpack(x->dt, x->tmp, x->ubuf, (int)x->count);
+        ism_dt_release(x->dt);
+    }
+    free(x->tmp);
+    x->w->gets--;
+    if (x->req)
+        ism_req_complete(x->req, 0);
+    free(x);
+}
+
+static void reply_in(const ism_frame_hdr *h, const void *payload)
+{
+    rma_wait *x = waits;
+    while (x && x->id != h->a)
+        x = x->next;
+    if (!x || h->b + h->len > x->total)
+        ism_die("site %s rank %d: one-sided reply from rank %d for no operation of this rank "
+                "(id %llu, %u bytes at %llu; protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)h->a, h->len,
+                (unsigned long long)h->b);
+    memcpy(x->dst + h->b, payload, h->len);
+    x->got += h->len;
+    if (x->got == x->total)
+        wait_finish(x);
+}
+
+int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
+                int64_t tn, ism_dt *tdt, ism_req **req)
+{
+    if (target == ISM_PROC_NULL)
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    int l = w->c->l_of[target];
+    if (l >= 0 && range_check(w, target, disp, tn, tdt))
+        return ISM_ERR_RMA_RANGE;
+    if (l >= 0 && !w->vwin)
+        return local_done(w, l, req, ism_rma_self(w, NULL, 0, NULL, o, on, odt,
+                                                  disp * w->units[target], tn, tdt, NULL));
+    if (l >= 0)
+        return local_done(w, l, req,
+                          ism.be->get(o, (int)on, odt->v, l, disp * w->units[target], (int)tn,
+                                      tdt->v, w->vwin));
+    size_t bytes = (size_t)on * (size_t)odt->size;
+    int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
+    if (rc)
+        return rc;
+    if (!bytes)
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    rma_wait *x = wait_new(w, o, on, odt, bytes, req);
+    if (!x)
+        return ISM_ERR_NO_MEM;
+    if (!tdt->abi)
+        return send_segments(w, target, ISM_RMA_GETV, disp * w->units[target], tn, tdt, NULL, 0,
+                             x->id);
+    uint64_t p[2] = {x->id, bytes};
+    return ism_rma_send(w, target, ISM_RMA_GET, (uint64_t)(disp * w->units[target]),
+                        ISM_RMA_B(tdt->abi - ISM_DT_BASE, 0, w->fences), p, sizeof p);
+}
+
+int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r, int64_t rn,
+                    ism_dt *rdt, int target, int64_t disp, int64_t tn, ism_dt *tdt, ism_op *op,
+                    ism_req **req)
+{
+    if (target == ISM_PROC_NULL)
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    if (!op->abi)
+        return ism_rma_fail(ISM_ERR_OP, "MPI_Get_accumulate takes predefined operations only");
+    int l = w->c->l_of[target];
+    if (l >= 0 && range_check(w, target, disp, tn, tdt))
+        return ISM_ERR_RMA_RANGE;
+    if (l >= 0 && !w->vwin)
+        return local_done(w, l, req, ism_rma_self(w, o, on, odt, r, rn, rdt,
+                                                  disp * w->units[target], tn, tdt, op));
+    if (l >= 0)
+        return local_done(w, l, req,
+                          ism.be->get_accumulate(o, (int)on, o ? odt->v : rdt->v, r, (int)rn,
+                                                 rdt->v, l, disp * w->units[target], (int)tn,
+                                                 tdt->v, op->v, w->vwin));
+    size_t rbytes = (size_t)rn * (size_t)rdt->size;
+    int rc = remote_check(w, target, disp, tn, tdt, rbytes, 0);
+    if (!rc && o && (size_t)on * (size_t)odt->size != rbytes)
+        rc = ism_rma_fail(ISM_ERR_TYPE, "the origin describes %zu bytes, the result %zu", (size_t)on * (size_t)odt->size, rbytes);
+    if (rc || !rbytes)
+        return rc ? rc : (req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0);
+    char *tmp = NULL;
+    const char *data = o ? origin_bytes(o, on, odt, &tmp) : NULL;
+    if (o && !data)
+        return ISM_ERR_NO_MEM;
+    rma_wait *x = wait_new(w, r, rn, rdt, rbytes, req);
+    size_t piece = piece_bytes(tdt->size);
+    char *frame = x ? malloc(16 + piece) : NULL;
+    if (!frame) {
+        free(tmp);
+        return ISM_ERR_NO_MEM;
+    }
+    int64_t off = disp * w->units[target];
+    for (size_t at = 0; !rc && at < rbytes; at += piece) {
+        size_t n = rbytes - at < piece ? rbytes - at : piece;
+        uint64_t words[2] = {x->id, at};
+        memcpy(frame, words, 16);
+        if (data)
+            memcpy(frame + 16, data + at, n);
+        /* without origin data (MPI_NO_OP) the target reads n bytes: say how many */
+        else
+            memcpy(frame + 16, &(uint64_t){n}, 8);
+        rc = ism_rma_send(w, target, ISM_RMA_GACC, (uint64_t)(off + (int64_t)at),
+                          ISM_RMA_B(tdt->abi - ISM_DT_BASE, op->abi - ISM_OP_BASE, w->fences),
+                          frame, 16 + (data ? n : 8));
+    }
+    free(frame);
+    free(tmp);
+    return rc;
+}
+
+int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt, int target,
+                int64_t disp)
+{
+    if (target == ISM_PROC_NULL)
+        return 0;
+    int l = w->c->l_of[target];
+    if (l >= 0 && range_check(w, target, disp, 1, dt))
+        return ISM_ERR_RMA_RANGE;
+    if (l >= 0 && !w->vwin) {
+        char *t = (char *)w->base + disp * w->units[target];
+        memcpy(r, t, (size_t)dt->size);
+        if (!memcmp(t, cmp, (size_t)dt->size))
+            memcpy(t, o, (size_t)dt->size);
+        return 0;
+    }
+    if (l >= 0)
+        return ism.be->compare_and_swap(o, cmp, r, dt->v, l, disp * w->units[target], w->vwin);
+    int rc = remote_check(w, target, disp, 1, dt, (size_t)dt->size, 0);
+    if (rc)
+        return rc;
+    rma_wait *x = wait_new(w, r, 1, dt, (size_t)dt->size, NULL);
+    char frame[16 + 2 * 16];
+    if (!x || dt->size > 16)
+        return ISM_ERR_NO_MEM;
+    uint64_t words[2] = {x->id, 0};
+    memcpy(frame, words, 16);
+    memcpy(frame + 16, o, (size_t)dt->size);
+    memcpy(frame + 16 + dt->size, cmp, (size_t)dt->size);
+    return ism_rma_send(w, target, ISM_RMA_CAS, (uint64_t)(disp * w->units[target]),
+                        ISM_RMA_B(dt->abi - ISM_DT_BASE, 0, w->fences), frame,
+                        16 + 2 * (size_t)dt->size);
+}
+
+/* ---- the target's side ---- */
+
+void ism_rma_grant(ism_win *w, int src_g)
+{
+    if (ism_rma_send(w, w->c->c_of_g[src_g], ISM_RMA_GRANT, 0, 0, NULL, 0))
+        ism_die("site %s rank %d: cannot grant a lock to rank %d", ism_site_name(ism.site),
+                ism.grank, src_g);
+}
+
+static void reply(ism_win *w, int src_g, uint64_t id, uint64_t off, const void *p, size_t n)
+{
+    int src = w->c->c_of_g[src_g];
+    if (ism_rma_send(w, src, ISM_RMA_REPLY, id, off, p, n))
+        ism_die("site %s rank %d: cannot send a one-sided reply to rank %d",
+                ism_site_name(ism.site), ism.grank, src);
+}
+
+static void bounds(ism_win *w, const ism_frame_hdr *h, uint64_t off, uint64_t n)
+{
+    if (off > (uint64_t)w->size || n > (uint64_t)w->size - off)
+        ism_die("site %s rank %d: one-sided operation from rank %d on bytes %llu..%llu of a "
+                "window of %lld bytes (protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)off,
+                (unsigned long long)(off + n), (long long)w->size);
+}
+
+static ism_dt *kind_dt(const ism_frame_hdr *h)
+{
+    ism_dt *d = &ism_dt_table[ISM_RMA_B_DT(h->b)];
+    if (!d->v || d->size <= 0)
+        ism_die("site %s rank %d: one-sided operation from rank %d with a datatype this "
+                "site's MPI lacks (ABI handle 0x%x)",
+                ism_site_name(ism.site), ism.grank, h->src, ISM_RMA_B_DT(h->b) + ISM_DT_BASE);
+    return d;
+}
+
+static void vendor_ok(int rc, const ism_frame_hdr *h, const char *what)
+{
+    if (rc)
+        ism_die("site %s rank %d: the vendor failed to apply %s from rank %d (error class %d)",
+                ism_site_name(ism.site), ism.grank, what, h->src, rc);
+}
+
+/* The vendor's atomic accumulate on my own window (completed before the frame is done). */
+static void self_acc(ism_win *w, const ism_frame_hdr *h, uint64_t off, const void *in, void *out,
+                     size_t n)
+{
+    ism_dt *d = kind_dt(h);
+    int cnt = (int)(n / (size_t)d->size), me = w->c->lrank;
+    if (!w->vwin) {
+        ism_op *op = &ism_op_table[ISM_RMA_B_OP(h->b)];
+        vendor_ok(ism_rma_self(w, in, in ? cnt : 0, d, out, out ? cnt : 0, d, (int64_t)off, cnt,
+                               d, op),
+                  h, "an accumulate");
+        return;
+    }
+    ism_vh op = ism.be->op[ISM_RMA_B_OP(h->b)];
+    int rc = out ? ism.be->get_accumulate(in, in ? cnt : 0, d->v, out, cnt, d->v, me,
+                                          (int64_t)off, cnt, d->v, op, w->vwin)
+                 : ism.be->accumulate(in, cnt, d->v, me, (int64_t)off, cnt, d->v, op, w->vwin);
+    if (!rc)
+        rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
+    vendor_ok(rc, h, "an accumulate");
+}
+
+/* PUTV, ACCV, GETV: the segments are checked against the window and the frame before
+ * any byte moves. */
+static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
+{
+    uint64_t head[3];
+    if (h->len < 24)
+        ism_die("site %s rank %d: short one-sided segment frame from rank %d (protocol error)",
+                ism_site_name(ism.site), ism.grank, h->src);
+    memcpy(head, p, 24);
+    uint64_t nseg = head[2], total = 0;
+    if (nseg > (h->len - 24) / 16)
+        ism_die("site %s rank %d: one-sided frame from rank %d names %llu segments in %u bytes "
+                "(protocol error)", ism_site_name(ism.site), ism.grank, h->src,
+                (unsigned long long)nseg, h->len);
+    const char *sp = p + 24, *data = sp + 16 * nseg;
+    for (uint64_t i = 0; i < nseg; i++) {
+        uint64_t so, sl;
+        memcpy(&so, sp + 16 * i, 8);
+        memcpy(&sl, sp + 16 * i + 8, 8);
+        bounds(w, h, so, sl);
+        total += sl;
+    }
+    size_t have = h->len - 24 - 16 * nseg;
+    if (h->tag != ISM_RMA_GETV && total != have)
+        ism_die("site %s rank %d: one-sided frame from rank %d carries %zu bytes for segments of "
+                "%llu (protocol error)", ism_site_name(ism.site), ism.grank, h->src, have,
+                (unsigned long long)total);
+    char *out = h->tag == ISM_RMA_GETV ? malloc(total + 1) : NULL;
+    if (h->tag == ISM_RMA_GETV && !out)
+        ism_die("site %s rank %d: out of memory for a get's reply", ism_site_name(ism.site),
+                ism.grank);
+    size_t at = 0;
+    for (uint64_t i = 0; i < nseg; i++) {
+        uint64_t so, sl;
+        memcpy(&so, sp + 16 * i, 8);
+        memcpy(&sl, sp + 16 * i + 8, 8);
+        if (h->tag == ISM_RMA_PUTV)
+            memcpy((char *)w->base + so, data + at, sl);
+        else if (h->tag == ISM_RMA_ACCV)
+            self_acc(w, h, so, data + at, NULL, sl);
+        else
+            memcpy(out + at, (char *)w->base + so, sl);
+        at += sl;
+    }
+    if (out) {
+        reply(w, h->src, head[0], head[1], out, total);
+        free(out);
+    }
+}
+
+void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
+{
+    const char *p = payload;
+    switch (h->tag) {
+    case ISM_RMA_PUT:
+        bounds(w, h, h->a, h->len);
+        memcpy((char *)w->base + h->a, p, h->len);
+        break;
+    case ISM_RMA_ACC:
+        bounds(w, h, h->a, h->len);
+        self_acc(w, h, h->a, p, NULL, h->len);
+        break;
+    case ISM_RMA_GET: {
+        uint64_t id, want;
+        if (h->len != 16)
+            break;
+        memcpy(&id, p, 8);
+        memcpy(&want, p + 8, 8);
+        bounds(w, h, h->a, want);
+        size_t piece = piece_bytes(1);
+        for (uint64_t at = 0; at < want; at += piece)
+            reply(w, h->src, id, at, (char *)w->base + h->a + at,
+                  want - at < piece ? want - at : piece);
+        break;
+    }
+    case ISM_RMA_GACC: {
+        uint64_t words[2], n;
+        memcpy(words, p, 16);
+        int noop = ISM_RMA_B_OP(h->b) == 0x3d - ISM_OP_BASE; /* MPI_NO_OP */
+        if (noop)
+            memcpy(&n, p + 16, 8);
+        else
+            n = h->len - 16;
+        bounds(w, h, h->a, n);
+        char *out = malloc(n + 1);
+        if (!out)
+            ism_die("site %s rank %d: out of memory for a get-accumulate's reply",
+                    ism_site_name(ism.site), ism.grank);
+        self_acc(w, h, h->a, noop ? NULL : p + 16, out, n);
+        reply(w, h->src, words[0], words[1], out, n);
+        free(out);
+        break;
+    }
+    case ISM_RMA_CAS: {
+        ism_dt *d = kind_dt(h);
+        uint64_t id;
+        char out[16];
+        memcpy(&id, p, 8);
+        bounds(w, h, h->a, (uint64_t)d->size);
+        int me = w->c->lrank, rc = 0;
+        char *t = (char *)w->base + h->a;
+        if (!w->vwin) {
+            memcpy(out, t, (size_t)d->size);
+            if (!memcmp(t, p + 16 + d->size, (size_t)d->size))
+                memcpy(t, p + 16, (size_t)d->size);
+        } else {
+            rc = ism.be->compare_and_swap(p + 16, p + 16 + d->size, out, d->v, me,
+                                          (int64_t)h->a, w->vwin);
+            if (!rc)
+                rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
+        }
+        vendor_ok(rc, h, "a compare-and-swap");
+        reply(w, h->src, id, 0, out, (size_t)d->size);
+        break;
+    }
+    case ISM_RMA_PUTV:
+    case ISM_RMA_ACCV:
+    case ISM_RMA_GETV:
+        apply_segments(w, h, p);
+        break;
+    case ISM_RMA_REPLY:
+        reply_in(h, payload);
+        break;
+    case ISM_RMA_LOCK:
+        ism_rma_lock_request(w, h);
+        break;
+    case ISM_RMA_GRANT:
+        w->grants++;
+        break;
+    case ISM_RMA_UNLOCK:
+        vendor_ok(ism_rma_lock_release(w, w->c->lrank, (int)h->a), h, "an unlock");
+        /* the ACK says everything before it is applied */
+        __attribute__((fallthrough));
+    case ISM_RMA_FLUSH:
+        if (ism_rma_send(w, w->c->c_of_g[h->src], ISM_RMA_ACK, 0, 0, NULL, 0))
+            ism_die("site %s rank %d: cannot acknowledge to rank %d", ism_site_name(ism.site),
+                    ism.grank, h->src);
+        break;
+    case ISM_RMA_ACK:
+        w->acks++;
+        break;
+    case ISM_RMA_FENCE:
+        w->marks++;
+        break;
+    default:
+        ism_die("site %s rank %d: one-sided frame of unknown kind %d from rank %d",
+                ism_site_name(ism.site), ism.grank, h->tag, h->src);
+    }
+}

@@ -1,0 +1,44 @@
+# tests/test_rma.py: the error paths of one-sided communication across sites (the
+# conformance programs tests/mpi/rma_*.c run from test_mpi_programs.py): a bad access
+# and a wait for another site that does not end both stop the job with one line naming
+# the site and rank, under Open MPI and MPICH.
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from test_mpi_programs import build, run_job, vendors
+
+pytestmark = pytest.mark.native
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("rma-tests")
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_put_outside_another_sites_window_names_both_ranks(prefix, build_dir, mpi):
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    r = run_job(build(prefix, build_dir, "fail_rma_range"), [], "1,1", mpi, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out[-3000:]
+    assert ("isthmus: site A rank 0: MPI_Put: bytes 24..40 are outside rank 1's window of "
+            "32 bytes (MPI_ERR_RMA_RANGE); aborting the job") in out, out[-3000:]
+    assert "site B (gateway 0): stopping because site A rank 0: MPI_Put" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_lock_of_a_silent_rank_times_out_naming_it(prefix, build_dir, mpi):
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    r = run_job(build(prefix, build_dir, "fail_rma_timeout"), [], "1,1", mpi,
+                extra_env={"ISTHMUS_RMA_TIMEOUT": "2"}, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out[-3000:]
+    # the lock is granted if rank 1 still served it on its way out of MPI_Win_create; then
+    # the unlock is what waits
+    assert re.search(r"isthmus: site A rank 0: (MPI_Win_lock|MPI_Win_unlock): \1 waited 2 s for "
+                     r"rank 1 at site B \(ISTHMUS_RMA_TIMEOUT\)", out), out[-3000:]
