@@ -3,7 +3,8 @@
 # Debian packages (both vendor MPIs, CMake, OpenSSL, Python venv, valgrind for the memory
 # checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
 # the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
-# the package test, lmod for the modulefile test), the native build (build/ -> installed into _install/), and a
+# the package test, lmod for the modulefile test, Slurm 22.05 and munge for the batch-system
+# tests, whose fixtures start their own daemons), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +14,7 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 pkgs=(build-essential cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
       openssh-server openssh-client debhelper dpkg-dev lmod iptables
+      slurmctld slurmd slurm-client munge
       python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -27,7 +29,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # No service may start here: openssh-server's postinst would start sshd on port 22 of
-    # this machine (the emulated clusters start their own sshds inside namespaces). A
+    # this machine, munge's and slurm's their daemons (the emulated clusters start their
+    # own sshds, munged, slurmctld and slurmd inside namespaces). A
     # policy-rc.d that answers 101 forbids it; without systemd running, deb-systemd-invoke
     # defers to invoke-rc.d, which reads it. Ours is removed again; an existing one is kept.
     policy=/usr/sbin/policy-rc.d

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..batch.request import parse_request
 from ..errors import IsthmusError
 from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
@@ -19,8 +20,9 @@ JOB_KEYS = {"secret", "secret_file", "transport", "crypto"}
 CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
-    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out",
+    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out", "slurm",
 }  # fmt: skip
+REMOTE_LAUNCHERS = ("ssh", "slurm")  # those that may go through ssh
 _HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
 
 
@@ -127,10 +129,33 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
             raise ctx.fail(where, "'ssh_host' is required with launch = \"ssh\"")
         if not isinstance(ssh_host, str) or not ssh_host.strip() or ssh_host.startswith("-"):
             raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
-    elif ssh_host is not None:
-        raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\"")
+    elif ssh_host is not None and launch != "slurm":
+        raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\" or \"slurm\"")
+    elif ssh_host is not None and (not isinstance(ssh_host, str) or not ssh_host.strip()
+                                   or ssh_host.startswith("-")):
+        raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
     ssh_jump, ssh_options = _parse_ssh_extras(ctx, where, raw, launch)
-    nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
+    slurm = None
+    if launch == "slurm":
+        if "slurm" not in raw:
+            raise ctx.fail(where, "launch = \"slurm\" needs a [site.slurm] table (partition, "
+                                  "time, nodes, ...; may be empty for the site's defaults)")
+        for key in ("nodes", "hostfile"):
+            if key in raw:
+                raise ctx.fail(where, f"'{key}' cannot be used with launch = \"slurm\": Slurm "
+                                      "chooses the nodes; give their number in [site.slurm] nodes")
+        slurm = parse_request(raw["slurm"], lambda msg: ctx.fail(where, msg))
+        nodes, hostfile, gateway_node = (), None, raw.get("gateway_node")
+        if gateway_node is not None:
+            _host_name(ctx, where, "gateway_node", gateway_node)
+        elif slurm.nodes > 1:
+            raise ctx.fail(where, f"an allocation of {slurm.nodes} nodes needs 'gateway_node': "
+                                  "the node that holds the 'gateway' address (it is added to "
+                                  "the allocation with --nodelist)")
+    elif "slurm" in raw:
+        raise ctx.fail(where, "[site.slurm] is only allowed with launch = \"slurm\"")
+    else:
+        nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
 
     host, port, backups = "127.0.0.1", None, []
     if "gateway" in raw:
@@ -147,10 +172,10 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
                 host, port = h, p
             else:
                 backups.append(f"[{h}]:{p}" if ":" in h else f"{h}:{p}")
-    elif launch == "ssh":
+    elif launch in REMOTE_LAUNCHERS:
         raise ctx.fail(
-            where, "'gateway' (\"host:port\") is required for an ssh site; ports can only be "
-            "picked automatically on this machine",
+            where, f"'gateway' (\"host:port\") is required for an {launch} site; ports can "
+            "only be picked automatically on this machine",
         )
 
     extra = raw.get("mpirun_args", [])
@@ -164,7 +189,7 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
         mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
         gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
-        backup_gateways=tuple(backups), dial_out=dial_out,
+        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm,
     )  # fmt: skip
 
 
@@ -176,8 +201,10 @@ def _host_name(ctx: _Ctx, where: str, key: str, value: Any) -> str:
 
 def _parse_ssh_extras(ctx: _Ctx, where: str, raw: dict, launch: str) -> tuple[str | None, tuple[str, ...]]:
     for key in ("ssh_jump", "ssh_options"):
-        if key in raw and launch != "ssh":
-            raise ctx.fail(where, f"'{key}' is only allowed with launch = \"ssh\"")
+        if key in raw and launch not in REMOTE_LAUNCHERS:
+            raise ctx.fail(where, f"'{key}' is only allowed with launch = \"ssh\" or \"slurm\"")
+        if key in raw and launch == "slurm" and "ssh_host" not in raw:
+            raise ctx.fail(where, f"'{key}' needs 'ssh_host' (the site's login node)")
     jump = None
     if "ssh_jump" in raw:
         jump = raw["ssh_jump"]
