@@ -52,16 +52,22 @@ def programs(netadmin, tmp_path_factory):
     return d
 
 
+def _env(sl: SlurmClusters) -> dict[str, str]:
+    """The job records of the tests' jobs in the bed's directory, not in ~/.isthmus."""
+    return {**os.environ, "ISTHMUS_JOBS_DIR": str(sl.bed.dir / "jobs")}
+
+
 def _isthmus(sl: SlurmClusters, *args: str, timeout: float = JOB_TIMEOUT, cwd: Path | None = None):
     return sl.bed.workstation([sys.executable, "-m", "isthmus", *args], capture_output=True,
-                              text=True, timeout=timeout, cwd=str(cwd) if cwd else None)
+                              text=True, timeout=timeout, cwd=str(cwd) if cwd else None, env=_env(sl))
 
 
 def _submit_bg(sl: SlurmClusters, d: Path, name: str, *args: str):
     out = d / f"{name}.out"
     with open(out, "w") as f:
         p = subprocess.Popen(sl.bed.command(None, [sys.executable, "-m", "isthmus", "submit", *args]),
-                             stdout=f, stderr=subprocess.STDOUT, cwd=str(d), start_new_session=True)
+                             stdout=f, stderr=subprocess.STDOUT, cwd=str(d), start_new_session=True,
+                             env=_env(sl))
     return p, out
 
 
@@ -218,16 +224,20 @@ def test_site_never_freed(slurm, programs, on_hold):
     _assert_clean(slurm)
 
 
-def test_cancel_while_waiting(slurm, programs):
-    """isthmus cancel JOB from another shell: the submitter stops and every site's job is
-    removed from its queue."""
-    blocker, p, out = _submit_to_busy_site(slurm, programs, "cancel")
+@pytest.mark.parametrize("how", ["cancel", "ctrl-c"])
+def test_cancel_while_waiting(slurm, programs, how):
+    """isthmus cancel JOB from another shell, or Ctrl-C on isthmus submit: the submitter
+    stops and every site's job is removed from its queue."""
+    blocker, p, out = _submit_to_busy_site(slurm, programs, how)
     try:
         job = _job_id(out)
         _wait_for("both sites' jobs in their queues", lambda: all(_isthmus_jobs(slurm).values()))
-        r = _isthmus(slurm, "cancel", job, timeout=90)
-        assert r.returncode == 0, r.stdout + r.stderr
-        assert p.wait(timeout=30) == 143, out.read_text()[-3000:]
+        if how == "cancel":
+            r = _isthmus(slurm, "cancel", job, timeout=90)
+            assert r.returncode == 0, r.stdout + r.stderr
+        else:
+            os.killpg(p.pid, signal.SIGINT)
+        assert p.wait(timeout=60) == (143 if how == "cancel" else 130), out.read_text()[-3000:]
         assert not any(_isthmus_jobs(slurm).values())
         r = _isthmus(slurm, "status", job, timeout=60)
         assert f"job {job}: cancelled" in r.stdout, r.stdout
@@ -281,3 +291,22 @@ def test_submit_check_refuses_impossible_requests(slurm, programs, name, extra, 
     assert msg.format(tag=slurm.bed.job.lower()) in r.stderr, r.stderr
     assert "submitting" not in r.stderr
     assert not any(_isthmus_jobs(slurm).values())
+
+
+def test_link_emulate_slurm_cli(netadmin):
+    """The user-facing rehearsal: `isthmus link emulate --nodes-per-site 2 --slurm` runs
+    COMMAND on the workstation with a Slurm at each site reachable through its login node
+    and a site file for isthmus submit; everything is gone afterwards."""
+    job = f"s{os.getpid()}cli"
+    tag = job.lower()
+    script = (f'ssh a0-{tag} sinfo -h -o %D && ssh b0-{tag} sinfo -h -o %D && '
+              'grep -c "^launch = \\"slurm\\"" "$ISTHMUS_CLUSTERS_SITE_FILE"')
+    r = subprocess.run([sys.executable, "-m", "isthmus", "link", "emulate", "--nodes-per-site", "2",
+                        "--slurm", "--job", job, "--rt-prio", "0", "--", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert r.stdout.split() == ["2", "2", "2"], r.stdout
+    assert not list(Path("/var/run/netns").glob(f"ism-{job}-*"))
+    assert not list(Path("/etc/netns").glob(f"ism-{job}-*"))
+    assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if f"isthmus-clusters-{tag}-" in line]

@@ -63,6 +63,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/batch.md", "isthmus submit job.toml ./app arg1 arg2     # check, queue everywhere, wait, run; Ctrl-C cancels"): FILL_IN,
     ("docs/batch.md", "isthmus status JOB                          # from another shell: each site's state and Slurm's reason"): after("isthmus submit"),
     ("docs/batch.md", "isthmus cancel JOB                          # remove every site's job, stop the submitter"): after("isthmus submit"),
+    ("docs/batch.md", "isthmus link emulate --nodes-per-site 2 --slurm -- sh -c 'isthmus submit \"$ISTHMUS_CLUSTERS_SITE_FILE\" ./app'"): ROOT,
     ("docs/bench.md", "mpirun.openmpi -np 2 isthmus-bench.openmpi latency -m 0:1M"): None,
     ("docs/bench.md", "isthmus run -n 4 -- isthmus-bench placement"): None,
     ("docs/bench.md", "isthmus run -n 8 --wan delay=5ms,rate=1gbit -- isthmus-bench coll --op allreduce,alltoall --json"): ROOT,

@@ -25,7 +25,10 @@ from .clusters import ETC_NETNS, SITE_NET, Clusters, Node, vendor_net_args
 from .emulation import _stop
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
-READY_TIMEOUT = 20.0
+READY_TIMEOUT = 20.0  # for a daemon to start
+# for every node to be idle: a slurmd whose first registration failed (seen once on a
+# loaded machine: munged "Unauthorized credential") is asked again by slurmctld's pings
+IDLE_TIMEOUT = 60.0
 CPUS_PER_NODE = 4  # what each emulated node offers Slurm (SlurmdParameters=config_overrides)
 
 
@@ -197,7 +200,7 @@ class SlurmClusters:
         """Every node of the site idle in sinfo."""
         s = self.sites[site]
         want = {n.hostname for n in self.bed.nodes[site]}
-        deadline = time.monotonic() + READY_TIMEOUT
+        deadline = time.monotonic() + IDLE_TIMEOUT
         last = ""
         while time.monotonic() < deadline:
             for name, p in s.procs.items():
@@ -211,7 +214,7 @@ class SlurmClusters:
             if want <= idle:
                 return
             time.sleep(0.2)
-        raise IsthmusError(f"site {site}: Slurm nodes not idle within {READY_TIMEOUT:g} s "
+        raise IsthmusError(f"site {site}: Slurm nodes not idle within {IDLE_TIMEOUT:g} s "
                            f"(sinfo: {last!r}): {self._logs(site)}")
 
     def site_file(self, path: Path, *, mpi: str | Sequence[str] = "auto", ranks_per_node: int = 2,
