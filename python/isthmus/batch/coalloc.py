@@ -17,6 +17,9 @@ from .record import JobRecord
 from .slurm import JobState, SiteSlurm
 
 ON_HOLD = ("resubmit", "fail")
+# squeue over ssh may fail once (a dropped connection, a busy slurmctld): a site's state is
+# given up on only after this many failed looks in a row
+QUERY_TRIES = 3
 
 
 def request_options(site: Site, job: str) -> list[str]:
@@ -42,6 +45,7 @@ class Allocation:
     state: JobState | None = None
     attempts: int = 0
     nodes: list[str] = field(default_factory=list)
+    failed_looks: int = 0  # squeue failures in a row
 
     def describe(self) -> str:
         s = self.state
@@ -140,8 +144,16 @@ class CoAllocator:
         now = time.monotonic()
         for a in self.allocs:
             assert a.job_id is not None
-            before = a.state
-            a.state = a.slurm.query(a.job_id)
+            try:
+                state = a.slurm.query(a.job_id)
+            except IsthmusError as e:
+                a.failed_looks += 1
+                if a.failed_looks >= QUERY_TRIES:
+                    raise IsthmusError(f"{e} ({a.failed_looks} times in a row); giving up") from None
+                self.say(f"warning: {e}; looking again")
+                continue
+            a.failed_looks = 0
+            before, a.state = a.state, state
             if a.state is None or not (a.state.running or a.state.waiting):
                 what = "left the queue" if a.state is None else f"is {a.state.state}"
                 raise IsthmusError(f"site {a.site.name}: Slurm job {a.job_id} {what} before the "
