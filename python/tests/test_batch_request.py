@@ -15,6 +15,7 @@ import pytest
 from isthmus.batch import script
 from isthmus.batch.launch import placement
 from isthmus.batch.request import time_minutes
+from isthmus.batch.stage import local_files
 from isthmus.errors import IsthmusError
 from isthmus.launch import vendor
 from isthmus.launch.sitefile import load_site_file
@@ -190,3 +191,38 @@ def test_run_refuses_a_slurm_site(tmp_path, fake_prefix):
                        cwd=tmp_path, capture_output=True, text=True)
     assert r.returncode == 2
     assert "site B has launch = \"slurm\": start the job with `isthmus submit job.toml" in r.stderr
+
+
+def test_stage_keys(tmp_path):
+    sf = _load(tmp_path, SLURM_SITE + 'stage_in = ["in", "x.dat"]\nstage_out = ["out/r.dat"]\n'
+               'stage_dir = "runs/7"\nstage_listen = "10.0.0.1:41998"\n[site.slurm]\n')
+    site = sf.layout.sites[1]
+    assert (site.stage_in, site.stage_out, site.stage_dir, site.stage_listen) == (
+        ("in", "x.dat"), ("out/r.dat",), "runs/7", "10.0.0.1:41998")
+
+
+@pytest.mark.parametrize("extra,msg", [
+    ('stage_in = ["a"]\n', "staging needs 'stage_listen'"),
+    ('stage_in = "a"\nstage_listen = "h:1"\n', "'stage_in' must be a list of paths"),
+    ('stage_out = ["../etc/passwd"]\nstage_listen = "h:1"\n', "must be relative to stage_dir"),
+    ('stage_dir = "/abs"\n', "'stage_dir' must be a path relative to the site's $HOME"),
+    ('stage_in = ["a"]\nstage_listen = "h"\n', "'stage_listen' must look like \"host:port\""),
+])
+def test_stage_key_errors(tmp_path, extra, msg):
+    assert msg in _error(tmp_path, SLURM_SITE + extra + "[site.slurm]\n")
+
+
+def test_stage_needs_a_login_node(tmp_path):
+    text = SLURM_SITE.replace('ssh_host = "login.b"\n', "") + 'stage_in = ["a"]\nstage_listen = "h:1"\n[site.slurm]\n'
+    assert "staging (stage_in, stage_out) needs 'ssh_host'" in _error(tmp_path, text)
+
+
+def test_stage_in_files_largest_first(tmp_path):
+    (tmp_path / "d" / "s").mkdir(parents=True)
+    (tmp_path / "d" / "a").write_bytes(b"x" * 10)
+    (tmp_path / "d" / "s" / "b").write_bytes(b"x" * 30)
+    (tmp_path / "c").write_bytes(b"x" * 20)
+    got = [(p.name, rel) for p, rel in local_files(["d", "c"], tmp_path)]
+    assert got == [("b", "d/s/b"), ("c", "c"), ("a", "d/a")]
+    with pytest.raises(IsthmusError, match="stage_in: .*missing is neither a file nor a directory"):
+        local_files(["missing"], tmp_path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -310,3 +311,52 @@ def test_link_emulate_slurm_cli(netadmin):
     assert not list(Path("/etc/netns").glob(f"ism-{job}-*"))
     assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
                 if f"isthmus-clusters-{tag}-" in line]
+
+
+def test_stage_in_and_out(slurm, programs):
+    """A directory staged into site B's stage_dir while the allocations are obtained
+    (largest file first, subdirectories made), a file staged back after the job into
+    ./B/; contents equal, summaries printed, the copy server gone afterwards."""
+    tag = slurm.bed.job.lower()
+    src = programs / "stage-src" / "in"
+    (src / "sub").mkdir(parents=True, exist_ok=True)
+    blobs = {"small.txt": b"hello\n", "big.bin": os.urandom(300_000), "sub/mid.bin": os.urandom(20_000)}
+    for rel, data in blobs.items():
+        (src / rel).write_bytes(data)
+    stage_dir = f"isthmus-stage-test-{tag}"
+    remote = Path.home() / stage_dir  # the nodes share this machine's $HOME
+    keys = {"B": {"stage_in": ["in"], "stage_out": ["in/big.bin"], "stage_dir": stage_dir,
+                  "stage_listen": f"{slurm.bed.node('B', 0).wan_address}:41998"}}
+    sf = slurm.site_file(programs / "job-stage.toml", mpi="openmpi", keys=keys)
+    work = programs / "stage-src"
+    try:
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                     str(programs / "demo"), cwd=work)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+        assert "[A:0] all results correct" in r.stdout
+        assert re.search(r"staged 3 file\(s\), 320006 bytes into site B in [\d.]+ s", r.stderr), r.stderr
+        assert re.search(r"staged 1 file\(s\), 300000 bytes from site B", r.stderr), r.stderr
+        for rel, data in blobs.items():
+            assert (remote / "in" / rel).read_bytes() == data, rel
+        assert (work / "B" / "big.bin").read_bytes() == blobs["big.bin"]
+    finally:
+        shutil.rmtree(remote, ignore_errors=True)
+    _assert_clean(slurm)
+
+
+def test_stage_out_of_a_missing_file_fails_the_job(slurm, programs):
+    """A stage_out file the job did not leave: the job ran, the summary names the file,
+    the exit status is 1, nothing is left at the sites."""
+    keys = {"A": {"stage_out": ["nope.dat"], "stage_dir": f"isthmus-stage-none-{slurm.bed.job.lower()}",
+                  "stage_listen": f"{slurm.bed.node('A', 0).wan_address}:41998"}}
+    sf = slurm.site_file(programs / "job-stage-missing.toml", mpi="openmpi", keys=keys)
+    try:
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                     str(programs / "demo"), cwd=programs)
+        assert r.returncode == 1, (r.stdout + r.stderr)[-5000:]
+        assert "[A:0] all results correct" in r.stdout
+        assert re.search(r"staged 0 file\(s\), 0 bytes from site A in [\d.]+ s \([\d.]+ MB/s\); "
+                         r"FAILED: nope\.dat \(", r.stderr), r.stderr[-3000:]
+    finally:
+        shutil.rmtree(Path.home() / keys["A"]["stage_dir"], ignore_errors=True)
+    _assert_clean(slurm)

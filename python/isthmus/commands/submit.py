@@ -1,5 +1,6 @@
 # isthmus/commands/submit.py: `isthmus submit` (a job over sites owned by Slurm: checked,
-# co-allocated, then run in the allocations), `isthmus status JOB` and `isthmus cancel JOB`
+# co-allocated with its data staged in meanwhile, run in the allocations, data staged
+# out), `isthmus status JOB` and `isthmus cancel JOB`
 # (from any shell on the submitting machine, through the job's record).
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import click
 from rich.text import Text
@@ -17,13 +19,14 @@ from ..batch.launch import command_builder
 from ..batch.record import JobRecord
 from ..batch.script import holder_script
 from ..batch.slurm import SiteSlurm
+from ..batch.stage import Staging
 from ..errors import IsthmusError
 from ..launch import vendor
 from ..launch.binary_check import check_program
 from ..launch.job import run_job
 from ..launch.knobs import check_settings
 from ..launch.layout import MPI_CHOICES
-from ..launch.secret import new_job_id
+from ..launch.secret import Secret, new_job_id
 from ..launch.sitefile import load_site_file
 from ..paths import find_prefix
 from ..ui import err_console
@@ -92,11 +95,14 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
                    **opts) -> None:
     """Run PROGRAM over the sites of SITE_FILE, asking each site with launch = "slurm" for
     an allocation ([site.slurm]: partition, account, time, constraint, qos, nodes) and
-    starting the job when every allocation runs. Prints the job id for `isthmus status`
-    and `isthmus cancel`; Ctrl-C cancels every site's job.
+    starting the job when every allocation runs. A site's stage_in is copied to it while
+    the allocations are obtained, its stage_out back after the job (docs/batch.md).
+    Prints the job id for `isthmus status` and `isthmus cancel`; Ctrl-C cancels every
+    site's job.
 
-    Exit status: the job's (as `isthmus run`), 2 when the request is refused or the
-    allocations could not be obtained, 130/143 when cancelled."""
+    Exit status: the job's (as `isthmus run`), 1 when stage-out failed, 2 when the request
+    is refused, stage-in failed or the allocations could not be obtained, 130/143 when
+    cancelled."""
     prefix = find_prefix()
     sf = load_site_file(site_file, default_mpi=opts["mpi"])
     layout = sf.layout
@@ -109,6 +115,8 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
     check_program(program)
     full_id = new_job_id()
     job = full_id[:12]
+    secret = sf.secret or Secret.generate()
+    staging = Staging(layout.sites, prefix, full_id, secret, Path.cwd(), say=_say)
     _check(layout, job)
 
     record = JobRecord.new(job, str(site_file), list(layout.sites))
@@ -120,12 +128,17 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
                           say=lambda m: _say(m, "dim"), record=record)
     old = signal.signal(signal.SIGTERM, _raise_stopped)
     try:
+        staging.start_in()  # overlaps the queue wait
         waited = coalloc.run()
+        staging.wait_in()
     except (_Stopped, KeyboardInterrupt) as e:
+        staging.stop()
         record.set("cancelled", f"stopped ({e or 'SIGINT'}) while waiting for the allocations")
         _say(f"job {job}: cancelled while waiting; every site's Slurm job removed")
         ctx.exit(143 if isinstance(e, _Stopped) else 130)
     except IsthmusError as e:
+        coalloc.cancel_all()  # a failed stage-in after the allocations ran
+        staging.stop()
         record.set("failed", str(e))
         raise
     finally:
@@ -139,11 +152,14 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
     allocations = {a.site.name: (a.job_id, a.nodes) for a in coalloc.allocs}
     code = 1
     try:
-        code = run_job(layout, program, args, prefix=prefix, secret=sf.secret,
+        code = run_job(layout, program, args, prefix=prefix, secret=secret,
                        timeout=opts["timeout"], stats=opts["stats"], job_id=full_id,
                        command_builder=command_builder(job, allocations))
+        if code == 0 and not staging.stage_out():
+            code = 1
     finally:
         coalloc.cancel_all()  # a finished job is gone already; anything else goes now
+        staging.stop()
         record.set("done" if code == 0 else "failed", f"exit code {code}")
     sys.stdout.flush()
     ctx.exit(code)

@@ -65,6 +65,13 @@ class Site:
     # launch = "slurm": the allocation asked of the site's Slurm (through ssh_host, its
     # login node, when given); the site's part runs inside it, the gateways on gateway_node
     slurm: SlurmRequest | None = None
+    # data staged by `isthmus submit` (batch/stage.py): local files and directories copied
+    # into stage_dir (relative to the site's $HOME) before the job, files copied from there
+    # after it, through a copy server the site runs at stage_listen ("host:port")
+    stage_in: tuple[str, ...] = ()
+    stage_out: tuple[str, ...] = ()
+    stage_dir: str = "isthmus-stage"
+    stage_listen: str | None = None
 
     @property
     def remote(self) -> bool:

@@ -21,6 +21,7 @@ CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
     "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out", "slurm",
+    "stage_in", "stage_out", "stage_dir", "stage_listen",
 }  # fmt: skip
 REMOTE_LAUNCHERS = ("ssh", "slurm")  # those that may go through ssh
 _HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
@@ -58,23 +59,23 @@ def _shown(v: Any) -> str:
     return repr(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def _parse_hostport(ctx: _Ctx, where: str, value: Any) -> tuple[str, int]:
+def _parse_hostport(ctx: _Ctx, where: str, value: Any, key: str = "gateway") -> tuple[str, int]:
     if not isinstance(value, str):
-        raise ctx.fail(where, f"'gateway' must be a \"host:port\" string, got {_type_name(value)}")
+        raise ctx.fail(where, f"'{key}' must be a \"host:port\" string, got {_type_name(value)}")
     text = value.strip()
     if text.startswith("["):  # [v6addr]:port
         host, sep, rest = text[1:].partition("]")
         if not sep or not rest.startswith(":"):
-            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+            raise ctx.fail(where, f"'{key}' must look like \"host:port\", got {value!r}")
         port_text = rest[1:]
     else:
         host, sep, port_text = text.rpartition(":")
         if not sep:
-            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+            raise ctx.fail(where, f"'{key}' must look like \"host:port\", got {value!r}")
     if not host:
-        raise ctx.fail(where, f"'gateway' has no host in {value!r}")
+        raise ctx.fail(where, f"'{key}' has no host in {value!r}")
     if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        raise ctx.fail(where, f"'gateway' port must be an integer 1-65535, got {port_text!r}")
+        raise ctx.fail(where, f"'{key}' port must be an integer 1-65535, got {port_text!r}")
     return host, int(port_text)
 
 
@@ -185,12 +186,44 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     if not isinstance(dial_out, bool):
         raise ctx.fail(where, f"'dial_out' must be true or false, got {_shown(dial_out)}")
 
+    stage = _parse_stage(ctx, where, raw, ssh_host)
     return Site(
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
         mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
         gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
-        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm,
+        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm, **stage,
     )  # fmt: skip
+
+
+def _parse_stage(ctx: _Ctx, where: str, raw: dict, ssh_host: str | None) -> dict:
+    """stage_in, stage_out (lists of paths), stage_dir (relative to the site's $HOME) and
+    stage_listen (the site's copy server), for sites reached over ssh."""
+    out: dict = {}
+    for key in ("stage_in", "stage_out"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ctx.fail(where, f"'{key}' must be a list of paths")
+        out[key] = tuple(value)
+    for rel in out["stage_out"]:
+        if os.path.isabs(rel) or ".." in Path(rel).parts:
+            raise ctx.fail(where, f"'stage_out': {rel!r} must be relative to stage_dir, without '..'")
+    if "stage_dir" in raw:
+        d = raw["stage_dir"]
+        if not isinstance(d, str) or not d or os.path.isabs(d) or ".." in Path(d).parts:
+            raise ctx.fail(where, f"'stage_dir' must be a path relative to the site's $HOME, "
+                                  f"without '..', got {_shown(d)}")
+        out["stage_dir"] = d
+    staged = bool(out["stage_in"] or out["stage_out"])
+    if staged or "stage_listen" in raw:
+        if ssh_host is None:
+            raise ctx.fail(where, "staging (stage_in, stage_out) needs 'ssh_host': the site's "
+                                  "copy server is started there")
+        if "stage_listen" not in raw:
+            raise ctx.fail(where, "staging needs 'stage_listen' (\"host:port\"): where the "
+                                  "site's copy server listens, reachable from here")
+        host, port = _parse_hostport(ctx, where, raw["stage_listen"], "stage_listen")
+        out["stage_listen"] = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return out
 
 
 def _host_name(ctx: _Ctx, where: str, key: str, value: Any) -> str:

@@ -219,11 +219,11 @@ class SlurmClusters:
 
     def site_file(self, path: Path, *, mpi: str | Sequence[str] = "auto", ranks_per_node: int = 2,
                   slurm: dict[str, dict] | None = None, port: int = 41000,
-                  launch: Sequence[str] | None = None) -> Path:
+                  launch: Sequence[str] | None = None, keys: dict[str, dict] | None = None) -> Path:
         """A site file for `isthmus submit` from the workstation: every site (or those
         `launch` says, the others over ssh) asks its Slurm for all its nodes through its
         login node, the gateway on node 0 (the one with the WAN address). `slurm` adds
-        [site.slurm] keys per site."""
+        [site.slurm] keys per site, `keys` more site keys (e.g. staging)."""
         bed = self.bed
         mpis = [mpi] * len(bed.sites) if isinstance(mpi, str) else list(mpi)
         how = list(launch) if launch else ["slurm"] * len(bed.sites)
@@ -239,10 +239,11 @@ class SlurmClusters:
                 out.append(f"nodes = {json.dumps([f'{n.hostname}:{ranks_per_node}' for n in nodes])}")
             if args:
                 out.append(f"mpirun_args = {json.dumps(args)}")
+            out += [f"{k} = {json.dumps(v)}" for k, v in (keys or {}).get(site, {}).items()]
             if how[i] == "slurm":
                 out.append("[site.slurm]")
-                keys = {"nodes": len(nodes), **(slurm or {}).get(site, {})}
-                out += [f"{k} = {json.dumps(v)}" for k, v in keys.items()]
+                req = {"nodes": len(nodes), **(slurm or {}).get(site, {})}
+                out += [f"{k} = {json.dumps(v)}" for k, v in req.items()]
             out.append("")
         path.write_text("\n".join(out))
         return path
