@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from isthmus.netemu.clusters import Clusters, _vendor_net_args  # noqa: E402
+from isthmus.netemu.clusters import Clusters, vendor_net_args  # noqa: E402
 from isthmus.paths import find_prefix  # noqa: E402
 
 BENCHES = {"latency": ["latency", "-m", "8", "-i", "20", "-r", "5"],
@@ -40,7 +40,7 @@ def site_file(bed: Clusters, path: Path, on_gateway: bool, mpi: str) -> Path:
                 f'ssh_host = "{n0.hostname}"',
                 f'nodes = ["{first.hostname}:1", "{second.hostname}:1"]',
                 f'gateway_node = "{n0.hostname}"', f'gateway = "{n0.wan_address}:41000"',
-                f"mpirun_args = {json.dumps(_vendor_net_args(mpi, f'10.78.{i}.0/24'))}", ""]
+                f"mpirun_args = {json.dumps(vendor_net_args(mpi, f'10.78.{i}.0/24'))}", ""]
     path.write_text("\n".join(out))
     return path
 

@@ -5,7 +5,8 @@
 # the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
 # the package test, lmod for the modulefile test, FFTW for the mpi4py-fft application test,
 # the OTF2 library and its otf2-print for trace export, Chromium for the tests that open the
-# HTML reports in a browser), the native build (build/ -> installed into _install/), and a
+# HTML reports in a browser, Slurm 22.05 and munge for the batch-system tests, whose fixtures
+# start their own daemons), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,6 +17,7 @@ pkgs=(build-essential gfortran cmake pkg-config libssl-dev openmpi-bin libopenmp
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
       openssh-server openssh-client debhelper dpkg-dev lmod iptables libfftw3-dev
       libotf2-trace-dev otf2-tools chromium
+      slurmctld slurmd slurm-client munge
       python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -30,7 +32,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     # No service may start here: openssh-server's postinst would start sshd on port 22 of
-    # this machine (the emulated clusters start their own sshds inside namespaces). A
+    # this machine, munge's and slurm's their daemons (the emulated clusters start their
+    # own sshds, munged, slurmctld and slurmd inside namespaces). A
     # policy-rc.d that answers 101 forbids it; without systemd running, deb-systemd-invoke
     # defers to invoke-rc.d, which reads it. Ours is removed again; an existing one is kept.
     policy=/usr/sbin/policy-rc.d

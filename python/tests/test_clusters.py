@@ -18,33 +18,13 @@ from pathlib import Path
 import pytest
 
 from isthmus.netemu.clusters import Clusters, _ns_processes
+from mpiprogs import HANG_C
 
 pytestmark = pytest.mark.native
 
 REPO = Path(__file__).resolve().parents[2]
 JOB_TIMEOUT = 150
 
-HANG_C = r"""
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-int main(int argc, char **argv)
-{
-    int rank;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) { printf("all ranks up\n"); fflush(stdout); }
-    for (int i = 0; i < 1200; i++) {
-        if (i == 20 && rank == 1 && argc > 1 && argv[1][0] == 'c') abort(); /* "crash" */
-        MPI_Barrier(MPI_COMM_WORLD);
-        usleep(100000);
-    }
-    MPI_Finalize();
-    return 0;
-}
-"""
 
 
 def _build(prefix, src: Path, out: Path) -> Path:

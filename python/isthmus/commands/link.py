@@ -73,10 +73,14 @@ def link_group() -> None:
 @click.option("--ranks-per-node", type=click.IntRange(1, 64), default=2, show_default=True,
               help="With --nodes-per-site: application ranks per node in the site file written "
                    "for the clusters.")
+@click.option("--slurm", is_flag=True,
+              help="With --nodes-per-site: a real Slurm at each site (slurmctld and munged on "
+                   "node 0, slurmd on every node); the site file is for `isthmus submit` "
+                   "(docs/batch.md).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.pass_context
 def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site, job, seed, rt_prio,
-                    stats, nodes_per_site, ranks_per_node, command):
+                    stats, nodes_per_site, ranks_per_node, slurm, command):
     """Join SITES network namespaces through emulated links, then run COMMAND, or wait
     for Ctrl-C. Everything is removed on exit (normal, Ctrl-C, SIGTERM or error).
 
@@ -96,11 +100,14 @@ def emulate_command(ctx: click.Context, sites, link_spec, matrix_file, run_site,
         matrix = uniform(sites or 2, base)
     if run_site is not None and run_site not in matrix.names:
         raise IsthmusError(f"--site {run_site}: no such site (sites: {', '.join(matrix.names)})")
+    if slurm and nodes_per_site is None:
+        raise IsthmusError("--slurm needs --nodes-per-site (Slurm runs on the clusters' nodes)")
     check_privileges()
 
     if nodes_per_site is not None:
         ctx.exit(_until_signal(con, "clusters", lambda: _clusters(
-            con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats, command)))
+            con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats, command,
+            slurm)))
     ctx.exit(_until_signal(con, "namespaces", lambda: _emulate(con, matrix, job, seed, rt_prio,
                                                                 run_site, stats, command)))
 
@@ -134,15 +141,24 @@ def _emulate(con, matrix, job, seed, rt_prio, run_site, stats, command) -> int:
 
 
 def _clusters(con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, run_site, stats,
-              command) -> int:
-    """--nodes-per-site: emulated clusters; COMMAND runs on the workstation (or on node 0
-    of --site), with ISTHMUS_CLUSTERS_* variables naming the site file and ssh settings."""
+              command, slurm: bool = False) -> int:
+    """--nodes-per-site: emulated clusters (with --slurm, each with its Slurm); COMMAND runs
+    on the workstation (or on node 0 of --site), with ISTHMUS_CLUSTERS_* variables naming
+    the site file and ssh settings."""
     code = 0
-    bed = Clusters(matrix=matrix, nodes_per_site=nodes_per_site, job=job, seed=seed,
-                   rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
-    with bed:
+    kwargs = dict(matrix=matrix, nodes_per_site=nodes_per_site, job=job, seed=seed,
+                  rt_prio=rt_prio, progress=lambda m: con.print(Text(m, style="dim")))
+    if slurm:
+        from ..netemu.slurm import SlurmClusters
+
+        owner = SlurmClusters(**kwargs)
+        bed = owner.bed
+    else:
+        owner = bed = Clusters(**kwargs)
+    starter = "submit" if slurm else "run --site-file"
+    with owner:
         assert bed.dir is not None
-        site_file = bed.site_file(bed.dir / "sites.toml", ranks_per_node=ranks_per_node)
+        site_file = owner.site_file(bed.dir / "sites.toml", ranks_per_node=ranks_per_node)
         _cluster_banner(con, bed, site_file)
         env = {**os.environ, **bed.emu.environment(),
                "ISTHMUS_CLUSTERS_DIR": str(bed.dir), "ISTHMUS_CLUSTERS_SITE_FILE": str(site_file)}
@@ -156,7 +172,7 @@ def _clusters(con, matrix, nodes_per_site, ranks_per_node, job, seed, rt_prio, r
         else:
             con.print(Text(
                 f"clusters are up. Start jobs from the workstation:\n"
-                f"  ip netns exec {bed.ws_namespace} isthmus run --site-file {site_file} ./app\n"
+                f"  ip netns exec {bed.ws_namespace} isthmus {starter} {site_file} ./app\n"
                 f"or log in to a node:  ip netns exec {bed.ws_namespace} ssh "
                 f"{bed.node(bed.sites[0], 0).hostname}\n"
                 "Ctrl-C stops the clusters and removes everything."))

@@ -241,6 +241,11 @@ def run_command(ctx: click.Context, **params) -> None:
     wan = _wan_matrix(ctx, params)
     prefix = find_prefix()
     layout, secret, file_transport = build_layout(ctx, params)
+    batch = [s.name for s in layout.sites if s.launcher == "slurm"]
+    if batch:
+        raise IsthmusError(f"site {batch[0]} has launch = \"slurm\": start the job with "
+                           f"`isthmus submit {params['site_file']} PROGRAM`, which obtains every "
+                           "site's allocation first")
     # every ISTHMUS_* setting, as the library and the gateways will read them, before
     # anything starts (a site on another host reads its own collective table)
     check_settings(os.environ, prefix,

@@ -169,7 +169,7 @@ def plan_job(
         )  # fmt: skip
         argv = tuple(builder(launch))
         env = {**base, **vendor.launcher_env(vendors[i]), **contract}
-        if site.launcher == "ssh":
+        if site.launcher in ("ssh", "slurm"):  # the secret goes to the site on stdin
             stdin = "secret"
         else:
             stdin = "inherit" if i == 0 else "null"

@@ -7,9 +7,10 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from ..batch.request import SlurmRequest
 from ..errors import IsthmusError
 
-LAUNCHERS = ("local", "ssh")
+LAUNCHERS = ("local", "ssh", "slurm")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
 TRANSPORTS = ("tcp", "udp")
 DEFAULT_HOST = "127.0.0.1"
@@ -61,6 +62,21 @@ class Site:
     # The site only dials out (behind NAT, or no inbound port): its gateways open every
     # link they have, and listen for nothing.
     dial_out: bool = False
+    # launch = "slurm": the allocation asked of the site's Slurm (through ssh_host, its
+    # login node, when given); the site's part runs inside it, the gateways on gateway_node
+    slurm: SlurmRequest | None = None
+    # data staged by `isthmus submit` (batch/stage.py): local files and directories copied
+    # into stage_dir (relative to the site's $HOME) before the job, files copied from there
+    # after it, through a copy server the site runs at stage_listen ("host:port")
+    stage_in: tuple[str, ...] = ()
+    stage_out: tuple[str, ...] = ()
+    stage_dir: str = "isthmus-stage"
+    stage_listen: str | None = None
+
+    @property
+    def remote(self) -> bool:
+        """Started over ssh (an ssh site, or a Slurm site reached through its login node)."""
+        return self.launcher == "ssh" or (self.launcher == "slurm" and self.ssh_host is not None)
 
     @property
     def multi_node(self) -> bool:
@@ -177,8 +193,13 @@ class Layout:
                         f"{where}: an ssh site needs an explicit gateway host:port "
                         "(free ports can only be picked on this machine)"
                     )
+            elif s.launcher == "slurm":
+                _validate_slurm(s, where)
+                continue
             elif s.ssh_host or s.ssh_jump or s.ssh_options:
                 raise IsthmusError(f"{where}: ssh settings are only allowed with launch 'ssh'")
+            if s.slurm is not None:
+                raise IsthmusError(f"{where}: a Slurm request is only allowed with launch 'slurm'")
             _validate_nodes(s, where)
         if self.total_ranks > MAX_RANKS:
             raise IsthmusError(f"{self.total_ranks} ranks over all sites is more than isthmus "
@@ -212,6 +233,20 @@ def _validate_nodes(s: Site, where: str) -> None:
     if all(slots) and s.nodes and sum(int(x) for x in slots) < s.ranks:
         raise IsthmusError(f"{where}: nodes have {sum(int(x) for x in slots)} slots but the site "
                            f"has {s.ranks} ranks; add slots or nodes")
+
+
+def _validate_slurm(s: Site, where: str) -> None:
+    if s.slurm is None:
+        raise IsthmusError(f"{where}: launch 'slurm' needs its request ([site.slurm])")
+    if s.nodes or s.hostfile:
+        raise IsthmusError(f"{where}: Slurm chooses the nodes of a 'slurm' site; give their "
+                           "number in [site.slurm] nodes, not a node list or host file")
+    if s.port is None:
+        raise IsthmusError(f"{where}: a Slurm site needs an explicit gateway host:port (the "
+                           "address of gateway_node that the other sites reach)")
+    if s.slurm.nodes > 1 and not s.gateway_node:
+        raise IsthmusError(f"{where}: an allocation of {s.slurm.nodes} nodes needs the node of "
+                           "the gateway (gateway_node: the node that holds the 'gateway' address)")
 
 
 def _port_span(s: Site) -> str:

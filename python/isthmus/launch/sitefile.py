@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..batch.request import parse_request
 from ..errors import IsthmusError
 from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
@@ -19,8 +20,10 @@ JOB_KEYS = {"secret", "secret_file", "transport", "crypto"}
 CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
-    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out",
+    "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out", "slurm",
+    "stage_in", "stage_out", "stage_dir", "stage_listen",
 }  # fmt: skip
+REMOTE_LAUNCHERS = ("ssh", "slurm")  # those that may go through ssh
 _HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
 
 
@@ -56,23 +59,23 @@ def _shown(v: Any) -> str:
     return repr(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
 
 
-def _parse_hostport(ctx: _Ctx, where: str, value: Any) -> tuple[str, int]:
+def _parse_hostport(ctx: _Ctx, where: str, value: Any, key: str = "gateway") -> tuple[str, int]:
     if not isinstance(value, str):
-        raise ctx.fail(where, f"'gateway' must be a \"host:port\" string, got {_type_name(value)}")
+        raise ctx.fail(where, f"'{key}' must be a \"host:port\" string, got {_type_name(value)}")
     text = value.strip()
     if text.startswith("["):  # [v6addr]:port
         host, sep, rest = text[1:].partition("]")
         if not sep or not rest.startswith(":"):
-            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+            raise ctx.fail(where, f"'{key}' must look like \"host:port\", got {value!r}")
         port_text = rest[1:]
     else:
         host, sep, port_text = text.rpartition(":")
         if not sep:
-            raise ctx.fail(where, f"'gateway' must look like \"host:port\", got {value!r}")
+            raise ctx.fail(where, f"'{key}' must look like \"host:port\", got {value!r}")
     if not host:
-        raise ctx.fail(where, f"'gateway' has no host in {value!r}")
+        raise ctx.fail(where, f"'{key}' has no host in {value!r}")
     if not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        raise ctx.fail(where, f"'gateway' port must be an integer 1-65535, got {port_text!r}")
+        raise ctx.fail(where, f"'{key}' port must be an integer 1-65535, got {port_text!r}")
     return host, int(port_text)
 
 
@@ -127,10 +130,33 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
             raise ctx.fail(where, "'ssh_host' is required with launch = \"ssh\"")
         if not isinstance(ssh_host, str) or not ssh_host.strip() or ssh_host.startswith("-"):
             raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
-    elif ssh_host is not None:
-        raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\"")
+    elif ssh_host is not None and launch != "slurm":
+        raise ctx.fail(where, "'ssh_host' is only allowed with launch = \"ssh\" or \"slurm\"")
+    elif ssh_host is not None and (not isinstance(ssh_host, str) or not ssh_host.strip()
+                                   or ssh_host.startswith("-")):
+        raise ctx.fail(where, f"'ssh_host' must be a host name, got {_shown(ssh_host)}")
     ssh_jump, ssh_options = _parse_ssh_extras(ctx, where, raw, launch)
-    nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
+    slurm = None
+    if launch == "slurm":
+        if "slurm" not in raw:
+            raise ctx.fail(where, "launch = \"slurm\" needs a [site.slurm] table (partition, "
+                                  "time, nodes, ...; may be empty for the site's defaults)")
+        for key in ("nodes", "hostfile"):
+            if key in raw:
+                raise ctx.fail(where, f"'{key}' cannot be used with launch = \"slurm\": Slurm "
+                                      "chooses the nodes; give their number in [site.slurm] nodes")
+        slurm = parse_request(raw["slurm"], lambda msg: ctx.fail(where, msg))
+        nodes, hostfile, gateway_node = (), None, raw.get("gateway_node")
+        if gateway_node is not None:
+            _host_name(ctx, where, "gateway_node", gateway_node)
+        elif slurm.nodes > 1:
+            raise ctx.fail(where, f"an allocation of {slurm.nodes} nodes needs 'gateway_node': "
+                                  "the node that holds the 'gateway' address (it is added to "
+                                  "the allocation with --nodelist)")
+    elif "slurm" in raw:
+        raise ctx.fail(where, "[site.slurm] is only allowed with launch = \"slurm\"")
+    else:
+        nodes, hostfile, gateway_node = _parse_nodes(ctx, where, raw, ranks)
 
     host, port, backups = "127.0.0.1", None, []
     if "gateway" in raw:
@@ -147,10 +173,10 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
                 host, port = h, p
             else:
                 backups.append(f"[{h}]:{p}" if ":" in h else f"{h}:{p}")
-    elif launch == "ssh":
+    elif launch in REMOTE_LAUNCHERS:
         raise ctx.fail(
-            where, "'gateway' (\"host:port\") is required for an ssh site; ports can only be "
-            "picked automatically on this machine",
+            where, f"'gateway' (\"host:port\") is required for an {launch} site; ports can "
+            "only be picked automatically on this machine",
         )
 
     extra = raw.get("mpirun_args", [])
@@ -160,12 +186,44 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
     if not isinstance(dial_out, bool):
         raise ctx.fail(where, f"'dial_out' must be true or false, got {_shown(dial_out)}")
 
+    stage = _parse_stage(ctx, where, raw, ssh_host)
     return Site(
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
         mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
         gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
-        backup_gateways=tuple(backups), dial_out=dial_out,
+        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm, **stage,
     )  # fmt: skip
+
+
+def _parse_stage(ctx: _Ctx, where: str, raw: dict, ssh_host: str | None) -> dict:
+    """stage_in, stage_out (lists of paths), stage_dir (relative to the site's $HOME) and
+    stage_listen (the site's copy server), for sites reached over ssh."""
+    out: dict = {}
+    for key in ("stage_in", "stage_out"):
+        value = raw.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ctx.fail(where, f"'{key}' must be a list of paths")
+        out[key] = tuple(value)
+    for rel in out["stage_out"]:
+        if os.path.isabs(rel) or ".." in Path(rel).parts:
+            raise ctx.fail(where, f"'stage_out': {rel!r} must be relative to stage_dir, without '..'")
+    if "stage_dir" in raw:
+        d = raw["stage_dir"]
+        if not isinstance(d, str) or not d or os.path.isabs(d) or ".." in Path(d).parts:
+            raise ctx.fail(where, f"'stage_dir' must be a path relative to the site's $HOME, "
+                                  f"without '..', got {_shown(d)}")
+        out["stage_dir"] = d
+    staged = bool(out["stage_in"] or out["stage_out"])
+    if staged or "stage_listen" in raw:
+        if ssh_host is None:
+            raise ctx.fail(where, "staging (stage_in, stage_out) needs 'ssh_host': the site's "
+                                  "copy server is started there")
+        if "stage_listen" not in raw:
+            raise ctx.fail(where, "staging needs 'stage_listen' (\"host:port\"): where the "
+                                  "site's copy server listens, reachable from here")
+        host, port = _parse_hostport(ctx, where, raw["stage_listen"], "stage_listen")
+        out["stage_listen"] = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return out
 
 
 def _host_name(ctx: _Ctx, where: str, key: str, value: Any) -> str:
@@ -176,8 +234,10 @@ def _host_name(ctx: _Ctx, where: str, key: str, value: Any) -> str:
 
 def _parse_ssh_extras(ctx: _Ctx, where: str, raw: dict, launch: str) -> tuple[str | None, tuple[str, ...]]:
     for key in ("ssh_jump", "ssh_options"):
-        if key in raw and launch != "ssh":
-            raise ctx.fail(where, f"'{key}' is only allowed with launch = \"ssh\"")
+        if key in raw and launch not in REMOTE_LAUNCHERS:
+            raise ctx.fail(where, f"'{key}' is only allowed with launch = \"ssh\" or \"slurm\"")
+        if key in raw and launch == "slurm" and "ssh_host" not in raw:
+            raise ctx.fail(where, f"'{key}' needs 'ssh_host' (the site's login node)")
     jump = None
     if "ssh_jump" in raw:
         jump = raw["ssh_jump"]

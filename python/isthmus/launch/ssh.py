@@ -81,6 +81,10 @@ def ssh_command(
     """`ssh -o BatchMode=yes [-J JUMP] [OPTIONS] HOST 'sh -c SCRIPT'` (see remote_script).
     The script goes through /bin/sh whatever the remote login shell is."""
     script = remote_script(launcher_argv, env, workdir, root_env)
+    return [*ssh_prefix(ssh_host, jump=jump, options=options), f"exec /bin/sh -c {shlex.quote(script)}"]
+
+
+def ssh_prefix(ssh_host: str, *, jump: str | None = None, options: Sequence[str] = ()) -> list[str]:
+    """`ssh ... HOST`, to which the remote command is appended (as one word)."""
     hop = ["-J", jump] if jump else []
-    return ["ssh", "-o", "BatchMode=yes", *KEEPALIVE, *hop, *options, ssh_host,
-            f"exec /bin/sh -c {shlex.quote(script)}"]
+    return ["ssh", "-o", "BatchMode=yes", *KEEPALIVE, *hop, *options, ssh_host]

@@ -82,7 +82,15 @@ class Placement:
 
 
 def _host_list(hosts: Sequence[tuple[str, int]]) -> str:
-    return ",".join(f"{h}:{n}" for h, n in hosts)
+    """hydra's -hosts, a host that comes back at once merged ("a:2,a:1" -> "a:3"): the
+    same placement, and under Slurm hydra asks srun for one node per entry."""
+    merged: list[list] = []
+    for h, n in hosts:
+        if merged and merged[-1][0] == h:
+            merged[-1][1] += n
+        else:
+            merged.append([h, n])
+    return ",".join(f"{h}:{n}" for h, n in merged)
 
 
 def build_command(

@@ -79,7 +79,7 @@ class Clusters:
                  link: str | LinkSpec | None = None, matrix: LinkMatrix | None = None,
                  job: str | None = None, ws_link: str | LinkSpec | None = None,
                  private_shm: bool = True, seed: int = 1, rt_prio: int = 10,
-                 progress: Callable[[str], None] | None = None):
+                 progress: Callable[[str], None] | None = None, etc_dirs: Sequence[str] = ()):
         if not 1 <= nodes_per_site <= MAX_NODES:
             raise IsthmusError(f"--nodes-per-site must be 1-{MAX_NODES}, got {nodes_per_site}")
         if matrix is None:
@@ -97,6 +97,9 @@ class Clusters:
         self.sites = matrix.names
         self.nodes_per_site = nodes_per_site
         self.private_shm = private_shm
+        # more /etc directories of every node (e.g. "slurm"), made empty before the sshds
+        # start so that their sessions see what is written there later
+        self.etc_dirs = tuple(etc_dirs)
         self.emu = Emulation(matrix=LinkMatrix(matrix.names + (WORKSTATION,), links), job=job,
                              seed=seed, rt_prio=rt_prio, progress=progress)
         self.job = self.emu.job
@@ -226,6 +229,8 @@ class Clusters:
     def _write_etc(self, node: Node) -> None:
         assert self.dir is not None
         d = self._etc_dir(node.namespace)
+        for name in self.etc_dirs:
+            (d / name).mkdir()
         hosts = ["127.0.0.1 localhost"] + [f"{n.address} {n.hostname}" for n in self.nodes[node.site]]
         (d / "hosts").write_text("\n".join(hosts) + "\n")
         ssh = d / "ssh"
@@ -367,7 +372,7 @@ class Clusters:
             nodes = self.nodes[site]
             head = nodes[0]
             launch_node = nodes[1] if jump and len(nodes) > 1 else head
-            args = list(mpirun_args) + _vendor_net_args(mpis[i], f"{SITE_NET}.{i}.0/24")
+            args = list(mpirun_args) + vendor_net_args(mpis[i], f"{SITE_NET}.{i}.0/24")
             out += ["[[site]]", f'name = "{site}"', f"ranks = {ranks_per_node * len(nodes)}",
                     f'mpi = "{mpis[i]}"', 'launch = "ssh"', f'ssh_host = "{launch_node.hostname}"']
             if launch_node is not head:
@@ -381,7 +386,7 @@ class Clusters:
         return path
 
 
-def _vendor_net_args(mpi: str, subnet: str) -> list[str]:
+def vendor_net_args(mpi: str, subnet: str) -> list[str]:
     """Keep Open MPI's daemons and TCP transport on the site's network: node 0 also has the
     WAN address, which the other nodes cannot reach (field notes: btl_tcp_if_include)."""
     if mpi == "openmpi":

@@ -1,0 +1,362 @@
+# tests/test_batch_slurm.py: isthmus submit against a real Slurm at each emulated site
+# (isthmus/netemu/slurm.py: munged, slurmctld and slurmd of Debian's Slurm 22.05 on the
+# nodes of the emulated clusters), from the workstation through each site's login node.
+# A 2-site job in Slurm allocations with Open MPI, MPICH, and a Slurm site joined by an
+# ssh site; a busy site that frees up (the job runs, the wait is reported); one that never
+# does (released at --hold, by failing or after resubmitting, nothing left in any queue);
+# isthmus cancel; the submit-time check. Needs root; mandatory under scripts/test.sh.
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from isthmus.netemu.slurm import Partition, SlurmClusters
+from mpiprogs import HANG_C
+
+pytestmark = pytest.mark.native
+
+REPO = Path(__file__).resolve().parents[2]
+JOB_TIMEOUT = 180
+WAIT = 120.0  # seconds for anything a test waits on (ssh and Slurm are slow on a loaded machine)
+
+
+@pytest.fixture(scope="module")
+def slurm(request, netadmin):
+    """2 sites x 2 nodes with their own Slurm; node 0 of each (the gateway node) has the
+    feature "wan"; a second partition "short" of 5 minutes. Torn down whatever happens."""
+    job = f"s{os.getpid()}"
+    tag = job.lower()
+    parts = [Partition("batch", max_time="01:00:00", default=True), Partition("short", max_time="00:05:00")]
+    sl = SlurmClusters(sites=2, nodes_per_site=2, link="delay=1ms", job=job, rt_prio=0,
+                       partitions={"A": parts, "B": parts},
+                       features={f"{s}0-{tag}": ["emu", "wan"] for s in "ab"}
+                       | {f"{s}1-{tag}": ["emu"] for s in "ab"})
+    request.addfinalizer(sl.close)
+    sl.start()
+    return sl
+
+
+@pytest.fixture(scope="module")
+def programs(netadmin, tmp_path_factory):
+    d = tmp_path_factory.mktemp("slurm")
+    r = subprocess.run([str(netadmin.cc), "-O2", "-o", str(d / "demo"), str(REPO / "examples" / "demo.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def _env(sl: SlurmClusters) -> dict[str, str]:
+    """The job records of the tests' jobs in the bed's directory, not in ~/.isthmus."""
+    return {**os.environ, "ISTHMUS_JOBS_DIR": str(sl.bed.dir / "jobs")}
+
+
+def _isthmus(sl: SlurmClusters, *args: str, timeout: float = JOB_TIMEOUT, cwd: Path | None = None):
+    return sl.bed.workstation([sys.executable, "-m", "isthmus", *args], capture_output=True,
+                              text=True, timeout=timeout, cwd=str(cwd) if cwd else None, env=_env(sl))
+
+
+def _submit_bg(sl: SlurmClusters, d: Path, name: str, *args: str):
+    out = d / f"{name}.out"
+    with open(out, "w") as f:
+        p = subprocess.Popen(sl.bed.command(None, [sys.executable, "-m", "isthmus", "submit", *args]),
+                             stdout=f, stderr=subprocess.STDOUT, cwd=str(d), start_new_session=True,
+                             env=_env(sl))
+    return p, out
+
+
+def _wait_for(what: str, check, timeout: float = WAIT):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def _job_id(out: Path) -> str:
+    def find():
+        m = re.search(r"job ([0-9a-f]{12}): submitting", out.read_text())
+        return m.group(1) if m else None
+    return _wait_for(f"the job id in {out}", find)
+
+
+def _stop(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def _isthmus_jobs(sl: SlurmClusters) -> dict[str, list[str]]:
+    return {s: [j for j in sl.queue(s) if "|isthmus-" in j] for s in sl.bed.sites}
+
+
+def _assert_clean(sl: SlurmClusters) -> None:
+    # a cancelled job stays COMPLETING while its steps' slurmstepd give up on their srun,
+    # which died with the batch step (MessageTimeout and retries): tens of seconds here
+    _wait_for("every isthmus job to leave the queues", lambda: not any(_isthmus_jobs(sl).values()))
+    procs = sl.leftovers(wait=15)
+    assert not procs, f"processes left on the nodes: {procs}"
+
+
+def _block(sl: SlurmClusters, site: str) -> str:
+    """Another user's job holding every node of the site."""
+    r = sl.run(site, ["sbatch", "--parsable", "--exclusive", "-N2", "-J", "blocker", "-o", "/dev/null",
+                      "--wrap", "sleep 600"])
+    assert r.returncode == 0, r.stderr
+    jid = r.stdout.strip()
+    _wait_for(f"the blocker at site {site} to run",
+              lambda: any(line.startswith(f"{jid}|") and "|RUNNING|" in line for line in sl.queue(site)))
+    return jid
+
+
+def _hosts_of_ranks(stdout: str) -> dict[int, tuple[str, str]]:
+    rows = re.findall(r"^\[A:0\]\s+(\d+)\s+(\S+)\s+(\S+)$", stdout, re.M)
+    return {int(r): (s, h) for r, s, h in rows}
+
+
+@pytest.mark.parametrize("mpis,launch", [(("openmpi", "openmpi"), ("slurm", "slurm")),
+                                         (("mpich", "mpich"), ("slurm", "slurm")),
+                                         (("openmpi", "mpich"), ("slurm", "ssh"))],
+                         ids=["openmpi", "mpich", "slurm+ssh"])
+def test_job_runs_in_every_sites_allocation(slurm, programs, mpis, launch):
+    """Each Slurm site's ranks and gateway run in its allocation (2 nodes, partition,
+    time, constraint and QoS passed through), 2 ranks on each node, the gateway on node 0;
+    afterwards nothing is left in either queue or on any node."""
+    extra = {"partition": "batch", "time": "10:00", "constraint": "emu", "qos": "normal"}
+    sf = slurm.site_file(programs / f"job-{'-'.join(launch)}-{mpis[1]}.toml", mpi=list(mpis),
+                         launch=list(launch), slurm={"A": extra})
+    r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", str(JOB_TIMEOUT - 40), str(sf),
+                 str(programs / "demo"), cwd=programs)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    assert "[A:0] all results correct" in r.stdout, r.stdout[-3000:]
+    assert re.search(r"every allocation runs after [\d.]+ s of waiting", r.stderr), r.stderr
+    bed = slurm.bed
+    # an allocation's ranks go to its other node first, then to the gateway's node 0;
+    # an ssh site's in the order of its node list
+    order = {site: (1, 0) if how == "slurm" else (0, 1) for site, how in zip(bed.sites, launch)}
+    want = {4 * i + 2 * k + j: (site, bed.node(site, order[site][k]).hostname)
+            for i, site in enumerate(bed.sites) for k in range(2) for j in range(2)}
+    assert _hosts_of_ranks(r.stdout) == want, r.stdout[-3000:]
+    _assert_clean(slurm)
+
+
+
+
+@pytest.fixture(scope="module")
+def hang(netadmin, programs):
+    (programs / "hang.c").write_text(HANG_C)
+    r = subprocess.run([str(netadmin.cc), "-O2", "-o", str(programs / "hang"), str(programs / "hang.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return programs / "hang"
+
+
+def _submit_to_busy_site(sl: SlurmClusters, d: Path, name: str, *opts: str):
+    """Site B busy with another job, then the demo submitted in the background."""
+    blocker = _block(sl, "B")
+    sf = sl.site_file(d / f"job-{name}.toml", mpi="openmpi")
+    p, out = _submit_bg(sl, d, name, "--poll", "0.3", "--hold", "120", *opts, str(sf), str(d / "demo"))
+    return blocker, p, out
+
+
+def test_busy_site_then_freed(slurm, programs):
+    """Site B's nodes are held by another job: A's allocation runs and holds, B's waits
+    (status shows Slurm's reason); once B is freed the job runs, and the wait is reported."""
+    blocker, p, out = _submit_to_busy_site(slurm, programs, "busy", "--timeout", "120")
+    try:
+        job = _job_id(out)
+
+        def waiting():
+            r = _isthmus(slurm, "status", job, timeout=60)
+            text = r.stdout
+            return text if re.search(r"site A: Slurm job \d+: RUNNING", text) and \
+                re.search(r"site B: Slurm job \d+: PENDING \(reason \w+, expected start", text) else None
+        status = _wait_for("A running and B pending in isthmus status", waiting)
+        assert "allocating" in status, status
+        blocked_for = 3.0
+        time.sleep(blocked_for)
+        assert p.poll() is None, out.read_text()[-3000:]
+        slurm.run("B", ["scancel", blocker])
+        code = p.wait(timeout=JOB_TIMEOUT)
+        text = out.read_text()
+        assert code == 0, text[-5000:]
+        assert "[A:0] all results correct" in text, text[-3000:]
+        m = re.search(r"every allocation runs after ([\d.]+) s of waiting \(A [\d.]+ s, B ([\d.]+) s\)", text)
+        assert m and float(m.group(2)) >= blocked_for, text[-3000:]
+        r = _isthmus(slurm, "status", job, timeout=60)
+        assert f"job {job}: done" in r.stdout, r.stdout
+    finally:
+        _stop(p)
+        slurm.run("B", ["scancel", blocker])
+    _assert_clean(slurm)
+
+
+@pytest.mark.parametrize("on_hold", ["fail", "resubmit"])
+def test_site_never_freed(slurm, programs, on_hold):
+    """B never frees up: A's allocation is given back at --hold, the job fails (at once, or
+    after asking A again once), and neither queue keeps anything of the job."""
+    blocker = _block(slurm, "B")
+    try:
+        sf = slurm.site_file(programs / f"job-never-{on_hold}.toml", mpi="openmpi")
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--hold", "3", "--on-hold", on_hold,
+                     "--resubmits", "1", str(sf), str(programs / "demo"), timeout=120)
+        text = r.stdout + r.stderr
+        assert r.returncode == 2, text[-3000:]
+        assert re.search(r"site A: its allocation held its nodes for 3 s \(--hold\) while site B: "
+                         r"Slurm job \d+ PENDING \(reason \w+", text), text[-3000:]
+        if on_hold == "resubmit":
+            assert "releasing it and asking again" in text and "(attempt 2)" in text, text[-3000:]
+        else:
+            assert "asking again" not in text, text[-3000:]
+        assert "all ranks" not in text and "[A:0]" not in text
+        assert not any(_isthmus_jobs(slurm).values()), _isthmus_jobs(slurm)
+        assert any(line.startswith(f"{blocker}|") for line in slurm.queue("B"))
+    finally:
+        slurm.run("B", ["scancel", blocker])
+    _assert_clean(slurm)
+
+
+@pytest.mark.parametrize("how", ["cancel", "ctrl-c"])
+def test_cancel_while_waiting(slurm, programs, how):
+    """isthmus cancel JOB from another shell, or Ctrl-C on isthmus submit: the submitter
+    stops and every site's job is removed from its queue."""
+    blocker, p, out = _submit_to_busy_site(slurm, programs, how)
+    try:
+        job = _job_id(out)
+        _wait_for("both sites' jobs in their queues", lambda: all(_isthmus_jobs(slurm).values()))
+        if how == "cancel":
+            r = _isthmus(slurm, "cancel", job, timeout=90)
+            assert r.returncode == 0, r.stdout + r.stderr
+        else:
+            os.killpg(p.pid, signal.SIGINT)
+        assert p.wait(timeout=60) == (143 if how == "cancel" else 130), out.read_text()[-3000:]
+        assert not any(_isthmus_jobs(slurm).values())
+        r = _isthmus(slurm, "status", job, timeout=60)
+        assert f"job {job}: cancelled" in r.stdout, r.stdout
+    finally:
+        _stop(p)
+        slurm.run("B", ["scancel", blocker])
+    _assert_clean(slurm)
+
+
+@pytest.mark.parametrize("how", ["timeout", "sigint"])
+def test_running_job_stopped(slurm, programs, hang, how):
+    """A running job stopped by --timeout or Ctrl-C: both sites' Slurm jobs end, nothing
+    is left on any node, and the shared directories (with the secret) are gone."""
+    sf = slurm.site_file(programs / f"job-stop-{how}.toml", mpi=["openmpi", "mpich"])
+    timeout = "20" if how == "timeout" else "200"
+    p, out = _submit_bg(slurm, programs, f"stop-{how}", "--poll", "0.3", "--timeout", timeout,
+                        str(sf), str(hang))
+    try:
+        job = _job_id(out)
+        if how == "sigint":  # (--timeout counts from the start: it may stop the job earlier)
+            _wait_for("all ranks up", lambda: "all ranks up" in out.read_text())
+            os.killpg(p.pid, signal.SIGINT)
+        code = p.wait(timeout=120)
+        assert code == (124 if how == "timeout" else 130), out.read_text()[-3000:]
+    finally:
+        _stop(p)
+    _assert_clean(slurm)
+    left = list((Path.home() / ".isthmus" / "batch").glob(f"{job}-*"))
+    assert not left, left
+
+
+@pytest.mark.parametrize("name,extra,ranks_per_node,msg", [
+    ("ranks", {}, 8, "site A (via a0-{tag}), partition batch: 16 ranks + 1 gateway(s) need 17 CPUs; "
+                     "2 node(s) of this partition have at most 8"),
+    ("partition", {"partition": "gpu"}, 2, "site B (via b0-{tag}): partition 'gpu' does not exist "
+                                           "(the site has: batch, short)"),
+    ("feature", {"constraint": "emu&ib"}, 2, "site B (via b0-{tag}), partition batch: no node has "
+                                             "feature 'ib' (constraint 'emu&ib'; the partition's "
+                                             "features: emu, wan)"),
+    ("time", {"partition": "short", "time": "10:00"}, 2,
+     "site B (via b0-{tag}), partition short: time 10:00 is above the partition's limit (00:05:00)"),
+    ("nodes", {"nodes": 3}, 1, "site B (via b0-{tag}), partition batch: 3 nodes asked for, the "
+                               "partition has 2 that qualify"),
+])
+def test_submit_check_refuses_impossible_requests(slurm, programs, name, extra, ranks_per_node, msg):
+    """Refused before anything is queued at any site, with what the site offers."""
+    sf = slurm.site_file(programs / f"job-check-{name}.toml", mpi="openmpi",
+                         ranks_per_node=ranks_per_node, slurm={"B": extra})
+    r = _isthmus(slurm, "submit", str(sf), str(programs / "demo"), timeout=90)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert msg.format(tag=slurm.bed.job.lower()) in r.stderr, r.stderr
+    assert "submitting" not in r.stderr
+    assert not any(_isthmus_jobs(slurm).values())
+
+
+def test_link_emulate_slurm_cli(netadmin):
+    """The user-facing rehearsal: `isthmus link emulate --nodes-per-site 2 --slurm` runs
+    COMMAND on the workstation with a Slurm at each site reachable through its login node
+    and a site file for isthmus submit; everything is gone afterwards."""
+    job = f"s{os.getpid()}cli"
+    tag = job.lower()
+    script = (f'ssh a0-{tag} sinfo -h -o %D && ssh b0-{tag} sinfo -h -o %D && '
+              'grep -c "^launch = \\"slurm\\"" "$ISTHMUS_CLUSTERS_SITE_FILE"')
+    r = subprocess.run([sys.executable, "-m", "isthmus", "link", "emulate", "--nodes-per-site", "2",
+                        "--slurm", "--job", job, "--rt-prio", "0", "--", "sh", "-c", script],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert r.stdout.split() == ["2", "2", "2"], r.stdout
+    assert not list(Path("/var/run/netns").glob(f"ism-{job}-*"))
+    assert not list(Path("/etc/netns").glob(f"ism-{job}-*"))
+    assert not [line for line in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout.splitlines()
+                if f"isthmus-clusters-{tag}-" in line]
+
+
+def test_stage_in_and_out(slurm, programs):
+    """A directory staged into site B's stage_dir while the allocations are obtained
+    (largest file first, subdirectories made), a file staged back after the job into
+    ./B/; contents equal, summaries printed, the copy server gone afterwards."""
+    tag = slurm.bed.job.lower()
+    src = programs / "stage-src" / "in"
+    (src / "sub").mkdir(parents=True, exist_ok=True)
+    blobs = {"small.txt": b"hello\n", "big.bin": os.urandom(300_000), "sub/mid.bin": os.urandom(20_000)}
+    for rel, data in blobs.items():
+        (src / rel).write_bytes(data)
+    stage_dir = f"isthmus-stage-test-{tag}"
+    remote = Path.home() / stage_dir  # the nodes share this machine's $HOME
+    keys = {"B": {"stage_in": ["in"], "stage_out": ["in/big.bin"], "stage_dir": stage_dir,
+                  "stage_listen": f"{slurm.bed.node('B', 0).wan_address}:41998"}}
+    sf = slurm.site_file(programs / "job-stage.toml", mpi="openmpi", keys=keys)
+    work = programs / "stage-src"
+    try:
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                     str(programs / "demo"), cwd=work)
+        assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+        assert "[A:0] all results correct" in r.stdout
+        assert re.search(r"staged 3 file\(s\), 320006 bytes into site B in [\d.]+ s", r.stderr), r.stderr
+        assert re.search(r"staged 1 file\(s\), 300000 bytes from site B", r.stderr), r.stderr
+        for rel, data in blobs.items():
+            assert (remote / "in" / rel).read_bytes() == data, rel
+        assert (work / "B" / "big.bin").read_bytes() == blobs["big.bin"]
+    finally:
+        shutil.rmtree(remote, ignore_errors=True)
+    _assert_clean(slurm)
+
+
+def test_stage_out_of_a_missing_file_fails_the_job(slurm, programs):
+    """A stage_out file the job did not leave: the job ran, the summary names the file,
+    the exit status is 1, nothing is left at the sites."""
+    keys = {"A": {"stage_out": ["nope.dat"], "stage_dir": f"isthmus-stage-none-{slurm.bed.job.lower()}",
+                  "stage_listen": f"{slurm.bed.node('A', 0).wan_address}:41998"}}
+    sf = slurm.site_file(programs / "job-stage-missing.toml", mpi="openmpi", keys=keys)
+    try:
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                     str(programs / "demo"), cwd=programs)
+        assert r.returncode == 1, (r.stdout + r.stderr)[-5000:]
+        assert "[A:0] all results correct" in r.stdout
+        assert re.search(r"staged 0 file\(s\), 0 bytes from site A in [\d.]+ s \([\d.]+ MB/s\); "
+                         r"FAILED: nope\.dat \(", r.stderr), r.stderr[-3000:]
+    finally:
+        shutil.rmtree(Path.home() / keys["A"]["stage_dir"], ignore_errors=True)
+    _assert_clean(slurm)
