@@ -43,7 +43,9 @@ def test_fc_show_prints_the_command(prefix):
                           text=True, check=True).stdout.split()
     assert show[0] == "gfortran"
     assert f"-I{prefix.root}/include" in show and "-fallow-argument-mismatch" in show
-    assert show[-2:] == ["-listhmus_fortran", "-listhmus"]
+    # the bindings and libisthmus stay direct dependencies even under --as-needed
+    assert show[-4:] == ["-Wl,--push-state,--no-as-needed", "-listhmus_fortran", "-listhmus",
+                         "-Wl,--pop-state"]
     link = subprocess.run([str(prefix.fc), "-showme:link"], capture_output=True, text=True,
                           check=True).stdout
     assert "-listhmus_fortran -listhmus" in link and "-rpath" in link
