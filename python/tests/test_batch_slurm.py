@@ -66,9 +66,12 @@ def _isthmus(sl: SlurmClusters, *args: str, timeout: float = JOB_TIMEOUT, cwd: P
 def _submit_bg(sl: SlurmClusters, d: Path, name: str, *args: str):
     out = d / f"{name}.out"
     with open(out, "w") as f:
+        # started with SIGINT ignored, as a script's background job is: Ctrl-C must still
+        # cancel (Python keeps an inherited SIG_IGN unless the command installs a handler)
         p = subprocess.Popen(sl.bed.command(None, [sys.executable, "-m", "isthmus", "submit", *args]),
                              stdout=f, stderr=subprocess.STDOUT, cwd=str(d), start_new_session=True,
-                             env=_env(sl))
+                             env=_env(sl),
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     return p, out
 
 

@@ -127,6 +127,9 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
                           resubmits=opts["resubmits"], poll=opts["poll"], max_wait=opts["max_wait"],
                           say=lambda m: _say(m, "dim"), record=record)
     old = signal.signal(signal.SIGTERM, _raise_stopped)
+    # Ctrl-C cancels every site's job even when the shell started us with SIGINT ignored
+    # (a background job of a script: Python then keeps ignoring it), as `isthmus run` does
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         staging.start_in()  # overlaps the queue wait
         waited = coalloc.run()
@@ -143,6 +146,7 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
         raise
     finally:
         signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
     per_site = ", ".join(f"{a.site.name} {a.running_since - a.submitted:.1f} s"
                          for a in coalloc.allocs if a.running_since is not None)
     _say(f"job {job}: every allocation runs after {waited:.1f} s of waiting ({per_site}); "
