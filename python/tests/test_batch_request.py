@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -183,6 +184,25 @@ def test_runner_cancels_when_stdin_ends(tmp_path):
     p.kill()
     p.wait()
     assert log.read_text().split() == ["9"]
+    # killed outright (no trap runs), the runner leaves nothing behind: its tail of the
+    # job's output ends with it
+    out = str(d / "out")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _processes_naming(out):
+        time.sleep(0.1)
+    assert not _processes_naming(out), _processes_naming(out)
+
+
+def _processes_naming(text: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmd:
+            found.append(f"{proc.name}: {cmd}")
+    return found
 
 
 def test_run_refuses_a_slurm_site(tmp_path, fake_prefix):

@@ -93,7 +93,7 @@ cat > "$d/go.tmp" <<'{end}'
 {go}{end}
 mv "$d/go.tmp" "$d/go"
 : >> "$d/out"
-tail -n +1 -s 0.2 -F "$d/out" 2>/dev/null &
+tail --pid=$$ -n +1 -s 0.2 -F "$d/out" 2>/dev/null &  # ends with this shell, however it ends
 t=$!
 stop() {{ kill "$t" 2>/dev/null; scancel {slurm_job} 2>/dev/null; rm -rf "$d"; }}
 trap 'stop; exit 143' TERM HUP INT
