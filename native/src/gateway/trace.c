@@ -87,6 +87,10 @@ void gw_trace_stop(void)
 {
     if (!gw_tracing)
         return;
+    /* a last sample, whenever the previous one was: the totals a summary reports are the
+     * link's final counts, not those of up to sample_ms (or a starved loop's longer) before */
+    next_sample_ms = 0;
+    gw_trace_tick(0);
     gw_tracing = 0;
     int e = ism_tr_buf_close(&buf);
     if (e)
