@@ -1,16 +1,24 @@
-# isthmus/cli.py: the `isthmus` command group. Sub-commands live in isthmus/commands/ and
-# register themselves; user-facing errors (IsthmusError) become "isthmus: <message>" on
-# stderr with exit code 2.
+# isthmus/cli.py: the `isthmus` command group. Sub-commands live in isthmus/commands/,
+# register themselves and are imported on first use; user-facing errors (IsthmusError)
+# become "isthmus: <message>" on stderr with exit code 2.
 from __future__ import annotations
 
 import click
 
 from . import __version__
-from .commands import load_commands
+from .commands import COMMANDS, load_command
 from .errors import IsthmusError
 
 
 class IsthmusGroup(click.Group):
+    """The sub-commands are imported when asked for (commands.COMMANDS), not at start."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return self.commands.get(cmd_name) or load_command(cmd_name)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -29,6 +37,3 @@ def main() -> None:
     isthmus-cc, then start them with `isthmus run`.
     """
 
-
-for _command in load_commands():
-    main.add_command(_command)

@@ -2,6 +2,8 @@
 # per-site commands and environment (never the secret), option errors are clear.
 import os
 import re
+import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -44,9 +46,33 @@ def test_run_help_documents_every_option():
     # every option carries a sentence of help
     import click
 
-    for param in main.commands["run"].params:
+    for param in main.get_command(None, "run").params:
         if isinstance(param, click.Option):
             assert param.help and param.help.endswith(".") and len(param.help.split()) >= 4, param.name
+
+
+def test_command_table_matches_what_the_modules_register():
+    """commands.COMMANDS (which lets `isthmus run` import only run's modules) names every
+    registered top-level command, and each entry's modules define it."""
+    import importlib
+    import subprocess
+
+    from isthmus.commands import COMMANDS, load_all, load_command
+
+    registered = {c.name for c in load_all()}
+    assert registered == set(COMMANDS)
+    for name in COMMANDS:
+        assert load_command(name).name == name
+    pkg = Path(importlib.import_module("isthmus.commands").__file__).parent
+    modules = {p.stem for p in pkg.glob("*.py") if not p.stem.startswith("_")}
+    assert modules == {m for ms in COMMANDS.values() for m in ms}
+    # a fresh interpreter starting `isthmus run` does not import numpy or another command
+    code = ("import sys; from isthmus.cli import main; main.get_command(None, 'run'); "
+            "print(sorted(m for m in sys.modules if m == 'numpy' or "
+            "m.startswith('isthmus.commands.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(pkg.parents[1])})
+    assert out.stdout.strip() == "['isthmus.commands.run']"
 
 
 def test_demo_help():

@@ -29,7 +29,8 @@ INPUTS = {
 
 
 def _walk(group: click.Group, prefix: str = ""):
-    for name, cmd in group.commands.items():
+    for name in group.list_commands(None):  # isthmus's own group imports on demand
+        cmd = group.get_command(None, name)
         if isinstance(cmd, click.Group):
             yield from _walk(cmd, f"{prefix}{name} ")
         else:
