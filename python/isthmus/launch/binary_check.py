@@ -43,7 +43,6 @@ class CheckedProgram:
 class _Elf:
     needed: tuple[str, ...]
     search: tuple[str, ...]  # DT_RPATH/DT_RUNPATH entries, $ORIGIN expanded
-    imports_dlopen: bool
 
 
 def resolve_program(program: str, path_env: str | None = None) -> Path:
@@ -75,10 +74,12 @@ def dt_needed(path: Path) -> tuple[str, ...] | None:
 
 
 def _read_elf(path: Path) -> _Elf | None:
+    """The dynamic section's needs and search path (the symbol table is not read: that
+    is the slow part, and only the interpreter case needs it, see _imports_dlopen)."""
     try:
         with open(path, "rb") as f:
             elf = ELFFile(f)
-            needed, search, dl = [], [], False
+            needed, search = [], []
             origin = str(Path(path).resolve().parent)
             for section in elf.iter_sections():
                 if isinstance(section, DynamicSection):
@@ -90,13 +91,24 @@ def _read_elf(path: Path) -> _Elf | None:
                             for d in value.split(":"):
                                 search.append(d.replace("$ORIGIN", origin)
                                               .replace("${ORIGIN}", origin))
-            dynsym = elf.get_section_by_name(".dynsym")
-            if dynsym is not None:
-                dl = any(sym.name.split("@")[0] in _DLOPEN and sym["st_shndx"] == "SHN_UNDEF"
-                         for sym in dynsym.iter_symbols())
-            return _Elf(tuple(needed), tuple(search), dl)
+            return _Elf(tuple(needed), tuple(search))
     except (ELFError, Exception):  # pyelftools raises assorted errors on malformed files
         return None
+
+
+@lru_cache(maxsize=64)
+def _imports_dlopen(path: Path) -> bool:
+    """Whether the ELF file imports dlopen/dlmopen (an undefined dynamic symbol). Reading
+    every symbol with pyelftools takes about 0.3 s for libc, so it is asked only when the
+    program does not reach libisthmus (is it an interpreter?), never on the common path."""
+    try:
+        with open(path, "rb") as f:
+            dynsym = ELFFile(f).get_section_by_name(".dynsym")
+            return dynsym is not None and any(
+                sym.name.split("@")[0] in _DLOPEN and sym["st_shndx"] == "SHN_UNDEF"
+                for sym in dynsym.iter_symbols())
+    except (ELFError, Exception):  # pyelftools raises assorted errors on malformed files
+        return False
 
 
 @lru_cache(maxsize=1)
@@ -131,11 +143,12 @@ def _find_library(name: str, search: tuple[str, ...], env: dict[str, str]) -> Pa
     return None
 
 
-def _closure(path: Path, top: _Elf, env: dict[str, str]) -> list[tuple[str, str, bool]]:
-    """(library, the library that needs it or "" for the program, imports dlopen) for every
-    library the program needs, breadth first; libraries that cannot be found are listed
-    with no further needs (the loader would fail on them later, with its own message)."""
-    out: list[tuple[str, str, bool]] = []
+def _closure(path: Path, top: _Elf, env: dict[str, str]) -> list[tuple[str, str, Path | None]]:
+    """(library, the library that needs it or "" for the program, where it was found) for
+    every library the program needs, breadth first; libraries that cannot be found are
+    listed with no further needs (the loader would fail on them later, with its own
+    message)."""
+    out: list[tuple[str, str, Path | None]] = []
     seen: set[str] = set()
     queue = [(n, "", top.search) for n in top.needed]
     while queue:
@@ -145,7 +158,7 @@ def _closure(path: Path, top: _Elf, env: dict[str, str]) -> list[tuple[str, str,
         seen.add(name)
         found = _find_library(name, search, env)
         info = _read_elf(found) if found else None
-        out.append((name, via, bool(info and info.imports_dlopen)))
+        out.append((name, via, found if info else None))
         if info:
             queue += [(n, name if not via else via, info.search) for n in info.needed]
     return out
@@ -191,8 +204,8 @@ def check_program(program: str, path_env: str | None = None) -> CheckedProgram:
         )
     if any(_ISTHMUS_RE.match(n) for n in names):
         return CheckedProgram(path, "elf", names)
-    if top.imports_dlopen or any(dl for n, via, dl in libs
-                                 if not via and not _RUNTIME_RE.match(n)):
+    if _imports_dlopen(path) or any(_imports_dlopen(found) for n, via, found in libs
+                                    if found and not via and not _RUNTIME_RE.match(n)):
         return CheckedProgram(path, "interpreter", names)
     raise IsthmusError(
         f"{program} does not link libisthmus.so; build it with isthmus-cc "
