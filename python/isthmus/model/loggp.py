@@ -275,7 +275,7 @@ def fit_loggp(ms: Measurements, rndv: int = 0, early: int = 0) -> Fit:
 
 REGIME_NOISE = 0.10  # relative error below which a better fit is not believed: medians of
                      # one calibration on a shared 2-CPU machine move by more than 10 %
-                     # between runs (bench/results/coll-issue8-reanalysed/README.md)
+                     # between runs (bench/results/coll-issue8-reanalysed/README.md on branch bench-results)
 TRAIN_PACED = 1.2    # a train this much slower than the busier end's CPU shows a gap g
 MAX_REGIMES = 4
 
