@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Two analyses of the same collective measurements side by side (bench/coll_issue8.py
+"""Two analyses of the same collective measurements side by side (bench/coll_model_vendor_wan.py
 --reanalyze writes each as model_predicted.json): per level and algorithm the median
 absolute relative error of each, how many algorithms are within 25%, and at how many
 points each model's pick is within 10% of the best measured algorithm.

@@ -141,7 +141,7 @@ def test_calibrate_fits_ranges_inside_a_site_only():
     assert [r["from"] for r in intra["params"]["regimes"]] == [0, 512, 4096]
     assert [r["first"] for r in intra["quality"]["regimes"]] == [1, 512, 4096]
     assert "regimes" not in C.fit_level(data)["params"]
-    # the stored medians are enough to fit again (bench/coll_issue8.py --reanalyze)
+    # the stored medians are enough to fit again (bench/coll_model_vendor_wan.py --reanalyze)
     again = C.fit_level(C.level_data_from_medians(intra["medians_s"]), regimes=True)
     assert again["params"] == intra["params"]
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Issue 8's measurements: the collective cost model against measurement, the selection,
-isthmus against the vendor on one site, and collectives across two emulated sites.
+"""The collectives measured four ways (first written for issue 8): the cost model against
+measurement, the selection, isthmus against the vendor on one site, and collectives across
+two emulated sites.
 
 Sections (--sections, default all, in this order):
 
@@ -26,10 +27,11 @@ Sections (--sections, default all, in this order):
 
 Needs root for the emulated link. Run from the repository root after a build:
 
-    .venv/bin/python bench/coll_issue8.py --wan delay=10ms,rate=100mbit
+    .venv/bin/python bench/coll_model_vendor_wan.py --wan delay=10ms,rate=100mbit
 
 Progress on stderr, Markdown on stdout, everything (commands, raw records, load) in
-bench/results/coll-issue8-<timestamp>/.
+bench/results/coll-model-vendor-wan-<timestamp>/ (the runs of BENCHMARKS.md, named
+coll-issue8-*, are on the bench-results branch).
 """
 from __future__ import annotations
 
@@ -526,7 +528,7 @@ def main() -> int:
     ap.add_argument("--wan-config", action="append", metavar="NAME:VAR=VALUE[:VAR=VALUE]",
                     help="wan section: one more isthmus configuration, interleaved with the "
                          "others and shown in columns of its own (e.g. eager256k:ISTHMUS_EAGER=256k)")
-    ap.add_argument("--out", help="folder (default bench/results/coll-issue8-<timestamp>)")
+    ap.add_argument("--out", help="folder (default bench/results/coll-model-vendor-wan-<timestamp>)")
     ap.add_argument("--reanalyze", action="store_true",
                     help="recompute the model section from --out's levels.json and "
                          "model_rows.json (the same measurements, the current model)")
@@ -547,7 +549,7 @@ def main() -> int:
     if bad:
         ap.error(f"--sweep {args.sweep}: expected turns, launches or both, comma-separated")
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
-    OUT = Path(args.out).resolve() if args.out else HERE / "results" / f"coll-issue8-{stamp}"
+    OUT = Path(args.out).resolve() if args.out else HERE / "results" / f"coll-model-vendor-wan-{stamp}"
     OUT.mkdir(parents=True, exist_ok=True)
     if args.reanalyze:
         src = Path(args.data).resolve() if args.data else OUT

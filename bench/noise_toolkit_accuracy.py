@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The noise toolkit's acceptance measurements (issue 6, "done when"), on this machine.
+"""How accurately the noise toolkit finds, attributes and models noise on this machine (the
+acceptance measurements of issue 6).
 
 Each repetition (--reps, median and spread reported) measures:
 
@@ -24,7 +25,7 @@ Each repetition (--reps, median and spread reported) measures:
 Needs root (real-time priority, tracefs). Progress on stderr, a Markdown summary on
 stdout, JSON lines in bench/results/noise-<timestamp>.jsonl. From the repository root:
 
-    .venv/bin/python bench/noise_done_when.py --reps 3
+    .venv/bin/python bench/noise_toolkit_accuracy.py --reps 3
 """
 from __future__ import annotations
 
