@@ -125,7 +125,7 @@ extern ism_coll_temp_counts ism_coll_temps;
  * A schedule's messages of at most ISM_SHM_CELL bytes between members of one site go
  * through these instead of the vendor's point-to-point: the vendor's blocking collective
  * is one of its own messages plus ~0.1 us, and a schedule over the vendor's messages
- * cannot beat it (BENCHMARKS.md, issue 8, "shared-memory channels"). */
+ * cannot beat it (bench/notebook/collectives.md, issue 8, "shared-memory channels"). */
 #define ISM_SHM_CELL 8192
 #define ISM_SHM_NCELL 4
 #define ISM_SHM_MEMBERS 8 /* larger sites: n^2 channels, the vendor's messages instead */

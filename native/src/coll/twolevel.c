@@ -116,7 +116,7 @@ static int by_name(int coll, const char *name)
 /* Sites up to which the leaders' barrier is the dissemination barrier by default: at 2
  * sites one round, both messages at once, where the core's gather and release takes two
  * one-way delays in turn (2 emulated sites, 10 ms: 14.0-15.0 ms against 20.5-24.0,
- * BENCHMARKS.md, issue 8 runs 2-4). From 3 sites it takes ceil(log2 S) rounds, no fewer
+ * bench/notebook/collectives.md, issue 8 runs 2-4). From 3 sites it takes ceil(log2 S) rounds, no fewer
  * than the gather and release's 2 delays, with S messages a round instead of 2(S-1) in
  * all: the core's stays. */
 #define BARRIER_DISS_MAX 2
@@ -140,7 +140,7 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
     case ISM_COLL_BCAST: name = bytes < SMALL || p < 3 ? "binomial" : "scatter_allgather"; break;
     /* Two members: Rabenseifner's halving moves the same bytes as the tree or the
      * exchange, in two rounds instead of one (measured 1.1-2.3x slower at 64 KiB-1 MiB,
-     * BENCHMARKS.md, issue 8 "against the vendor") */
+     * bench/notebook/collectives.md, issue 8 "against the vendor") */
     case ISM_COLL_REDUCE:
         name = p == 2 ? (bytes >= CHAIN_MIN ? "chain" : "binomial")
                       : bytes < SMALL ? "binomial" : "rabenseifner";
@@ -166,7 +166,7 @@ static int algs_default(int coll, int lvl, int64_t bytes, int p)
  * root reduces segment k while segment k+1 crosses, and every segment takes the
  * channels (coll/shm.c). Measured at 2 ranks against the one-message tree: 0.5-0.7x the
  * vendor's time at 16 KiB-1 MiB under Open MPI, where the tree was 1.0-1.1x
- * (BENCHMARKS.md, issue 8, "shared-memory channels"). */
+ * (bench/notebook/collectives.md, issue 8, "shared-memory channels"). */
 static ism_coll_choice default_choice(int coll, int lvl, int64_t bytes, int p)
 {
     ism_coll_choice ch = {algs_default(coll, lvl, bytes, p), 0, 0};
@@ -200,7 +200,7 @@ static int vendor_can(const pk *x, int coll)
  * nonblocking form and wait in its own loop (design.md, "Nonblocking collectives as
  * coroutines"), and at 2 ranks that measured 1.3-10x slower than our schedules, whose
  * point-to-point waits may block in the vendor when nothing else is pending, at every
- * size with MPICH and Open MPI alike (BENCHMARKS.md, issue 8 "against the vendor"). */
+ * size with MPICH and Open MPI alike (bench/notebook/collectives.md, issue 8 "against the vendor"). */
 static int vendor_default(const pk *x, int coll)
 {
     switch (coll) {

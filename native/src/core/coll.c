@@ -26,7 +26,7 @@
  * MPI_Allreduce on c2 hung on one site; MPI 3.1 §5.12 requires it to complete). The
  * choice cannot depend on whether this process has anything pending, since the vendor's
  * blocking and nonblocking forms do not match each other. The cost, measured on one
- * site (BENCHMARKS.md, "Blocking collectives on one site"), is about a microsecond for
+ * site (bench/notebook/collectives.md, "Blocking collectives on one site"), is about a microsecond for
  * small messages. */
 int ism_vwait(int rc, const ism_vh *reqp)
 {

@@ -162,7 +162,7 @@ static void check_knobs(void)
  * machine has cores: ranks that yield for milliseconds there take the CPU from the
  * processes they wait for (the gateways, the link emulator, the rank that has the data),
  * which cost 2 emulated sites of 4 ranks 15-30 % at 1 MiB, and stalls of 100-500 ms in
- * single calls (BENCHMARKS.md, issue 8 stop 22). */
+ * single calls (bench/notebook/collectives.md, issue 8 stop 22). */
 static int64_t idle_yield_us(void)
 {
     return (int64_t)ism_core_knob(ISM_K_IDLE_YIELD_US, 1000);
@@ -188,7 +188,7 @@ static size_t default_window(size_t chunk)
  * MPI_Ireduce takes a segmented chain for 2 to 4 processes and messages of 64 KiB or more
  * (its binomial tree above 4), 3x slower than its blocking MPI_Reduce at 1 MiB on 2 ranks
  * (600 vs 200 us); every site-local phase of a reduction uses MPI_Ireduce (core/coll.c),
- * so the binomial tree is chosen for every size (189 us). BENCHMARKS.md, "Blocking
+ * so the binomial tree is chosen for every size (189 us). bench/notebook/collectives.md, "Blocking
  * collectives on one site". */
 static void vendor_defaults(void)
 {
@@ -216,7 +216,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
      * collective called in a loop) found a one-chunk budget spent and waited for the
      * clear-to-send again: 2 sites of 4 ranks, 10 ms apart, 64 KiB allgather and
      * reduce_scatter 44 and 52 ms with one chunk, 34 with two; 1 MiB allreduce 113 and 103
-     * (BENCHMARKS.md, issue 8 stop 22). */
+     * (bench/notebook/collectives.md, issue 8 stop 22). */
     ism.early_max = (size_t)ism_core_knob(ISM_K_EARLY, 2.0 * (double)ism.chunk);
     /* a wrong collective selection (environment, table) stops the job before it starts:
      * the program would otherwise run with choices other than the ones it was given */

@@ -182,7 +182,7 @@ static void streams_and_buffers(void)
  * losses of its own making, and BBR v1 sends a burst after an idle spell at about half the
  * rate: raw TCP through the emulator, 10 ms and 100 Mbit/s, a 64 KiB message took 20.2 ms
  * one way with bbr and 15.4 with cubic (the link's bound is 15.2), and 64 KiB collectives
- * across 2 sites 30.6 against 26.5 ms (BENCHMARKS.md, issue 8 stop 22). A lossy link
+ * across 2 sites 30.6 against 26.5 ms (bench/notebook/collectives.md, issue 8 stop 22). A lossy link
  * (ISTHMUS_WAN_LOSS) keeps the system's default, which BBR copes with far better. */
 static void default_cc(void)
 {

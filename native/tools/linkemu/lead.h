@@ -3,7 +3,7 @@
  * A timer wakeup on a VM comes late by tens of microseconds, so the forwarder arms its
  * timer `lead` early and polls the rest of the way. A fixed lead of 50 us spun away up to
  * half a core at 1 Gbit/s (a release every 72 us), CPU the emulated job then lacked
- * (BENCHMARKS.md, "Link emulator: the spin window"). The adaptive lead follows the
+ * (bench/notebook/link-emulator.md, "Link emulator: polling mode"). The adaptive lead follows the
  * measured lateness of the timer wakeups: their smoothed mean plus twice their smoothed
  * deviation plus 2 us (gains 1/8 and 1/4, as TCP's RTO follows the RTT), never more than
  * the configured maximum, and the maximum until 8 wakeups have been measured. */

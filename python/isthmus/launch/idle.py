@@ -6,8 +6,8 @@
 # oversubscribes, a rank that yields for a millisecond at every idle spell keeps the
 # processes it waits for (the gateways, the link emulator, the rank holding the data) off
 # the CPU: on 2 cores, 2 emulated sites of 4 ranks ran their 1 MiB collectives 15-30 %
-# slower and single calls stalled for 100-500 ms (BENCHMARKS.md, issue 8 stop 22). This is
-# what Open MPI does with mpi_yield_when_idle, which it turns on when oversubscribed.
+# slower and single calls stalled for 100-500 ms (bench/notebook/collectives.md, issue 8 stop
+# 22). This is what Open MPI does with mpi_yield_when_idle, which it turns on when oversubscribed.
 from __future__ import annotations
 
 import os

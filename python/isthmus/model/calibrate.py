@@ -36,7 +36,8 @@ DEFAULT_SIZES = "1,8,64,512,1k,4k,16k,64k,256k,1M"
 # Inside a site each measurement is made this many times, in separate launches, and each
 # quantity's median over them is fitted: one launch in a few came out 2-3x slow at every
 # size on this 2-core machine (both ranks sharing a core for a while), and one bad launch
-# moved the fit's protocol ranges (BENCHMARKS.md, issue 8, the model after the channels).
+# moved the fit's protocol ranges (bench/notebook/collectives.md, issue 8, the model after the
+# channels).
 INTRA_LAUNCHES = 3
 
 

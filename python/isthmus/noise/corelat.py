@@ -1,9 +1,10 @@
 # isthmus/noise/corelat.py: the cache-line round trip between two cpus
 # (`isthmus-noise corelat`), read back as numbers, and the judgement whether a set of
 # such probes saw one machine state or several. On a virtual machine the host may move
-# the guest's vCPUs nearer or farther apart for seconds at a time (BENCHMARKS.md, issue 8:
-# 145 ns against 600 ns on this project's machine); every measurement of shared memory
-# inside the node inherits that, so `isthmus model calibrate` records it around each launch.
+# the guest's vCPUs nearer or farther apart for seconds at a time
+# (bench/notebook/collectives.md, issue 8: 145 ns against 600 ns on this project's
+# machine); every measurement of shared memory inside the node inherits that, so
+# `isthmus model calibrate` records it around each launch.
 from __future__ import annotations
 
 import json
