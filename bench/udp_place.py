@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/udp_place.py: what direct placement of received payload saves (issue 7): the
 # same isthmus-udpperf binary with placement (the receiver's ism_udp_recv_all posts its
-# buffer, payload goes packet -> buffer) and without (ISM_UDP_NO_PLACE=1: packet -> ring
+# buffer, payload goes packet -> buffer) and without (ISTHMUS_UDP_PLACE=0: packet -> ring
 # -> buffer), alternating in one run, on loopback and on an emulated 1 Gbit/s, 20 ms
 # link. Reports goodput and CPU seconds per GB of the receiver and the sender (getrusage
 # of each process), median and spread over the repetitions, the ratio placed/ring per
@@ -32,7 +32,7 @@ from isthmus.paths import find_prefix  # noqa: E402
 sys.path.insert(0, str(REPO / "bench"))
 from udp_transport import summary  # noqa: E402  (median, min, max, spread)
 
-MODES = {"placed": {}, "ring": {"ISM_UDP_NO_PLACE": "1"}}
+MODES = {"placed": {}, "ring": {"ISTHMUS_UDP_PLACE": "0"}}
 BASELINE = {}  # mode "baseline" -> its executable, when given
 
 

@@ -66,6 +66,13 @@ typedef struct side {
     char err[512];
 } side;
 
+/* An A/B switch of the transport set to 0 (ISTHMUS_UDP_GRO=0, ...): this run goes without it */
+static int switched_off(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "0") == 0;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -233,7 +240,7 @@ static void run_scenario(const scen *s)
         CHECK(st.pmtu_black_holes == 0, "%s: %llu black holes on a path of constant MTU",
               s->name, (unsigned long long)st.pmtu_black_holes);
     /* GSO messages of a loopback sender arrive whole at a GRO receiver, cut apart there */
-    if (s->no_shim && !getenv("ISM_UDP_NO_GRO") && !getenv("ISM_UDP_NO_GSO"))
+    if (s->no_shim && !switched_off("ISTHMUS_UDP_GRO") && !switched_off("ISTHMUS_UDP_GSO"))
         CHECK(srv.st.pkts_coalesced > srv.st.pkts_received / 4,
               "%s: %llu of %llu datagrams arrived coalesced (UDP GRO)", s->name,
               (unsigned long long)srv.st.pkts_coalesced, (unsigned long long)srv.st.pkts_received);
@@ -1020,7 +1027,7 @@ static void test_forged_sealed_packets(void)
  * exactly its size, freed as soon as the post ended). */
 #define PL_SEED 21
 
-static ism_udp_conn *fake_conn(size_t rcvbuf)
+static ism_udp_conn *fake_conn_or_err(size_t rcvbuf, char *err, size_t errlen)
 {
     int sink = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -1041,10 +1048,58 @@ static ism_udp_conn *fake_conn(size_t rcvbuf)
     o.keepalive_ms = 150000;
     const uint8_t tx[ISM_UDPW_TOKEN_LEN] = {1, 2, 3, 4, 5, 6, 7, 8};
     const uint8_t rx[ISM_UDPW_TOKEN_LEN] = {9, 10, 11, 12, 13, 14, 15, 16};
+    return udp_conn_new(fd, &o, tx, rx, 1 << 16, NULL, 0, "fake peer", err, errlen);
+}
+
+static ism_udp_conn *fake_conn(size_t rcvbuf)
+{
     char err[256];
-    ism_udp_conn *c = udp_conn_new(fd, &o, tx, rx, 1 << 16, NULL, 0, "fake peer", err, sizeof err);
+    ism_udp_conn *c = fake_conn_or_err(rcvbuf, err, sizeof err);
     CHECK(c != NULL, "fake connection: %s", err);
     return c;
+}
+
+/* The transport's A/B switches are ISTHMUS_UDP_* settings (knobs.def): 0 turns one off,
+ * unset leaves it on, and a bad value is refused in one line naming the variable, the
+ * value, what is allowed and the peer. */
+static void test_switches(void)
+{
+    static const char *const names[] = {"ISTHMUS_UDP_PLACE", "ISTHMUS_UDP_GRO", "ISTHMUS_UDP_GSO"};
+    char *given[3]; /* the caller's own settings, put back at the end */
+    for (int i = 0; i < 3; i++)
+        given[i] = getenv(names[i]) ? strdup(getenv(names[i])) : NULL;
+    setenv("ISTHMUS_UDP_PLACE", "0", 1);
+    setenv("ISTHMUS_UDP_GRO", "0", 1);
+    setenv("ISTHMUS_UDP_GSO", "0", 1);
+    ism_udp_conn *c = fake_conn(1 << 16);
+    if (c) {
+        CHECK(!c->place && !c->gro && !c->gso, "switched off: place %d, gro %d, gso %d", c->place,
+              c->gro, c->gso);
+        ism_udp_abort(c);
+    }
+    unsetenv("ISTHMUS_UDP_PLACE");
+    unsetenv("ISTHMUS_UDP_GRO");
+    unsetenv("ISTHMUS_UDP_GSO");
+    c = fake_conn(1 << 16);
+    if (c) {
+        CHECK(c->place && c->gso, "unset: place %d, gso %d", c->place, c->gso);
+        ism_udp_abort(c);
+    }
+    setenv("ISTHMUS_UDP_GRO", "on", 1);
+    char err[256] = "";
+    c = fake_conn_or_err(1 << 16, err, sizeof err);
+    CHECK(c == NULL && strstr(err, "ISTHMUS_UDP_GRO=on: expected 0 or 1") && strstr(err, "fake peer"),
+          "a bad switch: %s", c ? "accepted" : err);
+    if (c)
+        ism_udp_abort(c);
+    for (int i = 0; i < 3; i++) {
+        if (given[i])
+            setenv(names[i], given[i], 1);
+        else
+            unsetenv(names[i]);
+        free(given[i]);
+    }
+    printf("%-28s %s\n", "switches read", err);
 }
 
 /* A DATA packet carrying stream bytes [off, off + len) under packet number pn. */
@@ -1310,6 +1365,7 @@ int main(void)
     test_short_outage(1);
     test_forged_packets();
     test_forged_sealed_packets();
+    test_switches();
     test_place_exact();
     for (uint64_t seed = 1; seed <= 3; seed++)
         test_place_random(seed * 0x9E3779B97F4A7C15ull);

@@ -98,7 +98,7 @@ add_library(ism_udp STATIC
   ${ISM_UDP_SRC_DIR}/seal.c
   ${ISM_UDP_SRC_DIR}/api.c)
 target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
-target_link_libraries(ism_udp PUBLIC ism_wan OpenSSL::Crypto m)
+target_link_libraries(ism_udp PUBLIC ism_wan ism_common OpenSSL::Crypto m)
 target_compile_definitions(ism_udp PRIVATE _GNU_SOURCE)
 target_compile_options(ism_udp PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(ism_udp PROPERTIES POSITION_INDEPENDENT_CODE ON ${ISM_WAN_TEST_PROPS})

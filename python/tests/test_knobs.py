@@ -24,6 +24,7 @@ BAD = [
     ("ISTHMUS_WINDOW", "8k", "ISTHMUS_WINDOW=8k: expected a whole number from 2 to 1024"),
     ("ISTHMUS_WINDOW", "1", "ISTHMUS_WINDOW=1: expected a whole number from 2 to 1024"),
     ("ISTHMUS_STATS", "yes", "ISTHMUS_STATS=yes: expected 0 or 1"),
+    ("ISTHMUS_UDP_PLACE", "no", "ISTHMUS_UDP_PLACE=no: expected 0 or 1"),
     ("ISTHMUS_LINK_OUTAGE", "soon", "ISTHMUS_LINK_OUTAGE=soon: expected a duration in s (a "
      "number, or with a unit: ns, us, ms, s) from 1 to 86400 s"),
     ("ISTHMUS_IDLE_YIELD_US", "20s", "ISTHMUS_IDLE_YIELD_US=20s: expected a duration in us (a "

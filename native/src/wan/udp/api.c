@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "../../common/knobs.h"
 #include "../aead.h"
 #include "setup.h"
 #include "sock.h"
@@ -95,6 +96,25 @@ static ism_udp_opts effective(const ism_udp_opts *o)
     return e;
 }
 
+/* The transport's A/B switches (knobs.def: UDP_GSO, UDP_GRO, UDP_PLACE) are read here, by
+ * every program that uses it (the gateway, isthmus-udpperf, isthmus-copy), so that an A/B
+ * measurement needs no option of its own in each of them. */
+static int udp_switches(ism_udp_conn *c, const char *peer, char *err, size_t errlen)
+{
+    static const ism_knob_id ids[] = {ISM_K_UDP_GSO, ISM_K_UDP_GRO, ISM_K_UDP_PLACE};
+    int *on[] = {&c->gso, &c->gro, &c->place};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        ism_knob_val v = {.num = 1};
+        char why[200];
+        if (ism_knob_env(ids[i], &v, why, sizeof why) < 0) {
+            udp_errf(err, errlen, "reliable UDP to %s: %s", peer, why);
+            return -1;
+        }
+        *on[i] = v.num != 0;
+    }
+    return 0;
+}
+
 ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[ISM_UDPW_TOKEN_LEN],
                            const uint8_t tok_rx[ISM_UDPW_TOKEN_LEN], uint64_t peer_rcvbuf,
                            const ism_aead_keys *keys, int client, const char *peer, char *err,
@@ -108,6 +128,11 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
     }
     c->fd = fd;
     c->o = *o;
+    if (udp_switches(c, peer, err, errlen) != 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
     if (udp_seal_init(&c->seal, keys, client) != 0) {
         udp_errf(err, errlen, "reliable UDP to %s: setting up %s failed (OpenSSL)", peer,
                  ism_aead_suite_name(keys->suite));
@@ -140,7 +165,6 @@ ism_udp_conn *udp_conn_new(int fd, const ism_udp_opts *o, const uint8_t tok_tx[I
         return NULL;
     }
     int64_t now = udp_now_us();
-    c->place = getenv("ISM_UDP_NO_PLACE") == NULL; /* for measuring what placement saves */
     c->peer_limit = peer_rcvbuf;
     c->last_recv_us = c->last_send_us = now;
     udp_pmtu_init(c, now);
@@ -467,7 +491,7 @@ ssize_t ism_udp_recv_cancel(ism_udp_conn *c)
     return (ssize_t)udp_recv_unpost(c);
 }
 
-/* The blocking receives without a posted buffer (ISM_UDP_NO_PLACE, for measuring what
+/* The blocking receives without a posted buffer (ISTHMUS_UDP_PLACE=0, for measuring what
  * placement saves): copy out of the ring until at least one byte, or all n, arrived. */
 static ssize_t recv_via_ring(ism_udp_conn *c, uint8_t *buf, size_t n, int64_t dl, int all)
 {

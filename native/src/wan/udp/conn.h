@@ -139,13 +139,13 @@ struct ism_udp_conn {
      * into post_buf (NULL: none). While posted, rcv_read = min(rcv_nxt, post end). */
     uint8_t *post_buf;
     uint64_t post_off, post_len;
-    int place;                     /* 0: blocking recv copies via the ring (ISM_UDP_NO_PLACE) */
+    int place;                     /* 0: blocking recv copies via the ring (ISTHMUS_UDP_PLACE=0) */
     ism_udpw_ackb ackb;            /* ACK builder scratch (holds the NACKs) */
 
     /* ---- io ---- */
     udp_txslot *tx;
     unsigned ntx, tx_sent;         /* slots filled, of which already sent */
-    int gso;                       /* 1: UDP GSO works on this socket (see io.c) */
+    int gso;                       /* 1: UDP GSO asked for and works here (io.c) */
     struct mmsghdr txm[UDP_TX_SLOTS];
     unsigned txm_first[UDP_TX_SLOTS], txm_count[UDP_TX_SLOTS]; /* slots of each message */
     struct iovec txiov[UDP_TX_SLOTS * 3];
@@ -155,7 +155,7 @@ struct ism_udp_conn {
     } txcm[UDP_TX_SLOTS];
     uint8_t *rx;                   /* UDP_BATCH x rx_stride bytes */
     size_t rx_stride;              /* one receive buffer: 64 KiB with GRO, else a datagram */
-    int gro;                       /* 1: UDP GRO is on (see io.c) */
+    int gro;                       /* 1: UDP GRO asked for and on (io.c) */
     struct iovec rxv[UDP_BATCH];
     struct mmsghdr rxm[UDP_BATCH];
     union {

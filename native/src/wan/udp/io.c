@@ -46,10 +46,8 @@
 int udp_io_init(ism_udp_conn *c)
 {
     c->tx = calloc(UDP_TX_SLOTS, sizeof *c->tx);
-    c->gso = getenv("ISM_UDP_NO_GSO") == NULL; /* for measuring what GSO saves */
     int one = 1;
-    c->gro = getenv("ISM_UDP_NO_GRO") == NULL && /* for measuring what GRO saves */
-             setsockopt(c->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
+    c->gro = c->gro && setsockopt(c->fd, SOL_UDP, UDP_GRO, &one, sizeof one) == 0;
     c->rx_stride = c->gro ? RX_BUF : ISM_UDPW_MAX_DGRAM;
     c->rx = malloc((size_t)UDP_BATCH * c->rx_stride);
     if (c->o.impair)

@@ -75,7 +75,7 @@ void udp_pmtu_init(ism_udp_conn *c, int64_t now)
     c->pm.large_acked_us = now;
     c->st.pmtu_raised_us = -1;
     uint32_t ceil = (uint32_t)c->o.mtu - PM_IP_UDP;
-    c->pm.on = c->o.pmtud && getenv("ISM_UDP_NO_PMTUD") == NULL; /* for A/B measurements */
+    c->pm.on = c->o.pmtud;
     if (c->pm.on) {
         int mtu = 0;
         socklen_t l = sizeof mtu;
