@@ -5,8 +5,9 @@
 # ssh site; a busy site that frees up (the job runs, the wait is reported); one that never
 # does (released at --hold, by failing or after resubmitting, nothing left in any queue);
 # isthmus cancel; the submit-time check; [split] (any_of with one site busy goes to the
-# other, a ratio, bad splits refused before queueing); a busy site lined up with --begin,
-# moved when it frees. Needs root; mandatory under scripts/test.sh.
+# other, a ratio, fill_first, bad splits refused before queueing); a busy site lined up
+# with --begin, moved when it frees; --reserve, and its refusal to a user who is not
+# Slurm's operator. Needs root; mandatory under scripts/test.sh.
 from __future__ import annotations
 
 import os
@@ -416,6 +417,22 @@ def test_ratio_splits_as_asked(slurm, programs):
     assert "chosen: fixed ratio: A 2, B 6" in r.stderr, r.stderr
     sites = {rank: s for rank, (s, _) in _hosts_of_ranks(r.stdout).items()}
     assert sites == {0: "A", 1: "A", **{i: "B" for i in range(2, 8)}}, r.stdout[-3000:]
+    _assert_clean(slurm)
+
+
+def test_fill_first_fills_the_first_listed_of_free_sites(slurm, programs):
+    """fill_first = ["A", "B"] of 10 ranks, both sites free (the same start: the listed
+    order decides): A gets as many as its 2 nodes hold (8 CPUs less the gateway: 7), B
+    the other 3."""
+    sf = _split_file(slurm, programs / "job-fill-first.toml", 'ranks = 10\nfill_first = ["A", "B"]')
+    r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                 str(programs / "demo"), cwd=programs)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    assert re.search(r"chosen: as many as possible first where they start first: A 7 \(expected "
+                     r"\S+ \(now\), room for 7\), then B 3 \(expected \S+ \(now\), room for 7\)",
+                     r.stderr), r.stderr
+    sites = {rank: s for rank, (s, _) in _hosts_of_ranks(r.stdout).items()}
+    assert sites == {**{i: "A" for i in range(7)}, **{i: "B" for i in range(7, 10)}}, r.stdout[-3000:]
     _assert_clean(slurm)
 
 
