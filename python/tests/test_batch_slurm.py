@@ -509,6 +509,27 @@ def test_reserve_queues_into_reservations_and_deletes_them(slurm, programs):
     _assert_clean(slurm)
 
 
+def test_cancel_deletes_the_reservations_of_a_killed_submitter(slurm, programs, hang):
+    """isthmus submit --reserve killed outright (SIGKILL: no way out of its own) leaves its
+    reservations; isthmus cancel JOB deletes them from the job's record, with the jobs."""
+    sf = slurm.site_file(programs / "job-reserve-kill.toml", mpi="openmpi", slurm={"A": {"time": "5"}})
+    p, out = _submit_bg(slurm, programs, "reserve-kill", "--reserve", "--hold", "120", "--poll",
+                        "0.3", str(sf), str(hang))
+    try:
+        job = _job_id(out)
+        _wait_for("all ranks up", lambda: "all ranks up" in out.read_text())
+        _stop(p)
+        assert len(_reservations(slurm, "A")) == 1 and len(_reservations(slurm, "B")) == 1
+        r = _isthmus(slurm, "cancel", job, timeout=90)
+        assert r.returncode == 0, r.stdout + r.stderr
+        for site in "AB":
+            assert f"site {site}: reservation isthmus-{job}-{site} deleted" in r.stdout, r.stdout
+    finally:
+        _stop(p)
+    assert not _reservations(slurm, "A") and not _reservations(slurm, "B")
+    _assert_clean(slurm)
+
+
 def test_reserve_without_operator_rights_is_said(slurm):
     """A user who is not Slurm's operator: scontrol refuses the reservation, and isthmus
     says that it takes operator rights and what to do instead; nothing is left."""

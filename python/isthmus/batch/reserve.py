@@ -49,6 +49,10 @@ class Reservations:
             raise
         return options
 
+    def names(self) -> dict[str, str]:
+        """The reservations made, by site (for the job's record)."""
+        return {slurm.site.name: name for slurm, name in self.made}
+
     def delete(self) -> None:
         """Every reservation made (errors said, never raised: this runs on the way out)."""
         for slurm, name in self.made:

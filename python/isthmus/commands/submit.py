@@ -190,12 +190,13 @@ def submit_command(ctx: click.Context, site_file: str, program: str, args: tuple
         extra = reservations.make(layout, slurms, surveys, start, opts["hold"])
     else:
         begins, extra = _plan_begin(estimates, gap), {}
+    coalloc = CoAllocator(layout, job, hold=opts["hold"], on_hold=opts["on_hold"],
+                          resubmits=opts["resubmits"], poll=opts["poll"], max_wait=opts["max_wait"],
+                          say=lambda m: _say(m, "dim"), begin_gap=gap, begins=begins,
+                          slurms=slurms, extra=extra)
     try:
         _wait_and_run(ctx, sf, layout, job, full_id, program, args, prefix, secret, staging,
-                      opts, CoAllocator(layout, job, hold=opts["hold"], on_hold=opts["on_hold"],
-                                        resubmits=opts["resubmits"], poll=opts["poll"],
-                                        max_wait=opts["max_wait"], say=lambda m: _say(m, "dim"),
-                                        begin_gap=gap, begins=begins, slurms=slurms, extra=extra))
+                      opts, reservations.names(), coalloc)
     finally:
         reservations.delete()
 
@@ -213,10 +214,11 @@ def _plan_begin(estimates: dict[str, Estimate], gap: float) -> dict[str, float]:
 
 def _wait_and_run(ctx: click.Context, sf: SiteFile, layout: Layout, job: str, full_id: str,
                   program: str, args: tuple[str, ...], prefix, secret: Secret, staging: Staging,
-                  opts: dict, coalloc: CoAllocator) -> None:
+                  opts: dict, reserved: dict[str, str], coalloc: CoAllocator) -> None:
     """The allocations obtained (data staged in meanwhile), the job run in them, data
     staged out; exits with the job's code."""
     record = JobRecord.new(job, str(sf.path), list(layout.sites))
+    record.reservations = reserved  # for isthmus cancel, should this process be killed
     record.save()
     coalloc.record = record
     _say(f"job {job}: submitting to {', '.join(s.name for s in layout.sites if s.launcher == 'slurm')} "
@@ -304,7 +306,8 @@ def status_command(job: str) -> None:
                context_settings=_CTX)
 @click.argument("job")
 def cancel_command(job: str) -> None:
-    """Stop JOB's isthmus submit and remove every site's Slurm job."""
+    """Stop JOB's isthmus submit and remove every site's Slurm job (and the reservations
+    of --reserve)."""
     record = JobRecord.load(job)
     if record.submitter_alive() and record.phase in ("allocating", "running"):
         os.kill(record.pid, signal.SIGTERM)  # it cancels its sites' jobs on the way out
@@ -318,6 +321,9 @@ def cancel_command(job: str) -> None:
         if entry.launch == "slurm" and slurm_job is not None:
             SiteSlurm(entry.site()).cancel(slurm_job)
             click.echo(f"site {entry.name}: Slurm job {slurm_job} cancelled")
+        if entry.name in record.reservations:
+            SiteSlurm(entry.site()).unreserve(record.reservations[entry.name])
+            click.echo(f"site {entry.name}: reservation {record.reservations[entry.name]} deleted")
     if record.phase in ("allocating", "running"):
         record.set("cancelled", "isthmus cancel")
     click.echo(f"job {job}: cancelled")
