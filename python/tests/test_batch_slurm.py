@@ -4,7 +4,10 @@
 # A 2-site job in Slurm allocations with Open MPI, MPICH, and a Slurm site joined by an
 # ssh site; a busy site that frees up (the job runs, the wait is reported); one that never
 # does (released at --hold, by failing or after resubmitting, nothing left in any queue);
-# isthmus cancel; the submit-time check. Needs root; mandatory under scripts/test.sh.
+# isthmus cancel; the submit-time check; [split] (any_of with one site busy goes to the
+# other, a ratio, fill_first, bad splits refused before queueing); a busy site lined up
+# with --begin, moved when it frees; --reserve, and its refusal to a user who is not
+# Slurm's operator. Needs root; mandatory under scripts/test.sh.
 from __future__ import annotations
 
 import os
@@ -121,8 +124,9 @@ def _block(sl: SlurmClusters, site: str) -> str:
     return jid
 
 
-def _hosts_of_ranks(stdout: str) -> dict[int, tuple[str, str]]:
-    rows = re.findall(r"^\[A:0\]\s+(\d+)\s+(\S+)\s+(\S+)$", stdout, re.M)
+def _hosts_of_ranks(stdout: str, first: str = "A") -> dict[int, tuple[str, str]]:
+    """The demo's table (printed by rank 0, at site `first`): rank -> (site, host)."""
+    rows = re.findall(rf"^\[{first}:0\]\s+(\d+)\s+(\S+)\s+(\S+)$", stdout, re.M)
     return {int(r): (s, h) for r, s, h in rows}
 
 
@@ -174,7 +178,9 @@ def _submit_to_busy_site(sl: SlurmClusters, d: Path, name: str, *opts: str):
 def test_busy_site_then_freed(slurm, programs):
     """Site B's nodes are held by another job: A's allocation runs and holds, B's waits
     (status shows Slurm's reason); once B is freed the job runs, and the wait is reported."""
-    blocker, p, out = _submit_to_busy_site(slurm, programs, "busy", "--timeout", "120")
+    # hold and wait, not --begin: A's allocation runs and holds its nodes
+    blocker, p, out = _submit_to_busy_site(slurm, programs, "busy", "--begin-gap", "inf",
+                                           "--timeout", "120")
     try:
         job = _job_id(out)
 
@@ -210,7 +216,7 @@ def test_site_never_freed(slurm, programs, on_hold):
     blocker = _block(slurm, "B")
     try:
         sf = slurm.site_file(programs / f"job-never-{on_hold}.toml", mpi="openmpi")
-        r = _isthmus(slurm, "submit", "--poll", "0.3", "--hold", "3", "--on-hold", on_hold,
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--hold", "3", "--begin-gap", "inf", "--on-hold", on_hold,
                      "--resubmits", "1", str(sf), str(programs / "demo"), timeout=120)
         text = r.stdout + r.stderr
         assert r.returncode == 2, text[-3000:]
@@ -363,3 +369,192 @@ def test_stage_out_of_a_missing_file_fails_the_job(slurm, programs):
     finally:
         shutil.rmtree(Path.home() / keys["A"]["stage_dir"], ignore_errors=True)
     _assert_clean(slurm)
+
+
+def _split_file(sl: SlurmClusters, path: Path, split: str) -> Path:
+    """The bed's site file with the sites' ranks left to a [split] table."""
+    text = sl.site_file(path, mpi="openmpi").read_text()
+    path.write_text(f"[split]\n{split}\n\n" + re.sub(r"^ranks = \d+\n", "", text, flags=re.M))
+    return path
+
+
+def _end_time(sl: SlurmClusters, site: str, job: str) -> str:
+    r = sl.run(site, ["squeue", "-h", "-j", job, "-o", "%e"])
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def test_any_of_goes_to_the_free_site(slurm, programs):
+    """any_of = ["A", "B"] with A's nodes held by another job: the whole job runs at B,
+    and the reason printed names A's expected start (the other job's end) and free nodes."""
+    blocker = _block(slurm, "A")
+    try:
+        sf = _split_file(slurm, programs / "job-any-of.toml", 'ranks = 4\nany_of = ["A", "B"]')
+        r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                     str(programs / "demo"), cwd=programs)
+        text = r.stdout + r.stderr
+        assert r.returncode == 0, text[-5000:]
+        end = _end_time(slurm, "A", blocker)
+        assert re.search(rf"site A: expected start {end} \(in \d+ min\), 0 of 2 node\(s\) free, "
+                         r"room for 7 ranks", r.stderr), r.stderr[-3000:]
+        assert re.search(r"site B: expected start \S+ \(now\), 2 of 2 node\(s\) free", r.stderr), r.stderr
+        assert f"chosen: site B for all 4 ranks: it starts first (A expected {end} (in " in r.stderr, r.stderr
+        assert "submitting to B " in r.stderr, r.stderr
+        assert "[B:0] all results correct" in r.stdout, r.stdout[-3000:]
+        assert {s for s, _ in _hosts_of_ranks(r.stdout, "B").values()} == {"B"}, r.stdout[-3000:]
+        assert len(_hosts_of_ranks(r.stdout, "B")) == 4
+    finally:
+        slurm.run("A", ["scancel", blocker])
+    _assert_clean(slurm)
+
+
+def test_ratio_splits_as_asked(slurm, programs):
+    """ratio = { A = 1, B = 3 } of 8 ranks: 2 at A, 6 at B (global ranks by site)."""
+    sf = _split_file(slurm, programs / "job-ratio.toml", "ranks = 8\nratio = { A = 1, B = 3 }")
+    r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                 str(programs / "demo"), cwd=programs)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    assert "chosen: fixed ratio: A 2, B 6" in r.stderr, r.stderr
+    sites = {rank: s for rank, (s, _) in _hosts_of_ranks(r.stdout).items()}
+    assert sites == {0: "A", 1: "A", **{i: "B" for i in range(2, 8)}}, r.stdout[-3000:]
+    _assert_clean(slurm)
+
+
+def test_fill_first_fills_the_first_listed_of_free_sites(slurm, programs):
+    """fill_first = ["A", "B"] of 10 ranks, both sites free (the same start: the listed
+    order decides): A gets as many as its 2 nodes hold (8 CPUs less the gateway: 7), B
+    the other 3."""
+    sf = _split_file(slurm, programs / "job-fill-first.toml", 'ranks = 10\nfill_first = ["A", "B"]')
+    r = _isthmus(slurm, "submit", "--poll", "0.3", "--timeout", "120", str(sf),
+                 str(programs / "demo"), cwd=programs)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
+    assert re.search(r"chosen: as many as possible first where they start first: A 7 \(expected "
+                     r"\S+ \(now\), room for 7\), then B 3 \(expected \S+ \(now\), room for 7\)",
+                     r.stderr), r.stderr
+    sites = {rank: s for rank, (s, _) in _hosts_of_ranks(r.stdout).items()}
+    assert sites == {**{i: "A" for i in range(7)}, **{i: "B" for i in range(7, 10)}}, r.stdout[-3000:]
+    _assert_clean(slurm)
+
+
+@pytest.mark.parametrize("name,split,msg", [
+    ("any-of", 'ranks = 8\nany_of = ["A", "B"]',
+     "[split] (8 ranks at any one of A, B): site A (via a0-{tag}), partition batch: any_of needs "
+     "room for the whole job, 8 ranks; its request holds 7"),
+    ("ratio", "ranks = 12\nratio = { A = 1, B = 3 }",
+     "site B (via b0-{tag}), partition batch: the ratio gives it 9 of 12 ranks; its request holds 7"),
+    ("fill-first", 'ranks = 15\nfill_first = ["A", "B"]',
+     "fill_first: 15 ranks, but the sites' requests hold 14 together (A 7, B 7)"),
+    ("unknown-site", 'ranks = 4\nany_of = ["A", "C"]', "[split]: names site 'C', which no [[site]] has"),
+])
+def test_bad_split_refused_before_queueing(slurm, programs, name, split, msg):
+    """A split no site can satisfy (or that names no site) is refused with what was given
+    and what the sites hold; nothing reaches either queue."""
+    sf = _split_file(slurm, programs / f"job-bad-split-{name}.toml", split)
+    r = _isthmus(slurm, "submit", str(sf), str(programs / "demo"), timeout=90)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert msg.format(tag=slurm.bed.job.lower()) in r.stderr, r.stderr
+    assert "submitting" not in r.stderr
+    assert not any(_isthmus_jobs(slurm).values()), _isthmus_jobs(slurm)
+
+
+def test_begin_lines_up_then_moves_when_the_other_runs(slurm, programs):
+    """B busy for an hour (the other job's limit): A is queued with --begin at B's expected
+    start, so it holds nothing meanwhile (PENDING, reason BeginTime); once B is freed and
+    runs, A's begin is moved to now and the job runs."""
+    blocker, p, out = _submit_to_busy_site(slurm, programs, "begin", "--timeout", "120")
+    try:
+        job = _job_id(out)
+        end = _end_time(slurm, "B", blocker)
+        _wait_for("A's job pending on its begin time",
+                  lambda: any("|PENDING|BeginTime" in j for j in _isthmus_jobs(slurm)["A"]))
+        text = out.read_text()
+        assert (f"A queued with --begin at site B's expected start {end} (in " in text), text[-3000:]
+        assert re.search(r"site A: submitted Slurm job \d+ to begin in \d+ s \(--begin\)", text), text
+        r = _isthmus(slurm, "status", job, timeout=60)
+        assert re.search(r"site A: Slurm job \d+: PENDING \(reason BeginTime, expected start ", r.stdout), r.stdout
+        slurm.run("B", ["scancel", blocker])
+        code = p.wait(timeout=JOB_TIMEOUT)
+        text = out.read_text()
+        assert code == 0, text[-5000:]
+        assert "its --begin moved from" in text and "[A:0] all results correct" in text, text[-3000:]
+    finally:
+        _stop(p)
+        slurm.run("B", ["scancel", blocker])
+    _assert_clean(slurm)
+
+
+def _reservations(sl: SlurmClusters, site: str) -> list[str]:
+    r = sl.run(site, ["scontrol", "show", "reservation", "-o"])
+    return [line for line in r.stdout.splitlines() if line.startswith("ReservationName=")]
+
+
+def test_reserve_queues_into_reservations_and_deletes_them(slurm, programs):
+    """--reserve (root is Slurm's operator here): a reservation at each site holding the
+    gateway's node, each site's job queued into it, the job runs, and afterwards neither
+    the reservations nor the jobs are left."""
+    sf = slurm.site_file(programs / "job-reserve.toml", mpi="openmpi", slurm={"A": {"time": "5"}})
+    r = _isthmus(slurm, "submit", "--reserve", "--hold", "120", "--poll", "0.3", "--timeout", "120", str(sf),
+                 str(programs / "demo"), cwd=programs)
+    text = r.stdout + r.stderr
+    assert r.returncode == 0, text[-5000:]
+    tag = slurm.bed.job.lower()
+    job = re.search(r"job ([0-9a-f]{12}): submitting", r.stderr).group(1)
+    for site, minutes in (("A", 5 + 2), ("B", 60 + 2)):  # the time limit (A's, B's partition's) + --hold
+        assert re.search(rf"site {site}: reservation isthmus-{job}-{site}: {site.lower()}0-{tag}, "
+                         rf"{site.lower()}1-{tag} from \d+ s from now for {minutes} min", r.stderr), r.stderr
+        assert re.search(rf"site {site}: submitted Slurm job \d+ with --reservation=isthmus-{job}-{site}\n",
+                         r.stderr), r.stderr
+    assert "[A:0] all results correct" in r.stdout, r.stdout[-3000:]
+    assert not _reservations(slurm, "A") and not _reservations(slurm, "B")
+    _assert_clean(slurm)
+
+
+def test_cancel_deletes_the_reservations_of_a_killed_submitter(slurm, programs, hang):
+    """isthmus submit --reserve killed outright (SIGKILL: no way out of its own) leaves its
+    reservations; isthmus cancel JOB deletes them from the job's record, with the jobs."""
+    sf = slurm.site_file(programs / "job-reserve-kill.toml", mpi="openmpi", slurm={"A": {"time": "5"}})
+    p, out = _submit_bg(slurm, programs, "reserve-kill", "--reserve", "--hold", "120", "--poll",
+                        "0.3", str(sf), str(hang))
+    try:
+        job = _job_id(out)
+        _wait_for("all ranks up", lambda: "all ranks up" in out.read_text())
+        _stop(p)
+        assert len(_reservations(slurm, "A")) == 1 and len(_reservations(slurm, "B")) == 1
+        r = _isthmus(slurm, "cancel", job, timeout=90)
+        assert r.returncode == 0, r.stdout + r.stderr
+        for site in "AB":
+            assert f"site {site}: reservation isthmus-{job}-{site} deleted" in r.stdout, r.stdout
+    finally:
+        _stop(p)
+    assert not _reservations(slurm, "A") and not _reservations(slurm, "B")
+    _assert_clean(slurm)
+
+
+def test_reserve_without_operator_rights_is_said(slurm):
+    """A user who is not Slurm's operator: scontrol refuses the reservation, and isthmus
+    says that it takes operator rights and what to do instead; nothing is left."""
+    code = ("from isthmus.batch.slurm import SiteSlurm\n"
+            "from isthmus.launch.layout import Site\n"
+            "from isthmus.errors import IsthmusError\n"
+            "try:\n"
+            f"    SiteSlurm(Site(name='A', ranks=1)).reserve('isthmus-t-A', 0, 5, 'batch', ['a0-{slurm.bed.job.lower()}'])\n"
+            "except IsthmusError as e:\n"
+            "    print(e)\n")
+    bed_dir = slurm.bed.dir
+    mode = bed_dir.stat().st_mode
+    bed_dir.chmod(mode | 0o001)  # (0700) the user may reach munged's socket in it
+    try:
+        r = slurm.run("A", ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "env",
+                            f"PYTHONPATH={REPO / 'python'}", sys.executable, "-c", code])
+    finally:
+        bed_dir.chmod(mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.fullmatch(r"site A: --reserve: creating a reservation needs Slurm operator rights, which "
+                        r"this user does not have here \(scontrol create reservation: Error creating "
+                        r"the reservation: Invalid user id\); leave out --reserve \(isthmus "
+                        r"then lines up the starts with --begin\), or ask the centre for a reservation "
+                        r"and pass it with sbatch_args = \[\"--reservation=NAME\"\]\n", r.stdout), r.stdout + r.stderr
+    # (Slurm 22.05's words for it; its log says why)
+    log = (slurm.sites["A"].dir / "slurmctld.log").read_text(errors="replace")
+    assert "Security violation, CREATE_RESERVATION RPC from uid=65534" in log, log[-2000:]
+    assert not _reservations(slurm, "A")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from ..errors import IsthmusError
 from ..launch.layout import Site
@@ -37,8 +38,44 @@ def _features(constraint: str) -> set[str]:
     return {w.split("*")[0] for w in _FEATURE_SPLIT.split(constraint) if w.split("*")[0]}
 
 
-def check_site(slurm: SiteSlurm, site: Site) -> str:
-    """Raise IsthmusError for a request the site can never satisfy; else the partition."""
+@dataclass(frozen=True)
+class Survey:
+    """What a site's partition offers a request: the nodes that qualify (its constraint)."""
+
+    where: str  # "site B (via login.b), partition batch", for messages
+    partition: str
+    nodes: tuple[NodeInfo, ...]
+    limit: float | None = None  # the partition's time limit for a job (minutes), if any
+
+    def largest(self, count: int, first: str | None = None) -> list[str]:
+        """`count` node names with the most CPUs, `first` (the gateway's) among them."""
+        names = [n.name for n in sorted(self.nodes, key=lambda n: -n.cpus) if n.name != first]
+        return ([first] if first else []) + names[: count - (1 if first else 0)]
+
+    def cpus(self, count: int) -> int:
+        """The most CPUs any allocation of `count` of the nodes can have."""
+        return sum(sorted((n.cpus for n in self.nodes), reverse=True)[:count])
+
+    def capacity(self, site: Site) -> int:
+        """The most application ranks the site's request can hold (one CPU each, the
+        gateways' CPUs taken off)."""
+        assert site.slurm is not None
+        return max(0, self.cpus(site.slurm.nodes) - site.gateways)
+
+    @property
+    def free(self) -> int:
+        return sum(1 for n in self.nodes if n.state.rstrip("*~#") == "idle")
+
+
+def check_site(slurm: SiteSlurm, site: Site) -> Survey:
+    """Raise IsthmusError for a request the site can never satisfy; else what it offers."""
+    survey = survey_site(slurm, site)
+    check_size(survey, site)
+    return survey
+
+
+def survey_site(slurm: SiteSlurm, site: Site) -> Survey:
+    """check_site without the ranks: partition, time, features, gateway node, node count."""
     req = site.slurm
     assert req is not None
     name, part = _partition(slurm, site)
@@ -46,12 +83,9 @@ def check_site(slurm: SiteSlurm, site: Site) -> str:
     if part.get("State", "UP") not in ("UP",):
         raise IsthmusError(f"{where}: the partition is {part.get('State')}, it starts no jobs")
     max_time = part.get("MaxTime", "UNLIMITED")
-    if req.time is not None and max_time not in ("UNLIMITED", "INFINITE"):
-        try:
-            limit = time_minutes(max_time)
-        except ValueError:
-            limit = None
-        if limit is not None and (req.minutes or 0) > limit:
+    limit = _minutes(max_time)
+    if req.time is not None and limit is not None:
+        if (req.minutes or 0) > limit:
             raise IsthmusError(f"{where}: time {req.time} is above the partition's limit "
                                f"({max_time})")
     nodes = slurm.nodes(name)
@@ -69,20 +103,28 @@ def check_site(slurm: SiteSlurm, site: Site) -> str:
         raise IsthmusError(f"{where}: gateway_node {site.gateway_node!r} is not one of its "
                            f"nodes{' with ' + repr(req.constraint) if req.constraint else ''} "
                            f"({', '.join(n.name for n in nodes) or 'none'})")
-    _check_size(where, site, nodes)
-    return name
-
-
-def _check_size(where: str, site: Site, nodes: list[NodeInfo]) -> None:
-    req = site.slurm
-    assert req is not None
     if req.nodes > len(nodes):
         raise IsthmusError(f"{where}: {req.nodes} nodes asked for, the partition has "
                            f"{len(nodes)} that qualify")
+    default = _minutes(part.get("DefaultTime", "NONE"))
+    return Survey(where, name, tuple(nodes), req.minutes or default or limit)
+
+
+def _minutes(text: str) -> float | None:
+    """A partition's time setting in minutes; None for UNLIMITED, NONE and the like."""
+    try:
+        return time_minutes(text)
+    except ValueError:
+        return None
+
+
+def check_size(survey: Survey, site: Site) -> None:
+    """The site's ranks and gateways fit the CPUs of the nodes it asks for."""
+    req = site.slurm
+    assert req is not None
     tasks = site.ranks + site.gateways
-    # the most CPUs any allocation of req.nodes nodes can have
-    cpus = sum(sorted((n.cpus for n in nodes), reverse=True)[:req.nodes])
+    cpus = survey.cpus(req.nodes)
     if tasks > cpus:
-        raise IsthmusError(f"{where}: {site.ranks} ranks + {site.gateways} gateway(s) need "
+        raise IsthmusError(f"{survey.where}: {site.ranks} ranks + {site.gateways} gateway(s) need "
                            f"{tasks} CPUs; {req.nodes} node(s) of this partition have at most "
                            f"{cpus}")

@@ -4,6 +4,11 @@
 # and either asked for again (on_hold = "resubmit", at most `resubmits` times) or the job
 # fails (on_hold = "fail"). Every site's job is cancelled on every path out that does not
 # start the job (cancel_all), so nothing is left in any queue.
+#
+# When the sites' expected starts lie further apart than `begin_gap`, the earlier ones are
+# queued with --begin at the latest (plan_begin), so they do not hold idle nodes for the
+# gap; a begin is moved earlier when the others turn out to start earlier (they run, or
+# Slurm's estimate moved), and a resubmitted site gets one from the waiting sites' starts.
 from __future__ import annotations
 
 import time
@@ -14,7 +19,8 @@ from ..errors import IsthmusError
 from ..launch.layout import Layout, Site
 from . import script
 from .record import JobRecord
-from .slurm import JobState, SiteSlurm
+from .slurm import Estimate, JobState, SiteSlurm
+from .split import SAME_START
 
 ON_HOLD = ("resubmit", "fail")
 # squeue over ssh may fail once (a dropped connection, a busy slurmctld): a site's state is
@@ -33,6 +39,15 @@ def request_options(site: Site, job: str) -> list[str]:
     return opts
 
 
+def plan_begin(estimates: dict[str, Estimate], gap: float) -> dict[str, float]:
+    """The sites to queue with --begin, and when (time.monotonic()): those whose expected
+    start lies more than `gap` seconds before the latest site's, at that latest start."""
+    if not estimates:
+        return {}
+    latest = max(e.asked + e.start_in for e in estimates.values())
+    return {site: latest for site, e in estimates.items() if latest - (e.asked + e.start_in) > gap}
+
+
 @dataclass
 class Allocation:
     """One Slurm site's request as it goes through its queue."""
@@ -46,6 +61,8 @@ class Allocation:
     attempts: int = 0
     nodes: list[str] = field(default_factory=list)
     failed_looks: int = 0  # squeue failures in a row
+    begin_at: float | None = None  # time.monotonic() of its --begin, if it has one
+    extra: list[str] = field(default_factory=list)  # more sbatch options (a reservation)
 
     def describe(self) -> str:
         s = self.state
@@ -63,7 +80,10 @@ class CoAllocator:
     def __init__(self, layout: Layout, job: str, *, hold: float, on_hold: str = "resubmit",
                  resubmits: int = 3, poll: float = 2.0, max_wait: float | None = None,
                  say: Callable[[str], None] = lambda m: None, record: JobRecord | None = None,
-                 slurm_factory: Callable[[Site], SiteSlurm] = SiteSlurm):
+                 slurm_factory: Callable[[Site], SiteSlurm] = SiteSlurm,
+                 begin_gap: float = float("inf"), begins: dict[str, float] | None = None,
+                 slurms: dict[str, SiteSlurm] | None = None,
+                 extra: dict[str, list[str]] | None = None):
         if on_hold not in ON_HOLD:
             raise IsthmusError(f"--on-hold must be one of {', '.join(ON_HOLD)}, got {on_hold!r}")
         if hold <= 0 or poll <= 0:
@@ -77,13 +97,21 @@ class CoAllocator:
         self.max_wait = max_wait
         self.say = say
         self.record = record
-        self.allocs = [Allocation(s, slurm_factory(s)) for s in layout.sites if s.launcher == "slurm"]
+        self.begin_gap = begin_gap
+        # the sites' SiteSlurm of the check (which know their clocks), else new ones
+        known = slurms or {}
+        self.allocs = [Allocation(s, known.get(s.name) or slurm_factory(s),
+                                  begin_at=(begins or {}).get(s.name), extra=(extra or {}).get(s.name, []))
+                       for s in layout.sites if s.launcher == "slurm"]
         self.started = time.monotonic()
         self.waited: float | None = None  # from the first submission to every site running
 
     # ---- queue operations ----
     def _submit(self, a: Allocation) -> None:
-        opts = request_options(a.site, self.job)
+        opts = [*request_options(a.site, self.job), *a.extra]
+        begin = None if a.begin_at is None else a.begin_at - time.monotonic()
+        if begin is not None and begin > 0:
+            opts.append(f"--begin=now+{int(begin)}")
         # the batch script gives the allocation back by itself if isthmus never starts it
         safety = self.hold + 120
         a.job_id = self._sbatch(a, opts, safety)
@@ -91,7 +119,10 @@ class CoAllocator:
         a.running_since, a.state, a.nodes = None, None, []
         a.attempts += 1
         self.say(f"site {a.site.name}: submitted Slurm job {a.job_id}"
-                 + (f" (attempt {a.attempts})" if a.attempts > 1 else ""))
+                 + (f" (attempt {a.attempts})" if a.attempts > 1 else "")
+                 + (f" with {' '.join(a.extra)}" if a.extra else "")
+                 + (f" to begin in {begin:.0f} s (--begin), when the other sites are expected to "
+                    "start" if begin is not None and begin > 0 else ""))
         self._save()
 
     def _sbatch(self, a: Allocation, opts: list[str], safety: float) -> str:
@@ -167,6 +198,7 @@ class CoAllocator:
                 self.say(a.describe())
         if all(a.running_since is not None for a in self.allocs):
             return True
+        self._move_begins()
         if self.max_wait is not None and now - self.started > self.max_wait:
             raise IsthmusError(f"not every site's allocation ran within {self.max_wait:g} s: "
                                + "; ".join(a.describe() for a in self.allocs))
@@ -186,4 +218,40 @@ class CoAllocator:
         self.say(f"site {a.site.name}: held {self.hold:g} s (--hold) while {waiting}; "
                  "releasing it and asking again")
         self._release(a)
+        later = self._others_start(a)
+        a.begin_at = time.monotonic() + later if later is not None and later > self.begin_gap else None
         self._submit(a)
+
+    def _others_start(self, a: Allocation) -> float | None:
+        """Seconds until every site but `a` is expected to run (0 for running ones, Slurm's
+        estimate for waiting ones); None when a waiting site has no estimate."""
+        latest = 0.0
+        for b in self.allocs:
+            if b is a or b.running_since is not None:
+                continue
+            start = None if b.state is None else b.slurm.seconds_until(b.state.start)
+            if start is None:
+                return None
+            latest = max(latest, start)
+        return latest
+
+    def _move_begins(self) -> None:
+        """A site queued with --begin whose others now start earlier (they run, or their
+        estimate moved) is moved to their start."""
+        now = time.monotonic()
+        for a in self.allocs:
+            if a.begin_at is None or a.job_id is None or a.state is None or not a.state.waiting:
+                continue
+            later = self._others_start(a)
+            if later is None or a.begin_at - now <= later + SAME_START:
+                continue
+            try:
+                a.slurm.set_begin(a.job_id, later)
+            except IsthmusError as e:
+                self.say(f"warning: {e}; it keeps its --begin")
+                a.begin_at = None  # asked once; the hold and the estimates go on as before
+                continue
+            self.say(f"site {a.site.name}: the other sites now start earlier than expected "
+                     f"({'running' if later <= 0 else f'in {later:.0f} s'}); its --begin moved "
+                     f"from {a.begin_at - now:.0f} s to {later:.0f} s from now")
+            a.begin_at = now + later

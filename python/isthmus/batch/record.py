@@ -1,7 +1,7 @@
 # isthmus/batch/record.py: what `isthmus submit` leaves for `isthmus status` and `isthmus
 # cancel` in other shells: one JSON file per job under ~/.isthmus/jobs (or
 # $ISTHMUS_JOBS_DIR), naming the submitting process, the phase, and each Slurm site's login
-# node and job id, written atomically whenever they change.
+# node, job id and reservation (--reserve), written atomically whenever they change.
 from __future__ import annotations
 
 import json
@@ -43,6 +43,7 @@ class JobRecord:
     entries: list[SiteEntry]
     phase: str = "allocating"  # allocating, running, done, failed, cancelled
     sites: dict[str, str | None] = field(default_factory=dict)  # site -> Slurm job id
+    reservations: dict[str, str] = field(default_factory=dict)  # site -> its --reserve reservation
     submitted: float = field(default_factory=time.time)
     waited: float | None = None  # seconds from submission to every allocation running
     message: str = ""

@@ -4,9 +4,12 @@
 # scheduler goes through here, and every failure names the site and the command.
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
+import time
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Sequence
 
 from ..errors import IsthmusError
@@ -40,6 +43,29 @@ class JobState:
 
 
 @dataclass(frozen=True)
+class Estimate:
+    """Slurm's answer to sbatch --test-only: when the job would start (as Slurm wrote it,
+    in the site's local time, and in seconds from the moment asked) and where."""
+
+    start: str
+    start_in: float
+    asked: float  # time.monotonic() when asked
+    answer: str  # Slurm's whole line
+
+
+_TEST_ONLY_RE = re.compile(r"to start at (\S+)")
+_SLURM_TIME = "%Y-%m-%dT%H:%M:%S"
+
+
+def slurm_time(text: str) -> datetime | None:
+    """A Slurm timestamp ("2026-11-28T04:10:00"), or None for "N/A", "Unknown" and the like."""
+    try:
+        return datetime.strptime(text.strip(), _SLURM_TIME)
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
 class NodeInfo:
     name: str
     cpus: int
@@ -53,6 +79,9 @@ class SiteSlurm:
     def __init__(self, site: Site, timeout: float = CALL_TIMEOUT):
         self.site = site
         self.timeout = timeout
+        # the site's clock minus this one's (time zone and skew): Slurm's times are the
+        # site's local time; known after the first estimate()
+        self.offset: float | None = None
 
     @property
     def where(self) -> str:
@@ -100,14 +129,69 @@ class SiteSlurm:
         """Slurm's compressed node list ("a[0-3]") as host names, in Slurm's order."""
         return self.call(["scontrol", "show", "hostnames", nodelist]).stdout.split()
 
-    def test_only(self, options: Sequence[str], script: str) -> str:
-        """sbatch --test-only: Slurm's own answer to whether and when the job would start."""
-        r = self.call(["sbatch", "--test-only", *options], stdin=script, check=False)
-        text = (r.stderr + r.stdout).strip()
+    def estimate(self, options: Sequence[str], script: str) -> Estimate:
+        """sbatch --test-only: Slurm's own answer to whether and when the job would start,
+        with the site's clock read in the same call (for seconds from now)."""
+        argv = ["/bin/sh", "-c", f'date +{_SLURM_TIME}; exec sbatch --test-only "$@"', "sh", *options]
+        before = time.time()
+        r = self.call(argv, stdin=script, check=False)
+        asked = time.monotonic()
+        lines = r.stdout.splitlines()
+        now = slurm_time(lines[0]) if lines else None
+        text = (r.stderr + "\n".join(lines[1:])).strip()
         if r.returncode != 0:
             raise IsthmusError(f"{self.where}: Slurm refuses the request: "
                                f"{text.replace('sbatch: error: ', '')[-500:]}")
-        return text.replace("sbatch: ", "")
+        m = _TEST_ONLY_RE.search(text)
+        start = slurm_time(m.group(1)) if m else None
+        if now is None or start is None or m is None:
+            raise IsthmusError(f"{self.where}: sbatch --test-only answered {text[-300:]!r} "
+                               f"(clock {lines[0] if lines else 'not read'!r}); no start time "
+                               "in it")
+        # this machine's clock as the site's local time would read it, to the second
+        self.offset = now.timestamp() - int((before + time.time()) / 2)
+        return Estimate(m.group(1), max(0.0, (start - now).total_seconds()), asked,
+                        text.replace("sbatch: ", ""))
+
+    def seconds_until(self, stamp: str) -> float | None:
+        """Seconds from now until a Slurm time of this site (squeue's %S); None when it is
+        no time or the site's clock is not known yet."""
+        t = slurm_time(stamp)
+        if t is None or self.offset is None:
+            return None
+        return t.timestamp() - self.offset - time.time()
+
+    def reserve(self, name: str, start_in: float, minutes: int, partition: str,
+                nodes: Sequence[str]) -> None:
+        """scontrol create reservation for this site's user, `nodes` of `partition` from
+        `start_in` seconds from now for `minutes`; a refusal for want of operator rights
+        is said as such."""
+        argv = ["/bin/sh", "-c", 'exec scontrol create reservation "$@" Users="$(id -un)"', "sh",
+                f"ReservationName={name}", f"StartTime=now+{max(0, int(start_in))}",
+                f"Duration={minutes}", f"PartitionName={partition}", f"Nodes={','.join(nodes)}"]
+        r = self.call(argv, check=False)
+        if r.returncode == 0:
+            return
+        text = (r.stderr or r.stdout).strip().replace("scontrol: error: ", "")[-300:] or f"exit {r.returncode}"
+        # slurmctld's answer to a user who is not an operator: "Invalid user id" in 22.05
+        # (ESLURM_USER_ID_MISSING, its log says "Security violation"; Users= is this very
+        # user, so the id is not what is wrong), "Access/permission denied" in others. A
+        # plain "Permission denied" is something else (munge's socket, a file).
+        if any(w in text.lower() for w in ("invalid user id", "access/permission denied")):
+            raise IsthmusError(f"{self.where}: --reserve: creating a reservation needs Slurm operator "
+                               f"rights, which this user does not have here (scontrol create "
+                               f"reservation: {text}); leave out --reserve (isthmus then lines up "
+                               "the starts with --begin), or ask the centre for a reservation and "
+                               "pass it with sbatch_args = [\"--reservation=NAME\"]")
+        raise IsthmusError(f"{self.where}: --reserve: scontrol create reservation {name} of "
+                           f"{','.join(nodes)} failed: {text}")
+
+    def unreserve(self, name: str) -> None:
+        self.call(["scontrol", "delete", f"ReservationName={name}"], check=False)
+
+    def set_begin(self, job_id: str, seconds: float) -> None:
+        """Move a pending job's earliest start (--begin) to `seconds` from now."""
+        self.call(["scontrol", "update", f"JobId={job_id}", f"StartTime=now+{max(0, int(seconds))}"])
 
     # ---- the cluster ----
     def partitions(self) -> dict[str, dict[str, str]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..batch.request import parse_request
+from ..batch.split import Split, parse_split
 from ..errors import IsthmusError
 from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
@@ -34,6 +35,9 @@ class SiteFile:
     secret: Secret | None  # None: generate one per job
     transport_given: bool = False  # [job] names the transport (else tcp, or --transport)
     crypto: str | None = None  # [job] crypto: "aead" or "none" (None: not given)
+    # [split]: the ranks of some Slurm sites left to `isthmus submit` to choose; until then
+    # those sites have Split.provisional ranks
+    split: Split | None = None
     warnings: tuple[str, ...] = field(default=())  # for the user, one line each
 
 
@@ -79,7 +83,8 @@ def _parse_hostport(ctx: _Ctx, where: str, value: Any, key: str = "gateway") -> 
     return host, int(port_text)
 
 
-def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi: str) -> Site:
+def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi: str,
+                split: Split | None = None) -> Site:
     where = f"site #{index + 1}"
     if not isinstance(raw, dict):
         raise ctx.fail(where, f"must be a table ([[site]]), got {_type_name(raw)}")
@@ -101,9 +106,19 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
             f"unknown key {unknown[0]!r} (allowed: {', '.join(sorted(SITE_KEYS))})",
         )
 
-    if "ranks" not in raw:
+    if split is not None and name in split.sites:
+        if "ranks" in raw:
+            raise ctx.fail(where, f"'ranks' cannot be given: [split] chooses this site's ranks "
+                                  f"({split.describe()}); leave it out")
+        if raw.get("launch") != "slurm":
+            raise ctx.fail(where, f"[split] names this site, so it needs launch = \"slurm\": "
+                                  "the choice is made from each scheduler's expected start "
+                                  f"(got launch = {_shown(raw.get('launch', 'local'))})")
+        ranks = split.provisional(name)
+    elif "ranks" not in raw:
         raise ctx.fail(where, "'ranks' is missing (the number of application ranks of this site)")
-    ranks = raw["ranks"]
+    else:
+        ranks = raw["ranks"]
     if not _is_int(ranks) or ranks < 1:
         raise ctx.fail(where, f"'ranks' must be a positive integer, got {_shown(ranks)}")
     if ranks > MAX_RANKS:
@@ -381,10 +396,11 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
     except tomllib.TOMLDecodeError as e:
         raise ctx.fail(None, f"invalid TOML: {e}") from None
 
-    unknown = sorted(set(doc) - {"job", "site"})
+    unknown = sorted(set(doc) - {"job", "site", "split"})
     if unknown:
-        raise ctx.fail(None, f"unknown top-level key {unknown[0]!r} (allowed: [job], [[site]])")
+        raise ctx.fail(None, f"unknown top-level key {unknown[0]!r} (allowed: [job], [[site]], [split])")
     transport, secret, warnings, crypto = _parse_job(ctx, doc.get("job", {}))
+    split = parse_split(doc["split"], lambda msg: ctx.fail("[split]", msg)) if "split" in doc else None
 
     raw_sites = doc.get("site")
     if raw_sites is None:
@@ -395,7 +411,14 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
         raise ctx.fail(None, "no [[site]] tables; describe at least one site")
 
     names = default_site_names(len(raw_sites))
-    sites = [_parse_site(ctx, i, raw, names[i], default_mpi) for i, raw in enumerate(raw_sites)]
+    if split is not None:
+        given = [raw.get("name", names[i]) if isinstance(raw, dict) else names[i]
+                 for i, raw in enumerate(raw_sites)]
+        missing = [s for s in split.sites if s not in given]
+        if missing:
+            raise ctx.fail("[split]", f"names site {missing[0]!r}, which no [[site]] has (the "
+                                      f"sites: {', '.join(map(str, given))})")
+    sites = [_parse_site(ctx, i, raw, names[i], default_mpi, split) for i, raw in enumerate(raw_sites)]
 
     seen: dict[str, int] = {}
     for i, s in enumerate(sites):
@@ -412,4 +435,4 @@ def load_site_file(path: str | Path, default_mpi: str = "auto") -> SiteFile:
     except IsthmusError as e:
         raise ctx.fail(None, str(e)) from None
     return SiteFile(path=p, layout=layout, secret=secret, transport_given=transport is not None,
-                    warnings=tuple(warnings), crypto=crypto)
+                    warnings=tuple(warnings), crypto=crypto, split=split)
