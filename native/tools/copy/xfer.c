@@ -25,10 +25,12 @@ void icp_meter_start(icp_meter *m, uint64_t total, int quiet)
     m->t0 = m->last = icp_now_s();
     m->printed = 0;
     m->base = 0;
+    atomic_init(&m->done, 0);
 }
 
 void icp_meter_update(icp_meter *m, uint64_t done)
 {
+    atomic_store_explicit(&m->done, done, memory_order_relaxed);
     double now = icp_now_s();
     if (m->quiet || now - m->t0 < 1.0 || now - m->last < 0.5)
         return;
@@ -135,6 +137,12 @@ static int hash_range(EVP_MD_CTX *md, int fd, uint64_t n, uint8_t *buf)
         at += (uint64_t)r;
     }
     return 0;
+}
+
+int icp_sha_buf(const void *p, size_t n, uint8_t out[ICP_SHA])
+{
+    unsigned int dl = 0;
+    return EVP_Digest(p, n, out, &dl, EVP_sha256(), NULL) == 1 ? 0 : -1;
 }
 
 int icp_sha_prefix(int fd, uint64_t n, uint8_t *buf, uint8_t out[ICP_SHA])
