@@ -81,6 +81,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/copy.md", "isthmus copy --job JOB --secret-file secret  run.tar  siteb.example.org::runs/      # put"): FILL_IN,
     ("docs/copy.md", "isthmus copy --job JOB --secret-file secret  siteb.example.org:41998:runs/run.tar .  # get"): FILL_IN,
     ("docs/copy.md", "isthmus copy --transport tcp ...                                                      # TCP"): FILL_IN,
+    ("docs/copy.md", "isthmus copy --job JOB --secret-file secret  input/ mesh.dat  siteb.example.org::runs/case7  # many"): FILL_IN,
     ("docs/deploy.md", "cmake -S . -B build -DCMAKE_INSTALL_PREFIX=/opt/isthmus && cmake --build build -j && cmake --install build"): "installs into /opt (test_install.py installs the same tree into a temporary prefix)",
     ("docs/deploy.md", "cp -r packaging/debian debian && dpkg-buildpackage -b -us -uc && dpkg -i ../isthmus_0.1.0-1_amd64.deb"): "needs root and installs a package (test_debian_package.py does it and removes it again)",
     ("docs/deploy.md", "isthmus link emulate --sites 2 --nodes-per-site 2 --link delay=10ms,rate=100mbit"): FOREVER,
