@@ -40,6 +40,8 @@
 #define PEND_MAX 1024            /* unanswered inline files per connection */
 #define PEND_ANSWER_BYTES (128u << 10) /* what their answers may add up to, estimated */
 #define MAX_PARALLEL 64
+/* an inline file's messages: REQ, its DATA parts, END */
+#define WIRE_MAX (ICP_INLINE_MAX + (ICP_INLINE_MAX / ICP_CHUNK + 3) * ICP_HDR + ICP_MAX_BODY)
 #define RECONNECTS 2 /* per worker, after a connection broke */
 
 enum { PH_CHECK, PH_PUT };
@@ -70,6 +72,7 @@ typedef struct worker {
     icp_stream s;
     int up;
     uint8_t *buf;
+    uint8_t *wire; /* an inline file's messages, gathered (WIRE_MAX bytes) */
     pend q[PEND_MAX];
     size_t head, n;
     uint32_t answer_bytes;
@@ -156,16 +159,18 @@ static int send_inline(worker *w, icp_item *it)
     it->has_sha = 1;
     icp_req q;
     fill_req(b, it, ICP_F_INLINE | ICP_F_MKDIRS, &q);
-    if (icp_msg_send(&w->s, ICP_REQ, hdr, icp_req_encode(&q, hdr)) != 0)
-        return -1;
+    /* the whole file's messages in one send: a few full packets (or one AEAD record
+     * train) per small file instead of one per message part */
+    uint8_t *o = w->wire;
+    o += icp_msg_put(o, ICP_REQ, hdr, icp_req_encode(&q, hdr));
     for (uint64_t at = 0; at < it->size; at += ICP_CHUNK) {
         size_t k = it->size - at < ICP_CHUNK ? (size_t)(it->size - at) : ICP_CHUNK;
-        if (icp_msg_send(&w->s, ICP_DATA, data + at, k) != 0)
-            return -1;
+        o += icp_msg_put(o, ICP_DATA, data + at, k);
     }
     icp_end e = {it->size, {0}};
     memcpy(e.sha, sha, ICP_SHA);
-    return icp_msg_send(&w->s, ICP_END, hdr, icp_end_encode(&e, hdr));
+    o += icp_msg_put(o, ICP_END, hdr, icp_end_encode(&e, hdr));
+    return icp_send(&w->s, w->wire, (size_t)(o - w->wire));
 }
 
 static int send_check(worker *w, icp_item *it)
@@ -532,8 +537,9 @@ int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
         ws[i].b = &b;
         ws[i].id = i;
         ws[i].buf = malloc(ICP_MAX_DATA + 1);
+        ws[i].wire = malloc(WIRE_MAX);
         icp_meter_start(&ws[i].m, 0, 1);
-        if (!ws[i].buf || pthread_create(&ws[i].th, NULL, work, &ws[i]) != 0)
+        if (!ws[i].buf || !ws[i].wire || pthread_create(&ws[i].th, NULL, work, &ws[i]) != 0)
             break;
         started++;
     }
@@ -599,8 +605,10 @@ int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
            par, par == 1 ? "" : "s", same, skipped, failed,
            failed ? "" : ", sha256 verified");
     fflush(stdout);
-    for (int i = 0; i < par; i++)
+    for (int i = 0; i < par; i++) {
         free(ws[i].buf);
+        free(ws[i].wire);
+    }
     free(ws);
     pthread_barrier_destroy(&b.phase);
     pthread_mutex_destroy(&b.mu);

@@ -49,13 +49,25 @@ void icp_meter_end(icp_meter *m)
         fflush(stderr);
 }
 
+size_t icp_msg_put(uint8_t *out, int type, const void *body, size_t n)
+{
+    icp_hdr_encode(out, type, (uint32_t)n);
+    if (n)
+        memcpy(out + ICP_HDR, body, n);
+    return ICP_HDR + n;
+}
+
 int icp_msg_send(icp_stream *s, int type, const void *body, size_t n)
 {
+    if (n <= ICP_MAX_BODY) { /* header and body in one send: one packet, one record */
+        uint8_t m[ICP_HDR + ICP_MAX_BODY];
+        return icp_send(s, m, icp_msg_put(m, type, body, n));
+    }
     uint8_t h[ICP_HDR];
     icp_hdr_encode(h, type, (uint32_t)n);
     if (icp_send(s, h, sizeof h) != 0)
         return -1;
-    return n ? icp_send(s, body, n) : 0;
+    return icp_send(s, body, n);
 }
 
 int icp_msg_recv(icp_stream *s, uint8_t *buf, uint32_t *len)

@@ -42,6 +42,10 @@ void icp_meter_end(icp_meter *m); /* ends the progress line, if one was printed 
 int icp_msg_send(icp_stream *s, int type, const void *body, size_t n);
 int icp_msg_recv(icp_stream *s, uint8_t *buf, uint32_t *len);
 
+/* One message written into out (ICP_HDR + n bytes), for senders that gather several
+ * into one icp_send (fewer, fuller packets and records). Returns ICP_HDR + n. */
+size_t icp_msg_put(uint8_t *out, int type, const void *body, size_t n);
+
 /* Send ERROR (best effort: the stream may already be broken). */
 void icp_send_error(icp_stream *s, uint32_t status, const char *msg);
 
