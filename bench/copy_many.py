@@ -77,6 +77,17 @@ def timed(emu, argv: list[str]) -> tuple[float, subprocess.CompletedProcess]:
     return time.monotonic() - t0, r
 
 
+def report(sc: str, kind: str, xs: list[float], ideal: float, reps: int) -> float | None:
+    """One line for a scenario's puts of one kind; their median (None: all failed)."""
+    if not xs:
+        print(f"{sc} {kind}: every repetition failed")
+        return None
+    m = statistics.median(xs)
+    print(f"{sc} {kind}: median {m:.2f} s ({ideal / m * 100:.1f} % of the link, {m / ideal:.2f}x "
+          f"the bytes' time), range {min(xs):.2f}-{max(xs):.2f} s over {len(xs)} of {reps}")
+    return m
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--link", default="delay=150ms,rate=100mbit,loss=0.1%")
@@ -150,18 +161,12 @@ def main() -> int:
     print(f"{meta['machine']}; link {a.link}; {a.transport}, {a.parallel} connections; "
           f"load {load0[0]:.2f} before, {load1[0]:.2f} after")
     for sc in scenarios:
-        med = {}
-        for kind in ("tree", "one"):
-            xs = [r["seconds"] for r in records if r["scenario"] == sc and r["kind"] == kind and r["ok"]]
-            if not xs:
-                print(f"{sc} {kind}: every repetition failed")
-                continue
-            med[kind] = statistics.median(xs)
-            ideal = totals[sc] * 8 / link_bps
-            print(f"{sc} {kind}: {totals[sc]} bytes, median {med[kind]:.2f} s "
-                  f"({ideal / med[kind] * 100:.1f} % of the link, {med[kind] / ideal:.2f}x the bytes' "
-                  f"time), range {min(xs):.2f}-{max(xs):.2f} s over {len(xs)} of {a.reps}")
-        if len(med) == 2:
+        ideal = totals[sc] * 8 / link_bps
+        print(f"{sc}: {totals[sc]} bytes, {ideal:.2f} s at the link rate")
+        med = {kind: report(sc, kind, [r["seconds"] for r in records if r["scenario"] == sc
+                                       and r["kind"] == kind and r["ok"]], ideal, a.reps)
+               for kind in ("tree", "one")}
+        if None not in med.values():
             print(f"{sc}: tree/one-file time ratio {med['tree'] / med['one']:.2f}")
     return 0 if all(r["ok"] for r in records) else 1
 
