@@ -118,7 +118,8 @@ def test_a_file_list_keeps_its_paths_and_refuses_escapes(server, tmp_path):
 
 def test_a_symbolic_link_out_of_the_target_is_refused(server, tmp_path):
     """A directory on the server side that is a link leading out: the files that would go
-    through it are refused by name, nothing is written outside, the others arrive."""
+    through it are refused by name, nothing is written outside, the others arrive; the
+    manifest counts what was sent of each."""
     (server.served / "dest").mkdir()
     (server.served / "dest" / "evil").symlink_to(server.outside)
     src = tmp_path / "src"
@@ -126,8 +127,13 @@ def test_a_symbolic_link_out_of_the_target_is_refused(server, tmp_path):
     (src / "evil" / "x").write_bytes(b"x" * 100)
     (src / "evil" / "deeper" / "y").write_bytes(b"y" * (2 << 20))  # a classic put, not inline
     (src / "fine").write_bytes(b"f" * 100)
-    r = server.put(f"{src}/", "dest")
+    man = tmp_path / "m.json"
+    r = server.put("--manifest", str(man), f"{src}/", "dest")
     assert r.returncode == 1, r.stdout + r.stderr
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    # a large file refused before its data went counts nothing sent; a small one went
+    # inline with its request (and was dropped by the server)
+    assert m["evil/deeper/y"]["bytes_sent"] == 0 and m["evil/x"]["bytes_sent"] == 100, m
     assert "FAILED evil/x:" in r.stderr and "FAILED evil/deeper/y:" in r.stderr, r.stderr
     assert "leaves the served directory" in r.stderr
     assert "2 failed" in r.stdout

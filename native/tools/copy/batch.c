@@ -90,6 +90,9 @@ static size_t take(batch *b, int ph)
 
 static void finish(batch *b, icp_item *it, int state, uint64_t sent)
 {
+    if (it->counted)
+        return;
+    it->counted = 1;
     it->state = state;
     it->sent = sent;
     atomic_fetch_add(&b->bytes_sent, sent);
@@ -206,9 +209,7 @@ static int answer_one(worker *w)
     w->answer_bytes -= p.answer;
     if (p.check) {
         if (rc == 0 && r.size == 1) {
-            it->state = ICP_IT_UNCHANGED;
-            atomic_fetch_add(&b->files_done, 1);
-            atomic_fetch_add(&b->bytes_done, it->size);
+            finish(b, it, ICP_IT_UNCHANGED, 0);
         }
         return 0; /* anything else: it is sent */
     }
@@ -263,21 +264,22 @@ static int put_large(worker *w, icp_item *it)
     icp_req q;
     fill_req(b, it, ICP_F_MKDIRS | (b->o->resume ? ICP_F_RESUME : 0), &q);
     char to[ICP_MAX_PATH + 300], err[ICP_MAX_MSG + ICP_MAX_PATH + 400];
-    uint64_t start = 0;
+    uint64_t start = 0, moved = 0;
     icp_meter_start(&w->m, it->size, 1);
     int rc = icp_put_on(&w->s, fd, it->src, b->hostport, &q, &w->m, w->buf, to, sizeof to, &start,
-                        it->sha, err, sizeof err);
+                        &moved, it->sha, err, sizeof err);
     close(fd);
     atomic_store(&w->m.done, 0);
     if (rc == 0) {
         it->has_sha = 1;
         it->resumed_at = start;
-        finish(b, it, ICP_IT_OK, it->size - start);
+        finish(b, it, ICP_IT_OK, moved);
         return 0;
     }
     icp_item_fail(it, ICP_IT_FAILED, "%s", err);
+    it->sent = moved; /* counted by broken() when the stream broke */
     if (rc > 0)
-        finish(b, it, ICP_IT_FAILED, it->size - start);
+        finish(b, it, ICP_IT_FAILED, moved);
     return rc > 0 ? 0 : -1;
 }
 
@@ -295,11 +297,10 @@ static void broken(worker *w, icp_item *cur, int ph)
             finish(b, it, ICP_IT_FAILED, it->size);
         }
     }
-    if (cur && ph == PH_PUT && cur->state == ICP_IT_TODO) {
-        icp_item_fail(cur, ICP_IT_FAILED, "%s", why);
-        finish(b, cur, ICP_IT_FAILED, 0);
-    } else if (cur && ph == PH_PUT && cur->state == ICP_IT_FAILED && !cur->sent) {
-        finish(b, cur, ICP_IT_FAILED, 0); /* put_large failed it without counting it */
+    if (cur && ph == PH_PUT && !cur->counted) { /* in flight, or failed by put_large */
+        if (cur->state == ICP_IT_TODO)
+            icp_item_fail(cur, ICP_IT_FAILED, "%s", why);
+        finish(b, cur, ICP_IT_FAILED, cur->sent);
     }
     w->answer_bytes = 0;
     w->head = 0;

@@ -109,8 +109,9 @@ static void summary(const char *op, const char *from, const char *to, uint64_t n
 
 int icp_put_on(icp_stream *s, int fd, const char *src, const char *hostport, const icp_req *q,
                icp_meter *m, uint8_t *buf, char *to, size_t tolen, uint64_t *start,
-               uint8_t sha[ICP_SHA], char *err, size_t errlen)
+               uint64_t *moved, uint8_t sha[ICP_SHA], char *err, size_t errlen)
 {
+    *moved = 0;
     icp_rsp r;
     icp_result res;
     char e2[ICP_MAX_MSG + ICP_MAX_PATH + 300];
@@ -138,7 +139,10 @@ int icp_put_on(icp_stream *s, int fd, const char *src, const char *hostport, con
         snprintf(err, errlen, "%s", s->err);
         return -1;
     }
-    if (icp_send_file(s, fd, q->size, *start, m, buf, sha, e2, sizeof e2) != 0) {
+    uint64_t s0 = s->sent, most = q->size - *start;
+    int sf = icp_send_file(s, fd, q->size, *start, m, buf, sha, e2, sizeof e2);
+    *moved = s->sent - s0 < most ? s->sent - s0 : most; /* the messages' headers aside */
+    if (sf != 0) {
         snprintf(err, errlen, "%s: %s (nothing was stored%s)", to, e2,
                  resume ? "; the server keeps what arrived for --resume" : "");
         return s->err[0] ? -1 : 1;
@@ -210,7 +214,8 @@ int icp_put(const char *local, const char *hostport, const char *remote, const i
     icp_meter_start(&m, q.size, o->quiet);
     snprintf(to, sizeof to, "%s:%s", hostport, remote);
     double t0 = icp_now_s();
-    if (icp_put_on(&s, fd, local, hostport, &q, &m, buf, to, sizeof to, &start, sha, err,
+    uint64_t moved;
+    if (icp_put_on(&s, fd, local, hostport, &q, &m, buf, to, sizeof to, &start, &moved, sha, err,
                    sizeof err) != 0) {
         fail("%s%s", err, "");
         goto out;

@@ -53,10 +53,11 @@ int icp_rsp_check(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what, cha
  * its digest matches the same prefix of ours), the data, RESULT. to gets
  * "hostport:path as the server resolved it". 0 stored and verified (*start: where the
  * data began, sha: the file's digest); 1 refused or failed with the stream intact; -1
- * the stream broke. err says why. src names the local file in messages. */
+ * the stream broke. *moved: the file's bytes handed to the stream (0 when refused).
+ * err says why. src names the local file in messages. */
 int icp_put_on(icp_stream *s, int fd, const char *src, const char *hostport, const icp_req *q,
                icp_meter *m, uint8_t *buf, char *to, size_t tolen, uint64_t *start,
-               uint8_t sha[ICP_SHA], char *err, size_t errlen);
+               uint64_t *moved, uint8_t sha[ICP_SHA], char *err, size_t errlen);
 /* Connect to hostport with o's transport and options: 0, or -1 with s->err. */
 int icp_connect(icp_stream *s, const char *hostport, const icp_opts *o);
 

@@ -31,6 +31,7 @@ typedef struct icp_item {
     uint8_t sha[ICP_SHA]; /* the source's, as sent and verified by the receiver */
     uint64_t sent;        /* file bytes sent for it in this run */
     uint64_t resumed_at;  /* a partial copy at the server that was continued */
+    int counted;          /* in the run's totals already (batch.c) */
     char *err;            /* why it failed or was skipped */
 } icp_item;
 
