@@ -2,7 +2,8 @@
 # authenticate with it (isthmus-copy serve, isthmus-linkprobe serve): idle connections
 # from chosen loopback source addresses (127.0.0.2 and up stand for other hosts), a
 # flood from one address, and whether the server has closed a connection yet; and one
-# client with the secret that authenticates and then sends nothing (a slot held).
+# client with the secret that authenticates and then sends nothing (a slot held); and
+# the ending of a relay's sockets, for the tests that put a relay in the path.
 from __future__ import annotations
 
 import hashlib
@@ -145,3 +146,13 @@ def authenticated(port: int, job_hex: str, secret_hex: str, preamble: bytes = b"
     assert handshake(s, job_hex, secret_hex, preamble=preamble) == b"\x01", \
         "the server refused our handshake"
     return s
+
+
+def shut_both(*socks: socket.socket) -> None:
+    """End both directions of every socket (a relay's two sides), ignoring ones already
+    gone: the other side then sees the end at once."""
+    for s in socks:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

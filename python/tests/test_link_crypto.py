@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from strangers import shut_both
+
 pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
 
@@ -198,11 +200,7 @@ class Proxy:
         except OSError:
             pass
         finally:
-            for s in (src, dst):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            shut_both(src, dst)
 
     def _tamper(self, r, before):
         if self.attack == "record":

@@ -41,37 +41,56 @@ __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
     return 1;
 }
 
-static int connect_to(icp_stream *s, const char *hostport, const icp_opts *o)
+int icp_connect(icp_stream *s, const char *hostport, const icp_opts *o)
 {
     ism_udp_opts uo;
     icp_udp_opts(o, &uo);
-    if (icp_stream_connect(s, hostport, o->udp, &o->key, &uo, o->window, o->udp ? NULL : o->cc,
-                           o->tmo_ms) != 0)
+    return icp_stream_connect(s, hostport, o->udp, &o->key, &uo, o->window, o->udp ? NULL : o->cc,
+                              o->tmo_ms);
+}
+
+static int connect_to(icp_stream *s, const char *hostport, const icp_opts *o)
+{
+    if (icp_connect(s, hostport, o) != 0)
         return fail("connecting to %s: %s", hostport, s->err);
     return 0;
 }
 
-/* The server's answer to our request: 0 with r filled and accepted, else 1 (reported). */
-static int await_rsp(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what)
+/* The server's answer to our request: 0 with r filled and accepted; 1 refused with the
+ * stream intact; -1 the stream broke or the answer was malformed. err says why. */
+int icp_rsp_check(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what, char *err,
+                  size_t errlen)
 {
     uint32_t len;
     const char *why = NULL;
-    char m[ICP_MAX_MSG + ICP_MAX_PATH + 200];
+    char m[ICP_MAX_MSG + 100];
     int type = icp_msg_recv(s, buf, &len);
-    if (type < 0)
-        return fail("%s%s", s->err, "");
+    if (type < 0) {
+        snprintf(err, errlen, "%s", s->err);
+        return -1;
+    }
     if (type == ICP_ERROR) {
         icp_describe_error(buf, len, m, sizeof m);
-        return fail("%s: %s", s->peer, m);
+        snprintf(err, errlen, "%s: %s", s->peer, m);
+        return -1;
     }
-    if (type != ICP_RSP || icp_rsp_decode(buf, len, r, &why) != 0)
-        return fail("%s sent a malformed response: %s", s->peer, why ? why : "another message");
+    if (type != ICP_RSP || icp_rsp_decode(buf, len, r, &why) != 0) {
+        snprintf(err, errlen, "%s sent a malformed response: %s", s->peer,
+                 why ? why : "another message");
+        return -1;
+    }
     if (r->status != ICP_OK) {
-        snprintf(m, sizeof m, "%s refused to %s: %s: %s", s->peer, what,
+        snprintf(err, errlen, "%s refused to %s: %s: %s", s->peer, what,
                  icp_status_name(r->status), r->msg);
-        return fail("%s%s", m, "");
+        return 1;
     }
     return 0;
+}
+
+static int await_rsp(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what)
+{
+    char err[ICP_MAX_MSG + ICP_MAX_PATH + 300];
+    return icp_rsp_check(s, buf, r, what, err, sizeof err) != 0 ? fail("%s%s", err, "") : 0;
 }
 
 /* The summary line, after the connection closed (dt: from the request's acceptance to
@@ -86,6 +105,63 @@ static void summary(const char *op, const char *from, const char *to, uint64_t n
         printf(", resumed at byte %llu of %llu", (unsigned long long)resumed, (unsigned long long)n);
     printf(", sha256 verified\n");
     fflush(stdout);
+}
+
+int icp_put_on(icp_stream *s, int fd, const char *src, const char *hostport, const icp_req *q,
+               icp_meter *m, uint8_t *buf, char *to, size_t tolen, uint64_t *start,
+               uint64_t *moved, uint8_t sha[ICP_SHA], char *err, size_t errlen)
+{
+    *moved = 0;
+    icp_rsp r;
+    icp_result res;
+    char e2[ICP_MAX_MSG + ICP_MAX_PATH + 300];
+    int resume = (q->flags & ICP_F_RESUME) != 0;
+    s->err[0] = 0;
+    if (icp_msg_send(s, ICP_REQ, buf, icp_req_encode(q, buf)) != 0) {
+        snprintf(err, errlen, "%s", s->err);
+        return -1;
+    }
+    int rc = icp_rsp_check(s, buf, &r, "store the file", err, errlen);
+    if (rc != 0)
+        return rc;
+    snprintf(to, tolen, "%s:%s", hostport, r.path);
+    /* the server's partial copy is used only if it is the start of this very file */
+    uint8_t h[ICP_SHA];
+    *start = 0;
+    if (r.offset && r.offset <= q->size && icp_sha_prefix(fd, r.offset, buf, h) == 0 &&
+        memcmp(h, r.sha, ICP_SHA) == 0)
+        *start = r.offset;
+    else if (r.offset && !m->quiet)
+        fprintf(stderr, "isthmus-copy: %s holds %llu bytes that differ from %s: starting over\n",
+                to, (unsigned long long)r.offset, src);
+    uint8_t sb[8];
+    if (icp_msg_send(s, ICP_START, sb, icp_u64_encode(*start, sb)) != 0) {
+        snprintf(err, errlen, "%s", s->err);
+        return -1;
+    }
+    uint64_t s0 = s->sent, most = q->size - *start;
+    int sf = icp_send_file(s, fd, q->size, *start, m, buf, sha, e2, sizeof e2);
+    *moved = s->sent - s0 < most ? s->sent - s0 : most; /* the messages' headers aside */
+    if (sf != 0) {
+        snprintf(err, errlen, "%s: %s (nothing was stored%s)", to, e2,
+                 resume ? "; the server keeps what arrived for --resume" : "");
+        return s->err[0] ? -1 : 1;
+    }
+    icp_await_answer(s, m, q->size);
+    if (icp_result_recv(s, buf, &res, e2, sizeof e2) != 0) {
+        snprintf(err, errlen, "%s: %s", to, e2);
+        return -1;
+    }
+    if (res.status != ICP_OK) {
+        snprintf(err, errlen, "%s: %s: %s (nothing was stored)", to, icp_status_name(res.status),
+                 res.msg);
+        return 1;
+    }
+    if (memcmp(res.sha, sha, ICP_SHA) != 0) {
+        snprintf(err, errlen, "%s: the server's SHA-256 differs from ours", to);
+        return -1;
+    }
+    return 0;
 }
 
 static const char *base_name(const char *p, char *out, size_t outlen)
@@ -131,55 +207,20 @@ int icp_put(const char *local, const char *hostport, const char *remote, const i
         return 1;
     }
     int rc = 1;
-    icp_rsp r;
-    icp_result res;
-    char err[1400], to[ICP_MAX_PATH + 300];
+    char err[ICP_MAX_MSG + ICP_MAX_PATH + 400], to[ICP_MAX_PATH + 300];
     uint8_t sha[ICP_SHA];
-    if (icp_msg_send(&s, ICP_REQ, buf, icp_req_encode(&q, buf)) != 0) {
-        fail("%s%s", s.err, "");
-        goto out;
-    }
-    if (await_rsp(&s, buf, &r, "store the file") != 0)
-        goto out;
-    snprintf(to, sizeof to, "%s:%s", hostport, r.path);
-    /* the server's partial copy is used only if it is the start of this very file */
     uint64_t start = 0;
-    uint8_t h[ICP_SHA];
-    if (r.offset && r.offset <= q.size && icp_sha_prefix(fd, r.offset, buf, h) == 0 &&
-        memcmp(h, r.sha, ICP_SHA) == 0)
-        start = r.offset;
-    else if (r.offset && !o->quiet)
-        fprintf(stderr, "isthmus-copy: %s holds %llu bytes that differ from %s: starting over\n",
-                to, (unsigned long long)r.offset, local);
-    uint8_t sb[8];
-    if (icp_msg_send(&s, ICP_START, sb, icp_u64_encode(start, sb)) != 0) {
-        fail("%s%s", s.err, "");
-        goto out;
-    }
-    double t0 = icp_now_s();
     icp_meter m;
     icp_meter_start(&m, q.size, o->quiet);
-    if (icp_send_file(&s, fd, q.size, start, &m, buf, sha, err, sizeof err) != 0) {
-        fail("%s: %s (nothing was stored%s)", to, err,
-             o->resume ? "; the server keeps what arrived for --resume" : "");
+    snprintf(to, sizeof to, "%s:%s", hostport, remote);
+    double t0 = icp_now_s();
+    uint64_t moved;
+    if (icp_put_on(&s, fd, local, hostport, &q, &m, buf, to, sizeof to, &start, &moved, sha, err,
+                   sizeof err) != 0) {
+        fail("%s%s", err, "");
         goto out;
     }
-    icp_await_answer(&s, &m, q.size);
     icp_meter_end(&m);
-    if (icp_result_recv(&s, buf, &res, err, sizeof err) != 0) {
-        fail("%s: %s", to, err);
-        goto out;
-    }
-    if (res.status != ICP_OK) {
-        char m2[ICP_MAX_MSG + 100];
-        snprintf(m2, sizeof m2, "%s: %s (nothing was stored)", icp_status_name(res.status), res.msg);
-        fail("%s: %s", to, m2);
-        goto out;
-    }
-    if (memcmp(res.sha, sha, ICP_SHA) != 0) {
-        fail("%s: %s", to, "the server's SHA-256 differs from ours");
-        goto out;
-    }
     rc = 0;
     double dt = icp_now_s() - t0;
     const char *tr = icp_transport(&s);

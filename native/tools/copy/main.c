@@ -2,10 +2,14 @@
  *
  *   isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE [--timeout S]
  *   isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [options]
+ *   isthmus-copy put LOCAL... HOST:PORT REMOTE [--files-from LIST] [many-file options]
+ *     (several sources, a directory, or a list: batch.c puts them all under REMOTE)
  *   isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [options]
  * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --timeout S
  *          (idle limit of every wait, default 30), --quiet (no progress lines), --resume
  *          (keep what a failed copy moved, and continue from it when run again).
+ * many files: --parallel N (connections, default 4), --files-from LIST (paths, one a
+ *          line, kept as given under REMOTE), --manifest FILE (JSON), --progress-json.
  * Exit status: 0 copied and verified, 1 the copy failed (the message names the peer),
  * 2 a mistake on the command line.
  */
@@ -25,9 +29,11 @@ static void usage(void)
     fprintf(stderr,
             "usage: isthmus-copy serve DIR --listen HOST:PORT --job HEX --secret-file FILE\n"
             "       isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [opts]\n"
+            "       isthmus-copy put LOCAL... HOST:PORT REMOTE [--files-from LIST] ... [opts]\n"
             "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
             "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n"
-            "       --crypto aead|none (default aead: encrypted and authenticated)\n");
+            "       --crypto aead|none (default aead: encrypted and authenticated)\n"
+            "many:  --parallel N (default 4) --files-from LIST --manifest FILE --progress-json\n");
     exit(2);
 }
 
@@ -55,6 +61,12 @@ static size_t bytes_arg(const char *opt, const char *v)
     return (size_t)(x << sh);
 }
 
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -70,12 +82,16 @@ int main(int argc, char **argv)
     o.suites = ISM_AUTH_SUITES_AEAD;
     const char *job = NULL, *secret = NULL, *listen = NULL;
     enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET,
-           O_RESUME, O_CRYPTO };
+           O_RESUME, O_CRYPTO, O_PARALLEL, O_FILES_FROM, O_MANIFEST, O_PROGRESS_JSON };
+    int many = 0;
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN},       {"job", 1, 0, O_JOB},   {"secret-file", 1, 0, O_SECRET},
         {"transport", 1, 0, O_TRANSPORT}, {"cc", 1, 0, O_CC},     {"window", 1, 0, O_WINDOW},
         {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {"resume", 0, 0, O_RESUME},
-        {"crypto", 1, 0, O_CRYPTO},       {0, 0, 0, 0}};
+        {"crypto", 1, 0, O_CRYPTO},       {"parallel", 1, 0, O_PARALLEL},
+        {"files-from", 1, 0, O_FILES_FROM}, {"manifest", 1, 0, O_MANIFEST},
+        {"progress-json", 0, 0, O_PROGRESS_JSON}, {0, 0, 0, 0}};
+    o.parallel = 4;
     optind = 2;
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -115,6 +131,19 @@ int main(int argc, char **argv)
                 fprintf(stderr, "isthmus-copy: warning: --crypto none: the file's bytes cross "
                                 "the network in the clear and unauthenticated after the handshake\n");
             break;
+        case O_PARALLEL: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 1 || v > 16)
+                bad("--parallel", optarg, "expected 1 to 16 connections (the server runs 16 "
+                                          "copies at most)");
+            o.parallel = (int)v;
+            many = 1;
+            break;
+        }
+        case O_FILES_FROM: o.files_from = optarg; many = 1; break;
+        case O_MANIFEST: o.manifest = optarg; many = 1; break;
+        case O_PROGRESS_JSON: o.progress_json = 1; many = 1; break;
         case O_RESUME:
             if (serve)
                 bad("--resume", "", "is a client option (the server keeps a partial copy when asked)");
@@ -124,9 +153,19 @@ int main(int argc, char **argv)
         }
     }
     int npos = argc - optind;
+    char **pos = argv + optind;
+    if (many && !put)
+        bad(cmd, "", "--parallel, --files-from, --manifest and --progress-json go with put");
+    if (put && (npos > 3 || (npos == 3 && is_dir(pos[0])) || (npos == 2 && o.files_from)))
+        many = 1;
+    if (many) {
+        if (npos < 2 || (npos == 2 && !o.files_from))
+            usage();
+        pos += npos - 3; /* the host and the remote path are the last two */
+        npos = 3;
+    }
     if (npos != (serve ? 1 : 3))
         usage();
-    char **pos = argv + optind;
     if (o.udp && o.cc && strcmp(o.cc, "bbr") && strcmp(o.cc, "reno"))
         bad("--cc", o.cc, "the UDP transport has bbr and reno");
     if (!job || !secret) {
@@ -150,6 +189,7 @@ int main(int argc, char **argv)
     o.umask = umask(0); /* read once, before any thread: umask(2) only reads by writing */
     umask(o.umask);
     int rc = serve ? icp_serve(pos[0], host, port, &o)
+             : many ? icp_put_many(argv + optind, (int)(pos - (argv + optind)) + 1, hp, pos[2], &o)
              : put ? icp_put(pos[0], hp, pos[2], &o)
                    : icp_get(hp, pos[1], pos[2], &o);
     ism_auth_key_clear(&o.key);

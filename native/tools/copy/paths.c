@@ -103,6 +103,49 @@ static int path_status(int e, const char *what, char *msg, size_t msglen)
     return e == ENOENT ? ICP_S_NOENT : e == ENOTDIR ? ICP_S_TYPE : ICP_S_IO;
 }
 
+int icp_mkdirs_beneath(int root, const char *dir, char *msg, size_t msglen)
+{
+    char pre[ICP_MAX_PATH + 1];
+    size_t n = strlen(dir);
+    if (n > ICP_MAX_PATH) {
+        snprintf(msg, msglen, "directory path too long");
+        return ICP_S_PATH;
+    }
+    for (size_t at = 1; at <= n; at++) {
+        if (dir[at] != '/' && dir[at] != 0)
+            continue;
+        memcpy(pre, dir, at);
+        pre[at] = 0;
+        int fd = icp_open_beneath(root, pre, O_PATH | O_DIRECTORY);
+        if (fd >= 0) {
+            close(fd);
+            continue;
+        }
+        if (errno != ENOENT)
+            return path_status(errno, pre, msg, msglen);
+        char *slash = strrchr(pre, '/');
+        if (slash)
+            *slash = 0;
+        int parent = icp_open_beneath(root, slash ? pre : "", O_PATH | O_DIRECTORY);
+        if (slash)
+            *slash = '/';
+        if (parent < 0)
+            return path_status(errno, pre, msg, msglen);
+        int r = mkdirat(parent, slash ? slash + 1 : pre, 0777);
+        int e = errno;
+        close(parent);
+        if (r != 0 && e != EEXIST)
+            return path_status(e, pre, msg, msglen);
+        /* whatever the name holds now (made by us, or by someone else meanwhile) must be
+         * a directory reached beneath root */
+        fd = icp_open_beneath(root, pre, O_PATH | O_DIRECTORY);
+        if (fd < 0)
+            return path_status(errno, pre, msg, msglen);
+        close(fd);
+    }
+    return ICP_OK;
+}
+
 int icp_target_resolve(int root, const char *path, int dir_hint, const char *srcname, int beneath,
                        icp_target *t, char *msg, size_t msglen)
 {

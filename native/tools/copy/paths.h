@@ -34,6 +34,13 @@ const char *icp_name_problem(const char *name);
  * The fd, or -1 with errno (EXDEV: the path leaves root). */
 int icp_open_beneath(int root, const char *rel, int flags);
 
+/* Create what is missing of the directory path dir (normalised, relative) inside root,
+ * one component at a time: each is made in its parent opened beneath root and then
+ * opened beneath root itself, so a symbolic link on the way that leads out is refused
+ * (as for any path) and nothing is ever created outside. New directories get 0777 less
+ * the umask. ICP_OK, or a status with msg. */
+int icp_mkdirs_beneath(int root, const char *dir, char *msg, size_t msglen);
+
 typedef struct icp_target {
     int dirfd;                 /* the directory the file goes into */
     int fd;                    /* the partial file while it is written, else -1 */

@@ -183,6 +183,14 @@ size_t icp_req_encode(const icp_req *r, uint8_t *out)
     return w.at;
 }
 
+static int sha_zero(const uint8_t *h)
+{
+    uint8_t acc = 0;
+    for (int i = 0; i < ICP_SHA; i++)
+        acc |= h[i];
+    return acc == 0;
+}
+
 int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
 {
     cur c = {in, n, 0, 0};
@@ -201,8 +209,17 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
         *why = "request too short";
         return -1;
     }
-    if ((r->op != ICP_PUT && r->op != ICP_GET) || (r->flags & ~ICP_F_RESUME) || z16 || z32) {
+    if ((r->op != ICP_PUT && r->op != ICP_GET) || (r->flags & ~ICP_F_ALL) || z16 || z32) {
         *why = "unknown operation or flags in the request";
+        return -1;
+    }
+    /* inline data and a check cannot resume, and only a put carries either; a check
+     * stores nothing, so it creates no directories */
+    unsigned once = r->flags & (ICP_F_INLINE | ICP_F_CHECK | ICP_F_RESUME);
+    if ((once & (once - 1)) ||
+        (r->op == ICP_GET && (r->flags & (ICP_F_INLINE | ICP_F_CHECK | ICP_F_MKDIRS))) ||
+        ((r->flags & ICP_F_CHECK) && (r->flags & ICP_F_MKDIRS))) {
+        *why = "flags in the request that do not go together";
         return -1;
     }
     if (r->size >> 62 || r->have >> 62 || (r->mode & ~07777u)) {
@@ -214,7 +231,8 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
         return -1;
     }
     if ((r->op == ICP_GET && (r->size || nl || r->mode || r->mtime)) ||
-        (r->op == ICP_PUT && r->have) || (r->have && !(r->flags & ICP_F_RESUME))) {
+        (r->op == ICP_PUT && r->have) || (r->have && !(r->flags & ICP_F_RESUME)) ||
+        (r->op == ICP_PUT && !(r->flags & ICP_F_CHECK) && !sha_zero(r->have_sha))) {
         *why = "request fields that its operation does not use are set";
         return -1;
     }

@@ -14,7 +14,7 @@
  *   REQ    client -> server: op u8 (PUT 1, GET 2) | flags u8 (RESUME 1) | 0 u16 |
  *          size u64 (PUT: bytes of the file; GET: 0) | mode u32 | 0 u32 | mtime s i64 |
  *          have u64 (GET: bytes the client holds of a partial copy) | have_sha256[32]
- *          (their digest) | namelen u16 | pathlen u16 | name (PUT: the source's file
+ *          (their digest; a CHECK put: the whole source's digest; else zero) | namelen u16 | pathlen u16 | name (PUT: the source's file
  *          name; GET: empty) | path
  *   RSP    server -> client: status u32 | 0 u32 | size u64 (GET) | mode u32 | 0 u32 |
  *          mtime i64 | offset u64 | sha256[32] | pathlen u16 | msglen u16 | path | msg.
@@ -51,7 +51,20 @@
 
 enum { ICP_REQ = 1, ICP_RSP, ICP_START, ICP_DATA, ICP_END, ICP_RESULT, ICP_ERROR };
 enum { ICP_PUT = 1, ICP_GET = 2 };
-enum { ICP_F_RESUME = 1 };
+/* Request flags. RESUME: keep a failed copy's bytes and offer them next time.
+ * SESSION: more requests may follow on this connection once this one is answered; the
+ *   client ends the session by closing the stream at a request boundary.
+ * INLINE (put): DATA and END follow REQ at once, from byte 0, without waiting for RSP
+ *   or sending START, so many small files cost no round trip each; the server answers
+ *   RSP, then (RSP ok) RESULT; a refused inline put has its data read and dropped.
+ * CHECK (put): no data; RSP's size is 1 when the target already is a regular file of
+ *   the request's size whose SHA-256 is have_sha (then it need not be sent again), else
+ *   0. Nothing is written.
+ * MKDIRS (put): the path names the file itself (its last component is the request's
+ *   name); missing directories on the way are created inside the served directory.
+ * At most one of RESUME, INLINE and CHECK; GET takes only RESUME and SESSION. */
+enum { ICP_F_RESUME = 1, ICP_F_SESSION = 2, ICP_F_INLINE = 4, ICP_F_CHECK = 8, ICP_F_MKDIRS = 16,
+       ICP_F_ALL = 31 };
 /* Statuses: 0 = ok; the rest name the class of failure (the message says more). */
 enum {
     ICP_OK = 0,

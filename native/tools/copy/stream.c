@@ -265,12 +265,14 @@ int icp_recv(icp_stream *s, void *buf, size_t n)
 {
     uint8_t *p = buf;
     size_t done = 0;
+    s->eof = 0;
     while (done < n) {
         if (s->u) {
             /* all of it: the buffer stays posted until full, so payload lands in it
              * straight from the packets (none of it through the receive ring) */
             ssize_t r = ism_udp_recv_all(s->u, p + done, n - done, s->tmo_ms);
             if (r == 0) {
+                s->eof = done == 0;
                 snprintf(s->err, sizeof s->err, "%s ended the connection in the middle of a message",
                          s->peer);
                 return -1;
@@ -288,6 +290,7 @@ int icp_recv(icp_stream *s, void *buf, size_t n)
         done += k;
         if (rc == 0 || (rc == ISM_SOCK_ETIMEDOUT && k > 0))
             continue;
+        s->eof = rc == ISM_SOCK_ECLOSED && done == 0;
         snprintf(s->err, sizeof s->err, "receiving from %s: %s", s->peer,
                  rc == ISM_SOCK_ETIMEDOUT ? "nothing arrived within the timeout"
                  : rc == ISM_SOCK_ECLOSED ? "the peer closed the connection"

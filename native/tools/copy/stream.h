@@ -25,6 +25,8 @@ typedef struct icp_stream {
     ism_sstream *ss; /* TCP: its AEAD records (wan/sstream.h), NULL with --crypto none */
     int tmo_ms;
     uint64_t sent;   /* bytes handed to the transport, for progress */
+    int eof;         /* the last icp_recv failed because the peer ended its side cleanly
+                      * before a byte of what was asked arrived (a request boundary) */
     char peer[128];  /* "10.77.0.2:41990" for messages */
     char err[640];
 } icp_stream;

@@ -25,10 +25,12 @@ void icp_meter_start(icp_meter *m, uint64_t total, int quiet)
     m->t0 = m->last = icp_now_s();
     m->printed = 0;
     m->base = 0;
+    atomic_init(&m->done, 0);
 }
 
 void icp_meter_update(icp_meter *m, uint64_t done)
 {
+    atomic_store_explicit(&m->done, done, memory_order_relaxed);
     double now = icp_now_s();
     if (m->quiet || now - m->t0 < 1.0 || now - m->last < 0.5)
         return;
@@ -47,13 +49,25 @@ void icp_meter_end(icp_meter *m)
         fflush(stderr);
 }
 
+size_t icp_msg_put(uint8_t *out, int type, const void *body, size_t n)
+{
+    icp_hdr_encode(out, type, (uint32_t)n);
+    if (n)
+        memcpy(out + ICP_HDR, body, n);
+    return ICP_HDR + n;
+}
+
 int icp_msg_send(icp_stream *s, int type, const void *body, size_t n)
 {
+    if (n <= ICP_MAX_BODY) { /* header and body in one send: one packet, one record */
+        uint8_t m[ICP_HDR + ICP_MAX_BODY];
+        return icp_send(s, m, icp_msg_put(m, type, body, n));
+    }
     uint8_t h[ICP_HDR];
     icp_hdr_encode(h, type, (uint32_t)n);
     if (icp_send(s, h, sizeof h) != 0)
         return -1;
-    return n ? icp_send(s, body, n) : 0;
+    return icp_send(s, body, n);
 }
 
 int icp_msg_recv(icp_stream *s, uint8_t *buf, uint32_t *len)
@@ -135,6 +149,12 @@ static int hash_range(EVP_MD_CTX *md, int fd, uint64_t n, uint8_t *buf)
         at += (uint64_t)r;
     }
     return 0;
+}
+
+int icp_sha_buf(const void *p, size_t n, uint8_t out[ICP_SHA])
+{
+    unsigned int dl = 0;
+    return EVP_Digest(p, n, out, &dl, EVP_sha256(), NULL) == 1 ? 0 : -1;
 }
 
 int icp_sha_prefix(int fd, uint64_t n, uint8_t *buf, uint8_t out[ICP_SHA])

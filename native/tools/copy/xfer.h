@@ -9,6 +9,7 @@
 #ifndef ISM_COPY_XFER_H
 #define ISM_COPY_XFER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,8 @@ typedef struct icp_meter {
     double t0, last;
     int printed;
     uint64_t base; /* bytes already there when the copy started (a resume) */
+    _Atomic uint64_t done; /* the last count shown (or that would be): read by a many-file
+                            * copy's progress thread while a worker updates it */
 } icp_meter;
 
 double icp_now_s(void);
@@ -39,12 +42,18 @@ void icp_meter_end(icp_meter *m); /* ends the progress line, if one was printed 
 int icp_msg_send(icp_stream *s, int type, const void *body, size_t n);
 int icp_msg_recv(icp_stream *s, uint8_t *buf, uint32_t *len);
 
+/* One message written into out (ICP_HDR + n bytes), for senders that gather several
+ * into one icp_send (fewer, fuller packets and records). Returns ICP_HDR + n. */
+size_t icp_msg_put(uint8_t *out, int type, const void *body, size_t n);
+
 /* Send ERROR (best effort: the stream may already be broken). */
 void icp_send_error(icp_stream *s, uint32_t status, const char *msg);
 
 /* An ERROR body (or a malformed one) as "<status>: <message>" into out. */
 void icp_describe_error(const uint8_t *body, uint32_t len, char *out, size_t outlen);
 
+/* SHA-256 of n bytes in memory. 0, or -1 (OpenSSL failed). */
+int icp_sha_buf(const void *p, size_t n, uint8_t out[ICP_SHA]);
 /* SHA-256 of fd's first n bytes (buf: ICP_CHUNK bytes of scratch). 0, or -1 with errno. */
 int icp_sha_prefix(int fd, uint64_t n, uint8_t *buf, uint8_t out[ICP_SHA]);
 

@@ -3,13 +3,17 @@
 # before the job starts (while the allocations are being obtained), and files from there
 # back after it ends. The site runs `isthmus-copy serve` on its login node for the
 # transfers (over ssh, the job secret on stdin, stopped when its stdin ends, as a site's
-# launcher is); this host runs one `isthmus-copy put`/`get` per file, largest first, each
-# file SHA-256-checked by the tool. The result is a summary: files, bytes, rate, failures.
+# launcher is). Stage-in is one many-file `isthmus-copy put` (docs/copy.md: several
+# connections, largest file first, small files pipelined, SHA-256 per file, a manifest),
+# its progress as plain lines every PROGRESS_EVERY seconds (it runs beside the queue
+# wait's own messages); stage-out is one `isthmus-copy get` per file. The result is a
+# summary: files, bytes, rate, failures.
 from __future__ import annotations
 
 import os
 import shlex
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +24,11 @@ from ..launch.layout import Site
 from ..launch.secret import Secret, SecretFile
 from ..launch.ssh import SECRET_VAR, remote_script, ssh_prefix
 from ..paths import Prefix
+from ..transfer import run_put_many
 
 CONNECT_TIMEOUT = 20.0  # seconds for the site's copy server to accept the first file
+PARALLEL = 4  # connections of a stage-in
+PROGRESS_EVERY = 10.0  # seconds between a stage-in's progress lines
 
 
 @dataclass
@@ -73,20 +80,22 @@ class SiteStager:
         self.secret = secret
         self.say = say
         self.server: subprocess.Popen | None = None
+        self.log = None  # the server's stderr (a temporary file)
 
-    def start(self, dirs: Sequence[str] = ()) -> None:
-        """The copy server on the login node, serving $HOME, after making stage_dir and
-        the directories the files go to."""
+    def start(self) -> None:
+        """The copy server on the login node, serving $HOME, after making stage_dir (the
+        directories below it are made by the put as the files arrive)."""
         s = self.site
-        root_dirs = [f'"$HOME"/{shlex.quote(str(Path(s.stage_dir) / d))}' for d in ("", *dirs)]
-        body = (f"mkdir -p {' '.join(root_dirs)} && exec \"$0\" serve \"$HOME\" --listen \"$1\" "
+        body = (f"mkdir -p \"$HOME\"/{shlex.quote(s.stage_dir)} && exec \"$0\" serve \"$HOME\" --listen \"$1\" "
                 f"--job \"$2\" --secret-file \"${SECRET_VAR}\"")
         launcher = ["sh", "-c", body, self.copy, s.stage_listen, self.job]
         script = remote_script(launcher, {SECRET_VAR: ""}, ".")
         argv = [*ssh_prefix(s.ssh_host, jump=s.ssh_jump, options=s.ssh_options),
                 f"exec /bin/sh -c {shlex.quote(script)}"]
+        # its log goes to a file: a pipe nobody reads while files move would fill and stop it
+        self.log = tempfile.TemporaryFile()
         self.server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                       stderr=subprocess.PIPE, start_new_session=True)
+                                       stderr=self.log, start_new_session=True)
         assert self.server.stdin is not None
         self.server.stdin.write((self.secret.reveal() + "\n").encode())
         self.server.stdin.flush()  # kept open: the server stops when it is closed
@@ -106,6 +115,9 @@ class SiteStager:
             p.kill()
             p.wait()
         self.server = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def _copy(self, args: list[str], secret_path: str, first: bool) -> subprocess.CompletedProcess:
         argv = [self.copy, *args, "--job", self.job, "--secret-file", secret_path,
@@ -116,10 +128,14 @@ class SiteStager:
             # the server may not listen yet when the first file goes
             if r.returncode == 0 or time.monotonic() > deadline or "refused" not in r.stderr.lower():
                 return r
-            if self.server is not None and self.server.poll() is not None:
-                err = self.server.stderr.read().decode(errors="replace") if self.server.stderr else ""
-                raise IsthmusError(f"site {self.site.name}: the copy server stopped: {err.strip()[-400:]}")
+            self._check_server()
             time.sleep(0.3)
+
+    def _check_server(self) -> None:
+        if self.server is not None and self.server.poll() is not None:
+            self.log.seek(0)
+            err = self.log.read()[-4000:].decode(errors="replace")
+            raise IsthmusError(f"site {self.site.name}: the copy server stopped: {err.strip()[-400:]}")
 
     def _transfers(self, direction: str, items: list[tuple[list[str], str, Path]]) -> StageReport:
         """One copy per item: (isthmus-copy arguments, the name in the report, the local
@@ -138,10 +154,40 @@ class SiteStager:
         rep.seconds = time.monotonic() - started
         return rep
 
-    def stage_in(self, files: list[tuple[Path, str]]) -> StageReport:
+    def stage_in(self, entries: Sequence[str], base: Path) -> StageReport:
+        """The files and directories of stage_in (relative to base) into stage_dir, each
+        under its own name, as one many-file put; retried while the server does not
+        accept connections yet (it has only just been started)."""
         s = self.site
-        return self._transfers("in", [(["put", str(local), s.stage_listen, str(Path(s.stage_dir) / rel)],
-                                       str(local), local) for local, rel in files])
+        srcs = [str(base / e).rstrip("/") if not os.path.isabs(e) else e.rstrip("/") for e in entries]
+        rep = StageReport(s.name, "in")
+        started = time.monotonic()
+        with SecretFile(self.secret) as sf, tempfile.TemporaryDirectory() as tmp:
+            manifest = Path(tmp) / "manifest.json"
+            argv = [self.copy, "put", *srcs, s.stage_listen, s.stage_dir, "--job", self.job,
+                    "--secret-file", str(sf.path), "--transport", "tcp", "--parallel", str(PARALLEL)]
+            while True:
+                res = run_put_many(argv, f"staging into site {s.name}", manifest, bar=False,
+                                   plain_every=PROGRESS_EVERY, say=self._progress)
+                files = (res.manifest or {}).get("files", [])
+                moved = [f for f in files if f["status"] in ("copied", "resumed", "unchanged")]
+                unreached = res.returncode != 0 and not moved and any(
+                    "connecting to" in (f.get("error") or "") for f in files)
+                if not unreached or time.monotonic() - started > CONNECT_TIMEOUT:
+                    break
+                self._check_server()
+                time.sleep(0.3)
+        if res.manifest is None:
+            rep.failed.append(f"every file ({res.stderr[-1] if res.stderr else f'exit {res.returncode}'})")
+        rep.files = len(moved)
+        rep.bytes = sum(f["size"] for f in moved)
+        rep.failed += [f"{f['path']} ({f.get('error', '')})" for f in files if f["status"] == "failed"]
+        rep.seconds = time.monotonic() - started
+        return rep
+
+    def _progress(self, line: str) -> None:
+        if not line.startswith("isthmus-copy: FAILED"):  # the summary names those
+            self.say(line)
 
     def stage_out(self, paths: Sequence[str], dest: Path) -> StageReport:
         s = self.site
@@ -162,7 +208,8 @@ class Staging:
         self.stagers = [SiteStager(s, prefix, job, secret, say) for s in sites
                         if s.stage_in or s.stage_out]
         # what goes in is looked at before anything is queued: a missing file is refused
-        self.files = {st.site.name: local_files(st.site.stage_in, workdir) for st in self.stagers}
+        for st in self.stagers:
+            local_files(st.site.stage_in, workdir)
         self.reports: list[StageReport] = []
         self._error: BaseException | None = None
         self._thread = None
@@ -173,11 +220,9 @@ class Staging:
     def _run_in(self) -> None:
         try:
             for st in self.stagers:
-                files = self.files[st.site.name]
-                dirs = sorted({str(Path(rel).parent) for _, rel in files} - {"."})
-                st.start(dirs)
-                if files:
-                    self.reports.append(st.stage_in(files))
+                st.start()  # the put makes the directories the files go to
+                if st.site.stage_in:
+                    self.reports.append(st.stage_in(st.site.stage_in, self.workdir))
                     self.say(self.reports[-1].summary())
         except BaseException as e:  # reported by wait_in, in the main thread
             self._error = e

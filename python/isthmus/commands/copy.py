@@ -16,6 +16,7 @@ from ..linkprobe.endpoints import Credentials, serve_until_interrupted
 from ..linkprobe.sweep import parse_size
 from ..outputs import check_output_file, check_writable_dir
 from ..paths import Prefix, find_prefix
+from ..transfer import run_put_many
 from . import register
 
 COPY_PORT = 41998
@@ -57,12 +58,13 @@ class _CopyGroup(click.Group):
 @click.group("copy", cls=_CopyGroup, context_settings=_CTX,
              short_help="Copy files between sites (reliable UDP or TCP, SHA-256 checked).")
 def copy_group() -> None:
-    """Copy one file between this host and a host running `isthmus copy serve`, over
+    """Copy files between this host and a host running `isthmus copy serve`, over
     isthmus' reliable-UDP transport (default) or TCP.
 
     \b
       isthmus copy [OPTIONS] LOCAL HOST:[PORT]:PATH     put (PATH may be a directory)
       isthmus copy [OPTIONS] HOST:[PORT]:PATH LOCAL     get
+      isthmus copy [OPTIONS] LOCAL... HOST:[PORT]:DIR   put many files and directories
       isthmus copy serve DIR [--listen HOST:PORT]       serve DIR
 
     Both ends hold the job id and secret (--job, --secret-file). The file is written to a
@@ -73,8 +75,7 @@ def copy_group() -> None:
 
 
 @copy_group.command("files", hidden=True, context_settings=_CTX)
-@click.argument("src")
-@click.argument("dst")
+@click.argument("paths", nargs=-1, required=True)
 @click.option("--job", required=True, help="The job id the server was started with.")
 @click.option("--secret-file", required=True, type=click.Path(dir_okay=False),
               help="A 0600 file with the job secret (hex).")
@@ -88,8 +89,26 @@ def copy_group() -> None:
 @click.option("--resume", is_flag=True,
               help="Keep what a failed copy moved (next to the target, hidden) and continue from "
                    "it when run again with --resume; its bytes are checked before they are used.")
+@click.option("--parallel", type=click.IntRange(1, 16), default=None,
+              help="Many files: connections at once (default 4).")
+@click.option("--files-from", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Many files: a list of paths, one a line, each kept as given under the "
+                   "remote directory.")
+@click.option("--manifest", type=click.Path(dir_okay=False), default=None,
+              help="Many files: write the JSON manifest (path, size, sha256, status) here.")
 @click.pass_context
-def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeout, quiet, resume):
+def files_command(ctx, paths, job, secret_file, transport, cc, window, timeout, quiet, resume,
+                  parallel, files_from, manifest):
+    """Copy one file, or (put) files, directories and a list of paths under a remote
+    directory."""
+    many = (len(paths) > 2 or files_from is not None or parallel is not None
+            or manifest is not None or (len(paths) == 2 and Path(paths[0]).is_dir()))
+    if many:
+        ctx.exit(_put_many(paths, job, secret_file, transport, cc, window, timeout, quiet,
+                           resume, parallel, files_from, manifest))
+    if len(paths) != 2:
+        raise IsthmusError("give a source and a destination (one of them HOST:[PORT]:PATH)")
+    src, dst = paths
     rs, rd = parse_remote(src), parse_remote(dst)
     if (rs is None) == (rd is None):
         raise IsthmusError("give one local path and one remote HOST:[PORT]:PATH "
@@ -106,7 +125,12 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
         argv = [exe, "put", src, rd[0], rd[1]]
     else:
         argv = [exe, "get", rs[0], rs[1], dst]
-    argv += [*creds.args(), "--transport", transport, "--timeout", f"{timeout:g}"]
+    argv += _tool_options(creds, transport, cc, window, timeout, quiet, resume)
+    ctx.exit(subprocess.run(argv).returncode)
+
+
+def _tool_options(creds: Credentials, transport, cc, window, timeout, quiet, resume) -> list[str]:
+    argv = [*creds.args(), "--transport", transport, "--timeout", f"{timeout:g}"]
     if cc:
         argv += ["--cc", cc]
     if window:
@@ -115,7 +139,37 @@ def files_command(ctx, src, dst, job, secret_file, transport, cc, window, timeou
         argv.append("--quiet")
     if resume:
         argv.append("--resume")
-    ctx.exit(subprocess.run(argv).returncode)
+    return argv
+
+
+def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, resume, parallel,
+              files_from, manifest) -> int:
+    """Files, directories and a list under a remote directory: a progress bar on a
+    terminal, plain lines otherwise, the summary on stdout, exit 1 if any file failed."""
+    *locals_, dst = paths
+    rd = parse_remote(dst)
+    if rd is None or any(parse_remote(p) for p in locals_):
+        raise IsthmusError("many files are put: give the local files and directories, then one "
+                           "remote HOST:[PORT]:DIR (getting many files is not supported yet)")
+    for p in locals_:
+        if not Path(p).exists():
+            raise IsthmusError(f"{p}: no such file or directory (nothing was copied)")
+    if manifest:
+        check_output_file(Path(manifest), "manifest")
+    exe = copy_binary(find_prefix())
+    creds = Credentials(job, secret_file)
+    argv = [exe, "put", *locals_, rd[0], rd[1], "--parallel", str(parallel or 4),
+            *_tool_options(creds, transport, cc, window, timeout, quiet, resume)]
+    if files_from:
+        argv += ["--files-from", files_from]
+    if quiet:
+        res = run_put_many(argv, f"put -> {dst}", Path(manifest) if manifest else None,
+                           bar=False, plain_every=float("inf"))
+    else:
+        res = run_put_many(argv, f"put -> {dst}", Path(manifest) if manifest else None)
+    if res.summary:
+        click.echo(res.summary)
+    return res.returncode
 
 
 @copy_group.command("serve", context_settings=_CTX)

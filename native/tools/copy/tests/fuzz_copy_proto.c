@@ -224,6 +224,35 @@ int main(int argc, char **argv)
     for (int s = 0; s < NSEEDS; s++)
         LLVMFuzzerTestOneInput(seeds[s], len[s]);
     static uint8_t buf[SEEDMAX + 64];
+    /* the request flags of many-file puts: which go together (proto.h) */
+    static const struct { int op, flags, sha, ok; } fl[] = {
+        {ICP_PUT, ICP_F_SESSION | ICP_F_INLINE | ICP_F_MKDIRS, 0, 1},
+        {ICP_PUT, ICP_F_SESSION | ICP_F_CHECK, 1, 1},
+        {ICP_PUT, ICP_F_SESSION | ICP_F_RESUME | ICP_F_MKDIRS, 0, 1},
+        {ICP_GET, ICP_F_SESSION | ICP_F_RESUME, 0, 1},
+        {ICP_PUT, ICP_F_INLINE | ICP_F_RESUME, 0, 0},
+        {ICP_PUT, ICP_F_INLINE | ICP_F_CHECK, 0, 0},
+        {ICP_PUT, ICP_F_CHECK | ICP_F_MKDIRS, 1, 0},
+        {ICP_PUT, ICP_F_INLINE, 1, 0}, /* a digest that only a check carries */
+        {ICP_GET, ICP_F_INLINE, 0, 0},
+        {ICP_GET, ICP_F_MKDIRS, 0, 0},
+        {ICP_PUT, ICP_F_ALL + 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+        icp_req w, got;
+        memset(&w, 0, sizeof w);
+        w.op = (uint8_t)fl[i].op;
+        w.flags = (uint8_t)fl[i].flags;
+        w.have_sha[3] = (uint8_t)fl[i].sha;
+        strcpy(w.path, "a/b");
+        const char *why = NULL;
+        size_t n = icp_req_encode(&w, buf);
+        if ((icp_req_decode(buf, n, &got, &why) == 0) != fl[i].ok) {
+            fprintf(stderr, "fuzz_copy_proto: op %d flags %#x\n", fl[i].op, fl[i].flags);
+            fail(fl[i].ok ? "flags that go together were refused"
+                          : "flags that do not go together were accepted", n);
+        }
+    }
     static const char *frag[] = {"..", ".", "/", "//", "../", "a", "\\"};
     for (long it = 0; it < iters; it++) {
         int s = (int)(rng() % NSEEDS);

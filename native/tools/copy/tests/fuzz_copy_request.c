@@ -4,7 +4,8 @@
  * ERROR, and anything else), fed over a socket pair into icp_serve_request, against a
  * served directory rebuilt for each input: files to get, a partial file to resume, a
  * symbolic link out of the directory, an absolute one, one that stays inside, a hard
- * link planted under a partial file's name that leads out, a FIFO.
+ * link planted under a partial file's name that leads out, a FIFO; and sessions of
+ * many-file puts (inline data, checks, directories made on the way).
  * Properties checked besides memory safety: nothing outside the served directory
  * changes (the planted link's target keeps its bytes, mode and link count, nothing new
  * appears there); no file in the served directory gets a name with a control character
@@ -328,6 +329,16 @@ static void put_data(seed *o, const uint8_t *file, size_t n, uint64_t start)
     add(o, ICP_END, b, icp_end_encode(&e, b));
 }
 
+/* An inline put's messages after REQ: the data and END, no START. */
+static void inline_data(seed *o, const uint8_t *file, size_t n)
+{
+    uint8_t b[64];
+    add(o, ICP_DATA, file, n);
+    icp_end e = {n, {0}};
+    sha(file, n, e.sha);
+    add(o, ICP_END, b, icp_end_encode(&e, b));
+}
+
 static void result_ok(seed *o, const uint8_t *file, size_t n)
 {
     icp_result r;
@@ -374,6 +385,25 @@ static int make_seeds(seed *s)
     uint8_t eb[8 + ICP_SHA];
     add(&s[k], ICP_END, eb, icp_end_encode(&bad, eb));
     s[k++].expect = "put d.bin failed, nothing stored: SHA-256";
+    /* a session (many-file puts): inline puts that make directories, a check of a file
+     * already in place, an inline put through the link out (refused, its data dropped,
+     * the session goes on), another inline put */
+    int ses = ICP_F_SESSION | ICP_F_INLINE | ICP_F_MKDIRS;
+    req(&s[k], ICP_PUT, ses, "deep.bin", "s/new/deep.bin", sizeof a_txt - 1, 0644, 0, NULL);
+    inline_data(&s[k], a_txt, sizeof a_txt - 1);
+    sha(a_txt, sizeof a_txt - 1, h);
+    req(&s[k], ICP_PUT, ICP_F_SESSION | ICP_F_CHECK, "a.txt", "a.txt", sizeof a_txt - 1, 0644, 0, h);
+    req(&s[k], ICP_PUT, ses, "y.bin", "out/made/y.bin", sizeof a_txt - 1, 0644, 0, NULL);
+    inline_data(&s[k], a_txt, sizeof a_txt - 1);
+    req(&s[k], ICP_PUT, ses, "e2.bin", "e2.bin", 3000, 0600, 0, NULL);
+    inline_data(&s[k], c_bin, sizeof c_bin);
+    s[k++].expect = "session of 2 copies (3019 bytes, ";
+    req(&s[k], ICP_PUT, ICP_F_INLINE | ICP_F_MKDIRS, "z.bin", "abs/q/z.bin", 5, 0644, 0, NULL);
+    inline_data(&s[k], (const uint8_t *)"abcde", 5);
+    s[k++].expect = "refused abs/q/z.bin: bad path";
+    req(&s[k], ICP_PUT, ICP_F_INLINE | ICP_F_MKDIRS, "y.bin", "m/x.bin", 5, 0644, 0, NULL);
+    inline_data(&s[k], (const uint8_t *)"abcde", 5);
+    s[k++].expect = "must end in the file's name";
     return k;
 }
 
@@ -391,7 +421,7 @@ static void write_seeds(const char *dir, const seed *s, int n)
 
 int main(int argc, char **argv)
 {
-    static seed seeds[16];
+    static seed seeds[24];
     setup_once();
     int nseeds = make_seeds(seeds);
     if (argc > 2 && !strcmp(argv[1], "--seeds")) {

@@ -5,7 +5,7 @@
  * the receiver's umask) while a discarded one leaves nothing, that a second copy to the
  * same target is refused as busy, what a resumable copy keeps, and that a partial file
  * planted by someone else (a hard link to a file outside, another owner's file, a FIFO)
- * is refused and left as it was. Runs under ASan/UBSan in the sanitizer build. */
+ * is refused and left as it was; directories made on the way stay inside. Runs under ASan/UBSan in the sanitizer build. */
 #define _GNU_SOURCE
 #include "paths.h"
 
@@ -122,8 +122,26 @@ int main(void)
     if (fd >= 0)
         close(fd);
 
-    /* commit: name, mode, mtime; discard: nothing left */
+    /* directories made on the way (many-file puts): inside only, through no link out */
     char msg[512];
+    struct stat ms;
+    CHECK(icp_mkdirs_beneath(root, "new/deeper/deepest", msg, sizeof msg) == ICP_OK, "%s", msg);
+    snprintf(p, sizeof p, "%s/root/new/deeper/deepest", top);
+    CHECK(stat(p, &ms) == 0 && S_ISDIR(ms.st_mode), "the directories were made");
+    CHECK(icp_mkdirs_beneath(root, "new/deeper", msg, sizeof msg) == ICP_OK, "again: %s", msg);
+    CHECK(icp_mkdirs_beneath(root, "inner/made", msg, sizeof msg) == ICP_OK, "a link inside: %s", msg);
+    CHECK(icp_mkdirs_beneath(root, "out/made", msg, sizeof msg) == ICP_S_PATH && strstr(msg, "leaves"),
+          "through a link out: %s", msg);
+    CHECK(icp_mkdirs_beneath(root, "up/made", msg, sizeof msg) == ICP_S_PATH, "through a link to ..");
+    snprintf(p, sizeof p, "%s/outside/made", top);
+    CHECK(access(p, F_OK) != 0, "a directory was made outside through a link");
+    snprintf(p, sizeof p, "%s/made", top);
+    CHECK(access(p, F_OK) != 0, "a directory was made above the root through a link");
+    snprintf(p, sizeof p, "%s/root/sub/plain", top);
+    close(open(p, O_CREAT | O_WRONLY, 0600));
+    CHECK(icp_mkdirs_beneath(root, "sub/plain/x", msg, sizeof msg) == ICP_S_TYPE, "a file on the way: %s", msg);
+
+    /* commit: name, mode, mtime; discard: nothing left */
     icp_target t, t2;
     uint64_t have = 99;
     CHECK(icp_target_resolve(root, "sub/done.bin", 0, "x", 1, &t, msg, sizeof msg) == ICP_OK, "%s", msg);

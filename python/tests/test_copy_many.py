@@ -1,0 +1,298 @@
+# tests/test_copy_many.py: `isthmus copy` of directories and file lists (issue 29 §4):
+# a real isthmus-copy server on loopback and the real client. A tree of nested
+# directories and files of many sizes (empty, inline-sized, just under and over the
+# inline limit, several MiB) arrives identical over udp and tcp, with a manifest whose
+# digests are the files'; a copy cut off midway (client killed while a throttling
+# relay carries it) is resumed without sending the files already in place again (the
+# relay counts the bytes); paths that would leave the target are refused, a file that
+# cannot be stored is named in the summary with exit 1 while the rest arrive; and the
+# progress shows as plain lines when stderr is not a terminal.
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from isthmus.transfer import run_put_many
+from strangers import shut_both
+from test_copy import LoopServer
+
+pytestmark = [pytest.mark.native]
+
+ISTHMUS = [sys.executable, "-m", "isthmus"]
+INLINE_MAX = 1 << 20  # batch.c: files below go inline
+
+
+class Server(LoopServer):
+    """test_copy.py's server on loopback, with a many-file put."""
+
+    def __init__(self, prefix, root: Path):
+        super().__init__(prefix, root, timeout=10)
+
+    def put(self, *args: str, to: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+        """isthmus-copy put ARGS... HOST:PORT REMOTE (the last of args is REMOTE)."""
+        *srcs, remote = args
+        argv = [self.exe, "put", *srcs, to or self.addr, remote, *self.creds.args(), "--timeout", "10"]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def server(prefix, tmp_path):
+    s = Server(prefix, tmp_path)
+    yield s
+    s.close()
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): _sha(p) for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _make_tree(root: Path) -> None:
+    sizes = {"empty": 0, "one": 1, "a/k4": 4096, "a/b/c/deep": 100_000, "a/b/under": INLINE_MAX - 1,
+             "a/at": INLINE_MAX, "big": 5 << 20, "a/b/c/d/e/f/nested": 3000,
+             "name with spaces": 17, "a/ümlaut": 333}
+    for i in range(150):
+        sizes[f"many/f{i:03d}"] = 1 + (i * 997) % 9000
+    for rel, n in sizes.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(os.urandom(n))
+    (root / "a" / "empty-dir").mkdir()
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_a_tree_arrives_identical_with_its_manifest(server, tmp_path, transport):
+    src = tmp_path / "src"
+    _make_tree(src)
+    man = tmp_path / "manifest.json"
+    r = server.put("--transport", transport, "--manifest", str(man), "--parallel", "3",
+                   f"{src}/", "runs/today")
+    assert r.returncode == 0, r.stderr + server.log.read_text()[-2000:]
+    want = _tree(src)
+    assert _tree(server.served / "runs" / "today") == want
+    assert "0 failed, sha256 verified" in r.stdout and "with 3 connections" in r.stdout
+    m = json.loads(man.read_text())
+    files = {f["path"]: f for f in m["files"]}
+    assert {k: f["sha256"] for k, f in files.items()} == want
+    assert all(f["status"] == "copied" for f in files.values())
+    assert m["bytes_sent"] == sum((src / k).stat().st_size for k in want)
+    # largest first: the manifest keeps the order the files were taken in
+    sizes = [f["size"] for f in m["files"]]
+    assert sizes == sorted(sizes, reverse=True)
+    # the small files went as sessions, not one connection each
+    log = server.log.read_text()
+    assert log.count("session of") <= 3, log
+    assert not list((server.served).rglob("*.icp-partial"))
+
+
+def test_a_file_list_keeps_its_paths_and_refuses_escapes(server, tmp_path):
+    os.chdir(tmp_path)
+    Path("x/y").mkdir(parents=True)
+    Path("x/y/one").write_bytes(b"1" * 10)
+    Path("top").write_bytes(b"2" * 20)
+    Path("list").write_text("x/y/one\ntop\n\n")
+    r = server.put("--files-from", "list", "in")
+    assert r.returncode == 0, r.stderr
+    assert (server.served / "in/x/y/one").read_bytes() == b"1" * 10
+    assert (server.served / "in/top").read_bytes() == b"2" * 20
+    for bad in ("../top", "/etc/passwd", "x/../../top"):
+        Path("list").write_text(bad + "\n")
+        r = server.put("--files-from", "list", "in2")
+        assert r.returncode == 1 and "nothing was copied" in r.stderr, (bad, r.stderr)
+        assert "refused" in r.stderr and "list line 1" in r.stderr, r.stderr
+    assert not (server.served / "in2").exists()
+
+
+def test_a_symbolic_link_out_of_the_target_is_refused(server, tmp_path):
+    """A directory on the server side that is a link leading out: the files that would go
+    through it are refused by name, nothing is written outside, the others arrive; the
+    manifest counts what was sent of each."""
+    (server.served / "dest").mkdir()
+    (server.served / "dest" / "evil").symlink_to(server.outside)
+    src = tmp_path / "src"
+    (src / "evil" / "deeper").mkdir(parents=True)
+    (src / "evil" / "x").write_bytes(b"x" * 100)
+    (src / "evil" / "deeper" / "y").write_bytes(b"y" * (2 << 20))  # a classic put, not inline
+    (src / "fine").write_bytes(b"f" * 100)
+    man = tmp_path / "m.json"
+    r = server.put("--manifest", str(man), f"{src}/", "dest")
+    assert r.returncode == 1, r.stdout + r.stderr
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    # a large file refused before its data went counts nothing sent; a small one went
+    # inline with its request (and was dropped by the server)
+    assert m["evil/deeper/y"]["bytes_sent"] == 0 and m["evil/x"]["bytes_sent"] == 100, m
+    assert "FAILED evil/x:" in r.stderr and "FAILED evil/deeper/y:" in r.stderr, r.stderr
+    assert "leaves the served directory" in r.stderr
+    assert "2 failed" in r.stdout
+    assert list(server.outside.iterdir()) == []
+    assert (server.served / "dest" / "fine").read_bytes() == b"f" * 100
+
+
+def test_a_failing_file_is_named_in_the_summary_and_the_rest_arrive(server, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(20):
+        (src / f"ok{i}").write_bytes(os.urandom(1000 + i))
+    (src / "clash").write_bytes(b"c" * 50)
+    (src / "clash-big").write_bytes(os.urandom(2 << 20))
+    for name in ("clash", "clash-big"):  # a directory where the file would go
+        (server.served / "d" / name / "inside").mkdir(parents=True)
+    man = tmp_path / "m.json"
+    r = server.put("--manifest", str(man), f"{src}/", "d")
+    assert r.returncode == 1
+    assert "FAILED clash:" in r.stderr and "FAILED clash-big:" in r.stderr, r.stderr
+    assert "20 files" in r.stdout and "2 failed" in r.stdout, r.stdout
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    assert m["clash"]["status"] == "failed" and m["clash"]["sha256"] is None and m["clash"]["error"]
+    for i in range(20):
+        assert (server.served / "d" / f"ok{i}").read_bytes() == (src / f"ok{i}").read_bytes()
+        assert m[f"ok{i}"]["status"] == "copied"
+
+
+class Relay:
+    """A TCP relay on loopback between the client and the server that carries at most
+    `rate` bytes/s towards the server (0: unlimited) and counts what it carried."""
+
+    def __init__(self, target_port: int, rate: float):
+        self.rate, self.target = rate, target_port
+        self.carried = 0
+        self.t0: float | None = None  # the first byte: the rate is over all connections
+        self.lock = threading.Lock()
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(32)
+        self.addr = f"127.0.0.1:{self.ls.getsockname()[1]}"
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stop:
+            try:
+                c, _ = self.ls.accept()
+            except OSError:
+                return
+            s = socket.create_connection(("127.0.0.1", self.target))
+            threading.Thread(target=self._pipe, args=(c, s, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(s, c, False), daemon=True).start()
+
+    def _pipe(self, a: socket.socket, b: socket.socket, upstream: bool) -> None:
+        try:
+            while True:
+                d = a.recv(65536)
+                if not d:
+                    break
+                if upstream:
+                    with self.lock:
+                        self.t0 = self.t0 or time.monotonic()
+                        self.carried += len(d)
+                        ahead = self.carried / self.rate - (time.monotonic() - self.t0) if self.rate else 0
+                    if ahead > 0:
+                        time.sleep(ahead)
+                b.sendall(d)
+        except OSError:
+            pass
+        finally:
+            shut_both(a, b)
+
+    def close(self) -> None:
+        self.stop = True
+        self.ls.close()
+
+
+def test_an_interrupted_copy_resumes_without_sending_completed_files_again(server, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    big = 1536 << 10  # above the inline limit: classic puts, which keep a partial copy
+    for i in range(12):
+        (src / f"big{i:02d}").write_bytes(os.urandom(big))
+    for i in range(200):
+        (src / "small" / f"s{i:03d}").parent.mkdir(exist_ok=True)
+        (src / "small" / f"s{i:03d}").write_bytes(os.urandom(4096))
+    total = 12 * big + 200 * 4096
+    relay = Relay(server.port, rate=6e6)
+    argv = [server.exe, "put", f"{src}/", relay.addr, "dest", *server.creds.args(), "--timeout", "10",
+            "--transport", "tcp", "--parallel", "1", "--resume"]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    dest = server.served / "dest"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and p.poll() is None:
+        if dest.is_dir() and len([f for f in dest.iterdir() if f.name.startswith("big")]) >= 5:
+            break
+        time.sleep(0.01)
+    assert p.poll() is None, "the copy ended before it could be interrupted: " + p.communicate()[1]
+    p.send_signal(signal.SIGKILL)
+    p.wait(10)
+    relay.close()
+    done_before = {f.name for f in dest.iterdir() if f.name.startswith("big")}
+    assert 5 <= len(done_before) < 12
+    # the server sees the connection end (keeping the partial file of one in flight)
+    deadline = time.monotonic() + 20
+    while "session of" not in server.log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    counter = Relay(server.port, rate=0)
+    man = tmp_path / "m.json"
+    argv[3] = counter.addr
+    r = subprocess.run([*argv, "--manifest", str(man)], capture_output=True, text=True, timeout=120)
+    counter.close()
+    assert r.returncode == 0, r.stderr + server.log.read_text()[-3000:]
+    assert _tree(src) == _tree(dest)
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    unchanged = {k for k, f in m.items() if f["status"] == "unchanged"}
+    assert unchanged >= done_before, (sorted(unchanged), sorted(done_before))
+    assert all(m[k]["bytes_sent"] == 0 for k in unchanged)
+    resumed = sum(f.get("resumed_at", 0) for f in m.values())
+    sent = sum(f["bytes_sent"] for f in m.values())
+    assert sent == total - sum(m[k]["size"] for k in unchanged) - resumed
+    # what actually crossed: the rest of the files, plus requests and framing (the checks
+    # of 212 files and the AEAD records: far less than one of the files done before)
+    assert counter.carried < sent + 200_000, (counter.carried, sent)
+    assert counter.carried < total - len(done_before) * big + 200_000
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(server, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(6):
+        (src / f"f{i}").write_bytes(os.urandom(1 << 20))
+    relay = Relay(server.port, rate=2e6)  # about 3 s
+    lines: list[str] = []
+    argv = [server.exe, "put", str(src), relay.addr, "p", *server.creds.args(), "--timeout", "10",
+            "--transport", "tcp"]
+    res = run_put_many(argv, "put -> p", tmp_path / "m.json", bar=False, plain_every=0.5,
+                       say=lines.append)
+    relay.close()
+    assert res.returncode == 0, res.stderr
+    progress = [x for x in lines if x.startswith("put -> p: ")]
+    assert progress, lines
+    assert " of 6291456 bytes (" in progress[-1] and "of 6 files" in progress[-1] and "Mbit/s" in progress[-1]
+    assert res.summary.startswith("put 6 files (6291456 bytes)") and res.manifest is not None
+    assert not res.failed
+
+
+def test_the_cli_puts_a_directory_and_exits_1_naming_a_failure(server, tmp_path):
+    src = tmp_path / "data"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "a").write_bytes(b"a" * 10)
+    (src / "b").write_bytes(b"b" * 10)
+    (server.served / "into" / "data" / "b" / "x").mkdir(parents=True)  # b cannot be stored
+    env = {**os.environ}
+    r = subprocess.run([*ISTHMUS, "copy", str(src), f"127.0.0.1:{server.port}:into",
+                        *server.creds.args(), "--manifest", str(tmp_path / "m.json")],
+                       capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "FAILED data/b:" in r.stderr and "1 failed" in r.stdout, r.stdout + r.stderr
+    assert (server.served / "into" / "data" / "sub" / "a").read_bytes() == b"a" * 10
