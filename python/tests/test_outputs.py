@@ -24,7 +24,7 @@ INPUTS = {
     "copy serve DIRECTORY", "model predict --params", "model tune --params",
     "bench campaign PLAN_FILE", "bench plot RESULTS", "bench report RESULTS",
     "noise report RUN_DIR", "noise report --inject-log", "noise scale RUN_DIR",
-    "noise scale --validate", "submit SITE_FILE",
+    "noise scale --validate", "submit SITE_FILE", "copy files --files-from",
 }
 
 

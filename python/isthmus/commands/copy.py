@@ -14,7 +14,7 @@ import click
 from ..errors import IsthmusError
 from ..linkprobe.endpoints import Credentials, serve_until_interrupted
 from ..linkprobe.sweep import parse_size
-from ..outputs import check_output_file, check_writable_dir
+from ..outputs import OutputFile, check_output_file, check_writable_dir
 from ..paths import Prefix, find_prefix
 from ..transfer import run_put_many
 from . import register
@@ -94,7 +94,7 @@ def copy_group() -> None:
 @click.option("--files-from", type=click.Path(dir_okay=False, allow_dash=True), default=None,
               help="Many files: a list of paths, one a line, each kept as given under the "
                    "remote directory.")
-@click.option("--manifest", type=click.Path(dir_okay=False), default=None,
+@click.option("--manifest", type=OutputFile(), default=None,
               help="Many files: write the JSON manifest (path, size, sha256, status) here.")
 @click.pass_context
 def files_command(ctx, paths, job, secret_file, transport, cc, window, timeout, quiet, resume,
@@ -154,8 +154,6 @@ def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, re
     for p in locals_:
         if not Path(p).exists():
             raise IsthmusError(f"{p}: no such file or directory (nothing was copied)")
-    if manifest:
-        check_output_file(Path(manifest), "manifest")
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     argv = [exe, "put", *locals_, rd[0], rd[1], "--parallel", str(parallel or 4),
