@@ -288,16 +288,40 @@ def _mem_available_gib():
     return 0.0
 
 
+def _need_memory(gib):
+    """Skip (fail under ISTHMUS_REQUIRE_NATIVE) unless gib GiB of memory are free."""
+    have = _mem_available_gib()
+    if have < gib:
+        msg = f"needs {gib} GiB of free memory, {have:.1f} GiB available"
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
 @pytest.mark.large_memory
 @pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "1,1"), ("mpich", "2")],
                          ids=["openmpi-2sites", "mpich-2sites", "mpich-1site"])
 def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
-    have = _mem_available_gib()
-    if have < LARGE_MEMORY_GIB:
-        msg = f"needs {LARGE_MEMORY_GIB} GiB of free memory, {have:.1f} GiB available"
-        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    _need_memory(LARGE_MEMORY_GIB)
     exe = build(prefix, build_dir, "p2p_largecount")
     r = run_job(exe, [], ranks, mpi, timeout=600)
     assert r.returncode == 0 and "p2p_largecount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# The collectives' large-count forms (abi/coll_large.c): 2^31 + 4099 one-byte elements
+# through Bcast_c and Ibcast_c, Allreduce_c (MPI_SUM, exact), Gather_c (the root's block in
+# place) and Reduce_scatter_block_c (MPI_BAND, in place), across two sites, with one rank
+# per site and with a site of two. Each case names the memory its ranks hold together (2 GiB
+# per buffer); about 15 to 50 s each on 2 cores.
+@pytest.mark.large_memory
+@pytest.mark.parametrize("mode,mpi,ranks,gib", [
+    ("bcast", "openmpi", "1,1", 5), ("bcast", "mpich", "2,1", 7),
+    ("allreduce", "openmpi", "1,1", 6), ("allreduce", "mpich", "1,1", 6),
+    ("gather", "openmpi", "2,1", 11), ("gather", "mpich", "1,1", 7),
+    ("redscat", "mpich", "1,1", 9)],
+    ids=lambda v: str(v) if not isinstance(v, int) else f"{v}GiB")
+def test_collectives_of_more_than_2_31_elements(prefix, build_dir, mode, mpi, ranks, gib):
+    _need_memory(gib)
+    exe = build(prefix, build_dir, "coll_bigcount")
+    r = run_job(exe, [mode], ranks, mpi, timeout=600)
+    assert r.returncode == 0 and "coll_bigcount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]

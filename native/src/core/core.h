@@ -403,7 +403,8 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 /* collective internals (coll.c): cross-site messages on the collective context, and
  * waiting on a vendor request of a site-local phase while serving the gateway channel */
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
-       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE };
+       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE,
+       TAG_LARGE /* the large-count (_c) collectives' messages (abi/coll_large.c) */ };
 int ism_vwait(int rc, const ism_vh *reqp);
 int ism_wait_free(ism_req *r);
 int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);
