@@ -8,6 +8,8 @@
  *              also with MPI_BAND)
  *   gather     MPI_Gather_c to rank 0, the root's block in place (size buffers at the
  *              root, one elsewhere)
+ *   scatter    MPI_Scatter_c from the last rank, which keeps its own block through a message
+ *              to itself (size buffers at the root, one elsewhere)
  *   redscat    MPI_Reduce_scatter_block_c in place with MPI_BAND (size buffers per rank)
  * The optional second argument is the excess over 2^31 (default 4099, so the count is not
  * a multiple of any piece or chunk). Before the large call, each mode makes the same call
@@ -148,6 +150,22 @@ static void gather(MPI_Count n, int rank, int size)
     free(b);
 }
 
+/* the root keeps its own block too (not in place): a message to itself */
+static void scatter(MPI_Count n, int rank, int size)
+{
+    int root = size - 1;
+    unsigned char *all = rank == root ? room(n * size) : NULL, *b = room(n);
+    for (int r = 0; rank == root && r < size; r++)
+        fill(all + n * r, n, 0, 50 + r);
+    memset(b, 0, (size_t)n);
+    CHECK_RC(MPI_Scatter_c(all, n, MPI_UINT8_T, b, n, MPI_UINT8_T, root, MPI_COMM_WORLD),
+             "Scatter_c");
+    MPI_Count bad = first_wrong(b, n, 0, 50 + rank);
+    CHECK(bad < 0, "Scatter_c: byte %lld of rank %d's block is wrong", (long long)bad, rank);
+    free(all);
+    free(b);
+}
+
 static void redscat(MPI_Count n, int rank, int size)
 {
     unsigned char *b = room(n * size);
@@ -183,10 +201,12 @@ int main(int argc, char **argv)
         allreduce(n, rank, size);
     else if (!strcmp(mode, "gather"))
         gather(n, rank, size);
+    else if (!strcmp(mode, "scatter"))
+        scatter(n, rank, size);
     else if (!strcmp(mode, "redscat"))
         redscat(n, rank, size);
     else
-        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, redscat)", mode);
+        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, scatter, redscat)", mode);
 #else
     if (rank == 0)
         printf("coll_bigcount: skipped: the library implements MPI %d.%d, _c forms are MPI 4.0\n",
