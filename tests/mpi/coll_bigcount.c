@@ -9,7 +9,8 @@
  *   gather     MPI_Gather_c to rank 0, the root's block in place (size buffers at the
  *              root, one elsewhere)
  *   scatter    MPI_Scatter_c from the last rank, which keeps its own block through a message
- *              to itself (size buffers at the root, one elsewhere)
+ *              to itself (size buffers at the root, one elsewhere), then a persistent
+ *              MPI_Bcast_init_c from it
  *   redscat    MPI_Reduce_scatter_block_c in place with MPI_BAND (size buffers per rank)
  * The optional second argument is the excess over 2^31 (default 4099, so the count is not
  * a multiple of any piece or chunk). Before the large call, each mode makes the same call
@@ -163,6 +164,18 @@ static void scatter(MPI_Count n, int rank, int size)
     MPI_Count bad = first_wrong(b, n, 0, 50 + rank);
     CHECK(bad < 0, "Scatter_c: byte %lld of rank %d's block is wrong", (long long)bad, rank);
     free(all);
+    /* then a persistent broadcast of the same size (a coroutine running Bcast_c) */
+    MPI_Request rq;
+    CHECK_RC(MPI_Bcast_init_c(b, n, MPI_UINT8_T, root, MPI_COMM_WORLD, MPI_INFO_NULL, &rq),
+             "Bcast_init_c");
+    memset(b, 0, (size_t)n);
+    if (rank == root)
+        fill(b, n, 0, 60);
+    CHECK_RC(MPI_Start(&rq), "Start (Bcast_init_c)");
+    CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), "Wait (Bcast_init_c)");
+    bad = first_wrong(b, n, 0, 60);
+    CHECK(bad < 0, "Bcast_init_c: byte %lld is wrong", (long long)bad);
+    MPI_Request_free(&rq);
     free(b);
 }
 
