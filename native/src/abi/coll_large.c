@@ -156,8 +156,10 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
             const void *sb = at(src, (int64_t)r * recvcount + off, d);
             if (in_place && r == 0 && c->rank == 0)
                 sb = MPI_IN_PLACE;
-            rc = PMPI_Reduce(sb, c->rank == r ? at(recvbuf, off, d) : recvbuf, n, datatype, op,
-                             r, comm);
+            /* a non-root's receive buffer means nothing: NULL, so no vendor sees it
+             * aliased with the send piece */
+            rc = PMPI_Reduce(sb, c->rank == r ? at(recvbuf, off, d) : NULL, n, datatype, op, r,
+                             comm);
         }
     return rc;
 }
