@@ -288,16 +288,77 @@ def _mem_available_gib():
     return 0.0
 
 
+def _need_memory(gib):
+    """Skip (fail under ISTHMUS_REQUIRE_NATIVE) unless gib GiB of memory are free."""
+    have = _mem_available_gib()
+    if have < gib:
+        msg = f"needs {gib} GiB of free memory, {have:.1f} GiB available"
+        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
 @pytest.mark.large_memory
 @pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "1,1"), ("mpich", "2")],
                          ids=["openmpi-2sites", "mpich-2sites", "mpich-1site"])
 def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
-    have = _mem_available_gib()
-    if have < LARGE_MEMORY_GIB:
-        msg = f"needs {LARGE_MEMORY_GIB} GiB of free memory, {have:.1f} GiB available"
-        if os.environ.get("ISTHMUS_REQUIRE_NATIVE"):
-            pytest.fail(msg)
-        pytest.skip(msg)
+    _need_memory(LARGE_MEMORY_GIB)
     exe = build(prefix, build_dir, "p2p_largecount")
     r = run_job(exe, [], ranks, mpi, timeout=600)
     assert r.returncode == 0 and "p2p_largecount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# The collectives' large-count forms (abi/coll_large.c): 2^31 + 4099 one-byte elements
+# through Bcast_c and Ibcast_c, Allreduce_c (MPI_SUM, exact), Gather_c (the root's block in
+# place), Scatter_c (the root's block to itself) then Bcast_init_c, and
+# Reduce_scatter_block_c (MPI_BAND, in place), across two sites, with one rank per site and
+# with a site of two. Each case names the memory its ranks hold together (2 GiB per
+# buffer); 13 to 75 s each on 2 cores, up to about 105 s while other builds run.
+@pytest.mark.large_memory
+@pytest.mark.parametrize("mode,mpi,ranks,gib", [
+    ("bcast", "openmpi", "1,1", 5), ("bcast", "mpich", "2,1", 7),
+    ("allreduce", "openmpi", "1,1", 6), ("allreduce", "mpich", "1,1", 6),
+    ("gather", "openmpi", "2,1", 11), ("gather", "mpich", "1,1", 7),
+    ("scatter", "mpich", "1,1", 9), ("redscat", "mpich", "1,1", 9)],
+    ids=lambda v: str(v) if not isinstance(v, int) else f"{v}GiB")
+def test_collectives_of_more_than_2_31_elements(prefix, build_dir, mode, mpi, ranks, gib):
+    _need_memory(gib)
+    exe = build(prefix, build_dir, "coll_bigcount")
+    r = run_job(exe, [mode], ranks, mpi, timeout=600)
+    assert r.returncode == 0 and "coll_bigcount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# The buffered, persistent and matched-probe forms beyond INT_MAX (p2p_bigmodes.c): Bsend_c
+# from a 2 GiB attached buffer to Mprobe/Mrecv_c, and Send_init_c to Recv_init_c; rank 0
+# holds 4 GiB, rank 1 2 GiB. About 60 s across sites, 50 s within one on 2 cores.
+@pytest.mark.large_memory
+@pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "2")],
+                         ids=["openmpi-2sites", "mpich-1site"])
+def test_buffered_persistent_and_matched_of_more_than_2_31_elements(prefix, build_dir, mpi,
+                                                                     ranks):
+    _need_memory(7)
+    exe = build(prefix, build_dir, "p2p_bigmodes")
+    r = run_job(exe, [], ranks, mpi, timeout=600)
+    assert r.returncode == 0 and "p2p_bigmodes: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# What stays refused beyond INT_MAX, refused alike on every rank with MPI_ERR_COUNT and no
+# hang (largecount_limits.c), and the reason the message gives for each kind.
+def test_large_count_refusals_are_count_errors(prefix, build_dir):
+    exe = build(prefix, build_dir, "largecount_limits")
+    r = run_job(exe, [], "2,1", "openmpi")
+    assert r.returncode == 0 and "largecount_limits: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+@pytest.mark.parametrize("call,why", [
+    ("type", "MPI_Type_contiguous_c: count 1099511627776 does not fit an int: isthmus keeps a "
+             "datatype's size and extent in an int, so a type holds less than 2 GiB"),
+    ("alltoall", "MPI_Alltoall_c: MPI_IN_PLACE with a count beyond INT_MAX (1099511627776) is "
+                 "not supported; pass a separate send buffer"),
+    ("gatherv", "MPI_Gatherv_c: count 1099511627776 does not fit an int: counts beyond INT_MAX "
+                "are not supported by this function yet")])
+def test_large_count_refusal_says_why(prefix, build_dir, call, why):
+    exe = build(prefix, build_dir, "largecount_limits")
+    r = run_job(exe, [call], "1,1", "mpich")
+    assert r.returncode != 0
+    assert f"site B rank 1: {why}" in r.stderr and "(MPI_ERR_COUNT)" in r.stderr, r.stderr[-3000:]

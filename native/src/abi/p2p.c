@@ -359,22 +359,30 @@ ISM_PMPI(Sendrecv_replace)
 
 static int fits_int(MPI_Count n) { return n >= INT_MIN && n <= INT_MAX; }
 
+/* What the argument checks see of a count that may not fit an int: its sign, so a count
+ * below INT_MIN is refused as negative rather than wrapped. */
+static int check_count(MPI_Count n) { return n < 0 ? -1 : fits_int(n) ? (int)n : 0; }
+
 static int large_send(const char *fn, const void *buf, MPI_Count count, MPI_Datatype datatype,
                       int dest, int tag, MPI_Comm comm, int mode, MPI_Request *request)
 {
     ism_comm *c;
     ism_dt *d;
     ism_req *r = NULL;
-    int rc = send_args(fn, comm, datatype, 0, dest, tag, &c, &d);
+    int rc = send_args(fn, comm, datatype, check_count(count), dest, tag, &c, &d);
     if (rc)
         return rc;
-    rc = ism_isend(buf, count, d, dest, tag, c, c->ctx, mode, &r);
+    rc = mode == ISM_MODE_BUF ? ism_bsend(buf, count, d, dest, tag, c, &r)
+                              : ism_isend(buf, count, d, dest, tag, c, c->ctx, mode, &r);
     if (!rc && !request) {
         rc = ism_req_wait(r, NULL);
         ism_req_free(r);
     }
     if (rc)
-        return ism_abi_error(c, rc, fn, "sending %lld elements to rank %d failed",
+        return ism_abi_error(c, rc, fn,
+                             rc == MPI_ERR_BUFFER ? "attached buffer too small for %lld elements "
+                                                    "to rank %d"
+                                                  : "sending %lld elements to rank %d failed",
                              (long long)count, dest);
     if (request) {
         r->comm = c;
@@ -391,7 +399,7 @@ static int large_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype d
     ism_dt *d;
     ism_req *r = NULL;
     ism_status st;
-    int rc = recv_args(fn, comm, datatype, 0, source, tag, &c, &d);
+    int rc = recv_args(fn, comm, datatype, check_count(count), source, tag, &c, &d);
     if (rc)
         return rc;
     rc = ism_irecv(buf, count, d, source, tag, c, c->ctx, &r);
@@ -436,9 +444,11 @@ static int large_recv(const char *fn, void *buf, MPI_Count count, MPI_Datatype d
 SEND_C(Send, ISM_MODE_STD)
 SEND_C(Ssend, ISM_MODE_SYNC)
 SEND_C(Rsend, ISM_MODE_READY)
+SEND_C(Bsend, ISM_MODE_BUF)
 ISEND_C(Isend, ISM_MODE_STD)
 ISEND_C(Issend, ISM_MODE_SYNC)
 ISEND_C(Irsend, ISM_MODE_READY)
+ISEND_C(Ibsend, ISM_MODE_BUF)
 
 int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                 MPI_Comm comm, MPI_Status *status)
@@ -615,13 +625,13 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 ISM_PMPI(Test_cancelled)
 
 /* Persistent requests: the template is kept, each MPI_Start issues a fresh inner one. */
-static int persist(const char *fn, int op, const void *buf, int count, MPI_Datatype dt, int peer,
-                   int tag, MPI_Comm comm, MPI_Request *request)
+static int persist(const char *fn, int op, const void *buf, MPI_Count count, MPI_Datatype dt,
+                   int peer, int tag, MPI_Comm comm, MPI_Request *request)
 {
     ism_comm *c;
     ism_dt *d;
-    int rc = op == 5 ? recv_args(fn, comm, dt, count, peer, tag, &c, &d)
-                     : send_args(fn, comm, dt, count, peer, tag, &c, &d);
+    int rc = op == 5 ? recv_args(fn, comm, dt, check_count(count), peer, tag, &c, &d)
+                     : send_args(fn, comm, dt, check_count(count), peer, tag, &c, &d);
     if (rc)
         return rc;
     ism_req *r = ism_req_alloc(ISM_RQ_PERSIST);
@@ -658,6 +668,28 @@ int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int 
     return persist("MPI_Recv_init", 5, buf, count, datatype, source, tag, comm, request);
 }
 ISM_PMPI(Recv_init)
+
+/* the large-count forms: the template keeps a 64-bit count, which MPI_Start hands to the
+ * core's 64-bit send and receive */
+#define PERSIST_SEND_C(NAME, OP)                                                                   \
+    int PMPI_##NAME##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
+                        int tag, MPI_Comm comm, MPI_Request *request)                              \
+    {                                                                                              \
+        return persist("MPI_" #NAME "_c", OP, buf, count, datatype, dest, tag, comm, request);     \
+    }                                                                                              \
+    ISM_PMPI(NAME##_c)
+
+PERSIST_SEND_C(Send_init, 1)
+PERSIST_SEND_C(Ssend_init, 2)
+PERSIST_SEND_C(Rsend_init, 3)
+PERSIST_SEND_C(Bsend_init, 4)
+
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    return persist("MPI_Recv_init_c", 5, buf, count, datatype, source, tag, comm, request);
+}
+ISM_PMPI(Recv_init_c)
 
 int PMPI_Start(MPI_Request *request)
 {
@@ -744,37 +776,52 @@ int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_St
 }
 ISM_PMPI(Mprobe)
 
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request)
+static int imrecv(const char *fn, void *buf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Message *message, MPI_Request *request)
 {
-    ISM_CHECK_INIT("MPI_Imrecv");
+    ISM_CHECK_INIT(fn);
     ism_dt *d = ism_abi_dt(datatype);
-    if (!d || count < 0)
-        return ism_abi_error(NULL, !d ? MPI_ERR_TYPE : MPI_ERR_COUNT, "MPI_Imrecv",
-                             "invalid datatype or count");
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(datatype));
+    if (count < 0)
+        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %lld is negative",
+                             (long long)count);
     ism_req *r;
     if (*message == MPI_MESSAGE_NO_PROC) {
         r = ism_req_alloc(ISM_RQ_DONE);
         if (!r)
-            return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Imrecv", "no memory");
+            return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory");
         r->done = 1;
         r->st.source = MPI_PROC_NULL;
         r->st.tag = MPI_ANY_TAG;
     } else {
         ism_msg *m = msg_of(*message);
         if (!m)
-            return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Imrecv", "invalid message handle");
+            return ism_abi_error(NULL, MPI_ERR_REQUEST, fn, "invalid message handle");
         ism_comm *c = m->comm;
         int rc = ism_imrecv(buf, count, d, m, &r);
         if (rc)
-            return ism_abi_error(c, rc, "MPI_Imrecv", "receiving the probed message failed");
+            return ism_abi_error(c, rc, fn, "receiving the probed message failed");
         r->comm = c;
     }
     *message = MPI_MESSAGE_NULL;
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
+
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    return imrecv("MPI_Imrecv", buf, count, datatype, message, request);
+}
 ISM_PMPI(Imrecv)
+
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    return imrecv("MPI_Imrecv_c", buf, count, datatype, message, request);
+}
+ISM_PMPI(Imrecv_c)
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Status *status)
@@ -784,3 +831,12 @@ int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
     return rc ? rc : PMPI_Wait(&r, status);
 }
 ISM_PMPI(Mrecv)
+
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    MPI_Request r;
+    int rc = PMPI_Imrecv_c(buf, count, datatype, message, &r);
+    return rc ? rc : PMPI_Wait(&r, status);
+}
+ISM_PMPI(Mrecv_c)

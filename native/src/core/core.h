@@ -209,7 +209,7 @@ typedef struct ism_req {
     int p_op; /* 1 send 2 ssend 3 rsend 4 bsend 5 recv; 6 a collective (abi/coll_persist.c,
                  tmp = its template) */
     const void *p_buf;
-    int p_count;
+    int64_t p_count; /* the _init_c forms take counts beyond INT_MAX */
     ism_dt *p_dt;
     int p_peer, p_tag;
     struct ism_greq *greq; /* generalized requests: the program's callbacks (abi/greq.c) */
@@ -371,7 +371,7 @@ int ism_probe(int src, int tag, ism_comm *c, ism_status *st);
 void ism_handle_frame(const ism_frame_hdr *h, const void *payload);
 int ism_cancel(ism_req *r);
 int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_status *st);
-int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *msg, ism_req **out);
+int ism_imrecv(void *buf, int64_t count, ism_dt *dt, ism_msg *msg, ism_req **out);
 typedef struct ism_bbuf ism_bbuf;
 ism_bbuf *ism_bbuf_process(void);
 int ism_bbuf_attach(ism_bbuf **slot, void *buf, size_t size, int automatic);
@@ -379,7 +379,8 @@ int ism_bbuf_detach(ism_bbuf *b, void **buf, size_t *size, int *automatic);
 int ism_bbuf_flush(ism_bbuf *b);
 int ism_buffer_attach(void *buf, size_t size);
 int ism_buffer_detach(void *bufp, size_t *size);
-int ism_bsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c, ism_req **out);
+int ism_bsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c,
+              ism_req **out);
 int ism_bsend_pending(void);
 
 /* request.c */
@@ -403,7 +404,8 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
 /* collective internals (coll.c): cross-site messages on the collective context, and
  * waiting on a vendor request of a site-local phase while serving the gateway channel */
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
-       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE };
+       TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE,
+       TAG_LARGE /* the large-count (_c) collectives' messages (abi/coll_large.c) */ };
 int ism_vwait(int rc, const ism_vh *reqp);
 int ism_wait_free(ism_req *r);
 int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);

@@ -853,7 +853,7 @@ int ism_improbe(int src, int tag, ism_comm *c, int *flag, ism_msg **msg, ism_sta
     return 0;
 }
 
-int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
+int ism_imrecv(void *buf, int64_t count, ism_dt *dt, ism_msg *m, ism_req **out)
 {
     ism_comm *c = m->comm;
     int rc = 0;
@@ -862,7 +862,11 @@ int ism_imrecv(void *buf, int count, ism_dt *dt, ism_msg *m, ism_req **out)
         if (!r)
             return ISM_ERR_NO_MEM;
         r->comm = c;
-        rc = ism.be->imrecv(buf, count, dt->v, &m->vmsg, &r->vreq);
+        vcount v;
+        if (!(rc = vcount_make(count, dt, &v))) {
+            rc = ism.be->imrecv(buf, v.n, v.t, &m->vmsg, &r->vreq);
+            vcount_done(&v);
+        }
         if (rc) {
             ism_req_free(r);
             return rc;

@@ -1,0 +1,82 @@
+/*
+ * largecount_limits: what isthmus refuses of the large-count (_c) forms, and how. Under
+ * MPI_ERRORS_RETURN every rank checks that each of these gives MPI_ERR_COUNT without
+ * touching a buffer (all NULL) or hanging its peers:
+ *   - a count below INT_MIN (negative, not wrapped into an int) in Send_c, Isend_c,
+ *     Recv_c, Bsend_c, Send_init_c and Bcast_c;
+ *   - Type_contiguous_c and Type_vector_c beyond INT_MAX (a datatype holds < 2 GiB);
+ *   - Alltoall_c in place beyond INT_MAX;
+ *   - Gatherv_c with a count beyond INT_MAX (the v/w forms stop at INT_MAX).
+ * With an argument (type, alltoall, gatherv), the last rank then makes that call again
+ * under MPI_ERRORS_ARE_FATAL, so the caller can read the message isthmus aborts with.
+ */
+#include "check.h"
+#include <limits.h>
+#include <string.h>
+
+#if MPI_VERSION >= 4
+#define EXPECT_COUNT_ERR(call, what)                                                               \
+    do {                                                                                           \
+        int rc_ = (call), cls_ = -1;                                                               \
+        MPI_Error_class(rc_, &cls_);                                                               \
+        CHECK(cls_ == MPI_ERR_COUNT, "%s: error class %d, not MPI_ERR_COUNT", what, cls_);         \
+    } while (0)
+#endif
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+#if MPI_VERSION >= 4
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const MPI_Count huge = (MPI_Count)1 << 40, below = (MPI_Count)INT_MIN - 5;
+    const int peer = (rank + 1) % size;
+    MPI_Request rq = MPI_REQUEST_NULL;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    EXPECT_COUNT_ERR(MPI_Send_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD), "Send_c");
+    EXPECT_COUNT_ERR(MPI_Isend_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq), "Isend_c");
+    EXPECT_COUNT_ERR(MPI_Recv_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE), "Recv_c");
+    EXPECT_COUNT_ERR(MPI_Bsend_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD), "Bsend_c");
+    EXPECT_COUNT_ERR(MPI_Send_init_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq),
+                     "Send_init_c");
+    EXPECT_COUNT_ERR(MPI_Bcast_c(NULL, below, MPI_BYTE, 0, MPI_COMM_WORLD), "Bcast_c");
+    EXPECT_COUNT_ERR(MPI_Type_contiguous_c(huge, MPI_BYTE, &t), "Type_contiguous_c");
+    EXPECT_COUNT_ERR(MPI_Type_vector_c(huge, 1, 2, MPI_BYTE, &t), "Type_vector_c");
+    EXPECT_COUNT_ERR(MPI_Alltoall_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, NULL, huge, MPI_BYTE,
+                                    MPI_COMM_WORLD), "Alltoall_c in place");
+    MPI_Count counts[64];
+    MPI_Aint displs[64] = {0};
+    for (int i = 0; i < 64; i++)
+        counts[i] = huge;
+    if (size <= 64)
+        EXPECT_COUNT_ERR(MPI_Gatherv_c(NULL, huge, MPI_BYTE, NULL, counts, displs, MPI_BYTE, 0,
+                                       MPI_COMM_WORLD), "Gatherv_c");
+    CHECK(rq == MPI_REQUEST_NULL && t == MPI_DATATYPE_NULL, "a refused call made a handle");
+    /* every rank still talks to every other: nothing above left a message behind */
+    int sum = 0, one = 1;
+    CHECK_RC(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), "Allreduce");
+    CHECK(sum == size, "Allreduce after the refusals gave %d", sum);
+    if (argc > 1 && rank == size - 1) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        if (!strcmp(argv[1], "type"))
+            MPI_Type_contiguous_c(huge, MPI_BYTE, &t);
+        else if (!strcmp(argv[1], "alltoall"))
+            MPI_Alltoall_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, NULL, huge, MPI_BYTE,
+                           MPI_COMM_WORLD);
+        else if (!strcmp(argv[1], "gatherv"))
+            MPI_Gatherv_c(NULL, huge, MPI_BYTE, NULL, counts, displs, MPI_BYTE, 0,
+                          MPI_COMM_WORLD);
+        CHECK(0, "%s: the fatal call returned", argv[1]);
+    }
+#else
+    if (rank == 0)
+        printf("largecount_limits: skipped: the library implements MPI %d.%d\n", MPI_VERSION,
+               MPI_SUBVERSION);
+#endif
+    int rc = check_finish("largecount_limits");
+    MPI_Finalize();
+    return rc;
+}
