@@ -313,13 +313,21 @@ def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
 # place), Scatter_c (the root's block to itself) then Bcast_init_c, and
 # Reduce_scatter_block_c (MPI_BAND, in place), across two sites, with one rank per site and
 # with a site of two. Each case names the memory its ranks hold together (2 GiB per
-# buffer); 13 to 75 s each on 2 cores, up to about 105 s while other builds run.
+# buffer); 13 to 75 s each on 2 cores, up to about 105 s while other builds run. Each
+# collective runs once, the vendors alternating (the vendor sees only int-count pieces
+# and core messages, the same for both), to keep the suite's time: the other
+# combinations (bcast on MPICH 2+1, allreduce on Open MPI, gather on Open MPI 2+1, 11
+# GiB) passed when this was written and run with `-m large_memory` and ALL_LARGE=1.
+_BIG_COLL = [("bcast", "openmpi", "1,1", 5), ("allreduce", "mpich", "1,1", 6),
+             ("gather", "mpich", "1,1", 7), ("scatter", "mpich", "1,1", 9),
+             ("redscat", "openmpi", "1,1", 9)]
+if os.environ.get("ALL_LARGE"):
+    _BIG_COLL += [("bcast", "mpich", "2,1", 7), ("allreduce", "openmpi", "1,1", 6),
+                  ("gather", "openmpi", "2,1", 11), ("redscat", "mpich", "1,1", 9)]
+
+
 @pytest.mark.large_memory
-@pytest.mark.parametrize("mode,mpi,ranks,gib", [
-    ("bcast", "openmpi", "1,1", 5), ("bcast", "mpich", "2,1", 7),
-    ("allreduce", "openmpi", "1,1", 6), ("allreduce", "mpich", "1,1", 6),
-    ("gather", "openmpi", "2,1", 11), ("gather", "mpich", "1,1", 7),
-    ("scatter", "mpich", "1,1", 9), ("redscat", "mpich", "1,1", 9)],
+@pytest.mark.parametrize("mode,mpi,ranks,gib", _BIG_COLL,
     ids=lambda v: str(v) if not isinstance(v, int) else f"{v}GiB")
 def test_collectives_of_more_than_2_31_elements(prefix, build_dir, mode, mpi, ranks, gib):
     _need_memory(gib)
@@ -332,8 +340,9 @@ def test_collectives_of_more_than_2_31_elements(prefix, build_dir, mode, mpi, ra
 # from a 2 GiB attached buffer to Mprobe/Mrecv_c, and Send_init_c to Recv_init_c; rank 0
 # holds 4 GiB, rank 1 2 GiB. About 60 s across sites, 50 s within one on 2 cores.
 @pytest.mark.large_memory
-@pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "2")],
-                         ids=["openmpi-2sites", "mpich-1site"])
+@pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1")] + ([("mpich", "2")]
+                                                                if os.environ.get("ALL_LARGE")
+                                                                else []))
 def test_buffered_persistent_and_matched_of_more_than_2_31_elements(prefix, build_dir, mpi,
                                                                      ranks):
     _need_memory(7)
