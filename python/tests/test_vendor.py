@@ -74,22 +74,35 @@ def test_missing_backend_message(fake_prefix, bindir):
         vendor.resolve("mpich", fake_prefix, bindir("mpiexec.mpich"))
 
 
-def test_openmpi_command():
+def test_openmpi_command(monkeypatch):
+    monkeypatch.delenv("OMPI_MCA_op", raising=False)
     argv = vendor.build_command("openmpi", 3, 2, "./ring", ["-v", "x y"], "/p/bin/isthmus-gateway")
     assert argv == [
         "mpirun.openmpi", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1",
-        "-np", "3", "./ring", "-v", "x y", ":", "-np", "2", "/p/bin/isthmus-gateway",
+        "--mca", "op", "^avx", "-np", "3", "./ring", "-v", "x y", ":", "-np", "2", "/p/bin/isthmus-gateway",
     ]
 
 
-def test_openmpi_command_exports_and_extra_args():
+def test_openmpi_command_exports_and_extra_args(monkeypatch):
+    monkeypatch.delenv("OMPI_MCA_op", raising=False)
     argv = vendor.build_command(
         "openmpi", 1, 1, "./ring", [], "/gw", export_names=["ISTHMUS_JOB"], extra_args=["--bind-to", "none"]
     )
     assert argv == [
-        "mpirun.openmpi", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1", "--bind-to", "none",
+        "mpirun.openmpi", "--oversubscribe", "--mca", "mpi_yield_when_idle", "1", "--mca", "op",
+        "^avx", "--bind-to", "none",
         "-x", "ISTHMUS_JOB", "-np", "1", "./ring", ":", "-x", "ISTHMUS_JOB", "-np", "1", "/gw",
     ]
+
+
+def test_openmpi_op_components_left_to_a_user_who_chose_them(monkeypatch):
+    """op/avx is turned off (its saturating 8/16-bit sums) unless the user set the op
+    components, in the environment or among the site's mpirun arguments."""
+    monkeypatch.setenv("OMPI_MCA_op", "avx")
+    assert "^avx" not in vendor.build_command("openmpi", 1, 1, "./a", [], "/gw")
+    monkeypatch.delenv("OMPI_MCA_op")
+    argv = vendor.build_command("openmpi", 1, 1, "./a", [], "/gw", extra_args=["--mca", "op", "avx"])
+    assert argv.count("op") == 1 and "^avx" not in argv
 
 
 def test_mpich_command():

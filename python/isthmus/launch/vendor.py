@@ -133,6 +133,7 @@ def build_command(
             LAUNCHER[vendor],
             "--oversubscribe",
             "--mca", "mpi_yield_when_idle", "1",
+            *_op_avx_off(extra_args),
             *(["--tag-output"] if tag_output else []),
             *(["--hostfile", pl.hostfile] if pl.hostfile else []),
             *extra_args,
@@ -158,6 +159,20 @@ def build_command(
             "-np", str(gateways), gateway_path,
         ]  # fmt: skip
     raise ValueError(f"unknown vendor {vendor!r}")
+
+
+def _op_avx_off(extra_args: Sequence[str]) -> list[str]:
+    """Open MPI's op/avx component (4.1) sums 8- and 16-bit integers with saturating vector
+    adds: 200 + 100 in MPI_UINT8_T gives 255, not 44 (open-mpi/ompi#8045; seen with Debian
+    12's 4.1.4 on AVX2/AVX-512 CPUs, tests/mpi/coll_small_int_wrap.c). isthmus reproduces
+    the site's reductions, so a site runs with the component off unless the user chose
+    the op components (OMPI_MCA_op, or --mca op among the site's mpirun arguments)."""
+    if os.environ.get("OMPI_MCA_op") is not None:
+        return []
+    if any(a == "op" and i > 0 and extra_args[i - 1] in ("--mca", "-mca")
+           for i, a in enumerate(extra_args)):
+        return []
+    return ["--mca", "op", "^avx"]
 
 
 def export_names(env: Mapping[str, str]) -> list[str]:
