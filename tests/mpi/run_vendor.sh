@@ -93,6 +93,11 @@ vendor_quirks() {
             # isthmus does the compare-and-swap itself (backend_vendor.c).
             envs=(OMPI_MCA_osc=^rdma)
             note=" [workaround: OMPI_MCA_osc=^rdma]" ;;
+        openmpi:coll_small_int_wrap)
+            # Open MPI 4.1.4 op/avx: saturating 8/16-bit sums (ompi#8045);
+            # isthmus starts its Open MPI sites with the component off too.
+            envs=(OMPI_MCA_op=^avx)
+            note=" [workaround: OMPI_MCA_op=^avx]" ;;
         mpich:coll_basic)
             # MPICH 4.0.2 ch4: MPI_Reduce with MPI_IN_PLACE at a root other
             # than 0 (count >= ~1000) segfaults in the device ("composition")
