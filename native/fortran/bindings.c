@@ -10734,6 +10734,22 @@ void ism_f08_File_write_shared_c(const MPI_Fint *fh, CFI_cdesc_t *buf, const MPI
         *ierror = rc;
 }
 
+void pmpi_abi_get_fortran_info_(MPI_Fint *info, MPI_Fint *ierror);
+void pmpi_abi_get_fortran_info_(MPI_Fint *info, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Info c_info = MPI_INFO_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Abi_get_fortran_info(&c_info);
+    *info = ism_abi_f_hold(PMPI_Info_c2f(c_info));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_abi_get_fortran_info_, pmpi_abi_get_fortran_info_)
+
+ISM_F_ALIAS(pmpi_abi_get_fortran_info_f08_, pmpi_abi_get_fortran_info_)
+ISM_F_WEAK(mpi_abi_get_fortran_info_f08_, pmpi_abi_get_fortran_info_)
+
 void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror);
 void pmpi_abi_get_info_(MPI_Fint *info, MPI_Fint *ierror)
 {

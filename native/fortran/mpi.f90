@@ -2280,6 +2280,12 @@ MODULE mpi
       INTEGER, INTENT(IN) :: fh
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_File_sync
+    SUBROUTINE MPI_Abi_get_fortran_info(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(OUT) :: info
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_fortran_info
     SUBROUTINE MPI_Abi_get_info(info, ierror)
       IMPORT
       IMPLICIT NONE

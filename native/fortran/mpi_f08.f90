@@ -6940,6 +6940,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_File_write_shared_c_f08ts
   END INTERFACE MPI_File_write_shared
+  INTERFACE MPI_Abi_get_fortran_info
+    SUBROUTINE MPI_Abi_get_fortran_info_f08(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Abi_get_fortran_info_f08
+  END INTERFACE MPI_Abi_get_fortran_info
   INTERFACE MPI_Abi_get_info
     SUBROUTINE MPI_Abi_get_info_f08(info, ierror)
       IMPORT
@@ -13518,6 +13526,14 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_File_write_shared_c_f08ts
   END INTERFACE PMPI_File_write_shared
+  INTERFACE PMPI_Abi_get_fortran_info
+    SUBROUTINE PMPI_Abi_get_fortran_info_f08(info, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Abi_get_fortran_info_f08
+  END INTERFACE PMPI_Abi_get_fortran_info
   INTERFACE PMPI_Abi_get_info
     SUBROUTINE PMPI_Abi_get_info_f08(info, ierror)
       IMPORT

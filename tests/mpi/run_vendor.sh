@@ -98,6 +98,12 @@ vendor_quirks() {
             # isthmus starts its Open MPI sites with the component off too.
             envs=(OMPI_MCA_op=^avx)
             note=" [workaround: OMPI_MCA_op=^avx]" ;;
+        openmpi:rma_zero_count)
+            # Open MPI 4.1.4 osc/rdma: MPI_Win_create over MPI_COMM_SELF fails
+            # with MPI_ERR_WIN; osc/pt2pt creates it.  isthmus makes no vendor
+            # window over one process (core/rma.c, ism_rma_self).
+            envs=(OMPI_MCA_osc=^rdma)
+            note=" [workaround: OMPI_MCA_osc=^rdma]" ;;
         mpich:coll_basic)
             # MPICH 4.0.2 ch4: MPI_Reduce with MPI_IN_PLACE at a root other
             # than 0 (count >= ~1000) segfaults in the device ("composition")

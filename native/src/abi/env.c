@@ -280,7 +280,7 @@ int PMPI_Get_version(int *version, int *subversion)
 ISM_PMPI(Get_version)
 
 /* MPI 5.0 §20.3: the ABI this library implements; callable before MPI_Init, like
- * MPI_Get_version. The Fortran queries belong with the Fortran bindings. */
+ * MPI_Get_version. The Fortran ABI's queries follow MPI_Abi_get_info. */
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
     *abi_major = MPI_ABI_VERSION;
@@ -306,6 +306,59 @@ int PMPI_Abi_get_info(MPI_Info *info)
     return rc ? ism_abi_error(NULL, rc, "MPI_Abi_get_info", "could not build the info") : 0;
 }
 ISM_PMPI(Abi_get_info)
+
+/* A predefined Fortran datatype's size in bytes as this process's vendor defines it (the
+ * same MPI_Type_size reports), or 0 when the vendor has no such type. */
+static int fortran_size(MPI_Datatype h)
+{
+    ism_dt *d = ism_abi_dt_any(h);
+    return d && d->size > 0 ? d->size : 0;
+}
+
+/* MPI 5.0 §20.3: the Fortran ABI this library was set up for. isthmus's Fortran bindings
+ * pass the program's Fortran data to the vendor as the vendor's Fortran types, so the
+ * sizes and the optional types are the vendor's, known once MPI_Init has loaded it;
+ * before that nothing is known and the answer is MPI_INFO_NULL (which MPI allows). */
+int PMPI_Abi_get_fortran_info(MPI_Info *info)
+{
+    if (!info)
+        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Abi_get_fortran_info", "info is NULL");
+    static const struct {
+        const char *name;
+        MPI_Datatype h;
+        int optional; /* a _supported key; else a _size key */
+    } types[] = {
+        {"logical", MPI_LOGICAL, 0},     {"integer", MPI_INTEGER, 0},
+        {"real", MPI_REAL, 0},           {"double_precision", MPI_DOUBLE_PRECISION, 0},
+        {"logical1", MPI_LOGICAL1, 1},   {"logical2", MPI_LOGICAL2, 1},
+        {"logical4", MPI_LOGICAL4, 1},   {"logical8", MPI_LOGICAL8, 1},
+        {"logical16", MPI_LOGICAL16, 1}, {"integer1", MPI_INTEGER1, 1},
+        {"integer2", MPI_INTEGER2, 1},   {"integer4", MPI_INTEGER4, 1},
+        {"integer8", MPI_INTEGER8, 1},   {"integer16", MPI_INTEGER16, 1},
+        {"real2", MPI_REAL2, 1},         {"real4", MPI_REAL4, 1},
+        {"real8", MPI_REAL8, 1},         {"real16", MPI_REAL16, 1},
+        {"complex4", MPI_COMPLEX4, 1},   {"complex8", MPI_COMPLEX8, 1},
+        {"complex16", MPI_COMPLEX16, 1}, {"complex32", MPI_COMPLEX32, 1},
+        {"double_complex", MPI_DOUBLE_COMPLEX, 1},
+    };
+    *info = MPI_INFO_NULL;
+    /* a vendor built without Fortran has none of the four default types */
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (!types[i].optional && (!ism.initialized || !fortran_size(types[i].h)))
+            return MPI_SUCCESS;
+    int rc = PMPI_Info_create(info);
+    for (size_t i = 0; !rc && i < sizeof types / sizeof *types; i++) {
+        char key[48], v[16];
+        int size = fortran_size(types[i].h);
+        snprintf(key, sizeof key, "mpi_%s_%s", types[i].name,
+                 types[i].optional ? "supported" : "size");
+        snprintf(v, sizeof v, "%d", size);
+        rc = PMPI_Info_set(*info, key, types[i].optional ? (size ? "true" : "false") : v);
+    }
+    return rc ? ism_abi_error(NULL, rc, "MPI_Abi_get_fortran_info", "could not build the info")
+              : MPI_SUCCESS;
+}
+ISM_PMPI(Abi_get_fortran_info)
 
 int PMPI_Get_library_version(char *version, int *resultlen)
 {

@@ -563,6 +563,7 @@ ISM_MT_ENTRY(int, File_write_ordered_begin_c, (MPI_File fh, const void *buf, MPI
 ISM_MT_ENTRY(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status), (fh, buf, status))
 ISM_MT_ENTRY(int, File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status), (fh, buf, count, datatype, status))
 ISM_MT_ENTRY(int, File_write_shared_c, (MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status), (fh, buf, count, datatype, status))
+ISM_MT_ENTRY(int, Abi_get_fortran_info, (MPI_Info *info), (info))
 ISM_MT_ENTRY(int, Abi_get_info, (MPI_Info *info), (info))
 ISM_MT_ENTRY(int, Abi_get_version, (int *abi_major, int *abi_minor), (abi_major, abi_minor))
 ISM_MT_ENTRY(int, F_sync_reg, (void *buf), (buf))

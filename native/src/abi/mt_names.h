@@ -1128,7 +1128,8 @@
 #define ISM_PMPI_Register_datarep _Pragma("weak MPI_Register_datarep = PMPI_Register_datarep")
 #define ISM_PMPI_Register_datarep_c _Pragma("weak MPI_Register_datarep_c = PMPI_Register_datarep_c")
 #define ISM_PMPI_Abi_get_fortran_booleans _Pragma("weak MPI_Abi_get_fortran_booleans = PMPI_Abi_get_fortran_booleans")
-#define ISM_PMPI_Abi_get_fortran_info _Pragma("weak MPI_Abi_get_fortran_info = PMPI_Abi_get_fortran_info")
+#define PMPI_Abi_get_fortran_info ism_mtu_Abi_get_fortran_info
+#define ISM_PMPI_Abi_get_fortran_info
 #define PMPI_Abi_get_info ism_mtu_Abi_get_info
 #define ISM_PMPI_Abi_get_info
 #define PMPI_Abi_get_version ism_mtu_Abi_get_version

@@ -245,13 +245,6 @@ int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *lo
 }
 ISM_PMPI(Abi_get_fortran_booleans)
 
-int PMPI_Abi_get_fortran_info(MPI_Info *info)
-{
-    (void)info;
-    return unsupported("MPI_Abi_get_fortran_info", "MPI-5 ABI queries");
-}
-ISM_PMPI(Abi_get_fortran_info)
-
 int PMPI_Sizeof(void *x, int *size)
 {
     (void)x;

@@ -107,12 +107,10 @@ static int send_data(ism_win *w, int target, int kind, int64_t off, const char *
 {
     size_t piece = piece_bytes(tdt->size);
     int rc = 0;
-    for (size_t at = 0; !rc && (at < bytes || (at == 0 && bytes == 0)); at += piece) {
+    for (size_t at = 0; !rc && at < bytes; at += piece) {
         size_t n = bytes - at < piece ? bytes - at : piece;
         rc = ism_rma_send(w, target, kind, (uint64_t)(off + (int64_t)at),
                           ISM_RMA_B(tdt->abi - ISM_DT_BASE, op, w->fences), data + at, n);
-        if (bytes == 0)
-            break;
     }
     return rc;
 }
@@ -145,6 +143,8 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
     if (tn && (off + lo < 0 || off + (tn - 1) * tdt->extent + hi > w->size))
         return ism_rma_fail(ISM_ERR_RMA_RANGE, "an operation on this rank's own window reaches "
                                                "outside its %lld bytes", (long long)w->size);
+    if (!bytes) /* no element: the op is not applied (MPICH's rejects SUM on MPI_BYTE) */
+        return 0;
     char *packed = malloc(bytes + 1);
     if (!packed)
         return ISM_ERR_NO_MEM;
@@ -285,8 +285,8 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
                              : ism.be->put(o, (int)on, odt->v, l, off, (int)tn, tdt->v, w->vwin));
     size_t bytes = (size_t)on * (size_t)odt->size;
     int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
-    if (rc)
-        return rc;
+    if (rc || !bytes) /* nothing to move: the buffer may be NULL, no frame is due */
+        return rc ? rc : (req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0);
     char *tmp;
     const char *data = origin_bytes(o, on, odt, &tmp);
     if (!data)

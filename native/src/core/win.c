@@ -520,11 +520,29 @@ int ism_win_flush(ism_win *w, int target)
     return rc ? rc : ism_rma_wait(w, &w->acks, want, "MPI_Win_flush_all", -1);
 }
 
+/* A window of another flavor (MPI 4.1 12.2.3): only memory this process can load and store
+ * directly is returned, which is its own (the vendor's window is not shared memory, and a
+ * rank at another site never is); any other rank gets size 0 and NULL, as Open MPI and
+ * MPICH >= 4.2 do. MPI_PROC_NULL names the lowest rank with memory. */
+static void own_memory_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base)
+{
+    if (rank == ISM_PROC_NULL) {
+        rank = 0;
+        while (rank < w->c->size - 1 && w->sizes[rank] == 0)
+            rank++;
+    }
+    int mine = rank == w->c->rank;
+    *size = mine ? w->size : 0;
+    *base = mine ? w->base : NULL;
+    *disp_unit = w->units[rank];
+}
+
 int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base)
 {
-    if (w->flavor != ISM_WIN_FLAVOR_SHARED)
-        return ism_rma_fail(ISM_ERR_RMA_FLAVOR, "MPI_Win_shared_query on a window not made by "
-                                                "MPI_Win_allocate_shared");
+    if (w->flavor != ISM_WIN_FLAVOR_SHARED) {
+        own_memory_query(w, rank, size, disp_unit, base);
+        return 0;
+    }
     int l = rank == ISM_PROC_NULL ? ISM_VSRC_PROC_NULL : w->c->l_of[rank];
     int rc = ism.be->win_shared_query(w->vwin, l, size, base);
     if (!rc && rank == ISM_PROC_NULL) { /* the vendor's choice: the first with memory */

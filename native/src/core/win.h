@@ -94,7 +94,8 @@ typedef struct ism_win {
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
                    ism_win **out);
 int ism_win_free(ism_win *w);
-/* MPI_Win_shared_query: rank ISM_PROC_NULL asks for the first member with memory */
+/* MPI_Win_shared_query: rank ISM_PROC_NULL asks for the first member with memory; on a
+ * window not made by MPI_Win_allocate_shared, only my own memory is returned */
 int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base);
 int ism_win_fence(ism_win *w, int assert_);
 int ism_win_lock(ism_win *w, int type, int target, int assert_);
