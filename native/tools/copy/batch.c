@@ -298,7 +298,7 @@ static void broken(worker *w, icp_item *cur, int ph)
         }
     }
     if (cur && ph == PH_PUT && !cur->counted) { /* in flight, or failed by put_large */
-        if (cur->state == ICP_IT_TODO)
+        if (cur->state == ICP_IT_PENDING)
             icp_item_fail(cur, ICP_IT_FAILED, "%s", why);
         finish(b, cur, ICP_IT_FAILED, cur->sent);
     }
@@ -334,7 +334,7 @@ static void run_phase(worker *w, int ph, int *tries)
     size_t i;
     while ((i = take(b, ph)) != (size_t)-1) {
         icp_item *it = &b->l->v[i];
-        if (it->state != ICP_IT_TODO)
+        if (it->state != ICP_IT_PENDING)
             continue;
         if (connect_worker(w, tries) != 0) { /* connected when there is work, not before */
             if (ph == PH_PUT) {
@@ -357,7 +357,7 @@ static void run_phase(worker *w, int ph, int *tries)
                 rc = put_large(w, it);
         } else {
             rc = drain(w, 0);
-            if (rc == 0 && (rc = send_inline(w, it)) == 0 && it->state == ICP_IT_TODO)
+            if (rc == 0 && (rc = send_inline(w, it)) == 0 && it->state == ICP_IT_PENDING)
                 push(w, i, 0);
         }
         if (rc == 0)
@@ -522,7 +522,7 @@ int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
     uint64_t total = 0;
     size_t nfiles = 0;
     for (size_t i = 0; i < l.n; i++)
-        if (l.v[i].state == ICP_IT_TODO)
+        if (l.v[i].state == ICP_IT_PENDING)
             total += l.v[i].size, nfiles++;
         else if (l.v[i].state == ICP_IT_FAILED)
             atomic_fetch_add(&b.files_failed, 1);
@@ -569,7 +569,7 @@ int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
     double dt = icp_now_s() - t0;
     /* files no connection reached */
     for (size_t i = 0; i < l.n; i++)
-        if (l.v[i].state == ICP_IT_TODO) {
+        if (l.v[i].state == ICP_IT_PENDING) {
             icp_item_fail(&l.v[i], ICP_IT_FAILED, "not copied: %s",
                           b.conn_err[0] ? b.conn_err : "no connection was left");
             finish(&b, &l.v[i], ICP_IT_FAILED, 0);

@@ -18,7 +18,7 @@
 
 #include "proto.h"
 
-enum { ICP_IT_TODO, ICP_IT_OK, ICP_IT_UNCHANGED, ICP_IT_FAILED, ICP_IT_SKIPPED };
+enum { ICP_IT_PENDING, ICP_IT_OK, ICP_IT_UNCHANGED, ICP_IT_FAILED, ICP_IT_SKIPPED };
 
 typedef struct icp_item {
     char *src;            /* the local path */
