@@ -116,11 +116,16 @@ def test_the_library_refuses_a_bad_setting_at_mpi_init_in_one_line(prefix, tmp_p
 
 
 @pytest.mark.native
-def test_the_gateway_refuses_a_bad_setting_in_one_line(prefix):
-    r = subprocess.run([str(prefix.gateway)], env=_env(prefix, ISTHMUS_CHUNK="0"),
+@pytest.mark.parametrize("name,value,line", [
+    ("ISTHMUS_CHUNK", "0", f"ISTHMUS_CHUNK=0: expected {SIZE} from 4k to 1m"),
+    # read by the udp transport, through the same parser since it stopped reading getenv
+    ("ISTHMUS_WAN_PMTUD", "yes", "ISTHMUS_WAN_PMTUD=yes: expected 0 or 1"),
+], ids=["chunk", "pmtud"])
+def test_the_gateway_refuses_a_bad_setting_in_one_line(prefix, name, value, line):
+    r = subprocess.run([str(prefix.gateway)], env=_env(prefix, **{name: value}),
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2
-    assert r.stderr.splitlines() == [f"isthmus: ISTHMUS_CHUNK=0: expected {SIZE} from 4k to 1m"]
+    assert r.stderr.splitlines() == [f"isthmus: {line}"]
 
 
 @pytest.mark.native

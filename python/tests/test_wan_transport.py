@@ -381,6 +381,16 @@ def test_programs_over_the_udp_transport(stress, udp_progs, mpi, layout, name, a
         assert big and all(x["placed_pct"] > 0 for x in big), [x["placed_pct"] for x in big]
 
 
+@pytest.mark.parametrize("pmtud,word", [("0", "fixed"), ("", "probed")], ids=["off", "default"])
+def test_path_mtu_discovery_follows_its_setting(stress, pmtud, word):
+    """ISTHMUS_WAN_PMTUD=0 turns path-MTU probing off on every link; unset, it is on."""
+    r = isthmus_run(["-n", "2", "--mpi", "openmpi", "--transport", "udp", "--stats"], stress,
+                    ["0", "1"], env={"ISTHMUS_WAN_PMTUD": pmtud})
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+    udp_links(r.stderr, 2)
+    assert r.stderr.count(f"payload bytes per packet (path MTU {word}, ") == 2, r.stderr[-3000:]
+
+
 def test_udp_links_through_loss_reordering_and_duplication(netadmin, stress):
     """Bursty loss, reordering (jitter) and duplicated packets on the emulated link: the
     transport resends and drops duplicates, and wan_stress still finds every byte."""

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/knobs.h"
 #include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "../wan/udp/udp.h"
@@ -77,11 +78,7 @@ static void udp_init(void)
     opts.rekey_log2 = gw.rekey_log2;
     opts.dead_ms = (int)gw.dead_ms;
     opts.mtu = gw.mtu;
-    const char *pd = getenv("ISTHMUS_WAN_PMTUD");
-    if (pd && strcmp(pd, "0") != 0 && strcmp(pd, "1") != 0)
-        gw_die(2, "ISTHMUS_WAN_PMTUD=%s: expected 1 (probe the path MTU up to ISTHMUS_WAN_MTU, "
-                  "the default) or 0 (every packet ISTHMUS_WAN_MTU)", pd);
-    opts.pmtud = !(pd && strcmp(pd, "0") == 0);
+    opts.pmtud = ism_knob_or_exit(ISM_K_WAN_PMTUD, 1, 2) != 0;
     if (gw.sockbuf > 0)
         opts.sock_buf = gw.sockbuf;
     double bdp = gw.hint_rate_bps / 8.0 * gw.hint_rtt_ms / 1000.0;
