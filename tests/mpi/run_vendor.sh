@@ -179,7 +179,8 @@ for src in "$here"/*.c; do
 done
 
 # the Fortran programs include fcheck.inc; gfortran 10 and later need
-# -fallow-argument-mismatch for calls through mpif.h (MPICH's mpifort adds it)
+# -fallow-argument-mismatch for calls through mpif.h (MPICH's mpifort adds it); -J puts the
+# modules a program defines in $BUILD_DIR, not in the source tree
 for src in "$here"/*.f "$here"/*.f90; do
     [ -e "$src" ] || continue
     name=$(basename "${src%.*}")
@@ -195,7 +196,7 @@ for src in "$here"/*.f "$here"/*.f90; do
         echo "SKIP  $name ($why)"
         continue
     fi
-    if ! $FC -O2 -fallow-argument-mismatch -I"$here" -o "$BUILD_DIR/$name" "$src" \
+    if ! $FC -O2 -fallow-argument-mismatch -I"$here" -J "$BUILD_DIR" -o "$BUILD_DIR/$name" "$src" \
         >"$BUILD_DIR/logs/$name.build" 2>&1; then
         echo "FAIL  $name (build)"
         grep -i error "$BUILD_DIR/logs/$name.build" | sed 's/^/      /' | head -20
