@@ -16,48 +16,19 @@
  * a multiple of any piece or chunk). Before the large call, each mode makes the same call
  * with a small count, which takes the int form. Skipped, saying so, under MPI < 4.0.
  */
-#include "check.h"
+#include "bigbuf.h"
 #include <stdint.h>
 #include <string.h>
 
 #if MPI_VERSION >= 4
-static unsigned char pattern(MPI_Count i, int salt)
-{
-    return (unsigned char)((i * 131 + (MPI_Count)salt * 7919) >> 3);
-}
-
-static void fill(unsigned char *b, MPI_Count n, MPI_Count from, int salt)
-{
-    for (MPI_Count i = 0; i < n; i++)
-        b[i] = pattern(from + i, salt);
-}
-
-/* the first element of b[0..n) that is not pattern(from + i, salt), or -1 */
-static MPI_Count first_wrong(const unsigned char *b, MPI_Count n, MPI_Count from, int salt)
-{
-    for (MPI_Count i = 0; i < n; i++)
-        if (b[i] != pattern(from + i, salt))
-            return i;
-    return -1;
-}
-
-static unsigned char *room(MPI_Count n)
-{
-    unsigned char *b = malloc((size_t)n);
-    CHECK(b != NULL, "no memory for %lld bytes", (long long)n);
-    if (!b)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    return b;
-}
-
 static void bcast(MPI_Count n, int rank, int size)
 {
-    unsigned char *b = room(n);
+    unsigned char *b = big_room(n);
     for (int pass = 0; pass < 2; pass++) {
         int root = pass ? size - 1 : 0;
         memset(b, 0, (size_t)n);
         if (rank == root)
-            fill(b, n, 0, 10 + pass);
+            big_fill(b, n, 0, 10 + pass);
         CHECK_RC(MPI_Bcast_c(b, 4099, MPI_UINT8_T, root, MPI_COMM_WORLD), "small Bcast_c");
         if (pass == 0) {
             CHECK_RC(MPI_Bcast_c(b, n, MPI_UINT8_T, root, MPI_COMM_WORLD), "Bcast_c");
@@ -66,7 +37,7 @@ static void bcast(MPI_Count n, int rank, int size)
             CHECK_RC(MPI_Ibcast_c(b, n, MPI_UINT8_T, root, MPI_COMM_WORLD, &rq), "Ibcast_c");
             CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), "wait for Ibcast_c");
         }
-        MPI_Count bad = first_wrong(b, n, 0, 10 + pass);
+        MPI_Count bad = big_first_wrong(b, n, 0, 10 + pass);
         CHECK(bad < 0, "%s from %d: byte %lld is wrong", pass ? "Ibcast_c" : "Bcast_c", root,
               (long long)bad);
     }
@@ -79,7 +50,7 @@ static void bcast(MPI_Count n, int rank, int size)
  * result, so a wrapping sum would be checked against a vendor bug. */
 static unsigned char operand(MPI_Count i, int salt, MPI_Op op)
 {
-    return op == MPI_SUM ? pattern(i, salt) & 0x3f : pattern(i, salt);
+    return op == MPI_SUM ? big_pattern(i, salt) & 0x3f : big_pattern(i, salt);
 }
 
 static void fill_op(unsigned char *b, MPI_Count n, MPI_Count from, int salt, MPI_Op op)
@@ -111,7 +82,7 @@ static void allreduce(MPI_Count n, int rank, int size)
                   (long long)i);
     }
     /* the large call with MPI_SUM only: it moves 2 GiB each way between the sites */
-    unsigned char *b = room(n);
+    unsigned char *b = big_room(n);
     fill_op(b, n, 0, 20 + rank, MPI_SUM);
     CHECK_RC(MPI_Allreduce_c(MPI_IN_PLACE, b, n, MPI_UINT8_T, MPI_SUM, MPI_COMM_WORLD),
              "Allreduce_c");
@@ -125,26 +96,26 @@ static void allreduce(MPI_Count n, int rank, int size)
 
 static void gather(MPI_Count n, int rank, int size)
 {
-    unsigned char *b = room(rank == 0 ? n * size : n);
+    unsigned char *b = big_room(rank == 0 ? n * size : n);
     /* a small gather first (the int form), to the last rank, every block checked */
-    unsigned char mine[64], *all = room(64 * (MPI_Count)size);
-    fill(mine, 64, 0, 30 + rank);
+    unsigned char mine[64], *all = big_room(64 * (MPI_Count)size);
+    big_fill(mine, 64, 0, 30 + rank);
     CHECK_RC(MPI_Gather_c(mine, 64, MPI_UINT8_T, all, 64, MPI_UINT8_T, size - 1, MPI_COMM_WORLD),
              "small Gather_c");
     for (int r = 0; rank == size - 1 && r < size; r++)
-        CHECK(first_wrong(all + 64 * r, 64, 0, 30 + r) < 0, "small Gather_c: rank %d's block", r);
+        CHECK(big_first_wrong(all + 64 * r, 64, 0, 30 + r) < 0, "small Gather_c: rank %d's block", r);
     free(all);
     if (rank == 0) {
         memset(b + n, 0, (size_t)(n * (size - 1)));
-        fill(b, n, 0, 30);
+        big_fill(b, n, 0, 30);
         CHECK_RC(MPI_Gather_c(MPI_IN_PLACE, n, MPI_UINT8_T, b, n, MPI_UINT8_T, 0, MPI_COMM_WORLD),
                  "Gather_c at the root");
         for (int r = 0; r < size; r++) {
-            MPI_Count bad = first_wrong(b + n * r, n, 0, 30 + r);
+            MPI_Count bad = big_first_wrong(b + n * r, n, 0, 30 + r);
             CHECK(bad < 0, "Gather_c: byte %lld of rank %d's block is wrong", (long long)bad, r);
         }
     } else {
-        fill(b, n, 0, 30 + rank);
+        big_fill(b, n, 0, 30 + rank);
         CHECK_RC(MPI_Gather_c(b, n, MPI_UINT8_T, NULL, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD),
                  "Gather_c");
     }
@@ -155,13 +126,13 @@ static void gather(MPI_Count n, int rank, int size)
 static void scatter(MPI_Count n, int rank, int size)
 {
     int root = size - 1;
-    unsigned char *all = rank == root ? room(n * size) : NULL, *b = room(n);
+    unsigned char *all = rank == root ? big_room(n * size) : NULL, *b = big_room(n);
     for (int r = 0; rank == root && r < size; r++)
-        fill(all + n * r, n, 0, 50 + r);
+        big_fill(all + n * r, n, 0, 50 + r);
     memset(b, 0, (size_t)n);
     CHECK_RC(MPI_Scatter_c(all, n, MPI_UINT8_T, b, n, MPI_UINT8_T, root, MPI_COMM_WORLD),
              "Scatter_c");
-    MPI_Count bad = first_wrong(b, n, 0, 50 + rank);
+    MPI_Count bad = big_first_wrong(b, n, 0, 50 + rank);
     CHECK(bad < 0, "Scatter_c: byte %lld of rank %d's block is wrong", (long long)bad, rank);
     free(all);
     /* then a persistent broadcast of the same size (a coroutine running Bcast_c) */
@@ -170,10 +141,10 @@ static void scatter(MPI_Count n, int rank, int size)
              "Bcast_init_c");
     memset(b, 0, (size_t)n);
     if (rank == root)
-        fill(b, n, 0, 60);
+        big_fill(b, n, 0, 60);
     CHECK_RC(MPI_Start(&rq), "Start (Bcast_init_c)");
     CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), "Wait (Bcast_init_c)");
-    bad = first_wrong(b, n, 0, 60);
+    bad = big_first_wrong(b, n, 0, 60);
     CHECK(bad < 0, "Bcast_init_c: byte %lld is wrong", (long long)bad);
     MPI_Request_free(&rq);
     free(b);
@@ -181,7 +152,7 @@ static void scatter(MPI_Count n, int rank, int size)
 
 static void redscat(MPI_Count n, int rank, int size)
 {
-    unsigned char *b = room(n * size);
+    unsigned char *b = big_room(n * size);
     for (int r = 0; r < size; r++)
         fill_op(b + n * r, n, n * r, 40 + rank, MPI_BAND);
     CHECK_RC(MPI_Reduce_scatter_block_c(MPI_IN_PLACE, b, n, MPI_UINT8_T, MPI_BAND,
@@ -203,8 +174,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *mode = argc > 1 ? argv[1] : "bcast";
 #if MPI_VERSION >= 4
+    const char *mode = argc > 1 ? argv[1] : "bcast";
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Count n = ((MPI_Count)1 << 31) + (argc > 2 ? atoll(argv[2]) : 4099);
     CHECK(size <= 4, "at most 4 ranks (the sums must not overflow a byte), not %d", size);

@@ -6,39 +6,19 @@
  * with a persistent MPI_Recv_init_c (one start each: every 2 GiB across sites costs ~20 s). Rank 0 holds 4 GiB, rank 1 2 GiB. The
  * optional argument is the excess over 2^31 (default 4099). Skipped under MPI < 4.0.
  */
-#include "check.h"
+#include "bigbuf.h"
 #include <stdint.h>
 #include <string.h>
 
 #if MPI_VERSION >= 4
-static unsigned char pattern(MPI_Count i, int salt) { return (unsigned char)((i * 131 + salt) >> 3); }
-
-static void fill(unsigned char *b, MPI_Count n, int salt)
-{
-    for (MPI_Count i = 0; i < n; i++)
-        b[i] = pattern(i, salt);
-}
-
 static void expect(const unsigned char *b, MPI_Count n, int salt, const MPI_Status *st,
                    const char *what)
 {
     MPI_Count got = -1;
     MPI_Get_count_c(st, MPI_UINT8_T, &got);
     CHECK(got == n, "%s: Get_count_c %lld, sent %lld", what, (long long)got, (long long)n);
-    MPI_Count bad = -1;
-    for (MPI_Count i = 0; i < n && bad < 0; i++)
-        if (b[i] != pattern(i, salt))
-            bad = i;
+    MPI_Count bad = big_first_wrong(b, n, 0, salt);
     CHECK(bad < 0, "%s: byte %lld is wrong", what, (long long)bad);
-}
-
-static unsigned char *room(MPI_Count n)
-{
-    unsigned char *b = malloc((size_t)n);
-    CHECK(b != NULL, "no memory for %lld bytes", (long long)n);
-    if (!b)
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    return b;
 }
 #endif
 
@@ -54,11 +34,11 @@ int main(int argc, char **argv)
     MPI_Status st;
     MPI_Request rq;
     if (rank == 0 && size >= 2) {
-        unsigned char *b = room(n);
+        unsigned char *b = big_room(n);
         MPI_Count room_size = n + MPI_BSEND_OVERHEAD;
-        unsigned char *att = room(room_size);
+        unsigned char *att = big_room(room_size);
         CHECK_RC(MPI_Buffer_attach_c(att, room_size), "Buffer_attach_c");
-        fill(b, n, 1);
+        big_fill(b, n, 0, 1);
         CHECK_RC(MPI_Bsend_c(b, n, MPI_UINT8_T, 1, 7, MPI_COMM_WORLD), "Bsend_c");
         /* the copy went out: the program's buffer is free again at once */
         memset(b, 0, (size_t)n);
@@ -75,7 +55,7 @@ int main(int argc, char **argv)
         free(att);
         free(b);
     } else if (rank == 1) {
-        unsigned char *b = room(n);
+        unsigned char *b = big_room(n);
         MPI_Message msg;
         CHECK_RC(MPI_Mprobe(0, 7, MPI_COMM_WORLD, &msg, &st), "Mprobe");
         MPI_Count probed = -1;
@@ -85,7 +65,7 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Mrecv_c(b, n, MPI_UINT8_T, &msg, &st), "Mrecv_c");
         expect(b, n, 1, &st, "Bsend_c to Mrecv_c");
         CHECK_RC(MPI_Send_init_c(b, n, MPI_UINT8_T, 0, 8, MPI_COMM_WORLD, &rq), "Send_init_c");
-        fill(b, n, 2);
+        big_fill(b, n, 0, 2);
         CHECK_RC(MPI_Start(&rq), "Start (send)");
         CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), "Wait (send)");
         MPI_Request_free(&rq);

@@ -7,27 +7,9 @@
  * over 2^31 in bytes (default 4099, so the count is not a multiple of any chunk).
  * Skipped, saying so, under an MPI older than 4.0.
  */
-#include "check.h"
+#include "bigbuf.h"
 #include <stdint.h>
 #include <string.h>
-
-#if MPI_VERSION >= 4
-static unsigned char pattern(MPI_Count i, int salt) { return (unsigned char)((i * 131 + salt) >> 3); }
-
-static void fill(unsigned char *b, MPI_Count n, int salt)
-{
-    for (MPI_Count i = 0; i < n; i++)
-        b[i] = pattern(i, salt);
-}
-
-static MPI_Count first_wrong(const unsigned char *b, MPI_Count n, int salt)
-{
-    for (MPI_Count i = 0; i < n; i++)
-        if (b[i] != pattern(i, salt))
-            return i;
-    return -1;
-}
-#endif
 
 int main(int argc, char **argv)
 {
@@ -45,7 +27,7 @@ int main(int argc, char **argv)
         MPI_Status st;
         MPI_Count got = -1, elems = -1;
         if (rank == 0) {
-            fill(buf, n, 1);
+            big_fill(buf, n, 0, 1);
             CHECK_RC(MPI_Send_c(buf, n, MPI_BYTE, 1, 5, MPI_COMM_WORLD), "Send_c");
             memset(buf, 0, (size_t)n);
             MPI_Request rq;
@@ -53,7 +35,7 @@ int main(int argc, char **argv)
             CHECK_RC(MPI_Wait(&rq, &st), "wait for Irecv_c");
             MPI_Get_count_c(&st, MPI_UNSIGNED_CHAR, &got);
             CHECK(got == n, "Irecv_c: Get_count_c %lld, sent %lld", (long long)got, (long long)n);
-            MPI_Count bad = first_wrong(buf, n, 2);
+            MPI_Count bad = big_first_wrong(buf, n, 0, 2);
             CHECK(bad < 0, "Irecv_c: byte %lld is wrong", (long long)bad);
         } else {
             memset(buf, 0, (size_t)n);
@@ -66,9 +48,9 @@ int main(int argc, char **argv)
             MPI_Get_count(&st, MPI_BYTE, &count_int);
             CHECK(count_int == MPI_UNDEFINED, "Get_count of %lld bytes gave %d, not MPI_UNDEFINED",
                   (long long)n, count_int);
-            MPI_Count bad = first_wrong(buf, n, 1);
+            MPI_Count bad = big_first_wrong(buf, n, 0, 1);
             CHECK(bad < 0, "Recv_c: byte %lld is wrong", (long long)bad);
-            fill(buf, n, 2);
+            big_fill(buf, n, 0, 2);
             MPI_Request rq;
             CHECK_RC(MPI_Isend_c(buf, n, MPI_UNSIGNED_CHAR, 0, 6, MPI_COMM_WORLD, &rq), "Isend_c");
             CHECK_RC(MPI_Wait(&rq, MPI_STATUS_IGNORE), "wait for Isend_c");
