@@ -8817,6 +8817,29 @@ void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_un
         *ierror = rc;
 }
 
+void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierror);
+void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_attach(PMPI_Win_f2c(*win), ism_f_buf(base), *size);
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_attach_, pmpi_win_attach_)
+
+void ism_f08_Win_attach(const MPI_Fint *win, CFI_cdesc_t *base, const MPI_Aint *size, MPI_Fint *ierror);
+void ism_f08_Win_attach(const MPI_Fint *win, CFI_cdesc_t *base, const MPI_Aint *size, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_base = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(base, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_attach", &b_base);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_attach(PMPI_Win_f2c(*win), b_base.buf, *size);
+    ism_f08_done(&b_base, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
 void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_complete_(const MPI_Fint *win, MPI_Fint *ierror)
 {
@@ -8869,6 +8892,45 @@ void ism_f08_Win_create_c(CFI_cdesc_t *base, const MPI_Aint *size, const MPI_Ain
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_create_c(b_base.buf, *size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f08_done(&b_base, rc, NULL);
+    if (ierror)
+        *ierror = rc;
+}
+
+void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_create_dynamic_(const MPI_Fint *info, const MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    MPI_Win c_win = MPI_WIN_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_create_dynamic(PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), &c_win);
+    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_create_dynamic_, pmpi_win_create_dynamic_)
+
+ISM_F_ALIAS(pmpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
+ISM_F_WEAK(mpi_win_create_dynamic_f08_, pmpi_win_create_dynamic_)
+
+void pmpi_win_detach_(const MPI_Fint *win, const void *base, MPI_Fint *ierror);
+void pmpi_win_detach_(const MPI_Fint *win, const void *base, MPI_Fint *ierror)
+{
+    int rc = PMPI_Win_detach(PMPI_Win_f2c(*win), ism_f_buf(base));
+    if (ierror)
+        *ierror = rc;
+}
+ISM_F_WEAK(mpi_win_detach_, pmpi_win_detach_)
+
+void ism_f08_Win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror);
+void ism_f08_Win_detach(const MPI_Fint *win, CFI_cdesc_t *base, MPI_Fint *ierror)
+{
+    int rc = MPI_SUCCESS;
+    ism_f08_buf b_base = ISM_F08_BUF_INIT;
+    if (rc == MPI_SUCCESS)
+        rc = ism_f08_image(base, ISM_F08_IN, "MPI_Win_detach", &b_base);
+    if (rc == MPI_SUCCESS)
+        rc = PMPI_Win_detach(PMPI_Win_f2c(*win), b_base.buf);
     ism_f08_done(&b_base, rc, NULL);
     if (ierror)
         *ierror = rc;

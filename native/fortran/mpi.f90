@@ -1968,6 +1968,14 @@ MODULE mpi
       INTEGER, INTENT(IN) :: win
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_complete
+    SUBROUTINE MPI_Win_create_dynamic(info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_create_dynamic
     SUBROUTINE MPI_Win_fence(assert, win, ierror)
       IMPORT
       IMPLICIT NONE

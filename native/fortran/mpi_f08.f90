@@ -5796,6 +5796,16 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
   END INTERFACE MPI_Win_allocate_shared
+  INTERFACE MPI_Win_attach
+    SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_attach_f08ts
+  END INTERFACE MPI_Win_attach
   INTERFACE MPI_Win_complete
     SUBROUTINE MPI_Win_complete_f08(win, ierror)
       IMPORT
@@ -5828,6 +5838,25 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_create_c_f08ts
   END INTERFACE MPI_Win_create
+  INTERFACE MPI_Win_create_dynamic
+    SUBROUTINE MPI_Win_create_dynamic_f08(info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_create_dynamic_f08
+  END INTERFACE MPI_Win_create_dynamic
+  INTERFACE MPI_Win_detach
+    SUBROUTINE MPI_Win_detach_f08ts(win, base, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*), INTENT(IN) :: base(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_detach_f08ts
+  END INTERFACE MPI_Win_detach
   INTERFACE MPI_Win_fence
     SUBROUTINE MPI_Win_fence_f08(assert, win, ierror)
       IMPORT
@@ -12382,6 +12411,16 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
   END INTERFACE PMPI_Win_allocate_shared
+  INTERFACE PMPI_Win_attach
+    SUBROUTINE PMPI_Win_attach_f08ts(win, base, size, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_attach_f08ts
+  END INTERFACE PMPI_Win_attach
   INTERFACE PMPI_Win_complete
     SUBROUTINE PMPI_Win_complete_f08(win, ierror)
       IMPORT
@@ -12414,6 +12453,25 @@ MODULE mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_create_c_f08ts
   END INTERFACE PMPI_Win_create
+  INTERFACE PMPI_Win_create_dynamic
+    SUBROUTINE PMPI_Win_create_dynamic_f08(info, comm, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_create_dynamic_f08
+  END INTERFACE PMPI_Win_create_dynamic
+  INTERFACE PMPI_Win_detach
+    SUBROUTINE PMPI_Win_detach_f08ts(win, base, ierror)
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*), INTENT(IN) :: base(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE PMPI_Win_detach_f08ts
+  END INTERFACE PMPI_Win_detach
   INTERFACE PMPI_Win_fence
     SUBROUTINE PMPI_Win_fence_f08(assert, win, ierror)
       IMPORT
@@ -16813,6 +16871,14 @@ MODULE mpi_f08_glue
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Win_allocate_shared_c
+    SUBROUTINE ism_f08_Win_attach(win, base, size, ierror) BIND(C, NAME="ism_f08_Win_attach")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*) :: base(..)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_attach
     SUBROUTINE ism_f08_Win_create(base, size, disp_unit, info, comm, win, ierror) BIND(C, &
         NAME="ism_f08_Win_create")
       IMPORT
@@ -16837,6 +16903,13 @@ MODULE mpi_f08_glue
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Win_create_c
+    SUBROUTINE ism_f08_Win_detach(win, base, ierror) BIND(C, NAME="ism_f08_Win_detach")
+      IMPORT
+      IMPLICIT NONE
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*), INTENT(IN) :: base(..)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    END SUBROUTINE ism_f08_Win_detach
     SUBROUTINE ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
         NAME="ism_f08_Win_shared_query")
       IMPORT
@@ -25085,6 +25158,30 @@ SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr
   CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
 END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
 
+SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_attach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_attach(win, base, size, ierror)
+END SUBROUTINE MPI_Win_attach_f08ts
+
+SUBROUTINE PMPI_Win_attach_f08ts(win, base, size, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_attach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(*) :: base(..)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_attach(win, base, size, ierror)
+END SUBROUTINE PMPI_Win_attach_f08ts
+
 SUBROUTINE MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Win_create
@@ -25144,6 +25241,28 @@ SUBROUTINE PMPI_Win_create_c_f08ts(base, size, disp_unit, info, comm, win, ierro
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Win_create_c(base, size, disp_unit, info, comm, win, ierror)
 END SUBROUTINE PMPI_Win_create_c_f08ts
+
+SUBROUTINE MPI_Win_detach_f08ts(win, base, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_detach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(*), INTENT(IN) :: base(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_detach(win, base, ierror)
+END SUBROUTINE MPI_Win_detach_f08ts
+
+SUBROUTINE PMPI_Win_detach_f08ts(win, base, ierror)
+  USE mpi_f08_types
+  USE mpi_f08_glue, ONLY : ism_f08_Win_detach
+  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
+  IMPLICIT NONE
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(*), INTENT(IN) :: base(..)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  CALL ism_f08_Win_detach(win, base, ierror)
+END SUBROUTINE PMPI_Win_detach_f08ts
 
 SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
   USE mpi_f08_types

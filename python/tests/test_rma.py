@@ -31,6 +31,21 @@ def test_a_put_outside_another_sites_window_names_both_ranks(prefix, build_dir, 
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_put_outside_what_another_site_attached_stops_the_job_at_the_target(prefix, build_dir,
+                                                                             mpi):
+    """A dynamic window's origin cannot know what a remote target attached: the target
+    finds the put outside its regions and stops the job, naming the origin."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    r = run_job(build(prefix, build_dir, "fail_rma_dynamic"), [], "1,1", mpi, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "was not refused" not in out, out[-3000:]
+    assert re.search(r"site B rank 1: rank 0 at site A accessed addresses 0x[0-9a-f]+\.\.0x[0-9a-f]+ "
+                     r"of this rank's dynamic window, which are not all in memory attached to it "
+                     r"\(MPI_Win_attach; regions attached: 1\)", out), out[-3000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_a_lock_of_a_silent_rank_times_out_naming_it(prefix, build_dir, mpi):
     if mpi not in vendors(prefix):
         pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")

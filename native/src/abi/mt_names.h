@@ -896,15 +896,18 @@
 #define ISM_PMPI_Win_allocate_shared
 #define PMPI_Win_allocate_shared_c ism_mtu_Win_allocate_shared_c
 #define ISM_PMPI_Win_allocate_shared_c
-#define ISM_PMPI_Win_attach _Pragma("weak MPI_Win_attach = PMPI_Win_attach")
+#define PMPI_Win_attach ism_mtu_Win_attach
+#define ISM_PMPI_Win_attach
 #define PMPI_Win_complete ism_mtu_Win_complete
 #define ISM_PMPI_Win_complete
 #define PMPI_Win_create ism_mtu_Win_create
 #define ISM_PMPI_Win_create
 #define PMPI_Win_create_c ism_mtu_Win_create_c
 #define ISM_PMPI_Win_create_c
-#define ISM_PMPI_Win_create_dynamic _Pragma("weak MPI_Win_create_dynamic = PMPI_Win_create_dynamic")
-#define ISM_PMPI_Win_detach _Pragma("weak MPI_Win_detach = PMPI_Win_detach")
+#define PMPI_Win_create_dynamic ism_mtu_Win_create_dynamic
+#define ISM_PMPI_Win_create_dynamic
+#define PMPI_Win_detach ism_mtu_Win_detach
+#define ISM_PMPI_Win_detach
 #define PMPI_Win_fence ism_mtu_Win_fence
 #define ISM_PMPI_Win_fence
 #define PMPI_Win_flush ism_mtu_Win_flush

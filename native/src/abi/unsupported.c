@@ -187,32 +187,6 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 }
 ISM_PMPI(Unpublish_name)
 
-int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
-{
-    (void)win;
-    (void)base;
-    (void)size;
-    return unsupported("MPI_Win_attach", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_attach)
-
-int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
-{
-    (void)info;
-    (void)comm;
-    (void)win;
-    return unsupported("MPI_Win_create_dynamic", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_create_dynamic)
-
-int PMPI_Win_detach(MPI_Win win, const void *base)
-{
-    (void)win;
-    (void)base;
-    return unsupported("MPI_Win_detach", "one-sided communication (RMA)");
-}
-ISM_PMPI(Win_detach)
-
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     (void)datarep;

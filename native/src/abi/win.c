@@ -44,7 +44,8 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (c->is_inter)
         return ism_abi_error(c, MPI_ERR_COMM, fn, "a window needs an intracommunicator");
-    if (!win || (flavor != ISM_WIN_FLAVOR_CREATE && !baseptr))
+    int has_base = flavor == ISM_WIN_FLAVOR_ALLOCATE || flavor == ISM_WIN_FLAVOR_SHARED;
+    if (!win || (has_base && !baseptr))
         return ism_abi_error(c, MPI_ERR_ARG, fn, "NULL output argument");
     if (size < 0)
         return ism_abi_error(c, MPI_ERR_SIZE, fn, "negative window size");
@@ -58,7 +59,7 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
         ism_win_why_reset();
         return ism_abi_error(c, rc, fn, "%s", why);
     }
-    if (flavor != ISM_WIN_FLAVOR_CREATE)
+    if (has_base)
         *(void **)baseptr = w->base;
     *win = (MPI_Win)w;
     return MPI_SUCCESS;
@@ -140,6 +141,29 @@ static inline int WIN_RC(ism_win *w, int rc, const char *fn)
 {
     return rc ? ism_abi_win_fail(w, rc, fn) : MPI_SUCCESS;
 }
+
+/* A dynamic window has no memory until its members attach some; a target displacement is
+ * an address from MPI_Get_address on the target (disp unit 1, base MPI_BOTTOM, size 0). */
+int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    (void)info;
+    return create("MPI_Win_create_dynamic", NULL, 0, 1, comm, ISM_WIN_FLAVOR_DYNAMIC, NULL, win);
+}
+ISM_PMPI(Win_create_dynamic)
+
+int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
+{
+    WIN_ARG("MPI_Win_attach", win, w);
+    return WIN_RC(w, ism_win_attach(w, base, (int64_t)size), "MPI_Win_attach");
+}
+ISM_PMPI(Win_attach)
+
+int PMPI_Win_detach(MPI_Win win, const void *base)
+{
+    WIN_ARG("MPI_Win_detach", win, w);
+    return WIN_RC(w, ism_win_detach(w, base), "MPI_Win_detach");
+}
+ISM_PMPI(Win_detach)
 
 int PMPI_Win_free(MPI_Win *win)
 {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ISM_BACKEND_ABI 5
+#define ISM_BACKEND_ABI 6
 
 /* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core
  * and the backend (the other collectives still take a NULL send buffer for it). */
@@ -210,6 +210,11 @@ typedef struct ism_backend {
      * ISM_VSRC_PROC_NULL: the first member with memory) */
     int (*win_allocate_shared)(int64_t size, ism_vh comm, void **base, ism_vh *win);
     int (*win_shared_query)(ism_vh win, int rank, int64_t *size, void **base);
+    /* Dynamic windows (ABI 6): MPI_Win_create_dynamic over a site's members and the
+     * memory this process attaches to it; a target displacement is an address there */
+    int (*win_create_dynamic)(ism_vh comm, ism_vh *win);
+    int (*win_attach)(ism_vh win, void *base, int64_t size);
+    int (*win_detach)(ism_vh win, const void *base);
 } ism_backend;
 
 enum { ISM_VWIN_LOCK_ALL = 1, ISM_VWIN_UNLOCK_ALL, ISM_VWIN_FLUSH, ISM_VWIN_FLUSH_ALL,

@@ -714,7 +714,9 @@ static int self_cas(const void *o, const void *cmp, void *r, ism_vh dt, int rank
     if (me != rank || MPI_Type_size(VD(dt), &size) != MPI_SUCCESS || (size != 4 && size != 8) ||
         MPI_Win_get_attr(VW(win), MPI_WIN_BASE, &base, &flag) != MPI_SUCCESS || !flag)
         return 0;
-    char *at = (char *)base + disp; /* isthmus's vendor windows count in bytes */
+    /* isthmus's vendor windows count in bytes; a dynamic one's base is MPI_BOTTOM and its
+     * displacements are addresses */
+    char *at = base ? (char *)base + disp : (char *)(uintptr_t)disp;
     if ((uintptr_t)at % (uintptr_t)size)
         return 0;
     *done = 1;
@@ -756,6 +758,23 @@ static int b_win_allocate_shared(int64_t size, ism_vh c, void **base, ism_vh *wi
         MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
     *win = V2H(w);
     return RC(rc);
+}
+static int b_win_create_dynamic(ism_vh c, ism_vh *win)
+{
+    MPI_Win w = MPI_WIN_NULL;
+    int rc = MPI_Win_create_dynamic(MPI_INFO_NULL, VC(c), &w);
+    if (rc == MPI_SUCCESS)
+        MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+    *win = V2H(w);
+    return RC(rc);
+}
+static int b_win_attach(ism_vh win, void *base, int64_t size)
+{
+    return RC(MPI_Win_attach(VW(win), base, (MPI_Aint)size));
+}
+static int b_win_detach(ism_vh win, const void *base)
+{
+    return RC(MPI_Win_detach(VW(win), base));
 }
 static int b_win_shared_query(ism_vh win, int rank, int64_t *size, void **base)
 {
@@ -861,5 +880,8 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->compare_and_swap = b_compare_and_swap;
     b->win_allocate_shared = b_win_allocate_shared;
     b->win_shared_query = b_win_shared_query;
+    b->win_create_dynamic = b_win_create_dynamic;
+    b->win_attach = b_win_attach;
+    b->win_detach = b_win_detach;
     return b;
 }

@@ -65,6 +65,18 @@ static int range_check(ism_win *w, int target, int64_t disp, int64_t tn, ism_dt 
     int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : tdt->true_extent;
     int64_t off = disp * w->units[target];
     int64_t a = off + lo, b = off + (tn - 1) * tdt->extent + hi;
+    if (w->flavor == ISM_WIN_FLAVOR_DYNAMIC) {
+        /* addresses in memory the target attached, which only the target knows: checked
+         * here on myself, by the vendor at this site, by the target at another (bounds) */
+        if (target != w->c->rank)
+            return 0;
+        if (b < a || !ism_win_mem(w, (uint64_t)a, (uint64_t)(b - a)))
+            return ism_rma_fail(ISM_ERR_RMA_RANGE,
+                                "addresses 0x%llx..0x%llx are not all in memory attached to "
+                                "this rank's dynamic window (regions attached: %d)",
+                                (unsigned long long)a, (unsigned long long)b, w->nregions);
+        return 0;
+    }
     if (a < 0 || b > w->sizes[target])
         return ism_rma_fail(ISM_ERR_RMA_RANGE,
                             "bytes %lld..%lld are outside rank %d's window of %lld bytes",
@@ -136,13 +148,16 @@ static int basic_kind(ism_dt *d);
 int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, int64_t rn,
                  ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op)
 {
-    char *t = (char *)w->base + off;
     size_t bytes = (size_t)tn * (size_t)tdt->size;
     const ism_tmap *m = ism_dt_map(tdt);
     int64_t lo = m ? m->true_lb : 0, hi = m ? m->true_ub : tdt->true_extent;
-    if (tn && (off + lo < 0 || off + (tn - 1) * tdt->extent + hi > w->size))
+    int64_t a = off + lo, b = off + (tn - 1) * tdt->extent + hi;
+    if (tn && (a < 0 || b < a || !ism_win_mem(w, (uint64_t)a, (uint64_t)(b - a))))
         return ism_rma_fail(ISM_ERR_RMA_RANGE, "an operation on this rank's own window reaches "
-                                               "outside its %lld bytes", (long long)w->size);
+                                               "outside its memory (bytes %lld..%lld)",
+                            (long long)a, (long long)b);
+    /* the target's first byte: an address on a dynamic window, else an offset */
+    char *t = w->flavor == ISM_WIN_FLAVOR_DYNAMIC ? (char *)(uintptr_t)off : (char *)w->base + off;
     if (!bytes) /* no element: the op is not applied (MPICH's rejects SUM on MPI_BYTE) */
         return 0;
     char *packed = malloc(bytes + 1);
@@ -488,7 +503,7 @@ int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt,
     if (l >= 0 && range_check(w, target, disp, 1, dt))
         return ISM_ERR_RMA_RANGE;
     if (l >= 0 && !w->vwin) {
-        char *t = (char *)w->base + disp * w->units[target];
+        char *t = ism_win_mem(w, (uint64_t)(disp * w->units[target]), (uint64_t)dt->size);
         memcpy(r, t, (size_t)dt->size);
         if (!memcmp(t, cmp, (size_t)dt->size))
             memcpy(t, o, (size_t)dt->size);
@@ -529,13 +544,27 @@ static void reply(ism_win *w, int src_g, uint64_t id, uint64_t off, const void *
                 ism_site_name(ism.site), ism.grank, src);
 }
 
-static void bounds(ism_win *w, const ism_frame_hdr *h, uint64_t off, uint64_t n)
+/* The window memory a frame names. The origin checked the range of a window with a known
+ * size, so a miss there is a protocol error; on a dynamic window only this process knows
+ * what it attached, and a miss is the origin program's error (MPI 4.1 12.2.4: accessing
+ * memory not attached is erroneous): it stops the job, naming both ranks. */
+static char *bounds(ism_win *w, const ism_frame_hdr *h, uint64_t off, uint64_t n)
 {
-    if (off > (uint64_t)w->size || n > (uint64_t)w->size - off)
-        ism_die("site %s rank %d: one-sided operation from rank %d on bytes %llu..%llu of a "
-                "window of %lld bytes (protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)off,
-                (unsigned long long)(off + n), (long long)w->size);
+    char *t = ism_win_mem(w, off, n);
+    if (t)
+        return t;
+    if (w->flavor == ISM_WIN_FLAVOR_DYNAMIC)
+        ism_die("site %s rank %d: rank %d at site %s accessed addresses 0x%llx..0x%llx of "
+                "this rank's dynamic window, which are not all in memory attached to it "
+                "(MPI_Win_attach; regions attached: %d)",
+                ism_site_name(ism.site), ism.grank, h->src,
+                ism_site_name(ism.site_of_g[h->src]), (unsigned long long)off,
+                (unsigned long long)(off + n), w->nregions);
+    ism_die("site %s rank %d: one-sided operation from rank %d on bytes %llu..%llu of a "
+            "window of %lld bytes (protocol error)",
+            ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)off,
+            (unsigned long long)(off + n), (long long)w->size);
+    return NULL;
 }
 
 static ism_dt *kind_dt(const ism_frame_hdr *h)
@@ -614,11 +643,11 @@ static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
         memcpy(&so, sp + 16 * i, 8);
         memcpy(&sl, sp + 16 * i + 8, 8);
         if (h->tag == ISM_RMA_PUTV)
-            memcpy((char *)w->base + so, data + at, sl);
+            memcpy(bounds(w, h, so, sl), data + at, sl);
         else if (h->tag == ISM_RMA_ACCV)
             self_acc(w, h, so, data + at, NULL, sl);
         else
-            memcpy(out + at, (char *)w->base + so, sl);
+            memcpy(out + at, bounds(w, h, so, sl), sl);
         at += sl;
     }
     if (out) {
@@ -632,8 +661,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
     const char *p = payload;
     switch (h->tag) {
     case ISM_RMA_PUT:
-        bounds(w, h, h->a, h->len);
-        memcpy((char *)w->base + h->a, p, h->len);
+        memcpy(bounds(w, h, h->a, h->len), p, h->len);
         break;
     case ISM_RMA_ACC:
         bounds(w, h, h->a, h->len);
@@ -645,11 +673,10 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
             break;
         memcpy(&id, p, 8);
         memcpy(&want, p + 8, 8);
-        bounds(w, h, h->a, want);
+        const char *src = bounds(w, h, h->a, want);
         size_t piece = piece_bytes(1);
         for (uint64_t at = 0; at < want; at += piece)
-            reply(w, h->src, id, at, (char *)w->base + h->a + at,
-                  want - at < piece ? want - at : piece);
+            reply(w, h->src, id, at, src + at, want - at < piece ? want - at : piece);
         break;
     }
     case ISM_RMA_GACC: {
@@ -675,9 +702,8 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         uint64_t id;
         char out[16];
         memcpy(&id, p, 8);
-        bounds(w, h, h->a, (uint64_t)d->size);
+        char *t = bounds(w, h, h->a, (uint64_t)d->size);
         int me = w->c->lrank, rc = 0;
-        char *t = (char *)w->base + h->a;
         if (!w->vwin) {
             memcpy(out, t, (size_t)d->size);
             if (!memcmp(t, p + 16 + d->size, (size_t)d->size))

@@ -131,6 +131,8 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
                           c->nleaders);
     else if (!rc && flavor == ISM_WIN_FLAVOR_SHARED)
         rc = ism.be->win_allocate_shared(size, c->vcomm, &w->base, &w->vwin);
+    else if (!rc && flavor == ISM_WIN_FLAVOR_DYNAMIC && c->lsize > 1)
+        rc = ism.be->win_create_dynamic(c->vcomm, &w->vwin);
     else if (!rc && c->lsize > 1)
         rc = ism.be->win_create(base, size, 1, c->vcomm, &w->vwin);
     if (!rc && c->lsize > 1)
@@ -193,6 +195,7 @@ int ism_win_free(ism_win *w)
     free(w->post_to);
     free(w->start_to);
     free(w->owned);
+    free(w->regions);
     w->magic = 0;
     free(w);
     return rc ? rc : rc2;
@@ -535,6 +538,102 @@ static void own_memory_query(ism_win *w, int rank, int64_t *size, int *disp_unit
     *size = mine ? w->size : 0;
     *base = mine ? w->base : NULL;
     *disp_unit = w->units[rank];
+}
+
+/* Dynamic windows. Attaching is local: no other process learns of it until the program
+ * tells it an address (MPI_Get_address, then any communication), so origins cannot check
+ * a remote target's range; the target checks every frame against its regions (rma.c
+ * bounds) and a local target's vendor checks its own. */
+int ism_win_attach(ism_win *w, void *base, int64_t size)
+{
+    if (w->flavor != ISM_WIN_FLAVOR_DYNAMIC)
+        return ism_rma_fail(ISM_ERR_RMA_FLAVOR, "memory can be attached only to a window made "
+                                                "by MPI_Win_create_dynamic");
+    if (size < 0)
+        return ism_rma_fail(ISM_ERR_SIZE, "attached size %lld is negative", (long long)size);
+    if (size > 0 && !base)
+        return ism_rma_fail(ISM_ERR_RMA_ATTACH, "cannot attach %lld bytes at address 0",
+                            (long long)size);
+    uintptr_t b = (uintptr_t)base;
+    if (size > 0 && (uint64_t)size > UINTPTR_MAX - b)
+        return ism_rma_fail(ISM_ERR_RMA_ATTACH, "%lld bytes at %p run past the end of memory",
+                            (long long)size, base);
+    for (int i = 0; i < w->nregions; i++) {
+        const ism_win_region *r = &w->regions[i];
+        if (r->base == b || (size > 0 && r->size > 0 && b < r->base + (uint64_t)r->size &&
+                             r->base < b + (uint64_t)size))
+            return ism_rma_fail(ISM_ERR_RMA_ATTACH, "%lld bytes at %p overlap the %lld bytes "
+                                "at %p already attached to this window",
+                                (long long)size, base, (long long)r->size, (void *)r->base);
+    }
+    if (w->nregions == w->cap_regions) {
+        int cap = w->cap_regions ? 2 * w->cap_regions : 8;
+        ism_win_region *n = realloc(w->regions, (size_t)cap * sizeof *n);
+        if (!n)
+            return ISM_ERR_NO_MEM;
+        w->regions = n;
+        w->cap_regions = cap;
+    }
+    int rc = w->vwin ? ism.be->win_attach(w->vwin, base, size) : 0;
+    if (rc) /* Open MPI 4.1's osc/rdma takes 64 regions (its osc_rdma_max_attach) */
+        return ism_rma_fail(rc, "the site's MPI refused to attach %lld bytes at %p (regions "
+                                "attached already: %d; a vendor limit?)",
+                            (long long)size, base, w->nregions);
+    w->regions[w->nregions++] = (ism_win_region){b, size};
+    return 0;
+}
+
+int ism_win_detach(ism_win *w, const void *base)
+{
+    if (w->flavor != ISM_WIN_FLAVOR_DYNAMIC)
+        return ism_rma_fail(ISM_ERR_RMA_FLAVOR, "memory can be detached only from a window "
+                                                "made by MPI_Win_create_dynamic");
+    for (int i = 0; i < w->nregions; i++)
+        if (w->regions[i].base == (uintptr_t)base) {
+            /* frames from other sites are applied by this process's own progress, so none
+             * is halfway through the region now */
+            int rc = w->vwin ? ism.be->win_detach(w->vwin, base) : 0;
+            if (rc)
+                return ism_rma_fail(rc, "the site's MPI refused to detach the memory at %p",
+                                    base);
+            w->regions[i] = w->regions[--w->nregions];
+            return 0;
+        }
+    return ism_rma_fail(ISM_ERR_RMA_ATTACH, "no memory attached to this window starts at %p "
+                                            "(MPI_Win_detach takes the base given to "
+                                            "MPI_Win_attach)", base);
+}
+
+char *ism_win_mem(ism_win *w, uint64_t off, uint64_t n)
+{
+    if (w->flavor != ISM_WIN_FLAVOR_DYNAMIC) {
+        if (off > (uint64_t)w->size || n > (uint64_t)w->size - off)
+            return NULL;
+        return (char *)w->base + off;
+    }
+    /* the bytes may run on from one region into the next when they were attached back to
+     * back (MPI does not forbid it; MPICH's win_dynamic_rma_flush_get does it) */
+    if (n == 0) {
+        for (int i = 0; i < w->nregions; i++)
+            if (off >= w->regions[i].base && off - w->regions[i].base <= (uint64_t)w->regions[i].size)
+                return (char *)(uintptr_t)off;
+        return NULL;
+    }
+    uint64_t at = off, left = n;
+    for (int hops = 0; hops < w->nregions; hops++) {
+        const ism_win_region *r = NULL;
+        for (int i = 0; i < w->nregions && !r; i++)
+            if (at >= w->regions[i].base && at - w->regions[i].base < (uint64_t)w->regions[i].size)
+                r = &w->regions[i];
+        if (!r)
+            return NULL;
+        uint64_t room = (uint64_t)r->size - (at - r->base);
+        if (left <= room)
+            return (char *)(uintptr_t)off;
+        at += room;
+        left -= room;
+    }
+    return NULL;
 }
 
 int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base)

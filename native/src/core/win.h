@@ -14,12 +14,14 @@
 
 #include "core.h"
 
-enum { ISM_WIN_FLAVOR_CREATE = 311, ISM_WIN_FLAVOR_ALLOCATE = 312, ISM_WIN_FLAVOR_SHARED = 314 };
+enum { ISM_WIN_FLAVOR_CREATE = 311, ISM_WIN_FLAVOR_ALLOCATE = 312, ISM_WIN_FLAVOR_DYNAMIC = 313,
+       ISM_WIN_FLAVOR_SHARED = 314 };
 enum { ISM_LOCK_EXCLUSIVE = 301, ISM_LOCK_SHARED = 302 };
 #define ISM_MODE_NOCHECK 1024
 
 /* Error classes of the RMA chapter (standard ABI values). */
-enum { ISM_ERR_ASSERT = 22, ISM_ERR_DISP = 26, ISM_ERR_LOCKTYPE = 37, ISM_ERR_RMA_RANGE = 48,
+enum { ISM_ERR_ASSERT = 22, ISM_ERR_DISP = 26, ISM_ERR_LOCKTYPE = 37, ISM_ERR_RMA_ATTACH = 46,
+       ISM_ERR_RMA_RANGE = 48,
        ISM_ERR_RMA_SHARED = 49, ISM_ERR_RMA_SYNC = 50, ISM_ERR_SIZE = 52, ISM_ERR_WIN = 56,
        ISM_ERR_RMA_FLAVOR = 57 };
 
@@ -56,6 +58,12 @@ enum {
 #define ISM_RMA_B_EPOCH(b) ((uint32_t)((b) >> 32))
 
 typedef struct ism_rma_def ism_rma_def;
+
+/* Memory attached to a dynamic window by this process (MPI_Win_attach). */
+typedef struct {
+    uintptr_t base;
+    int64_t size;
+} ism_win_region;
 typedef struct ism_rma_lockq ism_rma_lockq;
 
 typedef struct ism_win {
@@ -65,6 +73,8 @@ typedef struct ism_win {
     int64_t size;
     int disp_unit, flavor;
     void *owned;          /* MPI_Win_allocate's memory */
+    ism_win_region *regions; /* a dynamic window: what I have attached, in no order */
+    int nregions, cap_regions;
     ism_vh vwin;          /* the vendor's window over this site's members (disp unit 1);
                              0 when I am the only one (rma.c, ism_rma_self) */
     ism_vh vlock;         /* the vendor's window of lock words, one int64 per member (or 0) */
@@ -94,6 +104,14 @@ typedef struct ism_win {
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
                    ism_win **out);
 int ism_win_free(ism_win *w);
+/* MPI_Win_attach / MPI_Win_detach on a dynamic window: this process's memory, also
+ * attached to the vendor's dynamic window over the site */
+int ism_win_attach(ism_win *w, void *base, int64_t size);
+int ism_win_detach(ism_win *w, const void *base);
+/* The bytes [off, off + n) of my window: inside its memory (for a dynamic window, off is
+ * an address, and the bytes must lie in attached regions, which may follow each other back
+ * to back). Returns the pointer or NULL. */
+char *ism_win_mem(ism_win *w, uint64_t off, uint64_t n);
 /* MPI_Win_shared_query: rank ISM_PROC_NULL asks for the first member with memory; on a
  * window not made by MPI_Win_allocate_shared, only my own memory is returned */
 int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, void **base);
