@@ -45,7 +45,9 @@ enum {
      * segments (offset, length: 2 x u64 each), then their data (none for GETV) */
     ISM_RMA_PUTV,
     ISM_RMA_ACCV,
-    ISM_RMA_GETV      /* answered by one REPLY with the segments' bytes in order */
+    ISM_RMA_GETV,     /* answered by one REPLY with the segments' bytes in order */
+    ISM_RMA_GACCV     /* get-accumulate: the segments combined with their data (none for
+                         MPI_NO_OP), answered by one REPLY with their old bytes in order */
 };
 
 /* The b word of an RMA frame: the target's basic type and op (ABI handle values minus
