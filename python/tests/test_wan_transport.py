@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from jobprocs import cut_link
+from jobprocs import Job, cut_link, links_up
 
 
 pytestmark = pytest.mark.native
@@ -217,8 +217,7 @@ def test_bad_transport_options(stress, opts, msg):
 def start_over_wan(exe, args, opts, env=None):
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", "4", "--mpi", "openmpi", "--timeout",
            "170", "--wan", "delay=5ms,rate=200mbit", "--stats", *opts, "--", str(exe), *args]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    return Job(cmd, env={**os.environ, **(env or {})})
 
 
 def test_ten_second_outage_loses_nothing(netadmin, stress):
@@ -227,7 +226,7 @@ def test_ten_second_outage_loses_nothing(netadmin, stress):
     tag and the global checksum right."""
     log = []
     p = start_over_wan(stress, ["30", "3"], ["--wan-streams", "2"])
-    t = cut_link(p.pid, "A", after=8, seconds=10, log=log)
+    t = cut_link(p.pid, "A", after=3, seconds=10, log=log, ready=links_up(p, 2))
     out, err = p.communicate(timeout=200)
     t.join(timeout=5)
     assert [e for e, _ in log] == ["down", "up"], (log, err[-3000:])
@@ -240,13 +239,16 @@ def test_ten_second_outage_loses_nothing(netadmin, stress):
 def test_outage_longer_than_the_limit_ends_the_job_everywhere(netadmin, stress):
     log, stop = [], threading.Event()
     p = start_over_wan(stress, ["60", "3"], ["--link-outage", "4"])
-    t = cut_link(p.pid, "A", after=6, seconds=40, log=log, stop=stop)
+    t = cut_link(p.pid, "A", after=2, seconds=40, log=log, stop=stop, ready=links_up(p, 2))
     out, err = p.communicate(timeout=200)
     stop.set()
     assert p.returncode not in (0, 124), (out + err)[-4000:]
-    down_at = next(ts for e, ts in log if e == "down")
-    # detected after ISTHMUS_LINK_DEAD_MS (5 s) of silence, then 4 s of trying
-    assert time.monotonic() - down_at < 30, err[-3000:]
+    down_at = next((ts for e, ts in log if e == "down"), None)
+    assert down_at, ("the link was never cut", err[-3000:])
+    # detected after ISTHMUS_LINK_DEAD_MS (5 s) of silence, then 4 s of trying: about
+    # 10 s; 60 s leaves a loaded host room and is still well short of the job's 150 s
+    # --timeout (which the return code already rules out)
+    assert time.monotonic() - down_at < 60, err[-3000:]
     assert "has been down for" in err and "ISTHMUS_LINK_OUTAGE=4" in err, err[-4000:]
     assert "wan_stress: OK" not in out
     t.join(timeout=60)
@@ -406,7 +408,7 @@ def test_udp_outage_longer_than_the_dead_peer_time_loses_nothing(netadmin, stres
     log = []
     p = start_over_wan(stress, ["12", "1"], ["--transport", "udp"],
                        env={"ISTHMUS_LINK_DEAD_MS": "2000"})
-    t = cut_link(p.pid, "A", after=5, seconds=5, log=log)
+    t = cut_link(p.pid, "A", after=2, seconds=5, log=log, ready=links_up(p, 2))
     out, err = p.communicate(timeout=200)
     t.join(timeout=5)
     assert [e for e, _ in log] == ["down", "up"], (log, err[-3000:])
@@ -427,14 +429,17 @@ def test_udp_outage_longer_than_the_limit_ends_the_job(netadmin, stress):
     log, stop = [], threading.Event()
     p = start_over_wan(stress, ["60", "3"], ["--transport", "udp", "--link-outage", "3"],
                        env={"ISTHMUS_LINK_DEAD_MS": "2000"})
-    t = cut_link(p.pid, "A", after=5, seconds=60, log=log, stop=stop)
+    t = cut_link(p.pid, "A", after=2, seconds=60, log=log, stop=stop, ready=links_up(p, 2))
     out, err = p.communicate(timeout=200)
     stop.set()
     t.join(timeout=10)
     assert p.returncode not in (0, 124), (out + err)[-4000:]
+    assert [e for e, _ in log] == ["down", "up"], (log, err[-3000:])
     down_at = next(ts for e, ts in log if e == "down")
     up_at = next(ts for e, ts in log if e == "up")  # set by `stop`, once the job was over
-    assert up_at - down_at < 25, err[-3000:]  # 2 s to notice, 3 s of trying, then the abort
+    # 2 s to notice, 3 s of trying, then the abort: about 6 s; 55 s leaves a loaded host
+    # room and is still short of the cut's 60 s, after which the link would be back
+    assert up_at - down_at < 55, err[-3000:]
     assert re.search(r"isthmus: site [AB] \(gateway 0\): the link to site [AB] gateway 0 has "
                      r"been down for \d+ s \(ISTHMUS_LINK_OUTAGE=3\): giving up", err), err[-4000:]
     assert "wan_stress: OK" not in out
