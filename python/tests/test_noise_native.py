@@ -151,9 +151,12 @@ def test_probes_as_mpi_ranks_share_rank0_time_base(prefix, tmp_path):
     run = load_run(out)
     assert sorted(c.node.split("(")[1] for c in run.cores) == ["rank 0)", "rank 1)"]
     b0, b1 = (c.t_begin for c in sorted(run.cores, key=lambda c: c.node))
-    # the probes were released by one barrier: on rank 0's clock they start together,
-    # within the barrier's and the clock map's uncertainty
-    assert abs(b1 - b0) / cm["hz"] < 0.05
+    # the probes were released by one barrier: on rank 0's clock their 0.5 s runs start
+    # together, give or take the barrier, the clock map and the scheduler: both ranks
+    # (node-local rank 0 of their site) probe cpu 0, so one may start a few time slices
+    # after the other, more on a loaded host. A map wrong in rate puts the runs (begun
+    # about an uptime of ticks from zero) apart by far more than half of one.
+    assert abs(b1 - b0) / cm["hz"] < 0.25
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="real-time priority needs root")
