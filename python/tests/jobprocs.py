@@ -90,8 +90,14 @@ class Job:
                 self._cond.wait(min(left, 0.5))
 
     def communicate(self, timeout=None):
-        """Wait for the job (subprocess.TimeoutExpired after timeout s); (stdout, stderr)."""
-        self.proc.wait(timeout=timeout)
+        """Wait for the job; (stdout, stderr). After timeout s the job is killed (as by
+        subprocess.run) and subprocess.TimeoutExpired raised."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
         for t in self._readers:
             t.join()
         with self._cond:
