@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from isthmus.linkprobe.endpoints import Credentials
-from strangers import Flood, dribble_until_cut, free_port, stranger
+from strangers import Flood, dribble_until_cut, stranger
 
 pytestmark = pytest.mark.native
 ISTHMUS = [sys.executable, "-m", "isthmus"]
@@ -64,9 +65,10 @@ def test_failed_point_is_recorded_not_dropped(netadmin, tmp_path):
 
 
 def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
-    port = free_port()
-    srv = subprocess.Popen(ISTHMUS + ["link", "serve", "--listen", f"127.0.0.1:{port}"],
+    # port 0: the C server (whose stdout is serve's) takes a free one and says which
+    srv = subprocess.Popen(ISTHMUS + ["link", "serve", "--listen", "127.0.0.1:0"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server_pids = []
     try:
         job = secret = None
         deadline = time.monotonic() + 30
@@ -77,7 +79,11 @@ def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
             if m := re.match(r"secret file: (\S+)", line):
                 secret = m.group(1)
         assert job and secret, "serve printed no job id / secret file"
-        time.sleep(0.5)
+        said = srv.stdout.readline()
+        assert re.fullmatch(r"listening \d+\n", said), said + srv.stderr.read()
+        port = int(said.split()[1])
+        server_pids = [int(x) for x in
+                       Path(f"/proc/{srv.pid}/task/{srv.pid}/children").read_text().split()]
         r = subprocess.run(ISTHMUS + ["link", "probe", "--to", f"127.0.0.1:{port}", "--job", job,
                                       "--secret-file", secret, "--windows", "auto", "--duration",
                                       "1", "--omit", "0", "--rtt-count", "20"],
@@ -97,11 +103,10 @@ def test_serve_and_probe_to_a_host_with_the_secret_only(prefix, tmp_path):
     finally:
         srv.terminate()
         srv.wait(timeout=10)
-    # the C server went with it
-    time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", f"isthmus-linkprobe serve --listen 127.0.0.1:{port}"],
-                          capture_output=True, text=True).stdout
-    assert not left.strip(), f"probe server left running: {left}"
+    # the C server went with it (serve waits for it before it exits)
+    assert server_pids, "no C server under serve"
+    left = [pid for pid in server_pids if Path(f"/proc/{pid}").exists()]
+    assert not left, f"probe server left running: {left}"
 
 
 def test_watch_serves_metrics_and_logs_every_probe(netadmin, tmp_path):
@@ -147,11 +152,15 @@ class ProbeServer:
     def __init__(self, prefix):
         self.exe = str(prefix.root / "bin" / "isthmus-linkprobe")
         self.creds = Credentials()
-        self.port = free_port()
-        self.addr = f"127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([self.exe, "serve", "--listen", self.addr, *self.creds.args()],
+        # port 0: the server takes a free one and says which (a port found free first could
+        # be taken by another process before the server bound it)
+        self.proc = subprocess.Popen([self.exe, "serve", "--listen", "127.0.0.1:0",
+                                      *self.creds.args()],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout.readline().startswith("listening")
+        line = self.proc.stdout.readline()
+        assert re.fullmatch(r"listening \d+\n", line), line + self.proc.stderr.read()
+        self.port = int(line.split()[1])
+        self.addr = f"127.0.0.1:{self.port}"
 
     def run(self, *args: str) -> tuple[subprocess.CompletedProcess, float]:
         t0 = time.monotonic()
