@@ -15,12 +15,6 @@ import threading
 import time
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def stranger(port: int, source: str) -> socket.socket:
     """A TCP connection to 127.0.0.1:port from source, sending nothing."""
     s = socket.socket()

@@ -162,8 +162,11 @@ def test_every_exit_path_leaves_the_nodes_clean(bed, programs, how):
     """A rank that crashes on the gateway node (not the launcher's), --timeout, and Ctrl-C
     (SIGINT to isthmus run): every site stops and no process is left on any node."""
     before = _run_dirs()
+    # --timeout counts from the start, and the ranks must be up before it fires (the
+    # path under test stops a running job): starting them over ssh took 5-26 s at a load
+    # of 10-14 on 2 cores, so 25 s was crossed; 60 s
     job, out = _start_hang(bed, programs, how, *(["crash"] if how == "crash" else []),
-                           timeout=25 if how == "timeout" else 200)
+                           timeout=60 if how == "timeout" else 200)
     try:
         assert "all ranks up" in out.read_text(), out.read_text()[-3000:]
         if how == "sigint":

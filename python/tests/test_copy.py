@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ import pytest
 
 from isthmus.linkprobe.endpoints import Credentials
 from isthmus.netemu import Emulation
-from strangers import Flood, authenticated, dribble_until_cut, free_port, stranger
+from strangers import Flood, authenticated, dribble_until_cut, stranger
 
 pytestmark = [pytest.mark.native, pytest.mark.netadmin]
 
@@ -349,16 +350,19 @@ class LoopServer:
         self.served, self.local, self.outside = (tmp_path / n for n in ("served", "local", "outside"))
         for d in (self.served, self.local, self.outside):
             d.mkdir()
-        self.port = free_port()
-        self.addr = f"127.0.0.1:{self.port}"
         self.log = tmp_path / "server.log"
+        # port 0: the server takes a free one and says which (a port found free first could
+        # be taken by another process before the server bound it)
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
-                [self.exe, "serve", str(self.served), "--listen", self.addr, *self.creds.args(),
+                [self.exe, "serve", str(self.served), "--listen", "127.0.0.1:0", *self.creds.args(),
                  "--timeout", f"{timeout:g}"],
                 stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=lambda: os.umask(umask))
         line = self.proc.stdout.readline()
-        assert line.startswith("listening"), line + self.log.read_text()
+        m = re.match(r"listening on 127\.0\.0\.1:(\d+),", line)
+        assert m, line + self.log.read_text()
+        self.port = int(m.group(1))
+        self.addr = f"127.0.0.1:{self.port}"
 
     def raw(self, op: str, *args: str, umask: int = 0o022) -> subprocess.CompletedProcess:
         return subprocess.run([self.exe, op, *args, *self.creds.args(), "--timeout", "20"],

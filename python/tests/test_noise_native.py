@@ -110,18 +110,22 @@ def test_injector_found_and_attributed(prefix, tmp_path):
 
 
 def test_mpi_jitter_two_ranks(prefix, tmp_path):
+    # one rank pinned per cpu: the first two this process may use, asked of the machine
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip(f"one cpu allowed ({allowed}): two ranks pinned by rank need two")
     noise = prefix.root / "bin" / "isthmus-noise"
     out = tmp_path / "mj"
     env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root))
     r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "2", "--timeout", "120", "--",
                         str(noise), "mpi-jitter", "--iterations", "40", "--compute-us", "300", "--max-delay-us", "100",
-                        "--cpus", "0-1", "--pin-by-rank", "--sync-rounds", "8", "--out", str(out), "--raw"],
+                        "--cpus", f"{allowed[0]},{allowed[1]}", "--pin-by-rank", "--sync-rounds", "8", "--out", str(out), "--raw"],
                        capture_output=True, text=True, timeout=180, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "lost_rel" in r.stdout
     mj = json.loads((out / "mpi-jitter.json").read_text())
     assert mj["params"]["ranks"] == 2 and len(mj["iterations"]["t_compute_max_s"]) == 40
-    assert [x["cpu"] for x in mj["ranks"]] == [0, 1]
+    assert [x["cpu"] for x in mj["ranks"]] == allowed[:2]
     for i in range(40):
         assert mj["iterations"]["t_compute_max_s"][i] >= mj["iterations"]["t_compute_mean_s"][i]
     s = mj["summary"]
@@ -151,9 +155,12 @@ def test_probes_as_mpi_ranks_share_rank0_time_base(prefix, tmp_path):
     run = load_run(out)
     assert sorted(c.node.split("(")[1] for c in run.cores) == ["rank 0)", "rank 1)"]
     b0, b1 = (c.t_begin for c in sorted(run.cores, key=lambda c: c.node))
-    # the probes were released by one barrier: on rank 0's clock they start together,
-    # within the barrier's and the clock map's uncertainty
-    assert abs(b1 - b0) / cm["hz"] < 0.05
+    # the probes were released by one barrier: on rank 0's clock their 0.5 s runs start
+    # together, give or take the barrier, the clock map and the scheduler: both ranks
+    # (node-local rank 0 of their site) probe cpu 0, so one may start a few time slices
+    # after the other, more on a loaded host. A map wrong in rate puts the runs (begun
+    # about an uptime of ticks from zero) apart by far more than half of one.
+    assert abs(b1 - b0) / cm["hz"] < 0.25
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="real-time priority needs root")

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from jobprocs import LINK_UP, Job
+
 pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,12 +36,14 @@ def stress(prefix, tmp_path_factory):
     return exe
 
 
-def isthmus(args, env=None, timeout=240, netns=None):
+def isthmus_cmd(args, netns=None):
     cmd = [sys.executable, "-m", "isthmus", "run", *args]
-    if netns:
-        cmd = ["ip", "netns", "exec", netns, *cmd]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return ["ip", "netns", "exec", netns, *cmd] if netns else cmd
+
+
+def isthmus(args, env=None, timeout=240, netns=None):
+    return subprocess.run(isthmus_cmd(args, netns), capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})})
 
 
 @pytest.mark.parametrize("transport", ["tcp", "udp"])
@@ -103,9 +107,16 @@ def test_the_link_moves_to_the_backup_path_and_back(stress, two_paths, tmp_path,
                   f'[[site]]\nname = "B"\nranks = 1\n'
                   f'gateway = ["{TwoPaths.PRIMARY}:43200", "{TwoPaths.BACKUP}:43200"]\n')
     log = []
+    job = Job(isthmus_cmd(["--site-file", str(sf), "--mpi", "openmpi", "--stats", "--",
+                           str(stress), "30", "3"], two_paths.ns),
+              env={**os.environ, "ISTHMUS_PATH_RETURN_S": "3", "ISTHMUS_LINK_DEAD_MS": "2000"})
 
     def outage():
-        time.sleep(6)
+        # timed from both links being up (a fixed 6 s from the start took the primary
+        # away before the link was up on a job slower to start than that)
+        if not job.wait_for(LINK_UP, 2):
+            return
+        time.sleep(5)
         two_paths.primary(False)
         log.append(("primary down", time.monotonic()))
         time.sleep(12)
@@ -114,13 +125,10 @@ def test_the_link_moves_to_the_backup_path_and_back(stress, two_paths, tmp_path,
 
     t = threading.Thread(target=outage, daemon=True)
     t.start()
-    r = isthmus(["--site-file", str(sf), "--mpi", "openmpi", "--stats", "--", str(stress), "30", "3"],
-                env={"ISTHMUS_PATH_RETURN_S": "3", "ISTHMUS_LINK_DEAD_MS": "2000"},
-                netns=two_paths.ns)
+    out, err = job.communicate(timeout=240)
     t.join(timeout=30)
-    assert [e for e, _ in log] == ["primary down", "primary back"], log
-    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, (r.stdout + r.stderr)[-5000:]
-    err = r.stderr
+    assert [e for e, _ in log] == ["primary down", "primary back"], (log, err[-3000:])
+    assert job.returncode == 0 and "wan_stress: OK" in out, (out + err)[-5000:]
     assert re.search(r"cannot reach it over this path; from path 1 \(10\.9\.0\.1:43200\) to "
                      r"path 2 \(10\.9\.0\.2:43200\)", err), err[-4000:]
     assert "the primary path answers again" in err, err[-4000:]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jobprocs import cut_link
+from jobprocs import Job, cut_link, links_up
 
 pytestmark = pytest.mark.native
 REPO = Path(__file__).resolve().parents[2]
@@ -30,10 +30,10 @@ def test_soak_under_loss_reorder_duplication_and_a_cut(netadmin, tmp_path, trans
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", "8", "--ranks-per-site", "4,4",
            "--mpi", "openmpi", "--transport", transport, "--timeout", "240", "--stats",
            "--wan", "delay=5ms,rate=200mbit,loss=1%,reorder=5%,dup=1%", "--", str(exe), "60"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ))
+    p = Job(cmd, env=dict(os.environ))
     log = []
-    t = cut_link(p.pid, "A", after=20, seconds=10, log=log)
+    # counted from the links being up: 10 s into the 60 s of soak however long the start
+    t = cut_link(p.pid, "A", after=10, seconds=10, log=log, ready=links_up(p, 2))
     out, err = p.communicate(timeout=300)
     t.join(timeout=5)
     assert [e for e, _ in log] == ["down", "up"], (log, err[-3000:])

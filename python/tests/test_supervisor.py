@@ -70,7 +70,8 @@ def test_failing_site_stops_the_others(tmp_path, capfd):
     )
     elapsed = time.monotonic() - start
     assert code == 3
-    assert elapsed < 4.0
+    # about 0.3 s; the bound only has to tell a stop from the ranks' own 30 s
+    assert elapsed < 15.0
     err = capfd.readouterr().err
     assert "isthmus: site B exited with code 3; stopping the other sites" in err
     for pid in read_pids(tmp_path, "A", 2):
@@ -108,7 +109,7 @@ def test_timeout(tmp_path, capfd):
     start = time.monotonic()
     code = run((1, 1), {"A": sleeper(tmp_path, "A"), "B": sleeper(tmp_path, "B")}, timeout=0.5)
     assert code == 124
-    assert time.monotonic() - start < 4.0
+    assert time.monotonic() - start < 15.0  # the ranks' own 30 s, had nobody stopped them
     assert "isthmus: the job exceeded --timeout 0.5s; stopping all sites" in capfd.readouterr().err
     for name in "AB":
         assert not any(alive(p) for p in read_pids(tmp_path, name, 2))
@@ -123,7 +124,8 @@ def test_sigkill_after_grace(tmp_path, capfd):
     )
     elapsed = time.monotonic() - start
     assert code == 2
-    assert 1.0 <= elapsed < 5.0
+    # the 1 s grace, then SIGKILL: about 1.3 s; not the ranks' own 30 s
+    assert 1.0 <= elapsed < 15.0
     for pid in read_pids(tmp_path, "A", 2):
         assert not alive(pid)
 

@@ -50,12 +50,20 @@ def test_path_mtu_found_lost_and_found_again(netadmin):
                 snd = emu.popen("A", [exe, "send", "--connect", f"{emu.address('B')}:{PORT}",
                                       "--duration", "13", "--trace", *common],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                t0 = time.monotonic()
-                time.sleep(4)
+                # the trace's times count from the connection, not from this Popen: the
+                # link changes at the sender's 4 and 8 s, however long it took to start
+                # (a slow start moved the changes early against the checks' windows)
+                head = []
+                while not (head and (not head[-1] or TRACE.match(head[-1]))):
+                    head.append(snd.stderr.readline())
+                first = TRACE.match(head[-1])
+                t0 = time.monotonic() - (float(first.group(1)) if first else 0.0)
+                time.sleep(max(0.0, 4 - (time.monotonic() - t0)))
                 emu.set_link("A", "B", LINK.format(1500))
                 time.sleep(max(0.0, 8 - (time.monotonic() - t0)))
                 emu.set_link("A", "B", LINK.format(9000))
                 out, err = snd.communicate(timeout=60)
+                err = "".join(head) + err
                 rout, rerr = recv.communicate(timeout=30)
             finally:
                 for p in (recv, snd):

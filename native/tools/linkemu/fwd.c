@@ -56,6 +56,7 @@ static void admit(ism_le_fwd *f, uint32_t slot, int src, uint64_t now)
         return;
     }
     ism_le_pktq_push(&f->q, slot, rel[0]);
+    l->st.queued++;
     if (n == 2) {
         int64_t copy = ism_le_pktq_alloc(&f->q);
         if (copy < 0) {
@@ -65,6 +66,7 @@ static void admit(ism_le_fwd *f, uint32_t slot, int src, uint64_t now)
         memcpy(ism_le_pktq_buf(&f->q, (uint32_t)copy), ism_le_pktq_buf(&f->q, slot), m->len);
         f->q.meta[copy] = *m;
         ism_le_pktq_push(&f->q, (uint32_t)copy, rel[1]);
+        l->st.queued++;
     }
     /* after the duplicate was taken: one copy carries the flipped bit */
     if (ism_le_link_corrupts(l) && ism_le_corrupt(ism_le_pktq_buf(&f->q, slot), m->len, &l->rng))
@@ -171,6 +173,7 @@ static void deliver_due(ism_le_fwd *f)
         uint32_t slot = ism_le_pktq_pop(&f->q);
         ism_le_pkt_meta *m = &f->q.meta[slot];
         ism_le_link *l = &f->links[m->link];
+        l->st.queued--;
         if (write(f->tun_fd[m->dst], ism_le_pktq_buf(&f->q, slot), m->len) == (ssize_t)m->len) {
             l->st.delivered++;
             l->st.bytes_delivered += m->len;
@@ -213,14 +216,14 @@ void ism_le_fwd_print_stats(const ism_le_fwd *f, FILE *out)
             fprintf(out, "%s{\"from\": %d, \"to\": %d, \"in\": %llu, \"delivered\": %llu, "
                     "\"dup\": %llu, \"reordered\": %llu, \"drop_loss\": %llu, \"drop_queue\": %llu, "
                     "\"drop_mtu\": %llu, \"drop_pool\": %llu, \"corrupted\": %llu, \"bytes_in\": %llu, "
-                    "\"bytes_delivered\": %llu}", first ? "" : ", ", i, j,
+                    "\"bytes_delivered\": %llu, \"queued\": %llu}", first ? "" : ", ", i, j,
                     (unsigned long long)s->in, (unsigned long long)s->delivered,
                     (unsigned long long)s->dup, (unsigned long long)s->reordered,
                     (unsigned long long)s->drop_loss,
                     (unsigned long long)s->drop_queue, (unsigned long long)s->drop_mtu,
                     (unsigned long long)s->drop_pool, (unsigned long long)s->corrupted,
                     (unsigned long long)s->bytes_in,
-                    (unsigned long long)s->bytes_delivered);
+                    (unsigned long long)s->bytes_delivered, (unsigned long long)s->queued);
             first = 0;
         }
     }

@@ -33,6 +33,10 @@ typedef struct {
 typedef struct {
     uint64_t in, delivered, dup, reordered, drop_loss, drop_queue, drop_mtu, drop_pool, corrupted;
     uint64_t bytes_in, bytes_delivered;
+    /* copies admitted and not yet written: in the delay line when the counters are read,
+     * so that in + dup = delivered + drops + queued holds at any moment, not only once
+     * the link has gone quiet (fwd.c keeps it) */
+    uint64_t queued;
 } ism_le_link_stats;
 
 typedef struct {

@@ -260,12 +260,13 @@ def _wait(con, emu: Emulation) -> int:
 
 def _print_stats(con, emu: Emulation, stats: dict) -> None:
     table = Table(title="per-link packets", title_justify="left")
-    for col in ("link", "in", "delivered", "lost", "queue drops", "dups", "MTU drops", "pool drops"):
+    for col in ("link", "in", "delivered", "lost", "queue drops", "dups", "MTU drops", "pool drops",
+                "queued"):
         table.add_column(col, justify="right")
     for e in stats["links"]:
         table.add_row(f"{emu.names[e['from']]}→{emu.names[e['to']]}", str(e["in"]), str(e["delivered"]),
                       str(e["drop_loss"]), str(e["drop_queue"]), str(e["dup"]), str(e["drop_mtu"]),
-                      str(e["drop_pool"]))
+                      str(e["drop_pool"]), str(e["queued"]))
     con.print(table)
 
 

@@ -38,14 +38,17 @@ def namespaced_builder(emu: Emulation) -> Callable[[SiteLaunch], Sequence[str]]:
 
 def link_counters(emu: Emulation, stats: dict) -> list[str]:
     """One line per link direction from the emulator's counters: what went in, what came
-    out, and every kind of drop (a drop under light load means a TCP timeout for the job)."""
+    out, every kind of drop (a drop under light load means a TCP timeout for the job), and
+    what was still on its way (the counters are read as the job ends, and its last
+    packets may still wait out the link's delay)."""
     out = []
     for e in stats.get("links", []):
         out.append(f"isthmus stats: link {emu.names[e['from']]} -> {emu.names[e['to']]}: "
                    f"{e['in']} packets in, {e['delivered']} delivered, {e['drop_loss']} lost "
                    f"by the loss model, {e['drop_queue']} queue drops, {e['drop_mtu']} MTU "
                    f"drops, {e['drop_pool']} pool drops, {e['dup']} duplicated"
-                   + (f", {e['reordered']} reordered" if e.get("reordered") else ""))
+                   + (f", {e['reordered']} reordered" if e.get("reordered") else "")
+                   + f", {e['queued']} still in the delay line")
     out.append(f"isthmus stats: link emulator: {stats.get('write_errors', 0)} packets it could "
                f"not hand to the destination site (write errors), {stats.get('unroutable', 0)} "
                "for no site of this emulation; releases late by "
