@@ -1,5 +1,5 @@
-# isthmus/transfer.py: a many-file `isthmus-copy put` (directories and file lists,
-# docs/copy.md) run and watched. The tool reports progress as JSON lines on stdout
+# isthmus/transfer.py: a many-file `isthmus-copy put` or `get` (directories, file lists,
+# globs; docs/copy.md) run and watched. The tool reports progress as JSON lines on stdout
 # (--progress-json); here they become a rich progress bar (bytes and files, rate, ETA)
 # when stderr is a terminal, or a plain line every `plain_every` seconds otherwise (a
 # log or CI gets a steady record instead of redraws). The tool's summary line goes to
@@ -24,7 +24,7 @@ PLAIN_EVERY = 10.0  # seconds between plain progress lines
 
 
 @dataclass
-class PutResult:
+class ManyResult:
     returncode: int
     summary: str = ""  # the tool's summary line
     stderr: list[str] = field(default_factory=list)
@@ -52,10 +52,10 @@ def _pump(stream, sink: list[str], echo: Callable[[str], None] | None) -> None:
             echo(line.rstrip("\n"))
 
 
-def run_put_many(argv: Sequence[str], label: str, manifest: Path | None = None, *,
+def run_many(argv: Sequence[str], label: str, manifest: Path | None = None, *,
                  bar: bool | None = None, plain_every: float = PLAIN_EVERY,
-                 say: Callable[[str], None] | None = None) -> PutResult:
-    """Run argv (an `isthmus-copy put` of many files) with --progress-json. bar: a rich
+                 say: Callable[[str], None] | None = None) -> ManyResult:
+    """Run argv (an `isthmus-copy put` or `get` of many files) with --progress-json. bar: a rich
     bar (default: when stderr is a terminal); else plain lines through say (default:
     stderr), at most one every plain_every seconds. The summary line is returned (and
     printed by the caller as it likes)."""
@@ -65,7 +65,7 @@ def run_put_many(argv: Sequence[str], label: str, manifest: Path | None = None, 
     say = say or (lambda m: print(m, file=sys.stderr, flush=True))
     cmd = [*argv, "--progress-json"] + (["--manifest", str(manifest)] if manifest else [])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    res = PutResult(returncode=-1)
+    res = ManyResult(returncode=-1)
     errs = threading.Thread(target=_pump, args=(proc.stderr, res.stderr, say), daemon=True)
     errs.start()
     assert proc.stdout is not None

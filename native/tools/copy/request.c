@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "listing.h"
 #include "log.h"
 #include "paths.h"
 #include "xfer.h"
@@ -244,6 +245,8 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
+        if (S_ISDIR(st.st_mode))
+            return refuse(s, ICP_S_ISDIR, q->path, "a directory: get it as many files");
         return refuse(s, ICP_S_TYPE, q->path, "not a regular file");
     }
     icp_rsp r;
@@ -267,8 +270,13 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
     else
         snprintf(err, sizeof err, "%s", s->err);
     close(fd);
-    if (rc == 0)
+    int inl = (q->flags & ICP_F_INLINE) != 0; /* the client checks END's digest: no RESULT */
+    if (rc == 0 && !inl)
         rc = icp_result_recv(s, buf, &res, err, sizeof err);
+    if (rc == 0 && inl) {
+        res.status = ICP_OK;
+        memcpy(res.sha, sha, ICP_SHA);
+    }
     if (rc == 0 && res.status != ICP_OK) {
         snprintf(err, sizeof err, "%s: %s", icp_status_name(res.status), res.msg);
         rc = -1;
@@ -283,6 +291,24 @@ static int do_get(icp_stream *s, int root, const icp_req *q, const char *path, u
     if (r.offset)
         say("%s: get %s resumed at byte %llu", s->peer, path, (unsigned long long)r.offset);
     done_line(s, "get", path, r.size - r.offset, t0);
+    return 0;
+}
+
+static int do_list(icp_stream *s, int root, const icp_req *q, const char *path)
+{
+    char msg[ICP_MAX_MSG];
+    uint32_t st;
+    uint64_t files;
+    double t0 = icp_now_s();
+    int rc = icp_serve_list(s, root, path, &files, msg, sizeof msg, &st);
+    if (rc == -1)
+        return refuse(s, st, q->path, msg);
+    if (rc != 0) {
+        say("%s: list %s: %s", s->peer, path[0] ? path : ".", s->err);
+        return -1;
+    }
+    say("%s: list %s: %llu files in %.2f s", s->peer, path[0] ? path : ".",
+        (unsigned long long)files, icp_now_s() - t0);
     return 0;
 }
 
@@ -325,6 +351,8 @@ static int one_request(icp_stream *s, int root, mode_t umask, uint8_t *buf, int 
     }
     if (q.flags & ICP_F_CHECK)
         return do_check(s, root, &q, path, buf);
+    if (q.op == ICP_LIST)
+        return do_list(s, root, &q, path);
     return q.op == ICP_PUT ? do_put(s, root, umask, &q, path, dir_hint, buf)
                            : do_get(s, root, &q, path, buf);
 }

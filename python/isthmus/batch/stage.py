@@ -24,7 +24,7 @@ from ..launch.layout import Site
 from ..launch.secret import Secret, SecretFile
 from ..launch.ssh import SECRET_VAR, remote_script, ssh_prefix
 from ..paths import Prefix
-from ..transfer import run_put_many
+from ..transfer import run_many
 
 CONNECT_TIMEOUT = 20.0  # seconds for the site's copy server to accept the first file
 PARALLEL = 4  # connections of a stage-in
@@ -167,8 +167,8 @@ class SiteStager:
             argv = [self.copy, "put", *srcs, s.stage_listen, s.stage_dir, "--job", self.job,
                     "--secret-file", str(sf.path), "--transport", "tcp", "--parallel", str(PARALLEL)]
             while True:
-                res = run_put_many(argv, f"staging into site {s.name}", manifest, bar=False,
-                                   plain_every=PROGRESS_EVERY, say=self._progress)
+                res = run_many(argv, f"staging into site {s.name}", manifest, bar=False,
+                               plain_every=PROGRESS_EVERY, say=self._progress)
                 files = (res.manifest or {}).get("files", [])
                 moved = [f for f in files if f["status"] in ("copied", "resumed", "unchanged")]
                 unreached = res.returncode != 0 and not moved and any(
