@@ -433,3 +433,18 @@ def test_the_cli_gets_a_directory(server, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "c" / "sub" / "a").read_bytes() == b"a" * 10
     assert len(json.loads(man.read_text())["files"]) == 2
+
+
+def test_a_name_with_glob_characters_is_itself_first(server, tmp_path):
+    (server.served / "data[1].txt").write_bytes(b"literal")
+    (server.served / "data1.txt").write_bytes(b"matched")
+    r = _get(server, "data[1].txt", str(tmp_path / "a"), "--quiet", "--parallel", "2")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "a").read_bytes() == b"literal"  # one file: LOCAL names it, as a get's
+    (tmp_path / "d").mkdir()
+    r = _get(server, "data[1].txt", str(tmp_path / "d"), "--quiet", "--manifest", str(tmp_path / "m"))
+    assert r.returncode == 0, r.stderr
+    assert _tree(tmp_path / "d") == {"data[1].txt": _sha(server.served / "data[1].txt")}
+    r = _get(server, "data[0-9].txt", str(tmp_path / "b"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert _tree(tmp_path / "b") == {"data1.txt": _sha(server.served / "data1.txt")}

@@ -63,6 +63,7 @@ typedef struct batch {
     int get;           /* a many-file get: files come from remote into local */
     int lroot;         /* get: the local destination (O_PATH) */
     const char *local; /* get: its name, for messages */
+    char *one_remote;  /* get of a single file: its remote path (its rel is the local name) */
     pthread_mutex_t mu;
     size_t next[2]; /* the next item of each phase */
     pthread_barrier_t phase;
@@ -119,6 +120,10 @@ static void finish(batch *b, icp_item *it, int state, uint64_t sent)
 
 static void remote_path(const batch *b, const icp_item *it, char *out, size_t outlen)
 {
+    if (b->one_remote) {
+        snprintf(out, outlen, "%s", b->one_remote);
+        return;
+    }
     size_t n = strlen(b->remote);
     snprintf(out, outlen, "%s%s%s", b->remote, n && b->remote[n - 1] != '/' ? "/" : "", it->rel);
 }
@@ -842,6 +847,9 @@ int icp_get_many(const char *hostport, const char *remote, const char *local, co
     int rc = icp_list_remote(&s, remote, &l, &base, &single, buf, err, sizeof err);
     free(buf);
     int lroot = -1;
+    char *one = NULL;
+    if (rc == 0 && single && asprintf(&one, "%s%s%s", base, base[0] ? "/" : "", l.v[0].rel) < 0)
+        one = NULL, rc = -1, snprintf(err, sizeof err, "out of memory");
     if (rc == 0 && single)
         lroot = open_local(local, 1, &l.v[0].rel, err, sizeof err);
     else if (rc == 0)
@@ -859,6 +867,7 @@ int icp_get_many(const char *hostport, const char *remote, const char *local, co
         if (lroot >= 0)
             close(lroot);
         free(base);
+        free(one);
         icp_list_free(&l);
         return 1;
     }
@@ -873,10 +882,12 @@ int icp_get_many(const char *hostport, const char *remote, const char *local, co
     batch b;
     batch_init(&b, &l, o, hostport, base);
     b.get = 1;
+    b.one_remote = one;
     b.lroot = lroot;
     b.local = local;
     rc = run(&b, &s);
     close(lroot);
     free(base);
+    free(one);
     return rc;
 }

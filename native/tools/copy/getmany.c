@@ -104,6 +104,31 @@ static int read_entries(icp_stream *s, const icp_rsp *r, const char *listed, con
     return 0;
 }
 
+/* LIST path on s: 0 with r accepted (its entries follow), 1 refused (r->status says why),
+ * -1 the stream broke or the answer is out of bounds. */
+static int list_request(icp_stream *s, const char *path, icp_rsp *r, uint8_t *buf, char *err,
+                        size_t errlen)
+{
+    icp_req q;
+    memset(&q, 0, sizeof q);
+    q.op = ICP_LIST;
+    q.flags = ICP_F_SESSION;
+    snprintf(q.path, sizeof q.path, "%s", path);
+    if (icp_msg_send(s, ICP_REQ, buf, icp_req_encode(&q, buf)) != 0) {
+        snprintf(err, errlen, "%s", s->err);
+        return -1;
+    }
+    char what[ICP_MAX_PATH + 40];
+    snprintf(what, sizeof what, "list %s", path[0] ? path : ".");
+    int rc = icp_rsp_check(s, buf, r, what, err, errlen);
+    if (rc == 0 && (r->size > ICP_MAX_LIST_ENTRIES || r->offset > ICP_MAX_LIST_BYTES)) {
+        snprintf(err, errlen, "%s announced a listing beyond the bounds (%llu entries, %llu bytes)",
+                 s->peer, (unsigned long long)r->size, (unsigned long long)r->offset);
+        return -1;
+    }
+    return rc;
+}
+
 int icp_list_remote(icp_stream *s, const char *remote, icp_list *l, char **base, int *single,
                     uint8_t *buf, char *err, size_t errlen)
 {
@@ -113,10 +138,29 @@ int icp_list_remote(icp_stream *s, const char *remote, icp_list *l, char **base,
     *base = NULL;
     *single = 0;
     if (icp_path_normalize(remote, norm, sizeof norm, &hint, &why) != 0) {
-        snprintf(err, errlen, "%s: %s", remote, why);
+        snprintf(err, errlen, "%s: %s: %s", remote, icp_status_name(ICP_S_PATH), why);
         return 1;
     }
     split_glob(norm, listed, pat);
+    icp_rsp r;
+    int rc;
+    if (pat[0]) {
+        /* a name with '*', '?' or '[' in it is itself first: a glob only when it is not
+         * there (as a shell keeps a pattern that matches nothing) */
+        rc = list_request(s, norm, &r, buf, err, errlen);
+        if (rc == 0 || rc < 0 || r.status != ICP_S_NOENT) {
+            strcpy(listed, norm);
+            pat[0] = 0;
+            if (rc != 0)
+                return rc;
+        } else {
+            rc = list_request(s, listed, &r, buf, err, errlen);
+            if (rc != 0)
+                return rc;
+        }
+    } else if ((rc = list_request(s, listed, &r, buf, err, errlen)) != 0) {
+        return rc;
+    }
     /* "dir" lands under its own name, "dir/" (or a glob, or the whole served directory)
      * gives what is in it */
     const char *slash = strrchr(listed, '/');
@@ -126,26 +170,6 @@ int icp_list_remote(icp_stream *s, const char *remote, icp_list *l, char **base,
     snprintf(b, sizeof b, "%s", listed);
     if (own)
         b[slash ? (size_t)(slash - listed) : 0] = 0;
-    icp_req q;
-    memset(&q, 0, sizeof q);
-    q.op = ICP_LIST;
-    q.flags = ICP_F_SESSION;
-    snprintf(q.path, sizeof q.path, "%s", listed);
-    if (icp_msg_send(s, ICP_REQ, buf, icp_req_encode(&q, buf)) != 0) {
-        snprintf(err, errlen, "%s", s->err);
-        return -1;
-    }
-    icp_rsp r;
-    char what[ICP_MAX_PATH + 40];
-    snprintf(what, sizeof what, "list %s", listed[0] ? listed : ".");
-    int rc = icp_rsp_check(s, buf, &r, what, err, errlen);
-    if (rc != 0)
-        return rc;
-    if (r.size > ICP_MAX_LIST_ENTRIES || r.offset > ICP_MAX_LIST_BYTES) {
-        snprintf(err, errlen, "%s announced a listing beyond the bounds (%llu entries, %llu bytes)",
-                 s->peer, (unsigned long long)r.size, (unsigned long long)r.offset);
-        return -1;
-    }
     if (read_entries(s, &r, listed, ownname, pat, l, single, buf, err, errlen) != 0)
         return -1;
     if (*single) { /* the file's own directory is the base */

@@ -29,7 +29,7 @@
 typedef struct lbuf {
     uint8_t *p;
     size_t n, cap;
-    uint64_t entries;
+    uint64_t entries, max;
     int over; /* a bound was passed */
 } lbuf;
 
@@ -40,7 +40,7 @@ typedef struct dstack {
 
 static int add(lbuf *b, const icp_entry *e)
 {
-    if (b->entries + 1 > ICP_MAX_LIST_ENTRIES ||
+    if (b->entries + 1 > b->max ||
         b->n + ICP_ENTRY_HDR + strlen(e->path) > ICP_MAX_LIST_BYTES) {
         b->over = 1;
         return -1;
@@ -201,10 +201,11 @@ static int send_listing(icp_stream *s, const lbuf *b, const char *path)
     return 0;
 }
 
-int icp_serve_list(icp_stream *s, int root, const char *path, uint64_t *files, char *msg,
-                   size_t msglen, uint32_t *status)
+int icp_serve_list(icp_stream *s, int root, const char *path, uint32_t max_entries,
+                   uint64_t *files, char *msg, size_t msglen, uint32_t *status)
 {
     lbuf b = {0};
+    b.max = max_entries < ICP_MAX_LIST_ENTRIES ? max_entries : ICP_MAX_LIST_ENTRIES;
     dstack todo = {0};
     int rc = -1;
     *status = ICP_OK;
@@ -246,7 +247,7 @@ int icp_serve_list(icp_stream *s, int root, const char *path, uint64_t *files, c
         *status = ICP_S_LIMIT;
         snprintf(msg, msglen, "%.300s holds more than %u entries or %u MiB of names (the "
                  "bounds of one listing): get its subdirectories one by one", path[0] ? path : ".",
-                 ICP_MAX_LIST_ENTRIES, ICP_MAX_LIST_BYTES >> 20);
+                 (unsigned)b.max, ICP_MAX_LIST_BYTES >> 20);
         goto out;
     }
     for (size_t at = 0; at < b.n;) { /* files, for the log */

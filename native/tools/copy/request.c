@@ -300,7 +300,7 @@ static int do_list(icp_stream *s, int root, const icp_req *q, const char *path)
     uint32_t st;
     uint64_t files;
     double t0 = icp_now_s();
-    int rc = icp_serve_list(s, root, path, &files, msg, sizeof msg, &st);
+    int rc = icp_serve_list(s, root, path, ICP_MAX_LIST_ENTRIES, &files, msg, sizeof msg, &st);
     if (rc == -1)
         return refuse(s, st, q->path, msg);
     if (rc != 0) {
