@@ -9,29 +9,15 @@
 #define _GNU_SOURCE
 #include "listing.h"
 
-#include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../../../tests/check.h"
 #include "proto.h"
 #include "xfer.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                         \
-    do {                                                                                         \
-        if (!(cond)) {                                                                           \
-            fprintf(stderr, "%s:%d: FAILED %s: ", __FILE__, __LINE__, #cond);                    \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                 \
-            failures++;                                                                          \
-        }                                                                                        \
-    } while (0)
 
 static char top[64];
 
