@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
                            TransferSpeedColumn)
+from rich.text import Text
 
 from .ui import err_console
 
@@ -53,16 +54,16 @@ def _pump(stream, sink: list[str], echo: Callable[[str], None] | None) -> None:
 
 
 def run_many(argv: Sequence[str], label: str, manifest: Path | None = None, *,
-                 bar: bool | None = None, plain_every: float = PLAIN_EVERY,
-                 say: Callable[[str], None] | None = None) -> ManyResult:
-    """Run argv (an `isthmus-copy put` or `get` of many files) with --progress-json. bar: a rich
-    bar (default: when stderr is a terminal); else plain lines through say (default:
-    stderr), at most one every plain_every seconds. The summary line is returned (and
-    printed by the caller as it likes)."""
+             bar: bool | None = None, plain_every: float = PLAIN_EVERY,
+             say: Callable[[str], None] | None = None) -> ManyResult:
+    """Run argv (an `isthmus-copy put` or `get` of many files) with --progress-json. bar: a
+    rich bar (default: when stderr is a terminal); else plain lines through say (default:
+    the stderr console, which prints above a bar), at most one every plain_every seconds.
+    The summary line is returned (and printed by the caller as it likes)."""
     if bar is None:
         bar = sys.stderr.isatty()
     console = err_console()
-    say = say or (lambda m: print(m, file=sys.stderr, flush=True))
+    say = say or (lambda m: console.print(Text(m)))
     cmd = [*argv, "--progress-json"] + (["--manifest", str(manifest)] if manifest else [])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     res = ManyResult(returncode=-1)
