@@ -7,8 +7,8 @@
 # connections, largest file first, small files pipelined, SHA-256 per file, a manifest);
 # stage-out is one many-file `isthmus-copy get` per entry (a file, a directory or a
 # glob: the server lists it). Both run with --resume: files already in place (same size
-# and SHA-256) are not sent again, and a copy whose connection broke is run again
-# (RETRIES times) from where it stopped. Their progress is `isthmus copy`'s: a bar on a
+# and SHA-256) are not sent again, and a copy that moved files but failed some (a
+# connection broke) is run again (RETRIES times at most) from where it stopped. Their progress is `isthmus copy`'s: a bar on a
 # terminal (the queue wait's messages print above it), plain lines every PROGRESS_EVERY
 # seconds otherwise. The result is a summary: files, bytes, rate, failures.
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..transfer import ManyResult, run_many
 
 CONNECT_TIMEOUT = 20.0  # seconds for the site's copy server to accept the first file
 PARALLEL = 4  # connections of a stage-in or a stage-out
-RETRIES = 2  # runs again of a copy whose connection broke after it moved something
+RETRIES = 2  # runs again of a copy that moved files and failed some
 PROGRESS_EVERY = 10.0  # seconds between a stage-in's progress lines
 
 
@@ -163,9 +163,13 @@ class SiteStager:
                     self._check_server()
                     time.sleep(0.3)
                     continue
-                if retries and moved and "the connection failed" in errors:
+                # a run that moved files and still failed some (a connection broke, the
+                # link dropped) goes again: --resume skips what arrived; a file that
+                # fails for good fails again with nothing new moved, and that ends it
+                if retries and any(f["status"] in ("copied", "resumed") for f in files):
                     retries -= 1
-                    self.say(f"site {self.site.name}: a connection broke; resuming ({label})")
+                    self.say(f"site {self.site.name}: {len(files) - len(moved)} file(s) failed; "
+                             f"running again with --resume ({label})")
                     continue
                 return res
 
