@@ -1,5 +1,5 @@
-# isthmus/transfer.py: a many-file `isthmus-copy put` (directories and file lists,
-# docs/copy.md) run and watched. The tool reports progress as JSON lines on stdout
+# isthmus/transfer.py: a many-file `isthmus-copy put` or `get` (directories, file lists,
+# globs; docs/copy.md) run and watched. The tool reports progress as JSON lines on stdout
 # (--progress-json); here they become a rich progress bar (bytes and files, rate, ETA)
 # when stderr is a terminal, or a plain line every `plain_every` seconds otherwise (a
 # log or CI gets a steady record instead of redraws). The tool's summary line goes to
@@ -17,6 +17,7 @@ from typing import Callable, Sequence
 
 from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn,
                            TransferSpeedColumn)
+from rich.text import Text
 
 from .ui import err_console
 
@@ -24,7 +25,7 @@ PLAIN_EVERY = 10.0  # seconds between plain progress lines
 
 
 @dataclass
-class PutResult:
+class ManyResult:
     returncode: int
     summary: str = ""  # the tool's summary line
     stderr: list[str] = field(default_factory=list)
@@ -52,20 +53,20 @@ def _pump(stream, sink: list[str], echo: Callable[[str], None] | None) -> None:
             echo(line.rstrip("\n"))
 
 
-def run_put_many(argv: Sequence[str], label: str, manifest: Path | None = None, *,
-                 bar: bool | None = None, plain_every: float = PLAIN_EVERY,
-                 say: Callable[[str], None] | None = None) -> PutResult:
-    """Run argv (an `isthmus-copy put` of many files) with --progress-json. bar: a rich
-    bar (default: when stderr is a terminal); else plain lines through say (default:
-    stderr), at most one every plain_every seconds. The summary line is returned (and
-    printed by the caller as it likes)."""
+def run_many(argv: Sequence[str], label: str, manifest: Path | None = None, *,
+             bar: bool | None = None, plain_every: float = PLAIN_EVERY,
+             say: Callable[[str], None] | None = None) -> ManyResult:
+    """Run argv (an `isthmus-copy put` or `get` of many files) with --progress-json. bar: a
+    rich bar (default: when stderr is a terminal); else plain lines through say (default:
+    the stderr console, which prints above a bar), at most one every plain_every seconds.
+    The summary line is returned (and printed by the caller as it likes)."""
     if bar is None:
         bar = sys.stderr.isatty()
     console = err_console()
-    say = say or (lambda m: print(m, file=sys.stderr, flush=True))
+    say = say or (lambda m: console.print(Text(m)))
     cmd = [*argv, "--progress-json"] + (["--manifest", str(manifest)] if manifest else [])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    res = PutResult(returncode=-1)
+    res = ManyResult(returncode=-1)
     errs = threading.Thread(target=_pump, args=(proc.stderr, res.stderr, say), daemon=True)
     errs.start()
     assert proc.stdout is not None

@@ -2,9 +2,18 @@
 # never goes through here: ranks write straight to the inherited stdout/stderr.
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
+
+_shared: tuple[object, Console] | None = None
 
 
 def err_console() -> Console:
-    """A rich console on the current sys.stderr (no markup guessing, no hard wrapping)."""
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    """A rich console on the current sys.stderr (no markup guessing, no hard wrapping).
+    The same one for as long as sys.stderr is the same stream: a progress bar shown on it
+    (transfer.py) then keeps its place while other messages print above it."""
+    global _shared
+    if _shared is None or _shared[0] is not sys.stderr:
+        _shared = (sys.stderr, Console(stderr=True, highlight=False, soft_wrap=True))
+    return _shared[1]

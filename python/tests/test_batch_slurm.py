@@ -324,8 +324,9 @@ def test_link_emulate_slurm_cli(netadmin):
 
 def test_stage_in_and_out(slurm, programs):
     """A directory staged into site B's stage_dir while the allocations are obtained
-    (largest file first, subdirectories made), a file staged back after the job into
-    ./B/; contents equal, summaries printed, the copy server gone afterwards."""
+    (largest file first, subdirectories made); back after the job into ./B/: a file, a
+    directory (under its own name) and a glob's matches; contents equal, summaries
+    printed, the copy server gone afterwards."""
     tag = slurm.bed.job.lower()
     src = programs / "stage-src" / "in"
     (src / "sub").mkdir(parents=True, exist_ok=True)
@@ -334,7 +335,8 @@ def test_stage_in_and_out(slurm, programs):
         (src / rel).write_bytes(data)
     stage_dir = f"isthmus-stage-test-{tag}"
     remote = Path.home() / stage_dir  # the nodes share this machine's $HOME
-    keys = {"B": {"stage_in": ["in"], "stage_out": ["in/big.bin"], "stage_dir": stage_dir,
+    keys = {"B": {"stage_in": ["in"], "stage_out": ["in/big.bin", "in/sub", "in/*.txt"],
+                  "stage_dir": stage_dir,
                   "stage_listen": f"{slurm.bed.node('B', 0).wan_address}:41998"}}
     sf = slurm.site_file(programs / "job-stage.toml", mpi="openmpi", keys=keys)
     work = programs / "stage-src"
@@ -344,10 +346,10 @@ def test_stage_in_and_out(slurm, programs):
         assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
         assert "[A:0] all results correct" in r.stdout
         assert re.search(r"staged 3 file\(s\), 320006 bytes into site B in [\d.]+ s", r.stderr), r.stderr
-        assert re.search(r"staged 1 file\(s\), 300000 bytes from site B", r.stderr), r.stderr
+        assert re.search(r"staged 3 file\(s\), 320006 bytes from site B", r.stderr), r.stderr
         for rel, data in blobs.items():
             assert (remote / "in" / rel).read_bytes() == data, rel
-        assert (work / "B" / "big.bin").read_bytes() == blobs["big.bin"]
+            assert (work / "B" / rel).read_bytes() == data, rel
     finally:
         shutil.rmtree(remote, ignore_errors=True)
     _assert_clean(slurm)

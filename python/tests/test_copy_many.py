@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from isthmus.transfer import run_put_many
+from isthmus.transfer import run_many
 from strangers import shut_both
 from test_copy import LoopServer
 
@@ -166,8 +166,9 @@ class Relay:
     """A TCP relay on loopback between the client and the server that carries at most
     `rate` bytes/s towards the server (0: unlimited) and counts what it carried."""
 
-    def __init__(self, target_port: int, rate: float):
+    def __init__(self, target_port: int, rate: float, cut_after: int | None = None):
         self.rate, self.target = rate, target_port
+        self.cut_after = cut_after  # once this much went up, the connection carrying it is cut
         self.carried = 0
         self.t0: float | None = None  # the first byte: the rate is over all connections
         self.lock = threading.Lock()
@@ -199,6 +200,11 @@ class Relay:
                         self.t0 = self.t0 or time.monotonic()
                         self.carried += len(d)
                         ahead = self.carried / self.rate - (time.monotonic() - self.t0) if self.rate else 0
+                        cut = self.cut_after is not None and self.carried > self.cut_after
+                        if cut:
+                            self.cut_after = None
+                    if cut:
+                        break
                     if ahead > 0:
                         time.sleep(ahead)
                 b.sendall(d)
@@ -272,8 +278,8 @@ def test_progress_lines_when_stderr_is_not_a_terminal(server, tmp_path):
     lines: list[str] = []
     argv = [server.exe, "put", str(src), relay.addr, "p", *server.creds.args(), "--timeout", "10",
             "--transport", "tcp"]
-    res = run_put_many(argv, "put -> p", tmp_path / "m.json", bar=False, plain_every=0.5,
-                       say=lines.append)
+    res = run_many(argv, "put -> p", tmp_path / "m.json", bar=False, plain_every=0.5,
+                   say=lines.append)
     relay.close()
     assert res.returncode == 0, res.stderr
     progress = [x for x in lines if x.startswith("put -> p: ")]
@@ -296,3 +302,202 @@ def test_the_cli_puts_a_directory_and_exits_1_naming_a_failure(server, tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "FAILED data/b:" in r.stderr and "1 failed" in r.stdout, r.stdout + r.stderr
     assert (server.served / "into" / "data" / "sub" / "a").read_bytes() == b"a" * 10
+
+
+# --- getting many files back: `isthmus-copy get HOST:PORT DIR LOCALDIR` (a LIST, then the
+# files over several connections) ---
+
+def _get(server: Server, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """isthmus-copy get HOST:PORT ARGS... (REMOTE LOCAL and options)."""
+    argv = [server.exe, "get", server.addr, *args, *server.creds.args(), "--timeout", "10"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("transport", ["udp", "tcp"])
+def test_a_tree_comes_back_identical_with_its_manifest(server, tmp_path, transport):
+    _make_tree(server.served / "runs" / "today")
+    man = tmp_path / "m.json"
+    local = server.local / "back"
+    r = _get(server, "runs/today", str(local), "--transport", transport, "--parallel", "3",
+             "--manifest", str(man))
+    assert r.returncode == 0, r.stderr + server.log.read_text()[-2000:]
+    want = _tree(server.served / "runs" / "today")
+    assert _tree(local / "today") == want  # "today" lands under its own name
+    assert "get 160 files" in r.stdout and "0 failed, sha256 verified" in r.stdout, r.stdout
+    m = json.loads(man.read_text())
+    files = {f["path"]: f for f in m["files"]}
+    assert {k.removeprefix("today/"): f["sha256"] for k, f in files.items()} == want
+    assert all(f["status"] == "copied" for f in files.values())
+    sizes = [f["size"] for f in m["files"]]
+    assert sizes == sorted(sizes, reverse=True)  # largest first
+    log = server.log.read_text()
+    assert "list runs/today: 160 files" in log and log.count("session of") <= 3, log
+    assert not list(local.rglob("*.icp-partial"))
+    # "dir/" gives its contents; the mode comes with the file (less our umask)
+    r = _get(server, "runs/today/a/", str(server.local / "contents"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert (server.local / "contents" / "b" / "c" / "deep").read_bytes() == \
+        (server.served / "runs/today/a/b/c/deep").read_bytes()
+
+
+def test_a_glob_fetches_the_matching_files_and_their_trees(server, tmp_path):
+    out = server.served / "out"
+    for rel in ("a.dat", "b.dat", "c.log", "run1/r.txt", "run2/r.txt", "run2/deep/x", "other/r.txt"):
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_bytes(rel.encode())
+    r = _get(server, "out/*.dat", str(tmp_path / "g1"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert sorted(_tree(tmp_path / "g1")) == ["a.dat", "b.dat"]
+    r = _get(server, "out/run*", str(tmp_path / "g2"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert sorted(_tree(tmp_path / "g2")) == ["run1/r.txt", "run2/deep/x", "run2/r.txt"]
+    r = _get(server, "out/*.none", str(tmp_path / "g3"), "--quiet")
+    assert r.returncode == 1 and "no file matches *.none under out" in r.stderr, r.stderr
+
+
+def test_a_get_refuses_links_out_and_writes_nothing_outside(server, tmp_path):
+    """On the server: a link to a directory outside, and an absolute link to a file
+    outside: listed as refused, named in the summary, exit 1, their targets never read.
+    Here: a link already in the destination that leads out: the files that would go
+    through it fail, nothing is written where it points."""
+    (server.outside / "secret").write_bytes(b"s" * 50)
+    d = server.served / "d"
+    (d / "sub").mkdir(parents=True)
+    (d / "sub" / "fine").write_bytes(b"f" * 10)
+    (d / "evil").symlink_to(server.outside)
+    (d / "abs").symlink_to(server.outside / "secret")
+    (d / "inner").symlink_to("sub/fine")  # stays inside: followed
+    (d / "x" / "big").parent.mkdir()
+    (d / "x" / "big").write_bytes(os.urandom(2 << 20))
+    (d / "x" / "small").write_bytes(b"small")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    local = server.local / "got"
+    (local / "d").mkdir(parents=True)
+    (local / "d" / "x").symlink_to(elsewhere)
+    man = tmp_path / "m.json"
+    r = _get(server, "d", str(local), "--manifest", str(man))
+    assert r.returncode == 1, r.stdout + r.stderr
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    assert m["d/evil"]["status"] == "failed" and m["d/abs"]["status"] == "failed", m
+    assert "FAILED d/evil: leaves the served directory through a symbolic link" in r.stderr
+    assert "FAILED d/abs: leaves the served directory" in r.stderr
+    assert "FAILED d/x/big:" in r.stderr and "FAILED d/x/small:" in r.stderr, r.stderr
+    assert "4 failed" in r.stdout, r.stdout
+    assert list(elsewhere.iterdir()) == []
+    assert (local / "d" / "sub" / "fine").read_bytes() == b"f" * 10
+    assert (local / "d" / "inner").read_bytes() == b"f" * 10
+    assert not any("secret" in p.name for p in local.rglob("*"))
+    assert sorted(p.name for p in server.outside.iterdir()) == ["secret"]
+
+
+def test_a_get_with_resume_skips_the_files_already_here(server, tmp_path):
+    src = server.served / "res"
+    for i in range(30):
+        (src / f"s{i:02d}").parent.mkdir(parents=True, exist_ok=True)
+        (src / f"s{i:02d}").write_bytes(os.urandom(3000 + i))
+    (src / "big").write_bytes(os.urandom(3 << 20))
+    local = server.local / "r"
+    r = _get(server, "res/", str(local), "--quiet", "--resume")
+    assert r.returncode == 0, r.stderr
+    (src / "s07").write_bytes(os.urandom(3007))  # changed there: fetched again
+    (local / "s08").write_bytes(b"x" * 3008)     # same size, other bytes here: fetched again
+    (local / "s09").unlink()
+    man = tmp_path / "m.json"
+    r = _get(server, "res/", str(local), "--quiet", "--resume", "--manifest", str(man))
+    assert r.returncode == 0, r.stderr
+    assert _tree(local) == _tree(src)
+    m = {f["path"]: f for f in json.loads(man.read_text())["files"]}
+    copied = {k for k, f in m.items() if f["status"] == "copied"}
+    assert copied == {"s07", "s08", "s09"}, copied
+    assert all(f["status"] == "unchanged" and f["bytes_sent"] == 0
+               for k, f in m.items() if k not in copied)
+    assert "28 unchanged" in r.stdout, r.stdout
+
+
+def test_a_missing_remote_directory_fails_naming_host_and_path(server, tmp_path):
+    r = _get(server, "no/such/dir/", str(tmp_path / "x"))
+    assert r.returncode == 1
+    assert f"{server.addr}" in r.stderr and "no/such/dir" in r.stderr, r.stderr
+    assert "not found" in r.stderr and "nothing was copied" in r.stderr, r.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_cli_gets_a_directory(server, tmp_path):
+    (server.served / "results" / "sub").mkdir(parents=True)
+    (server.served / "results" / "sub" / "a").write_bytes(b"a" * 10)
+    (server.served / "results" / "b").write_bytes(b"b" * 20)
+    r = subprocess.run([*ISTHMUS, "copy", f"127.0.0.1:{server.port}:results", str(tmp_path / "here"),
+                        *server.creds.args(), "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _tree(tmp_path / "here" / "results") == _tree(server.served / "results")
+    assert "get 2 files (30 bytes)" in r.stdout, r.stdout
+    man = tmp_path / "m.json"
+    r = subprocess.run([*ISTHMUS, "copy", f"127.0.0.1:{server.port}:results/", str(tmp_path / "c"),
+                        *server.creds.args(), "--manifest", str(man)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "c" / "sub" / "a").read_bytes() == b"a" * 10
+    assert len(json.loads(man.read_text())["files"]) == 2
+
+
+def test_a_name_with_glob_characters_is_itself_first(server, tmp_path):
+    (server.served / "data[1].txt").write_bytes(b"literal")
+    (server.served / "data1.txt").write_bytes(b"matched")
+    r = _get(server, "data[1].txt", str(tmp_path / "a"), "--quiet", "--parallel", "2")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "a").read_bytes() == b"literal"  # one file: LOCAL names it, as a get's
+    (tmp_path / "d").mkdir()
+    r = _get(server, "data[1].txt", str(tmp_path / "d"), "--quiet", "--manifest", str(tmp_path / "m"))
+    assert r.returncode == 0, r.stderr
+    assert _tree(tmp_path / "d") == {"data[1].txt": _sha(server.served / "data[1].txt")}
+    r = _get(server, "data[0-9].txt", str(tmp_path / "b"), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert _tree(tmp_path / "b") == {"data1.txt": _sha(server.served / "data1.txt")}
+
+
+def test_staging_resumes_after_a_broken_connection_and_skips_what_is_there(server, prefix, tmp_path):
+    """isthmus submit's staging (batch/stage.py) against a real server, without Slurm: a
+    connection cut midway fails the files it carried, and the stage-in is run again with
+    --resume, finishing them without sending the completed ones again; staging the same
+    files once more moves nothing but the checks; the stage-out of the directory brings
+    it back identical."""
+    from types import SimpleNamespace
+
+    from isthmus.batch.stage import SiteStager
+    from isthmus.launch.secret import Secret
+
+    src = tmp_path / "work" / "in"
+    for i in range(6):
+        (src / f"big{i}").parent.mkdir(parents=True, exist_ok=True)
+        (src / f"big{i}").write_bytes(os.urandom(1536 << 10))
+    for i in range(40):
+        (src / "small" / f"s{i:02d}").parent.mkdir(parents=True, exist_ok=True)
+        (src / "small" / f"s{i:02d}").write_bytes(os.urandom(5000))
+    secret = Secret(Path(server.creds.secret_file).read_text().strip())
+    said: list[str] = []
+    cut = Relay(server.port, rate=0, cut_after=4 << 20)
+    site = SimpleNamespace(name="B", stage_listen=cut.addr, ssh_host="unused", stage_dir="stage")
+    st = SiteStager(site, prefix, server.creds.job, secret, said.append)
+    rep = st.stage_in(["in"], tmp_path / "work")
+    cut.close()
+    assert not rep.failed, (rep.summary(), said)
+    assert any("running again with --resume" in m for m in said), said
+    assert _tree(server.served / "stage" / "in") == _tree(src)
+    assert rep.files == 46 and rep.bytes == 6 * (1536 << 10) + 40 * 5000, rep.summary()
+
+    counter = Relay(server.port, rate=0)
+    site.stage_listen = counter.addr
+    rep = st.stage_in(["in"], tmp_path / "work")
+    counter.close()
+    assert not rep.failed and rep.files == 46, rep.summary()
+    assert counter.carried < 100_000, counter.carried  # checks only: no file went again
+
+    (tmp_path / "work" / "B").mkdir()
+    site.stage_listen = server.addr
+    rep = st.stage_out(["in", "in/small/s0*", "nope.dat"], tmp_path / "work" / "B")
+    assert _tree(tmp_path / "work" / "B" / "in") == _tree(src)
+    assert sorted(_tree(tmp_path / "work" / "B")) == sorted(
+        [f"in/{k}" for k in _tree(src)] + [f"s0{i}" for i in range(10)])
+    assert len(rep.failed) == 1 and rep.failed[0].startswith("nope.dat (") and "not found" in rep.failed[0], rep.failed
+    assert "FAILED: nope.dat (" in rep.summary()

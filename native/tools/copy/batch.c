@@ -1,6 +1,8 @@
-/* batch.c: `isthmus-copy put` of many files (copy.h: icp_put_many): directories and file
- * lists (tree.h) put under a remote directory over several connections at once, each a
- * session of requests (proto.h: SESSION), largest files first.
+/* batch.c: `isthmus-copy put` and `get` of many files (copy.h: icp_put_many,
+ * icp_get_many): directories and file lists (tree.h) put under a remote directory, or a
+ * remote directory's listing (getmany.h) fetched into a local one, over several
+ * connections at once, each a session of requests (proto.h: SESSION), largest files
+ * first.
  *
  * Why this shape: on a long link a file that waits for its answer before the next one
  * starts costs a round trip (300 ms on the issue's link: 10 000 small files would take
@@ -14,6 +16,11 @@
  * that checking a prefix would need. With --resume, first every file is CHECKed
  * (pipelined, one round trip for all): those the server already holds, same size and
  * same SHA-256, are not sent again.
+ *
+ * A get mirrors it: a small file is asked for INLINE (no RESULT owed, so the requests
+ * go out back to back, at most GET_PEND_BYTES of them unanswered: they wait in the
+ * server's receive buffer while it sends), a large one the classic way, resumable; with
+ * --resume the files already here with the listed size are CHECKed first.
  *
  * Worker threads (--parallel) each hold one connection and take the next file from the
  * shared list; the main thread shows progress. At the end: a summary line on stdout,
@@ -33,12 +40,15 @@
 #include <unistd.h>
 
 #include "copy.h"
+#include "getmany.h"
 #include "log.h"
+#include "paths.h"
 #include "tree.h"
 
 #define ICP_INLINE_MAX (1u << 20) /* below: sent inline (about a round trip's worth at 100 Mbit/s) */
 #define PEND_MAX 1024            /* unanswered inline files per connection */
 #define PEND_ANSWER_BYTES (128u << 10) /* what their answers may add up to, estimated */
+#define GET_PEND_BYTES (32u << 10) /* a get's unanswered requests, in bytes */
 #define MAX_PARALLEL 64
 /* an inline file's messages: REQ, its DATA parts, END */
 #define WIRE_MAX (ICP_INLINE_MAX + (ICP_INLINE_MAX / ICP_CHUNK + 3) * ICP_HDR + ICP_MAX_BODY)
@@ -50,6 +60,10 @@ typedef struct batch {
     icp_list *l;
     const icp_opts *o;
     const char *hostport, *remote;
+    int get;           /* a many-file get: files come from remote into local */
+    int lroot;         /* get: the local destination (O_PATH) */
+    const char *local; /* get: its name, for messages */
+    char *one_remote;  /* get of a single file: its remote path (its rel is the local name) */
     pthread_mutex_t mu;
     size_t next[2]; /* the next item of each phase */
     pthread_barrier_t phase;
@@ -106,6 +120,10 @@ static void finish(batch *b, icp_item *it, int state, uint64_t sent)
 
 static void remote_path(const batch *b, const icp_item *it, char *out, size_t outlen)
 {
+    if (b->one_remote) {
+        snprintf(out, outlen, "%s", b->one_remote);
+        return;
+    }
     size_t n = strlen(b->remote);
     snprintf(out, outlen, "%s%s%s", b->remote, n && b->remote[n - 1] != '/' ? "/" : "", it->rel);
 }
@@ -178,18 +196,63 @@ static int send_inline(worker *w, icp_item *it)
 
 static int send_check(worker *w, icp_item *it)
 {
-    int fd = open(it->src, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    int ok = fd >= 0 && icp_sha_prefix(fd, it->size, w->buf, it->sha) == 0;
+    int fd = w->b->get ? icp_open_beneath(w->b->lroot, it->rel, O_RDONLY | O_NONBLOCK | O_NOCTTY)
+                       : open(it->src, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    int ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+             (uint64_t)st.st_size == it->size && icp_sha_prefix(fd, it->size, w->buf, it->sha) == 0;
     if (fd >= 0)
         close(fd);
     if (!ok)
-        return 1; /* not checked: it is sent, and fails then if it cannot be read */
+        return 1; /* not checked: it is copied (a put fails then if it cannot be read) */
     it->has_sha = 1;
     icp_req q;
     fill_req(w->b, it, ICP_F_CHECK, &q);
     memcpy(q.have_sha, it->sha, ICP_SHA);
     uint8_t hdr[ICP_MAX_BODY];
     return icp_msg_send(&w->s, ICP_REQ, hdr, icp_req_encode(&q, hdr)) != 0 ? -1 : 0;
+}
+
+/* An INLINE get's answer (rc: icp_rsp_check's): the data into the local file, or, when
+ * that cannot be opened, read and dropped so that the session goes on. 0, or -1 when
+ * the stream broke. */
+static int get_answer(worker *w, icp_item *it, const icp_rsp *r, int rc, char *err)
+{
+    batch *b = w->b;
+    char msg[ICP_MAX_MSG + ICP_MAX_PATH + 300];
+    if (rc > 0) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", err);
+        finish(b, it, ICP_IT_FAILED, 0);
+        return 0;
+    }
+    icp_target t;
+    uint64_t have;
+    int st = icp_get_open_local(b->lroot, it, 0, &t, &have, msg, sizeof msg);
+    int sink = -1;
+    if (st != ICP_OK) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", msg);
+        sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        memset(&t, 0, sizeof t);
+        t.dirfd = -1;
+        t.fd = sink;
+    }
+    icp_meter m;
+    icp_meter_start(&m, r->size, 1);
+    rc = icp_get_receive(&w->s, r, &t, b->o->umask, 1, &m, w->buf, it->sha, msg, sizeof msg);
+    if (sink >= 0) {
+        close(sink);
+        finish(b, it, ICP_IT_FAILED, r->size);
+        return rc < 0 ? -1 : 0;
+    }
+    icp_target_close(&t);
+    if (rc != 0) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", rc < 0 ? w->s.err : msg);
+        finish(b, it, ICP_IT_FAILED, r->size);
+        return rc < 0 ? -1 : 0;
+    }
+    it->has_sha = 1;
+    finish(b, it, ICP_IT_OK, r->size);
+    return 0;
 }
 
 /* The answers to the oldest unanswered request. 0, or -1 when the stream broke. */
@@ -213,6 +276,8 @@ static int answer_one(worker *w)
         }
         return 0; /* anything else: it is sent */
     }
+    if (b->get)
+        return get_answer(w, it, &r, rc, err);
     if (rc > 0) {
         icp_item_fail(it, ICP_IT_FAILED, "%s", err);
         finish(b, it, ICP_IT_FAILED, it->size);
@@ -232,7 +297,8 @@ static int answer_one(worker *w)
 
 static int drain(worker *w, int all)
 {
-    while (w->n && (all || w->n >= PEND_MAX || w->answer_bytes > PEND_ANSWER_BYTES ||
+    uint32_t most = w->b->get ? GET_PEND_BYTES : PEND_ANSWER_BYTES;
+    while (w->n && (all || w->n >= PEND_MAX || w->answer_bytes > most ||
                     icp_wait_readable(&w->s, 0) == 1))
         if (answer_one(w) != 0)
             return -1;
@@ -242,7 +308,9 @@ static int drain(worker *w, int all)
 static void push(worker *w, size_t idx, int check)
 {
     const icp_item *it = &w->b->l->v[idx];
-    uint32_t answer = (uint32_t)(2 * (ICP_HDR + 128) + strlen(w->b->remote) + strlen(it->rel));
+    /* a put's answers, a get's requests (its answers are the files) */
+    uint32_t answer = (uint32_t)((w->b->get && !check ? ICP_HDR + 88 : 2 * (ICP_HDR + 128)) +
+                                 strlen(w->b->remote) + strlen(it->rel));
     w->q[(w->head + w->n) % PEND_MAX] = (pend){idx, check, answer};
     w->n++;
     w->answer_bytes += answer;
@@ -281,6 +349,70 @@ static int put_large(worker *w, icp_item *it)
     if (rc > 0)
         finish(b, it, ICP_IT_FAILED, moved);
     return rc > 0 ? 0 : -1;
+}
+
+/* A small file asked for: its answer is read later (get_answer). */
+static int send_get(worker *w, icp_item *it)
+{
+    icp_req q;
+    memset(&q, 0, sizeof q);
+    q.op = ICP_GET;
+    q.flags = ICP_F_INLINE | ICP_F_SESSION;
+    remote_path(w->b, it, q.path, sizeof q.path);
+    uint8_t hdr[ICP_MAX_BODY];
+    return icp_msg_send(&w->s, ICP_REQ, hdr, icp_req_encode(&q, hdr)) != 0 ? -1 : 0;
+}
+
+/* A large file, resumable from a partial copy here (offered by its digest). 0, or -1
+ * when the stream broke (the item is then failed by broken()). */
+static int get_large(worker *w, icp_item *it)
+{
+    batch *b = w->b;
+    char msg[ICP_MAX_MSG + ICP_MAX_PATH + 300];
+    icp_target t;
+    icp_req q;
+    memset(&q, 0, sizeof q);
+    int resume = b->o->resume;
+    int st = icp_get_open_local(b->lroot, it, resume, &t, &q.have, msg, sizeof msg);
+    if (st != ICP_OK) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", msg);
+        finish(b, it, ICP_IT_FAILED, 0);
+        return 0;
+    }
+    q.op = ICP_GET;
+    q.flags = (uint8_t)(ICP_F_SESSION | (resume ? ICP_F_RESUME : 0));
+    if (!resume || (q.have && icp_sha_prefix(t.fd, q.have, w->buf, q.have_sha) != 0))
+        q.have = 0;
+    remote_path(b, it, q.path, sizeof q.path);
+    icp_rsp r;
+    int rc = icp_msg_send(&w->s, ICP_REQ, w->buf, icp_req_encode(&q, w->buf)) != 0 ? -1
+             : icp_rsp_check(&w->s, w->buf, &r, "send the file", msg, sizeof msg);
+    if (rc == 0 && r.offset && r.offset != q.have) {
+        snprintf(w->s.err, sizeof w->s.err, "%s offered to resume at a byte we did not offer",
+                 w->s.peer);
+        rc = -1;
+    }
+    if (rc == 0) {
+        icp_meter_start(&w->m, r.size, 1);
+        rc = icp_get_receive(&w->s, &r, &t, b->o->umask, 0, &w->m, w->buf, it->sha, msg,
+                             sizeof msg);
+        atomic_store(&w->m.done, 0);
+    }
+    icp_target_close(&t); /* keeps a resumable partial file */
+    if (rc < 0) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", w->s.err[0] ? w->s.err : msg);
+        it->sent = 0;
+        return -1;
+    }
+    if (rc > 0) {
+        icp_item_fail(it, ICP_IT_FAILED, "%s", msg);
+        finish(b, it, ICP_IT_FAILED, 0);
+        return 0;
+    }
+    it->has_sha = 1;
+    it->resumed_at = r.offset;
+    finish(b, it, ICP_IT_OK, r.size - r.offset);
+    return 0;
 }
 
 /* The stream broke: what waited for an answer failed with it (a check is just not
@@ -354,10 +486,11 @@ static void run_phase(worker *w, int ph, int *tries)
         } else if (it->size >= ICP_INLINE_MAX) {
             rc = drain(w, 1);
             if (rc == 0)
-                rc = put_large(w, it);
+                rc = b->get ? get_large(w, it) : put_large(w, it);
         } else {
             rc = drain(w, 0);
-            if (rc == 0 && (rc = send_inline(w, it)) == 0 && it->state == ICP_IT_PENDING)
+            if (rc == 0 && (rc = b->get ? send_get(w, it) : send_inline(w, it)) == 0 &&
+                it->state == ICP_IT_PENDING)
                 push(w, i, 0);
         }
         if (rc == 0)
@@ -450,10 +583,14 @@ static int write_manifest(const batch *b, const char *path, double dt, char *err
         snprintf(err, errlen, "%.1000s: %s", tmp, strerror(errno));
         return -1;
     }
-    fprintf(f, "{\n  \"version\": 1,\n  \"destination\": ");
     char dest[ICP_MAX_PATH + 300];
     snprintf(dest, sizeof dest, "%s:%s", b->hostport, b->remote);
+    fprintf(f, "{\n  \"version\": 1,\n  \"%s\": ", b->get ? "source" : "destination");
     json_str(f, dest);
+    if (b->get) {
+        fprintf(f, ",\n  \"destination\": ");
+        json_str(f, b->local);
+    }
     fprintf(f, ",\n  \"transport\": \"%s\",\n  \"seconds\": %.3f,\n  \"bytes_sent\": %llu,\n"
                "  \"files\": [", b->transport ? b->transport : (b->o->udp ? "udp" : "tcp"), dt,
             (unsigned long long)atomic_load(&b->bytes_sent));
@@ -461,7 +598,7 @@ static int write_manifest(const batch *b, const char *path, double dt, char *err
         const icp_item *it = &b->l->v[i];
         fprintf(f, "%s\n    {\"path\": ", i ? "," : "");
         json_str(f, it->rel);
-        fprintf(f, ", \"source\": ");
+        fprintf(f, ", \"%s\": ", b->get ? "local" : "source");
         json_str(f, it->src);
         fprintf(f, ", \"size\": %llu, \"sha256\": ", (unsigned long long)it->size);
         if (it->has_sha && (it->state == ICP_IT_OK || it->state == ICP_IT_UNCHANGED)) {
@@ -496,6 +633,132 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
+static void batch_init(batch *b, icp_list *l, const icp_opts *o, const char *hostport,
+                       const char *remote)
+{
+    memset(b, 0, sizeof *b);
+    b->l = l;
+    b->o = o;
+    b->hostport = hostport;
+    b->remote = remote;
+    b->lroot = -1;
+}
+
+/* The files of b->l over the connections, then the summary and the manifest. first: a
+ * connection that is already up (a get's listing came over it), or NULL. The exit
+ * status: 0, or 1 if any file failed. */
+static int run(batch *b, icp_stream *first)
+{
+    icp_list *L = b->l;
+    const icp_opts *o = b->o;
+    const char *hostport = b->hostport, *remote = b->remote;
+    char err[1200];
+    pthread_mutex_init(&b->mu, NULL);
+    uint64_t total = 0;
+    size_t nfiles = 0;
+    for (size_t i = 0; i < L->n; i++)
+        if (L->v[i].state == ICP_IT_PENDING)
+            total += L->v[i].size, nfiles++;
+        else if (L->v[i].state == ICP_IT_FAILED)
+            atomic_fetch_add(&b->files_failed, 1);
+    int par = o->parallel < 1 ? 1 : o->parallel > MAX_PARALLEL ? MAX_PARALLEL : o->parallel;
+    if ((size_t)par > nfiles)
+        par = nfiles ? (int)nfiles : 1;
+    worker *ws = calloc((size_t)par, sizeof *ws);
+    pthread_barrier_init(&b->phase, NULL, (unsigned)par);
+    atomic_init(&b->running, par);
+    double t0 = icp_now_s();
+    int started = 0;
+    for (int i = 0; ws && i < par; i++) {
+        ws[i].b = b;
+        ws[i].id = i;
+        ws[i].buf = malloc(ICP_MAX_DATA + 1);
+        ws[i].wire = malloc(WIRE_MAX);
+        icp_meter_start(&ws[i].m, 0, 1);
+        if (i == 0 && first) {
+            ws[0].s = *first;
+            ws[0].up = 1;
+        }
+        if (!ws[i].buf || !ws[i].wire || pthread_create(&ws[i].th, NULL, work, &ws[i]) != 0)
+            break;
+        started++;
+    }
+    if (started < par) {
+        /* the barrier counts par threads: without all of them none may pass it */
+        icp_log("isthmus-copy: ", "no memory or threads for %d connections", par);
+        _exit(1);
+    }
+    double last = t0;
+    for (;;) {
+        unsigned gone = atomic_load(&b->files_done) + atomic_load(&b->files_failed);
+        if (gone >= L->n)
+            break;
+        sleep_s(0.1);
+        int alive = atomic_load(&b->running);
+        double now = icp_now_s();
+        if (now - last >= (o->progress_json ? 0.5 : 1.0) && now - t0 >= 1.0) {
+            show(b, ws, par, total, nfiles, t0, 0);
+            last = now;
+        }
+        if (!alive)
+            break;
+    }
+    for (int i = 0; i < par; i++)
+        pthread_join(ws[i].th, NULL);
+    double dt = icp_now_s() - t0;
+    /* files no connection reached */
+    for (size_t i = 0; i < L->n; i++)
+        if (L->v[i].state == ICP_IT_PENDING) {
+            icp_item_fail(&L->v[i], ICP_IT_FAILED, "not copied: %s",
+                          b->conn_err[0] ? b->conn_err : "no connection was left");
+            finish(b, &L->v[i], ICP_IT_FAILED, 0);
+        }
+    unsigned ok = 0, same = 0, failed = 0, skipped = 0;
+    uint64_t copied = 0;
+    for (size_t i = 0; i < L->n; i++) {
+        icp_item *it = &L->v[i];
+        ok += it->state == ICP_IT_OK;
+        same += it->state == ICP_IT_UNCHANGED;
+        skipped += it->state == ICP_IT_SKIPPED;
+        if (it->state == ICP_IT_OK)
+            copied += it->size;
+        if (it->state == ICP_IT_FAILED) {
+            failed++;
+            icp_log("isthmus-copy: ", "FAILED %s: %s", it->rel, it->err ? it->err : "?");
+        } else if (it->state == ICP_IT_SKIPPED) {
+            icp_log("isthmus-copy: ", "skipped %s: %s", it->rel, it->err ? it->err : "?");
+        }
+    }
+    show(b, ws, par, total, nfiles, t0, 1);
+    if (o->manifest && write_manifest(b, o->manifest, dt, err, sizeof err) != 0) {
+        icp_log("isthmus-copy: ", "%s", err);
+        failed++;
+    }
+    uint64_t sent = atomic_load(&b->bytes_sent);
+    char dest[2 * ICP_MAX_PATH + 300];
+    if (b->get)
+        snprintf(dest, sizeof dest, "%s:%s -> %s", hostport, remote[0] ? remote : ".", b->local);
+    else
+        snprintf(dest, sizeof dest, "-> %s:%s", hostport, remote);
+    icp_escape(dest, err, sizeof err);
+    printf("%s %u files (%llu bytes) %s: %llu bytes sent in %.2f s, %.1f Mbit/s over %s "
+           "with %d connection%s; %u unchanged, %u skipped, %u failed%s\n",
+           b->get ? "get" : "put", ok, (unsigned long long)copied, err, (unsigned long long)sent, dt,
+           dt > 0 ? sent * 8 / dt / 1e6 : 0.0, b->transport ? b->transport : (o->udp ? "udp" : "tcp"),
+           par, par == 1 ? "" : "s", same, skipped, failed,
+           failed ? "" : ", sha256 verified");
+    fflush(stdout);
+    for (int i = 0; i < par; i++) {
+        free(ws[i].buf);
+        free(ws[i].wire);
+    }
+    free(ws);
+    pthread_barrier_destroy(&b->phase);
+    pthread_mutex_destroy(&b->mu);
+    icp_list_free(L);
+    return failed ? 1 : 0;
+}
+
 int icp_put_many(char **locals, int n, const char *hostport, const char *remote, const icp_opts *o)
 {
     icp_list l = {0};
@@ -513,106 +776,118 @@ int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
         return 1;
     }
     batch b;
-    memset(&b, 0, sizeof b);
-    b.l = &l;
-    b.o = o;
-    b.hostport = hostport;
-    b.remote = remote;
-    pthread_mutex_init(&b.mu, NULL);
-    uint64_t total = 0;
-    size_t nfiles = 0;
-    for (size_t i = 0; i < l.n; i++)
-        if (l.v[i].state == ICP_IT_PENDING)
-            total += l.v[i].size, nfiles++;
-        else if (l.v[i].state == ICP_IT_FAILED)
-            atomic_fetch_add(&b.files_failed, 1);
-    int par = o->parallel < 1 ? 1 : o->parallel > MAX_PARALLEL ? MAX_PARALLEL : o->parallel;
-    if ((size_t)par > nfiles)
-        par = nfiles ? (int)nfiles : 1;
-    worker *ws = calloc((size_t)par, sizeof *ws);
-    pthread_barrier_init(&b.phase, NULL, (unsigned)par);
-    atomic_init(&b.running, par);
-    double t0 = icp_now_s();
-    int started = 0;
-    for (int i = 0; ws && i < par; i++) {
-        ws[i].b = &b;
-        ws[i].id = i;
-        ws[i].buf = malloc(ICP_MAX_DATA + 1);
-        ws[i].wire = malloc(WIRE_MAX);
-        icp_meter_start(&ws[i].m, 0, 1);
-        if (!ws[i].buf || !ws[i].wire || pthread_create(&ws[i].th, NULL, work, &ws[i]) != 0)
-            break;
-        started++;
-    }
-    if (started < par) {
-        /* the barrier counts par threads: without all of them none may pass it */
-        icp_log("isthmus-copy: ", "no memory or threads for %d connections", par);
-        _exit(1);
-    }
-    double last = t0;
-    for (;;) {
-        unsigned gone = atomic_load(&b.files_done) + atomic_load(&b.files_failed);
-        if (gone >= l.n)
-            break;
-        sleep_s(0.1);
-        int alive = atomic_load(&b.running);
-        double now = icp_now_s();
-        if (now - last >= (o->progress_json ? 0.5 : 1.0) && now - t0 >= 1.0) {
-            show(&b, ws, par, total, nfiles, t0, 0);
-            last = now;
+    batch_init(&b, &l, o, hostport, remote);
+    return run(&b, NULL);
+}
+
+/* The local destination of a get, made if missing (as mkdir -p): its fd (O_PATH), or -1
+ * with err. A single file (single) goes where a one-file get would put it: into local
+ * when it is a directory or ends in '/', else as local's last component; *rel is then
+ * the name it gets. */
+static int open_local(const char *local, int single, char **rel, char *err, size_t errlen)
+{
+    char msg[ICP_MAX_MSG];
+    size_t n = strlen(local);
+    if (single) {
+        icp_target t;
+        if (icp_target_resolve(AT_FDCWD, local, n == 0 || local[n - 1] == '/', *rel, 0, &t, msg,
+                               sizeof msg) != ICP_OK) {
+            snprintf(err, errlen, "%s", msg);
+            return -1;
         }
-        if (!alive)
-            break;
-    }
-    for (int i = 0; i < par; i++)
-        pthread_join(ws[i].th, NULL);
-    double dt = icp_now_s() - t0;
-    /* files no connection reached */
-    for (size_t i = 0; i < l.n; i++)
-        if (l.v[i].state == ICP_IT_PENDING) {
-            icp_item_fail(&l.v[i], ICP_IT_FAILED, "not copied: %s",
-                          b.conn_err[0] ? b.conn_err : "no connection was left");
-            finish(&b, &l.v[i], ICP_IT_FAILED, 0);
+        char *name = strdup(t.name);
+        int fd = t.dirfd;
+        t.dirfd = -1;
+        icp_target_close(&t);
+        if (!name) {
+            close(fd);
+            snprintf(err, errlen, "out of memory");
+            return -1;
         }
-    unsigned ok = 0, same = 0, failed = 0, skipped = 0;
-    uint64_t copied = 0;
-    for (size_t i = 0; i < l.n; i++) {
-        icp_item *it = &l.v[i];
-        ok += it->state == ICP_IT_OK;
-        same += it->state == ICP_IT_UNCHANGED;
-        skipped += it->state == ICP_IT_SKIPPED;
-        if (it->state == ICP_IT_OK)
-            copied += it->size;
-        if (it->state == ICP_IT_FAILED) {
-            failed++;
-            icp_log("isthmus-copy: ", "FAILED %s: %s", it->rel, it->err ? it->err : "?");
-        } else if (it->state == ICP_IT_SKIPPED) {
-            icp_log("isthmus-copy: ", "skipped %s: %s", it->rel, it->err ? it->err : "?");
+        free(*rel);
+        *rel = name;
+        return fd;
+    }
+    char p[ICP_MAX_PATH + 1];
+    snprintf(p, sizeof p, "%s", local);
+    for (size_t at = 1; at <= n && at < sizeof p; at++) {
+        if (p[at] != '/' && p[at] != 0)
+            continue;
+        char c = p[at];
+        p[at] = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            snprintf(err, errlen, "making %s: %s", p, strerror(errno));
+            return -1;
+        }
+        p[at] = c;
+    }
+    int fd = open(local, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        snprintf(err, errlen, "%s: %s", local, strerror(errno));
+    return fd;
+}
+
+int icp_get_many(const char *hostport, const char *remote, const char *local, const icp_opts *o)
+{
+    char err[ICP_MAX_MSG + 2 * ICP_MAX_PATH + 300];
+    icp_list l = {0};
+    char *base = NULL;
+    int single = 0;
+    uint8_t *buf = malloc(ICP_MAX_DATA + 1);
+    icp_stream s;
+    if (!buf) {
+        icp_log("isthmus-copy: ", "out of memory");
+        return 1;
+    }
+    if (icp_connect(&s, hostport, o) != 0) {
+        icp_log("isthmus-copy: ", "connecting to %s: %s (nothing was copied)", hostport, s.err);
+        free(buf);
+        return 1;
+    }
+    int rc = icp_list_remote(&s, remote, &l, &base, &single, buf, err, sizeof err);
+    free(buf);
+    int lroot = -1;
+    char *one = NULL;
+    if (rc == 0 && single && asprintf(&one, "%s%s%s", base, base[0] ? "/" : "", l.v[0].rel) < 0)
+        one = NULL, rc = -1, snprintf(err, sizeof err, "out of memory");
+    if (rc == 0 && single)
+        lroot = open_local(local, 1, &l.v[0].rel, err, sizeof err);
+    else if (rc == 0)
+        lroot = open_local(local, 0, NULL, err, sizeof err);
+    if (rc == 0 && lroot < 0)
+        rc = 1;
+    if (rc == 0)
+        rc = icp_list_sort(&l, err, sizeof err) != 0;
+    if (rc != 0) {
+        icp_log("isthmus-copy: ", "get %s:%s: %s (nothing was copied)", hostport, remote, err);
+        if (rc < 0)
+            icp_abort(&s);
+        else if (icp_close(&s) != 0)
+            icp_abort(&s);
+        if (lroot >= 0)
+            close(lroot);
+        free(base);
+        free(one);
+        icp_list_free(&l);
+        return 1;
+    }
+    for (size_t i = 0; i < l.n; i++) { /* src: the local path, for messages */
+        char *p = NULL;
+        if (asprintf(&p, "%s%s%s", local, local[0] && local[strlen(local) - 1] != '/' ? "/" : "",
+                     l.v[i].rel) >= 0) {
+            free(l.v[i].src);
+            l.v[i].src = p;
         }
     }
-    show(&b, ws, par, total, nfiles, t0, 1);
-    if (o->manifest && write_manifest(&b, o->manifest, dt, err, sizeof err) != 0) {
-        icp_log("isthmus-copy: ", "%s", err);
-        failed++;
-    }
-    uint64_t sent = atomic_load(&b.bytes_sent);
-    char dest[ICP_MAX_PATH + 300];
-    snprintf(dest, sizeof dest, "%s:%s", hostport, remote);
-    icp_escape(dest, err, sizeof err);
-    printf("put %u files (%llu bytes) -> %s: %llu bytes sent in %.2f s, %.1f Mbit/s over %s "
-           "with %d connection%s; %u unchanged, %u skipped, %u failed%s\n",
-           ok, (unsigned long long)copied, err, (unsigned long long)sent, dt,
-           dt > 0 ? sent * 8 / dt / 1e6 : 0.0, b.transport ? b.transport : (o->udp ? "udp" : "tcp"),
-           par, par == 1 ? "" : "s", same, skipped, failed,
-           failed ? "" : ", sha256 verified");
-    fflush(stdout);
-    for (int i = 0; i < par; i++) {
-        free(ws[i].buf);
-        free(ws[i].wire);
-    }
-    free(ws);
-    pthread_barrier_destroy(&b.phase);
-    pthread_mutex_destroy(&b.mu);
-    icp_list_free(&l);
-    return failed ? 1 : 0;
+    batch b;
+    batch_init(&b, &l, o, hostport, base);
+    b.get = 1;
+    b.one_remote = one;
+    b.lroot = lroot;
+    b.local = local;
+    rc = run(&b, &s);
+    close(lroot);
+    free(base);
+    free(one);
+    return rc;
 }

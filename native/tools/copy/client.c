@@ -87,12 +87,6 @@ int icp_rsp_check(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what, cha
     return 0;
 }
 
-static int await_rsp(icp_stream *s, uint8_t *buf, icp_rsp *r, const char *what)
-{
-    char err[ICP_MAX_MSG + ICP_MAX_PATH + 300];
-    return icp_rsp_check(s, buf, r, what, err, sizeof err) != 0 ? fail("%s%s", err, "") : 0;
-}
-
 /* The summary line, after the connection closed (dt: from the request's acceptance to
  * the verified result). */
 static void summary(const char *op, const char *from, const char *to, uint64_t n,
@@ -302,8 +296,18 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
         fail("%s%s", s.err, "");
         goto out;
     }
-    if (await_rsp(&s, buf, &r, "send the file") != 0)
+    char e2[ICP_MAX_MSG + ICP_MAX_PATH + 300];
+    int rr = icp_rsp_check(&s, buf, &r, "send the file", e2, sizeof e2);
+    if (rr > 0 && r.status == ICP_S_ISDIR) {
+        rc = ICP_GET_ISDIR; /* the caller lists it instead */
+        if (icp_close(&s) != 0)
+            icp_abort(&s);
+        goto done;
+    }
+    if (rr != 0) {
+        fail("%s%s", e2, "");
         goto out;
+    }
     if (r.offset && r.offset != q.have) {
         fail("%s sent a response that resumes at a byte we did not offer", s.peer);
         goto out;
@@ -338,6 +342,7 @@ int icp_get(const char *hostport, const char *remote, const char *local, const i
 out:
     if (rc)
         icp_abort(&s);
+done:
     g_tmp = NULL;
     icp_target_close(&t);
     free(buf);

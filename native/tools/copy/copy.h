@@ -1,6 +1,6 @@
 /* copy.h: isthmus-copy's two roles. `serve` (server.c) keeps a directory: it stores
  * PUTs into it and answers GETs from it, never outside it (paths.h). `put` and `get`
- * (client.c) copy one file to or from such a server. Every connection is authenticated
+ * (client.c) copy one file to or from such a server; many files go by batch.c. Every connection is authenticated
  * with the job secret before any request is read, and every file is checked end to end
  * with SHA-256 before it is renamed into place. Failures exit 1 with a message naming
  * the peer; mistakes on the command line exit 2 (main.c).
@@ -41,7 +41,13 @@ int icp_serve(const char *dir, const char *host, int port, const icp_opts *o);
  * remote, several connections at once, largest files first, small files pipelined. */
 int icp_put_many(char **locals, int n, const char *hostport, const char *remote,
                  const icp_opts *o);
+/* Many files from the server (batch.c, getmany.h): the directory (or the files matching
+ * the glob) remote, listed by the server and fetched into local, as a put does it. */
+int icp_get_many(const char *hostport, const char *remote, const char *local, const icp_opts *o);
 int icp_put(const char *local, const char *hostport, const char *remote, const icp_opts *o);
+/* One file; ICP_GET_ISDIR (nothing written, nothing said) when remote is a directory,
+ * which icp_get_many fetches instead. */
+#define ICP_GET_ISDIR 3
 int icp_get(const char *hostport, const char *remote, const char *local, const icp_opts *o);
 
 /* Shared by the one-file and the many-file clients (client.c). */

@@ -5,11 +5,13 @@
  *   isthmus-copy put LOCAL... HOST:PORT REMOTE [--files-from LIST] [many-file options]
  *     (several sources, a directory, or a list: batch.c puts them all under REMOTE)
  *   isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [options]
+ *     (REMOTE a directory, or a glob, or with many-file options: batch.c fetches every
+ *     file under it into the directory LOCAL)
  * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --timeout S
  *          (idle limit of every wait, default 30), --quiet (no progress lines), --resume
  *          (keep what a failed copy moved, and continue from it when run again).
- * many files: --parallel N (connections, default 4), --files-from LIST (paths, one a
- *          line, kept as given under REMOTE), --manifest FILE (JSON), --progress-json.
+ * many files: --parallel N (connections, default 4), --files-from LIST (put: paths, one
+ *          a line, kept as given under REMOTE), --manifest FILE (JSON), --progress-json.
  * Exit status: 0 copied and verified, 1 the copy failed (the message names the peer),
  * 2 a mistake on the command line.
  */
@@ -31,6 +33,7 @@ static void usage(void)
             "       isthmus-copy put LOCAL HOST:PORT REMOTE --job HEX --secret-file FILE [opts]\n"
             "       isthmus-copy put LOCAL... HOST:PORT REMOTE [--files-from LIST] ... [opts]\n"
             "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
+            "       (REMOTE a directory or a glob: every file under it, into the directory LOCAL)\n"
             "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n"
             "       --crypto aead|none (default aead: encrypted and authenticated)\n"
             "many:  --parallel N (default 4) --files-from LIST --manifest FILE --progress-json\n");
@@ -154,11 +157,21 @@ int main(int argc, char **argv)
     }
     int npos = argc - optind;
     char **pos = argv + optind;
-    if (many && !put)
-        bad(cmd, "", "--parallel, --files-from, --manifest and --progress-json go with put");
+    if (many && serve)
+        bad(cmd, "", "--parallel, --files-from, --manifest and --progress-json go with put and get");
+    if (get && o.files_from)
+        bad("--files-from", o.files_from, "goes with put (a get takes a directory or a glob)");
     if (put && (npos > 3 || (npos == 3 && is_dir(pos[0])) || (npos == 2 && o.files_from)))
         many = 1;
-    if (many) {
+    if (get && npos == 3 && (pos[1][0] == 0 || pos[1][strlen(pos[1]) - 1] == '/' ||
+                             strpbrk(pos[1], "*?[")))
+        many = 1;
+    if (get) {
+        if (npos != 3)
+            usage();
+        many = many ? 2 : 0; /* a get's LOCAL is not moved like a put's sources */
+    }
+    if (many == 1) {
         if (npos < 2 || (npos == 2 && !o.files_from))
             usage();
         pos += npos - 3; /* the host and the remote path are the last two */
@@ -189,9 +202,12 @@ int main(int argc, char **argv)
     o.umask = umask(0); /* read once, before any thread: umask(2) only reads by writing */
     umask(o.umask);
     int rc = serve ? icp_serve(pos[0], host, port, &o)
-             : many ? icp_put_many(argv + optind, (int)(pos - (argv + optind)) + 1, hp, pos[2], &o)
+             : many == 1 ? icp_put_many(argv + optind, (int)(pos - (argv + optind)) + 1, hp, pos[2], &o)
+             : many == 2 ? icp_get_many(hp, pos[1], pos[2], &o)
              : put ? icp_put(pos[0], hp, pos[2], &o)
                    : icp_get(hp, pos[1], pos[2], &o);
+    if (rc == ICP_GET_ISDIR) /* a directory: all of it */
+        rc = icp_get_many(hp, pos[1], pos[2], &o);
     ism_auth_key_clear(&o.key);
     return rc;
 }

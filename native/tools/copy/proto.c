@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "le.h"
+#include "paths.h"
 
 typedef struct cur {
     const uint8_t *p;
@@ -209,7 +210,7 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
         *why = "request too short";
         return -1;
     }
-    if ((r->op != ICP_PUT && r->op != ICP_GET) || (r->flags & ~ICP_F_ALL) || z16 || z32) {
+    if (r->op < ICP_PUT || r->op > ICP_LIST || (r->flags & ~ICP_F_ALL) || z16 || z32) {
         *why = "unknown operation or flags in the request";
         return -1;
     }
@@ -217,7 +218,8 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
      * stores nothing, so it creates no directories */
     unsigned once = r->flags & (ICP_F_INLINE | ICP_F_CHECK | ICP_F_RESUME);
     if ((once & (once - 1)) ||
-        (r->op == ICP_GET && (r->flags & (ICP_F_INLINE | ICP_F_CHECK | ICP_F_MKDIRS))) ||
+        (r->op == ICP_GET && (r->flags & (ICP_F_CHECK | ICP_F_MKDIRS))) ||
+        (r->op == ICP_LIST && (r->flags & ~ICP_F_SESSION)) ||
         ((r->flags & ICP_F_CHECK) && (r->flags & ICP_F_MKDIRS))) {
         *why = "flags in the request that do not go together";
         return -1;
@@ -230,7 +232,7 @@ int icp_req_decode(const uint8_t *in, size_t n, icp_req *r, const char **why)
         *why = "file name or path too long, truncated or containing a NUL byte";
         return -1;
     }
-    if ((r->op == ICP_GET && (r->size || nl || r->mode || r->mtime)) ||
+    if ((r->op != ICP_PUT && (r->size || nl || r->mode || r->mtime)) ||
         (r->op == ICP_PUT && r->have) || (r->have && !(r->flags & ICP_F_RESUME)) ||
         (r->op == ICP_PUT && !(r->flags & ICP_F_CHECK) && !sha_zero(r->have_sha))) {
         *why = "request fields that its operation does not use are set";
@@ -360,6 +362,67 @@ int icp_result_decode(const uint8_t *in, size_t n, icp_result *r, const char **w
     return done(&c, why, "trailing bytes after the result");
 }
 
+size_t icp_entry_encode(const icp_entry *e, uint8_t *out)
+{
+    wr w = {out, 0};
+    size_t pl = strlen(e->path);
+    w8(&w, e->kind);
+    w8(&w, e->why);
+    w16(&w, (uint16_t)pl);
+    w32(&w, e->mode);
+    w64(&w, e->size);
+    w64(&w, (uint64_t)e->mtime);
+    wb(&w, e->path, pl);
+    return w.at;
+}
+
+int icp_entry_decode(const uint8_t *in, size_t n, icp_entry *e, size_t *used, const char **why)
+{
+    cur c = {in, n, 0, 0};
+    memset(e, 0, sizeof *e);
+    e->kind = u8(&c);
+    e->why = u8(&c);
+    uint16_t pl = u16(&c);
+    e->mode = u32(&c);
+    e->size = u64(&c);
+    e->mtime = (int64_t)u64(&c);
+    if (c.bad || str(&c, pl, e->path, ICP_MAX_PATH) != 0) {
+        *why = "listing entry truncated, too long or with a NUL in its path";
+        return -1;
+    }
+    if (e->kind < ICP_E_FILE || e->kind > ICP_E_REFUSED || e->why > ICP_W_LAST ||
+        (e->kind == ICP_E_FILE) != (e->why == ICP_W_NONE) || (e->mode & ~07777u) ||
+        e->size >> 62) {
+        *why = "listing entry field out of range";
+        return -1;
+    }
+    /* the client builds local paths from it: only what a request path may be, as is */
+    char norm[ICP_MAX_PATH + 1];
+    int hint;
+    const char *pw = NULL;
+    if (icp_path_normalize(e->path, norm, sizeof norm, &hint, &pw) != 0 ||
+        strcmp(norm, e->path) != 0) {
+        *why = "listing entry with a path that is absolute, has '..', '.', an empty component "
+               "or a control character";
+        return -1;
+    }
+    *used = c.at;
+    return 0;
+}
+
+const char *icp_entry_why(uint8_t why)
+{
+    switch (why) {
+    case ICP_W_LINK_DIR: return "a symbolic link to a directory (not followed)";
+    case ICP_W_NOT_REGULAR: return "not a regular file";
+    case ICP_W_LINK_OUT: return "leaves the served directory through a symbolic link";
+    case ICP_W_UNREADABLE: return "a directory the server cannot read";
+    case ICP_W_BAD_NAME: return "a control character or bytes that are not UTF-8 in its name (shown escaped)";
+    case ICP_W_TOO_LONG: return "its path is too long (shown cut)";
+    default: return "";
+    }
+}
+
 size_t icp_error_encode(uint32_t status, const char *msg, uint8_t *out)
 {
     wr w = {out, 0};
@@ -397,6 +460,8 @@ const char *icp_status_name(uint32_t status)
     case ICP_S_PROTO: return "protocol error";
     case ICP_S_SIZE: return "source changed size";
     case ICP_S_BUSY: return "busy";
+    case ICP_S_ISDIR: return "a directory";
+    case ICP_S_LIMIT: return "listing too large";
     default: return "unknown status";
     }
 }

@@ -11,7 +11,7 @@
  * authenticated stream, little-endian, as messages of an 8-byte header
  *   "IC" | type u8 | 0 u8 | body length u32 (at most ICP_MAX_BODY, DATA at most ICP_MAX_DATA)
  * and a body:
- *   REQ    client -> server: op u8 (PUT 1, GET 2) | flags u8 (RESUME 1) | 0 u16 |
+ *   REQ    client -> server: op u8 (PUT 1, GET 2, LIST 3) | flags u8 (RESUME 1) | 0 u16 |
  *          size u64 (PUT: bytes of the file; GET: 0) | mode u32 | 0 u32 | mtime s i64 |
  *          have u64 (GET: bytes the client holds of a partial copy) | have_sha256[32]
  *          (their digest; a CHECK put: the whole source's digest; else zero) | namelen u16 | pathlen u16 | name (PUT: the source's file
@@ -32,6 +32,19 @@
  * A PUT is REQ, RSP, START, DATA..., END, RESULT; a GET is REQ, RSP, DATA..., END,
  * RESULT with the roles of source and sink swapped. A resumed copy's digests cover the
  * whole file, the part that was already there included.
+ *
+ * A LIST (REQ with op 3, path the directory, every other field zero) is answered with
+ * RSP (size = entries, offset = their bytes, path as resolved), then DATA messages that
+ * carry the entries whole, offset bytes in all, nothing after them. An entry:
+ *   kind u8 (FILE 1, SKIPPED 2, REFUSED 3) | why u8 (ICP_W_*, 0 for a FILE) |
+ *   pathlen u16 | mode u32 | size u64 | mtime i64 | path
+ * path is relative to the listed directory and normalised (no "..", no "." or empty
+ * component, no control character); a LIST of a regular file has one FILE entry with an
+ * empty path. The server walks the directory beneath the served one (paths.h), follows
+ * no link to a directory, and lists a link that leads out as REFUSED. A listing above
+ * ICP_MAX_LIST_ENTRIES entries or ICP_MAX_LIST_BYTES bytes is refused (ICP_S_LIMIT)
+ * before a byte of it is sent: the client needs it whole to sort it, and a bound keeps
+ * one request from holding the server's memory.
  */
 #ifndef ISM_COPY_PROTO_H
 #define ISM_COPY_PROTO_H
@@ -48,21 +61,39 @@
 #define ICP_MAX_BODY (2 * ICP_MAX_PATH + 512)
 #define ICP_MAX_DATA (1u << 20)
 #define ICP_SHA 32
+#define ICP_MAX_LIST_ENTRIES (1u << 20)
+#define ICP_MAX_LIST_BYTES (64u << 20)
+#define ICP_ENTRY_HDR 24
 
 enum { ICP_REQ = 1, ICP_RSP, ICP_START, ICP_DATA, ICP_END, ICP_RESULT, ICP_ERROR };
-enum { ICP_PUT = 1, ICP_GET = 2 };
+enum { ICP_PUT = 1, ICP_GET = 2, ICP_LIST = 3 };
+/* A listing entry's kind, and why an entry is not a FILE. */
+enum { ICP_E_FILE = 1, ICP_E_SKIPPED, ICP_E_REFUSED };
+enum { ICP_W_NONE = 0, ICP_W_LINK_DIR, /* a link to a directory (not followed) */
+       ICP_W_NOT_REGULAR,              /* a FIFO, socket or device */
+       ICP_W_LINK_OUT,                 /* a link that leads out of the served directory */
+       ICP_W_UNREADABLE,               /* a directory the server cannot read */
+       ICP_W_BAD_NAME,                 /* a control character or non-UTF-8 in the name (escaped) */
+       ICP_W_TOO_LONG,                 /* its path is longer than ICP_MAX_PATH (shown cut) */
+       ICP_W_LAST = ICP_W_TOO_LONG };
 /* Request flags. RESUME: keep a failed copy's bytes and offer them next time.
  * SESSION: more requests may follow on this connection once this one is answered; the
  *   client ends the session by closing the stream at a request boundary.
  * INLINE (put): DATA and END follow REQ at once, from byte 0, without waiting for RSP
  *   or sending START, so many small files cost no round trip each; the server answers
  *   RSP, then (RSP ok) RESULT; a refused inline put has its data read and dropped.
+ * INLINE (get): no RESULT follows the file: the client checks END's digest itself, so
+ *   it may send the next requests before this one is answered (a many-file get
+ *   pipelines its small files this way).
  * CHECK (put): no data; RSP's size is 1 when the target already is a regular file of
  *   the request's size whose SHA-256 is have_sha (then it need not be sent again), else
  *   0. Nothing is written.
  * MKDIRS (put): the path names the file itself (its last component is the request's
  *   name); missing directories on the way are created inside the served directory.
- * At most one of RESUME, INLINE and CHECK; GET takes only RESUME and SESSION. */
+ * CHECK is a comparison, used by a many-file get too (is the server's file the one the
+ *   client already holds?).
+ * At most one of RESUME, INLINE and CHECK; GET takes only RESUME, INLINE and SESSION,
+ * LIST only SESSION. */
 enum { ICP_F_RESUME = 1, ICP_F_SESSION = 2, ICP_F_INLINE = 4, ICP_F_CHECK = 8, ICP_F_MKDIRS = 16,
        ICP_F_ALL = 31 };
 /* Statuses: 0 = ok; the rest name the class of failure (the message says more). */
@@ -76,7 +107,9 @@ enum {
     ICP_S_PROTO = 6,    /* a malformed or unexpected message */
     ICP_S_SIZE = 7,     /* the source changed size while it was read */
     ICP_S_BUSY = 8,     /* another copy to the same file is running */
-    ICP_S_LAST = ICP_S_BUSY
+    ICP_S_ISDIR = 9,    /* a directory where a file is needed (a get may list it instead) */
+    ICP_S_LIMIT = 10,   /* a listing beyond ICP_MAX_LIST_ENTRIES or ICP_MAX_LIST_BYTES */
+    ICP_S_LAST = ICP_S_LIMIT
 };
 
 typedef struct icp_req {
@@ -112,6 +145,14 @@ typedef struct icp_result {
     char msg[ICP_MAX_MSG + 1];
 } icp_result;
 
+typedef struct icp_entry {
+    uint8_t kind, why;
+    uint32_t mode;
+    uint64_t size;
+    int64_t mtime;
+    char path[ICP_MAX_PATH + 1];
+} icp_entry;
+
 /* Preamble: transport 'u' or 't'. decode returns the transport, or -1 with *why. */
 void icp_preamble_encode(uint8_t out[ICP_PREAMBLE], char transport);
 int icp_preamble_decode(const uint8_t in[ICP_PREAMBLE], const char **why);
@@ -135,6 +176,12 @@ size_t icp_end_encode(const icp_end *e, uint8_t *out);
 int icp_end_decode(const uint8_t *in, size_t n, icp_end *e, const char **why);
 size_t icp_result_encode(const icp_result *r, uint8_t *out);
 int icp_result_decode(const uint8_t *in, size_t n, icp_result *r, const char **why);
+/* One listing entry at out (ICP_ENTRY_HDR + ICP_MAX_PATH bytes at least); its length.
+ * decode reads the entry at the start of in (n bytes available) into e: 0 and *used,
+ * or -1 with *why (a malformed field, a path that is not normalised). */
+size_t icp_entry_encode(const icp_entry *e, uint8_t *out);
+int icp_entry_decode(const uint8_t *in, size_t n, icp_entry *e, size_t *used, const char **why);
+const char *icp_entry_why(uint8_t why);
 size_t icp_error_encode(uint32_t status, const char *msg, uint8_t *out);
 int icp_error_decode(const uint8_t *in, size_t n, uint32_t *status, char msg[ICP_MAX_MSG + 1],
                      const char **why);

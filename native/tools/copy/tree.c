@@ -40,7 +40,7 @@ void icp_item_fail(icp_item *it, int state, const char *fmt, ...)
     it->state = state;
 }
 
-static icp_item *push(icp_list *l, const char *src, const char *rel)
+icp_item *icp_list_push(icp_list *l, const char *src, const char *rel)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 256;
@@ -77,7 +77,7 @@ static int add_entry(icp_list *l, const char *src, const char *rel, char *err, s
     if (S_ISDIR(st.st_mode) && !link) {
         DIR *d = opendir(src);
         if (!d) {
-            icp_item *it = push(l, src, rel);
+            icp_item *it = icp_list_push(l, src, rel);
             if (!it)
                 goto nomem;
             icp_item_fail(it, ICP_IT_FAILED, "cannot read the directory: %s", strerror(errno));
@@ -100,7 +100,7 @@ static int add_entry(icp_list *l, const char *src, const char *rel, char *err, s
         closedir(d);
         return rc;
     }
-    icp_item *it = push(l, src, rel);
+    icp_item *it = icp_list_push(l, src, rel);
     if (!it)
         goto nomem;
     const char *bad = NULL;

@@ -46,6 +46,8 @@ typedef struct icp_list {
 int icp_list_add(icp_list *l, const char *arg, int keep_path, char *err, size_t errlen);
 /* The entries of a file list, one path a line ("-": stdin); blank lines are ignored. */
 int icp_list_add_from(icp_list *l, const char *listfile, char *err, size_t errlen);
+/* A new item (PENDING, the other fields zero); NULL when out of memory. */
+icp_item *icp_list_push(icp_list *l, const char *src, const char *rel);
 /* Largest first, then by path; two entries with the same path are an error. */
 int icp_list_sort(icp_list *l, char *err, size_t errlen);
 void icp_item_fail(icp_item *it, int state, const char *fmt, ...)

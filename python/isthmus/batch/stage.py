@@ -4,10 +4,13 @@
 # back after it ends. The site runs `isthmus-copy serve` on its login node for the
 # transfers (over ssh, the job secret on stdin, stopped when its stdin ends, as a site's
 # launcher is). Stage-in is one many-file `isthmus-copy put` (docs/copy.md: several
-# connections, largest file first, small files pipelined, SHA-256 per file, a manifest),
-# its progress as plain lines every PROGRESS_EVERY seconds (it runs beside the queue
-# wait's own messages); stage-out is one `isthmus-copy get` per file. The result is a
-# summary: files, bytes, rate, failures.
+# connections, largest file first, small files pipelined, SHA-256 per file, a manifest);
+# stage-out is one many-file `isthmus-copy get` per entry (a file, a directory or a
+# glob: the server lists it). Both run with --resume: files already in place (same size
+# and SHA-256) are not sent again, and a copy that moved files but failed some (a
+# connection broke) is run again (RETRIES times at most) from where it stopped. Their progress is `isthmus copy`'s: a bar on a
+# terminal (the queue wait's messages print above it), plain lines every PROGRESS_EVERY
+# seconds otherwise. The result is a summary: files, bytes, rate, failures.
 from __future__ import annotations
 
 import os
@@ -24,10 +27,11 @@ from ..launch.layout import Site
 from ..launch.secret import Secret, SecretFile
 from ..launch.ssh import SECRET_VAR, remote_script, ssh_prefix
 from ..paths import Prefix
-from ..transfer import run_put_many
+from ..transfer import ManyResult, run_many
 
 CONNECT_TIMEOUT = 20.0  # seconds for the site's copy server to accept the first file
-PARALLEL = 4  # connections of a stage-in
+PARALLEL = 4  # connections of a stage-in or a stage-out
+RETRIES = 2  # runs again of a copy that moved files and failed some
 PROGRESS_EVERY = 10.0  # seconds between a stage-in's progress lines
 
 
@@ -39,6 +43,19 @@ class StageReport:
     bytes: int = 0
     seconds: float = 0.0
     failed: list[str] = field(default_factory=list)
+
+    def add(self, res: ManyResult, what: str) -> None:
+        """A many-file copy's outcome: its files moved (or already in place) and its
+        failures by name; one that failed before any file (nothing listed, the server not
+        reached) is named by what (the entry) with the tool's last words."""
+        files = (res.manifest or {}).get("files", [])
+        moved = [f for f in files if f["status"] in _MOVED]
+        self.files += len(moved)
+        self.bytes += sum(f["size"] for f in moved)
+        self.failed += [f"{f['path']} ({f.get('error', '')})" for f in files if f["status"] == "failed"]
+        if res.returncode != 0 and not any(f["status"] == "failed" for f in files):
+            last = [x for x in res.stderr if x.strip()]
+            self.failed.append(f"{what} ({last[-1] if last else f'exit {res.returncode}'})")
 
     def summary(self) -> str:
         rate = self.bytes / self.seconds / 1e6 if self.seconds > 0 else 0.0
@@ -119,69 +136,54 @@ class SiteStager:
             self.log.close()
             self.log = None
 
-    def _copy(self, args: list[str], secret_path: str, first: bool) -> subprocess.CompletedProcess:
-        argv = [self.copy, *args, "--job", self.job, "--secret-file", secret_path,
-                "--transport", "tcp", "--quiet"]
-        deadline = time.monotonic() + (CONNECT_TIMEOUT if first else 0)
-        while True:
-            r = subprocess.run(argv, capture_output=True, text=True)
-            # the server may not listen yet when the first file goes
-            if r.returncode == 0 or time.monotonic() > deadline or "refused" not in r.stderr.lower():
-                return r
-            self._check_server()
-            time.sleep(0.3)
-
     def _check_server(self) -> None:
         if self.server is not None and self.server.poll() is not None:
             self.log.seek(0)
             err = self.log.read()[-4000:].decode(errors="replace")
             raise IsthmusError(f"site {self.site.name}: the copy server stopped: {err.strip()[-400:]}")
 
-    def _transfers(self, direction: str, items: list[tuple[list[str], str, Path]]) -> StageReport:
-        """One copy per item: (isthmus-copy arguments, the name in the report, the local
-        file once copied)."""
-        rep = StageReport(self.site.name, direction)
+    def _run(self, argv: list[str], label: str, manifest: Path, first: bool) -> ManyResult:
+        """One many-file copy (argv without the secret), run again while the server does
+        not accept connections yet (first: it has only just been started) or, with
+        --resume, after a connection broke midway."""
         started = time.monotonic()
+        retries = RETRIES
         with SecretFile(self.secret) as sf:
-            for i, (args, label, local) in enumerate(items):
-                r = self._copy(args, str(sf.path), i == 0)
-                if r.returncode == 0:
-                    rep.files += 1
-                    rep.bytes += local.stat().st_size
-                else:
-                    err = r.stderr.strip().splitlines()
-                    rep.failed.append(f"{label} ({err[-1] if err else f'exit {r.returncode}'})")
-        rep.seconds = time.monotonic() - started
-        return rep
+            full = [*argv, "--job", self.job, "--secret-file", str(sf.path), "--transport", "tcp",
+                    "--parallel", str(PARALLEL), "--resume"]
+            while True:
+                res = run_many(full, label, manifest, plain_every=PROGRESS_EVERY, say=self._progress)
+                if res.returncode == 0:
+                    return res
+                files = (res.manifest or {}).get("files", [])
+                moved = [f for f in files if f["status"] in _MOVED]
+                errors = " ".join([*(f.get("error") or "" for f in files), *res.stderr[-3:]])
+                if first and not moved and "connecting to" in errors and \
+                        time.monotonic() - started <= CONNECT_TIMEOUT:
+                    self._check_server()
+                    time.sleep(0.3)
+                    continue
+                # a run that moved files and still failed some (a connection broke, the
+                # link dropped) goes again: --resume skips what arrived; a file that
+                # fails for good fails again with nothing new moved, and that ends it
+                if retries and any(f["status"] in ("copied", "resumed") for f in files):
+                    retries -= 1
+                    self.say(f"site {self.site.name}: {len(files) - len(moved)} file(s) failed; "
+                             f"running again with --resume ({label})")
+                    continue
+                return res
 
     def stage_in(self, entries: Sequence[str], base: Path) -> StageReport:
         """The files and directories of stage_in (relative to base) into stage_dir, each
-        under its own name, as one many-file put; retried while the server does not
-        accept connections yet (it has only just been started)."""
+        under its own name, as one many-file put."""
         s = self.site
         srcs = [str(base / e).rstrip("/") if not os.path.isabs(e) else e.rstrip("/") for e in entries]
         rep = StageReport(s.name, "in")
         started = time.monotonic()
-        with SecretFile(self.secret) as sf, tempfile.TemporaryDirectory() as tmp:
-            manifest = Path(tmp) / "manifest.json"
-            argv = [self.copy, "put", *srcs, s.stage_listen, s.stage_dir, "--job", self.job,
-                    "--secret-file", str(sf.path), "--transport", "tcp", "--parallel", str(PARALLEL)]
-            while True:
-                res = run_put_many(argv, f"staging into site {s.name}", manifest, bar=False,
-                                   plain_every=PROGRESS_EVERY, say=self._progress)
-                files = (res.manifest or {}).get("files", [])
-                moved = [f for f in files if f["status"] in ("copied", "resumed", "unchanged")]
-                unreached = res.returncode != 0 and not moved and any(
-                    "connecting to" in (f.get("error") or "") for f in files)
-                if not unreached or time.monotonic() - started > CONNECT_TIMEOUT:
-                    break
-                self._check_server()
-                time.sleep(0.3)
-        if res.manifest is None:
-            rep.failed.append(f"every file ({res.stderr[-1] if res.stderr else f'exit {res.returncode}'})")
-        rep.files = len(moved)
-        rep.bytes = sum(f["size"] for f in moved)
-        rep.failed += [f"{f['path']} ({f.get('error', '')})" for f in files if f["status"] == "failed"]
+        with tempfile.TemporaryDirectory() as tmp:
+            res = self._run([self.copy, "put", *srcs, s.stage_listen, s.stage_dir],
+                            f"staging into site {s.name}", Path(tmp) / "manifest.json", True)
+        rep.add(res, "every file")
         rep.seconds = time.monotonic() - started
         return rep
 
@@ -190,11 +192,25 @@ class SiteStager:
             self.say(line)
 
     def stage_out(self, paths: Sequence[str], dest: Path) -> StageReport:
+        """Each stage_out entry (a file, a directory or a glob under stage_dir) into dest,
+        as one many-file get: a file as dest/NAME, a directory as dest/DIR/..., a glob's
+        matches by their path below its fixed part."""
         s = self.site
         dest.mkdir(parents=True, exist_ok=True)
-        return self._transfers("out", [(["get", s.stage_listen, str(Path(s.stage_dir) / rel),
-                                         str(dest / Path(rel).name)], rel, dest / Path(rel).name)
-                                        for rel in paths])
+        rep = StageReport(s.name, "out")
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory() as tmp:
+            for i, rel in enumerate(paths):
+                res = self._run([self.copy, "get", s.stage_listen, f"{s.stage_dir.rstrip('/')}/{rel}",
+                                 str(dest)], f"staging {rel} from site {s.name}",
+                                Path(tmp) / f"manifest-{i}.json", i == 0)
+                rep.add(res, rel)
+        rep.seconds = time.monotonic() - started
+        return rep
+
+
+_MOVED = ("copied", "resumed", "unchanged")
+
 
 class Staging:
     """Every site's staging for one job: stage-in runs in a thread while the allocations

@@ -16,7 +16,7 @@ from ..linkprobe.endpoints import Credentials, serve_until_interrupted
 from ..linkprobe.sweep import parse_size
 from ..outputs import OutputFile, check_output_file, check_writable_dir
 from ..paths import Prefix, find_prefix
-from ..transfer import run_put_many
+from ..transfer import run_many
 from . import register
 
 COPY_PORT = 41998
@@ -65,6 +65,8 @@ def copy_group() -> None:
       isthmus copy [OPTIONS] LOCAL HOST:[PORT]:PATH     put (PATH may be a directory)
       isthmus copy [OPTIONS] HOST:[PORT]:PATH LOCAL     get
       isthmus copy [OPTIONS] LOCAL... HOST:[PORT]:DIR   put many files and directories
+      isthmus copy [OPTIONS] HOST:[PORT]:DIR LOCALDIR   get a directory (DIR/: its contents;
+                                                        a glob such as 'out/*.dat' works too)
       isthmus copy serve DIR [--listen HOST:PORT]       serve DIR
 
     Both ends hold the job id and secret (--job, --secret-file). The file is written to a
@@ -101,6 +103,10 @@ def files_command(ctx, paths, job, secret_file, transport, cc, window, timeout, 
                   parallel, files_from, manifest):
     """Copy one file, or (put) files, directories and a list of paths under a remote
     directory."""
+    if len(paths) == 2 and parse_remote(paths[0]) and (
+            parallel is not None or manifest is not None or _names_many(parse_remote(paths[0])[1])):
+        ctx.exit(_get_many(paths, job, secret_file, transport, cc, window, timeout, quiet,
+                           resume, parallel, files_from, manifest))
     many = (len(paths) > 2 or files_from is not None or parallel is not None
             or manifest is not None or (len(paths) == 2 and Path(paths[0]).is_dir()))
     if many:
@@ -142,6 +148,40 @@ def _tool_options(creds: Credentials, transport, cc, window, timeout, quiet, res
     return argv
 
 
+def _names_many(remote_path: str) -> bool:
+    """A remote path that surely names many files: a directory's contents ('dir/') or a
+    glob. (A directory named without the slash is found out by the tool itself.)"""
+    return remote_path.endswith("/") or remote_path == "" or any(c in remote_path for c in "*?[")
+
+
+def _run_many_cli(argv: list[str], label: str, quiet: bool, manifest) -> int:
+    if quiet:
+        res = run_many(argv, label, Path(manifest) if manifest else None, bar=False,
+                       plain_every=float("inf"))
+    else:
+        res = run_many(argv, label, Path(manifest) if manifest else None)
+    if res.summary:
+        click.echo(res.summary)
+    return res.returncode
+
+
+def _get_many(paths, job, secret_file, transport, cc, window, timeout, quiet, resume, parallel,
+              files_from, manifest) -> int:
+    """A remote directory or glob into a local directory: the progress and summary of a
+    many-file put."""
+    src, dst = paths
+    rs = parse_remote(src)
+    if files_from is not None:
+        raise IsthmusError("--files-from goes with a put (a get takes a directory or a glob)")
+    if parse_remote(dst) is not None:
+        raise IsthmusError("give one local path and one remote HOST:[PORT]:PATH (both are remote)")
+    exe = copy_binary(find_prefix())
+    creds = Credentials(job, secret_file)
+    argv = [exe, "get", rs[0], rs[1], dst, "--parallel", str(parallel or 4),
+            *_tool_options(creds, transport, cc, window, timeout, quiet, resume)]
+    return _run_many_cli(argv, f"get {src}", quiet, manifest)
+
+
 def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, resume, parallel,
               files_from, manifest) -> int:
     """Files, directories and a list under a remote directory: a progress bar on a
@@ -150,7 +190,8 @@ def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, re
     rd = parse_remote(dst)
     if rd is None or any(parse_remote(p) for p in locals_):
         raise IsthmusError("many files are put: give the local files and directories, then one "
-                           "remote HOST:[PORT]:DIR (getting many files is not supported yet)")
+                           "remote HOST:[PORT]:DIR (or get one remote directory: "
+                           "HOST:[PORT]:DIR LOCALDIR)")
     for p in locals_:
         if not Path(p).exists():
             raise IsthmusError(f"{p}: no such file or directory (nothing was copied)")
@@ -160,14 +201,7 @@ def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, re
             *_tool_options(creds, transport, cc, window, timeout, quiet, resume)]
     if files_from:
         argv += ["--files-from", files_from]
-    if quiet:
-        res = run_put_many(argv, f"put -> {dst}", Path(manifest) if manifest else None,
-                           bar=False, plain_every=float("inf"))
-    else:
-        res = run_put_many(argv, f"put -> {dst}", Path(manifest) if manifest else None)
-    if res.summary:
-        click.echo(res.summary)
-    return res.returncode
+    return _run_many_cli(argv, f"put -> {dst}", quiet, manifest)
 
 
 @copy_group.command("serve", context_settings=_CTX)

@@ -3,7 +3,9 @@
  * untrusted peer. The first input byte picks the decoder; the rest is its input.
  * Properties checked besides memory safety: a body that decodes re-encodes to exactly
  * the same bytes (no field is ignored, nothing trailing is accepted), and a path that
- * is accepted is relative, has no "." or ".." component and normalises to itself.
+ * is accepted is relative, has no "." or ".." component and normalises to itself, and
+ * so is the path of every listing entry accepted (the client builds local paths from
+ * them).
  * Built as a libFuzzer target with clang; with -DISM_FUZZ_STANDALONE a deterministic
  * driver (seeds + mutations) runs it under CTest.
  */
@@ -16,7 +18,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { K_PRE, K_HDR, K_REQ, K_RSP, K_START, K_END, K_RESULT, K_ERROR, K_PATH, K_N };
+enum { K_PRE, K_HDR, K_REQ, K_RSP, K_START, K_END, K_RESULT, K_ERROR, K_ENTRY, K_PATH, K_N };
 static size_t accepted[K_N], refused[K_N];
 
 static void fail(const char *what, size_t size)
@@ -139,6 +141,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             same(d, n, out, icp_error_encode(st, msg, out), "ERROR round trip");
         break;
     }
+    case K_ENTRY: {
+        static icp_entry e;
+        size_t used = 0;
+        ok = icp_entry_decode(d, n, &e, &used, &why);
+        if (ok == 0) {
+            if (used > n || used != ICP_ENTRY_HDR + strlen(e.path))
+                fail("an entry's length is not its header and path", n);
+            same(d, used, out, icp_entry_encode(&e, out), "listing entry round trip");
+            if (e.path[0]) {
+                static char norm[ICP_MAX_PATH + 1];
+                int hint;
+                const char *w2 = NULL;
+                if (e.path[0] == '/' || icp_path_normalize(e.path, norm, sizeof norm, &hint, &w2) ||
+                    strcmp(norm, e.path))
+                    fail("a listing entry's path is accepted that is not a normalised one", n);
+            }
+        }
+        break;
+    }
     default:
         check_path(d, n);
         return 0;
@@ -167,7 +188,7 @@ static uint64_t rng(void)
 int main(int argc, char **argv)
 {
     long iters = argc > 1 ? atol(argv[1]) : 200000;
-    enum { NSEEDS = 11, SEEDMAX = 1400 };
+    enum { NSEEDS = 14, SEEDMAX = 1400 };
     static uint8_t seeds[NSEEDS][SEEDMAX];
     size_t len[NSEEDS];
     /* one valid input per decoder (a PUT and a GET request), and paths */
@@ -221,6 +242,18 @@ int main(int argc, char **argv)
     len[9] = 1 + strlen((char *)seeds[9] + 1);
     seeds[10][0] = K_START;
     len[10] = 1 + icp_u64_encode(123456, seeds[10] + 1);
+    memset(&q, 0, sizeof q);
+    q.op = ICP_LIST;
+    q.flags = ICP_F_SESSION;
+    strcpy(q.path, "runs/out");
+    seeds[11][0] = K_REQ;
+    len[11] = 1 + icp_req_encode(&q, seeds[11] + 1);
+    static icp_entry en = {ICP_E_FILE, ICP_W_NONE, 0640, 4096, 1700000000, "sub/dir/result.dat"};
+    seeds[12][0] = K_ENTRY;
+    len[12] = 1 + icp_entry_encode(&en, seeds[12] + 1);
+    static icp_entry en2 = {ICP_E_REFUSED, ICP_W_LINK_OUT, 0, 0, 0, "a/evil"};
+    seeds[13][0] = K_ENTRY;
+    len[13] = 1 + icp_entry_encode(&en2, seeds[13] + 1);
     for (int s = 0; s < NSEEDS; s++)
         LLVMFuzzerTestOneInput(seeds[s], len[s]);
     static uint8_t buf[SEEDMAX + 64];
@@ -234,8 +267,12 @@ int main(int argc, char **argv)
         {ICP_PUT, ICP_F_INLINE | ICP_F_CHECK, 0, 0},
         {ICP_PUT, ICP_F_CHECK | ICP_F_MKDIRS, 1, 0},
         {ICP_PUT, ICP_F_INLINE, 1, 0}, /* a digest that only a check carries */
-        {ICP_GET, ICP_F_INLINE, 0, 0},
+        {ICP_GET, ICP_F_SESSION | ICP_F_INLINE, 0, 1},
+        {ICP_GET, ICP_F_INLINE | ICP_F_RESUME, 0, 0},
         {ICP_GET, ICP_F_MKDIRS, 0, 0},
+        {ICP_LIST, ICP_F_SESSION, 0, 1},
+        {ICP_LIST, ICP_F_RESUME, 0, 0},
+        {ICP_LIST, ICP_F_INLINE, 0, 0},
         {ICP_PUT, ICP_F_ALL + 1, 0, 0},
     };
     for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
@@ -284,8 +321,8 @@ int main(int argc, char **argv)
         LLVMFuzzerTestOneInput(buf, n);
     }
     printf("fuzz_copy_proto: %ld inputs;", iters + NSEEDS);
-    static const char *names[K_N] = {"preamble", "header", "REQ",   "RSP", "START",
-                                     "END",      "RESULT", "ERROR", "path"};
+    static const char *names[K_N] = {"preamble", "header", "REQ",   "RSP",   "START",
+                                     "END",      "RESULT", "ERROR", "entry", "path"};
     for (int k = 0; k < K_N; k++)
         printf(" %s %zu/%zu", names[k], accepted[k], accepted[k] + refused[k]);
     printf(" accepted\n");

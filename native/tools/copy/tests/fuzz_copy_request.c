@@ -5,12 +5,15 @@
  * served directory rebuilt for each input: files to get, a partial file to resume, a
  * symbolic link out of the directory, an absolute one, one that stays inside, a hard
  * link planted under a partial file's name that leads out, a FIFO; and sessions of
- * many-file puts (inline data, checks, directories made on the way).
+ * many-file puts (inline data, checks, directories made on the way) and of many-file
+ * gets (a LIST of the served directory with its traps, inline gets).
  * Properties checked besides memory safety: nothing outside the served directory
  * changes (the planted link's target keeps its bytes, mode and link count, nothing new
  * appears there); no file in the served directory gets a name with a control character
  * or a mode beyond 0777 & ~umask; every log line is escaped; every message the server
- * sends is well-formed and one a server may send; no file descriptor is left open.
+ * sends is well-formed and one a server may send (a listing's entries decode, with
+ * normalised paths, and the link out is listed as refused, never as a file); no file
+ * descriptor is left open.
  * Built as a libFuzzer target with clang; with -DISM_FUZZ_STANDALONE a deterministic
  * driver (seeds with their expected outcome, then mutations) runs it under CTest, and
  * `--seeds DIR` writes the seeds out as a corpus for libFuzzer.
@@ -197,6 +200,23 @@ static void check_log(const char *t, size_t n)
     }
 }
 
+/* A DATA message, which may be part of a listing: if it decodes as entries (a file's
+ * bytes rarely do), they must be sound: the link out never listed as a file. */
+static int check_listing(const uint8_t *b, uint32_t len)
+{
+    static icp_entry e;
+    const char *why = NULL;
+    size_t used = 0;
+    for (size_t at = 0; at < len; at += used) {
+        if (icp_entry_decode(b + at, len - at, &e, &used, &why) != 0)
+            return 1; /* file data */
+        if (e.kind == ICP_E_FILE && (!strncmp(e.path, "out/", 4) || !strncmp(e.path, "abs/", 4) ||
+                                     !strcmp(e.path, "out") || !strcmp(e.path, "abs")))
+            fail("a listing offered a file through the link out as a file");
+    }
+    return 1;
+}
+
 /* What the server wrote: whole messages, well-formed, of the kinds a server sends. */
 static void check_output(int fd)
 {
@@ -218,7 +238,7 @@ static void check_output(int fd)
         icp_end e;
         uint32_t st;
         int ok = type == ICP_RSP      ? icp_rsp_decode(b, len, &rsp, &why) == 0
-                 : type == ICP_DATA   ? 1
+                 : type == ICP_DATA   ? check_listing(b, len)
                  : type == ICP_END    ? icp_end_decode(b, len, &e, &why) == 0
                  : type == ICP_RESULT ? icp_result_decode(b, len, &res, &why) == 0
                  : type == ICP_ERROR  ? icp_error_decode(b, len, &st, msg, &why) == 0
@@ -404,6 +424,22 @@ static int make_seeds(seed *s)
     req(&s[k], ICP_PUT, ICP_F_INLINE | ICP_F_MKDIRS, "y.bin", "m/x.bin", 5, 0644, 0, NULL);
     inline_data(&s[k], (const uint8_t *)"abcde", 5);
     s[k++].expect = "must end in the file's name";
+    /* a many-file get: the served directory listed (its links out refused, the fifo
+     * skipped), then inline gets, one through the link out (refused: the session goes
+     * on), and a classic get of the last */
+    req(&s[k], ICP_LIST, ICP_F_SESSION, "", "", 0, 0, 0, NULL);
+    req(&s[k], ICP_GET, ICP_F_SESSION | ICP_F_INLINE, "", "a.txt", 0, 0, 0, NULL);
+    req(&s[k], ICP_GET, ICP_F_SESSION | ICP_F_INLINE, "", "out/victim", 0, 0, 0, NULL);
+    req(&s[k], ICP_GET, ICP_F_SESSION | ICP_F_INLINE, "", "inner/b.bin", 0, 0, 0, NULL);
+    req(&s[k], ICP_GET, ICP_F_SESSION, "", "sub/b.bin", 0, 0, 0, NULL);
+    result_ok(&s[k], b_bin, sizeof b_bin);
+    s[k++].expect = "session of 3 copies (8019 bytes, ";
+    req(&s[k], ICP_LIST, 0, "", "out", 0, 0, 0, NULL);
+    s[k++].expect = "refused out: bad path";
+    req(&s[k], ICP_LIST, 0, "", "sub/b.bin", 0, 0, 0, NULL);
+    s[k++].expect = "list sub/b.bin: 1 files";
+    req(&s[k], ICP_GET, 0, "", "sub", 0, 0, 0, NULL);
+    s[k++].expect = "refused sub: a directory";
     return k;
 }
 
@@ -421,7 +457,7 @@ static void write_seeds(const char *dir, const seed *s, int n)
 
 int main(int argc, char **argv)
 {
-    static seed seeds[24];
+    static seed seeds[32];
     setup_once();
     int nseeds = make_seeds(seeds);
     if (argc > 2 && !strcmp(argv[1], "--seeds")) {
