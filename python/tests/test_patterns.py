@@ -1,0 +1,119 @@
+# tests/test_patterns.py: the isthmus-patterns helpers (native/src/patterns/, docs/patterns.md)
+# through their example programs, built with isthmus-cc -listhmus-patterns and run with
+# `isthmus run` across 2 and 3 sites under Open MPI, MPICH, and both in one job (a site
+# file). The programs check every message and every block they read and print "ok" only
+# when all ranks' checks passed; the tests add what the pattern promises: fewer messages
+# than updates (aggregation), and no block fetched twice by one site (the cache).
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from isthmus.launch import vendor
+
+pytestmark = pytest.mark.native
+
+REPO = Path(__file__).resolve().parents[2]
+JOB_TIMEOUT = 120
+# (mpi, ranks per site); "mixed": site A under Open MPI, the others under MPICH
+LAYOUTS = [("openmpi", "3,1"), ("mpich", "1,3"), ("openmpi", "2,1,2"), ("mpich", "1,2,2"),
+           ("mixed", "2,1,2")]
+IDS = [f"{m}-{r.replace(',', '_')}" for m, r in LAYOUTS]
+
+
+@pytest.fixture(scope="module")
+def programs(prefix, tmp_path_factory):
+    d = tmp_path_factory.mktemp("patterns")
+    for name in ("aggregate", "remote_read"):
+        r = subprocess.run([str(prefix.cc), "-O2", "-Wall", "-Wextra", "-Werror", "-o",
+                            str(d / name), str(REPO / "examples" / f"{name}.c"),
+                            "-listhmus-patterns"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+    return d
+
+
+def run(prefix, tmp_path, mpi, ranks, exe, *args):
+    for m in ("openmpi", "mpich") if mpi == "mixed" else (mpi,):
+        if m not in vendor.detect(prefix):
+            pytest.fail(f"{m} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    counts = [int(x) for x in ranks.split(",")]
+    if mpi == "mixed":
+        sf = tmp_path / "sites.toml"
+        sf.write_text("".join(f'[[site]]\nname = "{chr(65 + i)}"\nranks = {n}\n'
+                              f'mpi = "{"openmpi" if i == 0 else "mpich"}"\n\n'
+                              for i, n in enumerate(counts)))
+        where = ["--site-file", str(sf)]
+    else:
+        where = ["-n", str(sum(counts)), "--sites", str(len(counts)), "--ranks-per-site", ranks,
+                 "--mpi", mpi]
+    cmd = [sys.executable, "-m", "isthmus", "run", *where, "--timeout", str(JOB_TIMEOUT - 20),
+           "--", str(exe), *[str(a) for a in args]]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT)
+
+
+AGG = re.compile(r"aggregate: agg ranks (\d+) steps (\d+) msgs (\d+) .*, (\d+) packets for "
+                 r"(\d+) updates")
+
+
+@pytest.mark.parametrize("mpi,ranks", LAYOUTS, ids=IDS)
+@pytest.mark.parametrize("threshold", [256, 1 << 20])
+def test_aggregated_updates_arrive_once_and_in_order(prefix, programs, tmp_path, mpi, ranks,
+                                                     threshold):
+    """Several steps, each closed by a flush; a threshold that ships packets in the middle
+    of a step, and one that never does. (3 steps at 1,2,2 under MPICH hung before the
+    leader cut its own site's packets in place instead of sending them to itself.)"""
+    r = run(prefix, tmp_path, mpi, ranks, programs / "aggregate", "agg", 3, 60, 16, threshold)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "aggregate: ok" in r.stdout, out[-6000:]
+    m = AGG.search(r.stdout)
+    assert m, out[-3000:]
+    n, steps, msgs, packets, updates = (int(x) for x in m.groups())
+    assert updates == n * steps * msgs
+    # at most one packet per (rank, destination site, step) when nothing ships early
+    sites = len(ranks.split(","))
+    if threshold > 16 * msgs * 2:
+        assert packets <= n * sites * steps, out[-3000:]
+    assert packets < updates / 2, out[-3000:]
+
+
+@pytest.mark.parametrize("mpi,ranks", [LAYOUTS[0], LAYOUTS[3]], ids=[IDS[0], IDS[3]])
+def test_naive_updates_are_right_too(prefix, programs, tmp_path, mpi, ranks):
+    """The baseline the benchmark compares with checks the same things."""
+    r = run(prefix, tmp_path, mpi, ranks, programs / "aggregate", "naive", 3, 60)
+    assert r.returncode == 0 and "aggregate: ok" in r.stdout, (r.stdout + r.stderr)[-6000:]
+
+
+SITE_FETCH = re.compile(r"remote_read: site (\d+): (\d+) gets, (\d+) blocks")
+
+
+@pytest.mark.parametrize("mpi,ranks", LAYOUTS, ids=IDS)
+def test_cache_reads_are_right_and_each_site_fetches_a_block_once(prefix, programs, tmp_path,
+                                                                   mpi, ranks):
+    blocks, prefetch = 64, 7
+    r = run(prefix, tmp_path, mpi, ranks, programs / "remote_read", "cache", 12, 8, blocks, 256,
+            prefetch)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "remote_read: ok" in r.stdout, out[-6000:]
+    fetched = {int(s): (int(g), int(b)) for s, g, b in SITE_FETCH.findall(r.stdout)}
+    assert sorted(fetched) == list(range(len(ranks.split(",")))), out[-3000:]
+    for site, (gets, got) in fetched.items():
+        assert 0 < got <= blocks, (site, gets, got)  # never twice: the copies are shared
+        assert gets < got, (site, gets, got)  # walks of 8 blocks: runs come in one get
+
+
+def test_cache_without_prefetch_fetches_one_block_per_get(prefix, programs, tmp_path):
+    r = run(prefix, tmp_path, "openmpi", "2,2", programs / "remote_read", "cache", 12, 8, 64,
+            256, 0)
+    assert r.returncode == 0 and "remote_read: ok" in r.stdout, (r.stdout + r.stderr)[-6000:]
+    for site, gets, got in SITE_FETCH.findall(r.stdout):
+        assert int(gets) == int(got) and int(got) <= 64, (site, gets, got)
+
+
+def test_bad_arguments_are_refused_with_the_allowed_range(prefix, programs, tmp_path):
+    r = run(prefix, tmp_path, "openmpi", "1,1", programs / "remote_read", "cache", 2, 2, 8, 2)
+    assert r.returncode != 0
+    assert "BLOCK_BYTES 4..16777216" in r.stdout + r.stderr
