@@ -96,6 +96,26 @@ typedef struct ism_pat_cache_stats {
 } ism_pat_cache_stats;
 void ism_pat_cache_get_stats(const ism_pat_cache *c, ism_pat_cache_stats *st);
 
+/* ---- speed-weighted decomposition of a 1-D domain (or the rows of a 2-D one) ---- */
+
+typedef struct ism_pat_decomp ism_pat_decomp;
+
+/* Collective. n cells over the ranks of comm, contiguous ranges in rank order, at least one
+ * cell each; weight (rank 0's is used, or NULL for equal) sets the first split, e.g. from
+ * an earlier run's speeds. */
+int ism_pat_decomp_create(MPI_Comm comm, long n, const double *weight, ism_pat_decomp **out);
+/* This rank's range. */
+void ism_pat_decomp_range(const ism_pat_decomp *d, long *first, long *count);
+/* Every rank's: [size + 1] starts, the last is n. */
+const long *ism_pat_decomp_firsts(const ism_pat_decomp *d);
+/* Collective. compute_s: this rank's time computing its cells since the last rebalance;
+ * comm_s: its time communicating (halo waits) over the same steps. Splits again when the
+ * predicted step time improves by more than tolerance (0.05 = 5 %); then, if data is not
+ * NULL, *data (malloc'd, the rank's cells of cell_bytes each) is replaced by its new cells. */
+int ism_pat_decomp_rebalance(ism_pat_decomp *d, double compute_s, double comm_s,
+                             double tolerance, void **data, size_t cell_bytes, int *changed);
+void ism_pat_decomp_free(ism_pat_decomp **d);
+
 #ifdef __cplusplus
 }
 #endif

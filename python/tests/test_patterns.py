@@ -3,7 +3,8 @@
 # `isthmus run` across 2 and 3 sites under Open MPI, MPICH, and both in one job (a site
 # file). The programs check every message and every block they read and print "ok" only
 # when all ranks' checks passed; the tests add what the pattern promises: fewer messages
-# than updates (aggregation), and no block fetched twice by one site (the cache).
+# than updates (aggregation), no block fetched twice by one site (the cache), and fewer
+# cells for the slower site (the decomposition, whose field must equal a serial run's).
 from __future__ import annotations
 
 import re
@@ -28,10 +29,10 @@ IDS = [f"{m}-{r.replace(',', '_')}" for m, r in LAYOUTS]
 @pytest.fixture(scope="module")
 def programs(prefix, tmp_path_factory):
     d = tmp_path_factory.mktemp("patterns")
-    for name in ("aggregate", "remote_read"):
+    for name in ("aggregate", "remote_read", "decompose"):
         r = subprocess.run([str(prefix.cc), "-O2", "-Wall", "-Wextra", "-Werror", "-o",
                             str(d / name), str(REPO / "examples" / f"{name}.c"),
-                            "-listhmus-patterns"], capture_output=True, text=True)
+                            "-listhmus-patterns", "-lm"], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
     return d
 
@@ -117,3 +118,32 @@ def test_bad_arguments_are_refused_with_the_allowed_range(prefix, programs, tmp_
     r = run(prefix, tmp_path, "openmpi", "1,1", programs / "remote_read", "cache", 2, 2, 8, 2)
     assert r.returncode != 0
     assert "BLOCK_BYTES 4..16777216" in r.stdout + r.stderr
+
+
+SITE_CELLS = re.compile(r"decompose: site (\d+): slow (\d+), (\d+) ranks, (\d+) cells")
+
+
+@pytest.mark.parametrize("mpi,ranks", [LAYOUTS[0], LAYOUTS[3], LAYOUTS[4]],
+                         ids=[IDS[0], IDS[3], IDS[4]])
+def test_weighted_decomposition_gives_the_slow_site_fewer_cells(prefix, programs, tmp_path,
+                                                                mpi, ranks):
+    """Site B repeats every update 8 times. Compute time is CPU time (decompose.c says
+    why), so the emulated sites' shared cores do not blur the factor: its ranks end with
+    well under half the cells of site A's (balanced: an eighth; two half-way moves from an
+    even split reach about a third), and the moved field still equals a serial run's."""
+    cells = 2_000_000
+    r = run(prefix, tmp_path, mpi, ranks, programs / "decompose", "weighted", "1,8,1", cells,
+            30, 10)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "decompose: ok" in r.stdout, out[-6000:]
+    got = {int(s): (int(f), int(n), int(c)) for s, f, n, c in SITE_CELLS.findall(r.stdout)}
+    assert sum(c for _, _, c in got.values()) == cells
+    per_rank = {s: c / n for s, (_, n, c) in got.items()}
+    assert per_rank[1] < 0.5 * per_rank[0], (got, out[-3000:])
+
+
+def test_even_decomposition_keeps_the_split_and_the_result(prefix, programs, tmp_path):
+    r = run(prefix, tmp_path, "openmpi", "1,2", programs / "decompose", "even", "1,8", 3000, 7)
+    assert r.returncode == 0 and "decompose: ok" in r.stdout, (r.stdout + r.stderr)[-6000:]
+    got = {int(s): int(c) for s, _, _, c in SITE_CELLS.findall(r.stdout)}
+    assert got == {0: 1000, 1: 2000}
