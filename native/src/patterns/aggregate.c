@@ -5,16 +5,21 @@
  * latency. Here a rank queues each message in one buffer per destination *site*; a buffer
  * goes out as one MPI message to that site's leader (its lowest rank) when it reaches the
  * threshold and at every flush. The leader unpacks it and hands each of its site's ranks
- * its part as one local message (the leader keeps its own). A flush is collective: the
- * ranks agree on how many packets each leader must receive (one allreduce of a counter
- * per site), each leader then tells its ranks how many parts to expect (a scatter inside
- * the site), so nothing is waited for that was never sent.
+ * its part as one local message (the leader keeps its own). A flush is collective
+ * without a collective call: every rank ends its packet to every other site's leader (and
+ * its own) with an end mark, sent even when nothing else is; a leader that has the end
+ * marks of all other ranks has everything, and ends each of its ranks' parts with one.
+ * So a flush costs one crossing of each link, where counting first (an allreduce) would
+ * add two more. A rank can be one flush ahead of a leader (never two: finishing a flush
+ * needs the end marks of every leader's site, that leader's own included), so leaders
+ * count end marks per flush parity.
  *
  * Order per (source, destination) holds because every step keeps it: a source appends in
  * call order and its packets to one leader are non-overtaking MPI messages, the leader
  * unpacks them in arrival order and its parts to one rank are non-overtaking too.
  *
- * Record on the wire: dest, source, tag (int32 each), len (uint32), then len bytes.
+ * Record on the wire: dest, source, tag (int32 each), len (uint32), then len bytes; an
+ * end mark is dest -1, len 0, tag the flush's number.
  */
 #include "patterns.h"
 
@@ -23,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_SITE = 1, TAG_PART = 2, POLL_EVERY = 64 };
+enum { TAG_SITE = 1, TAG_PART = 2, POLL_EVERY = 64, END = -1 };
 
 typedef struct rec_hdr {
     int32_t dest, source, tag;
@@ -49,10 +54,9 @@ struct ism_pat_agg {
     void *ctx;
     bytes *to_site;           /* [nsites]: what waits for each site */
     bytes *to_local;          /* leader: [site_size] parts being cut from one packet */
-    long *sent_to_site;       /* [nsites]: packets sent to each leader since create */
-    long *parts_to;           /* leader: [site_size] parts sent to each rank since create */
-    long site_packets_in;     /* leader: packets received since create */
-    long parts_in;            /* parts received since create */
+    int flushes;              /* flushes finished */
+    int ends[2];              /* leader: end marks received, by flush parity */
+    int ends_got;             /* end marks received from this site's leader */
     pending *pend;
     int npend, cappend;
     int in_handler, since_poll;
@@ -130,21 +134,23 @@ static int ship(ism_pat_agg *a, bytes *b, int peer, int tag, MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-static int split_packet(ism_pat_agg *a, const char *p, size_t n, int from);
+static int split_packet(ism_pat_agg *a, const char *p, size_t n, int from, int end);
 
-static int ship_site(ism_pat_agg *a, int site)
+/* Sends what waits for site; with end, closed by this flush's end mark. */
+static int ship_site(ism_pat_agg *a, int site, int end)
 {
     bytes *b = &a->to_site[site];
     if (a->s->leader[site] == a->s->rank) { /* a leader cuts its own packet in place */
-        int rc = split_packet(a, b->p, b->len, a->s->rank);
+        int rc = split_packet(a, b->p, b->len, a->s->rank, 0);
         b->len = 0;
         return rc;
     }
+    rec_hdr mark = {END, a->s->rank, a->flushes, 0};
+    if (end && append(b, &mark, NULL) != MPI_SUCCESS)
+        return pat_fail(MPI_ERR_NO_MEM, "rank %d: no memory for an end mark", a->s->rank);
     int rc = ship(a, b, a->s->leader[site], TAG_SITE, a->s->comm);
-    if (rc == MPI_SUCCESS) {
-        a->sent_to_site[site]++;
+    if (rc == MPI_SUCCESS)
         a->st.packets++;
-    }
     return rc;
 }
 
@@ -175,6 +181,10 @@ static int walk(ism_pat_agg *a, const char *p, size_t n, int from,
 
 static int deliver(ism_pat_agg *a, const rec_hdr *h, const char *data)
 {
+    if (h->dest == END) {
+        a->ends_got++;
+        return MPI_SUCCESS;
+    }
     a->in_handler = 1;
     a->handler(h->source, h->tag, data, h->len, a->ctx);
     a->in_handler = 0;
@@ -184,6 +194,10 @@ static int deliver(ism_pat_agg *a, const rec_hdr *h, const char *data)
 
 static int cut(ism_pat_agg *a, const rec_hdr *h, const char *data)
 {
+    if (h->dest == END) {
+        a->ends[h->tag & 1]++;
+        return MPI_SUCCESS;
+    }
     if (h->dest < 0 || h->dest >= a->s->size || a->s->site_of[h->dest] != a->s->my_site)
         return pat_fail(MPI_ERR_RANK, "rank %d (leader of site %d): record for rank %d, "
                         "which is not at this site", a->s->rank, a->s->my_site, h->dest);
@@ -195,15 +209,18 @@ static int cut(ism_pat_agg *a, const rec_hdr *h, const char *data)
     return MPI_SUCCESS;
 }
 
-/* Leader: one packet from another rank, cut into one part per rank of this site. */
-static int split_packet(ism_pat_agg *a, const char *p, size_t n, int from)
+/* Leader: one packet, cut into one part per rank of this site; with end, every rank's
+ * part ends with this flush's end mark and goes even when empty. */
+static int split_packet(ism_pat_agg *a, const char *p, size_t n, int from, int end)
 {
     int rc = walk(a, p, n, from, cut);
-    for (int l = 0; rc == MPI_SUCCESS && l < a->s->site_size[a->s->my_site]; l++)
-        if (a->to_local[l].len) {
+    for (int l = 1; rc == MPI_SUCCESS && l < a->s->site_size[a->s->my_site]; l++) {
+        rec_hdr mark = {END, a->s->rank, a->flushes, 0};
+        if (end && append(&a->to_local[l], &mark, NULL) != MPI_SUCCESS)
+            return pat_fail(MPI_ERR_NO_MEM, "rank %d: no memory for an end mark", a->s->rank);
+        if (a->to_local[l].len)
             rc = ship(a, &a->to_local[l], l, TAG_PART, a->part);
-            a->parts_to[l]++;
-        }
+    }
     return rc;
 }
 
@@ -221,13 +238,10 @@ static int take(ism_pat_agg *a, MPI_Comm comm, MPI_Status *st)
     if (rc != MPI_SUCCESS)
         pat_fail(rc, "rank %d (site %d): receiving a packet of %d bytes from rank %d failed",
                  a->s->rank, a->s->my_site, n, st->MPI_SOURCE);
-    else if (st->MPI_TAG == TAG_SITE) {
-        a->site_packets_in++;
-        rc = split_packet(a, p, (size_t)n, st->MPI_SOURCE);
-    } else {
-        a->parts_in++;
+    else if (st->MPI_TAG == TAG_SITE)
+        rc = split_packet(a, p, (size_t)n, st->MPI_SOURCE, 0);
+    else
         rc = walk(a, p, (size_t)n, st->MPI_SOURCE, deliver);
-    }
     free(p);
     return rc;
 }
@@ -279,7 +293,7 @@ int ism_pat_agg_send(ism_pat_agg *a, int dest, int tag, const void *data, size_t
     a->st.queued++;
     int rc = MPI_SUCCESS;
     if (a->to_site[site].len >= a->threshold) {
-        rc = ship_site(a, site);
+        rc = ship_site(a, site, 0);
         a->since_poll = POLL_EVERY;
     }
     if (rc == MPI_SUCCESS && ++a->since_poll >= POLL_EVERY)
@@ -304,32 +318,28 @@ int ism_pat_agg_flush(ism_pat_agg *a)
         return pat_fail(MPI_ERR_OTHER, "rank %d: ism_pat_agg_flush called from a handler "
                         "(a flush is collective; call it from the program)", a->s->rank);
     ism_pat_sites *s = a->s;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, parity = a->flushes & 1;
     for (int site = 0; rc == MPI_SUCCESS && site < s->nsites; site++)
-        if (a->to_site[site].len)
-            rc = ship_site(a, site);
-    long *total = malloc(sizeof(long) * (size_t)s->nsites), mine = 0;
-    if (rc == MPI_SUCCESS && !total)
-        rc = pat_fail(MPI_ERR_NO_MEM, "rank %d: no memory to flush", s->rank);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Allreduce(a->sent_to_site, total, s->nsites, MPI_LONG, MPI_SUM, s->comm);
+        if (s->leader[site] != s->rank)
+            rc = ship_site(a, site, 1);
     if (rc == MPI_SUCCESS && is_leader(a)) {
-        while (rc == MPI_SUCCESS && a->site_packets_in < total[s->my_site])
+        rc = ship_site(a, s->my_site, 0);
+        while (rc == MPI_SUCCESS && a->ends[parity] < s->size - 1)
             rc = take_one(a, MPI_ANY_SOURCE, TAG_SITE, s->comm);
+        a->ends[parity] = 0;
         if (rc == MPI_SUCCESS)
-            rc = MPI_Scatter(a->parts_to, 1, MPI_LONG, &mine, 1, MPI_LONG, 0, a->part);
-    } else if (rc == MPI_SUCCESS) {
-        rc = MPI_Scatter(NULL, 1, MPI_LONG, &mine, 1, MPI_LONG, 0, a->part);
+            rc = split_packet(a, NULL, 0, s->rank, 1);
     }
-    while (rc == MPI_SUCCESS && a->parts_in < mine)
+    while (rc == MPI_SUCCESS && !is_leader(a) && a->ends_got <= a->flushes)
         rc = take_one(a, 0, TAG_PART, a->part);
-    free(total);
     for (int i = 0; rc == MPI_SUCCESS && i < a->npend; i++) {
         rc = MPI_Wait(&a->pend[i].req, MPI_STATUS_IGNORE);
         free(a->pend[i].buf);
     }
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS) {
         a->npend = 0;
+        a->flushes++;
+    }
     return rc;
 }
 
@@ -350,8 +360,6 @@ static void agg_release(ism_pat_agg *a)
     ism_pat_sites_free(&a->s);
     free(a->to_site);
     free(a->to_local);
-    free(a->sent_to_site);
-    free(a->parts_to);
     free(a->local_of);
     free(a->pend);
     free(a);
@@ -381,12 +389,9 @@ int ism_pat_agg_create(MPI_Comm comm, size_t threshold, ism_pat_agg_handler hand
     int here = s->site_size[s->my_site];
     a->to_site = calloc((size_t)s->nsites, sizeof(bytes));
     a->to_local = calloc((size_t)here, sizeof(bytes));
-    a->sent_to_site = calloc((size_t)s->nsites, sizeof(long));
-    a->parts_to = calloc((size_t)here, sizeof(long));
     a->local_of = malloc(sizeof(int) * (size_t)s->size);
     int *seen = calloc((size_t)s->nsites, sizeof(int));
-    if (rc == MPI_SUCCESS && !(a->to_site && a->to_local && a->sent_to_site && a->parts_to &&
-                               a->local_of && seen))
+    if (rc == MPI_SUCCESS && !(a->to_site && a->to_local && a->local_of && seen))
         rc = pat_fail(MPI_ERR_NO_MEM, "rank %d: no memory for an aggregator over %d sites",
                       s->rank, s->nsites);
     for (int r = 0; rc == MPI_SUCCESS && r < s->size; r++)
