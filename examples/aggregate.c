@@ -7,7 +7,8 @@
  * Every update carries its source and a sequence number per (source, destination) and
  * bytes derived from both; the receiver checks each, that they arrive in order, and at
  * the end that it got exactly what the generators say it should. Rank 0 prints
- * "aggregate: MODE ranks N steps S msgs M bytes B: T s, T/step ms per step" and
+ * "aggregate: MODE ranks N steps S msgs M bytes B: T s, T/step ms per step (slowest
+ * X ms)" (the slowest step of any rank) and
  * "aggregate: ok" when every rank's checks passed.
  *
  * build: isthmus-cc -O2 -o aggregate aggregate.c -listhmus-patterns
@@ -148,11 +149,15 @@ int main(int argc, char **argv)
 
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
+    double slowest = 0;
     for (int step = 0; step < steps; step++) {
+        double ts = MPI_Wtime();
         if (agg_mode)
             agg_step(&st, agg, step, msgs, out);
         else
             naive_step(&st, step, msgs, out);
+        ts = MPI_Wtime() - ts;
+        slowest = ts > slowest ? ts : slowest;
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0;
@@ -178,9 +183,12 @@ int main(int argc, char **argv)
     long bad = 0, all_packets = 0;
     MPI_Allreduce(&st.bad, &bad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Reduce(&packets, &all_packets, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    double slowest_all = 0;
+    MPI_Reduce(&slowest, &slowest_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (st.rank == 0) {
-        printf("aggregate: %s ranks %d steps %d msgs %d bytes %d: %.6f s, %.3f ms per step",
-               argv[1], st.size, steps, msgs, st.bytes, t, 1e3 * t / steps);
+        printf("aggregate: %s ranks %d steps %d msgs %d bytes %d: %.6f s, %.3f ms per step "
+               "(slowest %.3f ms)", argv[1], st.size, steps, msgs, st.bytes, t, 1e3 * t / steps,
+               1e3 * slowest_all);
         if (agg_mode)
             printf(", %ld packets for %ld updates", all_packets, (long)steps * msgs * st.size);
         printf("\n%s\n", bad ? "aggregate: FAILED" : "aggregate: ok");
