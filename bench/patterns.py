@@ -6,7 +6,8 @@
 # the middle of each range, one-way delay) and the ranks split unevenly, the middle site
 # largest as in the seed (default 1,2,1). Versions alternate within each repetition
 # (naive, pattern, naive, ...), so each ratio compares runs a few seconds apart; the time
-# is what rank 0 of the program measured between two barriers (start-up excluded).
+# is what the program prints (aggregate: rank 0's per step between two barriers;
+# remote_read: the slowest rank's per read), start-up excluded.
 # Reports median, min, max and spread per version, the per-repetition ratio naive/pattern
 # (median and range), and the load average before each run. Needs root (network
 # namespaces, the link emulator).

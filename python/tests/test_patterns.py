@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -147,3 +148,71 @@ def test_even_decomposition_keeps_the_split_and_the_result(prefix, programs, tmp
     assert r.returncode == 0 and "decompose: ok" in r.stdout, (r.stdout + r.stderr)[-6000:]
     got = {int(s): int(c) for s, _, _, c in SITE_CELLS.findall(r.stdout)}
     assert got == {0: 1000, 1: 2000}
+
+
+# Memory checking: MPI programs cannot run under ASan here (the backend's RTLD_DEEPBIND
+# load; docs/design.md), so valgrind memcheck, under MPICH as test_mpi_programs.py does
+# (Open MPI 4.1 reports uninitialised reads of its own). Small runs: memcheck is slow.
+@pytest.mark.parametrize("name,args", [
+    ("aggregate", ["agg", 2, 30, 16, 128]),
+    ("remote_read", ["cache", 4, 4, 16, 64, 3]),
+    ("decompose", ["weighted", "1,3", 4000, 6, 2]),
+], ids=["aggregate", "remote_read", "decompose"])
+def test_helpers_are_clean_under_valgrind(prefix, programs, tmp_path, name, args):
+    if shutil.which("valgrind") is None:
+        pytest.fail("valgrind is not installed: scripts/bootstrap.sh installs it")
+    r = run(prefix, tmp_path, "mpich", "2,1", "valgrind", "-q", "--error-exitcode=9",
+            "--leak-check=no", programs / name, *args)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and f"{name}: ok" in r.stdout, out[-6000:]
+    assert "Invalid" not in out and "uninitialised" not in out, out[-6000:]
+
+
+BAD_CALLS_C = r"""
+#include <isthmus_patterns.h>
+#include <stdio.h>
+static void h(int s, int t, const void *d, size_t n, void *c) { (void)s, (void)t, (void)d, (void)n, (void)c; }
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, bad = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ism_pat_agg *a;
+    bad += ism_pat_agg_create(MPI_COMM_WORLD, 64, NULL, NULL, &a) != MPI_ERR_ARG;
+    ism_pat_agg_create(MPI_COMM_WORLD, 64, h, NULL, &a);
+    bad += ism_pat_agg_send(a, size, 0, "x", 1) != MPI_ERR_RANK;
+    ism_pat_agg_free(&a);
+    char table[64] = {0};
+    ism_pat_cache *c;
+    ism_pat_cache_create(MPI_COMM_WORLD, 0, rank == 0 ? table : NULL, 16, 4, 1, &c);
+    const void *p;
+    bad += ism_pat_cache_get(c, 4, &p) != MPI_ERR_ARG || p != NULL;
+    ism_pat_cache_free(&c);
+    ism_pat_decomp *d;
+    bad += ism_pat_decomp_create(MPI_COMM_WORLD, size - 1, NULL, &d) != MPI_ERR_ARG;
+    printf("bad_calls: rank %d: %s\n", rank, bad ? "FAILED" : "ok");
+    MPI_Finalize();
+    return bad != 0;
+}
+"""
+
+
+def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
+    src = tmp_path / "bad_calls.c"
+    src.write_text(BAD_CALLS_C)
+    exe = tmp_path / "bad_calls"
+    r = subprocess.run([str(prefix.cc), "-o", str(exe), str(src), "-listhmus-patterns"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = run(prefix, tmp_path, "openmpi", "1,1", exe)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and out.count(": ok") == 2, out[-4000:]
+    for line in ("isthmus patterns: ism_pat_agg_create: the handler is NULL",
+                 "isthmus patterns: rank 1: ism_pat_agg_send to rank 2; the communicator has "
+                 "ranks 0..1",
+                 "isthmus patterns: rank 0: ism_pat_cache_get of block 4; the cache has blocks "
+                 "0..3",
+                 "isthmus patterns: rank 1: ism_pat_decomp_create of 1 cells over 2 ranks; every "
+                 "rank needs at least one cell"):
+        assert line in out, out[-4000:]
