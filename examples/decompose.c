@@ -18,6 +18,7 @@
  * usage: decompose even|weighted [SLOW [CELLS [STEPS [REBALANCE]]]]
  *        (defaults 1,4  100000 cells, 40 steps, every 10)
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <isthmus_patterns.h>
 #include <mpi.h>
 #include <stdio.h>

@@ -7,6 +7,7 @@
 # cells for the slower site (the decomposition, whose field must equal a serial run's).
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -128,19 +129,23 @@ SITE_CELLS = re.compile(r"decompose: site (\d+): slow (\d+), (\d+) ranks, (\d+) 
                          ids=[IDS[0], IDS[3], IDS[4]])
 def test_weighted_decomposition_gives_the_slow_site_fewer_cells(prefix, programs, tmp_path,
                                                                 mpi, ranks):
-    """Site B repeats every update 8 times. Compute time is CPU time (decompose.c says
-    why), so the emulated sites' shared cores do not blur the factor: its ranks end with
-    well under half the cells of site A's (balanced: an eighth; two half-way moves from an
-    even split reach about a third), and the moved field still equals a serial run's."""
+    """Site B repeats every update 8 times as often as the others (factors 4,32,4: enough
+    compute per step that the link times, noisy on this shared machine, do not decide the
+    split alone). Compute time is CPU time (decompose.c says why). Its ranks end with well
+    under half the cells of the fastest other site's ranks (balanced: an eighth; two
+    half-way moves from an even split reach about a third); the other sites may differ
+    from each other, since a rank's measured link time counts too. The moved field still
+    equals a serial run's."""
     cells = 2_000_000
-    r = run(prefix, tmp_path, mpi, ranks, programs / "decompose", "weighted", "1,8,1", cells,
+    r = run(prefix, tmp_path, mpi, ranks, programs / "decompose", "weighted", "4,32,4", cells,
             30, 10)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and "decompose: ok" in r.stdout, out[-6000:]
     got = {int(s): (int(f), int(n), int(c)) for s, f, n, c in SITE_CELLS.findall(r.stdout)}
     assert sum(c for _, _, c in got.values()) == cells
     per_rank = {s: c / n for s, (_, n, c) in got.items()}
-    assert per_rank[1] < 0.5 * per_rank[0], (got, out[-3000:])
+    fast = max(v for s, v in per_rank.items() if s != 1)
+    assert per_rank[1] < 0.5 * fast, (got, out[-3000:])
 
 
 def test_even_decomposition_keeps_the_split_and_the_result(prefix, programs, tmp_path):
@@ -216,3 +221,29 @@ def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
                  "isthmus patterns: rank 1: ism_pat_decomp_create of 1 cells over 2 ranks; every "
                  "rank needs at least one cell"):
         assert line in out, out[-4000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_helpers_build_and_run_on_a_vendor_mpi_alone(tmp_path, mpi):
+    """Standard MPI only: the library's sources and an example build with the vendor's
+    mpicc (its mpi.h, not isthmus's) and run under its mpirun, one node as one site."""
+    cc, launcher = shutil.which(f"mpicc.{mpi}"), shutil.which(f"mpirun.{mpi}")
+    if not cc or not launcher:
+        pytest.fail(f"mpicc.{mpi}/mpirun.{mpi} missing: scripts/bootstrap.sh installs both")
+    inc = tmp_path / "include"
+    inc.mkdir()
+    shutil.copy(REPO / "native" / "include" / "isthmus_patterns.h", inc)
+    srcs = sorted(str(p) for p in (REPO / "native" / "src" / "patterns").glob("*.c"))
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1")
+    for name, args in (("aggregate", ["agg", 3, 60, 16, 256]),
+                       ("remote_read", ["cache", 4, 8, 64, 256, 3])):
+        exe = tmp_path / name
+        r = subprocess.run([cc, "-O2", "-std=c11", "-I", str(inc), "-o", str(exe),
+                            str(REPO / "examples" / f"{name}.c"), *srcs, "-lm"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        extra = ["--oversubscribe"] if mpi == "openmpi" else []
+        r = subprocess.run([launcher, *extra, "-np", "3", str(exe), *map(str, args)],
+                           capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0 and f"{name}: ok" in r.stdout, (r.stdout + r.stderr)[-4000:]
