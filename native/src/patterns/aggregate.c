@@ -185,9 +185,10 @@ static int deliver(ism_pat_agg *a, const rec_hdr *h, const char *data)
         a->ends_got++;
         return MPI_SUCCESS;
     }
+    int outer = a->in_handler;
     a->in_handler = 1;
     a->handler(h->source, h->tag, data, h->len, a->ctx);
-    a->in_handler = 0;
+    a->in_handler = outer;
     a->st.delivered++;
     return MPI_SUCCESS;
 }
@@ -292,7 +293,8 @@ int ism_pat_agg_send(ism_pat_agg *a, int dest, int tag, const void *data, size_t
                         a->s->rank, len, site);
     a->st.queued++;
     int rc = MPI_SUCCESS;
-    if (a->to_site[site].len >= a->threshold) {
+    /* from a handler nothing ships: a leader's own site would deliver, and so recurse */
+    if (!a->in_handler && a->to_site[site].len >= a->threshold) {
         rc = ship_site(a, site, 0);
         a->since_poll = POLL_EVERY;
     }

@@ -50,10 +50,14 @@ static int fetch_run(ism_pat_cache *c, long first, long n)
                      disp, (int)n, c->block_t, c->data);
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_unlock(c->owner, c->data);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        /* given back, so that the node's other ranks try again instead of waiting */
+        for (long b = first; b < first + n; b++)
+            atomic_store_explicit(&c->state[b], EMPTY, memory_order_release);
         return pat_fail(rc, "rank %d: fetching blocks %ld..%ld (%zu bytes each) from owner "
                         "rank %d failed", c->rank, first, first + n - 1, c->block_bytes,
                         c->owner);
+    }
     MPI_Win_sync(c->shared);
     for (long b = first; b < first + n; b++)
         atomic_store_explicit(&c->state[b], PRESENT, memory_order_release);
@@ -78,13 +82,19 @@ static int claim_and_fetch(ism_pat_cache *c, long b)
     return fetch_run(c, b, n);
 }
 
-static int wait_present(ism_pat_cache *c, long b)
+/* Until block b is present: fetch it if nobody is (again, if a fetch failed and gave it
+ * back), else wait for the rank that is. */
+static int bring(ism_pat_cache *c, long b)
 {
     c->st.waits++;
-    while (atomic_load_explicit(&c->state[b], memory_order_acquire) != PRESENT) {
-        int flag;
-        /* any MPI call lets this process serve passive-target accesses meanwhile */
-        int rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &flag, MPI_STATUS_IGNORE);
+    for (;;) {
+        int s = atomic_load_explicit(&c->state[b], memory_order_acquire), rc, flag;
+        if (s == PRESENT)
+            break;
+        if (s == EMPTY)
+            rc = claim_and_fetch(c, b);
+        else /* any MPI call lets this process serve passive-target accesses meanwhile */
+            rc = MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->comm, &flag, MPI_STATUS_IGNORE);
         if (rc != MPI_SUCCESS)
             return pat_fail(rc, "rank %d: waiting for block %ld failed", c->rank, b);
     }
@@ -99,16 +109,11 @@ int ism_pat_cache_get(ism_pat_cache *c, long block, const void **ptr)
         return pat_fail(MPI_ERR_ARG, "rank %d: ism_pat_cache_get of block %ld; the cache has "
                         "blocks 0..%ld", c->rank, block, c->nblocks - 1);
     c->st.reads++;
-    int s = atomic_load_explicit(&c->state[block], memory_order_acquire);
     int rc = MPI_SUCCESS;
-    if (s == PRESENT)
+    if (atomic_load_explicit(&c->state[block], memory_order_acquire) == PRESENT)
         c->st.hits++;
-    else {
-        if (s == EMPTY)
-            rc = claim_and_fetch(c, block);
-        if (rc == MPI_SUCCESS)
-            rc = wait_present(c, block);
-    }
+    else
+        rc = bring(c, block);
     if (rc == MPI_SUCCESS)
         *ptr = c->copies + (size_t)block * c->block_bytes;
     return rc;
