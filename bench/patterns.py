@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# bench/patterns.py: the naive version of each pattern example against the pattern
+# (issue 32 §2), across three emulated sites with the links of the seed's DD_Filtre2 run
+# (seed 000, table 5.5: Atlantis-Cacau 62.5-66.4 ms, 304-373 kB/s; Cacau-Cluster150
+# 27.3-29.3 ms, 546-808 kB/s; Cluster150-Atlantis 83-84 ms, 71-127 kB/s; here A, B, C with
+# the middle of each range, one-way delay) and the ranks split unevenly, the middle site
+# largest as in the seed (default 1,2,1). Versions alternate within each repetition
+# (naive, pattern, naive, ...), so each ratio compares runs a few seconds apart; the time
+# is what the program prints (aggregate: rank 0's per step between two barriers;
+# remote_read: the slowest rank's per read), start-up excluded.
+# Reports median, min, max and spread per version, the per-repetition ratio naive/pattern
+# (median and range), and the load average before each run. Needs root (network
+# namespaces, the link emulator).
+#
+#   python3 bench/patterns.py [--reps 5] [--ranks 1,2,1] [--only aggregate,remote_read]
+#
+# Writes JSON lines to bench/results/patterns/<time>.jsonl (ignored by git) and prints a
+# Markdown table.
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "bench"))
+
+from isthmus.paths import find_prefix  # noqa: E402
+from udp_transport import summary  # noqa: E402  (median, min, max, spread)
+
+SEED_LINKS = """# seed 000, table 5.5 (DD_Filtre2): middle of each measured range
+sites = 3
+default = "rate=1gbit"
+[links]
+"A-B" = "delay=64ms,rate=340kB/s"
+"B-C" = "delay=28ms,rate=680kB/s"
+"A-C" = "delay=84ms,rate=100kB/s"
+"""
+
+# example -> (naive args, pattern args, regex of the time rank 0 prints, unit)
+CASES = {
+    "aggregate": (["naive", 3, 200, 16], ["agg", 3, 200, 16, 8192],
+                  re.compile(r"aggregate: \w+ .*: [\d.]+ s, ([\d.]+) ms per step"), "ms per step"),
+    "remote_read": (["naive", 4, 8, 256, 512], ["cache", 4, 8, 256, 512, 7],
+                    re.compile(r"remote_read: \w+ .*, ([\d.]+) us per read"), "us per read"),
+}
+
+
+def build(prefix, name: str, out: Path) -> Path:
+    exe = out / name
+    subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(REPO / "examples" / f"{name}.c"),
+                    "-listhmus-patterns"], check=True)
+    return exe
+
+
+def run_once(exe: Path, args, ranks: str, matrix: Path, pattern: re.Pattern) -> float:
+    n = sum(int(x) for x in ranks.split(","))
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--ranks-per-site", ranks,
+           "--wan-matrix", str(matrix), "--timeout", "600", "--", str(exe),
+           *[str(a) for a in args]]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=660)
+    m = pattern.search(r.stdout)
+    if r.returncode != 0 or not m or ": ok" not in r.stdout:
+        raise SystemExit(f"patterns bench: {exe.name} {' '.join(map(str, args))} failed "
+                         f"(exit {r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
+    return float(m.group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="naive vs pattern over the seed's three-site links")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--ranks", default="1,2,1", help="ranks per site A,B,C")
+    ap.add_argument("--only", default=",".join(CASES))
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "patterns"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("patterns bench: needs root (network namespaces for the emulated links)")
+    if len(a.ranks.split(",")) != 3:
+        raise SystemExit(f"patterns bench: --ranks {a.ranks}: give three sites (A,B,C)")
+    names = [x for x in a.only.split(",") if x]
+    unknown = [x for x in names if x not in CASES]
+    if unknown:
+        raise SystemExit(f"patterns bench: unknown example {unknown[0]}; known: {', '.join(CASES)}")
+    prefix = find_prefix()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / time.strftime("%Y%m%d-%H%M%S.jsonl")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        matrix = Path(tmp) / "links.toml"
+        matrix.write_text(SEED_LINKS)
+        for name in names:
+            naive_args, pat_args, pattern, unit = CASES[name]
+            exe = build(prefix, name, Path(tmp))
+            got = {"naive": [], "pattern": []}
+            for rep in range(a.reps):
+                for version, args in (("naive", naive_args), ("pattern", pat_args)):
+                    load = os.getloadavg()[0]
+                    t = run_once(exe, args, a.ranks, matrix, pattern)
+                    got[version].append(t)
+                    rec = {"example": name, "version": version, "rep": rep, "value": t,
+                           "unit": unit, "ranks": a.ranks, "load1": load, "args": args}
+                    with log.open("a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                    print(json.dumps(rec), flush=True)
+            ratios = [n / p for n, p in zip(got["naive"], got["pattern"])]
+            rows.append((name, unit, summary(got["naive"]), summary(got["pattern"]),
+                         summary(ratios)))
+    print(f"\nranks per site {a.ranks}, {a.reps} repetitions, raw: {log}\n")
+    print("| example | unit | naive median (min-max) | pattern median (min-max) | "
+          "naive/pattern median (min-max) |")
+    print("|---|---|---|---|---|")
+    for name, unit, n, p, r in rows:
+        print(f"| {name} | {unit} | {n['median']:.1f} ({n['min']:.1f}-{n['max']:.1f}) | "
+              f"{p['median']:.1f} ({p['min']:.1f}-{p['max']:.1f}) | "
+              f"{r['median']:.2f} ({r['min']:.2f}-{r['max']:.2f}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
