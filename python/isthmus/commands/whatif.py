@@ -51,11 +51,13 @@ def _ms(s: float | None) -> str:
               help="The network inside a site: host-to-host delay and rate (link spec).")
 @click.option("--eager", default="64k", show_default=True, metavar="SIZE",
               help="Largest point-to-point message sent eagerly (ISTHMUS_EAGER).")
+@click.option("--early", default="512k", show_default=True, metavar="SIZE",
+              help="Bytes of a larger message sent ahead of the clear-to-send (ISTHMUS_EARLY).")
 @click.option("--no-baseline", is_flag=True,
               help="Skip the second replay (WAN as fast as the site network), so no WAN cost.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
 def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site: int | None,
-                   lan: str, eager: str, no_baseline: bool, as_json: bool) -> None:
+                   lan: str, eager: str, early: str, no_baseline: bool, as_json: bool) -> None:
     """Replay the trace in TRACE (a folder written by `isthmus run --trace`) on a simulated
     platform of sites and links, and predict the run time (first recorded call to
     MPI_Finalize), what the WAN costs in each phase (MPI_Pcontrol), and which collective or
@@ -76,16 +78,18 @@ def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site
         lan_spec = parse_link_spec(lan)
     except SpecError as e:
         raise IsthmusError(f"--lan: {e}") from None
-    try:
-        eager_bytes = parse_size(eager)
-    except ValueError as e:
-        raise IsthmusError(f"--eager: {e}") from None
+    sizes = {}
+    for opt, text in (("--eager", eager), ("--early", early)):
+        try:
+            sizes[opt] = parse_size(text)
+        except ValueError as e:
+            raise IsthmusError(f"{opt}: {e}") from None
     matrix = load_matrix(Path(platform), sites=sites)
     loaded = load(trace, gateways=False)
     for line in losses(loaded):
         click.echo(f"isthmus: warning: {line} (the replay misses what was lost)", err=True)
-    pred = predict(loaded, convert(loaded), matrix, lan_spec, ranks_per_site, eager_bytes,
-                   baseline=not no_baseline)
+    pred = predict(loaded, convert(loaded), matrix, lan_spec, ranks_per_site, sizes["--eager"],
+                   sizes["--early"], baseline=not no_baseline)
     if as_json:
         click.echo(json.dumps(pred.as_json(), indent=1))
         return

@@ -34,15 +34,50 @@ class Rank:
         self.patterns: dict[str, list] = {}    # pattern -> [calls, blocked seconds, remote]
 
 
-def _mailbox(Mailbox, name: str, size: int, eager: int, receiver):
-    """Small messages go eagerly: the mailbox has a permanent receiver, so the transfer
-    starts when it is sent, as in MPI (and in isthmus's gateways) below the eager limit.
-    Larger ones start when both sides are there (rendezvous)."""
-    if size <= eager:
-        mb = Mailbox.by_name("e" + name)
-        mb.set_receiver(receiver)
-        return mb, True
-    return Mailbox.by_name("r" + name), False
+def _eager_put(Mailbox, name: str, payload, size: int, receiver) -> None:
+    """A message below the eager limit: the mailbox has a permanent receiver, so the
+    transfer starts when it is sent and the send completes at once, as in MPI (and in
+    isthmus's gateways, EAGER frames)."""
+    mb = Mailbox.by_name(name)
+    mb.set_receiver(receiver)
+    mb.put_init(payload, size).detach()
+
+
+def _rendezvous_send(Mailbox, name: str, size: int, early: int, receiver) -> None:
+    """Above the eager limit, isthmus's rendezvous with early data (docs/design.md, "Early
+    data"): the RTS and the message's first `early` bytes leave at once, the rest once the
+    clear-to-send (sent when the receive has matched) is back; the send completes then."""
+    first = min(size, early)
+    _eager_put(Mailbox, "t" + name, 0, 0, receiver)
+    if first:
+        _eager_put(Mailbox, "x" + name, 0, first, receiver)
+    Mailbox.by_name("c" + name).get()
+    if size > first:
+        Mailbox.by_name("r" + name).put(0, size - first)
+
+
+def _rendezvous_recv(Mailbox, name: str, size: int, early: int) -> None:
+    first = min(size, early)
+    Mailbox.by_name("t" + name).get()
+    waits = []
+    if first:
+        waits.append(Mailbox.by_name("x" + name).get_async())
+    if size > first:
+        waits.append(Mailbox.by_name("r" + name).get_async())
+    Mailbox.by_name("c" + name).put(0, 0)
+    for comm, slot in waits:
+        comm.wait()
+
+
+class _Helper:
+    """A rendezvous runs in a helper actor on the rank's host, so that the rank goes on
+    (MPI_Isend/MPI_Irecv) until it waits for the request."""
+
+    def __init__(self, Actor, this_actor, fn, *args):
+        self.actor = Actor.create("rendezvous", this_actor.get_host(), fn, *args)
+
+    def wait(self) -> None:
+        self.actor.join()
 
 
 def run(job: dict) -> dict:
@@ -55,14 +90,20 @@ def run(job: dict) -> dict:
     actors: list = [None] * lay.size
     results: list = [None] * lay.size
     speed = float(job.get("speed", 1e9))
+    early = int(job["early"])
 
     def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
-        """Start a send; its Comm, or None when it completes at once (eager)."""
-        mb, eager = _mailbox(Mailbox, name, 0 if eager else size, st.eager, actors[dst])
-        if eager:
-            mb.put_init(st.r, size).detach()
+        """Start a send; something to wait for, or None when it completes at once."""
+        if eager or size <= st.eager:
+            _eager_put(Mailbox, "e" + name, st.r, size, actors[dst])
             return None
-        return mb.put_async(st.r, size)
+        return _Helper(Actor, this_actor, _rendezvous_send, Mailbox, name, size, early,
+                       actors[dst])
+
+    def recv(name: str, size: int, eager: int):
+        if size <= eager:
+            return _Recv(Mailbox, "e" + name)
+        return _Helper(Actor, this_actor, _rendezvous_recv, Mailbox, name, size, early)
 
     def p2p_name(cid: int, src: int, dst: int, tag: int) -> str:
         return f"p{cid}:{src}>{dst}:{tag}"
@@ -103,7 +144,7 @@ def run(job: dict) -> dict:
             elif kind == "r":                     # r, ... as s (bytes: what arrived)
                 _, fn, oid, peer, tag, cid, size = op
                 src = st.lay.recv_peer(st.r, st.t, peer)
-                c = _recv(Mailbox, p2p_name(cid, src, st.r, tag), size, st.eager)
+                c = recv(p2p_name(cid, src, st.r, tag), size, st.eager)
                 remote = st.lay.site(src) != st.lay.site(st.r)
                 if oid:
                     st.pending[oid], st.remote[oid] = c, remote
@@ -140,7 +181,7 @@ def run(job: dict) -> dict:
                         if c is not None:
                             comms.append(c)
                     for frm in step.recvs:
-                        comms.append(_recv(Mailbox, f"k{inst}:{frm}>{st.r}", 0, 0))
+                        comms.append(recv(f"k{inst}:{frm}>{st.r}", 0, 0))
                         remote |= st.lay.site(frm) != st.lay.site(st.r)
                     for c in comms:
                         c.wait()
@@ -164,13 +205,13 @@ def run(job: dict) -> dict:
             "sim_seconds": wall, "per_rank": _reduce(results)}
 
 
-class _recv:
-    """A receive posted on the channel the sender uses for this size (both sides know it:
-    the trace recorded what arrived). SimGrid writes the payload into the PyGetAsync, so
-    it must live until the Comm completes."""
+class _Recv:
+    """An eager receive posted (sender and receiver agree on eager or not: the trace
+    recorded what arrived). SimGrid writes the payload into the PyGetAsync, so it must
+    live until the Comm completes."""
 
-    def __init__(self, Mailbox, name: str, size: int, eager: int):
-        self.comm, self.slot = Mailbox.by_name(("e" if size <= eager else "r") + name).get_async()
+    def __init__(self, Mailbox, name: str):
+        self.comm, self.slot = Mailbox.by_name(name).get_async()
 
     def wait(self) -> None:
         self.comm.wait()

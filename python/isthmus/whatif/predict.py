@@ -104,11 +104,11 @@ def _run_engine(exe: str, job: dict, work: Path, tag: str) -> dict:
 
 
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
-            per_site: int | None, eager: int, baseline: bool = True) -> Prediction:
+            per_site: int | None, eager: int, early: int, baseline: bool = True) -> Prediction:
     counts, job = layout(trace, matrix, per_site)
     exe = simgrid_python()
     job.update(templates={str(r): ops for r, ops in conv.templates.items()},
-               comms={str(k): v for k, v in conv.comms.items()}, eager=eager)
+               comms={str(k): v for k, v in conv.comms.items()}, eager=eager, early=early)
     t = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="isthmus-whatif-") as tmp:
         work = Path(tmp)
