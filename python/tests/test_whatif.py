@@ -141,3 +141,16 @@ def test_layout_offsets_meet_every_receive():
             dst = lay.send_peer(r, t, p)
             assert lay.template(dst) == p
             assert lay.recv_peer(dst, p, t) == r
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_rendezvous_without_early_data_costs_a_round_trip_more(pingpong, tmp_path):
+    """Above --eager with --early 0, a message is RTS, CTS, then the data: 3 delays."""
+    delay, rate = 0.010, 100e6 / 8
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"),
+               "--eager", "16k", "--early", "0", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    hand = N * 2 * (3 * delay + BYTES / rate) + delay
+    assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out

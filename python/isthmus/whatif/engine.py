@@ -34,12 +34,17 @@ class Rank:
         self.patterns: dict[str, list] = {}    # pattern -> [calls, blocked seconds, remote]
 
 
+_with_receiver: dict = {}  # eager mailboxes whose permanent receiver is set
+
+
 def _eager_put(Mailbox, name: str, payload, size: int, receiver) -> None:
     """A message below the eager limit: the mailbox has a permanent receiver, so the
     transfer starts when it is sent and the send completes at once, as in MPI (and in
     isthmus's gateways, EAGER frames)."""
-    mb = Mailbox.by_name(name)
-    mb.set_receiver(receiver)
+    mb = _with_receiver.get(name)
+    if mb is None:
+        mb = _with_receiver[name] = Mailbox.by_name(name)
+        mb.set_receiver(receiver)
     mb.put_init(payload, size).detach()
 
 
