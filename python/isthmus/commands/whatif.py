@@ -112,10 +112,11 @@ def _print(pred) -> None:
     con.print(f"the traced run took {pred.measured * 1e3:.3f} ms (its own layout and links); "
               f"the simulations took {pred.sim_seconds:.2f} s")
     t = Table(title="per phase (MPI_Pcontrol level; 0: outside phases)", title_justify="left")
-    for col in ("phase", "time ms", "no-WAN ms", "WAN cost ms"):
+    for col in ("phase", "time ms", "no-WAN ms", "WAN cost ms", "traced ms"):
         t.add_column(col, justify="right")
     for p in pred.phases:
-        t.add_row(str(p["phase"]), _ms(p["time_s"]), _ms(p["no_wan_s"]), _ms(p["wan_cost_s"]))
+        t.add_row(str(p["phase"]), _ms(p["time_s"]), _ms(p["no_wan_s"]), _ms(p["wan_cost_s"]),
+                  _ms(p["traced_s"]))
     con.print(t)
     t = Table(title="where ranks wait (blocked time per rank, largest first)",
               title_justify="left")

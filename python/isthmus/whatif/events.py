@@ -35,6 +35,7 @@ class Converted:
     templates: dict[int, list]               # traced rank -> its operations
     comms: dict[int, dict]                   # comm id -> {"members": [...], "world": bool}
     measured: float                          # seconds from the first recorded call to the last
+    measured_phases: dict[int, float] = field(default_factory=dict)  # phase -> longest rank's s
     unmatched: int = 0                       # receives whose source never became known
     skipped: dict[str, int] = field(default_factory=dict)  # calls the replay leaves out
 
@@ -168,6 +169,19 @@ class _Rank:
         self.emit(["k", fn, kind, gid, -1 if rootg is None else rootg, int(nbytes)])
 
 
+def _phase_times(marks: list, start: float, end: float) -> dict[int, float]:
+    """Seconds this rank spent in each phase between start and end (as the replay counts:
+    time before the first mark, and after a level 0, is phase 0)."""
+    out: dict[int, float] = {}
+    phase, since = 0, start
+    for t, level in marks:
+        t = min(max(t, start), end)
+        out[phase] = out.get(phase, 0.0) + (t - since) / 1e9
+        phase, since = level, t
+    out[phase] = out.get(phase, 0.0) + (end - since) / 1e9
+    return out
+
+
 def convert(trace: Trace) -> Converted:
     """Every rank's operations, from the end of its MPI_Init (which connects the sites and,
     when tracing, aligns the clocks) to its MPI_Finalize. The earliest rank's first call
@@ -212,6 +226,8 @@ def convert(trace: Trace) -> Converted:
         out.templates[r] = conv.ops
         starts.append(calls[0].t0)
         ends.append(end)
+        for ph, secs in _phase_times(rt.marks, calls[0].t0, end).items():
+            out.measured_phases[ph] = max(out.measured_phases.get(ph, 0.0), secs)
     t0 = min(starts)
     for r in range(n):
         ops = out.templates[r]

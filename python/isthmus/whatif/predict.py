@@ -34,7 +34,7 @@ class Prediction:
     measured: float                    # the traced run's own time (its layout and links)
     sites: list[str]
     counts: list[int]
-    phases: list[dict]                 # phase, time, no_wan, wan_cost
+    phases: list[dict]                 # phase, time, no_wan, wan_cost, traced (its own links)
     patterns: list[dict]               # phase, pattern, calls, blocked (s, mean per rank), cross
     sim_seconds: float                 # how long the simulations took (wall)
     notes: list[str] = field(default_factory=list)
@@ -125,7 +125,8 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
     for ph, tt in sorted(main["per_rank"]["phases"].items(), key=lambda x: int(x[0])):
         b = bp.get(ph)
         phases.append({"phase": int(ph), "time_s": tt, "no_wan_s": b,
-                       "wan_cost_s": None if b is None else tt - b})
+                       "wan_cost_s": None if b is None else tt - b,
+                       "traced_s": conv.measured_phases.get(int(ph))})
     patterns = []
     for key, (calls, blocked, cross) in main["per_rank"]["patterns"].items():
         ph, name = key.split("\t", 1)
