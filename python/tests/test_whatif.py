@@ -88,7 +88,9 @@ def test_extrapolation_replicates_the_pairs(pingpong, tmp_path):
     assert out["predicted_s"] > hand * 0.98, out
     r = whatif(pingpong, "--platform", links, "--sites", 3, "--json")
     assert r.returncode == 2
-    assert "--sites 3 is not a multiple of the trace's 2 sites" in r.stderr
+    assert "3 sites is not a multiple of the trace's 2 sites" in r.stderr, r.stderr
+    r = whatif(pingpong, "--platform", links, "--sites", 4, "--ranks-per-site", 0)
+    assert r.returncode == 2 and "must be a positive integer" in r.stderr, r.stderr
 
 
 @needs_simgrid

@@ -115,8 +115,8 @@ def check(trace_counts: list[int], sites: int, per_site: int) -> None:
                          "same number of ranks on every traced site")
     s0, m0 = len(trace_counts), trace_counts[0]
     if sites % s0 or sites < s0:
-        raise ValueError(f"--sites {sites} is not a multiple of the trace's {s0} sites "
+        raise ValueError(f"{sites} sites is not a multiple of the trace's {s0} sites "
                          "(each traced site is replicated whole)")
     if per_site % m0 or per_site < m0:
-        raise ValueError(f"--ranks-per-site {per_site} is not a multiple of the trace's {m0} "
+        raise ValueError(f"{per_site} ranks per site is not a multiple of the trace's {m0} "
                          "ranks per site (each traced rank is replicated whole)")
