@@ -37,7 +37,8 @@ class Converted:
     measured: float                          # seconds from the first recorded call to the last
     measured_phases: dict[int, float] = field(default_factory=dict)  # phase -> longest rank's s
     unmatched: int = 0                       # receives whose source never became known
-    skipped: dict[str, int] = field(default_factory=dict)  # calls the replay leaves out
+    skipped: dict[str, int] = field(default_factory=dict)  # collectives left out
+    constructors: dict[str, int] = field(default_factory=dict)  # communicator constructors
 
 
 class _Rank:
@@ -109,7 +110,7 @@ class _Rank:
         starts = [d for d in c.details if d[0] == R.START]
         if not (sends or recvs or colls or done or starts):
             if fn.startswith(_CONSTRUCTORS):
-                self.out.skipped[fn] = self.out.skipped.get(fn, 0) + 1
+                self.out.constructors[fn] = self.out.constructors.get(fn, 0) + 1
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
             if fn.startswith(("MPI_Free", "MPI_Request_free")):

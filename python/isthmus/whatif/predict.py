@@ -138,6 +138,11 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
         notes.append(f"{conv.unmatched} receives from MPI_ANY_SOURCE never completed in the "
                      "trace and were left out")
     for fn, k in sorted(conv.skipped.items()):
-        notes.append(f"{fn}: {k} calls not replayed (no model for it, or an intercommunicator)")
+        notes.append(f"{fn}: {k} calls not replayed (a collective on an intercommunicator, or "
+                     "one without a model: neighbourhood collectives)")
+    if conv.constructors:
+        calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.constructors.items()))
+        notes.append(f"communicator constructors not replayed (their agreement across sites "
+                     f"is not simulated, their time not counted): {calls}")
     return Prediction(main["end"], base["end"] if base else None, conv.measured,
                       list(matrix.names), counts, phases, patterns, wall, notes)
