@@ -156,3 +156,33 @@ def test_rendezvous_without_early_data_costs_a_round_trip_more(pingpong, tmp_pat
     out = json.loads(r.stdout)
     hand = N * 2 * (3 * delay + BYTES / rate) + delay
     assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out
+
+
+@pytest.mark.parametrize("kind", ["barrier", "bcast", "reduce", "allreduce", "gather",
+                                  "scatter", "allgather", "reduce_scatter", "scan", "alltoall"])
+def test_collective_schedules_pair_every_send_with_a_receive(kind):
+    """For every member and root, the two-level schedule's sends and receives match one
+    for one (else the replay would hang), and only the leaders' phase crosses sites."""
+    from collections import Counter
+
+    from isthmus.whatif.collectives import schedule
+
+    site = {m: s for s, ms in enumerate([[0, 1, 2], [3, 4, 5, 6, 7], [8]]) for m in ms}
+    members = [5, 0, 8, 3, 1, 7, 2, 6, 4]          # comm rank order need not be site order
+    for root in ([-1] if kind in ("barrier", "allreduce", "allgather", "reduce_scatter",
+                                  "scan", "alltoall") else members):
+        sends, recvs = Counter(), Counter()
+        for me in members:
+            for step in schedule(kind, f"t-{kind}-{root}", members, root, me, site.get, 8):
+                sends.update((me, to) for to, _ in step.sends)
+                recvs.update((frm, me) for frm in step.recvs)
+        assert sends == recvs, (kind, root, sends - recvs, recvs - sends)
+        cross = {(a, b) for a, b in sends if site[a] != site[b]}
+        if kind == "alltoall":
+            assert len(cross) == 3 * 2      # one per ordered pair of sites, between leaders
+        elif kind in ("barrier", "allreduce", "allgather", "reduce_scatter"):
+            assert len(cross) == 3 * 2
+        elif kind == "scan":
+            assert len(cross) == 2
+        else:
+            assert len(cross) == 2          # to or from the root's site

@@ -113,7 +113,7 @@ class _Rank:
                 self.out.constructors[fn] = self.out.constructors.get(fn, 0) + 1
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
-            if fn.startswith(("MPI_Free", "MPI_Request_free")):
+            if fn == "MPI_Request_free":
                 for d in c.details:
                     if d[0] == R.FREE:
                         self.persistent.pop(d[2], None)
@@ -160,12 +160,14 @@ class _Rank:
             self.out.skipped[fn] = self.out.skipped.get(fn, 0) + 1
             return
         size = len(c.members)
-        if kind == "alltoall":
+        if kind == "alltoall":                    # the block for each peer
             nbytes = sent // max(size, 1)
-        elif kind in ("gather", "allgather", "reduce_scatter") or kind == "scatter" and sent:
-            nbytes = sent // (size if kind == "scatter" else 1)
+        elif kind == "scatter":                   # each rank's block (the root sends all)
+            nbytes = sent // max(size, 1) if sent else recvd
+        elif kind in ("gather", "allgather", "reduce_scatter"):
+            nbytes = sent                         # own block; reduce_scatter: the vector
         else:
-            nbytes = max(sent, recvd)
+            nbytes = max(sent, recvd)             # the vector of a reduction or broadcast
         rootg = c.world(root) if kind in ("bcast", "reduce", "gather", "scatter") else -1
         self.emit(["k", fn, kind, gid, -1 if rootg is None else rootg, int(nbytes)])
 
