@@ -27,7 +27,7 @@ class Rank:
         self.ops = job["templates"][str(self.t)]
         self.eager = int(job["eager"])
         self.comms = job["comms"]
-        self.pending: dict[int, object] = {}   # op id -> Comm (None: done at once)
+        self.pending: dict[int, object] = {}   # op id -> what to wait for (None: done)
         self.remote: dict[int, bool] = {}      # op id -> crosses sites
         self.phase = 0
         self.phase_t: dict[int, float] = {}
@@ -134,29 +134,16 @@ def run(job: dict) -> dict:
                 mark, st.phase = now, op[1]
                 continue
             t0 = Engine.clock
-            if kind == "s":                       # s, fn, op id (0: blocking), peer, tag, cid, bytes
+            if kind == "s":                       # s, fn, op id, peer, tag, cid, bytes
                 _, fn, oid, peer, tag, cid, size = op
                 dst = st.lay.send_peer(st.r, st.t, peer)
-                c = send(st, dst, p2p_name(cid, st.r, dst, tag), size)
-                remote = st.lay.site(dst) != st.lay.site(st.r)
-                if oid:
-                    st.pending[oid], st.remote[oid] = c, remote
-                    continue
-                if c is not None:
-                    c.wait()
-                account(st, f"{fn} ({'cross-site' if remote else 'in-site'})",
-                        Engine.clock - t0, remote)
+                st.pending[oid] = send(st, dst, p2p_name(cid, st.r, dst, tag), size)
+                st.remote[oid] = st.lay.site(dst) != st.lay.site(st.r)
             elif kind == "r":                     # r, ... as s (bytes: what arrived)
                 _, fn, oid, peer, tag, cid, size = op
                 src = st.lay.recv_peer(st.r, st.t, peer)
-                c = recv(p2p_name(cid, src, st.r, tag), size, st.eager)
-                remote = st.lay.site(src) != st.lay.site(st.r)
-                if oid:
-                    st.pending[oid], st.remote[oid] = c, remote
-                    continue
-                c.wait()
-                account(st, f"{fn} ({'cross-site' if remote else 'in-site'})",
-                        Engine.clock - t0, remote)
+                st.pending[oid] = recv(p2p_name(cid, src, st.r, tag), size, st.eager)
+                st.remote[oid] = st.lay.site(src) != st.lay.site(st.r)
             elif kind == "w":                     # w, fn, [op ids]
                 _, fn, oids = op
                 remote = False
