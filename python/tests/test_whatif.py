@@ -186,3 +186,19 @@ def test_collective_schedules_pair_every_send_with_a_receive(kind):
             assert len(cross) == 2
         else:
             assert len(cross) == 2          # to or from the root's site
+
+
+@pytest.mark.native
+def test_a_simulator_that_dies_is_named_with_its_signal(pingpong, tmp_path, monkeypatch):
+    """A replay killed from outside (or by the OOM killer) says so in one line, instead of
+    showing SimGrid's start-up chatter as the reason."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\n'
+                    'echo "[0.000000] [xbt_cfg/INFO] Configuration change" >&2\nkill -TERM $$\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("ISTHMUS_SIMGRID_PYTHON", str(fake))
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=1ms"))
+    assert r.returncode == 2, r.stderr
+    assert "the SimGrid replay failed (given links): the simulator was killed by signal 15 " \
+           "SIGTERM" in r.stderr, r.stderr
+    assert "xbt_cfg" not in r.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -96,11 +97,21 @@ def _run_engine(exe: str, job: dict, work: Path, tag: str) -> dict:
     r = subprocess.run([exe, "-m", ENGINE, str(jp), str(rp)], capture_output=True, text=True,
                        env=env)
     if r.returncode or not rp.is_file():
-        lines = [ln for ln in r.stderr.splitlines() if ln.strip() and not ln.startswith("  ->")]
-        why = next((ln for ln in reversed(lines) if "Error" in ln or "error" in ln),
-                   lines[-1] if lines else f"exit {r.returncode}")
-        raise IsthmusError(f"the SimGrid replay failed ({tag} links): {why.strip()}")
+        raise IsthmusError(f"the SimGrid replay failed ({tag} links): {_why(r)}")
     return json.loads(rp.read_text())
+
+
+def _why(r: subprocess.CompletedProcess) -> str:
+    """The engine's last error line (SimGrid's own INFO lines and backtraces left out),
+    or how it ended."""
+    lines = [ln.strip() for ln in r.stderr.splitlines()
+             if ln.strip() and not ln.startswith("  ->") and "/INFO]" not in ln]
+    err = next((ln for ln in reversed(lines) if "Error" in ln or "error" in ln), None)
+    if r.returncode < 0:
+        sig = signal.Signals(-r.returncode).name if -r.returncode in signal.valid_signals() else ""
+        return f"the simulator was killed by signal {-r.returncode} {sig}".rstrip() + \
+            (f" ({err})" if err else "")
+    return err or (lines[-1] if lines else f"exit status {r.returncode}, no result written")
 
 
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
