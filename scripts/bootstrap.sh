@@ -4,7 +4,8 @@
 # checks of MPI programs, clang and its runtime for the libFuzzer targets, openssh-server for
 # the emulated clusters' nodes, debhelper and the Debian package's Python dependencies for
 # the package test, lmod for the modulefile test, FFTW for the mpi4py-fft application test,
-# the OTF2 library and its otf2-print for trace export, Chromium for the tests that open the
+# the OTF2 library and its otf2-print for trace export, SimGrid (python3-simgrid, libsimgrid-dev)
+# for `isthmus whatif`, Chromium for the tests that open the
 # HTML reports in a browser, Slurm 22.05 and munge for the batch-system tests, whose fixtures
 # start their own daemons), the native build (build/ -> installed into _install/), and a
 # Python virtual environment (.venv/) with the isthmus CLI. Idempotent: a second run only rebuilds what changed.
@@ -16,7 +17,7 @@ say() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 pkgs=(build-essential gfortran cmake pkg-config libssl-dev openmpi-bin libopenmpi-dev mpich libmpich-dev
       python3 python3-venv python3-pip iproute2 procps valgrind clang libclang-rt-14-dev
       openssh-server openssh-client debhelper dpkg-dev lmod iptables libfftw3-dev
-      libotf2-trace-dev otf2-tools chromium
+      libotf2-trace-dev otf2-tools chromium python3-simgrid libsimgrid-dev
       slurmctld slurmd slurm-client munge
       python3-click python3-rich python3-pyelftools python3-numpy)
 missing=()

@@ -31,6 +31,12 @@ def after(what: str) -> str:
 
 
 REVIEWED: dict[tuple[str, str], str | None] = {
+    ("docs/whatif.md", "isthmus-cc -O2 -o halo examples/halo.c"): None,
+    ("docs/whatif.md", "isthmus run -n 4 --wan delay=10ms,rate=100mbit --trace tr -- ./halo 20 512"): ROOT,
+    ("docs/whatif.md", "isthmus whatif tr --platform links.toml                        # the traced platform: how close?"): after("isthmus run --wan"),
+    ("docs/whatif.md", "isthmus whatif tr --platform links.toml --lan delay=5us,rate=1gbit   # a slower site network"): after("isthmus run --wan"),
+    ("docs/whatif.md", "isthmus whatif tr --platform links4.toml --ranks-per-site 250   # links4.toml: sites = 4"): after("isthmus run --wan"),
+    ("docs/whatif.md", "isthmus whatif tr --platform links.toml --json                 # the same numbers for tools"): after("isthmus run --wan"),
     ("README.md", "./isthmus demo          # (1) sets everything up, then runs a bundled example on 2 sites × 2 ranks"): SETUP,
     ("README.md", "./scripts/test.sh       # (2) sets everything up, then runs the whole test suite"): SETUP,
     ("README.md", "export PATH=$PWD/_install/bin:$PWD/.venv/bin:$PATH   # after the first ./isthmus run"): None,
@@ -42,6 +48,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("README.md", "isthmus run --ranks-per-site 1,3 -n 4 --stats -- ./ring   # uneven sites; per-link counts at the end"): None,
     ("README.md", "isthmus run -n 4 --trace tr -- ./ring                # every MPI call and WAN frame, into tr/"): None,
     ("README.md", "isthmus trace summary tr                             # where the WAN cost time: tr/summary.html"): None,
+    ("README.md", "isthmus whatif tr --platform links.toml --ranks-per-site 64   # predicted on other links, more ranks (SimGrid)"): FILL_IN,
     ("README.md", "isthmus run --site-file job.toml -- ./ring           # real sites (see below)"): "needs the reader's clusters (the site file below names their hosts)",
     ("README.md", "isthmus submit job.toml -- ./ring                    # sites owned by Slurm: co-allocated, then run"): "needs the reader's Slurm clusters (test_batch_slurm.py runs it against real Slurm daemons, as root)",
     ("README.md", "isthmus run --help                                   # every option"): None,

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "status": ("submit",),
     "submit": ("submit",),
     "trace": ("trace",),
+    "whatif": ("whatif",),
 }
 
 

@@ -1,0 +1,248 @@
+# isthmus/whatif/engine.py: the replay itself, one SimGrid simulation per process. Each
+# simulated rank is an S4U actor that plays its template rank's operations (events.py) on
+# its host of the platform (platform.py): compute bursts as executions, point-to-point as
+# mailbox transfers, collectives as the two-level schedule of isthmus (collectives.py).
+#
+# Run as `python3 -m isthmus.whatif.engine JOB.json RESULT.json` by Debian's python3, which
+# holds python3-simgrid: a SimGrid engine can be created once per process, and the venv of
+# the CLI does not see the system's packages. This module imports nothing of isthmus but
+# whatif's own stdlib-only modules.
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from .collectives import schedule
+from .scale import Layout
+
+
+class Rank:
+    """One simulated rank's state while its actor runs."""
+
+    def __init__(self, job: dict, lay: Layout, rank: int):
+        self.r = rank
+        self.lay = lay
+        self.t = lay.template(rank)
+        self.ops = job["templates"][str(self.t)]
+        self.eager = int(job["eager"])
+        self.comms = job["comms"]
+        self.pending: dict[int, object] = {}   # op id -> what to wait for (None: done)
+        self.remote: dict[int, bool] = {}      # op id -> crosses sites
+        self.phase = 0
+        self.phase_t: dict[int, float] = {}
+        self.patterns: dict[str, list] = {}    # pattern -> [calls, blocked seconds, remote]
+
+
+_with_receiver: dict = {}  # eager mailboxes whose permanent receiver is set
+
+
+def _eager_put(Mailbox, name: str, payload, size: int, receiver) -> None:
+    """A message below the eager limit: the mailbox has a permanent receiver, so the
+    transfer starts when it is sent and the send completes at once, as in MPI (and in
+    isthmus's gateways, EAGER frames)."""
+    mb = _with_receiver.get(name)
+    if mb is None:
+        mb = _with_receiver[name] = Mailbox.by_name(name)
+        mb.set_receiver(receiver)
+    mb.put_init(payload, size).detach()
+
+
+def _rendezvous_send(Mailbox, name: str, size: int, early: int, receiver) -> None:
+    """Above the eager limit, isthmus's rendezvous with early data (docs/design.md, "Early
+    data"): the RTS and the message's first `early` bytes leave at once, the rest once the
+    clear-to-send (sent when the receive has matched) is back; the send completes then."""
+    first = min(size, early)
+    _eager_put(Mailbox, "t" + name, 0, 0, receiver)
+    if first:
+        _eager_put(Mailbox, "x" + name, 0, first, receiver)
+    Mailbox.by_name("c" + name).get()
+    if size > first:
+        Mailbox.by_name("r" + name).put(0, size - first)
+
+
+def _rendezvous_recv(Mailbox, name: str, size: int, early: int) -> None:
+    first = min(size, early)
+    Mailbox.by_name("t" + name).get()
+    waits = []
+    if first:
+        waits.append(Mailbox.by_name("x" + name).get_async())
+    if size > first:
+        waits.append(Mailbox.by_name("r" + name).get_async())
+    Mailbox.by_name("c" + name).put(0, 0)
+    for comm, slot in waits:
+        comm.wait()
+
+
+class _Helper:
+    """A rendezvous runs in a helper actor on the rank's host, so that the rank goes on
+    (MPI_Isend/MPI_Irecv) until it waits for the request."""
+
+    def __init__(self, Actor, this_actor, fn, *args):
+        self.actor = Actor.create("rendezvous", this_actor.get_host(), fn, *args)
+
+    def wait(self) -> None:
+        self.actor.join()
+
+
+def run(job: dict) -> dict:
+    from simgrid import Actor, Engine, Mailbox, this_actor
+
+    e = Engine(["isthmus-whatif", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
+                "--log=root.thresh:critical"])
+    e.load_platform(job["platform"])
+    lay = Layout.from_job(job)
+    actors: list = [None] * lay.size
+    results: list = [None] * lay.size
+    speed = float(job.get("speed", 1e9))
+    early = int(job["early"])
+
+    def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
+        """Start a send; something to wait for, or None when it completes at once."""
+        if eager or size <= st.eager:
+            _eager_put(Mailbox, "e" + name, st.r, size, actors[dst])
+            return None
+        return _Helper(Actor, this_actor, _rendezvous_send, Mailbox, name, size, early,
+                       actors[dst])
+
+    def recv(name: str, size: int, eager: int):
+        if size <= eager:
+            return _Recv(Mailbox, "e" + name)
+        return _Helper(Actor, this_actor, _rendezvous_recv, Mailbox, name, size, early)
+
+    def p2p_name(cid: int, src: int, dst: int, tag: int) -> str:
+        return f"p{cid}:{src}>{dst}:{tag}"
+
+    def account(st: Rank, key: str, dt: float, remote: bool) -> None:
+        p = st.patterns.setdefault(f"{st.phase}\t{key}", [0, 0.0, 0])
+        p[0] += 1
+        p[1] += dt
+        p[2] += 1 if remote else 0
+
+    def body(st: Rank):
+        start = Engine.clock
+        st.phase_t[0] = 0.0
+        mark = start
+        for op in st.ops:
+            kind = op[0]
+            if kind == "c":
+                this_actor.execute(op[1] * speed)
+                continue
+            if kind == "p":
+                now = Engine.clock
+                st.phase_t[st.phase] = st.phase_t.get(st.phase, 0.0) + now - mark
+                mark, st.phase = now, op[1]
+                continue
+            t0 = Engine.clock
+            if kind == "s":                       # s, fn, op id, peer, tag, cid, bytes
+                _, fn, oid, peer, tag, cid, size = op
+                dst = st.lay.send_peer(st.r, st.t, peer)
+                st.pending[oid] = send(st, dst, p2p_name(cid, st.r, dst, tag), size)
+                st.remote[oid] = st.lay.site(dst) != st.lay.site(st.r)
+            elif kind == "r":                     # r, ... as s (bytes: what arrived)
+                _, fn, oid, peer, tag, cid, size = op
+                src = st.lay.recv_peer(st.r, st.t, peer)
+                st.pending[oid] = recv(p2p_name(cid, src, st.r, tag), size, st.eager)
+                st.remote[oid] = st.lay.site(src) != st.lay.site(st.r)
+            elif kind == "w":                     # w, fn, [op ids]
+                _, fn, oids = op
+                remote = False
+                for oid in oids:
+                    c = st.pending.pop(oid, None)
+                    remote |= st.remote.pop(oid, False)
+                    if c is not None:
+                        c.wait()
+                account(st, f"{fn} ({'cross-site' if remote else 'in-site'})",
+                        Engine.clock - t0, remote)
+            elif kind == "k":                     # k, fn, coll kind, cid, root, bytes
+                _, fn, ckind, cid, root, size = op
+                comm = st.comms[str(cid)]
+                members = st.lay.members(st.r, st.t, comm, cid)
+                inst = st.lay.comm_instance(st.r, st.t, comm, cid)
+                rootg = st.lay.map_member(st.r, st.t, comm, root) if root >= 0 else -1
+                steps = schedule(ckind, inst, members, rootg, st.r, st.lay.site, size)
+                remote = False
+                for step in steps:
+                    comms = []
+                    for (to, nbytes) in step.sends:
+                        # always eager: isthmus's collective schedules stream their
+                        # rounds, and both sides then agree without knowing each
+                        # other's sizes (a gatherv's differ)
+                        c = send(st, to, f"k{inst}:{st.r}>{to}", nbytes, eager=True)
+                        remote |= st.lay.site(to) != st.lay.site(st.r)
+                        if c is not None:
+                            comms.append(c)
+                    for frm in step.recvs:
+                        comms.append(recv(f"k{inst}:{frm}>{st.r}", 0, 0))
+                        remote |= st.lay.site(frm) != st.lay.site(st.r)
+                    for c in comms:
+                        c.wait()
+                account(st, f"{fn} {_size_class(size)}", Engine.clock - t0, remote)
+        now = Engine.clock
+        st.phase_t[st.phase] = st.phase_t.get(st.phase, 0.0) + now - mark
+        results[st.r] = {"end": now - start, "phases": st.phase_t, "patterns": st.patterns}
+
+    wall = time.monotonic()
+    for r in range(lay.size):
+        host = e.host_by_name(lay.host(r))
+        actors[r] = Actor.create(f"rank{r}", host, body, Rank(job, lay, r))
+    e.run()
+    wall = time.monotonic() - wall
+    missing = [r for r, x in enumerate(results) if x is None]
+    if missing:
+        raise RuntimeError(f"ranks {missing[:8]} never finished their replay (a receive without "
+                           "its send: a trace with lost records, or a pattern the replay "
+                           "cannot map)")
+    return {"end": max(x["end"] for x in results), "ranks": lay.size,
+            "sim_seconds": wall, "per_rank": _reduce(results)}
+
+
+class _Recv:
+    """An eager receive posted (sender and receiver agree on eager or not: the trace
+    recorded what arrived). SimGrid writes the payload into the PyGetAsync, so it must
+    live until the Comm completes."""
+
+    def __init__(self, Mailbox, name: str):
+        self.comm, self.slot = Mailbox.by_name(name).get_async()
+
+    def wait(self) -> None:
+        self.comm.wait()
+
+
+def _size_class(n: int) -> str:
+    for unit, div in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            return f"{n / div:g} {unit}"
+    return f"{n} B"
+
+
+def _reduce(results: list) -> dict:
+    """Per phase: the longest any rank spent in it; per pattern: calls, blocked seconds
+    summed over ranks, and how many of its calls crossed sites."""
+    phases: dict[str, float] = {}
+    patterns: dict[str, list] = {}
+    for x in results:
+        for ph, t in x["phases"].items():
+            phases[str(ph)] = max(phases.get(str(ph), 0.0), t)
+        for key, (n, t, rem) in x["patterns"].items():
+            p = patterns.setdefault(key, [0, 0.0, 0])
+            p[0] += n
+            p[1] += t
+            p[2] += rem
+    return {"phases": phases, "patterns": patterns}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print("usage: python3 -m isthmus.whatif.engine JOB.json RESULT.json", file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        job = json.load(f)
+    out = run(job)
+    with open(argv[2], "w") as f:
+        json.dump(out, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

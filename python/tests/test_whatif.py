@@ -1,0 +1,204 @@
+# tests/test_whatif.py: `isthmus whatif`, the SimGrid replay of a trace. A real trace of a
+# ping-pong (2 sites, no link emulation needed: the replay sets the links) must be
+# predicted as a hand computation says, grow with the WAN's latency, extrapolate to more
+# sites and ranks without a send missing its receive; bad input gets a one-line error.
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trace_helpers import traced_run
+
+REPO = Path(__file__).resolve().parents[2]
+N, BYTES = 10, 50_000  # below the eager limit (64 KiB): one message each way
+
+
+def _simgrid() -> bool:
+    return subprocess.run(["/usr/bin/python3", "-c", "import simgrid"],
+                          capture_output=True).returncode == 0
+
+
+needs_simgrid = pytest.mark.skipif(not _simgrid(), reason="python3-simgrid is not installed "
+                                   "(scripts/bootstrap.sh installs it)")
+
+
+def whatif(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "isthmus", "whatif", *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def platform(tmp: Path, spec: str, sites: int | None = 2, name: str = "links.toml") -> Path:
+    p = tmp / name
+    p.write_text((f"sites = {sites}\n" if sites else "") + f'default = "{spec}"\n')
+    return p
+
+
+@pytest.fixture(scope="module")
+def pingpong(prefix, tmp_path_factory):
+    d = tmp_path_factory.mktemp("whatif")
+    exe = d / "pingpong"
+    r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
+                        str(REPO / "tests" / "mpi" / "whatif_pingpong.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    trace = d / "trace"
+    r = traced_run(exe, trace, 2, "1,1", args=(N, BYTES))
+    assert r.returncode == 0 and "whatif_pingpong: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    return trace
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_pingpong_prediction_matches_the_hand_computation(pingpong, tmp_path):
+    rate = 100e6 / 8
+    got = {}
+    for delay in (0.005, 0.020):
+        r = whatif(pingpong, "--platform",
+                   platform(tmp_path, f"delay={delay * 1e3:g}ms,rate=100mbit"), "--json")
+        assert r.returncode == 0, r.stderr[-2000:]
+        out = json.loads(r.stdout)
+        # N round trips of BYTES each way, then the barrier: one delay between 2 sites
+        hand = N * 2 * (delay + BYTES / rate) + delay
+        # what the ranks did besides communicating is in the no-WAN replay too (< 1 ms
+        # here); the site network's microseconds are in both
+        assert out["predicted_s"] == pytest.approx(hand + out["no_wan_s"], rel=0.02), out
+        assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out
+        top = out["patterns"][0]
+        assert top["pattern"] in ("MPI_Recv (cross-site)", "MPI_Send (cross-site)"), out
+        got[delay] = out["predicted_s"]
+    # 15 ms more each way, 2N + 1 times
+    assert got[0.020] - got[0.005] == pytest.approx((2 * N + 1) * 0.015, rel=0.02)
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_extrapolation_replicates_the_pairs(pingpong, tmp_path):
+    links = platform(tmp_path, "delay=5ms,rate=100mbit", sites=None)
+    r = whatif(pingpong, "--platform", links, "--sites", 4, "--ranks-per-site", 3, "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    assert out["ranks"] == 12 and out["sites"] == ["A", "B", "C", "D"]
+    # each traced pair becomes 3 pairs of sites A>B and C>D: 3 flows share each link
+    rate = 100e6 / 8
+    hand = N * 2 * (0.005 + 3 * BYTES / rate)
+    assert out["predicted_s"] > hand * 0.98, out
+    r = whatif(pingpong, "--platform", links, "--sites", 3, "--json")
+    assert r.returncode == 2
+    assert "3 sites is not a multiple of the trace's 2 sites" in r.stderr, r.stderr
+    r = whatif(pingpong, "--platform", links, "--sites", 4, "--ranks-per-site", 0)
+    assert r.returncode == 2 and "must be a positive integer" in r.stderr, r.stderr
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_table_names_the_dominant_pattern(pingpong, tmp_path):
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=10ms,rate=1gbit"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "predicted run time:" in r.stdout and "WAN costs" in r.stdout
+    assert "dominant: MPI_" in r.stdout and "cross-site" in r.stdout
+
+
+def test_missing_trace_is_a_clear_error(tmp_path):
+    links = platform(tmp_path, "delay=10ms")
+    r = whatif(tmp_path / "nope", "--platform", links)
+    assert r.returncode == 2 and "no such folder" in r.stderr
+    (tmp_path / "empty").mkdir()
+    r = whatif(tmp_path / "empty", "--platform", links)
+    assert r.returncode == 2 and "holds no trace (rank-*.ismt)" in r.stderr
+
+
+@pytest.mark.native
+def test_bad_platform_is_a_clear_error(pingpong, tmp_path):
+    r = whatif(pingpong, "--platform", tmp_path / "missing.toml")
+    assert r.returncode == 2 and "missing.toml: no such file" in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text('sites = 2\ndefault = "delay=10"\n')
+    r = whatif(pingpong, "--platform", bad)
+    assert r.returncode == 2 and "'10' is not a time" in r.stderr, r.stderr
+    bad.write_text('sites = 2\nlinkz = 3\n')
+    r = whatif(pingpong, "--platform", bad)
+    assert r.returncode == 2 and "unknown key(s) linkz" in r.stderr, r.stderr
+    bad.write_text('sites = 2\n[links]\n"A-Q" = "delay=1ms"\n')
+    r = whatif(pingpong, "--platform", bad)
+    assert r.returncode == 2 and "names site 'Q'" in r.stderr, r.stderr
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=1ms"), "--lan", "rate=fast")
+    assert r.returncode == 2 and "--lan: bad link spec" in r.stderr, r.stderr
+
+
+def test_layout_offsets_meet_every_receive():
+    """Every simulated send finds the replica that receives it, whatever the traced pairs
+    (a unit test of the extrapolation rule, no simulation)."""
+    from isthmus.whatif.scale import Layout
+
+    t_site, t_local = [0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2]
+    lay = Layout(["A", "B", "C", "D"], [6, 6, 6, 6], t_site, t_local, [3, 3])
+    for r in range(lay.size):
+        t = lay.template(r)
+        assert (t_site[t], t_local[t]) == (lay.site(r) % 2, lay.local(r) % 3)
+        for p in range(6):
+            dst = lay.send_peer(r, t, p)
+            assert lay.template(dst) == p
+            assert lay.recv_peer(dst, p, t) == r
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_rendezvous_without_early_data_costs_a_round_trip_more(pingpong, tmp_path):
+    """Above --eager with --early 0, a message is RTS, CTS, then the data: 3 delays."""
+    delay, rate = 0.010, 100e6 / 8
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"),
+               "--eager", "16k", "--early", "0", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    hand = N * 2 * (3 * delay + BYTES / rate) + delay
+    assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out
+
+
+@pytest.mark.parametrize("kind", ["barrier", "bcast", "reduce", "allreduce", "gather",
+                                  "scatter", "allgather", "reduce_scatter", "scan", "alltoall"])
+def test_collective_schedules_pair_every_send_with_a_receive(kind):
+    """For every member and root, the two-level schedule's sends and receives match one
+    for one (else the replay would hang), and only the leaders' phase crosses sites."""
+    from collections import Counter
+
+    from isthmus.whatif.collectives import schedule
+
+    site = {m: s for s, ms in enumerate([[0, 1, 2], [3, 4, 5, 6, 7], [8]]) for m in ms}
+    members = [5, 0, 8, 3, 1, 7, 2, 6, 4]          # comm rank order need not be site order
+    for root in ([-1] if kind in ("barrier", "allreduce", "allgather", "reduce_scatter",
+                                  "scan", "alltoall") else members):
+        sends, recvs = Counter(), Counter()
+        for me in members:
+            for step in schedule(kind, f"t-{kind}-{root}", members, root, me, site.get, 8):
+                sends.update((me, to) for to, _ in step.sends)
+                recvs.update((frm, me) for frm in step.recvs)
+        assert sends == recvs, (kind, root, sends - recvs, recvs - sends)
+        cross = {(a, b) for a, b in sends if site[a] != site[b]}
+        if kind == "alltoall":
+            assert len(cross) == 3 * 2      # one per ordered pair of sites, between leaders
+        elif kind in ("barrier", "allreduce", "allgather", "reduce_scatter"):
+            assert len(cross) == 3 * 2
+        elif kind == "scan":
+            assert len(cross) == 2
+        else:
+            assert len(cross) == 2          # to or from the root's site
+
+
+@pytest.mark.native
+def test_a_simulator_that_dies_is_named_with_its_signal(pingpong, tmp_path, monkeypatch):
+    """A replay killed from outside (or by the OOM killer) says so in one line, instead of
+    showing SimGrid's start-up chatter as the reason."""
+    fake = tmp_path / "python3"
+    fake.write_text('#!/bin/sh\n[ "$1" = "-c" ] && exit 0\n'
+                    'echo "[0.000000] [xbt_cfg/INFO] Configuration change" >&2\nkill -TERM $$\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("ISTHMUS_SIMGRID_PYTHON", str(fake))
+    r = whatif(pingpong, "--platform", platform(tmp_path, "delay=1ms"))
+    assert r.returncode == 2, r.stderr
+    assert "the SimGrid replay failed (given links): the simulator was killed by signal 15 " \
+           "SIGTERM" in r.stderr, r.stderr
+    assert "xbt_cfg" not in r.stderr
