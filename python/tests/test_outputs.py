@@ -25,6 +25,7 @@ INPUTS = {
     "bench campaign PLAN_FILE", "bench plot RESULTS", "bench report RESULTS",
     "noise report RUN_DIR", "noise report --inject-log", "noise scale RUN_DIR",
     "noise scale --validate", "submit SITE_FILE", "copy files --files-from",
+    "whatif --platform",
 }
 
 
