@@ -279,44 +279,29 @@ int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have,
     return ICP_S_IO;
 }
 
-/* One step of a commit failed: the message, and the temporary file removed. */
-static int commit_failed(icp_target *t, const char *step, char *msg, size_t msglen)
+int icp_target_commit(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
+                      size_t msglen)
 {
+    struct timespec tt[2] = {{0, UTIME_OMIT}, {(time_t)mtime, 0}};
+    const char *step = NULL;
+    if (fchmod(t->fd, (mode_t)(mode & 0777 & ~mask)) != 0)
+        step = "setting the mode of";
+    else if (futimens(t->fd, tt) != 0)
+        step = "setting the time of";
+    else if (fsync(t->fd) != 0) /* the name must not appear before the data are on disk */
+        step = "flushing to disk";
+    else if (renameat(t->dirfd, t->tmp, t->dirfd, t->name) != 0)
+        step = "renaming into place";
+    if (!step) {
+        close(t->fd); /* after the rename: the lock covered it */
+        t->fd = -1;
+        t->tmp[0] = 0;
+        return ICP_OK;
+    }
     snprintf(msg, msglen, "%s %s: %s", step, t->rel, strerror(errno));
     t->keep = 0;
     icp_target_discard(t);
     return ICP_S_IO;
-}
-
-int icp_target_prepare(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
-                       size_t msglen)
-{
-    struct timespec tt[2] = {{0, UTIME_OMIT}, {(time_t)mtime, 0}};
-    if (fchmod(t->fd, (mode_t)(mode & 0777 & ~mask)) != 0)
-        return commit_failed(t, "setting the mode of", msg, msglen);
-    if (futimens(t->fd, tt) != 0)
-        return commit_failed(t, "setting the time of", msg, msglen);
-    return ICP_OK;
-}
-
-int icp_target_finish(icp_target *t, int synced, char *msg, size_t msglen)
-{
-    /* the name must not appear before the data are on disk */
-    if (!synced && fsync(t->fd) != 0)
-        return commit_failed(t, "flushing to disk", msg, msglen);
-    if (renameat(t->dirfd, t->tmp, t->dirfd, t->name) != 0)
-        return commit_failed(t, "renaming into place", msg, msglen);
-    close(t->fd); /* after the rename: the lock covered it */
-    t->fd = -1;
-    t->tmp[0] = 0;
-    return ICP_OK;
-}
-
-int icp_target_commit(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
-                      size_t msglen)
-{
-    int st = icp_target_prepare(t, mode, mask, mtime, msg, msglen);
-    return st == ICP_OK ? icp_target_finish(t, 0, msg, msglen) : st;
 }
 
 void icp_target_discard(icp_target *t)

@@ -67,13 +67,6 @@ int icp_target_open_tmp(icp_target *t, int resume, uint64_t max, uint64_t *have,
  * removed). */
 int icp_target_commit(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
                       size_t msglen);
-/* The two halves of a commit, for a caller that flushes many files together: prepare
- * sets mode and mtime; finish flushes the file to disk (unless synced: the caller made
- * its file system durable since, with syncfs) and renames. Each ICP_OK, or ICP_S_IO
- * with msg and the temporary file removed. */
-int icp_target_prepare(icp_target *t, uint32_t mode, mode_t mask, int64_t mtime, char *msg,
-                       size_t msglen);
-int icp_target_finish(icp_target *t, int synced, char *msg, size_t msglen);
 /* Remove the partial file (keep it instead when t->keep and it holds data), close it. */
 void icp_target_discard(icp_target *t);
 void icp_target_close(icp_target *t);

@@ -63,77 +63,6 @@ static void done_line(icp_stream *s, const char *op, const char *rel, uint64_t n
         rel, (unsigned long long)n, dt, dt > 0 ? n * 8 / dt / 1e6 : 0.0, icp_transport(s));
 }
 
-/* A session's small files stored but not yet answered (do_put, defer_put): flushed to
- * disk together, so that 10 000 small files do not cost 10 000 journal commits one
- * after the other, and answered only then: nothing is reported complete before it is
- * durable. A batch ends at DEFER_MAX files or DEFER_BYTES, when the client has nothing
- * more for us right now (it waits for answers), and before any other answer (answers go
- * out in the order of the requests). Each file keeps its partial name and its lock
- * until its rename. */
-#define DEFER_MAX 32
-#define DEFER_BYTES (8u << 20)
-
-typedef struct deferred {
-    icp_target t;
-    uint8_t sha[ICP_SHA];
-    uint64_t size;
-    double t0;
-} deferred;
-
-typedef struct defer {
-    deferred v[DEFER_MAX];
-    int n;
-    uint64_t bytes;
-    int failed; /* files the batch could not store */
-} defer;
-
-static _Thread_local defer *g_defer;
-
-/* Flush the batch: every file to disk (the first fsync commits the journal for all),
- * then each renamed and answered with RSP and RESULT. 0, or -1 when the stream broke
- * (s->err; the files are in place or removed all the same). */
-static int flush(icp_stream *s)
-{
-    defer *d = g_defer;
-    if (!d || !d->n)
-        return 0;
-    int n = d->n, rc = 0;
-    d->n = 0;
-    d->bytes = 0;
-    /* one syncfs for the batch: its files' data and the journal, written once (else
-     * each file's own fsync, as a single copy does) */
-    int synced = syncfs(d->v[0].t.fd) == 0;
-    for (int i = 0; i < n; i++) {
-        deferred *x = &d->v[i];
-        char err[1400] = "";
-        int st = icp_target_finish(&x->t, synced, err, sizeof err);
-        icp_rsp r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.path, sizeof r.path, "%s", x->t.rel);
-        if (rc == 0 && (accept_rsp(s, &r) != 0 ||
-                        icp_result_send(s, (uint32_t)st, x->sha, st == ICP_OK ? "" : err) != 0))
-            rc = -1;
-        if (st == ICP_OK) {
-            done_line(s, "put", x->t.rel, x->size, x->t0);
-        } else {
-            d->failed++;
-            say("%s: put %s failed, nothing stored: %s", s->peer, x->t.rel, err);
-        }
-        icp_target_close(&x->t);
-    }
-    return rc;
-}
-
-/* The stream broke: the batch's files were never answered, so they go. */
-static void drop_deferred(void)
-{
-    defer *d = g_defer;
-    for (int i = 0; d && i < d->n; i++)
-        icp_target_close(&d->v[i].t);
-    if (d)
-        d->n = 0;
-}
-
 /* The client's START: where its data begin (0, or the offset we offered). -1 when the
  * exchange ended instead (logged). */
 static int64_t await_start(icp_stream *s, uint8_t *buf, uint64_t offered, const char *rel)
@@ -205,42 +134,12 @@ static int put_target(int root, const icp_req *q, const char *path, int dir_hint
     return st == ICP_OK ? icp_target_resolve(root, dir, 1, q->name, 1, t, msg, msglen) : st;
 }
 
-/* An inline put whose data arrived and matched: its RSP and RESULT wait in the session's
- * batch (flush) until its bytes are flushed to disk together with the others'. */
-static int defer_put(icp_stream *s, icp_target *t, mode_t umask, const icp_req *q,
-                     const uint8_t sha[ICP_SHA], double t0)
-{
-    char err[1400];
-    int st = icp_target_prepare(t, q->mode, umask, q->mtime, err, sizeof err);
-    if (st != ICP_OK) {
-        icp_target_close(t);
-        if (flush(s) != 0)
-            return -1;
-        icp_rsp r;
-        memset(&r, 0, sizeof r);
-        snprintf(r.path, sizeof r.path, "%s", t->rel);
-        say("%s: put %s failed, nothing stored: %s", s->peer, t->rel, err);
-        if (accept_rsp(s, &r) == 0)
-            icp_result_send(s, (uint32_t)st, sha, err);
-        return -1; /* failed; s->err says whether the stream did too */
-    }
-    deferred *d = &g_defer->v[g_defer->n++];
-    d->t = *t;
-    memcpy(d->sha, sha, ICP_SHA);
-    d->size = q->size;
-    d->t0 = t0;
-    g_defer->bytes += q->size;
-    return 0;
-}
-
 static int do_put(icp_stream *s, int root, mode_t umask, const icp_req *q, const char *path,
                   int dir_hint, uint8_t *buf)
 {
     char msg[ICP_MAX_MSG], err[1400];
     icp_target t;
     int inl = (q->flags & ICP_F_INLINE) != 0;
-    /* a small file of a session: answered with its batch (nothing before it is durable) */
-    int later = inl && g_defer && g_tally && g_tally->session;
     const char *bad = icp_name_problem(q->name);
     int st = ICP_S_PATH;
     uint64_t have = 0;
@@ -255,8 +154,6 @@ static int do_put(icp_stream *s, int root, mode_t umask, const icp_req *q, const
     }
     if (st != ICP_OK) {
         icp_target_close(&t);
-        if (flush(s) != 0)
-            return -1;
         refuse(s, (uint32_t)st, q->path, msg);
         if (inl && !s->err[0] && drain_inline(s, q->size, buf) != 0)
             say("%s: put %s: %s", s->peer, q->path, s->err);
@@ -272,9 +169,7 @@ static int do_put(icp_stream *s, int root, mode_t umask, const icp_req *q, const
     icp_meter_start(&m, q->size, 1);
     uint8_t sha[ICP_SHA];
     int64_t start = -1;
-    if (later)
-        start = 0;
-    else if (flush(s) != 0 || accept_rsp(s, &r) != 0)
+    if (accept_rsp(s, &r) != 0)
         say("%s: put %s: %s", s->peer, t.rel, s->err);
     else
         start = inl ? 0 : await_start(s, buf, r.offset, t.rel);
@@ -286,12 +181,6 @@ static int do_put(icp_stream *s, int root, mode_t umask, const icp_req *q, const
     if (st < 0) {
         say("%s: put %s failed, %s: %s", s->peer, t.rel,
             t.keep ? "the partial file is kept for --resume" : "nothing stored", err);
-        icp_target_close(&t);
-        return -1;
-    }
-    if (later && st == ICP_OK)
-        return defer_put(s, &t, umask, q, sha, t0);
-    if (later && (flush(s) != 0 || accept_rsp(s, &r) != 0)) { /* the RSP it did not get */
         icp_target_close(&t);
         return -1;
     }
@@ -444,7 +333,6 @@ static int one_request(icp_stream *s, int root, mode_t umask, uint8_t *buf, int 
         return -1;
     }
     if (type != ICP_REQ || icp_req_decode(buf, len, &q, &why) != 0) {
-        drop_deferred(); /* the stream is lost: they are never answered */
         char m[300];
         snprintf(m, sizeof m, "expected a request: %s", type != ICP_REQ ? "another message" : why);
         icp_send_error(s, ICP_S_PROTO, m);
@@ -456,15 +344,9 @@ static int one_request(icp_stream *s, int root, mode_t umask, uint8_t *buf, int 
     if (first && g_tally)
         g_tally->session = *more;
     if (icp_path_normalize(q.path, path, sizeof path, &dir_hint, &why) != 0) {
-        if (flush(s) != 0)
-            return -1;
         refuse(s, ICP_S_PATH, q.path, why);
         if ((q.flags & ICP_F_INLINE) && !s->err[0] && drain_inline(s, q.size, buf) != 0)
             say("%s: put %s: %s", s->peer, q.path, s->err);
-        return -1;
-    }
-    if (!(q.op == ICP_PUT && (q.flags & ICP_F_INLINE)) && flush(s) != 0) {
-        say("%s: %s", s->peer, s->err);
         return -1;
     }
     if (q.flags & ICP_F_CHECK)
@@ -479,16 +361,8 @@ int icp_serve_request(icp_stream *s, int root, mode_t umask, uint8_t *buf)
 {
     tally t = {0, 0, 0, 0, icp_now_s()};
     g_tally = &t;
-    g_defer = calloc(1, sizeof *g_defer); /* without it, every file is answered at once */
     int rc = 0, more = 1, failed = 0;
     for (int n = 0; more; n++) {
-        defer *d = g_defer;
-        if (d && d->n && (d->n == DEFER_MAX || d->bytes >= DEFER_BYTES ||
-                          icp_wait_readable(s, 0) != 1) && flush(s) != 0) {
-            say("%s: %s", s->peer, s->err);
-            rc = -1;
-            break;
-        }
         rc = one_request(s, root, umask, buf, n == 0, &more);
         if (rc == 1) { /* the client closed the session at a request boundary */
             rc = 0;
@@ -499,13 +373,6 @@ int icp_serve_request(icp_stream *s, int root, mode_t umask, uint8_t *buf)
         failed += rc != 0;
         rc = 0; /* refused or failed with the stream intact: the peer has our answer */
     }
-    if (rc == 0 && flush(s) != 0) /* a session the client ended with answers owed */
-        rc = -1;
-    drop_deferred();
-    if (g_defer)
-        failed += g_defer->failed;
-    free(g_defer);
-    g_defer = NULL;
     if (t.session) {
         double dt = icp_now_s() - t.t0;
         say("%s: session of %llu copies (%llu bytes, %.1f Mbit/s over %s), %llu already in place, "

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -101,25 +100,9 @@ static void *serve_one(void *arg)
     return NULL;
 }
 
-/* A session may hold up to 32 small files open until their batch is flushed
- * (request.c), two descriptors each, in each of 16 sessions: more than the common
- * default soft limit of 1024, so take what the hard limit allows (up to 65536). */
-static void raise_fd_limit(void)
-{
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-        return;
-    rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
-    if (rl.rlim_cur < want) {
-        rl.rlim_cur = want;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 int icp_serve(const char *dir, const char *host, int port, const icp_opts *o)
 {
     static server sv;
-    raise_fd_limit();
     sv.root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     sv.o = o;
     if (sv.root < 0) {
