@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from isthmus.cli import main
+from isthmus.launch import ports
 
 RUN_OPTIONS = [
     "-n, --np", "--sites", "--ranks-per-site", "--gateways", "--mpi", "--transport",
@@ -84,9 +85,17 @@ def test_version():
     assert invoke("--version").exit_code == 0
 
 
+def free_ports(count):
+    """A block of ports free now: `run` refuses explicit ports that are in use, and a fixed
+    number in the ephemeral range can be held by any connection of an earlier test (TIME_WAIT
+    included)."""
+    return ports.free_port_block("127.0.0.1", count)
+
+
 def test_dry_run(fake_prefix, fake_launchers, script):
     prog = script("ring.sh", "exit 0\n")
-    r = invoke("run", "-n", "5", "--port", "45000", "--gateways", "2", "--stats", "--dry-run", "--", str(prog), "-x", "a b")
+    base = free_ports(4)
+    r = invoke("run", "-n", "5", "--port", str(base), "--gateways", "2", "--stats", "--dry-run", "--", str(prog), "-x", "a b")
     assert r.exit_code == 0, r.output
     err = r.stderr
     assert "5 ranks on 2 sites" in err
@@ -99,7 +108,7 @@ def test_dry_run(fake_prefix, fake_launchers, script):
     assert "ISTHMUS_SITE_NAMES=A,B" in err
     assert "ISTHMUS_SITE_RANKS=3,2" in err
     assert "ISTHMUS_SITE_GATEWAYS=2,2" in err
-    assert "ISTHMUS_GATEWAY_ADDRS=127.0.0.1:45000,127.0.0.1:45002" in err
+    assert f"ISTHMUS_GATEWAY_ADDRS=127.0.0.1:{base},127.0.0.1:{base + 2}" in err
     assert "ISTHMUS_SECRET_FILE=<private 0600 file, created at launch>" in err
     assert "ISTHMUS_MPI=openmpi" in err and "ISTHMUS_TRANSPORT=tcp" in err
     assert f"ISTHMUS_PREFIX={fake_prefix.root}" in err
@@ -125,13 +134,14 @@ def test_dry_run_warns_about_program(fake_prefix, fake_launchers, tmp_path):
 def test_dry_run_site_file(fake_prefix, fake_launchers, script, tmp_path):
     prog = script("ring.sh", "exit 0\n")
     f = tmp_path / "job.toml"
-    f.write_text('[[site]]\nname = "east"\nranks = 1\ngateway = "127.0.0.1:46000"\nmpirun_args = ["--bind-to", "none"]\n'
+    port = free_ports(1)
+    f.write_text(f'[[site]]\nname = "east"\nranks = 1\ngateway = "127.0.0.1:{port}"\nmpirun_args = ["--bind-to", "none"]\n'
                  '[[site]]\nname = "west"\nranks = 2\nmpi = "mpich"\n')
     r = invoke("run", "--site-file", str(f), "--dry-run", str(prog))
     assert r.exit_code == 0, r.output
     assert "ISTHMUS_SITE_NAMES=east,west" in r.stderr
     assert "--bind-to none" in r.stderr and "mpiexec.mpich -np 2" in r.stderr
-    assert "ISTHMUS_GATEWAY_ADDRS=127.0.0.1:46000,127.0.0.1:" in r.stderr
+    assert f"ISTHMUS_GATEWAY_ADDRS=127.0.0.1:{port},127.0.0.1:" in r.stderr
 
 
 def test_run_without_np(fake_prefix):
