@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from isthmus.launch import ports
 from strangers import shut_both
 
 pytestmark = pytest.mark.native
@@ -222,20 +223,19 @@ class Proxy:
 
 
 def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.2", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
+    """port, port + 1 free on both 127.0.0.2 (the proxy) and 127.0.0.3 (the gateways), below
+    the ephemeral range (a port from bind(0) can be taken by any outgoing connection)."""
+    for _ in range(50):
+        port = ports.free_port_block("127.0.0.2", 2)
+        if all(ports.port_is_free("127.0.0.3", p) for p in (port, port + 1)):
+            return port
+    raise AssertionError("no two consecutive ports free on both 127.0.0.2 and 127.0.0.3")
 
 
 def proxied_job(progs, attack, injected=b""):
     """2 sites, 1 rank each, wan_stress: site B announced at 127.0.0.2 (the proxy),
     listening on 127.0.0.3."""
-    while True:
-        port = free_port()
-        if port < 65000:
-            break
+    port = free_port()
     proxy = Proxy(("127.0.0.2", port + 1), ("127.0.0.3", port + 1), attack, injected=injected)
     try:
         r = run(["-n", "2", "--host", "127.0.0.2", "--port", str(port), "--stats", "--",
