@@ -100,7 +100,7 @@ static void set_not(icp_entry *e, int kind, int why)
 }
 
 /* One name found in the directory rel (below the listed path base, open as dfd). */
-static int one_name(lbuf *b, dstack *todo, int root, int dfd, const char *base, const char *rel,
+static int one_name(lbuf *b, dstack *pending, int root, int dfd, const char *base, const char *rel,
                     const char *name)
 {
     icp_entry e;
@@ -126,7 +126,7 @@ static int one_name(lbuf *b, dstack *todo, int root, int dfd, const char *base, 
         return add(b, &e);
     }
     if (S_ISDIR(st.st_mode))
-        return push_dir(todo, sub);
+        return push_dir(pending, sub);
     if (S_ISLNK(st.st_mode)) {
         int fd = icp_open_beneath(root, full, O_PATH);
         if (fd < 0) {
@@ -152,7 +152,7 @@ static int one_name(lbuf *b, dstack *todo, int root, int dfd, const char *base, 
 }
 
 /* The directory rel below base: its names listed, its subdirectories queued. */
-static int one_dir(lbuf *b, dstack *todo, int root, const char *base, const char *rel)
+static int one_dir(lbuf *b, dstack *pending, int root, const char *base, const char *rel)
 {
     char full[ICP_MAX_PATH + 1];
     icp_entry e;
@@ -170,7 +170,7 @@ static int one_dir(lbuf *b, dstack *todo, int root, const char *base, const char
     int rc = 0;
     for (struct dirent *de; rc == 0 && (de = readdir(d));)
         if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            rc = one_name(b, todo, root, dirfd(d), base, rel, de->d_name);
+            rc = one_name(b, pending, root, dirfd(d), base, rel, de->d_name);
     closedir(d);
     return rc;
 }
@@ -206,7 +206,7 @@ int icp_serve_list(icp_stream *s, int root, const char *path, uint32_t max_entri
 {
     lbuf b = {0};
     b.max = max_entries < ICP_MAX_LIST_ENTRIES ? max_entries : ICP_MAX_LIST_ENTRIES;
-    dstack todo = {0};
+    dstack pending = {0};
     int rc = -1;
     *status = ICP_OK;
     *files = 0;
@@ -229,11 +229,11 @@ int icp_serve_list(icp_stream *s, int root, const char *path, uint32_t max_entri
         set_file(&e, &st);
         add(&b, &e);
     } else if (S_ISDIR(st.st_mode)) {
-        if (push_dir(&todo, "") != 0)
+        if (push_dir(&pending, "") != 0)
             goto nomem;
-        while (todo.n && !b.over) {
-            char *rel = todo.v[--todo.n];
-            int r = one_dir(&b, &todo, root, path, rel);
+        while (pending.n && !b.over) {
+            char *rel = pending.v[--pending.n];
+            int r = one_dir(&b, &pending, root, path, rel);
             free(rel);
             if (r != 0 && !b.over)
                 goto nomem;
@@ -260,9 +260,9 @@ nomem:
     *status = ICP_S_IO;
     snprintf(msg, msglen, "%.300s: no memory for its listing", path);
 out:
-    while (todo.n)
-        free(todo.v[--todo.n]);
-    free(todo.v);
+    while (pending.n)
+        free(pending.v[--pending.n]);
+    free(pending.v);
     free(b.p);
     return rc;
 }
