@@ -14,7 +14,7 @@ static int cmp_rtt(const void *a, const void *b)
 
 ism_clockmap ism_clocksync_fit(const ism_pingpong *x, size_t n, size_t n_per_phase, double keep)
 {
-    ism_clockmap m = {0, 1, 0, 0};
+    ism_clockmap m = {0, 1, 0, 0, 0};
     if (!n || !n_per_phase)
         return m;
     ism_pingpong *s = malloc(n * sizeof *s);
@@ -36,6 +36,8 @@ ism_clockmap ism_clocksync_fit(const ism_pingpong *x, size_t n, size_t n_per_pha
             double rtt = (double)(s[i].t1 - s[i].t0);
             if (rtt < m.rtt_min)
                 m.rtt_min = rtt;
+            if (rtt > m.rtt_max_used)
+                m.rtt_max_used = rtt;
             double xm = ((double)s[i].t0 - ref0) + rtt / 2;
             double yv = (double)s[i].tr - refr;
             sx += xm;

@@ -11,6 +11,9 @@
 typedef struct {
     double a, b;          /* t_leader = a + b * t_rank0, in ticks of each side's clock */
     double rtt_min;       /* shortest round trip, rank 0 ticks */
+    double rtt_max_used;  /* longest round trip among the exchanges in the fit: each one
+                           * bounds the offset at its time to +-rtt/2, so the map is
+                           * uncertain by about half of this (rank 0 ticks) */
     size_t used;          /* exchanges in the fit */
 } ism_clockmap;
 

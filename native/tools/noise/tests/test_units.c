@@ -87,6 +87,10 @@ static void test_clocksync(void)
     CHECK(fabs(got - want) < 5, "map error %g ticks (a=%g b=%.8f)", got - want, m.a, m.b);
     CHECK(fabs(m.b - 1.00002) < 1e-8, "drift %.9f", m.b);
     CHECK(m.used == 32 && fabs(m.rtt_min - 100) < 1e-9, "used %zu rtt %g", m.used, m.rtt_min);
+    CHECK(fabs(m.rtt_max_used - 100) < 1e-9, "delayed exchange used: longest rtt %g", m.rtt_max_used);
+    /* keep everything: the delayed exchanges are in, and the longest round trip says so */
+    ism_clockmap all = ism_clocksync_fit(x, N, 64, 1.0);
+    CHECK(all.used == N && fabs(all.rtt_max_used - 7100) < 1e-9, "all used: longest rtt %g", all.rtt_max_used);
 }
 
 static void test_priority(void)
