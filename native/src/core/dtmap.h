@@ -77,6 +77,12 @@ const ism_kind *ism_kind_info(int kind);
  * an index that is no predefined type. */
 int ism_tmap_predefined(int kind, ism_tmap *out);
 
+/* The MINLOC/MAXLOC pair kind a map is made of, or -1: its basic elements, in type-map
+ * order, are a pair's value and index at the pair's offsets, pair after pair. starts (NULL,
+ * or room for nelem / 2) receives where each pair of one element begins. A map of ints is
+ * taken as MPI_2INT (same layout as MPI_2INTEGER), of floats as MPI_2REAL. */
+int ism_tmap_pair(const ism_tmap *m, int64_t *starts);
+
 /* Builds the map of a derived type from its envelope; types[] are the old types' maps
  * (one for every combiner but STRUCT, which has ints[0] of them). ints/aints follow
  * MPI_Type_get_contents. */

@@ -9,6 +9,7 @@
  * target's own window, so they are atomic with the accumulates of the target's site.
  * Replies come back as REPLY frames addressed by a request id.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,6 +141,46 @@ static ism_req *done_request(void)
 
 static int basic_kind(ism_dt *d);
 
+static int is_loc(const ism_op *op) { return op && (op->abi == 0x38 || op->abi == 0x39); }
+
+/* What an accumulate combines element by element in the target type: the basic kind it is
+ * made of, or for MPI_MINLOC/MPI_MAXLOC the value-index pair kind (index into
+ * ism_dt_table); -1: neither, which no accumulate takes. */
+static int acc_kind(ism_dt *tdt, const ism_op *op)
+{
+    if (is_loc(op))
+        return ism_tmap_pair(ism_dt_map(tdt), NULL);
+    return tdt->abi ? tdt->abi - ISM_DT_BASE : basic_kind(tdt);
+}
+
+/* op on n elements of bt, both sides packed (type-map order, no padding). Most pair types
+ * have padding (a double and an int take 16 bytes, their data 12), and the operations take
+ * them as laid out in memory: such elements are unpacked, combined and packed again. */
+static int apply_packed(ism_op *op, const char *in, char *inout, int64_t n, ism_dt *bt)
+{
+    if (bt->contig)
+        return ism_op_apply(op, in, inout, (int)n, bt);
+    char *a = malloc((size_t)n * (size_t)bt->extent + 1), *b = malloc((size_t)n * (size_t)bt->extent + 1);
+    int rc = a && b ? 0 : ISM_ERR_NO_MEM;
+    if (!rc) {
+        ism_dt_unpack(bt, in, a, (int)n);
+        ism_dt_unpack(bt, inout, b, (int)n);
+        rc = ism_op_apply(op, a, b, (int)n, bt);
+        if (!rc)
+            ism_dt_pack(bt, b, (int)n, inout);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+static const char *no_acc_kind(const ism_op *op)
+{
+    return is_loc(op) ? "an accumulate with MPI_MINLOC or MPI_MAXLOC needs a target datatype "
+                        "made of one value-index pair type (such as MPI_DOUBLE_INT)"
+                      : "an accumulate's target datatype must be made of one basic type";
+}
+
 /* A window whose site part is this process alone has no vendor window (Open MPI 4.1
  * creates none over one process: MPI_ERR_WIN); its operations on itself are done here, by
  * the one process that also applies the other sites' operations, so each is atomic. The
@@ -175,18 +216,16 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
     } else if (o && op->abi != 0x3d) { /* not MPI_NO_OP */
         /* element by element on the packed bytes, as the basic type: the vendors take
          * predefined operations on predefined types only */
-        int k = tdt->abi ? tdt->abi - ISM_DT_BASE : basic_kind(tdt);
+        int k = acc_kind(tdt, op);
         char *cur = k >= 0 ? malloc(bytes + 1) : NULL;
         if (!cur) {
             free(packed);
-            return k >= 0 ? ISM_ERR_NO_MEM
-                          : ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must "
-                                                       "be made of one basic type");
+            return k >= 0 ? ISM_ERR_NO_MEM : ism_rma_fail(ISM_ERR_TYPE, "%s", no_acc_kind(op));
         }
         ism_dt *bt = &ism_dt_table[k];
         ism_dt_pack(odt, o, (int)on, packed);
         ism_dt_pack(tdt, t, (int)tn, cur);
-        rc = ism_op_apply(op, packed, cur, (int)(bytes / (size_t)bt->size), bt);
+        rc = apply_packed(op, packed, cur, (int64_t)(bytes / (size_t)bt->size), bt);
         if (!rc)
             ism_dt_unpack(tdt, cur, t, (int)tn);
         free(cur);
@@ -224,12 +263,81 @@ static int basic_kind(ism_dt *d)
  * chunk with their data; a block is split only at whole basic elements. data: the packed
  * bytes in type-map order (NULL for GETV, whose reply carries them, and for GACCV with
  * MPI_NO_OP). */
+/* One segment frame: {id, data bytes already sent, nseg}, the segments, their data. */
+static int send_segment_frame(ism_win *w, int target, int kind, uint64_t b, uint64_t id,
+                              uint64_t sent, const uint64_t *segs, size_t nseg, const char *data,
+                              size_t bytes, char *frame)
+{
+    uint64_t head[3] = {id, sent, nseg};
+    memcpy(frame, head, 24);
+    memcpy(frame + 24, segs, 16 * nseg);
+    size_t len = 24 + 16 * nseg;
+    if (data) {
+        memcpy(frame + len, data + sent, bytes);
+        len += bytes;
+    }
+    return ism_rma_send(w, target, kind, 0, b, frame, len);
+}
+
+/* MPI_MINLOC/MPI_MAXLOC on a target type made of value-index pairs (pair kind pk): the
+ * target combines whole pairs as they lie in its memory, so a segment is m pairs one
+ * pair's extent apart, at (addr, m * the pair's data size); pairs that follow each other
+ * in memory and in type-map order share a segment. */
+static int send_pair_segments(ism_win *w, int target, int kind, int64_t off, int64_t tn,
+                              ism_dt *tdt, const char *data, int op, uint64_t id, int pk)
+{
+    const ism_tmap *m = ism_dt_map(tdt);
+    ism_dt *pt = &ism_dt_table[pk];
+    int64_t per = m->nelem / 2, psz = pt->size, pext = pt->extent;
+    size_t room = ism.chunk - 24, maxseg = room / 16 + 1;
+    int64_t *starts = malloc(sizeof *starts * (size_t)per);
+    uint64_t *segs = malloc(sizeof *segs * 2 * maxseg);
+    char *frame = malloc(ism.chunk);
+    int rc = starts && segs && frame ? 0 : ISM_ERR_NO_MEM;
+    if (!rc && ism_tmap_pair(m, starts) != pk)
+        rc = ism_rma_fail(ISM_ERR_INTERN, "the pair type of a target datatype changed");
+    uint64_t b = ISM_RMA_B(pk, op, w->fences), sent = 0;
+    int64_t u = 0, nu = tn * per; /* the next pair, of all pairs of the tn elements */
+    while (!rc && u < nu) {
+        size_t nseg = 0, used = 0, bytes = 0;
+        while (u < nu && used + 16 + (size_t)psz <= room) {
+            int64_t at = off + (u / per) * tdt->extent + starts[u % per], n = 0;
+            /* as many pairs as follow one another, and fit */
+            while (u + n < nu && used + 16 + (size_t)((n + 1) * psz) <= room &&
+                   off + ((u + n) / per) * tdt->extent + starts[(u + n) % per] == at + n * pext)
+                n++;
+            segs[2 * nseg] = (uint64_t)at;
+            segs[2 * nseg + 1] = (uint64_t)(n * psz);
+            nseg++;
+            used += 16 + (size_t)(n * psz);
+            bytes += (size_t)(n * psz);
+            u += n;
+        }
+        rc = send_segment_frame(w, target, kind, b, id, sent, segs, nseg, data, bytes, frame);
+        sent += bytes;
+    }
+    free(starts);
+    free(segs);
+    free(frame);
+    return rc;
+}
+
 static int send_segments(ism_win *w, int target, int kind, int64_t off, int64_t tn, ism_dt *tdt,
                          const char *data, int op, uint64_t id)
 {
     const ism_tmap *m = ism_dt_map(tdt);
     if (!m || m->nblk < 1 || tdt->size == 0)
         return 0; /* no data */
+    if (kind == ISM_RMA_ACCV || kind == ISM_RMA_GACCV) {
+        /* pairs for MPI_MINLOC/MAXLOC, and for the other operations (MPI_REPLACE, MPI_NO_OP)
+         * on a type of pairs of two basic types */
+        int loc = is_loc(&ism_op_table[op]);
+        int pk = loc || basic_kind(tdt) < 0 ? ism_tmap_pair(m, NULL) : -1;
+        if (pk >= 0)
+            return send_pair_segments(w, target, kind, off, tn, tdt, data, op, id, pk);
+        if (loc)
+            return ism_rma_fail(ISM_ERR_TYPE, "%s", no_acc_kind(&ism_op_table[op]));
+    }
     int k0 = basic_kind(tdt);
     if ((kind == ISM_RMA_ACCV || kind == ISM_RMA_GACCV) && k0 < 0)
         return ism_rma_fail(ISM_ERR_TYPE, "an accumulate's target datatype must be made of one "
@@ -266,21 +374,16 @@ static int send_segments(ism_win *w, int target, int kind, int64_t off, int64_t 
                 }
             }
         }
-        uint64_t head[3] = {id, sent, nseg};
-        memcpy(frame, head, 24);
-        memcpy(frame + 24, segs, 16 * nseg);
-        size_t len = 24 + 16 * nseg;
-        if (data) {
-            memcpy(frame + len, data + sent, bytes);
-            len += bytes;
-        }
+        rc = send_segment_frame(w, target, kind, b, id, sent, segs, nseg, data, bytes, frame);
         sent += bytes;
-        rc = ism_rma_send(w, target, kind, 0, b, frame, len);
     }
     free(segs);
     free(frame);
     return rc;
 }
+
+static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt, void *r,
+                       int64_t rn, ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op);
 
 /* A put (op NULL) or an accumulate. */
 static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
@@ -294,6 +397,8 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
         return ISM_ERR_RMA_RANGE;
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
+    if (l >= 0 && is_loc(op) && !tdt->contig)
+        return local_done(w, l, req, local_pairs(w, l, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
     if (l >= 0)
         return local_done(w, l, req,
                           op ? ism.be->accumulate(o, (int)on, odt->v, l, off, (int)tn, tdt->v,
@@ -307,7 +412,7 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
     const char *data = origin_bytes(o, on, odt, &tmp);
     if (!data)
         return ISM_ERR_NO_MEM;
-    if (tdt->abi)
+    if (tdt->abi && tdt->contig) /* a pair type with padding takes segments */
         rc = send_data(w, target, op ? ISM_RMA_ACC : ISM_RMA_PUT, off, data, bytes, tdt,
                        op ? op->abi - ISM_OP_BASE : 0);
     else
@@ -432,7 +537,7 @@ int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_
     rma_wait *x = wait_new(w, o, on, odt, bytes, req);
     if (!x)
         return ISM_ERR_NO_MEM;
-    if (!tdt->abi)
+    if (!(tdt->abi && tdt->contig))
         return send_segments(w, target, ISM_RMA_GETV, disp * w->units[target], tn, tdt, NULL, 0,
                              x->id);
     uint64_t p[2] = {x->id, bytes};
@@ -479,6 +584,76 @@ static int local_gacc_blocks(ism_win *w, int l, const void *o, int64_t on, ism_d
     return rc;
 }
 
+/* MPI_MINLOC/MPI_MAXLOC (and their get-accumulate) on a target at this site whose target
+ * type is derived from a value-index pair type, or is a pair type with padding: one vendor
+ * call per run of pairs that follow each other in memory, with the predefined pair type
+ * (an accumulate is atomic per pair only, so the runs keep what MPI promises). The origin's
+ * and the result's pairs are in native layout in temporaries, in type-map order.
+ * Open MPI 4.1.4's osc/rdma gets pair types with padding wrong on another rank's window
+ * (reproduced with plain mpirun, MPI_Win_create and MPI_Win_lock_all): it writes back count
+ * times the data size, so the last pairs of a call are lost and the heap is corrupted, and
+ * of a derived type of MPI_SHORT_INT nothing arrives. One pair per call is right there when
+ * the pair's data has no gap (MPI_DOUBLE_INT, MPI_LONG_INT, MPI_LONG_DOUBLE_INT); a pair
+ * with a gap (MPI_SHORT_INT: the short, 2 bytes of padding, the int) would lose half its
+ * index even so, and is refused rather than corrupted. */
+static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt, void *r,
+                       int64_t rn, ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op)
+{
+    const ism_tmap *m = ism_dt_map(tdt);
+    int pk = ism_tmap_pair(m, NULL);
+    if (pk < 0)
+        return ism_rma_fail(ISM_ERR_TYPE, "%s", no_acc_kind(op));
+    ism_dt *pt = &ism_dt_table[pk];
+    int one = !pt->contig && !strcmp(ism.be->vendor, "openmpi");
+    if (one && pt->size != pt->true_extent)
+        return ism_rma_fail(ISM_ERR_UNSUPPORTED,
+                            "MPI_MINLOC/MPI_MAXLOC on %s between two ranks of one site is not "
+                            "supported with Open MPI inside the site: its osc/rdma writes only "
+                            "the first %d bytes of each pair, half of the index (a pair without "
+                            "a gap, such as MPI_DOUBLE_INT or MPI_2INT, works)",
+                            ism_dt_predefined_name(pk), pt->size);
+    int64_t per = m->nelem / 2, nu = tn * per;
+    size_t nat = (size_t)nu * (size_t)pt->extent + 1;
+    int64_t *starts = malloc(sizeof *starts * (size_t)(per ? per : 1));
+    char *otmp = NULL, *onat = malloc(nat), *rnat = r ? malloc(nat) : NULL;
+    const char *data = o ? origin_bytes(o, on, odt, &otmp) : NULL;
+    int rc = starts && onat && (!r || rnat) && (!o || data) ? 0 : ISM_ERR_NO_MEM;
+    if (!rc) {
+        ism_tmap_pair(m, starts);
+        if (data)
+            ism_dt_unpack(pt, data, onat, (int)nu);
+    }
+    for (int64_t u = 0; !rc && u < nu;) {
+        int64_t at = off + (u / per) * tdt->extent + starts[u % per], n = 1;
+        while (!one && u + n < nu && n < INT_MAX &&
+               off + ((u + n) / per) * tdt->extent + starts[(u + n) % per] == at + n * pt->extent)
+            n++;
+        char *src = data ? onat + u * pt->extent : NULL;
+        rc = r ? ism.be->get_accumulate(src, src ? (int)n : 0, pt->v, rnat + u * pt->extent,
+                                        (int)n, pt->v, l, at, (int)n, pt->v, op->v, w->vwin)
+               : ism.be->accumulate(src, (int)n, pt->v, l, at, (int)n, pt->v, op->v, w->vwin);
+        u += n;
+    }
+    if (!rc && r)
+        rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin);
+    if (!rc && r) {
+        /* native pairs -> packed (type-map order) -> the result's own type */
+        char *packed = malloc((size_t)nu * (size_t)pt->size + 1);
+        if (!packed) {
+            rc = ISM_ERR_NO_MEM;
+        } else {
+            ism_dt_pack(pt, rnat, (int)nu, packed);
+            ism_dt_unpack(rdt, packed, r, (int)rn);
+            free(packed);
+        }
+    }
+    free(starts);
+    free(onat);
+    free(rnat);
+    free(otmp);
+    return rc;
+}
+
 int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r, int64_t rn,
                     ism_dt *rdt, int target, int64_t disp, int64_t tn, ism_dt *tdt, ism_op *op,
                     ism_req **req)
@@ -501,6 +676,9 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, o, on, odt, r, rn, rdt,
                                                   disp * w->units[target], tn, tdt, op));
+    if (l >= 0 && is_loc(op) && !tdt->contig)
+        return local_done(w, l, req, local_pairs(w, l, o, on, odt, r, rn, rdt,
+                                                 disp * w->units[target], tn, tdt, op));
     if (l >= 0 && !tdt->abi && basic_kind(tdt) >= 0)
         return local_done(w, l, req, local_gacc_blocks(w, l, o, on, odt, r, rn, rdt,
                                                        disp * w->units[target], tn, tdt, op));
@@ -511,10 +689,9 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
                                                  tdt->v, op->v, w->vwin));
     size_t rbytes = (size_t)rn * (size_t)rdt->size;
     int rc = remote_check(w, target, disp, tn, tdt, rbytes, 1);
-    if (!rc && !tdt->abi && basic_kind(tdt) < 0)
-        rc = ism_rma_fail(ISM_ERR_TYPE, "rank %d is at another site and the target datatype is "
-                                        "not made of one basic type: a get-accumulate there "
-                                        "takes such types only", target);
+    if (!rc && (is_loc(op) ? acc_kind(tdt, op) < 0
+                           : !tdt->abi && basic_kind(tdt) < 0 && ism_tmap_pair(ism_dt_map(tdt), NULL) < 0))
+        rc = ism_rma_fail(ISM_ERR_TYPE, "rank %d is at another site: %s", target, no_acc_kind(op));
 
     if (rc || !rbytes)
         return rc ? rc : (req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0);
@@ -524,7 +701,7 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
         return ISM_ERR_NO_MEM;
     rma_wait *x = wait_new(w, r, rn, rdt, rbytes, req);
     int64_t off = disp * w->units[target];
-    if (x && !tdt->abi) { /* a derived target type: segments, one reply (GACCV) */
+    if (x && !(tdt->abi && tdt->contig)) { /* derived or padded: segments, one reply (GACCV) */
         rc = send_segments(w, target, ISM_RMA_GACCV, off, tn, tdt, data, op->abi - ISM_OP_BASE,
                            x->id);
         free(tmp);
@@ -644,26 +821,58 @@ static void vendor_ok(int rc, const ism_frame_hdr *h, const char *what)
                 ism_site_name(ism.site), ism.grank, what, h->src, rc);
 }
 
-/* The vendor's atomic accumulate on my own window (completed before the frame is done). */
+/* The window bytes that n packed bytes of elements of d cover: more than n for a pair type
+ * with padding. A count that is no whole number of elements is a protocol error. */
+static uint64_t acc_span(const ism_frame_hdr *h, ism_dt *d, uint64_t n)
+{
+    if (d->contig)
+        return n;
+    if (n % (uint64_t)d->size)
+        ism_die("site %s rank %d: one-sided accumulate from rank %d of %llu bytes, no whole "
+                "number of %d-byte elements (protocol error)", ism_site_name(ism.site),
+                ism.grank, h->src, (unsigned long long)n, d->size);
+    return n ? (n / (uint64_t)d->size - 1) * (uint64_t)d->extent + (uint64_t)d->true_extent : 0;
+}
+
+/* The vendor's atomic accumulate on my own window (completed before the frame is done). in
+ * and out are packed (n bytes); the elements lie in the window as in memory. */
 static void self_acc(ism_win *w, const ism_frame_hdr *h, uint64_t off, const void *in, void *out,
                      size_t n)
 {
     ism_dt *d = kind_dt(h);
     int cnt = (int)(n / (size_t)d->size), me = w->c->lrank;
+    /* a pair type with padding: the vendor takes its elements as laid out in memory */
+    char *nin = NULL, *nout = NULL;
+    if (!d->contig) {
+        size_t nat = (size_t)cnt * (size_t)d->extent + 1;
+        nin = in ? malloc(nat) : NULL;
+        nout = out ? malloc(nat) : NULL;
+        if ((in && !nin) || (out && !nout))
+            ism_die("site %s rank %d: out of memory for an accumulate from rank %d",
+                    ism_site_name(ism.site), ism.grank, h->src);
+        if (in)
+            ism_dt_unpack(d, in, nin, cnt);
+    }
+    const void *vin = nin ? nin : in;
+    void *vout = nout ? nout : out;
+    int rc;
     if (!w->vwin) {
         ism_op *op = &ism_op_table[ISM_RMA_B_OP(h->b)];
-        vendor_ok(ism_rma_self(w, in, in ? cnt : 0, d, out, out ? cnt : 0, d, (int64_t)off, cnt,
-                               d, op),
-                  h, "an accumulate");
-        return;
+        rc = ism_rma_self(w, vin, vin ? cnt : 0, d, vout, vout ? cnt : 0, d, (int64_t)off, cnt, d,
+                          op);
+    } else {
+        ism_vh op = ism.be->op[ISM_RMA_B_OP(h->b)];
+        rc = vout ? ism.be->get_accumulate(vin, vin ? cnt : 0, d->v, vout, cnt, d->v, me,
+                                           (int64_t)off, cnt, d->v, op, w->vwin)
+                  : ism.be->accumulate(vin, cnt, d->v, me, (int64_t)off, cnt, d->v, op, w->vwin);
+        if (!rc)
+            rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
     }
-    ism_vh op = ism.be->op[ISM_RMA_B_OP(h->b)];
-    int rc = out ? ism.be->get_accumulate(in, in ? cnt : 0, d->v, out, cnt, d->v, me,
-                                          (int64_t)off, cnt, d->v, op, w->vwin)
-                 : ism.be->accumulate(in, cnt, d->v, me, (int64_t)off, cnt, d->v, op, w->vwin);
-    if (!rc)
-        rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
     vendor_ok(rc, h, "an accumulate");
+    if (nout)
+        ism_dt_pack(d, nout, cnt, out);
+    free(nin);
+    free(nout);
 }
 
 /* PUTV, ACCV, GETV, GACCV: the segments are checked against the window and the frame before
@@ -681,11 +890,13 @@ static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
                 "(protocol error)", ism_site_name(ism.site), ism.grank, h->src,
                 (unsigned long long)nseg, h->len);
     const char *sp = p + 24, *data = sp + 16 * nseg;
+    int acc = h->tag == ISM_RMA_ACCV || h->tag == ISM_RMA_GACCV;
+    ism_dt *d = acc ? kind_dt(h) : NULL;
     for (uint64_t i = 0; i < nseg; i++) {
         uint64_t so, sl;
         memcpy(&so, sp + 16 * i, 8);
         memcpy(&sl, sp + 16 * i + 8, 8);
-        bounds(w, h, so, sl);
+        bounds(w, h, so, acc ? acc_span(h, d, sl) : sl);
         total += sl;
     }
     size_t have = h->len - 24 - 16 * nseg;
@@ -730,7 +941,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         memcpy(bounds(w, h, h->a, h->len), p, h->len);
         break;
     case ISM_RMA_ACC:
-        bounds(w, h, h->a, h->len);
+        bounds(w, h, h->a, acc_span(h, kind_dt(h), h->len));
         self_acc(w, h, h->a, p, NULL, h->len);
         break;
     case ISM_RMA_GET: {
@@ -753,7 +964,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
             memcpy(&n, p + 16, 8);
         else
             n = h->len - 16;
-        bounds(w, h, h->a, n);
+        bounds(w, h, h->a, acc_span(h, kind_dt(h), n));
         char *out = malloc(n + 1);
         if (!out)
             ism_die("site %s rank %d: out of memory for a get-accumulate's reply",

@@ -286,6 +286,38 @@ int ism_tmap_predefined(int kind, ism_tmap *out)
     return ISM_TMAP_EARG;
 }
 
+int ism_tmap_pair(const ism_tmap *m, int64_t *starts)
+{
+    if (m->nrun < 1 || m->nelem < 2 || m->nelem % 2)
+        return -1;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const pair_desc *p = &pairs[i];
+        if (p->k1 != m->run[0].kind)
+            continue;
+        /* walk the basic elements: even ones are values (k1), odd ones indices (k2) at
+         * off2 from their value */
+        int64_t e = 0, start = 0, ok = 1;
+        for (int64_t r = 0; ok && r < m->nrun; r++) {
+            const ism_erun *u = &m->run[r];
+            int64_t sz = kinds[u->kind].size;
+            for (int64_t j = 0; ok && j < u->n; j++, e++) {
+                int64_t at = u->off + j * sz;
+                if (e % 2 == 0) {
+                    ok = u->kind == p->k1;
+                    start = at;
+                    if (ok && starts)
+                        starts[e / 2] = at;
+                } else {
+                    ok = u->kind == p->k2 && at == start + (int64_t)p->off2;
+                }
+            }
+        }
+        if (ok)
+            return p->idx;
+    }
+    return -1;
+}
+
 /* ---- subarray and darray: the cartesian product of owned indices per dimension ---- */
 
 typedef struct grid {
