@@ -76,7 +76,7 @@ void ism_mpisync_write(ism_json *j, const ism_mpisync *s, double hz)
 {
     ism_json_arr(j, "nodes");
     for (int l = 0; l < s->nleaders; l++) {
-        ism_clockmap m = {0, 1, 0, 0, 0};
+        ism_clockmap m = {0, 1, 0, 0, 0, 0};
         double ref = 0.0;
         if (l > 0 && s->px && s->px[l] && s->npx[l]) {
             m = ism_clocksync_fit(s->px[l], s->npx[l], (size_t)s->rounds, 0.25);
