@@ -27,7 +27,7 @@ static double err_at(double x, const double *xm, const double *rtt, size_t n, do
 
 ism_clockmap ism_clocksync_fit(const ism_pingpong *x, size_t n, size_t n_per_phase, double keep)
 {
-    ism_clockmap m = {0, 1, 0, 0, 0, 0};
+    ism_clockmap m = {0, 1, 0, 0, 0, 0, 0};
     if (!n || !n_per_phase)
         return m;
     ism_pingpong *s = malloc(n * sizeof *s);
@@ -81,6 +81,7 @@ ism_clockmap ism_clocksync_fit(const ism_pingpong *x, size_t n, size_t n_per_pha
     }
     double e_lo = err_at(lo, uxm, urtt, used, xbar, ssx), e_hi = err_at(hi, uxm, urtt, used, xbar, ssx);
     m.err_max = e_lo > e_hi ? e_lo : e_hi;
+    m.err_first = err_at(0.0, uxm, urtt, used, xbar, ssx); /* x[0].t0 is the origin here */
     free(uxm);
     free(urtt);
     /* back to absolute ticks: y - refr = a_rel + b (x - ref0) */

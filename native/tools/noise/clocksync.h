@@ -19,6 +19,8 @@ typedef struct {
                            * exchange's error is within +-rtt/2, and the line weighs them
                            * (least squares) by weights whose size can add up to more than
                            * one (leader ticks) */
+    double err_first;     /* the same bound at the first exchange's send time, x[0].t0, where
+                           * an offset is usually read off (leader ticks) */
     size_t used;          /* exchanges in the fit */
 } ism_clockmap;
 

@@ -120,6 +120,9 @@ static void test_clocksync_bound(void)
           m.rtt_min / 2);
     CHECK(worst <= m.err_max && m.err_max <= m.rtt_max_used, "off by %g ticks, bound %g, longest round trip %g",
           worst, m.err_max, m.rtt_max_used);
+    double at0 = (double)x[0].t0, off0 = fabs(m.a + m.b * at0 - (1000.0 + 1.00002 * at0));
+    CHECK(off0 > m.rtt_min / 2 && off0 <= m.err_first, "off by %g ticks at the first send, bound there %g", off0,
+          m.err_first);
 }
 
 static void test_priority(void)
