@@ -146,6 +146,7 @@ def half_hello(s, stop):
 def run_job(pingpong, transport, attack=None, count=1):
     tag = uuid.uuid4().hex
     env = dict(os.environ, ISTHMUS_TEST_TAG=tag)
+    started = time.monotonic()
     p = subprocess.Popen([sys.executable, "-m", "isthmus", "run", "-n", "2", "--stats",
                           "--transport", transport, "--", str(pingpong), str(ROUNDS)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -165,7 +166,7 @@ def run_job(pingpong, transport, attack=None, count=1):
     assert p.returncode == 0, err[-3000:]
     assert "pingpong ok" in out, out
     rounds = [float(x) for x in re.search(r"rounds:(.*)", out).group(1).split()]
-    return rounds, err, attacker
+    return rounds, err, attacker, time.monotonic() - started
 
 
 @pytest.fixture(scope="module")
@@ -180,7 +181,7 @@ def undisturbed(pingpong):
     ("udp", silent, 8),
 ], ids=["silent-x8", "byte-a-second", "half-hello-x100", "udp-silent-x8"])
 def test_strangers_do_not_stall_a_running_job(pingpong, undisturbed, transport, attack, count):
-    rounds, err, attacker = run_job(pingpong, transport, attack, count)
+    rounds, err, attacker, seconds = run_job(pingpong, transport, attack, count)
     base = undisturbed[transport]
     assert attacker.opened >= count, "the attack never got going"
     for bad in (r"silent for", r"link to site \S+ gateway \d+ lost", r"aborting"):
@@ -197,8 +198,12 @@ def test_strangers_do_not_stall_a_running_job(pingpong, undisturbed, transport, 
     assert statistics.median(rounds) <= 4 * statistics.median(base) + 50.0, (rounds, base)
     refused = [int(m) for m in re.findall(r"listener: (\d+) unauthenticated", err)]
     assert sum(refused) > 0, err[-3000:]
-    # what strangers cause is logged at most a few lines per 10 s per gateway
-    assert err.count("refused connection from") <= 2 * 5 * 3, err[-3000:]
+    # what strangers cause is logged at most 5 lines per 10 s per gateway (setup.c
+    # GW_STRANGER_LOGS), in as many windows as the job's time spans: a job a loaded host
+    # makes slow has more of them (the bound was 3 windows, which a job of over 20 s from
+    # start to end may exceed on a correct gateway)
+    windows = int(seconds // 10) + 1
+    assert err.count("refused connection from") <= 2 * 5 * windows, (seconds, err[-3000:])
 
 
 def authenticate_as(addr, job_hex, secret_hex, site, gw):

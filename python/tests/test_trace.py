@@ -66,10 +66,16 @@ def test_ring_traced_across_two_sites_exports_to_otf2(ring, tmp_path):
     assert gw_sends == gw_recvs
     # at least the token's crossings and the big message's (ranks 1 -> 2, 3 -> 0)
     assert len(gw_sends) >= 2 * (laps + 1)
-    # every message arrives after it left, on the aligned clocks (ranks 1 -> 2 cross sites)
+    # every message arrives after it left, on the aligned clocks (ranks 1 -> 2 cross sites),
+    # give or take what the alignment claims for the two clocks (clocks.json, ns): each
+    # rank's map onto rank 0 is off by up to its error_ns, and an error that large is
+    # about a one-way crossing of the gateways (the fastest exchange's half round trip),
+    # which is all this message's lead is; the OTF2 times are whole nanoseconds
     first_send = min(e[1] for e in ev.of("MPI_SEND", 1))
     first_recv = min(e[1] for e in ev.of("MPI_RECV", 2))
-    assert first_recv > first_send
+    err = {p["id"]: p["error_ns"] for p in json.loads((trace / "clocks.json").read_text())["processes"]
+           if p["kind"] == "rank"}
+    assert first_recv - first_send > -(err[1] + err[2] + 2), (first_send, first_recv, err)
     # the ranks read the time-stamp counter exactly where this machine allows it
     from isthmus.trace.reader import load
 

@@ -38,17 +38,37 @@ def platform(tmp: Path, spec: str, sites: int | None = 2, name: str = "links.tom
 
 
 @pytest.fixture(scope="module")
-def pingpong(prefix, tmp_path_factory):
-    d = tmp_path_factory.mktemp("whatif")
-    exe = d / "pingpong"
+def pingpong_exe(prefix, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("whatif") / "pingpong"
     r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
                         str(REPO / "tests" / "mpi" / "whatif_pingpong.c")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    trace = d / "trace"
-    r = traced_run(exe, trace, 2, "1,1", args=(N, BYTES))
+    return exe
+
+
+def traced_pingpong(exe: Path, trace: Path, stall_us: int = 0) -> Path:
+    r = traced_run(exe, trace, 2, "1,1", args=(N, BYTES, stall_us))
     assert r.returncode == 0 and "whatif_pingpong: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
     return trace
+
+
+@pytest.fixture(scope="module")
+def pingpong(pingpong_exe):
+    return traced_pingpong(pingpong_exe, pingpong_exe.parent / "trace")
+
+
+def within_the_replays_bounds(out: dict, hand: float, rel: float) -> None:
+    """The replay with the WAN takes at least the chain of crossings (hand: each message
+    waits for the one before it) and at most that on top of the replay without it (each
+    crossing lengthened by at most its WAN time). What the ranks did besides
+    communicating, start skew included, is in the no-WAN replay (out["no_wan_s"], < 1 ms
+    in a quiet run); a crossing may pass while a rank is still at it, so the WAN cost
+    (predicted - no_wan) is hand less up to that much: a rank the scheduler ran late
+    hides a crossing, and the cost is then not hand within a few per cent."""
+    pred, base = out["predicted_s"], out["no_wan_s"]
+    assert hand * (1 - rel) <= pred <= (hand + base) * (1 + rel), (hand, out)
+    assert hand * (1 - rel) - base <= out["wan_cost_s"] <= hand * (1 + rel), (hand, out)
 
 
 @needs_simgrid
@@ -63,15 +83,32 @@ def test_pingpong_prediction_matches_the_hand_computation(pingpong, tmp_path):
         out = json.loads(r.stdout)
         # N round trips of BYTES each way, then the barrier: one delay between 2 sites
         hand = N * 2 * (delay + BYTES / rate) + delay
-        # what the ranks did besides communicating is in the no-WAN replay too (< 1 ms
-        # here); the site network's microseconds are in both
-        assert out["predicted_s"] == pytest.approx(hand + out["no_wan_s"], rel=0.02), out
-        assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out
+        within_the_replays_bounds(out, hand, 0.02)
         top = out["patterns"][0]
         assert top["pattern"] in ("MPI_Recv (cross-site)", "MPI_Send (cross-site)"), out
-        got[delay] = out["predicted_s"]
-    # 15 ms more each way, 2N + 1 times
-    assert got[0.020] - got[0.005] == pytest.approx((2 * N + 1) * 0.015, rel=0.02)
+        got[delay] = out
+    # 15 ms more each way, 2N + 1 times; either replay may hide up to its no-WAN time
+    more, base = got[0.020]["predicted_s"] - got[0.005]["predicted_s"], got[0.005]["no_wan_s"]
+    assert (2 * N + 1) * 0.015 * 0.98 - base <= more <= (2 * N + 1) * 0.015 * 1.02 + base, got
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_a_rank_run_late_hides_wan_time_within_the_bounds(pingpong_exe, tmp_path):
+    """Rank 1 kept 100 ms from its first receive (as a loaded host's scheduler may keep
+    it, for less): the first crossing (9 ms) passes while it waits, so the WAN cost falls
+    short of the hand computation by that much, which the bounds allow for; the plain
+    'hand within 2-3 %' the prediction test used to assert fails here on a correct replay
+    (measured: WAN cost 175.2 ms, hand 185 ms, no-WAN replay 35 ms with a 30 ms stall)."""
+    trace = traced_pingpong(pingpong_exe, tmp_path / "trace", stall_us=100_000)
+    delay, rate = 0.005, 100e6 / 8
+    r = whatif(trace, "--platform", platform(tmp_path, "delay=5ms,rate=100mbit"), "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout)
+    hand = N * 2 * (delay + BYTES / rate) + delay
+    within_the_replays_bounds(out, hand, 0.02)
+    assert out["no_wan_s"] >= 0.100, out
+    assert out["wan_cost_s"] < hand * 0.97, (hand, out)
 
 
 @needs_simgrid
@@ -155,7 +192,7 @@ def test_rendezvous_without_early_data_costs_a_round_trip_more(pingpong, tmp_pat
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     hand = N * 2 * (3 * delay + BYTES / rate) + delay
-    assert out["wan_cost_s"] == pytest.approx(hand, rel=0.03), out
+    within_the_replays_bounds(out, hand, 0.03)
 
 
 @pytest.mark.parametrize("kind", ["barrier", "bcast", "reduce", "allreduce", "gather",

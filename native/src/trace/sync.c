@@ -210,7 +210,9 @@ static map fit(const sample *s, int n, int rounds)
     free(x);
     m.a = cm.a;
     m.b = cm.b;
-    m.err = err[0] > err[1] ? err[0] : err[1];
+    /* the line's own bound over the run: each exchange in it is off by up to half ITS
+     * round trip, and the fit weighs several; half the fastest one's is no bound */
+    m.err = cm.err_max;
     m.used = (int)cm.used;
     return m;
 }

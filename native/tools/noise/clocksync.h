@@ -14,6 +14,13 @@ typedef struct {
     double rtt_max_used;  /* longest round trip among the exchanges in the fit: each one
                            * bounds the offset at its time to +-rtt/2, so the map is
                            * uncertain by about half of this (rank 0 ticks) */
+    double err_max;       /* the most the line can be off, anywhere from the first exchange
+                           * in the fit to the last, if the clocks' relation is linear: each
+                           * exchange's error is within +-rtt/2, and the line weighs them
+                           * (least squares) by weights whose size can add up to more than
+                           * one (leader ticks) */
+    double err_first;     /* the same bound at the first exchange's send time, x[0].t0, where
+                           * an offset is usually read off (leader ticks) */
     size_t used;          /* exchanges in the fit */
 } ism_clockmap;
 

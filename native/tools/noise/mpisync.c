@@ -76,7 +76,7 @@ void ism_mpisync_write(ism_json *j, const ism_mpisync *s, double hz)
 {
     ism_json_arr(j, "nodes");
     for (int l = 0; l < s->nleaders; l++) {
-        ism_clockmap m = {0, 1, 0, 0, 0};
+        ism_clockmap m = {0, 1, 0, 0, 0, 0, 0};
         double ref = 0.0;
         if (l > 0 && s->px && s->px[l] && s->npx[l]) {
             m = ism_clocksync_fit(s->px[l], s->npx[l], (size_t)s->rounds, 0.25);
@@ -92,6 +92,7 @@ void ism_mpisync_write(ism_json *j, const ism_mpisync *s, double hz)
         ism_json_dbl(j, "drift_ppm", (m.b - 1.0) * 1e6);
         ism_json_dbl(j, "rtt_min_s", m.rtt_min / hz);
         ism_json_dbl(j, "rtt_max_used_s", m.rtt_max_used / hz);
+        ism_json_dbl(j, "offset_bound_s", m.err_first / hz);
         ism_json_u64(j, "exchanges_used", m.used);
         ism_json_end_obj(j);
     }

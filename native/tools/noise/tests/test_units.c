@@ -91,6 +91,38 @@ static void test_clocksync(void)
     /* keep everything: the delayed exchanges are in, and the longest round trip says so */
     ism_clockmap all = ism_clocksync_fit(x, N, 64, 1.0);
     CHECK(all.used == N && fabs(all.rtt_max_used - 7100) < 1e-9, "all used: longest rtt %g", all.rtt_max_used);
+    /* symmetric legs: the bound is about half the round trip (weights of size ~1) */
+    CHECK(m.err_max >= 50 && m.err_max < 100, "bound %g ticks for round trips of 100", m.err_max);
+}
+
+/* The fastest exchange of each phase is symmetric, the others in the fit spend their whole
+ * round trip on the way out: the line is then off by far more than half the fastest round
+ * trip (the bound the trace's clock map used to claim), yet never by more than err_max. */
+static void test_clocksync_bound(void)
+{
+    enum { PER = 8, N = 2 * PER };
+    ism_pingpong x[N];
+    for (int i = 0; i < N; i++) {
+        uint64_t t0 = 2000000000ull + (uint64_t)(i / PER) * 300000000ull + (uint64_t)(i % PER) * 5000ull;
+        uint64_t rtt = i % PER == 0 ? 100 : 400 + (uint64_t)(i % PER);
+        uint64_t mid = i % PER == 0 ? t0 + 50 : t0 + rtt - 1;
+        x[i] = (ism_pingpong){t0, t0 + rtt, (uint64_t)llround(1000.0 + 1.00002 * (double)mid)};
+    }
+    ism_clockmap m = ism_clocksync_fit(x, N, PER, 0.5);
+    CHECK(m.used == 8 && fabs(m.rtt_min - 100) < 1e-9, "used %zu, fastest %g", m.used, m.rtt_min);
+    double worst = 0;
+    for (int i = 0; i < N; i++) {
+        double at = (double)x[i].t0 + (double)(x[i].t1 - x[i].t0) / 2;
+        double off = fabs(m.a + m.b * at - (1000.0 + 1.00002 * at));
+        worst = off > worst ? off : worst;
+    }
+    CHECK(worst > 2 * (m.rtt_min / 2), "the line is off by %g ticks, the fastest half round trip %g", worst,
+          m.rtt_min / 2);
+    CHECK(worst <= m.err_max && m.err_max <= m.rtt_max_used, "off by %g ticks, bound %g, longest round trip %g",
+          worst, m.err_max, m.rtt_max_used);
+    double at0 = (double)x[0].t0, off0 = fabs(m.a + m.b * at0 - (1000.0 + 1.00002 * at0));
+    CHECK(off0 > m.rtt_min / 2 && off0 <= m.err_first, "off by %g ticks at the first send, bound there %g", off0,
+          m.err_first);
 }
 
 static void test_priority(void)
@@ -130,6 +162,7 @@ int main(void)
     test_hist();
     test_ftq_slots();
     test_clocksync();
+    test_clocksync_bound();
     test_priority();
     test_json();
     if (failures)
