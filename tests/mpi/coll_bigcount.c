@@ -12,6 +12,8 @@
  *              to itself (size buffers at the root, one elsewhere), then a persistent
  *              MPI_Bcast_init_c from it
  *   redscat    MPI_Reduce_scatter_block_c in place with MPI_BAND (size buffers per rank)
+ *   alltoall   MPI_Alltoall_c in place (size buffers per rank): each pair of ranks swaps
+ *              its blocks in pieces
  * The optional second argument is the excess over 2^31 (default 4099, so the count is not
  * a multiple of any piece or chunk). Before the large call, each mode makes the same call
  * with a small count, which takes the int form. Skipped, saying so, under MPI < 4.0.
@@ -150,6 +152,29 @@ static void scatter(MPI_Count n, int rank, int size)
     free(b);
 }
 
+/* in place: block j of rank r starts as salt 50 + 4 r + j and must end as rank j's block r */
+static void alltoall(MPI_Count n, int rank, int size)
+{
+    unsigned char *b = big_room(n * size);
+    for (int j = 0; j < size; j++)
+        big_fill(b + 4099 * j, 4099, 0, 50 + 4 * rank + j);
+    CHECK_RC(MPI_Alltoall_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, 4099, MPI_UINT8_T,
+                            MPI_COMM_WORLD), "small Alltoall_c in place");
+    for (int j = 0; j < size; j++)
+        CHECK(big_first_wrong(b + 4099 * j, 4099, 0, 50 + 4 * j + rank) < 0,
+              "small Alltoall_c in place: block %d of rank %d is wrong", j, rank);
+    for (int j = 0; j < size; j++)
+        big_fill(b + n * j, n, 0, 50 + 4 * rank + j);
+    CHECK_RC(MPI_Alltoall_c(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, n, MPI_UINT8_T,
+                            MPI_COMM_WORLD), "Alltoall_c in place");
+    for (int j = 0; j < size; j++) {
+        MPI_Count bad = big_first_wrong(b + n * j, n, 0, 50 + 4 * j + rank);
+        CHECK(bad < 0, "Alltoall_c in place: byte %lld of block %d of rank %d is wrong",
+              (long long)bad, j, rank);
+    }
+    free(b);
+}
+
 static void redscat(MPI_Count n, int rank, int size)
 {
     unsigned char *b = big_room(n * size);
@@ -189,8 +214,11 @@ int main(int argc, char **argv)
         scatter(n, rank, size);
     else if (!strcmp(mode, "redscat"))
         redscat(n, rank, size);
+    else if (!strcmp(mode, "alltoall"))
+        alltoall(n, rank, size);
     else
-        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, scatter, redscat)", mode);
+        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, scatter, redscat, alltoall)",
+              mode);
 #else
     if (rank == 0)
         printf("coll_bigcount: skipped: the library implements MPI %d.%d, _c forms are MPI 4.0\n",

@@ -311,6 +311,48 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 }
 ISM_PMPI(Allgather_c)
 
+/* MPI_IN_PLACE with blocks beyond INT_MAX elements: each pair of ranks swaps its two
+ * blocks. The pairs go in one order on every rank ((i, j) with i < j, by i then j), so the
+ * first pair not yet done always has both its ranks ready for it and no swap waits on
+ * another (MPICH's in-place alltoall does the same). A block moves in pieces of at most
+ * LC_SWAP_PIECE bytes through two packed buffers: twice that of memory, not a copy of the
+ * block (more than 2 GiB) behind the program's back. */
+#define LC_SWAP_PIECE ((int64_t)1 << 28)
+
+static int inplace_alltoall(const char *fn, ism_comm *c, void *buf, MPI_Count count, ism_dt *d)
+{
+    if (count == 0 || d->size == 0 || c->size < 2)
+        return MPI_SUCCESS;
+    int64_t per = LC_SWAP_PIECE / d->size > 0 ? LC_SWAP_PIECE / d->size : 1;
+    if (per > count)
+        per = count;
+    char *out = malloc((size_t)(per * d->size)), *in = malloc((size_t)(per * d->size));
+    int rc = out && in ? MPI_SUCCESS
+                       : ism_abi_error(c, MPI_ERR_NO_MEM, fn, "no memory for two pieces of "
+                                                         "%lld bytes", (long long)(per * d->size));
+    for (int i = 0; !rc && i < c->size; i++)
+        for (int j = i + 1; !rc && j < c->size; j++) {
+            int peer = c->rank == i ? j : c->rank == j ? i : -1;
+            if (peer < 0)
+                continue;
+            char *blk = at(buf, (int64_t)peer * count, d);
+            for (int64_t e = 0; !rc && e < count; e += per) {
+                int64_t k = count - e < per ? count - e : per;
+                lc_msgs m;
+                ism_dt_pack(d, at(blk, e, d), (int)k, out);
+                if ((rc = msgs_open(fn, &m, c, 2)))
+                    break;
+                msg_recv(&m, in, k * d->size, ISM_DT_BYTE, peer);
+                msg_send(&m, out, k * d->size, ISM_DT_BYTE, peer);
+                if (!(rc = msgs_close(fn, &m)))
+                    ism_dt_unpack(d, in, at(blk, e, d), (int)k);
+            }
+        }
+    free(out);
+    free(in);
+    return rc;
+}
+
 int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
@@ -325,12 +367,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     int rc = move_args(fn, comm, sendtype, sendcount, use_s, recvtype, recvcount, 1, &c, &sd,
                        &rd);
     if (!rc && !use_s)
-        /* in place, each block is sent and overwritten by its peer's: that needs a copy of
-         * the block (more than 2 GiB) on the side, which we do not make behind the
-         * program's back */
-        return ism_abi_error(c, MPI_ERR_COUNT, fn,
-                             "MPI_IN_PLACE with a count beyond INT_MAX (%lld) is not supported; "
-                             "pass a separate send buffer", (long long)recvcount);
+        return inplace_alltoall(fn, c, recvbuf, recvcount, rd);
     if (rc || (rc = msgs_open(fn, &m, c, 2 * c->size)))
         return rc;
     for (int i = 0; i < c->size; i++)
