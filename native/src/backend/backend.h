@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/dt_consts.h"
+
 #define ISM_BACKEND_ABI 6
 
 /* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core

@@ -184,7 +184,7 @@ int ism_bsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_
     int rc;
     if (packed) {
         pack_all(dt, buf, count, copy);
-        rc = ism_isend(copy, (int64_t)bytes, &ism_dt_table[0x07], dst, tag, c, c->ctx,
+        rc = ism_isend(copy, (int64_t)bytes, &ism_dt_table[ISM_KIND_PACKED], dst, tag, c, c->ctx,
                        ISM_MODE_STD, &s->inner);
     } else {
         if (bytes)

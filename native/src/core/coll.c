@@ -107,14 +107,14 @@ int ism_barrier(ism_comm *c)
         if (c->rank == root) {
             for (int s = 0; s < ism.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
-                    rc = ism_xrecv(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+                    rc = ism_xrecv(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], c->leaders[s], TAG_BARRIER, c);
             for (int s = 0; s < ism.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
-                    rc = ism_xsend(NULL, 0, &ism_dt_table[0x47], c->leaders[s], TAG_BARRIER, c);
+                    rc = ism_xsend(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], c->leaders[s], TAG_BARRIER, c);
         } else {
-            rc = ism_xsend(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+            rc = ism_xsend(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], root, TAG_BARRIER, c);
             if (!rc)
-                rc = ism_xrecv(NULL, 0, &ism_dt_table[0x47], root, TAG_BARRIER, c);
+                rc = ism_xrecv(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], root, TAG_BARRIER, c);
         }
     }
     int rc2 = l_barrier(c);

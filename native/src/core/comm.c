@@ -216,7 +216,7 @@ static int agree_nb(ism_comm *parent, int n, uint32_t *out)
         nb_take(&me, p);
         /* offer: max and -min of the offers in one allreduce */
         int mine[2] = {(int)p, -(int)p}, all[2] = {0, 0};
-        if ((rc = ism_allreduce(mine, all, 2, ISM_DT_INT, &ism_op_table[0x03], parent)))
+        if ((rc = ism_allreduce(mine, all, 2, ISM_DT_INT, &ism_op_table[ISM_OPI_MAX], parent)))
             break;
         rc = ISM_ERR_INTERN;
         if (all[0] != -all[1]) {
@@ -226,7 +226,7 @@ static int agree_nb(ism_comm *parent, int n, uint32_t *out)
         /* confirm: everyone offered p; each locks it unless a preceding agreement took it */
         int ok = !me.bumped, all_ok = 0;
         me.locked = ok;
-        if ((rc = ism_allreduce(&ok, &all_ok, 1, ISM_DT_INT, &ism_op_table[0x02], parent)))
+        if ((rc = ism_allreduce(&ok, &all_ok, 1, ISM_DT_INT, &ism_op_table[ISM_OPI_MIN], parent)))
             break; /* op 0x02: MIN */
         rc = ISM_ERR_INTERN;
         if (all_ok) {
@@ -251,7 +251,7 @@ int ism_ctx_agree_n(ism_comm *parent, int n, uint32_t *out)
     if (ism_nbc_cur || ism_mt_on)
         return agree_nb(parent, n, out);
     int mine = (int)next_ctx, agreed = 0;
-    int rc = ism_allreduce(&mine, &agreed, 1, ISM_DT_INT, &ism_op_table[0x03], parent);
+    int rc = ism_allreduce(&mine, &agreed, 1, ISM_DT_INT, &ism_op_table[ISM_OPI_MAX], parent);
     if (rc)
         return rc;
     if ((uint32_t)agreed + 2u * (uint32_t)n > CTX_NB_LO)

@@ -557,9 +557,9 @@ int ism_group_index(const ism_group *grp, int g);
 ism_group *ism_group_setop(const ism_group *a, const ism_group *b, int op);
 int ism_group_compare(const ism_group *a, const ism_group *b);
 
-#define ISM_DT_BYTE (&ism_dt_table[0x47])
-#define ISM_DT_INT (&ism_dt_table[0x09])
-#define ISM_OP_MAX (&ism_op_table[0x03])
+#define ISM_DT_BYTE (&ism_dt_table[ISM_KIND_BYTE])
+#define ISM_DT_INT (&ism_dt_table[ISM_KIND_INT])
+#define ISM_OP_MAX (&ism_op_table[ISM_OPI_MAX])
 
 static inline void ism_remote_add(int d)
 {

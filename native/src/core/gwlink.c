@@ -25,7 +25,7 @@ static size_t rx_size(void) { return ISM_FRAME_HDR_SIZE + ism.chunk; }
 
 static int rx_post(ism_rxslot *s)
 {
-    return ism.be->irecv(s->buf, (int)rx_size(), ism.be->dt[0x47], ISM_VSRC_ANY, ISM_TAG_GW2APP,
+    return ism.be->irecv(s->buf, (int)rx_size(), ism.be->dt[ISM_KIND_BYTE], ISM_VSRC_ANY, ISM_TAG_GW2APP,
                          ism.vgw, &s->vreq);
 }
 
@@ -91,7 +91,7 @@ int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, vo
     if (len)
         fill(buf + ISM_FRAME_HDR_SIZE, len, arg);
     ism_outb *o = &ism.outb[ism.nout];
-    int rc = ism.be->isend(buf, (int)n, ism.be->dt[0x47], ism.my_gw, ISM_TAG_APP2GW, ism.vgw,
+    int rc = ism.be->isend(buf, (int)n, ism.be->dt[ISM_KIND_BYTE], ism.my_gw, ISM_TAG_APP2GW, ism.vgw,
                            &o->vreq);
     if (rc) {
         free(buf);
@@ -280,7 +280,7 @@ void ism_gw_teardown(void)
     h.dst = -1;
     char *buf = malloc(ISM_FRAME_HDR_SIZE);
     memcpy(buf, &h, ISM_FRAME_HDR_SIZE);
-    ism.be->send(buf, ISM_FRAME_HDR_SIZE, ism.be->dt[0x47], ism.my_gw, ISM_TAG_APP2GW, ism.vgw);
+    ism.be->send(buf, ISM_FRAME_HDR_SIZE, ism.be->dt[ISM_KIND_BYTE], ism.my_gw, ISM_TAG_APP2GW, ism.vgw);
     free(buf);
     while (ism.nout > 0) {
         ism_vh reqs[ISM_OUT_MAX];

@@ -256,7 +256,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         read_layout();
         /* Roles: the gateway runs the same sequence (allgather, split, dup). */
         int *roles = calloc((size_t)wsize, sizeof(int)), me = 0;
-        rc = ism.be->allgather(&me, 1, ism.be->dt[0x09], roles, 1, ism.be->dt[0x09], ism.vworld);
+        rc = ism.be->allgather(&me, 1, ism.be->dt[ISM_KIND_INT], roles, 1, ism.be->dt[ISM_KIND_INT], ism.vworld);
         if (rc)
             return rc;
         ism.ngw = 0;

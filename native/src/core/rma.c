@@ -141,7 +141,7 @@ static ism_req *done_request(void)
 
 static int basic_kind(ism_dt *d);
 
-static int is_loc(const ism_op *op) { return op && (op->abi == 0x38 || op->abi == 0x39); }
+static int is_loc(const ism_op *op) { return op && (op->abi == ISM_OP_BASE + ISM_OPI_MINLOC || op->abi == ISM_OP_BASE + ISM_OPI_MAXLOC); }
 
 /* What an accumulate combines element by element in the target type: the basic kind it is
  * made of, or for MPI_MINLOC/MPI_MAXLOC the value-index pair kind (index into
@@ -209,11 +209,11 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
         ism_dt_pack(tdt, t, (int)tn, packed);
         ism_dt_unpack(rdt, packed, res, (int)rn);
     }
-    int replace = !op || op->abi == 0x3c; /* MPI_REPLACE */
+    int replace = !op || op->abi == ISM_OP_BASE + ISM_OPI_REPLACE;
     if (o && replace) {
         ism_dt_pack(odt, o, (int)on, packed);
         ism_dt_unpack(tdt, packed, t, (int)tn);
-    } else if (o && op->abi != 0x3d) { /* not MPI_NO_OP */
+    } else if (o && op->abi != ISM_OP_BASE + ISM_OPI_NO_OP) {
         /* element by element on the packed bytes, as the basic type: the vendors take
          * predefined operations on predefined types only */
         int k = acc_kind(tdt, op);
@@ -665,7 +665,7 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
     /* an op other than MPI_NO_OP takes the origin's bytes, even from a NULL buffer of count
      * 0: then the sizes differ, an error for every target (the vendors read the NULL
      * buffer), not a silent MPI_NO_OP */
-    int noop = op->abi == 0x3d;
+    int noop = op->abi == ISM_OP_BASE + ISM_OPI_NO_OP;
     size_t obytes = odt ? (size_t)on * (size_t)odt->size : 0;
     if (!noop && obytes != (size_t)rn * (size_t)rdt->size)
         return ism_rma_fail(ISM_ERR_TYPE, "the origin describes %zu bytes, the result %zu",
@@ -903,7 +903,7 @@ static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
     int fetch = h->tag == ISM_RMA_GETV || h->tag == ISM_RMA_GACCV;
     /* no data: a get, or a get-accumulate with MPI_NO_OP */
     int nodata = h->tag == ISM_RMA_GETV ||
-                 (h->tag == ISM_RMA_GACCV && ISM_RMA_B_OP(h->b) == 0x3d - ISM_OP_BASE);
+                 (h->tag == ISM_RMA_GACCV && ISM_RMA_B_OP(h->b) == ISM_OPI_NO_OP);
     if (nodata ? have != 0 : total != have)
         ism_die("site %s rank %d: one-sided frame from rank %d carries %zu bytes for segments of "
                 "%llu (protocol error)", ism_site_name(ism.site), ism.grank, h->src, have,
@@ -959,7 +959,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
     case ISM_RMA_GACC: {
         uint64_t words[2], n;
         memcpy(words, p, 16);
-        int noop = ISM_RMA_B_OP(h->b) == 0x3d - ISM_OP_BASE; /* MPI_NO_OP */
+        int noop = ISM_RMA_B_OP(h->b) == ISM_OPI_NO_OP;
         if (noop)
             memcpy(&n, p + 16, 8);
         else

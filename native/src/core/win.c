@@ -43,7 +43,7 @@ ism_win *ism_win_by_ctx(uint32_t ctx)
     return NULL;
 }
 
-static ism_vh vdt_int64(void) { return ism.be->dt[0x58]; }
+static ism_vh vdt_int64(void) { return ism.be->dt[ISM_KIND_INT64]; }
 static ism_vh vop(int abi) { return ism.be->op[abi - ISM_OP_BASE]; }
 enum { OP_SUM = 0x21 };
 

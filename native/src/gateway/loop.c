@@ -62,7 +62,7 @@ void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h)
 {
     int app = h->dst - gw.site_off[gw.site];
     ism_vh req;
-    if (gw.be->isend(b->data, (int)b->len, gw.be->dt[0x47], gw.app_vrank[app], ISM_TAG_GW2APP,
+    if (gw.be->isend(b->data, (int)b->len, gw.be->dt[ISM_KIND_BYTE], gw.app_vrank[app], ISM_TAG_GW2APP,
                      gw.vgw, &req))
         gw_die(1, "cannot deliver a frame to local rank %d (global %d)", app, h->dst);
     pend_push(b, req);
@@ -171,7 +171,7 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
             ack.dst = h.src;
             uint8_t abuf[ISM_FRAME_HDR_SIZE];
             ism_frame_encode(&ack, abuf);
-            gw.be->send(abuf, ISM_FRAME_HDR_SIZE, gw.be->dt[0x47], app_vrank, ISM_TAG_GW2APP,
+            gw.be->send(abuf, ISM_FRAME_HDR_SIZE, gw.be->dt[ISM_KIND_BYTE], app_vrank, ISM_TAG_GW2APP,
                         gw.vgw);
             struct timespec ts = {0, 200 * 1000 * 1000};
             nanosleep(&ts, NULL);
@@ -216,7 +216,7 @@ static int service_apps(void)
             break;
         gw_slot *s = &gw.slots[(gw.slot_head + gw.slot_count) % GW_SLOTS];
         s->buf = b;
-        if (gw.be->irecv(b->data, (int)gw.bufsize, gw.be->dt[0x47], ISM_VSRC_ANY, ISM_TAG_APP2GW,
+        if (gw.be->irecv(b->data, (int)gw.bufsize, gw.be->dt[ISM_KIND_BYTE], ISM_VSRC_ANY, ISM_TAG_APP2GW,
                          gw.vgw, &s->vreq))
             gw_die(1, "cannot post a receive for the app ranks");
         gw.slot_count++;

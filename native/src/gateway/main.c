@@ -293,7 +293,7 @@ static void vendor_start(int *argc, char ***argv)
     gw.be->comm_size(gw.vworld, &wsize);
     /* the same collective sequence as the app ranks' MPI_Init */
     int *roles = calloc((size_t)wsize, sizeof(int)), me = 1;
-    gw.be->allgather(&me, 1, gw.be->dt[0x09], roles, 1, gw.be->dt[0x09], gw.vworld);
+    gw.be->allgather(&me, 1, gw.be->dt[ISM_KIND_INT], roles, 1, gw.be->dt[ISM_KIND_INT], gw.vworld);
     gw.be->comm_split(gw.vworld, 1, wrank, &gw.vown);
     gw.be->comm_dup(gw.vworld, &gw.vgw);
     gw.app_vrank = calloc((size_t)wsize, sizeof(int));
