@@ -9,7 +9,10 @@
  * - MPI_Accumulate MINLOC with a contiguous type of MPI_SHORT_INT (value and index apart);
  * - MPI_Accumulate MAXLOC with a vector of MPI_2INT (no padding);
  * - MPI_Get_accumulate MAXLOC with a vector of MPI_DOUBLE_INT: the old values come back;
- * - MPI_Put and MPI_Get of MPI_DOUBLE_INT.
+ * - MPI_Put and MPI_Get of MPI_DOUBLE_INT;
+ * - MPI_Accumulate with MPI_REPLACE and MPI_Fetch_and_op with MPI_NO_OP on MPI_DOUBLE_INT
+ *   (Open MPI 4.1.4 alone loses the last pairs of the first and fetches wrong ones between
+ *   ranks of one node: isthmus must not).
  * Every rank is the far target of exactly one rank (peer_far_from), so the expected window
  * contents are known. Works for any size >= 1.
  */
@@ -30,7 +33,8 @@ typedef struct {
     ii_t acc_ii[8];   /* accumulate MAXLOC, vector(4, 1, 2) */
     di_t gacc_di[8];  /* get-accumulate MAXLOC, vector(4, 1, 2) */
     di_t put_di[3];   /* put */
-    di_t get_di[3];   /* get */
+    di_t get_di[3];   /* get, and a fetch-and-op with MPI_NO_OP */
+    di_t rep_di[3];   /* accumulate MPI_REPLACE */
 } region;
 
 #define OFF(f) ((MPI_Aint)offsetof(region, f))
@@ -133,12 +137,19 @@ int main(int argc, char **argv)
              "Put of 3 MPI_DOUBLE_INT");
     CHECK_RC(MPI_Get(r_get, 3, MPI_DOUBLE_INT, far, OFF(get_di), 3, MPI_DOUBLE_INT, win),
              "Get of 3 MPI_DOUBLE_INT");
+    CHECK_RC(MPI_Accumulate(o_put, 3, MPI_DOUBLE_INT, far, OFF(rep_di), 3, MPI_DOUBLE_INT,
+                            MPI_REPLACE, win), "Accumulate MPI_REPLACE of 3 MPI_DOUBLE_INT");
+    di_t r_fop = {-7.0, -7};
+    CHECK_RC(MPI_Fetch_and_op(NULL, &r_fop, MPI_DOUBLE_INT, far, OFF(get_di) + sizeof(di_t) * 2,
+                              MPI_NO_OP, win), "Fetch_and_op MPI_NO_OP of MPI_DOUBLE_INT");
     MPI_Win_unlock(far, win);
 
     for (int k = 0; k < 4; k++) /* the far rank's values before: element 2k of gacc_di */
         CHECK(r_gacc[k].v == far * 1000.0 + 2 * k && r_gacc[k].i == far,
               "get-accumulate fetched %d: (%g, %d), wanted (%g, %d)", k, r_gacc[k].v,
               r_gacc[k].i, far * 1000.0 + 2 * k, far);
+    CHECK(r_fop.v == far + 0.5 && r_fop.i == 52 + far, "fetch-and-op: (%g, %d), wanted (%g, %d)",
+          r_fop.v, r_fop.i, far + 0.5, 52 + far);
     for (int k = 0; k < 3; k++)
         CHECK(r_get[k].v == far + 0.25 * k && r_get[k].i == 50 + far + k,
               "get %d: (%g, %d), wanted (%g, %d)", k, r_get[k].v, r_get[k].i, far + 0.25 * k,
@@ -181,10 +192,14 @@ int main(int argc, char **argv)
               "MPI_LONG_DOUBLE_INT %d: (%Lg, %d), wanted (%Lg, %d)", k, mem->acc_ldi[k].v,
               mem->acc_ldi[k].i, wv, wi);
     }
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 3; k++) {
         CHECK(mem->put_di[k].v == src + 0.5 * k && mem->put_di[k].i == 70 + src + k,
               "put %d: (%g, %d), wanted (%g, %d)", k, mem->put_di[k].v, mem->put_di[k].i,
               src + 0.5 * k, 70 + src + k);
+        CHECK(mem->rep_di[k].v == src + 0.5 * k && mem->rep_di[k].i == 70 + src + k,
+              "replace %d: (%g, %d), wanted (%g, %d)", k, mem->rep_di[k].v, mem->rep_di[k].i,
+              src + 0.5 * k, 70 + src + k);
+    }
     MPI_Win_unlock(rank, win);
 
     MPI_Type_free(&ldi_vec);

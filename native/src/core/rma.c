@@ -141,7 +141,24 @@ static ism_req *done_request(void)
 
 static int basic_kind(ism_dt *d);
 
-static int is_loc(const ism_op *op) { return op && (op->abi == ISM_OP_BASE + ISM_OPI_MINLOC || op->abi == ISM_OP_BASE + ISM_OPI_MAXLOC); }
+static int is_loc(const ism_op *op)
+{
+    return op && (op->abi == ISM_OP_BASE + ISM_OPI_MINLOC || op->abi == ISM_OP_BASE + ISM_OPI_MAXLOC);
+}
+
+/* Whether an accumulate-kind operation on a target at this site goes through local_pairs:
+ * MPI_MINLOC/MAXLOC on a type that is not contiguous, and any operation on a type made of a
+ * pair type with padding (MPI_REPLACE and MPI_NO_OP too: Open MPI's defect below is in
+ * how osc/rdma moves such elements, whatever the operation). */
+static int by_pairs(ism_dt *tdt, const ism_op *op)
+{
+    if (tdt->contig)
+        return 0;
+    if (is_loc(op))
+        return 1;
+    int pk = ism_tmap_pair(ism_dt_map(tdt), NULL);
+    return pk >= 0 && !ism_dt_table[pk].contig;
+}
 
 /* What an accumulate combines element by element in the target type: the basic kind it is
  * made of, or for MPI_MINLOC/MPI_MAXLOC the value-index pair kind (index into
@@ -397,7 +414,7 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
         return ISM_ERR_RMA_RANGE;
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
-    if (l >= 0 && is_loc(op) && !tdt->contig)
+    if (l >= 0 && op && by_pairs(tdt, op))
         return local_done(w, l, req, local_pairs(w, l, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
     if (l >= 0)
         return local_done(w, l, req,
@@ -590,9 +607,10 @@ static int local_gacc_blocks(ism_win *w, int l, const void *o, int64_t on, ism_d
  * (an accumulate is atomic per pair only, so the runs keep what MPI promises). The origin's
  * and the result's pairs are in native layout in temporaries, in type-map order.
  * Open MPI 4.1.4's osc/rdma gets pair types with padding wrong on another rank's window
- * (reproduced with plain mpirun, MPI_Win_create and MPI_Win_lock_all): it writes back count
- * times the data size, so the last pairs of a call are lost and the heap is corrupted, and
- * of a derived type of MPI_SHORT_INT nothing arrives. One pair per call is right there when
+ * (reproduced with plain mpirun, MPI_Win_create and MPI_Win_lock_all): it moves count times
+ * the data size, so the last pairs of a call are lost and the heap is corrupted, and of a
+ * derived type of MPI_SHORT_INT nothing arrives; MPI_REPLACE and MPI_NO_OP (MPICH's
+ * atomic_get_* fetch wrong pairs) as much as MPI_MINLOC/MAXLOC. One pair per call is right there when
  * the pair's data has no gap (MPI_DOUBLE_INT, MPI_LONG_INT, MPI_LONG_DOUBLE_INT); a pair
  * with a gap (MPI_SHORT_INT: the short, 2 bytes of padding, the int) would lose half its
  * index even so, and is refused rather than corrupted. */
@@ -607,10 +625,10 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
     int one = !pt->contig && !strcmp(ism.be->vendor, "openmpi");
     if (one && pt->size != pt->true_extent)
         return ism_rma_fail(ISM_ERR_UNSUPPORTED,
-                            "MPI_MINLOC/MPI_MAXLOC on %s between two ranks of one site is not "
-                            "supported with Open MPI inside the site: its osc/rdma writes only "
-                            "the first %d bytes of each pair, half of the index (a pair without "
-                            "a gap, such as MPI_DOUBLE_INT or MPI_2INT, works)",
+                            "an accumulate or get-accumulate on %s between two ranks of one site "
+                            "is not supported with Open MPI inside the site: its osc/rdma moves "
+                            "only the first %d bytes of each pair, half of the index (a pair "
+                            "without a gap, such as MPI_DOUBLE_INT or MPI_2INT, works)",
                             ism_dt_predefined_name(pk), pt->size);
     int64_t per = m->nelem / 2, nu = tn * per;
     size_t nat = (size_t)nu * (size_t)pt->extent + 1;
@@ -676,7 +694,7 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, o, on, odt, r, rn, rdt,
                                                   disp * w->units[target], tn, tdt, op));
-    if (l >= 0 && is_loc(op) && !tdt->contig)
+    if (l >= 0 && op && by_pairs(tdt, op))
         return local_done(w, l, req, local_pairs(w, l, o, on, odt, r, rn, rdt,
                                                  disp * w->units[target], tn, tdt, op));
     if (l >= 0 && !tdt->abi && basic_kind(tdt) >= 0)
