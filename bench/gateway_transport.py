@@ -13,7 +13,7 @@
 #
 #   python3 bench/gateway_transport.py [--link delay=150ms,rate=100mbit,loss=0.1%]
 #       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--cryptos aead,none] [--reps 3]
-#       [--size-mib 16 --count 8] [--lat-iters 20]
+#       [--size-mib 16 --count 8] [--lat-iters 20] [--lat-only]
 from __future__ import annotations
 
 import argparse
@@ -34,6 +34,7 @@ from isthmus.netemu.spec import parse_link_spec  # noqa: E402
 from isthmus.paths import find_prefix  # noqa: E402
 
 VALUE = re.compile(r"wan_stream mode=(\w+) size=\d+ value=([\d.]+)")
+MEDIAN = re.compile(r" median=([\d.]+)")
 CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu ([\d.]+) s ")
 SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
 
@@ -61,8 +62,35 @@ def run(exe, link, transport, cc, args, timeout, crypto="aead"):
         return {"ok": False, "error": (r.stderr or r.stdout)[-600:]}
     cpu = sum(float(c) for _, c in CPU.findall(r.stderr))
     sent = SENT.search(r.stderr)
+    med = MEDIAN.search(r.stdout)
     return {"ok": True, "value": float(m.group(2)), "gw_cpu_s": cpu,
+            "median": float(med.group(1)) if med else None,
             "gw_bytes": int(sent.group(1)) if sent else 0, "wall_s": time.monotonic() - t0}
+
+
+def lat_summary(records, configs, a) -> int:
+    """Latency only: per variant the median over repetitions of each run's median one-way
+    latency, and the paired difference against none in the same repetition (runs of one
+    repetition follow each other, so slow drifts of the machine cancel)."""
+    print(f"\n# isthmus 8-byte one-way latency through the gateways, {a.link}, {a.reps} "
+          f"interleaved repetitions of {a.lat_iters} round trips")
+    print(f"{'transport':10} {'cc':6} {'crypto':7} {'median us':>9} {'min':>7} {'max':>7} "
+          f"{'minus none (paired) median':>27} {'min':>7} {'max':>7}")
+    by = {(r["transport"], r["cc"], r["crypto"], r["rep"]): r["lat"] for r in records}
+    for transport, cc, crypto in configs:
+        v = sorted(by[(transport, cc, crypto, k)]["median"] for k in range(a.reps)
+                   if by[(transport, cc, crypto, k)]["ok"])
+        d = sorted(by[(transport, cc, crypto, k)]["median"] - by[(transport, cc, "none", k)]["median"]
+                   for k in range(a.reps) if (transport, cc, "none", k) in by
+                   and by[(transport, cc, crypto, k)]["ok"] and by[(transport, cc, "none", k)]["ok"])
+        if not v:
+            print(f"{transport:10} {cc:6} {crypto:7} FAILED")
+            continue
+        dd = (f"{statistics.median(d):+27.2f} {d[0]:+7.2f} {d[-1]:+7.2f}" if d and crypto != "none"
+              else f"{'-':>27} {'-':>7} {'-':>7}")
+        print(f"{transport:10} {cc:6} {crypto:7} {statistics.median(v):9.2f} {v[0]:7.2f} "
+              f"{v[-1]:7.2f} {dd}")
+    return 0
 
 
 def main() -> int:
@@ -75,6 +103,9 @@ def main() -> int:
     ap.add_argument("--cryptos", default="aead",
                     help="link protection variants, comma-separated: aead, aes, chacha, none")
     ap.add_argument("--lat-iters", type=int, default=20)
+    ap.add_argument("--lat-only", action="store_true",
+                    help="measure the 8-byte latency only (no bandwidth run), and print the "
+                         "paired difference of each variant against none per repetition")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "gateway_transport"))
     a = ap.parse_args()
     prefix = find_prefix()
@@ -98,7 +129,8 @@ def main() -> int:
         order = configs[rep % len(configs):] + configs[:rep % len(configs)]
         for transport, cc, crypto in order:
             load = os.getloadavg()[0]
-            bw = run(exe, a.link, transport, cc, ["bw", str(size), str(a.count), "1"], 600, crypto)
+            bw = ({"ok": False, "error": "--lat-only"} if a.lat_only else
+                  run(exe, a.link, transport, cc, ["bw", str(size), str(a.count), "1"], 600, crypto))
             lat = run(exe, a.link, transport, cc, ["lat", str(a.lat_iters), "3"], 300, crypto)
             rec = {"link": a.link, "transport": transport, "cc": cc, "crypto": crypto, "rep": rep,
                    "load1": load, "bw": bw, "lat": lat}
@@ -106,10 +138,15 @@ def main() -> int:
             jl.write(json.dumps(rec) + "\n")
             jl.flush()
             print(f"rep {rep + 1} {transport}/{cc}/{crypto}: "
-                  + (f"{bw['value']:.2f} MB/s" if bw["ok"] else f"FAILED {bw['error'][-200:]}")
-                  + (f", {lat['value'] / 1000:.2f} ms one-way" if lat["ok"] else ""),
+                  + (f"{bw['value']:.2f} MB/s" if bw["ok"] else f"bw: {bw['error'][-200:]}")
+                  + (f", {lat['value'] / 1000:.3f} ms one-way (median {lat['median']:.1f} us)"
+                     if lat["ok"] and lat.get("median") is not None
+                     else f", {lat['value'] / 1000:.2f} ms one-way" if lat["ok"] else
+                     f", lat FAILED {lat['error'][-200:]}"),
                   flush=True)
     jl.close()
+    if a.lat_only:
+        return lat_summary(records, configs, a)
     print(f"\n# isthmus MPI streaming through the gateways, {a.link}, {a.reps} interleaved "
           f"repetitions of {a.count} x {a.size_mib} MiB (+1 warm-up), wall "
           f"{(time.time() - t_start) / 60:.1f} min")

@@ -5,16 +5,24 @@
  * Uses only MPI-1 calls, so it builds against a vendor MPI (mpicc) and against isthmus
  * (isthmus-cc). Usage: wan_stream lat ITERS WARMUP
  *                      wan_stream bw SIZE COUNT WARMUP
- * lat: one-way latency = elapsed / (2 * ITERS) of an 8-byte ping-pong.
+ * lat: one-way latency = elapsed / (2 * ITERS) of an 8-byte ping-pong; also the median of
+ *      the ITERS round trips, halved (median=), which a few slow iterations do not move.
  * bw:  rank 0 sends COUNT messages of SIZE bytes back to back (two in flight), rank 1
  *      answers with a 4-byte ack after the last; MB/s = SIZE * COUNT / elapsed / 1e6.
  *      The ack makes the timed interval cover delivery, not just the sender's buffers.
  * Prints one line from rank 0: wan_stream mode=<lat|bw> size=<bytes> value=<us|MB/s>
+ * [median=<us>]
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
 
 static void die(const char *msg)
 {
@@ -44,6 +52,9 @@ int main(int argc, char **argv)
     memset(buf, rank + 1, (size_t)msg * (bw ? 2 : 1));
     int ack = 0;
     double t0 = 0;
+    double *rtt = !bw && rank == 0 ? malloc(sizeof(double) * (size_t)iters) : NULL;
+    if (!bw && rank == 0 && !rtt)
+        die("out of memory");
     for (int i = -warm; i < iters; i++) {
         if (i == 0) {
             MPI_Barrier(MPI_COMM_WORLD);
@@ -53,8 +64,11 @@ int main(int argc, char **argv)
             continue;
         if (!bw) {
             if (rank == 0) {
+                double s = MPI_Wtime();
                 MPI_Send(buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
                 MPI_Recv(buf, 8, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                if (i >= 0)
+                    rtt[i] = MPI_Wtime() - s;
             } else {
                 MPI_Recv(buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, 8, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
@@ -82,10 +96,14 @@ int main(int argc, char **argv)
         if (bw)
             printf("wan_stream mode=bw size=%ld value=%.3f unit=MB/s count=%d\n", msg,
                    (double)msg * iters / t / 1e6, iters);
-        else
-            printf("wan_stream mode=lat size=8 value=%.3f unit=us iters=%d\n", t / (2.0 * iters) * 1e6,
-                   iters);
+        else {
+            qsort(rtt, (size_t)iters, sizeof *rtt, cmp_double);
+            double med = iters % 2 ? rtt[iters / 2] : (rtt[iters / 2 - 1] + rtt[iters / 2]) / 2;
+            printf("wan_stream mode=lat size=8 value=%.3f unit=us iters=%d median=%.3f\n",
+                   t / (2.0 * iters) * 1e6, iters, med / 2 * 1e6);
+        }
     }
+    free(rtt);
     free(buf);
     MPI_Finalize();
     return 0;
