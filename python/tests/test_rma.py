@@ -1,14 +1,18 @@
 # tests/test_rma.py: the error paths of one-sided communication across sites (the
 # conformance programs tests/mpi/rma_*.c run from test_mpi_programs.py): a bad access
 # and a wait for another site that does not end both stop the job with one line naming
-# the site and rank, under Open MPI and MPICH.
+# the site and rank, under Open MPI and MPICH. Also the conformance programs on one site
+# started by the vendor's own launcher, with no gateway.
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
 
 import pytest
 
-from test_mpi_programs import build, run_job, vendors
+from test_mpi_programs import MPI_TESTS, build, run_job, vendors
 
 pytestmark = pytest.mark.native
 
@@ -60,3 +64,37 @@ def test_a_lock_of_a_silent_rank_times_out_naming_it(prefix, build_dir, mpi):
     # the unlock is what waits
     assert re.search(r"isthmus: site A rank 0: (MPI_Win_lock|MPI_Win_unlock): \1 waited 2 s for "
                      r"rank 1 at site B \(ISTHMUS_RMA_TIMEOUT\)", out), out[-3000:]
+
+
+# Started by the vendor's launcher there is no gateway and no receive ring, so nothing
+# entered the vendor while isthmus waited in its own code (its shared-memory barrier, a lock
+# spin); the vendors' passive-target RMA needs the target to enter it (Open MPI osc/rdma's
+# emulated atomics, MPICH's active messages), and an origin's MPI_Win_unlock waited for
+# ever on a target in MPI_Barrier: rma_passive hung with both vendors, rma_dynamic,
+# rma_shared and rma_getacc_derived with MPICH (core/gwlink.c ism_idle now pokes the vendor).
+RMA_PROGRAMS = sorted(p.stem for p in MPI_TESTS.glob("rma_*.c"))
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name", RMA_PROGRAMS)
+def test_rma_programs_on_one_site_without_a_gateway(prefix, build_dir, name, mpi):
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, name)
+    cmd = (["mpirun.openmpi", "--oversubscribe", "-np", "3"] if mpi == "openmpi"
+           else ["mpiexec.mpich", "-np", "3"])
+    env = dict(os.environ, ISTHMUS_MPI=mpi, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_mpi_yield_when_idle="1")
+    for k in ("ISTHMUS_SITE", "ISTHMUS_SITE_RANKS", "ISTHMUS_SITE_GATEWAYS"):
+        env.pop(k, None)
+    # its own session, so that a hung job is stopped whole, ranks included
+    p = subprocess.Popen([*cmd, str(exe)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, env=env, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=150)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        pytest.fail(f"{name} on one site without a gateway did not finish in 150 s:\n"
+                    f"{out[-2000:]}")
+    assert p.returncode == 0 and f"{name}: OK" in out, out[-4000:]

@@ -248,6 +248,16 @@ void ism_idle(unsigned *spins)
         *spins = 0;
         return;
     }
+    /* One site without a gateway: no receive ring is tested here, so while isthmus waits
+     * in its own code (its shared-memory collectives, a lock spin) nothing enters the
+     * vendor, whose passive-target RMA may need this process as a target to progress
+     * (Open MPI osc/rdma's emulated atomics over vader, MPICH's active messages): an
+     * origin's MPI_Win_unlock then waits for ever on a target in MPI_Barrier. Poke it. */
+    if (!ism.multisite && ism_win_any()) {
+        int flag = 0;
+        ism_vstatus vst;
+        ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, ism_comm_world.vcomm, &flag, &vst);
+    }
     /* under MPI_THREAD_MULTIPLE the core lock is given up for the rest of the round */
     unsigned held = ism_mt_release();
     unsigned s = ++*spins;

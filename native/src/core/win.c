@@ -35,6 +35,8 @@ int ism_rma_fail(int code, const char *fmt, ...)
     return code;
 }
 
+int ism_win_any(void) { return wins != NULL; }
+
 ism_win *ism_win_by_ctx(uint32_t ctx)
 {
     for (ism_win *w = wins; w; w = w->next)

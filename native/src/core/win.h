@@ -153,6 +153,7 @@ void ism_rma_frame(const ism_frame_hdr *h, const void *payload); /* from p2p.c *
 int ism_rma_poll(void);      /* retry remote lock requests; from gwlink.c's progress */
 extern int ism_rma_waiting;  /* windows with lock requests queued */
 ism_win *ism_win_by_ctx(uint32_t ctx);
+int ism_win_any(void); /* a window exists in this process */
 void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload);
 int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const void *p,
                  size_t len);
