@@ -252,8 +252,12 @@ void ism_idle(unsigned *spins)
      * in its own code (its shared-memory collectives, a lock spin) nothing enters the
      * vendor, whose passive-target RMA may need this process as a target to progress
      * (Open MPI osc/rdma's emulated atomics over vader, MPICH's active messages): an
-     * origin's MPI_Win_unlock then waits for ever on a target in MPI_Barrier. Poke it. */
-    if (!ism.multisite && ism_win_any()) {
+     * origin's MPI_Win_unlock then waits for ever on a target in MPI_Barrier. Poke it,
+     * and keep yielding instead of napping, as the vendor's own waits would: a target
+     * napping 50 us at a time made each put + flush under MPICH take 100 us instead of 1.
+     * (With gateways the naps stay: spinning ranks starve the gateways of a shared core.) */
+    int poke = !ism.multisite && ism_win_any();
+    if (poke) {
         int flag = 0;
         ism_vstatus vst;
         ism.be->iprobe(ISM_VSRC_ANY, ISM_VTAG_ANY, ism_comm_world.vcomm, &flag, &vst);
@@ -262,7 +266,7 @@ void ism_idle(unsigned *spins)
     unsigned held = ism_mt_release();
     unsigned s = ++*spins;
     if (s < 64) {
-    } else if (s == 64 || (s < (1u << 30) && mono_ns() < yield_until)) {
+    } else if (s == 64 || (s < (1u << 30) && (poke || mono_ns() < yield_until))) {
         if (s == 64)
             yield_until = mono_ns() + ism.idle_yield_ns;
         sched_yield();
