@@ -17,6 +17,7 @@
 
 #include "../backend/loader.h"
 #include "../common/knobs.h"
+#include "../contract/layout.h"
 #include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "gateway.h"
@@ -128,38 +129,6 @@ static void check_knobs(void)
         exit(2);
 }
 
-static int split_list(const char *s, char ***out)
-{
-    int n = 1;
-    for (const char *p = s; *p; p++)
-        n += *p == ',';
-    char **v = calloc((size_t)n, sizeof *v), *dup = strdup(s), *save = NULL;
-    int i = 0;
-    for (char *t = strtok_r(dup, ",", &save); t && i < n; t = strtok_r(NULL, ",", &save))
-        v[i++] = strdup(t);
-    free(dup);
-    *out = v;
-    return i;
-}
-
-static int *int_list(const char *name, int n)
-{
-    const char *s = getenv(name);
-    char **parts;
-    if (!s || split_list(s, &parts) != n) {
-        fprintf(stderr, "isthmus-gateway: %s is missing or does not list %d sites; start jobs "
-                        "with `isthmus run`\n", name, n);
-        exit(2);
-    }
-    int *v = calloc((size_t)n, sizeof *v);
-    for (int i = 0; i < n; i++) {
-        v[i] = atoi(parts[i]);
-        free(parts[i]);
-    }
-    free(parts);
-    return v;
-}
-
 static void read_env(void)
 {
     const char *names = getenv("ISTHMUS_SITE_NAMES"), *site = getenv("ISTHMUS_SITE");
@@ -169,18 +138,19 @@ static void read_env(void)
                         "ISTHMUS_SITE_NAMES or ISTHMUS_GATEWAY_ADDRS missing)\n");
         exit(2);
     }
-    gw.nsites = split_list(names, &gw.site_names);
-    gw.site = atoi(site);
-    if (gw.site < 0 || gw.site >= gw.nsites) {
-        fprintf(stderr, "isthmus-gateway: ISTHMUS_SITE=%s outside the %d sites\n", site,
-                gw.nsites);
+    ism_layout l;
+    char lerr[512];
+    if (ism_layout_from_env(&l, lerr, sizeof lerr)) {
+        fprintf(stderr, "isthmus-gateway: bad job layout: %s; start jobs with `isthmus run`\n",
+                lerr);
         exit(2);
     }
-    gw.site_ranks = int_list("ISTHMUS_SITE_RANKS", gw.nsites);
-    gw.site_gws = int_list("ISTHMUS_SITE_GATEWAYS", gw.nsites);
-    gw.site_off = calloc((size_t)gw.nsites + 1, sizeof(int));
-    for (int i = 0; i < gw.nsites; i++)
-        gw.site_off[i + 1] = gw.site_off[i] + gw.site_ranks[i];
+    gw.nsites = l.nsites;
+    gw.site = l.site;
+    gw.site_names = l.site_names;
+    gw.site_ranks = l.site_ranks;
+    gw.site_gws = l.site_gws;
+    gw.site_off = l.site_off;
     gw_paths_parse(addrs, getenv("ISTHMUS_SITE_DIALOUT"));
     gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)knob(ISM_K_CHUNK, 256 << 10);
     gw.dead_ms = (int64_t)knob(ISM_K_LINK_DEAD_MS, 5000);
