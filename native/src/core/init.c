@@ -238,7 +238,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
                     "with `isthmus run` (it adds the gateway with the launcher's MPMD syntax)",
                     ism_site_name(ism.site));
         if (ism.ngw > 0)
-            ism.my_gw = ism.gw_vrank[ism.lrank % ism.ngw];
+            ism.my_gw = ism.gw_vrank[ism_gw_of_local(ism.lrank, ism.ngw)];
     }
     /* a gateway in the job (isthmus run, even with one site) must see our FIN */
     ism.multisite = ism.nsites > 1 || ism.ngw > 0;

@@ -348,7 +348,7 @@ int main(int argc, char **argv)
                gw.napps, gw.ngw_here, gw.site_ranks[gw.site], gw.site_gws[gw.site]);
     }
     for (int l = 0; l < gw.napps; l++)
-        gw.apps_mine += l % gw.ngw_here == gw.gwidx;
+        gw.apps_mine += ism_gw_of_local(l, gw.ngw_here) == gw.gwidx;
     load_secret();
     gw.xp->init();
     gw_links_connect();

@@ -1,7 +1,7 @@
 /* le.h: little-endian loads and stores for wire formats, by shifts, so the formats do not
  * depend on host byte order or struct padding. */
-#ifndef ISM_WAN_LE_H
-#define ISM_WAN_LE_H
+#ifndef ISM_COMMON_LE_H
+#define ISM_COMMON_LE_H
 
 #include <stdint.h>
 
