@@ -17,6 +17,7 @@
 #include "../backend/loader.h"
 #include "core.h"
 #include "../coll/coll.h"
+#include "../contract/handshake.h"
 #include "../contract/layout.h"
 
 ism_global ism;
@@ -210,23 +211,18 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism.lsize = wsize;
     } else {
         read_layout();
-        /* Roles: the gateway runs the same sequence (allgather, split, dup). */
-        int *roles = calloc((size_t)wsize, sizeof(int)), me = 0;
-        rc = ism.be->allgather(&me, 1, ism.be->dt[ISM_KIND_INT], roles, 1, ism.be->dt[ISM_KIND_INT], ism.vworld);
+        /* the gateways run the same sequence (contract/handshake.h) */
+        ism_join j;
+        rc = ism_join_site(ism.be, ISM_ROLE_APP, &j);
         if (rc)
-            return rc;
-        ism.ngw = 0;
+            return rc == ISM_JOIN_ENOMEM ? ISM_ERR_NO_MEM : rc;
+        ism.vapp = j.own;
+        ism.vgw = j.channel;
         ism.gw_vrank = calloc((size_t)wsize, sizeof(int));
-        for (int i = 0; i < wsize; i++)
-            if (roles[i] == 1)
-                ism.gw_vrank[ism.ngw++] = i;
-        free(roles);
-        rc = ism.be->comm_split(ism.vworld, 0, wrank, &ism.vapp);
-        if (rc)
-            return rc;
-        rc = ism.be->comm_dup(ism.vworld, &ism.vgw);
-        if (rc)
-            return rc;
+        if (!ism.gw_vrank)
+            return ISM_ERR_NO_MEM;
+        ism.ngw = ism_join_ranks(&j, ISM_ROLE_GATEWAY, ism.gw_vrank);
+        ism_join_free(&j);
         ism.be->comm_rank(ism.vapp, &ism.lrank);
         ism.be->comm_size(ism.vapp, &ism.lsize);
         if (ism.lsize != ism.site_ranks[ism.site])

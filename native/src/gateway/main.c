@@ -17,6 +17,7 @@
 
 #include "../backend/loader.h"
 #include "../common/knobs.h"
+#include "../contract/handshake.h"
 #include "../contract/layout.h"
 #include "../wan/aead.h"
 #include "../wan/sock.h"
@@ -253,31 +254,34 @@ static void vendor_start(int *argc, char ***argv)
         fprintf(stderr, "isthmus-gateway: %s\n", err);
         exit(2);
     }
-    int prov, wrank, wsize;
+    int prov;
     if (gw.be->init_thread(argc, argv, 0, &prov)) {
         fprintf(stderr, "isthmus-gateway: the vendor MPI failed to initialise\n");
         exit(2);
     }
     gw.vworld = gw.be->comm_world;
-    gw.be->comm_rank(gw.vworld, &wrank);
-    gw.be->comm_size(gw.vworld, &wsize);
-    /* the same collective sequence as the app ranks' MPI_Init */
-    int *roles = calloc((size_t)wsize, sizeof(int)), me = 1;
-    gw.be->allgather(&me, 1, gw.be->dt[ISM_KIND_INT], roles, 1, gw.be->dt[ISM_KIND_INT], gw.vworld);
-    gw.be->comm_split(gw.vworld, 1, wrank, &gw.vown);
-    gw.be->comm_dup(gw.vworld, &gw.vgw);
-    gw.app_vrank = calloc((size_t)wsize, sizeof(int));
-    gw.gwidx = -1;
-    for (int i = 0; i < wsize; i++) {
-        if (roles[i] == 0)
-            gw.app_vrank[gw.napps++] = i;
-        else {
-            if (i == wrank)
-                gw.gwidx = gw.ngw_here;
-            gw.ngw_here++;
-        }
+    /* the same collective sequence as the app ranks' MPI_Init (contract/handshake.h) */
+    ism_join j;
+    int rc = ism_join_site(gw.be, ISM_ROLE_GATEWAY, &j);
+    if (rc) {
+        char why[48] = "out of memory";
+        if (rc != ISM_JOIN_ENOMEM)
+            snprintf(why, sizeof why, "vendor MPI error %d", rc);
+        fprintf(stderr, "isthmus-gateway: the start-up handshake with the app ranks failed "
+                        "(%s)\n", why);
+        exit(2);
     }
-    free(roles);
+    gw.vown = j.own;
+    gw.vgw = j.channel;
+    gw.app_vrank = calloc((size_t)j.wsize, sizeof(int));
+    if (!gw.app_vrank) {
+        fprintf(stderr, "isthmus-gateway: out of memory for %d vendor ranks\n", j.wsize);
+        exit(2);
+    }
+    gw.napps = ism_join_ranks(&j, ISM_ROLE_APP, gw.app_vrank);
+    gw.ngw_here = ism_join_ranks(&j, ISM_ROLE_GATEWAY, NULL);
+    gw.gwidx = ism_join_index(&j);
+    ism_join_free(&j);
 }
 
 static int64_t start_ms;
