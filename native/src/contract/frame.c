@@ -1,49 +1,16 @@
 /* frame.c: wire encoding and validation of isthmus frames (frame.h).
  *
  * Owns the byte-exact (little-endian, padding-free) mapping between ism_frame_hdr and
- * the 48 bytes on the wire, and the validation of untrusted headers read from peers.
+ * the 48 bytes on the wire (by shifts, common/le.h, so it depends on neither the host's
+ * byte order nor any padding a compiler might choose), and the validation of untrusted
+ * headers read from peers.
  * The checksum of ISM_FRAME_FLAG_CRC is wan/crc32c.c's: a checksum is bytes, not protocol.
  */
 #include "frame.h"
 
 #include <string.h>
 
-/* Packing by shifts rather than memcpy of the struct keeps the wire format independent
- * of host byte order and of any padding a future compiler might choose. */
-static void put_le16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    put_le32(p, (uint32_t)v);
-    put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t get_le16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
+#include "../common/le.h"
 
 /* Signed fields travel as their two's-complement bit pattern; converting back through
  * uint32_t -> int32_t is implementation-defined in C11 for values above INT32_MAX, so
@@ -80,18 +47,18 @@ void ism_frame_init(ism_frame_hdr *h, enum ism_frame_type type)
 
 void ism_frame_encode(const ism_frame_hdr *h, uint8_t out[ISM_FRAME_HDR_SIZE])
 {
-    put_le32(out + OFF_MAGIC, h->magic);
+    ism_put_le32(out + OFF_MAGIC, h->magic);
     out[OFF_VERSION] = h->version;
     out[OFF_TYPE] = h->type;
-    put_le16(out + OFF_FLAGS, h->flags);
-    put_le32(out + OFF_CTX, h->ctx);
-    put_le32(out + OFF_SRC, (uint32_t)h->src);
-    put_le32(out + OFF_DST, (uint32_t)h->dst);
-    put_le32(out + OFF_TAG, (uint32_t)h->tag);
-    put_le32(out + OFF_LEN, h->len);
-    put_le32(out + OFF_CRC, h->crc);
-    put_le64(out + OFF_A, h->a);
-    put_le64(out + OFF_B, h->b);
+    ism_put_le16(out + OFF_FLAGS, h->flags);
+    ism_put_le32(out + OFF_CTX, h->ctx);
+    ism_put_le32(out + OFF_SRC, (uint32_t)h->src);
+    ism_put_le32(out + OFF_DST, (uint32_t)h->dst);
+    ism_put_le32(out + OFF_TAG, (uint32_t)h->tag);
+    ism_put_le32(out + OFF_LEN, h->len);
+    ism_put_le32(out + OFF_CRC, h->crc);
+    ism_put_le64(out + OFF_A, h->a);
+    ism_put_le64(out + OFF_B, h->b);
 }
 
 /* The header is decoded into a local and copied out only once it is valid, so a
@@ -100,28 +67,28 @@ int ism_frame_decode(const uint8_t *in, size_t n, ism_frame_hdr *h)
 {
     if (in == NULL || n < ISM_FRAME_HDR_SIZE)
         return ISM_FRAME_ESHORT;
-    if (get_le32(in + OFF_MAGIC) != ISM_FRAME_MAGIC)
+    if (ism_get_le32(in + OFF_MAGIC) != ISM_FRAME_MAGIC)
         return ISM_FRAME_EMAGIC;
     if (in[OFF_VERSION] != ISM_FRAME_VERSION)
         return ISM_FRAME_EVERSION;
     if (in[OFF_TYPE] < 1 || in[OFF_TYPE] > ISM_F_TYPE_MAX)
         return ISM_FRAME_ETYPE;
-    if (get_le32(in + OFF_LEN) > ISM_FRAME_MAX_PAYLOAD)
+    if (ism_get_le32(in + OFF_LEN) > ISM_FRAME_MAX_PAYLOAD)
         return ISM_FRAME_ELEN;
 
     ism_frame_hdr t;
-    t.magic = get_le32(in + OFF_MAGIC);
+    t.magic = ism_get_le32(in + OFF_MAGIC);
     t.version = in[OFF_VERSION];
     t.type = in[OFF_TYPE];
-    t.flags = get_le16(in + OFF_FLAGS);
-    t.ctx = get_le32(in + OFF_CTX);
-    t.src = u32_to_i32(get_le32(in + OFF_SRC));
-    t.dst = u32_to_i32(get_le32(in + OFF_DST));
-    t.tag = u32_to_i32(get_le32(in + OFF_TAG));
-    t.len = get_le32(in + OFF_LEN);
-    t.crc = get_le32(in + OFF_CRC);
-    t.a = get_le64(in + OFF_A);
-    t.b = get_le64(in + OFF_B);
+    t.flags = ism_get_le16(in + OFF_FLAGS);
+    t.ctx = ism_get_le32(in + OFF_CTX);
+    t.src = u32_to_i32(ism_get_le32(in + OFF_SRC));
+    t.dst = u32_to_i32(ism_get_le32(in + OFF_DST));
+    t.tag = u32_to_i32(ism_get_le32(in + OFF_TAG));
+    t.len = ism_get_le32(in + OFF_LEN);
+    t.crc = ism_get_le32(in + OFF_CRC);
+    t.a = ism_get_le64(in + OFF_A);
+    t.b = ism_get_le64(in + OFF_B);
     *h = t;
     return 0;
 }
