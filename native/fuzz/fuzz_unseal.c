@@ -23,7 +23,7 @@
 
 #include "aead.h"
 #include "conn.h"
-#include "le.h"
+#include "../src/common/le.h"
 #include "seal.h"
 #include "sstream.h"
 #include "wire.h"

@@ -5,8 +5,9 @@
  * Built as a libFuzzer target with clang; with -DISM_FUZZ_STANDALONE it gets its own
  * deterministic driver (fixed seeds + 200000 mutated inputs) so CTest can run it anywhere.
  */
-#include "frame.h"
-#include "linkhdr.h"
+#include "../src/contract/frame.h"
+#include "../src/wan/crc32c.h"
+#include "../src/wan/linkhdr.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,14 @@
-/* test_frame.c: checks for the frame wire format and CRC32C in src/wan/frame.c.
+/* test_frame.c: checks for the frame wire format (src/contract/frame.c) and CRC32C
+ * (src/wan/crc32c.c).
  *
  * Owns the guarantees other code relies on: every type round-trips, every malformed
  * header is rejected with the right code and without touching the output, the byte
  * layout matches hand-written little-endian bytes, and CRC32C matches the standard
  * vector and a bit-by-bit reference on every length and alignment.
  */
-#include "frame.h"
-#include "linkhdr.h"
+#include "../src/contract/frame.h"
+#include "../src/wan/crc32c.h"
+#include "../src/wan/linkhdr.h"
 
 #include <stdio.h>
 #include <stdlib.h>

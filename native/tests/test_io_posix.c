@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "../src/io/posix.h"
-#include "../src/wan/le.h"
+#include "../src/common/le.h"
 #include "check.h"
 
 static void test_segments(void)

@@ -8,7 +8,7 @@
  * ACK builder packs ranges and NACKs up to exactly the datagram size it is given.
  */
 #include "wire.h"
-#include "le.h"
+#include "../src/common/le.h"
 
 #include <stdio.h>
 #include <stdlib.h>

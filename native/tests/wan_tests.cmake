@@ -1,8 +1,8 @@
 # wan_tests.cmake: build and test wiring for the WAN building blocks (src/wan).
 #
-# Owns the ism_wan static library (frames, gateway authentication, socket helpers) and
-# its tests: test_frame, test_frame_portable_crc, test_auth and fuzz_frame_smoke, plus
-# the optional libFuzzer binary fuzz_frame; and the reliable-UDP library ism_udp with
+# Owns the ism_wan static library (CRC32C, link headers, gateway authentication, link
+# encryption, socket helpers: bytes, no MPI) and its tests test_auth and test_aead; and
+# the reliable-UDP library ism_udp with
 # test_udp_wire, test_udp_cc, fuzz_udp_wire_smoke (libFuzzer: fuzz_udp_wire), test_udp_loopback. Meant to be include()d from native/CMakeLists.txt,
 # which provides cmake_minimum_required(VERSION 3.20) and enable_testing().
 
@@ -29,7 +29,7 @@ endif()
 set(ISM_WAN_WARNINGS $<$<C_COMPILER_ID:GNU,Clang,AppleClang>:-Wall -Wextra>)
 
 add_library(ism_wan STATIC
-  ${ISM_WAN_SRC_DIR}/frame.c
+  ${ISM_WAN_SRC_DIR}/crc32c.c
   ${ISM_WAN_SRC_DIR}/linkhdr.c
   ${ISM_WAN_SRC_DIR}/auth.c
   ${ISM_WAN_SRC_DIR}/auth_hs.c
@@ -50,25 +50,6 @@ set_target_properties(ism_wan PROPERTIES
 # Common settings for the test programs below.
 set(ISM_WAN_TEST_PROPS C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
 
-add_executable(test_frame ${ISM_WAN_TEST_DIR}/test_frame.c)
-target_link_libraries(test_frame PRIVATE ism_wan)
-target_compile_definitions(test_frame PRIVATE _GNU_SOURCE)
-target_compile_options(test_frame PRIVATE ${ISM_WAN_WARNINGS})
-set_target_properties(test_frame PROPERTIES ${ISM_WAN_TEST_PROPS})
-add_test(NAME test_frame COMMAND test_frame)
-
-# Same checks against the portable CRC32C table: on SSE4.2 hosts the library never
-# takes that path, so without this build a broken table would go unnoticed.
-add_executable(test_frame_portable_crc
-  ${ISM_WAN_TEST_DIR}/test_frame.c
-  ${ISM_WAN_SRC_DIR}/frame.c
-  ${ISM_WAN_SRC_DIR}/linkhdr.c)
-target_include_directories(test_frame_portable_crc PRIVATE ${ISM_WAN_SRC_DIR})
-target_compile_definitions(test_frame_portable_crc PRIVATE _GNU_SOURCE ISM_CRC32C_NO_HW)
-target_compile_options(test_frame_portable_crc PRIVATE ${ISM_WAN_WARNINGS})
-set_target_properties(test_frame_portable_crc PROPERTIES ${ISM_WAN_TEST_PROPS})
-add_test(NAME test_frame_portable_crc COMMAND test_frame_portable_crc)
-
 add_executable(test_auth ${ISM_WAN_TEST_DIR}/test_auth.c)
 target_link_libraries(test_auth PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
 target_compile_definitions(test_auth PRIVATE _GNU_SOURCE)
@@ -79,7 +60,6 @@ add_test(NAME test_auth COMMAND test_auth)
 set_tests_properties(test_auth PROPERTIES TIMEOUT 120 RESOURCE_LOCK ism_loopback_ports)
 
 include(${CMAKE_CURRENT_LIST_DIR}/../cmake/IsmFuzz.cmake)
-ism_fuzz_target(fuzz_frame OWN_DRIVER SOURCES ${ISM_WAN_TEST_DIR}/fuzz_frame.c LIBS ism_wan DEFINES _GNU_SOURCE)
 
 # ---- Reliable UDP transport (src/wan/udp, issue 7) ----
 set(ISM_UDP_SRC_DIR "${ISM_WAN_SRC_DIR}/udp")

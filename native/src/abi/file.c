@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../wan/fileio.h"
+#include "../contract/fileio.h"
 #include "file.h"
 
 static ism_errh *default_errh = &ism_errh_return; /* MPI 3.1 §13.7: MPI_ERRORS_RETURN */

@@ -80,7 +80,7 @@ int ism_abi_file_segments(const ism_file *f, MPI_Offset pos, int64_t nbytes, ism
  * end of the file). Returns an MPI error class. */
 int ism_abi_file_move(ism_file *f, const ism_io_seg *seg, uint32_t n, char *data, int write,
                       int64_t *done);
-/* One operation on the file at its site (op of wan/fileio.h without a payload): result
+/* One operation on the file at its site (op of contract/fileio.h without a payload): result
  * or -errno in *res. */
 int ism_abi_file_simple(ism_file *f, int op, int64_t arg, int64_t *res);
 /* Pack count × dt from buf (write) or get room for them (read): *data is the contiguous

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../wan/fileio.h"
-#include "../wan/le.h"
+#include "../contract/fileio.h"
+#include "../common/le.h"
 #include "file.h"
 
 static int seg_add(ism_fseg_list *l, int64_t off, int64_t len)

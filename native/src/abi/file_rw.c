@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../wan/fileio.h"
+#include "../contract/fileio.h"
 #include "file.h"
 
 enum { A_WRITE = 1, A_COLL = 2, A_AT = 4, A_INDIV = 8, A_SHARED = 16, A_ORDERED = 32 };

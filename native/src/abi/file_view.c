@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../wan/fileio.h"
+#include "../contract/fileio.h"
 #include "file.h"
 
 static int keep_type(MPI_Datatype t, MPI_Datatype *out)

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../wan/gwquery.h"
-#include "../wan/le.h"
+#include "../contract/gwquery.h"
+#include "../common/le.h"
 #include "mpit.h"
 
 enum { W_HEAD, W_LINK, W_STREAM, W_RANK };

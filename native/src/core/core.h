@@ -14,7 +14,8 @@
 
 #include "../backend/backend.h"
 #include "../common/knobs.h"
-#include "../wan/frame.h"
+#include "../contract/channel.h"
+#include "../contract/frame.h"
 #include "dtmap.h"
 #include "mt.h"
 
@@ -49,10 +50,6 @@ enum {
     ISM_ERR_NO_MEM = 39,
     ISM_ERR_UNSUPPORTED = 55
 };
-
-/* vendor tags on the app<->gateway channel */
-#define ISM_TAG_APP2GW 1
-#define ISM_TAG_GW2APP 2
 
 /* A datatype. Predefined types live in ism_dt_table (index = ABI handle - 0x200);
  * derived ones are allocated with their ism_dtx and the ABI handle is the pointer. */
@@ -321,14 +318,14 @@ int ism_progress_depth(void); /* > 0 inside a frame handler (an MPI_T event call
 void ism_idle(unsigned *spins);
 
 /* gwquery.c: asking this rank's gateway, for MPI_T (abi/mpit_*.c). ism_gw_query sends a
- * QUERY and progresses until the ANSWER: its little-endian words (wan/gwquery.h), valid
+ * QUERY and progresses until the ANSWER: its little-endian words (contract/gwquery.h), valid
  * until the next query. ISM_ERR_OTHER without a gateway (one site), from a frame handler
  * (the answer could not be taken in), or after 30 s without an answer. */
 int ism_gw_query(const uint8_t **words, size_t *nwords);
 int ism_gw_watch(int on); /* ISM_F_WATCH: link events wanted (1) or not (0) */
 void ism_gw_answered(const ism_frame_hdr *h, const void *payload);
 
-/* fileio.c: MPI-IO requests to the file agent in gateway 0 of another site (wan/fileio.h).
+/* fileio.c: MPI-IO requests to the file agent in gateway 0 of another site (contract/fileio.h).
  * post sends one request (payload p1 then p2, at most ism_fio_max_payload() bytes; rbuf
  * takes up to rcap bytes of the answer) and gives its slot; wait progresses until the
  * answer (result: >= 0, or -errno) or ISTHMUS_IO_TIMEOUT (ISM_ERR_OTHER, said on stderr

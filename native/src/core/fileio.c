@@ -1,4 +1,4 @@
-/* fileio.c: a rank's requests to the file agent at another site (MPI-IO; wan/fileio.h,
+/* fileio.c: a rank's requests to the file agent at another site (MPI-IO; contract/fileio.h,
  * gateway/fileagent.c). A request is one ISM_F_IO frame; its answer comes back through
  * the gateways as ISM_F_IOREP and is matched here by request id. A rank keeps at most
  * ISM_FIO_SLOTS requests outstanding (the callers keep to ism.window of them), so what
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../wan/fileio.h"
+#include "../contract/fileio.h"
 #include "core.h"
 
 typedef struct fio_slot {

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../wan/gwquery.h"
-#include "../wan/le.h"
+#include "../contract/gwquery.h"
+#include "../common/le.h"
 #include "core.h"
 
 #define QUERY_TIMEOUT_NS (30ll * 1000000000)

@@ -17,6 +17,8 @@
 #include "../backend/loader.h"
 #include "core.h"
 #include "../coll/coll.h"
+#include "../contract/handshake.h"
+#include "../contract/layout.h"
 
 ism_global ism;
 
@@ -68,67 +70,21 @@ static const ism_backend *load_backend(void)
     return be;
 }
 
-/* Parse "2,3,2" into n ints; returns the count or -1. */
-static int parse_list(const char *s, int **out)
-{
-    int n = 1, *v;
-    for (const char *p = s; *p; p++)
-        n += *p == ',';
-    v = calloc((size_t)n, sizeof *v);
-    if (!v)
-        return -1;
-    const char *p = s;
-    for (int i = 0; i < n; i++) {
-        char *end;
-        long x = strtol(p, &end, 10);
-        if (end == p || x < 0 || x > 1 << 24 || (*end != ',' && *end != 0)) {
-            free(v);
-            return -1;
-        }
-        v[i] = (int)x;
-        p = *end ? end + 1 : end;
-    }
-    *out = v;
-    return n;
-}
-
-static void parse_names(const char *s, int n)
-{
-    ism.site_names = calloc((size_t)n, sizeof(char *));
-    char *dup = strdup(s ? s : ""), *save = NULL, *tok = strtok_r(dup, ",", &save);
-    for (int i = 0; i < n; i++) {
-        char def[16];
-        snprintf(def, sizeof def, "%c", 'A' + i % 26);
-        ism.site_names[i] = strdup(tok ? tok : def);
-        if (tok)
-            tok = strtok_r(NULL, ",", &save);
-    }
-    free(dup);
-}
-
+/* The job layout `isthmus run` wrote (contract/layout.h); a bad one stops the rank with
+ * the parser's line. */
 static void read_layout(void)
 {
-    const char *site = getenv("ISTHMUS_SITE");
-    const char *ranks = getenv("ISTHMUS_SITE_RANKS");
-    const char *gws = getenv("ISTHMUS_SITE_GATEWAYS");
-    if (!ranks || !gws)
-        ism_die("ISTHMUS_SITE is set but ISTHMUS_SITE_RANKS/ISTHMUS_SITE_GATEWAYS are not; start "
-                "the program with `isthmus run`");
-    int n = parse_list(ranks, &ism.site_ranks);
-    int m = parse_list(gws, &ism.site_gws);
-    if (n < 1 || m != n)
-        ism_die("bad job layout in the environment (ISTHMUS_SITE_RANKS=%s, "
-                "ISTHMUS_SITE_GATEWAYS=%s); start the program with `isthmus run`",
-                ranks, gws);
-    ism.nsites = n;
-    ism.site = atoi(site);
-    if (ism.site < 0 || ism.site >= n)
-        ism_die("ISTHMUS_SITE=%s is outside the %d sites of this job", site, n);
-    parse_names(getenv("ISTHMUS_SITE_NAMES"), n);
-    ism.site_off = calloc((size_t)n + 1, sizeof(int));
-    for (int i = 0; i < n; i++)
-        ism.site_off[i + 1] = ism.site_off[i] + ism.site_ranks[i];
-    ism.gsize = ism.site_off[n];
+    ism_layout l;
+    char err[512];
+    if (ism_layout_from_env(&l, err, sizeof err))
+        ism_die("bad job layout: %s; start the program with `isthmus run`", err);
+    ism.nsites = l.nsites;
+    ism.site = l.site;
+    ism.gsize = l.gsize;
+    ism.site_ranks = l.site_ranks;
+    ism.site_gws = l.site_gws;
+    ism.site_off = l.site_off;
+    ism.site_names = l.site_names;
 }
 
 /* A knob's value (knobs.def), or `def` when it is unset. Every knob the library reads was
@@ -246,7 +202,8 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism.site_off = calloc(2, sizeof(int));
         ism.site_off[1] = wsize;
         ism.gsize = wsize;
-        parse_names("A", 1);
+        ism.site_names = calloc(1, sizeof(char *));
+        ism.site_names[0] = strdup("A");
         rc = ism.be->comm_dup(ism.vworld, &ism.vapp);
         if (rc)
             return rc;
@@ -254,23 +211,18 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism.lsize = wsize;
     } else {
         read_layout();
-        /* Roles: the gateway runs the same sequence (allgather, split, dup). */
-        int *roles = calloc((size_t)wsize, sizeof(int)), me = 0;
-        rc = ism.be->allgather(&me, 1, ism.be->dt[ISM_KIND_INT], roles, 1, ism.be->dt[ISM_KIND_INT], ism.vworld);
+        /* the gateways run the same sequence (contract/handshake.h) */
+        ism_join j;
+        rc = ism_join_site(ism.be, ISM_ROLE_APP, &j);
         if (rc)
-            return rc;
-        ism.ngw = 0;
+            return rc == ISM_JOIN_ENOMEM ? ISM_ERR_NO_MEM : rc;
+        ism.vapp = j.own;
+        ism.vgw = j.channel;
         ism.gw_vrank = calloc((size_t)wsize, sizeof(int));
-        for (int i = 0; i < wsize; i++)
-            if (roles[i] == 1)
-                ism.gw_vrank[ism.ngw++] = i;
-        free(roles);
-        rc = ism.be->comm_split(ism.vworld, 0, wrank, &ism.vapp);
-        if (rc)
-            return rc;
-        rc = ism.be->comm_dup(ism.vworld, &ism.vgw);
-        if (rc)
-            return rc;
+        if (!ism.gw_vrank)
+            return ISM_ERR_NO_MEM;
+        ism.ngw = ism_join_ranks(&j, ISM_ROLE_GATEWAY, ism.gw_vrank);
+        ism_join_free(&j);
         ism.be->comm_rank(ism.vapp, &ism.lrank);
         ism.be->comm_size(ism.vapp, &ism.lsize);
         if (ism.lsize != ism.site_ranks[ism.site])
@@ -282,7 +234,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
                     "with `isthmus run` (it adds the gateway with the launcher's MPMD syntax)",
                     ism_site_name(ism.site));
         if (ism.ngw > 0)
-            ism.my_gw = ism.gw_vrank[ism.lrank % ism.ngw];
+            ism.my_gw = ism.gw_vrank[ism_gw_of_local(ism.lrank, ism.ngw)];
     }
     /* a gateway in the job (isthmus run, even with one site) must see our FIN */
     ism.multisite = ism.nsites > 1 || ism.ngw > 0;

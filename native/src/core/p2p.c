@@ -18,7 +18,7 @@
 
 #include "core.h"
 #include "win.h"
-#include "../wan/le.h"
+#include "../common/le.h"
 
 /* Where the packed bytes of a remote-capable receive go: straight into the user's buffer
  * for a contiguous type; any other type keeps a reference and unpacks each piece as it

@@ -1,5 +1,5 @@
 /* fileagent.c: the gateway acting for ranks at other sites on the files of its site
- * (MPI-IO; wan/fileio.h has the requests). Only gateway 0 of a site gets requests.
+ * (MPI-IO; contract/fileio.h has the requests). Only gateway 0 of a site gets requests.
  *
  * A request is served at once, in the event loop, with the POSIX operations that the
  * site's own ranks use (io/posix.c), and answered on the link it came from, which leads
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "../io/posix.h"
-#include "../wan/fileio.h"
-#include "../wan/le.h"
+#include "../contract/fileio.h"
+#include "../common/le.h"
 #include "gateway.h"
 
 typedef struct agent_file {

@@ -15,7 +15,8 @@
 
 #include "../backend/backend.h"
 #include "../wan/auth.h"
-#include "../wan/frame.h"
+#include "../contract/channel.h"
+#include "../contract/frame.h"
 #include "../wan/linkhdr.h"
 #include "xport.h"
 

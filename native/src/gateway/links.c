@@ -44,7 +44,7 @@ gw_link *gw_link_for(int dst_global)
     while (s + 1 < gw.nsites && dst_global >= gw.site_off[s + 1])
         s++;
     int local = dst_global - gw.site_off[s];
-    return link_at(s, local % gw.site_gws[s]);
+    return link_at(s, ism_gw_of_local(local, gw.site_gws[s]));
 }
 
 static void streams_alloc(gw_link *l, int n)

@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/core.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 #include "query.h"
@@ -133,7 +132,7 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
         gw_fileagent_frame(l, b, &h);
         return;
     }
-    if (h.dst < lo || h.dst >= hi || (h.dst - lo) % gw.ngw_here != gw.gwidx || h.src < 0 ||
+    if (h.dst < lo || h.dst >= hi || ism_gw_of_local(h.dst - lo, gw.ngw_here) != gw.gwidx || h.src < 0 ||
         h.src >= gw.site_off[gw.nsites])
         gw_die(1, "site %s gateway %d sent a frame for rank %d from rank %d, which this gateway "
                   "does not serve (protocol error)",

@@ -17,6 +17,8 @@
 
 #include "../backend/loader.h"
 #include "../common/knobs.h"
+#include "../contract/handshake.h"
+#include "../contract/layout.h"
 #include "../wan/aead.h"
 #include "../wan/sock.h"
 #include "gateway.h"
@@ -128,38 +130,6 @@ static void check_knobs(void)
         exit(2);
 }
 
-static int split_list(const char *s, char ***out)
-{
-    int n = 1;
-    for (const char *p = s; *p; p++)
-        n += *p == ',';
-    char **v = calloc((size_t)n, sizeof *v), *dup = strdup(s), *save = NULL;
-    int i = 0;
-    for (char *t = strtok_r(dup, ",", &save); t && i < n; t = strtok_r(NULL, ",", &save))
-        v[i++] = strdup(t);
-    free(dup);
-    *out = v;
-    return i;
-}
-
-static int *int_list(const char *name, int n)
-{
-    const char *s = getenv(name);
-    char **parts;
-    if (!s || split_list(s, &parts) != n) {
-        fprintf(stderr, "isthmus-gateway: %s is missing or does not list %d sites; start jobs "
-                        "with `isthmus run`\n", name, n);
-        exit(2);
-    }
-    int *v = calloc((size_t)n, sizeof *v);
-    for (int i = 0; i < n; i++) {
-        v[i] = atoi(parts[i]);
-        free(parts[i]);
-    }
-    free(parts);
-    return v;
-}
-
 static void read_env(void)
 {
     const char *names = getenv("ISTHMUS_SITE_NAMES"), *site = getenv("ISTHMUS_SITE");
@@ -169,18 +139,19 @@ static void read_env(void)
                         "ISTHMUS_SITE_NAMES or ISTHMUS_GATEWAY_ADDRS missing)\n");
         exit(2);
     }
-    gw.nsites = split_list(names, &gw.site_names);
-    gw.site = atoi(site);
-    if (gw.site < 0 || gw.site >= gw.nsites) {
-        fprintf(stderr, "isthmus-gateway: ISTHMUS_SITE=%s outside the %d sites\n", site,
-                gw.nsites);
+    ism_layout l;
+    char lerr[512];
+    if (ism_layout_from_env(&l, lerr, sizeof lerr)) {
+        fprintf(stderr, "isthmus-gateway: bad job layout: %s; start jobs with `isthmus run`\n",
+                lerr);
         exit(2);
     }
-    gw.site_ranks = int_list("ISTHMUS_SITE_RANKS", gw.nsites);
-    gw.site_gws = int_list("ISTHMUS_SITE_GATEWAYS", gw.nsites);
-    gw.site_off = calloc((size_t)gw.nsites + 1, sizeof(int));
-    for (int i = 0; i < gw.nsites; i++)
-        gw.site_off[i + 1] = gw.site_off[i] + gw.site_ranks[i];
+    gw.nsites = l.nsites;
+    gw.site = l.site;
+    gw.site_names = l.site_names;
+    gw.site_ranks = l.site_ranks;
+    gw.site_gws = l.site_gws;
+    gw.site_off = l.site_off;
     gw_paths_parse(addrs, getenv("ISTHMUS_SITE_DIALOUT"));
     gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)knob(ISM_K_CHUNK, 256 << 10);
     gw.dead_ms = (int64_t)knob(ISM_K_LINK_DEAD_MS, 5000);
@@ -283,31 +254,34 @@ static void vendor_start(int *argc, char ***argv)
         fprintf(stderr, "isthmus-gateway: %s\n", err);
         exit(2);
     }
-    int prov, wrank, wsize;
+    int prov;
     if (gw.be->init_thread(argc, argv, 0, &prov)) {
         fprintf(stderr, "isthmus-gateway: the vendor MPI failed to initialise\n");
         exit(2);
     }
     gw.vworld = gw.be->comm_world;
-    gw.be->comm_rank(gw.vworld, &wrank);
-    gw.be->comm_size(gw.vworld, &wsize);
-    /* the same collective sequence as the app ranks' MPI_Init */
-    int *roles = calloc((size_t)wsize, sizeof(int)), me = 1;
-    gw.be->allgather(&me, 1, gw.be->dt[ISM_KIND_INT], roles, 1, gw.be->dt[ISM_KIND_INT], gw.vworld);
-    gw.be->comm_split(gw.vworld, 1, wrank, &gw.vown);
-    gw.be->comm_dup(gw.vworld, &gw.vgw);
-    gw.app_vrank = calloc((size_t)wsize, sizeof(int));
-    gw.gwidx = -1;
-    for (int i = 0; i < wsize; i++) {
-        if (roles[i] == 0)
-            gw.app_vrank[gw.napps++] = i;
-        else {
-            if (i == wrank)
-                gw.gwidx = gw.ngw_here;
-            gw.ngw_here++;
-        }
+    /* the same collective sequence as the app ranks' MPI_Init (contract/handshake.h) */
+    ism_join j;
+    int rc = ism_join_site(gw.be, ISM_ROLE_GATEWAY, &j);
+    if (rc) {
+        char why[48] = "out of memory";
+        if (rc != ISM_JOIN_ENOMEM)
+            snprintf(why, sizeof why, "vendor MPI error %d", rc);
+        fprintf(stderr, "isthmus-gateway: the start-up handshake with the app ranks failed "
+                        "(%s)\n", why);
+        exit(2);
     }
-    free(roles);
+    gw.vown = j.own;
+    gw.vgw = j.channel;
+    gw.app_vrank = calloc((size_t)j.wsize, sizeof(int));
+    if (!gw.app_vrank) {
+        fprintf(stderr, "isthmus-gateway: out of memory for %d vendor ranks\n", j.wsize);
+        exit(2);
+    }
+    gw.napps = ism_join_ranks(&j, ISM_ROLE_APP, gw.app_vrank);
+    gw.ngw_here = ism_join_ranks(&j, ISM_ROLE_GATEWAY, NULL);
+    gw.gwidx = ism_join_index(&j);
+    ism_join_free(&j);
 }
 
 static int64_t start_ms;
@@ -378,7 +352,7 @@ int main(int argc, char **argv)
                gw.napps, gw.ngw_here, gw.site_ranks[gw.site], gw.site_gws[gw.site]);
     }
     for (int l = 0; l < gw.napps; l++)
-        gw.apps_mine += l % gw.ngw_here == gw.gwidx;
+        gw.apps_mine += ism_gw_of_local(l, gw.ngw_here) == gw.gwidx;
     load_secret();
     gw.xp->init();
     gw_links_connect();

@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "../wan/gwquery.h"
-#include "../wan/le.h"
+#include "../contract/gwquery.h"
+#include "../common/le.h"
 #include "../wan/udp/udp.h"
 #include "trace.h"
 
@@ -59,7 +59,7 @@ void gw_stream_view(const gw_stream *s, gw_xp_view *v)
 static int my_app(int g)
 {
     int lo = gw.site_off[gw.site], hi = gw.site_off[gw.site + 1];
-    if (g < lo || g >= hi || (g - lo) % gw.ngw_here != gw.gwidx)
+    if (g < lo || g >= hi || ism_gw_of_local(g - lo, gw.ngw_here) != gw.gwidx)
         return -1;
     return g - lo;
 }

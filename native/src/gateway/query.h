@@ -1,5 +1,5 @@
 /* query.h: what a gateway tells its app ranks on request (query.c): its counters and
- * clock (ISM_F_QUERY -> ISM_F_ANSWER, wan/gwquery.h) and its links going down and up
+ * clock (ISM_F_QUERY -> ISM_F_ANSWER, contract/gwquery.h) and its links going down and up
  * (ISM_F_WATCH, then ISM_F_LINKEV), for libisthmus's MPI_T variables and events; and the
  * transport's view of one stream, shared with the trace (trace.c). */
 #ifndef ISM_GW_QUERY_H

@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../wan/le.h"
+#include "../common/le.h"
 #include "../wan/sock.h"
 #include "gateway.h"
 #include "query.h"

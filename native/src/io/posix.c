@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../wan/le.h"
+#include "../common/le.h"
 
 int ism_io_open(const char *path, int flags, const char *shfp, int *fd, int *sfd)
 {

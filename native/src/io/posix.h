@@ -39,7 +39,7 @@ int ism_io_set_shared(int sfd, int64_t val);
 int ism_io_lock(int fd, int64_t off, int64_t len, int write, int wait);
 int ism_io_unlock(int fd, int64_t off, int64_t len);
 
-/* A segment list on the wire (wan/fileio.h): encode into out (4 + 16 n bytes);
+/* A segment list on the wire (contract/fileio.h): encode into out (4 + 16 n bytes);
  * decode checks every length against the payload and returns the bytes it used, or -1. */
 size_t ism_io_segs_encode(const ism_io_seg *seg, uint32_t n, unsigned char *out);
 long ism_io_segs_decode(const unsigned char *in, size_t len, ism_io_seg **seg, uint32_t *n);

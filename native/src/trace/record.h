@@ -184,7 +184,7 @@ enum {
 };
 
 typedef struct {
-    ism_tr_hdr h;      /* fn: the frame type (wan/frame.h) */
+    ism_tr_hdr h;      /* fn: the frame type (contract/frame.h) */
     uint64_t t;
     uint64_t seq;      /* link sequence number (0: unnumbered control frame) */
     uint16_t link, stream;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../common/knobs.h"
+#include "../contract/layout.h"
 #include "sync.h"
 #include "wrap.h"
 
@@ -77,40 +78,25 @@ static double knob(ism_knob_id id, double def)
     return rc ? v.num : def;
 }
 
+/* This rank's place in the job layout (contract/layout.h). A bad layout has stopped the
+ * job in MPI_Init already; outside `isthmus run` the program is one site. */
 static void site_layout(void)
 {
-    const char *site = getenv("ISTHMUS_SITE"), *ranks = getenv("ISTHMUS_SITE_RANKS");
-    const char *gws = getenv("ISTHMUS_SITE_GATEWAYS");
-    ism_tr.site = site ? atoi(site) : 0;
+    ism_layout l;
+    char err[512];
+    ism_tr.site = 0;
     ism_tr.nsites = 1;
     ism_tr.site_rank = ism_tr.rank;
     ism_tr.site_size = ism_tr.size;
     ism_tr.site_gws = 0;
-    if (!site || !ranks)
+    if (!getenv("ISTHMUS_SITE") || ism_layout_from_env(&l, err, sizeof err))
         return;
-    int off = 0, s = 0;
-    for (const char *p = ranks; *p; s++) {
-        int n = atoi(p);
-        if (s == ism_tr.site) {
-            ism_tr.site_rank = ism_tr.rank - off;
-            ism_tr.site_size = n;
-        }
-        off += n;
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        p++;
-    }
-    ism_tr.nsites = s + 1;
-    s = 0;
-    for (const char *p = gws; p && *p; s++) {
-        if (s == ism_tr.site)
-            ism_tr.site_gws = atoi(p);
-        p = strchr(p, ',');
-        if (!p)
-            break;
-        p++;
-    }
+    ism_tr.site = l.site;
+    ism_tr.nsites = l.nsites;
+    ism_tr.site_rank = ism_tr.rank - l.site_off[l.site];
+    ism_tr.site_size = l.site_ranks[l.site];
+    ism_tr.site_gws = l.site_gws[l.site];
+    ism_layout_free(&l);
 }
 
 /* The INFO record: what the exporters need to know about this process, as JSON. */

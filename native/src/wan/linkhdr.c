@@ -1,11 +1,11 @@
 /* linkhdr.c: wire encoding and validation of the per-stream link header (linkhdr.h). */
 #include "linkhdr.h"
 
-#include "le.h"
+#include "../common/le.h"
 
 #include <string.h>
 
-#include "frame.h"
+#include "crc32c.h"
 
 void ism_link_hdr_encode(const ism_link_hdr *h, uint8_t out[ISM_LINK_HDR_SIZE])
 {

@@ -10,7 +10,7 @@
 
 #include <openssl/crypto.h>
 
-#include "le.h"
+#include "../common/le.h"
 #include "sock.h"
 
 #define REC_MAX (ISM_SSTREAM_OVERHEAD + ISM_SSTREAM_MAX)

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "../../src/common/le.h"
 #include "paths.h"
 
 typedef struct cur {

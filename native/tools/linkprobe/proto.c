@@ -1,7 +1,7 @@
 /* proto.c: encoding and validation of isthmus-linkprobe's HELLO and REPORT (proto.h). */
 #include "proto.h"
 
-#include "le.h"
+#include "../../src/common/le.h"
 
 #define LP_MAGIC 0x504c5349u  /* "ISLP" */
 #define LP_RMAGIC 0x524c5349u /* "ISLR" */

@@ -1,6 +1,7 @@
 # isthmus/launch/env.py: the environment contract with the native side: the ISTHMUS_*
 # variables every process (app rank and gateway) of a site gets. libisthmus.so and
-# isthmus-gateway read exactly these; keep this file and docs in sync with the C side.
+# isthmus-gateway read exactly these; keep this file and docs in sync with the C side (the
+# layout, ISTHMUS_SITE*, is parsed by native/src/contract/layout.c for both).
 from __future__ import annotations
 
 from typing import Sequence

@@ -14,8 +14,8 @@ LAUNCHERS = ("local", "ssh", "slurm")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
 TRANSPORTS = ("tcp", "udp")
 DEFAULT_HOST = "127.0.0.1"
-# The most ranks a job may have: libisthmus refuses a site of more (native/src/core/init.c,
-# parse_list), and global ranks travel as 32-bit integers well below this.
+# The most ranks a job may have: libisthmus and the gateways refuse more (native/src/contract/
+# layout.c, ISM_LAYOUT_MAX_RANKS), and global ranks travel as 32-bit integers well below this.
 MAX_RANKS = 1 << 24
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")

@@ -51,7 +51,7 @@ SYNC_RANK, SYNC_GATEWAY = 0, 1
 GW_SENT, GW_RESENT, GW_RECEIVED, GW_DUPLICATE = 1, 2, 3, 4
 GW_FROM_APP, GW_TO_APP = 1, 2
 
-# frame types (native/src/wan/frame.h)
+# frame types (native/src/contract/frame.h)
 FRAME_TYPES = {1: "EAGER", 2: "RTS", 3: "CTS", 4: "DATA", 5: "CREDIT", 6: "ABORT", 7: "FIN",
                8: "HEARTBEAT", 9: "ABORT_ACK", 10: "HELLO", 11: "RESUME", 12: "ACK", 13: "PING",
                14: "PONG", 15: "QUERY", 16: "ANSWER", 17: "WATCH", 18: "LINKEV",

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "conn.h"
-#include "le.h"
+#include "../../common/le.h"
 #include "wire.h"
 
 int udp_seal_init(udp_seal *s, const ism_aead_keys *keys, int client)

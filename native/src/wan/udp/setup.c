@@ -32,7 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "le.h"
+#include "../../common/le.h"
 #include "setup.h"
 #include "setup_msg.h"
 #include "../aead.h"

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "le.h"
+#include "../../common/le.h"
 #include "wire.h"
 
 static void preamble(uint8_t *m)

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "frame.h" /* ism_crc32c */
-#include "le.h"
+#include "../crc32c.h"
+#include "../../common/le.h"
 
 static uint32_t crc_of(const uint8_t *p, size_t n)
 {

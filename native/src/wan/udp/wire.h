@@ -142,7 +142,7 @@ void ism_udpw_seal_parts(uint8_t *hdr, size_t hlen, const uint8_t *a, size_t ale
 
 const char *ism_udpw_strerror(int code);
 
-#include "le.h"
+#include "../../common/le.h"
 static inline ism_udpw_range ism_udpw_ack_range(const ism_udpw_ack *a, unsigned i)
 {
     ism_udpw_range r;

@@ -11,8 +11,8 @@
  *              payload: the bytes read (READ).
  * Payloads are little-endian. A segment list is: u32 n, then n × (u64 offset, u64 len).
  */
-#ifndef ISM_WAN_FILEIO_H
-#define ISM_WAN_FILEIO_H
+#ifndef ISM_CONTRACT_FILEIO_H
+#define ISM_CONTRACT_FILEIO_H
 
 enum ism_fio_op {
     ISM_FIO_OPEN = 1,   /* b = open(2) flags; payload u32 path length, path, shared-pointer

@@ -1,4 +1,8 @@
-/* frame.h: the one message unit that crosses sites.
+/* frame.h: the one message unit that crosses sites, and the protocol it carries: the MPI
+ * envelope (context, global source and destination, tag) and the eager/RTS/CTS/DATA/CREDIT
+ * exchange of core/p2p.c, the frames between an app rank and its gateway (abort, FIN,
+ * queries, MPI-IO, RMA) and the gateways' own control frames. Part of the app-gateway
+ * contract (contract/): wan/ carries frames as bytes and never looks inside.
  *
  * Every message between an app rank and its gateway, and between gateways over the
  * WAN, is a frame: a fixed 48-byte header followed by `len` payload bytes. The header
@@ -6,8 +10,8 @@
  * every field read from the network before anyone acts on it. The meaning of the two
  * generic 64-bit words `a` and `b` depends on the frame type (see the table below).
  */
-#ifndef ISM_WAN_FRAME_H
-#define ISM_WAN_FRAME_H
+#ifndef ISM_CONTRACT_FRAME_H
+#define ISM_CONTRACT_FRAME_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,14 +39,14 @@ enum ism_frame_type {
     ISM_F_ACK = 12,    /* (the ack is in the link header)                         */
     ISM_F_PING = 13,   /* sender's clock, us  -                  -  none          */
     ISM_F_PONG = 14,   /* the PING's clock echoed                                 */
-    /* between an app rank and its gateway only (dst -1 to the gateway; wan/gwquery.h): */
+    /* between an app rank and its gateway only (dst -1 to the gateway; gwquery.h): */
     ISM_F_QUERY = 15,  /* request number -             -  none: the gateway's counters */
     ISM_F_ANSWER = 16, /* request number -             -  the counters (gwquery.h)     */
     ISM_F_WATCH = 17,  /* 1: tell me about links going down and up; 0: stop           */
     ISM_F_LINKEV = 18, /* link index  state  | gateway clock ns in the payload (8 bytes),
                           then the peer site and gateway (4 + 4), then the reason     */
     /* MPI-IO: a rank at another site to the file agent in gateway 0 of the file's site,
-       and its answer (wan/fileio.h has the fields) */
+       and its answer (fileio.h has the fields) */
     ISM_F_IO = 19,
     ISM_F_IOREP = 20,
     /* one-sided communication between ranks (core/rma.c; the kind is in the tag field): */
@@ -95,8 +99,5 @@ enum {
 
 const char *ism_frame_strerror(int code);
 const char *ism_frame_type_name(int type);
-
-/* CRC32C (Castagnoli) of a buffer, continuing from `crc` (start with 0). */
-uint32_t ism_crc32c(uint32_t crc, const void *buf, size_t n);
 
 #endif

@@ -4,8 +4,8 @@
  * clock. The payload is little-endian 64-bit words: ISM_GWQ_HEAD words, then
  * ISM_GWQ_LINK words per link, then ISM_GWQ_STREAM words per stream of each link in link
  * order. Written by gateway/query.c, read by core/gwquery.c. */
-#ifndef ISM_WAN_GWQUERY_H
-#define ISM_WAN_GWQUERY_H
+#ifndef ISM_CONTRACT_GWQUERY_H
+#define ISM_CONTRACT_GWQUERY_H
 
 #define ISM_GWQ_VERSION 1
 
