@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../src/trace/buffer.h"
@@ -155,10 +156,20 @@ int main(void)
     drain d = {p[0], NULL, 0, 0};
     pthread_t th;
     pthread_create(&th, NULL, drain_main, &d);
+    /* Bounded in time, not in tries, and napping between tries: the drain thread and the
+     * buffer's writer thread must be scheduled first, which on a loaded machine (ASan, a
+     * suite beside it) took longer than 200 000 back-to-back tries once. Every failed try
+     * is one more dropped record, which the checks below count. */
     uint64_t more = 0;
-    for (int i = 0; i < 200000 && !more; i++)
+    struct timespec t0, now, nap = {0, 100000};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
         more = put_mark(&b, ++tried);
-    CHECK(more == 1, "recording did not resume after the pipe was drained");
+        if (!more)
+            nanosleep(&nap, NULL);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (!more && now.tv_sec - t0.tv_sec < 60);
+    CHECK(more == 1, "recording did not resume within 60 s after the pipe was drained");
     written += more;
     /* a record larger than a chunk: dropped, counted, reported */
     CHECK(ism_tr_reserve(&b, CHUNK + 8) == NULL, "a record larger than a chunk was taken");
