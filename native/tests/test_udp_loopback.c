@@ -666,8 +666,11 @@ static void test_setup_time(void)
     if (n == 0)
         return;
     qsort(t, (size_t)n, sizeof t[0], cmp_double);
-    CHECK(t[n / 2] < 0.1, "median connection setup on loopback %.3f s (a timer, not round trips)",
-          t[n / 2]);
+    /* The fastest of the 8, not the median: a timer in the setup delays every one of them
+     * by 200 ms, while a loaded host (the median reached 0.238 s beside a build) delays
+     * some; and 0.15 s, still below the 0.2 s such a timer adds to the fastest. */
+    CHECK(t[0] < 0.15, "fastest connection setup on loopback %.3f s of %d (a timer, not round "
+          "trips)", t[0], n);
     printf("%-28s median %.1f ms of %d on loopback (max %.1f ms)\n", "connection setup",
            t[n / 2] * 1e3, n, t[n - 1] * 1e3);
 }
