@@ -14,7 +14,10 @@
 #
 #   python3 bench/copy_many.py [--link delay=150ms,rate=100mbit,loss=0.1%] [--files 1000]
 #          [--max-mb 200] [--small 10000] [--reps 3] [--parallel 4] [--transport udp]
-#          [--only mixed|small]
+#          [--only mixed|small] [--rate 100mbit]
+# --rate: each repetition also runs every put with `--rate` (the link's rate told, so the
+# sends start there instead of ramping up), interleaved with the puts without it; the
+# summary then has both, and the ratio of their medians.
 # The issue's sizes (1000 files up to 200 MiB: about 16 GiB, 23 minutes a repetition)
 # are the defaults; --files 200 --max-mb 8 is a reduced run of a few minutes.
 from __future__ import annotations
@@ -98,7 +101,9 @@ def main() -> int:
     ap.add_argument("--parallel", type=int, default=4)
     ap.add_argument("--transport", choices=["udp", "tcp"], default="udp")
     ap.add_argument("--only", choices=["mixed", "small"], default=None)
+    ap.add_argument("--rate", default=None, help="also run every put with --rate RATE")
     a = ap.parse_args()
+    variants = [None] + ([a.rate] if a.rate else [])
     exe = str(find_prefix().root / "bin" / "isthmus-copy")
     rate = [p for p in a.link.split(",") if p.startswith("rate=")][0][5:]
     link_bps = float(rate.rstrip("mbit")) * (1000 if rate.endswith("gbit") else 1) * 1e6
@@ -129,19 +134,23 @@ def main() -> int:
             dest = f"{emu.address('B')}:{PORT}"
             for rep in range(a.reps):
                 for sc in scenarios:
+                  for rate in variants:
                     for kind in ("tree", "one"):
                         name = f"{sc}-{kind}-{rep}"
                         src = [f"{t / sc}/"] if kind == "tree" else [str(t / f"{sc}-one.bin")]
                         extra = ["--parallel", str(a.parallel)] if kind == "tree" else []
+                        extra += ["--rate", rate] if rate else []
                         sec, r = timed(emu, [exe, "put", *src, dest, name, *common, *extra])
                         ideal = totals[sc] * 8 / link_bps
                         rec = {"scenario": sc, "kind": kind, "rep": rep, "ok": r.returncode == 0,
+                               "rate": rate,
                                "seconds": sec, "bytes": totals[sc], "share": ideal / sec,
                                "x_ideal": sec / ideal, "load1": os.getloadavg()[0],
                                "summary": r.stdout.strip()[-400:],
                                "error": r.stderr.strip()[-400:] if r.returncode else ""}
                         records.append(rec)
-                        print(f"rep {rep} {sc} {kind}: {sec:.2f} s, {rec['share'] * 100:.1f} % of the "
+                        print(f"rep {rep} {sc} {kind}{' --rate ' + rate if rate else ''}: "
+                              f"{sec:.2f} s, {rec['share'] * 100:.1f} % of the "
                               f"link, {rec['x_ideal']:.2f}x the bytes' time"
                               + ("" if rec["ok"] else f" FAILED: {rec['error']}"), flush=True)
                         shutil.rmtree(served / name, ignore_errors=True)
@@ -163,11 +172,21 @@ def main() -> int:
     for sc in scenarios:
         ideal = totals[sc] * 8 / link_bps
         print(f"{sc}: {totals[sc]} bytes, {ideal:.2f} s at the link rate")
-        med = {kind: report(sc, kind, [r["seconds"] for r in records if r["scenario"] == sc
-                                       and r["kind"] == kind and r["ok"]], ideal, a.reps)
-               for kind in ("tree", "one")}
-        if None not in med.values():
-            print(f"{sc}: tree/one-file time ratio {med['tree'] / med['one']:.2f}")
+        meds = {}
+        for rate in variants:
+            tag = f" --rate {rate}" if rate else ""
+            med = {kind: report(sc, kind + tag, [r["seconds"] for r in records
+                                                 if r["scenario"] == sc and r["kind"] == kind
+                                                 and r["rate"] == rate and r["ok"]], ideal, a.reps)
+                   for kind in ("tree", "one")}
+            meds[rate] = med
+            if None not in med.values():
+                print(f"{sc}{tag}: tree/one-file time ratio {med['tree'] / med['one']:.2f}")
+        if a.rate:
+            for kind in ("tree", "one"):
+                x, y = meds[a.rate][kind], meds[None][kind]
+                if x and y:
+                    print(f"{sc} {kind}: with --rate {a.rate} / without: {x / y:.2f}")
     return 0 if all(r["ok"] for r in records) else 1
 
 

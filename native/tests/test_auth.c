@@ -4,8 +4,11 @@
  * both ways, every kind of mismatch, truncation, silence or misbehaving peer ends in a
  * clear error within the deadline and never leaks the secret, key files are loaded
  * only when private, and address parsing/listening/connecting fail helpfully. A raw
- * peer written from the protocol text in auth.h doubles as a conformance check.
+ * peer written from the protocol text in auth.h doubles as a conformance check. A
+ * client's early data (ism_auth_run_early) reaches the server after the handshake, under
+ * the keys both derive, and is never written to a server that did not prove the secret.
  */
+#include "aead.h"
 #include "auth.h"
 #include "sock.h"
 
@@ -881,6 +884,98 @@ static void test_listen_connect(void)
           "listen port 70000: %s", err);
 }
 
+
+/* ---------- early data: the client writes before the verdict ---------- */
+
+typedef struct early_party {
+    party p;
+    ism_aead_keys keys;
+    int called, fail; /* the hook ran; it is to fail (as a write to a closed peer) */
+    uint8_t msg[32];
+} early_party;
+
+static int early_hook(void *arg, const ism_aead_keys *keys, int64_t deadline_ms)
+{
+    early_party *e = arg;
+    e->called = 1;
+    if (e->fail)
+        return ISM_SOCK_ECLOSED;
+    uint8_t m[32];
+    memcpy(m, keys->c2s.secret, 16); /* proves the hook saw the keys the client ends with */
+    memset(m + 16, 0xA5, 16);
+    memcpy(e->msg, m, sizeof m);
+    return ism_sock_write_full(e->p.fd, m, sizeof m, deadline_ms, NULL);
+}
+
+static void *early_client_run(void *arg)
+{
+    early_party *e = arg;
+    party *p = &e->p;
+    p->rc = ism_auth_run_early(p->fd, p->k, p->self, ISM_AUTH_SUITES_AEAD, 0, "test", &p->peer,
+                               &e->keys, p->timeout_ms, p->err, sizeof p->err, early_hook, e);
+    if (p->rc != 0)
+        shutdown(p->fd, SHUT_RDWR); /* as a real caller closes: the server's read ends */
+    return NULL;
+}
+
+static void *early_server_run(void *arg)
+{
+    early_party *e = arg;
+    party *p = &e->p;
+    p->rc = ism_auth_run(p->fd, 1, p->k, p->self, ISM_AUTH_SUITES_AEAD, 0, "test", &p->peer,
+                         &e->keys, p->timeout_ms, p->err, sizeof p->err);
+    if (p->rc == 0) /* what the client wrote early: read after the handshake, as a user does */
+        ism_sock_read_full(p->fd, e->msg, sizeof e->msg, ism_now_ms() + 5000, NULL);
+    return NULL;
+}
+
+/* One handshake with early data over a fresh TCP pair: client key kc, server key ks. */
+static void early_round(const ism_auth_key *kc, const ism_auth_key *ks, int fail,
+                        early_party *c, early_party *s)
+{
+    int fds[2];
+    tcp_pair(fds);
+    memset(c, 0, sizeof *c);
+    memset(s, 0, sizeof *s);
+    party_init(&c->p, fds[0], 0, kc, ID_CLIENT, 5000);
+    party_init(&s->p, fds[1], 1, ks, ID_SERVER, 5000);
+    c->fail = fail;
+    run2(early_client_run, c, early_server_run, s);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void test_early_data(void)
+{
+    ism_auth_key ka, kb;
+    make_key(&ka, JOB1, SECRET_A);
+    make_key(&kb, JOB1, SECRET_B);
+    early_party c, s;
+
+    early_round(&ka, &ka, 0, &c, &s);
+    CHECK(c.p.rc == 0 && s.p.rc == 0, "early data: client %d '%s', server %d '%s'", c.p.rc,
+          c.p.err, s.p.rc, s.p.err);
+    CHECK(c.called == 1, "the client's early hook did not run");
+    CHECK(memcmp(c.msg, s.msg, sizeof c.msg) == 0,
+          "the server read other bytes than the client wrote early");
+    CHECK(memcmp(c.keys.c2s.secret, s.keys.c2s.secret, sizeof c.keys.c2s.secret) == 0 &&
+              memcmp(c.msg, s.keys.c2s.secret, 16) == 0,
+          "the early hook's keys differ from the keys both sides ended with");
+
+    /* A server without the secret: its MAC fails at the client, which writes nothing. */
+    early_round(&ka, &kb, 0, &c, &s);
+    CHECK(c.p.rc == ISM_AUTH_EAUTH, "wrong secret: client rc %d: %s", c.p.rc, c.p.err);
+    CHECK(c.called == 0, "the early hook ran for a server that did not prove the secret");
+
+    /* A hook that fails ends the handshake as an I/O error, naming the peer. */
+    early_round(&ka, &ka, 1, &c, &s);
+    CHECK(c.called == 1 && c.p.rc == ISM_AUTH_ECLOSED && contains(c.p.err, "peer 127.0.0.1:"),
+          "failing hook: rc %d: %s", c.p.rc, c.p.err);
+
+    ism_auth_key_clear(&ka);
+    ism_auth_key_clear(&kb);
+}
+
 int main(void)
 {
     struct {
@@ -899,6 +994,7 @@ int main(void)
         {"conformance", test_conformance},
         {"peer_closes", test_peer_closes},
         {"silence", test_silence},
+        {"early_data", test_early_data},
     };
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         int before = failures;

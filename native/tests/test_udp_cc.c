@@ -16,7 +16,11 @@
  *  - a sender that runs out of data keeps its bandwidth estimate through idle rounds;
  *  - a sender of small messages is never paced below 2.89 initial windows per RTT;
  *  - RTT samples within 1/64 of RTprop keep PROBE_RTT away, a standing queue brings it,
- *    and PROBE_RTT keeps half a BDP in flight, not 4 packets.
+ *    and PROBE_RTT keeps half a BDP in flight, not 4 packets;
+ *  - a start rate told (start_at) gives a full pipe from the first RTT sample on, where a
+ *    fresh controller has an initial window; on a path slower than told the model
+ *    follows the path within a few rounds; told too low, startup resumes and grows;
+ *    reno offers no start rate.
  */
 #include <stdio.h>
 #include <string.h>
@@ -290,6 +294,61 @@ int main(void)
               probe_cwnd <= (uint64_t)bdp_pkts(BASE_US) * MSS * 6 / 10,
           "PROBE_RTT cwnd %llu, want half of %u packets", (unsigned long long)probe_cwnd,
           bdp_pkts(BASE_US));
+
+
+    /* A start rate told: paced at it from the first packet, and a full pipe (2 BDP at
+     * gain 1) as soon as one RTT sample gives the window its size. */
+    sim f;
+    memset(&f, 0, sizeof f);
+    f.cc = ism_udp_cc_find("bbr");
+    f.now = 1000000;
+    f.cc->init(f.st, MSS, 1000, f.now);
+    sim t = f;
+    CHECK(t.cc->start_at != NULL, "bbr offers no start rate");
+    t.cc->start_at(t.st, RATE);
+    CHECK(t.cc->pacing_rate(t.st) == RATE, "told %llu, paced at %llu before any sample",
+          (unsigned long long)RATE, (unsigned long long)t.cc->pacing_rate(t.st));
+    round_trip(&f, 10, BASE_US, 0, 0); /* the first round trip: ten packets */
+    round_trip(&t, 10, BASE_US, 0, 0);
+    uint64_t bdp_b = (uint64_t)bdp_pkts(BASE_US) * MSS;
+    CHECK(t.cc->cwnd(t.st) >= 2 * bdp_b, "told the rate: cwnd %llu after the first RTT, want "
+          ">= 2 BDP (%llu)", (unsigned long long)t.cc->cwnd(t.st), (unsigned long long)2 * bdp_b);
+    CHECK(t.cc->pacing_rate(t.st) == RATE, "told the rate: paced at %llu after the first RTT",
+          (unsigned long long)t.cc->pacing_rate(t.st));
+    CHECK(f.cc->cwnd(f.st) < bdp_b / 2, "a fresh controller's cwnd %llu is not an initial "
+          "window's (the comparison above would prove nothing)", (unsigned long long)f.cc->cwnd(f.st));
+
+    /* told twice the path's rate: after the told rounds the model follows the path */
+    sim w;
+    memset(&w, 0, sizeof w);
+    w.cc = ism_udp_cc_find("bbr");
+    w.now = 1000000;
+    w.cc->init(w.st, MSS, 1000, w.now);
+    w.cc->start_at(w.st, 2 * RATE);
+    for (int r = 0; r < 12; r++)
+        round_trip(&w, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    CHECK(w.cc->pacing_rate(w.st) <= RATE * 5 / 4 + RATE / 100,
+          "told 2x the path: still paced at %llu after 12 rounds of %llu bytes/s",
+          (unsigned long long)w.cc->pacing_rate(w.st), (unsigned long long)RATE);
+    CHECK(w.cc->cwnd(w.st) <= 3 * bdp_b, "told 2x the path: cwnd %llu after 12 rounds, BDP %llu",
+          (unsigned long long)w.cc->cwnd(w.st), (unsigned long long)bdp_b);
+
+    /* told a quarter of the path's rate (one of four connections, now alone): startup
+     * resumes after the told rounds and the estimate grows with what is delivered */
+    memset(&w, 0, sizeof w);
+    w.cc = ism_udp_cc_find("bbr");
+    w.now = 1000000;
+    w.cc->init(w.st, MSS, 1000, w.now);
+    w.cc->start_at(w.st, RATE / 4);
+    for (int r = 0; r < 4; r++)
+        round_trip(&w, bdp_pkts(BASE_US) / 4, BASE_US, 0, 0);
+    CHECK(strcmp(w.cc->state(w.st), "startup") == 0, "told too low: state %s after the told "
+          "rounds, want startup", w.cc->state(w.st));
+    for (int r = 0; r < 3; r++)
+        round_trip(&w, bdp_pkts(BASE_US), BASE_US, 0, 0);
+    CHECK(w.cc->pacing_rate(w.st) >= RATE, "told too low: paced at %llu after rounds of %llu "
+          "bytes/s", (unsigned long long)w.cc->pacing_rate(w.st), (unsigned long long)RATE);
+    CHECK(ism_udp_cc_find("reno")->start_at == NULL, "reno claims a start rate");
 
     if (failures)
         fprintf(stderr, "test_udp_cc: %d failures\n", failures);

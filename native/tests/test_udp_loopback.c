@@ -638,20 +638,109 @@ static int cmp_double(const void *a, const void *b)
 /* Connection setup costs round trips, not timers: the client's first UDP probe goes out
  * at once. It used to wait one probe interval (200 ms) first unless path-MTU probing
  * happened to want to send; on loopback a setup then took 205 ms instead of 7. */
+
+/* confirm_later: connect returns once the first probe has gone; bytes written at once
+ * follow it and all arrive. With every datagram of the client lost (UDP blocked; the TCP
+ * set-up works) the connection fails after dead_ms and says so, as setup's own wait did. */
+static void *late_accept(void *arg)
+{
+    fside *f = arg;
+    ism_udp_conn *c = ism_udp_accept(f->l, 4000, f->err, sizeof f->err);
+    if (c)
+        ism_udp_abort(c);
+    return NULL;
+}
+
+/* A close_server on loopback and a client connected to it (NULL: the message is in err);
+ * *dt the seconds connect took. */
+static ism_udp_conn *connect_close_server(cside *f, ism_udp_opts *o, pthread_t *th,
+                                          int confirm_later, double *dt, char err[512])
+{
+    char hp[64];
+    *f = (cside){0};
+    if (start_close_server(f, o, NULL, hp, th) != 0)
+        return NULL;
+    o->confirm_later = confirm_later;
+    double t0 = now_s();
+    ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, o, 10000, err, 512);
+    *dt = now_s() - t0;
+    return c;
+}
+
+static void test_confirm_later(void)
+{
+    ism_udp_opts o;
+    char err[512], hp[64];
+    cside f;
+    pthread_t th;
+    double dt;
+    ism_udp_conn *c = connect_close_server(&f, &o, &th, 1, &dt, err);
+    if (!f.l)
+        return;
+    CHECK(c, "confirm_later connect: %s", err);
+    static uint8_t data[300000];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 7 + 3);
+    if (c) {
+        ssize_t w = ism_udp_send(c, data, sizeof data, 10000);
+        CHECK(w == (ssize_t)sizeof data, "confirm_later send: %zd %s", w, ism_udp_error(c));
+        ism_udp_shutdown(c);
+        uint8_t b1[16];
+        CHECK(ism_udp_recv(c, b1, sizeof b1, 10000) == 0, "confirm_later: no end of stream");
+        CHECK(ism_udp_close(c, 15000) == 0, "confirm_later: close failed");
+    }
+    pthread_join(th, NULL);
+    ism_udp_listener_close(f.l);
+    CHECK(f.got == sizeof data, "confirm_later: the server got %llu of %zu bytes",
+          (unsigned long long)f.got, sizeof data);
+
+    /* UDP blocked: every datagram of the client dropped */
+    ism_udp_impair drop = {.loss = 1.0, .burst = 1.0, .seed = 5}; /* every one, bursts too */
+    fside g = {0};
+    ism_udp_opts_default(&o);
+    o.sndbuf = o.rcvbuf = 1 << 20;
+    g.l = ism_udp_open("127.0.0.1:0", &key, SRV, &o, err, sizeof err);
+    CHECK(g.l, "open: %s", err);
+    if (!g.l)
+        return;
+    snprintf(hp, sizeof hp, "127.0.0.1:%d", ism_udp_listener_port(g.l));
+    pthread_create(&th, NULL, late_accept, &g);
+    o.confirm_later = 1;
+    o.dead_ms = 1000;
+    o.impair = &drop;
+    double t0 = now_s();
+    c = ism_udp_connect(hp, &key, CLI, &o, 10000, err, sizeof err);
+    CHECK(c, "confirm_later connect with UDP blocked: %s", err);
+    if (c) {
+        uint8_t b[16];
+        ssize_t r = ism_udp_send(c, data, 1000, 10000);
+        if (r >= 0)
+            r = ism_udp_recv(c, b, sizeof b, 10000);
+        double dt = now_s() - t0;
+        CHECK(r == ISM_UDP_EDEAD && strstr(ism_udp_error(c), "firewall") &&
+                  strstr(ism_udp_error(c), "127.0.0.1:"),
+              "UDP blocked: %zd '%s'", r, ism_udp_error(c));
+        CHECK(dt >= 0.9 && dt < 5.0, "UDP blocked: failed after %.2f s (dead_ms 1000)", dt);
+        printf("%-28s after %.2f s: %s\n", "blocked UDP reported", dt, ism_udp_error(c));
+        ism_udp_abort(c);
+    }
+    pthread_join(th, NULL);
+    ism_udp_listener_close(g.l);
+}
+
 static void test_setup_time(void)
 {
     double t[8];
     int n = 0;
     for (int i = 0; i < 8; i++) {
         ism_udp_opts o;
-        char err[512], hp[64];
-        cside f = {0};
+        char err[512];
+        cside f;
         pthread_t th;
-        if (start_close_server(&f, &o, NULL, hp, &th) != 0)
+        double dt;
+        ism_udp_conn *c = connect_close_server(&f, &o, &th, 0, &dt, err);
+        if (!f.l)
             return;
-        double t0 = now_s();
-        ism_udp_conn *c = ism_udp_connect(hp, &key, CLI, &o, 10000, err, sizeof err);
-        double dt = now_s() - t0;
         CHECK(c, "connect %d: %s", i, err);
         if (c) {
             t[n++] = dt;
@@ -1407,6 +1496,7 @@ int main(void)
     test_keepalive();
     test_close_under_loss();
     test_setup_time();
+    test_confirm_later();
     test_short_outage(0);
     test_short_outage(1);
     test_forged_packets();

@@ -527,3 +527,36 @@ def test_the_stored_mode_follows_the_server_umask(loop):
                  umask=0o077)
     assert r.returncode == 0, r.stderr
     assert (loop.local / "open.bin").stat().st_mode & 0o7777 == 0o700
+
+
+def test_a_start_rate_told_too_high_still_copies_exactly(sites, data):
+    """--rate ten times the link's (200 Mbit/s): the first round trips overshoot, then the
+    transport follows the path; the copy is byte-identical (the controller's rules are
+    test_udp_cc's). A tree of files shares the rate among its connections."""
+    put = sites.copy("--rate", "2gbit", str(sites.local / "data.bin"), f"{sites.remote}:rated.bin")
+    assert put.returncode == 0, put.stderr
+    assert (sites.served / "rated.bin").read_bytes() == data
+    tree = sites.local / "rated-tree"
+    for i in range(6):
+        (tree / f"d{i % 2}").mkdir(parents=True, exist_ok=True)
+        (tree / f"d{i % 2}" / f"f{i}.bin").write_bytes(data[i * 100_000:(i + 1) * 100_000])
+    put = sites.copy("--rate", "2gbit", "--quiet", f"{tree}/", f"{sites.remote}:rated-tree")
+    assert put.returncode == 0, put.stderr
+    for i in range(6):
+        got = (sites.served / "rated-tree" / f"d{i % 2}" / f"f{i}.bin").read_bytes()
+        assert got == data[i * 100_000:(i + 1) * 100_000]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rate", "100m", "data.bin", "REMOTE:r1.bin"], "is not a rate"),
+    (["--rate", "1kbit", "data.bin", "REMOTE:r1.bin"], "8 kbit/s to 4 Tbit/s"),
+    (["--rate", "100mbit", "--transport", "tcp", "data.bin", "REMOTE:r1.bin"], "needs the udp transport"),
+    (["--rate", "100mbit", "--cc", "reno", "data.bin", "REMOTE:r1.bin"], "needs the udp transport"),
+    (["--rate", "100mbit", "REMOTE:rated.bin", "r1.bin"], "goes with a put"),
+])
+def test_a_start_rate_is_refused_where_it_cannot_apply(sites, args, message):
+    args = [str(sites.local / a) if a.endswith(".bin") and not a.startswith("REMOTE") else
+            a.replace("REMOTE", sites.remote) for a in args]
+    r = sites.copy(*args)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
+    assert not (sites.served / "r1.bin").exists() and not (sites.local / "r1.bin").exists()

@@ -117,7 +117,7 @@ static int derive_dir(const uint8_t *prk, const char *dir, const char *transport
 int ism_aead_derive(const ism_auth_hs *h, const char *transport, ism_aead_keys *out)
 {
     memset(out, 0, sizeof *out);
-    if (h->state != ISM_AUTH_HS_DONE)
+    if (h->state != ISM_AUTH_HS_DONE && !ism_auth_hs_client_verified(h))
         return -1;
     out->suite = h->suite;
     out->rekey_log2 = h->rekey_log2;

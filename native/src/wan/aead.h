@@ -64,7 +64,8 @@ typedef struct ism_aead_keys {
     ism_aead_dir_keys c2s, s2c;
 } ism_aead_keys;
 
-/* Derive both directions' keys from a handshake that ended DONE (before its wipe). */
+/* Derive both directions' keys from a handshake that ended DONE (before its wipe), or
+ * of a client that verified the server and awaits the verdict (the same keys). */
 int ism_aead_derive(const ism_auth_hs *h, const char *transport, ism_aead_keys *out);
 /* Mix ctx into both directions' secrets and IVs (in place): keys bound to more context. */
 int ism_aead_keys_bind(ism_aead_keys *k, const char *label, const uint8_t *ctx, size_t n);

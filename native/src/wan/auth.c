@@ -33,9 +33,38 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Runs the state machine over fd until it ends or deadline passes. */
+typedef int (*early_fn)(void *arg, const ism_aead_keys *keys, int64_t deadline_ms);
+
+static int run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+               int rekey_log2, const char *transport, ism_auth_id *peer_out,
+               struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen,
+               early_fn early, void *arg);
+
 int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
                  int rekey_log2, const char *transport, ism_auth_id *peer_out,
                  struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen)
+{
+    return run(fd, server, k, self, suites, rekey_log2, transport, peer_out, keys, timeout_ms,
+               err, errlen, NULL, NULL);
+}
+
+int ism_auth_run_early(int fd, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+                       int rekey_log2, const char *transport, ism_auth_id *peer_out,
+                       struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen,
+                       early_fn early, void *arg)
+{
+    if (!keys || !early) {
+        set_err(err, errlen, "auth client: early data needs keys and a writer");
+        return ISM_AUTH_EINVAL;
+    }
+    return run(fd, 0, k, self, suites, rekey_log2, transport, peer_out, keys, timeout_ms, err,
+               errlen, early, arg);
+}
+
+static int run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+               int rekey_log2, const char *transport, ism_auth_id *peer_out,
+               struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen,
+               early_fn early, void *arg)
 {
     const char *role = server ? "server" : "client";
     if (err && errlen)
@@ -59,6 +88,17 @@ int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, un
             if (rc != 0)
                 ism_auth_hs_io_failed(&h, rc, timeout_ms);
             continue;
+        }
+        if (early && ism_auth_hs_client_verified(&h)) {
+            ism_aead_keys ek;
+            int rc = ism_aead_derive(&h, transport, &ek) != 0 ? ISM_SOCK_EIO
+                                                                 : early(arg, &ek, deadline);
+            ism_aead_keys_wipe(&ek);
+            early = NULL; /* once */
+            if (rc != 0) {
+                ism_auth_hs_io_failed(&h, rc, timeout_ms);
+                continue;
+            }
         }
         uint8_t *in;
         n = ism_auth_hs_wanted(&h, &in);

@@ -117,6 +117,19 @@ struct ism_aead_keys;
 int ism_auth_run(int fd, int server, const ism_auth_key *k, ism_auth_id self, unsigned suites,
                  int rekey_log2, const char *transport, ism_auth_id *peer_out,
                  struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen);
+/* ism_auth_run for a client with something to say right after the handshake: once the
+ * server's MAC has verified and our RESPONSE has gone, early(arg, keys, deadline) is
+ * called with the traffic keys (those *keys gets) and may write to fd before the
+ * server's verdict arrives, saving the round trip the verdict costs. Only an
+ * authenticated server can read what it writes, and the server reads it only after the
+ * verdict it sent (its handshake consumes nothing beyond RESPONSE). early returns 0, or
+ * an ISM_SOCK_E* code that fails the handshake as an I/O error would. */
+int ism_auth_run_early(int fd, const ism_auth_key *k, ism_auth_id self, unsigned suites,
+                       int rekey_log2, const char *transport, ism_auth_id *peer_out,
+                       struct ism_aead_keys *keys, int timeout_ms, char *err, size_t errlen,
+                       int (*early)(void *arg, const struct ism_aead_keys *keys,
+                                    int64_t deadline_ms),
+                       void *arg);
 
 /* The handshake without I/O (auth_hs.c): the caller moves the bytes, so one event loop
  * can run many handshakes at once and a silent or slow peer delays nobody but itself.
@@ -184,6 +197,9 @@ void ism_auth_hs_received(ism_auth_hs *h, size_t n);
 /* The transport failed: sock_rc is an ISM_SOCK_E* code (a closed peer, a deadline that
  * passed after timeout_ms, or errno). Ends the handshake with the matching message. */
 void ism_auth_hs_io_failed(ism_auth_hs *h, int sock_rc, int timeout_ms);
+/* 1 on a client whose handshake has verified the server's MAC and now waits for the
+ * verdict (the keys can be derived: aead.h), else 0. */
+int ism_auth_hs_client_verified(const ism_auth_hs *h);
 void ism_auth_hs_wipe(ism_auth_hs *h);
 
 /* Fill k from a 32-hex-digit job id and a 32..128-hex-digit secret. */

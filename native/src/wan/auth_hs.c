@@ -598,6 +598,11 @@ size_t ism_auth_hs_pending(const ism_auth_hs *h, const uint8_t **p)
     return h->out_len - h->out_off;
 }
 
+int ism_auth_hs_client_verified(const ism_auth_hs *h)
+{
+    return !h->server && h->state == ISM_AUTH_HS_RUN && h->phase == P_C_VERDICT;
+}
+
 void ism_auth_hs_sent(ism_auth_hs *h, size_t n)
 {
     if (n > h->out_len - h->out_off)

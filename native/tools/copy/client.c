@@ -27,6 +27,8 @@ void icp_udp_opts(const icp_opts *o, ism_udp_opts *u)
     if (o->window)
         u->sndbuf = u->rcvbuf = o->window;
     u->dead_ms = o->tmo_ms;
+    u->start_rate = o->start_rate;
+    u->confirm_later = 1; /* the request follows the first probe: a round trip sooner */
     u->suites = o->suites;
     u->purpose = "copy-udp";
 }

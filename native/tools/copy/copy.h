@@ -20,6 +20,7 @@ typedef struct icp_opts {
     int udp;        /* 1: reliable UDP (default); 0: TCP */
     const char *cc; /* the client's congestion control (udp: bbr, reno; tcp: the kernel's) */
     size_t window;  /* udp: send/receive buffers; tcp: socket buffers; 0: defaults */
+    uint64_t start_rate; /* udp: this end's sends start at this rate, bytes/s (--rate) */
     int tmo_ms;     /* idle limit of every wait, and the UDP transport's dead-peer time */
     int quiet;      /* no progress lines */
     int resume;     /* keep a failed copy's bytes, and continue from them next time */

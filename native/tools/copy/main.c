@@ -7,7 +7,9 @@
  *   isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [options]
  *     (REMOTE a directory, or a glob, or with many-file options: batch.c fetches every
  *     file under it into the directory LOCAL)
- * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --timeout S
+ * options: --transport udp|tcp (default udp), --cc NAME, --window BYTES, --rate BITS/S
+ *          (put over udp with bbr: the link's known rate; the sends start there instead
+ *          of ramping up, shared among --parallel connections), --timeout S
  *          (idle limit of every wait, default 30), --quiet (no progress lines), --resume
  *          (keep what a failed copy moved, and continue from it when run again).
  * many files: --parallel N (connections, default 4), --files-from LIST (put: paths, one
@@ -34,7 +36,8 @@ static void usage(void)
             "       isthmus-copy put LOCAL... HOST:PORT REMOTE [--files-from LIST] ... [opts]\n"
             "       isthmus-copy get HOST:PORT REMOTE LOCAL --job HEX --secret-file FILE [opts]\n"
             "       (REMOTE a directory or a glob: every file under it, into the directory LOCAL)\n"
-            "opts:  --transport udp|tcp --cc NAME --window BYTES --timeout S --quiet --resume\n"
+"opts:  --transport udp|tcp --cc NAME --window BYTES --rate BITS/S --timeout S --quiet\n"
+            "       --resume\n"
             "       --crypto aead|none (default aead: encrypted and authenticated)\n"
             "many:  --parallel N (default 4) --files-from LIST --manifest FILE --progress-json\n");
     exit(2);
@@ -64,6 +67,26 @@ static size_t bytes_arg(const char *opt, const char *v)
     return (size_t)(x << sh);
 }
 
+/* Bits per second with an optional k, m or g (powers of 1000) and "bit": 100m, 100mbit. */
+static uint64_t rate_arg(const char *opt, const char *v)
+{
+    char *end;
+    double x = strtod(v, &end);
+    double mul = 1;
+    if (end != v && (*end == 'k' || *end == 'K'))
+        mul = 1e3, end++;
+    else if (end != v && (*end == 'm' || *end == 'M'))
+        mul = 1e6, end++;
+    else if (end != v && (*end == 'g' || *end == 'G'))
+        mul = 1e9, end++;
+    if (!strcmp(end, "bit"))
+        end += 3;
+    x *= mul;
+    if (end == v || *end || !(x >= 8000 && x <= 4e12))
+        bad(opt, v, "expected the link's rate in bits/s, 8kbit..4000gbit (e.g. 100mbit, 10g)");
+    return (uint64_t)(x / 8);
+}
+
 static int is_dir(const char *p)
 {
     struct stat st;
@@ -85,7 +108,7 @@ int main(int argc, char **argv)
     o.suites = ISM_AUTH_SUITES_AEAD;
     const char *job = NULL, *secret = NULL, *listen = NULL;
     enum { O_LISTEN = 1, O_JOB, O_SECRET, O_TRANSPORT, O_CC, O_WINDOW, O_TIMEOUT, O_QUIET,
-           O_RESUME, O_CRYPTO, O_PARALLEL, O_FILES_FROM, O_MANIFEST, O_PROGRESS_JSON };
+           O_RESUME, O_CRYPTO, O_PARALLEL, O_FILES_FROM, O_MANIFEST, O_PROGRESS_JSON, O_RATE };
     int many = 0;
     static const struct option lo[] = {
         {"listen", 1, 0, O_LISTEN},       {"job", 1, 0, O_JOB},   {"secret-file", 1, 0, O_SECRET},
@@ -93,7 +116,7 @@ int main(int argc, char **argv)
         {"timeout", 1, 0, O_TIMEOUT},     {"quiet", 0, 0, O_QUIET}, {"resume", 0, 0, O_RESUME},
         {"crypto", 1, 0, O_CRYPTO},       {"parallel", 1, 0, O_PARALLEL},
         {"files-from", 1, 0, O_FILES_FROM}, {"manifest", 1, 0, O_MANIFEST},
-        {"progress-json", 0, 0, O_PROGRESS_JSON}, {0, 0, 0, 0}};
+        {"progress-json", 0, 0, O_PROGRESS_JSON}, {"rate", 1, 0, O_RATE}, {0, 0, 0, 0}};
     o.parallel = 4;
     optind = 2;
     int ch;
@@ -117,6 +140,7 @@ int main(int argc, char **argv)
             o.cc = optarg;
             break;
         case O_WINDOW: o.window = bytes_arg("--window", optarg); break;
+        case O_RATE: o.start_rate = rate_arg("--rate", optarg); break;
         case O_TIMEOUT: {
             char *end;
             double s = strtod(optarg, &end);
@@ -181,6 +205,19 @@ int main(int argc, char **argv)
         usage();
     if (o.udp && o.cc && strcmp(o.cc, "bbr") && strcmp(o.cc, "reno"))
         bad("--cc", o.cc, "the UDP transport has bbr and reno");
+    if (o.start_rate && (!o.udp || (o.cc && strcmp(o.cc, "bbr")))) {
+        fprintf(stderr, "isthmus-copy: --rate needs the UDP transport with bbr (TCP and reno "
+                        "ramp up from their initial window)\n");
+        return 2;
+    }
+    if (o.start_rate && !put) {
+        fprintf(stderr, "isthmus-copy: --rate goes with put: it sets the starting rate of this "
+                        "end's sends (in a get and in serve the server sends, and ramps up as "
+                        "usual)\n");
+        return 2;
+    }
+    if (o.start_rate && many == 1)
+        o.start_rate /= (uint64_t)o.parallel; /* every connection starts at its share */
     if (!job || !secret) {
         fprintf(stderr, "isthmus-copy: give --job HEX and --secret-file FILE (every connection "
                         "is authenticated with the job secret)\n");

@@ -28,6 +28,9 @@ typedef struct tcp_prep_arg {
 static int tcp_prep(int fd, void *arg)
 {
     const tcp_prep_arg *a = arg;
+    /* The preamble and the handshake's first message leave back to back: under Nagle's
+     * algorithm the second would wait for the first one's ACK, a round trip. */
+    ism_sock_set_nodelay(fd, 1);
     if (a->window) {
         int w = a->window > (1u << 30) ? 1 << 30 : (int)a->window;
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &w, sizeof w);
@@ -122,6 +125,7 @@ int icp_stream_accept(icp_stream *s, int tcp, const ism_auth_key *key, const ism
     s->tmo_ms = tmo_ms;
     *auth_failed = 0;
     ism_sock_peer_name(tcp, s->peer, sizeof s->peer);
+    ism_sock_set_nodelay(tcp, 1); /* the handshake's replies must not wait for ACKs */
     int64_t deadline = ism_now_ms() + preauth_ms;
     uint8_t pre[ICP_PREAMBLE];
     const char *why = NULL;

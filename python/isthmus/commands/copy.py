@@ -17,6 +17,7 @@ from ..linkprobe.sweep import parse_size
 from ..outputs import OutputFile, check_output_file, check_writable_dir
 from ..paths import Prefix, find_prefix
 from ..transfer import run_many
+from ..units import parse_rate
 from . import register
 
 COPY_PORT = 41998
@@ -85,6 +86,11 @@ def copy_group() -> None:
 @click.option("--cc", default=None, help="Congestion control of our sends (udp: bbr, reno; tcp: the kernel's).")
 @click.option("--window", default=None, metavar="BYTES",
               help="udp: send and receive buffers; tcp: socket buffers (e.g. 16m).")
+@click.option("--rate", default=None, metavar="RATE",
+              help="Put over udp: the link's rate if you know it (e.g. 100Mbit/s, measured with "
+                   "`isthmus link probe`); the sends start there instead of ramping up, which "
+                   "saves seconds per copy on a long round trip. Too high costs a few round "
+                   "trips of loss, then the transport follows the path.")
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=30.0, show_default=True,
               help="Seconds without progress before giving up (and the UDP dead-peer time).")
 @click.option("--quiet", is_flag=True, help="No progress lines, only the summary.")
@@ -99,18 +105,19 @@ def copy_group() -> None:
 @click.option("--manifest", type=OutputFile(), default=None,
               help="Many files: write the JSON manifest (path, size, sha256, status) here.")
 @click.pass_context
-def files_command(ctx, paths, job, secret_file, transport, cc, window, timeout, quiet, resume,
-                  parallel, files_from, manifest):
+def files_command(ctx, paths, job, secret_file, transport, cc, window, rate, timeout, quiet,
+                  resume, parallel, files_from, manifest):
     """Copy one file, or (put) files, directories and a list of paths under a remote
     directory."""
+    rate = _start_rate(rate, transport, cc, paths)
     if len(paths) == 2 and parse_remote(paths[0]) and (
             parallel is not None or manifest is not None or _names_many(parse_remote(paths[0])[1])):
-        ctx.exit(_get_many(paths, job, secret_file, transport, cc, window, timeout, quiet,
+        ctx.exit(_get_many(paths, job, secret_file, transport, cc, window, rate, timeout, quiet,
                            resume, parallel, files_from, manifest))
     many = (len(paths) > 2 or files_from is not None or parallel is not None
             or manifest is not None or (len(paths) == 2 and Path(paths[0]).is_dir()))
     if many:
-        ctx.exit(_put_many(paths, job, secret_file, transport, cc, window, timeout, quiet,
+        ctx.exit(_put_many(paths, job, secret_file, transport, cc, window, rate, timeout, quiet,
                            resume, parallel, files_from, manifest))
     if len(paths) != 2:
         raise IsthmusError("give a source and a destination (one of them HOST:[PORT]:PATH)")
@@ -131,16 +138,38 @@ def files_command(ctx, paths, job, secret_file, transport, cc, window, timeout, 
         argv = [exe, "put", src, rd[0], rd[1]]
     else:
         argv = [exe, "get", rs[0], rs[1], dst]
-    argv += _tool_options(creds, transport, cc, window, timeout, quiet, resume)
+    argv += _tool_options(creds, transport, cc, window, rate, timeout, quiet, resume)
     ctx.exit(subprocess.run(argv).returncode)
 
 
-def _tool_options(creds: Credentials, transport, cc, window, timeout, quiet, resume) -> list[str]:
+def _start_rate(text: str | None, transport: str, cc: str | None, paths) -> int | None:
+    """--rate as bits/s for the tool, refused where it cannot apply (before anything moves)."""
+    if text is None:
+        return None
+    try:
+        bits = parse_rate(text)
+    except ValueError as e:
+        raise IsthmusError(f"--rate: {e}") from None
+    if not 8000 <= bits <= 4e12:
+        raise IsthmusError(f"--rate {text}: expected 8 kbit/s to 4 Tbit/s")
+    if transport != "udp" or (cc and cc != "bbr"):
+        raise IsthmusError("--rate needs the udp transport with bbr (TCP and reno ramp up from "
+                           "their initial window)")
+    if paths and parse_remote(paths[0]) is not None:
+        raise IsthmusError("--rate goes with a put: it sets the starting rate of our sends (in a "
+                           "get the server sends, and ramps up as usual)")
+    return int(bits)
+
+
+def _tool_options(creds: Credentials, transport, cc, window, rate, timeout, quiet,
+                  resume) -> list[str]:
     argv = [*creds.args(), "--transport", transport, "--timeout", f"{timeout:g}"]
     if cc:
         argv += ["--cc", cc]
     if window:
         argv += ["--window", str(parse_size(window))]
+    if rate:
+        argv += ["--rate", str(rate)]
     if quiet:
         argv.append("--quiet")
     if resume:
@@ -165,8 +194,8 @@ def _run_many_cli(argv: list[str], label: str, quiet: bool, manifest) -> int:
     return res.returncode
 
 
-def _get_many(paths, job, secret_file, transport, cc, window, timeout, quiet, resume, parallel,
-              files_from, manifest) -> int:
+def _get_many(paths, job, secret_file, transport, cc, window, rate, timeout, quiet, resume,
+              parallel, files_from, manifest) -> int:
     """A remote directory or glob into a local directory: the progress and summary of a
     many-file put."""
     src, dst = paths
@@ -178,12 +207,12 @@ def _get_many(paths, job, secret_file, transport, cc, window, timeout, quiet, re
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     argv = [exe, "get", rs[0], rs[1], dst, "--parallel", str(parallel or 4),
-            *_tool_options(creds, transport, cc, window, timeout, quiet, resume)]
+            *_tool_options(creds, transport, cc, window, rate, timeout, quiet, resume)]
     return _run_many_cli(argv, f"get {src}", quiet, manifest)
 
 
-def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, resume, parallel,
-              files_from, manifest) -> int:
+def _put_many(paths, job, secret_file, transport, cc, window, rate, timeout, quiet, resume,
+              parallel, files_from, manifest) -> int:
     """Files, directories and a list under a remote directory: a progress bar on a
     terminal, plain lines otherwise, the summary on stdout, exit 1 if any file failed."""
     *locals_, dst = paths
@@ -198,7 +227,7 @@ def _put_many(paths, job, secret_file, transport, cc, window, timeout, quiet, re
     exe = copy_binary(find_prefix())
     creds = Credentials(job, secret_file)
     argv = [exe, "put", *locals_, rd[0], rd[1], "--parallel", str(parallel or 4),
-            *_tool_options(creds, transport, cc, window, timeout, quiet, resume)]
+            *_tool_options(creds, transport, cc, window, rate, timeout, quiet, resume)]
     if files_from:
         argv += ["--files-from", files_from]
     return _run_many_cli(argv, f"put -> {dst}", quiet, manifest)

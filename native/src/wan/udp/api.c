@@ -59,6 +59,10 @@ static int check_opts(const ism_udp_opts *o, char *err, size_t errlen)
         bad = "sndbuf and rcvbuf must be 64 KiB..1 TiB";
     else if (!ism_udp_cc_find(o->cc))
         bad = "cc must be bbr or reno";
+    else if (o->start_rate && !ism_udp_cc_find(o->cc)->start_at)
+        bad = "a start rate needs cc bbr (reno ramps up from its initial window)";
+    else if (o->start_rate >> 40)
+        bad = "start_rate must be below 1 TB/s";
     else if (o->crc != 0 && o->crc != 1)
         bad = "crc must be 0 or 1";
     else if (o->ack_every < 1 || o->ack_every > 1024 || o->ack_delay_us < 50 ||

@@ -48,6 +48,10 @@ typedef struct ism_udp_cc_ops {
     const char *(*state)(const void *st);       /* for stats: e.g. "startup" */
     /* the packet size changed (path-MTU discovery): windows kept in bytes stay */
     void (*set_mss)(void *st, uint32_t mss);
+    /* optional (NULL: not offered): start at this rate, bytes/s, told by the user (the
+     * link's known rate), instead of ramping up from an initial window; called right
+     * after init */
+    void (*start_at)(void *st, uint64_t rate);
 } ism_udp_cc_ops;
 
 extern const ism_udp_cc_ops ism_udp_cc_bbr;

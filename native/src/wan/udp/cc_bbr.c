@@ -33,6 +33,17 @@
  * The base RTT is the smallest RTT of the connection's life: RTprop's 10-s window learns a
  * competitor's standing queue as if it were the path, and then nothing looks congested.
  * A loss rate above 20% within a round also caps the bandwidth estimate (overload).
+ *
+ * A start rate (start_at: the user knows the link's rate) skips startup: from the first
+ * RTT sample (the window needs one) START_ROUNDS rounds take it as BtlBw, in PROBE_BW at
+ * gain 1, so the first round trips carry a full pipe instead of an initial window
+ * doubling for log2(BDP / 10 packets) rounds (8 at 300 ms and 100 Mbit/s: 2.4 s). After
+ * them only measured delivery rates count, and startup resumes from what the rounds
+ * measured: where that was the path's rate it ends after its usual 3 rounds without
+ * growth, and where the rate told was too low (or a share of the link for one of several
+ * connections, which may end up alone) it grows as usual instead of crawling up by
+ * probing's 1.25x per cycle. A rate above the link's costs those rounds' overshoot (as
+ * startup's own 2.89x does), and the model then follows the path.
  */
 #include <math.h>
 #include <string.h>
@@ -53,6 +64,7 @@
 #define JUDGE_ROUNDS 8         /* ... for 8 rounds (one probing cycle of BBR's) */
 #define UNDO_PCT 75            /* a cut after which 75% of the queue stands again is undone */
 #define FULL_PCT 95            /* a queue at 95% of its learnt full delay overflows */
+#define START_ROUNDS 3         /* rounds a start rate stands in for measurements */
 
 enum { STARTUP, DRAIN, PROBE_BW, PROBE_RTT };
 
@@ -97,6 +109,8 @@ typedef struct bbr {
     uint64_t cut_at;              /* in flight when the last cut was made */
     uint64_t undo_at;             /* cut_at of an undone cut ... */
     uint64_t undo_round;          /* ... and when it was undone */
+    uint64_t start_bw;            /* start_at's rate, bytes/s, while it stands in */
+    uint64_t start_end;           /* the round it stops at (0: no RTT sample yet) */
 } bbr;
 _Static_assert(sizeof(bbr) <= ISM_UDP_CC_STATE, "state too large");
 
@@ -237,7 +251,7 @@ static void check_congestion(bbr *b, int64_t now_us)
 
 static uint64_t btl_bw(const bbr *b)
 {
-    uint64_t m = 0;
+    uint64_t m = b->start_bw && (!b->start_end || b->round < b->start_end) ? b->start_bw : 0;
     for (int i = 0; i < BW_ROUNDS; i++)
         if (b->bw_rounds[i] > m)
             m = b->bw_rounds[i];
@@ -318,6 +332,16 @@ static void bbr_on_ack(void *st, const ism_udp_ack_sample *s)
         b->min_rtt_stamp_us = s->now_us;
     }
 
+    if (b->start_bw && !b->start_end && b->min_rtt_us > 0) {
+        b->start_end = b->round + START_ROUNDS;
+    } else if (b->start_bw && b->start_end && b->round >= b->start_end) {
+        /* startup from what the rounds measured: it ends at once where that was the
+         * path's rate, and finds the rest where the rate told was a share or too low */
+        b->start_bw = 0;
+        b->mode = STARTUP;
+        b->full_bw = btl_bw(b);
+        b->full_bw_count = 0;
+    }
     uint64_t bw = btl_bw(b);
     switch (b->mode) {
     case STARTUP:
@@ -434,6 +458,14 @@ static uint64_t bbr_pacing(const void *st)
     return r;
 }
 
+static void bbr_start_at(void *st, uint64_t rate)
+{
+    bbr *b = st;
+    b->start_bw = rate;
+    b->mode = PROBE_BW;
+    b->cycle_idx = 2; /* gain 1: the rate as told */
+}
+
 static const char *bbr_state(const void *st)
 {
     static const char *names[] = {"startup", "drain", "probe_bw", "probe_rtt"};
@@ -445,5 +477,5 @@ static void bbr_set_mss(void *st, uint32_t mss)
     ((bbr *)st)->mss = mss;
 }
 
-const ism_udp_cc_ops ism_udp_cc_bbr = {"bbr", bbr_init, bbr_on_ack, bbr_on_loss,
-                                       bbr_cwnd, bbr_pacing, bbr_state, bbr_set_mss};
+const ism_udp_cc_ops ism_udp_cc_bbr = {"bbr",     bbr_init,  bbr_on_ack,  bbr_on_loss, bbr_cwnd,
+                                       bbr_pacing, bbr_state, bbr_set_mss, bbr_start_at};

@@ -86,4 +86,4 @@ static void reno_set_mss(void *st, uint32_t mss)
 }
 
 const ism_udp_cc_ops ism_udp_cc_reno = {"reno", reno_init, reno_on_ack, reno_on_loss,
-                                        reno_cwnd, reno_pacing, reno_state, reno_set_mss};
+                                        reno_cwnd, reno_pacing, reno_state, reno_set_mss, NULL};

@@ -74,6 +74,9 @@ typedef struct udp_txslot {
     size_t len;
 } udp_txslot;
 
+/* How often a client probes a server that has not answered over UDP yet (setup.c). */
+#define UDP_PROBE_INTERVAL_US 200000
+
 struct ism_udp_conn {
     int fd;
     ism_udp_opts o;
@@ -116,6 +119,8 @@ struct ism_udp_conn {
     int rx_last_got;               /* datagrams that step read */
     int64_t rx_hold_until;         /* do not poll for input before this (engine.c) */
     int ping_due;
+    int64_t next_probe_us;         /* a client returned before the server answered
+                                    * (confirm_later): probe again then; 0 once answered */
     uint64_t reo_thresh;           /* gap (in packet numbers) that means loss */
 
     /* ---- receiver ---- */

@@ -121,6 +121,19 @@ static int progress(ism_udp_conn *c, int64_t now, int rx)
     if (c->err)
         return c->err;
     udp_send_timers(c, now);
+    if (c->next_probe_us && c->st.acks_received)
+        c->next_probe_us = 0; /* the server answered: the path is proven */
+    if (c->next_probe_us && now - c->last_recv_us > (int64_t)c->o.dead_ms * 1000) {
+        udp_fail(c, ISM_UDP_EDEAD,
+                 "no UDP answer from %s within %d ms of the set-up (TCP worked for it; is UDP "
+                 "blocked by a firewall?)",
+                 c->peer, c->o.dead_ms);
+        return c->err;
+    }
+    if (c->next_probe_us && now >= c->next_probe_us) {
+        c->ping_due = 1;
+        c->next_probe_us = now + UDP_PROBE_INTERVAL_US;
+    }
     if (now - c->last_recv_us > (int64_t)c->o.dead_ms * 1000) {
         udp_fail(c, ISM_UDP_EDEAD,
                  "no packet from peer %s for %.1f s (dead-peer timeout %d ms): the peer "
@@ -163,6 +176,8 @@ int64_t udp_next_timer_abs(const ism_udp_conn *c, int64_t now)
     int64_t k = c->last_send_us + keepalive_us(c);
     if (k < t)
         t = k;
+    if (c->next_probe_us && c->next_probe_us < t)
+        t = c->next_probe_us;
     int64_t d = c->last_recv_us + (int64_t)c->o.dead_ms * 1000 + 1;
     if (d < t)
         t = d;

@@ -55,6 +55,8 @@ void udp_send_init(ism_udp_conn *c, int64_t now)
     c->next_send_us = now;
     c->reo_thresh = 3;
     c->cc->init(c->cc_state, c->payload, c->o.ack_delay_us, now);
+    if (c->o.start_rate && c->cc->start_at)
+        c->cc->start_at(c->cc_state, c->o.start_rate);
 }
 
 int64_t udp_rto_us(const ism_udp_conn *c)

@@ -40,7 +40,6 @@
 #include <openssl/crypto.h>
 #include "sock.h"
 
-#define PROBE_INTERVAL_US 200000
 
 
 static int derive(const ism_auth_key *k, const char *label, const uint8_t cid[16],
@@ -203,19 +202,84 @@ static int conn_keys(const ism_aead_keys *keys, const uint8_t cid[16], const uin
     return ism_aead_keys_bind(out, "udp-conn", ctx, sizeof ctx);
 }
 
+/* The client's half of the set-up exchange: its parameters, sealed, and the channel
+ * (kept open: the server's answer comes back on it). */
+typedef struct client_params {
+    setup_chan ch;
+    int open;
+    udp_cli_msg cm;
+    const ism_udp_opts *o;
+    const char *tcpname;
+    int rc;         /* the channel's error, for the message */
+} client_params;
+
+static int send_params(client_params *p, int tcp, const ism_aead_keys *keys, int64_t dl,
+                       char *err, size_t errlen)
+{
+    const ism_udp_opts *o = p->o;
+    p->cm = (udp_cli_msg){.rcvbuf = o->rcvbuf, .mtu = (uint32_t)o->mtu, .crc = (uint32_t)o->crc,
+                          .ack_delay_us = (uint32_t)o->ack_delay_us};
+    if (RAND_bytes(p->cm.nonce, sizeof p->cm.nonce) != 1) {
+        udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", p->tcpname);
+        return -1;
+    }
+    uint8_t m[UDP_CLI_MSG];
+    udp_cli_msg_encode(&p->cm, m);
+    if (chan_open(&p->ch, tcp, keys, 1) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: no keys for the set-up (OpenSSL)", p->tcpname);
+        return -1;
+    }
+    p->open = 1;
+    if ((p->rc = chan_send(&p->ch, m, UDP_CLI_MSG, dl)) != 0) {
+        udp_errf(err, errlen, "UDP setup with %s: %s", p->tcpname, chan_error(p->rc));
+        return -1;
+    }
+    return 0;
+}
+
+static ism_udp_conn *client_finish(client_params *p, int tcp, const ism_auth_key *k,
+                                   ism_auth_id peer, const ism_aead_keys *keys,
+                                   int timeout_ms, int64_t dl, char *err, size_t errlen);
+
+/* The early-data hook of the handshake (auth.h ism_auth_run_early): our parameters leave
+ * right behind our RESPONSE instead of after the server's verdict, a round trip sooner. */
+typedef struct early_arg {
+    client_params *p;
+    int tcp;
+    char err[300];
+} early_arg;
+
+static int early_params(void *arg, const ism_aead_keys *keys, int64_t deadline_ms)
+{
+    early_arg *a = arg;
+    if (send_params(a->p, a->tcp, keys, deadline_ms, a->err, sizeof a->err) == 0)
+        return 0;
+    return a->p->rc ? a->p->rc : ISM_SOCK_EIO;
+}
+
 ism_udp_conn *udp_setup_client(int tcp, const ism_auth_key *k, ism_auth_id self,
                                const ism_udp_opts *o, int timeout_ms, int *auth_rc, char *err,
                                size_t errlen)
 {
+    int64_t dl = deadline_of(timeout_ms);
+    char tcpname[64];
+    ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
+    client_params p = {.o = o, .tcpname = tcpname};
+    early_arg ea = {.p = &p, .tcp = tcp};
     ism_auth_id peer;
     ism_aead_keys keys;
-    int rc = ism_auth_run(tcp, 0, k, self, o->suites, o->rekey_log2, o->purpose, &peer, &keys,
-                          timeout_ms, err, errlen);
+    int rc = ism_auth_run_early(tcp, k, self, o->suites, o->rekey_log2, o->purpose, &peer, &keys,
+                                timeout_ms, err, errlen, early_params, &ea);
     if (auth_rc)
         *auth_rc = rc;
-    if (rc != 0)
+    if (rc != 0) {
+        if (ea.err[0]) /* our parameters failed, not the handshake */
+            udp_errf(err, errlen, "%s", ea.err);
+        if (p.open)
+            chan_close(&p.ch);
         return NULL;
-    ism_udp_conn *c = udp_setup_client_authed(tcp, k, peer, &keys, o, timeout_ms, err, errlen);
+    }
+    ism_udp_conn *c = client_finish(&p, tcp, k, peer, &keys, timeout_ms, dl, err, errlen);
     ism_aead_keys_wipe(&keys);
     return c;
 }
@@ -227,22 +291,26 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
     int64_t dl = deadline_of(timeout_ms);
     char tcpname[64];
     ism_sock_peer_name(tcp, tcpname, sizeof tcpname);
-    int rc;
+    client_params p = {.o = o, .tcpname = tcpname};
+    if (send_params(&p, tcp, keys, dl, err, errlen) != 0) {
+        if (p.open)
+            chan_close(&p.ch);
+        return NULL;
+    }
+    return client_finish(&p, tcp, k, peer, keys, timeout_ms, dl, err, errlen);
+}
+
+static ism_udp_conn *client_finish(client_params *p, int tcp, const ism_auth_key *k,
+                                   ism_auth_id peer, const ism_aead_keys *keys,
+                                   int timeout_ms, int64_t dl, char *err, size_t errlen)
+{
+    const ism_udp_opts *o = p->o;
+    const char *tcpname = p->tcpname;
+    setup_chan ch = p->ch;
+    udp_cli_msg cm = p->cm;
     uint8_t m[UDP_SRV_MSG];
-    udp_cli_msg cm = {.rcvbuf = o->rcvbuf, .mtu = (uint32_t)o->mtu, .crc = (uint32_t)o->crc,
-                      .ack_delay_us = (uint32_t)o->ack_delay_us};
-    if (RAND_bytes(cm.nonce, sizeof cm.nonce) != 1) {
-        udp_errf(err, errlen, "UDP setup with %s: no random bytes from OpenSSL", tcpname);
-        return NULL;
-    }
-    udp_cli_msg_encode(&cm, m);
-    setup_chan ch;
-    if (chan_open(&ch, tcp, keys, 1) != 0) {
-        udp_errf(err, errlen, "UDP setup with %s: no keys for the set-up (OpenSSL)", tcpname);
-        return NULL;
-    }
-    if ((rc = chan_send(&ch, m, UDP_CLI_MSG, dl)) != 0 ||
-        (rc = chan_recv(&ch, m, UDP_SRV_MSG, dl)) != 0) {
+    int rc;
+    if ((rc = chan_recv(&ch, m, UDP_SRV_MSG, dl)) != 0) {
         udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, chan_error(rc));
         chan_close(&ch);
         return NULL;
@@ -297,7 +365,21 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
     if (!c)
         return NULL;
     c->peer_id = peer;
-    /* Probe until the server answers over UDP: proves the path and our address to it. */
+    /* Probe until the server answers over UDP: proves the path and our address to it.
+     * With confirm_later the first probe goes now and the connection is the caller's at
+     * once: what it writes follows the probe, and the engine keeps probing (engine.c). */
+    if (o->confirm_later) {
+        int64_t now = udp_now_us();
+        c->ping_due = 1;
+        c->next_probe_us = now + UDP_PROBE_INTERVAL_US;
+        c->last_recv_us = now; /* the dead-peer clock: no answer within dead_ms fails */
+        if (udp_progress(c, now) != 0) {
+            udp_errf(err, errlen, "UDP setup with %s: %s", tcpname, c->errmsg);
+            udp_conn_free(c);
+            return NULL;
+        }
+        return c;
+    }
     int64_t next_probe = 0;
     while (c->st.acks_received == 0) {
         int64_t now = udp_now_us();
@@ -311,7 +393,7 @@ ism_udp_conn *udp_setup_client_authed(int tcp, const ism_auth_key *k, ism_auth_i
         }
         if (now >= next_probe) {
             c->ping_due = 1;
-            next_probe = now + PROBE_INTERVAL_US;
+            next_probe = now + UDP_PROBE_INTERVAL_US;
         }
         c->last_recv_us = now; /* the dead-peer clock starts once the path is up */
         if (udp_wait(c, next_probe) != 0) {

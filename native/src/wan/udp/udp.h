@@ -88,12 +88,19 @@ typedef struct ism_udp_opts {
     int keepalive_ms;     /* probe when idle this long (default dead_ms / 4) */
     int sock_buf;         /* SO_SNDBUF/SO_RCVBUF of the UDP socket (default 8 MiB) */
     uint64_t max_rate;    /* cap on the pacing rate, payload bytes/s; 0 = none */
+    uint64_t start_rate;  /* the link's rate if the user knows it, payload bytes/s: bbr
+                           * starts there instead of ramping up (cc.h start_at); 0 = ramp.
+                           * Refused with a controller that does not offer it */
     const ism_udp_impair *impair; /* NULL in production */
     unsigned suites;      /* link encryption accepted at the handshake (auth.h; default
                            * ISM_AUTH_SUITES_AEAD: every datagram sealed, seal.h) */
     const char *purpose;  /* what the connection carries, in its keys (aead.h; "udp") */
     int rekey_log2;       /* key-update interval asked for at the handshake: log2 of the
                            * datagrams per key (0: the default, auth.h) */
+    int confirm_later;    /* client: connect returns once the first probe has gone, not
+                           * after the server's answer (a round trip sooner); what is
+                           * written meanwhile follows the probe, probes repeat until the
+                           * answer, and none within dead_ms fails the connection */
 } ism_udp_opts;
 
 typedef struct ism_udp_stats {
