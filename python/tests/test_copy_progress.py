@@ -2,7 +2,10 @@
 # (issue 29): `isthmus copy` on a pseudo-terminal draws one bar that fills in place
 # (label, MB done of the total, files done of all) and ends full, with the summary
 # under it; with stderr not a terminal there is no bar, only plain lines. run_many's
-# bar, fed by a fake tool, ends on the tool's last numbers, failures included. Real
+# bar, fed by a fake tool, ends on the tool's last numbers, failures included. Lines
+# said on the shared stderr console while a bar is up (batch/stage.py's progress and
+# submit's queue wait, from another thread) print above the bar as lines of their own:
+# they used to get a console of their own and were written onto the bar's line. Real
 # copies run through a throttling relay on loopback to a real isthmus-copy server, so
 # that they last a few seconds.
 from __future__ import annotations
@@ -11,11 +14,16 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from rich.text import Text
+
 from isthmus.transfer import run_many
+from isthmus.ui import err_console
 from ptyscreen import Drain, has_cursor_control, open_pty, run_on_pty, screen, strip_ansi, terminal_env
 from test_copy_many import Relay, Server, _tree
 
@@ -163,3 +171,69 @@ def _fake_tool(tmp_path: Path, failed: int, notes: int) -> list[str]:
     fake = tmp_path / "fake_copy.py"
     fake.write_text(FAKE_TOOL)
     return [sys.executable, str(fake), str(failed), str(notes)]
+
+
+# --- stage-in (batch/stage.py): messages said while its bar is up ---
+
+def test_lines_said_on_the_shared_console_during_the_bar_print_above_it(monkeypatch, tmp_path):
+    """stage.py passes run_many a say that prints on err_console() (submit's _say), called
+    while the bar is up, when sys.stderr is rich's stand-in for the terminal: the lines
+    must go above the bar, not onto its line."""
+    label = "staging into site B"
+    bar_was_up: list[bool] = []
+
+    def say(m: str) -> None:
+        bar_was_up.append(tty.drain.wait_for(label, 30))
+        err_console().print(Text(m))
+
+    with PtyStderr(monkeypatch) as tty:
+        res = run_many(_fake_tool(tmp_path, 0, 3), label, say=say)
+    assert res.returncode == 0 and bar_was_up == [True] * 3, (res, bar_was_up)
+    shown = tty.shown()
+    bars = _bar_lines(shown, label)
+    assert len(bars) == 1 and "3.0/3.0 MB" in bars[0], shown
+    notes = [f"isthmus-copy: note {i}: a connection is slow" for i in range(3)]
+    assert [x for x in shown if "note" in x] == notes, shown
+    assert shown.index(notes[-1]) < shown.index(bars[0]), shown
+
+
+@pytest.mark.native
+def test_messages_said_during_a_stage_in_print_above_its_bar(server, prefix, monkeypatch, tmp_path):
+    """isthmus submit says the queue wait's progress (its _say, on the shared stderr
+    console) from the main thread while the stage-in's bar is drawn from its thread:
+    each message must land on a line of its own above the bar, not on the bar's line."""
+    from types import SimpleNamespace
+
+    from isthmus.batch.stage import SiteStager
+    from isthmus.commands.submit import _say
+    from isthmus.launch.secret import Secret
+
+    _files(tmp_path / "work" / "in", 6, MIB)
+    relay = Relay(server.port, rate=1.5e6)  # over 4 s
+    site = SimpleNamespace(name="B", stage_listen=relay.addr, ssh_host="unused", stage_dir="stage")
+    secret = Secret(Path(server.creds.secret_file).read_text().strip())
+    st = SiteStager(site, prefix, server.creds.job, secret, _say)
+    reports = []
+    stager = threading.Thread(target=lambda: reports.append(st.stage_in(["in"], tmp_path / "work")))
+    label = "staging into site B"
+    said = [f"job j1: site B: waiting in the queue ({i} s)" for i in range(3)]
+    with PtyStderr(monkeypatch) as tty:
+        stager.start()
+        try:
+            assert tty.drain.wait_for(label, 60), strip_ansi(tty.drain.text())
+            for m in said:
+                _say(m)
+                time.sleep(0.2)
+            bar_was_up = stager.is_alive()
+        finally:
+            stager.join(120)
+            relay.close()
+    assert bar_was_up, "the stage-in ended before the messages were said; slow the relay"
+    assert reports and not reports[0].failed and reports[0].files == 6, reports
+    shown = tty.shown()
+    bars = _bar_lines(shown, label)
+    assert len(bars) == 1 and "6.3/6.3 MB" in bars[0] and "6/6 files" in bars[0], shown
+    for m in said:
+        assert shown.count(f"isthmus: {m}") == 1, (m, shown)
+    assert shown.index(f"isthmus: {said[-1]}") < shown.index(bars[0]), shown
+    assert not [x for x in shown if "isthmus:" in x and "MB" in x], shown  # nothing garbled
