@@ -560,3 +560,29 @@ def test_a_start_rate_is_refused_where_it_cannot_apply(sites, args, message):
     r = sites.copy(*args)
     assert r.returncode != 0 and message in r.stderr, r.stderr
     assert not (sites.served / "r1.bin").exists() and not (sites.local / "r1.bin").exists()
+
+
+@pytest.mark.parametrize("transport", ["tcp", "udp"])
+def test_a_many_file_put_to_a_nearly_full_server_loses_no_file(loop, transport):
+    """14 of the server's 16 copy slots held by authenticated clients that idle: a put of a
+    tree with 4 connections gets 2 of them. The 2 workers that cannot connect give their
+    files back to the others (they used to fail them: `FAILED ...: not copied`), so every
+    file arrives and the put exits 0."""
+    secret = Path(loop.creds.secret_file).read_text().strip()
+    held = [authenticated(loop.port, loop.creds.job, secret, b"ISCP\x01t\x00\x00")
+            for _ in range(14)]
+    tree = loop.local / f"tree-{transport}"
+    for i in range(40):
+        (tree / f"d{i % 4}").mkdir(parents=True, exist_ok=True)
+        (tree / f"d{i % 4}" / f"f{i}.bin").write_bytes(os.urandom(1000 + i))
+    try:
+        time.sleep(0.3)  # the server has taken them all as copies
+        r = loop.raw("put", "--transport", transport, "--parallel", "4", f"{tree}/", loop.addr,
+                     f"tree-{transport}")
+    finally:
+        for s in held:
+            s.close()
+    assert r.returncode == 0, r.stderr + loop.log.read_text()[-2000:]
+    for i in range(40):
+        rel = Path(f"d{i % 4}") / f"f{i}.bin"
+        assert (loop.served / f"tree-{transport}" / rel).read_bytes() == (tree / rel).read_bytes()

@@ -72,6 +72,13 @@ typedef struct batch {
     char conn_err[700]; /* the last connection failure (under mu) */
     const char *transport; /* (under mu) */
     atomic_int running; /* workers not yet done */
+    /* (under mu) workers still taking items in each phase, and the items given back by
+     * workers whose connection could not be had or broke before their answers came (a
+     * busy server, its copy slots held, refuses a connection after its handshake) for
+     * the workers still taking to take first; room for every item */
+    int taking[2];
+    size_t *back;
+    size_t nback;
 } batch;
 
 typedef struct pend {
@@ -90,6 +97,7 @@ typedef struct worker {
     pend q[PEND_MAX];
     size_t head, n;
     uint32_t answer_bytes;
+    int answered; /* an answer came on this connection (broken(): refused or not) */
     icp_meter m; /* the large file in flight, for the progress thread */
     pthread_t th;
 } worker;
@@ -97,9 +105,29 @@ typedef struct worker {
 static size_t take(batch *b, int ph)
 {
     pthread_mutex_lock(&b->mu);
-    size_t i = b->next[ph] < b->l->n ? b->next[ph]++ : (size_t)-1;
+    size_t i = ph == PH_PUT && b->nback ? b->back[--b->nback]
+               : b->next[ph] < b->l->n ? b->next[ph]++ : (size_t)-1;
     pthread_mutex_unlock(&b->mu);
     return i;
+}
+
+/* Give a put's item i back, to be taken before anything else by a worker still in the
+ * phase (the caller itself, which reconnects, or another): 1, or 0 when none is left (the
+ * item is then the caller's to fail). Under one mutex with take(), so an item is never
+ * given back after the last worker has left; one left behind when every worker then
+ * failed to connect is failed with the files no connection reached. Sending a file again
+ * is safe: the server replaces the target atomically. */
+static int give_back(batch *b, int ph, size_t i)
+{
+    pthread_mutex_lock(&b->mu);
+    int ok = ph == PH_PUT && b->taking[ph] >= 1 && b->nback < b->l->n;
+    if (ok) {
+        icp_item *it = &b->l->v[i];
+        it->sent = 0;
+        b->back[b->nback++] = i;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return ok;
 }
 
 static void finish(batch *b, icp_item *it, int state, uint64_t sent)
@@ -267,6 +295,7 @@ static int answer_one(worker *w)
     int rc = icp_rsp_check(&w->s, w->buf, &r, "store the file", err, sizeof err);
     if (rc < 0)
         return -1;
+    w->answered = 1;
     w->head = (w->head + 1) % PEND_MAX;
     w->n--;
     w->answer_bytes -= p.answer;
@@ -338,6 +367,9 @@ static int put_large(worker *w, icp_item *it)
                         &moved, it->sha, err, sizeof err);
     close(fd);
     atomic_store(&w->m.done, 0);
+    if (rc < 0 && moved == 0 && !w->answered)
+        return -1; /* no answer on this connection yet: broken() may give the file back */
+    w->answered = 1;
     if (rc == 0) {
         it->has_sha = 1;
         it->resumed_at = start;
@@ -387,6 +419,8 @@ static int get_large(worker *w, icp_item *it)
     icp_rsp r;
     int rc = icp_msg_send(&w->s, ICP_REQ, w->buf, icp_req_encode(&q, w->buf)) != 0 ? -1
              : icp_rsp_check(&w->s, w->buf, &r, "send the file", msg, sizeof msg);
+    if (rc >= 0)
+        w->answered = 1;
     if (rc == 0 && r.offset && r.offset != q.have) {
         snprintf(w->s.err, sizeof w->s.err, "%s offered to resume at a byte we did not offer",
                  w->s.peer);
@@ -400,7 +434,8 @@ static int get_large(worker *w, icp_item *it)
     }
     icp_target_close(&t); /* keeps a resumable partial file */
     if (rc < 0) {
-        icp_item_fail(it, ICP_IT_FAILED, "%s", w->s.err[0] ? w->s.err : msg);
+        if (w->answered) /* else no answer yet: broken() may give the file back */
+            icp_item_fail(it, ICP_IT_FAILED, "%s", w->s.err[0] ? w->s.err : msg);
         it->sent = 0;
         return -1;
     }
@@ -422,18 +457,30 @@ static void broken(worker *w, icp_item *cur, int ph)
     batch *b = w->b;
     char why[700];
     snprintf(why, sizeof why, "the connection failed: %s", w->s.err[0] ? w->s.err : "closed");
+    /* Before its first answer the server may have refused the connection (busy): what
+     * was in flight goes back to be sent again, by this worker once it has reconnected or
+     * by another. After answers came, the files in flight fail as the connection did. */
+    int fresh = !w->answered;
     for (; w->n; w->n--, w->head = (w->head + 1) % PEND_MAX) {
-        icp_item *it = &b->l->v[w->q[w->head].idx];
+        size_t idx = w->q[w->head].idx;
+        icp_item *it = &b->l->v[idx];
+        if (fresh && it->state == ICP_IT_PENDING && !it->counted && give_back(b, ph, idx))
+            continue;
         if (!w->q[w->head].check) {
             icp_item_fail(it, ICP_IT_FAILED, "%s", why);
             finish(b, it, ICP_IT_FAILED, it->size);
         }
     }
     if (cur && ph == PH_PUT && !cur->counted) { /* in flight, or failed by put_large */
-        if (cur->state == ICP_IT_PENDING)
-            icp_item_fail(cur, ICP_IT_FAILED, "%s", why);
-        finish(b, cur, ICP_IT_FAILED, cur->sent);
+        if (fresh && cur->state == ICP_IT_PENDING && give_back(b, ph, (size_t)(cur - b->l->v))) {
+            cur = NULL;
+        } else {
+            if (cur->state == ICP_IT_PENDING)
+                icp_item_fail(cur, ICP_IT_FAILED, "%s", why);
+            finish(b, cur, ICP_IT_FAILED, cur->sent);
+        }
     }
+    w->answered = 0;
     w->answer_bytes = 0;
     w->head = 0;
     icp_abort(&w->s);
@@ -460,46 +507,57 @@ static int connect_worker(worker *w, int *tries)
     return 0;
 }
 
+static int have_work(batch *b, int ph)
+{
+    pthread_mutex_lock(&b->mu);
+    int more = (ph == PH_PUT && b->nback) || b->next[ph] < b->l->n;
+    pthread_mutex_unlock(&b->mu);
+    return more;
+}
+
+/* Take items while there are any. A worker connects before it takes one (lazily: not at
+ * all when the others took everything), so one that cannot connect holds no item when it
+ * stops; what nobody could send is failed after the run, naming the connection error. */
 static void run_phase(worker *w, int ph, int *tries)
 {
     batch *b = w->b;
-    size_t i;
-    while ((i = take(b, ph)) != (size_t)-1) {
-        icp_item *it = &b->l->v[i];
-        if (it->state != ICP_IT_PENDING)
-            continue;
-        if (connect_worker(w, tries) != 0) { /* connected when there is work, not before */
-            if (ph == PH_PUT) {
-                pthread_mutex_lock(&b->mu);
-                icp_item_fail(it, ICP_IT_FAILED, "not copied: %s", b->conn_err);
-                pthread_mutex_unlock(&b->mu);
-                finish(b, it, ICP_IT_FAILED, 0);
+    for (;;) {
+        size_t i = (size_t)-1;
+        while (have_work(b, ph) && connect_worker(w, tries) == 0 &&
+               (i = take(b, ph)) != (size_t)-1) {
+            icp_item *it = &b->l->v[i];
+            if (it->state != ICP_IT_PENDING)
+                continue;
+            int rc;
+            if (ph == PH_CHECK) {
+                rc = drain(w, 0);
+                if (rc == 0 && (rc = send_check(w, it)) == 0)
+                    push(w, i, 1);
+                rc = rc < 0 ? -1 : 0;
+            } else if (it->size >= ICP_INLINE_MAX) {
+                rc = drain(w, 1);
+                if (rc == 0)
+                    rc = b->get ? get_large(w, it) : put_large(w, it);
+            } else {
+                rc = drain(w, 0);
+                if (rc == 0 && (rc = b->get ? send_get(w, it) : send_inline(w, it)) == 0 &&
+                    it->state == ICP_IT_PENDING)
+                    push(w, i, 0);
             }
-            break;
-        }
-        int rc;
-        if (ph == PH_CHECK) {
-            rc = drain(w, 0);
-            if (rc == 0 && (rc = send_check(w, it)) == 0)
-                push(w, i, 1);
-            rc = rc < 0 ? -1 : 0;
-        } else if (it->size >= ICP_INLINE_MAX) {
-            rc = drain(w, 1);
             if (rc == 0)
-                rc = b->get ? get_large(w, it) : put_large(w, it);
-        } else {
-            rc = drain(w, 0);
-            if (rc == 0 && (rc = b->get ? send_get(w, it) : send_inline(w, it)) == 0 &&
-                it->state == ICP_IT_PENDING)
-                push(w, i, 0);
+                rc = drain(w, 0);
+            if (rc != 0)
+                broken(w, it, ph);
         }
-        if (rc == 0)
-            rc = drain(w, 0);
-        if (rc != 0)
-            broken(w, it, ph);
+        if (w->up && drain(w, 1) != 0) {
+            broken(w, NULL, ph);
+            continue; /* what it gave back is ours to send again, or another's */
+        }
+        break;
     }
-    if (w->up && drain(w, 1) != 0)
-        broken(w, NULL, ph);
+    pthread_mutex_lock(&b->mu);
+    b->taking[ph]--;
+    pthread_mutex_unlock(&b->mu);
 }
 
 static void *work(void *arg)
@@ -666,6 +724,12 @@ static int run(batch *b, icp_stream *first)
         par = nfiles ? (int)nfiles : 1;
     worker *ws = calloc((size_t)par, sizeof *ws);
     pthread_barrier_init(&b->phase, NULL, (unsigned)par);
+    b->taking[0] = b->taking[1] = par;
+    b->back = calloc(L->n + 1, sizeof *b->back);
+    if (!b->back) {
+        icp_log("isthmus-copy: ", "no memory for %zu files", L->n);
+        _exit(1);
+    }
     atomic_init(&b->running, par);
     double t0 = icp_now_s();
     int started = 0;
@@ -753,6 +817,7 @@ static int run(batch *b, icp_stream *first)
         free(ws[i].wire);
     }
     free(ws);
+    free(b->back);
     pthread_barrier_destroy(&b->phase);
     pthread_mutex_destroy(&b->mu);
     icp_list_free(L);
