@@ -36,7 +36,11 @@ int ism_rma_batched; /* batches pending in all windows */
 
 static size_t room(void) { return ism.chunk - 24; } /* a PUTV frame's segments and data */
 
-static uint64_t *seg(ism_rma_batch *b, size_t i) { return (uint64_t *)(b->buf + b->cap) - 2 * (i + 1); }
+/* The segments end at the first 16-byte boundary at or after cap (buf has 16 bytes more
+ * than cap), so they are aligned whatever the chunk size. */
+static char *seg_end(const ism_rma_batch *b) { return b->buf + ((b->cap + 15) & ~(size_t)15); }
+
+static uint64_t *seg(ism_rma_batch *b, size_t i) { return (uint64_t *)seg_end(b) - 2 * (i + 1); }
 
 static size_t frame_len(const ism_rma_batch *b) { return 24 + 16 * b->nseg + b->used; }
 
@@ -103,16 +107,15 @@ static int reserve(ism_rma_batch *b, size_t need)
         cap *= 2;
     if (cap > room())
         cap = room();
-    char *n = malloc(cap);
-    if (!n)
+    ism_rma_batch g = {malloc(cap + 16), cap, b->used, b->nseg, b->epoch};
+    if (!g.buf)
         return ISM_ERR_NO_MEM;
     if (b->buf) {
-        memcpy(n, b->buf, b->used);
-        memcpy(n + cap - 16 * b->nseg, b->buf + b->cap - 16 * b->nseg, 16 * b->nseg);
+        memcpy(g.buf, b->buf, b->used);
+        memcpy(seg_end(&g) - 16 * b->nseg, seg_end(b) - 16 * b->nseg, 16 * b->nseg);
     }
     free(b->buf);
-    b->buf = n;
-    b->cap = cap;
+    *b = g;
     return 0;
 }
 
