@@ -16,10 +16,13 @@
  *   fence      MPI_Win_fence with nothing to transfer, repeated: the time of one fence
  *   stream     COUNT puts of STREAM bytes in one lock epoch, unlock included, against the
  *              same bytes as COUNT MPI_Isend (the point-to-point baseline): MB/s of each
+ *   puts       NPUTS puts of SIZE bytes to distinct, non-adjacent places of the target, then
+ *              one MPI_Win_flush, inside one MPI_Win_lock_all epoch: the time of the whole
+ *              (small-put message rate; isthmus gathers such puts into few frames)
  *
- *   rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] [-b BUSY_MS] [-m MODES]
- *     MODES: comma-separated subset of rtt,put_flush,get_flush,get_busy,fence,stream
- *     (default all). Output, rank 0 only, one line per figure:
+ *   rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] [-p NPUTS] [-b BUSY_MS] [-m MODES]
+ *     MODES: comma-separated subset of rtt,put_flush,get_flush,get_busy,fence,stream,puts
+ *     (default all but puts). Output, rank 0 only, one line per figure:
  *   rma op=<op> size=<bytes> median=<value> min=<value> unit=<us|MB/s> iters=<n>
  */
 #include <mpi.h>
@@ -94,7 +97,7 @@ static void compute(double ms)
 
 int main(int argc, char **argv)
 {
-    long sz = 8, iters = 50, stream = 1 << 20, count = 32, busy = 500;
+    long sz = 8, iters = 50, stream = 1 << 20, count = 32, busy = 500, nputs = 1000;
     const char *modes = "rtt,put_flush,get_flush,get_busy,fence,stream";
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -103,7 +106,7 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             die("every option takes a value: rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] "
-                "[-b BUSY_MS] [-m MODES]");
+                "[-p NPUTS] [-b BUSY_MS] [-m MODES]");
         i++;
         if (!strcmp(a, "-s"))
             sz = parse(v, "-s SIZE");
@@ -113,20 +116,22 @@ int main(int argc, char **argv)
             stream = parse(v, "-S STREAM");
         else if (!strcmp(a, "-c"))
             count = parse(v, "-c COUNT");
+        else if (!strcmp(a, "-p"))
+            nputs = parse(v, "-p NPUTS");
         else if (!strcmp(a, "-b"))
             busy = parse(v, "-b BUSY_MS");
         else if (!strcmp(a, "-m"))
             modes = v;
         else
-            die("unknown option (rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] [-b BUSY_MS] "
-                "[-m MODES])");
+            die("unknown option (rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] [-p NPUTS] "
+                "[-b BUSY_MS] [-m MODES])");
     }
     if (size < 2)
         die("needs at least 2 ranks");
-    if (iters < 1 || count < 1 || sz < 1 || stream < 1)
-        die("-i, -c, -s and -S must be at least 1");
+    if (iters < 1 || count < 1 || sz < 1 || stream < 1 || nputs < 1)
+        die("-i, -c, -p, -s and -S must be at least 1");
     target = size - 1;
-    long winbytes = stream * count > sz ? stream * count : sz;
+    long winbytes = stream * count > 2 * sz * nputs ? stream * count : 2 * sz * nputs;
     char *base, *local = malloc((size_t)(stream > sz ? stream : sz));
     double *t = malloc(sizeof(double) * (size_t)(iters > count ? iters : count));
     MPI_Win win;
@@ -155,8 +160,8 @@ int main(int argc, char **argv)
             report("rtt", 8, t, (int)iters, 1e6, "us");
     }
 
-    for (int g = 0; g < 2; g++) {
-        const char *op = g ? "get_flush" : "put_flush";
+    for (int g = 0; g < 3; g++) {
+        const char *op = g == 2 ? "puts" : g ? "get_flush" : "put_flush";
         if (!wanted(modes, op))
             continue;
         MPI_Barrier(MPI_COMM_WORLD);
@@ -164,7 +169,11 @@ int main(int argc, char **argv)
             MPI_Win_lock_all(0, win);
             for (long i = 0; i < iters + 1; i++) {
                 double t0 = MPI_Wtime();
-                if (g)
+                if (g == 2) /* a gap of SIZE bytes between two puts */
+                    for (long k = 0; k < nputs; k++)
+                        MPI_Put(local, (int)sz, MPI_BYTE, target, 2 * sz * k, (int)sz, MPI_BYTE,
+                                win);
+                else if (g)
                     MPI_Get(local, (int)sz, MPI_BYTE, target, 0, (int)sz, MPI_BYTE, win);
                 else
                     MPI_Put(local, (int)sz, MPI_BYTE, target, 0, (int)sz, MPI_BYTE, win);

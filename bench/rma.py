@@ -17,9 +17,13 @@
 # On one site (2 ranks, no gateway, the vendor's launcher): isthmus-cc's build against the
 # vendor's mpicc build of the same source, runs alternating: 8-byte put+flush latency
 # (goal within +100 ns) and the 1 MiB put stream (goal >= 0.97 of the vendor's rate).
+# With --puts BASELINE (an install prefix of another isthmus build, e.g. main's), only the
+# small-put rate across the sites: 1000 puts of 8 bytes and one flush (bench/rma.c -m puts),
+# with this build and with BASELINE's in the same repetition, alternating which goes first,
+# each against its own rtt.
 #
 #   python3 bench/rma.py [--reps 5] [--vendors openmpi,mpich] [--wan delay=10ms,rate=100mbit]
-#                        [--skip-wan] [--skip-local] [--report JSONL]
+#                        [--skip-wan] [--skip-local] [--puts BASELINE_PREFIX] [--report JSONL]
 #
 # Needs root for the emulated link. Writes JSON lines to bench/results/rma/<time>.jsonl
 # (ignored by git) and prints Markdown tables: the median over repetitions and min-max.
@@ -64,10 +68,13 @@ def rate_of(spec: str) -> float:
                 "kB/s": 0.001}[u]
 
 
-def run_wan(exe: Path, vendor: str, spec: str, busy: int) -> dict[str, float]:
+def run_wan(exe: Path, vendor: str, spec: str, args: list[str],
+            prefix: Path | None = None) -> dict[str, float]:
+    """One job across 2 emulated sites; prefix: the native build to run it with."""
+    env = dict(os.environ, **({"ISTHMUS_PREFIX": str(prefix)} if prefix else {}))
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", "2", "--sites", "2", "--mpi", vendor,
-           "--wan", spec, "--timeout", "300", "--", str(exe), "-b", str(busy)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=360)
+           "--wan", spec, "--timeout", "300", "--", str(exe), *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=360, env=env)
     if r.returncode:
         raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}:\n{(r.stdout + r.stderr)[-3000:]}")
     return parse(r.stdout)
@@ -115,20 +122,39 @@ def tables(recs: list[dict], link_spec: str, busy: int) -> None:
                   f"| {med([g['get_busy'] / 1000 for g in w], '.0f')} "
                   f"| {med([g['stream_put'] / link for g in w])} "
                   f"| {med([g['stream_put'] / g['stream_send'] for g in w])} |")
+    puts = {v: [r for r in recs if r["where"] == "puts" and r["vendor"] == v] for v in vendors}
+    if any(puts.values()):
+        n = next(r["nputs"] for v in vendors for r in puts[v])
+        print(f"\n{n} puts of 8 B + one flush across 2 sites, link `{link_spec}`: this build "
+              "against the baseline build, same repetitions\n")
+        table(["rtt ms", "baseline ms", "this ms", "this / baseline", "baseline / rtt",
+               "this / rtt"],
+              {v: [[g["this"]["rtt"] / 1000 for g in p], [g["baseline"]["puts"] / 1000 for g in p],
+                   [g["this"]["puts"] / 1000 for g in p],
+                   [g["this"]["puts"] / g["baseline"]["puts"] for g in p],
+                   [g["baseline"]["puts"] / g["baseline"]["rtt"] for g in p],
+                   [g["this"]["puts"] / g["this"]["rtt"] for g in p]]
+               for v, p in puts.items() if p},
+              [".2f", ".2f", ".2f", ".3f", ".3f", ".3f"])
     if any(loc.values()):
         print("\nOne site, 2 ranks, no gateway: isthmus against the vendor alone, runs "
               "alternating\n")
-        print("| vendor | reps | put+flush 8 B, vendor us | isthmus - vendor, ns "
-              "| 1 MiB puts, vendor MB/s | isthmus / vendor |")
-        print("|---|---|---|---|---|---|")
-        for v in vendors:
-            pairs = loc[v]
-            if not pairs:
-                continue
-            print(f"| {v} | {len(pairs)} | {med([p[0]['put_flush'] for p in pairs])} "
-                  f"| {med([(p[1]['put_flush'] - p[0]['put_flush']) * 1000 for p in pairs], '.0f')} "
-                  f"| {med([p[0]['stream_put'] for p in pairs], '.0f')} "
-                  f"| {med([p[1]['stream_put'] / p[0]['stream_put'] for p in pairs])} |")
+        table(["put+flush 8 B, vendor us", "isthmus - vendor, ns", "1 MiB puts, vendor MB/s",
+               "isthmus / vendor"],
+              {v: [[p[0]["put_flush"] for p in pairs],
+                   [(p[1]["put_flush"] - p[0]["put_flush"]) * 1000 for p in pairs],
+                   [p[0]["stream_put"] for p in pairs],
+                   [p[1]["stream_put"] / p[0]["stream_put"] for p in pairs]]
+               for v, pairs in loc.items() if pairs},
+              [".3f", ".0f", ".0f", ".3f"])
+
+
+def table(heads: list[str], cols: dict[str, list[list[float]]], fmts: list[str]) -> None:
+    """A Markdown table: per vendor, its repetitions and each column's median (min-max)."""
+    print("| vendor | reps | " + " | ".join(heads) + " |")
+    print("|---" * (len(heads) + 2) + "|")
+    for v, cs in cols.items():
+        print(f"| {v} | {len(cs[0])} | " + " | ".join(med(c, f) for c, f in zip(cs, fmts)) + " |")
 
 
 def main() -> int:
@@ -141,6 +167,10 @@ def main() -> int:
     ap.add_argument("--skip-wan", action="store_true")
     ap.add_argument("--skip-local", action="store_true")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "rma"))
+    ap.add_argument("--puts", metavar="BASELINE_PREFIX",
+                    help="only the small-put rate across sites, this build against the isthmus "
+                         "build installed at BASELINE_PREFIX")
+    ap.add_argument("--nputs", type=int, default=1000)
     ap.add_argument("--report", metavar="JSONL", help="print the tables of an earlier campaign")
     a = ap.parse_args()
     if a.report:
@@ -151,7 +181,7 @@ def main() -> int:
     vendors = [v for v in a.vendors.split(",") if v]
     if a.reps < 1 or not vendors or any(v not in LAUNCH for v in vendors):
         raise SystemExit("rma bench: --reps >= 1 and --vendors from openmpi,mpich")
-    if not a.skip_wan and os.geteuid() != 0:
+    if (a.puts or not a.skip_wan) and os.geteuid() != 0:
         raise SystemExit("rma bench: needs root for the emulated link (or --skip-wan)")
     link = rate_of(a.wan)
     prefix = find_prefix()
@@ -174,10 +204,25 @@ def main() -> int:
             vexe[v] = Path(tmp) / f"rma.{v}"
             subprocess.run([MPICC[v], "-O2", "-o", str(vexe[v]), str(REPO / "bench" / "rma.c")],
                            check=True)
-        for rep in range(a.reps):
+        if a.puts:
+            base = Path(a.puts)
+            bexe = Path(tmp) / "rma.baseline"
+            subprocess.run([str(base / "bin" / "isthmus-cc"), "-O2", "-o", str(bexe),
+                            str(REPO / "bench" / "rma.c")], check=True,
+                           env=dict(os.environ, ISTHMUS_PREFIX=str(base)))
+            args = ["-m", "rtt,puts", "-i", "20", "-p", str(a.nputs)]
+            for rep in range(a.reps):
+                for v in vendors:
+                    order = ("baseline", "this") if rep % 2 else ("this", "baseline")
+                    res = {b: run_wan(bexe if b == "baseline" else exe, v, a.wan, args,
+                                      base if b == "baseline" else prefix.root)
+                           for b in order}
+                    record({"where": "puts", "link": a.wan, "vendor": v, "rep": rep,
+                            "nputs": a.nputs, "baseline_prefix": str(base), **res})
+        for rep in range(0 if a.puts else a.reps):
             for v in vendors:
                 if not a.skip_wan:
-                    g = run_wan(exe, v, a.wan, a.busy)
+                    g = run_wan(exe, v, a.wan, ["-b", str(a.busy)])
                     record({"where": "wan", "link": a.wan, "vendor": v, "rep": rep, **g})
                 if not a.skip_local:
                     # alternate which goes first, so neither always runs on a warmer machine

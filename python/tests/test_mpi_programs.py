@@ -227,9 +227,10 @@ def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, kib, per_ms
 # when a request completes) and the handle table of the Fortran bindings.
 # io_views: MPI-IO's packing, views, the site-level gather and the agent's answers placed
 # into the program's buffers. rma_fence: the one-sided frames (pieces of a chunk, replies,
-# operations of an epoch held back).
+# operations of an epoch held back). rma_putbatch: batches of small puts (a buffer whose
+# segments, kept at its back, move when it grows) and the segment frames they become.
 @pytest.mark.parametrize("name", ["p2p_early", "p2p_truncate", "p2p_probe", "p2p_nonblocking",
-                                  "f08_p2p", "io_views", "rma_fence"])
+                                  "f08_p2p", "io_views", "rma_fence", "rma_putbatch"])
 def test_receive_paths_are_clean_under_valgrind(prefix, build_dir, name):
     exe = build(prefix, build_dir, name)
     r = run_job("valgrind", ["-q", "--error-exitcode=9", str(exe)], "2,2", "mpich")

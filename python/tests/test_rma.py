@@ -66,6 +66,28 @@ def test_a_lock_of_a_silent_rank_times_out_naming_it(prefix, build_dir, mpi):
                      r"rank 1 at site B \(ISTHMUS_RMA_TIMEOUT\)", out), out[-3000:]
 
 
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_small_puts_to_another_site_go_in_few_frames(prefix, build_dir, mpi):
+    """1000 puts of 8 bytes and a flush from site A to site B: the one-sided frames rank 0
+    sent (MPI_T isthmus_rank_rma_frames_sent) are a handful with batching and more than one
+    per put without it (ISTHMUS_RMA_BATCH=0), which shows the counter counts; either way the
+    target has every byte, and a put followed by a blocking receive at the origin reaches
+    the target while the origin waits (core/rma_batch.c)."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_putbatch")
+    frames = {}
+    for batch in ("4k", "0"):
+        r = run_job(exe, ["frames"], "1,1", mpi, extra_env={"ISTHMUS_RMA_BATCH": batch},
+                    timeout=120)
+        out = r.stdout + r.stderr
+        m = re.search(r"frames: (\d+) for 1000 puts", r.stdout)
+        assert r.returncode == 0 and "rma_putbatch frames: OK" in r.stdout and m, out[-3000:]
+        frames[batch] = int(m.group(1))
+    assert frames["4k"] <= 3, frames  # the batch, the FLUSH
+    assert frames["0"] >= 1001, frames  # a frame per put, the FLUSH
+
+
 # Started by the vendor's launcher there is no gateway and no receive ring, so nothing
 # entered the vendor while isthmus waited in its own code (its shared-memory barrier, a lock
 # spin); the vendors' passive-target RMA needs the target to enter it (Open MPI osc/rdma's

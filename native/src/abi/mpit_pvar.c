@@ -17,7 +17,7 @@
 #include "mpit.h"
 
 enum { W_HEAD, W_LINK, W_STREAM, W_RANK };
-enum { R_MSGS, R_BYTES, R_UNEXPECTED };
+enum { R_MSGS, R_BYTES, R_UNEXPECTED, R_RMA_FRAMES };
 
 typedef struct {
     const char *name, *desc;
@@ -85,6 +85,9 @@ static const pvar_def defs[] = {
      ISM_MPIT_CAT_RANK, W_RANK, R_BYTES},
     {"isthmus_rank_unexpected_queued", "messages from other sites waiting in this rank's "
      "unexpected queue", MPI_T_PVAR_CLASS_LEVEL, ISM_MPIT_CAT_RANK, W_RANK, R_UNEXPECTED},
+    {"isthmus_rank_rma_frames_sent", "one-sided frames this rank sent to other sites "
+     "(operations, their replies, synchronisation; small puts gathered into one frame count "
+     "once)", C, ISM_MPIT_CAT_RANK, W_RANK, R_RMA_FRAMES},
 };
 #undef C
 #undef G
@@ -380,9 +383,10 @@ static int read_ours(const pvar_handle *p, void *buf)
     const pvar_def *d = &defs[p->index];
     unsigned long long *out = buf;
     if (d->where == W_RANK) {
-        out[0] = d->word == R_MSGS    ? ism.stat_remote_msgs
-                 : d->word == R_BYTES ? ism.stat_remote_bytes
-                                      : (unsigned long long)(ism.ux_count > 0 ? ism.ux_count : 0);
+        out[0] = d->word == R_MSGS         ? ism.stat_remote_msgs
+                 : d->word == R_BYTES      ? ism.stat_remote_bytes
+                 : d->word == R_RMA_FRAMES ? ism.stat_rma_frames
+                                           : (unsigned long long)(ism.ux_count > 0 ? ism.ux_count : 0);
         return MPI_SUCCESS;
     }
     const uint8_t *w;

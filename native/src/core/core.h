@@ -262,6 +262,7 @@ typedef struct ism_global {
     int remote_active;
     int64_t idle_yield_ns; /* an idle wait yields this long before it naps (ism_idle) */
     size_t eager_limit, chunk;
+    size_t rma_batch_max; /* puts of at most this many bytes are batched (rma_batch.c) */
     int window;
     int nrx, rx_head;
     ism_rxslot *rx;
@@ -283,6 +284,7 @@ typedef struct ism_global {
     ism_reqlist bsends;
     /* statistics */
     uint64_t stat_remote_msgs, stat_remote_bytes;
+    uint64_t stat_rma_frames; /* one-sided frames sent to other sites (rma.c) */
     int ux_count;        /* cross-site messages in the unexpected queue */
     /* the gateway's answer to the last ISM_F_QUERY (gwquery.c) */
     uint64_t gwq_next, gwq_got;
@@ -310,6 +312,8 @@ const char *ism_site_name(int site);
 int ism_gw_setup(void);
 void ism_gw_teardown(void);
 int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len);
+/* 1 when a frame of len payload bytes can be posted now, without waiting for the channel */
+int ism_gw_room(size_t len);
 /* The same, with the payload written straight into the frame by fill (no copy). */
 typedef void (*ism_gw_fill_fn)(void *dst, size_t len, void *arg);
 int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg);

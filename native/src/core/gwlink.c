@@ -75,11 +75,17 @@ static int reap_outbound(void)
     return done;
 }
 
+int ism_gw_room(size_t len)
+{
+    size_t n = ISM_FRAME_HDR_SIZE + len;
+    return ism.nout < ism.outcap && (ism.out_bytes + n <= ISM_OUT_BYTES_MAX || ism.nout == 0);
+}
+
 int ism_gw_post_with(const ism_frame_hdr *h, size_t len, ism_gw_fill_fn fill, void *arg)
 {
     unsigned spins = 0;
     size_t n = ISM_FRAME_HDR_SIZE + len;
-    while (ism.nout >= ism.outcap || (ism.out_bytes + n > ISM_OUT_BYTES_MAX && ism.nout > 0)) {
+    while (!ism_gw_room(len)) {
         if (!ism_progress())
             ism_idle(&spins);
     }
@@ -245,6 +251,11 @@ void ism_idle(unsigned *spins)
         return;
     }
     if (ism_nbc_poll()) {
+        *spins = 0;
+        return;
+    }
+    /* nothing else to do: send the puts gathered so far (rma_batch.c) */
+    if (ism_rma_batched && ism_rma_batch_idle()) {
         *spins = 0;
         return;
     }

@@ -165,6 +165,10 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     ism.eager_limit = (size_t)ism_core_knob(ISM_K_EAGER, 64 << 10);
     if (ism.eager_limit > ism.chunk)
         ism.eager_limit = ism.chunk;
+    /* a sixteenth of a chunk: a batch frame then carries at least 16 of the largest */
+    ism.rma_batch_max = (size_t)ism_core_knob(ISM_K_RMA_BATCH, 4096);
+    if (ism.rma_batch_max > ism.chunk / 16)
+        ism.rma_batch_max = ism.chunk / 16;
     ism.window = (int)ism_core_knob(ISM_K_WINDOW, (double)default_window(ism.chunk));
     /* Early data: two chunks by default (at most 64 MiB, knobs.def, since a receiver may
      * hold that much per sender). Two, not one: bytes come back to the sender a one-way delay after

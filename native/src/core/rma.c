@@ -33,18 +33,40 @@ static rma_wait *waits;
 static uint64_t next_id = 1;
 int ism_rma_waiting;
 
+static void rma_hdr(ism_frame_hdr *h, ism_win *w, int target, int kind, uint64_t a, uint64_t b)
+{
+    ism_frame_init(h, ISM_F_RMA);
+    h->ctx = w->c->ctx;
+    h->src = ism.grank;
+    h->dst = w->c->g_of[target];
+    h->tag = kind;
+    h->a = a;
+    h->b = b;
+}
+
+int ism_rma_post(ism_win *w, int target, int kind, uint64_t a, uint64_t b, size_t len,
+                 ism_gw_fill_fn fill, void *arg)
+{
+    ism_frame_hdr h;
+    rma_hdr(&h, w, target, kind, a, b);
+    int rc = ism_gw_post_with(&h, len, fill, arg);
+    if (!rc)
+        ism.stat_rma_frames++;
+    return rc;
+}
+
 int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const void *p,
                  size_t len)
 {
+    int rc = w->nbatched ? ism_rma_batch_flush(w, target) : 0;
+    if (rc)
+        return rc;
     ism_frame_hdr h;
-    ism_frame_init(&h, ISM_F_RMA);
-    h.ctx = w->c->ctx;
-    h.src = ism.grank;
-    h.dst = w->c->g_of[target];
-    h.tag = kind;
-    h.a = a;
-    h.b = b;
-    return ism_gw_post(&h, p, len);
+    rma_hdr(&h, w, target, kind, a, b);
+    rc = ism_gw_post(&h, p, len);
+    if (!rc)
+        ism.stat_rma_frames++;
+    return rc;
 }
 
 /* The largest piece of data one frame carries: a chunk less the request words, whole
@@ -429,10 +451,13 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
     const char *data = origin_bytes(o, on, odt, &tmp);
     if (!data)
         return ISM_ERR_NO_MEM;
-    if (tdt->abi && tdt->contig) /* a pair type with padding takes segments */
+    int taken = 0;
+    if (!op) /* a small put joins the target's batch (rma_batch.c) */
+        rc = ism_rma_batch_put(w, target, off, tn, tdt, data, bytes, &taken);
+    if (!rc && !taken && tdt->abi && tdt->contig) /* a pair type with padding takes segments */
         rc = send_data(w, target, op ? ISM_RMA_ACC : ISM_RMA_PUT, off, data, bytes, tdt,
                        op ? op->abi - ISM_OP_BASE : 0);
-    else
+    else if (!rc && !taken)
         rc = send_segments(w, target, op ? ISM_RMA_ACCV : ISM_RMA_PUTV, off, tn, tdt, data,
                            op ? op->abi - ISM_OP_BASE : 0, 0);
     free(tmp);

@@ -37,6 +37,8 @@ int ism_rma_fail(int code, const char *fmt, ...)
 
 int ism_win_any(void) { return wins != NULL; }
 
+ism_win *ism_win_next(ism_win *w) { return w ? w->next : wins; }
+
 ism_win *ism_win_by_ctx(uint32_t ctx)
 {
     for (ism_win *w = wins; w; w = w->next)
@@ -168,8 +170,11 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
 
 int ism_win_free(ism_win *w)
 {
-    /* every member has finished its epochs: after the barrier no frame for w is on its way */
-    int rc = ism_barrier(w->c);
+    /* every member has finished its epochs: after the barrier no frame for w is on its way
+     * (puts still gathered are an epoch left open, but they are sent all the same) */
+    int rc = ism_rma_batch_flush_win(w);
+    if (!rc)
+        rc = ism_barrier(w->c);
     if (rc)
         return rc;
     if (w->def_head || w->lq_head)
@@ -189,6 +194,7 @@ int ism_win_free(ism_win *w)
             *p = w->next;
             break;
         }
+    ism_rma_batch_free(w);
     ism_comm_free(w->c);
     free(w->lockword);
     free(w->sizes);
@@ -661,8 +667,9 @@ int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, vo
 
 int ism_win_sync(ism_win *w)
 {
+    int rc = ism_rma_batch_flush_win(w);
     ism_progress(); /* MPI_Win_sync polled in a loop, as flush_one */
-    return w->vwin ? ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin) : 0;
+    return rc ? rc : w->vwin ? ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin) : 0;
 }
 
 /* Post/start/complete/wait (generalized active target). POST and COMPLETE are empty
@@ -712,7 +719,11 @@ int ism_win_complete(ism_win *w)
 {
     if (!w->start_to)
         return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start");
-    int rc = ism_rma_wait(w, NULL, 0, "MPI_Win_complete (replies to gets)", -1);
+    /* the puts gathered for the targets go before the COMPLETE messages, which take the
+     * point-to-point path (the same path to the gateway, in order) */
+    int rc = ism_rma_batch_flush_win(w);
+    if (!rc)
+        rc = ism_rma_wait(w, NULL, 0, "MPI_Win_complete (replies to gets)", -1);
     for (int i = 0; !rc && i < w->nstart; i++) {
         int t = w->start_to[i], l = w->c->l_of[t];
         if (l >= 0 && w->vwin)

@@ -67,6 +67,7 @@ typedef struct {
     int64_t size;
 } ism_win_region;
 typedef struct ism_rma_lockq ism_rma_lockq;
+typedef struct ism_rma_batch ism_rma_batch;
 
 typedef struct ism_win {
     uint32_t magic;
@@ -92,6 +93,8 @@ typedef struct ism_win {
     int lock_all;         /* MPI_Win_lock_all held (1, or -1 with MPI_MODE_NOCHECK) */
     uint64_t acks, grants; /* ACK and GRANT frames received */
     int gets;             /* replies still awaited by operations from here */
+    ism_rma_batch *batch; /* per member: small puts not sent yet (rma_batch.c), or NULL */
+    int nbatched;         /* members with puts in their batch */
     int *post_to, npost;  /* MPI_Win_post's group (window ranks), its COMPLETEs still due */
     int *start_to, nstart; /* MPI_Win_start's group */
     ism_errh *errh;
@@ -153,10 +156,27 @@ void ism_rma_frame(const ism_frame_hdr *h, const void *payload); /* from p2p.c *
 int ism_rma_poll(void);      /* retry remote lock requests; from gwlink.c's progress */
 extern int ism_rma_waiting;  /* windows with lock requests queued */
 ism_win *ism_win_by_ctx(uint32_t ctx);
+ism_win *ism_win_next(ism_win *w); /* every window of this process: from NULL, until NULL */
 int ism_win_any(void); /* a window exists in this process */
 void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload);
+/* A frame to target (a window rank at another site, or the origin of a frame being
+ * answered). ism_rma_send posts that target's batch of puts first, so every frame after a
+ * put reaches the target after it; ism_rma_post is the frame alone. */
 int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const void *p,
                  size_t len);
+int ism_rma_post(ism_win *w, int target, int kind, uint64_t a, uint64_t b, size_t len,
+                 ism_gw_fill_fn fill, void *arg);
+/* rma_batch.c: small puts to a target at another site gathered into one PUTV frame.
+ * batch_put takes the put (*taken 1) or leaves it to the caller (*taken 0: too large);
+ * flush posts one target's batch, flush_win all of a window's, waiting for the channel
+ * to the gateway; idle posts what the channel takes now, without waiting (ism_idle). */
+int ism_rma_batch_put(ism_win *w, int target, int64_t off, int64_t tn, ism_dt *tdt,
+                      const char *data, size_t bytes, int *taken);
+int ism_rma_batch_flush(ism_win *w, int target);
+int ism_rma_batch_flush_win(ism_win *w);
+int ism_rma_batch_idle(void);
+void ism_rma_batch_free(ism_win *w);
+extern int ism_rma_batched; /* batches pending in all windows */
 int ism_rma_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* wait until *count >= want (or, want < 0, until w->gets is 0), progressing; fails after
  * ISTHMUS_RMA_TIMEOUT naming what and whom it waited for */
