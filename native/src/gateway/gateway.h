@@ -30,7 +30,8 @@ typedef struct gw_path {
 typedef struct gw_buf {
     struct gw_buf *next;
     size_t len;     /* bytes used: header + payload */
-    int pooled;     /* 0: a small control frame allocated on its own; 1: tx pool; 2: rx pool */
+    int pooled;     /* 0: a small control frame allocated on its own; 1: tx pool; 2: rx pool;
+                     * 3: a small app frame copied out of a tx pool buffer (loop.c) */
     uint64_t seq;   /* link sequence number once queued on a link (0: unnumbered) */
     int flow;       /* a CTS or CREDIT: it may pass queued data (gw_link_send) */
     char *data;
@@ -149,6 +150,7 @@ typedef struct gw_state {
     size_t bufsize;
     gw_buf *pool_tx, *pool_rx;
     int pool_total, free_tx, free_rx;
+    int copies;            /* GW_POOL_COPY buffers held */
     size_t held_bytes, peak_bytes;
     /* WAN transport settings */
     int streams;           /* streams per link (0: automatic) */
@@ -187,7 +189,14 @@ void gw_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 gw_buf *gw_buf_get(int pool);
 gw_buf *gw_buf_small(size_t len);
 void gw_buf_put(gw_buf *b);
-enum { GW_POOL_TX = 1, GW_POOL_RX = 2 };
+enum { GW_POOL_TX = 1, GW_POOL_RX = 2, GW_POOL_COPY = 3 };
+/* A frame from an app of at most GW_COPY_MAX bytes waits for its acknowledgement in a
+ * copy of its own, not in a pool buffer of a whole chunk: the pool's 32 tx buffers let
+ * only 32 small frames per round trip cross a link (1000 8-byte sends took 650 ms over a
+ * 20 ms round trip). At most GW_COPIES such copies at once (about 16 MiB); past that the
+ * frame keeps its pool buffer, as before. */
+#define GW_COPY_MAX (ISM_FRAME_HDR_SIZE + 4096)
+#define GW_COPIES 4096
 
 /* links.c: the links' connections (dialing, reconnection, attaching streams) */
 void gw_links_connect(void);

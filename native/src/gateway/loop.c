@@ -197,6 +197,15 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
         l->tx_early += h.len;
     b->flow = gw.flow_first && (h.type == ISM_F_CTS || h.type == ISM_F_CREDIT);
     ism_frame_encode(&h, (uint8_t *)b->data);
+    if (b->pooled == GW_POOL_TX && b->len <= GW_COPY_MAX && gw.copies < GW_COPIES) {
+        gw_buf *c = gw_buf_small(b->len); /* the pool buffer goes back to take the next one */
+        memcpy(c->data, b->data, b->len);
+        c->flow = b->flow;
+        c->pooled = GW_POOL_COPY;
+        gw.copies++;
+        gw_buf_put(b);
+        b = c;
+    }
     gw.held_bytes += b->len;
     if (gw.held_bytes > gw.peak_bytes)
         gw.peak_bytes = gw.held_bytes;

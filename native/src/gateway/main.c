@@ -84,7 +84,9 @@ gw_buf *gw_buf_small(size_t len)
 
 void gw_buf_put(gw_buf *b)
 {
-    if (!b->pooled) {
+    if (b->pooled == GW_POOL_COPY)
+        gw.copies--;
+    if (!b->pooled || b->pooled == GW_POOL_COPY) {
         free(b);
         return;
     }
