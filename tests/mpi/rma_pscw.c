@@ -5,6 +5,10 @@
  *           one (a put and a get per epoch), 10 epochs in a row: each value is exact;
  *   many:   rank 0 exposes its window to all others, each accumulates into the same
  *           cells; rank 0 polls MPI_Win_test until the epoch ends: exact sums;
+ *   self:   every rank exposes its window to all ranks and accesses all, itself included
+ *           (a put into each one's cell), 3 epochs, the last ended by MPI_Win_test: a
+ *           rank's POST and COMPLETE to itself must not wait (under MPICH a site of one
+ *           rank hung in MPI_Win_post, sending itself the POST with a blocking send);
  *   info:   MPI_Win_get_info gives an info object, MPI_Win_set_info accepts hints.
  * Works for any size >= 1.
  */
@@ -76,6 +80,27 @@ int main(int argc, char **argv)
             CHECK_RC(MPI_Accumulate(add, K, MPI_INT, 0, 0, K, MPI_INT, MPI_SUM, w), "acc");
             CHECK_RC(MPI_Win_complete(w), "complete many");
         }
+    }
+
+    int cells = size < 2 * K ? size : 2 * K;
+    for (int e = 0; e < 3; e++) {
+        MPI_Barrier(MPI_COMM_WORLD); /* the previous epoch's checks are done everywhere */
+        CHECK_RC(MPI_Win_post(world, 0, w), "post self");
+        CHECK_RC(MPI_Win_start(world, 0, w), "start self");
+        int v = rank * 10 + e;
+        for (int t = 0; t < size && rank < cells; t++)
+            CHECK_RC(MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, w), "put self");
+        CHECK_RC(MPI_Win_complete(w), "complete self");
+        if (e < 2) {
+            CHECK_RC(MPI_Win_wait(w), "wait self");
+        } else {
+            int done = 0;
+            while (!done)
+                CHECK_RC(MPI_Win_test(w, &done), "test self");
+        }
+        for (int r = 0; r < cells; r++)
+            CHECK(mem[r] == r * 10 + e, "self epoch %d: cell %d is %d, want %d", e, r, mem[r],
+                  r * 10 + e);
     }
 
     MPI_Info info = MPI_INFO_NULL, hints;

@@ -676,7 +676,12 @@ int ism_win_sync(ism_win *w)
  * messages on the window's private communicator, so they reach a rank at this site or
  * another alike. A COMPLETE follows the origin's operations: a local target's are
  * flushed first, a remote target's frames arrive before it (one path per pair, in order,
- * and a frame is applied when it arrives), and the origin's gets have their replies. */
+ * and a frame is applied when it arrives), and the origin's gets have their replies.
+ * A rank in its own group sends itself nothing: its POST and COMPLETE are recorded in the
+ * window. A standard-mode send to oneself may block until the receive is posted (MPICH
+ * 4.0's did, in MPI_Win_post, on a site of one rank: every other rank then waited in
+ * MPI_Win_start for ever), and the receive would only come from this rank's own next
+ * call. */
 enum { TAG_POST = 1, TAG_COMPLETE = 2 };
 
 static int *copy_ranks(const int *ranks, int n)
@@ -698,7 +703,10 @@ int ism_win_post(ism_win *w, const int *ranks, int n)
         ism.be->win_sync(ISM_VWIN_SYNC, 0, w->vwin);
     int rc = 0;
     for (int i = 0; !rc && i < n; i++)
-        rc = ism_send(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, ISM_MODE_STD);
+        if (ranks[i] == w->c->rank)
+            w->self_posted = 1;
+        else
+            rc = ism_send(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, ISM_MODE_STD);
     return rc;
 }
 
@@ -711,7 +719,10 @@ int ism_win_start(ism_win *w, const int *ranks, int n)
     w->nstart = n;
     int rc = 0;
     for (int i = 0; !rc && i < n; i++)
-        rc = ism_recv(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, NULL);
+        if (ranks[i] == w->c->rank)
+            w->self_posted = 0; /* its own exposure: MPI_Win_start need not wait for it */
+        else
+            rc = ism_recv(NULL, 0, ISM_DT_BYTE, ranks[i], TAG_POST, w->c, NULL);
     return rc;
 }
 
@@ -728,7 +739,9 @@ int ism_win_complete(ism_win *w)
         int t = w->start_to[i], l = w->c->l_of[t];
         if (l >= 0 && w->vwin)
             rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin);
-        if (!rc)
+        if (!rc && t == w->c->rank)
+            w->self_completed = 1;
+        else if (!rc)
             rc = ism_send(NULL, 0, ISM_DT_BYTE, t, TAG_COMPLETE, w->c, ISM_MODE_STD);
     }
     free(w->start_to);
@@ -746,6 +759,19 @@ int ism_win_wait(ism_win *w, int *flag)
     /* the COMPLETEs still due are the last npost entries; each is taken once */
     while (!rc && w->npost > 0) {
         int src = w->post_to[w->npost - 1];
+        if (src == w->c->rank) {
+            if (!w->self_completed && flag) {
+                *flag = 0;
+                return 0;
+            }
+            if (!w->self_completed) /* nobody else could complete it: do not wait for ever */
+                return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_wait: rank %d is in its own "
+                                    "MPI_Win_post group and has not called MPI_Win_start and "
+                                    "MPI_Win_complete for itself", w->c->rank);
+            w->self_completed = 0;
+            w->npost--;
+            continue;
+        }
         if (flag) {
             int here = 0;
             ism_status st;

@@ -97,6 +97,9 @@ typedef struct ism_win {
     int nbatched;         /* members with puts in their batch */
     int *post_to, npost;  /* MPI_Win_post's group (window ranks), its COMPLETEs still due */
     int *start_to, nstart; /* MPI_Win_start's group */
+    int self_posted, self_completed; /* POST and COMPLETE to this rank itself: recorded,
+                                      * not sent (a blocking send to oneself may wait for
+                                      * a receive that only this rank, later, would post) */
     ism_errh *errh;
     void *attrs;          /* owned by abi/win.c */
     char name[128];
