@@ -53,6 +53,7 @@ INOUT_HANDLES = {
     "MPI_Startall", "MPI_Comm_free", "MPI_Type_free", "MPI_Type_commit", "MPI_Group_free",
     "MPI_Op_free", "MPI_Info_free", "MPI_Errhandler_free", "MPI_Session_finalize",
     "MPI_Mrecv", "MPI_Imrecv", "MPI_Mrecv_c", "MPI_Imrecv_c", "MPI_Comm_disconnect",
+    "MPI_Win_free", "MPI_File_close",
 }
 
 # Booleans: (function or "*", parameter). Scalars in and out, arrays (pass through: C reads
@@ -300,7 +301,9 @@ def _classify_param(fn: str, ctype: str, name: str, arr: bool) -> Param | None:
         if "get" in fn:
             return Param(name, ctype, arr, "attr_out", "out", "int" if legacy else "aint")
         return Param(name, ctype, arr, "attr_in", "in", "int" if legacy else "aint")
-    if fn == "MPI_Alloc_mem" and name == "baseptr":
+    # an address given back (MPI_Alloc_mem, MPI_Win_allocate[_shared], MPI_Win_shared_query):
+    # TYPE(C_PTR) in mpi_f08, INTEGER(KIND=MPI_ADDRESS_KIND) before it; not a choice buffer
+    if name == "baseptr":
         return Param(name, ctype, arr, "baseptr", "out")
     if name == "buffer_addr":
         return Param(name, ctype, arr, "buffer_addr", "out")
@@ -658,10 +661,17 @@ def c_code(f: Func, binding: str) -> CCode:
     return cc
 
 
+# Routines whose Fortran form has no IERROR (MPI-4.0 19.1.17: MPI_F_SYNC_REG(buf)). A
+# legacy entry point that read one would write through whatever the caller left in the
+# second argument's register: `use mpi` and mpif.h have no interface for choice routines.
+NO_IERROR = {"MPI_F_sync_reg"}
+
+
 def c_entry(f: Func, binding: str) -> tuple[str, str]:
     """(the parameter list, the body) of f's entry point for a binding."""
     cc = c_code(f, binding)
-    params = cc.params + ([] if f.ret != "int" else ["MPI_Fint *ierror"]) + cc.hidden
+    no_ierror = f.name in NO_IERROR and binding == "f77"
+    params = cc.params + ([] if f.ret != "int" or no_ierror else ["MPI_Fint *ierror"]) + cc.hidden
     plist = ", ".join(params) if params else "void"
     call = f"{f.c_name}({', '.join(cc.args)})"
     if f.ret != "int":
@@ -682,7 +692,7 @@ def c_entry(f: Func, binding: str) -> tuple[str, str]:
         lines.append(f"        rc = {call};")
         lines += ["    " + x for x in cc.post]
         lines += ["    " + x for x in cc.cleanup]
-    lines.append("    if (ierror)\n        *ierror = rc;")
+    lines.append("    (void)rc;" if no_ierror else "    if (ierror)\n        *ierror = rc;")
     return plist, "{\n" + "\n".join(lines) + "\n}\n"
 
 

@@ -105,7 +105,14 @@ MPI_Aint ism_f_attr(int keyval, void *v)
     case MPI_APPNUM:
     case MPI_UNIVERSE_SIZE:
     case MPI_LASTUSEDCODE:
+    /* a window's: C gives pointers to them, Fortran the values (MPI_WIN_BASE is the
+     * address itself in both) */
+    case MPI_WIN_DISP_UNIT:
+    case MPI_WIN_CREATE_FLAVOR:
+    case MPI_WIN_MODEL:
         return v ? *(int *)v : 0;
+    case MPI_WIN_SIZE:
+        return v ? *(MPI_Aint *)v : 0;
     default:
         return (MPI_Aint)(intptr_t)v;
     }

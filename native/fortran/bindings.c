@@ -8727,95 +8727,83 @@ void ism_f08_Rput_c(CFI_cdesc_t *origin_addr, const MPI_Count *origin_count, con
         *ierror = rc;
 }
 
-void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), ism_f_buf(baseptr), &c_win);
+        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
     if (ierror)
         *ierror = rc;
 }
 ISM_F_WEAK(mpi_win_allocate_, pmpi_win_allocate_)
 
-void ism_f08_Win_allocate(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void ism_f08_Win_allocate(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+        rc = PMPI_Win_allocate(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
-    ism_f08_done(&b_baseptr, rc, NULL);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_allocate_f08_, pmpi_win_allocate_f08_)
 
-void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void ism_f08_Win_allocate_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_c_f08_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_c_f08_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_c", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+        rc = PMPI_Win_allocate_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
-    ism_f08_done(&b_baseptr, rc, NULL);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_allocate_c_f08_, pmpi_win_allocate_c_f08_)
 
-void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_shared_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), ism_f_buf(baseptr), &c_win);
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
     if (ierror)
         *ierror = rc;
 }
 ISM_F_WEAK(mpi_win_allocate_shared_, pmpi_win_allocate_shared_)
 
-void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void ism_f08_Win_allocate_shared(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_shared_f08_(const MPI_Aint *size, const MPI_Fint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+        rc = PMPI_Win_allocate_shared(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
-    ism_f08_done(&b_baseptr, rc, NULL);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_allocate_shared_f08_, pmpi_win_allocate_shared_f08_)
 
-void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror);
-void ism_f08_Win_allocate_shared_c(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, CFI_cdesc_t *baseptr, MPI_Fint *win, MPI_Fint *ierror)
+void pmpi_win_allocate_shared_c_f08_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror);
+void pmpi_win_allocate_shared_c_f08_(const MPI_Aint *size, const MPI_Aint *disp_unit, const MPI_Fint *info, const MPI_Fint *comm, void * *baseptr, MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
     MPI_Win c_win = MPI_WIN_NULL;
     if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_allocate_shared_c", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_allocate_shared_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), b_baseptr.buf, &c_win);
+        rc = PMPI_Win_allocate_shared_c(*size, *disp_unit, PMPI_Info_f2c(*info), PMPI_Comm_f2c(*comm), baseptr, &c_win);
     *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
-    ism_f08_done(&b_baseptr, rc, NULL);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_allocate_shared_c_f08_, pmpi_win_allocate_shared_c_f08_)
 
 void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierror);
 void pmpi_win_attach_(const MPI_Fint *win, void *base, const MPI_Aint *size, MPI_Fint *ierror)
@@ -9000,10 +8988,10 @@ void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_free_(MPI_Fint *win, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    MPI_Win c_win = MPI_WIN_NULL;
+    MPI_Win c_win = PMPI_Win_f2c(*win);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Win_free(&c_win);
-    *win = ism_abi_f_hold(PMPI_Win_c2f(c_win));
+    ism_f_store(win, PMPI_Win_c2f(c_win), (MPI_Fint)(intptr_t)MPI_WIN_NULL);
     if (ierror)
         *ierror = rc;
 }
@@ -9092,42 +9080,32 @@ ISM_F_WEAK(mpi_win_set_info_, pmpi_win_set_info_)
 ISM_F_ALIAS(pmpi_win_set_info_f08_, pmpi_win_set_info_)
 ISM_F_WEAK(mpi_win_set_info_f08_, pmpi_win_set_info_)
 
-void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror);
-void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void *baseptr, MPI_Fint *ierror)
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror);
+void pmpi_win_shared_query_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
 {
-    int rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, ism_f_buf(baseptr));
+    int rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, baseptr);
     if (ierror)
         *ierror = rc;
 }
 ISM_F_WEAK(mpi_win_shared_query_, pmpi_win_shared_query_)
 
-void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
-void ism_f08_Win_shared_query(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+void pmpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void * *baseptr, MPI_Fint *ierror);
+void pmpi_win_shared_query_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Fint *disp_unit, void * *baseptr, MPI_Fint *ierror)
 {
-    int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
-    if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
-    ism_f08_done(&b_baseptr, rc, NULL);
+    int rc = PMPI_Win_shared_query(PMPI_Win_f2c(*win), *rank, size, disp_unit, baseptr);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_shared_query_f08_, pmpi_win_shared_query_f08_)
 
-void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror);
-void ism_f08_Win_shared_query_c(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, CFI_cdesc_t *baseptr, MPI_Fint *ierror)
+void pmpi_win_shared_query_c_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, void * *baseptr, MPI_Fint *ierror);
+void pmpi_win_shared_query_c_f08_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size, MPI_Aint *disp_unit, void * *baseptr, MPI_Fint *ierror)
 {
-    int rc = MPI_SUCCESS;
-    ism_f08_buf b_baseptr = ISM_F08_BUF_INIT;
-    if (rc == MPI_SUCCESS)
-        rc = ism_f08_image(baseptr, ISM_F08_IN | ISM_F08_OUT, "MPI_Win_shared_query_c", &b_baseptr);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Win_shared_query_c(PMPI_Win_f2c(*win), *rank, size, disp_unit, b_baseptr.buf);
-    ism_f08_done(&b_baseptr, rc, NULL);
+    int rc = PMPI_Win_shared_query_c(PMPI_Win_f2c(*win), *rank, size, disp_unit, baseptr);
     if (ierror)
         *ierror = rc;
 }
+ISM_F_WEAK(mpi_win_shared_query_c_f08_, pmpi_win_shared_query_c_f08_)
 
 void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror);
 void pmpi_win_start_(const MPI_Fint *group, const MPI_Fint *assert, const MPI_Fint *win, MPI_Fint *ierror)
@@ -9265,10 +9243,10 @@ void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror);
 void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierror)
 {
     int rc = MPI_SUCCESS;
-    MPI_File c_fh = MPI_FILE_NULL;
+    MPI_File c_fh = PMPI_File_f2c(*fh);
     if (rc == MPI_SUCCESS)
         rc = PMPI_File_close(&c_fh);
-    *fh = ism_abi_f_hold(PMPI_File_c2f(c_fh));
+    ism_f_store(fh, PMPI_File_c2f(c_fh), (MPI_Fint)(intptr_t)MPI_FILE_NULL);
     if (ierror)
         *ierror = rc;
 }
@@ -10852,12 +10830,11 @@ ISM_F_WEAK(mpi_pcontrol_, pmpi_pcontrol_)
 ISM_F_ALIAS(pmpi_pcontrol_f08_, pmpi_pcontrol_)
 ISM_F_WEAK(mpi_pcontrol_f08_, pmpi_pcontrol_)
 
-void pmpi_f_sync_reg_(const void *buf, MPI_Fint *ierror);
-void pmpi_f_sync_reg_(const void *buf, MPI_Fint *ierror)
+void pmpi_f_sync_reg_(const void *buf);
+void pmpi_f_sync_reg_(const void *buf)
 {
     int rc = PMPI_F_sync_reg(ism_f_buf(buf));
-    if (ierror)
-        *ierror = rc;
+    (void)rc;
 }
 ISM_F_WEAK(mpi_f_sync_reg_, pmpi_f_sync_reg_)
 

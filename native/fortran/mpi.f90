@@ -1962,6 +1962,28 @@ MODULE mpi
       INTEGER, INTENT(OUT) :: session
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Session_init
+    SUBROUTINE MPI_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: comm
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+      INTEGER, INTENT(OUT) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate
+    SUBROUTINE MPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      INTEGER, INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: comm
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+      INTEGER, INTENT(OUT) :: win
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_allocate_shared
     SUBROUTINE MPI_Win_complete(win, ierror)
       IMPORT
       IMPLICIT NONE
@@ -2012,7 +2034,7 @@ MODULE mpi
     SUBROUTINE MPI_Win_free(win, ierror)
       IMPORT
       IMPLICIT NONE
-      INTEGER, INTENT(OUT) :: win
+      INTEGER, INTENT(INOUT) :: win
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_free
     SUBROUTINE MPI_Win_get_group(win, group, ierror)
@@ -2060,6 +2082,16 @@ MODULE mpi
       INTEGER, INTENT(IN) :: info
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_set_info
+    SUBROUTINE MPI_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
+      IMPORT
+      IMPLICIT NONE
+      INTEGER, INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: baseptr
+      INTEGER, INTENT(OUT) :: ierror
+    END SUBROUTINE MPI_Win_shared_query
     SUBROUTINE MPI_Win_start(group, assert, win, ierror)
       IMPORT
       IMPLICIT NONE
@@ -2142,7 +2174,7 @@ MODULE mpi
     SUBROUTINE MPI_File_close(fh, ierror)
       IMPORT
       IMPLICIT NONE
-      INTEGER, INTENT(OUT) :: fh
+      INTEGER, INTENT(INOUT) :: fh
       INTEGER, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_File_close
     SUBROUTINE MPI_File_delete(filename, info, ierror)

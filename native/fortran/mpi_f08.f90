@@ -5749,52 +5749,52 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Rput_c_f08ts
   END INTERFACE MPI_Rput
   INTERFACE MPI_Win_allocate
-    SUBROUTINE MPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    SUBROUTINE MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_allocate_f08ts
-    SUBROUTINE MPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    END SUBROUTINE MPI_Win_allocate_f08
+    SUBROUTINE MPI_Win_allocate_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_allocate_c_f08ts
+    END SUBROUTINE MPI_Win_allocate_c_f08
   END INTERFACE MPI_Win_allocate
   INTERFACE MPI_Win_allocate_shared
-    SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    SUBROUTINE MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_allocate_shared_f08ts
-    SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    END SUBROUTINE MPI_Win_allocate_shared_f08
+    SUBROUTINE MPI_Win_allocate_shared_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
+    END SUBROUTINE MPI_Win_allocate_shared_c_f08
   END INTERFACE MPI_Win_allocate_shared
   INTERFACE MPI_Win_attach
     SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
@@ -5904,7 +5904,7 @@ MODULE mpi_f08
     SUBROUTINE MPI_Win_free_f08(win, ierror)
       IMPORT
       IMPLICIT NONE
-      TYPE(MPI_Win), INTENT(OUT) :: win
+      TYPE(MPI_Win), INTENT(INOUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_Win_free_f08
   END INTERFACE MPI_Win_free
@@ -5966,26 +5966,26 @@ MODULE mpi_f08
     END SUBROUTINE MPI_Win_set_info_f08
   END INTERFACE MPI_Win_set_info
   INTERFACE MPI_Win_shared_query
-    SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+    SUBROUTINE MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Win), INTENT(IN) :: win
       INTEGER, INTENT(IN) :: rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER, INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_shared_query_f08ts
-    SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+    END SUBROUTINE MPI_Win_shared_query_f08
+    SUBROUTINE MPI_Win_shared_query_c_f08(win, rank, size, disp_unit, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Win), INTENT(IN) :: win
       INTEGER, INTENT(IN) :: rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE MPI_Win_shared_query_c_f08ts
+    END SUBROUTINE MPI_Win_shared_query_c_f08
   END INTERFACE MPI_Win_shared_query
   INTERFACE MPI_Win_start
     SUBROUTINE MPI_Win_start_f08(group, assert, win, ierror)
@@ -6100,7 +6100,7 @@ MODULE mpi_f08
     SUBROUTINE MPI_File_close_f08(fh, ierror)
       IMPORT
       IMPLICIT NONE
-      TYPE(MPI_File), INTENT(OUT) :: fh
+      TYPE(MPI_File), INTENT(INOUT) :: fh
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE MPI_File_close_f08
   END INTERFACE MPI_File_close
@@ -12364,52 +12364,52 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Rput_c_f08ts
   END INTERFACE PMPI_Rput
   INTERFACE PMPI_Win_allocate
-    SUBROUTINE PMPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    SUBROUTINE PMPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_allocate_f08ts
-    SUBROUTINE PMPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    END SUBROUTINE PMPI_Win_allocate_f08
+    SUBROUTINE PMPI_Win_allocate_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_allocate_c_f08ts
+    END SUBROUTINE PMPI_Win_allocate_c_f08
   END INTERFACE PMPI_Win_allocate
   INTERFACE PMPI_Win_allocate_shared
-    SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    SUBROUTINE PMPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_allocate_shared_f08ts
-    SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
+    END SUBROUTINE PMPI_Win_allocate_shared_f08
+    SUBROUTINE PMPI_Win_allocate_shared_c_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       IMPORT
       IMPLICIT NONE
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       TYPE(MPI_Win), INTENT(OUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
+    END SUBROUTINE PMPI_Win_allocate_shared_c_f08
   END INTERFACE PMPI_Win_allocate_shared
   INTERFACE PMPI_Win_attach
     SUBROUTINE PMPI_Win_attach_f08ts(win, base, size, ierror)
@@ -12519,7 +12519,7 @@ MODULE mpi_f08
     SUBROUTINE PMPI_Win_free_f08(win, ierror)
       IMPORT
       IMPLICIT NONE
-      TYPE(MPI_Win), INTENT(OUT) :: win
+      TYPE(MPI_Win), INTENT(INOUT) :: win
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_Win_free_f08
   END INTERFACE PMPI_Win_free
@@ -12581,26 +12581,26 @@ MODULE mpi_f08
     END SUBROUTINE PMPI_Win_set_info_f08
   END INTERFACE PMPI_Win_set_info
   INTERFACE PMPI_Win_shared_query
-    SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+    SUBROUTINE PMPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Win), INTENT(IN) :: win
       INTEGER, INTENT(IN) :: rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER, INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_shared_query_f08ts
-    SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
+    END SUBROUTINE PMPI_Win_shared_query_f08
+    SUBROUTINE PMPI_Win_shared_query_c_f08(win, rank, size, disp_unit, baseptr, ierror)
       IMPORT
       IMPLICIT NONE
       TYPE(MPI_Win), INTENT(IN) :: win
       INTEGER, INTENT(IN) :: rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE PMPI_Win_shared_query_c_f08ts
+    END SUBROUTINE PMPI_Win_shared_query_c_f08
   END INTERFACE PMPI_Win_shared_query
   INTERFACE PMPI_Win_start
     SUBROUTINE PMPI_Win_start_f08(group, assert, win, ierror)
@@ -12715,7 +12715,7 @@ MODULE mpi_f08
     SUBROUTINE PMPI_File_close_f08(fh, ierror)
       IMPORT
       IMPLICIT NONE
-      TYPE(MPI_File), INTENT(OUT) :: fh
+      TYPE(MPI_File), INTENT(INOUT) :: fh
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE PMPI_File_close_f08
   END INTERFACE PMPI_File_close
@@ -16823,54 +16823,6 @@ MODULE mpi_f08_glue
       TYPE(MPI_Request), INTENT(OUT) :: request
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Rput_c
-    SUBROUTINE ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror) BIND(C, &
-        NAME="ism_f08_Win_allocate")
-      IMPORT
-      IMPLICIT NONE
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-      INTEGER, INTENT(IN) :: disp_unit
-      TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
-      TYPE(MPI_Win), INTENT(OUT) :: win
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_allocate
-    SUBROUTINE ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror) BIND(C, &
-        NAME="ism_f08_Win_allocate_c")
-      IMPORT
-      IMPLICIT NONE
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-      TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
-      TYPE(MPI_Win), INTENT(OUT) :: win
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_allocate_c
-    SUBROUTINE ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, &
-        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared")
-      IMPORT
-      IMPLICIT NONE
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-      INTEGER, INTENT(IN) :: disp_unit
-      TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
-      TYPE(MPI_Win), INTENT(OUT) :: win
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_allocate_shared
-    SUBROUTINE ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, &
-        ierror) BIND(C, NAME="ism_f08_Win_allocate_shared_c")
-      IMPORT
-      IMPLICIT NONE
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-      TYPE(MPI_Info), INTENT(IN) :: info
-      TYPE(MPI_Comm), INTENT(IN) :: comm
-      TYPE(*) :: baseptr(..)
-      TYPE(MPI_Win), INTENT(OUT) :: win
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_allocate_shared_c
     SUBROUTINE ism_f08_Win_attach(win, base, size, ierror) BIND(C, NAME="ism_f08_Win_attach")
       IMPORT
       IMPLICIT NONE
@@ -16910,28 +16862,6 @@ MODULE mpi_f08_glue
       TYPE(*), INTENT(IN) :: base(..)
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     END SUBROUTINE ism_f08_Win_detach
-    SUBROUTINE ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
-        NAME="ism_f08_Win_shared_query")
-      IMPORT
-      IMPLICIT NONE
-      TYPE(MPI_Win), INTENT(IN) :: win
-      INTEGER, INTENT(IN) :: rank
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-      INTEGER, INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_shared_query
-    SUBROUTINE ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror) BIND(C, &
-        NAME="ism_f08_Win_shared_query_c")
-      IMPORT
-      IMPLICIT NONE
-      TYPE(MPI_Win), INTENT(IN) :: win
-      INTEGER, INTENT(IN) :: rank
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
-      TYPE(*) :: baseptr(..)
-      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-    END SUBROUTINE ism_f08_Win_shared_query_c
     SUBROUTINE ism_f08_File_iread(fh, buf, count, datatype, request, ierror) BIND(C, &
         NAME="ism_f08_File_iread")
       IMPORT
@@ -25038,126 +24968,6 @@ SUBROUTINE PMPI_Rput_c_f08ts(origin_addr, origin_count, origin_datatype, target_
       target_count, target_datatype, win, request, ierror)
 END SUBROUTINE PMPI_Rput_c_f08ts
 
-SUBROUTINE MPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER, INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE MPI_Win_allocate_f08ts
-
-SUBROUTINE PMPI_Win_allocate_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER, INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE PMPI_Win_allocate_f08ts
-
-SUBROUTINE MPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE MPI_Win_allocate_c_f08ts
-
-SUBROUTINE PMPI_Win_allocate_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_c(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE PMPI_Win_allocate_c_f08ts
-
-SUBROUTINE MPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER, INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE MPI_Win_allocate_shared_f08ts
-
-SUBROUTINE PMPI_Win_allocate_shared_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER, INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE PMPI_Win_allocate_shared_f08ts
-
-SUBROUTINE MPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE MPI_Win_allocate_shared_c_f08ts
-
-SUBROUTINE PMPI_Win_allocate_shared_c_f08ts(size, disp_unit, info, comm, baseptr, win, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_allocate_shared_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
-  TYPE(MPI_Info), INTENT(IN) :: info
-  TYPE(MPI_Comm), INTENT(IN) :: comm
-  TYPE(*) :: baseptr(..)
-  TYPE(MPI_Win), INTENT(OUT) :: win
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win, ierror)
-END SUBROUTINE PMPI_Win_allocate_shared_c_f08ts
-
 SUBROUTINE MPI_Win_attach_f08ts(win, base, size, ierror)
   USE mpi_f08_types
   USE mpi_f08_glue, ONLY : ism_f08_Win_attach
@@ -25263,62 +25073,6 @@ SUBROUTINE PMPI_Win_detach_f08ts(win, base, ierror)
   INTEGER, OPTIONAL, INTENT(OUT) :: ierror
   CALL ism_f08_Win_detach(win, base, ierror)
 END SUBROUTINE PMPI_Win_detach_f08ts
-
-SUBROUTINE MPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  TYPE(MPI_Win), INTENT(IN) :: win
-  INTEGER, INTENT(IN) :: rank
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-  INTEGER, INTENT(OUT) :: disp_unit
-  TYPE(*) :: baseptr(..)
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
-END SUBROUTINE MPI_Win_shared_query_f08ts
-
-SUBROUTINE PMPI_Win_shared_query_f08ts(win, rank, size, disp_unit, baseptr, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  TYPE(MPI_Win), INTENT(IN) :: win
-  INTEGER, INTENT(IN) :: rank
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-  INTEGER, INTENT(OUT) :: disp_unit
-  TYPE(*) :: baseptr(..)
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_shared_query(win, rank, size, disp_unit, baseptr, ierror)
-END SUBROUTINE PMPI_Win_shared_query_f08ts
-
-SUBROUTINE MPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  TYPE(MPI_Win), INTENT(IN) :: win
-  INTEGER, INTENT(IN) :: rank
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
-  TYPE(*) :: baseptr(..)
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
-END SUBROUTINE MPI_Win_shared_query_c_f08ts
-
-SUBROUTINE PMPI_Win_shared_query_c_f08ts(win, rank, size, disp_unit, baseptr, ierror)
-  USE mpi_f08_types
-  USE mpi_f08_glue, ONLY : ism_f08_Win_shared_query_c
-  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR
-  IMPLICIT NONE
-  TYPE(MPI_Win), INTENT(IN) :: win
-  INTEGER, INTENT(IN) :: rank
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
-  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
-  TYPE(*) :: baseptr(..)
-  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
-  CALL ism_f08_Win_shared_query_c(win, rank, size, disp_unit, baseptr, ierror)
-END SUBROUTINE PMPI_Win_shared_query_c_f08ts
 
 SUBROUTINE MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
   USE mpi_f08_types
