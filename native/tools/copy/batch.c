@@ -72,11 +72,9 @@ typedef struct batch {
     char conn_err[700]; /* the last connection failure (under mu) */
     const char *transport; /* (under mu) */
     atomic_int running; /* workers not yet done */
-    /* (under mu) workers still taking items in each phase, and the items given back by
-     * workers whose connection could not be had or broke before their answers came (a
-     * busy server, its copy slots held, refuses a connection after its handshake) for
-     * the workers still taking to take first; room for every item */
-    int taking[2];
+    /* (under mu) the items given back by workers whose connection broke before its
+     * answers came (a busy server, its copy slots held, refuses a connection after its
+     * handshake), for the workers still taking to take first; room for every item */
     size_t *back;
     size_t nback;
 } batch;
@@ -112,15 +110,14 @@ static size_t take(batch *b, int ph)
 }
 
 /* Give a put's item i back, to be taken before anything else by a worker still in the
- * phase (the caller itself, which reconnects, or another): 1, or 0 when none is left (the
- * item is then the caller's to fail). Under one mutex with take(), so an item is never
- * given back after the last worker has left; one left behind when every worker then
- * failed to connect is failed with the files no connection reached. Sending a file again
- * is safe: the server replaces the target atomically. */
+ * phase (the caller itself, which reconnects, or another): 1, or 0 outside the put phase
+ * (the item is then the caller's to fail). One left behind when every worker then failed
+ * to connect is failed with the files no connection reached. Sending a file again is
+ * safe: the server replaces the target atomically. */
 static int give_back(batch *b, int ph, size_t i)
 {
     pthread_mutex_lock(&b->mu);
-    int ok = ph == PH_PUT && b->taking[ph] >= 1 && b->nback < b->l->n;
+    int ok = ph == PH_PUT && b->nback < b->l->n;
     if (ok) {
         icp_item *it = &b->l->v[i];
         it->sent = 0;
@@ -555,9 +552,6 @@ static void run_phase(worker *w, int ph, int *tries)
         }
         break;
     }
-    pthread_mutex_lock(&b->mu);
-    b->taking[ph]--;
-    pthread_mutex_unlock(&b->mu);
 }
 
 static void *work(void *arg)
@@ -724,7 +718,6 @@ static int run(batch *b, icp_stream *first)
         par = nfiles ? (int)nfiles : 1;
     worker *ws = calloc((size_t)par, sizeof *ws);
     pthread_barrier_init(&b->phase, NULL, (unsigned)par);
-    b->taking[0] = b->taking[1] = par;
     b->back = calloc(L->n + 1, sizeof *b->back);
     if (!b->back) {
         icp_log("isthmus-copy: ", "no memory for %zu files", L->n);
