@@ -255,7 +255,10 @@ def gen_largecount() -> str:
                          [f"    if (rc == MPI_SUCCESS)\n        rc = P{name[:-2]}({', '.join(args)});"] +
                          post + frees + ["    return rc;"])
         lines.append(f"int P{name}({params})\n{{\n{body}\n}}\nISM_PMPI({name[4:]})\n")
-    lines += gen_largecount_nb(impl | generated_names(lines), decl, routed)
+    # a routed name whose int-form wrapper could not be generated (arrays that must outlive
+    # a nonblocking call) is not routed: gen_largecount_nb makes it public instead
+    lines += gen_largecount_nb(impl | generated_names(lines), decl,
+                               routed & generated_names(lines))
     return "\n".join(lines)
 
 

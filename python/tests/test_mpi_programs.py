@@ -319,7 +319,8 @@ def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
 
 # The collectives' large-count forms (abi/coll_large.c): 2^31 + 4099 one-byte elements
 # through Bcast_c and Ibcast_c, Allreduce_c (MPI_SUM, exact), Gather_c (the root's block in
-# place), Scatter_c (the root's block to itself) then Bcast_init_c, and
+# place), Gatherv_c (the root's own block at a displacement beyond INT_MAX; on one site
+# too, where the ranks first agree to leave the vendor's int form), Scatter_c (the root's block to itself) then Bcast_init_c, and
 # Reduce_scatter_block_c (MPI_BAND, in place), Alltoall_c in place (pairs swap their
 # blocks in pieces of 256 MiB), across two sites, with one rank per site and
 # with a site of two. Each case names the memory its ranks hold together (2 GiB per
@@ -329,11 +330,15 @@ def test_message_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
 # combinations (bcast on MPICH 2+1, allreduce on Open MPI, gather on Open MPI 2+1, 11
 # GiB) passed when this was written and run with `-m large_memory` and ALL_LARGE=1.
 _BIG_COLL = [("bcast", "openmpi", "1,1", 5), ("allreduce", "mpich", "1,1", 6),
-             ("gather", "mpich", "1,1", 7), ("scatter", "mpich", "1,1", 9),
+             ("gather", "mpich", "1,1", 7), ("gatherv", "openmpi", "1,1", 9),
+             ("gatherv", "mpich", "2", 9),
+             ("scatter", "mpich", "1,1", 9),
              ("redscat", "openmpi", "1,1", 9), ("alltoall", "openmpi", "1,1", 10)]
 if os.environ.get("ALL_LARGE"):
     _BIG_COLL += [("bcast", "mpich", "2,1", 7), ("allreduce", "openmpi", "1,1", 6),
-                  ("gather", "openmpi", "2,1", 11), ("redscat", "mpich", "1,1", 9),
+                  ("gather", "openmpi", "2,1", 11), ("gatherv", "mpich", "1,1", 9),
+                  ("gatherv", "openmpi", "2", 9),
+                  ("redscat", "mpich", "1,1", 9),
                   ("alltoall", "mpich", "1,1", 10)]
 
 
@@ -345,6 +350,21 @@ def test_collectives_of_more_than_2_31_elements(prefix, build_dir, mode, mpi, ra
     exe = build(prefix, build_dir, "coll_bigcount")
     r = run_job(exe, [mode], ranks, mpi, timeout=600)
     assert r.returncode == 0 and "coll_bigcount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# The v/w collectives' roads beyond INT_MAX with small data (coll_vwide.c): with
+# ISTHMUS_VENDOR_MAX=64 every site phase of more than 64 bytes goes by point-to-point, a
+# broadcast in 64-byte pieces, and an all-to-all's larger counts and displacements as
+# covering types, as 2 GiB would; "mix" has odd ranks call the int forms and even ranks
+# the _c forms of each collective, which across sites run the same 64-bit algorithm.
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("ranks,args", [("2,2", ["mix"]), ("1,2,2", ["mix"]), ("1,2,2", []),
+                                        ("4", [])],
+                         ids=["2sites-mix", "3sites-mix", "3sites", "1site"])
+def test_v_collectives_take_the_roads_beyond_int_max(prefix, build_dir, mpi, ranks, args):
+    exe = build(prefix, build_dir, "coll_vwide")
+    r = run_job(exe, args, ranks, mpi, extra_env={"ISTHMUS_VENDOR_MAX": "64"})
+    assert r.returncode == 0 and "coll_vwide: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
 # The buffered, persistent and matched-probe forms beyond INT_MAX (p2p_bigmodes.c): Bsend_c

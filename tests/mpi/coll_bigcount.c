@@ -8,6 +8,9 @@
  *              also with MPI_BAND)
  *   gather     MPI_Gather_c to rank 0, the root's block in place (size buffers at the
  *              root, one elsewhere)
+ *   gatherv    MPI_Gatherv_c to rank 0 of size buffers from every other rank and 4099 bytes
+ *              of its own, placed after them (a displacement beyond INT_MAX; size buffers at
+ *              the root, two at the others: the packed copy)
  *   scatter    MPI_Scatter_c from the last rank, which keeps its own block through a message
  *              to itself (size buffers at the root, one elsewhere), then a persistent
  *              MPI_Bcast_init_c from it
@@ -124,6 +127,41 @@ static void gather(MPI_Count n, int rank, int size)
     free(b);
 }
 
+/* the v-form: the root's own small block lies beyond all the large ones */
+static void gatherv(MPI_Count n, int rank, int size)
+{
+    const MPI_Count own = 4099;
+    MPI_Count *rc = calloc((size_t)size, sizeof *rc);
+    MPI_Aint *di = calloc((size_t)size, sizeof *di);
+    for (int r = 1; r < size; r++) {
+        rc[r] = n;
+        di[r] = (MPI_Aint)((r - 1) * n);
+    }
+    rc[0] = own;
+    di[0] = (MPI_Aint)((size - 1) * n);
+    MPI_Count mine = rank == 0 ? own : n;
+    unsigned char *b = big_room(mine);
+    big_fill(b, mine, 0, 50 + rank);
+    if (rank == 0) {
+        unsigned char *all = big_room((size - 1) * n + own);
+        memset(all, 0, (size_t)((size - 1) * n + own));
+        CHECK_RC(MPI_Gatherv_c(b, own, MPI_UINT8_T, all, rc, di, MPI_UINT8_T, 0, MPI_COMM_WORLD),
+                 "Gatherv_c at the root");
+        for (int r = 0; r < size; r++) {
+            MPI_Count bad = big_first_wrong(all + di[r], rc[r], 0, 50 + r);
+            CHECK(bad < 0, "Gatherv_c: byte %lld of rank %d's block is wrong", (long long)bad, r);
+        }
+        free(all);
+    } else {
+        CHECK_RC(MPI_Gatherv_c(b, n, MPI_UINT8_T, NULL, NULL, NULL, MPI_DATATYPE_NULL, 0,
+                               MPI_COMM_WORLD),
+                 "Gatherv_c");
+    }
+    free(b);
+    free(rc);
+    free(di);
+}
+
 /* the root keeps its own block too (not in place): a message to itself */
 static void scatter(MPI_Count n, int rank, int size)
 {
@@ -210,6 +248,8 @@ int main(int argc, char **argv)
         allreduce(n, rank, size);
     else if (!strcmp(mode, "gather"))
         gather(n, rank, size);
+    else if (!strcmp(mode, "gatherv"))
+        gatherv(n, rank, size);
     else if (!strcmp(mode, "scatter"))
         scatter(n, rank, size);
     else if (!strcmp(mode, "redscat"))
@@ -217,7 +257,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "alltoall"))
         alltoall(n, rank, size);
     else
-        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, scatter, redscat, alltoall)",
+        CHECK(0, "unknown mode '%s' (bcast, allreduce, gather, gatherv, scatter, redscat, alltoall)",
               mode);
 #else
     if (rank == 0)

@@ -72,6 +72,18 @@ int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), 
                             size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2);
 /* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
 void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
+/* the neighborhood collectives with 64-bit counts (topo.c): the general form, and element
+ * counts (ints, or MPI_Count when wide) turned into it; ism_abi_nbr_one_block as sdispls
+ * marks per-neighbor send blocks (alltoall) */
+int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
+                  const MPI_Aint *sdispls, const MPI_Datatype *stypes, MPI_Datatype stype,
+                  void *recvbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm);
+int ism_abi_nbr_v(const char *fn, int wide, const void *sendbuf, const void *scounts,
+                  const void *sdispls, MPI_Count scount1, MPI_Datatype stype, void *recvbuf,
+                  const void *rcounts, const void *rdispls, MPI_Count rcount1,
+                  MPI_Datatype rtype, MPI_Comm comm);
+extern const void *const ism_abi_nbr_one_block;
 int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request
@@ -173,14 +185,16 @@ int ism_abi_type_attr_delete_all(MPI_Datatype h);
 /* topo.c: topologies follow communicators through dup and free */
 int ism_abi_topo_copy(ism_comm *from, ism_comm *to);
 void ism_abi_topo_free(ism_comm *c);
-/* coll_inter.c: rooted and all-to-all collectives on intercommunicators */
-int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int one_count,
-                         MPI_Datatype one_type, void *many_buf, const int *counts,
-                         const int *displs, MPI_Datatype many_type, int root, int scatter);
-int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const int *scounts,
-                           const int *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
-                           void *rbuf, const int *rcounts, const int *rdispls,
-                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes);
+/* coll_inter.c: rooted and all-to-all collectives on intercommunicators; the arrays are
+ * ints, or MPI_Count counts and MPI_Aint displacements when wide (the _c forms) */
+int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64_t one_count,
+                         MPI_Datatype one_type, void *many_buf, const void *counts,
+                         const void *displs, MPI_Datatype many_type, int root, int scatter,
+                         int wide);
+int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const void *scounts,
+                           const void *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
+                           void *rbuf, const void *rcounts, const void *rdispls,
+                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes, int wide);
 /* greq.c: generalized requests. query fills st from query_fn (and returns its code);
  * finish queries, runs free_fn and sets *h to MPI_REQUEST_NULL (the first error code);
  * free is MPI_Request_free's part, cancel MPI_Cancel's. */

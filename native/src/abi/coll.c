@@ -190,7 +190,7 @@ static int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *send
     for (int r = 0; r < c->size; r++)
         sc[r] = sendcount;
     int rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
-                                    recvcounts, displs, recvtype, NULL, 0);
+                                    recvcounts, displs, recvtype, NULL, 0, 0);
     free(sc);
     return rc;
 }
@@ -329,7 +329,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_rooted("MPI_Gatherv", ic, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcounts, displs, recvtype, root, 0);
+                                    recvcounts, displs, recvtype, root, 0, 0);
     }
     const char *fn = "MPI_Gatherv";
     ism_comm *c;
@@ -394,7 +394,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_rooted("MPI_Scatterv", ic, recvbuf, recvcount, recvtype,
-                                    (void *)sendbuf, sendcounts, displs, sendtype, root, 1);
+                                    (void *)sendbuf, sendcounts, displs, sendtype, root, 1, 0);
     }
     const char *fn = "MPI_Scatterv";
     ism_comm *c;
@@ -463,7 +463,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
         ism_nbc_drain(ic);
         return ism_abi_inter_exchange("MPI_Alltoallw", ic, sendbuf, sendcounts, sdispls,
                                       MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                                      rdispls, MPI_DATATYPE_NULL, recvtypes, 1);
+                                      rdispls, MPI_DATATYPE_NULL, recvtypes, 1, 0);
     }
     const char *fn = "MPI_Alltoallw";
     ism_comm *c;
@@ -505,7 +505,7 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_exchange(fn, ic, sendbuf, sendcounts, sdispls, sendtype, NULL,
-                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0);
+                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 0);
     }
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;
@@ -521,22 +521,25 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
     if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)) ||
         (!in_place && (rc = buf_type(fn, c, sendtype, 0, "send", &sd))))
         return rc;
-    int *b = malloc(sizeof(int) * 2 * (size_t)n + 1);
+    /* 64-bit: a displacement times the extent passes INT_MAX well before the counts do */
+    int64_t *w = malloc(sizeof(int64_t) * 4 * (size_t)n + 1);
     ism_dt **t = malloc(sizeof *t * 2 * (size_t)n + 1);
-    if (!b || !t) {
-        free(b);
+    if (!w || !t) {
+        free(w);
         free(t);
         return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     for (int r = 0; r < n; r++) {
-        b[r] = in_place ? 0 : sdispls[r] * sd->extent;
-        b[n + r] = rdispls[r] * rd->extent;
+        w[r] = in_place ? 0 : sendcounts[r];
+        w[n + r] = in_place ? 0 : (int64_t)sdispls[r] * sd->extent;
+        w[2 * n + r] = recvcounts[r];
+        w[3 * n + r] = (int64_t)rdispls[r] * rd->extent;
         t[r] = sd;
         t[n + r] = rd;
     }
-    rc = ism_alltoallw(in_place ? ISM_IN_PLACE : sendbuf, sendcounts, b, t, recvbuf, recvcounts,
-                       b + n, t + n, c);
-    free(b);
+    rc = ism_alltoallw64(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t, recvbuf, w + 2 * n,
+                         w + 3 * n, t + n, c);
+    free(w);
     free(t);
     return done(c, rc, fn);
 }

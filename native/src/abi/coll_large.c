@@ -377,3 +377,470 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     return msgs_close(fn, &m);
 }
 ISM_PMPI(Alltoall_c)
+
+/* ---- the v/w forms: 64-bit counts through the core's general algorithms ---- */
+
+/* Every count and displacement of n fits an int (NULL: nothing to fit). */
+static int all_fit(const MPI_Count *v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (!fits(v[i]))
+            return 0;
+    return 1;
+}
+
+static int all_fit_aint(const MPI_Aint *v, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (v[i] < INT_MIN || v[i] > INT_MAX)
+            return 0;
+    return 1;
+}
+
+/* Copies for the other form: MPI_Count or MPI_Aint as int (all fit), or as int64_t. */
+static int *ints_of(const void *v, int aint, int n)
+{
+    int *o = malloc(sizeof(int) * (size_t)n + 1);
+    for (int i = 0; o && v && i < n; i++)
+        o[i] = (int)(aint ? ((const MPI_Aint *)v)[i] : ((const MPI_Count *)v)[i]);
+    return o;
+}
+
+static int64_t *i64_of(const void *v, int aint, int n)
+{
+    int64_t *o = malloc(sizeof(int64_t) * (size_t)n + 1);
+    for (int i = 0; o && v && i < n; i++)
+        o[i] = aint ? (int64_t)((const MPI_Aint *)v)[i] : (int64_t)((const MPI_Count *)v)[i];
+    return o;
+}
+
+/* Whether a v/w collective's _c form takes its int form (*wide = 0) or the 64-bit core
+ * (*wide = 1). mine: whether this rank's own arguments fit an int. Across sites both
+ * forms run the same 64-bit algorithm, so each rank chooses alone. A communicator held at
+ * this site goes to the vendor whole in the int form, so there its ranks first learn
+ * whether all of them fit (one vendor allgather of an int). Intercommunicators do not
+ * come here: their v/w forms are point-to-point, 64-bit (coll_inter.c). */
+static int v_route(const char *fn, MPI_Comm comm, int mine, ism_comm **c, int *wide)
+{
+    *wide = 0;
+    *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (!*c || (*c)->is_inter)
+        return MPI_SUCCESS; /* the int form reports what is wrong, or handles it */
+    ism_nbc_drain(*c);
+    if (!(*c)->all_local) {
+        *wide = !mine;
+        return MPI_SUCCESS;
+    }
+    int n = (*c)->lsize, *all = malloc(sizeof(int) * (size_t)n + 1);
+    if (!all)
+        return ism_abi_error(*c, MPI_ERR_NO_MEM, fn, "out of memory");
+    ism_vh q = 0;
+    int rc = ism.be->iallgather(&mine, 1, ISM_DT_INT->v, all, 1, ISM_DT_INT->v, (*c)->vcomm, &q);
+    if ((rc = ism_vwait(rc, &q)))
+        rc = ism_abi_error(*c, rc, fn, "agreeing on the counts' width failed");
+    for (int i = 0; !rc && i < n; i++)
+        if (!all[i])
+            *wide = 1;
+    free(all);
+    return rc;
+}
+
+/* The core reads a NULL send buffer (receive buffer, for scatter) as MPI_IN_PLACE; a NULL
+ * that carries nothing must not read so (abi/coll.c, core_buf). */
+static const void *core_buf(const void *b, int empty)
+{
+    static const char nothing;
+    return b == MPI_IN_PLACE ? NULL : !b && empty ? &nothing : b;
+}
+
+static int counts_ok(const char *fn, ism_comm *c, const MPI_Count *v, int n, const char *what)
+{
+    if (!v)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "%s counts are NULL", what);
+    for (int i = 0; i < n; i++)
+        if (v[i] < 0)
+            return ism_abi_error(c, MPI_ERR_COUNT, fn, "%s count for rank %d is negative (%lld)",
+                                 what, i, (long long)v[i]);
+    return MPI_SUCCESS;
+}
+
+static int type_ok(const char *fn, ism_comm *c, MPI_Datatype h, const char *what, ism_dt **d)
+{
+    if (!(*d = ism_abi_dt(h)))
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid or uncommitted %s datatype", what);
+    return MPI_SUCCESS;
+}
+
+static int core_done(const char *fn, ism_comm *c, int rc)
+{
+    return rc ? ism_abi_error(c, rc, fn, "the collective failed (rank %d of %d)", c->rank, c->size)
+              : MPI_SUCCESS;
+}
+
+/* The checks of a rooted v-collective's _c form: the single block (send for gather,
+ * receive for scatter; MPI_IN_PLACE at the root only) on every rank, the vectors and their
+ * type at the root. */
+static int rooted_wide_args(const char *fn, ism_comm *c, int root, int in_place, MPI_Count n1,
+                            MPI_Datatype t1, const char *what1, ism_dt **d1,
+                            const MPI_Count *counts, const MPI_Aint *displs, MPI_Datatype tn,
+                            const char *whatn, ism_dt **dn)
+{
+    int rc = root_ok(fn, c, root), is_root = c->rank == root;
+    if (rc)
+        return rc;
+    if (in_place && !is_root)
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
+    if (!in_place && n1 < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "%s count %lld is negative", what1,
+                             (long long)n1);
+    if ((!in_place && (rc = type_ok(fn, c, t1, what1, d1))) ||
+        (is_root && ((rc = counts_ok(fn, c, counts, c->size, whatn)) ||
+                     (rc = type_ok(fn, c, tn, whatn, dn)))))
+        return rc;
+    if (is_root && !displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    return MPI_SUCCESS;
+}
+
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Gatherv_c";
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (c && c->is_inter) {
+        ism_nbc_drain(c);
+        return ism_abi_inter_rooted(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                    displs, recvtype, root, 0, 1);
+    }
+    int n = c && !c->is_inter ? c->size : 0, is_root = c && !c->is_inter && c->rank == root;
+    int in_place = sendbuf == MPI_IN_PLACE, wide;
+    int mine = (in_place || fits(sendcount)) &&
+               (!is_root || (all_fit(recvcounts, n) && all_fit_aint(displs, n)));
+    int rc = v_route(fn, comm, mine, &c, &wide);
+    if (rc)
+        return rc;
+    if (!wide) {
+        int *rc_ = is_root ? ints_of(recvcounts, 0, n) : NULL;
+        int *di_ = is_root ? ints_of(displs, 1, n) : NULL;
+        rc = is_root && (!rc_ || !di_)
+                 ? ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory")
+                 : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, rc_, di_, recvtype,
+                                root, comm);
+        free(rc_);
+        free(di_);
+        return rc;
+    }
+    ism_dt *sd = NULL, *rd = NULL;
+    if ((rc = rooted_wide_args(fn, c, root, in_place, sendcount, sendtype, "send", &sd,
+                               recvcounts, displs, recvtype, "receive", &rd)))
+        return rc;
+    int64_t *rc64 = is_root ? i64_of(recvcounts, 0, n) : NULL;
+    int64_t *di64 = is_root ? i64_of(displs, 1, n) : NULL;
+    if (is_root && (!rc64 || !di64))
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else
+        rc = core_done(fn, c, ism_gatherv64(core_buf(sendbuf, sendcount == 0), sendcount, sd,
+                                            recvbuf, rc64, di64, rd, root, c));
+    free(rc64);
+    free(di64);
+    return rc;
+}
+ISM_PMPI(Gatherv_c)
+
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Scatterv_c";
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (c && c->is_inter) {
+        ism_nbc_drain(c);
+        return ism_abi_inter_rooted(fn, c, recvbuf, recvcount, recvtype, (void *)sendbuf,
+                                    sendcounts, displs, sendtype, root, 1, 1);
+    }
+    int n = c && !c->is_inter ? c->size : 0, is_root = c && !c->is_inter && c->rank == root;
+    int in_place = recvbuf == MPI_IN_PLACE, wide;
+    int mine = (in_place || fits(recvcount)) &&
+               (!is_root || (all_fit(sendcounts, n) && all_fit_aint(displs, n)));
+    int rc = v_route(fn, comm, mine, &c, &wide);
+    if (rc)
+        return rc;
+    if (!wide) {
+        int *sc_ = is_root ? ints_of(sendcounts, 0, n) : NULL;
+        int *di_ = is_root ? ints_of(displs, 1, n) : NULL;
+        rc = is_root && (!sc_ || !di_)
+                 ? ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory")
+                 : PMPI_Scatterv(sendbuf, sc_, di_, sendtype, recvbuf, (int)recvcount, recvtype,
+                                 root, comm);
+        free(sc_);
+        free(di_);
+        return rc;
+    }
+    ism_dt *sd = NULL, *rd = NULL;
+    if ((rc = rooted_wide_args(fn, c, root, in_place, recvcount, recvtype, "receive", &rd,
+                               sendcounts, displs, sendtype, "send", &sd)))
+        return rc;
+    int64_t *sc64 = is_root ? i64_of(sendcounts, 0, n) : NULL;
+    int64_t *di64 = is_root ? i64_of(displs, 1, n) : NULL;
+    if (is_root && (!sc64 || !di64))
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else
+        rc = core_done(fn, c, ism_scatterv64(sendbuf, sc64, di64, sd,
+                                             (void *)core_buf(recvbuf, recvcount == 0), recvcount,
+                                             rd, root, c));
+    free(sc64);
+    free(di64);
+    return rc;
+}
+ISM_PMPI(Scatterv_c)
+
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Allgatherv_c";
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (c && c->is_inter) { /* my one block to every remote process */
+        ism_nbc_drain(c);
+        MPI_Count *sc = malloc(sizeof(MPI_Count) * (size_t)(c->size + 1));
+        if (!sc)
+            return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        for (int r = 0; r < c->size; r++)
+            sc[r] = sendcount;
+        int rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
+                                        recvcounts, displs, recvtype, NULL, 0, 1);
+        free(sc);
+        return rc;
+    }
+    int n = c ? (c->size) : 0;
+    int in_place = sendbuf == MPI_IN_PLACE, wide;
+    int mine = (in_place || fits(sendcount)) && all_fit(recvcounts, n) && all_fit_aint(displs, n);
+    int rc = v_route(fn, comm, mine, &c, &wide);
+    if (rc)
+        return rc;
+    if (!wide) {
+        int *rc_ = ints_of(recvcounts, 0, n), *di_ = ints_of(displs, 1, n);
+        rc = !rc_ || !di_ ? ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory")
+                          : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                            recvcounts ? rc_ : NULL, displs ? di_ : NULL,
+                                            recvtype, comm);
+        free(rc_);
+        free(di_);
+        return rc;
+    }
+    ism_dt *sd = NULL, *rd = NULL;
+    if ((rc = counts_ok(fn, c, recvcounts, n, "receive")))
+        return rc;
+    if (!displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    if (!in_place && sendcount < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "send count %lld is negative",
+                             (long long)sendcount);
+    if ((!in_place && (rc = type_ok(fn, c, sendtype, "send", &sd))) ||
+        (rc = type_ok(fn, c, recvtype, "receive", &rd)))
+        return rc;
+    int64_t *rc64 = i64_of(recvcounts, 0, n), *di64 = i64_of(displs, 1, n);
+    if (!rc64 || !di64)
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else
+        rc = core_done(fn, c, ism_allgatherv64(core_buf(sendbuf, sendcount == 0), sendcount, sd,
+                                               recvbuf, rc64, di64, rd, c));
+    free(rc64);
+    free(di64);
+    return rc;
+}
+ISM_PMPI(Allgatherv_c)
+
+/* Alltoallw_c, and Alltoallv_c with its one type per side: counts, byte displacements. */
+static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                         MPI_Datatype recvtype, int per_peer, ism_comm *c)
+{
+    int n = c->size, in_place = sendbuf == MPI_IN_PLACE, rc;
+    if ((rc = counts_ok(fn, c, recvcounts, n, "receive")) ||
+        (!in_place && (rc = counts_ok(fn, c, sendcounts, n, "send"))))
+        return rc;
+    if (!rdispls || (per_peer && !recvtypes) ||
+        (!in_place && (!sdispls || (per_peer && !sendtypes))))
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements or types are NULL");
+    ism_dt **t = calloc((size_t)n * 2 + 1, sizeof *t);
+    int64_t *w = malloc(sizeof(int64_t) * 4 * (size_t)n + 1);
+    if (!t || !w)
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int r = 0; r < n && !rc; r++) {
+        if (!(t[n + r] = ism_abi_dt(per_peer ? recvtypes[r] : recvtype)))
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "receive type for rank %d is invalid", r);
+        else if (!in_place && !(t[r] = ism_abi_dt(per_peer ? sendtypes[r] : sendtype)))
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "send type for rank %d is invalid", r);
+        else {
+            /* Alltoallv's displacements are in elements of its one type */
+            w[r] = in_place ? 0 : sendcounts[r];
+            w[n + r] = in_place ? 0 : sdispls[r] * (per_peer ? 1 : (int64_t)t[r]->extent);
+            w[2 * n + r] = recvcounts[r];
+            w[3 * n + r] = rdispls[r] * (per_peer ? 1 : (int64_t)t[n + r]->extent);
+        }
+    }
+    if (!rc)
+        rc = core_done(fn, c, ism_alltoallw64(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
+                                              recvbuf, w + 2 * n, w + 3 * n, t + n, c));
+    free(t);
+    free(w);
+    return rc;
+}
+
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Alltoallw_c";
+    ISM_CHECK_INIT(fn);
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (c->is_inter) {
+        ism_nbc_drain(c);
+        return ism_abi_inter_exchange(fn, c, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
+                                      sendtypes, recvbuf, recvcounts, rdispls,
+                                      MPI_DATATYPE_NULL, recvtypes, 1, 1);
+    }
+    ism_nbc_drain(c);
+    return alltoall_wide(fn, sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                         recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, 1, c);
+}
+ISM_PMPI(Alltoallw_c)
+
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Alltoallv_c";
+    ISM_CHECK_INIT(fn);
+    ism_comm *c = ism_abi_comm(comm);
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (c->is_inter) {
+        ism_nbc_drain(c);
+        return ism_abi_inter_exchange(fn, c, sendbuf, sendcounts, sdispls, sendtype, NULL,
+                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 1);
+    }
+    ism_nbc_drain(c);
+    ism_dt *sd = NULL, *rd = NULL;
+    int rc;
+    if ((rc = type_ok(fn, c, recvtype, "receive", &rd)) ||
+        (!in_place && (rc = type_ok(fn, c, sendtype, "send", &sd))))
+        return rc;
+    return alltoall_wide(fn, sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts,
+                         rdispls, NULL, recvtype, 0, c);
+}
+ISM_PMPI(Alltoallv_c)
+
+/* Reduce_scatter_c beyond INT_MAX: the whole vector reduced at rank 0 (Reduce_c, in
+ * pieces), then scattered by the 64-bit core. Every rank holds every count, so all take
+ * the same road. */
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Reduce_scatter_c";
+    ISM_CHECK_INIT(fn);
+    ism_comm *c = ism_abi_comm(comm);
+    if (!c)
+        return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    int n = c->size, rc;
+    int64_t total = 0;
+    for (int i = 0; recvcounts && i < n; i++)
+        total += recvcounts[i] > 0 ? recvcounts[i] : 0;
+    if (!recvcounts || c->is_inter || (all_fit(recvcounts, n) && total <= INT_MAX)) {
+        if (recvcounts && !all_fit(recvcounts, n))
+            return no_inter(fn, c);
+        int *rc_ = ints_of(recvcounts, 0, n);
+        rc = !rc_ ? ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory")
+                  : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts ? rc_ : NULL, datatype, op,
+                                        comm);
+        free(rc_);
+        return rc;
+    }
+    ism_dt *d;
+    if ((rc = large_args(fn, comm, datatype, 0, &c, &d)) ||
+        (rc = counts_ok(fn, c, recvcounts, n, "receive")))
+        return rc;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    int64_t *cnt = i64_of(recvcounts, 0, n), *dis = malloc(sizeof(int64_t) * (size_t)n + 1);
+    void *full = NULL;
+    if (!cnt || !dis)
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int64_t i = 0, o = 0; !rc && i < n; o += cnt[i], i++)
+        dis[i] = o;
+    /* rank 0 reduces into a buffer of its own (its recvbuf holds only its block) */
+    if (!rc && c->rank == 0 && !(full = malloc((size_t)(total * (int64_t)d->extent) + 1)))
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "no memory for the %lld-element vector",
+                           (long long)total);
+    if (!rc)
+        rc = PMPI_Reduce_c(in_place ? recvbuf : sendbuf,
+                           c->rank == 0 ? full : NULL, total, datatype, op, 0, comm);
+    if (!rc)
+        rc = core_done(fn, c, ism_scatterv64(full, cnt, dis, d,
+                                             (void *)core_buf(recvbuf, cnt[c->rank] == 0),
+                                             cnt[c->rank], d, 0, c));
+    free(full);
+    free(cnt);
+    free(dis);
+    return rc;
+}
+ISM_PMPI(Reduce_scatter_c)
+
+/* ---- the neighborhood collectives: their exchange is point-to-point, 64-bit already ---- */
+
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm)
+{
+    return ism_abi_nbr_v("MPI_Neighbor_allgather_c", 1, sendbuf, NULL, NULL, sendcount, sendtype,
+                         recvbuf, NULL, NULL, recvcount, recvtype, comm);
+}
+ISM_PMPI(Neighbor_allgather_c)
+
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    /* element displacements as MPI_Aint: the same width as MPI_Count here */
+    _Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ");
+    return ism_abi_nbr_v("MPI_Neighbor_allgatherv_c", 1, sendbuf, NULL, NULL, sendcount,
+                         sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm);
+}
+ISM_PMPI(Neighbor_allgatherv_c)
+
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    return ism_abi_nbr_v("MPI_Neighbor_alltoall_c", 1, sendbuf, NULL, ism_abi_nbr_one_block,
+                         sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm);
+}
+ISM_PMPI(Neighbor_alltoall_c)
+
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return ism_abi_nbr_v("MPI_Neighbor_alltoallv_c", 1, sendbuf, sendcounts, sdispls, 0,
+                         sendtype, recvbuf, recvcounts, rdispls, 0, recvtype, comm);
+}
+ISM_PMPI(Neighbor_alltoallv_c)
+
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                              MPI_Comm comm)
+{
+    return ism_abi_nbr_w("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes,
+                         MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls, recvtypes,
+                         MPI_DATATYPE_NULL, comm);
+}
+ISM_PMPI(Neighbor_alltoallw_c)

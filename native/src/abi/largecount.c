@@ -83,26 +83,6 @@ int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
 }
 ISM_PMPI(Allgather_init_c)
 
-int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 0, -1);
-    int *recvcounts_ = NULL;
-    int *displs_ = NULL;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Allgatherv_c", sendcount);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Allgatherv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Allgatherv_c", (const MPI_Count *)displs, n_, &displs_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm);
-    free(recvcounts_);
-    free(displs_);
-    return rc;
-}
-ISM_PMPI(Allgatherv_c)
-
 static int lc_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -130,58 +110,6 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
     return rc;
 }
 ISM_PMPI(Alltoall_init_c)
-
-int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 0, -1);
-    int *sendcounts_ = NULL;
-    int *sdispls_ = NULL;
-    int *recvcounts_ = NULL;
-    int *rdispls_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)sdispls, n_, &sdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallv_c", (const MPI_Count *)rdispls, n_, &rdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm);
-    free(sendcounts_);
-    free(sdispls_);
-    free(recvcounts_);
-    free(rdispls_);
-    return rc;
-}
-ISM_PMPI(Alltoallv_c)
-
-int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 0, -1);
-    int *sendcounts_ = NULL;
-    int *sdispls_ = NULL;
-    int *recvcounts_ = NULL;
-    int *rdispls_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)sdispls, n_, &sdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Alltoallw_c", (const MPI_Count *)rdispls, n_, &rdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Alltoallw(sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm);
-    free(sendcounts_);
-    free(sdispls_);
-    free(recvcounts_);
-    free(rdispls_);
-    return rc;
-}
-ISM_PMPI(Alltoallw_c)
 
 static int lc_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
@@ -544,26 +472,6 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
 }
 ISM_PMPI(Gather_init_c)
 
-int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 0, root);
-    int *recvcounts_ = NULL;
-    int *displs_ = NULL;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Gatherv_c", sendcount);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Gatherv_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Gatherv_c", (const MPI_Count *)displs, n_, &displs_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm);
-    free(recvcounts_);
-    free(displs_);
-    return rc;
-}
-ISM_PMPI(Gatherv_c)
-
 int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     int rc = MPI_SUCCESS;
@@ -676,26 +584,30 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 }
 ISM_PMPI(Igather_c)
 
+static int lc_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
 int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Ineighbor_allgather_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Ineighbor_allgather_c", recvcount);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
 }
 ISM_PMPI(Ineighbor_allgather_c)
 
+static int lc_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
 int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Ineighbor_alltoall_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Ineighbor_alltoall_c", recvcount);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     return rc;
@@ -780,124 +692,35 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 }
 ISM_PMPI(Isendrecv_replace_c)
 
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_allgather_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_allgather_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
-    return rc;
-}
-ISM_PMPI(Neighbor_allgather_c)
+static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_allgather_init_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_allgather_init_c", recvcount);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return lc_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_allgather_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     return rc;
 }
 ISM_PMPI(Neighbor_allgather_init_c)
 
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int nin_ = 0, nout_ = 0;
-    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
-    int *recvcounts_ = NULL;
-    int *displs_ = NULL;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_allgatherv_c", sendcount);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_allgatherv_c", (const MPI_Count *)displs, nin_, &displs_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm);
-    free(recvcounts_);
-    free(displs_);
-    return rc;
-}
-ISM_PMPI(Neighbor_allgatherv_c)
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_alltoall_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_alltoall_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm);
-    return rc;
-}
-ISM_PMPI(Neighbor_alltoall_c)
+static int lc_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_alltoall_init_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Neighbor_alltoall_init_c", recvcount);
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return lc_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request);
     if (rc == MPI_SUCCESS)
         rc = PMPI_Neighbor_alltoall_init(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, info, request);
     return rc;
 }
 ISM_PMPI(Neighbor_alltoall_init_c)
-
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int nin_ = 0, nout_ = 0;
-    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
-    int *sendcounts_ = NULL;
-    int *sdispls_ = NULL;
-    int *recvcounts_ = NULL;
-    int *rdispls_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)sdispls, nout_, &sdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallv_c", (const MPI_Count *)rdispls, nin_, &rdispls_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm);
-    free(sendcounts_);
-    free(sdispls_);
-    free(recvcounts_);
-    free(rdispls_);
-    return rc;
-}
-ISM_PMPI(Neighbor_alltoallv_c)
-
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int nin_ = 0, nout_ = 0;
-    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
-    int *sendcounts_ = NULL;
-    int *recvcounts_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)sendcounts, nout_, &sendcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Neighbor_alltoallw_c", (const MPI_Count *)recvcounts, nin_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm);
-    free(sendcounts_);
-    free(recvcounts_);
-    return rc;
-}
-ISM_PMPI(Neighbor_alltoallw_c)
 
 int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
@@ -1022,20 +845,6 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
 }
 ISM_PMPI(Reduce_scatter_block_init_c)
 
-int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 1, -1);
-    int *recvcounts_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Reduce_scatter_c", (const MPI_Count *)recvcounts, n_, &recvcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm);
-    free(recvcounts_);
-    return rc;
-}
-ISM_PMPI(Reduce_scatter_c)
-
 int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
@@ -1104,26 +913,6 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     return rc;
 }
 ISM_PMPI(Scatter_init_c)
-
-int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int n_ = ism_abi_comm_peers(comm, 0, root);
-    int *sendcounts_ = NULL;
-    int *displs_ = NULL;
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Scatterv_c", (const MPI_Count *)sendcounts, n_, &sendcounts_);
-    if (rc == MPI_SUCCESS)
-        rc = to_ints("MPI_Scatterv_c", (const MPI_Count *)displs, n_, &displs_);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Scatterv_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Scatterv(sendbuf, sendcounts_, displs_, sendtype, recvbuf, (int)recvcount, recvtype, root, comm);
-    free(sendcounts_);
-    free(displs_);
-    return rc;
-}
-ISM_PMPI(Scatterv_c)
 
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
@@ -1763,6 +1552,28 @@ typedef struct {
     MPI_Count sendcount;
     MPI_Datatype sendtype;
     void * recvbuf;
+    MPI_Count recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_allgather_c;
+
+static int run_neighbor_allgather_c(void *p)
+{
+    a_neighbor_allgather_c *a = p;
+    return PMPI_Neighbor_allgather_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+static int lc_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_allgather_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_allgather_c", comm, run_neighbor_allgather_c, &a, sizeof a, request, sendtype, recvtype);
+}
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
     const MPI_Count *recvcounts;
     const MPI_Aint *displs;
     MPI_Datatype recvtype;
@@ -1781,6 +1592,28 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     return ism_abi_nbc_start_types("MPI_Ineighbor_allgatherv_c", comm, run_neighbor_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
 }
 ISM_PMPI(Ineighbor_allgatherv_c)
+
+typedef struct {
+    const void * sendbuf;
+    MPI_Count sendcount;
+    MPI_Datatype sendtype;
+    void * recvbuf;
+    MPI_Count recvcount;
+    MPI_Datatype recvtype;
+    MPI_Comm comm;
+} a_neighbor_alltoall_c;
+
+static int run_neighbor_alltoall_c(void *p)
+{
+    a_neighbor_alltoall_c *a = p;
+    return PMPI_Neighbor_alltoall_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
+}
+
+static int lc_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a_neighbor_alltoall_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_nbc_start_types("MPI_Ineighbor_alltoall_c", comm, run_neighbor_alltoall_c, &a, sizeof a, request, sendtype, recvtype);
+}
 
 typedef struct {
     const void * sendbuf;
@@ -1966,6 +1799,12 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 }
 ISM_PMPI(Iscatterv_c)
 
+static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_neighbor_allgather_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init_c", comm, &a.comm, run_neighbor_allgather_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+}
+
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     int nomem = 0, nin_ = 0, nout_ = 0, n_ = ism_abi_comm_peers(comm, 0, -1);
@@ -1987,6 +1826,12 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     return MPI_SUCCESS;
 }
 ISM_PMPI(Neighbor_allgatherv_init_c)
+
+static int lc_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    a_neighbor_alltoall_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init_c", comm, &a.comm, run_neighbor_alltoall_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+}
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {

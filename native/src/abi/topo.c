@@ -822,11 +822,12 @@ void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout)
     }
 }
 
-/* The general form: per-neighbor counts, byte displacements and types. */
-static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const MPI_Aint *sdispls,
-                 const MPI_Datatype *stypes, MPI_Datatype stype, void *recvbuf, const int *rcounts,
-                 const MPI_Aint *rdispls, const MPI_Datatype *rtypes, MPI_Datatype rtype,
-                 MPI_Comm comm)
+/* The general form: per-neighbor counts, byte displacements and types; counts are
+ * 64-bit for the int and the _c entry points (abi/coll_large.c) alike. */
+int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
+                  const MPI_Aint *sdispls, const MPI_Datatype *stypes, MPI_Datatype stype,
+                  void *recvbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm)
 {
     ism_comm *c;
     int *in, *out, nin, nout;
@@ -836,11 +837,13 @@ static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const 
     ism_nbc_drain(c);
     ism_dt **st = malloc(sizeof *st * (size_t)(nout + 1)), **rt = malloc(sizeof *rt * (size_t)(nin + 1));
     ptrdiff_t *sd = malloc(sizeof *sd * (size_t)(nout + 1)), *rd = malloc(sizeof *rd * (size_t)(nin + 1));
-    if (!st || !rt || !sd || !rd)
+    int64_t *cn = malloc(sizeof *cn * (size_t)(nout + nin + 1));
+    if (!st || !rt || !sd || !rd || !cn)
         rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int i = 0; !rc && i < nout; i++) {
         st[i] = ism_abi_dt(stypes ? stypes[i] : stype);
         sd[i] = sdispls[i];
+        cn[i] = scounts[i];
         if (!st[i] || scounts[i] < 0)
             rc = ism_abi_error(c, st[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn,
                                "bad send count or type for neighbor %d", i);
@@ -848,6 +851,7 @@ static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const 
     for (int i = 0; !rc && i < nin; i++) {
         rt[i] = ism_abi_dt(rtypes ? rtypes[i] : rtype);
         rd[i] = rdispls[i];
+        cn[nout + i] = rcounts[i];
         if (!rt[i] || rcounts[i] < 0)
             rc = ism_abi_error(c, rt[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn,
                                "bad receive count or type for neighbor %d", i);
@@ -865,8 +869,8 @@ static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const 
             rtag[i] = 100 + (i ^ 1);
     }
     if (!rc) {
-        rc = ism_neighbor_exchange(sendbuf, nout, out, scounts, sd, st, recvbuf, nin, in, rcounts,
-                                   rd, rt, stag, rtag, c);
+        rc = ism_neighbor_exchange64(sendbuf, nout, out, cn, sd, st, recvbuf, nin, in, cn + nout,
+                                     rd, rt, stag, rtag, c);
         if (rc)
             rc = ism_abi_error(c, rc, fn, "the neighborhood exchange failed");
     }
@@ -876,16 +880,19 @@ static int nbr_w(const char *fn, const void *sendbuf, const int *scounts, const 
     free(rt);
     free(sd);
     free(rd);
+    free(cn);
     free(in);
     free(out);
     return rc;
 }
 
 /* Element counts and displacements -> the general form. allgather: every out-neighbor
- * gets the same block (sdispls all 0). */
-static int nbr_v(const char *fn, const void *sendbuf, const int *scounts, const int *sdispls,
-                 int scount1, MPI_Datatype stype, void *recvbuf, const int *rcounts,
-                 const int *rdispls, int rcount1, MPI_Datatype rtype, MPI_Comm comm)
+ * gets the same block (sdispls all 0). The arrays are read as ints (wide == 0) or as
+ * MPI_Count (the _c forms). */
+int ism_abi_nbr_v(const char *fn, int wide, const void *sendbuf, const void *scounts,
+                  const void *sdispls, MPI_Count scount1, MPI_Datatype stype, void *recvbuf,
+                  const void *rcounts, const void *rdispls, MPI_Count rcount1,
+                  MPI_Datatype rtype, MPI_Comm comm)
 {
     ism_comm *c;
     int *in, *out, nin, nout;
@@ -897,7 +904,9 @@ static int nbr_v(const char *fn, const void *sendbuf, const int *scounts, const 
     ism_dt *sd = ism_abi_dt(stype), *rd = ism_abi_dt(rtype);
     if (!sd || !rd)
         return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
-    int *sc = malloc(sizeof(int) * (size_t)(nout + 1)), *rc2 = malloc(sizeof(int) * (size_t)(nin + 1));
+#define NTH(v, i) (wide ? (MPI_Count)((const MPI_Count *)(v))[i] : (MPI_Count)((const int *)(v))[i])
+    MPI_Count *sc = malloc(sizeof(MPI_Count) * (size_t)(nout + 1));
+    MPI_Count *rc2 = malloc(sizeof(MPI_Count) * (size_t)(nin + 1));
     MPI_Aint *sdi = malloc(sizeof(MPI_Aint) * (size_t)(nout + 1));
     MPI_Aint *rdi = malloc(sizeof(MPI_Aint) * (size_t)(nin + 1));
     if (!sc || !rc2 || !sdi || !rdi) {
@@ -905,14 +914,15 @@ static int nbr_v(const char *fn, const void *sendbuf, const int *scounts, const 
         goto done;
     }
     for (int i = 0; i < nout; i++) {
-        sc[i] = scounts ? scounts[i] : scount1;
-        sdi[i] = (MPI_Aint)(scounts ? sdispls[i] : (sdispls ? i * scount1 : 0)) * sd->extent;
+        sc[i] = scounts ? NTH(scounts, i) : scount1;
+        sdi[i] = (MPI_Aint)(scounts ? NTH(sdispls, i) : (sdispls ? i * scount1 : 0)) * sd->extent;
     }
     for (int i = 0; i < nin; i++) {
-        rc2[i] = rcounts ? rcounts[i] : rcount1;
-        rdi[i] = (MPI_Aint)(rcounts ? rdispls[i] : i * rcount1) * rd->extent;
+        rc2[i] = rcounts ? NTH(rcounts, i) : rcount1;
+        rdi[i] = (MPI_Aint)(rcounts ? NTH(rdispls, i) : i * rcount1) * rd->extent;
     }
-    rc = nbr_w(fn, sendbuf, sc, sdi, NULL, stype, recvbuf, rc2, rdi, NULL, rtype, comm);
+#undef NTH
+    rc = ism_abi_nbr_w(fn, sendbuf, sc, sdi, NULL, stype, recvbuf, rc2, rdi, NULL, rtype, comm);
 done:
     free(sc);
     free(rc2);
@@ -922,12 +932,13 @@ done:
 }
 
 static const int one_block = 1; /* a non-NULL marker: per-neighbor send blocks */
+const void *const ism_abi_nbr_one_block = &one_block;
 
 int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_v("MPI_Neighbor_allgather", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
-                 NULL, NULL, recvcount, recvtype, comm);
+    return ism_abi_nbr_v("MPI_Neighbor_allgather", 0, sendbuf, NULL, NULL, sendcount, sendtype,
+                         recvbuf, NULL, NULL, recvcount, recvtype, comm);
 }
 ISM_PMPI(Neighbor_allgather)
 
@@ -935,16 +946,16 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_v("MPI_Neighbor_allgatherv", sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
-                 recvcounts, displs, 0, recvtype, comm);
+    return ism_abi_nbr_v("MPI_Neighbor_allgatherv", 0, sendbuf, NULL, NULL, sendcount, sendtype,
+                         recvbuf, recvcounts, displs, 0, recvtype, comm);
 }
 ISM_PMPI(Neighbor_allgatherv)
 
 int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_v("MPI_Neighbor_alltoall", sendbuf, NULL, &one_block, sendcount, sendtype,
-                 recvbuf, NULL, NULL, recvcount, recvtype, comm);
+    return ism_abi_nbr_v("MPI_Neighbor_alltoall", 0, sendbuf, NULL, &one_block, sendcount,
+                         sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm);
 }
 ISM_PMPI(Neighbor_alltoall)
 
@@ -952,8 +963,8 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return nbr_v("MPI_Neighbor_alltoallv", sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
-                 recvcounts, rdispls, 0, recvtype, comm);
+    return ism_abi_nbr_v("MPI_Neighbor_alltoallv", 0, sendbuf, sendcounts, sdispls, 0, sendtype,
+                         recvbuf, recvcounts, rdispls, 0, recvtype, comm);
 }
 ISM_PMPI(Neighbor_alltoallv)
 
@@ -962,8 +973,19 @@ int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm)
 {
-    return nbr_w("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes,
-                 MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL,
-                 comm);
+    int nin, nout;
+    ism_abi_neighbor_degrees(comm, &nin, &nout);
+    MPI_Count *w = malloc(sizeof(MPI_Count) * (size_t)(nin + nout + 1));
+    if (!w)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Neighbor_alltoallw", "out of memory");
+    for (int i = 0; i < nout; i++)
+        w[i] = sendcounts[i];
+    for (int i = 0; i < nin; i++)
+        w[nout + i] = recvcounts[i];
+    int rc = ism_abi_nbr_w("MPI_Neighbor_alltoallw", sendbuf, w, sdispls, sendtypes,
+                           MPI_DATATYPE_NULL, recvbuf, w + nout, rdispls, recvtypes,
+                           MPI_DATATYPE_NULL, comm);
+    free(w);
+    return rc;
 }
 ISM_PMPI(Neighbor_alltoallw)

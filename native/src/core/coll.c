@@ -81,14 +81,14 @@ int ism_wait_free(ism_req *r)
     return rc;
 }
 
-int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c)
+int ism_xsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c)
 {
     ism_req *r;
     int rc = ism_isend(buf, count, dt, dst, tag, c, c->ctx + 1, ISM_MODE_STD, &r);
     return rc ? rc : ism_wait_free(r);
 }
 
-int ism_xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c)
+int ism_xrecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c)
 {
     ism_req *r;
     int rc = ism_irecv(buf, count, dt, src, tag, c, c->ctx + 1, &r);

@@ -6,16 +6,17 @@
  * so neither can match the program's own receives. A neighbor listed twice exchanges
  * twice: paired in order (graphs), or by direction when the caller gives tags (Cartesian
  * grids: what a rank sends towards -1 arrives in its neighbor's +1 slot, even when both
- * neighbors are the same process, as the MPI 4.0 errata say).
+ * neighbors are the same process, as the MPI 4.0 errata say). Counts are 64-bit (the
+ * _c forms); the core's messages carry them.
  */
 #include <stdlib.h>
 
 #include "core.h"
 
-int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
-                          const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
-                          const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
-                          ism_dt *const *rdts, const int *stags, const int *rtags, ism_comm *c)
+int ism_neighbor_exchange64(const void *sbuf, int nout, const int *outs, const int64_t *scounts,
+                            const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
+                            const int *ins, const int64_t *rcounts, const ptrdiff_t *rdispls,
+                            ism_dt *const *rdts, const int *stags, const int *rtags, ism_comm *c)
 {
     int n = 0, rc = 0;
     ism_req **reqs = malloc(sizeof *reqs * (size_t)(nin + nout + 1));
@@ -37,5 +38,24 @@ int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int
         rc = rc ? rc : r2;
     }
     free(reqs);
+    return rc;
+}
+
+/* the same with int counts (the intercommunicator collectives) */
+int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
+                          const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
+                          const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
+                          ism_dt *const *rdts, const int *stags, const int *rtags, ism_comm *c)
+{
+    int64_t *w = malloc(sizeof(int64_t) * (size_t)(nout + nin + 1));
+    if (!w)
+        return ISM_ERR_NO_MEM;
+    for (int i = 0; i < nout; i++)
+        w[i] = outs[i] != ISM_PROC_NULL ? scounts[i] : 0;
+    for (int i = 0; i < nin; i++)
+        w[nout + i] = ins[i] != ISM_PROC_NULL ? rcounts[i] : 0;
+    int rc = ism_neighbor_exchange64(sbuf, nout, outs, w, sdispls, sdts, rbuf, nin, ins, w + nout,
+                                     rdispls, rdts, stags, rtags, c);
+    free(w);
     return rc;
 }

@@ -263,6 +263,7 @@ typedef struct ism_global {
     int64_t idle_yield_ns; /* an idle wait yields this long before it naps (ism_idle) */
     size_t eager_limit, chunk;
     size_t rma_batch_max; /* puts of at most this many bytes are batched (rma_batch.c) */
+    int64_t vendor_max;   /* a site phase's most bytes per vendor call (coll_general.c) */
     int window;
     int nrx, rx_head;
     ism_rxslot *rx;
@@ -406,11 +407,21 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
  * waiting on a vendor request of a site-local phase while serving the gateway channel */
 enum { TAG_BARRIER = 1, TAG_BCAST, TAG_REDUCE, TAG_ALLREDUCE, TAG_ALLGATHER, TAG_GATHER,
        TAG_SCATTER, TAG_ALLTOALL, TAG_SCAN, TAG_NEIGHBOR, TAG_SCHED, TAG_PIPE,
-       TAG_LARGE /* the large-count (_c) collectives' messages (abi/coll_large.c) */ };
+       TAG_LARGE, /* the large-count (_c) collectives' messages (abi/coll_large.c) */
+       TAG_SITE /* a site phase too large for the vendor's int counts (coll_general.c) */ };
 int ism_vwait(int rc, const ism_vh *reqp);
 int ism_wait_free(ism_req *r);
-int ism_xsend(const void *buf, int count, ism_dt *dt, int dst, int tag, ism_comm *c);
-int ism_xrecv(void *buf, int count, ism_dt *dt, int src, int tag, ism_comm *c);
+int ism_xsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c);
+int ism_xrecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *c);
+/* count elements of dt for the vendor, which takes an int count: the count itself when it
+ * fits, else one element of a type covering them (p2p.c); done frees what make built */
+typedef struct ism_vcount {
+    int n;
+    ism_vh t;
+    int own;
+} ism_vcount;
+int ism_vcount_make(int64_t count, ism_dt *dt, ism_vcount *v);
+void ism_vcount_done(ism_vcount *v);
 
 /* coll_general.c: two-level collectives for any communicator layout and datatype; data
  * crosses sites as packed bytes, one message per pair of sites. Arguments follow MPI;
@@ -426,10 +437,27 @@ int ism_allgatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const 
 int ism_alltoallw(const void *sbuf, const int *scounts, const int *sdispls, ism_dt *const *sdts,
                   void *rbuf, const int *rcounts, const int *rdispls, ism_dt *const *rdts,
                   ism_comm *c);
+/* the same with 64-bit counts and displacements, on any communicator (one held at this
+ * site included: the int forms above give that one to the vendor whole) */
+int ism_gatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
+                  const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
+                  ism_comm *c);
+int ism_scatterv64(const void *sbuf, const int64_t *scounts, const int64_t *displs, ism_dt *sdt,
+                   void *rbuf, int64_t rcount, ism_dt *rdt, int root, ism_comm *c);
+int ism_allgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
+                     const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, ism_comm *c);
+int ism_alltoallw64(const void *sbuf, const int64_t *scounts, const int64_t *sdispls,
+                    ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
+                    const int64_t *rdispls, ism_dt *const *rdts, ism_comm *c);
 
 /* coll_neighbor.c: one exchange with each in- and out-neighbor (PROC_NULL: none), on
  * the collective context; byte displacements, one type per neighbor; tags per neighbor
  * (NULL: one tag, pairing in order) */
+int ism_neighbor_exchange64(const void *sbuf, int nout, const int *outs, const int64_t *scounts,
+                            const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
+                            const int *ins, const int64_t *rcounts, const ptrdiff_t *rdispls,
+                            ism_dt *const *rdts, const int *stags, const int *rtags,
+                            ism_comm *c);
 int ism_neighbor_exchange(const void *sbuf, int nout, const int *outs, const int *scounts,
                           const ptrdiff_t *sdispls, ism_dt *const *sdts, void *rbuf, int nin,
                           const int *ins, const int *rcounts, const ptrdiff_t *rdispls,
@@ -463,12 +491,13 @@ int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
                      ism_comm *c);
 /* gather (scatter = 0) or scatter (1): at the root (ISM_ROOT) counts, displs and rdt
  * describe the blocks of the remote processes; elsewhere sbuf/scount/sdt is the block */
-int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
-                      const int *displs, ism_dt *rdt, int root, ism_comm *c, int scatter);
+int ism_inter_gatherv(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
+                      const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
+                      ism_comm *c, int scatter);
 int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
                              ism_op *op, ism_comm *c);
-int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *sdispls,
-                        ism_dt *const *sdts, void *rbuf, const int *rcounts,
+int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_t *sdispls,
+                        ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
                         const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c);
 
 /* comm.c: give c a vendor communicator for collective point-to-point (collective over

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -167,6 +168,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism.eager_limit = ism.chunk;
     /* a sixteenth of a chunk: a batch frame then carries at least 16 of the largest */
     ism.rma_batch_max = (size_t)ism_core_knob(ISM_K_RMA_BATCH, 4096);
+    ism.vendor_max = (int64_t)ism_core_knob(ISM_K_VENDOR_MAX, INT_MAX);
     if (ism.rma_batch_max > ism.chunk / 16)
         ism.rma_batch_max = ism.chunk / 16;
     ism.window = (int)ism_core_knob(ISM_K_WINDOW, (double)default_window(ism.chunk));

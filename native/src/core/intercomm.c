@@ -425,17 +425,18 @@ static int all_remote(ism_comm *c, int **v)
 
 /* root: ISM_ROOT, ISM_PROC_NULL or the root's remote rank. counts/displs (elements)
  * describe the root's side; the others send or receive one block. */
-int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, const int *rcounts,
-                      const int *displs, ism_dt *rdt, int root, ism_comm *c, int scatter)
+int ism_inter_gatherv(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
+                      const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
+                      ism_comm *c, int scatter)
 {
     if (root == ISM_PROC_NULL)
         return 0;
     ptrdiff_t zero = 0;
     if (root != ISM_ROOT) /* one block to or from the root */
-        return scatter ? ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, (void *)sbuf, 1,
-                                               &root, &scount, &zero, &sdt, NULL, NULL, c)
-                       : ism_neighbor_exchange(sbuf, 1, &root, &scount, &zero, &sdt, NULL, 0,
-                                               NULL, NULL, NULL, NULL, NULL, NULL, c);
+        return scatter ? ism_neighbor_exchange64(NULL, 0, NULL, NULL, NULL, NULL, (void *)sbuf,
+                                                 1, &root, &scount, &zero, &sdt, NULL, NULL, c)
+                       : ism_neighbor_exchange64(sbuf, 1, &root, &scount, &zero, &sdt, NULL, 0,
+                                                 NULL, NULL, NULL, NULL, NULL, NULL, c);
     int *peers, rc = all_remote(c, &peers);
     ptrdiff_t *d = malloc(sizeof *d * (size_t)(c->size + 1));
     ism_dt **t = malloc(sizeof *t * (size_t)(c->size + 1));
@@ -446,13 +447,13 @@ int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, con
         return rc ? rc : ISM_ERR_NO_MEM;
     }
     for (int r = 0; r < c->size; r++) {
-        d[r] = (ptrdiff_t)displs[r] * rdt->extent;
+        d[r] = (ptrdiff_t)(displs[r] * (int64_t)rdt->extent);
         t[r] = rdt;
     }
-    rc = scatter ? ism_neighbor_exchange(rbuf, c->size, peers, rcounts, d, t, NULL, 0, NULL,
-                                         NULL, NULL, NULL, NULL, NULL, c)
-                 : ism_neighbor_exchange(NULL, 0, NULL, NULL, NULL, NULL, rbuf, c->size, peers,
-                                         rcounts, d, t, NULL, NULL, c);
+    rc = scatter ? ism_neighbor_exchange64(rbuf, c->size, peers, rcounts, d, t, NULL, 0, NULL,
+                                           NULL, NULL, NULL, NULL, NULL, c)
+                 : ism_neighbor_exchange64(NULL, 0, NULL, NULL, NULL, NULL, rbuf, c->size, peers,
+                                           rcounts, d, t, NULL, NULL, c);
     free(peers);
     free(d);
     free(t);
@@ -461,14 +462,14 @@ int ism_inter_gatherv(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, con
 
 /* Every process sends one block to every remote process (sdispls NULL: the same block)
  * or per-peer blocks, and receives one from each; byte displacements. */
-int ism_inter_alltoallw(const void *sbuf, const int *scounts, const ptrdiff_t *sdispls,
-                        ism_dt *const *sdts, void *rbuf, const int *rcounts,
+int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_t *sdispls,
+                        ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
                         const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c)
 {
     int *peers, rc = all_remote(c, &peers);
     if (rc)
         return rc;
-    rc = ism_neighbor_exchange(sbuf, c->size, peers, scounts, sdispls, sdts, rbuf, c->size, peers,
+    rc = ism_neighbor_exchange64(sbuf, c->size, peers, scounts, sdispls, sdts, rbuf, c->size, peers,
                                rcounts, rdispls, rdts, NULL, NULL, c);
     free(peers);
     return rc;

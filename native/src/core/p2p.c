@@ -80,17 +80,11 @@ static int frame_to(int type, uint32_t ctx, int dst_g, int tag, uint64_t a, uint
  * to it as one element of a type that covers count elements of dt -- chunks of 2^30 and
  * the rest -- built for the call and freed once it is posted (MPI lets a pending
  * operation keep a freed type). Both sides of a local message build it alike. */
-typedef struct vcount {
-    int n;
-    ism_vh t;
-    int own;
-} vcount;
-
 #define ISM_VCHUNK ((int64_t)1 << 30)
 
-static int vcount_make(int64_t count, ism_dt *dt, vcount *v)
+int ism_vcount_make(int64_t count, ism_dt *dt, ism_vcount *v)
 {
-    *v = (vcount){(int)count, dt->v, 0};
+    *v = (ism_vcount){(int)count, dt->v, 0};
     if (count <= INT_MAX)
         return 0;
     int64_t q = count / ISM_VCHUNK, rest = count % ISM_VCHUNK;
@@ -125,11 +119,11 @@ static int vcount_make(int64_t count, ism_dt *dt, vcount *v)
         ism.be->type_free(&body);
         return rc;
     }
-    *v = (vcount){1, body, 1};
+    *v = (ism_vcount){1, body, 1};
     return 0;
 }
 
-static void vcount_done(vcount *v)
+void ism_vcount_done(ism_vcount *v)
 {
     if (v->own)
         ism.be->type_free(&v->t);
@@ -170,8 +164,8 @@ int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_
             return ISM_ERR_NO_MEM;
         r->comm = c;
         ism_vh vc = ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll;
-        vcount v;
-        if ((rc = vcount_make(count, dt, &v))) {
+        ism_vcount v;
+        if ((rc = ism_vcount_make(count, dt, &v))) {
             ism_req_free(r);
             return rc;
         }
@@ -181,7 +175,7 @@ int ism_isend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_
             rc = ism.be->irsend(buf, v.n, v.t, l, tag, vc, &r->vreq);
         else
             rc = ism.be->isend(buf, v.n, v.t, l, tag, vc, &r->vreq);
-        vcount_done(&v);
+        ism_vcount_done(&v);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -641,14 +635,14 @@ int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *
         if (!r)
             return ISM_ERR_NO_MEM;
         r->comm = c;
-        vcount v;
-        if ((rc = vcount_make(count, dt, &v))) {
+        ism_vcount v;
+        if ((rc = ism_vcount_make(count, dt, &v))) {
             ism_req_free(r);
             return rc;
         }
         rc = ism.be->irecv(buf, v.n, v.t, src >= 0 ? c->l_of[src] : ISM_VSRC_ANY, tag,
                            ctx == c->ctx || !c->vcoll ? c->vcomm : c->vcoll, &r->vreq);
-        vcount_done(&v);
+        ism_vcount_done(&v);
         if (rc) {
             ism_req_free(r);
             return rc;
@@ -671,11 +665,11 @@ int ism_irecv(void *buf, int64_t count, ism_dt *dt, int src, int tag, ism_comm *
     if (take_unexpected(r))
         return 0;
     if (src == ISM_ANY_SOURCE) {
-        vcount v;
-        if ((rc = vcount_make(count, dt, &v)))
+        ism_vcount v;
+        if ((rc = ism_vcount_make(count, dt, &v)))
             return rc;
         rc = ism.be->irecv(buf, v.n, v.t, ISM_VSRC_ANY, tag, c->vcomm, &r->vreq);
-        vcount_done(&v);
+        ism_vcount_done(&v);
         if (rc)
             return rc;
         r->has_shadow = 1;
@@ -862,10 +856,10 @@ int ism_imrecv(void *buf, int64_t count, ism_dt *dt, ism_msg *m, ism_req **out)
         if (!r)
             return ISM_ERR_NO_MEM;
         r->comm = c;
-        vcount v;
-        if (!(rc = vcount_make(count, dt, &v))) {
+        ism_vcount v;
+        if (!(rc = ism_vcount_make(count, dt, &v))) {
             rc = ism.be->imrecv(buf, v.n, v.t, &m->vmsg, &r->vreq);
-            vcount_done(&v);
+            ism_vcount_done(&v);
         }
         if (rc) {
             ism_req_free(r);
