@@ -128,6 +128,28 @@ ELEMENTWISE_C(Allreduce, LC_ALLREDUCE)
 ELEMENTWISE_C(Scan, LC_SCAN)
 ELEMENTWISE_C(Exscan, LC_EXSCAN)
 
+/* A local reduction beyond INT_MAX: pieces of the int form, element by element. */
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
+{
+    if (fits(count))
+        return PMPI_Reduce_local(inbuf, inoutbuf, (int)count, datatype, op);
+    static const char fn[] = "MPI_Reduce_local_c";
+    ISM_CHECK_INIT(fn);
+    ism_dt *d = ism_abi_dt(datatype);
+    if (!d)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(datatype));
+    if (count < 0)
+        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %lld is negative",
+                             (long long)count);
+    int rc = MPI_SUCCESS;
+    for (int64_t off = 0; !rc && off < count; off += ism_lc_piece_elems(d->size))
+        rc = PMPI_Reduce_local(at(inbuf, off, d), at(inoutbuf, off, d),
+                               ism_lc_piece_len(count, off, d->size), datatype, op);
+    return rc;
+}
+ISM_PMPI(Reduce_local_c)
+
 static int no_inter(const char *fn, ism_comm *c)
 {
     return ism_abi_error(c, MPI_ERR_COUNT, fn,

@@ -655,73 +655,138 @@ int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 }
 ISM_PMPI(Type_match_size)
 
-/* ---- packing ---- */
+/* ---- packing ----
+ * Each body takes 64-bit counts, sizes and positions; the int forms and the large-count
+ * (_c) forms call it, the int forms refusing a result an int cannot hold. */
+
+static int pack_size(const char *fn, int64_t incount, MPI_Datatype datatype, int64_t max,
+                     int64_t *size)
+{
+    ism_dt *d = ism_abi_dt_any(datatype);
+    if (!d)
+        return TYPE_ERR(fn, datatype);
+    if (incount < 0)
+        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %lld is negative",
+                             (long long)incount);
+    int64_t n = incount * d->size;
+    if (n > max)
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn,
+                             "%lld elements of %d bytes do not fit an int (use %s_c)",
+                             (long long)incount, d->size, fn);
+    *size = n;
+    return MPI_SUCCESS;
+}
 
 int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
     (void)comm; /* every site packs natively; see docs/design.md, "Datatypes" */
-    if (!d)
-        return TYPE_ERR("MPI_Pack_size", datatype);
-    if (incount < 0)
-        return ism_abi_error(NULL, MPI_ERR_COUNT, "MPI_Pack_size", "count %d is negative",
-                             incount);
-    int64_t n = (int64_t)incount * d->size;
-    if (n > INT_MAX)
-        return ism_abi_error(NULL, MPI_ERR_ARG, "MPI_Pack_size",
-                             "%d elements of %d bytes do not fit an int", incount, d->size);
-    *size = (int)n;
-    return MPI_SUCCESS;
+    int64_t n = 0;
+    int rc = pack_size("MPI_Pack_size", incount, datatype, INT_MAX, &n);
+    if (!rc)
+        *size = (int)n;
+    return rc;
 }
 ISM_PMPI(Pack_size)
 
-/* Checks common to the four packing calls: a committed type, a count, room. */
-static int pack_check(const char *fn, MPI_Datatype datatype, int count, int64_t avail,
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    (void)comm;
+    int64_t n = 0;
+    int rc = pack_size("MPI_Pack_size_c", incount, datatype, INT64_MAX, &n);
+    if (!rc)
+        *size = n;
+    return rc;
+}
+ISM_PMPI(Pack_size_c)
+
+/* Checks common to the packing calls: a committed type, a count, room. */
+static int pack_check(const char *fn, MPI_Datatype datatype, int64_t count, int64_t avail,
                       int64_t pos, int64_t per, ism_dt **d)
 {
     ISM_CHECK_INIT(fn);
     if (!(*d = ism_abi_dt(datatype)))
         return TYPE_ERR(fn, datatype);
     if (count < 0)
-        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %d is negative", count);
+        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %lld is negative",
+                             (long long)count);
     if (pos < 0 || pos > avail)
         return ism_abi_error(NULL, MPI_ERR_ARG, fn, "position %lld is outside the %lld-byte buffer",
                              (long long)pos, (long long)avail);
-    if ((int64_t)count * per > avail - pos)
+    if (count * per > avail - pos)
         return ism_abi_error(NULL, MPI_ERR_TRUNCATE, fn,
-                             "%d elements need %lld bytes; the buffer has %lld left after "
+                             "%lld elements need %lld bytes; the buffer has %lld left after "
                              "position %lld",
-                             count, (long long)((int64_t)count * per), (long long)(avail - pos),
-                             (long long)pos);
+                             (long long)count, (long long)(count * per),
+                             (long long)(avail - pos), (long long)pos);
     return 0;
+}
+
+static int pack(const char *fn, const void *inbuf, int64_t incount, MPI_Datatype datatype,
+                void *outbuf, int64_t outsize, int64_t *position)
+{
+    ism_dt *d = ism_abi_dt_any(datatype);
+    int rc = pack_check(fn, datatype, incount, outsize, *position, d ? d->size : 0, &d);
+    if (rc)
+        return rc;
+    *position += (int64_t)ism_dt_pack(d, inbuf, incount, (char *)outbuf + *position);
+    return MPI_SUCCESS;
 }
 
 int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
               int *position, MPI_Comm comm)
 {
-    ism_dt *d = ism_abi_dt_any(datatype);
     (void)comm;
-    int rc = pack_check("MPI_Pack", datatype, incount, outsize, *position, d ? d->size : 0, &d);
-    if (rc)
-        return rc;
-    *position += (int)ism_dt_pack(d, inbuf, incount, (char *)outbuf + *position);
-    return MPI_SUCCESS;
+    int64_t pos = *position;
+    int rc = pack("MPI_Pack", inbuf, incount, datatype, outbuf, outsize, &pos);
+    *position = (int)pos; /* at most outsize */
+    return rc;
 }
 ISM_PMPI(Pack)
 
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    (void)comm;
+    int64_t pos = *position;
+    int rc = pack("MPI_Pack_c", inbuf, incount, datatype, outbuf, outsize, &pos);
+    *position = pos;
+    return rc;
+}
+ISM_PMPI(Pack_c)
+
+static int unpack(const char *fn, const void *inbuf, int64_t insize, int64_t *position,
+                  void *outbuf, int64_t outcount, MPI_Datatype datatype)
 {
     ism_dt *d = ism_abi_dt_any(datatype);
-    (void)comm;
-    int rc = pack_check("MPI_Unpack", datatype, outcount, insize, *position, d ? d->size : 0, &d);
+    int rc = pack_check(fn, datatype, outcount, insize, *position, d ? d->size : 0, &d);
     if (rc)
         return rc;
     ism_dt_unpack(d, (const char *)inbuf + *position, outbuf, outcount);
     *position += outcount * d->size;
     return MPI_SUCCESS;
 }
+
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    (void)comm;
+    int64_t pos = *position;
+    int rc = unpack("MPI_Unpack", inbuf, insize, &pos, outbuf, outcount, datatype);
+    *position = (int)pos;
+    return rc;
+}
 ISM_PMPI(Unpack)
+
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    (void)comm;
+    int64_t pos = *position;
+    int rc = unpack("MPI_Unpack_c", inbuf, insize, &pos, outbuf, outcount, datatype);
+    *position = pos;
+    return rc;
+}
+ISM_PMPI(Unpack_c)
 
 static int ext32_check(const char *fn, const char *datarep, MPI_Datatype datatype, int64_t *per)
 {
@@ -741,25 +806,46 @@ static int ext32_check(const char *fn, const char *datarep, MPI_Datatype datatyp
     return 0;
 }
 
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+static int pack_external_size(const char *fn, const char *datarep, int64_t incount,
+                              MPI_Datatype datatype, int64_t *size)
 {
     int64_t per = 0;
-    int rc = ext32_check("MPI_Pack_external_size", datarep, datatype, &per);
+    int rc = ext32_check(fn, datarep, datatype, &per);
     if (rc)
         return rc;
     if (incount < 0)
-        return ism_abi_error(NULL, MPI_ERR_COUNT, "MPI_Pack_external_size",
-                             "count %d is negative", incount);
-    *size = (MPI_Aint)(incount * per);
+        return ism_abi_error(NULL, MPI_ERR_COUNT, fn, "count %lld is negative",
+                             (long long)incount);
+    *size = incount * per;
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    int64_t n = 0;
+    int rc = pack_external_size("MPI_Pack_external_size", datarep, incount, datatype, &n);
+    if (!rc)
+        *size = (MPI_Aint)n;
+    return rc;
 }
 ISM_PMPI(Pack_external_size)
 
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount,
-                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
 {
-    const char *fn = "MPI_Pack_external";
+    int64_t n = 0;
+    int rc = pack_external_size("MPI_Pack_external_size_c", datarep, incount, datatype, &n);
+    if (!rc)
+        *size = n;
+    return rc;
+}
+ISM_PMPI(Pack_external_size_c)
+
+static int pack_external(const char *fn, const char *datarep, const void *inbuf,
+                         int64_t incount, MPI_Datatype datatype, void *outbuf, int64_t outsize,
+                         int64_t *position)
+{
     int64_t per = 0;
     ism_dt *d;
     int rc = ext32_check(fn, datarep, datatype, &per);
@@ -769,15 +855,37 @@ int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount,
         return rc;
     if (ism_tmap_pack_ext32(ism_dt_map(d), inbuf, incount, (char *)outbuf + *position))
         return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "conversion to external32 failed");
-    *position += (MPI_Aint)(incount * per);
+    *position += incount * per;
     return MPI_SUCCESS;
+}
+
+int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount,
+                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize, MPI_Aint *position)
+{
+    int64_t pos = *position;
+    int rc = pack_external("MPI_Pack_external", datarep, inbuf, incount, datatype, outbuf,
+                           outsize, &pos);
+    *position = (MPI_Aint)pos;
+    return rc;
 }
 ISM_PMPI(Pack_external)
 
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
 {
-    const char *fn = "MPI_Unpack_external";
+    int64_t pos = *position;
+    int rc = pack_external("MPI_Pack_external_c", datarep, inbuf, incount, datatype, outbuf,
+                           outsize, &pos);
+    *position = pos;
+    return rc;
+}
+ISM_PMPI(Pack_external_c)
+
+static int unpack_external(const char *fn, const char *datarep, const void *inbuf,
+                           int64_t insize, int64_t *position, void *outbuf, int64_t outcount,
+                           MPI_Datatype datatype)
+{
     int64_t per = 0;
     ism_dt *d;
     int rc = ext32_check(fn, datarep, datatype, &per);
@@ -787,10 +895,32 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
         return rc;
     if (ism_tmap_unpack_ext32(ism_dt_map(d), (const char *)inbuf + *position, outcount, outbuf))
         return ism_abi_error(NULL, MPI_ERR_TYPE, fn, "conversion from external32 failed");
-    *position += (MPI_Aint)(outcount * per);
+    *position += outcount * per;
     return MPI_SUCCESS;
 }
+
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    int64_t pos = *position;
+    int rc = unpack_external("MPI_Unpack_external", datarep, inbuf, insize, &pos, outbuf,
+                             outcount, datatype);
+    *position = (MPI_Aint)pos;
+    return rc;
+}
 ISM_PMPI(Unpack_external)
+
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    int64_t pos = *position;
+    int rc = unpack_external("MPI_Unpack_external_c", datarep, inbuf, insize, &pos, outbuf,
+                             outcount, datatype);
+    *position = pos;
+    return rc;
+}
+ISM_PMPI(Unpack_external_c)
 
 /* ---- addresses ---- */
 

@@ -85,7 +85,7 @@ int ism_abi_file_move(ism_file *f, const ism_io_seg *seg, uint32_t n, char *data
 int ism_abi_file_simple(ism_file *f, int op, int64_t arg, int64_t *res);
 /* Pack count × dt from buf (write) or get room for them (read): *data is the contiguous
  * bytes, *tmp what to free (NULL when *data is the user's buffer). */
-int ism_abi_file_buffer(const void *buf, int count, ism_dt *dt, int write, char **data,
+int ism_abi_file_buffer(const void *buf, int64_t count, ism_dt *dt, int write, char **data,
                         char **tmp);
 void ism_abi_file_status(MPI_Status *st, int64_t bytes);
 

@@ -61,7 +61,7 @@ int ism_abi_file_segments(const ism_file *f, MPI_Offset pos, int64_t nbytes, ism
     return MPI_SUCCESS;
 }
 
-int ism_abi_file_buffer(const void *buf, int count, ism_dt *dt, int write, char **data,
+int ism_abi_file_buffer(const void *buf, int64_t count, ism_dt *dt, int write, char **data,
                         char **tmp)
 {
     *tmp = NULL;

@@ -17,13 +17,13 @@
 
 enum { A_WRITE = 1, A_COLL = 2, A_AT = 4, A_INDIV = 8, A_SHARED = 16, A_ORDERED = 32 };
 
-static int check_access(ism_file *f, int how, MPI_Offset off, const void *buf, int count,
+static int check_access(ism_file *f, int how, MPI_Offset off, const void *buf, int64_t count,
                         ism_dt *dt, const char *fn)
 {
     if (!dt)
         return ism_abi_file_error(f, MPI_ERR_TYPE, fn, "invalid or uncommitted datatype");
     if (count < 0)
-        return ism_abi_file_error(f, MPI_ERR_COUNT, fn, "count %d < 0", count);
+        return ism_abi_file_error(f, MPI_ERR_COUNT, fn, "count %lld < 0", (long long)count);
     if (!buf && count > 0 && dt->size > 0)
         return ism_abi_file_error(f, MPI_ERR_BUFFER, fn, "NULL buffer");
     if ((how & A_WRITE) && (f->amode & MPI_MODE_RDONLY))
@@ -80,8 +80,8 @@ static int position(ism_file *f, int how, MPI_Offset off, int64_t nbytes, MPI_Of
     return MPI_SUCCESS;
 }
 
-static int access(const char *fn, MPI_File fh, int how, MPI_Offset off, void *buf, int count,
-                  MPI_Datatype datatype, MPI_Status *status)
+static int access(const char *fn, MPI_File fh, int how, MPI_Offset off, void *buf,
+                  int64_t count, MPI_Datatype datatype, MPI_Status *status)
 {
     ISM_CHECK_INIT(fn);
     ism_file *f = ism_abi_file(fh);
@@ -119,8 +119,8 @@ static int access(const char *fn, MPI_File fh, int how, MPI_Offset off, void *bu
 }
 
 /* The nonblocking forms: the access, then a completed request carrying its status. */
-static int iaccess(const char *fn, MPI_File fh, int how, MPI_Offset off, void *buf, int count,
-                   MPI_Datatype datatype, MPI_Request *request)
+static int iaccess(const char *fn, MPI_File fh, int how, MPI_Offset off, void *buf,
+                   int64_t count, MPI_Datatype datatype, MPI_Request *request)
 {
     if (!request)
         return ism_abi_file_error(ism_abi_file(fh), MPI_ERR_REQUEST, fn, "NULL request");
@@ -140,7 +140,7 @@ static int iaccess(const char *fn, MPI_File fh, int how, MPI_Offset off, void *b
 }
 
 static int split_begin(const char *fn, MPI_File fh, int how, MPI_Offset off, void *buf,
-                       int count, MPI_Datatype datatype)
+                       int64_t count, MPI_Datatype datatype)
 {
     ism_file *f = ism_abi_file(fh);
     if (f && f->split)
@@ -167,48 +167,61 @@ static int split_end(const char *fn, MPI_File fh, MPI_Status *status)
 }
 
 /* Each entry macro's first argument is the function's name without MPI_ (the name
- * scripts/mpi_api.py looks for); cq is const for the writes. */
-#define RW(name, how, cq)                                                                          \
-    int PMPI_##name(MPI_File fh, cq void *buf, int count, MPI_Datatype datatype,                   \
-                    MPI_Status *status)                                                            \
+ * scripts/mpi_api.py looks for); cq is const for the writes. A macro named *_C makes the
+ * large-count form (name_c, an MPI_Count count): the same body, whose count is 64-bit. */
+#define RW_ENTRY(fname, how, cq, ct)                                                               \
+    int PMPI_##fname(MPI_File fh, cq void *buf, ct count, MPI_Datatype datatype,                   \
+                     MPI_Status *status)                                                           \
     {                                                                                              \
-        return access("MPI_" #name, fh, how, 0, (void *)buf, count, datatype, status);             \
+        return access("MPI_" #fname, fh, how, 0, (void *)buf, count, datatype, status);            \
     }                                                                                              \
-    ISM_PMPI(name)
-#define RW_AT(name, how, cq)                                                                       \
-    int PMPI_##name(MPI_File fh, MPI_Offset offset, cq void *buf, int count,                       \
-                    MPI_Datatype datatype, MPI_Status *status)                                     \
+    ISM_PMPI(fname)
+#define RW_AT_ENTRY(fname, how, cq, ct)                                                            \
+    int PMPI_##fname(MPI_File fh, MPI_Offset offset, cq void *buf, ct count,                       \
+                     MPI_Datatype datatype, MPI_Status *status)                                    \
     {                                                                                              \
-        return access("MPI_" #name, fh, how, offset, (void *)buf, count, datatype, status);        \
+        return access("MPI_" #fname, fh, how, offset, (void *)buf, count, datatype, status);       \
     }                                                                                              \
-    ISM_PMPI(name)
-#define IRW(name, how, cq)                                                                         \
-    int PMPI_##name(MPI_File fh, cq void *buf, int count, MPI_Datatype datatype,                   \
-                    MPI_Request *request)                                                          \
+    ISM_PMPI(fname)
+#define IRW_ENTRY(fname, how, cq, ct)                                                              \
+    int PMPI_##fname(MPI_File fh, cq void *buf, ct count, MPI_Datatype datatype,                   \
+                     MPI_Request *request)                                                         \
     {                                                                                              \
-        return iaccess("MPI_" #name, fh, how, 0, (void *)buf, count, datatype, request);           \
+        return iaccess("MPI_" #fname, fh, how, 0, (void *)buf, count, datatype, request);          \
     }                                                                                              \
-    ISM_PMPI(name)
-#define IRW_AT(name, how, cq)                                                                      \
-    int PMPI_##name(MPI_File fh, MPI_Offset offset, cq void *buf, int count,                       \
-                    MPI_Datatype datatype, MPI_Request *request)                                   \
+    ISM_PMPI(fname)
+#define IRW_AT_ENTRY(fname, how, cq, ct)                                                           \
+    int PMPI_##fname(MPI_File fh, MPI_Offset offset, cq void *buf, ct count,                       \
+                     MPI_Datatype datatype, MPI_Request *request)                                  \
     {                                                                                              \
-        return iaccess("MPI_" #name, fh, how, offset, (void *)buf, count, datatype, request);      \
+        return iaccess("MPI_" #fname, fh, how, offset, (void *)buf, count, datatype, request);     \
     }                                                                                              \
-    ISM_PMPI(name)
-#define BEGIN(name, how, cq)                                                                       \
-    int PMPI_##name(MPI_File fh, cq void *buf, int count, MPI_Datatype datatype)                   \
+    ISM_PMPI(fname)
+#define BEGIN_ENTRY(fname, how, cq, ct)                                                            \
+    int PMPI_##fname(MPI_File fh, cq void *buf, ct count, MPI_Datatype datatype)                   \
     {                                                                                              \
-        return split_begin("MPI_" #name, fh, how, 0, (void *)buf, count, datatype);                \
+        return split_begin("MPI_" #fname, fh, how, 0, (void *)buf, count, datatype);               \
     }                                                                                              \
-    ISM_PMPI(name)
-#define BEGIN_AT(name, how, cq)                                                                    \
-    int PMPI_##name(MPI_File fh, MPI_Offset offset, cq void *buf, int count,                       \
-                    MPI_Datatype datatype)                                                         \
+    ISM_PMPI(fname)
+#define BEGIN_AT_ENTRY(fname, how, cq, ct)                                                         \
+    int PMPI_##fname(MPI_File fh, MPI_Offset offset, cq void *buf, ct count,                       \
+                     MPI_Datatype datatype)                                                        \
     {                                                                                              \
-        return split_begin("MPI_" #name, fh, how, offset, (void *)buf, count, datatype);           \
+        return split_begin("MPI_" #fname, fh, how, offset, (void *)buf, count, datatype);          \
     }                                                                                              \
-    ISM_PMPI(name)
+    ISM_PMPI(fname)
+#define RW(name, how, cq) RW_ENTRY(name, how, cq, int)
+#define RW_C(name, how, cq) RW_ENTRY(name##_c, how, cq, MPI_Count)
+#define RW_AT(name, how, cq) RW_AT_ENTRY(name, how, cq, int)
+#define RW_AT_C(name, how, cq) RW_AT_ENTRY(name##_c, how, cq, MPI_Count)
+#define IRW(name, how, cq) IRW_ENTRY(name, how, cq, int)
+#define IRW_C(name, how, cq) IRW_ENTRY(name##_c, how, cq, MPI_Count)
+#define IRW_AT(name, how, cq) IRW_AT_ENTRY(name, how, cq, int)
+#define IRW_AT_C(name, how, cq) IRW_AT_ENTRY(name##_c, how, cq, MPI_Count)
+#define BEGIN(name, how, cq) BEGIN_ENTRY(name, how, cq, int)
+#define BEGIN_C(name, how, cq) BEGIN_ENTRY(name##_c, how, cq, MPI_Count)
+#define BEGIN_AT(name, how, cq) BEGIN_AT_ENTRY(name, how, cq, int)
+#define BEGIN_AT_C(name, how, cq) BEGIN_AT_ENTRY(name##_c, how, cq, MPI_Count)
 #define END(name, cq)                                                                              \
     int PMPI_##name(MPI_File fh, cq void *buf, MPI_Status *status)                                 \
     {                                                                                              \
@@ -219,36 +232,64 @@ static int split_end(const char *fn, MPI_File fh, MPI_Status *status)
 
 #define W A_WRITE
 RW_AT(File_read_at, A_AT, )
+RW_AT_C(File_read_at, A_AT, )
 RW_AT(File_write_at, A_AT | W, const)
+RW_AT_C(File_write_at, A_AT | W, const)
 RW_AT(File_read_at_all, A_AT | A_COLL, )
+RW_AT_C(File_read_at_all, A_AT | A_COLL, )
 RW_AT(File_write_at_all, A_AT | A_COLL | W, const)
+RW_AT_C(File_write_at_all, A_AT | A_COLL | W, const)
 RW(File_read, A_INDIV, )
+RW_C(File_read, A_INDIV, )
 RW(File_write, A_INDIV | W, const)
+RW_C(File_write, A_INDIV | W, const)
 RW(File_read_all, A_INDIV | A_COLL, )
+RW_C(File_read_all, A_INDIV | A_COLL, )
 RW(File_write_all, A_INDIV | A_COLL | W, const)
+RW_C(File_write_all, A_INDIV | A_COLL | W, const)
 RW(File_read_shared, A_SHARED, )
+RW_C(File_read_shared, A_SHARED, )
 RW(File_write_shared, A_SHARED | W, const)
+RW_C(File_write_shared, A_SHARED | W, const)
 RW(File_read_ordered, A_ORDERED, )
+RW_C(File_read_ordered, A_ORDERED, )
 RW(File_write_ordered, A_ORDERED | W, const)
+RW_C(File_write_ordered, A_ORDERED | W, const)
 IRW_AT(File_iread_at, A_AT, )
+IRW_AT_C(File_iread_at, A_AT, )
 IRW_AT(File_iwrite_at, A_AT | W, const)
+IRW_AT_C(File_iwrite_at, A_AT | W, const)
 IRW_AT(File_iread_at_all, A_AT | A_COLL, )
+IRW_AT_C(File_iread_at_all, A_AT | A_COLL, )
 IRW_AT(File_iwrite_at_all, A_AT | A_COLL | W, const)
+IRW_AT_C(File_iwrite_at_all, A_AT | A_COLL | W, const)
 IRW(File_iread, A_INDIV, )
+IRW_C(File_iread, A_INDIV, )
 IRW(File_iwrite, A_INDIV | W, const)
+IRW_C(File_iwrite, A_INDIV | W, const)
 IRW(File_iread_all, A_INDIV | A_COLL, )
+IRW_C(File_iread_all, A_INDIV | A_COLL, )
 IRW(File_iwrite_all, A_INDIV | A_COLL | W, const)
+IRW_C(File_iwrite_all, A_INDIV | A_COLL | W, const)
 IRW(File_iread_shared, A_SHARED, )
+IRW_C(File_iread_shared, A_SHARED, )
 IRW(File_iwrite_shared, A_SHARED | W, const)
+IRW_C(File_iwrite_shared, A_SHARED | W, const)
 BEGIN(File_read_all_begin, A_INDIV | A_COLL, )
+BEGIN_C(File_read_all_begin, A_INDIV | A_COLL, )
 END(File_read_all_end, )
 BEGIN(File_write_all_begin, A_INDIV | A_COLL | A_WRITE, const)
+BEGIN_C(File_write_all_begin, A_INDIV | A_COLL | A_WRITE, const)
 END(File_write_all_end, const)
 BEGIN(File_read_ordered_begin, A_ORDERED, )
+BEGIN_C(File_read_ordered_begin, A_ORDERED, )
 END(File_read_ordered_end, )
 BEGIN(File_write_ordered_begin, A_ORDERED | A_WRITE, const)
+BEGIN_C(File_write_ordered_begin, A_ORDERED | A_WRITE, const)
 END(File_write_ordered_end, const)
 BEGIN_AT(File_read_at_all_begin, A_AT | A_COLL, )
+BEGIN_AT_C(File_read_at_all_begin, A_AT | A_COLL, )
 END(File_read_at_all_end, )
 BEGIN_AT(File_write_at_all_begin, A_AT | A_COLL | A_WRITE, const)
+BEGIN_AT_C(File_write_at_all_begin, A_AT | A_COLL | A_WRITE, const)
 END(File_write_at_all_end, const)

@@ -55,19 +55,6 @@ static int to_aints(const char *fn, const MPI_Count *v, MPI_Count n, MPI_Aint **
     return MPI_SUCCESS;
 }
 
-int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Accumulate_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Accumulate_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Accumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
-    return rc;
-}
-ISM_PMPI(Accumulate_c)
-
 static int lc_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -149,314 +136,6 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
 }
 ISM_PMPI(File_get_type_extent_c)
 
-int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iread_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_all(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iread_all_c)
-
-int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iread_at_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at_all(fh, offset, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iread_at_all_c)
-
-int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iread_at_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_at(fh, offset, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iread_at_c)
-
-int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iread_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iread_c)
-
-int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iread_shared_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iread_shared(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iread_shared_c)
-
-int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iwrite_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_all(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iwrite_all_c)
-
-int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iwrite_at_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at_all(fh, offset, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iwrite_at_all_c)
-
-int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iwrite_at_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_at(fh, offset, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iwrite_at_c)
-
-int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iwrite_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iwrite_c)
-
-int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_iwrite_shared_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_iwrite_shared(fh, buf, (int)count, datatype, request);
-    return rc;
-}
-ISM_PMPI(File_iwrite_shared_c)
-
-int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_all_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_all_begin(fh, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_read_all_begin_c)
-
-int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_all(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_all_c)
-
-int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_at_all_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at_all_begin(fh, offset, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_read_at_all_begin_c)
-
-int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_at_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at_all(fh, offset, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_at_all_c)
-
-int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_at_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_at(fh, offset, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_at_c)
-
-int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_c)
-
-int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_ordered_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_ordered_begin(fh, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_read_ordered_begin_c)
-
-int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_ordered_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_ordered(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_ordered_c)
-
-int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_read_shared_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_read_shared(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_read_shared_c)
-
-int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_all_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_all_begin(fh, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_write_all_begin_c)
-
-int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_all(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_all_c)
-
-int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_at_all_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at_all_begin(fh, offset, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_write_at_all_begin_c)
-
-int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_at_all_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at_all(fh, offset, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_at_all_c)
-
-int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_at_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_at(fh, offset, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_at_c)
-
-int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_c)
-
-int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_ordered_begin_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_ordered_begin(fh, buf, (int)count, datatype);
-    return rc;
-}
-ISM_PMPI(File_write_ordered_begin_c)
-
-int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_ordered_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_ordered(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_ordered_c)
-
-int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_File_write_shared_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_File_write_shared(fh, buf, (int)count, datatype, status);
-    return rc;
-}
-ISM_PMPI(File_write_shared_c)
-
 static int lc_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -471,34 +150,6 @@ int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     return rc;
 }
 ISM_PMPI(Gather_init_c)
-
-int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Get_accumulate_c", origin_count);
-    if (rc == MPI_SUCCESS && (result_count > INT_MAX || result_count < INT_MIN))
-        rc = too_big("MPI_Get_accumulate_c", result_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Get_accumulate_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win);
-    return rc;
-}
-ISM_PMPI(Get_accumulate_c)
-
-int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Get_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Get_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Get(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
-    return rc;
-}
-ISM_PMPI(Get_c)
 
 static int lc_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
@@ -668,30 +319,6 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 ISM_PMPI(Iscatter_c)
 
-int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (sendcount > INT_MAX || sendcount < INT_MIN))
-        rc = too_big("MPI_Isendrecv_c", sendcount);
-    if (rc == MPI_SUCCESS && (recvcount > INT_MAX || recvcount < INT_MIN))
-        rc = too_big("MPI_Isendrecv_c", recvcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv(sendbuf, (int)sendcount, sendtype, dest, sendtag, recvbuf, (int)recvcount, recvtype, source, recvtag, comm, request);
-    return rc;
-}
-ISM_PMPI(Isendrecv_c)
-
-int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Isendrecv_replace_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Isendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, request);
-    return rc;
-}
-ISM_PMPI(Isendrecv_replace_c)
-
 static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -722,92 +349,6 @@ int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
 }
 ISM_PMPI(Neighbor_alltoall_init_c)
 
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int position_ = position ? (int)*position : 0;
-    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
-        rc = too_big("MPI_Pack_c", incount);
-    if (rc == MPI_SUCCESS && (outsize > INT_MAX || outsize < INT_MIN))
-        rc = too_big("MPI_Pack_c", outsize);
-    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
-        rc = too_big("MPI_Pack_c", *position);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack(inbuf, (int)incount, datatype, outbuf, (int)outsize, &position_, comm);
-    if (position && rc == MPI_SUCCESS)
-        *position = position_;
-    return rc;
-}
-ISM_PMPI(Pack_c)
-
-int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
-{
-    int rc = MPI_SUCCESS;
-    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
-    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
-        rc = too_big("MPI_Pack_external_c", incount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack_external(datarep, inbuf, (int)incount, datatype, outbuf, (MPI_Aint)outsize, &position_);
-    if (position && rc == MPI_SUCCESS)
-        *position = position_;
-    return rc;
-}
-ISM_PMPI(Pack_external_c)
-
-int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
-{
-    int rc = MPI_SUCCESS;
-    MPI_Aint size_ = 0;
-    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
-        rc = too_big("MPI_Pack_external_size_c", incount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack_external_size(datarep, (int)incount, datatype, &size_);
-    if (size && rc == MPI_SUCCESS)
-        *size = size_;
-    return rc;
-}
-ISM_PMPI(Pack_external_size_c)
-
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    int rc = MPI_SUCCESS;
-    int size_ = 0;
-    if (rc == MPI_SUCCESS && (incount > INT_MAX || incount < INT_MIN))
-        rc = too_big("MPI_Pack_size_c", incount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Pack_size((int)incount, datatype, comm, &size_);
-    if (size && rc == MPI_SUCCESS)
-        *size = size_;
-    return rc;
-}
-ISM_PMPI(Pack_size_c)
-
-int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Put_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Put_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Put(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win);
-    return rc;
-}
-ISM_PMPI(Put_c)
-
-int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Raccumulate_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Raccumulate_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Raccumulate(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
-    return rc;
-}
-ISM_PMPI(Raccumulate_c)
-
 static int lc_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -821,17 +362,6 @@ int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
 }
 ISM_PMPI(Reduce_init_c)
 
-int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Reduce_local_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Reduce_local(inbuf, inoutbuf, (int)count, datatype, op);
-    return rc;
-}
-ISM_PMPI(Reduce_local_c)
-
 static int lc_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -844,47 +374,6 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
     return rc;
 }
 ISM_PMPI(Reduce_scatter_block_init_c)
-
-int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Rget_accumulate_c", origin_count);
-    if (rc == MPI_SUCCESS && (result_count > INT_MAX || result_count < INT_MIN))
-        rc = too_big("MPI_Rget_accumulate_c", result_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Rget_accumulate_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget_accumulate(origin_addr, (int)origin_count, origin_datatype, result_addr, (int)result_count, result_datatype, target_rank, target_disp, (int)target_count, target_datatype, op, win, request);
-    return rc;
-}
-ISM_PMPI(Rget_accumulate_c)
-
-int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Rget_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Rget_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Rget(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
-    return rc;
-}
-ISM_PMPI(Rget_c)
-
-int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (origin_count > INT_MAX || origin_count < INT_MIN))
-        rc = too_big("MPI_Rput_c", origin_count);
-    if (rc == MPI_SUCCESS && (target_count > INT_MAX || target_count < INT_MIN))
-        rc = too_big("MPI_Rput_c", target_count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Rput(origin_addr, (int)origin_count, origin_datatype, target_rank, target_disp, (int)target_count, target_datatype, win, request);
-    return rc;
-}
-ISM_PMPI(Rput_c)
 
 static int lc_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
@@ -913,28 +402,6 @@ int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     return rc;
 }
 ISM_PMPI(Scatter_init_c)
-
-int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Sendrecv_replace_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Sendrecv_replace(buf, (int)count, datatype, dest, sendtag, source, recvtag, comm, status);
-    return rc;
-}
-ISM_PMPI(Sendrecv_replace_c)
-
-int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    int rc = MPI_SUCCESS;
-    if (rc == MPI_SUCCESS && (count > INT_MAX || count < INT_MIN))
-        rc = too_big("MPI_Status_set_elements_c", count);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Status_set_elements(status, datatype, (int)count);
-    return rc;
-}
-ISM_PMPI(Status_set_elements_c)
 
 int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
@@ -1150,38 +617,6 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
     return rc;
 }
 ISM_PMPI(Type_vector_c)
-
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
-{
-    int rc = MPI_SUCCESS;
-    int position_ = position ? (int)*position : 0;
-    if (rc == MPI_SUCCESS && (insize > INT_MAX || insize < INT_MIN))
-        rc = too_big("MPI_Unpack_c", insize);
-    if (rc == MPI_SUCCESS && position && (*position > INT_MAX || *position < 0))
-        rc = too_big("MPI_Unpack_c", *position);
-    if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
-        rc = too_big("MPI_Unpack_c", outcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Unpack(inbuf, (int)insize, &position_, outbuf, (int)outcount, datatype, comm);
-    if (position && rc == MPI_SUCCESS)
-        *position = position_;
-    return rc;
-}
-ISM_PMPI(Unpack_c)
-
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype)
-{
-    int rc = MPI_SUCCESS;
-    MPI_Aint position_ = position ? (MPI_Aint)*position : 0;
-    if (rc == MPI_SUCCESS && (outcount > INT_MAX || outcount < INT_MIN))
-        rc = too_big("MPI_Unpack_external_c", outcount);
-    if (rc == MPI_SUCCESS)
-        rc = PMPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &position_, outbuf, (int)outcount, datatype);
-    if (position && rc == MPI_SUCCESS)
-        *position = position_;
-    return rc;
-}
-ISM_PMPI(Unpack_external_c)
 
 typedef struct {
     const void * sendbuf;

@@ -327,31 +327,59 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 }
 ISM_PMPI(Sendrecv)
 
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+/* The outgoing data of a replace form packed aside (sent as MPI_PACKED bytes, so the
+ * receive can overwrite buf whatever the type's layout); *tmp is NULL after an error. */
+static int replace_copy(const char *fn, MPI_Comm comm, void *buf, int64_t count,
+                        MPI_Datatype datatype, void **tmp, int64_t *bytes)
 {
-    /* the outgoing data is packed aside and sent as MPI_PACKED bytes, so the receive can
-     * overwrite buf whatever the type's layout */
     ism_dt *d = ism_abi_dt(datatype);
+    *tmp = NULL;
     if (!d)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_TYPE, "MPI_Sendrecv_replace", "%s",
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_TYPE, fn, "%s",
                              ism_abi_dt_problem(datatype));
-    size_t bytes = count > 0 ? (size_t)count * (size_t)d->size : 0;
-    if (bytes > INT_MAX)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, "MPI_Sendrecv_replace",
-                             "%zu bytes do not fit an int count", bytes);
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Sendrecv_replace",
-                             "no memory for a %zu-byte copy", bytes);
-    if (bytes)
-        ism_dt_pack(d, buf, count, tmp);
-    int rc = PMPI_Sendrecv(tmp, (int)bytes, MPI_PACKED, dest, sendtag, buf, count, datatype,
-                           source, recvtag, comm, status);
+    *bytes = count > 0 ? count * (int64_t)d->size : 0;
+    if (!(*tmp = malloc(*bytes ? (size_t)*bytes : 1)))
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, fn,
+                             "no memory for a %lld-byte copy", (long long)*bytes);
+    if (*bytes)
+        ism_dt_pack(d, buf, count, *tmp);
+    return MPI_SUCCESS;
+}
+
+static int sendrecv_replace(const char *fn, void *buf, int64_t count, MPI_Datatype datatype,
+                            int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
+{
+    void *tmp;
+    int64_t bytes;
+    int rc = replace_copy(fn, comm, buf, count, datatype, &tmp, &bytes);
+    if (rc)
+        return rc;
+    rc = PMPI_Sendrecv_c(tmp, bytes, MPI_PACKED, dest, sendtag, buf, count, datatype, source,
+                         recvtag, comm, status);
     free(tmp);
     return rc;
 }
+
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag, source,
+                            recvtag, comm, status);
+}
 ISM_PMPI(Sendrecv_replace)
+
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Status *status)
+{
+    if (count < 0)
+        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, "MPI_Sendrecv_replace_c",
+                             "count %lld is negative", (long long)count);
+    return sendrecv_replace("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                            source, recvtag, comm, status);
+}
+ISM_PMPI(Sendrecv_replace_c)
 
 /* ---- the large-count forms: a count that fits an int takes the int form and its fast
  * path; a larger one goes to the core, which moves 64-bit byte counts across sites and
@@ -493,20 +521,24 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 }
 ISM_PMPI(Sendrecv_c)
 
-/* MPI 4.0: one request for a receive and a send, complete when both are. */
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                   int recvtag, MPI_Comm comm, MPI_Request *request)
+/* an MPI_Count for the int-count argument checks: its sign is what they test */
+static int clamp(int64_t n) { return n > INT_MAX ? INT_MAX : n < 0 ? -1 : (int)n; }
+
+/* MPI 4.0: one request for a receive and a send, complete when both are; 64-bit counts
+ * for the int and _c forms alike (the core's messages carry them). */
+static int isendrecv(const char *fn, const void *sendbuf, int64_t sendcount,
+                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                     int64_t recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                     MPI_Comm comm, MPI_Request *request)
 {
     ism_comm *c;
     ism_dt *sd, *rd;
-    int rc = send_args("MPI_Isendrecv", comm, sendtype, sendcount, dest, sendtag, &c, &sd);
-    if (rc || (rc = recv_args("MPI_Isendrecv", comm, recvtype, recvcount, source, recvtag, &c,
-                              &rd)))
+    int rc = send_args(fn, comm, sendtype, clamp(sendcount), dest, sendtag, &c, &sd);
+    if (rc || (rc = recv_args(fn, comm, recvtype, clamp(recvcount), source, recvtag, &c, &rd)))
         return rc;
     ism_req *r = ism_req_alloc(ISM_RQ_PAIR);
     if (!r)
-        return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Isendrecv", "out of memory");
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     r->comm = c;
     rc = ism_irecv(recvbuf, recvcount, rd, source, recvtag, c, c->ctx, &r->inner2);
     if (!rc)
@@ -515,33 +547,43 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
         if (r->inner2)
             ism_cancel(r->inner2), ism_req_wait(r->inner2, NULL), ism_req_free(r->inner2);
         ism_req_free(r);
-        return ism_abi_error(c, rc, "MPI_Isendrecv", "starting the exchange with %d/%d failed",
-                             dest, source);
+        return ism_abi_error(c, rc, fn, "starting the exchange with %d/%d failed", dest, source);
     }
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
 }
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
 ISM_PMPI(Isendrecv)
 
-int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    ism_dt *d = ism_abi_dt(datatype);
-    if (!d)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_TYPE, "MPI_Isendrecv_replace", "%s",
-                             ism_abi_dt_problem(datatype));
-    size_t bytes = count > 0 ? (size_t)count * (size_t)d->size : 0;
-    if (bytes > INT_MAX)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, "MPI_Isendrecv_replace",
-                             "%zu bytes do not fit an int count", bytes);
-    void *tmp = malloc(bytes ? bytes : 1);
-    if (!tmp)
-        return ism_abi_error(ism_abi_comm(comm), MPI_ERR_NO_MEM, "MPI_Isendrecv_replace",
-                             "no memory for a %zu-byte copy", bytes);
-    if (bytes)
-        ism_dt_pack(d, buf, count, tmp);
-    int rc = PMPI_Isendrecv(tmp, (int)bytes, MPI_PACKED, dest, sendtag, buf, count, datatype,
-                            source, recvtag, comm, request);
+    return isendrecv("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                     recvcount, recvtype, source, recvtag, comm, request);
+}
+ISM_PMPI(Isendrecv_c)
+
+static int isendrecv_replace(const char *fn, void *buf, int64_t count, MPI_Datatype datatype,
+                             int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    void *tmp;
+    int64_t bytes;
+    int rc = count < 0 ? ism_abi_error(ism_abi_comm(comm), MPI_ERR_COUNT, fn,
+                                       "count %lld is negative", (long long)count)
+                       : replace_copy(fn, comm, buf, count, datatype, &tmp, &bytes);
+    if (rc)
+        return rc;
+    rc = isendrecv(fn, tmp, bytes, MPI_PACKED, dest, sendtag, buf, count, datatype, source,
+                   recvtag, comm, request);
     if (rc) {
         free(tmp);
         return rc;
@@ -549,7 +591,23 @@ int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest
     ((ism_req *)*request)->tmp = tmp; /* freed when the request completes */
     return MPI_SUCCESS;
 }
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return isendrecv_replace("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag,
+                             source, recvtag, comm, request);
+}
 ISM_PMPI(Isendrecv_replace)
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return isendrecv_replace("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                             source, recvtag, comm, request);
+}
+ISM_PMPI(Isendrecv_replace_c)
 
 /* A probe that found nothing, under MPI_THREAD_MULTIPLE: an idle round, as MPI_Test takes
  * one (ism_idle: the core lock is given up, and the thread naps after its first polls).

@@ -213,6 +213,99 @@ int PMPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype
 }
 ISM_PMPI(Rget_accumulate)
 
+/* ---- the large-count (_c) forms: the same bodies, whose counts are 64-bit (the core
+ * sends a 64-bit byte count across sites and hands its vendor a covering type) ---- */
+
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    return put("MPI_Put_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, win, NULL);
+}
+ISM_PMPI(Put_c)
+
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    if (!request)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Rput_c", "NULL request pointer");
+    return put("MPI_Rput_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, win, request);
+}
+ISM_PMPI(Rput_c)
+
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win)
+{
+    return get("MPI_Get_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, win, NULL);
+}
+ISM_PMPI(Get_c)
+
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    if (!request)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Rget_c", "NULL request pointer");
+    return get("MPI_Rget_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, win, request);
+}
+ISM_PMPI(Rget_c)
+
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                      MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                      MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                      MPI_Win win)
+{
+    return acc("MPI_Accumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, op, win, NULL);
+}
+ISM_PMPI(Accumulate_c)
+
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+                       MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                       MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                       MPI_Win win, MPI_Request *request)
+{
+    if (!request)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Raccumulate_c", "NULL request pointer");
+    return acc("MPI_Raccumulate_c", origin_addr, origin_count, origin_datatype, target_rank,
+               target_disp, target_count, target_datatype, op, win, request);
+}
+ISM_PMPI(Raccumulate_c)
+
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr,
+                          MPI_Count result_count, MPI_Datatype result_datatype, int target_rank,
+                          MPI_Aint target_disp, MPI_Count target_count,
+                          MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    return get_acc("MPI_Get_accumulate_c", origin_addr, origin_count, origin_datatype,
+                   result_addr, result_count, result_datatype, target_rank, target_disp,
+                   target_count, target_datatype, op, win, NULL);
+}
+ISM_PMPI(Get_accumulate_c)
+
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                           MPI_Datatype origin_datatype, void *result_addr,
+                           MPI_Count result_count, MPI_Datatype result_datatype,
+                           int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                           MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                           MPI_Request *request)
+{
+    if (!request)
+        return ism_abi_error(NULL, MPI_ERR_REQUEST, "MPI_Rget_accumulate_c",
+                             "NULL request pointer");
+    return get_acc("MPI_Rget_accumulate_c", origin_addr, origin_count, origin_datatype,
+                   result_addr, result_count, result_datatype, target_rank, target_disp,
+                   target_count, target_datatype, op, win, request);
+}
+ISM_PMPI(Rget_accumulate_c)
+
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {

@@ -53,6 +53,12 @@ int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int coun
 }
 ISM_PMPI(Status_set_elements)
 
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return PMPI_Status_set_elements_x(status, datatype, count);
+}
+ISM_PMPI(Status_set_elements_c)
+
 /* Profiling control: meaningful only to a profiling layer that intercepts it. */
 int PMPI_Pcontrol(const int level, ...)
 {

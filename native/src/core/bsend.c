@@ -142,18 +142,6 @@ static ism_bbuf *buffer_of(ism_comm *c)
     return &process_buf;
 }
 
-/* ism_dt_pack takes an int count: a larger one (MPI_Bsend_c) is packed 2^30 elements at a
- * time, each piece's bytes after the last's */
-static void pack_all(ism_dt *dt, const void *buf, int64_t count, char *out)
-{
-    const int64_t step = (int64_t)1 << 30;
-    for (int64_t i = 0; i < count; i += step) {
-        int n = (int)(count - i < step ? count - i : step);
-        ism_dt_pack(dt, (const char *)buf + i * (int64_t)dt->extent, n,
-                    out + (size_t)i * (size_t)dt->size);
-    }
-}
-
 int ism_bsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_comm *c,
               ism_req **out)
 {
@@ -183,7 +171,7 @@ int ism_bsend(const void *buf, int64_t count, ism_dt *dt, int dst, int tag, ism_
     char *copy = b->automatic ? s->own : b->buf + at;
     int rc;
     if (packed) {
-        pack_all(dt, buf, count, copy);
+        ism_dt_pack(dt, buf, count, copy);
         rc = ism_isend(copy, (int64_t)bytes, &ism_dt_table[ISM_KIND_PACKED], dst, tag, c, c->ctx,
                        ISM_MODE_STD, &s->inner);
     } else {

@@ -37,20 +37,11 @@ static i64 piece(void) { return vmax() < PIECE ? vmax() : PIECE; }
 static ism_vh vh(const ism_dt *d) { return d ? d->v : ism.be->datatype_null; }
 
 /* Pack count elements of d at buf into out (n bytes): a contiguous type is one memcpy,
- * any other goes through the type map (datatype.c), an int's worth of elements at a time. */
+ * any other goes through the type map (datatype.c). */
 static int pack(const void *buf, i64 count, ism_dt *d, char *out, i64 n)
 {
-    if (!n)
-        return 0;
-    if (ism_dt_is_contig(d)) {
-        memcpy(out, (const char *)buf + d->contig_off, (size_t)n);
-        return 0;
-    }
-    for (i64 i = 0; i < count;) {
-        int k = count - i > piece() ? (int)piece() : (int)(count - i);
-        ism_dt_pack(d, (const char *)buf + i * (i64)d->extent, k, out + i * (i64)d->size);
-        i += k;
-    }
+    if (n)
+        ism_dt_pack(d, buf, count, out);
     return 0;
 }
 
@@ -60,15 +51,7 @@ static int unpack(const char *in, i64 n, void *buf, i64 count, ism_dt *d)
         return 0;
     if (n != count * (i64)d->size)
         return ISM_ERR_TRUNCATE;
-    if (ism_dt_is_contig(d)) {
-        memcpy((char *)buf + d->contig_off, in, (size_t)n);
-        return 0;
-    }
-    for (i64 i = 0; i < count;) {
-        int k = count - i > piece() ? (int)piece() : (int)(count - i);
-        ism_dt_unpack(d, in + i * (i64)d->size, (char *)buf + i * (i64)d->extent, k);
-        i += k;
-    }
+    ism_dt_unpack(d, in, buf, count);
     return 0;
 }
 

@@ -266,7 +266,7 @@ int ism_dt_commit(ism_dt *d)
     return rc;
 }
 
-size_t ism_dt_pack(ism_dt *d, const void *buf, int count, void *out)
+size_t ism_dt_pack(ism_dt *d, const void *buf, int64_t count, void *out)
 {
     size_t n = (size_t)count * (size_t)d->size;
     if (d->contig) {
@@ -288,7 +288,7 @@ void ism_dt_unpack_bytes(ism_dt *d, const void *in, size_t nbytes, void *buf)
     ism_tmap_unpack(ism_dt_map(d), in, (int64_t)nbytes, buf);
 }
 
-void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int count)
+void ism_dt_unpack(ism_dt *d, const void *in, void *buf, int64_t count)
 {
     ism_dt_unpack_bytes(d, in, (size_t)count * (size_t)d->size, buf);
 }

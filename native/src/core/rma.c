@@ -133,7 +133,7 @@ static const char *origin_bytes(const void *o, int64_t on, ism_dt *odt, char **t
         return (const char *)o + odt->contig_off;
     *tmp = malloc((size_t)on * (size_t)odt->size + 1);
     if (*tmp)
-        ism_dt_pack(odt, o, (int)on, *tmp);
+        ism_dt_pack(odt, o, on, *tmp);
     return *tmp;
 }
 
@@ -197,16 +197,21 @@ static int acc_kind(ism_dt *tdt, const ism_op *op)
  * them as laid out in memory: such elements are unpacked, combined and packed again. */
 static int apply_packed(ism_op *op, const char *in, char *inout, int64_t n, ism_dt *bt)
 {
+    if (n > INT_MAX / 2) { /* the operation takes an int count: halves until it fits */
+        int64_t h = n / 2;
+        int rc = apply_packed(op, in, inout, h, bt);
+        return rc ? rc : apply_packed(op, in + h * bt->size, inout + h * bt->size, n - h, bt);
+    }
     if (bt->contig)
         return ism_op_apply(op, in, inout, (int)n, bt);
     char *a = malloc((size_t)n * (size_t)bt->extent + 1), *b = malloc((size_t)n * (size_t)bt->extent + 1);
     int rc = a && b ? 0 : ISM_ERR_NO_MEM;
     if (!rc) {
-        ism_dt_unpack(bt, in, a, (int)n);
-        ism_dt_unpack(bt, inout, b, (int)n);
+        ism_dt_unpack(bt, in, a, n);
+        ism_dt_unpack(bt, inout, b, n);
         rc = ism_op_apply(op, a, b, (int)n, bt);
         if (!rc)
-            ism_dt_pack(bt, b, (int)n, inout);
+            ism_dt_pack(bt, b, n, inout);
     }
     free(a);
     free(b);
@@ -245,13 +250,13 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
         return ISM_ERR_NO_MEM;
     int rc = 0;
     if (res) {
-        ism_dt_pack(tdt, t, (int)tn, packed);
-        ism_dt_unpack(rdt, packed, res, (int)rn);
+        ism_dt_pack(tdt, t, tn, packed);
+        ism_dt_unpack(rdt, packed, res, rn);
     }
     int replace = !op || op->abi == ISM_OP_BASE + ISM_OPI_REPLACE;
     if (o && replace) {
-        ism_dt_pack(odt, o, (int)on, packed);
-        ism_dt_unpack(tdt, packed, t, (int)tn);
+        ism_dt_pack(odt, o, on, packed);
+        ism_dt_unpack(tdt, packed, t, tn);
     } else if (o && op->abi != ISM_OP_BASE + ISM_OPI_NO_OP) {
         /* element by element on the packed bytes, as the basic type: the vendors take
          * predefined operations on predefined types only */
@@ -262,11 +267,11 @@ int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, 
             return k >= 0 ? ISM_ERR_NO_MEM : ism_rma_fail(ISM_ERR_TYPE, "%s", no_acc_kind(op));
         }
         ism_dt *bt = &ism_dt_table[k];
-        ism_dt_pack(odt, o, (int)on, packed);
-        ism_dt_pack(tdt, t, (int)tn, cur);
+        ism_dt_pack(odt, o, on, packed);
+        ism_dt_pack(tdt, t, tn, cur);
         rc = apply_packed(op, packed, cur, (int64_t)(bytes / (size_t)bt->size), bt);
         if (!rc)
-            ism_dt_unpack(tdt, cur, t, (int)tn);
+            ism_dt_unpack(tdt, cur, t, tn);
         free(cur);
     }
     free(packed);
@@ -424,6 +429,41 @@ static int send_segments(ism_win *w, int target, int kind, int64_t off, int64_t 
 static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt, void *r,
                        int64_t rn, ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op);
 
+/* The vendor's one-sided calls take int counts: a count beyond INT_MAX goes to it as one
+ * element of a type that covers the count (ism_vcount_make, as point-to-point does).
+ * kind: 'p' put, 'g' get (into o), 'a' accumulate, 'G' get-accumulate (result r). */
+static int vendor_op(int kind, const void *o, int64_t on, ism_dt *odt, void *r, int64_t rn,
+                     ism_dt *rdt, int l, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op,
+                     ism_win *w)
+{
+    ism_vcount vo = {0, 0, 0}, vr = {0, 0, 0}, vt = {0, 0, 0};
+    int rc = ism_vcount_make(on, odt, &vo);
+    if (!rc && rdt)
+        rc = ism_vcount_make(rn, rdt, &vr);
+    if (!rc)
+        rc = ism_vcount_make(tn, tdt, &vt);
+    if (!rc) {
+        switch (kind) {
+        case 'p':
+            rc = ism.be->put(o, vo.n, vo.t, l, off, vt.n, vt.t, w->vwin);
+            break;
+        case 'g':
+            rc = ism.be->get((void *)o, vo.n, vo.t, l, off, vt.n, vt.t, w->vwin);
+            break;
+        case 'a':
+            rc = ism.be->accumulate(o, vo.n, vo.t, l, off, vt.n, vt.t, op->v, w->vwin);
+            break;
+        default:
+            rc = ism.be->get_accumulate(o, vo.n, vo.t, r, vr.n, vr.t, l, off, vt.n, vt.t, op->v,
+                                        w->vwin);
+        }
+    }
+    ism_vcount_done(&vo);
+    ism_vcount_done(&vr);
+    ism_vcount_done(&vt);
+    return rc;
+}
+
 /* A put (op NULL) or an accumulate. */
 static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int target, int64_t disp,
                    int64_t tn, ism_dt *tdt, ism_op *op, ism_req **req)
@@ -440,9 +480,8 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
         return local_done(w, l, req, local_pairs(w, l, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
     if (l >= 0)
         return local_done(w, l, req,
-                          op ? ism.be->accumulate(o, (int)on, odt->v, l, off, (int)tn, tdt->v,
-                                                  op->v, w->vwin)
-                             : ism.be->put(o, (int)on, odt->v, l, off, (int)tn, tdt->v, w->vwin));
+                          vendor_op(op ? 'a' : 'p', o, on, odt, NULL, 0, NULL, l, off, tn, tdt,
+                                    op, w));
     size_t bytes = (size_t)on * (size_t)odt->size;
     int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
     if (rc || !bytes) /* nothing to move: the buffer may be NULL, no frame is due */
@@ -529,7 +568,7 @@ static void wait_finish(rma_wait *x)
             break;
         }
     if (x->dt) {
-        ism_dt_unpack(x->dt, x->tmp, x->ubuf, (int)x->count);
+        ism_dt_unpack(x->dt, x->tmp, x->ubuf, x->count);
         ism_dt_release(x->dt);
     }
     free(x->tmp);
@@ -568,8 +607,8 @@ int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_
                                                   disp * w->units[target], tn, tdt, NULL));
     if (l >= 0)
         return local_done(w, l, req,
-                          ism.be->get(o, (int)on, odt->v, l, disp * w->units[target], (int)tn,
-                                      tdt->v, w->vwin));
+                          vendor_op('g', o, on, odt, NULL, 0, NULL, l, disp * w->units[target],
+                                    tn, tdt, NULL, w));
     size_t bytes = (size_t)on * (size_t)odt->size;
     int rc = remote_check(w, target, disp, tn, tdt, bytes, 1);
     if (rc)
@@ -620,7 +659,7 @@ static int local_gacc_blocks(ism_win *w, int l, const void *o, int64_t on, ism_d
     if (!rc)
         rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin);
     if (!rc)
-        ism_dt_unpack(rdt, res, r, (int)rn);
+        ism_dt_unpack(rdt, res, r, rn);
     free(res);
     free(otmp);
     return rc;
@@ -664,7 +703,7 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
     if (!rc) {
         ism_tmap_pair(m, starts);
         if (data)
-            ism_dt_unpack(pt, data, onat, (int)nu);
+            ism_dt_unpack(pt, data, onat, nu);
     }
     for (int64_t u = 0; !rc && u < nu;) {
         int64_t at = off + (u / per) * tdt->extent + starts[u % per], n = 1;
@@ -685,8 +724,8 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
         if (!packed) {
             rc = ISM_ERR_NO_MEM;
         } else {
-            ism_dt_pack(pt, rnat, (int)nu, packed);
-            ism_dt_unpack(rdt, packed, r, (int)rn);
+            ism_dt_pack(pt, rnat, nu, packed);
+            ism_dt_unpack(rdt, packed, r, rn);
             free(packed);
         }
     }
@@ -727,9 +766,8 @@ int ism_rma_get_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *r,
                                                        disp * w->units[target], tn, tdt, op));
     if (l >= 0)
         return local_done(w, l, req,
-                          ism.be->get_accumulate(o, (int)on, o ? odt->v : rdt->v, r, (int)rn,
-                                                 rdt->v, l, disp * w->units[target], (int)tn,
-                                                 tdt->v, op->v, w->vwin));
+                          vendor_op('G', o, o ? on : 0, o ? odt : rdt, r, rn, rdt, l,
+                                    disp * w->units[target], tn, tdt, op, w));
     size_t rbytes = (size_t)rn * (size_t)rdt->size;
     int rc = remote_check(w, target, disp, tn, tdt, rbytes, 1);
     if (!rc && (is_loc(op) ? acc_kind(tdt, op) < 0
