@@ -15,6 +15,7 @@ import time
 
 from .collectives import schedule
 from .scale import Layout
+from .tcp import Ramp
 
 
 class Rank:
@@ -74,6 +75,12 @@ def _rendezvous_recv(Mailbox, name: str, size: int, early: int) -> None:
         comm.wait()
 
 
+def _later(this_actor, delay: float, fn, *args) -> None:
+    """fn(*args) once the sending connection's window lets the message go (tcp.py)."""
+    this_actor.sleep_for(delay)
+    fn(*args)
+
+
 class _Helper:
     """A rendezvous runs in a helper actor on the rank's host, so that the rank goes on
     (MPI_Isend/MPI_Irecv) until it waits for the request."""
@@ -96,12 +103,27 @@ def run(job: dict) -> dict:
     results: list = [None] * lay.size
     speed = float(job.get("speed", 1e9))
     early = int(job["early"])
+    # the WAN connections' windows (tcp.py): "i>j" -> [rtt, payload rate, mtu]
+    ramps = {tuple(map(int, k.split(">"))): Ramp(*v) for k, v in job.get("tcp", {}).items()}
+
+    def held(st: Rank, dst: int, size: int) -> float:
+        """How long the sending gateway's window holds a message to dst back."""
+        ramp = ramps.get((st.lay.site(st.r), st.lay.site(dst)))
+        return ramp.delay(Engine.clock, size) if ramp is not None else 0.0
 
     def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
         """Start a send; something to wait for, or None when it completes at once."""
+        hold = held(st, dst, size)
         if eager or size <= st.eager:
-            _eager_put(Mailbox, "e" + name, st.r, size, actors[dst])
+            if hold > 0:       # the send completes at once; the bytes leave later
+                Actor.create("window", this_actor.get_host(), _later, this_actor, hold,
+                             _eager_put, Mailbox, "e" + name, st.r, size, actors[dst])
+            else:
+                _eager_put(Mailbox, "e" + name, st.r, size, actors[dst])
             return None
+        if hold > 0:
+            return _Helper(Actor, this_actor, _later, this_actor, hold, _rendezvous_send,
+                           Mailbox, name, size, early, actors[dst])
         return _Helper(Actor, this_actor, _rendezvous_send, Mailbox, name, size, early,
                        actors[dst])
 
@@ -194,7 +216,8 @@ def run(job: dict) -> dict:
                            "its send: a trace with lost records, or a pattern the replay "
                            "cannot map)")
     return {"end": max(x["end"] for x in results), "ranks": lay.size,
-            "sim_seconds": wall, "per_rank": _reduce(results)}
+            "sim_seconds": wall, "per_rank": _reduce(results),
+            "restarts": sum(r.restarts for r in ramps.values())}
 
 
 class _Recv:

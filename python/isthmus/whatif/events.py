@@ -23,11 +23,15 @@ from .collectives import kind_of
 # calls that wait or poll: their time is waiting (the simulator's to decide), not work
 _POLLING = ("MPI_Wait", "MPI_Test", "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe")
 _END = ("MPI_Finalize",)
-# communicator constructors agree across the members (messages the trace does not show in
-# detail); their time is neither work nor replayed: a note says how many were left out
+# communicator constructors agree on a context id across the members: an allreduce of one
+# int (native/src/core/comm.c, ism_ctx_agree_n) on the parent, replayed among the new
+# communicator's members (the trace names the communicator a call created, not its
+# parent). One that created nothing here (MPI_COMM_NULL, an intercommunicator) is left
+# out, and a note counts it
 _CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_idup",
                  "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create",
                  "MPI_Intercomm_create", "MPI_Intercomm_merge")
+AGREEMENT_BYTES = 4
 
 
 @dataclass
@@ -38,7 +42,8 @@ class Converted:
     measured_phases: dict[int, float] = field(default_factory=dict)  # phase -> longest rank's s
     unmatched: int = 0                       # receives whose source never became known
     skipped: dict[str, int] = field(default_factory=dict)  # collectives left out
-    constructors: dict[str, int] = field(default_factory=dict)  # communicator constructors
+    constructors: dict[str, int] = field(default_factory=dict)  # constructors left out
+    agreements: int = 0                      # constructors replayed as their agreement
 
 
 class _Rank:
@@ -110,7 +115,7 @@ class _Rank:
         starts = [d for d in c.details if d[0] == R.START]
         if not (sends or recvs or colls or done or starts):
             if fn.startswith(_CONSTRUCTORS):
-                self.out.constructors[fn] = self.out.constructors.get(fn, 0) + 1
+                self.constructor(c)
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
             if fn == "MPI_Request_free":
@@ -151,6 +156,14 @@ class _Rank:
         if blocking:
             self.emit(["w", fn, blocking])
         self.complete(done, fn)
+
+    def constructor(self, c) -> None:
+        comm, gid = self.comm(c.created) if c.created is not None else (None, None)
+        if comm is None or comm.inter:
+            self.out.constructors[c.fn] = self.out.constructors.get(c.fn, 0) + 1
+            return
+        self.out.agreements += 1
+        self.emit(["k", c.fn, "allreduce", gid, -1, AGREEMENT_BYTES])
 
     def collective(self, d: tuple, fn: str) -> None:
         _, flags, cid, root, sent, recvd, _ = d

@@ -21,7 +21,7 @@ from ..netemu.spec import LinkSpec
 from ..trace.reader import Trace
 from . import scale
 from .events import Converted
-from .platform import ignored, write_platform
+from .platform import ignored, tcp_ramps, write_platform
 
 ENGINE = "isthmus.whatif.engine"
 # the interpreter that has SimGrid's Python module (Debian's python3-simgrid)
@@ -115,7 +115,10 @@ def _why(r: subprocess.CompletedProcess) -> str:
 
 
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
-            per_site: int | None, eager: int, early: int, baseline: bool = True) -> Prediction:
+            per_site: int | None, eager: int, early: int, baseline: bool = True,
+            tcp: bool = True) -> Prediction:
+    """tcp: model the WAN connections' TCP (headers, slow start after idle: tcp.py);
+    False replays on SimGrid's CM02 links alone."""
     counts, job = layout(trace, matrix, per_site)
     exe = simgrid_python()
     job.update(templates={str(r): ops for r, ops in conv.templates.items()},
@@ -123,8 +126,9 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
     t = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="isthmus-whatif-") as tmp:
         work = Path(tmp)
-        write_platform(work / "wan.xml", matrix, counts, lan)
-        main = _run_engine(exe, dict(job, platform=str(work / "wan.xml")), work, "given")
+        write_platform(work / "wan.xml", matrix, counts, lan, tcp=tcp)
+        main = _run_engine(exe, dict(job, platform=str(work / "wan.xml"),
+                                     tcp=tcp_ramps(matrix) if tcp else {}), work, "given")
         base = None
         if baseline:
             write_platform(work / "lan.xml", matrix, counts, lan, wan_as_lan=True)
@@ -145,6 +149,10 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
                          "blocked_s_per_rank": blocked / n, "cross_site_calls": cross})
     patterns.sort(key=lambda p: -p["blocked_s_per_rank"])
     notes = ignored(matrix)
+    if tcp and main.get("restarts"):
+        notes.append(f"TCP slow start after idle: the WAN connections' windows restarted "
+                     f"{main['restarts']} times (each restart holds the next messages "
+                     "for round trips; --no-tcp leaves TCP out)")
     if conv.unmatched:
         notes.append(f"{conv.unmatched} receives from MPI_ANY_SOURCE never completed in the "
                      "trace and were left out")
@@ -153,7 +161,7 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
                      "one without a model: neighbourhood collectives)")
     if conv.constructors:
         calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.constructors.items()))
-        notes.append(f"communicator constructors not replayed (their agreement across sites "
-                     f"is not simulated, their time not counted): {calls}")
+        notes.append(f"communicator constructors not replayed (no intracommunicator of "
+                     f"theirs in the trace): {calls}")
     return Prediction(main["end"], base["end"] if base else None, conv.measured,
                       list(matrix.names), counts, phases, patterns, wall, notes)
