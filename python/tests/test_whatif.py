@@ -310,8 +310,9 @@ def test_payload_rate_pays_the_headers_of_each_segment():
 def test_tcp_adds_the_first_round_trips_and_the_headers(pingpong, tmp_path):
     """The ping-pong's first message each way finds its connection cold (never used:
     slow start), 50 000 B in 14 480 + 28 960 + 6 560: 2 round trips less what the first
-    two rounds' bytes would have taken at the rate. Every byte also pays its headers.
-    The later messages find the window open (a round trip apart, well within the RTO)."""
+    two rounds' bytes would have taken at the rate. Every byte also pays its TCP/IP
+    headers, and every message its gateway frame (48 + 32 B). The later messages find the
+    window open (a round trip apart, well within the RTO)."""
     delay, rate = 0.005, 100e6 / 8
     rtt = 2 * delay
     links = platform(tmp_path, "delay=5ms,rate=100mbit")
@@ -322,7 +323,8 @@ def test_tcp_adds_the_first_round_trips_and_the_headers(pingpong, tmp_path):
         assert r.returncode == 0, r.stderr[-2000:]
         got[mode] = json.loads(r.stdout)["predicted_s"]
     share = 1448 / 1514
-    hand = 2 * (2 * rtt - 3 * 14_480 / rate) + 2 * N * BYTES / rate * (1 / share - 1)
+    hand = (2 * (2 * rtt - 3 * 14_480 / rate) + 2 * N * BYTES / rate * (1 / share - 1)
+            + 2 * N * 80 / (rate * share))
     assert hand * 0.9 <= got[None] - got["--no-tcp"] <= hand * 1.1, (hand, got)
 
 
@@ -349,3 +351,59 @@ def test_a_constructor_is_replayed_as_its_agreement(tmp_path):
         assert [op[:3] for op in ks] == [["k", "MPI_Cart_create", "allreduce"]], conv.templates
         assert ks[0][5] == 4 and conv.comms[ks[0][3]]["members"] == [0, 1]
     assert conv.agreements == 2 and conv.constructors == {"MPI_Comm_dup": 2}
+
+
+@needs_simgrid
+def test_gateway_frames_add_their_headers_to_each_crossing(tmp_path):
+    """Rank 0 sends 10 empty messages across, one after the other's reply: each crossing
+    carries a 48-byte frame header and a 32-byte link header, which at 8 000 B/s is 10 ms
+    a crossing more than CM02 alone (20 crossings)."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    from isthmus.whatif.platform import write_platform
+    links = platform(tmp_path, "delay=1ms,rate=64kbit")   # 8 000 B/s
+    matrix = load_matrix(links)
+    write_platform(tmp_path / "p.xml", matrix, [1, 1], parse_link_spec("delay=1us"))
+    ping = [["s", "MPI_Send", 1, 1, 0, 0, 0], ["w", "MPI_Send", [1]],
+            ["r", "MPI_Recv", 2, 1, 0, 0, 0], ["w", "MPI_Recv", [2]]]
+    pong = [["r", "MPI_Recv", 1, 0, 0, 0, 0], ["w", "MPI_Recv", [1]],
+            ["s", "MPI_Send", 2, 0, 0, 0, 0], ["w", "MPI_Send", [2]]]
+    job = {"site_names": ["A", "B"], "counts": [1, 1], "trace_site": [0, 1],
+           "trace_local": [0, 0], "trace_counts": [1, 1],
+           "templates": {"0": ping * 10, "1": pong * 10},
+           "comms": {"0": {"members": [0, 1], "world": True}}, "eager": 65536,
+           "early": 524288, "platform": str(tmp_path / "p.xml")}
+    exe = simgrid_python()
+    plain = _run_engine(exe, dict(job, framing=False), tmp_path, "plain")["end"]
+    framed = _run_engine(exe, dict(job, framing=True), tmp_path, "framed")["end"]
+    assert plain == pytest.approx(20 * 0.001, rel=0.05)
+    assert framed - plain == pytest.approx(20 * 80 / 8000, rel=0.02), (plain, framed)
+
+
+def test_a_split_of_the_world_agrees_on_the_world(tmp_path):
+    """Each rank's MPI_Comm_split made a communicator of its own site ({0}, {1}): together
+    they cover every rank, so the agreement is replayed on the world (it crosses the
+    sites, as the parent's allreduce does). A constructor only some ranks made agrees
+    among its own members."""
+    from isthmus.trace.reader import Call, Clock, Comm, RankTrace, Trace, _keys
+    from isthmus.whatif.events import convert
+    ranks = {}
+    for r in range(3):
+        rt = RankTrace(rank=r, info={"site": r}, clock=Clock())
+        rt.comms = {0: Comm(0, False, [0, 1, 2], [], r), 5: Comm(5, False, [r], [], 0)}
+        rt.calls = [Call("MPI_Init", 0.0, 1e6, 0, 0, 0),
+                    Call("MPI_Comm_split", 2e6, 3e6, 0, 0, 0, created=5)]
+        if r < 2:
+            rt.comms[6] = Comm(6, False, [0, 1], [], r)
+            rt.calls.append(Call("MPI_Comm_create", 4e6, 5e6, 0, 0, 0, created=6))
+        rt.calls.append(Call("MPI_Finalize", 6e6, 7e6, 0, 0, 0))
+        _keys(rt)
+        ranks[r] = rt
+    conv = convert(Trace(tmp_path, ranks, {}, ["A", "B", "C"], True, 7e6, {}))
+    for r in range(3):
+        ks = [op for op in conv.templates[r] if op[0] == "k"]
+        assert ks[0][1] == "MPI_Comm_split" and conv.comms[ks[0][3]]["world"], ks
+        if r < 2:
+            assert ks[1][1] == "MPI_Comm_create" and conv.comms[ks[1][3]]["members"] == [0, 1]
+            assert not conv.comms[ks[1][3]]["world"]

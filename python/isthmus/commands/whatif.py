@@ -56,8 +56,8 @@ def _ms(s: float | None) -> str:
 @click.option("--no-baseline", is_flag=True,
               help="Skip the second replay (WAN as fast as the site network), so no WAN cost.")
 @click.option("--no-tcp", is_flag=True,
-              help="Leave TCP out of the WAN links (headers, slow start after idle, "
-                   "constructors' agreement stays): SimGrid's CM02 arithmetic alone.")
+              help="Leave the WAN connections' costs out (gateway frame and TCP/IP "
+                   "headers, slow start after idle): SimGrid's CM02 arithmetic alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
 def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site: int | None,
                    lan: str, eager: str, early: str, no_baseline: bool, no_tcp: bool,

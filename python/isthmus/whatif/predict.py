@@ -117,8 +117,8 @@ def _why(r: subprocess.CompletedProcess) -> str:
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
             per_site: int | None, eager: int, early: int, baseline: bool = True,
             tcp: bool = True) -> Prediction:
-    """tcp: model the WAN connections' TCP (headers, slow start after idle: tcp.py);
-    False replays on SimGrid's CM02 links alone."""
+    """tcp: model the WAN connections (gateway frame headers: engine.py; TCP/IP headers and
+    slow start after idle: tcp.py); False replays on SimGrid's CM02 links alone."""
     counts, job = layout(trace, matrix, per_site)
     exe = simgrid_python()
     job.update(templates={str(r): ops for r, ops in conv.templates.items()},
@@ -128,7 +128,8 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
         work = Path(tmp)
         write_platform(work / "wan.xml", matrix, counts, lan, tcp=tcp)
         main = _run_engine(exe, dict(job, platform=str(work / "wan.xml"),
-                                     tcp=tcp_ramps(matrix) if tcp else {}), work, "given")
+                                     tcp=tcp_ramps(matrix) if tcp else {}, framing=tcp),
+                           work, "given")
         base = None
         if baseline:
             write_platform(work / "lan.xml", matrix, counts, lan, wan_as_lan=True)
@@ -149,6 +150,10 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
                          "blocked_s_per_rank": blocked / n, "cross_site_calls": cross})
     patterns.sort(key=lambda p: -p["blocked_s_per_rank"])
     notes = ignored(matrix)
+    if conv.rma:
+        calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.rma.items()))
+        notes.append(f"one-sided calls replayed as their measured time, not simulated (the "
+                     f"trace has no target or bytes for them): {calls}")
     if tcp and main.get("restarts"):
         notes.append(f"TCP slow start after idle: the WAN connections' windows restarted "
                      f"{main['restarts']} times (each restart holds the next messages "
