@@ -25,6 +25,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -52,8 +53,17 @@ CASES = {
 }
 
 
-def sh(cmd: list[str], **kw) -> subprocess.CompletedProcess:
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+def sh(cmd: list[str], tries: int = 1, fresh: Path | None = None,
+       **kw) -> subprocess.CompletedProcess:
+    """Run cmd, up to `tries` times; `fresh` (a folder) is removed before each try."""
+    for _ in range(tries):
+        if fresh is not None:
+            shutil.rmtree(fresh, ignore_errors=True)
+        r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+        if not r.returncode:
+            return r
+        print(f"whatif_validate: {' '.join(cmd[2:5])} ... failed (exit {r.returncode}): "
+              f"{(r.stdout + r.stderr).strip().splitlines()[-1:]}", file=sys.stderr)
     if r.returncode:
         sys.exit(f"whatif_validate: {' '.join(cmd[:6])} ... failed (exit {r.returncode}):\n"
                  f"{(r.stdout + r.stderr)[-2000:]}")
@@ -124,9 +134,12 @@ def main() -> int:
                 n = sum(int(x) for x in ranks.split(","))
                 load = os.getloadavg()[0]
                 loads.append(load)
+                # a second try: Open MPI's launcher once failed on another job's session
+                # directory (/tmp/ompi.*: "File exists"), which says nothing of the replay
                 sh(isthmus + ["run", "-n", str(n), "--ranks-per-site", ranks, "--wan-matrix",
                               str(matrices[links]), "--timeout", "300", "--trace", str(trace),
-                              "--", str(exe), *map(str, pargs)], env=env, timeout=360)
+                              "--", str(exe), *map(str, pargs)], tries=2, fresh=trace, env=env,
+                   timeout=360)
                 p = replay(isthmus, trace, matrices[links], env, tcp=True)
                 q = replay(isthmus, trace, matrices[links], env, tcp=False)
                 ratio, cm02 = p["predicted_s"] / p["traced_s"], q["predicted_s"] / q["traced_s"]
