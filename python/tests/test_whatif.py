@@ -407,3 +407,28 @@ def test_a_split_of_the_world_agrees_on_the_world(tmp_path):
         if r < 2:
             assert ks[1][1] == "MPI_Comm_create" and conv.comms[ks[1][3]]["members"] == [0, 1]
             assert not conv.comms[ks[1][3]]["world"]
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_timeline_lists_each_ranks_blocking_calls(pingpong, tmp_path):
+    """predict(timeline=True) (bench/whatif_calls.py) gives every rank its blocking calls
+    in order, each within the replayed run: the ping-pong's sends and receives, then the
+    closing barrier."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.trace.reader import load
+    from isthmus.whatif.events import convert
+    from isthmus.whatif.predict import predict
+    trace = load(pingpong, gateways=False)
+    p = predict(trace, convert(trace), load_matrix(platform(tmp_path, "delay=5ms")),
+                parse_link_spec("delay=1us"), None, 64 << 10, 512 << 10, baseline=False,
+                timeline=True)
+    for rank in (0, 1):
+        tl = p.timelines[rank]
+        assert len(tl) >= 2 * N, tl
+        assert all(0 <= a <= b <= p.time + 1e-9 for _, a, b in tl)
+        assert [a for _, a, _ in tl] == sorted(a for _, a, _ in tl)
+    assert predict(trace, convert(trace), load_matrix(platform(tmp_path, "delay=5ms")),
+                   parse_link_spec("delay=1us"), None, 64 << 10, 512 << 10,
+                   baseline=False).timelines is None

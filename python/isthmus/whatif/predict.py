@@ -39,6 +39,9 @@ class Prediction:
     patterns: list[dict]               # phase, pattern, calls, blocked (s, mean per rank), cross
     sim_seconds: float                 # how long the simulations took (wall)
     notes: list[str] = field(default_factory=list)
+    # per simulated rank, its blocking calls as replayed: (pattern, start s, end s); only
+    # when asked for (predict(timeline=True)), to set beside the trace's own calls
+    timelines: list | None = None
 
     def as_json(self) -> dict:
         return {"predicted_s": self.time, "no_wan_s": self.no_wan,
@@ -116,7 +119,7 @@ def _why(r: subprocess.CompletedProcess) -> str:
 
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
             per_site: int | None, eager: int, early: int, baseline: bool = True,
-            tcp: bool = True) -> Prediction:
+            tcp: bool = True, timeline: bool = False) -> Prediction:
     """tcp: model the WAN connections (gateway frame headers: engine.py; TCP/IP headers and
     slow start after idle: tcp.py); False replays on SimGrid's CM02 links alone."""
     counts, job = layout(trace, matrix, per_site)
@@ -128,7 +131,8 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
         work = Path(tmp)
         write_platform(work / "wan.xml", matrix, counts, lan, tcp=tcp)
         main = _run_engine(exe, dict(job, platform=str(work / "wan.xml"),
-                                     tcp=tcp_ramps(matrix) if tcp else {}, framing=tcp),
+                                     tcp=tcp_ramps(matrix) if tcp else {}, framing=tcp,
+                                     timeline=timeline),
                            work, "given")
         base = None
         if baseline:
@@ -169,4 +173,5 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
         notes.append(f"communicator constructors not replayed (no intracommunicator of "
                      f"theirs in the trace): {calls}")
     return Prediction(main["end"], base["end"] if base else None, conv.measured,
-                      list(matrix.names), counts, phases, patterns, wall, notes)
+                      list(matrix.names), counts, phases, patterns, wall, notes,
+                      main.get("timelines"))
