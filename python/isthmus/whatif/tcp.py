@@ -13,7 +13,9 @@
 #   grows by what is acknowledged, doubling per round trip, until it covers the
 #   bandwidth-delay product. A message sent meanwhile waits for the round trips. The
 #   gateways' connections sit idle through MPI_Init's clock alignment and between phases,
-#   so the first exchanges of a run pay it (bench/notebook/whatif.md).
+#   so the first exchanges of a run pay it (bench/notebook/whatif.md). Linux skips the
+#   restart for a congestion control with its own cong_control (BBR); the gateways run
+#   cubic on a described loss-free link (native/src/gateway/tune.c), as assumed here.
 #
 # One Ramp per direction of a WAN link (a gateway's connection to the next site's); the
 # replay (engine.py) asks it, for each message that crosses, how long the window holds
