@@ -78,7 +78,8 @@ def test_pingpong_prediction_matches_the_hand_computation(pingpong, tmp_path):
     got = {}
     for delay in (0.005, 0.020):
         r = whatif(pingpong, "--platform",
-                   platform(tmp_path, f"delay={delay * 1e3:g}ms,rate=100mbit"), "--json")
+                   platform(tmp_path, f"delay={delay * 1e3:g}ms,rate=100mbit"), "--json",
+                   "--no-tcp")
         assert r.returncode == 0, r.stderr[-2000:]
         out = json.loads(r.stdout)
         # N round trips of BYTES each way, then the barrier: one delay between 2 sites
@@ -102,7 +103,8 @@ def test_a_rank_run_late_hides_wan_time_within_the_bounds(pingpong_exe, tmp_path
     (measured: WAN cost 175.2 ms, hand 185 ms, no-WAN replay 35 ms with a 30 ms stall)."""
     trace = traced_pingpong(pingpong_exe, tmp_path / "trace", stall_us=100_000)
     delay, rate = 0.005, 100e6 / 8
-    r = whatif(trace, "--platform", platform(tmp_path, "delay=5ms,rate=100mbit"), "--json")
+    r = whatif(trace, "--platform", platform(tmp_path, "delay=5ms,rate=100mbit"), "--json",
+               "--no-tcp")
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     hand = N * 2 * (delay + BYTES / rate) + delay
@@ -115,7 +117,8 @@ def test_a_rank_run_late_hides_wan_time_within_the_bounds(pingpong_exe, tmp_path
 @pytest.mark.native
 def test_extrapolation_replicates_the_pairs(pingpong, tmp_path):
     links = platform(tmp_path, "delay=5ms,rate=100mbit", sites=None)
-    r = whatif(pingpong, "--platform", links, "--sites", 4, "--ranks-per-site", 3, "--json")
+    r = whatif(pingpong, "--platform", links, "--sites", 4, "--ranks-per-site", 3, "--json",
+               "--no-tcp")
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     assert out["ranks"] == 12 and out["sites"] == ["A", "B", "C", "D"]
@@ -188,7 +191,7 @@ def test_rendezvous_without_early_data_costs_a_round_trip_more(pingpong, tmp_pat
     """Above --eager with --early 0, a message is RTS, CTS, then the data: 3 delays."""
     delay, rate = 0.010, 100e6 / 8
     r = whatif(pingpong, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"),
-               "--eager", "16k", "--early", "0", "--json")
+               "--eager", "16k", "--early", "0", "--json", "--no-tcp")
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout)
     hand = N * 2 * (3 * delay + BYTES / rate) + delay
@@ -239,3 +242,193 @@ def test_a_simulator_that_dies_is_named_with_its_signal(pingpong, tmp_path, monk
     assert "the SimGrid replay failed (given links): the simulator was killed by signal 15 " \
            "SIGTERM" in r.stderr, r.stderr
     assert "xbt_cfg" not in r.stderr
+
+
+# --- what TCP adds on the gateways' WAN connections (whatif/tcp.py) -------------------
+
+def test_slow_start_after_idle_holds_a_message_for_its_round_trips():
+    """A connection idle for longer than its RTO sends 10 segments, then twice as many a
+    round trip later, and so on: 100 000 B go in 14 480 + 28 960 + 56 560, so the last
+    byte leaves 2 round trips and 56 560 B after the message was handed over."""
+    from isthmus.whatif.tcp import Ramp, mss
+    rtt, rate = 0.020, 100e6 / 8
+    ramp = Ramp(rtt, rate, mtu=1500)
+    iw = 10 * mss(1500)
+    assert iw == 14_480
+    size = 100_000
+    hold = ramp.delay(1.0, size)
+    left = size - iw - 2 * iw
+    assert hold == pytest.approx(2 * rtt + left / rate - size / rate, rel=1e-9)
+    # the window has grown: the next message a round trip later goes at once
+    assert ramp.delay(1.0 + 3 * rtt, 50_000) == 0.0
+    # within one RTO (RTT + 200 ms) of idle the window stays open
+    assert ramp.delay(1.0 + 3 * rtt + 0.2, 50_000) == 0.0
+    # after longer, it restarts and the first round trips come back
+    assert ramp.delay(3.0, size) > rtt
+    assert ramp.restarts == 2
+
+
+def test_slow_start_ends_at_the_bandwidth_delay_product():
+    """Once the window covers rate x RTT, the link's bandwidth is what limits: a burst of
+    1 MB after idle waits for the rounds below the BDP (250 kB at 100 Mbit/s, 20 ms) and
+    no more, and bytes queued behind each other are not held for their queueing."""
+    from isthmus.whatif.tcp import Ramp
+    rtt, rate = 0.020, 100e6 / 8
+    ramp = Ramp(rtt, rate)
+    sent, t, w = 0.0, 0.0, 14_480.0
+    while w < rate * rtt:                 # rounds that are window-limited
+        sent, t, w = sent + w, t + rtt, 2 * w
+    ramp_end = t + (1_000_000 - sent) / rate
+    hold = ramp.delay(0.0, 1_000_000)
+    assert hold == pytest.approx(ramp_end - 1_000_000 / rate, rel=1e-9)
+    assert 3 * rtt < hold < 4 * rtt      # 5 rounds, less what their bytes take at the rate
+    # open window: four messages at once are not held (the link serialises them)
+    for _ in range(4):
+        assert ramp.delay(0.2, 100_000) == 0.0
+
+
+def test_payload_rate_pays_the_headers_of_each_segment():
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.whatif.platform import payload_rate, tcp_ramps
+    from isthmus.whatif.tcp import goodput_share
+    assert goodput_share(1500) == pytest.approx(1448 / 1514)
+    assert goodput_share(9000) == pytest.approx(8948 / 9014)
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "l.toml"
+        p.write_text('sites = 2\ndefault = "delay=10ms,rate=100mbit"\n[links]\n'
+                     '"A>B" = "delay=30ms,rate=100mbit,mtu=9000"\n')
+        m = load_matrix(p)
+    ramps = tcp_ramps(m)
+    assert ramps["0>1"] == pytest.approx([0.040, 12.5e6 * 8948 / 9014, 9000])
+    assert ramps["1>0"][0] == pytest.approx(0.040)
+    assert payload_rate(m.links[(1, 0)], False) == 12.5e6
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_tcp_adds_the_first_round_trips_and_the_headers(pingpong, tmp_path):
+    """The ping-pong's first message each way finds its connection cold (never used:
+    slow start), 50 000 B in 14 480 + 28 960 + 6 560: 2 round trips less what the first
+    two rounds' bytes would have taken at the rate. Every byte also pays its TCP/IP
+    headers, and every message its gateway frame (48 + 32 B). The later messages find the
+    window open (a round trip apart, well within the RTO)."""
+    delay, rate = 0.005, 100e6 / 8
+    rtt = 2 * delay
+    links = platform(tmp_path, "delay=5ms,rate=100mbit")
+    got = {}
+    for mode in ("--no-tcp", None):
+        r = whatif(pingpong, "--platform", links, "--json", "--no-baseline",
+                   *([mode] if mode else []))
+        assert r.returncode == 0, r.stderr[-2000:]
+        got[mode] = json.loads(r.stdout)["predicted_s"]
+    share = 1448 / 1514
+    hand = (2 * (2 * rtt - 3 * 14_480 / rate) + 2 * N * BYTES / rate * (1 / share - 1)
+            + 2 * N * 80 / (rate * share))
+    assert hand * 0.9 <= got[None] - got["--no-tcp"] <= hand * 1.1, (hand, got)
+
+
+def test_a_constructor_is_replayed_as_its_agreement(tmp_path):
+    """MPI_Cart_create agrees on a context id: an allreduce of one int among the
+    members (native/src/core/comm.c), which crosses the sites; the trace names the
+    communicator the call created through its COMM record, read just before the call."""
+    from isthmus.trace.reader import Call, Clock, Comm, RankTrace, Trace, _keys
+    from isthmus.whatif.events import convert
+    ranks = {}
+    for r in range(2):
+        rt = RankTrace(rank=r, info={"site": r}, clock=Clock())
+        rt.comms = {0: Comm(0, False, [0, 1], [], r), 5: Comm(5, False, [0, 1], [], r)}
+        rt.calls = [Call("MPI_Init", 0.0, 1e6, 0, 0, 0),
+                    Call("MPI_Cart_create", 2e6, 3e6, 0, 0, 0, created=5),
+                    Call("MPI_Comm_dup", 4e6, 5e6, 0, 0, 0),       # no COMM record
+                    Call("MPI_Finalize", 6e6, 7e6, 0, 0, 0)]
+        ranks[r] = rt
+        _keys(rt)
+    trace = Trace(tmp_path, ranks, {}, ["A", "B"], True, 7e6, {})
+    conv = convert(trace)
+    for r in range(2):
+        ks = [op for op in conv.templates[r] if op[0] == "k"]
+        assert [op[:3] for op in ks] == [["k", "MPI_Cart_create", "allreduce"]], conv.templates
+        assert ks[0][5] == 4 and conv.comms[ks[0][3]]["members"] == [0, 1]
+    assert conv.agreements == 2 and conv.constructors == {"MPI_Comm_dup": 2}
+
+
+@needs_simgrid
+def test_gateway_frames_add_their_headers_to_each_crossing(tmp_path):
+    """Rank 0 sends 10 empty messages across, one after the other's reply: each crossing
+    carries a 48-byte frame header and a 32-byte link header, which at 8 000 B/s is 10 ms
+    a crossing more than CM02 alone (20 crossings)."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    from isthmus.whatif.platform import write_platform
+    links = platform(tmp_path, "delay=1ms,rate=64kbit")   # 8 000 B/s
+    matrix = load_matrix(links)
+    write_platform(tmp_path / "p.xml", matrix, [1, 1], parse_link_spec("delay=1us"))
+    ping = [["s", "MPI_Send", 1, 1, 0, 0, 0], ["w", "MPI_Send", [1]],
+            ["r", "MPI_Recv", 2, 1, 0, 0, 0], ["w", "MPI_Recv", [2]]]
+    pong = [["r", "MPI_Recv", 1, 0, 0, 0, 0], ["w", "MPI_Recv", [1]],
+            ["s", "MPI_Send", 2, 0, 0, 0, 0], ["w", "MPI_Send", [2]]]
+    job = {"site_names": ["A", "B"], "counts": [1, 1], "trace_site": [0, 1],
+           "trace_local": [0, 0], "trace_counts": [1, 1],
+           "templates": {"0": ping * 10, "1": pong * 10},
+           "comms": {"0": {"members": [0, 1], "world": True}}, "eager": 65536,
+           "early": 524288, "platform": str(tmp_path / "p.xml")}
+    exe = simgrid_python()
+    plain = _run_engine(exe, dict(job, framing=False), tmp_path, "plain")["end"]
+    framed = _run_engine(exe, dict(job, framing=True), tmp_path, "framed")["end"]
+    assert plain == pytest.approx(20 * 0.001, rel=0.05)
+    assert framed - plain == pytest.approx(20 * 80 / 8000, rel=0.02), (plain, framed)
+
+
+def test_a_split_of_the_world_agrees_on_the_world(tmp_path):
+    """Each rank's MPI_Comm_split made a communicator of its own site ({0}, {1}): together
+    they cover every rank, so the agreement is replayed on the world (it crosses the
+    sites, as the parent's allreduce does). A constructor only some ranks made agrees
+    among its own members."""
+    from isthmus.trace.reader import Call, Clock, Comm, RankTrace, Trace, _keys
+    from isthmus.whatif.events import convert
+    ranks = {}
+    for r in range(3):
+        rt = RankTrace(rank=r, info={"site": r}, clock=Clock())
+        rt.comms = {0: Comm(0, False, [0, 1, 2], [], r), 5: Comm(5, False, [r], [], 0)}
+        rt.calls = [Call("MPI_Init", 0.0, 1e6, 0, 0, 0),
+                    Call("MPI_Comm_split", 2e6, 3e6, 0, 0, 0, created=5)]
+        if r < 2:
+            rt.comms[6] = Comm(6, False, [0, 1], [], r)
+            rt.calls.append(Call("MPI_Comm_create", 4e6, 5e6, 0, 0, 0, created=6))
+        rt.calls.append(Call("MPI_Finalize", 6e6, 7e6, 0, 0, 0))
+        _keys(rt)
+        ranks[r] = rt
+    conv = convert(Trace(tmp_path, ranks, {}, ["A", "B", "C"], True, 7e6, {}))
+    for r in range(3):
+        ks = [op for op in conv.templates[r] if op[0] == "k"]
+        assert ks[0][1] == "MPI_Comm_split" and conv.comms[ks[0][3]]["world"], ks
+        if r < 2:
+            assert ks[1][1] == "MPI_Comm_create" and conv.comms[ks[1][3]]["members"] == [0, 1]
+            assert not conv.comms[ks[1][3]]["world"]
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_timeline_lists_each_ranks_blocking_calls(pingpong, tmp_path):
+    """predict(timeline=True) (bench/whatif_calls.py) gives every rank its blocking calls
+    in order, each within the replayed run: the ping-pong's sends and receives, then the
+    closing barrier."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.trace.reader import load
+    from isthmus.whatif.events import convert
+    from isthmus.whatif.predict import predict
+    trace = load(pingpong, gateways=False)
+    p = predict(trace, convert(trace), load_matrix(platform(tmp_path, "delay=5ms")),
+                parse_link_spec("delay=1us"), None, 64 << 10, 512 << 10, baseline=False,
+                timeline=True)
+    for rank in (0, 1):
+        tl = p.timelines[rank]
+        assert len(tl) >= 2 * N, tl
+        assert all(0 <= a <= b <= p.time + 1e-9 for _, a, b in tl)
+        assert [a for _, a, _ in tl] == sorted(a for _, a, _ in tl)
+    assert predict(trace, convert(trace), load_matrix(platform(tmp_path, "delay=5ms")),
+                   parse_link_spec("delay=1us"), None, 64 << 10, 512 << 10,
+                   baseline=False).timelines is None

@@ -55,9 +55,13 @@ def _ms(s: float | None) -> str:
               help="Bytes of a larger message sent ahead of the clear-to-send (ISTHMUS_EARLY).")
 @click.option("--no-baseline", is_flag=True,
               help="Skip the second replay (WAN as fast as the site network), so no WAN cost.")
+@click.option("--no-tcp", is_flag=True,
+              help="Leave the WAN connections' costs out (gateway frame and TCP/IP "
+                   "headers, slow start after idle): SimGrid's CM02 arithmetic alone.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
 def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site: int | None,
-                   lan: str, eager: str, early: str, no_baseline: bool, as_json: bool) -> None:
+                   lan: str, eager: str, early: str, no_baseline: bool, no_tcp: bool,
+                   as_json: bool) -> None:
     """Replay the trace in TRACE (a folder written by `isthmus run --trace`) on a simulated
     platform of sites and links, and predict the run time (first recorded call to
     MPI_Finalize), what the WAN costs in each phase (MPI_Pcontrol), and which collective or
@@ -89,7 +93,7 @@ def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site
     for line in losses(loaded):
         click.echo(f"isthmus: warning: {line} (the replay misses what was lost)", err=True)
     pred = predict(loaded, convert(loaded), matrix, lan_spec, ranks_per_site, sizes["--eager"],
-                   sizes["--early"], baseline=not no_baseline)
+                   sizes["--early"], baseline=not no_baseline, tcp=not no_tcp)
     if as_json:
         click.echo(json.dumps(pred.as_json(), indent=1))
         return

@@ -35,6 +35,7 @@ class Call:
     depth: int
     rc: int
     details: list = field(default_factory=list)  # (kind, flags, fields...) tuples
+    created: int | None = None  # the communicator this call defined (its COMM record)
 
 
 @dataclass
@@ -181,6 +182,7 @@ def _read_rank(path: Path, data: bytes, clock: Clock) -> RankTrace:
     rt = RankTrace(rank=pid, info={}, clock=clock)
     names: list[str] = []
     cur: Call | None = None
+    defined: int | None = None   # a COMM record comes before the CALL that created it
     it = _records(data, path)
     end_off = R.FILE_HDR.size
     for kind, flags, fn, body, end in it:
@@ -188,7 +190,8 @@ def _read_rank(path: Path, data: bytes, clock: Clock) -> RankTrace:
         if kind == R.CALL:
             t0, t1, th, depth, rc = R.BODY[R.CALL].unpack_from(data, body)
             cur = Call(names[fn] if fn < len(names) else f"MPI_#{fn}", clock.to_ref(t0),
-                       clock.to_ref(t1), th, depth, rc)
+                       clock.to_ref(t1), th, depth, rc, created=defined)
+            defined = None
             rt.calls.append(cur)
         elif kind in (R.SEND, R.RECV, R.COLL, R.DONE, R.START, R.FREE):
             if cur is not None:
@@ -204,6 +207,7 @@ def _read_rank(path: Path, data: bytes, clock: Clock) -> RankTrace:
                 ranks = list(memoryview(data)[at:at + 4 * n].cast("i")) if n else []
                 members, remote = ranks[:size], ranks[size:]
             rt.comms[cid] = Comm(cid, bool(flags & R.COMM_INTER), members, remote, myrank)
+            defined = cid
         elif kind == R.MARK:
             t, level, _ = R.BODY[R.MARK].unpack_from(data, body)
             rt.marks.append((clock.to_ref(t), level))

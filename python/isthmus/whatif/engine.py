@@ -15,6 +15,13 @@ import time
 
 from .collectives import schedule
 from .scale import Layout
+from .tcp import Ramp
+
+# A message crossing sites travels in gateway frames: a 48-byte frame header
+# (native/src/contract/frame.h) and a 32-byte link header (docs/design.md, the TCP link)
+# per frame of at most 1 MiB; the RTS and the clear-to-send are frames of their own.
+FRAME_OVERHEAD = 48 + 32
+FRAME_MAX_PAYLOAD = 1 << 20
 
 
 class Rank:
@@ -32,6 +39,7 @@ class Rank:
         self.phase = 0
         self.phase_t: dict[int, float] = {}
         self.patterns: dict[str, list] = {}    # pattern -> [calls, blocked seconds, remote]
+        self.timeline: list | None = [] if job.get("timeline") else None  # (fn, t0, t1)
 
 
 _with_receiver: dict = {}  # eager mailboxes whose permanent receiver is set
@@ -48,20 +56,25 @@ def _eager_put(Mailbox, name: str, payload, size: int, receiver) -> None:
     mb.put_init(payload, size).detach()
 
 
-def _rendezvous_send(Mailbox, name: str, size: int, early: int, receiver) -> None:
+def _rendezvous_send(Mailbox, name: str, size: int, early: int, receiver, hdr: int = 0) -> None:
     """Above the eager limit, isthmus's rendezvous with early data (docs/design.md, "Early
     data"): the RTS and the message's first `early` bytes leave at once, the rest once the
     clear-to-send (sent when the receive has matched) is back; the send completes then."""
     first = min(size, early)
-    _eager_put(Mailbox, "t" + name, 0, 0, receiver)
+    _eager_put(Mailbox, "t" + name, 0, hdr, receiver)
     if first:
-        _eager_put(Mailbox, "x" + name, 0, first, receiver)
+        _eager_put(Mailbox, "x" + name, 0, first + hdr, receiver)
     Mailbox.by_name("c" + name).get()
     if size > first:
-        Mailbox.by_name("r" + name).put(0, size - first)
+        Mailbox.by_name("r" + name).put(0, size - first + _frames(size - first) * hdr)
 
 
-def _rendezvous_recv(Mailbox, name: str, size: int, early: int) -> None:
+def _frames(size: int) -> int:
+    """Frames a message's bytes take (at most ISM_FRAME_MAX_PAYLOAD each)."""
+    return max(1, -(-size // FRAME_MAX_PAYLOAD))
+
+
+def _rendezvous_recv(Mailbox, name: str, size: int, early: int, hdr: int = 0) -> None:
     first = min(size, early)
     Mailbox.by_name("t" + name).get()
     waits = []
@@ -69,9 +82,15 @@ def _rendezvous_recv(Mailbox, name: str, size: int, early: int) -> None:
         waits.append(Mailbox.by_name("x" + name).get_async())
     if size > first:
         waits.append(Mailbox.by_name("r" + name).get_async())
-    Mailbox.by_name("c" + name).put(0, 0)
+    Mailbox.by_name("c" + name).put(0, hdr)
     for comm, slot in waits:
         comm.wait()
+
+
+def _later(this_actor, delay: float, fn, *args) -> None:
+    """fn(*args) once the sending connection's window lets the message go (tcp.py)."""
+    this_actor.sleep_for(delay)
+    fn(*args)
 
 
 class _Helper:
@@ -96,24 +115,50 @@ def run(job: dict) -> dict:
     results: list = [None] * lay.size
     speed = float(job.get("speed", 1e9))
     early = int(job["early"])
+    # the WAN connections' windows (tcp.py): "i>j" -> [rtt, payload rate, mtu]
+    ramps = {tuple(map(int, k.split(">"))): Ramp(*v) for k, v in job.get("tcp", {}).items()}
+    framing = FRAME_OVERHEAD if job.get("framing", False) else 0
+    st_site = lay.site
+
+    def held(st: Rank, dst: int, size: int) -> float:
+        """How long the sending gateway's window holds a message to dst back."""
+        ramp = ramps.get((st.lay.site(st.r), st.lay.site(dst)))
+        return ramp.delay(Engine.clock, size) if ramp is not None else 0.0
+
+    def hdr(a: int, b: int) -> int:
+        """Bytes of framing per frame between ranks a and b (none inside a site)."""
+        return framing if st_site(a) != st_site(b) else 0
 
     def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
         """Start a send; something to wait for, or None when it completes at once."""
+        h = hdr(st.r, dst)
         if eager or size <= st.eager:
-            _eager_put(Mailbox, "e" + name, st.r, size, actors[dst])
+            wire = size + _frames(size) * h
+            hold = held(st, dst, wire)
+            if hold > 0:       # the send completes at once; the bytes leave later
+                Actor.create("window", this_actor.get_host(), _later, this_actor, hold,
+                             _eager_put, Mailbox, "e" + name, st.r, wire, actors[dst])
+            else:
+                _eager_put(Mailbox, "e" + name, st.r, wire, actors[dst])
             return None
+        hold = held(st, dst, size + (_frames(size) + 1) * h)
+        if hold > 0:
+            return _Helper(Actor, this_actor, _later, this_actor, hold, _rendezvous_send,
+                           Mailbox, name, size, early, actors[dst], h)
         return _Helper(Actor, this_actor, _rendezvous_send, Mailbox, name, size, early,
-                       actors[dst])
+                       actors[dst], h)
 
-    def recv(name: str, size: int, eager: int):
+    def recv(name: str, size: int, eager: int, h: int = 0):
         if size <= eager:
             return _Recv(Mailbox, "e" + name)
-        return _Helper(Actor, this_actor, _rendezvous_recv, Mailbox, name, size, early)
+        return _Helper(Actor, this_actor, _rendezvous_recv, Mailbox, name, size, early, h)
 
     def p2p_name(cid: int, src: int, dst: int, tag: int) -> str:
         return f"p{cid}:{src}>{dst}:{tag}"
 
     def account(st: Rank, key: str, dt: float, remote: bool) -> None:
+        if st.timeline is not None:
+            st.timeline.append((key, Engine.clock - dt, Engine.clock))
         p = st.patterns.setdefault(f"{st.phase}\t{key}", [0, 0.0, 0])
         p[0] += 1
         p[1] += dt
@@ -142,7 +187,8 @@ def run(job: dict) -> dict:
             elif kind == "r":                     # r, ... as s (bytes: what arrived)
                 _, fn, oid, peer, tag, cid, size = op
                 src = st.lay.recv_peer(st.r, st.t, peer)
-                st.pending[oid] = recv(p2p_name(cid, src, st.r, tag), size, st.eager)
+                st.pending[oid] = recv(p2p_name(cid, src, st.r, tag), size, st.eager,
+                                       hdr(src, st.r))
                 st.remote[oid] = st.lay.site(src) != st.lay.site(st.r)
             elif kind == "w":                     # w, fn, [op ids]
                 _, fn, oids = op
@@ -180,7 +226,8 @@ def run(job: dict) -> dict:
                 account(st, f"{fn} {_size_class(size)}", Engine.clock - t0, remote)
         now = Engine.clock
         st.phase_t[st.phase] = st.phase_t.get(st.phase, 0.0) + now - mark
-        results[st.r] = {"end": now - start, "phases": st.phase_t, "patterns": st.patterns}
+        results[st.r] = {"end": now - start, "phases": st.phase_t, "patterns": st.patterns,
+                         "timeline": st.timeline}
 
     wall = time.monotonic()
     for r in range(lay.size):
@@ -194,7 +241,9 @@ def run(job: dict) -> dict:
                            "its send: a trace with lost records, or a pattern the replay "
                            "cannot map)")
     return {"end": max(x["end"] for x in results), "ranks": lay.size,
-            "sim_seconds": wall, "per_rank": _reduce(results)}
+            "sim_seconds": wall, "per_rank": _reduce(results),
+            "restarts": sum(r.restarts for r in ramps.values()),
+            "timelines": [x["timeline"] for x in results] if job.get("timeline") else None}
 
 
 class _Recv:

@@ -23,11 +23,22 @@ from .collectives import kind_of
 # calls that wait or poll: their time is waiting (the simulator's to decide), not work
 _POLLING = ("MPI_Wait", "MPI_Test", "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe")
 _END = ("MPI_Finalize",)
-# communicator constructors agree across the members (messages the trace does not show in
-# detail); their time is neither work nor replayed: a note says how many were left out
+# communicator constructors agree on a context id across the members: an allreduce of one
+# int (native/src/core/comm.c, ism_ctx_agree_n) on the parent. The trace names the
+# communicator a call created, not its parent: the k-th call of a constructor is taken to
+# be on MPI_COMM_WORLD when every rank made a k-th call of it and the communicators they
+# created cover all ranks (a split of the world, a dup or a Cartesian grid of it), else on
+# the new communicator's members. One that created nothing here (MPI_COMM_NULL, an
+# intercommunicator) is left out, and a note counts it
 _CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_idup",
                  "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create",
                  "MPI_Intercomm_create", "MPI_Intercomm_merge")
+AGREEMENT_BYTES = 4
+# one-sided calls carry no target or bytes in the trace: their time is replayed as measured
+# (as local work), whatever the links; a note counts them
+_RMA = ("MPI_Win_", "MPI_Get", "MPI_Put", "MPI_Accumulate", "MPI_Rget", "MPI_Rput",
+        "MPI_Raccumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Get_accumulate",
+        "MPI_Rget_accumulate")
 
 
 @dataclass
@@ -38,7 +49,9 @@ class Converted:
     measured_phases: dict[int, float] = field(default_factory=dict)  # phase -> longest rank's s
     unmatched: int = 0                       # receives whose source never became known
     skipped: dict[str, int] = field(default_factory=dict)  # collectives left out
-    constructors: dict[str, int] = field(default_factory=dict)  # communicator constructors
+    constructors: dict[str, int] = field(default_factory=dict)  # constructors left out
+    agreements: int = 0                      # constructors replayed as their agreement
+    rma: dict[str, int] = field(default_factory=dict)  # one-sided calls replayed as measured
 
 
 class _Rank:
@@ -50,6 +63,7 @@ class _Rank:
         self.active: dict[int, list] = {}     # request handle -> its op (pending)
         self.persistent: dict[int, tuple] = {}  # request handle -> (kind, detail, fn)
         self.marks = iter(rt.marks)
+        self.agreed: list = []                # (fn, its op, the new members) per constructor
 
     def flush(self) -> None:
         if self.compute > 0:
@@ -110,9 +124,11 @@ class _Rank:
         starts = [d for d in c.details if d[0] == R.START]
         if not (sends or recvs or colls or done or starts):
             if fn.startswith(_CONSTRUCTORS):
-                self.out.constructors[fn] = self.out.constructors.get(fn, 0) + 1
+                self.constructor(c)
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
+                if fn.startswith(_RMA):
+                    self.out.rma[fn] = self.out.rma.get(fn, 0) + 1
             if fn == "MPI_Request_free":
                 for d in c.details:
                     if d[0] == R.FREE:
@@ -152,6 +168,15 @@ class _Rank:
             self.emit(["w", fn, blocking])
         self.complete(done, fn)
 
+    def constructor(self, c) -> None:
+        comm, gid = self.comm(c.created) if c.created is not None else (None, None)
+        if comm is None or comm.inter:
+            self.out.constructors[c.fn] = self.out.constructors.get(c.fn, 0) + 1
+            return
+        self.out.agreements += 1
+        self.emit(["k", c.fn, "allreduce", gid, -1, AGREEMENT_BYTES])
+        self.agreed.append((c.fn, self.ops[-1], comm.members))
+
     def collective(self, d: tuple, fn: str) -> None:
         _, flags, cid, root, sent, recvd, _ = d
         kind = kind_of(fn)
@@ -170,6 +195,23 @@ class _Rank:
             nbytes = max(sent, recvd)             # the vector of a reduction or broadcast
         rootg = c.world(root) if kind in ("bcast", "reduce", "gather", "scatter") else -1
         self.emit(["k", fn, kind, gid, -1 if rootg is None else rootg, int(nbytes)])
+
+
+def _agree_on_world(agreed: list[list], n: int) -> None:
+    """The k-th call of each constructor agrees on the world when every rank made one and
+    together they created communicators covering every rank (see _CONSTRUCTORS)."""
+    calls: list[dict[str, list]] = []
+    for mine in agreed:
+        by_fn: dict[str, list] = {}
+        for fn, op, members in mine:
+            by_fn.setdefault(fn, []).append((op, members))
+        calls.append(by_fn)
+    for fn in set(calls[0]) if calls else ():
+        for k in range(min(len(c.get(fn, [])) for c in calls)):
+            covered = set().union(*(c[fn][k][1] for c in calls))
+            if covered == set(range(n)):
+                for c in calls:
+                    c[fn][k][0][3] = 0            # comm id 0: the world
 
 
 def _phase_times(marks: list, start: float, end: float) -> dict[int, float]:
@@ -200,6 +242,7 @@ def convert(trace: Trace) -> Converted:
     comm_ids: dict = {("world",): 0}
     out.comms[0] = {"members": list(range(n)), "world": True}
     starts, ends = [], []
+    agreed: list[list] = []
     for r in range(n):
         rt = ranks[r]
         calls = [c for c in rt.calls if c.depth == 0]
@@ -227,10 +270,12 @@ def convert(trace: Trace) -> Converted:
         out.unmatched += sum(1 for op in conv.ops if op[0] == "r" and op[3] is None)
         conv.ops = [op for op in conv.ops if not (op[0] == "r" and op[3] is None)]
         out.templates[r] = conv.ops
+        agreed.append(conv.agreed)
         starts.append(calls[0].t0)
         ends.append(end)
         for ph, secs in _phase_times(rt.marks, calls[0].t0, end).items():
             out.measured_phases[ph] = max(out.measured_phases.get(ph, 0.0), secs)
+    _agree_on_world(agreed, n)
     t0 = min(starts)
     for r in range(n):
         ops = out.templates[r]

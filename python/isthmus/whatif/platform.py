@@ -10,6 +10,7 @@ from xml.sax.saxutils import quoteattr
 
 from ..netemu.matrix import LinkMatrix
 from ..netemu.spec import LinkSpec
+from .tcp import goodput_share
 
 UNLIMITED = 1e12  # bytes/s standing for "no rate limit" (rate = 0 in a link spec)
 
@@ -37,10 +38,27 @@ def ignored(matrix: LinkMatrix) -> list[str]:
     return out
 
 
+def payload_rate(spec: LinkSpec, tcp: bool) -> float:
+    """Bytes/s of payload a WAN direction carries (0: unlimited); with tcp, what is left
+    once each segment's headers are paid (tcp.py)."""
+    return spec.rate * (goodput_share(spec.mtu) if tcp else 1.0)
+
+
+def tcp_ramps(matrix: LinkMatrix) -> dict[str, list]:
+    """Each WAN direction's connection for tcp.Ramp: "i>j" -> [round trip, payload rate,
+    MTU]; the round trip is the direction's delay and the way back's."""
+    out = {}
+    for (i, j), spec in sorted(matrix.links.items()):
+        back = matrix.links.get((j, i), spec)
+        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu]
+    return out
+
+
 def write_platform(path, matrix: LinkMatrix, counts: list[int], lan: LinkSpec,
-                   wan_as_lan: bool = False) -> None:
+                   wan_as_lan: bool = False, tcp: bool = False) -> None:
     """counts[i]: the ranks (hosts) of site i. wan_as_lan: every WAN direction replaced by
-    the site-local network (the baseline that tells what the WAN costs)."""
+    the site-local network (the baseline that tells what the WAN costs). tcp: WAN rates
+    net of TCP/IP headers (tcp.py)."""
     lines = ["<?xml version='1.0'?>",
              '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">',
              '<platform version="4.1">', '<zone id="world" routing="Full">']
@@ -50,7 +68,7 @@ def write_platform(path, matrix: LinkMatrix, counts: list[int], lan: LinkSpec,
                      f'lat="{_lat(lan.delay / 2)}" sharing_policy="SPLITDUPLEX" '
                      f'router_id={quoteattr(name + "-gw")}/>')
     for (i, j), spec in sorted(matrix.links.items()):
-        s = lan if wan_as_lan else spec
+        s = lan if wan_as_lan else LinkSpec(delay=spec.delay, rate=payload_rate(spec, tcp))
         lines.append(f'  <link id={quoteattr(f"{matrix.names[i]}>{matrix.names[j]}")} '
                      f'bandwidth="{_bw(s)}" latency="{_lat(s.delay)}"/>')
     for (i, j) in sorted(matrix.links):

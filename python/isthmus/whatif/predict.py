@@ -21,7 +21,7 @@ from ..netemu.spec import LinkSpec
 from ..trace.reader import Trace
 from . import scale
 from .events import Converted
-from .platform import ignored, write_platform
+from .platform import ignored, tcp_ramps, write_platform
 
 ENGINE = "isthmus.whatif.engine"
 # the interpreter that has SimGrid's Python module (Debian's python3-simgrid)
@@ -39,6 +39,9 @@ class Prediction:
     patterns: list[dict]               # phase, pattern, calls, blocked (s, mean per rank), cross
     sim_seconds: float                 # how long the simulations took (wall)
     notes: list[str] = field(default_factory=list)
+    # per simulated rank, its blocking calls as replayed: (pattern, start s, end s); only
+    # when asked for (predict(timeline=True)), to set beside the trace's own calls
+    timelines: list | None = None
 
     def as_json(self) -> dict:
         return {"predicted_s": self.time, "no_wan_s": self.no_wan,
@@ -115,7 +118,10 @@ def _why(r: subprocess.CompletedProcess) -> str:
 
 
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
-            per_site: int | None, eager: int, early: int, baseline: bool = True) -> Prediction:
+            per_site: int | None, eager: int, early: int, baseline: bool = True,
+            tcp: bool = True, timeline: bool = False) -> Prediction:
+    """tcp: model the WAN connections (gateway frame headers: engine.py; TCP/IP headers and
+    slow start after idle: tcp.py); False replays on SimGrid's CM02 links alone."""
     counts, job = layout(trace, matrix, per_site)
     exe = simgrid_python()
     job.update(templates={str(r): ops for r, ops in conv.templates.items()},
@@ -123,8 +129,11 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
     t = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="isthmus-whatif-") as tmp:
         work = Path(tmp)
-        write_platform(work / "wan.xml", matrix, counts, lan)
-        main = _run_engine(exe, dict(job, platform=str(work / "wan.xml")), work, "given")
+        write_platform(work / "wan.xml", matrix, counts, lan, tcp=tcp)
+        main = _run_engine(exe, dict(job, platform=str(work / "wan.xml"),
+                                     tcp=tcp_ramps(matrix) if tcp else {}, framing=tcp,
+                                     timeline=timeline),
+                           work, "given")
         base = None
         if baseline:
             write_platform(work / "lan.xml", matrix, counts, lan, wan_as_lan=True)
@@ -145,6 +154,14 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
                          "blocked_s_per_rank": blocked / n, "cross_site_calls": cross})
     patterns.sort(key=lambda p: -p["blocked_s_per_rank"])
     notes = ignored(matrix)
+    if conv.rma:
+        calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.rma.items()))
+        notes.append(f"one-sided calls replayed as their measured time, not simulated (the "
+                     f"trace has no target or bytes for them): {calls}")
+    if tcp and main.get("restarts"):
+        notes.append(f"TCP slow start after idle: the WAN connections' windows restarted "
+                     f"{main['restarts']} times (each restart holds the next messages "
+                     "for round trips; --no-tcp leaves TCP out)")
     if conv.unmatched:
         notes.append(f"{conv.unmatched} receives from MPI_ANY_SOURCE never completed in the "
                      "trace and were left out")
@@ -153,7 +170,8 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
                      "one without a model: neighbourhood collectives)")
     if conv.constructors:
         calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.constructors.items()))
-        notes.append(f"communicator constructors not replayed (their agreement across sites "
-                     f"is not simulated, their time not counted): {calls}")
+        notes.append(f"communicator constructors not replayed (no intracommunicator of "
+                     f"theirs in the trace): {calls}")
     return Prediction(main["end"], base["end"] if base else None, conv.measured,
-                      list(matrix.names), counts, phases, patterns, wall, notes)
+                      list(matrix.names), counts, phases, patterns, wall, notes,
+                      main.get("timelines"))
