@@ -430,12 +430,31 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
                        int64_t rn, ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op);
 
 /* The vendor's one-sided calls take int counts: a count beyond INT_MAX goes to it as one
- * element of a type that covers the count (ism_vcount_make, as point-to-point does).
+ * element of a type that covers the count (ism_vcount_make, as point-to-point does), or in
+ * pieces (below).
  * kind: 'p' put, 'g' get (into o), 'a' accumulate, 'G' get-accumulate (result r). */
 static int vendor_op(int kind, const void *o, int64_t on, ism_dt *odt, void *r, int64_t rn,
                      ism_dt *rdt, int l, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op,
                      ism_win *w)
 {
+    /* MPICH 4.0 fails an operation of more than 2 GiB within a node (an assertion in its
+     * active-message path; with mpirun alone too). The same element-wise operation on
+     * contiguous types goes in pieces of at most 2^30 bytes instead, in order: a put's or
+     * get's bytes are not atomic as a whole, and an accumulate's atomicity and ordering are
+     * per element. */
+    const int64_t piece = (int64_t)1 << 30;
+    if (on == tn && odt->contig && tdt->contig && odt->size == tdt->size && odt->size > 0 &&
+        on * (int64_t)odt->size > piece && (kind != 'G' || (rn == on && rdt->contig))) {
+        int64_t per = piece / odt->size > 0 ? piece / odt->size : 1;
+        int rc = 0;
+        for (int64_t i = 0; !rc && i < on; i += per) {
+            int64_t n = on - i < per ? on - i : per;
+            rc = vendor_op(kind, o ? (const char *)o + i * (int64_t)odt->extent : NULL, n, odt,
+                           r ? (char *)r + i * (int64_t)rdt->extent : NULL, n, rdt, l,
+                           off + i * (int64_t)tdt->extent, n, tdt, op, w);
+        }
+        return rc;
+    }
     ism_vcount vo = {0, 0, 0}, vr = {0, 0, 0}, vt = {0, 0, 0};
     int rc = ism_vcount_make(on, odt, &vo);
     if (!rc && rdt)
