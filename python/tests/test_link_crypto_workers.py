@@ -9,6 +9,8 @@
 # - An on-path attacker (test_link_crypto's proxy) who flips, replays or truncates a
 #   record is still refused with the workers on: the job ends right and the rejected
 #   record is counted.
+# - Under ThreadSanitizer (the build-tsan install, as test_threads runs it): the same job
+#   with two workers per gateway, every process instrumented, and no report.
 from __future__ import annotations
 
 import os
@@ -19,6 +21,8 @@ import sys
 import pytest
 
 from test_link_crypto import REJECTED, earlier_record, progs, proxied_job  # noqa: F401
+from test_mpi_programs import MPI_TESTS, run_job
+from test_threads import tsan_env, tsan_prefix  # noqa: F401
 
 pytestmark = pytest.mark.native
 
@@ -66,3 +70,19 @@ def test_an_on_path_attacker_is_refused_with_workers_on(progs, attack):
     assert sum(int(m[3]) for m in REJECTED.findall(r.stderr)) >= 1, r.stderr[-3000:]
     assert sum(int(m[1]) for m in BATCHES.findall(r.stderr)) > 0, r.stderr[-3000:]
     assert proxy.conns >= 2, "the link did not reconnect"
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_workers_are_clean_under_thread_sanitizer(tsan_prefix, tmp_path, mpi):  # noqa: F811
+    exe = tmp_path / "wan_stress-tsan"
+    r = subprocess.run([str(tsan_prefix / "bin" / "isthmus-cc"), "-O2", "-g", "-fsanitize=thread",
+                        "-o", str(exe), str(MPI_TESTS / "wan_stress.c")], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    r = run_job(exe, ["0", "2"], "1,1", mpi, extra_env={
+        **tsan_env(tsan_prefix), "ISTHMUS_WAN_SEAL_WORKERS": "2",
+        "ISTHMUS_STATS": "1"})
+    out = r.stdout + r.stderr
+    assert "ThreadSanitizer" not in out, out[-8000:]
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, out[-6000:]
+    assert sum(int(m[1]) for m in BATCHES.findall(r.stderr)) > 0, r.stderr[-3000:]
