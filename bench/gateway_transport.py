@@ -9,7 +9,9 @@
 # --link loopback (no emulator: the gateways talk over loopback, where the CPU is the
 # limit). --cryptos compares link protection in the same run: aead (the default suite),
 # aes (AES-256-GCM forced), chacha (ChaCha20-Poly1305 forced), none (in the clear); the
-# ratios against none are printed. --seal-workers 0,2 runs every encrypted variant once per
+# ratios against none are printed (of the medians, and the median of the ratios paired
+# within a repetition). "loop s/GB" is the CPU of the busier gateway's event-loop thread
+# per GB: what one core per gateway caps. --seal-workers 0,2 runs every encrypted variant once per
 # number of the gateways' crypto workers (ISTHMUS_WAN_SEAL_WORKERS; named aead.w0,
 # aead.w2, ...), interleaved like the rest; without it the gateways choose (auto).
 #
@@ -38,6 +40,8 @@ from isthmus.paths import find_prefix  # noqa: E402
 VALUE = re.compile(r"wan_stream mode=(\w+) size=\d+ value=([\d.]+)")
 MEDIAN = re.compile(r" median=([\d.]+)")
 CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu ([\d.]+) s ")
+LOOP = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; event loop thread cpu "
+                  r"([\d.]+) s")
 WORKERS = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; crypto workers (\d+)")
 SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
 
@@ -73,6 +77,7 @@ def run(exe, link, transport, cc, args, timeout, crypto="aead"):
     sent = SENT.search(r.stderr)
     med = MEDIAN.search(r.stdout)
     return {"ok": True, "value": float(m.group(2)), "gw_cpu_s": cpu,
+            "loop_cpu_s": [float(x) for x in LOOP.findall(r.stderr)],
             "workers": [int(w) for w in WORKERS.findall(r.stderr)],
             "median": float(med.group(1)) if med else None,
             "gw_bytes": int(sent.group(1)) if sent else 0, "wall_s": time.monotonic() - t0}
@@ -170,7 +175,7 @@ def main() -> int:
           f"repetitions of {a.count} x {a.size_mib} MiB (+1 warm-up), wall "
           f"{(time.time() - t_start) / 60:.1f} min")
     print(f"{'transport':10} {'cc':6} {'crypto':9} {'MB/s median':>11} {'min':>7} {'max':>7} "
-          f"{'share':>6} {'vs none':>7} {'gw CPU s/GB':>11} {'latency us':>10} {'min':>7} "
+          f"{'share':>6} {'vs none':>7} {'paired':>6} {'range':11} {'gw CPU s/GB':>11} {'loop s/GB':>9} {'latency us':>10} {'min':>7} "
           f"{'max':>7} {'vs none':>8} {'load':>5}")
     med = {}
     for transport, cc, crypto in configs:
@@ -188,6 +193,10 @@ def main() -> int:
             continue
         v = sorted(x["value"] for x in ok)
         cpu = statistics.median(x["gw_cpu_s"] / (x["gw_bytes"] / 1e9) for x in ok if x["gw_bytes"])
+        # the busier gateway's event-loop thread: the one a single core caps
+        loops = [max(x["loop_cpu_s"]) / (x["gw_bytes"] / 1e9) for x in ok
+                 if x["gw_bytes"] and x.get("loop_cpu_s")]
+        loop = statistics.median(loops) if loops else 0.0
         lats = sorted(r["lat"]["value"] for r in rs if r["lat"]["ok"])
         share = statistics.median(v) / rate_mb if rate_mb else 0
         base = med.get((transport, cc, "none"))
@@ -197,10 +206,16 @@ def main() -> int:
             if seen != {want}:
                 print(f"  (warning: {transport}/{crypto} ran with crypto workers {sorted(seen)})")
         ratio = f"{statistics.median(v) / base[0]:7.3f}" if base else f"{'-':>7}"
+        # the ratio within each repetition (runs made one after the other), then its median
+        paired = sorted(r["bw"]["value"] / n["bw"]["value"] for r in rs if r["bw"]["ok"]
+                        for n in records if (n["transport"], n["cc"], n["crypto"], n["rep"]) ==
+                        (transport, cc, "none", r["rep"]) and n["bw"]["ok"])
+        pr = (f"{statistics.median(paired):6.3f} {paired[0]:5.2f}-{paired[-1]:<5.2f}"
+              if paired and crypto != "none" else f"{'-':>6} {'-':>11}")
         lat_med = statistics.median(lats) if lats else 0
         dlat = f"{lat_med - base[1]:+8.1f}" if base and lats else f"{'-':>8}"
         print(f"{transport:10} {cc:6} {crypto:9} {statistics.median(v):11.2f} {v[0]:7.2f} "
-              f"{v[-1]:7.2f} {share:6.1%} {ratio} {cpu:11.2f} {lat_med:10.1f} "
+              f"{v[-1]:7.2f} {share:6.1%} {ratio} {pr} {cpu:11.2f} {loop:9.2f} {lat_med:10.1f} "
               f"{lats[0] if lats else 0:7.1f} {lats[-1] if lats else 0:7.1f} {dlat} "
               f"{statistics.median(r['load1'] for r in rs):5.1f}")
     print(f"records: {out}.jsonl")
