@@ -42,6 +42,7 @@ MEDIAN = re.compile(r" median=([\d.]+)")
 CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu ([\d.]+) s ")
 LOOP = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; event loop thread cpu "
                   r"([\d.]+) s")
+BATCHED = re.compile(r"; records in batches (\d+), (\d+) of them by the workers")
 WORKERS = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; crypto workers (\d+)")
 SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
 
@@ -79,6 +80,7 @@ def run(exe, link, transport, cc, args, timeout, crypto="aead"):
     return {"ok": True, "value": float(m.group(2)), "gw_cpu_s": cpu,
             "loop_cpu_s": [float(x) for x in LOOP.findall(r.stderr)],
             "workers": [int(w) for w in WORKERS.findall(r.stderr)],
+            "batched": [[int(a), int(b)] for a, b in BATCHED.findall(r.stderr)],
             "median": float(med.group(1)) if med else None,
             "gw_bytes": int(sent.group(1)) if sent else 0, "wall_s": time.monotonic() - t0}
 

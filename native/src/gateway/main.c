@@ -338,13 +338,16 @@ static void print_stats(void)
     getrusage(RUSAGE_THREAD, &rt);
     double loop = (double)(rt.ru_utime.tv_sec + rt.ru_stime.tv_sec) +
                   (double)(rt.ru_utime.tv_usec + rt.ru_stime.tv_usec) / 1e6;
+    unsigned long long jobs, on_workers;
+    ism_sealpool_counts(gw.sealers, &jobs, &on_workers);
     fprintf(stderr,
             "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu); cpu "
             "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s; crypto workers %d; "
-            "event loop thread cpu %.3f s\n",
+            "event loop thread cpu %.3f s; records in batches %llu, %llu of them by the "
+            "workers\n",
             site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
             user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name,
-            ism_sealpool_workers(gw.sealers), loop);
+            ism_sealpool_workers(gw.sealers), loop, jobs, on_workers);
     char su[200];
     gw_setup_report(su, sizeof su);
     fprintf(stderr, "isthmus stats: site %s gateway %d: listener: %s\n", site_name(gw.site),

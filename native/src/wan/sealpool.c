@@ -27,6 +27,7 @@ struct ism_sealpool {
     void *ctx;
     int n;
     atomic_int next, failed;
+    atomic_ullong jobs, on_workers; /* --stats: the share the workers took */
 };
 
 /* Take jobs of the open batch until none is left. */
@@ -38,6 +39,8 @@ static void drain(ism_sealpool *p, ism_sealpool_fn fn, void *ctx, int n, int slo
             return;
         if (fn(ctx, i, slot) != 0)
             atomic_fetch_add_explicit(&p->failed, 1, memory_order_relaxed);
+        if (slot)
+            atomic_fetch_add_explicit(&p->on_workers, 1, memory_order_relaxed);
     }
 }
 
@@ -118,6 +121,12 @@ void ism_sealpool_free(ism_sealpool *p)
 
 int ism_sealpool_workers(const ism_sealpool *p) { return p ? p->nworkers : 0; }
 
+void ism_sealpool_counts(ism_sealpool *p, unsigned long long *jobs, unsigned long long *on_workers)
+{
+    *jobs = p ? atomic_load_explicit(&p->jobs, memory_order_relaxed) : 0;
+    *on_workers = p ? atomic_load_explicit(&p->on_workers, memory_order_relaxed) : 0;
+}
+
 int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx)
 {
     if (n <= 0)
@@ -136,6 +145,7 @@ int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx)
     atomic_store_explicit(&p->failed, 0, memory_order_relaxed);
     p->gen++;
     p->open = 1;
+    atomic_fetch_add_explicit(&p->jobs, (unsigned long long)n, memory_order_relaxed);
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->m);
     drain(p, fn, ctx, n, 0);

@@ -29,6 +29,9 @@ ism_sealpool *ism_sealpool_new(int workers);
 /* Stops and joins the workers. */
 void ism_sealpool_free(ism_sealpool *p);
 int ism_sealpool_workers(const ism_sealpool *p); /* 0 for NULL */
+/* Jobs run so far in batches given to the pool, and how many of them the workers ran. */
+void ism_sealpool_counts(ism_sealpool *p, unsigned long long *jobs,
+                         unsigned long long *on_workers);
 
 /* Runs fn(ctx, i, slot) for i in [0, n) on the caller and the workers; returns when all
  * are done: the number of jobs that failed (their indices are the caller's to record). */
