@@ -136,3 +136,10 @@ set_tests_properties(test_sealpool PROPERTIES TIMEOUT 300)
 # Opening what crosses a link encrypted: TCP records and sealed UDP datagrams.
 ism_fuzz_target(fuzz_unseal SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_unseal.c
                 LIBS ism_udp SMOKE_ARGS 3000)
+
+# Not a test: what the crypto workers take off the sealing thread (bench/notebook/link-crypto.md).
+add_executable(bench_sealpool ${ISM_WAN_TEST_DIR}/bench_sealpool.c)
+target_link_libraries(bench_sealpool PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
+target_compile_definitions(bench_sealpool PRIVATE _GNU_SOURCE)
+target_compile_options(bench_sealpool PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(bench_sealpool PROPERTIES ${ISM_WAN_TEST_PROPS})

@@ -22,7 +22,8 @@ struct ism_sealpool {
     worker w[ISM_SEALPOOL_MAX];
     /* the batch, written under m while no worker is in it (active == 0, open == 0) */
     unsigned long gen;
-    int open, active, stop;
+    int open, stop, waiting; /* waiting: the caller sleeps on idle */
+    atomic_int active;       /* workers inside the batch (joined under m) */
     ism_sealpool_fn fn;
     void *ctx;
     int n;
@@ -56,14 +57,16 @@ static void *worker_main(void *arg)
         if (p->stop)
             break;
         seen = p->gen;
-        p->active++;
+        atomic_fetch_add_explicit(&p->active, 1, memory_order_relaxed);
         ism_sealpool_fn fn = p->fn;
         void *ctx = p->ctx;
         int n = p->n;
         pthread_mutex_unlock(&p->m);
         drain(p, fn, ctx, n, w->slot);
+        /* release: the caller that sees active drop reads what the jobs wrote */
+        atomic_fetch_sub_explicit(&p->active, 1, memory_order_release);
         pthread_mutex_lock(&p->m);
-        if (--p->active == 0)
+        if (p->waiting)
             pthread_cond_signal(&p->idle);
     }
     pthread_mutex_unlock(&p->m);
@@ -88,6 +91,7 @@ ism_sealpool *ism_sealpool_new(int workers)
     pthread_condattr_destroy(&ca);
     atomic_init(&p->next, 0);
     atomic_init(&p->failed, 0);
+    atomic_init(&p->active, 0);
     p->nworkers = workers;
     for (int i = 0; i < workers; i++) {
         p->w[i].p = p;
@@ -150,11 +154,19 @@ int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx)
     pthread_mutex_unlock(&p->m);
     drain(p, fn, ctx, n, 0);
     /* Every job is taken; the batch closes to latecomers, and the workers still inside
-     * are finishing the jobs they took (each at most one job's CPU time). The timeout
-     * only re-checks; a job in progress writes the caller's buffers, so it is awaited. */
+     * are finishing the jobs they took (each at most one job's CPU time): a short spin
+     * first (a sleep and a wake-up cost more than a record's seal), then a sleep whose
+     * timeout only re-checks. A job in progress writes the caller's buffers, so it is
+     * awaited. */
     pthread_mutex_lock(&p->m);
     p->open = 0;
-    while (p->active > 0) {
+    pthread_mutex_unlock(&p->m);
+    for (int spin = 0; spin < 50 && atomic_load_explicit(&p->active, memory_order_acquire);
+         spin++)
+        sched_yield();
+    pthread_mutex_lock(&p->m);
+    p->waiting = 1;
+    while (atomic_load_explicit(&p->active, memory_order_acquire) > 0) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ts.tv_nsec += 10 * 1000 * 1000;
@@ -164,6 +176,7 @@ int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx)
         }
         pthread_cond_timedwait(&p->idle, &p->m, &ts);
     }
+    p->waiting = 0;
     int failed = atomic_load_explicit(&p->failed, memory_order_relaxed);
     pthread_mutex_unlock(&p->m);
     return failed;

@@ -16,8 +16,8 @@
 #define REC_MAX (ISM_SSTREAM_OVERHEAD + ISM_SSTREAM_MAX)
 #define TXB_RECS 2 /* without workers: a seal call fills at most two records */
 #define RXB_RECS 4
-#define POOL_RECS_PER_SLOT 2 /* with workers: two records per thread and batch, ... */
-#define POOL_RECS_MAX 8      /* ... at most eight (128 KiB of buffer per direction) */
+#define POOL_RECS_PER_SLOT 4 /* with workers: four records per thread and batch (each */
+#define POOL_RECS_MAX 16     /* handoff costs a wake-up), at most 16 (256 KiB per direction) */
 
 int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client)
 {
