@@ -10,7 +10,8 @@
  * record is the end mark (TLS's close_notify): the reader reports the end of the stream
  * only after it, so a stream cut at a record boundary is an error (EPIPE), not an end.
  *
- * Writing: bytes are sealed into a buffer of at most two records' worth and written from
+ * Writing: bytes are sealed into a buffer of at most two records' worth (with workers:
+ * four per thread, at most 16) and written from
  * there; what the buffer holds counts as written for the caller (as the kernel's send
  * buffer does), so the owner must flush before it closes (ism_sstream_pending). Reading:
  * whole records are opened, straight into the caller's buffer when it takes a whole
