@@ -9,11 +9,15 @@
 # --link loopback (no emulator: the gateways talk over loopback, where the CPU is the
 # limit). --cryptos compares link protection in the same run: aead (the default suite),
 # aes (AES-256-GCM forced), chacha (ChaCha20-Poly1305 forced), none (in the clear); the
-# ratios against none are printed.
+# ratios against none are printed (of the medians, and the median of the ratios paired
+# within a repetition). "loop s/GB" is the CPU of the busier gateway's event-loop thread
+# per GB: what one core per gateway caps. --seal-workers 0,2 runs every encrypted variant once per
+# number of the gateways' crypto workers (ISTHMUS_WAN_SEAL_WORKERS; named aead.w0,
+# aead.w2, ...), interleaved like the rest; without it the gateways choose (auto).
 #
 #   python3 bench/gateway_transport.py [--link delay=150ms,rate=100mbit,loss=0.1%]
-#       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--cryptos aead,none] [--reps 3]
-#       [--size-mib 16 --count 8] [--lat-iters 20] [--lat-only]
+#       [--configs tcp:cubic,tcp:bbr,udp:bbr] [--cryptos aead,none] [--seal-workers 0,2]
+#       [--reps 3] [--size-mib 16 --count 8] [--lat-iters 20] [--lat-only]
 from __future__ import annotations
 
 import argparse
@@ -36,6 +40,10 @@ from isthmus.paths import find_prefix  # noqa: E402
 VALUE = re.compile(r"wan_stream mode=(\w+) size=\d+ value=([\d.]+)")
 MEDIAN = re.compile(r" median=([\d.]+)")
 CPU = re.compile(r"isthmus stats: site (\w+) gateway \d+: peak buffered .*; cpu ([\d.]+) s ")
+LOOP = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; event loop thread cpu "
+                  r"([\d.]+) s")
+BATCHED = re.compile(r"; records in batches (\d+), (\d+) of them by the workers")
+WORKERS = re.compile(r"isthmus stats: site \w+ gateway \d+: peak buffered .*; crypto workers (\d+)")
 SENT = re.compile(r"isthmus stats: site A gateway 0 -> site B gateway 0: sent \d+ msgs (\d+) bytes")
 
 
@@ -47,6 +55,12 @@ CRYPTO_ENV = {
 }
 
 
+def crypto_env(variant: str) -> dict:
+    """aead, aes, chacha, none; an encrypted one with .wN: N crypto workers per gateway."""
+    base, _, w = variant.partition(".w")
+    return {**CRYPTO_ENV[base], **({"ISTHMUS_WAN_SEAL_WORKERS": w} if w else {})}
+
+
 def run(exe, link, transport, cc, args, timeout, crypto="aead"):
     wan = [] if link == "loopback" else ["--wan", link]
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", "2", "--mpi", "openmpi", *wan,
@@ -54,9 +68,9 @@ def run(exe, link, transport, cc, args, timeout, crypto="aead"):
            "--", str(exe), *args]
     t0 = time.monotonic()
     env = {k: v for k, v in os.environ.items()
-           if k not in ("ISTHMUS_WAN_CRYPTO", "ISTHMUS_WAN_CIPHER")}
+           if k not in ("ISTHMUS_WAN_CRYPTO", "ISTHMUS_WAN_CIPHER", "ISTHMUS_WAN_SEAL_WORKERS")}
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60,
-                       env={**env, **CRYPTO_ENV[crypto]})
+                       env={**env, **crypto_env(crypto)})
     m = VALUE.search(r.stdout)
     if r.returncode or not m:
         return {"ok": False, "error": (r.stderr or r.stdout)[-600:]}
@@ -64,6 +78,9 @@ def run(exe, link, transport, cc, args, timeout, crypto="aead"):
     sent = SENT.search(r.stderr)
     med = MEDIAN.search(r.stdout)
     return {"ok": True, "value": float(m.group(2)), "gw_cpu_s": cpu,
+            "loop_cpu_s": [float(x) for x in LOOP.findall(r.stderr)],
+            "workers": [int(w) for w in WORKERS.findall(r.stderr)],
+            "batched": [[int(a), int(b)] for a, b in BATCHED.findall(r.stderr)],
             "median": float(med.group(1)) if med else None,
             "gw_bytes": int(sent.group(1)) if sent else 0, "wall_s": time.monotonic() - t0}
 
@@ -74,7 +91,7 @@ def lat_summary(records, configs, a) -> int:
     repetition follow each other, so slow drifts of the machine cancel)."""
     print(f"\n# isthmus 8-byte one-way latency through the gateways, {a.link}, {a.reps} "
           f"interleaved repetitions of {a.lat_iters} round trips")
-    print(f"{'transport':10} {'cc':6} {'crypto':7} {'median us':>9} {'min':>7} {'max':>7} "
+    print(f"{'transport':10} {'cc':6} {'crypto':9} {'median us':>9} {'min':>7} {'max':>7} "
           f"{'minus none (paired) median':>27} {'min':>7} {'max':>7}")
     by = {(r["transport"], r["cc"], r["crypto"], r["rep"]): r["lat"] for r in records}
     for transport, cc, crypto in configs:
@@ -84,11 +101,11 @@ def lat_summary(records, configs, a) -> int:
                    for k in range(a.reps) if (transport, cc, "none", k) in by
                    and by[(transport, cc, crypto, k)]["ok"] and by[(transport, cc, "none", k)]["ok"])
         if not v:
-            print(f"{transport:10} {cc:6} {crypto:7} FAILED")
+            print(f"{transport:10} {cc:6} {crypto:9} FAILED")
             continue
         dd = (f"{statistics.median(d):+27.2f} {d[0]:+7.2f} {d[-1]:+7.2f}" if d and crypto != "none"
               else f"{'-':>27} {'-':>7} {'-':>7}")
-        print(f"{transport:10} {cc:6} {crypto:7} {statistics.median(v):9.2f} {v[0]:7.2f} "
+        print(f"{transport:10} {cc:6} {crypto:9} {statistics.median(v):9.2f} {v[0]:7.2f} "
               f"{v[-1]:7.2f} {dd}")
     return 0
 
@@ -102,6 +119,9 @@ def main() -> int:
     ap.add_argument("--count", type=int, default=8)
     ap.add_argument("--cryptos", default="aead",
                     help="link protection variants, comma-separated: aead, aes, chacha, none")
+    ap.add_argument("--seal-workers", default="",
+                    help="comma-separated crypto worker counts per gateway: each encrypted "
+                         "variant runs once per count (e.g. 0,2); default: the gateways' own")
     ap.add_argument("--lat-iters", type=int, default=20)
     ap.add_argument("--lat-only", action="store_true",
                     help="measure the 8-byte latency only (no bandwidth run), and print the "
@@ -118,6 +138,12 @@ def main() -> int:
     bad = [c for c in cryptos if c not in CRYPTO_ENV]
     if bad:
         ap.error(f"--cryptos {bad[0]}: expected aead, aes, chacha or none")
+    workers = [w for w in a.seal_workers.split(",") if w]
+    if any(not w.isdigit() for w in workers):
+        ap.error(f"--seal-workers {a.seal_workers}: expected whole numbers, e.g. 0,2")
+    if workers:
+        cryptos = [v for c in cryptos
+                   for v in ([c] if c == "none" else [f"{c}.w{w}" for w in workers])]
     configs = [(*c.split(":"), k) for c in a.configs.split(",") if c for k in cryptos]
     size = a.size_mib << 20
     records = []
@@ -150,8 +176,8 @@ def main() -> int:
     print(f"\n# isthmus MPI streaming through the gateways, {a.link}, {a.reps} interleaved "
           f"repetitions of {a.count} x {a.size_mib} MiB (+1 warm-up), wall "
           f"{(time.time() - t_start) / 60:.1f} min")
-    print(f"{'transport':10} {'cc':6} {'crypto':7} {'MB/s median':>11} {'min':>7} {'max':>7} "
-          f"{'share':>6} {'vs none':>7} {'gw CPU s/GB':>11} {'latency us':>10} {'min':>7} "
+    print(f"{'transport':10} {'cc':6} {'crypto':9} {'MB/s median':>11} {'min':>7} {'max':>7} "
+          f"{'share':>6} {'vs none':>7} {'paired':>6} {'range':11} {'gw CPU s/GB':>11} {'loop s/GB':>9} {'latency us':>10} {'min':>7} "
           f"{'max':>7} {'vs none':>8} {'load':>5}")
     med = {}
     for transport, cc, crypto in configs:
@@ -165,18 +191,33 @@ def main() -> int:
         rs = [r for r in records if (r["transport"], r["cc"], r["crypto"]) == (transport, cc, crypto)]
         ok = [r["bw"] for r in rs if r["bw"]["ok"]]
         if not ok:
-            print(f"{transport:10} {cc:6} {crypto:7} FAILED")
+            print(f"{transport:10} {cc:6} {crypto:9} FAILED")
             continue
         v = sorted(x["value"] for x in ok)
         cpu = statistics.median(x["gw_cpu_s"] / (x["gw_bytes"] / 1e9) for x in ok if x["gw_bytes"])
+        # the busier gateway's event-loop thread: the one a single core caps
+        loops = [max(x["loop_cpu_s"]) / (x["gw_bytes"] / 1e9) for x in ok
+                 if x["gw_bytes"] and x.get("loop_cpu_s")]
+        loop = statistics.median(loops) if loops else 0.0
         lats = sorted(r["lat"]["value"] for r in rs if r["lat"]["ok"])
         share = statistics.median(v) / rate_mb if rate_mb else 0
         base = med.get((transport, cc, "none"))
+        if crypto != "none" and workers:
+            want = int(crypto.partition(".w")[2])
+            seen = {w for x in ok for w in x.get("workers", [])}
+            if seen != {want}:
+                print(f"  (warning: {transport}/{crypto} ran with crypto workers {sorted(seen)})")
         ratio = f"{statistics.median(v) / base[0]:7.3f}" if base else f"{'-':>7}"
+        # the ratio within each repetition (runs made one after the other), then its median
+        paired = sorted(r["bw"]["value"] / n["bw"]["value"] for r in rs if r["bw"]["ok"]
+                        for n in records if (n["transport"], n["cc"], n["crypto"], n["rep"]) ==
+                        (transport, cc, "none", r["rep"]) and n["bw"]["ok"])
+        pr = (f"{statistics.median(paired):6.3f} {paired[0]:5.2f}-{paired[-1]:<5.2f}"
+              if paired and crypto != "none" else f"{'-':>6} {'-':>11}")
         lat_med = statistics.median(lats) if lats else 0
         dlat = f"{lat_med - base[1]:+8.1f}" if base and lats else f"{'-':>8}"
-        print(f"{transport:10} {cc:6} {crypto:7} {statistics.median(v):11.2f} {v[0]:7.2f} "
-              f"{v[-1]:7.2f} {share:6.1%} {ratio} {cpu:11.2f} {lat_med:10.1f} "
+        print(f"{transport:10} {cc:6} {crypto:9} {statistics.median(v):11.2f} {v[0]:7.2f} "
+              f"{v[-1]:7.2f} {share:6.1%} {ratio} {pr} {cpu:11.2f} {loop:9.2f} {lat_med:10.1f} "
               f"{lats[0] if lats else 0:7.1f} {lats[-1] if lats else 0:7.1f} {dlat} "
               f"{statistics.median(r['load1'] for r in rs):5.1f}")
     print(f"records: {out}.jsonl")

@@ -35,9 +35,10 @@ add_library(ism_wan STATIC
   ${ISM_WAN_SRC_DIR}/auth_hs.c
   ${ISM_WAN_SRC_DIR}/aead.c
   ${ISM_WAN_SRC_DIR}/sstream.c
+  ${ISM_WAN_SRC_DIR}/sealpool.c
   ${ISM_WAN_SRC_DIR}/sock.c)
 target_include_directories(ism_wan PUBLIC ${ISM_WAN_SRC_DIR})
-target_link_libraries(ism_wan PUBLIC OpenSSL::Crypto)
+target_link_libraries(ism_wan PUBLIC OpenSSL::Crypto Threads::Threads)
 target_compile_definitions(ism_wan PRIVATE _GNU_SOURCE)
 target_compile_options(ism_wan PRIVATE ${ISM_WAN_WARNINGS})
 # PIC because the library ends up inside the shared MPI wrapper libraries.
@@ -124,6 +125,21 @@ target_compile_options(test_aead PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(test_aead PROPERTIES ${ISM_WAN_TEST_PROPS})
 add_test(NAME test_aead COMMAND test_aead)
 
+add_executable(test_sealpool ${ISM_WAN_TEST_DIR}/test_sealpool.c)
+target_link_libraries(test_sealpool PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
+target_compile_definitions(test_sealpool PRIVATE _GNU_SOURCE)
+target_compile_options(test_sealpool PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_sealpool PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_sealpool COMMAND test_sealpool)
+set_tests_properties(test_sealpool PROPERTIES TIMEOUT 300)
+
 # Opening what crosses a link encrypted: TCP records and sealed UDP datagrams.
 ism_fuzz_target(fuzz_unseal SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_unseal.c
                 LIBS ism_udp SMOKE_ARGS 3000)
+
+# Not a test: what the crypto workers take off the sealing thread (bench/notebook/link-crypto.md).
+add_executable(bench_sealpool ${ISM_WAN_TEST_DIR}/bench_sealpool.c)
+target_link_libraries(bench_sealpool PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
+target_compile_definitions(bench_sealpool PRIVATE _GNU_SOURCE)
+target_compile_options(bench_sealpool PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(bench_sealpool PROPERTIES ${ISM_WAN_TEST_PROPS})

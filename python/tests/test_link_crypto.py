@@ -232,14 +232,15 @@ def free_port() -> int:
     raise AssertionError("no two consecutive ports free on both 127.0.0.2 and 127.0.0.3")
 
 
-def proxied_job(progs, attack, injected=b""):
+def proxied_job(progs, attack, injected=b"", env=None):
     """2 sites, 1 rank each, wan_stress: site B announced at 127.0.0.2 (the proxy),
-    listening on 127.0.0.3."""
+    listening on 127.0.0.3; env: more settings for the job."""
     port = free_port()
     proxy = Proxy(("127.0.0.2", port + 1), ("127.0.0.3", port + 1), attack, injected=injected)
     try:
         r = run(["-n", "2", "--host", "127.0.0.2", "--port", str(port), "--stats", "--",
-                 str(progs["stress"]), "0", "4"], env={"ISTHMUS_GATEWAY_BIND": "127.0.0.3"})
+                 str(progs["stress"]), "0", "4"],
+                env={"ISTHMUS_GATEWAY_BIND": "127.0.0.3", **(env or {})})
     finally:
         proxy.close()
     return r, proxy

@@ -18,6 +18,7 @@
 #include "../contract/channel.h"
 #include "../contract/frame.h"
 #include "../wan/linkhdr.h"
+#include "../wan/sealpool.h"
 #include "xport.h"
 
 #define GW_MAX_PATHS 4
@@ -159,6 +160,9 @@ typedef struct gw_state {
     int crc;               /* CRC32C on every frame */
     unsigned suites;       /* link encryption this gateway accepts (ISTHMUS_WAN_CRYPTO/CIPHER) */
     int rekey_log2;        /* key-update interval asked for (ISTHMUS_WAN_REKEY; 0: default) */
+    int nsealers;          /* ISTHMUS_WAN_SEAL_WORKERS, or its automatic value */
+    ism_sealpool *sealers; /* crypto workers of the TCP links (ISTHMUS_WAN_SEAL_WORKERS; NULL:
+                              every record sealed and opened on the loop thread) */
     int flow_first;        /* CTS and CREDIT frames pass queued data (session.c) */
     int mtu;               /* IP MTU of the path (the udp transport's datagram size) */
     double hint_rate_bps, hint_rtt_ms, hint_loss; /* the link as described (0: unknown) */

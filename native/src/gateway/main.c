@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -191,6 +192,9 @@ static void read_env(void)
         while (gw.rekey_log2 < ISM_AUTH_REKEY_MAX && (2ull << gw.rekey_log2) <= rekey)
             gw.rekey_log2++;
     }
+    gw.nsealers = (int)knob(ISM_K_WAN_SEAL_WORKERS, -1);
+    if (gw.nsealers < 0)
+        gw.nsealers = ism_sealpool_auto_workers();
     gw.fault_after = (int64_t)knob(ISM_K_GW_FAULT_AFTER, 0);
     gw.hint_rate_bps = knob(ISM_K_WAN_RATE, 0);
     gw.hint_rtt_ms = knob(ISM_K_WAN_RTT_MS, 0);
@@ -329,11 +333,21 @@ static void print_stats(void)
     getrusage(RUSAGE_SELF, &ru);
     double user = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
     double sys = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    /* this (the event loop's) thread alone: what the crypto workers take off it */
+    struct rusage rt;
+    getrusage(RUSAGE_THREAD, &rt);
+    double loop = (double)(rt.ru_utime.tv_sec + rt.ru_stime.tv_sec) +
+                  (double)(rt.ru_utime.tv_usec + rt.ru_stime.tv_usec) / 1e6;
+    unsigned long long jobs, on_workers;
+    ism_sealpool_counts(gw.sealers, &jobs, &on_workers);
     fprintf(stderr,
             "isthmus stats: site %s gateway %d: peak buffered %zu bytes (pool %d x %zu); cpu "
-            "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s\n",
+            "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s; crypto workers %d; "
+            "event loop thread cpu %.3f s; records in batches %llu, %llu of them by the "
+            "workers\n",
             site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
-            user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name);
+            user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name,
+            ism_sealpool_workers(gw.sealers), loop, jobs, on_workers);
     char su[200];
     gw_setup_report(su, sizeof su);
     fprintf(stderr, "isthmus stats: site %s gateway %d: listener: %s\n", site_name(gw.site),
@@ -356,6 +370,13 @@ int main(int argc, char **argv)
     for (int l = 0; l < gw.napps; l++)
         gw.apps_mine += ism_gw_of_local(l, gw.ngw_here) == gw.gwidx;
     load_secret();
+    /* after the vendor's start (which may fork helpers): threads of our own from here on */
+    if (gw.suites != ISM_AUTH_SUITES_NONE && gw.nsealers > 0) {
+        gw.sealers = ism_sealpool_new(gw.nsealers);
+        if (!gw.sealers) /* the loop thread does it all, as with 0 */
+            fprintf(stderr, "isthmus-gateway: starting %d crypto workers failed (%s); sealing on "
+                            "the event loop\n", gw.nsealers, strerror(errno));
+    }
     gw.xp->init();
     gw_links_connect();
     gw_trace_start();
@@ -370,6 +391,7 @@ int main(int argc, char **argv)
             gw_stream_close(&gw.links[i].st[j]);
     if (gw.listen_fd >= 0)
         close(gw.listen_fd);
+    ism_sealpool_free(gw.sealers); /* after the streams that used it */
     ism_auth_key_clear(&gw.key);
     gw.be->finalize();
     return 0;

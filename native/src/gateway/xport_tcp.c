@@ -25,7 +25,7 @@
 /* A stream's counters over the connections that ended: the kernel's, and the records. */
 typedef struct tcp_totals {
     gw_tcpinfo ti;
-    uint64_t sealed, opened, rejected, rekeys;
+    uint64_t sealed, opened, rejected, rekeys, par_batches;
     int suite; /* of the latest connection: ISM_AEAD_* */
 } tcp_totals;
 _Static_assert(sizeof(tcp_totals) <= GW_XP_TOTALS, "TCP totals do not fit a stream");
@@ -50,7 +50,10 @@ static int tcp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer,
     s->conn = NULL;
     if (keys->suite != ISM_AEAD_NONE) {
         ism_sstream *x = malloc(sizeof *x);
-        if (!x || ism_sstream_init(x, keys, dialed) != 0) {
+        if (!x || ism_sstream_init(x, keys, dialed) != 0 ||
+            ism_sstream_use_pool(x, gw.sealers) != 0) {
+            if (x && x->txb)
+                ism_sstream_free(x);
             free(x);
             close(tcp);
             snprintf(err, errlen, "setting up %s for the stream failed (out of memory or OpenSSL)",
@@ -186,7 +189,8 @@ static void tcp_close(gw_stream *s)
         tt->sealed += x->sealed;
         tt->opened += x->opened;
         tt->rejected += x->rejected;
-        tt->rekeys += x->tx.rekeys + x->rx.rekeys;
+        tt->rekeys += ism_sstream_rekeys(x);
+        tt->par_batches += x->par_batches;
         ism_sstream_free(x);
         free(x);
         s->conn = NULL;
@@ -223,7 +227,8 @@ static void tcp_report(const gw_stream *s, char *buf, size_t n)
         t.sealed += x->sealed;
         t.opened += x->opened;
         t.rejected += x->rejected;
-        t.rekeys += x->tx.rekeys + x->rx.rekeys;
+        t.rekeys += ism_sstream_rekeys(x);
+        t.par_batches += x->par_batches;
     }
     buf[0] = 0;
     if (k == 0)
@@ -236,10 +241,12 @@ static void tcp_report(const gw_stream *s, char *buf, size_t n)
         snprintf(buf + used, n - used, "; in the clear (crypto none)");
     else
         snprintf(buf + used, n - used,
-                 "; %s: %llu records sealed, %llu opened, %llu rejected, %llu key updates",
+                 "; %s: %llu records sealed, %llu opened, %llu rejected, %llu key updates, "
+                 "%llu batches on %d crypto workers",
                  ism_aead_suite_name(t.suite), (unsigned long long)t.sealed,
                  (unsigned long long)t.opened, (unsigned long long)t.rejected,
-                 (unsigned long long)t.rekeys);
+                 (unsigned long long)t.rekeys, (unsigned long long)t.par_batches,
+                 ism_sealpool_workers(gw.sealers));
 }
 
 const gw_xport gw_xport_tcp = {

@@ -14,18 +14,24 @@
 #include "sock.h"
 
 #define REC_MAX (ISM_SSTREAM_OVERHEAD + ISM_SSTREAM_MAX)
-#define TXB_CAP (2 * REC_MAX)
-#define RXB_CAP (4 * REC_MAX)
+#define TXB_RECS 2 /* without workers: a seal call fills at most two records */
+#define RXB_RECS 4
+#define POOL_RECS_PER_SLOT 4 /* with workers: four records per thread and batch (each */
+#define POOL_RECS_MAX 16     /* handoff costs a wake-up), at most 16 (256 KiB per direction) */
 
 int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client)
 {
     memset(s, 0, sizeof *s);
     const ism_aead_dir_keys *out = client ? &keys->c2s : &keys->s2c;
     const ism_aead_dir_keys *in = client ? &keys->s2c : &keys->c2s;
-    s->txb = malloc(TXB_CAP);
-    s->rxb = malloc(RXB_CAP);
+    s->nslots = 1;
+    s->txb_cap = TXB_RECS * REC_MAX;
+    s->rxb_cap = RXB_RECS * REC_MAX;
+    s->txb = malloc(s->txb_cap);
+    s->rxb = malloc(s->rxb_cap);
     s->pt = malloc(ISM_SSTREAM_MAX);
-    if (!s->txb || !s->rxb || !s->pt ||
+    s->jobs = malloc(sizeof *s->jobs * ISM_SSTREAM_JOBS);
+    if (!s->txb || !s->rxb || !s->pt || !s->jobs ||
         ism_aead_init(&s->tx, keys->suite, out, 1, keys->rekey_log2) != 0 ||
         ism_aead_init(&s->rx, keys->suite, in, 0, keys->rekey_log2) != 0) {
         ism_sstream_free(s);
@@ -34,16 +40,121 @@ int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client)
     return 0;
 }
 
+/* The cipher states of slots 1..n - 1: copies of slot 0's keys. */
+static ism_aead *slot_states(const ism_aead *a, int n)
+{
+    ism_aead *w = calloc((size_t)n, sizeof *w);
+    ism_aead_dir_keys k;
+    memcpy(k.secret, a->secret, sizeof k.secret);
+    memcpy(k.iv, a->iv, sizeof k.iv);
+    for (int i = 0; w && i < n; i++) {
+        if (ism_aead_init(&w[i], a->suite, &k, a->sealing, a->rekey_log2) != 0) {
+            while (i-- > 0)
+                ism_aead_free(&w[i]);
+            free(w);
+            w = NULL;
+        }
+    }
+    OPENSSL_cleanse(&k, sizeof k);
+    return w;
+}
+
+static void free_slots(ism_aead *w, int n)
+{
+    for (int i = 0; w && i < n; i++)
+        ism_aead_free(&w[i]);
+    free(w);
+}
+
+int ism_sstream_use_pool(ism_sstream *s, ism_sealpool *pool)
+{
+    int workers = ism_sealpool_workers(pool);
+    if (workers == 0 || s->pool)
+        return 0;
+    int recs = POOL_RECS_PER_SLOT * (workers + 1);
+    if (recs > POOL_RECS_MAX)
+        recs = POOL_RECS_MAX;
+    size_t txcap = (size_t)recs * REC_MAX, rxcap = txcap > s->rxb_cap ? txcap : s->rxb_cap;
+    uint8_t *txb = malloc(txcap), *rxb = malloc(rxcap);
+    ism_aead *txw = slot_states(&s->tx, workers), *rxw = slot_states(&s->rx, workers);
+    if (!txb || !rxb || !txw || !rxw || s->tx_len || s->rx_len) {
+        free(txb);
+        free(rxb);
+        free_slots(txw, workers);
+        free_slots(rxw, workers);
+        return -1;
+    }
+    free(s->txb);
+    free(s->rxb);
+    s->txb = txb;
+    s->rxb = rxb;
+    s->txb_cap = txcap;
+    s->rxb_cap = rxcap;
+    s->txw = txw;
+    s->rxw = rxw;
+    s->pool = pool;
+    s->nslots = workers + 1;
+    return 0;
+}
+
 void ism_sstream_free(ism_sstream *s)
 {
     ism_aead_free(&s->tx);
     ism_aead_free(&s->rx);
+    free_slots(s->txw, s->nslots - 1);
+    free_slots(s->rxw, s->nslots - 1);
     if (s->pt) /* opened plaintext, the last thing that may hold it */
         OPENSSL_cleanse(s->pt, ISM_SSTREAM_MAX);
     free(s->txb);
     free(s->rxb);
     free(s->pt);
+    free(s->jobs);
     memset(s, 0, sizeof *s);
+}
+
+static uint64_t max_rekeys(const ism_aead *a, const ism_aead *w, int n)
+{
+    uint64_t r = a->rekeys;
+    for (int i = 0; i < n; i++)
+        r = w[i].rekeys > r ? w[i].rekeys : r;
+    return r;
+}
+
+uint64_t ism_sstream_rekeys(const ism_sstream *s)
+{
+    return max_rekeys(&s->tx, s->txw, s->nslots - 1) + max_rekeys(&s->rx, s->rxw, s->nslots - 1);
+}
+
+/* Slot k's cipher state for a direction. */
+static ism_aead *slot_aead(ism_aead *a0, ism_aead *w, int slot) { return slot ? &w[slot - 1] : a0; }
+
+static int seal_job(void *ctx, int i, int slot)
+{
+    ism_sstream *s = ctx;
+    ism_sstream_job *j = &s->jobs[i];
+    uint8_t *r = j->rec;
+    j->failed = ism_aead_seal(slot_aead(&s->tx, s->txw, slot), j->seq, r, 4, j->part, j->np,
+                              r + 4, r + 4 + j->len) != 0;
+    return -j->failed;
+}
+
+static int open_job(void *ctx, int i, int slot)
+{
+    ism_sstream *s = ctx;
+    ism_sstream_job *j = &s->jobs[i];
+    const uint8_t *r = j->rec;
+    j->failed = ism_aead_open(slot_aead(&s->rx, s->rxw, slot), j->seq, r, 4, r + 4, j->len,
+                              r + 4 + j->len, j->out) != 0;
+    return -j->failed;
+}
+
+/* The batch of jobs [0, n) holding bytes of plaintext, on the pool when it is worth it. */
+static int run_batch(ism_sstream *s, int n, size_t bytes, ism_sealpool_fn fn)
+{
+    ism_sealpool *p = bytes >= ISM_SSTREAM_PAR_MIN ? s->pool : NULL;
+    if (p && n > 1)
+        s->par_batches++;
+    return ism_sealpool_run(p, n, fn, s);
 }
 
 size_t ism_sstream_pending(const ism_sstream *s) { return s->tx_len - s->tx_off; }
@@ -54,7 +165,7 @@ int ism_sstream_seal_end(ism_sstream *s)
         return 0;
     if (s->tx_off == s->tx_len)
         s->tx_off = s->tx_len = 0;
-    if (TXB_CAP - s->tx_len < ISM_SSTREAM_OVERHEAD)
+    if (s->txb_cap - s->tx_len < ISM_SSTREAM_OVERHEAD)
         return -1;
     uint8_t *r = s->txb + s->tx_len;
     ism_put_le32(r, 0);
@@ -75,22 +186,23 @@ ssize_t ism_sstream_seal(ism_sstream *s, const struct iovec *iov, int n)
         s->tx_len -= s->tx_off;
         s->tx_off = 0;
     }
-    size_t taken = 0;
-    int i = 0;
-    size_t skip = 0; /* bytes of iov[i] already sealed */
-    while (i < n && TXB_CAP - s->tx_len > ISM_SSTREAM_OVERHEAD) {
+    /* plan the records in order (numbers and places), then seal them all */
+    size_t taken = 0, end = s->tx_len;
+    int i = 0, nj = 0;
+    size_t skip = 0; /* bytes of iov[i] already taken */
+    while (i < n && nj < ISM_SSTREAM_JOBS && s->txb_cap - end > ISM_SSTREAM_OVERHEAD) {
         /* one record: up to ISM_SSTREAM_MAX bytes gathered from the iovecs */
-        size_t room = TXB_CAP - s->tx_len - ISM_SSTREAM_OVERHEAD;
+        size_t room = s->txb_cap - end - ISM_SSTREAM_OVERHEAD;
         if (room > ISM_SSTREAM_MAX)
             room = ISM_SSTREAM_MAX;
-        struct iovec part[16];
-        int np = 0;
+        ism_sstream_job *j = &s->jobs[nj];
+        j->np = 0;
         size_t len = 0;
-        while (i < n && len < room && np < 16) {
+        while (i < n && len < room && j->np < 16) {
             size_t avail = iov[i].iov_len - skip, k = avail < room - len ? avail : room - len;
             if (k) {
-                part[np].iov_base = (char *)iov[i].iov_base + skip;
-                part[np++].iov_len = k;
+                j->part[j->np].iov_base = (char *)iov[i].iov_base + skip;
+                j->part[j->np++].iov_len = k;
                 len += k;
             }
             skip += k;
@@ -101,15 +213,19 @@ ssize_t ism_sstream_seal(ism_sstream *s, const struct iovec *iov, int n)
         }
         if (len == 0)
             break;
-        uint8_t *r = s->txb + s->tx_len;
-        ism_put_le32(r, (uint32_t)len);
-        if (ism_aead_seal(&s->tx, s->tx_seq, r, 4, part, np, r + 4, r + 4 + len) != 0)
-            return -1;
-        s->tx_seq++;
-        s->sealed++;
-        s->tx_len += 4 + len + ISM_AEAD_TAG_LEN;
+        j->len = (uint32_t)len;
+        j->seq = s->tx_seq++;
+        j->rec = s->txb + end;
+        ism_put_le32(j->rec, j->len);
+        end += 4 + len + ISM_AEAD_TAG_LEN;
         taken += len;
+        nj++;
     }
+    /* a failure is OpenSSL's: the stream is dead and its numbers are never used again */
+    if (run_batch(s, nj, taken, seal_job) != 0)
+        return -1;
+    s->sealed += (uint64_t)nj;
+    s->tx_len = end;
     return (ssize_t)taken;
 }
 
@@ -163,6 +279,48 @@ static int open_front(ism_sstream *s, size_t len, uint8_t *out)
     return 0;
 }
 
+/* The whole records at the front of rxb that fit in n bytes, opened together into out
+ * when they are worth a batch: the bytes delivered; 0 (too few: open them one by one);
+ * or -(bytes delivered before the record that failed) - 1. */
+static ssize_t open_batch(ism_sstream *s, uint8_t *out, size_t n)
+{
+    size_t off = s->rx_off, bytes = 0;
+    int nj = 0;
+    while (nj < ISM_SSTREAM_JOBS && s->rx_len - off >= 4) {
+        uint32_t len = ism_get_le32(s->rxb + off);
+        if (len == 0 || len > ISM_SSTREAM_MAX || s->rx_len - off < 4 + len + ISM_AEAD_TAG_LEN ||
+            n - bytes < len)
+            break; /* the end mark, a malformed or partial record: the one-by-one path */
+        ism_sstream_job *j = &s->jobs[nj++];
+        j->len = len;
+        j->seq = s->rx_seq + (uint64_t)(nj - 1);
+        j->rec = s->rxb + off;
+        j->out = out + bytes;
+        off += 4 + len + ISM_AEAD_TAG_LEN;
+        bytes += len;
+    }
+    if (nj < 2 || bytes < ISM_SSTREAM_PAR_MIN)
+        return 0;
+    run_batch(s, nj, bytes, open_job);
+    size_t done = 0;
+    for (int i = 0; i < nj; i++) {
+        ism_sstream_job *j = &s->jobs[i];
+        if (j->failed) { /* nothing after it is delivered: wipe what opened */
+            s->rejected++;
+            for (int k = i + 1; k < nj; k++)
+                OPENSSL_cleanse(s->jobs[k].out, s->jobs[k].len);
+            return -(ssize_t)done - 1;
+        }
+        s->rx_seq++;
+        s->opened++;
+        s->rx_off += 4 + j->len + ISM_AEAD_TAG_LEN;
+        done += j->len;
+    }
+    if (s->rx_off == s->rx_len)
+        s->rx_off = s->rx_len = 0;
+    return (ssize_t)done;
+}
+
 /* A failure: reported now if nothing was delivered in this call, else at the next one. */
 static ssize_t failure(ism_sstream *s, size_t got, int e)
 {
@@ -205,6 +363,15 @@ ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n)
             s->ended = 1;
             break;
         }
+        if (len > 0 && s->pool && n - got >= (size_t)len) {
+            ssize_t k = open_batch(s, out + got, n - got);
+            if (k < 0)
+                return failure(s, got + (size_t)(-k - 1), EBADMSG);
+            if (k > 0) {
+                got += (size_t)k;
+                continue;
+            }
+        }
         if (len > 0) {
             if (n - got >= (size_t)len) { /* straight into the caller's buffer */
                 if (open_front(s, (size_t)len, out + got) != 0)
@@ -220,12 +387,12 @@ ssize_t ism_sstream_read(ism_sstream *s, int fd, void *buf, size_t n)
         }
         if (got > 0 || s->eof || s->ended)
             break;
-        if (RXB_CAP - s->rx_len < REC_MAX) { /* room for at least a whole record */
+        if (s->rxb_cap - s->rx_len < REC_MAX) { /* room for at least a whole record */
             memmove(s->rxb, s->rxb + s->rx_off, s->rx_len - s->rx_off);
             s->rx_len -= s->rx_off;
             s->rx_off = 0;
         }
-        ssize_t r = recv(fd, s->rxb + s->rx_len, RXB_CAP - s->rx_len, MSG_DONTWAIT);
+        ssize_t r = recv(fd, s->rxb + s->rx_len, s->rxb_cap - s->rx_len, MSG_DONTWAIT);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
