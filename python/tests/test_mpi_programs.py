@@ -395,6 +395,29 @@ def test_replace_and_pack_of_more_than_2_31_elements(prefix, build_dir, mpi, ran
     assert r.returncode == 0 and "p2p_bigreplace: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
+# One-sided operations of 2^31 + 4099 bytes (rma_bigcount.c: Put_c, Accumulate_c with
+# BXOR, Rget_c into a window of 2 GiB): across sites as 64-bit frames, and within one site,
+# where MPICH 4.0 needs them in pieces (it fails a 2 GiB put within a node by itself).
+@pytest.mark.large_memory
+@pytest.mark.parametrize("mpi,ranks", [("openmpi", "1,1"), ("mpich", "2")])
+def test_one_sided_of_more_than_2_31_elements(prefix, build_dir, mpi, ranks):
+    _need_memory(6)
+    exe = build(prefix, build_dir, "rma_bigcount")
+    r = run_job(exe, [], ranks, mpi, timeout=600)
+    assert r.returncode == 0 and "rma_bigcount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+# MPI-IO of 2^31 + 4099 bytes written by a rank at another site than the file's
+# (File_write_at_c), read at the file's site (File_read_at_c) and back by the writer
+# (File_read_c); 2 GiB in $TMPDIR (file_bigcount.c).
+@pytest.mark.large_memory
+def test_file_io_of_more_than_2_31_elements(prefix, build_dir):
+    _need_memory(6)
+    exe = build(prefix, build_dir, "file_bigcount")
+    r = run_job(exe, [], "1,1", "openmpi", timeout=600)
+    assert r.returncode == 0 and "file_bigcount: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
 # What stays refused beyond INT_MAX, refused alike on every rank with MPI_ERR_COUNT and no
 # hang (largecount_limits.c), and the reason the message gives for each kind.
 def test_large_count_refusals_are_count_errors(prefix, build_dir):
