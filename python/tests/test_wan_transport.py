@@ -422,7 +422,13 @@ def test_udp_links_through_loss_reordering_and_duplication(netadmin, stress):
     for (a, b), x in links.items():
         assert x["rtx"] > 0, (a, b, x)  # each direction lost data packets and resent them
         assert 9.8 <= x["min_rtt"] < 14.0, (a, b, x)  # the path's 10 ms (jitter: +-60 us each way)
-    assert sum(x["dups"] for x in links.values()) > 0, links
+    # The emulator's duplicates are dropped before the transport sees them: the second copy
+    # of a packet fails the AEAD replay window and is counted as rejected. Only a
+    # retransmission of data already received counts as a transport duplicate (it used to
+    # be every duplicate, before links were encrypted by default; expecting those made
+    # this test fail about 1 run in 4).
+    rejected = sum(int(m.group(1)) for m in REJECTED.finditer(r.stderr))
+    assert sum(x["dups"] for x in links.values()) + rejected > 0, (links, rejected)
     assert all(s["resent"] == 0 and s["reconnects"] == 0 for s in link_stats(r.stderr))
     # frame payloads reached the gateways' buffers straight from the packets (posted
     # receives), in both directions (measured: 29-65 %)

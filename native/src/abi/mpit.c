@@ -186,6 +186,10 @@ static int cvar_value(int k, double *num, const char **text)
             *num = 0;
             return 1;
         }
+        if (!strcmp(first, "auto") && ism_knob_auto((ism_knob_id)k) >= 0) {
+            *num = ism_knob_auto((ism_knob_id)k); /* a count computed where it is read */
+            return 1;
+        }
         if (ism_knob_parse((ism_knob_id)k, first, &v, err, sizeof err))
             return 0;
     }

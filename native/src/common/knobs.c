@@ -1,5 +1,8 @@
 /* knobs.c: the table of knobs.def and the strict reading of its variables (knobs.h). */
+#define _GNU_SOURCE
 #include "knobs.h"
+
+#include <sched.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -186,4 +189,16 @@ double ism_knob_or_exit(ism_knob_id id, double def, int code)
         exit(code);
     }
     return rc ? v.num : def;
+}
+
+int ism_knob_auto(ism_knob_id id)
+{
+    if (id != ISM_K_WAN_SEAL_WORKERS)
+        return -1;
+    cpu_set_t set;
+    int cpus = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        cpus = CPU_COUNT(&set);
+    int w = cpus - 2;
+    return w < 0 ? 0 : w > 3 ? 3 : w;
 }

@@ -65,6 +65,13 @@ int ism_knob_parse(ism_knob_id id, const char *text, ism_knob_val *out, char *er
  * if its value is not allowed. */
 int ism_knob_env(ism_knob_id id, ism_knob_val *out, char *err, size_t errlen);
 
+/* The value of a knob whose documented default is "auto", computed here so that its
+ * reader and MPI_T agree: ISTHMUS_WAN_SEAL_WORKERS (the gateway's crypto workers) is the
+ * CPUs this process may run on (sched_getaffinity) minus two (the event loop, and the
+ * kernel's network work), at most 3; 0 on 2 CPUs or fewer, where a worker only
+ * competes. -1 for any other knob. */
+int ism_knob_auto(ism_knob_id id);
+
 /* Check every knob read by one of `users` (CHOICE and FILE ones excepted: their owners
  * check them); call `bad` with each complaint. Returns the number of bad ones. */
 int ism_knobs_check_env(unsigned users, void (*bad)(const char *line, void *arg), void *arg);

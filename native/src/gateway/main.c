@@ -194,7 +194,7 @@ static void read_env(void)
     }
     gw.nsealers = (int)knob(ISM_K_WAN_SEAL_WORKERS, -1);
     if (gw.nsealers < 0)
-        gw.nsealers = ism_sealpool_auto_workers();
+        gw.nsealers = ism_knob_auto(ISM_K_WAN_SEAL_WORKERS);
     gw.fault_after = (int64_t)knob(ISM_K_GW_FAULT_AFTER, 0);
     gw.hint_rate_bps = knob(ISM_K_WAN_RATE, 0);
     gw.hint_rtt_ms = knob(ISM_K_WAN_RTT_MS, 0);

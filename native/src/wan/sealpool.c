@@ -182,12 +182,3 @@ int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx)
     return failed;
 }
 
-int ism_sealpool_auto_workers(void)
-{
-    cpu_set_t set;
-    int cpus = 0;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        cpus = CPU_COUNT(&set);
-    int w = cpus - 2;
-    return w < 0 ? 0 : w > 3 ? 3 : w;
-}

@@ -37,9 +37,4 @@ void ism_sealpool_counts(ism_sealpool *p, unsigned long long *jobs,
  * are done: the number of jobs that failed (their indices are the caller's to record). */
 int ism_sealpool_run(ism_sealpool *p, int n, ism_sealpool_fn fn, void *ctx);
 
-/* The default number of workers for a gateway: the CPUs this process may run on
- * (sched_getaffinity) minus two (its event loop, and the kernel's network work), at
- * most 3; 0 on a machine of 2 CPUs or fewer, where a worker only competes. */
-int ism_sealpool_auto_workers(void);
-
 #endif
