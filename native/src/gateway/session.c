@@ -371,7 +371,10 @@ static void on_control(gw_link *l, gw_stream *s, gw_buf *b)
         gw_link_control(l, (int)(s - l->st), ISM_F_PONG, h.a, 0, NULL);
         break;
     case ISM_F_PONG: {
-        int64_t t = now_us() - (int64_t)h.a;
+        /* h.a is our PING's time echoed, but it comes off the wire: unsigned arithmetic,
+         * so a forged value cannot overflow (the fuzzer sent INT64_MIN) */
+        uint64_t now = (uint64_t)now_us();
+        int64_t t = h.a <= now ? (int64_t)(now - h.a) : -1;
         if (t >= 0 && t < 3600LL * 1000000) {
             double ms = (double)t / 1000.0;
             if (l->srtt_ms == 0) {
