@@ -27,7 +27,7 @@ static ism_tmap pre(int k)
     return m;
 }
 
-static ism_tmap build(int comb, const int *ints, const int64_t *aints, const ism_tmap *const *t)
+static ism_tmap build(int comb, const int64_t *ints, const int64_t *aints, const ism_tmap *const *t)
 {
     ism_tmap m;
     int rc = ism_tmap_build(comb, ints, aints, t, &m);
@@ -56,7 +56,7 @@ static void test_vector_pack(void)
 {
     ism_tmap i = pre(K_INT);
     const ism_tmap *t[] = {&i};
-    int v[] = {3, 2, 4};
+    int64_t v[] = {3, 2, 4};
     ism_tmap m = build(ISM_COMBINER_VECTOR, v, NULL, t);
     CHECK(m.size == 24 && m.lb == 0 && m.ub == 40 && m.nblk == 3,
           "vector size %lld ub %lld nblk %lld", (long long)m.size, (long long)m.ub,
@@ -85,7 +85,7 @@ static void test_vector_pack(void)
     CHECK(ism_tmap_elements(&m, 48) == 12, "elements of two vectors");
     /* nested: contiguous of two vectors = the same data as count 2 */
     const ism_tmap *tv[] = {&m};
-    int c2[] = {2};
+    int64_t c2[] = {2};
     ism_tmap n = build(ISM_COMBINER_CONTIGUOUS, c2, NULL, tv);
     CHECK(n.size == 48 && n.ub == 80 && n.nblk == 5, "contiguous of vectors: nblk %lld (the "
           "blocks at 36 and 40 merge)", (long long)n.nblk);
@@ -101,7 +101,7 @@ static void test_indexed_struct_resized(void)
 {
     ism_tmap i = pre(K_INT), d = pre(K_DOUBLE), c = pre(K_CHAR);
     const ism_tmap *t[] = {&i};
-    int ix[] = {2, 1, 2, 5, 0}; /* blocks {1 at 5, 2 at 0}: not in address order */
+    int64_t ix[] = {2, 1, 2, 5, 0}; /* blocks {1 at 5, 2 at 0}: not in address order */
     ism_tmap m = build(ISM_COMBINER_INDEXED, ix, NULL, t);
     CHECK(m.size == 12 && m.lb == 0 && m.ub == 24 && m.nblk == 2, "indexed bounds");
     int buf[6] = {10, 11, 12, 13, 14, 15}, out[3];
@@ -111,7 +111,7 @@ static void test_indexed_struct_resized(void)
 
     /* struct {int at 0; double at 8; char at 16}: ub 17, rounded to 24 */
     const ism_tmap *ts[] = {&i, &d, &c};
-    int si[] = {3, 1, 1, 1};
+    int64_t si[] = {3, 1, 1, 1};
     int64_t sa[] = {0, 8, 16};
     m = build(ISM_COMBINER_STRUCT, si, sa, ts);
     CHECK(m.size == 13 && m.lb == 0 && m.ub == 24 && m.true_ub == 17, "struct: size %lld ub %lld",
@@ -130,22 +130,22 @@ static void test_indexed_struct_resized(void)
     ism_tmap_free(&m);
 
     /* hindexed_block and hvector with byte displacements */
-    int hb[] = {2, 2};
+    int64_t hb[] = {2, 2};
     int64_t ha[] = {12, 0};
     m = build(ISM_COMBINER_HINDEXED_BLOCK, hb, ha, t);
     CHECK(m.size == 16 && m.lb == 0 && m.ub == 20 && m.nblk == 2, "hindexed_block");
     ism_tmap_free(&m);
-    int hv[] = {2, 1};
+    int64_t hv[] = {2, 1};
     int64_t hva[] = {-8};
     m = build(ISM_COMBINER_HVECTOR, hv, hva, t);
     CHECK(m.lb == -8 && m.ub == 4 && m.true_lb == -8, "hvector with negative stride");
     ism_tmap_free(&m);
-    int ib[] = {2, 3, 4, 0};
+    int64_t ib[] = {2, 3, 4, 0};
     m = build(ISM_COMBINER_INDEXED_BLOCK, ib, NULL, t);
     CHECK(m.size == 24 && m.lb == 0 && m.ub == 28 && m.nblk == 2 && m.nrun == 2,
           "indexed_block: nblk %lld", (long long)m.nblk);
     ism_tmap_free(&m);
-    int zero[] = {0};
+    int64_t zero[] = {0};
     m = build(ISM_COMBINER_CONTIGUOUS, zero, NULL, t);
     CHECK(m.size == 0 && m.lb == 0 && m.ub == 0 && m.nblk == 0, "empty type");
     ism_tmap_free(&m);
@@ -159,32 +159,32 @@ static void test_subarray_darray(void)
     ism_tmap i = pre(K_INT);
     const ism_tmap *t[] = {&i};
     /* 4x5 C array, 2x3 block at (1,2) */
-    int sa[] = {2, 4, 5, 2, 3, 1, 2, ISM_ORDER_C};
+    int64_t sa[] = {2, 4, 5, 2, 3, 1, 2, ISM_ORDER_C};
     ism_tmap m = build(ISM_COMBINER_SUBARRAY, sa, NULL, t);
     CHECK(m.size == 24 && m.lb == 0 && m.ub == 80 && m.nblk == 2, "subarray C");
     CHECK(m.blk[0].off == 28 && m.blk[0].len == 12 && m.blk[1].off == 48, "subarray C blocks");
     ism_tmap_free(&m);
     /* the same in Fortran order: dimension 0 is contiguous */
-    int sf[] = {2, 4, 5, 2, 3, 1, 2, ISM_ORDER_FORTRAN};
+    int64_t sf[] = {2, 4, 5, 2, 3, 1, 2, ISM_ORDER_FORTRAN};
     m = build(ISM_COMBINER_SUBARRAY, sf, NULL, t);
     CHECK(m.size == 24 && m.ub == 80 && m.nblk == 3 && m.blk[0].off == (2 * 4 + 1) * 4 &&
               m.blk[0].len == 8,
           "subarray Fortran");
     ism_tmap_free(&m);
     /* darray 4x4 block/block on 2x2 processes, rank 3 = coords (1,1): rows 2-3, cols 2-3 */
-    int da[] = {4, 3, 2, 4, 4, ISM_DISTRIBUTE_BLOCK, ISM_DISTRIBUTE_BLOCK,
+    int64_t da[] = {4, 3, 2, 4, 4, ISM_DISTRIBUTE_BLOCK, ISM_DISTRIBUTE_BLOCK,
                 ISM_DISTRIBUTE_DFLT_DARG, ISM_DISTRIBUTE_DFLT_DARG, 2, 2, ISM_ORDER_C};
     m = build(ISM_COMBINER_DARRAY, da, NULL, t);
     CHECK(m.size == 16 && m.ub == 64 && m.nblk == 2 && m.blk[0].off == 40 && m.blk[1].off == 56,
           "darray block");
     ism_tmap_free(&m);
     /* 1-D cyclic(2) of 10 on 3 processes, rank 1: indices 2,3,8,9 */
-    int dc[] = {3, 1, 1, 10, ISM_DISTRIBUTE_CYCLIC, 2, 3, ISM_ORDER_C};
+    int64_t dc[] = {3, 1, 1, 10, ISM_DISTRIBUTE_CYCLIC, 2, 3, ISM_ORDER_C};
     m = build(ISM_COMBINER_DARRAY, dc, NULL, t);
     CHECK(m.size == 16 && m.ub == 40 && m.nblk == 2 && m.blk[0].off == 8 && m.blk[1].off == 32,
           "darray cyclic: nblk %lld", (long long)m.nblk);
     ism_tmap_free(&m);
-    int bad[] = {3, 1, 1, 10, ISM_DISTRIBUTE_CYCLIC, 2, 2, ISM_ORDER_C}; /* 2 procs != 3 */
+    int64_t bad[] = {3, 1, 1, 10, ISM_DISTRIBUTE_CYCLIC, 2, 2, ISM_ORDER_C}; /* 2 procs != 3 */
     CHECK(ism_tmap_build(ISM_COMBINER_DARRAY, bad, NULL, t, &m) == ISM_TMAP_EARG,
           "darray with a wrong process grid");
     ism_tmap_free(&i);
@@ -233,7 +233,7 @@ static void test_external32(void)
     /* round trip of a struct with holes, three elements */
     struct rec { char c; int i; double d; short s; long l; };
     const ism_tmap *ts[] = {&i, &d, &s, &l};
-    int si[] = {4, 1, 1, 1, 1};
+    int64_t si[] = {4, 1, 1, 1, 1};
     int64_t sa[] = {offsetof(struct rec, i), offsetof(struct rec, d), offsetof(struct rec, s),
                     offsetof(struct rec, l)};
     ism_tmap m;
@@ -281,7 +281,7 @@ static void test_cursor(void)
 {
     ism_tmap i = pre(K_INT), d = pre(K_DOUBLE), c = pre(K_CHAR);
     const ism_tmap *ts[] = {&i, &d, &c};
-    int si[] = {3, 2, 1, 3};
+    int64_t si[] = {3, 2, 1, 3};
     int64_t sa[] = {0, 8, 24};
     ism_tmap m = build(ISM_COMBINER_STRUCT, si, sa, ts);
     enum { COUNT = 7 };
@@ -317,17 +317,17 @@ static void test_limits(void)
 {
     ism_tmap i = pre(K_INT), m;
     const ism_tmap *t[] = {&i};
-    int v[] = {ISM_TMAP_MAX_ENTRIES + 1, 1, 2};
+    int64_t v[] = {ISM_TMAP_MAX_ENTRIES + 1, 1, 2};
     CHECK(ism_tmap_build(ISM_COMBINER_VECTOR, v, NULL, t, &m) == ISM_TMAP_ETOOBIG,
           "a map with too many blocks is refused");
-    int c[] = {ISM_TMAP_MAX_ENTRIES + 1}; /* contiguous merges: one block whatever the count */
+    int64_t c[] = {ISM_TMAP_MAX_ENTRIES + 1}; /* contiguous merges: one block whatever the count */
     CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, c, NULL, t, &m) == 0 && m.nblk == 1,
           "a long contiguous type is one block");
     ism_tmap_free(&m);
     /* MPI_Type_contiguous(INT_MAX, MPI_INT) is built in constant time (not 2^31 appends):
      * one block, one run, exact size and bounds */
     clock_t t0 = clock();
-    int big[] = {2147483647};
+    int64_t big[] = {2147483647};
     CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, big, NULL, t, &m) == 0 && m.nblk == 1 &&
               m.nrun == 1 && m.size == 4 * 2147483647LL && m.ub == 4 * 2147483647LL &&
               m.nelem == 2147483647LL && m.run[0].n == 2147483647LL,
@@ -336,6 +336,59 @@ static void test_limits(void)
     CHECK((double)(clock() - t0) / CLOCKS_PER_SEC < 1.0, "building it took %.1f s",
           (double)(clock() - t0) / CLOCKS_PER_SEC);
     ism_tmap_free(&m);
+    /* the large-count constructors' values pass INT_MAX (MPI_Type_vector_c and friends) */
+    const int64_t G = 3000000000LL;
+    int64_t vd[] = {G, 1, 1}; /* blocks back to back: one block, no loop of 3e9 */
+    CHECK(ism_tmap_build(ISM_COMBINER_VECTOR, vd, NULL, t, &m) == 0 && m.nblk == 1 &&
+              m.size == 4 * G && m.ub == 4 * G && m.run[0].n == G,
+          "vector_c(3e9, 1, 1) of ints: nblk %lld size %lld", (long long)m.nblk,
+          (long long)m.size);
+    ism_tmap_free(&m);
+    int64_t vs[] = {2, G, G + 5}; /* two blocks of 3e9 ints, 3e9 + 5 ints apart */
+    CHECK(ism_tmap_build(ISM_COMBINER_VECTOR, vs, NULL, t, &m) == 0 && m.nblk == 2 &&
+              m.blk[1].off == 4 * (G + 5) && m.blk[1].len == 4 * G && m.ub == 4 * (2 * G + 5),
+          "vector_c(2, 3e9, 3e9 + 5): second block at %lld", (long long)m.blk[1].off);
+    ism_tmap_free(&m);
+    int64_t sub[] = {1, G, G - 10, 7, ISM_ORDER_C}; /* subarray: one run, no index array */
+    CHECK(ism_tmap_build(ISM_COMBINER_SUBARRAY, sub, NULL, t, &m) == 0 && m.nblk == 1 &&
+              m.blk[0].off == 28 && m.blk[0].len == 4 * (G - 10) && m.ub == 4 * G,
+          "subarray_c of 3e9: block at %lld of %lld", (long long)m.blk[0].off,
+          (long long)m.blk[0].len);
+    ism_tmap_free(&m);
+    int64_t dab[] = {2, 1, 1, G, ISM_DISTRIBUTE_BLOCK, ISM_DISTRIBUTE_DFLT_DARG, 2, ISM_ORDER_C};
+    CHECK(ism_tmap_build(ISM_COMBINER_DARRAY, dab, NULL, t, &m) == 0 && m.nblk == 1 &&
+              m.blk[0].off == 4 * (G / 2) && m.size == 4 * (G / 2) && m.ub == 4 * G,
+          "darray_c block of 3e9 over 2: rank 1's half at %lld", (long long)m.blk[0].off);
+    ism_tmap_free(&m);
+    /* no loop of 2^40 rounds: a refused map stops at its limit, a type without data
+     * costs its two end copies */
+    int64_t huge[] = {1LL << 40, 1, 2}, hugec[] = {1LL << 40};
+    clock_t t1 = clock();
+    CHECK(ism_tmap_build(ISM_COMBINER_VECTOR, huge, NULL, t, &m) == ISM_TMAP_ETOOBIG,
+          "vector_c(2^40, 1, 2) is refused");
+    ism_tmap e, r;
+    const ism_tmap *et[] = {&e};
+    int64_t zero[] = {0}, rs[] = {-3, 10};
+    CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, zero, NULL, t, &e) == 0, "empty type");
+    const ism_tmap *ets[] = {&e};
+    CHECK(ism_tmap_build(ISM_COMBINER_RESIZED, NULL, rs, ets, &r) == 0, "resized empty type");
+    et[0] = &r;
+    CHECK(ism_tmap_build(ISM_COMBINER_CONTIGUOUS, hugec, NULL, et, &m) == 0 && m.size == 0 &&
+              m.lb == -3 && m.ub == -3 + 10 * (1LL << 40),
+          "contiguous_c(2^40) of an empty type of extent 10: lb %lld ub %lld", (long long)m.lb,
+          (long long)m.ub);
+    ism_tmap_free(&m);
+    CHECK(ism_tmap_build(ISM_COMBINER_VECTOR, huge, NULL, et, &m) == 0 && m.size == 0 &&
+              m.ub == -3 + 20 * ((1LL << 40) - 1) + 10,
+          "vector_c(2^40, 1, 2) of it: ub %lld", (long long)m.ub);
+    ism_tmap_free(&m);
+    ism_tmap_free(&r);
+    ism_tmap_free(&e);
+    CHECK((double)(clock() - t1) / CLOCKS_PER_SEC < 10.0, "the huge counts took %.1f s",
+          (double)(clock() - t1) / CLOCKS_PER_SEC);
+    int64_t dac[] = {2, 0, 1, G, ISM_DISTRIBUTE_CYCLIC, 1, 2, ISM_ORDER_C};
+    CHECK(ism_tmap_build(ISM_COMBINER_DARRAY, dac, NULL, t, &m) == ISM_TMAP_ETOOBIG,
+          "darray_c cyclic of 3e9 (1.5e9 blocks) is refused before any allocation");
     ism_tmap_free(&i);
 }
 

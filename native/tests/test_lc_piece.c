@@ -1,10 +1,10 @@
 /* test_lc_piece.c: the cutting of large-count collectives into int-sized pieces
- * (abi/largecount_piece.h), at the boundaries that matter: INT_MAX + 1 elements, types of
+ * (common/lc_piece.h), at the boundaries that matter: INT_MAX + 1 elements, types of
  * odd and zero size, and types larger than one piece. */
 #include <limits.h>
 #include <stdio.h>
 
-#include "../src/abi/largecount_piece.h"
+#include "../src/common/lc_piece.h"
 #include "check.h"
 
 /* Walk the pieces as the collectives do; return how many, and check each one. */

@@ -4,7 +4,9 @@
  * plain ints, MPI_IN_PLACE, and every value checked: Gatherv, Scatterv, Allgatherv,
  * Alltoallv, Alltoallw, Reduce_scatter_c, Neighbor_alltoallv_c, Neighbor_allgatherv_c and
  * Neighbor_alltoallw_c on a periodic ring; and Gatherv_c, Scatterv_c, Allgatherv_c,
- * Alltoallv_c and Alltoallw_c on an intercommunicator of the even and the odd ranks. Run with ISTHMUS_VENDOR_MAX set low, the site
+ * Alltoallv_c and Alltoallw_c on an intercommunicator of the even and the odd ranks, with
+ * its non-v forms (Gather_c, Scatter_c, Allgather_c, Alltoall_c) and Reduce_scatter_c and
+ * Reduce_scatter_block_c (groups of unequal size). Run with ISTHMUS_VENDOR_MAX set low, the site
  * phases take the roads of counts beyond INT_MAX (point-to-point, pieces, covering types)
  * with small data.
  * Argument "mix": odd ranks call the int forms and even ranks the _c forms of the same
@@ -293,6 +295,97 @@ static void neighbors(int rank, int size, MPI_Datatype st)
     MPI_Comm_free(&ring);
 }
 
+/* The non-v forms and the reductions on the intercommunicator (K ints per block), in the
+ * _c form or (mix, odd ranks) the int form: on an intercommunicator both take the same
+ * road, so the groups need not agree. */
+#define K 33
+#define T 60 /* elements reduced: divisible by every group size up to 6 */
+static void inter_uniform(MPI_Comm ic, int rank, int grp, int lrank, int rsize)
+{
+    int other = 1 - grp, lsize, *mine = ints(K), *all = ints(rsize * K + T);
+    MPI_Comm_size(ic, &lsize);
+    /* Gather_c to rank 0 of the even group */
+    int root = grp == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    for (int i = 0; i < K; i++)
+        mine[i] = val(rank, -5, i);
+    CHECK_RC(use_c ? MPI_Gather_c(mine, K, MPI_INT, all, K, MPI_INT, root, ic)
+                   : MPI_Gather(mine, K, MPI_INT, all, K, MPI_INT, root, ic),
+             "inter Gather_c");
+    for (int r = 0; root == MPI_ROOT && r < rsize; r++)
+        for (int i = 0; i < K; i++)
+            CHECK(all[r * K + i] == val(2 * r + other, -5, i), "inter Gather_c from %d [%d]", r,
+                  i);
+    /* Scatter_c from rank 0 of the odd group */
+    root = grp == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    for (int r = 0; root == MPI_ROOT && r < rsize; r++)
+        for (int i = 0; i < K; i++)
+            all[r * K + i] = val(rank, 2 * r + other, i);
+    memset(mine, 0, sizeof(int) * K);
+    CHECK_RC(use_c ? MPI_Scatter_c(all, K, MPI_INT, mine, K, MPI_INT, root, ic)
+                   : MPI_Scatter(all, K, MPI_INT, mine, K, MPI_INT, root, ic),
+             "inter Scatter_c");
+    for (int i = 0; grp == 0 && i < K; i++)
+        CHECK(mine[i] == val(1, rank, i), "inter Scatter_c [%d] = %d", i, mine[i]);
+    /* Allgather_c: every remote block */
+    for (int i = 0; i < K; i++)
+        mine[i] = val(rank, -6, i);
+    CHECK_RC(use_c ? MPI_Allgather_c(mine, K, MPI_INT, all, K, MPI_INT, ic)
+                   : MPI_Allgather(mine, K, MPI_INT, all, K, MPI_INT, ic),
+             "inter Allgather_c");
+    for (int r = 0; r < rsize; r++)
+        for (int i = 0; i < K; i++)
+            CHECK(all[r * K + i] == val(2 * r + other, -6, i), "inter Allgather_c from %d", r);
+    /* Alltoall_c: a block for each remote rank */
+    int *sb = ints(rsize * K);
+    for (int r = 0; r < rsize; r++)
+        for (int i = 0; i < K; i++)
+            sb[r * K + i] = val(rank, 2 * r + other, i);
+    CHECK_RC(use_c ? MPI_Alltoall_c(sb, K, MPI_INT, all, K, MPI_INT, ic)
+                   : MPI_Alltoall(sb, K, MPI_INT, all, K, MPI_INT, ic),
+             "inter Alltoall_c");
+    for (int r = 0; r < rsize; r++)
+        for (int i = 0; i < K; i++)
+            CHECK(all[r * K + i] == val(2 * r + other, rank, i), "inter Alltoall_c from %d [%d]",
+                  r, i);
+    /* Reduce_scatter_block_c and Reduce_scatter_c: the remote group's vectors of T ints
+     * summed, scattered over this group (remote world rank 2r + other sends 100 w + j) */
+    int *vec = ints(T), remote_sum = 0;
+    for (int j = 0; j < T; j++)
+        vec[j] = 100 * rank + j;
+    for (int r = 0; r < rsize; r++)
+        remote_sum += 100 * (2 * r + other);
+    for (int form = 0; form < 2; form++) {
+        MPI_Count cnt[8], off = 0, mycount = 0, myoff = 0;
+        int icnt[8];
+        for (int r = 0; r < lsize && r < 8; r++) {
+            /* block: T / lsize each; v: uneven, the first ranks one more */
+            cnt[r] = form == 0 ? T / lsize : (T - 1) / lsize + (r < (T - 1) % lsize) + (r == 0);
+            icnt[r] = (int)cnt[r];
+            if (r == lrank)
+                mycount = cnt[r], myoff = off;
+            off += cnt[r];
+        }
+        memset(all, 0, sizeof(int) * T);
+        if (form == 0)
+            CHECK_RC(use_c ? MPI_Reduce_scatter_block_c(vec, all, T / lsize, MPI_INT, MPI_SUM, ic)
+                           : MPI_Reduce_scatter_block(vec, all, T / lsize, MPI_INT, MPI_SUM, ic),
+                     "inter Reduce_scatter_block_c");
+        else
+            CHECK_RC(use_c ? MPI_Reduce_scatter_c(vec, all, cnt, MPI_INT, MPI_SUM, ic)
+                           : MPI_Reduce_scatter(vec, all, icnt, MPI_INT, MPI_SUM, ic),
+                     "inter Reduce_scatter_c");
+        CHECK(off == T, "the counts sum to %lld", (long long)off);
+        for (MPI_Count j = 0; j < mycount; j++)
+            CHECK(all[j] == remote_sum + rsize * (int)(myoff + j),
+                  "inter Reduce_scatter%s_c [%lld] = %d, not %d", form ? "" : "_block",
+                  (long long)j, all[j], remote_sum + rsize * (int)(myoff + j));
+    }
+    free(vec);
+    free(sb);
+    free(mine);
+    free(all);
+}
+
 /* The two groups by rank parity; remote rank r of a group holds world rank 2r + other. */
 static void intercomm(int rank, int size)
 {
@@ -383,6 +476,7 @@ static void intercomm(int rank, int size)
     free(ts);
     free(mine);
     free(all);
+    inter_uniform(ic, rank, grp, lrank, rsize);
     MPI_Comm_free(&ic);
     MPI_Comm_free(&half);
 }

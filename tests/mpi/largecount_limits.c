@@ -3,11 +3,12 @@
  * MPI_ERRORS_RETURN every rank checks that each of these gives MPI_ERR_COUNT without
  * touching a buffer (all NULL) or hanging its peers:
  *   - a count below INT_MIN (negative, not wrapped into an int) in Send_c, Isend_c,
- *     Recv_c, Bsend_c, Send_init_c and Bcast_c;
- *   - Type_contiguous_c and Type_vector_c beyond INT_MAX (a datatype holds < 2 GiB);
+ *     Recv_c, Bsend_c, Send_init_c, Bcast_c and Type_contiguous_c;
+ * and that Type_vector_c(2^40, 1, 2) is refused with MPI_ERR_UNSUPPORTED_OPERATION: a
+ * type map holds at most 2^22 blocks.
  * (Alltoall_c in place, the v/w collectives such as Gatherv_c, the one-sided and the I/O
- * forms beyond INT_MAX were refused too until they were built: coll_bigcount, coll_vwide,
- * rma_bigcount, file_bigcount.)
+ * forms and the type constructors beyond INT_MAX were refused too until they were built:
+ * coll_bigcount, coll_vwide, rma_bigcount, file_bigcount, type_wide.)
  * With an argument (type), the last rank then makes that call again
  * under MPI_ERRORS_ARE_FATAL, so the caller can read the message isthmus aborts with.
  */
@@ -44,8 +45,10 @@ int main(int argc, char **argv)
     EXPECT_COUNT_ERR(MPI_Send_init_c(NULL, below, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &rq),
                      "Send_init_c");
     EXPECT_COUNT_ERR(MPI_Bcast_c(NULL, below, MPI_BYTE, 0, MPI_COMM_WORLD), "Bcast_c");
-    EXPECT_COUNT_ERR(MPI_Type_contiguous_c(huge, MPI_BYTE, &t), "Type_contiguous_c");
-    EXPECT_COUNT_ERR(MPI_Type_vector_c(huge, 1, 2, MPI_BYTE, &t), "Type_vector_c");
+    EXPECT_COUNT_ERR(MPI_Type_contiguous_c(below, MPI_BYTE, &t), "Type_contiguous_c");
+    int rc = MPI_Type_vector_c(huge, 1, 2, MPI_BYTE, &t), cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION, "Type_vector_c(2^40, 1, 2): class %d", cls);
     CHECK(rq == MPI_REQUEST_NULL && t == MPI_DATATYPE_NULL, "a refused call made a handle");
     /* every rank still talks to every other: nothing above left a message behind */
     int sum = 0, one = 1;
@@ -54,7 +57,7 @@ int main(int argc, char **argv)
     if (argc > 1 && rank == size - 1) {
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         if (!strcmp(argv[1], "type"))
-            MPI_Type_contiguous_c(huge, MPI_BYTE, &t);
+            MPI_Type_vector_c(huge, 1, 2, MPI_BYTE, &t);
         CHECK(0, "%s: the fatal call returned", argv[1]);
     }
 #else
@@ -62,7 +65,7 @@ int main(int argc, char **argv)
         printf("largecount_limits: skipped: the library implements MPI %d.%d\n", MPI_VERSION,
                MPI_SUBVERSION);
 #endif
-    int rc = check_finish("largecount_limits");
+    int ok = check_finish("largecount_limits");
     MPI_Finalize();
-    return rc;
+    return ok;
 }

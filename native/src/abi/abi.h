@@ -103,6 +103,14 @@ int ism_abi_pcoll_holds(const ism_pcoll *p, const ism_dt *d);
 void ism_abi_pcoll_ended(ism_pcoll *p);
 /* Why h is not usable for communication, for error messages. */
 const char *ism_abi_dt_problem(MPI_Datatype h);
+/* datatype.c: builds a type from its envelope (integers widened to 64 bits, in the int
+ * constructors' layout; datatype_large.c passes values beyond INT_MAX), and gives the old
+ * types of an envelope back as handles (derived ones as new handles the caller frees). */
+int ism_abi_type_make(const char *fn, int combiner, const int64_t *ints, const MPI_Aint *aints,
+                      const MPI_Datatype *olds, int nold, MPI_Datatype *newtype);
+void ism_abi_type_contents_types(ism_dtx *x, MPI_Datatype array_of_datatypes[]);
+int ism_abi_darray_args(const char *fn, int size, int rank, int ndims, const int64_t *gsizes,
+                        const int *distribs, const int *dargs, const int *psizes, int order);
 
 /* A datatype for communication: predefined (the fast path: one compare and a load) or a
  * committed derived type. */

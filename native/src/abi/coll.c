@@ -230,8 +230,9 @@ int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
             return ism_abi_error(c, MPI_ERR_TYPE, "MPI_Allgather", "invalid send datatype");
         if ((size_t)sendcount * (size_t)sd->size != (size_t)recvcount * (size_t)d->size)
             return ism_abi_error(c, MPI_ERR_TRUNCATE, "MPI_Allgather",
-                                 "send and receive sizes differ (%d x %d vs %d x %d bytes)",
-                                 sendcount, sd->size, recvcount, d->size);
+                                 "send and receive sizes differ (%d x %lld vs %d x %lld bytes)",
+                                 sendcount, (long long)sd->size, recvcount,
+                                 (long long)d->size);
     }
     const void *sb = core_buf(sendbuf, sendcount == 0);
     ism_dt *sd = sb ? ism_abi_dt(sendtype) : d;
@@ -615,8 +616,15 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     if (all_zero(recvcounts, c->size) && moves_nothing(c, 0, d))
         return MPI_SUCCESS;
     const void *sb = core_buf(sendbuf, all_zero(recvcounts, c->size));
-    rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, recvcounts, d, o, c)
-                     : ism_coll_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
+    if (c->is_inter) {
+        int64_t *w = malloc(sizeof(int64_t) * (size_t)(c->local_size + 1));
+        for (int r = 0; w && r < c->local_size; r++)
+            w[r] = recvcounts[r];
+        rc = w ? ism_inter_reduce_scatter(sendbuf, recvbuf, w, d, o, c) : ISM_ERR_NO_MEM;
+        free(w);
+        return done(c, rc, fn);
+    }
+    rc = ism_coll_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
     if (rc == ISM_COLL_PASS)
         rc = ism_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
     return done(c, rc, fn);
@@ -647,10 +655,17 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         rc = MPI_ERR_BUFFER;
     } else {
         const void *sb = core_buf(sendbuf, recvcount == 0);
-        rc = c->is_inter ? ism_inter_reduce_scatter(sendbuf, recvbuf, cd, d, o, c)
-                         : ism_coll_reduce_scatter(sb, recvbuf, cd, d, o, c);
-        if (rc == ISM_COLL_PASS)
-            rc = ism_reduce_scatter(sb, recvbuf, cd, d, o, c);
+        if (c->is_inter) {
+            int64_t *w = malloc(sizeof(int64_t) * (size_t)(n + 1));
+            for (int r = 0; w && r < n; r++)
+                w[r] = recvcount;
+            rc = w ? ism_inter_reduce_scatter(sendbuf, recvbuf, w, d, o, c) : ISM_ERR_NO_MEM;
+            free(w);
+        } else {
+            rc = ism_coll_reduce_scatter(sb, recvbuf, cd, d, o, c);
+            if (rc == ISM_COLL_PASS)
+                rc = ism_reduce_scatter(sb, recvbuf, cd, d, o, c);
+        }
     }
     free(cd);
     return done(c, rc, fn);

@@ -3,7 +3,7 @@
  * larger one takes one of two routes:
  *
  * - Elementwise collectives (broadcast, the reductions, scans, reduce-scatter-block) are
- *   cut into pieces of at most 2^30 bytes (largecount_piece.h), each an ordinary call of
+ *   cut into pieces of at most 2^30 bytes (common/lc_piece.h), each an ordinary call of
  *   the int form, so every algorithm, the WAN pipeline and MPI_IN_PLACE work as for any
  *   call. MPI requires the same count and type of every rank of a reduction, so every rank
  *   cuts alike; a broadcast's ranks cut alike when their counts all exceed an int (any
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 
 #include "abi.h"
-#include "largecount_piece.h"
+#include "../common/lc_piece.h"
 
 static int fits(MPI_Count n) { return n >= INT_MIN && n <= INT_MAX; }
 
@@ -150,10 +150,102 @@ int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
 }
 ISM_PMPI(Reduce_local_c)
 
-static int no_inter(const char *fn, ism_comm *c)
+/* ---- intercommunicators: the non-v forms are their v forms with uniform vectors. On an
+ * intercommunicator those are 64-bit point-to-point whatever the counts (coll_inter.c), and
+ * the int forms take the same road, so the two groups never need to agree on one. ---- */
+
+static ism_comm *inter_comm(MPI_Comm comm)
 {
-    return ism_abi_error(c, MPI_ERR_COUNT, fn,
-                         "counts beyond INT_MAX are not supported on intercommunicators");
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    if (!c || !c->is_inter)
+        return NULL;
+    ism_nbc_drain(c);
+    return c;
+}
+
+/* count per remote process at displacements r * count: cv[0..n), dv[0..n) */
+static int uniform64(const char *fn, ism_comm *c, MPI_Count count, MPI_Count **cv,
+                     MPI_Aint **dv)
+{
+    int n = c->size;
+    *cv = malloc(sizeof(MPI_Count) * (size_t)(n + 1));
+    *dv = malloc(sizeof(MPI_Aint) * (size_t)(n + 1));
+    if (!*cv || !*dv) {
+        free(*cv);
+        free(*dv);
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    for (int r = 0; r < n; r++)
+        (*cv)[r] = count, (*dv)[r] = (MPI_Aint)(r * count);
+    return MPI_SUCCESS;
+}
+
+/* Gather_c (scatter 0) and Scatter_c (1): the root's side gets the uniform vectors. */
+static int inter_rooted_c(const char *fn, ism_comm *c, const void *one_buf, MPI_Count one_count,
+                          MPI_Datatype one_type, void *many_buf, MPI_Count many_count,
+                          MPI_Datatype many_type, int root, int scatter)
+{
+    MPI_Count *cv;
+    MPI_Aint *dv;
+    int rc = uniform64(fn, c, many_count, &cv, &dv);
+    if (!rc)
+        rc = ism_abi_inter_rooted(fn, c, one_buf, one_count, one_type, many_buf, cv, dv,
+                                  many_type, root, scatter, 1);
+    free(cv);
+    free(dv);
+    return rc;
+}
+
+/* Allgather_c (all 0: one send block for everyone) and Alltoall_c (1). */
+static int inter_exchange_c(const char *fn, ism_comm *c, const void *sendbuf, MPI_Count sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int all)
+{
+    MPI_Count *sc, *rcv;
+    MPI_Aint *sd, *rd;
+    int rc = uniform64(fn, c, sendcount, &sc, &sd);
+    if (rc)
+        return rc;
+    if (!(rc = uniform64(fn, c, recvcount, &rcv, &rd))) {
+        rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, all ? sd : NULL, sendtype, NULL, recvbuf,
+                                    rcv, rd, recvtype, NULL, 0, 1);
+        free(rcv);
+        free(rd);
+    }
+    free(sc);
+    free(sd);
+    return rc;
+}
+
+/* Reduce_scatter_c (counts) and Reduce_scatter_block_c (counts NULL, one each) on an
+ * intercommunicator: the local group's counts, 64-bit in the core. */
+static int inter_reduce_scatter_c(const char *fn, ism_comm *c, const void *sendbuf,
+                                  void *recvbuf, const MPI_Count *counts, MPI_Count one,
+                                  MPI_Datatype datatype, MPI_Op op)
+{
+    int n = c->local_size, rc = MPI_SUCCESS;
+    ism_dt *d = ism_abi_dt(datatype);
+    ism_op *o = ism_abi_op(op);
+    if (!d)
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(datatype));
+    if (!o)
+        return ism_abi_error(c, MPI_ERR_OP, fn, "invalid op");
+    if (sendbuf == MPI_IN_PLACE)
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn,
+                             "MPI_IN_PLACE is not allowed on an intercommunicator");
+    int64_t *cnt = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!cnt)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int r = 0; r < n && !rc; r++) {
+        cnt[r] = counts ? counts[r] : one;
+        if (cnt[r] < 0)
+            rc = ism_abi_error(c, MPI_ERR_COUNT, fn, "receive count for rank %d is negative "
+                               "(%lld)", r, (long long)cnt[r]);
+    }
+    if (!rc && (rc = ism_inter_reduce_scatter(sendbuf, recvbuf, cnt, d, o, c)))
+        rc = ism_abi_error(c, rc, fn, "the collective failed");
+    free(cnt);
+    return rc;
 }
 
 /* Block `root` of every rank's send buffer reduced to rank root, piece by piece, one root
@@ -163,13 +255,16 @@ int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Reduce_scatter_block_c";
+    ism_comm *ic = inter_comm(comm);
+    if (ic)
+        return inter_reduce_scatter_c(fn, ic, sendbuf, recvbuf, NULL, recvcount, datatype, op);
     if (fits(recvcount))
         return PMPI_Reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm);
     ism_comm *c;
     ism_dt *d;
     int rc = large_args(fn, comm, datatype, recvcount, &c, &d);
-    if (!rc && c->is_inter)
-        return no_inter(fn, c);
+    if (rc)
+        return rc;
     const int in_place = sendbuf == MPI_IN_PLACE;
     const void *src = in_place ? recvbuf : sendbuf;
     for (int r = 0; !rc && r < c->size; r++)
@@ -239,8 +334,6 @@ static int move_args(const char *fn, MPI_Comm comm, MPI_Datatype st, MPI_Count s
     int rc = large_args(fn, comm, use_r ? rt : st, use_r ? rcount : sc, c, use_r ? rd : sd);
     if (!rc && use_s && use_r)
         rc = large_args(fn, comm, st, sc, c, sd);
-    if (!rc && (*c)->is_inter)
-        rc = no_inter(fn, *c);
     return rc;
 }
 
@@ -256,7 +349,11 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Gather_c";
-    ism_comm *c = ism_abi_comm(comm);
+    ism_comm *c = inter_comm(comm);
+    if (c)
+        return inter_rooted_c(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                              root, 0);
+    c = ism.initialized ? ism_abi_comm(comm) : NULL;
     int is_root = c && !c->is_inter && c->rank == root;
     int use_s = !(is_root && sendbuf == MPI_IN_PLACE);
     if ((!use_s || fits(sendcount)) && (!is_root || fits(recvcount)))
@@ -283,7 +380,11 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Scatter_c";
-    ism_comm *c = ism_abi_comm(comm);
+    ism_comm *c = inter_comm(comm);
+    if (c)
+        return inter_rooted_c(fn, c, recvbuf, recvcount, recvtype, (void *)sendbuf, sendcount,
+                              sendtype, root, 1);
+    c = ism.initialized ? ism_abi_comm(comm) : NULL;
     int is_root = c && !c->is_inter && c->rank == root;
     int use_r = !(is_root && recvbuf == MPI_IN_PLACE);
     if ((!is_root || fits(sendcount)) && (!use_r || fits(recvcount)))
@@ -309,6 +410,10 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Allgather_c";
+    ism_comm *ic = inter_comm(comm);
+    if (ic)
+        return inter_exchange_c(fn, ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, 0);
     int use_s = sendbuf != MPI_IN_PLACE;
     if ((!use_s || fits(sendcount)) && fits(recvcount))
         return PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -379,6 +484,10 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Alltoall_c";
+    ism_comm *ic = inter_comm(comm);
+    if (ic)
+        return inter_exchange_c(fn, ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, 1);
     int use_s = sendbuf != MPI_IN_PLACE;
     if ((!use_s || fits(sendcount)) && fits(recvcount))
         return PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -771,13 +880,17 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     ism_comm *c = ism_abi_comm(comm);
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
+    if (c->is_inter) {
+        ism_nbc_drain(c);
+        if (!recvcounts)
+            return ism_abi_error(c, MPI_ERR_ARG, fn, "receive counts are NULL");
+        return inter_reduce_scatter_c(fn, c, sendbuf, recvbuf, recvcounts, 0, datatype, op);
+    }
     int n = c->size, rc;
     int64_t total = 0;
     for (int i = 0; recvcounts && i < n; i++)
         total += recvcounts[i] > 0 ? recvcounts[i] : 0;
-    if (!recvcounts || c->is_inter || (all_fit(recvcounts, n) && total <= INT_MAX)) {
-        if (recvcounts && !all_fit(recvcounts, n))
-            return no_inter(fn, c);
+    if (!recvcounts || (all_fit(recvcounts, n) && total <= INT_MAX)) {
         int *rc_ = ints_of(recvcounts, 0, n);
         rc = !rc_ ? ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory")
                   : PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts ? rc_ : NULL, datatype, op,

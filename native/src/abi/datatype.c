@@ -51,8 +51,10 @@ const char *ism_abi_dt_problem(MPI_Datatype h)
 
 /* ---- constructors ---- */
 
-static int make(const char *fn, int combiner, const int *ints, const MPI_Aint *aints,
-                const MPI_Datatype *olds, int nold, MPI_Datatype *newtype)
+/* Builds a type from its envelope (ints widened to 64 bits: the _c constructors' values
+ * may pass INT_MAX; datatype_large.c). */
+int ism_abi_type_make(const char *fn, int combiner, const int64_t *ints, const MPI_Aint *aints,
+                      const MPI_Datatype *olds, int nold, MPI_Datatype *newtype)
 {
     ISM_CHECK_INIT(fn);
     if (!newtype)
@@ -84,8 +86,7 @@ static int make(const char *fn, int combiner, const int *ints, const MPI_Aint *a
         free(a64);
     if (e == ISM_ERR_UNSUPPORTED)
         rc = ism_abi_error(NULL, MPI_ERR_UNSUPPORTED_OPERATION, fn,
-                           "the type is too large: more than %d contiguous blocks, or a size "
-                           "or extent beyond 2 GiB",
+                           "the type is too large: more than %d contiguous blocks",
                            ISM_TMAP_MAX_ENTRIES);
     else if (e == ISM_ERR_NO_MEM)
         rc = ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory for the type map");
@@ -100,6 +101,27 @@ static int make(const char *fn, int combiner, const int *ints, const MPI_Aint *a
 out:
     if (types != small)
         free(types);
+    return rc;
+}
+
+/* The int constructors' envelope, widened. */
+static int make(const char *fn, int combiner, const int *ints, const MPI_Aint *aints,
+                const MPI_Datatype *olds, int nold, MPI_Datatype *newtype)
+{
+    int64_t head[3] = {0}, *w = NULL;
+    int ni = 0, na = 0, nt = 0;
+    for (int i = 0; ints && i < 3; i++) /* what the envelope's size depends on */
+        if (i == 0 || combiner == ISM_COMBINER_DARRAY)
+            head[i] = ints[i];
+    if (ism_envelope_sizes(combiner, ints ? head : NULL, &ni, &na, &nt))
+        return ism_abi_error(NULL, MPI_ERR_ARG, fn, "count %d describes no datatype",
+                             ints ? ints[0] : 0);
+    if (ni && !(w = malloc(sizeof(int64_t) * (size_t)ni)))
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory for %d arguments", ni);
+    for (int i = 0; i < ni; i++)
+        w[i] = ints[i];
+    int rc = ism_abi_type_make(fn, combiner, w, aints, olds, nold, newtype);
+    free(w);
     return rc;
 }
 
@@ -288,12 +310,10 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
 }
 ISM_PMPI(Type_create_subarray)
 
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
+/* The checks of a darray's arguments (the int and _c forms; gsizes widened). */
+int ism_abi_darray_args(const char *fn, int size, int rank, int ndims, const int64_t *gsizes,
+                        const int *distribs, const int *dargs, const int *psizes, int order)
 {
-    const char *fn = "MPI_Type_create_darray";
     if (ndims <= 0)
         return ism_abi_error(NULL, MPI_ERR_DIMS, fn, "ndims %d must be positive", ndims);
     if (size <= 0 || rank < 0 || rank >= size)
@@ -302,16 +322,35 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     if (bad_order(fn, order))
         return MPI_ERR_ARG;
     for (int d = 0; d < ndims; d++) {
-        int dist = array_of_distribs[d], darg = array_of_dargs[d];
-        if (array_of_gsizes[d] <= 0 || array_of_psizes[d] <= 0 ||
+        int dist = distribs[d], darg = dargs[d];
+        if (gsizes[d] <= 0 || psizes[d] <= 0 ||
             (dist != MPI_DISTRIBUTE_NONE && dist != MPI_DISTRIBUTE_BLOCK &&
              dist != MPI_DISTRIBUTE_CYCLIC) ||
             (darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0))
             return ism_abi_error(NULL, MPI_ERR_ARG, fn,
-                                 "dimension %d: gsize %d, distribution %d, darg %d, psize %d is "
+                                 "dimension %d: gsize %lld, distribution %d, darg %d, psize %d is "
                                  "not a distribution",
-                                 d, array_of_gsizes[d], dist, darg, array_of_psizes[d]);
+                                 d, (long long)gsizes[d], dist, darg, psizes[d]);
     }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                            const int array_of_distribs[], const int array_of_dargs[],
+                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    const char *fn = "MPI_Type_create_darray";
+    int64_t *g = malloc(sizeof(int64_t) * (size_t)(ndims > 0 ? ndims : 1));
+    if (!g)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory for the arguments");
+    for (int d = 0; d < ndims; d++)
+        g[d] = array_of_gsizes[d];
+    int bad = ism_abi_darray_args(fn, size, rank, ndims, g, array_of_distribs, array_of_dargs,
+                                  array_of_psizes, order);
+    free(g);
+    if (bad)
+        return bad;
     int *ints = malloc(sizeof(int) * (size_t)(4 * ndims + 4));
     if (!ints)
         return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "no memory for the arguments");
@@ -405,6 +444,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
         *combiner = MPI_COMBINER_NAMED;
         return MPI_SUCCESS;
     }
+    if (d->x->large) /* as MPICH: the int form cannot describe it */
+        return ism_abi_error(NULL, MPI_ERR_TYPE, "MPI_Type_get_envelope",
+                             "the type was built by a large-count constructor with values "
+                             "beyond INT_MAX: use MPI_Type_get_envelope_c");
     *num_integers = d->x->ni;
     *num_addresses = d->x->na;
     *num_datatypes = d->x->nt;
@@ -426,15 +469,27 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
                              "%s is predefined (MPI_COMBINER_NAMED) and has no contents",
                              ism_dt_name(d));
     ism_dtx *x = d->x;
+    if (x->large)
+        return ism_abi_error(NULL, MPI_ERR_TYPE, fn,
+                             "the type was built by a large-count constructor with values "
+                             "beyond INT_MAX: use MPI_Type_get_contents_c");
     if (max_integers < x->ni || max_addresses < x->na || max_datatypes < x->nt)
         return ism_abi_error(NULL, MPI_ERR_ARG, fn,
                              "arrays too small: need %d integers, %d addresses, %d datatypes "
                              "(MPI_Type_get_envelope tells)",
                              x->ni, x->na, x->nt);
-    if (x->ni)
-        memcpy(array_of_integers, x->ints, sizeof(int) * (size_t)x->ni);
+    for (int i = 0; i < x->ni; i++)
+        array_of_integers[i] = (int)x->ints[i];
     for (int i = 0; i < x->na; i++)
         array_of_addresses[i] = (MPI_Aint)x->aints[i];
+    ism_abi_type_contents_types(x, array_of_datatypes);
+    return MPI_SUCCESS;
+}
+ISM_PMPI(Type_get_contents)
+
+/* The old types of an envelope, as new handles where derived. */
+void ism_abi_type_contents_types(ism_dtx *x, MPI_Datatype array_of_datatypes[])
+{
     for (int i = 0; i < x->nt; i++) {
         ism_dt *t = x->types[i];
         if (t->x) {
@@ -447,43 +502,8 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
             array_of_datatypes[i] = (MPI_Datatype)(uintptr_t)t->abi;
         }
     }
-    return MPI_SUCCESS;
 }
-ISM_PMPI(Type_get_contents)
 
-/* The large-count forms: isthmus's constructors keep no MPI_Count arguments (their _c forms
- * convert to ints), so an envelope has no large counts. */
-int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
-                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
-                             MPI_Count *num_datatypes, int *combiner)
-{
-    int ni = 0, na = 0, nt = 0;
-    int rc = PMPI_Type_get_envelope(datatype, &ni, &na, &nt, combiner);
-    if (!rc) {
-        *num_integers = ni;
-        *num_addresses = na;
-        *num_large_counts = 0;
-        *num_datatypes = nt;
-    }
-    return rc;
-}
-ISM_PMPI(Type_get_envelope_c)
-
-int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
-                             MPI_Count max_addresses, MPI_Count max_large_counts,
-                             MPI_Count max_datatypes, int array_of_integers[],
-                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                             MPI_Datatype array_of_datatypes[])
-{
-    (void)max_large_counts;
-    (void)array_of_large_counts;
-    int clamp[3] = {max_integers > INT_MAX ? INT_MAX : (int)max_integers,
-                    max_addresses > INT_MAX ? INT_MAX : (int)max_addresses,
-                    max_datatypes > INT_MAX ? INT_MAX : (int)max_datatypes};
-    return PMPI_Type_get_contents(datatype, clamp[0], clamp[1], clamp[2], array_of_integers,
-                                  array_of_addresses, array_of_datatypes);
-}
-ISM_PMPI(Type_get_contents_c)
 
 /* ---- sizes and extents ---- */
 
@@ -511,8 +531,8 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     dt_bounds b = {0};
     int rc = bounds("MPI_Type_size", datatype, &b);
-    if (!rc)
-        *size = (int)b.size;
+    if (!rc) /* MPI 4.1 §5.1.5: a value the argument cannot express is MPI_UNDEFINED */
+        *size = b.size > INT_MAX ? MPI_UNDEFINED : (int)b.size;
     return rc;
 }
 ISM_PMPI(Type_size)
@@ -526,6 +546,16 @@ int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
     return rc;
 }
 ISM_PMPI(Type_size_x)
+
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    dt_bounds b = {0};
+    int rc = bounds("MPI_Type_size_c", datatype, &b);
+    if (!rc)
+        *size = b.size;
+    return rc;
+}
+ISM_PMPI(Type_size_c)
 
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
@@ -671,8 +701,8 @@ static int pack_size(const char *fn, int64_t incount, MPI_Datatype datatype, int
     int64_t n = incount * d->size;
     if (n > max)
         return ism_abi_error(NULL, MPI_ERR_ARG, fn,
-                             "%lld elements of %d bytes do not fit an int (use %s_c)",
-                             (long long)incount, d->size, fn);
+                             "%lld elements of %lld bytes do not fit an int (use %s_c)",
+                             (long long)incount, (long long)d->size, fn);
     *size = n;
     return MPI_SUCCESS;
 }

@@ -5,6 +5,7 @@
  * world model (MPI_Init .. MPI_Finalize) and each open MPI-4 session (abi/session.c).
  * The first of them starts it, the last one to finish ends it.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,7 +313,7 @@ ISM_PMPI(Abi_get_info)
 static int fortran_size(MPI_Datatype h)
 {
     ism_dt *d = ism_abi_dt_any(h);
-    return d && d->size > 0 ? d->size : 0;
+    return d && d->size > 0 && d->size <= INT_MAX ? (int)d->size : 0;
 }
 
 /* MPI 5.0 §20.3: the Fortran ABI this library was set up for. isthmus's Fortran bindings

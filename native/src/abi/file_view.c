@@ -47,8 +47,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                                   "must be committed; an etype must have data)");
     if (t->size % e->size)
         return ism_abi_file_error(f, MPI_ERR_TYPE, fn,
-                                  "the filetype's %d bytes are not a whole number of etypes "
-                                  "(%d bytes)", t->size, e->size);
+                                  "the filetype's %lld bytes are not a whole number of etypes "
+                                  "(%lld bytes)", (long long)t->size, (long long)e->size);
     int writable = !(f->amode & MPI_MODE_RDONLY);
     const char *bad = map_problem(e, writable);
     if (bad || (bad = map_problem(t, writable)))

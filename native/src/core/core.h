@@ -55,9 +55,9 @@ enum {
  * derived ones are allocated with their ism_dtx and the ABI handle is the pointer. */
 typedef struct ism_dt {
     ism_vh v;   /* vendor handle: the same type built on the vendor MPI */
-    int size;   /* bytes of data per element (MPI_Type_size) */
-    int extent; /* bytes of memory per element, padding included (pair types differ) */
-    int true_extent; /* from the first to the last byte of data */
+    int64_t size;   /* bytes of data per element (MPI_Type_size; may pass INT_MAX) */
+    int64_t extent; /* bytes of memory per element, padding included (pair types differ) */
+    int64_t true_extent; /* from the first to the last byte of data */
     int abi;    /* ABI handle value for predefined types, 0 for derived ones */
     uint8_t contig;    /* count elements are count*size bytes at buf + contig_off */
     uint8_t committed; /* derived: MPI_Type_commit was called (predefined: always) */
@@ -77,7 +77,9 @@ typedef struct ism_dtx {
     int refs;          /* user handles + types built on this one + pending operations */
     int handles;       /* user handles (constructors and MPI_Type_get_contents give one) */
     int combiner, ni, na, nt;
-    int *ints;
+    int64_t *ints;     /* as MPI_Type_get_contents lays them out, widened to 64 bits */
+    uint8_t large;     /* some integer passes INT_MAX (a _c constructor): its envelope has
+                          large counts, and the vendor's twin is built from the map */
     int64_t *aints;
     ism_dt **types;    /* each holds a reference */
     ism_tmap map;
@@ -494,7 +496,7 @@ int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
 int ism_inter_gatherv(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
                       const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
                       ism_comm *c, int scatter);
-int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts, ism_dt *dt,
                              ism_op *op, ism_comm *c);
 int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_t *sdispls,
                         ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
@@ -545,8 +547,10 @@ void ism_nbc_settle_creations(ism_vh v);
  * of nbytes (a short or truncated message). Contiguous types are plain memcpy. */
 void ism_types_init(void);
 const ism_tmap *ism_dt_map(const ism_dt *d);
-int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *const *types,
+int ism_dt_create(int combiner, const int64_t *ints, const int64_t *aints, ism_dt *const *types,
                   ism_dt **out);
+/* dt_vendor_large.c: the vendor's twin of a type from its map (large-count constructors) */
+int ism_dt_vendor_from_map(const ism_tmap *m, ism_vh *out);
 int ism_dt_commit(ism_dt *d);
 void ism_dt_retain(ism_dt *d);
 void ism_dt_release(ism_dt *d);

@@ -79,7 +79,7 @@ void ism_types_init(void)
             /* the vendor disagrees with the C compiler about this type (a Fortran type
              * of another size, say): move it as opaque bytes, like MPI_BYTE */
             ism_tmap_free(m);
-            int n = size;
+            int64_t n = size;
             ism_tmap byte;
             ism_tmap_predefined(0x47, &byte);
             const ism_tmap *t[] = {&byte};
@@ -177,7 +177,7 @@ static int tmap_err(int rc)
                                                                            : ISM_ERR_ARG;
 }
 
-int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *const *types,
+int ism_dt_create(int combiner, const int64_t *ints, const int64_t *aints, ism_dt *const *types,
                   ism_dt **out)
 {
     int ni, na, nt;
@@ -193,19 +193,24 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
     x->refs = x->handles = 1;
     x->combiner = combiner;
     x->ni = ni, x->na = na, x->nt = nt;
-    x->ints = malloc(sizeof(int) * (size_t)(ni ? ni : 1));
+    x->ints = malloc(sizeof(int64_t) * (size_t)(ni ? ni : 1));
+    int *vi = malloc(sizeof(int) * (size_t)(ni ? ni : 1)); /* the vendor's int arguments */
     x->aints = malloc(sizeof(int64_t) * (size_t)(na ? na : 1));
     x->types = malloc(sizeof(ism_dt *) * (size_t)(nt ? nt : 1));
     const ism_tmap **maps = malloc(sizeof(ism_tmap *) * (size_t)(nt ? nt : 1));
     ism_vh *vts = calloc((size_t)(nt ? nt : 1), sizeof(ism_vh)); /* [0] read even for count 0 */
     ptrdiff_t *va = malloc(sizeof(ptrdiff_t) * (size_t)(na ? na : 1));
     int rc = 0;
-    if (!x->ints || !x->aints || !x->types || !maps || !vts || !va) {
+    if (!x->ints || !vi || !x->aints || !x->types || !maps || !vts || !va) {
         rc = ISM_ERR_NO_MEM;
         goto fail;
     }
-    if (ni)
-        memcpy(x->ints, ints, sizeof(int) * (size_t)ni);
+    x->large = 0;
+    for (int i = 0; i < ni; i++) {
+        x->ints[i] = ints[i];
+        x->large |= ints[i] > INT_MAX || ints[i] < INT_MIN;
+        vi[i] = (int)ints[i];
+    }
     for (int i = 0; i < na; i++)
         x->aints[i] = aints[i], va[i] = (ptrdiff_t)aints[i];
     for (int i = 0; i < nt; i++) {
@@ -218,25 +223,22 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
         goto fail;
     }
     ism_tmap *m = &x->map;
-    if ((rc = ism.be->type_create(combiner, x->ints, va, vts, &d->v)))
+    /* the vendor's constructors take ints: beyond them, its twin comes from the map */
+    if ((rc = x->large ? ism_dt_vendor_from_map(m, &d->v)
+                       : ism.be->type_create(combiner, vi, va, vts, &d->v)))
         goto fail_map;
     ptrdiff_t vlb = 0, vext = 0;
     if (ism.be->type_extent(d->v, &vlb, &vext) == 0 && (vlb != m->lb || vlb + vext != m->ub)) {
         m->lb = vlb;
         m->ub = vlb + vext;
     }
-    if (m->size > INT_MAX || m->ub - m->lb > INT_MAX || m->ub - m->lb < INT_MIN ||
-        m->true_ub - m->true_lb > INT_MAX) {
-        ism.be->type_free(&d->v);
-        rc = ISM_ERR_UNSUPPORTED; /* MPI_Type_size would not fit its int */
-        goto fail_map;
-    }
-    d->size = (int)m->size;
-    d->extent = (int)(m->ub - m->lb);
-    d->true_extent = (int)(m->true_ub - m->true_lb);
+    d->size = m->size;
+    d->extent = m->ub - m->lb;
+    d->true_extent = m->true_ub - m->true_lb;
     set_contig(d, m);
     for (int i = 0; i < nt; i++)
         ism_dt_retain(types[i]);
+    free(vi);
     free(maps);
     free(vts);
     free(va);
@@ -245,6 +247,7 @@ int ism_dt_create(int combiner, const int *ints, const int64_t *aints, ism_dt *c
 fail_map:
     ism_tmap_free(&x->map);
 fail:
+    free(vi);
     free(x->ints);
     free(x->aints);
     free(x->types);

@@ -85,14 +85,15 @@ int ism_tmap_pair(const ism_tmap *m, int64_t *starts);
 
 /* Builds the map of a derived type from its envelope; types[] are the old types' maps
  * (one for every combiner but STRUCT, which has ints[0] of them). ints/aints follow
- * MPI_Type_get_contents. */
-int ism_tmap_build(int combiner, const int *ints, const int64_t *aints,
+ * MPI_Type_get_contents, the integers widened to 64 bits (so the large-count constructors'
+ * values fit: the _c forms put them where the int forms have them). */
+int ism_tmap_build(int combiner, const int64_t *ints, const int64_t *aints,
                    const ism_tmap *const *types, ism_tmap *out);
 void ism_tmap_free(ism_tmap *m);
 int ism_tmap_copy(const ism_tmap *src, ism_tmap *out);
 
 /* Number of (ints, aints, types) a combiner's envelope holds, from its first ints. */
-int ism_envelope_sizes(int combiner, const int *ints, int *ni, int *na, int *nt);
+int ism_envelope_sizes(int combiner, const int64_t *ints, int *ni, int *na, int *nt);
 
 /* pack.c: native layout. pack writes count*size bytes; unpack reads nbytes of packed
  * data (a partial last element is allowed: a truncated or short message). */

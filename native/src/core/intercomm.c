@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/lc_piece.h"
 #include "core.h"
 
 enum { TAG_IC_HDR = 40, TAG_IC_LIST };
@@ -478,32 +479,36 @@ int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_
 /* Reduce-scatter: each group reduces its own vectors (as long as its receive counts add
  * up to; MPI 3.1 §5.10.1 requires the same length in both groups), the leaders swap the
  * reductions, and each group scatters the one it got by its own receive counts. */
-int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts, ism_dt *dt,
                              ism_op *op, ism_comm *c)
 {
-    long mine = 0;
+    int64_t mine = 0;
     int n = c->local_size, rc = 0;
-    int *displs = malloc(sizeof(int) * (size_t)(n + 1));
+    int64_t *displs = malloc(sizeof(int64_t) * (size_t)(n + 1));
     if (!displs)
         return ISM_ERR_NO_MEM;
     for (int r = 0; r < n; r++) {
-        displs[r] = (int)mine;
+        displs[r] = mine;
         mine += rcounts[r];
     }
-    int tot[2] = {(int)mine, (int)mine}; /* both groups reduce vectors of this length */
-    size_t ext = (size_t)(dt->extent > 0 ? dt->extent : 1), slack = (size_t)dt->true_extent;
+    /* both groups reduce vectors of this length (the standard makes them equal) */
+    int64_t tot = mine, ext = dt->extent > 0 ? dt->extent : 1;
+    size_t slack = (size_t)dt->true_extent;
     char *red = NULL, *got = NULL;
-    if (!rc && c->rank == 0 &&
-        (!(red = malloc((size_t)tot[1] * ext + slack + 1)) ||
-         !(got = malloc((size_t)tot[0] * ext + slack + 1))))
+    if (c->rank == 0 && (!(red = malloc((size_t)(tot * ext) + slack + 1)) ||
+                         !(got = malloc((size_t)(tot * ext) + slack + 1))))
         rc = ISM_ERR_NO_MEM;
-    if (!rc)
-        rc = ism_reduce_any(sbuf, red, tot[1], dt, op, 0, c->local);
+    /* the local reduction in pieces whose counts fit the int core (common/lc_piece.h): every
+     * member cuts at the same bytes */
+    for (int64_t off = 0; !rc && off < tot; off += ism_lc_piece_elems(dt->size))
+        rc = ism_reduce_any((const char *)sbuf + off * dt->extent,
+                            red ? red + off * dt->extent : NULL,
+                            ism_lc_piece_len(tot, off, dt->size), dt, op, 0, c->local);
     if (!rc && c->rank == 0) {
         ism_req *a, *b;
-        rc = ism_irecv(got, tot[0], dt, 0, TAG_REDUCE, c, c->ctx + 1, &a);
+        rc = ism_irecv(got, tot, dt, 0, TAG_REDUCE, c, c->ctx + 1, &a);
         if (!rc)
-            rc = ism_isend(red, tot[1], dt, 0, TAG_REDUCE, c, c->ctx + 1, ISM_MODE_STD, &b);
+            rc = ism_isend(red, tot, dt, 0, TAG_REDUCE, c, c->ctx + 1, ISM_MODE_STD, &b);
         if (!rc) {
             rc = ism_wait_free(a);
             int r2 = ism_wait_free(b);
@@ -511,7 +516,7 @@ int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
         }
     }
     if (!rc)
-        rc = ism_scatterv(got, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c->local);
+        rc = ism_scatterv64(got, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c->local);
     free(red);
     free(got);
     free(displs);

@@ -71,7 +71,7 @@ int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const
 
 /* The largest piece of data one frame carries: a chunk less the request words, whole
  * elements of the target's type. */
-static size_t piece_bytes(int elem)
+static size_t piece_bytes(int64_t elem)
 {
     size_t p = ism.chunk - 16;
     return p - p % (size_t)elem;
@@ -710,9 +710,9 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
         return ism_rma_fail(ISM_ERR_UNSUPPORTED,
                             "an accumulate or get-accumulate on %s between two ranks of one site "
                             "is not supported with Open MPI inside the site: its osc/rdma moves "
-                            "only the first %d bytes of each pair, half of the index (a pair "
+                            "only the first %lld bytes of each pair, half of the index (a pair "
                             "without a gap, such as MPI_DOUBLE_INT or MPI_2INT, works)",
-                            ism_dt_predefined_name(pk), pt->size);
+                            ism_dt_predefined_name(pk), (long long)pt->size);
     int64_t per = m->nelem / 2, nu = tn * per;
     size_t nat = (size_t)nu * (size_t)pt->extent + 1;
     int64_t *starts = malloc(sizeof *starts * (size_t)(per ? per : 1));
@@ -929,8 +929,8 @@ static uint64_t acc_span(const ism_frame_hdr *h, ism_dt *d, uint64_t n)
         return n;
     if (n % (uint64_t)d->size)
         ism_die("site %s rank %d: one-sided accumulate from rank %d of %llu bytes, no whole "
-                "number of %d-byte elements (protocol error)", ism_site_name(ism.site),
-                ism.grank, h->src, (unsigned long long)n, d->size);
+                "number of %lld-byte elements (protocol error)", ism_site_name(ism.site),
+                ism.grank, h->src, (unsigned long long)n, (long long)d->size);
     return n ? (n / (uint64_t)d->size - 1) * (uint64_t)d->extent + (uint64_t)d->true_extent : 0;
 }
 

@@ -8,6 +8,7 @@
  * darray set them explicitly; struct rounds the extent up to its largest alignment).
  * The core adopts the vendor's lb/extent afterwards when they differ (see datatype.c).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -221,6 +222,13 @@ static void append_block(tbuild *b, const ism_tmap *old, int64_t disp, int64_t b
         m->true_ub = max64(m->true_ub, disp + more * ext + old->true_ub);
         return;
     }
+    if (bl > 2 && old->nblk == 0 && old->nrun == 0) {
+        /* no data: only the bounds of the first and the last copy count (a count of 2^40
+         * would otherwise be 2^40 rounds of nothing) */
+        append(b, old, disp);
+        append(b, old, disp + (bl - 1) * ext);
+        return;
+    }
     for (int64_t j = 0; j < bl && !b->err; j++)
         append(b, old, disp + j * ext);
 }
@@ -320,11 +328,16 @@ int ism_tmap_pair(const ism_tmap *m, int64_t *starts)
 
 /* ---- subarray and darray: the cartesian product of owned indices per dimension ---- */
 
+/* A run of consecutive owned indices of one dimension. */
+typedef struct irun {
+    int64_t first, n;
+} irun;
+
 typedef struct grid {
     int ndims, order;
     int64_t *stride; /* bytes between consecutive indices of dimension d */
-    int64_t **idx;   /* owned global indices of dimension d, ascending */
-    int64_t *nidx;
+    irun **idx;      /* owned global indices of dimension d, ascending, as runs */
+    int64_t *nidx;   /* runs in idx[d] */
 } grid;
 
 static void grid_walk(tbuild *b, const grid *g, const ism_tmap *old, int level, int64_t off)
@@ -332,11 +345,14 @@ static void grid_walk(tbuild *b, const grid *g, const ism_tmap *old, int level, 
     /* C order: dimension 0 varies slowest; Fortran order: the last one does */
     int d = g->order == ISM_ORDER_C ? level : g->ndims - 1 - level;
     for (int64_t i = 0; i < g->nidx[d] && !b->err; i++) {
-        int64_t o = off + g->idx[d][i] * g->stride[d];
-        if (level == g->ndims - 1)
-            append(b, old, o);
-        else
-            grid_walk(b, g, old, level + 1, o);
+        const irun *r = &g->idx[d][i];
+        if (level == g->ndims - 1) {
+            /* the innermost stride is old's extent: a run is one block of copies */
+            append_block(b, old, off + r->first * g->stride[d], r->n);
+            continue;
+        }
+        for (int64_t j = r->first; j < r->first + r->n && !b->err; j++)
+            grid_walk(b, g, old, level + 1, off + j * g->stride[d]);
     }
 }
 
@@ -360,7 +376,7 @@ static void grid_free(grid *g)
 }
 
 /* Byte strides of a global array of gsizes[] elements of extent ext. */
-static void grid_strides(grid *g, const int *gsizes, int64_t ext)
+static void grid_strides(grid *g, const int64_t *gsizes, int64_t ext)
 {
     int64_t s = ext;
     for (int k = 0; k < g->ndims; k++) {
@@ -370,7 +386,7 @@ static void grid_strides(grid *g, const int *gsizes, int64_t ext)
     }
 }
 
-static int grid_build(grid *g, const ism_tmap *old, const int *gsizes, ism_tmap *out)
+static int grid_build(grid *g, const ism_tmap *old, const int64_t *gsizes, ism_tmap *out)
 {
     tbuild b = {0};
     int64_t ext = old->ub - old->lb, total = ext;
@@ -390,11 +406,11 @@ static int grid_build(grid *g, const ism_tmap *old, const int *gsizes, ism_tmap 
     return finish(&b, out);
 }
 
-static int subarray(const int *ints, const ism_tmap *old, ism_tmap *out)
+static int subarray(const int64_t *ints, const ism_tmap *old, ism_tmap *out)
 {
-    int n = ints[0];
-    const int *sizes = ints + 1, *sub = ints + 1 + n, *starts = ints + 1 + 2 * n;
-    int order = ints[1 + 3 * n];
+    int n = (int)ints[0];
+    const int64_t *sizes = ints + 1, *sub = ints + 1 + n, *starts = ints + 1 + 2 * n;
+    int order = (int)ints[1 + 3 * n];
     grid g = {0};
     int rc = grid_alloc(&g, n, order);
     for (int d = 0; d < n && !rc; d++) {
@@ -402,13 +418,12 @@ static int subarray(const int *ints, const ism_tmap *old, ism_tmap *out)
             rc = ISM_TMAP_EARG;
             break;
         }
-        g.nidx[d] = sub[d];
-        if (!(g.idx[d] = malloc(sizeof(int64_t) * (size_t)(sub[d] ? sub[d] : 1)))) {
+        if (!(g.idx[d] = malloc(sizeof(irun)))) {
             rc = ISM_TMAP_ENOMEM;
             break;
         }
-        for (int i = 0; i < sub[d]; i++)
-            g.idx[d][i] = starts[d] + i;
+        g.nidx[d] = sub[d] > 0;
+        g.idx[d][0] = (irun){starts[d], sub[d]};
     }
     if (!rc) {
         grid_strides(&g, sizes, old->ub - old->lb);
@@ -419,44 +434,50 @@ static int subarray(const int *ints, const ism_tmap *old, ism_tmap *out)
 }
 
 /* Indices of dimension d owned by process coordinate c (MPI-4.1 section 5.1.4). */
-static int darray_dim(int gsize, int distrib, int darg, int psize, int c, int64_t **idx,
-                      int64_t *n)
+static int darray_dim(int64_t gsize, int64_t distrib, int64_t darg, int64_t psize, int64_t c,
+                      irun **idx, int64_t *n)
 {
-    int64_t cnt = 0;
-    *idx = malloc(sizeof(int64_t) * (size_t)(gsize ? gsize : 1));
-    if (!*idx)
-        return ISM_TMAP_ENOMEM;
+    int64_t cnt = 0, blk = 1, nruns = 1;
     if (distrib == ISM_DISTRIBUTE_NONE) {
         if (psize != 1)
             return ISM_TMAP_EARG;
-        for (int i = 0; i < gsize; i++)
-            (*idx)[cnt++] = i;
+        blk = gsize;
     } else if (distrib == ISM_DISTRIBUTE_BLOCK) {
-        int64_t blk = darg == ISM_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize : darg;
+        blk = darg == ISM_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize : darg;
         if (blk <= 0 || blk * psize < gsize)
             return ISM_TMAP_EARG;
-        for (int64_t i = c * blk; i < (c + 1) * blk && i < gsize; i++)
-            (*idx)[cnt++] = i;
     } else if (distrib == ISM_DISTRIBUTE_CYCLIC) {
-        int64_t blk = darg == ISM_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        blk = darg == ISM_DISTRIBUTE_DFLT_DARG ? 1 : darg;
         if (blk <= 0)
             return ISM_TMAP_EARG;
-        for (int64_t s = c * blk; s < gsize; s += blk * psize)
-            for (int64_t i = s; i < s + blk && i < gsize; i++)
-                (*idx)[cnt++] = i;
+        nruns = gsize / (blk * psize) + 1;
+        if (nruns > ISM_TMAP_MAX_ENTRIES)
+            return ISM_TMAP_ETOOBIG; /* each run is at least one block of the map */
     } else {
         return ISM_TMAP_EARG;
+    }
+    if (!(*idx = malloc(sizeof(irun) * (size_t)nruns)))
+        return ISM_TMAP_ENOMEM;
+    if (distrib != ISM_DISTRIBUTE_CYCLIC) {
+        int64_t first = distrib == ISM_DISTRIBUTE_NONE ? 0 : c * blk;
+        int64_t end = first + blk < gsize ? first + blk : gsize;
+        if (end > first)
+            (*idx)[cnt++] = (irun){first, end - first};
+    } else {
+        for (int64_t s = c * blk; s < gsize; s += blk * psize)
+            (*idx)[cnt++] = (irun){s, s + blk < gsize ? blk : gsize - s};
     }
     *n = cnt;
     return 0;
 }
 
-static int darray(const int *ints, const ism_tmap *old, ism_tmap *out)
+static int darray(const int64_t *ints, const ism_tmap *old, ism_tmap *out)
 {
-    int size = ints[0], rank = ints[1], n = ints[2];
-    const int *gsizes = ints + 3, *distribs = ints + 3 + n, *dargs = ints + 3 + 2 * n,
-              *psizes = ints + 3 + 3 * n;
-    int order = ints[3 + 4 * n];
+    int64_t size = ints[0], rank = ints[1];
+    int n = (int)ints[2];
+    const int64_t *gsizes = ints + 3, *distribs = ints + 3 + n, *dargs = ints + 3 + 2 * n,
+                  *psizes = ints + 3 + 3 * n;
+    int order = (int)ints[3 + 4 * n];
     int64_t nprocs = 1;
     for (int d = 0; d < n; d++)
         nprocs *= psizes[d];
@@ -465,9 +486,9 @@ static int darray(const int *ints, const ism_tmap *old, ism_tmap *out)
     grid g = {0};
     int rc = grid_alloc(&g, n, order);
     /* the process grid is row-major whatever the array order */
-    int r = rank;
+    int64_t r = rank;
     for (int d = n - 1; d >= 0 && !rc; d--) {
-        int c = r % psizes[d];
+        int64_t c = r % psizes[d];
         r /= psizes[d];
         rc = darray_dim(gsizes[d], distribs[d], dargs[d], psizes[d], c, &g.idx[d], &g.nidx[d]);
     }
@@ -479,9 +500,17 @@ static int darray(const int *ints, const ism_tmap *old, ism_tmap *out)
     return rc;
 }
 
-int ism_envelope_sizes(int combiner, const int *ints, int *ni, int *na, int *nt)
+int ism_envelope_sizes(int combiner, const int64_t *ints, int *ni, int *na, int *nt)
 {
-    int c = ints ? ints[0] : 0;
+    /* the array lengths: at most what an int-counted envelope holds */
+    int64_t len = !ints ? 0 : combiner == ISM_COMBINER_DARRAY ? ints[2]
+                  : combiner == ISM_COMBINER_CONTIGUOUS || combiner == ISM_COMBINER_VECTOR ||
+                          combiner == ISM_COMBINER_HVECTOR
+                      ? 0
+                      : ints[0];
+    if (len < 0 || len > INT_MAX / 4 - 4)
+        return ISM_TMAP_EARG;
+    int c = (int)len;
     *ni = *na = 0;
     *nt = 1;
     switch (combiner) {
@@ -495,14 +524,33 @@ int ism_envelope_sizes(int combiner, const int *ints, int *ni, int *na, int *nt)
     case ISM_COMBINER_HINDEXED_BLOCK: *ni = 2, *na = c; break;
     case ISM_COMBINER_STRUCT: *ni = c + 1, *na = c, *nt = c; break;
     case ISM_COMBINER_SUBARRAY: *ni = 3 * c + 2; break;
-    case ISM_COMBINER_DARRAY: *ni = 4 * ints[2] + 4; break;
+    case ISM_COMBINER_DARRAY: *ni = 4 * c + 4; break;
     case ISM_COMBINER_RESIZED: *na = 2; break;
     default: return ISM_TMAP_EARG;
     }
     return 0;
 }
 
-int ism_tmap_build(int combiner, const int *ints, const int64_t *aints,
+/* The block after block i of count: of a type without data only the last one still counts
+ * (for the bounds). */
+static int64_t next_copy(const ism_tmap *old, int64_t i, int64_t count)
+{
+    return old->nblk == 0 && old->nrun == 0 && i + 1 < count - 1 ? count - 1 : i + 1;
+}
+
+/* count blocks of bl copies of old that follow each other without a gap are one block of
+ * count * bl copies (so MPI_Type_vector_c(2^31, 1, 1, ...) costs no loop of 2^31); 0 when the
+ * product does not fit. */
+static int dense_run(tbuild *b, const ism_tmap *old, int64_t count, int64_t bl)
+{
+    int64_t n;
+    if (count <= 1 || __builtin_mul_overflow(count, bl, &n))
+        return 0;
+    append_block(b, old, 0, n);
+    return 1;
+}
+
+int ism_tmap_build(int combiner, const int64_t *ints, const int64_t *aints,
                    const ism_tmap *const *types, ism_tmap *out)
 {
     tbuild b = {0};
@@ -515,32 +563,36 @@ int ism_tmap_build(int combiner, const int *ints, const int64_t *aints,
         append_block(&b, old, 0, ints[0]);
         break;
     case ISM_COMBINER_VECTOR:
-        for (int i = 0; i < ints[0]; i++)
-            append_block(&b, old, (int64_t)i * ints[2] * ext, ints[1]);
+        if (ints[2] == ints[1] && dense_run(&b, old, ints[0], ints[1]))
+            break; /* blocks back to back: one block of count * blocklength copies */
+        for (int64_t i = 0; i < ints[0] && !b.err; i = next_copy(old, i, ints[0]))
+            append_block(&b, old, i * ints[2] * ext, ints[1]);
         break;
     case ISM_COMBINER_HVECTOR:
-        for (int i = 0; i < ints[0]; i++)
-            append_block(&b, old, (int64_t)i * aints[0], ints[1]);
+        if (aints[0] == ints[1] * ext && dense_run(&b, old, ints[0], ints[1]))
+            break;
+        for (int64_t i = 0; i < ints[0] && !b.err; i = next_copy(old, i, ints[0]))
+            append_block(&b, old, i * aints[0], ints[1]);
         break;
     case ISM_COMBINER_INDEXED:
-        for (int i = 0; i < ints[0]; i++)
-            append_block(&b, old, (int64_t)ints[1 + ints[0] + i] * ext, ints[1 + i]);
+        for (int64_t i = 0; i < ints[0] && !b.err; i++)
+            append_block(&b, old, ints[1 + ints[0] + i] * ext, ints[1 + i]);
         break;
     case ISM_COMBINER_HINDEXED:
-        for (int i = 0; i < ints[0]; i++)
+        for (int64_t i = 0; i < ints[0] && !b.err; i++)
             append_block(&b, old, aints[i], ints[1 + i]);
         break;
     case ISM_COMBINER_INDEXED_BLOCK:
-        for (int i = 0; i < ints[0]; i++)
-            append_block(&b, old, (int64_t)ints[2 + i] * ext, ints[1]);
+        for (int64_t i = 0; i < ints[0] && !b.err; i++)
+            append_block(&b, old, ints[2 + i] * ext, ints[1]);
         break;
     case ISM_COMBINER_HINDEXED_BLOCK:
-        for (int i = 0; i < ints[0]; i++)
+        for (int64_t i = 0; i < ints[0] && !b.err; i++)
             append_block(&b, old, aints[i], ints[1]);
         break;
     case ISM_COMBINER_STRUCT: {
         int align = 1;
-        for (int i = 0; i < ints[0]; i++) {
+        for (int64_t i = 0; i < ints[0] && !b.err; i++) {
             append_block(&b, types[i], aints[i], ints[1 + i]);
             if (types[i]->align > align)
                 align = types[i]->align;
@@ -568,7 +620,7 @@ int ism_tmap_build(int combiner, const int *ints, const int64_t *aints,
     if (!b.any && !b.err) {
         /* no copy at all (count 0): an empty type of extent 0 */
         int anyext = 0;
-        for (int i = 0; i < (combiner == ISM_COMBINER_STRUCT ? ints[0] : 1); i++)
+        for (int64_t i = 0; i < (combiner == ISM_COMBINER_STRUCT ? ints[0] : 1); i++)
             anyext |= types[i]->ext32 < 0;
         b.m.ext32 = anyext ? -1 : 0;
         b.m.align = old ? old->align : 1;

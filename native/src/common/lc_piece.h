@@ -1,10 +1,10 @@
-/* largecount_piece.h (abi): how a large-count elementwise collective is cut into calls of
+/* lc_piece.h (common): how a large-count elementwise collective is cut into calls of
  * the int form. Pieces are counted in bytes of the type's signature (its size, not its
  * extent), so ranks that describe the same data with different types (a broadcast may)
  * cut it at the same bytes; every piece's element count fits an int. Kept apart so the
  * arithmetic is checked without MPI (native/tests/test_lc_piece.c). */
-#ifndef ISM_ABI_LARGECOUNT_PIECE_H
-#define ISM_ABI_LARGECOUNT_PIECE_H
+#ifndef ISM_COMMON_LC_PIECE_H
+#define ISM_COMMON_LC_PIECE_H
 
 #include <stdint.h>
 
