@@ -88,6 +88,28 @@ def test_small_puts_to_another_site_go_in_few_frames(prefix, build_dir, mpi):
     assert frames["0"] >= 1001, frames  # a frame per put, the FLUSH
 
 
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_busy_target_does_not_stall_another_sites_passive_target_access(prefix, build_dir,
+                                                                           mpi):
+    """rma_passive busyfar: rank 1 (site B) computes 3 s without calling MPI while rank 0
+    (site A) locks it, puts, flushes, gets and unlocks; the progress helper
+    (core/rma_progress.c) serves it, so the sequence takes a few round trips, well under
+    0.5 s, with the data right. With the helper off (ISTHMUS_RMA_PROGRESS_US=0) the same
+    program waits out the computation and its bound fails: the test can tell."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_passive")
+    r = run_job(exe, ["busyfar"], "1,1", mpi, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "rma_passive busyfar: OK" in r.stdout, out[-3000:]
+    took = [float(x) for x in re.findall(r"of busy rank 1 took ([0-9.]+) s", out)]
+    assert len(took) == 1 and took[0] < 0.5, out[-3000:]
+    r = run_job(exe, ["busyfar"], "1,1", mpi, extra_env={"ISTHMUS_RMA_PROGRESS_US": "0"},
+                timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "the target's computation stalled it" in out, out[-3000:]
+
+
 # Started by the vendor's launcher there is no gateway and no receive ring, so nothing
 # entered the vendor while isthmus waited in its own code (its shared-memory barrier, a lock
 # spin); the vendors' passive-target RMA needs the target to enter it (Open MPI osc/rdma's

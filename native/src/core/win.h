@@ -100,6 +100,7 @@ typedef struct ism_win {
     int self_posted, self_completed; /* POST and COMPLETE to this rank itself: recorded,
                                       * not sent (a blocking send to oneself may wait for
                                       * a receive that only this rank, later, would post) */
+    int helped;           /* counted by the progress helper (rma_progress.c) */
     ism_errh *errh;
     void *attrs;          /* owned by abi/win.c */
     char name[128];
@@ -187,6 +188,13 @@ int ism_rma_wait(ism_win *w, const uint64_t *count, uint64_t want, const char *w
 void ism_rma_lock_request(ism_win *w, const ism_frame_hdr *h); /* a LOCK frame */
 void ism_rma_grant(ism_win *w, int src_g);
 int ism_rma_lock_release(ism_win *w, int target_l, int type);
+/* rma_progress.c: the helper thread that progresses while the program computes. join:
+ * w spans sites (called last in the creating call, which holds no core lock unless under
+ * MPI_THREAD_MULTIPLE); leave: w is being freed; finalize: stop it whatever is left. */
+int ism_rma_progress_enabled(void);
+void ism_rma_progress_join(ism_win *w);
+void ism_rma_progress_leave(ism_win *w);
+void ism_rma_progress_finalize(void);
 /* an operation on my own window when it has no vendor window (rma.c) */
 int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, int64_t rn,
                  ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op);
