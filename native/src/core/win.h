@@ -4,7 +4,9 @@
  * the members at this site (every member holds it in a permanent MPI_Win_lock_all epoch,
  * so local Put/Get/Accumulate go straight to the vendor at its speed), and ISM_F_RMA
  * frames for targets at other sites, which the target process applies to its memory when
- * its progress engine runs (win.c, rma.c; docs/design.md "One-sided communication").
+ * its progress engine runs, turned by the program's MPI calls or, while the program
+ * computes, by the progress helper thread (win.c, rma.c, rma_progress.c; docs/design.md
+ * "One-sided communication").
  * Synchronisation is isthmus's own for all members: fence is a marker per pair of ranks
  * at different sites plus a site-local barrier; locks are words in a second vendor
  * window, taken with the vendor's atomics, also on behalf of remote origins.
