@@ -535,7 +535,7 @@ def gen_mt() -> tuple[str, str]:
          "    RET ism_mtu_##X PARAMS;                                                      \\",
          "    RET PMPI_##X PARAMS                                                          \\",
          "    {                                                                            \\",
-         "        if (!ism_mt_locking)                                                     \\",
+         "        if (!ism_mt_locks())                                                     \\",
          "            return ism_mtu_##X ARGS;                                             \\",
          "        ism_mt_lock();                                                           \\",
          "        RET rc = ism_mtu_##X ARGS;                                               \\",

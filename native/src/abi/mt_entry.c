@@ -13,7 +13,7 @@
     RET ism_mtu_##X PARAMS;                                                      \
     RET PMPI_##X PARAMS                                                          \
     {                                                                            \
-        if (!ism_mt_locking)                                                     \
+        if (!ism_mt_locks())                                                     \
             return ism_mtu_##X ARGS;                                             \
         ism_mt_lock();                                                           \
         RET rc = ism_mtu_##X ARGS;                                               \

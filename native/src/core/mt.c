@@ -163,12 +163,12 @@ void ism_mt_start(void)
     wrapped.alltoallw = w_alltoallw;
     ism.be = &wrapped;
     ism_mt_on = 1;
-    ism_mt_locking |= ISM_MT_THREADS;
+    ism_mt_need(ISM_MT_THREADS, 1);
 }
 
 void ism_mt_stop(void)
 {
     ism_mt_on = 0;
-    ism_mt_locking &= ~ISM_MT_THREADS;
+    ism_mt_need(ISM_MT_THREADS, 0);
     ism.be = ism.vbe;
 }

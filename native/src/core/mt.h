@@ -18,9 +18,17 @@ extern int ism_mt_on;
 /* Who needs the core lock taken at every MPI entry: ISM_MT_THREADS (MPI_THREAD_MULTIPLE)
  * and ISM_MT_HELPER (the progress helper of windows across sites, core/rma_progress.c,
  * which calls the core from a second thread while the program computes). Read without the
- * lock, once per entry; changed only by the thread inside MPI. */
+ * lock (atomically), once per entry; changed only by a thread inside MPI. */
 extern int ism_mt_locking;
 enum { ISM_MT_THREADS = 1, ISM_MT_HELPER = 2 };
+static inline int ism_mt_locks(void) { return __atomic_load_n(&ism_mt_locking, __ATOMIC_RELAXED); }
+static inline void ism_mt_need(int who, int on)
+{
+    if (on)
+        __atomic_fetch_or(&ism_mt_locking, who, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_and(&ism_mt_locking, ~who, __ATOMIC_RELAXED);
+}
 
 void ism_mt_lock(void);
 void ism_mt_unlock(void);

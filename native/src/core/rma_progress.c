@@ -67,9 +67,9 @@ void ism_rma_progress_join(ism_win *w)
     __atomic_store_n(&stopping, 0, __ATOMIC_RELEASE);
     /* the lock discipline first: from here on every entry locks and no fast path runs */
     ism_remote_add(1);
-    ism_mt_locking |= ISM_MT_HELPER;
+    ism_mt_need(ISM_MT_HELPER, 1);
     if (pthread_create(&helper, NULL, helper_main, NULL)) {
-        ism_mt_locking &= ~ISM_MT_HELPER;
+        ism_mt_need(ISM_MT_HELPER, 0);
         ism_remote_add(-1);
         users = 0;
         w->helped = 0;
@@ -88,7 +88,7 @@ static void stop(void)
     /* the helper never waits for the lock, so it leaves within one nap */
     pthread_join(helper, NULL);
     running = 0;
-    ism_mt_locking &= ~ISM_MT_HELPER;
+    ism_mt_need(ISM_MT_HELPER, 0);
     ism_remote_add(-1);
 }
 
