@@ -51,14 +51,9 @@ static void *helper_main(void *arg)
     return NULL;
 }
 
-int ism_rma_progress_enabled(void)
-{
-    return ism.rma_progress_ns > 0;
-}
-
 void ism_rma_progress_join(ism_win *w)
 {
-    if (!w->nremote || !ism.multisite || !ism_rma_progress_enabled() || !ism.helper_ok)
+    if (!w->nremote || !ism.multisite || ism.rma_progress_ns <= 0 || !ism.helper_ok)
         return;
     w->helped = 1;
     if (users++ || running)

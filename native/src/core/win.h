@@ -193,7 +193,6 @@ int ism_rma_lock_release(ism_win *w, int target_l, int type);
 /* rma_progress.c: the helper thread that progresses while the program computes. join:
  * w spans sites (called last in the creating call, which holds no core lock unless under
  * MPI_THREAD_MULTIPLE); leave: w is being freed; finalize: stop it whatever is left. */
-int ism_rma_progress_enabled(void);
 void ism_rma_progress_join(ism_win *w);
 void ism_rma_progress_leave(ism_win *w);
 void ism_rma_progress_finalize(void);
