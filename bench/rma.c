@@ -13,6 +13,9 @@
  *              MPI_Barrier (it is in MPI, so it can progress the operation)
  *   get_busy   one lock / MPI_Get / unlock while the target computes for BUSY ms without
  *              calling MPI: how long a busy target holds up a passive-target get
+ *   get_busy_flush  MPI_Get of SIZE bytes + MPI_Win_flush inside an MPI_Win_lock_all epoch
+ *              opened before the target starts computing BUSY ms: the get alone, against
+ *              issue 28's goal of one round trip with the target busy
  *   fence      MPI_Win_fence with nothing to transfer, repeated: the time of one fence
  *   stream     COUNT puts of STREAM bytes in one lock epoch, unlock included, against the
  *              same bytes as COUNT MPI_Isend (the point-to-point baseline): MB/s of each
@@ -21,7 +24,8 @@
  *              (small-put message rate; isthmus gathers such puts into few frames)
  *
  *   rma [-s SIZE] [-i ITERS] [-S STREAM] [-c COUNT] [-p NPUTS] [-b BUSY_MS] [-m MODES]
- *     MODES: comma-separated subset of rtt,put_flush,get_flush,get_busy,fence,stream,puts
+ *     MODES: comma-separated subset of rtt,put_flush,get_flush,get_busy,get_busy_flush,fence,
+ *     stream,puts
  *     (default all but puts). Output, rank 0 only, one line per figure:
  *   rma op=<op> size=<bytes> median=<value> min=<value> unit=<us|MB/s> iters=<n>
  */
@@ -98,7 +102,7 @@ static void compute(double ms)
 int main(int argc, char **argv)
 {
     long sz = 8, iters = 50, stream = 1 << 20, count = 32, busy = 500, nputs = 1000;
-    const char *modes = "rtt,put_flush,get_flush,get_busy,fence,stream";
+    const char *modes = "rtt,put_flush,get_flush,get_busy,get_busy_flush,fence,stream";
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -202,6 +206,25 @@ int main(int argc, char **argv)
             MPI_Win_unlock(target, win);
             t[0] = MPI_Wtime() - t0;
             report("get_busy", sz, t, 1, 1e6, "us");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    if (wanted(modes, "get_busy_flush")) {
+        /* the epoch is open before the target starts computing: only the get waits on it */
+        if (rank == 0)
+            MPI_Win_lock_all(0, win);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == target) {
+            compute((double)busy);
+        } else if (rank == 0) {
+            compute(busy / 10.0);
+            double t0 = MPI_Wtime();
+            MPI_Get(local, (int)sz, MPI_BYTE, target, 0, (int)sz, MPI_BYTE, win);
+            MPI_Win_flush(target, win);
+            t[0] = MPI_Wtime() - t0;
+            MPI_Win_unlock_all(win);
+            report("get_busy_flush", sz, t, 1, 1e6, "us");
         }
         MPI_Barrier(MPI_COMM_WORLD);
     }

@@ -10,6 +10,8 @@
 #   get_busy            one lock/get/unlock while the target computes without calling MPI for
 #                       --busy ms (goal: about one round trip; isthmus today waits for the
 #                       target's next MPI call, docs/design.md "One-sided")
+#   get_busy_flush / rtt  8-byte MPI_Get + MPI_Win_flush in a lock_all epoch while the target
+#                       computes for --busy ms (goal <= 1.05; core/rma_progress.c)
 #   fence / (rtt/2)     an empty MPI_Win_fence against one one-way trip (goal <= 1.05 plus the
 #                       site phases, which are nothing with one rank per site)
 #   stream_put / link   32 puts of 1 MiB in one epoch against the link's rate (goal >= 0.95),
@@ -98,6 +100,12 @@ def med(xs: list[float], fmt: str = ".3f") -> str:
     return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}-{max(xs):{fmt}})"
 
 
+def busy_flush(w: list[dict]) -> str:
+    """get_busy_flush / rtt, or '-' for records from before that mode existed."""
+    xs = [g["get_busy_flush"] / g["rtt"] for g in w if "get_busy_flush" in g]
+    return med(xs) if xs else "-"
+
+
 def tables(recs: list[dict], link_spec: str, busy: int) -> None:
     """Markdown tables from the JSON records of one campaign (also --report FILE)."""
     link = rate_of(link_spec)
@@ -109,8 +117,9 @@ def tables(recs: list[dict], link_spec: str, busy: int) -> None:
         print(f"Across 2 sites, 1 rank each, link `{link_spec}` ({link:.3g} MB/s): median over "
               "repetitions (min-max) of each run's ratio\n")
         print("| vendor | reps | rtt ms | put+flush / rtt | get+flush / rtt | fence / (rtt/2) | "
-              f"get, target busy {busy} ms: ms | 1 MiB puts / link | puts / sends |")
-        print("|---|---|---|---|---|---|---|---|---|")
+              f"get, target busy {busy} ms: ms | get+flush, target busy / rtt "
+              "| 1 MiB puts / link | puts / sends |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for v in vendors:
             w = wan[v]
             if not w:
@@ -120,6 +129,7 @@ def tables(recs: list[dict], link_spec: str, busy: int) -> None:
                   f"| {med([g['get_flush'] / g['rtt'] for g in w])} "
                   f"| {med([g['fence'] / (g['rtt'] / 2) for g in w])} "
                   f"| {med([g['get_busy'] / 1000 for g in w], '.0f')} "
+                  f"| {busy_flush(w)} "
                   f"| {med([g['stream_put'] / link for g in w])} "
                   f"| {med([g['stream_put'] / g['stream_send'] for g in w])} |")
     puts = {v: [r for r in recs if r["where"] == "puts" and r["vendor"] == v] for v in vendors}

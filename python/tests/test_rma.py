@@ -56,8 +56,11 @@ def test_a_put_outside_what_another_site_attached_stops_the_job_at_the_target(pr
 def test_a_lock_of_a_silent_rank_times_out_naming_it(prefix, build_dir, mpi):
     if mpi not in vendors(prefix):
         pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    # without the progress helper (core/rma_progress.c), which would serve the lock while
+    # rank 1 sleeps: a rank that does not answer is what this test needs
     r = run_job(build(prefix, build_dir, "fail_rma_timeout"), [], "1,1", mpi,
-                extra_env={"ISTHMUS_RMA_TIMEOUT": "2"}, timeout=120)
+                extra_env={"ISTHMUS_RMA_TIMEOUT": "2", "ISTHMUS_RMA_PROGRESS_US": "0"},
+                timeout=120)
     out = r.stdout + r.stderr
     assert r.returncode != 0, out[-3000:]
     # the lock is granted if rank 1 still served it on its way out of MPI_Win_create; then
@@ -86,6 +89,33 @@ def test_small_puts_to_another_site_go_in_few_frames(prefix, build_dir, mpi):
         frames[batch] = int(m.group(1))
     assert frames["4k"] <= 3, frames  # the batch, the FLUSH
     assert frames["0"] >= 1001, frames  # a frame per put, the FLUSH
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("ranks", ["1,1", "1,1,1"])
+def test_a_busy_target_does_not_stall_another_sites_passive_target_access(prefix, build_dir,
+                                                                           ranks, mpi):
+    """rma_passive busyfar: the last rank (its own site) computes 3 s without calling MPI
+    while every other rank (each at a site of its own) locks it, puts, flushes, gets and
+    unlocks; the progress helper (core/rma_progress.c) serves them, so each sequence takes
+    a few round trips, well under 0.5 s, with the data right. With the helper off
+    (ISTHMUS_RMA_PROGRESS_US=0) the same program waits out the computation and its bound
+    fails: the test can tell."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_passive")
+    n = len(ranks.split(","))
+    r = run_job(exe, ["busyfar"], ranks, mpi, timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "rma_passive busyfar: OK" in r.stdout, out[-3000:]
+    took = [float(x) for x in re.findall(rf"of busy rank {n - 1} took ([0-9.]+) s", out)]
+    assert len(took) == n - 1 and max(took) < 0.5, out[-3000:]
+    if n > 2:
+        return
+    r = run_job(exe, ["busyfar"], ranks, mpi, extra_env={"ISTHMUS_RMA_PROGRESS_US": "0"},
+                timeout=120)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "the target's computation stalled it" in out, out[-3000:]
 
 
 # Started by the vendor's launcher there is no gateway and no receive ring, so nothing

@@ -2,7 +2,8 @@
 # "Threads"). tests/mpi/thread_multiple.c runs 4 threads per rank calling MPI at once: each
 # on its own duplicated communicator, all on one communicator with distinct tags, and
 # probe / matched-probe races. Across 2 sites with both vendors, on one site without a
-# gateway (the lock-free fast path), and under ThreadSanitizer.
+# gateway (the lock-free fast path), and under ThreadSanitizer; also the one-sided progress
+# helper thread (core/rma_progress.c) under ThreadSanitizer.
 from __future__ import annotations
 
 import os
@@ -105,3 +106,22 @@ def test_nonblocking_collectives_are_clean_under_thread_sanitizer(tsan_prefix, t
     out = r.stdout + r.stderr
     assert "ThreadSanitizer" not in out, out[-8000:]
     assert r.returncode == 0 and "coll_nonblocking: OK" in r.stdout, out[-6000:]
+
+
+# The one-sided progress helper (core/rma_progress.c) is a second thread in programs that
+# never asked for threads: it runs the progress engine while the program computes, taking
+# the core lock as MPI_THREAD_MULTIPLE's threads do. rma_passive on 2 + 2 ranks (its busy
+# target computes while the other ranks lock, put, flush, get and unlock it; counters,
+# fetch-and-op, accumulates and compare-and-swap on every rank before that), every
+# process on the TSan build; any report fails.
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_the_rma_progress_helper_is_clean_under_thread_sanitizer(tsan_prefix, tmp_path, mpi):
+    exe = tmp_path / "rma_passive-tsan"
+    r = subprocess.run([str(tsan_prefix / "bin" / "isthmus-cc"), "-O2", "-g",
+                        "-fsanitize=thread", "-o", str(exe), str(MPI_TESTS / "rma_passive.c")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = run_job(exe, [], "2,2", mpi, extra_env=tsan_env(tsan_prefix))
+    out = r.stdout + r.stderr
+    assert "ThreadSanitizer" not in out, out[-8000:]
+    assert r.returncode == 0 and "rma_passive: OK" in r.stdout, out[-6000:]

@@ -3,7 +3,8 @@
  * With ISTHMUS_RMA_TIMEOUT=2 the lock (or, if rank 1 granted it on its way out of
  * MPI_Win_create, the unlock) must fail after about 2 s with one line naming the rank and
  * site it waited for (python/tests/test_rma.py), and the job stops on every
- * site. Needs 2 ranks at different sites.
+ * site. Needs 2 ranks at different sites, and ISTHMUS_RMA_PROGRESS_US=0: isthmus's
+ * progress helper thread would otherwise serve the lock while rank 1 sleeps.
  */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "check.h"

@@ -148,7 +148,7 @@ static int error_v(ism_comm *c, int code, const char *fn, const char *fmt, va_li
  * handler is looked up, and a program's handler runs, holding it. */
 int ism_abi_error(ism_comm *c, int code, const char *fn, const char *fmt, ...)
 {
-    int mt = ism_mt_on;
+    int mt = ism_mt_locks();
     if (mt)
         ism_mt_lock();
     va_list ap;

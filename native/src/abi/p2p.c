@@ -141,7 +141,7 @@ static inline __attribute__((always_inline)) int fast_local(MPI_Comm comm, MPI_D
     static int NAME##_slow(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,   \
                            MPI_Comm comm)                                                          \
     {                                                                                              \
-        int mt = ism_mt_on;                                                                        \
+        int mt = ism_mt_locks();                                                                        \
         if (mt)                                                                                    \
             ism_mt_lock();                                                                         \
         int rc = NAME##_body(buf, count, datatype, dest, tag, comm);                               \
@@ -235,7 +235,7 @@ static inline __attribute__((always_inline)) int recv_body(void *buf, int count,
 static int recv_slow(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                      MPI_Comm comm, MPI_Status *status)
 {
-    int mt = ism_mt_on;
+    int mt = ism_mt_locks();
     if (mt)
         ism_mt_lock();
     int rc = recv_body(buf, count, datatype, source, tag, comm, status);

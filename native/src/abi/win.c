@@ -62,6 +62,9 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
     if (has_base)
         *(void **)baseptr = w->base;
     *win = (MPI_Win)w;
+    /* last: the helper thread then never runs beside this call, which holds no core lock
+     * unless under MPI_THREAD_MULTIPLE */
+    ism_rma_progress_join(w);
     return MPI_SUCCESS;
 }
 

@@ -288,6 +288,11 @@ typedef struct ism_global {
     /* statistics */
     uint64_t stat_remote_msgs, stat_remote_bytes;
     uint64_t stat_rma_frames; /* one-sided frames sent to other sites (rma.c) */
+    /* the progress helper of windows across sites (rma_progress.c): its nap
+     * (ISTHMUS_RMA_PROGRESS_US; 0: no helper), and whether the vendor granted the thread
+     * level it needs (MPI_THREAD_SERIALIZED) */
+    int64_t rma_progress_ns;
+    int helper_ok;
     int ux_count;        /* cross-site messages in the unexpected queue */
     /* the gateway's answer to the last ISM_F_QUERY (gwquery.c) */
     uint64_t gwq_next, gwq_got;

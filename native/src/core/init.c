@@ -17,6 +17,7 @@
 
 #include "../backend/loader.h"
 #include "core.h"
+#include "win.h"
 #include "../coll/coll.h"
 #include "../contract/handshake.h"
 #include "../contract/layout.h"
@@ -186,9 +187,19 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism_die("the collective selection above is not valid; correct it or unset it");
     ism.be = ism.vbe = load_backend();
     vendor_defaults();
-    rc = ism.be->init_thread(argc, argv, required, provided);
+    /* The progress helper of windows across sites (rma_progress.c) calls the vendor from
+     * a second thread, never at the same time as the program's (both hold the core lock):
+     * MPI_THREAD_SERIALIZED. The program is told the level it would have had. */
+    ism.rma_progress_ns = (int64_t)(ism_core_knob(ISM_K_RMA_PROGRESS_US, 200) * 1000);
+    int ask = required;
+    if (getenv("ISTHMUS_SITE") && ism.rma_progress_ns > 0 && ask < 2048)
+        ask = 2048; /* MPI_THREAD_SERIALIZED */
+    rc = ism.be->init_thread(argc, argv, ask, provided);
     if (rc)
         return rc;
+    ism.helper_ok = *provided >= 2048;
+    if (ask != required && *provided > required)
+        *provided = required;
     ism.thread_level = *provided;
     ism.initialized = 1;
     ism_types_init();
@@ -283,6 +294,7 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
 int ism_core_finalize(void)
 {
     int rc = 0;
+    ism_rma_progress_finalize();
     ism_coll_finalize();
     if (ism.multisite) {
         unsigned spins = 0;

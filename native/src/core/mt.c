@@ -17,6 +17,7 @@
 #include "core.h"
 
 int ism_mt_on;
+int ism_mt_locking;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local unsigned depth;
@@ -41,6 +42,14 @@ void ism_mt_unlock(void)
 {
     if (--depth == 0)
         pthread_mutex_unlock(&mu);
+}
+
+int ism_mt_trylock(void)
+{
+    if (depth || pthread_mutex_trylock(&mu) != 0)
+        return 0;
+    depth = 1;
+    return 1;
 }
 
 unsigned ism_mt_release(void)
@@ -154,10 +163,12 @@ void ism_mt_start(void)
     wrapped.alltoallw = w_alltoallw;
     ism.be = &wrapped;
     ism_mt_on = 1;
+    ism_mt_need(ISM_MT_THREADS, 1);
 }
 
 void ism_mt_stop(void)
 {
     ism_mt_on = 0;
+    ism_mt_need(ISM_MT_THREADS, 0);
     ism.be = ism.vbe;
 }

@@ -15,9 +15,26 @@
 /* 1 once MPI_THREAD_MULTIPLE is in force; read without the lock (set before any second
  * thread may call MPI, cleared after the last) */
 extern int ism_mt_on;
+/* Who needs the core lock taken at every MPI entry: ISM_MT_THREADS (MPI_THREAD_MULTIPLE)
+ * and ISM_MT_HELPER (the progress helper of windows across sites, core/rma_progress.c,
+ * which calls the core from a second thread while the program computes). Read without the
+ * lock (atomically), once per entry; changed only by a thread inside MPI. */
+extern int ism_mt_locking;
+enum { ISM_MT_THREADS = 1, ISM_MT_HELPER = 2 };
+static inline int ism_mt_locks(void) { return __atomic_load_n(&ism_mt_locking, __ATOMIC_RELAXED); }
+static inline void ism_mt_need(int who, int on)
+{
+    if (on)
+        __atomic_fetch_or(&ism_mt_locking, who, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_and(&ism_mt_locking, ~who, __ATOMIC_RELAXED);
+}
 
 void ism_mt_lock(void);
 void ism_mt_unlock(void);
+/* The lock if it is free now (1), else 0 without waiting: for the progress helper, which
+ * leaves the progress to a thread already inside MPI. */
+int ism_mt_trylock(void);
 /* Give the lock up entirely while waiting (returns this thread's depth, 0 when it did not
  * hold it or runs inside a nonblocking collective's coroutine, which never gives it up),
  * and take it back at that depth. */

@@ -177,6 +177,8 @@ int ism_win_free(ism_win *w)
         rc = ism_barrier(w->c);
     if (rc)
         return rc;
+    /* after the barrier no frame for w is coming: the helper may stop (the last window) */
+    ism_rma_progress_leave(w);
     if (w->def_head || w->lq_head)
         return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_free with an epoch still open "
                                               "(operations or lock requests pending)");

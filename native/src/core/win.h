@@ -4,7 +4,9 @@
  * the members at this site (every member holds it in a permanent MPI_Win_lock_all epoch,
  * so local Put/Get/Accumulate go straight to the vendor at its speed), and ISM_F_RMA
  * frames for targets at other sites, which the target process applies to its memory when
- * its progress engine runs (win.c, rma.c; docs/design.md "One-sided communication").
+ * its progress engine runs, turned by the program's MPI calls or, while the program
+ * computes, by the progress helper thread (win.c, rma.c, rma_progress.c; docs/design.md
+ * "One-sided communication").
  * Synchronisation is isthmus's own for all members: fence is a marker per pair of ranks
  * at different sites plus a site-local barrier; locks are words in a second vendor
  * window, taken with the vendor's atomics, also on behalf of remote origins.
@@ -100,6 +102,7 @@ typedef struct ism_win {
     int self_posted, self_completed; /* POST and COMPLETE to this rank itself: recorded,
                                       * not sent (a blocking send to oneself may wait for
                                       * a receive that only this rank, later, would post) */
+    int helped;           /* counted by the progress helper (rma_progress.c) */
     ism_errh *errh;
     void *attrs;          /* owned by abi/win.c */
     char name[128];
@@ -187,6 +190,12 @@ int ism_rma_wait(ism_win *w, const uint64_t *count, uint64_t want, const char *w
 void ism_rma_lock_request(ism_win *w, const ism_frame_hdr *h); /* a LOCK frame */
 void ism_rma_grant(ism_win *w, int src_g);
 int ism_rma_lock_release(ism_win *w, int target_l, int type);
+/* rma_progress.c: the helper thread that progresses while the program computes. join:
+ * w spans sites (called last in the creating call, which holds no core lock unless under
+ * MPI_THREAD_MULTIPLE); leave: w is being freed; finalize: stop it whatever is left. */
+void ism_rma_progress_join(ism_win *w);
+void ism_rma_progress_leave(ism_win *w);
+void ism_rma_progress_finalize(void);
 /* an operation on my own window when it has no vendor window (rma.c) */
 int ism_rma_self(ism_win *w, const void *o, int64_t on, ism_dt *odt, void *res, int64_t rn,
                  ism_dt *rdt, int64_t off, int64_t tn, ism_dt *tdt, ism_op *op);
