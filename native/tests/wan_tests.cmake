@@ -140,7 +140,7 @@ ism_fuzz_target(fuzz_unseal SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_unsea
 
 # Not a test: what the crypto workers take off the sealing thread (bench/notebook/link-crypto.md).
 add_executable(bench_sealpool ${ISM_WAN_TEST_DIR}/bench_sealpool.c)
-target_link_libraries(bench_sealpool PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
+target_link_libraries(bench_sealpool PRIVATE ism_udp ism_wan OpenSSL::Crypto Threads::Threads)
 target_compile_definitions(bench_sealpool PRIVATE _GNU_SOURCE)
 target_compile_options(bench_sealpool PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(bench_sealpool PROPERTIES ${ISM_WAN_TEST_PROPS})
