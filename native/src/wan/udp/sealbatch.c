@@ -75,6 +75,8 @@ static int seal_job(void *ctx, int i, int slot)
 {
     batch *b = ctx;
     udp_txslot *t = &b->t[i];
+    if (!t->pending)
+        return 0; /* sealed at an earlier flush (never twice under its number) */
     size_t n = udp_seal_at(slot_aead(&b->s->tx, b->s->txw, slot), t->seq, t->buf,
                            t->iov[0].iov_len, t->iov + 1, t->niov - 1);
     if (n == 0)
@@ -96,7 +98,7 @@ unsigned udp_seal_slots(udp_seal *s, udp_txslot *t, unsigned n)
         unsigned k = n - i < UDP_GSO_MAX ? n - i : UDP_GSO_MAX;
         size_t bytes = 0;
         for (unsigned j = 0; j < k; j++)
-            bytes += t[i + j].len;
+            bytes += t[i + j].pending ? t[i + j].len : 0;
         batch b = {s, t + i, NULL};
         if (run(s, (int)k, bytes, seal_job, &b) != 0) {
             while (!t[i].pending) /* the first that failed: the rest must not leave */
