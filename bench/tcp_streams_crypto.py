@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # bench/tcp_streams_crypto.py: what the link cipher changes for the gateways' TCP streams
 # themselves, on one emulated link (bench/notebook/link-crypto.md, run 19: cubic under
-# random loss). Streams 4 x 16 MiB from site A to site B (bench/wan_stream.c) with
+# random loss). Streams --count (4) x --size-mib (16) MiB from site A to site B (bench/wan_stream.c) with
 # `--wan-crypto aead` and `none` alternately (the order flips every repetition), and keeps
 # each data stream's kernel counters from `--stats` (TCP_INFO: bytes sent and
 # retransmitted, time limited by the send buffer and by the receive window). Prints per
@@ -10,7 +10,9 @@
 # standard errors. JSON lines (with the raw --stats lines) go to --out. Needs root.
 #
 #   python3 bench/tcp_streams_crypto.py [--link delay=300ms,rate=100mbit,loss=0.1%]
-#                                       [--cc cubic] [--reps 10] [--out FILE]
+#                                       [--cc cubic] [--reps 10] [--count 4] [--size-mib 16] [--streams N]
+#                                       [--out FILE]
+# --streams sets ISTHMUS_WAN_STREAMS (default: the gateways' own, 8 here).
 from __future__ import annotations
 
 import argparse
@@ -36,13 +38,15 @@ STREAM = re.compile(r"site A gateway 0 -> site B gateway 0: stream (\d+): tcp bu
                     r"transmitted ([\d.]+) MB, retransmitted ([\d.]+) % of bytes")
 
 
-def one(exe: Path, link: str, cc: str, crypto: str) -> dict:
+def one(exe: Path, link: str, cc: str, crypto: str, count: int, streams: int, mib: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ISTHMUS_WAN_")}
     env["ISTHMUS_WAN_CRYPTO"] = crypto
+    if streams:
+        env["ISTHMUS_WAN_STREAMS"] = str(streams)
     t0 = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "2", "--mpi", "openmpi",
                         "--wan", link, "--transport", "tcp", "--wan-cc", cc, "--stats",
-                        "--timeout", "300", "--", str(exe), "bw", str(16 << 20), "4", "1"],
+                        "--timeout", "300", "--", str(exe), "bw", str(mib << 20), str(count), "1"],
                        capture_output=True, text=True, timeout=400, env=env)
     m = VALUE.search(r.stdout)
     streams = [s for s in (STREAM.search(ln) for ln in r.stderr.splitlines()) if s]
@@ -59,6 +63,9 @@ def main() -> int:
     ap.add_argument("--link", default="delay=300ms,rate=100mbit,loss=0.1%")
     ap.add_argument("--cc", default="cubic")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--count", type=int, default=4, help="messages per run (and one warm-up)")
+    ap.add_argument("--size-mib", type=int, default=16, help="MiB per message")
+    ap.add_argument("--streams", type=int, default=0, help="ISTHMUS_WAN_STREAMS (0: default)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "tcp_streams_crypto.jsonl"))
     a = ap.parse_args()
     prefix = find_prefix()
@@ -72,8 +79,8 @@ def main() -> int:
         for rep in range(a.reps):
             got = {}
             for crypto in (("aead", "none") if rep % 2 == 0 else ("none", "aead")):
-                x = one(exe, a.link, a.cc, crypto)
-                x.update(rep=rep, link=a.link, cc=a.cc)
+                x = one(exe, a.link, a.cc, crypto, a.count, a.streams, a.size_mib)
+                x.update(rep=rep, link=a.link, cc=a.cc, count=a.count, streams=a.streams, mib=a.size_mib)
                 out.write(json.dumps(x) + "\n")
                 out.flush()
                 if not x["ok"] or not x["mb"]:
