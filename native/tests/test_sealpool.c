@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_keys.h"
 
 #define JOBS 64
 
@@ -86,21 +87,6 @@ static void test_pool_runs_every_job_once(void)
     CHECK(ism_sealpool_run(NULL, 10, job, &b) == 0, "inline batch");
     for (int i = 0; i < 10; i++)
         CHECK(b.runs[i] == 1 && b.slot_of[i] == 0, "inline job %d", i);
-}
-
-static void keys(ism_aead_keys *k, int suite)
-{
-    memset(k, 0, sizeof *k);
-    k->suite = suite;
-    k->rekey_log2 = 4; /* a key update every 16 records: inside batches */
-    for (int i = 0; i < ISM_AEAD_KEY_LEN; i++) {
-        k->c2s.secret[i] = (uint8_t)(i * 7 + 1);
-        k->s2c.secret[i] = (uint8_t)(i * 11 + 3);
-    }
-    for (int i = 0; i < ISM_AEAD_IV_LEN; i++) {
-        k->c2s.iv[i] = (uint8_t)(i * 13 + 5);
-        k->s2c.iv[i] = (uint8_t)(i * 17 + 9);
-    }
 }
 
 /* The wire of n bytes of src sealed by s, in writes of varied sizes and iovecs. */
@@ -171,7 +157,7 @@ static void test_stream_on_workers(int suite)
         src[i] = (uint8_t)(i * 2654435761u >> 11);
     ism_sealpool *p = ism_sealpool_new(2);
     ism_aead_keys k;
-    keys(&k, suite);
+    test_keys(&k, suite);
     ism_sstream alone, shared, rd;
     CHECK(ism_sstream_init(&alone, &k, 1) == 0 && ism_sstream_init(&shared, &k, 1) == 0,
           "init");

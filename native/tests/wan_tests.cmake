@@ -77,6 +77,7 @@ add_library(ism_udp STATIC
   ${ISM_UDP_SRC_DIR}/setup.c
   ${ISM_UDP_SRC_DIR}/setup_msg.c
   ${ISM_UDP_SRC_DIR}/seal.c
+  ${ISM_UDP_SRC_DIR}/sealbatch.c
   ${ISM_UDP_SRC_DIR}/api.c)
 target_include_directories(ism_udp PUBLIC ${ISM_UDP_SRC_DIR} ${ISM_WAN_SRC_DIR})
 target_link_libraries(ism_udp PUBLIC ism_wan ism_common OpenSSL::Crypto m)
@@ -139,7 +140,15 @@ ism_fuzz_target(fuzz_unseal SOURCES ${CMAKE_CURRENT_LIST_DIR}/../fuzz/fuzz_unsea
 
 # Not a test: what the crypto workers take off the sealing thread (bench/notebook/link-crypto.md).
 add_executable(bench_sealpool ${ISM_WAN_TEST_DIR}/bench_sealpool.c)
-target_link_libraries(bench_sealpool PRIVATE ism_wan OpenSSL::Crypto Threads::Threads)
+target_link_libraries(bench_sealpool PRIVATE ism_udp ism_wan OpenSSL::Crypto Threads::Threads)
 target_compile_definitions(bench_sealpool PRIVATE _GNU_SOURCE)
 target_compile_options(bench_sealpool PRIVATE ${ISM_WAN_WARNINGS})
 set_target_properties(bench_sealpool PROPERTIES ${ISM_WAN_TEST_PROPS})
+
+# Reliable-UDP datagrams sealed and opened in batches on crypto workers (sealbatch.c).
+add_executable(test_udp_sealbatch ${ISM_WAN_TEST_DIR}/test_udp_sealbatch.c)
+target_link_libraries(test_udp_sealbatch PRIVATE ism_udp Threads::Threads)
+target_compile_definitions(test_udp_sealbatch PRIVATE _GNU_SOURCE)
+target_compile_options(test_udp_sealbatch PRIVATE ${ISM_WAN_WARNINGS})
+set_target_properties(test_udp_sealbatch PROPERTIES ${ISM_WAN_TEST_PROPS})
+add_test(NAME test_udp_sealbatch COMMAND test_udp_sealbatch)

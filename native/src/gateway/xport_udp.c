@@ -50,6 +50,7 @@ typedef struct udp_totals {
     uint64_t bytes_sent, bytes_received, pkts_sent, pkts_retransmitted, pkts_lost;
     uint64_t rto_count, pkts_dup, pkts_bad;
     uint64_t pkts_unauth, rekeys; /* of pkts_bad: failed authentication; key updates */
+    uint64_t seal_batches;        /* on the crypto workers */
     uint64_t unauth_reported;     /* pkts_unauth when the log last said so, and when */
     int64_t unauth_report_ms;
     int suite;                    /* the latest connection's */
@@ -117,6 +118,12 @@ static int udp_authed(gw_stream *s, int tcp, int dialed, ism_auth_id peer,
     close(tcp);
     if (!c)
         return -1;
+    if (ism_udp_use_pool(c, gw.sealers) != 0) {
+        snprintf(err, errlen, "setting up %d crypto workers for the link failed (out of memory "
+                 "or OpenSSL)", ism_sealpool_workers(gw.sealers));
+        ism_udp_abort(c);
+        return -1;
+    }
     attach(s, c);
     return 0;
 }
@@ -257,6 +264,7 @@ static void add_stats(udp_totals *t, const ism_udp_stats *st)
     t->pkts_bad += st->pkts_bad;
     t->pkts_unauth += st->pkts_unauth;
     t->rekeys += st->rekeys;
+    t->seal_batches += st->seal_batches;
     t->suite = st->suite;
     t->bytes_direct += st->bytes_placed_direct - st->bytes_placed_back;
     t->pmtu_black_holes += st->pmtu_black_holes;
@@ -323,7 +331,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              "declared lost, %llu timeouts), received %.1f MB (%llu duplicate packets), "
              "srtt %.3f ms, min rtt %.3f ms, cwnd %llu bytes, pacing rate %.1f Mbit/s, %s %s; "
              "path MTU %u (%llu black holes); %llu packets rejected (bad CRC, stale or "
-             "foreign), %llu of them failing authentication; %s, %llu key updates; %.1f %% of "
+             "foreign), %llu of them failing authentication; %s, %llu key updates, %llu batches "
+             "on %d crypto workers; %.1f %% of "
              "the bytes received placed straight into frame buffers",
              (double)t.bytes_sent / 1e6, (unsigned long long)t.pkts_sent,
              (unsigned long long)t.pkts_retransmitted,
@@ -335,7 +344,8 @@ static void udp_report(const gw_stream *s, char *buf, size_t n)
              t.plpmtu, (unsigned long long)t.pmtu_black_holes, (unsigned long long)t.pkts_bad,
              (unsigned long long)t.pkts_unauth,
              t.suite == ISM_AEAD_NONE ? "in the clear (crypto none)" : ism_aead_suite_name(t.suite),
-             (unsigned long long)t.rekeys, t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
+             (unsigned long long)t.rekeys, (unsigned long long)t.seal_batches,
+             ism_sealpool_workers(gw.sealers), t.bytes_received ? 100.0 * (double)t.bytes_direct / (double)t.bytes_received : 0.0);
 }
 
 const gw_xport gw_xport_udp = {

@@ -2,6 +2,7 @@
  * wiped when replaced or freed; nothing here formats a key into any message. */
 #include "aead.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -328,6 +329,39 @@ int ism_aead_open(ism_aead *a, uint64_t seq, const uint8_t *aad, size_t aadlen,
             OPENSSL_cleanse(out, len); /* nothing of an unauthentic record stays readable */
     }
     return rc;
+}
+
+ism_aead *ism_aead_clones(const ism_aead *a, int n)
+{
+    ism_aead *w = calloc((size_t)n, sizeof *w);
+    ism_aead_dir_keys k;
+    memcpy(k.secret, a->secret, sizeof k.secret);
+    memcpy(k.iv, a->iv, sizeof k.iv);
+    for (int i = 0; w && i < n; i++) {
+        if (ism_aead_init(&w[i], a->suite, &k, a->sealing, a->rekey_log2) != 0) {
+            while (i-- > 0)
+                ism_aead_free(&w[i]);
+            free(w);
+            w = NULL;
+        }
+    }
+    OPENSSL_cleanse(&k, sizeof k);
+    return w;
+}
+
+void ism_aead_clones_free(ism_aead *w, int n)
+{
+    for (int i = 0; w && i < n; i++)
+        ism_aead_free(&w[i]);
+    free(w);
+}
+
+uint64_t ism_aead_clones_rekeys(const ism_aead *a, const ism_aead *w, int n)
+{
+    uint64_t r = a->rekeys; /* every state steps to the epoch of the numbers it sealed */
+    for (int i = 0; w && i < n; i++)
+        r = w[i].rekeys > r ? w[i].rekeys : r;
+    return r;
 }
 
 /* A ring of ISM_AEAD_WINDOW bits, a word of 64 at a time; numbers more than a window less

@@ -102,6 +102,13 @@ int ism_aead_open(ism_aead *a, uint64_t seq, const uint8_t *aad, size_t aadlen,
                   const uint8_t *in, size_t len, const uint8_t tag[ISM_AEAD_TAG_LEN],
                   uint8_t *out);
 
+/* n more states of a's direction, keys and epoch 0 (the crypto workers' own, one per
+ * thread: sstream.c, udp/sealbatch.c), or NULL (no memory, OpenSSL). */
+ism_aead *ism_aead_clones(const ism_aead *a, int n);
+void ism_aead_clones_free(ism_aead *w, int n);
+/* Key updates of a direction run on a and its clones w[0..n): each counted once. */
+uint64_t ism_aead_clones_rekeys(const ism_aead *a, const ism_aead *w, int n);
+
 /* A window of the last ISM_AEAD_WINDOW - 64 sequence numbers opened (datagrams): a
  * number seen before, or older than that, is a replay or too late. */
 #define ISM_AEAD_WINDOW 4096

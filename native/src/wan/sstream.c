@@ -40,32 +40,6 @@ int ism_sstream_init(ism_sstream *s, const ism_aead_keys *keys, int client)
     return 0;
 }
 
-/* The cipher states of slots 1..n - 1: copies of slot 0's keys. */
-static ism_aead *slot_states(const ism_aead *a, int n)
-{
-    ism_aead *w = calloc((size_t)n, sizeof *w);
-    ism_aead_dir_keys k;
-    memcpy(k.secret, a->secret, sizeof k.secret);
-    memcpy(k.iv, a->iv, sizeof k.iv);
-    for (int i = 0; w && i < n; i++) {
-        if (ism_aead_init(&w[i], a->suite, &k, a->sealing, a->rekey_log2) != 0) {
-            while (i-- > 0)
-                ism_aead_free(&w[i]);
-            free(w);
-            w = NULL;
-        }
-    }
-    OPENSSL_cleanse(&k, sizeof k);
-    return w;
-}
-
-static void free_slots(ism_aead *w, int n)
-{
-    for (int i = 0; w && i < n; i++)
-        ism_aead_free(&w[i]);
-    free(w);
-}
-
 int ism_sstream_use_pool(ism_sstream *s, ism_sealpool *pool)
 {
     int workers = ism_sealpool_workers(pool);
@@ -76,12 +50,12 @@ int ism_sstream_use_pool(ism_sstream *s, ism_sealpool *pool)
         recs = POOL_RECS_MAX;
     size_t txcap = (size_t)recs * REC_MAX, rxcap = txcap > s->rxb_cap ? txcap : s->rxb_cap;
     uint8_t *txb = malloc(txcap), *rxb = malloc(rxcap);
-    ism_aead *txw = slot_states(&s->tx, workers), *rxw = slot_states(&s->rx, workers);
+    ism_aead *txw = ism_aead_clones(&s->tx, workers), *rxw = ism_aead_clones(&s->rx, workers);
     if (!txb || !rxb || !txw || !rxw || s->tx_len || s->rx_len) {
         free(txb);
         free(rxb);
-        free_slots(txw, workers);
-        free_slots(rxw, workers);
+        ism_aead_clones_free(txw, workers);
+        ism_aead_clones_free(rxw, workers);
         return -1;
     }
     free(s->txb);
@@ -101,8 +75,8 @@ void ism_sstream_free(ism_sstream *s)
 {
     ism_aead_free(&s->tx);
     ism_aead_free(&s->rx);
-    free_slots(s->txw, s->nslots - 1);
-    free_slots(s->rxw, s->nslots - 1);
+    ism_aead_clones_free(s->txw, s->nslots - 1);
+    ism_aead_clones_free(s->rxw, s->nslots - 1);
     if (s->pt) /* opened plaintext, the last thing that may hold it */
         OPENSSL_cleanse(s->pt, ISM_SSTREAM_MAX);
     free(s->txb);
@@ -112,17 +86,10 @@ void ism_sstream_free(ism_sstream *s)
     memset(s, 0, sizeof *s);
 }
 
-static uint64_t max_rekeys(const ism_aead *a, const ism_aead *w, int n)
-{
-    uint64_t r = a->rekeys;
-    for (int i = 0; i < n; i++)
-        r = w[i].rekeys > r ? w[i].rekeys : r;
-    return r;
-}
-
 uint64_t ism_sstream_rekeys(const ism_sstream *s)
 {
-    return max_rekeys(&s->tx, s->txw, s->nslots - 1) + max_rekeys(&s->rx, s->rxw, s->nslots - 1);
+    return ism_aead_clones_rekeys(&s->tx, s->txw, s->nslots - 1) +
+           ism_aead_clones_rekeys(&s->rx, s->rxw, s->nslots - 1);
 }
 
 /* Slot k's cipher state for a direction. */

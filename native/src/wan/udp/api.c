@@ -742,10 +742,16 @@ void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s)
     s->payload = c->payload;
     s->plpmtu = c->dgram + 28;
     s->pkts_unauth = c->seal.rejected;
-    s->rekeys = c->seal.on ? c->seal.tx.rekeys + c->seal.rx.rekeys : 0;
+    s->rekeys = udp_seal_rekeys(&c->seal);
+    s->seal_batches = c->seal.par_batches;
     s->suite = c->seal.on ? c->seal.suite : ISM_AEAD_NONE;
     s->pmtu_base = c->pm.base + 28;
     s->pmtu_ceiling = c->pm.ceil + 28;
+}
+
+int ism_udp_use_pool(ism_udp_conn *c, struct ism_sealpool *pool)
+{
+    return udp_seal_use_pool(&c->seal, pool);
 }
 
 const char *ism_udp_strerror(int code)

@@ -7,6 +7,7 @@
  *              suppression, the packet-number map and the ACK frames built from it,
  *              the flow-control window
  *   io.c       batched datagram I/O (sendmmsg/recvmmsg) and the impairment shim
+ *   seal.c     AEAD on every datagram; sealbatch.c: the same in batches on crypto workers
  *   pmtu.c     path-MTU discovery: probes, the search, black-hole detection
  *   engine.c   the progress loop, timers, keepalive and dead-peer detection, waiting
  *   setup.c    authenticated setup over TCP and token derivation
@@ -35,6 +36,7 @@
 #define UDP_BATCH 64              /* datagrams per recvmmsg */
 #define UDP_TX_SLOTS 128          /* datagrams queued per sendmmsg */
 #define UDP_GSO_MAX 44            /* datagrams per GSO send (64 KiB of 1472-byte ones) */
+#define UDP_RX_OPEN_MAX 64        /* received datagrams opened in one batch (sealbatch.c) */
 #define UDP_HOLD 8                /* datagrams the reorder shim may hold back */
 #define UDP_NO_CHUNK UINT64_MAX
 #define UDP_NOTSENT_MIN (256u << 10) /* bytes written but not yet sent, at least (api.c) */
@@ -71,7 +73,9 @@ typedef struct udp_txslot {
     uint8_t buf[ISM_UDPW_MAX_DGRAM]; /* header (data) or the whole datagram */
     struct iovec iov[3];
     int niov;
-    size_t len;
+    size_t len;            /* before sealing: the plaintext datagram's */
+    uint64_t seq;          /* seal number, while pending */
+    int pending;           /* numbered, to be sealed at the flush (crypto workers) */
 } udp_txslot;
 
 /* How often a client probes a server that has not answered over UDP yet (setup.c). */
@@ -167,6 +171,8 @@ struct ism_udp_conn {
         char buf[CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } rxcm[UDP_BATCH];
+    udp_rxd rxd[UDP_RX_OPEN_MAX];  /* received, to be opened together (crypto workers) */
+    int nrxd;
     uint64_t prng;
     int hold_n;
     struct {
@@ -254,5 +260,7 @@ int udp_wait(ism_udp_conn *c, int64_t deadline_us); /* one poll round; 0, or err
 int64_t udp_next_timer_abs(const ism_udp_conn *c, int64_t now);
 short udp_events(const ism_udp_conn *c, int64_t now);
 void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now);
+/* A datagram of `type` that passed its checks and was opened (plaintext packet in p). */
+void udp_dispatch_open(ism_udp_conn *c, int type, uint8_t *p, size_t n, int64_t now);
 
 #endif

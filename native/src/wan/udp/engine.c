@@ -46,6 +46,11 @@ void udp_dispatch(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now)
         c->st.pkts_bad++; /* a stranger, a corrupted, forged, replayed or stale packet */
         return;
     }
+    udp_dispatch_open(c, type, p, n, now);
+}
+
+void udp_dispatch_open(ism_udp_conn *c, int type, uint8_t *p, size_t n, int64_t now)
+{
     int rc;
     if (type == ISM_UDPW_DATA) {
         ism_udpw_data d;

@@ -190,6 +190,8 @@ int udp_tx_flush(ism_udp_conn *c)
         c->ntx = c->tx_sent = 0;
         return 0;
     }
+    if (udp_seal_pending(c) != 0) /* crypto workers: the batch is sealed now */
+        return 0;
     if (c->o.impair) {
         impair_flush(c);
         return 0;
@@ -243,6 +245,34 @@ static size_t gro_segment(struct msghdr *h, size_t len)
     return len;
 }
 
+/* The datagrams queued in rxd opened together, then handled in order. */
+static void rx_open_queued(ism_udp_conn *c, int64_t now)
+{
+    int n = c->nrxd;
+    c->nrxd = 0;
+    for (int i = 0; i < n; i++)
+        c->rxd[i].type = ism_udpw_check(c->rxd[i].p, c->rxd[i].n, c->tok_rx, c->o.crc);
+    udp_seal_open_batch(&c->seal, c->rxd, n);
+    for (int i = 0; i < n && !c->err; i++) {
+        if (c->rxd[i].ok)
+            udp_dispatch_open(c, c->rxd[i].type, c->rxd[i].p, c->rxd[i].n, now);
+        else
+            c->st.pkts_bad++; /* as udp_dispatch counts it */
+    }
+}
+
+/* One datagram received: handled now, or queued for a batch (crypto workers). */
+static void rx_one(ism_udp_conn *c, uint8_t *p, size_t n, int64_t now)
+{
+    if (!c->seal.pool) {
+        udp_dispatch(c, p, n, now);
+        return;
+    }
+    c->rxd[c->nrxd++] = (udp_rxd){.p = p, .n = n};
+    if (c->nrxd == UDP_RX_OPEN_MAX)
+        rx_open_queued(c, now);
+}
+
 int udp_rx_batch(ism_udp_conn *c, int64_t now)
 {
     for (int i = 0; i < UDP_BATCH; i++) {
@@ -276,7 +306,9 @@ int udp_rx_batch(ism_udp_conn *c, int64_t now)
             c->st.pkts_coalesced += (len + seg - 1) / seg;
         /* datagrams of seg bytes, the last one possibly shorter; stop if one failed */
         for (size_t off = 0; off < len && !c->err; off += seg)
-            udp_dispatch(c, p + off, len - off < seg ? len - off : seg, now);
+            rx_one(c, p + off, len - off < seg ? len - off : seg, now);
     }
+    if (c->nrxd)
+        rx_open_queued(c, now);
     return k;
 }

@@ -34,13 +34,15 @@ void udp_seal_free(udp_seal *s)
         ism_aead_free(&s->tx);
         ism_aead_free(&s->rx);
     }
+    if (s->nslots > 1) {
+        ism_aead_clones_free(s->txw, s->nslots - 1);
+        ism_aead_clones_free(s->rxw, s->nslots - 1);
+    }
     memset(s, 0, sizeof *s);
 }
 
-/* Seal buf[0..hlen) (the common header stays in the clear) followed by the payload parts
- * into buf, and append the number and the tag: the datagram's new length, or 0. */
-static size_t seal_parts(udp_seal *s, uint8_t *buf, size_t hlen, const struct iovec *parts,
-                         int nparts)
+size_t udp_seal_at(ism_aead *a, uint64_t seq, uint8_t *buf, size_t hlen,
+                   const struct iovec *parts, int nparts)
 {
     struct iovec v[4];
     int n = 0;
@@ -53,13 +55,22 @@ static size_t seal_parts(udp_seal *s, uint8_t *buf, size_t hlen, const struct io
         }
     uint8_t aad[ISM_UDPW_COMMON + 8];
     memcpy(aad, buf, ISM_UDPW_COMMON);
-    ism_put_le64(aad + ISM_UDPW_COMMON, s->next);
+    ism_put_le64(aad + ISM_UDPW_COMMON, seq);
     uint8_t *end = buf + ISM_UDPW_COMMON + len;
-    if (ism_aead_seal(&s->tx, s->next, aad, sizeof aad, v, n, buf + ISM_UDPW_COMMON, end + 8) != 0)
+    if (ism_aead_seal(a, seq, aad, sizeof aad, v, n, buf + ISM_UDPW_COMMON, end + 8) != 0)
         return 0;
-    ism_put_le64(end, s->next);
-    s->next++;
+    ism_put_le64(end, seq);
     return ISM_UDPW_COMMON + len + UDP_SEAL_OVERHEAD;
+}
+
+/* Seal under the next number (the common header stays in the clear): the new length, or 0. */
+static size_t seal_parts(udp_seal *s, uint8_t *buf, size_t hlen, const struct iovec *parts,
+                         int nparts)
+{
+    size_t n = udp_seal_at(&s->tx, s->next, buf, hlen, parts, nparts);
+    if (n)
+        s->next++;
+    return n;
 }
 
 void udp_seal_slot(ism_udp_conn *c, udp_txslot *t)
@@ -73,6 +84,11 @@ void udp_seal_slot(ism_udp_conn *c, udp_txslot *t)
                                     t->iov[1].iov_len, t->niov > 2 ? t->iov[2].iov_base : NULL,
                                     t->niov > 2 ? t->iov[2].iov_len : 0);
         }
+        return;
+    }
+    if (c->seal.pool) { /* numbered now, sealed with the rest of its batch at the flush */
+        t->seq = c->seal.next++;
+        t->pending = 1;
         return;
     }
     size_t hlen = t->iov[0].iov_len;
@@ -94,6 +110,9 @@ size_t udp_seal_buf(ism_udp_conn *c, uint8_t *p, size_t n)
             ism_udpw_seal(p, n);
         return n;
     }
+    /* slots numbered before stay below this number on every cipher state */
+    if (udp_seal_pending(c) != 0)
+        return 0;
     return seal_parts(&c->seal, p, n, NULL, 0);
 }
 

@@ -109,6 +109,7 @@ typedef struct ism_udp_stats {
     uint64_t pkts_unauth;    /* of pkts_bad: sealed datagrams that failed authentication
                               * or were replays (seal.h) */
     uint64_t rekeys;         /* key updates, both directions */
+    uint64_t seal_batches;   /* batches sealed or opened on crypto workers (sealbatch.c) */
     int suite;               /* ISM_AEAD_* of the connection */
     uint64_t pkts_lost, rto_count, acks_sent, acks_received;
     uint64_t pkts_reordered; /* arrived after a higher packet number */
@@ -238,6 +239,13 @@ int ism_udp_shutdown(ism_udp_conn *c);
 int ism_udp_close(ism_udp_conn *c, int timeout_ms);
 /* Free at once, telling the peer with a CLOSE packet (for errors). */
 void ism_udp_abort(ism_udp_conn *c);
+
+/* Seal and open large batches of datagrams on the pool's crypto workers as well
+ * (wan/sealpool.h; sealbatch.c), before the connection carries data; the pool must
+ * outlive it and have one caller at a time. 0, or -1 (no memory, OpenSSL: the connection
+ * stays as it was). A NULL or empty pool, or no cipher, changes nothing. */
+struct ism_sealpool;
+int ism_udp_use_pool(ism_udp_conn *c, struct ism_sealpool *pool);
 
 const char *ism_udp_error(const ism_udp_conn *c);
 void ism_udp_get_stats(const ism_udp_conn *c, ism_udp_stats *s);
