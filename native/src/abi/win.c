@@ -236,33 +236,37 @@ int PMPI_Win_unlock_all(MPI_Win win)
 }
 ISM_PMPI(Win_unlock_all)
 
-/* Flushes: local completion (flush_local) is implied by completion at the target, which
- * for another site costs the same round trip; the vendor's own for this site. */
-static int flush(const char *fn, int rank, int all, MPI_Win win)
+/* Flushes: completion at the target (a round trip to another site), or only local
+ * completion (flush_local: no round trip, core/win.c); the vendor's own at this site. */
+static int flush(const char *fn, int rank, int all, int local, MPI_Win win)
 {
     WIN_ARG(fn, win, w);
+    int (*f)(ism_win *, int) = local ? ism_win_flush_local : ism_win_flush;
     if (all)
-        return WIN_RC(w, ism_win_flush(w, -1), fn);
+        return WIN_RC(w, f(w, -1), fn);
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (rank < 0 || rank >= w->c->size)
         return bad_target(w, rank, fn);
-    return WIN_RC(w, ism_win_flush(w, rank), fn);
+    return WIN_RC(w, f(w, rank), fn);
 }
 
-int PMPI_Win_flush(int rank, MPI_Win win) { return flush("MPI_Win_flush", rank, 0, win); }
+int PMPI_Win_flush(int rank, MPI_Win win) { return flush("MPI_Win_flush", rank, 0, 0, win); }
 ISM_PMPI(Win_flush)
 
-int PMPI_Win_flush_all(MPI_Win win) { return flush("MPI_Win_flush_all", 0, 1, win); }
+int PMPI_Win_flush_all(MPI_Win win) { return flush("MPI_Win_flush_all", 0, 1, 0, win); }
 ISM_PMPI(Win_flush_all)
 
 int PMPI_Win_flush_local(int rank, MPI_Win win)
 {
-    return flush("MPI_Win_flush_local", rank, 0, win);
+    return flush("MPI_Win_flush_local", rank, 0, 1, win);
 }
 ISM_PMPI(Win_flush_local)
 
-int PMPI_Win_flush_local_all(MPI_Win win) { return flush("MPI_Win_flush_local_all", 0, 1, win); }
+int PMPI_Win_flush_local_all(MPI_Win win)
+{
+    return flush("MPI_Win_flush_local_all", 0, 1, 1, win);
+}
 ISM_PMPI(Win_flush_local_all)
 
 int PMPI_Win_sync(MPI_Win win)

@@ -520,6 +520,23 @@ int ism_win_unlock_all(ism_win *w)
     return rc;
 }
 
+/* MPI_Win_flush_local(_all): local completion. An operation to another site is complete
+ * at its origin once its data is copied out (a frame in the gateway's ring, or a batch of
+ * small puts), which happens before the call that started it returns; what remains are
+ * the replies of gets and of the accumulates that fetch. So no FLUSH frame and no round
+ * trip: only the replies already on their way are waited for (those of every target of
+ * the window: a conservative wait that costs no extra trip). */
+int ism_win_flush_local(ism_win *w, int target)
+{
+    ism_progress();
+    int rc = 0;
+    if (w->vwin && target < 0)
+        rc = ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL_ALL, 0, w->vwin);
+    else if (w->vwin && w->c->l_of[target] >= 0)
+        return ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL, w->c->l_of[target], w->vwin);
+    return rc ? rc : ism_rma_wait(w, NULL, 0, "MPI_Win_flush_local (replies to gets)", target);
+}
+
 int ism_win_flush(ism_win *w, int target)
 {
     if (target >= 0)

@@ -132,6 +132,7 @@ int ism_win_unlock(ism_win *w, int target);
 int ism_win_lock_all(ism_win *w, int assert_);
 int ism_win_unlock_all(ism_win *w);
 int ism_win_flush(ism_win *w, int target); /* target -1: all */
+int ism_win_flush_local(ism_win *w, int target); /* target -1: all; no round trip */
 int ism_win_sync(ism_win *w);
 /* post/start/complete/wait: ranks are window ranks (n of them), copied */
 int ism_win_post(ism_win *w, const int *ranks, int n);
