@@ -53,7 +53,7 @@ SUITE = Path(f"mpich-{VERSION}") / "test" / "mpi"
 # its own configured with MPI-IO (the others keep --disable-romio, as they were measured).
 FORTRAN = ["f77", "f90", "f08"]
 CATEGORIES = ["attr", "basic", "coll", "comm", "datatype", "errhan", "group", "info", "init",
-              "pt2pt", "topo", "io", *FORTRAN]
+              "pt2pt", "topo", "io", "rma", *FORTRAN]
 CONFIGURE_ARGS = ["--disable-fortran", "--disable-cxx", "--disable-rma", "--disable-spawn",
                   "--disable-romio", "--disable-part", "--disable-ft-tests", "--disable-perftest",
                   "--enable-threads=single", "--disable-checkpointing"]
@@ -147,14 +147,18 @@ def patch(src: Path) -> None:
 
 def tree(build: str, test: "Test") -> str:
     """The build tree a test is built in: the Fortran directories get one configured with
-    Fortran (and their own compiler), so the C trees stay as they were."""
+    Fortran (and their own compiler), io and rma one each with MPI-IO or one-sided
+    communication enabled, so the C trees stay as they were."""
     top = test.dir.split("/")[0]
-    return f"{build}-fortran" if top in FORTRAN else f"{build}-io" if top == "io" else build
+    if top in FORTRAN:
+        return f"{build}-fortran"
+    return f"{build}-{top}" if top in ("io", "rma") else build
 
 
 def configure(work: Path, src: Path, name: str) -> Path:
     """Configure the build tree `name` (a build, or <build>-fortran) once."""
-    build, fortran = name.removesuffix("-fortran").removesuffix("-io"), name.endswith("-fortran")
+    build = name.removesuffix("-fortran").removesuffix("-io").removesuffix("-rma")
+    fortran = name.endswith("-fortran")
     bdir = work / f"build-{name}"
     if (bdir / "config.status").exists():
         return bdir
@@ -163,6 +167,8 @@ def configure(work: Path, src: Path, name: str) -> Path:
     args = [f"CC={cc}", f"MPICC={cc}", *CONFIGURE_ARGS]
     if name.endswith("-io"):
         args.remove("--disable-romio")  # the io directory and its MPI-IO configuration
+    if name.endswith("-rma"):
+        args.remove("--disable-rma")  # the one-sided directory
     if fortran:
         fc = compiler(build, fortran=True)
         # the f77 tests pass buffers of several types to one routine, which gfortran 10
