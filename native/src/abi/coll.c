@@ -599,6 +599,18 @@ static int red_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, MPI_Op op, i
     return *o ? 0 : ism_abi_error(*c, MPI_ERR_OP, fn, "invalid op");
 }
 
+/* On an intercommunicator: the local group's int counts, widened for the 64-bit core. */
+static int inter_reduce_scatter(const void *sbuf, void *rbuf, const int *counts, ism_dt *d,
+                                ism_op *o, ism_comm *c)
+{
+    int64_t *w = malloc(sizeof(int64_t) * (size_t)(c->local_size + 1));
+    for (int r = 0; w && r < c->local_size; r++)
+        w[r] = counts[r];
+    int rc = w ? ism_inter_reduce_scatter(sbuf, rbuf, w, d, o, c) : ISM_ERR_NO_MEM;
+    free(w);
+    return rc;
+}
+
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
@@ -616,14 +628,8 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
     if (all_zero(recvcounts, c->size) && moves_nothing(c, 0, d))
         return MPI_SUCCESS;
     const void *sb = core_buf(sendbuf, all_zero(recvcounts, c->size));
-    if (c->is_inter) {
-        int64_t *w = malloc(sizeof(int64_t) * (size_t)(c->local_size + 1));
-        for (int r = 0; w && r < c->local_size; r++)
-            w[r] = recvcounts[r];
-        rc = w ? ism_inter_reduce_scatter(sendbuf, recvbuf, w, d, o, c) : ISM_ERR_NO_MEM;
-        free(w);
-        return done(c, rc, fn);
-    }
+    if (c->is_inter)
+        return done(c, inter_reduce_scatter(sendbuf, recvbuf, recvcounts, d, o, c), fn);
     rc = ism_coll_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
     if (rc == ISM_COLL_PASS)
         rc = ism_reduce_scatter(sb, recvbuf, recvcounts, d, o, c);
@@ -656,11 +662,7 @@ int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     } else {
         const void *sb = core_buf(sendbuf, recvcount == 0);
         if (c->is_inter) {
-            int64_t *w = malloc(sizeof(int64_t) * (size_t)(n + 1));
-            for (int r = 0; w && r < n; r++)
-                w[r] = recvcount;
-            rc = w ? ism_inter_reduce_scatter(sendbuf, recvbuf, w, d, o, c) : ISM_ERR_NO_MEM;
-            free(w);
+            rc = inter_reduce_scatter(sendbuf, recvbuf, cd, d, o, c);
         } else {
             rc = ism_coll_reduce_scatter(sb, recvbuf, cd, d, o, c);
             if (rc == ISM_COLL_PASS)
