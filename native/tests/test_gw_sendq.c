@@ -272,6 +272,42 @@ static void resends_stay_first(void)
     free_link(l);
 }
 
+/* Two breaks in a row (in a 3-site job every gateway breaks its links once, so a link
+ * breaks twice): after the first, the stream sent frame 1 again and took frame 2 when the
+ * socket filled; then the second break. Frames 3 and 4 were on the wire before the first
+ * break and are still queued: a credit queued now must not pass them (it would take
+ * number 3, and the peer, which may hold the old 3 and 4, would drop one frame and
+ * deliver another twice: the CI run of stop 37 saw a DATA frame delivered twice). */
+static void resends_survive_a_second_break(void)
+{
+    gw_link *l = new_link();
+    const size_t one = ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE + PAYLOAD;
+    for (int id = 1; id <= 6; id++)
+        gw_link_send(l, frame(ISM_F_DATA, id));
+    room = 4 * one; /* 1..4 written, 5 taken */
+    gw_link_pump(l);
+    l->st[0].cur = NULL;
+    l->st[0].tx_off = 0;
+    gw_link_reset_tx(l);
+    CHECK(l->resend_upto == 5, "first break: resend_upto %llu, expected 5",
+          (unsigned long long)l->resend_upto);
+    wire_len = 0;
+    room = one; /* after the resume: 1 written again, 2 taken */
+    gw_link_pump(l);
+    l->st[0].cur = NULL;
+    l->st[0].tx_off = 0;
+    gw_link_reset_tx(l);
+    CHECK(l->resend_upto == 5, "second break: resend_upto %llu, expected still 5",
+          (unsigned long long)l->resend_upto);
+    gw_link_send(l, frame(ISM_F_CREDIT, 10));
+    wire_len = 0;
+    room = sizeof wire;
+    gw_link_pump(l);
+    int want[] = {1, 2, 3, 4, 5, 10, 6};
+    expect("after a second break", want, 7);
+    free_link(l);
+}
+
 int main(void)
 {
     gw.xp = &fake;
@@ -280,6 +316,7 @@ int main(void)
     waits_for_the_frame_on_the_wire();
     others_keep_their_place();
     resends_stay_first();
+    resends_survive_a_second_break();
     if (failures) {
         fprintf(stderr, "test_gw_sendq: %d failures\n", failures);
         return 1;

@@ -92,7 +92,7 @@ typedef struct gw_link {
     gw_buf *sendq, *sendq_tail; /* numbered frames not yet given to a stream */
     gw_buf *unacked, *unacked_tail; /* given to a stream, not yet acknowledged */
     uint64_t peer_ack;    /* the peer has every frame below this */
-    uint64_t resend_upto; /* frames up to this one were written before the last reconnect */
+    uint64_t resend_upto; /* frames up to this one may have been written before a reconnect */
     int rr;               /* next stream to try */
     /* receiving */
     uint64_t rx_next;     /* next frame to deliver in order */

@@ -288,9 +288,14 @@ static void link_acked(gw_link *l, uint64_t ack)
 
 void gw_link_reset_tx(gw_link *l)
 {
-    /* every frame not acknowledged goes again, in order, ahead of the ones never sent */
+    /* every frame not acknowledged goes again, in order, ahead of the ones never sent.
+     * resend_upto only grows: after a second break, frames resent after the first that
+     * no stream had taken again yet are still in the send queue ahead of these, and they
+     * too were on the wire (a flow frame that passed them would renumber frames the peer
+     * may hold: one lost, another delivered twice) */
     if (l->unacked) {
-        l->resend_upto = l->unacked_tail->seq;
+        if (l->unacked_tail->seq > l->resend_upto)
+            l->resend_upto = l->unacked_tail->seq;
         l->unacked_tail->next = l->sendq;
         if (!l->sendq)
             l->sendq_tail = l->unacked_tail;
