@@ -248,6 +248,14 @@ static void others_keep_their_place(void)
     free_link(l);
 }
 
+/* The link breaks: what close_streams and gw_link_down do to the send side. */
+static void break_link(gw_link *l)
+{
+    l->st[0].cur = NULL;
+    l->st[0].tx_off = 0;
+    gw_link_reset_tx(l);
+}
+
 /* After a reconnect the frames sent before go again first, with their numbers; a credit
  * queued then passes only the frames never sent. (Frame 3 was taken by the stream when
  * the socket filled, so it counts as sent.) */
@@ -258,10 +266,7 @@ static void resends_stay_first(void)
         gw_link_send(l, frame(ISM_F_DATA, id));
     room = 2 * (ISM_LINK_HDR_SIZE + ISM_FRAME_HDR_SIZE + PAYLOAD); /* 1 and 2 written */
     gw_link_pump(l);
-    /* the link breaks: what close_streams and gw_link_down do to the send side */
-    l->st[0].cur = NULL;
-    l->st[0].tx_off = 0;
-    gw_link_reset_tx(l);
+    break_link(l);
     CHECK(l->resend_upto == 3, "resend_upto %llu, expected 3", (unsigned long long)l->resend_upto);
     gw_link_send(l, frame(ISM_F_CREDIT, 10));
     wire_len = 0;
@@ -286,17 +291,13 @@ static void resends_survive_a_second_break(void)
         gw_link_send(l, frame(ISM_F_DATA, id));
     room = 4 * one; /* 1..4 written, 5 taken */
     gw_link_pump(l);
-    l->st[0].cur = NULL;
-    l->st[0].tx_off = 0;
-    gw_link_reset_tx(l);
+    break_link(l);
     CHECK(l->resend_upto == 5, "first break: resend_upto %llu, expected 5",
           (unsigned long long)l->resend_upto);
     wire_len = 0;
     room = one; /* after the resume: 1 written again, 2 taken */
     gw_link_pump(l);
-    l->st[0].cur = NULL;
-    l->st[0].tx_off = 0;
-    gw_link_reset_tx(l);
+    break_link(l);
     CHECK(l->resend_upto == 5, "second break: resend_upto %llu, expected still 5",
           (unsigned long long)l->resend_upto);
     gw_link_send(l, frame(ISM_F_CREDIT, 10));
