@@ -121,6 +121,13 @@ HANDSHAKE_C2S = 104 + 40  # HELLO and RESPONSE (native/src/wan/auth.h, version 3
 HANDSHAKE_S2C = 120 + 1   # CHALLENGE and the verdict
 
 
+# The stream's HELLO (gateway/setup.c): the link header (32 bytes) and the frame header
+# (48, contract/frame.c), whose field b (offset 40) holds the attempt number from bit 16:
+# byte 32 + 45 is its bits 24..31.
+HELLO_SIZE = 32 + 48
+HELLO_EPOCH_BYTE = 32 + 45
+
+
 class Proxy:
     """Listens where site B's gateway is announced and forwards to where it listens. On
     the first connection it does `attack` to the dialing gateway's records (after the
@@ -177,6 +184,13 @@ class Proxy:
                         out, buf, skip = out + buf[:k], buf[k:], skip - k
                         if skip:
                             break
+                    if self.attack == "hello":  # crypto none: the plain HELLO follows
+                        if len(buf) < HELLO_SIZE:
+                            break
+                        k = HELLO_EPOCH_BYTE
+                        out, buf = out + buf[:k] + bytes([buf[k] ^ 0x01]) + buf[k + 1:], b""
+                        self.done = True
+                        break
                     if len(buf) < 4:
                         break
                     n = 4 + struct.unpack("<I", buf[:4])[0] + 16
@@ -232,13 +246,13 @@ def free_port() -> int:
     raise AssertionError("no two consecutive ports free on both 127.0.0.2 and 127.0.0.3")
 
 
-def proxied_job(progs, attack, injected=b"", env=None):
+def proxied_job(progs, attack, injected=b"", env=None, opts=()):
     """2 sites, 1 rank each, wan_stress: site B announced at 127.0.0.2 (the proxy),
-    listening on 127.0.0.3; env: more settings for the job."""
+    listening on 127.0.0.3; env: more settings for the job, opts: more options."""
     port = free_port()
     proxy = Proxy(("127.0.0.2", port + 1), ("127.0.0.3", port + 1), attack, injected=injected)
     try:
-        r = run(["-n", "2", "--host", "127.0.0.2", "--port", str(port), "--stats", "--",
+        r = run(["-n", "2", "--host", "127.0.0.2", "--port", str(port), "--stats", *opts, "--",
                  str(progs["stress"]), "0", "4"],
                 env={"ISTHMUS_GATEWAY_BIND": "127.0.0.3", **(env or {})})
     finally:
@@ -272,6 +286,22 @@ def test_an_on_path_attacker_changes_nothing_the_job_sees(progs, earlier_record,
         rejected = [int(m[3]) for m in REJECTED.findall(r.stderr)]
         assert sum(rejected) >= 1, r.stderr[-3000:]
     assert proxy.conns >= 2, "the link did not reconnect"
+
+
+def test_a_damaged_hello_is_refused_not_believed(progs):
+    """With --wan-crypto none nothing but its own CRC protects a stream's HELLO. A bit
+    flipped in its attempt number once made the accepting gateway take a far-future attempt
+    as current: every later reconnection was refused as stale, and the job ended at the
+    outage limit (CI of stop 37, corrupt=0.3%). Now the damaged HELLO is refused, the
+    dialer tries again, and a later break (ISTHMUS_GW_FAULT_AFTER) reconnects."""
+    r, proxy = proxied_job(progs, "hello", opts=["--wan-crypto", "none"],
+                           env={"ISTHMUS_GW_FAULT_AFTER": "50", "ISTHMUS_LINK_OUTAGE": "15"})
+    assert proxy.done, "the attack did not happen"
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "wan_stress: OK" in r.stdout, out[-4000:]
+    assert "no valid HELLO (damaged on the way" in r.stderr, r.stderr[-3000:]
+    assert "fault injected by ISTHMUS_GW_FAULT_AFTER" in r.stderr, r.stderr[-3000:]
+    assert proxy.conns >= 3, f"{proxy.conns} connections: the refused one, its retry, the reconnect"
 
 
 # ---- settings ----

@@ -292,8 +292,12 @@ int gw_link_accepted(ism_auth_id them, const ism_frame_hdr *h, gw_stream *in, co
                                         : "");
         return -1;
     }
-    if (epoch < l->epoch)
-        return -1; /* from an attempt the peer has given up */
+    if (epoch < l->epoch) { /* from an attempt the peer has given up */
+        gw_log("refused connection from site %s gateway %d (%s): stream %llu of attempt %u, "
+               "which attempt %u replaced",
+               sname(l->site), l->gw, peer, (unsigned long long)h->a, epoch, l->epoch);
+        return -1;
+    }
     if (n != l->nstreams) {
         if (l->ever_up)
             gw_die(1, "site %s gateway %d reconnected with %d streams instead of %d",

@@ -228,19 +228,41 @@ static void auth_pump(gw_setup *s)
     }
 }
 
-/* The HELLO a dialed stream starts with: which stream of which attempt it is. */
+/* The HELLO a dialed stream starts with: which stream of which attempt it is. It always
+ * carries the headers' CRC, whether or not the link's frames do (--wan-crc): with
+ * --wan-crypto none nothing else protects it, and a bit flipped on the way in the attempt
+ * number once made the acceptor take a far-future attempt as current and refuse every
+ * later one until the outage limit ended the job. */
 static void hello_build(gw_setup *s)
 {
     gw_link *l = s->link;
-    ism_link_hdr lh = {.flags = 0, .crc = 0, .seq = 0, .ack = l->rx_next};
-    ism_link_hdr_encode(&lh, s->hello);
+    ism_link_hdr lh = {.flags = ISM_LINK_FLAG_CRC, .crc = 0, .hcrc = 0, .seq = 0,
+                       .ack = l->rx_next};
     ism_frame_hdr h;
     ism_frame_init(&h, ISM_F_HELLO);
     h.src = h.dst = -1;
     h.a = (uint64_t)s->idx;
     h.b = (uint64_t)l->nstreams | (uint64_t)s->epoch << 16;
     ism_frame_encode(&h, s->hello + ISM_LINK_HDR_SIZE);
+    ism_link_hdr_encode(&lh, s->hello);
+    lh.hcrc = ism_link_hdr_crc(s->hello, s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE);
+    ism_link_hdr_encode(&lh, s->hello);
+    lh.crc = ism_link_crc(s->hello, s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE);
+    ism_link_hdr_encode(&lh, s->hello);
     s->hello_off = 0;
+}
+
+/* The HELLO read by hello_read() is whole, undamaged, and a HELLO. */
+static int hello_valid(const gw_setup *s, ism_frame_hdr *h)
+{
+    ism_link_hdr lh;
+    if (ism_link_hdr_decode(s->hello, ISM_LINK_HDR_SIZE, &lh) ||
+        !(lh.flags & ISM_LINK_FLAG_CRC) ||
+        ism_link_hdr_crc(s->hello, s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE) != lh.hcrc ||
+        ism_link_crc(s->hello, s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE) != lh.crc)
+        return 0;
+    return ism_frame_decode(s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE, h) == 0 &&
+           h->type == ISM_F_HELLO && lh.seq == 0 && h->len == 0;
 }
 
 /* The handshake passed: check who it is, let the transport finish, go on to the HELLO. */
@@ -380,13 +402,11 @@ static void deliver(gw_setup *s)
             stranger_log(ism_now_ms(), "refused connection from %s: %s", s->name, s->err);
         return;
     }
-    ism_link_hdr lh;
     ism_frame_hdr h;
-    if (ism_link_hdr_decode(s->hello, ISM_LINK_HDR_SIZE, &lh) ||
-        ism_frame_decode(s->hello + ISM_LINK_HDR_SIZE, ISM_FRAME_HDR_SIZE, &h) ||
-        h.type != ISM_F_HELLO || lh.seq != 0 || h.len != 0) {
-        gw_log("refused connection from site %u gateway %u (%s): no valid HELLO", s->peer.site,
-               s->peer.gw, s->name);
+    if (!hello_valid(s, &h)) {
+        gw_log("refused connection from site %u gateway %u (%s): no valid HELLO (damaged on "
+               "the way, or not one)",
+               s->peer.site, s->peer.gw, s->name);
         return;
     }
     if (gw_link_accepted(s->peer, &h, &s->st, s->name) == 0) {
