@@ -142,6 +142,21 @@ def test_flush_local_to_another_site_takes_no_round_trip(prefix, build_dir, mpi)
     assert local < 25, out[-3000:]  # well under one way: no frame waited for
 
 
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_a_thousand_windows_at_once(prefix, build_dir, mpi):
+    """rma_info 1000 on 2 sites of 2 ranks: 1000 windows from MPI_Win_allocate held at once,
+    each used (as MPICH's rma/window_allocation). Each window costs the vendor a
+    communicator duplicate and one window (the lock words live in the window's own memory,
+    core/win.c); with a second vendor window for the lock words MPICH, whose 2046 context
+    ids are shared by all, ran out at window 681."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_info")
+    r = run_job(exe, ["1000"], "2,2", mpi, timeout=150)
+    out = r.stdout + r.stderr
+    assert r.returncode == 0 and "rma_info: OK" in r.stdout, out[-3000:]
+
+
 # Started by the vendor's launcher there is no gateway and no receive ring, so nothing
 # entered the vendor while isthmus waited in its own code (its shared-memory barrier, a lock
 # spin); the vendors' passive-target RMA needs the target to enter it (Open MPI osc/rdma's

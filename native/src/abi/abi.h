@@ -213,6 +213,9 @@ int ism_abi_greq_cancel(ism_req *r);
 
 /* info.c: communicator hints */
 void ism_abi_hints_free(ism_comm *c);
+/* A window's hints in use (info.c): prev (or the defaults, when MPI_INFO_NULL) with the
+ * recognized hints of given applied; MPI_ERR_INFO for a bad handle, raised as fn. */
+int ism_abi_win_hints(const char *fn, MPI_Info given, MPI_Info prev, MPI_Info *out);
 /* coll.c: entries of a collective's per-rank vectors (largecount.c) */
 int ism_abi_comm_peers(MPI_Comm comm, int local, int root);
 /* group.c */

@@ -471,6 +471,83 @@ void ism_abi_hints_free(ism_comm *c)
     }
 }
 
+/* ---- hints on windows ----
+ * MPI 4.0 §12.2.1's window hints, with their defaults as MPICH reports them: a window's
+ * info in use holds every one of them, with the value set at creation or by
+ * MPI_Win_set_info, else the default. isthmus keeps every guarantee whatever the hints
+ * say (ordered accumulates, locks always available), so a hint only changes what
+ * MPI_Win_get_info reports. A key not listed, or a value that is not one the hint takes,
+ * is ignored (as MPICH does; MPI allows it). */
+enum { WH_BOOL, WH_ORDER, WH_OPS };
+static const struct {
+    const char *key, *def;
+    int kind;
+} win_hints[] = {
+    {"no_locks", "false", WH_BOOL},
+    {"accumulate_ordering", "rar,raw,war,waw", WH_ORDER},
+    {"accumulate_ops", "same_op_no_op", WH_OPS},
+    {"same_size", "false", WH_BOOL},
+    {"same_disp_unit", "false", WH_BOOL},
+    {"alloc_shared_noncontig", "false", WH_BOOL},
+};
+#define NWHINTS ((int)(sizeof win_hints / sizeof win_hints[0]))
+
+/* "none", or a comma-separated list of rar, raw, war and waw */
+static int ordering_ok(const char *v)
+{
+    if (!strcmp(v, "none"))
+        return 1;
+    for (;;) {
+        if (strncmp(v, "rar", 3) && strncmp(v, "raw", 3) && strncmp(v, "war", 3) &&
+            strncmp(v, "waw", 3))
+            return 0;
+        v += 3;
+        if (!*v)
+            return 1;
+        if (*v++ != ',')
+            return 0;
+    }
+}
+
+static int win_hint_ok(int k, const char *v)
+{
+    switch (win_hints[k].kind) {
+    case WH_BOOL:
+        return parse_bool(v) >= 0;
+    case WH_ORDER:
+        return ordering_ok(v);
+    default:
+        return !strcmp(v, "same_op") || !strcmp(v, "same_op_no_op");
+    }
+}
+
+int ism_abi_win_hints(const char *fn, MPI_Info given, MPI_Info prev, MPI_Info *out)
+{
+    const info *in = NULL;
+    if (given != MPI_INFO_NULL) {
+        INFO_ARG(fn, given, g);
+        in = g;
+    }
+    MPI_Info n;
+    int rc = prev != MPI_INFO_NULL ? PMPI_Info_dup(prev, &n) : PMPI_Info_create(&n);
+    for (int k = 0; !rc && k < NWHINTS; k++) {
+        int i = in ? find(in, win_hints[k].key) : -1;
+        if (i >= 0 && win_hint_ok(k, in->e[i].val))
+            rc = PMPI_Info_set(n, win_hints[k].key,
+                               win_hints[k].kind == WH_BOOL
+                                   ? (parse_bool(in->e[i].val) ? "true" : "false")
+                                   : in->e[i].val);
+        else if (prev == MPI_INFO_NULL)
+            rc = PMPI_Info_set(n, win_hints[k].key, win_hints[k].def);
+    }
+    if (rc) {
+        PMPI_Info_free(&n);
+        return ism_abi_error(NULL, rc, fn, "cannot record the window's hints");
+    }
+    *out = n;
+    return MPI_SUCCESS;
+}
+
 /* MPI 4.0: the execution environment as MPI_INFO_ENV holds it, also before MPI_Init and
  * after MPI_Finalize; command and argv come from argc/argv when given. */
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info_out)

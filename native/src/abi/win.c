@@ -35,8 +35,8 @@ int ism_abi_win_fail(ism_win *w, int rc, const char *fn)
     return ism_abi_win_error(w, rc, fn, msg);
 }
 
-static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_Comm comm,
-                  int flavor, void *baseptr, MPI_Win *win)
+static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                  MPI_Comm comm, int flavor, void *baseptr, MPI_Win *win)
 {
     ISM_CHECK_INIT(fn);
     ism_comm *c = ism_abi_comm(comm);
@@ -51,14 +51,20 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
         return ism_abi_error(c, MPI_ERR_SIZE, fn, "negative window size");
     if (disp_unit <= 0)
         return ism_abi_error(c, MPI_ERR_DISP, fn, "displacement unit must be positive");
+    MPI_Info hints;
+    int rc = ism_abi_win_hints(fn, info, MPI_INFO_NULL, &hints);
+    if (rc)
+        return rc;
     ism_win *w;
-    int rc = ism_win_create(base, size, disp_unit, c, flavor, &w);
+    rc = ism_win_create(base, size, disp_unit, c, flavor, &w);
     if (rc) {
+        PMPI_Info_free(&hints);
         char why[600];
         snprintf(why, sizeof why, "%s", ism_win_why()[0] ? ism_win_why() : "failed");
         ism_win_why_reset();
         return ism_abi_error(c, rc, fn, "%s", why);
     }
+    w->hints = (void *)hints;
     if (has_base)
         *(void **)baseptr = w->base;
     *win = (MPI_Win)w;
@@ -71,8 +77,7 @@ static int create(const char *fn, void *base, MPI_Aint size, int disp_unit, MPI_
 int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                     MPI_Win *win)
 {
-    (void)info;
-    return create("MPI_Win_create", base, size, disp_unit, comm, ISM_WIN_FLAVOR_CREATE, NULL,
+    return create("MPI_Win_create", base, size, disp_unit, info, comm, ISM_WIN_FLAVOR_CREATE, NULL,
                   win);
 }
 ISM_PMPI(Win_create)
@@ -80,28 +85,26 @@ ISM_PMPI(Win_create)
 int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                       MPI_Win *win)
 {
-    (void)info;
-    return create("MPI_Win_allocate", NULL, size, disp_unit, comm, ISM_WIN_FLAVOR_ALLOCATE,
+    return create("MPI_Win_allocate", NULL, size, disp_unit, info, comm, ISM_WIN_FLAVOR_ALLOCATE,
                   baseptr, win);
 }
 ISM_PMPI(Win_allocate)
 
 /* The large-count forms: the displacement unit is an MPI_Aint here, an int in the window. */
 static int create_c(const char *fn, void *base, MPI_Aint size, MPI_Aint disp_unit,
-                    MPI_Comm comm, int flavor, void *baseptr, MPI_Win *win)
+                    MPI_Info info, MPI_Comm comm, int flavor, void *baseptr, MPI_Win *win)
 {
     if (disp_unit <= 0 || disp_unit > INT_MAX)
         return ism_abi_error(ism_abi_comm(comm), MPI_ERR_DISP, fn,
                              "displacement unit %lld: from 1 to %d allowed",
                              (long long)disp_unit, INT_MAX);
-    return create(fn, base, size, (int)disp_unit, comm, flavor, baseptr, win);
+    return create(fn, base, size, (int)disp_unit, info, comm, flavor, baseptr, win);
 }
 
 int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
                       MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
-    return create_c("MPI_Win_create_c", base, size, disp_unit, comm, ISM_WIN_FLAVOR_CREATE, NULL,
+    return create_c("MPI_Win_create_c", base, size, disp_unit, info, comm, ISM_WIN_FLAVOR_CREATE, NULL,
                     win);
 }
 ISM_PMPI(Win_create_c)
@@ -109,8 +112,7 @@ ISM_PMPI(Win_create_c)
 int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                         void *baseptr, MPI_Win *win)
 {
-    (void)info;
-    return create_c("MPI_Win_allocate_c", NULL, size, disp_unit, comm, ISM_WIN_FLAVOR_ALLOCATE,
+    return create_c("MPI_Win_allocate_c", NULL, size, disp_unit, info, comm, ISM_WIN_FLAVOR_ALLOCATE,
                     baseptr, win);
 }
 ISM_PMPI(Win_allocate_c)
@@ -118,8 +120,7 @@ ISM_PMPI(Win_allocate_c)
 int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                              void *baseptr, MPI_Win *win)
 {
-    (void)info;
-    return create("MPI_Win_allocate_shared", NULL, size, disp_unit, comm, ISM_WIN_FLAVOR_SHARED,
+    return create("MPI_Win_allocate_shared", NULL, size, disp_unit, info, comm, ISM_WIN_FLAVOR_SHARED,
                   baseptr, win);
 }
 ISM_PMPI(Win_allocate_shared)
@@ -127,8 +128,7 @@ ISM_PMPI(Win_allocate_shared)
 int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                                void *baseptr, MPI_Win *win)
 {
-    (void)info;
-    return create_c("MPI_Win_allocate_shared_c", NULL, size, disp_unit, comm,
+    return create_c("MPI_Win_allocate_shared_c", NULL, size, disp_unit, info, comm,
                     ISM_WIN_FLAVOR_SHARED, baseptr, win);
 }
 ISM_PMPI(Win_allocate_shared_c)
@@ -149,8 +149,7 @@ static inline int WIN_RC(ism_win *w, int rc, const char *fn)
  * an address from MPI_Get_address on the target (disp unit 1, base MPI_BOTTOM, size 0). */
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    (void)info;
-    return create("MPI_Win_create_dynamic", NULL, 0, 1, comm, ISM_WIN_FLAVOR_DYNAMIC, NULL, win);
+    return create("MPI_Win_create_dynamic", NULL, 0, 1, info, comm, ISM_WIN_FLAVOR_DYNAMIC, NULL, win);
 }
 ISM_PMPI(Win_create_dynamic)
 
@@ -176,7 +175,10 @@ int PMPI_Win_free(MPI_Win *win)
     int rc = ism_abi_win_attr_delete_all(w);
     if (rc)
         return ism_abi_win_error(w, rc, "MPI_Win_free", "an attribute's delete callback failed");
+    MPI_Info hints = (MPI_Info)w->hints;
     rc = ism_win_free(w);
+    if (!rc && hints != MPI_INFO_NULL)
+        PMPI_Info_free(&hints);
     if (rc) {
         const char *why = ism_win_why()[0] ? ism_win_why() : "the vendor could not free its window";
         return ism_abi_error(NULL, rc, "MPI_Win_free", "%s", why);
@@ -421,22 +423,28 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 }
 ISM_PMPI(Win_test)
 
-/* Window hints: none changes what isthmus does (MPI lets an implementation ignore
- * them), so the info in use is always empty. */
+/* Window hints (abi/info.c): the info in use holds every hint isthmus recognizes. */
 int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     WIN_ARG("MPI_Win_get_info", win, w);
     if (!info_used)
         return ism_abi_win_error(w, MPI_ERR_ARG, "MPI_Win_get_info", "NULL argument");
-    return PMPI_Info_create(info_used);
+    return PMPI_Info_dup((MPI_Info)w->hints, info_used);
 }
 ISM_PMPI(Win_get_info)
 
 int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     WIN_ARG("MPI_Win_set_info", win, w);
-    (void)w;
-    (void)info;
+    if (info == MPI_INFO_NULL) /* refused by MPICH (MPI_ERR_ARG) and Open MPI alike */
+        return ism_abi_win_error(w, MPI_ERR_INFO, "MPI_Win_set_info", "MPI_INFO_NULL");
+    MPI_Info n;
+    int rc = ism_abi_win_hints("MPI_Win_set_info", info, (MPI_Info)w->hints, &n);
+    if (rc)
+        return rc;
+    MPI_Info old = (MPI_Info)w->hints;
+    PMPI_Info_free(&old);
+    w->hints = (void *)n;
     return MPI_SUCCESS;
 }
 ISM_PMPI(Win_set_info)

@@ -106,8 +106,15 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
     w->disp_unit = disp_unit;
     w->flavor = flavor;
     w->errh = &ism_errh_fatal;
+    /* MPI_Win_allocate's memory holds my lock word after the window's bytes, so the
+     * vendor needs one window, not two: each costs MPICH a context id (2046 in all), and
+     * with two per window beside the communicator's duplicate a program could hold only
+     * 681 windows at a time (MPICH's window_allocation test makes 1000) */
+    int64_t vsize = size;
     if (flavor == ISM_WIN_FLAVOR_ALLOCATE) {
-        w->owned = calloc(1, size ? (size_t)size : 1);
+        w->lock_disp = (size + 7) & ~(int64_t)7;
+        vsize = w->lock_disp + (int64_t)sizeof *w->lockword;
+        w->owned = calloc(1, (size_t)vsize);
         if (!w->owned) {
             ism_comm_free(w->c);
             free(w);
@@ -115,6 +122,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
                                 (long long)size);
         }
         base = w->owned;
+        w->lockword = (int64_t *)((char *)w->owned + w->lock_disp);
     }
     if (flavor != ISM_WIN_FLAVOR_SHARED)
         w->base = base;
@@ -124,8 +132,15 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
     w->held = calloc((size_t)c->size, sizeof *w->held);
     if (!w->sizes || !w->units || !w->held)
         rc = ISM_ERR_NO_MEM;
-    w->lockword = calloc(1, sizeof *w->lockword);
-    if (!w->lockword)
+    if (!rc && flavor == ISM_WIN_FLAVOR_ALLOCATE && c->lsize > 1) {
+        /* mine now (a lock request may be served during the exchange below), the others'
+         * from their sizes after it */
+        if (!(w->lock_disps = calloc((size_t)c->lsize, sizeof *w->lock_disps)))
+            rc = ISM_ERR_NO_MEM;
+        else
+            w->lock_disps[c->lrank] = w->lock_disp;
+    }
+    if (!w->lockword && !(w->lockword = w->own_lockword = calloc(1, sizeof *w->lockword)))
         rc = ISM_ERR_NO_MEM;
     /* the vendor's windows over this site's members: collective over them only. Shared
      * memory is the vendor's (one node of one site only, as MPI allows). */
@@ -138,12 +153,14 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
     else if (!rc && flavor == ISM_WIN_FLAVOR_DYNAMIC && c->lsize > 1)
         rc = ism.be->win_create_dynamic(c->vcomm, &w->vwin);
     else if (!rc && c->lsize > 1)
-        rc = ism.be->win_create(base, size, 1, c->vcomm, &w->vwin);
-    if (!rc && c->lsize > 1)
+        rc = ism.be->win_create(base, vsize, 1, c->vcomm, &w->vwin);
+    if (!rc && c->lsize > 1 && flavor == ISM_WIN_FLAVOR_ALLOCATE)
+        w->vlock = w->vwin;
+    else if (!rc && c->lsize > 1)
         rc = ism.be->win_create(w->lockword, sizeof *w->lockword, 1, c->vcomm, &w->vlock);
     if (!rc && w->vwin)
         rc = ism.be->win_sync(ISM_VWIN_LOCK_ALL, 0, w->vwin);
-    if (!rc && w->vlock)
+    if (!rc && w->vlock && w->vlock != w->vwin)
         rc = ism.be->win_sync(ISM_VWIN_LOCK_ALL, 0, w->vlock);
     for (int r = 0; r < c->size; r++)
         w->nremote += c->l_of[r] < 0;
@@ -158,6 +175,8 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         for (int r = 0; !rc && r < c->size; r++) {
             w->sizes[r] = all[2 * r];
             w->units[r] = (int)all[2 * r + 1];
+            if (w->lock_disps && c->l_of[r] >= 0)
+                w->lock_disps[c->l_of[r]] = (w->sizes[r] + 7) & ~(int64_t)7;
         }
         free(all);
     }
@@ -183,6 +202,8 @@ int ism_win_free(ism_win *w)
         return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_free with an epoch still open "
                                               "(operations or lock requests pending)");
     int rc2 = 0;
+    if (w->vlock == w->vwin) /* MPI_Win_allocate's: one window for both */
+        w->vlock = 0;
     if (w->vwin) {
         ism.be->win_sync(ISM_VWIN_UNLOCK_ALL, 0, w->vwin);
         rc = ism.be->win_free(&w->vwin);
@@ -198,7 +219,8 @@ int ism_win_free(ism_win *w)
         }
     ism_rma_batch_free(w);
     ism_comm_free(w->c);
-    free(w->lockword);
+    free(w->own_lockword);
+    free(w->lock_disps);
     free(w->sizes);
     free(w->units);
     free(w->held);
@@ -290,6 +312,9 @@ int ism_win_fence(ism_win *w, int assert_)
     return rc;
 }
 
+/* Where vendor rank l's lock word is in vlock. */
+static int64_t lock_disp(const ism_win *w, int l) { return w->lock_disps ? w->lock_disps[l] : 0; }
+
 /* One attempt at a member's lock word through the vendor's fetch-and-add: shared adds one
  * reader, exclusive adds the writer bit, and either takes its addition back if the word
  * shows a conflicting holder. (No compare-and-swap: Open MPI 4.1's on one's own window
@@ -306,8 +331,8 @@ static int lock_attempt(ism_win *w, int l, int type, int *taken)
             *word += add;
         return 0;
     }
-    rc = ism.be->get_accumulate(&add, 1, vdt_int64(), &old, 1, vdt_int64(), l, 0, 1, vdt_int64(),
-                                vop(OP_SUM), w->vlock);
+    rc = ism.be->get_accumulate(&add, 1, vdt_int64(), &old, 1, vdt_int64(), l, lock_disp(w, l), 1,
+                                vdt_int64(), vop(OP_SUM), w->vlock);
     if (!rc)
         rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vlock);
     if (rc)
@@ -316,7 +341,8 @@ static int lock_attempt(ism_win *w, int l, int type, int *taken)
         *taken = 1;
         return 0;
     }
-    rc = ism.be->accumulate(&back, 1, vdt_int64(), l, 0, 1, vdt_int64(), vop(OP_SUM), w->vlock);
+    rc = ism.be->accumulate(&back, 1, vdt_int64(), l, lock_disp(w, l), 1, vdt_int64(),
+                            vop(OP_SUM), w->vlock);
     return rc ? rc : ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vlock);
 }
 
@@ -382,7 +408,8 @@ int ism_rma_lock_release(ism_win *w, int l, int type)
         *w->lockword += d;
         return 0;
     }
-    int rc = ism.be->accumulate(&d, 1, vdt_int64(), l, 0, 1, vdt_int64(), vop(OP_SUM), w->vlock);
+    int rc = ism.be->accumulate(&d, 1, vdt_int64(), l, lock_disp(w, l), 1, vdt_int64(),
+                                vop(OP_SUM), w->vlock);
     return rc ? rc : ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vlock);
 }
 

@@ -82,8 +82,14 @@ typedef struct ism_win {
     int nregions, cap_regions;
     ism_vh vwin;          /* the vendor's window over this site's members (disp unit 1);
                              0 when I am the only one (rma.c, ism_rma_self) */
-    ism_vh vlock;         /* the vendor's window of lock words, one int64 per member (or 0) */
-    int64_t *lockword;    /* mine, in vlock */
+    ism_vh vlock;         /* the vendor's window of lock words, one int64 per member (or 0);
+                             for MPI_Win_allocate the same window as vwin (win.c) */
+    int64_t *lockword;    /* mine, in vlock at displacement lock_disp */
+    int64_t lock_disp;    /* bytes */
+    int64_t *lock_disps;  /* per vendor rank: where its lock word is in vlock (MPI_Win_allocate:
+                             after its window's bytes, so it differs by member), or NULL (0) */
+    int64_t *own_lockword; /* lockword when it is not in `owned` */
+    void *hints;          /* the MPI_Info of the hints in use (abi/info.c) */
     int64_t *sizes;       /* per member: window size in bytes */
     int *units;           /* per member: displacement unit */
     int nremote;          /* members at other sites */
