@@ -1,5 +1,5 @@
 /* coll_persist.c (abi): persistent collective requests, the MPI-4 MPI_<x>_init calls
- * (MPI 4.0 §6.13). Their entry points (coll_nb.c, beside the nonblocking form whose
+ * (MPI 4.0 §6.13). Their entry points (coll_nb_gen.c, beside the nonblocking form whose
  * argument block and body they share) hand their arguments here; this file owns the
  * request from initialization to MPI_Request_free.
  *
