@@ -51,6 +51,22 @@ int main(int argc, char **argv)
     MPI_Win_unlock_all(w);
     MPI_Win_free(&w);
 
+    /* odd ranks of the node give no memory: their segments are empty, with no address
+     * (NULL, as MPICH answers; MPICH's win_shared_noncontig_put asserts it) */
+    CHECK_RC(MPI_Win_allocate_shared(nrank % 2 ? 0 : (MPI_Aint)sizeof(int), sizeof(int),
+                                     MPI_INFO_NULL, node, &mine, &w), "allocate_shared, some 0");
+    for (int r = 0; r < nsize; r++) {
+        int *b = NULL;
+        CHECK_RC(MPI_Win_shared_query(w, r, &sz, &du, &b), "shared_query");
+        if (r % 2)
+            CHECK(sz == 0 && b == NULL, "empty segment of %d: %ld bytes at %p", r, (long)sz,
+                  (void *)b);
+        else
+            CHECK(sz == (MPI_Aint)sizeof(int) && b != NULL, "segment of %d: %ld bytes at %p", r,
+                  (long)sz, (void *)b);
+    }
+    MPI_Win_free(&w);
+
     /* over every rank: works on one node, else MPI_ERR_RMA_SHARED */
     int all_here = 0;
     MPI_Allreduce(&nsize, &all_here, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

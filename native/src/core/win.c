@@ -707,6 +707,10 @@ int ism_win_shared_query(ism_win *w, int rank, int64_t *size, int *disp_unit, vo
             }
     } else if (!rc) {
         *disp_unit = w->units[rank];
+        if (*size == 0) /* no memory, no address: MPICH's answer (Open MPI gives the address
+                         * where a contiguous segment would start; MPICH's
+                         * win_shared_noncontig_put asserts NULL) */
+            *base = NULL;
     }
     return rc;
 }
