@@ -174,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     gw.xp = &fake;
     gw.crc = d[0] & 1;
     gw.bufsize = ISM_FRAME_HDR_SIZE + CHUNK;
-    gw.site_names = names;
+    gw.lay.site_names = names;
     gw.dead_ms = 5000;
     pool = NULL;
     for (int i = 0; i < POOL; i++) {

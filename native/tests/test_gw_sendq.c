@@ -312,7 +312,7 @@ static void resends_survive_a_second_break(void)
 int main(void)
 {
     gw.xp = &fake;
-    gw.site_names = (char *[]){"A", "B"};
+    gw.lay.site_names = (char *[]){"A", "B"};
     passes_queued_data();
     waits_for_the_frame_on_the_wire();
     others_keep_their_place();

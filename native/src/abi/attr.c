@@ -266,7 +266,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     host = MPI_PROC_NULL;
     io = MPI_ANY_SOURCE;
     wtime_global = 0; /* each site's clock is its own */
-    universe = ism.gsize;
+    universe = ism.lay.gsize;
     appnum = 0;
     lastused = ism_abi_last_used_code();
     switch (comm_keyval) {

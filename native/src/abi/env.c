@@ -138,7 +138,7 @@ static int error_v(ism_comm *c, int code, const char *fn, const char *fmt, va_li
     vsnprintf(msg, sizeof msg, fmt, ap);
     char why[900];
     snprintf(why, sizeof why, "site %s rank %d: %s: %s (%s); aborting the job",
-             ism_site_name(ism.site), ism.grank, fn, msg, ism_abi_class_name(code));
+             ism_site_name(ism.lay.site), ism.grank, fn, msg, ism_abi_class_name(code));
     fprintf(stderr, "isthmus: %s\n", why);
     fflush(stderr);
     ism_core_abort(h, code ? code : 1, why);
@@ -234,7 +234,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
     char why[256];
     snprintf(why, sizeof why, "site %s rank %d called MPI_Abort (error code %d)",
-             ism_site_name(ism.site), ism.grank, errorcode);
+             ism_site_name(ism.lay.site), ism.grank, errorcode);
     fprintf(stderr, "isthmus: %s; stopping every site\n", why);
     fflush(stderr);
     ism_core_abort(ism_abi_comm(comm), errorcode, why);
@@ -372,7 +372,7 @@ int PMPI_Get_library_version(char *version, int *resultlen)
         *nl = 0;
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
              "isthmus 0.1 (MPI %d.%d standard ABI), %d site(s), site MPI: %s", MPI_VERSION,
-             MPI_SUBVERSION, ism.nsites, vendor[0] ? vendor : "not initialized");
+             MPI_SUBVERSION, ism.lay.nsites, vendor[0] ? vendor : "not initialized");
     *resultlen = (int)strlen(version);
     return MPI_SUCCESS;
 }

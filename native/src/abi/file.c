@@ -74,7 +74,7 @@ int ism_abi_file_errno_class(int64_t r)
 
 static int site_named(const char *name)
 {
-    for (int s = 0; s < ism.nsites; s++)
+    for (int s = 0; s < ism.lay.nsites; s++)
         if (!strcmp(ism_site_name(s), name))
             return s;
     return -1;
@@ -197,7 +197,7 @@ static int64_t open_at_leader(ism_file *f, const char *filename)
         f->path = calloc(1, (size_t)hdr[1] + 1);
         f->shfp = calloc(1, (size_t)hdr[2] + 1);
         if (!f->path || !f->shfp)
-            ism_die("site %s rank %d: out of memory opening a file", ism_site_name(ism.site),
+            ism_die("site %s rank %d: out of memory opening a file", ism_site_name(ism.lay.site),
                     ism.grank);
     }
     PMPI_Bcast(f->path, (int)hdr[1], MPI_CHAR, f->leader, f->comm);
@@ -233,12 +233,12 @@ static int open_file(ism_file *f, const char *filename, MPI_Info info)
     if (site[0] == -2)
         return MPI_ERR_INFO_VALUE;
     f->site = site[0] >= 0 ? site[0] : site[1];
-    f->here = ism.site == f->site;
+    f->here = ism.lay.site == f->site;
     f->leader = 0;
     for (int r = c->size - 1; r >= 0; r--)
         if (c->site_of[r] == f->site)
             f->leader = r;
-    rc = PMPI_Comm_split(f->comm, ism.site, f->rank, &f->sitecomm);
+    rc = PMPI_Comm_split(f->comm, ism.lay.site, f->rank, &f->sitecomm);
     if (rc)
         return rc;
     int64_t res = open_at_leader(f, filename);
@@ -339,7 +339,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     if (!strncmp(filename, "ufs:", 4) || !strncmp(filename, "nfs:", 4))
         filename += 4;
     int64_t res = 0;
-    if (site < 0 || site == ism.site)
+    if (site < 0 || site == ism.lay.site)
         res = unlink(filename) ? -errno : 0;
     else if (ism_fio_call(site, 0, ISM_FIO_DELETE, 0, filename, strlen(filename), NULL, 0, NULL,
                           0, &res))

@@ -153,7 +153,7 @@ int ism_abi_file_coll(ism_file *f, ism_fseg_list *segs, char *data, int write, i
     int rc = srank == 0 ? (counts && got ? parts_layout(&p, counts) : MPI_ERR_NO_MEM) : 0;
     if (rc) /* the gathers below need the root's buffers: nothing sensible to go on with */
         ism_die("site %s rank %d: out of memory gathering %lld bytes of MPI-IO data of this "
-                "site", ism_site_name(ism.site), ism.grank, (long long)sum[1]);
+                "site", ism_site_name(ism.lay.site), ism.grank, (long long)sum[1]);
     PMPI_Gatherv(segs->seg, (int)(segs->n * sizeof(ism_io_seg)), MPI_BYTE, p.seg, p.nseg,
                  p.sdisp, MPI_BYTE, 0, f->sitecomm);
     if (write)

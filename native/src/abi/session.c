@@ -56,7 +56,7 @@ static int raise_on(ism_errh *e, void *handle, int code, const char *fn, const c
     va_end(ap);
     if (ism.initialized && !ism.finalized)
         snprintf(why, sizeof why, "site %s rank %d: %s: %s (%s); aborting the job",
-                 ism_site_name(ism.site), ism.grank, fn, msg, ism_abi_class_name(code));
+                 ism_site_name(ism.lay.site), ism.grank, fn, msg, ism_abi_class_name(code));
     else
         snprintf(why, sizeof why, "%s: %s (%s); aborting", fn, msg, ism_abi_class_name(code));
     fprintf(stderr, "isthmus: %s\n", why);
@@ -81,7 +81,7 @@ static int session_error(session *s, int code, const char *fn, const char *msg, 
 
 enum { PSET_WORLD, PSET_SELF, PSET_SITE, PSET_FIRST_SITE };
 
-static int npsets(void) { return PSET_FIRST_SITE + ism.nsites; }
+static int npsets(void) { return PSET_FIRST_SITE + ism.lay.nsites; }
 
 static void pset_name(int i, char *buf, size_t n)
 {
@@ -109,16 +109,16 @@ static int pset_find(const char *name)
 /* Global ranks [*lo, *hi) of pset i, or the caller alone. */
 static void pset_range(int i, int *lo, int *hi)
 {
-    int site = i == PSET_SITE ? ism.site : i - PSET_FIRST_SITE;
+    int site = i == PSET_SITE ? ism.lay.site : i - PSET_FIRST_SITE;
     if (i == PSET_WORLD) {
         *lo = 0;
-        *hi = ism.gsize;
+        *hi = ism.lay.gsize;
     } else if (i == PSET_SELF) {
         *lo = ism.grank;
         *hi = ism.grank + 1;
     } else {
-        *lo = ism.site_off[site];
-        *hi = ism.site_off[site + 1];
+        *lo = ism.lay.site_off[site];
+        *hi = ism.lay.site_off[site + 1];
     }
 }
 
@@ -290,7 +290,7 @@ int PMPI_Session_get_pset_info(MPI_Session session_h, const char *pset, MPI_Info
         rc = PMPI_Info_set(*info, "mpi_size", size);
     if (!rc && i >= PSET_SITE)
         rc = PMPI_Info_set(*info, "isthmus_site",
-                           ism_site_name(i == PSET_SITE ? ism.site : i - PSET_FIRST_SITE));
+                           ism_site_name(i == PSET_SITE ? ism.lay.site : i - PSET_FIRST_SITE));
     return rc;
 }
 ISM_PMPI(Session_get_pset_info)

@@ -181,13 +181,13 @@ void ism_coll_finalize(void)
                 for (int a = 0; a < NALG + 3; a++)
                     if (counts[c][l][a])
                         fprintf(stderr, "isthmus coll: site %s rank %d: %s %s %s: %llu calls\n",
-                                ism_site_name(ism.site), ism.grank, ism_coll_name(c),
+                                ism_site_name(ism.lay.site), ism.grank, ism_coll_name(c),
                                 level_names[l], ism_coll_alg_name(c, a - 3),
                                 (unsigned long long)counts[c][l][a]);
         fprintf(stderr,
                 "isthmus coll: site %s rank %d: temporaries: %llu schedules, %llu allocations, "
                 "%llu skewed copies, %llu shared-memory messages; skewed path below %zu bytes\n",
-                ism_site_name(ism.site), ism.grank, (unsigned long long)ism_coll_temps.runs,
+                ism_site_name(ism.lay.site), ism.grank, (unsigned long long)ism_coll_temps.runs,
                 (unsigned long long)ism_coll_temps.allocs,
                 (unsigned long long)ism_coll_temps.skewed,
                 (unsigned long long)ism_coll_temps.shm_msgs, ism_coll_skew_limit());

@@ -287,11 +287,11 @@ static ism_coll_view intra_view(ism_comm *c)
 
 /* One member per site, in the order of the sites' leaders (rank order of the sites'
  * runs): the root at the root's site (root >= 0; *wroot gets its index), else the
- * leader, or with last the site's last member. m has room for ism.nsites. */
+ * leader, or with last the site's last member. m has room for ism.lay.nsites. */
 static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m, int *wroot)
 {
     int n = 0;
-    for (int s = 0; s < ism.nsites; s++)
+    for (int s = 0; s < ism.lay.nsites; s++)
         if (c->leaders[s] >= 0)
             m[n++] = c->leaders[s];
     for (int i = 1; i < n; i++) /* insertion sort by leader rank */
@@ -462,7 +462,7 @@ int ism_coll_barrier(ism_comm *c)
     ism_coll_choice ci = resolve(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0, sel);
     if (c->all_local)
         return ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
-    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+    int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
     if (!m)
         return ISM_ERR_NO_MEM;
     int rc = c->lsize > 1 ? ph_barrier(&x, ci, &iv, ISM_LVL_INTRA) : 0;
@@ -500,7 +500,7 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
     ism_coll_view iv = intra_view(c);
     int rc = 0, *m = NULL;
     if (!c->all_local) {
-        if (!(m = malloc(sizeof(int) * (size_t)ism.nsites))) {
+        if (!(m = malloc(sizeof(int) * (size_t)ism.lay.nsites))) {
             free(raw);
             return ISM_ERR_NO_MEM;
         }
@@ -510,7 +510,7 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
             rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_WAN, wv.p, bytes), &wv,
                           ISM_LVL_WAN, wroot, bytes, p);
     }
-    int lroot = ism.site == c->site_of[root] ? c->l_of[root] : 0;
+    int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
     if (!rc)
         rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes), &iv,
                       ISM_LVL_INTRA, lroot, bytes, p);
@@ -550,7 +550,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     io b;
     int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, count, dt, me_root ? rbuf : NULL, count);
     char *in = b.in, *out = me_root ? b.out : NULL;
-    int lroot = ism.site == c->site_of[root] ? c->l_of[root] : 0;
+    int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
     int rep = c->lrank == lroot && !c->all_local; /* this site's member in the wan phase */
     if (rep && !me_root && !(tmp = malloc((size_t)bytes)))
         rc = ISM_ERR_NO_MEM;
@@ -559,7 +559,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
         rc = ph_reduce(&x, resolve(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, sel), &iv,
                        ISM_LVL_INTRA, lroot, bytes, in, me_root ? out : tmp);
     if (!rc && rep) {
-        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+        int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
         if (!m) {
             rc = ISM_ERR_NO_MEM;
         } else {
@@ -614,7 +614,7 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
         rc = ph_allreduce(&x, resolve(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, sel),
                           &iv, ISM_LVL_INTRA, bytes, in, out);
     } else if (!rc) {
-        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+        int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
         ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
         ism_coll_choice cw = choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes);
         ism_coll_choice cr = choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes);
@@ -657,8 +657,8 @@ static int rs_sites(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt
     int lead = c->rank == c->my_leader, first = c->my_leader;
     io b;
     int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, total, dt, rbuf, rcounts[c->rank]);
-    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
-    int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.nsites);
+    int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
+    int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.lay.nsites);
     int *cnt = malloc(sizeof(int) * 2 * (size_t)c->lsize);
     char *full = lead ? malloc((size_t)bytes + 1) : NULL;
     char *share = NULL;
@@ -672,7 +672,7 @@ static int rs_sites(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt
         for (int r = 0; r < c->size; r++)
             if (c->site_of[r] == s)
                 blk[i] += (int64_t)rcounts[r] * es;
-        if (s == ism.site)
+        if (s == ism.lay.site)
             mine = blk[i];
     }
     if (!rc && lead && !(share = malloc((size_t)mine + 1)))
@@ -772,7 +772,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
 {
     ism_comm *c = x->c;
     int coll = exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN;
-    int *m = malloc(sizeof(int) * (size_t)ism.nsites);
+    int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
     char *pre = malloc((size_t)bytes), *tot = malloc((size_t)bytes);
     int rc = !m || !pre || !tot ? ISM_ERR_NO_MEM : 0;
     ism_coll_view iv = intra_view(c);
@@ -785,7 +785,7 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     ism_coll_view wv = m ? wan_view(c, -1, 1, m, NULL) : iv;
     int first_site = 0; /* this site's run comes first: no prefix from other sites */
     for (int i = 0; m && i < wv.p; i++)
-        if (c->site_of[m[i]] == ism.site)
+        if (c->site_of[m[i]] == ism.lay.site)
             first_site = i == 0;
     if (!rc && last) {
         /* the site's total: the inclusive result, or the exclusive one op my input */
@@ -893,8 +893,8 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
         } else {
             rc = run(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, ch, &iv, 0, NULL, b, in, site);
         }
-        int *m = malloc(sizeof(int) * (size_t)ism.nsites);
-        int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.nsites);
+        int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
+        int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.lay.nsites);
         if (!m || !blk)
             rc = rc ? rc : ISM_ERR_NO_MEM;
         ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;

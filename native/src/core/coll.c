@@ -102,13 +102,13 @@ int ism_barrier(ism_comm *c)
         return rc;
     if (c->rank == c->my_leader) {
         int root = -1;
-        for (int s = 0; s < ism.nsites && root < 0; s++)
+        for (int s = 0; s < ism.lay.nsites && root < 0; s++)
             root = c->leaders[s];
         if (c->rank == root) {
-            for (int s = 0; s < ism.nsites && !rc; s++)
+            for (int s = 0; s < ism.lay.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
                     rc = ism_xrecv(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], c->leaders[s], TAG_BARRIER, c);
-            for (int s = 0; s < ism.nsites && !rc; s++)
+            for (int s = 0; s < ism.lay.nsites && !rc; s++)
                 if (c->leaders[s] >= 0 && c->leaders[s] != root)
                     rc = ism_xsend(NULL, 0, &ism_dt_table[ISM_KIND_BYTE], c->leaders[s], TAG_BARRIER, c);
         } else {
@@ -130,7 +130,7 @@ int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
     if (c->rank == root) {
         ism_req *reqs[64];
         int n = 0;
-        for (int s = 0; s < ism.nsites && !rc; s++) {
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
             if (s == rs || c->leaders[s] < 0)
                 continue;
             rc = ism_isend(buf, count, dt, c->leaders[s], TAG_BCAST, c, c->ctx + 1, ISM_MODE_STD,
@@ -145,13 +145,13 @@ int ism_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
             int r2 = ism_wait_free(reqs[i]);
             rc = rc ? rc : r2;
         }
-    } else if (ism.site != rs && c->rank == c->my_leader) {
+    } else if (ism.lay.site != rs && c->rank == c->my_leader) {
         rc = ism_xrecv(buf, count, dt, root, TAG_BCAST, c);
     }
     if (rc)
         return rc;
     if (c->lsize > 1) {
-        int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+        int lroot = ism.lay.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
         rc = l_bcast(buf, count, dt, lroot, c);
     }
     return rc;
@@ -165,15 +165,15 @@ int ism_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, 
     if (c->all_local)
         return l_reduce(sbuf, rbuf, count, dt, op, c->l_of[root], c);
     int rs = c->site_of[root];
-    int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
-    if (ism.site == rs) {
+    int lroot = ism.lay.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+    if (ism.lay.site == rs) {
         rc = l_reduce(sbuf, rbuf, count, dt, op, lroot, c);
         if (rc || c->rank != root)
             return rc;
         void *tmp = malloc(bytes ? bytes : 1);
         if (!tmp)
             return ISM_ERR_NO_MEM;
-        for (int s = 0; s < ism.nsites && !rc; s++) {
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
             if (s == rs || c->leaders[s] < 0)
                 continue;
             rc = ism_xrecv(tmp, count, dt, c->leaders[s], TAG_REDUCE, c);
@@ -210,14 +210,14 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     if (rc)
         return rc;
     if (leader) {
-        char *part = malloc(bytes * (size_t)ism.nsites + 1);
-        ism_req **reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+        char *part = malloc(bytes * (size_t)ism.lay.nsites + 1);
+        ism_req **reqs = calloc((size_t)ism.lay.nsites * 2, sizeof *reqs);
         int n = 0;
         if (!part || !reqs)
             return ISM_ERR_NO_MEM;
-        memcpy(part + bytes * (size_t)ism.site, rbuf, bytes);
-        for (int s = 0; s < ism.nsites && !rc; s++) {
-            if (s == ism.site || c->leaders[s] < 0)
+        memcpy(part + bytes * (size_t)ism.lay.site, rbuf, bytes);
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
+            if (s == ism.lay.site || c->leaders[s] < 0)
                 continue;
             rc = ism_irecv(part + bytes * (size_t)s, count, dt, c->leaders[s], TAG_ALLREDUCE, c,
                            c->ctx + 1, &reqs[n++]);
@@ -231,7 +231,7 @@ int ism_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
         }
         /* fold from the last site down: P0 op (P1 op (... op Pn)) on every leader */
         int have = 0;
-        for (int s = ism.nsites - 1; s >= 0 && !rc; s--) {
+        for (int s = ism.lay.nsites - 1; s >= 0 && !rc; s--) {
             if (c->leaders[s] < 0)
                 continue;
             if (!have) {
@@ -273,18 +273,18 @@ int ism_allgather(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_comm 
         return rc;
     }
     char *base = rbuf;
-    char *mine = base + (size_t)c->leaders[ism.site] * blk;
+    char *mine = base + (size_t)c->leaders[ism.lay.site] * blk;
     /* in place (sbuf NULL): the vendor finds our block at our rank's slot of `mine` */
     rc = l_allgather(sbuf, mine, count, dt, c);
     if (rc)
         return rc;
     if (c->rank == c->my_leader) {
-        ism_req **reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+        ism_req **reqs = calloc((size_t)ism.lay.nsites * 2, sizeof *reqs);
         int n = 0;
         if (!reqs)
             return ISM_ERR_NO_MEM;
-        for (int s = 0; s < ism.nsites && !rc; s++) {
-            if (s == ism.site || c->leaders[s] < 0)
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
+            if (s == ism.lay.site || c->leaders[s] < 0)
                 continue;
             int members = 0;
             for (int r = 0; r < c->size; r++)

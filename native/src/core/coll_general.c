@@ -214,7 +214,7 @@ static int site_bcast(char *buf, i64 total, int lroot, ism_comm *c)
 /* Free per-site buffers and their array (either may be NULL). */
 static void free_sites(char **v)
 {
-    for (int s = 0; v && s < ism.nsites; s++)
+    for (int s = 0; v && s < ism.lay.nsites; s++)
         free(v[s]);
     free(v);
 }
@@ -240,7 +240,7 @@ int ism_gatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, const i
                   const i64 *displs, ism_dt *rdt, int root, ism_comm *c)
 {
     int rs = c->site_of[root], me_root = c->rank == root, L = c->lsize;
-    int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+    int lroot = ism.lay.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     int am_lroot = c->lrank == lroot;
     i64 mb = 0, *lsz = NULL;
     int rc = sbuf ? bytes_of(scount, sdt, &mb) : 0;
@@ -284,14 +284,14 @@ int ism_gatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, const i
             rc = unpack(site + off, lsz[k], at(rbuf, displs[r], rdt), rcounts[r], rdt);
     }
     mem = malloc(sizeof(int) * (size_t)c->size);
-    from = calloc((size_t)ism.nsites, sizeof *from);
-    reqs = calloc((size_t)ism.nsites, sizeof *reqs);
+    from = calloc((size_t)ism.lay.nsites, sizeof *from);
+    reqs = calloc((size_t)ism.lay.nsites, sizeof *reqs);
     if (!mem || !from || !reqs) {
         rc = rc ? rc : ISM_ERR_NO_MEM;
         goto out;
     }
     int nreq = 0;
-    for (int s = 0; s < ism.nsites && !rc; s++) {
+    for (int s = 0; s < ism.lay.nsites && !rc; s++) {
         if (s == rs || c->leaders[s] < 0)
             continue;
         int m = site_members(c, s, mem);
@@ -312,7 +312,7 @@ int ism_gatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, const i
             nreq--;
     }
     rc = wait_all(reqs, nreq, rc);
-    for (int s = 0; s < ism.nsites && !rc; s++) {
+    for (int s = 0; s < ism.lay.nsites && !rc; s++) {
         if (!from[s])
             continue;
         int m = site_members(c, s, mem);
@@ -358,7 +358,7 @@ int ism_scatterv64(const void *sbuf, const i64 *scounts, const i64 *displs, ism_
                    void *rbuf, i64 rcount, ism_dt *rdt, int root, ism_comm *c)
 {
     int rs = c->site_of[root], me_root = c->rank == root, L = c->lsize;
-    int lroot = ism.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
+    int lroot = ism.lay.site == rs ? c->l_of[root] : c->l_of[c->my_leader];
     int am_lroot = c->lrank == lroot, nreq = 0;
     i64 mb = 0, *lsz = NULL;
     int rc = rbuf ? bytes_of(rcount, rdt, &mb) : 0;
@@ -381,13 +381,13 @@ int ism_scatterv64(const void *sbuf, const i64 *scounts, const i64 *displs, ism_
     }
     if (me_root) {
         mem = malloc(sizeof(int) * (size_t)c->size);
-        to = calloc((size_t)ism.nsites, sizeof *to);
-        reqs = calloc((size_t)ism.nsites, sizeof *reqs);
+        to = calloc((size_t)ism.lay.nsites, sizeof *to);
+        reqs = calloc((size_t)ism.lay.nsites, sizeof *reqs);
         if (!mem || !to || !reqs) {
             rc = ISM_ERR_NO_MEM;
             goto out;
         }
-        for (int s = 0; s < ism.nsites && !rc; s++) {
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
             if (s == rs || c->leaders[s] < 0)
                 continue;
             int m = site_members(c, s, mem);
@@ -466,7 +466,7 @@ int ism_allgatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, cons
     int n = c->size, L = c->lsize, rc = 0, nreq = 0;
     i64 *sz = malloc(sizeof(i64) * (size_t)n), *off = malloc(sizeof(i64) * (size_t)n);
     i64 *lsz = malloc(sizeof(i64) * (size_t)L);
-    ism_req **reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+    ism_req **reqs = calloc((size_t)ism.lay.nsites * 2, sizeof *reqs);
     char *all = NULL, *site = NULL, *mine = NULL;
     int *mem = NULL;
     char **from = NULL;
@@ -510,7 +510,7 @@ int ism_allgatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, cons
         goto out;
     if (c->rank == c->my_leader) {
         mem = malloc(sizeof(int) * (size_t)n);
-        from = calloc((size_t)ism.nsites, sizeof *from);
+        from = calloc((size_t)ism.lay.nsites, sizeof *from);
         if (!mem || !from) {
             rc = ISM_ERR_NO_MEM;
             goto out;
@@ -518,8 +518,8 @@ int ism_allgatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, cons
         i64 o = 0;
         for (int k = 0; k < L; o += lsz[k], k++)
             memcpy(all + off[c->c_of_l[k]], site + o, (size_t)lsz[k]);
-        for (int s = 0; s < ism.nsites && !rc; s++) {
-            if (s == ism.site || c->leaders[s] < 0)
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
+            if (s == ism.lay.site || c->leaders[s] < 0)
                 continue;
             int m = site_members(c, s, mem);
             i64 t = 0;
@@ -539,7 +539,7 @@ int ism_allgatherv64(const void *sbuf, i64 scount, ism_dt *sdt, void *rbuf, cons
         }
         rc = wait_all(reqs, nreq, rc);
         nreq = 0;
-        for (int s = 0; s < ism.nsites && !rc; s++) {
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
             if (!from[s])
                 continue;
             int m = site_members(c, s, mem);
@@ -684,7 +684,7 @@ int ism_alltoallw64(const void *sbuf, const i64 *scounts, const i64 *sdispls, is
     }
     int leader = c->rank == c->my_leader, lroot = c->l_of[c->my_leader];
     /* remote ranks in (site, comm rank) order; rsite_off[s] = first index of site s */
-    int *rem = malloc(sizeof(int) * (size_t)(R + 1)), *rsite_off = calloc((size_t)ism.nsites + 1, sizeof(int));
+    int *rem = malloc(sizeof(int) * (size_t)(R + 1)), *rsite_off = calloc((size_t)ism.lay.nsites + 1, sizeof(int));
     i64 *osz = malloc(sizeof(i64) * (size_t)(R + 1)), *isz = malloc(sizeof(i64) * (size_t)(R + 1));
     i64 *otot = malloc(sizeof(i64) * (size_t)L), *itot = malloc(sizeof(i64) * (size_t)L);
     i64 *omat = NULL, *imat = NULL;
@@ -697,12 +697,12 @@ int ism_alltoallw64(const void *sbuf, const i64 *scounts, const i64 *sdispls, is
         goto out;
     }
     int k = 0;
-    for (int s = 0; s < ism.nsites; s++) {
+    for (int s = 0; s < ism.lay.nsites; s++) {
         rsite_off[s] = k;
-        if (s != ism.site)
+        if (s != ism.lay.site)
             k += site_members(c, s, rem + k);
     }
-    rsite_off[ism.nsites] = k;
+    rsite_off[ism.lay.nsites] = k;
     /* 1. pack what goes to other sites (before an in-place exchange overwrites it) */
     i64 ot = 0, it = 0;
     for (int i = 0; i < R && !rc; i++) {
@@ -793,15 +793,15 @@ int ism_alltoallw64(const void *sbuf, const i64 *scounts, const i64 *sdispls, is
         goto out;
     /* 4. leaders: one message to and from every other site */
     if (leader) {
-        msg = calloc((size_t)ism.nsites, sizeof *msg);
-        got = calloc((size_t)ism.nsites, sizeof *got);
-        reqs = calloc((size_t)ism.nsites * 2, sizeof *reqs);
+        msg = calloc((size_t)ism.lay.nsites, sizeof *msg);
+        got = calloc((size_t)ism.lay.nsites, sizeof *got);
+        reqs = calloc((size_t)ism.lay.nsites * 2, sizeof *reqs);
         if (!msg || !got || !reqs) {
             rc = ISM_ERR_NO_MEM;
             goto out;
         }
-        for (int s = 0; s < ism.nsites && !rc; s++) {
-            if (s == ism.site || c->leaders[s] < 0)
+        for (int s = 0; s < ism.lay.nsites && !rc; s++) {
+            if (s == ism.lay.site || c->leaders[s] < 0)
                 continue;
             int a = rsite_off[s], b = rsite_off[s + 1];
             i64 ms = 0, gs = 0;
@@ -849,7 +849,7 @@ int ism_alltoallw64(const void *sbuf, const i64 *scounts, const i64 *sdispls, is
             goto out;
         }
         prefix(itot, L, ldis);
-        for (int s = 0; s < ism.nsites; s++) {
+        for (int s = 0; s < ism.lay.nsites; s++) {
             if (!got[s])
                 continue;
             int a = rsite_off[s], b = rsite_off[s + 1];

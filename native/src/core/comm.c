@@ -29,7 +29,7 @@ static int *ints(int n, int fill)
 static int comm_sites(ism_comm *c)
 {
     c->site_of = ints(c->size, 0);
-    c->leaders = ints(ism.nsites, -1);
+    c->leaders = ints(ism.lay.nsites, -1);
     if (!c->site_of || !c->leaders)
         return ISM_ERR_NO_MEM;
     c->nleaders = 0;
@@ -44,7 +44,7 @@ static int comm_sites(ism_comm *c)
             c->site_runs = 0;
         }
     }
-    c->my_leader = c->leaders[ism.site];
+    c->my_leader = c->leaders[ism.lay.site];
     c->all_local = c->nleaders <= 1;
     return 0;
 }
@@ -52,7 +52,7 @@ static int comm_sites(ism_comm *c)
 int ism_comm_build_world(void)
 {
     ism_comm *w = &ism_comm_world;
-    int n = ism.gsize, off = ism.site_off[ism.site];
+    int n = ism.lay.gsize, off = ism.lay.site_off[ism.lay.site];
     w->ctx = ISM_CTX_WORLD;
     w->rank = ism.grank;
     w->size = n;
@@ -371,7 +371,7 @@ ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
     c->rank = -1;
     c->g_of = ints(n, 0);
     c->l_of = ints(n, -1);
-    c->c_of_g = ints(ism.gsize, -1);
+    c->c_of_g = ints(ism.lay.gsize, -1);
     c->c_of_l = ints(n, -1);
     if (!c->g_of || !c->l_of || !c->c_of_g || !c->c_of_l) {
         ism_comm_release(c);
@@ -383,7 +383,7 @@ ism_comm *ism_comm_new(int n, const int *g, uint32_t ctx, ism_vh vcomm, int *rc)
         c->c_of_g[g[r]] = r;
         if (g[r] == ism.grank)
             c->rank = r;
-        if (ism.site_of_g[g[r]] == ism.site) {
+        if (ism.site_of_g[g[r]] == ism.lay.site) {
             c->l_of[r] = l;
             c->c_of_l[l++] = r;
         }
@@ -607,7 +607,7 @@ int ism_comm_split_type(ism_comm *p, int type, int key, ism_comm **out)
     int id[4];
     uint64_t h = type == ISM_SPLIT_NODE ? fnv1a(ism.procname) : 0;
     id[0] = undefined;
-    id[1] = ism.site;
+    id[1] = ism.lay.site;
     id[2] = (int)(uint32_t)(h >> 32);
     id[3] = (int)(uint32_t)h;
     int *all = malloc(sizeof(int) * 4 * (size_t)p->size);

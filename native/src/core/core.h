@@ -16,6 +16,7 @@
 #include "../common/knobs.h"
 #include "../contract/channel.h"
 #include "../contract/frame.h"
+#include "../contract/layout.h"
 #include "dtmap.h"
 #include "mt.h"
 
@@ -251,11 +252,10 @@ typedef struct ism_global {
     const ism_backend *be, *vbe;
     int initialized, finalized, thread_level;
     int multisite;
-    int nsites, site;
-    int *site_ranks, *site_off, *site_gws;
-    char **site_names;
+    ism_layout lay; /* the job layout (contract/layout.h): sites, their ranks, gateways
+                       and names, and this process's site; the gateway holds the same */
     int *site_of_g; /* global rank -> site */
-    int grank, gsize;
+    int grank;
     int lrank, lsize;
     ism_vh vworld, vapp, vgw;
     int ngw, *gw_vrank, my_gw;

@@ -65,7 +65,7 @@ int ism_fio_post(int site, uint32_t handle, int op, uint64_t b, const void *p1, 
     ism_frame_hdr h;
     ism_frame_init(&h, ISM_F_IO);
     h.src = ism.grank;
-    h.dst = ism.site_off[site];
+    h.dst = ism.lay.site_off[site];
     h.tag = op;
     h.ctx = handle;
     h.a = s->id;
@@ -112,7 +112,7 @@ int ism_fio_wait(int slot, int64_t *result, size_t *got)
             fprintf(stderr,
                     "isthmus: site %s rank %d: the file agent at site %s did not answer request "
                     "%d within %.0f s (ISTHMUS_IO_TIMEOUT); the MPI-IO call fails\n",
-                    ism_site_name(ism.site), ism.grank, ism_site_name(s->site), s->op, limit_s);
+                    ism_site_name(ism.lay.site), ism.grank, ism_site_name(s->site), s->op, limit_s);
             s->id = 0;
             return ISM_ERR_OTHER;
         }

@@ -131,12 +131,12 @@ static int drain_rx(void)
         int rc = ism_frame_decode(s->buf, vst.bytes, &h);
         if (rc || ISM_FRAME_HDR_SIZE + (size_t)h.len != vst.bytes)
             ism_die("site %s rank %d: malformed frame from the gateway (%s, %zu bytes)",
-                    ism_site_name(ism.site), ism.grank, ism_frame_strerror(rc), vst.bytes);
+                    ism_site_name(ism.lay.site), ism.grank, ism_frame_strerror(rc), vst.bytes);
         ism_handle_frame(&h, (char *)s->buf + ISM_FRAME_HDR_SIZE);
         rc = rx_post(s);
         if (rc)
             ism_die("site %s rank %d: cannot post a receive from the gateway (error %d)",
-                    ism_site_name(ism.site), ism.grank, rc);
+                    ism_site_name(ism.lay.site), ism.grank, rc);
         ism.rx_head = (ism.rx_head + 1) % ism.nrx;
         handled++;
     }
@@ -164,7 +164,7 @@ static int push_rsends(void)
                             : ism_gw_post(&h, (const char *)r->sbuf + r->off, n);
             if (rc)
                 ism_die("site %s rank %d: out of memory sending to rank %d",
-                        ism_site_name(ism.site), ism.grank, r->dst_g);
+                        ism_site_name(ism.lay.site), ism.grank, r->dst_g);
             r->off += n;
             r->credits--;
             moved++;

@@ -63,7 +63,7 @@ void ism_gw_answered(const ism_frame_hdr *h, const void *payload)
     uint8_t *copy = malloc(h->len ? h->len : 1);
     if (!copy)
         ism_die("site %s rank %d: out of memory for the gateway's answer (%u bytes)",
-                ism_site_name(ism.site), ism.grank, h->len);
+                ism_site_name(ism.lay.site), ism.grank, h->len);
     memcpy(copy, payload, h->len);
     free(ism.gwq_answer);
     ism.gwq_answer = copy;

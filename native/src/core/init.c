@@ -38,8 +38,8 @@ void ism_die(const char *fmt, ...)
 
 const char *ism_site_name(int site)
 {
-    if (ism.site_names && site >= 0 && site < ism.nsites && ism.site_names[site])
-        return ism.site_names[site];
+    if (ism.lay.site_names && site >= 0 && site < ism.lay.nsites && ism.lay.site_names[site])
+        return ism.lay.site_names[site];
     return "?";
 }
 
@@ -76,17 +76,9 @@ static const ism_backend *load_backend(void)
  * the parser's line. */
 static void read_layout(void)
 {
-    ism_layout l;
     char err[512];
-    if (ism_layout_from_env(&l, err, sizeof err))
+    if (ism_layout_from_env(&ism.lay, err, sizeof err))
         ism_die("bad job layout: %s; start the program with `isthmus run`", err);
-    ism.nsites = l.nsites;
-    ism.site = l.site;
-    ism.gsize = l.gsize;
-    ism.site_ranks = l.site_ranks;
-    ism.site_gws = l.site_gws;
-    ism.site_off = l.site_off;
-    ism.site_names = l.site_names;
 }
 
 /* A knob's value (knobs.def), or `def` when it is unset. Every knob the library reads was
@@ -217,16 +209,16 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
 
     if (!getenv("ISTHMUS_SITE")) {
         /* Single site: every vendor rank is an app rank, no gateway. */
-        ism.nsites = 1;
-        ism.site = 0;
-        ism.site_ranks = calloc(1, sizeof(int));
-        ism.site_ranks[0] = wsize;
-        ism.site_gws = calloc(1, sizeof(int));
-        ism.site_off = calloc(2, sizeof(int));
-        ism.site_off[1] = wsize;
-        ism.gsize = wsize;
-        ism.site_names = calloc(1, sizeof(char *));
-        ism.site_names[0] = strdup("A");
+        ism.lay.nsites = 1;
+        ism.lay.site = 0;
+        ism.lay.site_ranks = calloc(1, sizeof(int));
+        ism.lay.site_ranks[0] = wsize;
+        ism.lay.site_gws = calloc(1, sizeof(int));
+        ism.lay.site_off = calloc(2, sizeof(int));
+        ism.lay.site_off[1] = wsize;
+        ism.lay.gsize = wsize;
+        ism.lay.site_names = calloc(1, sizeof(char *));
+        ism.lay.site_names[0] = strdup("A");
         rc = ism.be->comm_dup(ism.vworld, &ism.vapp);
         if (rc)
             return rc;
@@ -248,33 +240,33 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
         ism_join_free(&j);
         ism.be->comm_rank(ism.vapp, &ism.lrank);
         ism.be->comm_size(ism.vapp, &ism.lsize);
-        if (ism.lsize != ism.site_ranks[ism.site])
+        if (ism.lsize != ism.lay.site_ranks[ism.lay.site])
             ism_die("site %s: this site's MPI job has %d application ranks but the job layout "
                     "says %d; start the program with `isthmus run`",
-                    ism_site_name(ism.site), ism.lsize, ism.site_ranks[ism.site]);
-        if (ism.nsites > 1 && ism.ngw < 1)
+                    ism_site_name(ism.lay.site), ism.lsize, ism.lay.site_ranks[ism.lay.site]);
+        if (ism.lay.nsites > 1 && ism.ngw < 1)
             ism_die("site %s: no isthmus-gateway rank in this site's MPI job; start the program "
                     "with `isthmus run` (it adds the gateway with the launcher's MPMD syntax)",
-                    ism_site_name(ism.site));
+                    ism_site_name(ism.lay.site));
         if (ism.ngw > 0)
             ism.my_gw = ism.gw_vrank[ism_gw_of_local(ism.lrank, ism.ngw)];
     }
     /* a gateway in the job (isthmus run, even with one site) must see our FIN */
-    ism.multisite = ism.nsites > 1 || ism.ngw > 0;
-    ism.grank = ism.site_off[ism.site] + ism.lrank;
-    ism.site_of_g = calloc((size_t)ism.gsize, sizeof(int));
-    for (int s = 0; s < ism.nsites; s++)
-        for (int r = ism.site_off[s]; r < ism.site_off[s + 1]; r++)
+    ism.multisite = ism.lay.nsites > 1 || ism.ngw > 0;
+    ism.grank = ism.lay.site_off[ism.lay.site] + ism.lrank;
+    ism.site_of_g = calloc((size_t)ism.lay.gsize, sizeof(int));
+    for (int s = 0; s < ism.lay.nsites; s++)
+        for (int r = ism.lay.site_off[s]; r < ism.lay.site_off[s + 1]; r++)
             ism.site_of_g[r] = s;
     rc = ism_comm_build_world();
     if (rc)
         return rc;
     if (ism.multisite) {
-        ism.early_left = malloc(sizeof(size_t) * (size_t)ism.gsize);
-        ism.early_in = calloc((size_t)ism.gsize, sizeof(size_t));
+        ism.early_left = malloc(sizeof(size_t) * (size_t)ism.lay.gsize);
+        ism.early_in = calloc((size_t)ism.lay.gsize, sizeof(size_t));
         if (!ism.early_left || !ism.early_in)
             return ISM_ERR_NO_MEM;
-        for (int r = 0; r < ism.gsize; r++)
+        for (int r = 0; r < ism.lay.gsize; r++)
             ism.early_left[r] = ism.early_max;
         rc = ism_gw_setup();
         if (rc)

@@ -34,8 +34,8 @@ static int site_vcomm(const int *list, int n, int tag, ism_vh *out)
     if (!vr)
         return ISM_ERR_NO_MEM;
     for (int i = 0; i < n; i++)
-        if (ism.site_of_g[list[i]] == ism.site)
-            vr[k++] = list[i] - ism.site_off[ism.site];
+        if (ism.site_of_g[list[i]] == ism.lay.site)
+            vr[k++] = list[i] - ism.lay.site_off[ism.lay.site];
     ism_nbc_settle_creations(ism.vapp);
     int rc = ism.be->comm_create_group(ism.vapp, vr, k, tag, out);
     free(vr);
@@ -103,10 +103,10 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
     c->local_g = copy(lg, ln);
     c->g_of = copy(rg, rn);
     c->l_of = malloc(sizeof(int) * (size_t)(rn > 0 ? rn : 1));
-    c->c_of_g = malloc(sizeof(int) * (size_t)ism.gsize);
+    c->c_of_g = malloc(sizeof(int) * (size_t)ism.lay.gsize);
     c->c_of_l = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     c->site_of = malloc(sizeof(int) * (size_t)(rn > 0 ? rn : 1));
-    c->leaders = malloc(sizeof(int) * (size_t)ism.nsites);
+    c->leaders = malloc(sizeof(int) * (size_t)ism.lay.nsites);
     if (!c->local_g || !c->g_of || !c->l_of || !c->c_of_g || !c->c_of_l || !c->site_of ||
         !c->leaders) {
         ism_comm_free(lc);
@@ -115,9 +115,9 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
         ism_comm_release(c);
         return ISM_ERR_NO_MEM;
     }
-    for (int i = 0; i < ism.gsize; i++)
+    for (int i = 0; i < ism.lay.gsize; i++)
         c->c_of_g[i] = -1;
-    for (int s = 0; s < ism.nsites; s++)
+    for (int s = 0; s < ism.lay.nsites; s++)
         c->leaders[s] = -1;
     for (int r = 0; r < rn; r++)
         c->c_of_g[rg[r]] = r;
@@ -126,7 +126,7 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
     c->lrank = -1;
     for (int i = 0; i < m->size; i++) {
         int g = m->g_of[i];
-        if (ism.site_of_g[g] != ism.site)
+        if (ism.site_of_g[g] != ism.lay.site)
             continue;
         int r = c->c_of_g[g];
         c->c_of_l[k] = r; /* -1 for members of my own group */
@@ -140,7 +140,7 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
     c->nleaders = 0;
     for (int r = 0; r < rn; r++) {
         c->site_of[r] = ism.site_of_g[rg[r]];
-        if (c->site_of[r] != ism.site)
+        if (c->site_of[r] != ism.lay.site)
             c->l_of[r] = -1;
         if (c->leaders[c->site_of[r]] < 0) {
             c->leaders[c->site_of[r]] = r;
@@ -205,7 +205,7 @@ int ism_intercomm_create(ism_comm *L, int lleader, ism_comm *P, int rleader, int
     uint32_t ctx = cand > (uint32_t)rhdr[0] ? cand : (uint32_t)rhdr[0];
     ism_ctx_reserve(ctx, 3);
     for (int r = 0; !rc && r < rhdr[1]; r++)
-        if (rg[r] < 0 || rg[r] >= ism.gsize || L->c_of_g[rg[r]] >= 0)
+        if (rg[r] < 0 || rg[r] >= ism.lay.gsize || L->c_of_g[rg[r]] >= 0)
             rc = ISM_ERR_GROUP; /* the groups must be disjoint */
     /* which group comes first in the hidden communicators: decided from the two member
      * lists, which every member of both groups now has (the peer communicator and the

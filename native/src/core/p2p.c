@@ -292,16 +292,16 @@ static void early_open(const ism_frame_hdr *h, const void *payload)
     if (n == 0 || n > h->a || early_find(h->src, h->b))
         ism_die("site %s rank %d: request to send from rank %d with a malformed early-data "
                 "announcement (protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     if (n > ism.early_max - ism.early_in[h->src])
         ism_die("site %s rank %d: rank %d sent %llu bytes ahead of a match while %zu of its "
                 "bytes are held here; ISTHMUS_EARLY allows %zu. Every site must run with the "
                 "same ISTHMUS_EARLY",
-                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)n,
+                ism_site_name(ism.lay.site), ism.grank, h->src, (unsigned long long)n,
                 ism.early_in[h->src], ism.early_max);
     ism_early *e = calloc(1, sizeof *e);
     if (!e)
-        ism_die("site %s rank %d: out of memory receiving from rank %d", ism_site_name(ism.site),
+        ism_die("site %s rank %d: out of memory receiving from rank %d", ism_site_name(ism.lay.site),
                 ism.grank, h->src);
     e->src_g = h->src;
     e->sid = h->b;
@@ -346,7 +346,7 @@ static void early_settle(ism_early *e)
     if (!e->r || e->got < e->len)
         return;
     if (frame_to(ISM_F_CREDIT, e->r->ctx, e->src_g, 0, 0, e->len, ISM_FRAME_FLAG_EARLY, NULL, 0))
-        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
+        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.lay.site),
                 ism.grank, e->src_g);
     ism.early_in[e->src_g] -= e->len;
     for (ism_early **p = &ism.early_head; *p; p = &(*p)->next)
@@ -360,16 +360,16 @@ static void early_settle(ism_early *e)
 
 static void early_data(const ism_frame_hdr *h, const void *payload)
 {
-    ism_early *e = h->src >= 0 && h->src < ism.gsize ? early_find(h->src, h->a) : NULL;
+    ism_early *e = h->src >= 0 && h->src < ism.lay.gsize ? early_find(h->src, h->a) : NULL;
     if (!e || h->b != e->got || h->len > e->len - e->got)
         ism_die("site %s rank %d: early data from rank %d does not belong to any message "
                 "(protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     e->got += h->len;
     if (!e->r) {
         if (!e->held && !(e->held = malloc(e->len)))
             ism_die("site %s rank %d: out of memory holding %zu bytes from rank %d",
-                    ism_site_name(ism.site), ism.grank, e->len, h->src);
+                    ism_site_name(ism.lay.site), ism.grank, e->len, h->src);
         memcpy(e->held + h->b, payload, h->len);
         return;
     }
@@ -388,7 +388,7 @@ static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
     r->started_rndv = 1;
     st_set(&r->st, src, h->tag, 0, 0);
     if (frame_to(ISM_F_CTS, h->ctx, h->src, ism.window, r->peer_id, r->id, 0, NULL, 0))
-        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.site),
+        ism_die("site %s rank %d: out of memory answering rank %d", ism_site_name(ism.lay.site),
                 ism.grank, h->src);
     if (r->total == 0) {
         ism_req_complete(r, 0);
@@ -399,7 +399,7 @@ static void start_rndv(ism_req *r, const ism_frame_hdr *h, int src)
         ism_early *e = early_find(h->src, h->b);
         if (!e)
             ism_die("site %s rank %d: early data from rank %d lost its entry (internal error)",
-                    ism_site_name(ism.site), ism.grank, h->src);
+                    ism_site_name(ism.lay.site), ism.grank, h->src);
         e->r = r;
         r->early = e->len;
         if (e->got)
@@ -444,13 +444,13 @@ static void unexpected_push(const ism_frame_hdr *h, const void *payload)
     ism_ux *u = calloc(1, sizeof *u);
     if (!u)
         ism_die("site %s rank %d: out of memory queueing a message from rank %d",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     u->h = *h;
     if (h->type == ISM_F_EAGER && h->len) {
         u->payload = malloc(h->len);
         if (!u->payload)
             ism_die("site %s rank %d: out of memory queueing %u bytes from rank %d",
-                    ism_site_name(ism.site), ism.grank, h->len, h->src);
+                    ism_site_name(ism.lay.site), ism.grank, h->len, h->src);
         memcpy(u->payload, payload, h->len);
     }
     if (ism.ux_tail)
@@ -473,9 +473,9 @@ static ism_req *find_id(ism_reqlist *l, uint64_t id)
 
 static void handle_message(const ism_frame_hdr *h, const void *payload)
 {
-    if (h->src < 0 || h->src >= ism.gsize)
+    if (h->src < 0 || h->src >= ism.lay.gsize)
         ism_die("site %s rank %d: message from invalid rank %d (protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     if (__builtin_expect(ism_tev_mask & (1u << ISM_TEV_ARRIVED), 0))
         raise_message(ISM_TEV_ARRIVED, h, ism.site_of_g[h->src]);
     if (h->type == ISM_F_RTS && (h->flags & ISM_FRAME_FLAG_EARLY))
@@ -490,7 +490,7 @@ static void handle_message(const ism_frame_hdr *h, const void *payload)
     if (c->c_of_g[h->src] < 0)
         ism_die("site %s rank %d: message on context %u from rank %d, not a member "
                 "(protocol error)",
-                ism_site_name(ism.site), ism.grank, h->ctx, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->ctx, h->src);
     int src = c->c_of_g[h->src];
     for (ism_req *r = ism.posted.head, *next; r; r = next) {
         next = r->next;
@@ -514,7 +514,7 @@ static void handle_data(const ism_frame_hdr *h, const void *payload)
     if (!r || h->b > r->total || h->len > r->total - h->b)
         ism_die("site %s rank %d: data frame from rank %d does not belong to any receive "
                 "(protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     place(r, h->b, payload, h->len);
     r->chunks_since_credit++;
     if (r->got >= r->total) {
@@ -538,7 +538,7 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
         r = find_id(&ism.rsends, h->a);
         if (!r)
             ism_die("site %s rank %d: clear-to-send from rank %d for no pending send",
-                    ism_site_name(ism.site), ism.grank, h->src);
+                    ism_site_name(ism.lay.site), ism.grank, h->src);
         r->peer_id = h->b;
         r->credits = h->tag;
         r->cts = 1;
@@ -551,11 +551,11 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
         break;
     case ISM_F_CREDIT:
         if (h->flags & ISM_FRAME_FLAG_EARLY) {
-            if (h->src < 0 || h->src >= ism.gsize ||
+            if (h->src < 0 || h->src >= ism.lay.gsize ||
                 h->b > ism.early_max - ism.early_left[h->src])
                 ism_die("site %s rank %d: rank %d gave back early data it was not sent "
                         "(protocol error)",
-                        ism_site_name(ism.site), ism.grank, h->src);
+                        ism_site_name(ism.lay.site), ism.grank, h->src);
             ism.early_left[h->src] += h->b;
             break;
         }
@@ -583,7 +583,7 @@ void ism_handle_frame(const ism_frame_hdr *h, const void *payload)
         ism.be->abort(ism.vworld, (int)h->a ? (int)h->a : 1);
         break;
     default:
-        ism_die("site %s rank %d: unexpected %s frame from the gateway", ism_site_name(ism.site),
+        ism_die("site %s rank %d: unexpected %s frame from the gateway", ism_site_name(ism.lay.site),
                 ism.grank, ism_frame_type_name(h->type));
     }
 }
@@ -725,7 +725,7 @@ static int probe_remote(int src, int tag, ism_comm *c, ism_status *st)
     probe.tag = tag;
     for (ism_ux *u = ism.ux_head; u; u = u->next) {
         int s = c->c_of_g[u->h.src];
-        if (u->h.src >= 0 && u->h.src < ism.gsize && matches(&probe, &u->h, s)) {
+        if (u->h.src >= 0 && u->h.src < ism.lay.gsize && matches(&probe, &u->h, s)) {
             if (st)
                 st_set(st, s, u->h.tag, u->h.type == ISM_F_EAGER ? u->h.len : u->h.a, 0);
             return 1;

@@ -605,7 +605,7 @@ static void reply_in(const ism_frame_hdr *h, const void *payload)
     if (!x || h->b + h->len > x->total)
         ism_die("site %s rank %d: one-sided reply from rank %d for no operation of this rank "
                 "(id %llu, %u bytes at %llu; protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)h->a, h->len,
+                ism_site_name(ism.lay.site), ism.grank, h->src, (unsigned long long)h->a, h->len,
                 (unsigned long long)h->b);
     memcpy(x->dst + h->b, payload, h->len);
     x->got += h->len;
@@ -869,7 +869,7 @@ int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt,
 void ism_rma_grant(ism_win *w, int src_g)
 {
     if (ism_rma_send(w, w->c->c_of_g[src_g], ISM_RMA_GRANT, 0, 0, NULL, 0))
-        ism_die("site %s rank %d: cannot grant a lock to rank %d", ism_site_name(ism.site),
+        ism_die("site %s rank %d: cannot grant a lock to rank %d", ism_site_name(ism.lay.site),
                 ism.grank, src_g);
 }
 
@@ -878,7 +878,7 @@ static void reply(ism_win *w, int src_g, uint64_t id, uint64_t off, const void *
     int src = w->c->c_of_g[src_g];
     if (ism_rma_send(w, src, ISM_RMA_REPLY, id, off, p, n))
         ism_die("site %s rank %d: cannot send a one-sided reply to rank %d",
-                ism_site_name(ism.site), ism.grank, src);
+                ism_site_name(ism.lay.site), ism.grank, src);
 }
 
 /* The window memory a frame names. The origin checked the range of a window with a known
@@ -894,12 +894,12 @@ static char *bounds(ism_win *w, const ism_frame_hdr *h, uint64_t off, uint64_t n
         ism_die("site %s rank %d: rank %d at site %s accessed addresses 0x%llx..0x%llx of "
                 "this rank's dynamic window, which are not all in memory attached to it "
                 "(MPI_Win_attach; regions attached: %d)",
-                ism_site_name(ism.site), ism.grank, h->src,
+                ism_site_name(ism.lay.site), ism.grank, h->src,
                 ism_site_name(ism.site_of_g[h->src]), (unsigned long long)off,
                 (unsigned long long)(off + n), w->nregions);
     ism_die("site %s rank %d: one-sided operation from rank %d on bytes %llu..%llu of a "
             "window of %lld bytes (protocol error)",
-            ism_site_name(ism.site), ism.grank, h->src, (unsigned long long)off,
+            ism_site_name(ism.lay.site), ism.grank, h->src, (unsigned long long)off,
             (unsigned long long)(off + n), (long long)w->size);
     return NULL;
 }
@@ -910,7 +910,7 @@ static ism_dt *kind_dt(const ism_frame_hdr *h)
     if (!d->v || d->size <= 0)
         ism_die("site %s rank %d: one-sided operation from rank %d with a datatype this "
                 "site's MPI lacks (ABI handle 0x%x)",
-                ism_site_name(ism.site), ism.grank, h->src, ISM_RMA_B_DT(h->b) + ISM_DT_BASE);
+                ism_site_name(ism.lay.site), ism.grank, h->src, ISM_RMA_B_DT(h->b) + ISM_DT_BASE);
     return d;
 }
 
@@ -918,7 +918,7 @@ static void vendor_ok(int rc, const ism_frame_hdr *h, const char *what)
 {
     if (rc)
         ism_die("site %s rank %d: the vendor failed to apply %s from rank %d (error class %d)",
-                ism_site_name(ism.site), ism.grank, what, h->src, rc);
+                ism_site_name(ism.lay.site), ism.grank, what, h->src, rc);
 }
 
 /* The window bytes that n packed bytes of elements of d cover: more than n for a pair type
@@ -929,7 +929,7 @@ static uint64_t acc_span(const ism_frame_hdr *h, ism_dt *d, uint64_t n)
         return n;
     if (n % (uint64_t)d->size)
         ism_die("site %s rank %d: one-sided accumulate from rank %d of %llu bytes, no whole "
-                "number of %lld-byte elements (protocol error)", ism_site_name(ism.site),
+                "number of %lld-byte elements (protocol error)", ism_site_name(ism.lay.site),
                 ism.grank, h->src, (unsigned long long)n, (long long)d->size);
     return n ? (n / (uint64_t)d->size - 1) * (uint64_t)d->extent + (uint64_t)d->true_extent : 0;
 }
@@ -949,7 +949,7 @@ static void self_acc(ism_win *w, const ism_frame_hdr *h, uint64_t off, const voi
         nout = out ? malloc(nat) : NULL;
         if ((in && !nin) || (out && !nout))
             ism_die("site %s rank %d: out of memory for an accumulate from rank %d",
-                    ism_site_name(ism.site), ism.grank, h->src);
+                    ism_site_name(ism.lay.site), ism.grank, h->src);
         if (in)
             ism_dt_unpack(d, in, nin, cnt);
     }
@@ -982,12 +982,12 @@ static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
     uint64_t head[3];
     if (h->len < 24)
         ism_die("site %s rank %d: short one-sided segment frame from rank %d (protocol error)",
-                ism_site_name(ism.site), ism.grank, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->src);
     memcpy(head, p, 24);
     uint64_t nseg = head[2], total = 0;
     if (nseg > (h->len - 24) / 16)
         ism_die("site %s rank %d: one-sided frame from rank %d names %llu segments in %u bytes "
-                "(protocol error)", ism_site_name(ism.site), ism.grank, h->src,
+                "(protocol error)", ism_site_name(ism.lay.site), ism.grank, h->src,
                 (unsigned long long)nseg, h->len);
     const char *sp = p + 24, *data = sp + 16 * nseg;
     int acc = h->tag == ISM_RMA_ACCV || h->tag == ISM_RMA_GACCV;
@@ -1006,11 +1006,11 @@ static void apply_segments(ism_win *w, const ism_frame_hdr *h, const char *p)
                  (h->tag == ISM_RMA_GACCV && ISM_RMA_B_OP(h->b) == ISM_OPI_NO_OP);
     if (nodata ? have != 0 : total != have)
         ism_die("site %s rank %d: one-sided frame from rank %d carries %zu bytes for segments of "
-                "%llu (protocol error)", ism_site_name(ism.site), ism.grank, h->src, have,
+                "%llu (protocol error)", ism_site_name(ism.lay.site), ism.grank, h->src, have,
                 (unsigned long long)total);
     char *out = fetch ? malloc(total + 1) : NULL;
     if (fetch && !out)
-        ism_die("site %s rank %d: out of memory for a get's reply", ism_site_name(ism.site),
+        ism_die("site %s rank %d: out of memory for a get's reply", ism_site_name(ism.lay.site),
                 ism.grank);
     size_t at = 0;
     for (uint64_t i = 0; i < nseg; i++) {
@@ -1068,7 +1068,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         char *out = malloc(n + 1);
         if (!out)
             ism_die("site %s rank %d: out of memory for a get-accumulate's reply",
-                    ism_site_name(ism.site), ism.grank);
+                    ism_site_name(ism.lay.site), ism.grank);
         self_acc(w, h, h->a, noop ? NULL : p + 16, out, n);
         reply(w, h->src, words[0], words[1], out, n);
         free(out);
@@ -1116,7 +1116,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         __attribute__((fallthrough));
     case ISM_RMA_FLUSH:
         if (ism_rma_send(w, w->c->c_of_g[h->src], ISM_RMA_ACK, 0, 0, NULL, 0))
-            ism_die("site %s rank %d: cannot acknowledge to rank %d", ism_site_name(ism.site),
+            ism_die("site %s rank %d: cannot acknowledge to rank %d", ism_site_name(ism.lay.site),
                     ism.grank, h->src);
         break;
     case ISM_RMA_ACK:
@@ -1127,6 +1127,6 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
         break;
     default:
         ism_die("site %s rank %d: one-sided frame of unknown kind %d from rank %d",
-                ism_site_name(ism.site), ism.grank, h->tag, h->src);
+                ism_site_name(ism.lay.site), ism.grank, h->tag, h->src);
     }
 }

@@ -190,7 +190,7 @@ int ism_rma_batch_idle(void)
                 continue;
             if (post(w, t, b))
                 ism_die("site %s rank %d: cannot send the puts gathered for rank %d of a window "
-                        "(out of memory)", ism_site_name(ism.site), ism.grank, t);
+                        "(out of memory)", ism_site_name(ism.lay.site), ism.grank, t);
             n++;
         }
     return n;

@@ -70,7 +70,7 @@ void ism_rma_progress_join(ism_win *w)
         w->helped = 0;
         fprintf(stderr, "isthmus: site %s rank %d: cannot start the one-sided progress helper "
                         "thread; a rank computing outside MPI delays other sites' operations on "
-                        "its windows until its next MPI call\n", ism_site_name(ism.site),
+                        "its windows until its next MPI call\n", ism_site_name(ism.lay.site),
                 ism.grank);
         return;
     }

@@ -246,12 +246,12 @@ void ism_rma_frame(const ism_frame_hdr *h, const void *payload)
     if (!w)
         ism_die("site %s rank %d: one-sided operation from rank %d for a window this rank does "
                 "not have (context %u; freed already?)",
-                ism_site_name(ism.site), ism.grank, h->src, h->ctx);
+                ism_site_name(ism.lay.site), ism.grank, h->src, h->ctx);
     if (ISM_RMA_B_EPOCH(h->b) > w->fences) {
         ism_rma_def *d = malloc(sizeof *d + h->len);
         if (!d)
             ism_die("site %s rank %d: out of memory holding an early one-sided operation",
-                    ism_site_name(ism.site), ism.grank);
+                    ism_site_name(ism.lay.site), ism.grank);
         d->h = *h;
         d->next = NULL;
         memcpy(d->payload, payload, h->len);
@@ -351,7 +351,7 @@ static int lock_try(ism_win *w, int type)
     int taken = 0;
     if (lock_attempt(w, w->c->lrank, type, &taken))
         ism_die("site %s rank %d: the vendor failed an atomic on its own lock word",
-                ism_site_name(ism.site), ism.grank);
+                ism_site_name(ism.lay.site), ism.grank);
     return taken;
 }
 
@@ -366,7 +366,7 @@ void ism_rma_lock_request(ism_win *w, const ism_frame_hdr *h)
     int type = (int)h->a;
     if (type != ISM_LOCK_SHARED && type != ISM_LOCK_EXCLUSIVE)
         ism_die("site %s rank %d: lock request of unknown type %d from rank %d",
-                ism_site_name(ism.site), ism.grank, type, h->src);
+                ism_site_name(ism.lay.site), ism.grank, type, h->src);
     if (!w->lq_head && lock_try(w, type)) {
         ism_rma_grant(w, h->src);
         return;
@@ -374,7 +374,7 @@ void ism_rma_lock_request(ism_win *w, const ism_frame_hdr *h)
     ism_rma_lockq *q = malloc(sizeof *q);
     if (!q)
         ism_die("site %s rank %d: out of memory queueing a lock request",
-                ism_site_name(ism.site), ism.grank);
+                ism_site_name(ism.lay.site), ism.grank);
     *q = (ism_rma_lockq){h->src, type, NULL};
     if (w->lq_tail)
         w->lq_tail->next = q;

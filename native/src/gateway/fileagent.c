@@ -157,7 +157,7 @@ void gw_fileagent_frame(gw_link *l, gw_buf *b, const ism_frame_hdr *h)
     if (r == -EPROTO)
         gw_log("file request %d from rank %d (site %s) is malformed (%u payload bytes); "
                "answered with an error",
-               h->tag, h->src, gw.site_names[l->site], h->len);
+               h->tag, h->src, gw.lay.site_names[l->site], h->len);
     gw_buf *rep = gw_buf_small(ISM_FRAME_HDR_SIZE + dlen);
     ism_frame_hdr rh;
     ism_frame_init(&rh, ISM_F_IOREP);

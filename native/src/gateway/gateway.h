@@ -17,6 +17,7 @@
 #include "../wan/auth.h"
 #include "../contract/channel.h"
 #include "../contract/frame.h"
+#include "../contract/layout.h"
 #include "../wan/linkhdr.h"
 #include "../wan/sealpool.h"
 #include "xport.h"
@@ -129,9 +130,8 @@ typedef struct gw_pending {
 typedef struct gw_state {
     const ism_backend *be;
     const gw_xport *xp;    /* the transport of every link (ISTHMUS_TRANSPORT) */
-    int nsites, site, gwidx, ngw_here;
-    int *site_ranks, *site_off, *site_gws;
-    char **site_names;
+    ism_layout lay; /* the job layout (contract/layout.h), as the site's ranks hold it */
+    int gwidx, ngw_here;
     gw_path (*site_paths)[GW_MAX_PATHS]; /* each site's addresses, the primary first (paths.c) */
     int *site_npaths;
     int *site_dialout;     /* 1: that site only dials out (its gateways accept nothing) */

@@ -33,7 +33,7 @@
 
 static int *link_base; /* index of (site s, gateway 0) in gw.links */
 
-static const char *sname(int s) { return gw.site_names[s]; }
+static const char *sname(int s) { return gw.lay.site_names[s]; }
 
 
 static gw_link *link_at(int s, int g) { return &gw.links[link_base[s] + g]; }
@@ -41,10 +41,10 @@ static gw_link *link_at(int s, int g) { return &gw.links[link_base[s] + g]; }
 gw_link *gw_link_for(int dst_global)
 {
     int s = 0;
-    while (s + 1 < gw.nsites && dst_global >= gw.site_off[s + 1])
+    while (s + 1 < gw.lay.nsites && dst_global >= gw.lay.site_off[s + 1])
         s++;
-    int local = dst_global - gw.site_off[s];
-    return link_at(s, ism_gw_of_local(local, gw.site_gws[s]));
+    int local = dst_global - gw.lay.site_off[s];
+    return link_at(s, ism_gw_of_local(local, gw.lay.site_gws[s]));
 }
 
 static void streams_alloc(gw_link *l, int n)
@@ -148,7 +148,7 @@ void gw_link_started(gw_link *l)
             gw.xp->describe(l, d, sizeof d);
             fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: link up: "
                             "%s\n",
-                    sname(gw.site), gw.gwidx, sname(l->site), l->gw, d);
+                    sname(gw.lay.site), gw.gwidx, sname(l->site), l->gw, d);
         }
     } else {
         gw_log("link to site %s gateway %d restored after %.1f s (%d stream%s)", sname(l->site),
@@ -167,8 +167,8 @@ gw_link *gw_link_of_peer(ism_auth_id peer)
 {
     /* unsigned compares: a value from the wire never indexes anything before it is known
      * to be in range */
-    if (peer.site >= (uint32_t)gw.nsites || peer.site == (uint32_t)gw.site ||
-        peer.gw >= (uint32_t)gw.site_gws[peer.site])
+    if (peer.site >= (uint32_t)gw.lay.nsites || peer.site == (uint32_t)gw.lay.site ||
+        peer.gw >= (uint32_t)gw.lay.site_gws[peer.site])
         return NULL;
     return link_at((int)peer.site, (int)peer.gw);
 }
@@ -387,36 +387,36 @@ void gw_links_connect(void)
 {
     char err[512];
     gw.listen_fd = -1;
-    link_base = calloc((size_t)gw.nsites, sizeof(int));
-    for (int s = 0; s < gw.nsites; s++) {
+    link_base = calloc((size_t)gw.lay.nsites, sizeof(int));
+    for (int s = 0; s < gw.lay.nsites; s++) {
         link_base[s] = gw.nlinks;
-        if (s != gw.site)
-            gw.nlinks += gw.site_gws[s];
+        if (s != gw.lay.site)
+            gw.nlinks += gw.lay.site_gws[s];
         else
             link_base[s] = -1000000;
     }
     gw.links = calloc((size_t)gw.nlinks + 1, sizeof(gw_link));
     int64_t now = ism_now_ms();
-    for (int s = 0; s < gw.nsites; s++)
-        for (int g = 0; s != gw.site && g < gw.site_gws[s]; g++) {
+    for (int s = 0; s < gw.lay.nsites; s++)
+        for (int g = 0; s != gw.lay.site && g < gw.lay.site_gws[s]; g++) {
             gw_link *l = link_at(s, g);
             l->site = s;
             l->gw = g;
-            l->connector = gw_paths_dials(gw.site, gw.gwidx, s, g);
+            l->connector = gw_paths_dials(gw.lay.site, gw.gwidx, s, g);
             l->state = GW_LINK_DOWN;
             l->down_since_ms = now;
             l->next_dial_ms = now;
             l->tx_next = l->rx_next = l->ack_sent = l->peer_ack = 1;
             streams_alloc(l, gw.streams);
         }
-    if (gw.nsites < 2 || gw.site_dialout[gw.site])
+    if (gw.lay.nsites < 2 || gw.site_dialout[gw.lay.site])
         return; /* a site that only dials out listens for nothing */
     const char *bind_host = getenv("ISTHMUS_GATEWAY_BIND");
     /* with several paths to this site, every one of its addresses must answer */
     const char *host = bind_host && *bind_host          ? bind_host
-                       : gw.site_npaths[gw.site] > 1 ? "0.0.0.0"
-                                                        : gw.site_paths[gw.site][0].host;
-    gw.listen_fd = ism_sock_listen(host, gw.site_paths[gw.site][0].port + gw.gwidx, 128, err,
+                       : gw.site_npaths[gw.lay.site] > 1 ? "0.0.0.0"
+                                                        : gw.site_paths[gw.lay.site][0].host;
+    gw.listen_fd = ism_sock_listen(host, gw.site_paths[gw.lay.site][0].port + gw.gwidx, 128, err,
                                    sizeof err);
     if (gw.listen_fd < 0)
         gw_die(2, "%s", err);

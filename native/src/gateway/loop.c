@@ -25,15 +25,15 @@
 
 #define GW_SLOTS 16
 
-static const char *sname(int s) { return gw.site_names[s]; }
+static const char *sname(int s) { return gw.lay.site_names[s]; }
 
 void gw_abort_job(int code, const char *reason)
 {
-    fprintf(stderr, "isthmus: site %s (gateway %d): %s; aborting the job\n", sname(gw.site),
+    fprintf(stderr, "isthmus: site %s (gateway %d): %s; aborting the job\n", sname(gw.lay.site),
             gw.gwidx, reason);
     fflush(stderr);
     char text[600];
-    snprintf(text, sizeof text, "site %s (gateway %d): %s", sname(gw.site), gw.gwidx, reason);
+    snprintf(text, sizeof text, "site %s (gateway %d): %s", sname(gw.lay.site), gw.gwidx, reason);
     for (int i = 0; i < gw.nlinks; i++)
         if (gw.links[i].nstreams && gw.links[i].st[0].fd >= 0)
             gw_link_control(&gw.links[i], 0, ISM_F_ABORT, (uint64_t)(unsigned)code, 0, text);
@@ -59,7 +59,7 @@ static void pend_push(gw_buf *b, ism_vh req)
 
 void gw_deliver_local(gw_buf *b, const ism_frame_hdr *h)
 {
-    int app = h->dst - gw.site_off[gw.site];
+    int app = h->dst - gw.lay.site_off[gw.lay.site];
     ism_vh req;
     if (gw.be->isend(b->data, (int)b->len, gw.be->dt[ISM_KIND_BYTE], gw.app_vrank[app], ISM_TAG_GW2APP,
                      gw.vgw, &req))
@@ -113,7 +113,7 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
                 if ((unsigned char)text[i] < 32)
                     text[i] = '?'; /* the text came off the network: print it defanged */
             fprintf(stderr, "isthmus: site %s (gateway %d): stopping because %s\n",
-                    sname(gw.site), gw.gwidx, text);
+                    sname(gw.lay.site), gw.gwidx, text);
             fflush(stderr);
             gw_trace_stop();
             gw.be->abort(gw.vworld, (int)h.a ? (int)h.a : 1);
@@ -126,14 +126,14 @@ void gw_route_from_link(gw_link *l, gw_buf *b)
         gw_buf_put(b);
         return;
     }
-    int lo = gw.site_off[gw.site], hi = gw.site_off[gw.site + 1];
+    int lo = gw.lay.site_off[gw.lay.site], hi = gw.lay.site_off[gw.lay.site + 1];
     if (h.type == ISM_F_IO && h.dst == lo && gw.gwidx == 0 && h.src >= 0 &&
-        h.src < gw.site_off[gw.nsites]) {
+        h.src < gw.lay.site_off[gw.lay.nsites]) {
         gw_fileagent_frame(l, b, &h);
         return;
     }
     if (h.dst < lo || h.dst >= hi || ism_gw_of_local(h.dst - lo, gw.ngw_here) != gw.gwidx || h.src < 0 ||
-        h.src >= gw.site_off[gw.nsites])
+        h.src >= gw.lay.site_off[gw.lay.nsites])
         gw_die(1, "site %s gateway %d sent a frame for rank %d from rank %d, which this gateway "
                   "does not serve (protocol error)",
                sname(l->site), l->gw, h.dst, h.src);
@@ -184,8 +184,8 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
         gw_buf_put(b);
         return;
     }
-    if (h.dst >= gw.site_off[gw.nsites] || (h.dst >= gw.site_off[gw.site] &&
-                                             h.dst < gw.site_off[gw.site + 1]))
+    if (h.dst >= gw.lay.site_off[gw.lay.nsites] || (h.dst >= gw.lay.site_off[gw.lay.site] &&
+                                             h.dst < gw.lay.site_off[gw.lay.site + 1]))
         gw_die(1, "vendor rank %d sent a frame for rank %d, which is not at another site",
                app_vrank, h.dst);
     gw_link *l = gw_link_for(h.dst);
@@ -312,7 +312,7 @@ static void stream_failed(gw_link *l, gw_stream *s, int e)
             gw_log("link to site %s gateway %d: %d connections in a row failed on records "
                    "that did not authenticate, from %s: the path damages or forges what it "
                    "carries (every one was dropped, never used; the data is sent again)",
-                   gw.site_names[l->site], l->gw, l->auth_fails_in_row, peer);
+                   gw.lay.site_names[l->site], l->gw, l->auth_fails_in_row, peer);
         }
     }
     gw_link_down(l, why);

@@ -29,7 +29,7 @@ gw_state gw;
 
 static const char *site_name(int s)
 {
-    return gw.site_names && s >= 0 && s < gw.nsites ? gw.site_names[s] : "?";
+    return gw.lay.site_names && s >= 0 && s < gw.lay.nsites ? gw.lay.site_names[s] : "?";
 }
 
 void gw_log(const char *fmt, ...)
@@ -39,7 +39,7 @@ void gw_log(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "isthmus: site %s (gateway %d): %s\n", site_name(gw.site), gw.gwidx, msg);
+    fprintf(stderr, "isthmus: site %s (gateway %d): %s\n", site_name(gw.lay.site), gw.gwidx, msg);
     fflush(stderr);
 }
 
@@ -142,19 +142,12 @@ static void read_env(void)
                         "ISTHMUS_SITE_NAMES or ISTHMUS_GATEWAY_ADDRS missing)\n");
         exit(2);
     }
-    ism_layout l;
     char lerr[512];
-    if (ism_layout_from_env(&l, lerr, sizeof lerr)) {
+    if (ism_layout_from_env(&gw.lay, lerr, sizeof lerr)) {
         fprintf(stderr, "isthmus-gateway: bad job layout: %s; start jobs with `isthmus run`\n",
                 lerr);
         exit(2);
     }
-    gw.nsites = l.nsites;
-    gw.site = l.site;
-    gw.site_names = l.site_names;
-    gw.site_ranks = l.site_ranks;
-    gw.site_gws = l.site_gws;
-    gw.site_off = l.site_off;
     gw_paths_parse(addrs, getenv("ISTHMUS_SITE_DIALOUT"));
     gw.bufsize = ISM_FRAME_HDR_SIZE + (size_t)knob(ISM_K_CHUNK, 256 << 10);
     gw.dead_ms = (int64_t)knob(ISM_K_LINK_DEAD_MS, 5000);
@@ -305,7 +298,7 @@ static void print_stats(void)
                 "bytes %llu frames, %llu bytes early, %llu flow-control frames ahead of data; received %llu msgs %llu bytes %llu frames; %d stream%s, "
                 "%llu reconnects, %llu frames resent, %llu duplicates dropped, %llu CRC errors; "
                 "%s\n",
-                site_name(gw.site), gw.gwidx, site_name(l->site), l->gw,
+                site_name(gw.lay.site), gw.gwidx, site_name(l->site), l->gw,
                 (unsigned long long)l->tx_msgs, (unsigned long long)l->tx_bytes,
                 (unsigned long long)l->tx_frames, (unsigned long long)l->tx_early,
                 (unsigned long long)l->flow_passed, (unsigned long long)l->rx_msgs,
@@ -317,14 +310,14 @@ static void print_stats(void)
         gw_path_report(l, paths, sizeof paths);
         if (paths[0])
             fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: paths: %s\n",
-                    site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, paths);
+                    site_name(gw.lay.site), gw.gwidx, site_name(l->site), l->gw, paths);
         for (int j = 0; j < l->nstreams; j++) {
             char text[512];
             gw.xp->report(&l->st[j], text, sizeof text);
             if (text[0])
                 fprintf(stderr, "isthmus stats: site %s gateway %d -> site %s gateway %d: "
                                 "stream %d: %s\n",
-                        site_name(gw.site), gw.gwidx, site_name(l->site), l->gw, j, text);
+                        site_name(gw.lay.site), gw.gwidx, site_name(l->site), l->gw, j, text);
         }
     }
     /* the gateway's own CPU (all its threads, the vendor's included) over its life: what
@@ -345,12 +338,12 @@ static void print_stats(void)
             "%.3f s (user %.3f s, system %.3f s) in %.3f s; transport %s; crypto workers %d; "
             "event loop thread cpu %.3f s; records in batches %llu, %llu of them by the "
             "workers\n",
-            site_name(gw.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
+            site_name(gw.lay.site), gw.gwidx, gw.peak_bytes, gw.pool_total, gw.bufsize, user + sys,
             user, sys, (double)(ism_now_ms() - start_ms) / 1000.0, gw.xp->name,
             ism_sealpool_workers(gw.sealers), loop, jobs, on_workers);
     char su[200];
     gw_setup_report(su, sizeof su);
-    fprintf(stderr, "isthmus stats: site %s gateway %d: listener: %s\n", site_name(gw.site),
+    fprintf(stderr, "isthmus stats: site %s gateway %d: listener: %s\n", site_name(gw.lay.site),
             gw.gwidx, su);
     fflush(stderr);
 }
@@ -362,10 +355,10 @@ int main(int argc, char **argv)
     check_knobs();
     read_env();
     vendor_start(&argc, &argv);
-    if (gw.napps != gw.site_ranks[gw.site] || gw.ngw_here != gw.site_gws[gw.site]) {
+    if (gw.napps != gw.lay.site_ranks[gw.lay.site] || gw.ngw_here != gw.lay.site_gws[gw.lay.site]) {
         gw_die(2, "this site's MPI job has %d app ranks and %d gateways, the job layout says %d "
                   "and %d",
-               gw.napps, gw.ngw_here, gw.site_ranks[gw.site], gw.site_gws[gw.site]);
+               gw.napps, gw.ngw_here, gw.lay.site_ranks[gw.lay.site], gw.lay.site_gws[gw.lay.site]);
     }
     for (int l = 0; l < gw.napps; l++)
         gw.apps_mine += ism_gw_of_local(l, gw.ngw_here) == gw.gwidx;

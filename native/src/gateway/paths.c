@@ -36,13 +36,13 @@ static void bad(const char *what, const char *value, const char *why)
 
 void gw_paths_parse(const char *addrs, const char *dialout)
 {
-    gw.site_paths = calloc((size_t)gw.nsites, sizeof *gw.site_paths);
-    gw.site_npaths = calloc((size_t)gw.nsites, sizeof *gw.site_npaths);
-    gw.site_dialout = calloc((size_t)gw.nsites, sizeof *gw.site_dialout);
+    gw.site_paths = calloc((size_t)gw.lay.nsites, sizeof *gw.site_paths);
+    gw.site_npaths = calloc((size_t)gw.lay.nsites, sizeof *gw.site_npaths);
+    gw.site_dialout = calloc((size_t)gw.lay.nsites, sizeof *gw.site_dialout);
     char *copy = strdup(addrs), *save = NULL;
     int s = 0;
     for (char *site = strtok_r(copy, ",", &save); site; site = strtok_r(NULL, ",", &save), s++) {
-        if (s >= gw.nsites)
+        if (s >= gw.lay.nsites)
             bad("ISTHMUS_GATEWAY_ADDRS", addrs, "lists more sites than ISTHMUS_SITE_NAMES");
         char *save2 = NULL;
         for (char *hp = strtok_r(site, "|", &save2); hp; hp = strtok_r(NULL, "|", &save2)) {
@@ -58,19 +58,19 @@ void gw_paths_parse(const char *addrs, const char *dialout)
         if (gw.site_npaths[s] == 0)
             bad("ISTHMUS_GATEWAY_ADDRS", addrs, "a site without an address");
     }
-    if (s != gw.nsites)
+    if (s != gw.lay.nsites)
         bad("ISTHMUS_GATEWAY_ADDRS", addrs, "does not list every site");
     free(copy);
     if (dialout && *dialout) {
         copy = strdup(dialout);
         s = 0;
         for (char *v = strtok_r(copy, ",", &save); v; v = strtok_r(NULL, ",", &save), s++) {
-            if (s >= gw.nsites || (strcmp(v, "0") && strcmp(v, "1")))
+            if (s >= gw.lay.nsites || (strcmp(v, "0") && strcmp(v, "1")))
                 bad("ISTHMUS_SITE_DIALOUT", dialout, "expected 0 or 1 for each site");
             gw.site_dialout[s] = v[0] == '1';
         }
         free(copy);
-        if (s != gw.nsites)
+        if (s != gw.lay.nsites)
             bad("ISTHMUS_SITE_DIALOUT", dialout, "expected 0 or 1 for each site");
     }
     gw.path_return_ms = (int64_t)(ism_knob_or_exit(ISM_K_PATH_RETURN_S, 30, 2) * 1000);
@@ -98,7 +98,7 @@ static void move_to(gw_link *l, int path, int64_t now, const char *why)
     account(l);
     const gw_path *from = gw_path_of(l), *to = &gw.site_paths[l->site][path];
     gw_log("link to site %s gateway %d: %s; from path %d (%s:%d) to path %d (%s:%d)",
-           gw.site_names[l->site], l->gw, why, l->path + 1, from->host, from->port + l->gw,
+           gw.lay.site_names[l->site], l->gw, why, l->path + 1, from->host, from->port + l->gw,
            path + 1, to->host, to->port + l->gw);
     l->path = path;
     l->path_fails = 0;

@@ -58,7 +58,7 @@ void gw_stream_view(const gw_stream *s, gw_xp_view *v)
 /* the app rank whose global rank is g, if this gateway serves it; else -1 */
 static int my_app(int g)
 {
-    int lo = gw.site_off[gw.site], hi = gw.site_off[gw.site + 1];
+    int lo = gw.lay.site_off[gw.lay.site], hi = gw.lay.site_off[gw.lay.site + 1];
     if (g < lo || g >= hi || ism_gw_of_local(g - lo, gw.ngw_here) != gw.gwidx)
         return -1;
     return g - lo;
@@ -148,7 +148,7 @@ void gw_link_changed(const gw_link *l, const char *why)
     ism_put_le32(pay + 12, (uint32_t)l->gw);
     if (wl)
         memcpy(pay + 16, why, wl);
-    int lo = gw.site_off[gw.site];
+    int lo = gw.lay.site_off[gw.lay.site];
     for (int a = 0; a < gw.napps; a++)
         if (watching[a])
             to_app(lo + a, ISM_F_LINKEV, (uint64_t)(l - gw.links), (uint64_t)l->state, pay,

@@ -37,7 +37,7 @@
 #define GW_MAX_AHEAD (1u << 22) /* a frame this far ahead of the next expected is a bug */
 #define GW_CONTROL_MAX 4096   /* largest unnumbered control frame */
 
-static const char *sname(int s) { return gw.site_names[s]; }
+static const char *sname(int s) { return gw.lay.site_names[s]; }
 
 static int64_t now_us(void)
 {

@@ -81,9 +81,9 @@ static int dialed(const gw_setup *s) { return s->link != NULL; }
 static int per_addr_cap(void)
 {
     int g = 1;
-    for (int i = 0; i < gw.nsites; i++)
-        if (i != gw.site && gw.site_gws[i] > g)
-            g = gw.site_gws[i];
+    for (int i = 0; i < gw.lay.nsites; i++)
+        if (i != gw.lay.site && gw.lay.site_gws[i] > g)
+            g = gw.lay.site_gws[i];
     int per = g * (gw.streams > 0 ? gw.streams : gw.xp->max_streams);
     return per < GW_STRANGERS_PER_ADDR_MIN ? GW_STRANGERS_PER_ADDR_MIN : per;
 }
@@ -357,7 +357,7 @@ static void step(gw_setup *s, short rev, int64_t now)
         }
         s->phase = SU_AUTH;
         s->deadline_ms = now + GW_SETUP_TIMEOUT_MS;
-        ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
+        ism_auth_id self = {(uint32_t)gw.lay.site, (uint32_t)gw.gwidx};
         ism_auth_hs_start(&s->hs, 0, &gw.key, self, gw.suites, gw.rekey_log2, s->name);
     }
     if (s->phase == SU_AUTH) {
@@ -519,7 +519,7 @@ void gw_setup_accept(int listen_fd, int64_t now)
         s->phase = SU_AUTH;
         s->deadline_ms = now + preauth_ms();
         ism_sock_peer_name(fd, s->name, sizeof s->name);
-        ism_auth_id self = {(uint32_t)gw.site, (uint32_t)gw.gwidx};
+        ism_auth_id self = {(uint32_t)gw.lay.site, (uint32_t)gw.gwidx};
         ism_auth_hs_start(&s->hs, 1, &gw.key, self, gw.suites, gw.rekey_log2, s->name);
     }
 }

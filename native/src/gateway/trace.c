@@ -40,15 +40,15 @@ static void write_info(void)
     for (char *p = host; *p; p++)
         if (*p == '"' || *p == '\\' || (unsigned char)*p < 32)
             *p = '?';
-    size_t cap = 1024 + (size_t)gw.nlinks * 48 + (size_t)gw.nsites * 40, n = 0;
+    size_t cap = 1024 + (size_t)gw.nlinks * 48 + (size_t)gw.lay.nsites * 40, n = 0;
     char *info = malloc(cap);
     if (!info)
         return;
     n += (size_t)snprintf(info + n, cap - n,
-                          "{\"kind\":\"gateway\",\"site\":%d,\"gateway\":%d,\"sites\":[", gw.site,
+                          "{\"kind\":\"gateway\",\"site\":%d,\"gateway\":%d,\"sites\":[", gw.lay.site,
                           gw.gwidx);
-    for (int s = 0; s < gw.nsites; s++)
-        n += (size_t)snprintf(info + n, cap - n, "%s\"%s\"", s ? "," : "", gw.site_names[s]);
+    for (int s = 0; s < gw.lay.nsites; s++)
+        n += (size_t)snprintf(info + n, cap - n, "%s\"%s\"", s ? "," : "", gw.lay.site_names[s]);
     n += (size_t)snprintf(info + n, cap - n,
                           "],\"host\":\"%s\",\"pid\":%d,\"transport\":\"%s\",\"clock\":"
                           "\"CLOCK_MONOTONIC\",\"sample_ms\":%lld,\"chunk_bytes\":%zu,\"links\":[",
@@ -71,8 +71,8 @@ void gw_trace_start(void)
     double chunk = ism_knob_or_exit(ISM_K_TRACE_CHUNK, 1 << 20, 2);
     sample_ms = (int64_t)ism_knob_or_exit(ISM_K_TRACE_SAMPLE_MS, 10, 2);
     char path[4200], err[512];
-    snprintf(path, sizeof path, "%s/gw-%s-%d.ismt", dir, gw.site_names[gw.site], gw.gwidx);
-    if (ism_tr_buf_open(&buf, path, ISM_TR_PROC_GATEWAY, gw.site * 65536 + gw.gwidx,
+    snprintf(path, sizeof path, "%s/gw-%s-%d.ismt", dir, gw.lay.site_names[gw.lay.site], gw.gwidx);
+    if (ism_tr_buf_open(&buf, path, ISM_TR_PROC_GATEWAY, gw.lay.site * 65536 + gw.gwidx,
                         (size_t)total, (size_t)chunk, now_ns, err, sizeof err)) {
         gw_log("%s; this gateway is not traced", err);
         return;
