@@ -17,6 +17,7 @@
 #include "../contract/channel.h"
 #include "../contract/frame.h"
 #include "../contract/layout.h"
+#include "../contract/rxring.h"
 #include "dtmap.h"
 #include "mt.h"
 
@@ -231,11 +232,6 @@ typedef struct ism_msg {
     ism_vh vmsg;
 } ism_msg;
 
-typedef struct ism_rxslot {
-    void *buf;
-    ism_vh vreq;
-} ism_rxslot;
-
 typedef struct ism_outb {
     void *buf;
     ism_vh vreq;
@@ -267,8 +263,7 @@ typedef struct ism_global {
     size_t rma_batch_max; /* puts of at most this many bytes are batched (rma_batch.c) */
     int64_t vendor_max;   /* a site phase's most bytes per vendor call (coll_general.c) */
     int window;
-    int nrx, rx_head;
-    ism_rxslot *rx;
+    ism_rxring rx; /* frames from the gateway (contract/rxring.h) */
     ism_outb *outb;
     int nout, outcap;
     size_t out_bytes;

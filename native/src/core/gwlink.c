@@ -4,8 +4,8 @@
  * non-blocking sends to the gateway rank; the number and bytes of such buffers in flight
  * are bounded, and a sender over the bound makes progress until it is back under it.
  * Incoming frames land in a ring of pre-posted vendor receives, consumed strictly in
- * posting order: the vendor matches same-tag receives in that order, so per-peer MPI
- * ordering survives. ism_progress() is the one function every waiting call turns.
+ * posting order (contract/rxring.h, the gateway's ring too), so per-peer MPI ordering
+ * survives. ism_progress() is the one function every waiting call turns.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -23,27 +23,21 @@
 
 static size_t rx_size(void) { return ISM_FRAME_HDR_SIZE + ism.chunk; }
 
-static int rx_post(ism_rxslot *s)
-{
-    return ism.be->irecv(s->buf, (int)rx_size(), ism.be->dt[ISM_KIND_BYTE], ISM_VSRC_ANY, ISM_TAG_GW2APP,
-                         ism.vgw, &s->vreq);
-}
-
 int ism_gw_setup(void)
 {
-    ism.nrx = ISM_RX_SLOTS;
-    ism.rx = calloc((size_t)ism.nrx, sizeof *ism.rx);
     ism.outcap = ISM_OUT_MAX;
     ism.outb = calloc((size_t)ism.outcap, sizeof *ism.outb);
-    if (!ism.rx || !ism.outb)
+    if (!ism.outb || ism_rxring_init(&ism.rx, ism.be, ism.vgw, ISM_TAG_GW2APP, ISM_RX_SLOTS))
         return ISM_ERR_NO_MEM;
-    for (int i = 0; i < ism.nrx; i++) {
-        ism.rx[i].buf = malloc(rx_size());
-        if (!ism.rx[i].buf)
+    while (!ism_rxring_full(&ism.rx)) {
+        void *buf = malloc(rx_size());
+        if (!buf)
             return ISM_ERR_NO_MEM;
-        int rc = rx_post(&ism.rx[i]);
-        if (rc)
+        int rc = ism_rxring_post(&ism.rx, buf, buf, rx_size());
+        if (rc) {
+            free(buf);
             return rc;
+        }
     }
     return 0;
 }
@@ -120,26 +114,22 @@ int ism_gw_post(const ism_frame_hdr *h, const void *payload, size_t len)
 static int drain_rx(void)
 {
     int handled = 0;
-    for (;;) {
-        ism_rxslot *s = &ism.rx[ism.rx_head];
-        int flag = 0;
-        ism_vstatus vst;
-        ism.be->test(&s->vreq, &flag, &vst);
-        if (!flag)
-            return handled;
+    ism_vstatus vst;
+    void *buf;
+    while ((buf = ism_rxring_take(&ism.rx, &vst))) {
         ism_frame_hdr h;
-        int rc = ism_frame_decode(s->buf, vst.bytes, &h);
+        int rc = ism_frame_decode(buf, vst.bytes, &h);
         if (rc || ISM_FRAME_HDR_SIZE + (size_t)h.len != vst.bytes)
             ism_die("site %s rank %d: malformed frame from the gateway (%s, %zu bytes)",
                     ism_site_name(ism.lay.site), ism.grank, ism_frame_strerror(rc), vst.bytes);
-        ism_handle_frame(&h, (char *)s->buf + ISM_FRAME_HDR_SIZE);
-        rc = rx_post(s);
+        ism_handle_frame(&h, (char *)buf + ISM_FRAME_HDR_SIZE);
+        rc = ism_rxring_post(&ism.rx, buf, buf, rx_size());
         if (rc)
             ism_die("site %s rank %d: cannot post a receive from the gateway (error %d)",
                     ism_site_name(ism.lay.site), ism.grank, rc);
-        ism.rx_head = (ism.rx_head + 1) % ism.nrx;
         handled++;
     }
+    return handled;
 }
 
 /* Data of rendezvous sends, as far as the receivers' credits allow. */
@@ -291,14 +281,8 @@ void ism_idle(unsigned *spins)
 
 void ism_gw_teardown(void)
 {
-    /* Cancel the ring; a frame that slipped in before the cancel is still handled. */
-    for (int k = 0; k < ism.nrx; k++) {
-        ism_rxslot *s = &ism.rx[(ism.rx_head + k) % ism.nrx];
-        ism_vstatus vst;
-        ism.be->cancel(&s->vreq);
-        ism.be->wait(&s->vreq, &vst);
-        free(s->buf);
-    }
+    /* Cancel the ring: by now nothing more comes from the gateway for this rank */
+    ism_rxring_cancel_all(&ism.rx, free);
     ism_frame_hdr h;
     ism_frame_init(&h, ISM_F_FIN);
     h.src = ism.grank;
@@ -316,10 +300,8 @@ void ism_gw_teardown(void)
             free(ism.outb[i].buf);
         ism.nout = 0;
     }
-    free(ism.rx);
     free(ism.outb);
     free(ism.gwq_answer);
-    ism.rx = NULL;
     ism.outb = NULL;
     ism.gwq_answer = NULL;
 }

@@ -73,7 +73,7 @@ void ism_gw_answered(const ism_frame_hdr *h, const void *payload)
 
 int ism_gw_watch(int on)
 {
-    if (!ism.multisite || !ism.rx) /* no gateway, or not connected to it (yet, any more) */
+    if (!ism.multisite || !ism.rx.slot) /* no gateway, or not connected to it (yet, any more) */
         return ISM_ERR_OTHER;
     return post(ISM_F_WATCH, (uint64_t)(on != 0));
 }

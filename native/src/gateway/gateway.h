@@ -18,6 +18,7 @@
 #include "../contract/channel.h"
 #include "../contract/frame.h"
 #include "../contract/layout.h"
+#include "../contract/rxring.h"
 #include "../wan/linkhdr.h"
 #include "../wan/sealpool.h"
 #include "xport.h"
@@ -117,11 +118,6 @@ typedef struct gw_link {
     uint64_t auth_fail_rx;  /* rx_frames at the last such loss (none good since: in a row) */
 } gw_link;
 
-typedef struct gw_slot {
-    gw_buf *buf;
-    ism_vh vreq;
-} gw_slot;
-
 typedef struct gw_pending {
     gw_buf *buf;
     ism_vh vreq;
@@ -175,8 +171,7 @@ typedef struct gw_state {
     int64_t fault_after;   /* testing: drop every link once after this many frames */
     /* vendor side */
     int nslots;
-    gw_slot *slots;        /* posted receives from apps, in posting order (ring) */
-    int slot_head, slot_count;
+    ism_rxring from_apps;  /* posted receives from the apps, pool buffers (contract/rxring.h) */
     gw_pending *pend;      /* sends to apps in flight */
     int npend, pendcap;
     int64_t connect_timeout_ms;

@@ -216,30 +216,19 @@ static void app_frame(gw_buf *b, size_t bytes, int app_vrank)
 static int service_apps(void)
 {
     int work = 0;
-    if (!gw.slots)
-        gw.slots = calloc(GW_SLOTS, sizeof *gw.slots);
-    while (gw.slot_count < GW_SLOTS) {
+    ism_rxring *r = &gw.from_apps;
+    if (!r->slot && ism_rxring_init(r, gw.be, gw.vgw, ISM_TAG_APP2GW, GW_SLOTS))
+        gw_die(1, "out of memory for the receives from the app ranks");
+    while (!ism_rxring_full(r)) {
         gw_buf *b = gw_buf_get(GW_POOL_TX);
         if (!b)
             break;
-        gw_slot *s = &gw.slots[(gw.slot_head + gw.slot_count) % GW_SLOTS];
-        s->buf = b;
-        if (gw.be->irecv(b->data, (int)gw.bufsize, gw.be->dt[ISM_KIND_BYTE], ISM_VSRC_ANY, ISM_TAG_APP2GW,
-                         gw.vgw, &s->vreq))
+        if (ism_rxring_post(r, b, b->data, gw.bufsize))
             gw_die(1, "cannot post a receive for the app ranks");
-        gw.slot_count++;
     }
-    while (gw.slot_count > 0) {
-        gw_slot *s = &gw.slots[gw.slot_head];
-        int flag = 0;
-        ism_vstatus st;
-        gw.be->test(&s->vreq, &flag, &st);
-        if (!flag)
-            break;
-        gw_buf *b = s->buf;
-        s->buf = NULL;
-        gw.slot_head = (gw.slot_head + 1) % GW_SLOTS;
-        gw.slot_count--;
+    ism_vstatus st;
+    gw_buf *b;
+    while ((b = ism_rxring_take(r, &st))) {
         app_frame(b, st.bytes, st.source);
         work++;
     }
@@ -477,18 +466,12 @@ void gw_loop(void)
     free(whol);
 }
 
+static void put_buf(void *b) { gw_buf_put(b); }
+
 /* Withdraw the receives still posted for the app ranks, so the vendor finalizes clean. */
 void gw_cancel_receives(void)
 {
-    while (gw.slot_count > 0) {
-        gw_slot *s = &gw.slots[gw.slot_head];
-        ism_vstatus st;
-        gw.be->cancel(&s->vreq);
-        gw.be->wait(&s->vreq, &st);
-        gw_buf_put(s->buf);
-        gw.slot_head = (gw.slot_head + 1) % GW_SLOTS;
-        gw.slot_count--;
-    }
+    ism_rxring_cancel_all(&gw.from_apps, put_buf);
     /* a delivery to an app that finalized without receiving it never completes */
     int64_t until = ism_now_ms() + 2000;
     while (gw.npend > 0 && ism_now_ms() < until)
