@@ -69,12 +69,16 @@ def plot(records, out_dir: Path, example: str) -> list[Path]:
         fixed = {r["rate"] for r in recs} if axis == "latency" else {r["delay_ms"] for r in recs}
         fixed_txt = (f"rate {', '.join(sorted(fixed))}" if axis == "latency"
                      else f"delay {', '.join(f'{d:g}' for d in sorted(fixed))} ms")
+        unit = recs[0]["unit"]
+        scale = 1.0
+        if unit.startswith("us "):  # remote_read prints microseconds; reads cost ms here
+            unit, scale = "ms " + unit[3:], 1e-3
         fig, ax = plt.subplots(figsize=(5.5, 3.8))
         for version, marker in zip(VERSIONS, ("o", "s")):
             xs = sorted({r[xkey] for r in recs if r["version"] == version})
             if not xs:
                 continue
-            vals = [[r["value"] for r in recs if r["version"] == version and r[xkey] == x]
+            vals = [[r["value"] * scale for r in recs if r["version"] == version and r[xkey] == x]
                     for x in xs]
             med = [statistics.median(v) for v in vals]
             err = [[m - min(v) for m, v in zip(med, vals)], [max(v) - m for m, v in zip(med, vals)]]
@@ -82,7 +86,7 @@ def plot(records, out_dir: Path, example: str) -> list[Path]:
         if axis == "bandwidth":
             ax.set_xscale("log")
         ax.set_xlabel(xlabel)
-        ax.set_ylabel(recs[0]["unit"])
+        ax.set_ylabel(unit)
         ax.set_ylim(bottom=0)
         ax.set_title(f"{example}, 3 sites, ranks {recs[0]['ranks']}, {fixed_txt}", fontsize=9)
         ax.grid(True, alpha=0.3)
