@@ -8,12 +8,23 @@
 # (naive, pattern, naive, ...), so each ratio compares runs a few seconds apart; the time
 # is what the program prints (aggregate: rank 0's per step between two barriers;
 # remote_read: the slowest rank's per read), start-up excluded.
+#
+# --matrix picks the links (one table constant per matrix below):
+#   seed    SEED_LINKS, the seed's measured 2000s links above (the default).
+#   modern  MODERN_LINKS, today's links between three clusters (issue 32 §2): 10-50 ms one
+#           way, 1-10 Gbit/s scaled by 1/20 to 50-500 Mbit/s, because this machine's
+#           emulator plus gateways carry about 1 Gbit/s in all (BENCHMARKS.md "Link
+#           emulator": 1.64 Gbit/s emulator capacity at MTU 1500, isthmus streaming
+#           ~120 MB/s through it), so the emulated rates, not the CPU, stay the limit. The
+#           same shape as the seed: A-C longest and slowest, B-C shortest and fastest.
 # Reports median, min, max and spread per version, the per-repetition ratio naive/pattern
 # (median and range), and the load average before each run. Needs root (network
 # namespaces, the link emulator).
 #
-#   python3 bench/patterns.py [--reps 5] [--ranks 1,2,1] [--only aggregate,remote_read]
+#   python3 bench/patterns.py [--matrix seed|modern] [--reps 5] [--ranks 1,2,1]
+#                             [--only aggregate,remote_read]
 #
+# bench/patterns_sweep.py reuses build() and run_once() to vary delay and rate.
 # Writes JSON lines to bench/results/patterns/<time>.jsonl (ignored by git) and prints a
 # Markdown table.
 from __future__ import annotations
@@ -43,6 +54,17 @@ default = "rate=1gbit"
 "B-C" = "delay=28ms,rate=680kB/s"
 "A-C" = "delay=84ms,rate=100kB/s"
 """
+
+MODERN_LINKS = """# issue 32 §2 modern links: 10-50 ms one way, 1-10 Gbit/s scaled by 1/20
+sites = 3
+default = "rate=1gbit"
+[links]
+"A-B" = "delay=30ms,rate=200mbit"
+"B-C" = "delay=10ms,rate=500mbit"
+"A-C" = "delay=50ms,rate=50mbit"
+"""
+
+MATRICES = {"seed": SEED_LINKS, "modern": MODERN_LINKS}
 
 # example -> (naive args, pattern args, regex of the time rank 0 prints, unit)
 CASES = {
@@ -74,7 +96,9 @@ def run_once(exe: Path, args, ranks: str, matrix: Path, pattern: re.Pattern) -> 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description="naive vs pattern over the seed's three-site links")
+    ap = argparse.ArgumentParser(description="naive vs pattern over three emulated sites")
+    ap.add_argument("--matrix", choices=sorted(MATRICES), default="seed",
+                    help="which links between the three sites (see the header)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--ranks", default="1,2,1", help="ranks per site A,B,C")
     ap.add_argument("--only", default=",".join(CASES))
@@ -95,7 +119,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         matrix = Path(tmp) / "links.toml"
-        matrix.write_text(SEED_LINKS)
+        matrix.write_text(MATRICES[a.matrix])
         for name in names:
             naive_args, pat_args, pattern, unit = CASES[name]
             exe = build(prefix, name, Path(tmp))
@@ -106,14 +130,15 @@ def main() -> int:
                     t = run_once(exe, args, a.ranks, matrix, pattern)
                     got[version].append(t)
                     rec = {"example": name, "version": version, "rep": rep, "value": t,
-                           "unit": unit, "ranks": a.ranks, "load1": load, "args": args}
+                           "unit": unit, "ranks": a.ranks, "load1": load, "args": args,
+                           "matrix": a.matrix}
                     with log.open("a") as f:
                         f.write(json.dumps(rec) + "\n")
                     print(json.dumps(rec), flush=True)
             ratios = [n / p for n, p in zip(got["naive"], got["pattern"])]
             rows.append((name, unit, summary(got["naive"]), summary(got["pattern"]),
                          summary(ratios)))
-    print(f"\nranks per site {a.ranks}, {a.reps} repetitions, raw: {log}\n")
+    print(f"\nmatrix {a.matrix}, ranks per site {a.ranks}, {a.reps} repetitions, raw: {log}\n")
     print("| example | unit | naive median (min-max) | pattern median (min-max) | "
           "naive/pattern median (min-max) |")
     print("|---|---|---|---|---|")
