@@ -85,6 +85,10 @@ int ism_rma_wait(ism_win *w, const uint64_t *count, uint64_t want, const char *w
     }
 }
 
+/* Where an MPI_Win_allocate window of this many bytes keeps its member's lock word: after
+ * them, aligned to 8. */
+static int64_t lock_word_at(int64_t size) { return (size + 7) & ~(int64_t)7; }
+
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
                    ism_win **out)
 {
@@ -112,8 +116,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
      * 681 windows at a time (MPICH's window_allocation test makes 1000) */
     int64_t vsize = size;
     if (flavor == ISM_WIN_FLAVOR_ALLOCATE) {
-        w->lock_disp = (size + 7) & ~(int64_t)7;
-        vsize = w->lock_disp + (int64_t)sizeof *w->lockword;
+        vsize = lock_word_at(size) + (int64_t)sizeof *w->lockword;
         w->owned = calloc(1, (size_t)vsize);
         if (!w->owned) {
             ism_comm_free(w->c);
@@ -122,7 +125,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
                                 (long long)size);
         }
         base = w->owned;
-        w->lockword = (int64_t *)((char *)w->owned + w->lock_disp);
+        w->lockword = (int64_t *)((char *)w->owned + lock_word_at(size));
     }
     if (flavor != ISM_WIN_FLAVOR_SHARED)
         w->base = base;
@@ -138,7 +141,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         if (!(w->lock_disps = calloc((size_t)c->lsize, sizeof *w->lock_disps)))
             rc = ISM_ERR_NO_MEM;
         else
-            w->lock_disps[c->lrank] = w->lock_disp;
+            w->lock_disps[c->lrank] = lock_word_at(size);
     }
     if (!w->lockword && !(w->lockword = w->own_lockword = calloc(1, sizeof *w->lockword)))
         rc = ISM_ERR_NO_MEM;
@@ -176,7 +179,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
             w->sizes[r] = all[2 * r];
             w->units[r] = (int)all[2 * r + 1];
             if (w->lock_disps && c->l_of[r] >= 0)
-                w->lock_disps[c->l_of[r]] = (w->sizes[r] + 7) & ~(int64_t)7;
+                w->lock_disps[c->l_of[r]] = lock_word_at(w->sizes[r]);
         }
         free(all);
     }

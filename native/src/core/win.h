@@ -84,8 +84,7 @@ typedef struct ism_win {
                              0 when I am the only one (rma.c, ism_rma_self) */
     ism_vh vlock;         /* the vendor's window of lock words, one int64 per member (or 0);
                              for MPI_Win_allocate the same window as vwin (win.c) */
-    int64_t *lockword;    /* mine, in vlock at displacement lock_disp */
-    int64_t lock_disp;    /* bytes */
+    int64_t *lockword;    /* mine, in vlock (at lock_disps[my vendor rank] when there) */
     int64_t *lock_disps;  /* per vendor rank: where its lock word is in vlock (MPI_Win_allocate:
                              after its window's bytes, so it differs by member), or NULL (0) */
     int64_t *own_lockword; /* lockword when it is not in `owned` */
