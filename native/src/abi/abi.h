@@ -70,6 +70,16 @@ int ism_abi_nbc_start(const char *fn, MPI_Comm comm, int (*body)(void *), const 
  * collectives' start; the generated large-count forms use it). */
 int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,
                             size_t len, MPI_Request *request, MPI_Datatype t1, MPI_Datatype t2);
+/* coll_nb_sched.c: the nonblocking collectives that start as schedules in flight; each
+ * returns ISM_ABI_NB_PASS where the coroutine must run it (coll_nb_gen.c calls them). */
+#define ISM_ABI_NB_PASS (-1)
+int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                         MPI_Request *request);
+int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Request *request);
 /* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
 void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
 /* the neighborhood collectives with 64-bit counts (topo.c): the general form, and element

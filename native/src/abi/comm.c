@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 static int comm_lookup(const char *fn, MPI_Comm comm, ism_comm **c)
 {
@@ -299,6 +300,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
                              c ? "predefined communicators cannot be freed"
                                : "invalid communicator");
     ism_nbc_drain(c);
+    ism_coll_nb_drain(c); /* its collectives in flight use its contexts and vcoll */
     int rc = ism_abi_attr_delete_all(c);
     if (rc)
         return ism_abi_error(c, rc, "MPI_Comm_free", "an attribute delete callback failed");

@@ -200,10 +200,46 @@ typedef struct ism_coll_comm {
     int arena_busy;
     ism_coll_shm *shm; /* shm.c */
     int shm_tried;
+    uint32_t nb_seq;   /* nonblocking collectives started on it (nb.c) */
+    int nb_inflight;   /* and not yet completed */
 } ism_coll_comm;
 ism_coll_comm *ism_coll_state(ism_comm *c);
 /* A persistent collective's private duplicate chooses as its parent does. */
 int ism_coll_copy_hints(const ism_comm *from, ism_comm *to);
+
+/* The schedule (never the vendor's, never the pipeline) a phase runs: select.c's choice,
+ * or the default (twolevel.c). */
+ism_coll_choice ism_coll_schedule_choice(ism_comm *c, int coll, int lvl, int p, int64_t bytes,
+                                         int commute);
+
+/* The members of a collective's phases (twolevel.c): the site's members; one member per
+ * site in the order of the sites' leaders (the root at the root's site when root >= 0,
+ * its index in *wroot; else the leader, or with last the site's last member). m has
+ * room for ism.lay.nsites. */
+ism_coll_view ism_coll_intra_view(ism_comm *c);
+ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wroot);
+
+/* ---- nonblocking collectives in flight (nb.c, nb_start.c) ---- */
+typedef struct ism_coll_nb ism_coll_nb;
+/* Start one and give its request, or ISM_COLL_PASS where the coroutine must run it
+ * (core/nbc.c): on a communicator within one site, an intercommunicator, a non-contiguous
+ * type, or a non-commutative op over sites whose members are not consecutive ranks. */
+int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                        ism_comm *c, ism_req **out);
+int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                     ism_comm *c, ism_req **out);
+int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out);
+int ism_coll_ibarrier(ism_comm *c, ism_req **out);
+extern int ism_coll_nb_active;  /* collectives in flight */
+int ism_coll_nb_poll(void);     /* advance them all; how many moved */
+void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */
+typedef struct ism_coll_nb_stats {
+    uint64_t started, done;
+    int64_t max_bytes; /* the most one held besides temporaries */
+    int64_t max_temps; /* and its temporaries */
+} ism_coll_nb_stats;
+extern ism_coll_nb_stats ism_coll_nb_st;
+void ism_coll_nb_report(void); /* ISTHMUS_COLL_STATS: what they held (at finalize) */
 
 /* ---- the pipelined inter-site phase (pipeline.c) ---- */
 int ism_coll_pipe_allreduce(const void *in, void *out, int64_t bytes, ism_dt *vdt,

@@ -232,6 +232,15 @@ static ism_coll_choice resolve(pk *x, int coll, int lvl, int p, int64_t bytes,
     return ch;
 }
 
+ism_coll_choice ism_coll_schedule_choice(ism_comm *c, int coll, int lvl, int p, int64_t bytes,
+                                         int commute)
+{
+    ism_coll_choice ch = ism_coll_select(c, coll, lvl, p, bytes, commute);
+    if (ch.alg < 0)
+        ch = default_choice(coll, lvl, bytes, p);
+    return ch;
+}
+
 static ism_coll_choice choose(pk *x, int coll, int lvl, int p, int64_t bytes)
 {
     return resolve(x, coll, lvl, p, bytes,
@@ -279,7 +288,7 @@ static int run(pk *x, int coll, int lvl, ism_coll_choice ch, const ism_coll_view
     return ism_coll_exec(s, v, x->c, in, s->out_len ? out : NULL, &x->red);
 }
 
-static ism_coll_view intra_view(ism_comm *c)
+ism_coll_view ism_coll_intra_view(ism_comm *c)
 {
     ism_coll_view v = {c->lsize, c->lrank, c->c_of_l};
     return v;
@@ -288,7 +297,7 @@ static ism_coll_view intra_view(ism_comm *c)
 /* One member per site, in the order of the sites' leaders (rank order of the sites'
  * runs): the root at the root's site (root >= 0; *wroot gets its index), else the
  * leader, or with last the site's last member. m has room for ism.lay.nsites. */
-static ism_coll_view wan_view(ism_comm *c, int root, int last, int *m, int *wroot)
+ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wroot)
 {
     int n = 0;
     for (int s = 0; s < ism.lay.nsites; s++)
@@ -458,7 +467,7 @@ int ism_coll_barrier(ism_comm *c)
         return ISM_COLL_PASS; /* the core's: the vendor's inside, gather and release */
     }
     pk_init(&x, c, ISM_DT_BYTE, NULL);
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     ism_coll_choice ci = resolve(&x, ISM_COLL_BARRIER, ISM_LVL_INTRA, c->lsize, 0, sel);
     if (c->all_local)
         return ph_barrier(&x, ci, &iv, ISM_LVL_INTRA);
@@ -466,7 +475,7 @@ int ism_coll_barrier(ism_comm *c)
     if (!m)
         return ISM_ERR_NO_MEM;
     int rc = c->lsize > 1 ? ph_barrier(&x, ci, &iv, ISM_LVL_INTRA) : 0;
-    ism_coll_view wv = wan_view(c, -1, 0, m, NULL);
+    ism_coll_view wv = ism_coll_wan_view(c, -1, 0, m, NULL);
     if (!rc && wv.me >= 0)
         rc = ph_barrier(&x, choose(&x, ISM_COLL_BARRIER, ISM_LVL_WAN, wv.p, 0), &wv,
                         ISM_LVL_WAN);
@@ -497,7 +506,7 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
     char *raw, *p = packed(dt, buf, count, me_root, &raw);
     if (!p)
         return ISM_ERR_NO_MEM;
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     int rc = 0, *m = NULL;
     if (!c->all_local) {
         if (!(m = malloc(sizeof(int) * (size_t)ism.lay.nsites))) {
@@ -505,7 +514,7 @@ int ism_coll_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
             return ISM_ERR_NO_MEM;
         }
         int wroot = 0;
-        ism_coll_view wv = wan_view(c, root, 0, m, &wroot);
+        ism_coll_view wv = ism_coll_wan_view(c, root, 0, m, &wroot);
         if (wv.me >= 0)
             rc = ph_bcast(&x, choose(&x, ISM_COLL_BCAST, ISM_LVL_WAN, wv.p, bytes), &wv,
                           ISM_LVL_WAN, wroot, bytes, p);
@@ -554,7 +563,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
     int rep = c->lrank == lroot && !c->all_local; /* this site's member in the wan phase */
     if (rep && !me_root && !(tmp = malloc((size_t)bytes)))
         rc = ISM_ERR_NO_MEM;
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     if (!rc)
         rc = ph_reduce(&x, resolve(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, lp, bytes, sel), &iv,
                        ISM_LVL_INTRA, lroot, bytes, in, me_root ? out : tmp);
@@ -564,7 +573,7 @@ int ism_coll_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op 
             rc = ISM_ERR_NO_MEM;
         } else {
             int wroot = 0;
-            ism_coll_view wv = wan_view(c, root, 0, m, &wroot);
+            ism_coll_view wv = ism_coll_wan_view(c, root, 0, m, &wroot);
             void *part = me_root ? out : tmp;
             rc = ph_reduce(&x, choose(&x, ISM_COLL_REDUCE, ISM_LVL_WAN, wv.p, bytes), &wv,
                            ISM_LVL_WAN, wroot, bytes, part, me_root ? out : NULL);
@@ -609,13 +618,13 @@ int ism_coll_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_
     io b;
     int rc = io_open(&b, dt, sbuf ? sbuf : rbuf, count, dt, rbuf, count);
     char *in = b.in, *out = b.out;
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     if (!rc && c->all_local) {
         rc = ph_allreduce(&x, resolve(&x, ISM_COLL_ALLREDUCE, ISM_LVL_INTRA, c->size, bytes, sel),
                           &iv, ISM_LVL_INTRA, bytes, in, out);
     } else if (!rc) {
         int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
-        ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
+        ism_coll_view wv = m ? ism_coll_wan_view(c, -1, 0, m, NULL) : iv;
         ism_coll_choice cw = choose(&x, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, c->nleaders, bytes);
         ism_coll_choice cr = choose(&x, ISM_COLL_REDUCE, ISM_LVL_INTRA, c->lsize, bytes);
         ism_coll_choice cb = choose(&x, ISM_COLL_BCAST, ISM_LVL_INTRA, c->lsize, bytes);
@@ -664,7 +673,7 @@ static int rs_sites(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt
     char *share = NULL;
     if (!m || !blk || !cnt || (lead && !full))
         rc = rc ? rc : ISM_ERR_NO_MEM;
-    ism_coll_view iv = intra_view(c), wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
+    ism_coll_view iv = ism_coll_intra_view(c), wv = m ? ism_coll_wan_view(c, -1, 0, m, NULL) : iv;
     int64_t mine = 0; /* this site's share in bytes */
     for (int i = 0; m && blk && i < wv.p; i++) {
         int s = c->site_of[m[i]];
@@ -753,7 +762,7 @@ int ism_coll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, is
         rc = ISM_ERR_NO_MEM;
     for (int r = 0; blk && r < n; r++)
         blk[r] = (int64_t)rcounts[r] * dt->size;
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     ism_coll_choice ch = choose(&x, ISM_COLL_REDUCE_SCATTER, ISM_LVL_INTRA, n, bytes);
     if (!rc)
         rc = ph_redscat(&x, ch, &iv, ISM_LVL_INTRA, blk, b.in, b.out);
@@ -775,14 +784,14 @@ static int scan_sites(pk *x, int exclusive, int64_t bytes, const char *in, char 
     int *m = malloc(sizeof(int) * (size_t)ism.lay.nsites);
     char *pre = malloc((size_t)bytes), *tot = malloc((size_t)bytes);
     int rc = !m || !pre || !tot ? ISM_ERR_NO_MEM : 0;
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     int last = c->lrank == c->lsize - 1;
     if (!rc && last && exclusive)
         ism_coll_move(tot, in, (size_t)bytes); /* my input, before an in-place scan replaces it */
     if (!rc)
         rc = ph_scan(x, choose(x, coll, ISM_LVL_INTRA, c->lsize, bytes), &iv, ISM_LVL_INTRA,
                      exclusive, bytes, in, out);
-    ism_coll_view wv = m ? wan_view(c, -1, 1, m, NULL) : iv;
+    ism_coll_view wv = m ? ism_coll_wan_view(c, -1, 1, m, NULL) : iv;
     int first_site = 0; /* this site's run comes first: no prefix from other sites */
     for (int i = 0; m && i < wv.p; i++)
         if (c->site_of[m[i]] == ism.lay.site)
@@ -831,7 +840,7 @@ int ism_coll_scan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *o
     /* exscan leaves rank 0's buffer alone: its packed copy holds nothing to unpack */
     int first = c->rank == 0;
     if (!rc && c->all_local) {
-        ism_coll_view iv = intra_view(c);
+        ism_coll_view iv = ism_coll_intra_view(c);
         rc = ph_scan(&x, choose(&x, coll, ISM_LVL_INTRA, c->size, bytes), &iv, ISM_LVL_INTRA,
                      exclusive, bytes, in, out);
     } else if (!rc) {
@@ -868,7 +877,7 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
     char *in = bf.in, *out = bf.out;
     if (!sbuf && !bf.rin)
         in = out + c->rank * b; /* contiguous in place: the block is already there */
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     if (!rc && c->all_local) {
         ism_coll_choice ch = choose(&x, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, n, total);
         if (ch.alg == ISM_ALG_VENDOR) {
@@ -897,7 +906,7 @@ int ism_coll_allgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, in
         int64_t *blk = malloc(sizeof(int64_t) * (size_t)ism.lay.nsites);
         if (!m || !blk)
             rc = rc ? rc : ISM_ERR_NO_MEM;
-        ism_coll_view wv = m ? wan_view(c, -1, 0, m, NULL) : iv;
+        ism_coll_view wv = m ? ism_coll_wan_view(c, -1, 0, m, NULL) : iv;
         for (int i = 0; !rc && i < wv.p; i++) {
             int s = c->site_of[m[i]], k = 0;
             for (int r = 0; r < n; r++)
@@ -935,7 +944,7 @@ int ism_coll_alltoall(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int
     io bf;
     int rc = sbuf ? io_open(&bf, sdt, sbuf, (int64_t)scount * n, rdt, rbuf, (int64_t)rcount * n)
                   : io_open(&bf, rdt, rbuf, (int64_t)rcount * n, rdt, rbuf, (int64_t)rcount * n);
-    ism_coll_view iv = intra_view(c);
+    ism_coll_view iv = ism_coll_intra_view(c);
     if (!rc)
         rc = run(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA,
                  choose(&x, ISM_COLL_ALLTOALL, ISM_LVL_INTRA, n, b * n), &iv, 0, NULL, b, bf.in,

@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "win.h"
+#include "../coll/coll.h" /* collectives in flight advance with every progress round */
 
 #define ISM_RX_SLOTS 16
 #define ISM_OUT_MAX 256
@@ -214,6 +215,8 @@ int ism_progress(void)
         n += push_rsends();
     if (ism_rma_waiting)
         n += ism_rma_poll();
+    if (ism_coll_nb_active)
+        n += ism_coll_nb_poll();
     depth--;
     return n;
 }

@@ -293,6 +293,7 @@ int ism_core_finalize(void)
 {
     int rc = 0;
     ism_rma_progress_finalize();
+    ism_coll_nb_report();
     ism_coll_finalize();
     if (ism.multisite) {
         unsigned spins = 0;

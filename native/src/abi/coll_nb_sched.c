@@ -1,0 +1,112 @@
+/* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast and MPI_Ibarrier as
+ * collectives in flight (coll/nb.c), several of which progress together on one
+ * communicator. Each checks its arguments as its blocking form does (an error is raised at
+ * the call) and starts the collective; where that engine does not take it (coll.h says
+ * where), it returns ISM_ABI_NB_PASS and the generated entry point (coll_nb_gen.c) starts
+ * the coroutine that runs the blocking form instead.
+ */
+#include "abi.h"
+#include "../coll/coll.h"
+
+/* The checks every one of them makes: communicator, request, type and count. */
+static int args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, MPI_Request *request,
+                ism_comm **c, ism_dt **d)
+{
+    int rc = ism_abi_nbc_comm(fn, comm, request, c);
+    if (rc)
+        return rc;
+    if ((*c)->is_inter)
+        return ISM_ABI_NB_PASS; /* the coroutine's checks and algorithm */
+    if (!(*d = ism_abi_dt(dt)))
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+    if (count < 0)
+        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    return 0;
+}
+
+static int root_ok(const char *fn, ism_comm *c, int root)
+{
+    if (root < 0 || root >= c->size)
+        return ism_abi_error(c, MPI_ERR_ROOT, fn, "root %d is not in the communicator (size %d)",
+                             root, c->size);
+    return 0;
+}
+
+static int op_of(const char *fn, ism_comm *c, MPI_Op op, ism_op **o)
+{
+    if (!(*o = ism_abi_op(op)))
+        return ism_abi_error(c, MPI_ERR_OP, fn, "invalid or unsupported op");
+    return 0;
+}
+
+/* The engine's answer: started (the request given), not taken, or an error. */
+static int started(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request)
+{
+    if (rc == ISM_COLL_PASS)
+        return ISM_ABI_NB_PASS;
+    if (rc)
+        return ism_abi_nbc_error(c, rc, fn);
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallreduce";
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    ism_req *r = NULL;
+    int rc = args(fn, comm, datatype, count, request, &c, &d);
+    if (rc || (rc = op_of(fn, c, op, &o)))
+        return rc;
+    rc = ism_coll_iallreduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c, &r);
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ireduce";
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    ism_req *r = NULL;
+    int rc = args(fn, comm, datatype, count, request, &c, &d);
+    if (rc || (rc = root_ok(fn, c, root)) || (rc = op_of(fn, c, op, &o)))
+        return rc;
+    if (sendbuf == MPI_IN_PLACE && c->rank != root)
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
+    rc = ism_coll_ireduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, root, c,
+                          &r);
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                         MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ibcast";
+    ism_comm *c;
+    ism_dt *d;
+    ism_req *r = NULL;
+    int rc = args(fn, comm, datatype, count, request, &c, &d);
+    if (rc || (rc = root_ok(fn, c, root)))
+        return rc;
+    rc = ism_coll_ibcast(buffer, count, d, root, c, &r);
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ibarrier";
+    ism_comm *c;
+    ism_req *r = NULL;
+    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    if (c->is_inter)
+        return ISM_ABI_NB_PASS;
+    rc = ism_coll_ibarrier(c, &r);
+    return started(fn, c, rc, r, request);
+}

@@ -1,0 +1,443 @@
+/* nb.c: nonblocking collectives in flight, as schedules (LibNBC's engine).
+ *
+ * A collective in flight is a list of phases (nb_start.c composes them: inside the site,
+ * among the sites, inside the site again, as twolevel.c does for the blocking calls), each
+ * a schedule of rounds. Its start builds every phase's schedule, posts the first round
+ * and returns. Every progress round of isthmus (any MPI call that tests or waits, the
+ * blocking collectives' waits included) advances every collective in flight: when all a
+ * round posted has completed, the next round's local actions run and its messages are
+ * posted; after the last phase the request completes. No stack of its own and no thread:
+ * what a collective in flight costs is its struct, its schedules and its posts
+ * (ism_coll_nb_stats), plus its temporaries.
+ *
+ * Several collectives on one communicator progress at the same time. Each takes the
+ * communicator's next sequence number, which every member assigns alike since MPI makes
+ * them start their collectives in one order, and its messages carry a tag of their own
+ * (NB_TAG0 + seq mod NB_TAGS): peers at this site on the communicator's second vendor
+ * communicator (vcoll), the others on its collective context. No message of one matches
+ * a receive of another, nor one of the blocking collectives (core.h's TAG_* are below
+ * NB_TAG0). Only point-to-point: a vendor collective would have to be started in the same
+ * order on every member, which phases that finish at different times cannot promise.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nb.h"
+
+#define MSG_MAX ((int64_t)1 << 30) /* longer messages travel in pieces, as in exec.c */
+
+int ism_coll_nb_active;
+static ism_coll_nb *head;
+static int polling;
+ism_coll_nb_stats ism_coll_nb_st;
+
+static int overlaps(const void *a, int64_t la, const void *b, int64_t lb)
+{
+    const char *x = a, *y = b;
+    return la > 0 && lb > 0 && x < y + lb && y < x + la;
+}
+
+ism_coll_nb *ism_coll_nb_new(ism_comm *c)
+{
+    ism_coll_comm *st = ism_coll_state(c);
+    ism_coll_nb *nb = st ? calloc(1, sizeof *nb) : NULL;
+    if (!nb)
+        return NULL;
+    if (st->nb_inflight >= NB_TAGS) { /* a tag would be taken twice */
+        free(nb);
+        return NULL;
+    }
+    nb->c = c;
+    nb->tag = NB_TAG0 + (int)(st->nb_seq % NB_TAGS);
+    nb->rd = -1;
+    return nb;
+}
+
+/* A built schedule's arrays cut to what it holds: it stays for the collective's life. */
+static void trim(ism_coll_sched *s)
+{
+    ism_coll_act *a = s->nact ? realloc(s->act, sizeof *a * (size_t)s->nact) : NULL;
+    int *r = s->nround ? realloc(s->rend, sizeof *r * (size_t)s->nround) : NULL;
+    if (a) {
+        s->act = a;
+        s->capact = s->nact;
+    }
+    if (r) {
+        s->rend = r;
+        s->capround = s->nround;
+    }
+}
+
+int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
+                      int64_t bytes, int64_t esize, int commute, char *in, char *out)
+{
+    if (nb->nph >= NB_PHASES)
+        return ISM_ERR_INTERN;
+    nb_phase *ph = &nb->ph[nb->nph++];
+    memset(ph, 0, sizeof *ph);
+    ph->v = *v;
+    ph->lvl = lvl;
+    ph->in = in;
+    ph->out = out;
+    ph->bytes = bytes;
+    if (v->p < 2) /* nothing to exchange: the input is the result */
+        return 0;
+    ism_coll_choice ch = ism_coll_schedule_choice(nb->c, coll, lvl, v->p, bytes, commute);
+    ism_coll_args a;
+    memset(&a, 0, sizeof a);
+    a.p = v->p;
+    a.me = v->me;
+    a.root = root;
+    a.esize = esize ? esize : 1;
+    a.bytes = bytes;
+    a.radix = ch.radix;
+    a.seg = ch.seg;
+    a.commute = commute;
+    ism_coll_sched_init(&ph->s, v->p, v->me);
+    ph->built = 1;
+    if (ism_coll_algs(coll)[ch.alg].build(&ph->s, &a) || ph->s.nomem)
+        return ISM_ERR_NO_MEM;
+    ism_coll_count(coll, lvl, ch.alg);
+    trim(&ph->s);
+    if (!out || !ph->s.out_len)
+        ph->out = NULL;
+    ph->stage_in = in && ph->out && !ph->s.in_place_ok &&
+                   overlaps(in, ph->s.slot[ISM_SL_IN], ph->out, ph->s.slot[ISM_SL_OUT]);
+    return 0;
+}
+
+/* The temporaries of every phase in one block, each slot 64-byte aligned. */
+static int temps(ism_coll_nb *nb)
+{
+    int64_t need = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < nb->nph; i++) {
+            nb_phase *ph = &nb->ph[i];
+            if (!ph->built)
+                continue;
+            for (int k = 0; k < ph->s.nslot; k++) {
+                int mine = k >= ISM_SL_TMP || (k == ISM_SL_IN && (ph->stage_in || !ph->in)) ||
+                           (k == ISM_SL_OUT && !ph->out);
+                if (!mine || ph->s.slot[k] <= 0) {
+                    if (pass)
+                        ph->slot[k] = k == ISM_SL_IN ? ph->in : k == ISM_SL_OUT ? ph->out : NULL;
+                    continue;
+                }
+                if (pass)
+                    ph->slot[k] = nb->tmp + need;
+                need += (ph->s.slot[k] + 63) & ~(int64_t)63;
+            }
+        }
+        if (!pass && need && !(nb->tmp = ism_coll_page_alloc(need)))
+            return ISM_ERR_NO_MEM;
+        if (!pass)
+            nb->tmplen = need;
+        need = 0;
+    }
+    return 0;
+}
+
+static int post_grow(ism_coll_nb *nb)
+{
+    if (nb->npost < nb->cappost)
+        return 0;
+    int cap = nb->cappost ? 2 * nb->cappost : 4;
+    nb_post *p = realloc(nb->post, sizeof *p * (size_t)cap);
+    if (!p)
+        return ISM_ERR_NO_MEM;
+    nb->post = p;
+    nb->cappost = cap;
+    return 0;
+}
+
+static int post(ism_coll_nb *nb, int peer, char *buf, int64_t len, int is_send)
+{
+    ism_comm *c = nb->c;
+    int64_t o = 0;
+    int l0 = c->l_of[peer];
+    do {
+        int l = (int)(len - o < MSG_MAX ? len - o : MSG_MAX), rc;
+        if ((rc = post_grow(nb)))
+            return rc;
+        nb_post *x = &nb->post[nb->npost];
+        memset(x, 0, sizeof *x);
+        x->want = is_send ? -1 : l;
+        if (l0 >= 0)
+            rc = is_send ? ism.be->isend(buf + o, l, ISM_DT_BYTE->v, l0, nb->tag, c->vcoll, &x->v)
+                         : ism.be->irecv(buf + o, l, ISM_DT_BYTE->v, l0, nb->tag, c->vcoll,
+                                         &x->v);
+        else
+            rc = is_send ? ism_isend(buf + o, l, ISM_DT_BYTE, peer, nb->tag, c, c->ctx + 1,
+                                     ISM_MODE_STD, &x->r)
+                         : ism_irecv(buf + o, l, ISM_DT_BYTE, peer, nb->tag, c, c->ctx + 1,
+                                     &x->r);
+        if (rc)
+            return rc;
+        nb->npost++;
+        nb->left++;
+        o += l;
+    } while (o < len);
+    return 0;
+}
+
+/* Tests what the round posted; the first error is kept. */
+static int test_posts(ism_coll_nb *nb)
+{
+    int moved = 0;
+    for (int i = 0; i < nb->npost; i++) {
+        nb_post *x = &nb->post[i];
+        if (x->done)
+            continue;
+        int flag = 0, e;
+        size_t bytes = 0;
+        if (x->r) {
+            ism_status st;
+            memset(&st, 0, sizeof st);
+            e = ism_req_test(x->r, &flag, &st);
+            if (!flag && !(e && x->r->kind == ISM_RQ_VENDOR))
+                continue;
+            bytes = st.bytes;
+            ism_req_free(x->r);
+            x->r = NULL;
+        } else {
+            ism_vstatus st;
+            memset(&st, 0, sizeof st);
+            e = ism.be->test(&x->v, &flag, &st);
+            if (!flag && !e)
+                continue;
+            e = e ? e : st.error;
+            bytes = st.bytes;
+        }
+        if (!e && x->want >= 0 && (int64_t)bytes != x->want)
+            e = ISM_ERR_TRUNCATE; /* both ends build the same sizes: a broken schedule */
+        x->done = 1;
+        nb->left--;
+        moved++;
+        if (e && !nb->rc)
+            nb->rc = e;
+    }
+    if (!nb->left)
+        nb->npost = 0;
+    return moved;
+}
+
+/* Runs round rd of phase ph: local actions at once, messages posted. */
+static int run_round(ism_coll_nb *nb, nb_phase *ph, int rd)
+{
+    const ism_coll_sched *s = &ph->s;
+    int lo = rd ? s->rend[rd - 1] : 0, hi = s->rend[rd], rc = 0;
+    for (int i = lo; i < hi && !rc; i++) {
+        const ism_coll_act *x = &s->act[i];
+        switch (x->kind) {
+        case ISM_CA_SEND:
+        case ISM_CA_RECV:
+            rc = post(nb, ph->v.members[x->peer], ph->slot[x->a] + x->aoff, x->len,
+                      x->kind == ISM_CA_SEND);
+            break;
+        case ISM_CA_RED:
+            rc = ism_coll_apply(&nb->red, ph->slot[x->a] + x->aoff, ph->slot[x->b] + x->boff,
+                                x->len);
+            break;
+        case ISM_CA_COPY:
+            ism_coll_move(ph->slot[x->b] + x->boff, ph->slot[x->a] + x->aoff, (size_t)x->len);
+            break;
+        }
+    }
+    return rc;
+}
+
+/* Begins a phase: one without a schedule passes its input on as its result. */
+static void phase_begin(nb_phase *ph)
+{
+    if (!ph->built) {
+        if (ph->in && ph->out && ph->in != ph->out && ph->bytes > 0)
+            ism_coll_move(ph->out, ph->in, (size_t)ph->bytes);
+        return;
+    }
+    if (ph->stage_in)
+        ism_coll_move(ph->slot[ISM_SL_IN], ph->in, (size_t)ph->s.slot[ISM_SL_IN]);
+}
+
+/* Advances nb as far as it goes now; 1 when it has finished. */
+static int advance(ism_coll_nb *nb)
+{
+    if (nb->left && !test_posts(nb))
+        return 0;
+    while (!nb->left) {
+        if (nb->rc || nb->cur >= nb->nph)
+            return 1;
+        nb_phase *ph = &nb->ph[nb->cur];
+        if (nb->rd < 0)
+            phase_begin(ph);
+        if (!ph->built || ++nb->rd >= ph->s.nround) {
+            nb->cur++;
+            nb->rd = -1;
+            continue;
+        }
+        int rc = run_round(nb, ph, nb->rd);
+        if (rc && !nb->rc)
+            nb->rc = rc;
+        if (nb->left)
+            test_posts(nb); /* whatever is there already */
+    }
+    return 0;
+}
+
+static void nb_free(ism_coll_nb *nb)
+{
+    for (int i = 0; i < nb->nph; i++)
+        if (nb->ph[i].built)
+            ism_coll_sched_free(&nb->ph[i].s);
+    ism_coll_redop_free(&nb->red);
+    if (nb->held)
+        ism_dt_release(nb->held);
+    free(nb->post);
+    free(nb->tmp);
+    free(nb->own);
+    free(nb->wan);
+    free(nb);
+}
+
+void ism_coll_nb_discard(ism_coll_nb *nb) { nb_free(nb); }
+
+static void unlink_nb(ism_coll_nb *nb)
+{
+    for (ism_coll_nb **p = &head; *p; p = &(*p)->next)
+        if (*p == nb) {
+            *p = nb->next;
+            break;
+        }
+}
+
+/* The bytes a collective in flight holds besides its temporaries and own buffers. */
+static int64_t footprint(const ism_coll_nb *nb)
+{
+    int64_t b = (int64_t)sizeof *nb + (int64_t)sizeof(nb_post) * nb->cappost;
+    for (int i = 0; i < nb->nph; i++)
+        if (nb->ph[i].built)
+            b += (int64_t)sizeof(ism_coll_act) * nb->ph[i].s.capact +
+                 (int64_t)sizeof(int) * nb->ph[i].s.capround;
+    if (nb->wan)
+        b += (int64_t)sizeof(int) * ism.lay.nsites;
+    return b;
+}
+
+static void finish(ism_coll_nb *nb)
+{
+    ism_coll_comm *st = nb->c->coll;
+    int64_t fp = footprint(nb);
+    if (fp > ism_coll_nb_st.max_bytes)
+        ism_coll_nb_st.max_bytes = fp;
+    if (nb->tmplen > ism_coll_nb_st.max_temps)
+        ism_coll_nb_st.max_temps = nb->tmplen;
+    ism_coll_nb_st.done++;
+    unlink_nb(nb);
+    ism_coll_nb_active--;
+    if (st)
+        st->nb_inflight--;
+    ism_remote_add(-1);
+    ism_req *r = nb->req;
+    int rc = nb->rc;
+    nb_free(nb);
+    r->st.error = rc;
+    ism_req_complete(r, rc);
+}
+
+int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
+{
+    ism_comm *c = nb->c;
+    int rc = 0;
+    /* A phase inside the site needs the communicator's second vendor communicator. Making
+     * it is a vendor collective over the site, and such calls must be made in one order
+     * on every member: a coroutine's collectives pending on c (which make their vendor
+     * calls whenever they are resumed, MPI_Comm_idup's included) are completed first, as
+     * a blocking collective does. Only the first collective in flight on c that finds no
+     * vcoll does this (and the blocking collectives' site schedules make it too). */
+    int inside = 0;
+    for (int i = 0; i < nb->nph; i++)
+        inside |= nb->ph[i].built && nb->ph[i].lvl == ISM_LVL_INTRA;
+    if (inside && !c->vcoll) {
+        ism_nbc_drain(c);
+        rc = ism_comm_add_vcoll(c);
+    }
+    ism_req *r = rc ? NULL : ism_req_alloc(ISM_RQ_NBC);
+    if (!rc && (!r || (rc = temps(nb)))) {
+        rc = rc ? rc : ISM_ERR_NO_MEM;
+        ism_req_free(r);
+    }
+    if (rc) {
+        nb_free(nb);
+        return rc;
+    }
+    r->comm = c;
+    r->st.source = ISM_ANY_SOURCE;
+    r->st.tag = ISM_ANY_TAG;
+    nb->req = r;
+    if (hold && hold->x) {
+        ism_dt_retain(hold); /* MPI lets the program free it while we use it */
+        nb->held = hold;
+    }
+    c->coll->nb_seq++;
+    c->coll->nb_inflight++;
+    nb->next = head;
+    head = nb;
+    ism_coll_nb_active++;
+    ism_coll_nb_st.started++;
+    /* the program's blocking calls must keep serving us: the fast paths that block in
+     * the vendor are taken only when no cross-site work is pending */
+    ism_remote_add(1);
+    *out = r;
+    polling++;
+    if (advance(nb))
+        finish(nb);
+    polling--;
+    return 0;
+}
+
+int ism_coll_nb_poll(void)
+{
+    if (polling || !head)
+        return 0;
+    polling++;
+    int n = 0;
+    for (ism_coll_nb *nb = head, *next; nb; nb = next) {
+        next = nb->next;
+        int before = nb->left;
+        if (advance(nb)) {
+            finish(nb);
+            n++;
+        } else if (nb->left != before) {
+            n++;
+        }
+    }
+    polling--;
+    return n;
+}
+
+static int inflight_on(const ism_comm *c)
+{
+    for (ism_coll_nb *nb = head; nb; nb = nb->next)
+        if (nb->c == c)
+            return 1;
+    return 0;
+}
+
+void ism_coll_nb_drain(ism_comm *c)
+{
+    unsigned spins = 0;
+    while (inflight_on(c))
+        if (!ism_coll_nb_poll() && !ism_progress())
+            ism_idle(&spins);
+}
+
+void ism_coll_nb_report(void)
+{
+    if (ism_core_knob(ISM_K_COLL_STATS, 0) == 0 || !ism_coll_nb_st.started)
+        return;
+    fprintf(stderr,
+            "isthmus coll: site %s rank %d: in flight: %llu nonblocking collectives, each held "
+            "at most %lld bytes besides at most %lld bytes of temporaries\n",
+            ism_site_name(ism.lay.site), ism.grank, (unsigned long long)ism_coll_nb_st.started,
+            (long long)ism_coll_nb_st.max_bytes, (long long)ism_coll_nb_st.max_temps);
+}

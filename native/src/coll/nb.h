@@ -1,0 +1,61 @@
+/* nb.h: a nonblocking collective in flight (nb.c runs it, nb_start.c composes it). */
+#ifndef ISM_COLL_NB_H
+#define ISM_COLL_NB_H
+
+#include "coll.h"
+
+#define NB_PHASES 3
+#define NB_TAG0 64       /* above every TAG_* of core.h */
+#define NB_TAGS 16384    /* in flight per communicator at most; tags stay below 32767,
+                            the least MPI_TAG_UB the standard allows a vendor */
+
+typedef struct nb_post {
+    ism_req *r;   /* to another site */
+    ism_vh v;     /* inside the site (vendor) */
+    int64_t want; /* a receive's bytes; -1: a send */
+    int done;
+} nb_post;
+
+typedef struct nb_phase {
+    ism_coll_sched s;
+    int built;       /* s holds a schedule; else the phase only passes in on to out */
+    int lvl;         /* ISM_LVL_INTRA: among this site's members */
+    ism_coll_view v;
+    char *in, *out;  /* its input and result (NULL: none here, or a temporary) */
+    int64_t bytes;
+    int stage_in;    /* in overlaps out and the schedule cannot read it in place */
+    char *slot[ISM_SL_MAX];
+} nb_phase;
+
+struct ism_coll_nb {
+    ism_comm *c;
+    ism_req *req;
+    int tag;
+    int nph, cur, rd; /* phases, the one running, its round (-1: not begun) */
+    nb_phase ph[NB_PHASES];
+    nb_post *post;    /* what the running round posted */
+    int npost, cappost, left;
+    ism_coll_redop red;
+    ism_dt *held;     /* a derived type held until completion */
+    char *tmp;        /* the phases' temporaries */
+    int64_t tmplen;
+    char *own;        /* a buffer of the composition's (a partial result) */
+    int *wan;         /* the members of the phase among sites */
+    int rc;
+    struct ism_coll_nb *next;
+};
+
+/* A new collective in flight on c (its tag taken from c's next sequence number), NULL
+ * when out of memory or NB_TAGS are in flight on c. */
+ism_coll_nb *ism_coll_nb_new(ism_comm *c);
+/* Appends a phase: collective coll at level lvl over v (root: a member index), on bytes
+ * of elements of esize bytes; in and out as ism_coll_exec takes them. */
+int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
+                      int64_t bytes, int64_t esize, int commute, char *in, char *out);
+/* Starts nb (holding hold, a derived type, until it completes) and gives its request;
+ * on an error nb is freed. */
+int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out);
+/* Frees nb, never launched. */
+void ism_coll_nb_discard(ism_coll_nb *nb);
+
+#endif

@@ -1,0 +1,142 @@
+/* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast and MPI_Ibarrier across sites as
+ * collectives in flight (nb.c): the phases of twolevel.c's blocking calls (inside each
+ * site, among one member per site, inside each site again), each one of our schedules,
+ * chosen as select.c chooses for that phase (a choice of the vendor's collective or of
+ * the pipeline takes our default schedule instead). Data are the caller's buffers
+ * themselves: only contiguous types come here.
+ */
+#include <stdlib.h>
+
+#include "nb.h"
+
+/* What the engine takes; the rest the coroutine runs (core/nbc.c). Every member decides
+ * alike: the communicator, the type and the op are the same on all. */
+static int takes(const ism_comm *c, const ism_dt *dt, const ism_op *op)
+{
+    if (c->all_local || c->is_inter || !ism.multisite || (dt && !dt->contig))
+        return 0;
+    return !op || !op->user || op->commute || c->site_runs;
+}
+
+static char *at(const void *buf, const ism_dt *dt)
+{
+    return buf ? (char *)(uintptr_t)buf + dt->contig_off : NULL;
+}
+
+static int wan(ism_coll_nb *nb, int root, ism_coll_view *wv, int *wroot)
+{
+    if (!(nb->wan = malloc(sizeof(int) * (size_t)ism.lay.nsites)))
+        return ISM_ERR_NO_MEM;
+    *wv = ism_coll_wan_view(nb->c, root, 0, nb->wan, wroot);
+    return 0;
+}
+
+static int launch(ism_coll_nb *nb, int rc, ism_dt *dt, ism_req **out)
+{
+    if (rc) {
+        ism_coll_nb_discard(nb);
+        return rc;
+    }
+    return ism_coll_nb_launch(nb, dt, out);
+}
+
+/* The start both reductions share: the collective, or NULL with *why set to
+ * ISM_COLL_PASS or the error. */
+static ism_coll_nb *reduction(ism_comm *c, int64_t bytes, ism_dt *dt, ism_op *op, int *why)
+{
+    ism_coll_nb *nb = NULL;
+    if (!takes(c, dt, op) || bytes <= 0)
+        *why = ISM_COLL_PASS;
+    else if (!(nb = ism_coll_nb_new(c)))
+        *why = ISM_ERR_NO_MEM;
+    else
+        ism_coll_redop_init(&nb->red, op, dt);
+    return nb;
+}
+
+int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                        ism_comm *c, ism_req **out)
+{
+    int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
+    int why;
+    ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
+    if (!nb)
+        return why;
+    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt);
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
+    if (!rc) /* partials to each site's leader, the leaders' allreduce, the result out */
+        rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_INTRA, &iv, 0, bytes, dt->size,
+                               (int)commute, in, rep ? o : NULL);
+    if (!rc && rep)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_ALLREDUCE, ISM_LVL_WAN, &wv, 0, bytes, dt->size,
+                               (int)commute, o, o);
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, 0, bytes, dt->size, 1,
+                               rep ? o : NULL, rep ? NULL : o);
+    return launch(nb, rc, dt, out);
+}
+
+int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
+                     ism_comm *c, ism_req **out)
+{
+    int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
+    int why;
+    ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
+    if (!nb)
+        return why;
+    int me_root = c->rank == root, wroot = 0;
+    int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
+    char *in = at(sbuf ? sbuf : rbuf, dt), *o = me_root ? at(rbuf, dt) : NULL, *part = o;
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, root, &wv, &wroot), rep = wv.me >= 0;
+    if (!rc && rep && !me_root && !(part = nb->own = malloc((size_t)bytes)))
+        rc = ISM_ERR_NO_MEM; /* this site's partial, on its way to the root */
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_INTRA, &iv, lroot, bytes, dt->size,
+                               (int)commute, in, c->lrank == lroot ? part : NULL);
+    if (!rc && rep)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_WAN, &wv, wroot, bytes, dt->size,
+                               (int)commute, part, o);
+    return launch(nb, rc, dt, out);
+}
+
+int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    if (!takes(c, dt, NULL) || bytes <= 0)
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = ism_coll_nb_new(c);
+    if (!nb)
+        return ISM_ERR_NO_MEM;
+    int me_root = c->rank == root, wroot = 0;
+    int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
+    char *p = at(buf, dt);
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, root, &wv, &wroot);
+    if (!rc && wv.me >= 0) /* the root's site's member and the other sites' leaders */
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_WAN, &wv, wroot, bytes, dt->size, 1,
+                               me_root ? p : NULL, me_root ? NULL : p);
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, lroot, bytes, dt->size, 1,
+                               c->lrank == lroot ? p : NULL, c->lrank == lroot ? NULL : p);
+    return launch(nb, rc, dt, out);
+}
+
+int ism_coll_ibarrier(ism_comm *c, ism_req **out)
+{
+    if (!takes(c, NULL, NULL))
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = ism_coll_nb_new(c);
+    if (!nb)
+        return ISM_ERR_NO_MEM;
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, -1, &wv, NULL); /* in, among the leaders, and out again */
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BARRIER, ISM_LVL_INTRA, &iv, 0, 0, 1, 1, NULL, NULL);
+    if (!rc && wv.me >= 0)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BARRIER, ISM_LVL_WAN, &wv, 0, 0, 1, 1, NULL, NULL);
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BARRIER, ISM_LVL_INTRA, &iv, 0, 0, 1, 1, NULL, NULL);
+    return launch(nb, rc, NULL, out);
+}
