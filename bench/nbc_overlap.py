@@ -13,6 +13,10 @@
 #   / one                          the case's best against `one`'s best, same job
 #   / bound                        eight_128k's best against the least time its bytes need
 #                                  on this link (bound_ms below)
+# and a second table without the barrier's skew: the sites leave MPI_Barrier up to one
+# delay apart (which one first, and by how much, depends on the calls before), and the
+# slowest rank's time holds that skew. All ranks share one clock here, so the program also
+# records the skew and the time from the last rank's start to the last rank's end.
 #
 #   .venv/bin/python bench/nbc_overlap.py [--reps 5] [--vendors openmpi,mpich]
 #                                         [--wan delay=10ms,rate=100mbit] [--json OUT.jsonl]
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -106,6 +111,23 @@ def table(vendor: str, recs: dict[str, dict], link: LinkSpec) -> None:
               f"| {ratio(r['median_ms'], delay)} "
               f"| {ratio(r['best_ms'], one) if case != 'one' else '-'} "
               f"| {ratio(r['best_ms'], bound)}{f' (bound {bound:.1f} ms)' if bound else ''} |")
+    if recs["one"]["skew_all_ms"] is None:
+        print("\n(the ranks do not share one clock: no skew-free figures)")
+        return
+    print("\nThe same repetitions from the last rank's start to the last rank's end, and the "
+          "barrier's skew (last start - first start)\n")
+    print("| case | from last start, best ms | median ms | best / delay | / one "
+          "| / bound | skew ms, median (min-max) |")
+    print("|---|---|---|---|---|---|---|")
+    one = recs["one"]["from_last_start_best_ms"]
+    for case in CASES:
+        r = recs[case]
+        best, sk = r["from_last_start_best_ms"], r["skew_all_ms"]
+        bound = bound_ms(r["bytes"] * r["n"], link) if case == "eight_128k" else None
+        print(f"| {case} | {best:.1f} | {r['from_last_start_median_ms']:.1f} "
+              f"| {ratio(best, delay)} | {ratio(best, one) if case != 'one' else '-'} "
+              f"| {ratio(best, bound)} "
+              f"| {statistics.median(sk):.1f} ({min(sk):.1f}-{max(sk):.1f}) |")
 
 
 def commit() -> str:

@@ -48,7 +48,10 @@ def test_driver_runs_every_case_and_saves_its_records(netadmin, tmp_path):
     for x in recs:
         assert x["vendor"] == "openmpi" and x["ranks"] == 4 and x["reps"] == 1
         assert len(x["all_ms"]) == 1 and x["best_ms"] == x["median_ms"] == x["all_ms"][0] > 0
+        # all ranks on this machine share one clock, so the skew-free figures are there
+        assert len(x["skew_all_ms"]) == 1 and x["skew_all_ms"][0] >= 0
+        assert x["from_last_start_all_ms"] == [x["from_last_start_best_ms"]]
     sizes = {x["case"]: (x["bytes"], x["n"]) for x in recs}
     assert sizes == {"one": (8, 1), "eight": (8, 8), "eight_128k": (131072, 8),
                      "blocking": (8, 1)}
-    assert "| eight_128k |" in r.stdout
+    assert r.stdout.count("| eight_128k |") == 2  # both tables
