@@ -80,6 +80,9 @@ int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
                           MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request);
 /* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
 void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
 /* the neighborhood collectives with 64-bit counts (topo.c): the general form, and element

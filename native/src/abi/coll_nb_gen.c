@@ -278,6 +278,9 @@ static int run_allgather(void *p)
 
 int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Iallgather", comm, run_allgather, &a, sizeof a, request, sendtype, recvtype);
 }

@@ -1,4 +1,5 @@
-/* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast and MPI_Ibarrier as
+/* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier and
+ * MPI_Iallgather as
  * collectives in flight (coll/nb.c), several of which progress together on one
  * communicator. Each checks its arguments as its blocking form does (an error is raised at
  * the call) and starts the collective; where that engine does not take it (coll.h says
@@ -108,5 +109,29 @@ int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request)
     if (c->is_inter)
         return ISM_ABI_NB_PASS;
     rc = ism_coll_ibarrier(c, &r);
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallgather";
+    ism_comm *c;
+    ism_dt *d, *sd = NULL;
+    ism_req *r = NULL;
+    int rc = args(fn, comm, recvtype, recvcount, request, &c, &d);
+    if (rc)
+        return rc;
+    if (sendbuf != MPI_IN_PLACE) {
+        if (!(sd = ism_abi_dt(sendtype)))
+            return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid send datatype");
+        if ((size_t)sendcount * (size_t)sd->size != (size_t)recvcount * (size_t)d->size)
+            return ism_abi_error(c, MPI_ERR_TRUNCATE, fn,
+                                 "send and receive sizes differ (%d x %lld vs %d x %lld bytes)",
+                                 sendcount, (long long)sd->size, recvcount, (long long)d->size);
+    }
+    rc = ism_coll_iallgather(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, sd, recvbuf, recvcount, d,
+                             c, &r);
     return started(fn, c, rc, r, request);
 }

@@ -69,8 +69,11 @@ static void trim(ism_coll_sched *s)
     }
 }
 
-int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
-                      int64_t bytes, int64_t esize, int commute, char *in, char *out)
+/* bytes: what the builder gets (a member's block where blk is NULL and the collective
+ * has blocks); sel: the size select.c chooses by */
+static int phase_add(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
+                     int64_t bytes, const int64_t *blk, int64_t sel, int64_t esize, int commute,
+                     char *in, char *out)
 {
     if (nb->nph >= NB_PHASES)
         return ISM_ERR_INTERN;
@@ -83,7 +86,7 @@ int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v
     ph->bytes = bytes;
     if (v->p < 2) /* nothing to exchange: the input is the result */
         return 0;
-    ism_coll_choice ch = ism_coll_schedule_choice(nb->c, coll, lvl, v->p, bytes, commute);
+    ism_coll_choice ch = ism_coll_schedule_choice(nb->c, coll, lvl, v->p, sel, commute);
     ism_coll_args a;
     memset(&a, 0, sizeof a);
     a.p = v->p;
@@ -91,6 +94,7 @@ int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v
     a.root = root;
     a.esize = esize ? esize : 1;
     a.bytes = bytes;
+    a.blk = blk; /* read while building only */
     a.radix = ch.radix;
     a.seg = ch.seg;
     a.commute = commute;
@@ -105,6 +109,19 @@ int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v
     ph->stage_in = in && ph->out && !ph->s.in_place_ok &&
                    overlaps(in, ph->s.slot[ISM_SL_IN], ph->out, ph->s.slot[ISM_SL_OUT]);
     return 0;
+}
+
+int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
+                      int64_t bytes, int64_t esize, int commute, char *in, char *out)
+{
+    return phase_add(nb, coll, lvl, v, root, bytes, NULL, bytes, esize, commute, in, out);
+}
+
+int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
+                             int64_t block, const int64_t *blk, int64_t total, int64_t esize,
+                             char *in, char *out)
+{
+    return phase_add(nb, coll, lvl, v, 0, block, blk, total, esize, 1, in, out);
 }
 
 /* The temporaries of every phase in one block, each slot 64-byte aligned. */

@@ -52,6 +52,11 @@ ism_coll_nb *ism_coll_nb_new(ism_comm *c);
  * of elements of esize bytes; in and out as ism_coll_exec takes them. */
 int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
                       int64_t bytes, int64_t esize, int commute, char *in, char *out);
+/* The same for a collective of blocks (allgather): a member's block of block bytes, or
+ * per-member blocks blk (read now only); total: all the blocks, what select.c chooses by. */
+int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
+                             int64_t block, const int64_t *blk, int64_t total, int64_t esize,
+                             char *in, char *out);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;
  * on an error nb is freed. */
 int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out);

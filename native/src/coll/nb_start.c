@@ -1,4 +1,5 @@
-/* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast and MPI_Ibarrier across sites as
+/* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier and MPI_Iallgather
+ * across sites as
  * collectives in flight (nb.c): the phases of twolevel.c's blocking calls (inside each
  * site, among one member per site, inside each site again), each one of our schedules,
  * chosen as select.c chooses for that phase (a choice of the vendor's collective or of
@@ -139,4 +140,42 @@ int ism_coll_ibarrier(ism_comm *c, ism_req **out)
     if (!rc)
         rc = ism_coll_nb_phase(nb, ISM_COLL_BARRIER, ISM_LVL_INTRA, &iv, 0, 0, 1, 1, NULL, NULL);
     return launch(nb, rc, NULL, out);
+}
+
+/* Whose sites' members are consecutive ranks: the blocks each site's leader holds after
+ * the phase inside the site are one run of the result, and the sites' runs follow in the
+ * order of their leaders, so the leaders' allgather places them whole. */
+int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, ism_dt *rdt,
+                        ism_comm *c, ism_req **out)
+{
+    int64_t b = (int64_t)rcount * rdt->size, total = b * c->size;
+    if (!takes(c, rdt, NULL) || (sbuf && !sdt->contig) || !c->site_runs || b <= 0)
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = ism_coll_nb_new(c);
+    if (!nb)
+        return ISM_ERR_NO_MEM;
+    char *o = at(rbuf, rdt), *in = sbuf ? at(sbuf, sdt) : o + (int64_t)c->rank * b;
+    char *site = o + (int64_t)c->my_leader * b; /* my site's run of blocks */
+    int64_t *blk = NULL;
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
+    if (!rc)
+        rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, &iv, b, NULL,
+                                      b * c->lsize, 1, in, site);
+    if (!rc && rep && !(blk = malloc(sizeof *blk * (size_t)wv.p)))
+        rc = ISM_ERR_NO_MEM;
+    for (int i = 0; !rc && rep && i < wv.p; i++) { /* each site's run */
+        int st = c->site_of[wv.members[i]], k = 0;
+        for (int r = 0; r < c->size; r++)
+            k += c->site_of[r] == st;
+        blk[i] = b * k;
+    }
+    if (!rc && rep)
+        rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_ALLGATHER, ISM_LVL_WAN, &wv, 0, blk, total, 1,
+                                      site, o);
+    free(blk);
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, 0, total, 1, 1,
+                               rep ? o : NULL, rep ? NULL : o);
+    return launch(nb, rc, rdt, out);
 }
