@@ -493,6 +493,9 @@ static int run_scan(void *p)
 
 int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_scan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_scan a = {sendbuf, recvbuf, count, datatype, op, comm};
     return ism_abi_nbc_start_types("MPI_Iscan", comm, run_scan, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
 }
@@ -522,6 +525,9 @@ static int run_exscan(void *p)
 
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_exscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_exscan a = {sendbuf, recvbuf, count, datatype, op, comm};
     return ism_abi_nbc_start_types("MPI_Iexscan", comm, run_exscan, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
 }

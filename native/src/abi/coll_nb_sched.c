@@ -1,5 +1,5 @@
-/* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier and
- * MPI_Iallgather as
+/* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier,
+ * MPI_Iallgather, MPI_Iscan and MPI_Iexscan as
  * collectives in flight (coll/nb.c), several of which progress together on one
  * communicator. Each checks its arguments as its blocking form does (an error is raised at
  * the call) and starts the collective; where that engine does not take it (coll.h says
@@ -49,6 +49,34 @@ static int started(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request 
         return ism_abi_nbc_error(c, rc, fn);
     *request = (MPI_Request)r;
     return MPI_SUCCESS;
+}
+
+static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count,
+                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                 int exclusive)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    ism_req *r = NULL;
+    int rc = args(fn, comm, datatype, count, request, &c, &d);
+    if (rc || (rc = op_of(fn, c, op, &o)))
+        return rc;
+    rc = ism_coll_iscan(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, exclusive,
+                        c, &r);
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return iscan("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, request, 0);
+}
+
+int ism_abi_isched_exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return iscan("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, request, 1);
 }
 
 int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

@@ -54,19 +54,28 @@ ism_coll_nb *ism_coll_nb_new(ism_comm *c)
     return nb;
 }
 
-/* A built schedule's arrays cut to what it holds: it stays for the collective's life. */
-static void trim(ism_coll_sched *s)
+/* Takes a built schedule's arrays, cut to what they hold, and its slots: the builder's
+ * struct (with its building state) is not kept for the collective's life. */
+static void adopt(nb_phase *ph, ism_coll_sched *s)
 {
     ism_coll_act *a = s->nact ? realloc(s->act, sizeof *a * (size_t)s->nact) : NULL;
     int *r = s->nround ? realloc(s->rend, sizeof *r * (size_t)s->nround) : NULL;
-    if (a) {
-        s->act = a;
-        s->capact = s->nact;
-    }
-    if (r) {
-        s->rend = r;
-        s->capround = s->nround;
-    }
+    ph->act = a ? a : s->act;
+    ph->rend = r ? r : s->rend;
+    ph->nact = s->nact;
+    ph->nround = s->nround;
+    ph->nslot = s->nslot;
+    memcpy(ph->slen, s->slot, sizeof ph->slen);
+    s->act = NULL;
+    s->rend = NULL;
+}
+
+static void phase_free(nb_phase *ph)
+{
+    free(ph->act);
+    free(ph->rend);
+    ph->act = NULL;
+    ph->rend = NULL;
 }
 
 /* bytes: what the builder gets (a member's block where blk is NULL and the collective
@@ -98,16 +107,20 @@ static int phase_add(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
     a.radix = ch.radix;
     a.seg = ch.seg;
     a.commute = commute;
-    ism_coll_sched_init(&ph->s, v->p, v->me);
+    a.exclusive = coll == ISM_COLL_EXSCAN;
+    ism_coll_sched sc;
+    ism_coll_sched_init(&sc, v->p, v->me);
     ph->built = 1;
-    if (ism_coll_algs(coll)[ch.alg].build(&ph->s, &a) || ph->s.nomem)
+    if (ism_coll_algs(coll)[ch.alg].build(&sc, &a) || sc.nomem) {
+        ism_coll_sched_free(&sc);
         return ISM_ERR_NO_MEM;
+    }
     ism_coll_count(coll, lvl, ch.alg);
-    trim(&ph->s);
-    if (!out || !ph->s.out_len)
+    adopt(ph, &sc);
+    if (!out || !sc.out_len)
         ph->out = NULL;
-    ph->stage_in = in && ph->out && !ph->s.in_place_ok &&
-                   overlaps(in, ph->s.slot[ISM_SL_IN], ph->out, ph->s.slot[ISM_SL_OUT]);
+    ph->stage_in = in && ph->out && !sc.in_place_ok &&
+                   overlaps(in, sc.slot[ISM_SL_IN], ph->out, sc.slot[ISM_SL_OUT]);
     return 0;
 }
 
@@ -124,6 +137,33 @@ int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_
     return phase_add(nb, coll, lvl, v, 0, block, blk, total, esize, 1, in, out);
 }
 
+int ism_coll_nb_local(ism_coll_nb *nb, int kind, char *from, char *to, int64_t len)
+{
+    if (nb->nph >= NB_PHASES)
+        return ISM_ERR_INTERN;
+    nb_phase *ph = &nb->ph[nb->nph++];
+    memset(ph, 0, sizeof *ph);
+    ph->v.p = 1;
+    ph->lvl = -1; /* no peers */
+    ph->in = from;
+    ph->out = to;
+    ph->bytes = len;
+    ism_coll_sched sc;
+    ism_coll_sched_init(&sc, 1, 0);
+    sc.slot[ISM_SL_IN] = sc.slot[ISM_SL_OUT] = sc.out_len = len;
+    if (kind == ISM_CA_RED)
+        ism_coll_red(&sc, ISM_SL_IN, 0, ISM_SL_OUT, 0, len);
+    else
+        ism_coll_copy(&sc, ISM_SL_IN, 0, ISM_SL_OUT, 0, len);
+    ph->built = 1;
+    if (ism_coll_sched_done(&sc)) {
+        ism_coll_sched_free(&sc);
+        return ISM_ERR_NO_MEM;
+    }
+    adopt(ph, &sc);
+    return 0;
+}
+
 /* The temporaries of every phase in one block, each slot 64-byte aligned. */
 static int temps(ism_coll_nb *nb)
 {
@@ -133,17 +173,17 @@ static int temps(ism_coll_nb *nb)
             nb_phase *ph = &nb->ph[i];
             if (!ph->built)
                 continue;
-            for (int k = 0; k < ph->s.nslot; k++) {
+            for (int k = 0; k < ph->nslot; k++) {
                 int mine = k >= ISM_SL_TMP || (k == ISM_SL_IN && (ph->stage_in || !ph->in)) ||
                            (k == ISM_SL_OUT && !ph->out);
-                if (!mine || ph->s.slot[k] <= 0) {
+                if (!mine || ph->slen[k] <= 0) {
                     if (pass)
                         ph->slot[k] = k == ISM_SL_IN ? ph->in : k == ISM_SL_OUT ? ph->out : NULL;
                     continue;
                 }
                 if (pass)
                     ph->slot[k] = nb->tmp + need;
-                need += (ph->s.slot[k] + 63) & ~(int64_t)63;
+                need += (ph->slen[k] + 63) & ~(int64_t)63;
             }
         }
         if (!pass && need && !(nb->tmp = ism_coll_page_alloc(need)))
@@ -242,10 +282,9 @@ static int test_posts(ism_coll_nb *nb)
 /* Runs round rd of phase ph: local actions at once, messages posted. */
 static int run_round(ism_coll_nb *nb, nb_phase *ph, int rd)
 {
-    const ism_coll_sched *s = &ph->s;
-    int lo = rd ? s->rend[rd - 1] : 0, hi = s->rend[rd], rc = 0;
+    int lo = rd ? ph->rend[rd - 1] : 0, hi = ph->rend[rd], rc = 0;
     for (int i = lo; i < hi && !rc; i++) {
-        const ism_coll_act *x = &s->act[i];
+        const ism_coll_act *x = &ph->act[i];
         switch (x->kind) {
         case ISM_CA_SEND:
         case ISM_CA_RECV:
@@ -273,7 +312,7 @@ static void phase_begin(nb_phase *ph)
         return;
     }
     if (ph->stage_in)
-        ism_coll_move(ph->slot[ISM_SL_IN], ph->in, (size_t)ph->s.slot[ISM_SL_IN]);
+        ism_coll_move(ph->slot[ISM_SL_IN], ph->in, (size_t)ph->slen[ISM_SL_IN]);
 }
 
 /* Advances nb as far as it goes now; 1 when it has finished. */
@@ -287,7 +326,7 @@ static int advance(ism_coll_nb *nb)
         nb_phase *ph = &nb->ph[nb->cur];
         if (nb->rd < 0)
             phase_begin(ph);
-        if (!ph->built || ++nb->rd >= ph->s.nround) {
+        if (!ph->built || ++nb->rd >= ph->nround) {
             nb->cur++;
             nb->rd = -1;
             continue;
@@ -304,8 +343,7 @@ static int advance(ism_coll_nb *nb)
 static void nb_free(ism_coll_nb *nb)
 {
     for (int i = 0; i < nb->nph; i++)
-        if (nb->ph[i].built)
-            ism_coll_sched_free(&nb->ph[i].s);
+        phase_free(&nb->ph[i]);
     ism_coll_redop_free(&nb->red);
     if (nb->held)
         ism_dt_release(nb->held);
@@ -333,8 +371,8 @@ static int64_t footprint(const ism_coll_nb *nb)
     int64_t b = (int64_t)sizeof *nb + (int64_t)sizeof(nb_post) * nb->cappost;
     for (int i = 0; i < nb->nph; i++)
         if (nb->ph[i].built)
-            b += (int64_t)sizeof(ism_coll_act) * nb->ph[i].s.capact +
-                 (int64_t)sizeof(int) * nb->ph[i].s.capround;
+            b += (int64_t)sizeof(ism_coll_act) * nb->ph[i].nact +
+                 (int64_t)sizeof(int) * nb->ph[i].nround;
     if (nb->wan)
         b += (int64_t)sizeof(int) * ism.lay.nsites;
     return b;

@@ -4,7 +4,7 @@
 
 #include "coll.h"
 
-#define NB_PHASES 3
+#define NB_PHASES 6
 #define NB_TAG0 64       /* above every TAG_* of core.h */
 #define NB_TAGS 16384    /* in flight per communicator at most; tags stay below 32767,
                             the least MPI_TAG_UB the standard allows a vendor */
@@ -17,8 +17,12 @@ typedef struct nb_post {
 } nb_post;
 
 typedef struct nb_phase {
-    ism_coll_sched s;
-    int built;       /* s holds a schedule; else the phase only passes in on to out */
+    ism_coll_act *act; /* the built schedule, cut to size (NULL: none) */
+    int *rend;         /* round i is act[rend[i-1] .. rend[i]) */
+    int nact, nround;
+    int nslot;
+    int64_t slen[ISM_SL_MAX]; /* bytes of each slot */
+    int built;       /* a schedule was built; else the phase only passes in on to out */
     int lvl;         /* ISM_LVL_INTRA: among this site's members */
     ism_coll_view v;
     char *in, *out;  /* its input and result (NULL: none here, or a temporary) */
@@ -57,6 +61,9 @@ int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v
 int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
                              int64_t block, const int64_t *blk, int64_t total, int64_t esize,
                              char *in, char *out);
+/* A phase of one local action on len bytes: kind ISM_CA_COPY (to = from) or ISM_CA_RED
+ * (to = from op to, with nb's op). */
+int ism_coll_nb_local(ism_coll_nb *nb, int kind, char *from, char *to, int64_t len);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;
  * on an error nb is freed. */
 int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out);

@@ -1,5 +1,5 @@
-/* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier and MPI_Iallgather
- * across sites as
+/* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier, MPI_Iallgather,
+ * MPI_Iscan and MPI_Iexscan across sites as
  * collectives in flight (nb.c): the phases of twolevel.c's blocking calls (inside each
  * site, among one member per site, inside each site again), each one of our schedules,
  * chosen as select.c chooses for that phase (a choice of the vendor's collective or of
@@ -178,4 +178,54 @@ int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, i
         rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, 0, total, 1, 1,
                                rep ? o : NULL, rep ? NULL : o);
     return launch(nb, rc, rdt, out);
+}
+
+/* Whose sites' members are consecutive ranks (twolevel.c's scan_sites): a scan inside each
+ * site; the site totals' exclusive scan among the sites' last members; that prefix
+ * broadcast inside the site and put on the left of each member's result. */
+int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                   int exclusive, ism_comm *c, ism_req **out)
+{
+    int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
+    int why;
+    if (!c->site_runs)
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
+    if (!nb)
+        return why;
+    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt), *tot, *pre;
+    int last = c->lrank == c->lsize - 1, first_site = 0;
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = (nb->own = malloc(2 * (size_t)bytes)) ? 0 : ISM_ERR_NO_MEM;
+    tot = nb->own;
+    pre = tot + bytes;
+    if (!rc && !(nb->wan = malloc(sizeof(int) * (size_t)ism.lay.nsites)))
+        rc = ISM_ERR_NO_MEM;
+    if (!rc) {
+        wv = ism_coll_wan_view(c, -1, 1, nb->wan, NULL); /* each site's last member */
+        first_site = c->site_of[wv.members[0]] == ism.lay.site;
+    }
+    if (!rc && last && exclusive) /* my input, before an in-place scan replaces it */
+        rc = ism_coll_nb_local(nb, ISM_CA_COPY, in, tot, bytes);
+    if (!rc) /* (an exscan alone at its site leaves its result to the prefix below: rank 0's
+                is left untouched, as MPICH does) */
+        rc = ism_coll_nb_phase(nb, exclusive ? ISM_COLL_EXSCAN : ISM_COLL_SCAN, ISM_LVL_INTRA,
+                               &iv, 0, bytes, dt->size, (int)commute, in,
+                               exclusive && c->lsize == 1 ? NULL : o);
+    if (!rc && last && !exclusive) /* the site's total */
+        rc = ism_coll_nb_local(nb, ISM_CA_COPY, o, tot, bytes);
+    else if (!rc && last && c->lsize > 1)
+        rc = ism_coll_nb_local(nb, ISM_CA_RED, o, tot, bytes);
+    if (!rc && last)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_EXSCAN, ISM_LVL_WAN, &wv, 0, bytes, dt->size,
+                               (int)commute, tot, pre);
+    if (!rc && !first_site) {
+        int root = c->lsize - 1;
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, root, bytes, dt->size, 1,
+                               last ? pre : NULL, last ? NULL : pre);
+        if (!rc)
+            rc = exclusive && c->lrank == 0 ? ism_coll_nb_local(nb, ISM_CA_COPY, pre, o, bytes)
+                                            : ism_coll_nb_local(nb, ISM_CA_RED, pre, o, bytes);
+    }
+    return launch(nb, rc, dt, out);
 }
