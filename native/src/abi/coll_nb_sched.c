@@ -40,6 +40,14 @@ static int op_of(const char *fn, ism_comm *c, MPI_Op op, ism_op **o)
     return 0;
 }
 
+/* The same for a reduction, with its op. */
+static int red_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, MPI_Op op,
+                    MPI_Request *request, ism_comm **c, ism_dt **d, ism_op **o)
+{
+    int rc = args(fn, comm, dt, count, request, c, d);
+    return rc ? rc : op_of(fn, *c, op, o);
+}
+
 /* The engine's answer: started (the request given), not taken, or an error. */
 static int started(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request)
 {
@@ -59,8 +67,8 @@ static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count,
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = args(fn, comm, datatype, count, request, &c, &d);
-    if (rc || (rc = op_of(fn, c, op, &o)))
+    int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
+    if (rc)
         return rc;
     rc = ism_coll_iscan(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, exclusive,
                         c, &r);
@@ -87,8 +95,8 @@ int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = args(fn, comm, datatype, count, request, &c, &d);
-    if (rc || (rc = op_of(fn, c, op, &o)))
+    int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
+    if (rc)
         return rc;
     rc = ism_coll_iallreduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c, &r);
     return started(fn, c, rc, r, request);
@@ -102,8 +110,8 @@ int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = args(fn, comm, datatype, count, request, &c, &d);
-    if (rc || (rc = root_ok(fn, c, root)) || (rc = op_of(fn, c, op, &o)))
+    int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
+    if (rc || (rc = root_ok(fn, c, root)))
         return rc;
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
         return ism_abi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
