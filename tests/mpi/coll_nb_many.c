@@ -1,10 +1,10 @@
 /*
  * coll_nb_many: many nonblocking collectives outstanding on one communicator at once.
- *  - 16 collectives of 15 kinds started back to back on world (Iallreduce with a sum, a
+ *  - 17 collectives of 16 kinds started back to back on world (Iallreduce with a sum, a
  *    max, a non-commutative user op and 128 KiB; Ibcast from two roots, one of them with
  *    a derived type freed right after the call; Ireduce to two roots, one in place;
  *    Ibarrier; Iallgather, Ialltoall, Igather, Iscatter, Iscan, Iexscan,
- *    Ireduce_scatter_block), then completed in an order of each rank's own (a shuffle
+ *    Ireduce_scatter_block, Ireduce_scatter in place with counts of 1-3), then completed in an order of each rank's own (a shuffle
  *    seeded by its rank) through MPI_Waitany and MPI_Testsome over a sliding window; every
  *    result checked. Five rounds, each with other values.
  *  - 200 Iallreduce outstanding at once, completed by one MPI_Waitall in reverse order.
@@ -14,7 +14,7 @@
 #include "check.h"
 #include <string.h>
 
-#define NQ 16
+#define NQ 17
 #define BIG 16384 /* doubles: 128 KiB */
 
 /* a op b = a: combined in rank order, the result is the lowest rank's value */
@@ -50,6 +50,15 @@ static void round_of_16(int round, MPI_Op firstop)
     int *sc = malloc(sizeof(int) * size), scr = -1;
     int sn = rank + k, snr = -1, ex = rank + k, exr = -1;
     int *rsb = malloc(sizeof(int) * size), rsbr = -1;
+    int *rcn = malloc(sizeof(int) * size), tot = 0, before = 0;
+    for (int j = 0; j < size; j++) {
+        rcn[j] = j % 3 + 1;
+        before += j < rank ? rcn[j] : 0;
+        tot += rcn[j];
+    }
+    int *rsv = malloc(sizeof(int) * tot); /* in place: the whole vector in, my block out */
+    for (int i = 0; i < tot; i++)
+        rsv[i] = rank * i + k;
     for (int i = 0; i < 1000; i++)
         mx[i] = rank * i + k;
     for (int i = 0; i < 4096; i++)
@@ -95,6 +104,7 @@ static void round_of_16(int round, MPI_Op firstop)
     MPI_Iscan(&sn, &snr, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[n++]);
     MPI_Iexscan(&ex, &exr, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[n++]);
     MPI_Ireduce_scatter_block(rsb, &rsbr, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[n++]);
+    MPI_Ireduce_scatter(MPI_IN_PLACE, rsv, rcn, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[n++]);
 
     /* this rank's own completion order: a shuffle; a window of 4 of it at a time, taken
      * by MPI_Waitany in even rounds and by MPI_Testsome in odd ones */
@@ -195,8 +205,11 @@ static void round_of_16(int round, MPI_Op firstop)
     if (rank > 0)
         CHECK(exr == rank * (rank - 1) / 2 + rank * k, "Iexscan: %d", exr);
     CHECK(rsbr == size * (size - 1) / 2 + size * (rank + k), "Ireduce_scatter_block: %d", rsbr);
+    for (int i = 0; i < rcn[rank]; i++)
+        CHECK(rsv[i] == size * (size - 1) / 2 * (before + i) + size * k,
+              "Ireduce_scatter in place [%d]: %d", i, rsv[i]);
     free(mx), free(mxr), free(fv), free(fr), free(big), free(bigr), free(agr);
-    free(a2a), free(a2ar), free(gr), free(sc), free(rsb);
+    free(a2a), free(a2ar), free(gr), free(sc), free(rsb), free(rcn), free(rsv);
 }
 
 static void two_hundred(void)

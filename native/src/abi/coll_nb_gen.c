@@ -435,6 +435,9 @@ static int run_reduce_scatter(void *p)
 
 int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_reduce_scatter a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
     return ism_abi_nbc_start_types("MPI_Ireduce_scatter", comm, run_reduce_scatter, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
 }
@@ -464,6 +467,9 @@ static int run_reduce_scatter_block(void *p)
 
 int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_reduce_scatter_block a = {sendbuf, recvbuf, recvcount, datatype, op, comm};
     return ism_abi_nbc_start_types("MPI_Ireduce_scatter_block", comm, run_reduce_scatter_block, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
 }

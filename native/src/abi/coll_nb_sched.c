@@ -1,11 +1,13 @@
 /* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier,
- * MPI_Iallgather, MPI_Iscan and MPI_Iexscan as
+ * MPI_Iallgather, MPI_Iscan, MPI_Iexscan and MPI_Ireduce_scatter(_block) as
  * collectives in flight (coll/nb.c), several of which progress together on one
  * communicator. Each checks its arguments as its blocking form does (an error is raised at
  * the call) and starts the collective; where that engine does not take it (coll.h says
  * where), it returns ISM_ABI_NB_PASS and the generated entry point (coll_nb_gen.c) starts
  * the coroutine that runs the blocking form instead.
  */
+#include <stdlib.h>
+
 #include "abi.h"
 #include "../coll/coll.h"
 
@@ -170,4 +172,54 @@ int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     rc = ism_coll_iallgather(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, sd, recvbuf, recvcount, d,
                              c, &r);
     return started(fn, c, rc, r, request);
+}
+
+/* counts: one per rank (NULL: every rank's is count) */
+static int iredscat(const char *fn, const void *sendbuf, void *recvbuf, const int *counts,
+                    int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    ism_comm *c;
+    ism_dt *d;
+    ism_op *o;
+    ism_req *r = NULL;
+    int rc = red_args(fn, comm, datatype, counts ? 0 : count, op, request, &c, &d, &o);
+    if (rc)
+        return rc;
+    if (counts) {
+        for (int i = 0; i < c->size; i++)
+            if (counts[i] < 0)
+                return ism_abi_error(c, MPI_ERR_COUNT, fn,
+                                     "receive count for rank %d is negative (%d)", i, counts[i]);
+        rc = ism_coll_ireduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, counts,
+                                      d, o, c, &r);
+    } else {
+        int *same = malloc(sizeof(int) * (size_t)c->size);
+        if (!same)
+            return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+        for (int i = 0; i < c->size; i++)
+            same[i] = count;
+        rc = ism_coll_ireduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, same, d,
+                                      o, c, &r);
+        free(same);
+    }
+    return started(fn, c, rc, r, request);
+}
+
+int ism_abi_isched_reduce_scatter(const void *sendbuf, void *recvbuf, const int *recvcounts,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                  MPI_Request *request)
+{
+    if (!recvcounts) /* the coroutine's checks say so */
+        return ISM_ABI_NB_PASS;
+    return iredscat("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
+                    request);
+}
+
+int ism_abi_isched_reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                        MPI_Request *request)
+{
+    return iredscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
+                    comm, request);
 }

@@ -230,6 +230,8 @@ int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
                      ism_comm *c, ism_req **out);
 int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out);
 int ism_coll_ibarrier(ism_comm *c, ism_req **out);
+int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+                             ism_op *op, ism_comm *c, ism_req **out);
 int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                    int exclusive, ism_comm *c, ism_req **out);
 /* sbuf NULL: in place (my block in rbuf); sdt is then not read */

@@ -132,36 +132,81 @@ int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v
 
 int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
                              int64_t block, const int64_t *blk, int64_t total, int64_t esize,
-                             char *in, char *out)
+                             int commute, char *in, char *out)
 {
-    return phase_add(nb, coll, lvl, v, 0, block, blk, total, esize, 1, in, out);
+    return phase_add(nb, coll, lvl, v, 0, block, blk, total, esize, commute, in, out);
+}
+
+/* A phase whose schedule the caller builds in *sc (then ism_coll_nb_own_done). */
+static nb_phase *own_begin(ism_coll_nb *nb, const ism_coll_view *v, int lvl, char *in, char *out,
+                           int64_t bytes, ism_coll_sched *sc)
+{
+    if (nb->nph >= NB_PHASES)
+        return NULL;
+    nb_phase *ph = &nb->ph[nb->nph++];
+    memset(ph, 0, sizeof *ph);
+    ph->v = *v;
+    ph->lvl = lvl;
+    ph->in = in;
+    ph->out = out;
+    ph->bytes = bytes;
+    ism_coll_sched_init(sc, v->p, v->me);
+    return ph;
+}
+
+static int own_done(nb_phase *ph, ism_coll_sched *sc)
+{
+    ph->built = 1;
+    if (ism_coll_sched_done(sc)) {
+        ism_coll_sched_free(sc);
+        return ISM_ERR_NO_MEM;
+    }
+    adopt(ph, sc);
+    return 0;
 }
 
 int ism_coll_nb_local(ism_coll_nb *nb, int kind, char *from, char *to, int64_t len)
 {
-    if (nb->nph >= NB_PHASES)
-        return ISM_ERR_INTERN;
-    nb_phase *ph = &nb->ph[nb->nph++];
-    memset(ph, 0, sizeof *ph);
-    ph->v.p = 1;
-    ph->lvl = -1; /* no peers */
-    ph->in = from;
-    ph->out = to;
-    ph->bytes = len;
+    ism_coll_view one = {1, 0, NULL};
     ism_coll_sched sc;
-    ism_coll_sched_init(&sc, 1, 0);
+    nb_phase *ph = own_begin(nb, &one, -1, from, to, len, &sc); /* no peers */
+    if (!ph)
+        return ISM_ERR_INTERN;
     sc.slot[ISM_SL_IN] = sc.slot[ISM_SL_OUT] = sc.out_len = len;
     if (kind == ISM_CA_RED)
         ism_coll_red(&sc, ISM_SL_IN, 0, ISM_SL_OUT, 0, len);
     else
         ism_coll_copy(&sc, ISM_SL_IN, 0, ISM_SL_OUT, 0, len);
-    ph->built = 1;
-    if (ism_coll_sched_done(&sc)) {
+    return own_done(ph, &sc);
+}
+
+int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const int64_t *cnt,
+                        char *in, char *out)
+{
+    ism_coll_sched sc;
+    nb_phase *ph = own_begin(nb, v, ISM_LVL_INTRA, v->me == root ? in : NULL,
+                             cnt[v->me] ? out : NULL, cnt[v->me], &sc);
+    if (!ph)
+        return ISM_ERR_INTERN;
+    if (v->p < 2) { /* passes in on to out */
         ism_coll_sched_free(&sc);
-        return ISM_ERR_NO_MEM;
+        return 0;
     }
-    adopt(ph, &sc);
-    return 0;
+    sc.slot[ISM_SL_OUT] = sc.out_len = cnt[v->me];
+    if (v->me == root) {
+        int64_t at = 0;
+        for (int l = 0; l < v->p; l++) {
+            if (l == root)
+                ism_coll_copy(&sc, ISM_SL_IN, at, ISM_SL_OUT, 0, cnt[l]);
+            else
+                ism_coll_send_nz(&sc, l, ISM_SL_IN, at, cnt[l]);
+            at += cnt[l];
+        }
+        sc.slot[ISM_SL_IN] = at;
+    } else {
+        ism_coll_recv_nz(&sc, root, ISM_SL_OUT, 0, cnt[v->me]);
+    }
+    return own_done(ph, &sc);
 }
 
 /* The temporaries of every phase in one block, each slot 64-byte aligned. */

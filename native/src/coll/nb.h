@@ -56,14 +56,18 @@ ism_coll_nb *ism_coll_nb_new(ism_comm *c);
  * of elements of esize bytes; in and out as ism_coll_exec takes them. */
 int ism_coll_nb_phase(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
                       int64_t bytes, int64_t esize, int commute, char *in, char *out);
-/* The same for a collective of blocks (allgather): a member's block of block bytes, or
+/* The same for a collective of blocks (allgather, reduce-scatter): a member's block of block bytes, or
  * per-member blocks blk (read now only); total: all the blocks, what select.c chooses by. */
 int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
                              int64_t block, const int64_t *blk, int64_t total, int64_t esize,
-                             char *in, char *out);
+                             int commute, char *in, char *out);
 /* A phase of one local action on len bytes: kind ISM_CA_COPY (to = from) or ISM_CA_RED
  * (to = from op to, with nb's op). */
 int ism_coll_nb_local(ism_coll_nb *nb, int kind, char *from, char *to, int64_t len);
+/* A scatter over v from member root: member l gets cnt[l] bytes of in (read at the root
+ * only, the blocks in member order) into out. */
+int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const int64_t *cnt,
+                        char *in, char *out);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;
  * on an error nb is freed. */
 int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out);

@@ -1,5 +1,5 @@
 /* nb_start.c: MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier, MPI_Iallgather,
- * MPI_Iscan and MPI_Iexscan across sites as
+ * MPI_Iscan, MPI_Iexscan and MPI_Ireduce_scatter(_block) across sites as
  * collectives in flight (nb.c): the phases of twolevel.c's blocking calls (inside each
  * site, among one member per site, inside each site again), each one of our schedules,
  * chosen as select.c chooses for that phase (a choice of the vendor's collective or of
@@ -161,7 +161,7 @@ int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, i
     int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
     if (!rc)
         rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, &iv, b, NULL,
-                                      b * c->lsize, 1, in, site);
+                                      b * c->lsize, 1, 1, in, site);
     if (!rc && rep && !(blk = malloc(sizeof *blk * (size_t)wv.p)))
         rc = ISM_ERR_NO_MEM;
     for (int i = 0; !rc && rep && i < wv.p; i++) { /* each site's run */
@@ -172,7 +172,7 @@ int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, i
     }
     if (!rc && rep)
         rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_ALLGATHER, ISM_LVL_WAN, &wv, 0, blk, total, 1,
-                                      site, o);
+                                      1, site, o);
     free(blk);
     if (!rc)
         rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, 0, total, 1, 1,
@@ -227,5 +227,55 @@ int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
             rc = exclusive && c->lrank == 0 ? ism_coll_nb_local(nb, ISM_CA_COPY, pre, o, bytes)
                                             : ism_coll_nb_local(nb, ISM_CA_RED, pre, o, bytes);
     }
+    return launch(nb, rc, dt, out);
+}
+
+/* Whose sites' members are consecutive ranks (twolevel.c's rs_sites): the whole vector
+ * reduced to each site's leader, a reduce-scatter among the leaders with each site's
+ * share as its block (only the other sites' shares cross), each site's share scattered
+ * inside the site. rcounts: elements per rank (read now only). */
+int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
+                             ism_op *op, ism_comm *c, ism_req **out)
+{
+    int64_t es = dt->size, total = 0, commute = !op->user || op->commute;
+    for (int r = 0; r < c->size; r++)
+        total += (int64_t)rcounts[r] * es;
+    int why;
+    if (!c->site_runs)
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = reduction(c, total, dt, op, &why);
+    if (!nb)
+        return why;
+    ism_coll_view iv = ism_coll_intra_view(c), wv;
+    int rc = wan(nb, -1, &wv, NULL), lead = wv.me >= 0;
+    int64_t *blk = rc ? NULL : malloc(sizeof *blk * (size_t)(wv.p + c->lsize)), *cnt, mine = 0;
+    if (!rc && !blk)
+        rc = ISM_ERR_NO_MEM;
+    cnt = blk ? blk + wv.p : NULL;
+    for (int i = 0; !rc && i < wv.p; i++) { /* each site's share */
+        int st = c->site_of[wv.members[i]];
+        blk[i] = 0;
+        for (int r = 0; r < c->size; r++)
+            blk[i] += c->site_of[r] == st ? (int64_t)rcounts[r] * es : 0;
+        mine = st == ism.lay.site ? blk[i] : mine;
+    }
+    for (int l = 0; !rc && l < c->lsize; l++)
+        cnt[l] = (int64_t)rcounts[c->c_of_l[l]] * es;
+    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt), *full = NULL, *share = NULL;
+    if (!rc && lead && !(nb->own = malloc((size_t)(total + mine) + 1)))
+        rc = ISM_ERR_NO_MEM;
+    if (!rc && lead) {
+        full = nb->own;
+        share = full + total;
+    }
+    if (!rc)
+        rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_INTRA, &iv, 0, total, es,
+                               (int)commute, in, full);
+    if (!rc && lead)
+        rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_REDUCE_SCATTER, ISM_LVL_WAN, &wv, 0, blk,
+                                      total, es, (int)commute, full, share);
+    if (!rc)
+        rc = ism_coll_nb_scatter(nb, &iv, 0, cnt, share, o);
+    free(blk);
     return launch(nb, rc, dt, out);
 }
