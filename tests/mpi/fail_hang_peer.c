@@ -3,7 +3,8 @@
  * not leave the others hanging forever.
  * argv[1] = the crashing rank (default: the last rank); argv[2] = what the
  * other ranks are blocked in: "recv" (default; MPI_Recv from the crashed
- * rank), "any" (MPI_Recv from MPI_ANY_SOURCE) or "coll" (MPI_Allreduce).
+ * rank), "any" (MPI_Recv from MPI_ANY_SOURCE), "coll" (MPI_Allreduce) or "icoll"
+ * (MPI_Iallreduce, then MPI_Wait: a collective in flight, coll/nb.c).
  * After a barrier the chosen rank calls _exit(3); the others wait for a
  * message from it that never comes.
  * Expected: the job ends, with non-zero exit status, within the harness's
@@ -23,7 +24,8 @@ int main(int argc, char **argv)
     int victim = argc > 1 ? atoi(argv[1]) : size - 1;
     const char *mode = argc > 2 ? argv[2] : "recv";
     CHECK(victim >= 0 && victim < size, "crashing rank %d out of range", victim);
-    CHECK(!strcmp(mode, "recv") || !strcmp(mode, "any") || !strcmp(mode, "coll"),
+    CHECK(!strcmp(mode, "recv") || !strcmp(mode, "any") || !strcmp(mode, "coll") ||
+              !strcmp(mode, "icoll"),
           "unknown mode '%s'", mode);
     if (check_failures())
         MPI_Abort(MPI_COMM_WORLD, 2);
@@ -33,9 +35,13 @@ int main(int argc, char **argv)
         _exit(3); /* no MPI_Finalize, no atexit handlers, no flushing */
 
     int x = 0;
-    if (!strcmp(mode, "coll"))
+    if (!strcmp(mode, "coll")) {
         MPI_Allreduce(&rank, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    else
+    } else if (!strcmp(mode, "icoll")) {
+        MPI_Request q;
+        MPI_Iallreduce(&rank, &x, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+    } else
         MPI_Recv(&x, 1, MPI_INT, !strcmp(mode, "any") ? MPI_ANY_SOURCE : victim, 0,
                  MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 
