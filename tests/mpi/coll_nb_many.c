@@ -10,6 +10,10 @@
  *  - 200 Iallreduce outstanding at once, completed by one MPI_Waitall in reverse order.
  *  - An Ibcast outstanding across a blocking MPI_Allreduce and an MPI_Bcast on the same
  *    communicator (the collectives are started in one order on every rank, as MPI asks).
+ *  - Types of one signature and other layouts on different ranks (MPI asks only for the
+ *    signature): an Ibcast from 6 contiguous ints into a strided vector elsewhere, and an
+ *    Iallgather of 2 contiguous ints into strided blocks; a user op freed right after its
+ *    MPI_Iallreduce starts (pending operations complete normally).
  */
 #include "check.h"
 #include <string.h>
@@ -257,6 +261,56 @@ static void across_blocking(void)
         }
 }
 
+static void sum_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+static void layouts(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Datatype strided, every2;
+    MPI_Type_vector(3, 2, 3, MPI_INT, &strided); /* ints 0,1 3,4 6,7 */
+    MPI_Type_commit(&strided);
+    MPI_Type_vector(2, 1, 2, MPI_INT, &every2); /* ints 0 and 2 of 3 */
+    MPI_Type_commit(&every2);
+    int b[9], *g = malloc(sizeof(int) * 3 * size), two[2] = {rank * 10, rank * 10 + 1};
+    for (int i = 0; i < 9; i++)
+        b[i] = rank == 0 ? i * 7 : -1;
+    for (int i = 0; i < 3 * size; i++)
+        g[i] = -1;
+    MPI_Op op;
+    MPI_Op_create(sum_fn, 1, &op);
+    int x = rank + 1, y = -1;
+    MPI_Request q[3];
+    if (rank == 0)
+        MPI_Ibcast(b, 6, MPI_INT, 0, MPI_COMM_WORLD, &q[0]);
+    else
+        MPI_Ibcast(b, 1, strided, 0, MPI_COMM_WORLD, &q[0]);
+    MPI_Iallgather(two, 2, MPI_INT, g, 1, every2, MPI_COMM_WORLD, &q[1]);
+    MPI_Iallreduce(&x, &y, 1, MPI_INT, op, MPI_COMM_WORLD, &q[2]);
+    MPI_Op_free(&op);
+    MPI_Type_free(&strided);
+    MPI_Type_free(&every2);
+    CHECK_RC(MPI_Waitall(3, q, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    static const int at[6] = {0, 1, 3, 4, 6, 7};
+    for (int i = 0; i < 6 && rank; i++)
+        CHECK(b[at[i]] == i * 7, "Ibcast into a strided type [%d]: %d, want %d", at[i], b[at[i]],
+              i * 7);
+    if (rank)
+        CHECK(b[2] == -1 && b[5] == -1 && b[8] == -1, "Ibcast wrote between the strides");
+    for (int r = 0; r < size; r++)
+        CHECK(g[3 * r] == r * 10 && g[3 * r + 2] == r * 10 + 1 && g[3 * r + 1] == -1,
+              "Iallgather into strided blocks, rank %d: %d %d %d", r, g[3 * r], g[3 * r + 1],
+              g[3 * r + 2]);
+    CHECK(y == size * (size + 1) / 2, "Iallreduce with a freed user op: %d", y);
+    free(g);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -266,6 +320,7 @@ int main(int argc, char **argv)
         round_of_16(round, firstop);
     two_hundred();
     across_blocking();
+    layouts();
     MPI_Op_free(&firstop);
     int rc = check_finish("coll_nb_many");
     MPI_Finalize();

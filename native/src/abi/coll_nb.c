@@ -87,9 +87,11 @@ int ism_abi_nbc_comm(const char *fn, MPI_Comm comm, MPI_Request *request, ism_co
 int ism_abi_nbc_error(ism_comm *c, int rc, const char *fn)
 {
     return ism_abi_error(c, rc, fn,
-                         rc == MPI_ERR_NO_MEM ? "out of memory, or more than 4096 "
-                                                "nonblocking collectives pending"
-                                              : "could not start the collective");
+                         rc == MPI_ERR_NO_MEM
+                             ? "out of memory, or too many nonblocking collectives pending "
+                               "(4096 run as coroutines; on one communicator across sites, "
+                               "16383 after the oldest still in flight)"
+                             : "could not start the collective");
 }
 
 int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), const void *args,

@@ -72,7 +72,7 @@ static int iscan(const char *fn, const void *sendbuf, void *recvbuf, int count,
     int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
     if (rc)
         return rc;
-    rc = ism_coll_iscan(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, exclusive,
+    rc = ism_coll_iscan(sendbuf, recvbuf, count, d, o, exclusive,
                         c, &r);
     return started(fn, c, rc, r, request);
 }
@@ -100,7 +100,7 @@ int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
     if (rc)
         return rc;
-    rc = ism_coll_iallreduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, c, &r);
+    rc = ism_coll_iallreduce(sendbuf, recvbuf, count, d, o, c, &r);
     return started(fn, c, rc, r, request);
 }
 
@@ -117,7 +117,7 @@ int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
         return rc;
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
         return ism_abi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
-    rc = ism_coll_ireduce(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, count, d, o, root, c,
+    rc = ism_coll_ireduce(sendbuf, recvbuf, count, d, o, root, c,
                           &r);
     return started(fn, c, rc, r, request);
 }
@@ -169,7 +169,7 @@ int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
                                  "send and receive sizes differ (%d x %lld vs %d x %lld bytes)",
                                  sendcount, (long long)sd->size, recvcount, (long long)d->size);
     }
-    rc = ism_coll_iallgather(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, sd, recvbuf, recvcount, d,
+    rc = ism_coll_iallgather(sendbuf, sendcount, sd, recvbuf, recvcount, d,
                              c, &r);
     return started(fn, c, rc, r, request);
 }
@@ -191,7 +191,7 @@ static int iredscat(const char *fn, const void *sendbuf, void *recvbuf, const in
             if (counts[i] < 0)
                 return ism_abi_error(c, MPI_ERR_COUNT, fn,
                                      "receive count for rank %d is negative (%d)", i, counts[i]);
-        rc = ism_coll_ireduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, counts,
+        rc = ism_coll_ireduce_scatter(sendbuf, recvbuf, counts,
                                       d, o, c, &r);
     } else {
         int *same = malloc(sizeof(int) * (size_t)c->size);
@@ -199,7 +199,7 @@ static int iredscat(const char *fn, const void *sendbuf, void *recvbuf, const in
             return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
         for (int i = 0; i < c->size; i++)
             same[i] = count;
-        rc = ism_coll_ireduce_scatter(sendbuf == MPI_IN_PLACE ? NULL : sendbuf, recvbuf, same, d,
+        rc = ism_coll_ireduce_scatter(sendbuf, recvbuf, same, d,
                                       o, c, &r);
         free(same);
     }

@@ -53,6 +53,7 @@ static int hand_out(const char *fn, ism_comm *parent, ism_comm *n, int rc, MPI_C
     if (n) {
         n->errh = parent->errh;
         n->session_bbuf = parent->session_bbuf; /* derived from the same session */
+        ism_comm_spanning_vcoll(n);
     }
     *newcomm = n ? (MPI_Comm)n : MPI_COMM_NULL;
     return MPI_SUCCESS;

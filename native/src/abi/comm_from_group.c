@@ -41,6 +41,7 @@ static int hand_out(const char *fn, ism_errh *e, ism_comm *n, int rc, MPI_Info i
         return raise(e, rc, fn, "creating the communicator failed");
     }
     n->errh = e;
+    ism_comm_spanning_vcoll(n);
     *newcomm = (MPI_Comm)n;
     return info == MPI_INFO_NULL ? MPI_SUCCESS : PMPI_Comm_set_info(*newcomm, info);
 }

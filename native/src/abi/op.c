@@ -42,7 +42,10 @@ int PMPI_Op_free(MPI_Op *op)
     if (!o || !o->user)
         return ism_abi_error(NULL, MPI_ERR_OP, "MPI_Op_free",
                              o ? "predefined ops cannot be freed" : "invalid op");
-    free(o);
+    if (o->holds)
+        o->freed = 1; /* a collective in flight still applies it: its end frees it */
+    else
+        free(o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

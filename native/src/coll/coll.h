@@ -201,7 +201,6 @@ typedef struct ism_coll_comm {
     ism_coll_shm *shm; /* shm.c */
     int shm_tried;
     uint32_t nb_seq;   /* nonblocking collectives started on it (nb.c) */
-    int nb_inflight;   /* and not yet completed */
 } ism_coll_comm;
 ism_coll_comm *ism_coll_state(ism_comm *c);
 /* A persistent collective's private duplicate chooses as its parent does. */
@@ -222,8 +221,9 @@ ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wr
 /* ---- nonblocking collectives in flight (nb.c, nb_start.c) ---- */
 typedef struct ism_coll_nb ism_coll_nb;
 /* Start one and give its request, or ISM_COLL_PASS where the coroutine must run it
- * (core/nbc.c): on a communicator within one site, an intercommunicator, a non-contiguous
- * type, or a non-commutative op over sites whose members are not consecutive ranks. */
+ * (core/nbc.c): on a communicator within one site, an intercommunicator, a reduction on a
+ * non-contiguous type, a non-commutative op over sites whose members are not consecutive
+ * ranks. sbuf ISM_IN_PLACE: in place (NULL is MPI_BOTTOM). */
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                         ism_comm *c, ism_req **out);
 int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
@@ -234,9 +234,9 @@ int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
                              ism_op *op, ism_comm *c, ism_req **out);
 int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                    int exclusive, ism_comm *c, ism_req **out);
-/* sbuf NULL: in place (my block in rbuf); sdt is then not read */
-int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, ism_dt *rdt,
-                        ism_comm *c, ism_req **out);
+/* sbuf ISM_IN_PLACE: in place (my block in rbuf); sdt is then not read */
+int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                        ism_dt *rdt, ism_comm *c, ism_req **out);
 extern int ism_coll_nb_active;  /* collectives in flight */
 int ism_coll_nb_poll(void);     /* advance them all; how many moved */
 void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */

@@ -38,18 +38,33 @@ static int overlaps(const void *a, int64_t la, const void *b, int64_t lb)
     return la > 0 && lb > 0 && x < y + lb && y < x + la;
 }
 
+/* The oldest collective still in flight on c, or NULL. */
+static const ism_coll_nb *oldest_on(const ism_comm *c, uint32_t now)
+{
+    const ism_coll_nb *o = NULL;
+    for (const ism_coll_nb *nb = head; nb; nb = nb->next)
+        if (nb->c == c && (!o || now - nb->seq > now - o->seq))
+            o = nb;
+    return o;
+}
+
 ism_coll_nb *ism_coll_nb_new(ism_comm *c)
 {
     ism_coll_comm *st = ism_coll_state(c);
-    ism_coll_nb *nb = st ? calloc(1, sizeof *nb) : NULL;
+    if (!st)
+        return NULL;
+    /* taken whatever happens next, so that every member numbers its collectives alike
+     * even when a start fails on one member only */
+    uint32_t seq = st->nb_seq++;
+    const ism_coll_nb *old = oldest_on(c, seq);
+    if (old && seq - old->seq >= NB_TAGS)
+        return NULL; /* its tag would be taken twice: refused (MPI_ERR_NO_MEM) */
+    ism_coll_nb *nb = calloc(1, sizeof *nb);
     if (!nb)
         return NULL;
-    if (st->nb_inflight >= NB_TAGS) { /* a tag would be taken twice */
-        free(nb);
-        return NULL;
-    }
     nb->c = c;
-    nb->tag = NB_TAG0 + (int)(st->nb_seq % NB_TAGS);
+    nb->seq = seq;
+    nb->tag = NB_TAG0 + (int)(seq % NB_TAGS);
     nb->rd = -1;
     return nb;
 }
@@ -360,11 +375,16 @@ static void phase_begin(nb_phase *ph)
         ism_coll_move(ph->slot[ISM_SL_IN], ph->in, (size_t)ph->slen[ISM_SL_IN]);
 }
 
-/* Advances nb as far as it goes now; 1 when it has finished. */
-static int advance(ism_coll_nb *nb)
+/* Advances nb as far as it goes now; 1 when it has finished. *moved counts what
+ * happened (posts completed, rounds begun): the progress engine's measure of progress. */
+static int advance(ism_coll_nb *nb, int *moved)
 {
-    if (nb->left && !test_posts(nb))
-        return 0;
+    if (nb->left) {
+        int k = test_posts(nb);
+        *moved += k;
+        if (!k)
+            return 0;
+    }
     while (!nb->left) {
         if (nb->rc || nb->cur >= nb->nph)
             return 1;
@@ -377,10 +397,11 @@ static int advance(ism_coll_nb *nb)
             continue;
         }
         int rc = run_round(nb, ph, nb->rd);
+        (*moved)++;
         if (rc && !nb->rc)
             nb->rc = rc;
         if (nb->left)
-            test_posts(nb); /* whatever is there already */
+            *moved += test_posts(nb); /* whatever is there already */
     }
     return 0;
 }
@@ -390,6 +411,7 @@ static void nb_free(ism_coll_nb *nb)
     for (int i = 0; i < nb->nph; i++)
         phase_free(&nb->ph[i]);
     ism_coll_redop_free(&nb->red);
+    ism_op_release(nb->red.op);
     if (nb->held)
         ism_dt_release(nb->held);
     free(nb->post);
@@ -425,7 +447,6 @@ static int64_t footprint(const ism_coll_nb *nb)
 
 static void finish(ism_coll_nb *nb)
 {
-    ism_coll_comm *st = nb->c->coll;
     int64_t fp = footprint(nb);
     if (fp > ism_coll_nb_st.max_bytes)
         ism_coll_nb_st.max_bytes = fp;
@@ -434,11 +455,11 @@ static void finish(ism_coll_nb *nb)
     ism_coll_nb_st.done++;
     unlink_nb(nb);
     ism_coll_nb_active--;
-    if (st)
-        st->nb_inflight--;
     ism_remote_add(-1);
     ism_req *r = nb->req;
     int rc = nb->rc;
+    if (!rc && nb->udt) /* a non-contiguous result (held until now) */
+        ism_dt_unpack(nb->udt, nb->ubytes, nb->ubuf, nb->ucount);
     nb_free(nb);
     r->st.error = rc;
     ism_req_complete(r, rc);
@@ -478,8 +499,6 @@ int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
         ism_dt_retain(hold); /* MPI lets the program free it while we use it */
         nb->held = hold;
     }
-    c->coll->nb_seq++;
-    c->coll->nb_inflight++;
     nb->next = head;
     head = nb;
     ism_coll_nb_active++;
@@ -489,7 +508,8 @@ int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
     ism_remote_add(1);
     *out = r;
     polling++;
-    if (advance(nb))
+    int moved = 0;
+    if (advance(nb, &moved))
         finish(nb);
     polling--;
     return 0;
@@ -503,11 +523,8 @@ int ism_coll_nb_poll(void)
     int n = 0;
     for (ism_coll_nb *nb = head, *next; nb; nb = next) {
         next = nb->next;
-        int before = nb->left;
-        if (advance(nb)) {
+        if (advance(nb, &n)) {
             finish(nb);
-            n++;
-        } else if (nb->left != before) {
             n++;
         }
     }

@@ -5,9 +5,14 @@
 #include "coll.h"
 
 #define NB_PHASES 6
-#define NB_TAG0 64       /* above every TAG_* of core.h */
-#define NB_TAGS 16384    /* in flight per communicator at most; tags stay below 32767,
-                            the least MPI_TAG_UB the standard allows a vendor */
+/* The tags of collectives in flight: above every other tag isthmus sends on a
+ * communicator's collective context or vcoll (core.h's TAG_*, below 16; the Cartesian
+ * neighbourhood exchanges' 100 + direction, abi/topo.c), and at most 32766, below the
+ * least MPI_TAG_UB (32767) the standard allows a vendor. A collective's tag is
+ * NB_TAG0 + its sequence number mod NB_TAGS; one started NB_TAGS after the oldest still
+ * in flight on its communicator is refused. */
+#define NB_TAG0 16384
+#define NB_TAGS 16383
 
 typedef struct nb_post {
     ism_req *r;   /* to another site */
@@ -34,6 +39,7 @@ typedef struct nb_phase {
 struct ism_coll_nb {
     ism_comm *c;
     ism_req *req;
+    uint32_t seq;
     int tag;
     int nph, cur, rd; /* phases, the one running, its round (-1: not begun) */
     nb_phase ph[NB_PHASES];
@@ -43,14 +49,18 @@ struct ism_coll_nb {
     ism_dt *held;     /* a derived type held until completion */
     char *tmp;        /* the phases' temporaries */
     int64_t tmplen;
-    char *own;        /* a buffer of the composition's (a partial result) */
+    char *own;        /* a buffer of the composition's (a partial result, packed data) */
+    ism_dt *udt;      /* at the end, ucount elements of udt unpacked from ubytes to ubuf */
+    void *ubuf;
+    int64_t ucount;
+    char *ubytes;
     int *wan;         /* the members of the phase among sites */
     int rc;
     struct ism_coll_nb *next;
 };
 
-/* A new collective in flight on c (its tag taken from c's next sequence number), NULL
- * when out of memory or NB_TAGS are in flight on c. */
+/* A new collective in flight on c (its tag from c's next sequence number, which it takes
+ * even when it fails), NULL when out of memory or its tag is still in use on c. */
 ism_coll_nb *ism_coll_nb_new(ism_comm *c);
 /* Appends a phase: collective coll at level lvl over v (root: a member index), on bytes
  * of elements of esize bytes; in and out as ism_coll_exec takes them. */

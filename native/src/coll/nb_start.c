@@ -19,9 +19,17 @@ static int takes(const ism_comm *c, const ism_dt *dt, const ism_op *op)
     return !op || !op->user || op->commute || c->site_runs;
 }
 
+/* The bytes of a contiguous type's buffer (MPI_BOTTOM, NULL, with an absolute address
+ * as the type's offset included) */
 static char *at(const void *buf, const ism_dt *dt)
 {
-    return buf ? (char *)(uintptr_t)buf + dt->contig_off : NULL;
+    return (char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
+}
+
+/* The input of a reduction: the send buffer, or in place the receive buffer. */
+static char *input(const void *sbuf, const void *rbuf, const ism_dt *dt)
+{
+    return at(sbuf == ISM_IN_PLACE ? rbuf : sbuf, dt);
 }
 
 static int wan(ism_coll_nb *nb, int root, ism_coll_view *wv, int *wroot)
@@ -50,8 +58,10 @@ static ism_coll_nb *reduction(ism_comm *c, int64_t bytes, ism_dt *dt, ism_op *op
         *why = ISM_COLL_PASS;
     else if (!(nb = ism_coll_nb_new(c)))
         *why = ISM_ERR_NO_MEM;
-    else
+    else {
         ism_coll_redop_init(&nb->red, op, dt);
+        ism_op_hold(op); /* MPI_Op_free meanwhile only marks it (nb_free releases it) */
+    }
     return nb;
 }
 
@@ -63,7 +73,7 @@ int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism
     ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
     if (!nb)
         return why;
-    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt);
+    char *in = input(sbuf, rbuf, dt), *o = at(rbuf, dt);
     ism_coll_view iv = ism_coll_intra_view(c), wv;
     int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
     if (!rc) /* partials to each site's leader, the leaders' allreduce, the result out */
@@ -88,7 +98,7 @@ int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
         return why;
     int me_root = c->rank == root, wroot = 0;
     int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
-    char *in = at(sbuf ? sbuf : rbuf, dt), *o = me_root ? at(rbuf, dt) : NULL, *part = o;
+    char *in = input(sbuf, rbuf, dt), *o = me_root ? at(rbuf, dt) : NULL, *part = o;
     ism_coll_view iv = ism_coll_intra_view(c), wv;
     int rc = wan(nb, root, &wv, &wroot), rep = wv.me >= 0;
     if (!rc && rep && !me_root && !(part = nb->own = malloc((size_t)bytes)))
@@ -102,24 +112,47 @@ int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
     return launch(nb, rc, dt, out);
 }
 
+/* A buffer of count elements of dt as packed bytes: the buffer itself for a contiguous
+ * type, else nb's own buffer of bytes (filled from buf when fill), unpacked into buf when
+ * the collective ends (unpack). A type's layout may differ between members where only its
+ * signature must agree (bcast, allgather), so every member takes the engine alike. */
+static char *packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int fill, int unpack,
+                    char *own)
+{
+    if (dt->contig)
+        return at(buf, dt);
+    if (fill)
+        ism_dt_pack(dt, buf, count, own);
+    if (unpack) {
+        nb->udt = dt;
+        nb->ubuf = buf;
+        nb->ucount = count;
+        nb->ubytes = own;
+    }
+    return own;
+}
+
 int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out)
 {
     int64_t bytes = (int64_t)count * dt->size;
-    if (!takes(c, dt, NULL) || bytes <= 0)
+    if (!takes(c, NULL, NULL) || bytes <= 0)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
         return ISM_ERR_NO_MEM;
     int me_root = c->rank == root, wroot = 0;
     int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
-    char *p = at(buf, dt);
     ism_coll_view iv = ism_coll_intra_view(c), wv;
     int rc = wan(nb, root, &wv, &wroot);
+    if (!rc && !dt->contig && !(nb->own = malloc((size_t)bytes)))
+        rc = ISM_ERR_NO_MEM;
+    char *p = rc ? NULL : packed(nb, dt, buf, count, me_root, !me_root, nb->own);
+    /* segments on bytes (esize 1): members may name the bytes with types of other sizes */
     if (!rc && wv.me >= 0) /* the root's site's member and the other sites' leaders */
-        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_WAN, &wv, wroot, bytes, dt->size, 1,
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_WAN, &wv, wroot, bytes, 1, 1,
                                me_root ? p : NULL, me_root ? NULL : p);
     if (!rc)
-        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, lroot, bytes, dt->size, 1,
+        rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_INTRA, &iv, lroot, bytes, 1, 1,
                                c->lrank == lroot ? p : NULL, c->lrank == lroot ? NULL : p);
     return launch(nb, rc, dt, out);
 }
@@ -145,20 +178,37 @@ int ism_coll_ibarrier(ism_comm *c, ism_req **out)
 /* Whose sites' members are consecutive ranks: the blocks each site's leader holds after
  * the phase inside the site are one run of the result, and the sites' runs follow in the
  * order of their leaders, so the leaders' allgather places them whole. */
-int ism_coll_iallgather(const void *sbuf, ism_dt *sdt, void *rbuf, int rcount, ism_dt *rdt,
-                        ism_comm *c, ism_req **out)
+int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
+                        ism_dt *rdt, ism_comm *c, ism_req **out)
 {
     int64_t b = (int64_t)rcount * rdt->size, total = b * c->size;
-    if (!takes(c, rdt, NULL) || (sbuf && !sdt->contig) || !c->site_runs || b <= 0)
+    int inplace = sbuf == ISM_IN_PLACE;
+    if (!takes(c, NULL, NULL) || !c->site_runs || b <= 0)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
         return ISM_ERR_NO_MEM;
-    char *o = at(rbuf, rdt), *in = sbuf ? at(sbuf, sdt) : o + (int64_t)c->rank * b;
-    char *site = o + (int64_t)c->my_leader * b; /* my site's run of blocks */
-    int64_t *blk = NULL;
     ism_coll_view iv = ism_coll_intra_view(c), wv;
     int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
+    /* packed copies where a type is not contiguous: the result, then my block */
+    int sown = inplace ? !rdt->contig : !sdt->contig;
+    int64_t need = (rdt->contig ? 0 : total) + (sown ? b : 0);
+    if (!rc && need && !(nb->own = malloc((size_t)need)))
+        rc = ISM_ERR_NO_MEM;
+    char *o = NULL, *in = NULL;
+    if (!rc) {
+        char *mine = nb->own + (rdt->contig ? 0 : total);
+        o = packed(nb, rdt, rbuf, (int64_t)rcount * c->size, 0, 1, nb->own);
+        if (!inplace) /* my block in the receive type, in place */
+            in = packed(nb, sdt, (void *)(uintptr_t)sbuf, scount, 1, 0, mine);
+        else if (rdt->contig)
+            in = o + (int64_t)c->rank * b;
+        else
+            in = packed(nb, rdt, (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent, rcount,
+                        1, 0, mine);
+    }
+    char *site = o + (int64_t)c->my_leader * b; /* my site's run of blocks */
+    int64_t *blk = NULL;
     if (!rc)
         rc = ism_coll_nb_phase_blocks(nb, ISM_COLL_ALLGATHER, ISM_LVL_INTRA, &iv, b, NULL,
                                       b * c->lsize, 1, 1, in, site);
@@ -193,7 +243,7 @@ int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
     ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
     if (!nb)
         return why;
-    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt), *tot, *pre;
+    char *in = input(sbuf, rbuf, dt), *o = at(rbuf, dt), *tot, *pre;
     int last = c->lrank == c->lsize - 1, first_site = 0;
     ism_coll_view iv = ism_coll_intra_view(c), wv;
     int rc = (nb->own = malloc(2 * (size_t)bytes)) ? 0 : ISM_ERR_NO_MEM;
@@ -261,7 +311,7 @@ int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     }
     for (int l = 0; !rc && l < c->lsize; l++)
         cnt[l] = (int64_t)rcounts[c->c_of_l[l]] * es;
-    char *in = at(sbuf ? sbuf : rbuf, dt), *o = at(rbuf, dt), *full = NULL, *share = NULL;
+    char *in = input(sbuf, rbuf, dt), *o = at(rbuf, dt), *full = NULL, *share = NULL;
     if (!rc && lead && !(nb->own = malloc((size_t)(total + mine) + 1)))
         rc = ISM_ERR_NO_MEM;
     if (!rc && lead) {

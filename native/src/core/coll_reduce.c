@@ -13,6 +13,12 @@
 
 #include "core.h"
 
+void ism_op_release(ism_op *op)
+{
+    if (op && op->user && --op->holds == 0 && op->freed)
+        free(op);
+}
+
 static void *dt_handle(ism_dt *dt)
 {
     return dt->abi ? (void *)(uintptr_t)dt->abi : (void *)dt;

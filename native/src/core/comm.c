@@ -335,6 +335,20 @@ void ism_comm_release(ism_comm *c)
     free(c);
 }
 
+/* A program's communicator that spans sites and has several members at this site gets
+ * its second vendor communicator when it is made (the constructors' hand-out in abi/, and
+ * world in MPI_Init), where every member of the site makes it at the same point: a
+ * nonblocking collective started on it later (coll/nb.c) must not have to make it, which
+ * is a vendor collective over the site and would make the start block (the topology
+ * constructors, abi/topo.c, did so already for the neighbourhood exchanges). The library's
+ * own communicators (a window's, a persistent collective's) do without: one vendor
+ * context each fewer. A failure leaves it to the first such collective, which copes. */
+void ism_comm_spanning_vcoll(ism_comm *c)
+{
+    if (ism.multisite && !c->is_inter && !c->all_local && c->lsize > 1 && !c->vcoll)
+        (void)ism_comm_add_vcoll(c);
+}
+
 void ism_comm_register(ism_comm *c)
 {
     if (nreg == capreg) {

@@ -99,6 +99,8 @@ typedef struct ism_op {
      * integer datatype handle, abi/fortran.c) */
     void (*call)(ism_user_fn *user, void *in, void *inout, int *len, void *dtype_handle);
     int large;          /* user is an ism_user_fn_c (MPI_Op_create_c) */
+    int holds;          /* user ops: collectives in flight using it (coll/nb.c) */
+    int freed;          /* MPI_Op_free'd while held: the last release frees it */
 } ism_op;
 
 typedef struct ism_errh {
@@ -505,10 +507,19 @@ int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_
 /* comm.c: give c a vendor communicator for collective point-to-point (collective over
  * c's members at this site) */
 int ism_comm_add_vcoll(ism_comm *c);
+void ism_comm_spanning_vcoll(ism_comm *c); /* made with the communicator (comm.c) */
 
 /* coll_reduce.c: reductions with user-defined ops (applied in rank order, so
  * non-commutative ops are correct across sites), reduce-scatter and prefix reductions */
 int ism_op_apply(ism_op *op, const void *in, void *inout, int count, ism_dt *dt);
+/* A user op stays while a collective in flight uses it: MPI_Op_free only marks it then
+ * ("pending operations complete normally"). */
+static inline void ism_op_hold(ism_op *op)
+{
+    if (op && op->user)
+        op->holds++;
+}
+void ism_op_release(ism_op *op);
 /* A predefined op (ABI handle value) on a short vector of a basic type, done without the
  * vendor (op_local.c): 1 when done, 0 when the vendor must do it. */
 int ism_op_local(int op, int dt, const void *in, void *inout, int count);

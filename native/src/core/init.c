@@ -276,6 +276,8 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
             ism_gw_watch(1);
         /* MPI_Init returns once every site is connected. */
         rc = ism_barrier(&ism_comm_world);
+        if (!rc)
+            ism_comm_spanning_vcoll(&ism_comm_world);
     }
     if (!rc && ism.thread_level == 4096) { /* MPI_THREAD_MULTIPLE */
         /* With other sites, a thread blocked inside the vendor (the fast path) would not
