@@ -14,6 +14,11 @@
  *    signature): an Ibcast from 6 contiguous ints into a strided vector elsewhere, and an
  *    Iallgather of 2 contiguous ints into strided blocks; a user op freed right after its
  *    MPI_Iallreduce starts (pending operations complete normally).
+ *  - A nonblocking start never blocks, even as the first collective on a new communicator:
+ *    near pairs Issend to each other on a fresh duplicate; the even rank waits for its
+ *    send, then starts an Ibarrier and only then receives, while its partner receives,
+ *    waits for its own send and only then starts the Ibarrier (an Ibarrier that waited
+ *    for the partner, as one that made a vendor communicator at its start did, hangs).
  */
 #include "check.h"
 #include <string.h>
@@ -311,6 +316,33 @@ static void layouts(void)
     free(g);
 }
 
+static void fresh_start(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm d;
+    MPI_Comm_dup(MPI_COMM_WORLD, &d);
+    int peer = peer_near(rank, size), v = rank, got = -1;
+    MPI_Request s = MPI_REQUEST_NULL, b;
+    if (peer != rank)
+        MPI_Issend(&v, 1, MPI_INT, peer, 5, d, &s);
+    if (peer != rank && rank % 2 == 0) {
+        MPI_Wait(&s, MPI_STATUS_IGNORE); /* the partner has received */
+        MPI_Ibarrier(d, &b);             /* must return before this rank receives */
+        MPI_Recv(&got, 1, MPI_INT, peer, 5, d, MPI_STATUS_IGNORE);
+    } else if (peer != rank) {
+        MPI_Recv(&got, 1, MPI_INT, peer, 5, d, MPI_STATUS_IGNORE);
+        MPI_Wait(&s, MPI_STATUS_IGNORE);
+        MPI_Ibarrier(d, &b);
+    } else {
+        MPI_Ibarrier(d, &b);
+    }
+    CHECK_RC(MPI_Wait(&b, MPI_STATUS_IGNORE), "MPI_Wait on the Ibarrier");
+    CHECK(peer == rank || got == peer, "message from %d: %d", peer, got);
+    MPI_Comm_free(&d);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -321,6 +353,7 @@ int main(int argc, char **argv)
     two_hundred();
     across_blocking();
     layouts();
+    fresh_start();
     MPI_Op_free(&firstop);
     int rc = check_finish("coll_nb_many");
     MPI_Finalize();
