@@ -15,8 +15,8 @@
 
 void ism_op_release(ism_op *op)
 {
-    if (op && op->user && --op->holds == 0 && op->freed)
-        free(op);
+    if (op && op->user)
+        op->holds--; /* a freed one goes at the next sweep (abi/op.c) */
 }
 
 static void *dt_handle(ism_dt *dt)

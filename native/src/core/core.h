@@ -100,7 +100,7 @@ typedef struct ism_op {
     void (*call)(ism_user_fn *user, void *in, void *inout, int *len, void *dtype_handle);
     int large;          /* user is an ism_user_fn_c (MPI_Op_create_c) */
     int holds;          /* user ops: collectives in flight using it (coll/nb.c) */
-    int freed;          /* MPI_Op_free'd while held: the last release frees it */
+    int freed;          /* MPI_Op_free'd while it may be in use (abi/op.c frees it later) */
 } ism_op;
 
 typedef struct ism_errh {
