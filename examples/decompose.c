@@ -139,6 +139,7 @@ int main(int argc, char **argv)
     double halo_s = one[5];
 
     MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(1); /* the timed steps, phase 1 of a trace */
     double t0 = MPI_Wtime(), thalf = t0, compute = 0;
     double *v = malloc(sizeof(double) * (size_t)(count + 2));
     for (int s = 0; s < steps; s++) {
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double t1 = MPI_Wtime();
+    MPI_Pcontrol(0);
 
     const long *firsts = ism_pat_decomp_firsts(d);
     int *counts = malloc(sizeof(int) * (size_t)size), *displs = malloc(sizeof(int) * (size_t)size);

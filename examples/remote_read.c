@@ -89,6 +89,7 @@ int main(int argc, char **argv)
     uint64_t x = 0x2545F4914F6CDD1Dull * (uint64_t)(rank + 1);
     long bad = 0;
     MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Pcontrol(1); /* the timed reads, phase 1 of a trace */
     double t0 = MPI_Wtime();
     for (long w = 0; w < walks; w++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
         }
     }
     double t = MPI_Wtime() - t0, tmax = 0;
+    MPI_Pcontrol(0);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 

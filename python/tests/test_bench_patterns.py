@@ -1,7 +1,9 @@
-# tests/test_bench_patterns.py: the pure parts of bench/patterns.py and
-# bench/patterns_sweep.py: their link tables load as three-site matrices with the delays
-# and rates their headers promise, the sweep's rate parser and points, and the plot function
-# writing PNGs from a tiny fake result. The runs themselves are benchmarks (root, minutes).
+# tests/test_bench_patterns.py: the pure parts of bench/patterns.py,
+# bench/patterns_sweep.py and the pattern speed-ups of bench/whatif_validate.py: the link
+# tables load as three-site matrices with the delays and rates their headers promise, the
+# sweep's rate parser and points, the plot function writing PNGs from a tiny fake result,
+# and the measured and predicted speed-ups computed from fake result rows. The runs
+# themselves are benchmarks (root, minutes).
 from __future__ import annotations
 
 import importlib.util
@@ -25,6 +27,7 @@ def _load(name: str):
 
 patterns = _load("patterns")
 sweep = _load("patterns_sweep")
+validate = _load("whatif_validate")
 
 
 def _matrix(tmp_path: Path, text: str):
@@ -93,3 +96,79 @@ def test_plot_writes_two_pngs_from_a_fake_result(tmp_path):
     for p in written:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sweep.plot(recs, tmp_path / "none", "aggregate") == []
+
+
+def _row(matrix, case, rep, measured, predicted, phase1=None, program=None, skew=3.0):
+    """A whatif_validate result row: whole-run seconds after `skew`, phase 1 (measured,
+    predicted) seconds, the program's printed seconds."""
+    phases = {"0": {"measured_s": 0.5, "predicted_s": 0.4}}
+    if phase1:
+        phases["1"] = {"measured_s": phase1[0], "predicted_s": phase1[1]}
+    return {"case": case, "rep": rep, "matrix": matrix, "links": matrix,
+            "measured_s": skew + measured, "predicted_s": skew + predicted, "start_skew_s": skew,
+            "ratio": (skew + predicted) / (skew + measured), "ratio_after_start": predicted / measured,
+            "ratio_cm02": 1.0, "phases": phases, "program_s": program}
+
+
+def test_whatif_pairs_name_the_pattern_cases():
+    paired = {c for pair in validate.PAIRS.values() for c in pair}
+    assert paired <= set(validate.CASES)
+    assert paired == {c for c, v in validate.CASES.items() if v[3] == "pattern"}
+    for example, (naive, pattern) in validate.PAIRS.items():
+        assert validate.CASES[naive][0] == validate.CASES[pattern][0] == example
+
+
+def test_whatif_speedups_pair_versions_by_matrix_and_repetition():
+    rows = [_row("seed", "aggregate-naive", 0, 2.0, 1.5, (1.2, 0.9), 1.2),
+            _row("seed", "aggregate-agg", 0, 1.0, 1.0, (0.6, 0.6), 0.6),
+            _row("seed", "aggregate-naive", 1, 3.0, 1.5, (1.8, 1.2)),
+            _row("seed", "aggregate-agg", 1, 1.5, 0.5, (0.9, 0.4)),
+            _row("modern", "aggregate-agg", 0, 0.5, 0.25),
+            _row("modern", "aggregate-naive", 0, 1.0, 1.0),
+            _row("modern", "decompose-even", 0, 1.0, 1.0)]  # no weighted run: left out
+    sp = validate.speedups(rows)
+    assert set(sp) == {("seed", "aggregate"), ("modern", "aggregate")}
+    seed = sp[("seed", "aggregate")]
+    assert seed["after start"]["measured"] == pytest.approx([2.0, 2.0])
+    assert seed["after start"]["predicted"] == pytest.approx([1.5, 3.0])
+    assert seed["after start"]["ratio"] == pytest.approx([0.75, 1.5])
+    assert seed["phase 1"]["measured"] == pytest.approx([2.0, 2.0])
+    assert seed["phase 1"]["predicted"] == pytest.approx([1.5, 3.0])
+    assert seed["program"]["measured"] == pytest.approx([2.0])  # rep 1 printed nothing
+    modern = sp[("modern", "aggregate")]
+    assert modern["after start"]["predicted"] == pytest.approx([4.0])
+    assert modern["after start"]["ratio"] == pytest.approx([2.0])
+    assert "phase 1" not in modern
+
+
+def test_whatif_speedups_do_not_pair_rows_of_different_files():
+    rows = [{**_row("seed", "decompose-even", 0, 2.0, 2.0), "file": 0},
+            {**_row("seed", "decompose-weighted", 0, 1.0, 1.0), "file": 1}]
+    assert validate.speedups(rows) == {}
+
+
+def test_whatif_table_marks_remote_read_as_replayed_as_measured(capsys):
+    rows = [_row("seed", "remote_read-naive", 0, 8.0, 7.0, (7.0, 6.0), 7.0),
+            _row("seed", "remote_read-cache", 0, 1.0, 1.0, (1.0, 1.0), 1.0),
+            _row("seed", "decompose-even", 0, 2.0, 2.0, (1.5, 1.5), 1.5),
+            _row("seed", "decompose-weighted", 0, 1.0, 1.0, (1.0, 1.0), 1.0)]
+    validate.print_tables(rows)
+    lines = capsys.readouterr().out.splitlines()
+    rr = [x for x in lines if x.startswith("| seed | remote_read |")]
+    dec = [x for x in lines if x.startswith("| seed | decompose |")]
+    assert [x.split(" | ")[2] for x in rr] == ["after start", "phase 1", "program"]
+    assert all(validate.AS_MEASURED["remote_read"] in x for x in rr[:2])
+    assert "8.00 (8.00-8.00) | 7.00 (7.00-7.00) (RMA" in rr[0]
+    assert not any("RMA" in x for x in dec)
+
+
+@pytest.mark.parametrize("line, seconds", [
+    ("aggregate: naive ranks 4 steps 3 msgs 200 bytes 16: 0.680123 s, 226.708 ms per step "
+     "(slowest 240.000 ms)", 0.680123),
+    ("remote_read: cache ranks 4 reads 128: 1.484800 s, 46.4 us per read", 1.4848),
+    ("decompose: even ranks 4 cells 20000 steps 20: 2.500000 s, 125.000 ms per step, last "
+     "half 120.000 ms per step", 2.5)])
+def test_whatif_reads_the_time_each_example_prints(line, seconds):
+    out = f"remote_read: site 0: 3 gets, 24 blocks\n{line}\nexample: ok\n"
+    m = validate.PROGRAM_TIME.search(out)
+    assert m and float(m.group(1)) == pytest.approx(seconds)
