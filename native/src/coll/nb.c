@@ -93,14 +93,13 @@ static void phase_free(nb_phase *ph)
     ph->rend = NULL;
 }
 
-/* bytes: what the builder gets (a member's block where blk is NULL and the collective
- * has blocks); sel: the size select.c chooses by */
-static int phase_add(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
-                     int64_t bytes, const int64_t *blk, int64_t sel, int64_t esize, int commute,
-                     char *in, char *out)
+/* The next phase, empty but for its members, level, input, result and size; NULL when
+ * the collective has NB_PHASES already. */
+static nb_phase *phase_new(ism_coll_nb *nb, const ism_coll_view *v, int lvl, char *in, char *out,
+                           int64_t bytes)
 {
     if (nb->nph >= NB_PHASES)
-        return ISM_ERR_INTERN;
+        return NULL;
     nb_phase *ph = &nb->ph[nb->nph++];
     memset(ph, 0, sizeof *ph);
     ph->v = *v;
@@ -108,6 +107,18 @@ static int phase_add(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v,
     ph->in = in;
     ph->out = out;
     ph->bytes = bytes;
+    return ph;
+}
+
+/* bytes: what the builder gets (a member's block where blk is NULL and the collective
+ * has blocks); sel: the size select.c chooses by */
+static int phase_add(ism_coll_nb *nb, int coll, int lvl, const ism_coll_view *v, int root,
+                     int64_t bytes, const int64_t *blk, int64_t sel, int64_t esize, int commute,
+                     char *in, char *out)
+{
+    nb_phase *ph = phase_new(nb, v, lvl, in, out, bytes);
+    if (!ph)
+        return ISM_ERR_INTERN;
     if (v->p < 2) /* nothing to exchange: the input is the result */
         return 0;
     ism_coll_choice ch = ism_coll_schedule_choice(nb->c, coll, lvl, v->p, sel, commute);
@@ -152,20 +163,13 @@ int ism_coll_nb_phase_blocks(ism_coll_nb *nb, int coll, int lvl, const ism_coll_
     return phase_add(nb, coll, lvl, v, 0, block, blk, total, esize, commute, in, out);
 }
 
-/* A phase whose schedule the caller builds in *sc (then ism_coll_nb_own_done). */
+/* A phase whose schedule the caller builds in *sc (then own_done). */
 static nb_phase *own_begin(ism_coll_nb *nb, const ism_coll_view *v, int lvl, char *in, char *out,
                            int64_t bytes, ism_coll_sched *sc)
 {
-    if (nb->nph >= NB_PHASES)
-        return NULL;
-    nb_phase *ph = &nb->ph[nb->nph++];
-    memset(ph, 0, sizeof *ph);
-    ph->v = *v;
-    ph->lvl = lvl;
-    ph->in = in;
-    ph->out = out;
-    ph->bytes = bytes;
-    ism_coll_sched_init(sc, v->p, v->me);
+    nb_phase *ph = phase_new(nb, v, lvl, in, out, bytes);
+    if (ph)
+        ism_coll_sched_init(sc, v->p, v->me);
     return ph;
 }
 
