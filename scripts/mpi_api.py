@@ -409,7 +409,8 @@ Neighbor_alltoallw      sendtypes recvtypes
 # ism_abi_isched_<x> in abi/coll_nb_sched.c, which checks the arguments as the blocking form
 # does and returns ISM_ABI_NB_PASS where that engine does not take the call.
 NB_SCHEDULED = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Scan", "Exscan",
-                "Reduce_scatter", "Reduce_scatter_block")
+                "Reduce_scatter", "Reduce_scatter_block", "Allgatherv", "Gather", "Gatherv",
+                "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Alltoallw")
 
 
 def nbc_table() -> list[tuple[str, str, str, tuple[str, str, str, str, str]]]:

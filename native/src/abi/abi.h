@@ -73,6 +73,17 @@ int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), 
 /* coll_nb_sched.c: the nonblocking collectives that start as schedules in flight; each
  * returns ISM_ABI_NB_PASS where the coroutine must run it (coll_nb_gen.c calls them). */
 #define ISM_ABI_NB_PASS (-1)
+/* The blocking collectives' argument checks (coll.c), which the nonblocking forms that
+ * start as collectives in flight make too: a type and its count; a count per rank; the
+ * rooted v-forms' arguments significant on this rank (one: the single buffer's type,
+ * many: the vector side's, at the root only; NULL where not significant). */
+int ism_abi_buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, const char *what,
+                     ism_dt **d);
+int ism_abi_counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what);
+int ism_abi_rooted_checks(const char *fn, ism_comm *c, int root, int in_place,
+                          MPI_Datatype one_t, int one_n, const char *one_what, const int *counts,
+                          const int *displs, MPI_Datatype many_t, const char *many_what,
+                          ism_dt **one, ism_dt **many);
 int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request);
 int ism_abi_isched_bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                          MPI_Request *request);
@@ -92,6 +103,32 @@ int ism_abi_isched_reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
                                         MPI_Request *request);
 int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request);
+int ism_abi_isched_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int *recvcounts, const int *displs,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const int *recvcounts, const int *displs,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request);
+int ism_abi_isched_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                             const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request);
+int ism_abi_isched_alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                             const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                             const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
                              MPI_Request *request);
 /* abi/topo.c: the calling rank's in- and out-degree in comm's topology (0 and 0 without). */
 void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);

@@ -253,7 +253,7 @@ ISM_PMPI(Allgather)
 
 /* ---- gather, scatter, allgatherv, all-to-all ---- */
 
-static int buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, const char *what,
+int ism_abi_buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, const char *what,
                     ism_dt **d)
 {
     *d = ism_abi_dt(h);
@@ -275,7 +275,7 @@ static int counts_n(const char *fn, ism_comm *c, const int *counts, int n, const
     return 0;
 }
 
-static int counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what)
+int ism_abi_counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what)
 {
     return counts_n(fn, c, counts, c->size, what);
 }
@@ -300,6 +300,28 @@ static int done(ism_comm *c, int rc, const char *fn)
 /* The arguments of a rooted v-collective: the single buffer (send for gather, receive
  * for scatter; MPI_IN_PLACE only at the root) on every rank, counts, displacements and
  * type of the vector side at the root only. */
+int ism_abi_rooted_checks(const char *fn, ism_comm *c, int root, int in_place,
+                          MPI_Datatype one_t, int one_n, const char *one_what, const int *counts,
+                          const int *displs, MPI_Datatype many_t, const char *many_what,
+                          ism_dt **one, ism_dt **many)
+{
+    int rc = root_arg(fn, c, root);
+    *one = *many = NULL;
+    if (rc)
+        return rc;
+    if (in_place && c->rank != root)
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
+    if (!in_place && (rc = ism_abi_buf_type(fn, c, one_t, one_n, one_what, one)))
+        return rc;
+    if (c->rank != root)
+        return 0;
+    if ((rc = ism_abi_counts_arg(fn, c, counts, many_what)))
+        return rc;
+    if (!displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    return ism_abi_buf_type(fn, c, many_t, 0, many_what, many);
+}
+
 static int rooted_args(const char *fn, MPI_Comm comm, int root, int in_place, MPI_Datatype one_t,
                        int one_n, const char *one_what, const int *counts, const int *displs,
                        MPI_Datatype many_t, const char *many_what, ism_comm **c, ism_dt **one,
@@ -307,19 +329,9 @@ static int rooted_args(const char *fn, MPI_Comm comm, int root, int in_place, MP
 {
     int rc = comm_only(fn, comm, c);
     *one = *many = NULL;
-    if (rc || (rc = root_arg(fn, *c, root)))
-        return rc;
-    if (in_place && (*c)->rank != root)
-        return ism_abi_error(*c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only allowed at the root");
-    if (!in_place && (rc = buf_type(fn, *c, one_t, one_n, one_what, one)))
-        return rc;
-    if ((*c)->rank != root)
-        return 0;
-    if ((rc = counts_arg(fn, *c, counts, many_what)))
-        return rc;
-    if (!displs)
-        return ism_abi_error(*c, MPI_ERR_ARG, fn, "displacements are NULL");
-    return buf_type(fn, *c, many_t, 0, many_what, many);
+    return rc ? rc
+              : ism_abi_rooted_checks(fn, *c, root, in_place, one_t, one_n, one_what, counts,
+                                      displs, many_t, many_what, one, many);
 }
 
 int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -440,14 +452,14 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;
     int rc = comm_only(fn, comm, &c);
-    if (rc || (rc = counts_arg(fn, c, recvcounts, "receive")))
+    if (rc || (rc = ism_abi_counts_arg(fn, c, recvcounts, "receive")))
         return rc;
     if (!displs)
         return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
     int in_place = sendbuf == MPI_IN_PLACE;
-    if (!in_place && (rc = buf_type(fn, c, sendtype, sendcount, "send", &sd)))
+    if (!in_place && (rc = ism_abi_buf_type(fn, c, sendtype, sendcount, "send", &sd)))
         return rc;
-    if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)))
+    if ((rc = ism_abi_buf_type(fn, c, recvtype, 0, "receive", &rd)))
         return rc;
     rc = ism_allgatherv(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf, recvcounts,
                         displs, rd, c);
@@ -472,8 +484,8 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (rc)
         return rc;
     int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
-    if ((rc = counts_arg(fn, c, recvcounts, "receive")) ||
-        (!in_place && (rc = counts_arg(fn, c, sendcounts, "send"))))
+    if ((rc = ism_abi_counts_arg(fn, c, recvcounts, "receive")) ||
+        (!in_place && (rc = ism_abi_counts_arg(fn, c, sendcounts, "send"))))
         return rc;
     if (!rdispls || !recvtypes || (!in_place && (!sdispls || !sendtypes)))
         return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements or types are NULL");
@@ -514,13 +526,13 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
     if (rc)
         return rc;
     int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
-    if ((rc = counts_arg(fn, c, recvcounts, "receive")) ||
-        (!in_place && (rc = counts_arg(fn, c, sendcounts, "send"))))
+    if ((rc = ism_abi_counts_arg(fn, c, recvcounts, "receive")) ||
+        (!in_place && (rc = ism_abi_counts_arg(fn, c, sendcounts, "send"))))
         return rc;
     if (!rdispls || (!in_place && !sdispls))
         return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
-    if ((rc = buf_type(fn, c, recvtype, 0, "receive", &rd)) ||
-        (!in_place && (rc = buf_type(fn, c, sendtype, 0, "send", &sd))))
+    if ((rc = ism_abi_buf_type(fn, c, recvtype, 0, "receive", &rd)) ||
+        (!in_place && (rc = ism_abi_buf_type(fn, c, sendtype, 0, "send", &sd))))
         return rc;
     /* 64-bit: a displacement times the extent passes INT_MAX well before the counts do */
     int64_t *w = malloc(sizeof(int64_t) * 4 * (size_t)n + 1);
@@ -593,7 +605,7 @@ static int red_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, MPI_Op op, i
                     ism_dt **d, ism_op **o)
 {
     int rc = comm_only(fn, comm, c);
-    if (rc || (rc = buf_type(fn, *c, dt, 0, "", d)))
+    if (rc || (rc = ism_abi_buf_type(fn, *c, dt, 0, "", d)))
         return rc;
     *o = ism_abi_op(op);
     return *o ? 0 : ism_abi_error(*c, MPI_ERR_OP, fn, "invalid op");

@@ -153,6 +153,9 @@ static int run_gather(void *p)
 
 int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_gather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Igather", comm, run_gather, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -185,6 +188,9 @@ static int run_gatherv(void *p)
 
 int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_gatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Igatherv", comm, run_gatherv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -216,6 +222,9 @@ static int run_scatter(void *p)
 
 int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_scatter a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Iscatter", comm, run_scatter, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -248,6 +257,9 @@ static int run_scatterv(void *p)
 
 int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_scatterv a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Iscatterv", comm, run_scatterv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -312,6 +324,9 @@ static int run_allgatherv(void *p)
 
 int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Iallgatherv", comm, run_allgatherv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -342,6 +357,9 @@ static int run_alltoall(void *p)
 
 int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ialltoall", comm, run_alltoall, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -374,6 +392,9 @@ static int run_alltoallv(void *p)
 
 int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ialltoallv", comm, run_alltoallv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -406,6 +427,9 @@ static int run_alltoallw(void *p)
 
 int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
     return ism_abi_nbc_start_types("MPI_Ialltoallw", comm, run_alltoallw, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }

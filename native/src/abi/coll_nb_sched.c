@@ -1,5 +1,6 @@
 /* coll_nb_sched.c (abi): MPI_Iallreduce, MPI_Ireduce, MPI_Ibcast, MPI_Ibarrier,
- * MPI_Iallgather, MPI_Iscan, MPI_Iexscan and MPI_Ireduce_scatter(_block) as
+ * MPI_Iallgather(v), MPI_Iscan, MPI_Iexscan, MPI_Ireduce_scatter(_block), MPI_Igather(v),
+ * MPI_Iscatter(v) and MPI_Ialltoall(v,w) as
  * collectives in flight (coll/nb.c), several of which progress together on one
  * communicator. Each checks its arguments as its blocking form does (an error is raised at
  * the call) and starts the collective; where that engine does not take it (coll.h says
@@ -11,15 +12,21 @@
 #include "abi.h"
 #include "../coll/coll.h"
 
+/* The communicator and the request; an intercommunicator is the coroutine's (its checks
+ * and algorithm). */
+static int intra(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm **c)
+{
+    int rc = ism_abi_nbc_comm(fn, comm, request, c);
+    return rc ? rc : (*c)->is_inter ? ISM_ABI_NB_PASS : 0;
+}
+
 /* The checks every one of them makes: communicator, request, type and count. */
 static int args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, MPI_Request *request,
                 ism_comm **c, ism_dt **d)
 {
-    int rc = ism_abi_nbc_comm(fn, comm, request, c);
+    int rc = intra(fn, comm, request, c);
     if (rc)
         return rc;
-    if ((*c)->is_inter)
-        return ISM_ABI_NB_PASS; /* the coroutine's checks and algorithm */
     if (!(*d = ism_abi_dt(dt)))
         return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
     if (count < 0)
@@ -141,11 +148,9 @@ int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request)
     static const char fn[] = "MPI_Ibarrier";
     ism_comm *c;
     ism_req *r = NULL;
-    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
+    int rc = intra(fn, comm, request, &c);
     if (rc)
         return rc;
-    if (c->is_inter)
-        return ISM_ABI_NB_PASS;
     rc = ism_coll_ibarrier(c, &r);
     return started(fn, c, rc, r, request);
 }
@@ -222,4 +227,254 @@ int ism_abi_isched_reduce_scatter_block(const void *sendbuf, void *recvbuf, int 
 {
     return iredscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
                     comm, request);
+}
+
+/* ---- the data-movement collectives (coll/nb_move.c) ---- */
+
+/* The vectors of an alltoallw in 64 bits: counts, byte displacements and types for each
+ * side, all zero (and no type) where nothing moves. */
+typedef struct {
+    int64_t *scnt, *sdsp, *rcnt, *rdsp;
+    ism_dt **st, **rt;
+} wvec;
+
+static int wvec_make(wvec *w, int n)
+{
+    int64_t *v = calloc(4 * (size_t)n + 1, sizeof *v);
+    ism_dt **t = calloc(2 * (size_t)n + 1, sizeof *t);
+    if (!v || !t) {
+        free(v);
+        free(t);
+        return ISM_ERR_NO_MEM;
+    }
+    *w = (wvec){v, v + n, v + 2 * (size_t)n, v + 3 * (size_t)n, t, t + n};
+    return 0;
+}
+
+static void wvec_free(wvec *w)
+{
+    free(w->scnt);
+    free(w->st);
+}
+
+/* The alltoallw's start, with the vectors freed. */
+static int wstart(const char *fn, ism_comm *c, const void *sbuf, void *rbuf, wvec *w,
+                  MPI_Request *request)
+{
+    ism_req *r = NULL;
+    int rc = ism_coll_ialltoallw64(sbuf, w->scnt, w->sdsp, w->st, rbuf, w->rcnt, w->rdsp, w->rt,
+                                   c, &r);
+    wvec_free(w);
+    return started(fn, c, rc, r, request);
+}
+
+/* Gatherv (scatter 0) or scatterv (1): one: the single buffer of every rank (send for
+ * gather, receive for scatter); many: the root's vector side, with its counts and
+ * displacements in elements. */
+static int irooted(const char *fn, int scatter, const void *one_buf, int one_n,
+                   MPI_Datatype one_t, const void *many_buf, const int *counts, const int *displs,
+                   MPI_Datatype many_t, int root, ism_comm *c, MPI_Request *request)
+{
+    ism_dt *one, *many;
+    int in_place = one_buf == MPI_IN_PLACE, me_root = c->rank == root, n = c->size;
+    int rc = ism_abi_rooted_checks(fn, c, root, in_place, one_t, one_n,
+                                   scatter ? "receive" : "send", counts, displs, many_t,
+                                   scatter ? "send" : "receive", &one, &many);
+    wvec w;
+    if (rc || (rc = wvec_make(&w, n)))
+        return rc ? rc : ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    /* the root's own block stays in place, or moves by a local copy */
+    int64_t *mc = scatter ? w.scnt : w.rcnt, *md = scatter ? w.sdsp : w.rdsp;
+    int64_t *oc = scatter ? w.rcnt : w.scnt;
+    ism_dt **mt = scatter ? w.st : w.rt, **ot = scatter ? w.rt : w.st;
+    for (int j = 0; me_root && j < n; j++)
+        if (j != root || !in_place) {
+            mc[j] = counts[j];
+            md[j] = (int64_t)displs[j] * many->extent;
+            mt[j] = many;
+        }
+    if (!in_place) {
+        oc[root] = one_n;
+        ot[root] = one;
+    }
+    /* (a root gathering in place sends nothing: not an alltoallw in place) */
+    return scatter ? wstart(fn, c, many_buf, (void *)(uintptr_t)one_buf, &w, request)
+                   : wstart(fn, c, in_place ? NULL : one_buf, (void *)(uintptr_t)many_buf, &w,
+                            request);
+}
+
+/* The non-v forms: count elements for each rank, one block after the other (significant
+ * at the root only). */
+static int irooted_uniform(const char *fn, int scatter, const void *one_buf, int one_n,
+                           MPI_Datatype one_t, const void *many_buf, int count,
+                           MPI_Datatype many_t, int root, MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c;
+    int rc = intra(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    int n = c->size, *cd = malloc(sizeof(int) * 2 * (size_t)n + 1);
+    if (!cd)
+        return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    for (int r = 0; r < n; r++) {
+        cd[r] = count;
+        cd[n + r] = r * count;
+    }
+    rc = irooted(fn, scatter, one_buf, one_n, one_t, many_buf, cd, cd + n, many_t, root, c,
+                 request);
+    free(cd);
+    return rc;
+}
+
+static int irooted_v(const char *fn, int scatter, const void *one_buf, int one_n,
+                     MPI_Datatype one_t, const void *many_buf, const int *counts,
+                     const int *displs, MPI_Datatype many_t, int root, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    ism_comm *c;
+    int rc = intra(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    return irooted(fn, scatter, one_buf, one_n, one_t, many_buf, counts, displs, many_t, root, c,
+                   request);
+}
+
+int ism_abi_isched_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    return irooted_uniform("MPI_Igather", 0, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                           recvtype, root, comm, request);
+}
+
+int ism_abi_isched_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const int *recvcounts, const int *displs,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return irooted_v("MPI_Igatherv", 0, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                     displs, recvtype, root, comm, request);
+}
+
+int ism_abi_isched_scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    return irooted_uniform("MPI_Iscatter", 1, recvbuf, recvcount, recvtype, sendbuf, sendcount,
+                           sendtype, root, comm, request);
+}
+
+int ism_abi_isched_scatterv(const void *sendbuf, const int *sendcounts, const int *displs,
+                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return irooted_v("MPI_Iscatterv", 1, recvbuf, recvcount, recvtype, sendbuf, sendcounts,
+                     displs, sendtype, root, comm, request);
+}
+
+/* Alltoall(v,w): counts per rank (uniform: NULL, each count), displacements in elements
+ * (w: in bytes, types per rank). */
+static int ialltoall(const char *fn, const void *sendbuf, const int *scounts, int scount,
+                     const int *sdispls, const MPI_Datatype *stypes, MPI_Datatype stype,
+                     void *recvbuf, const int *rcounts, int rcount, const int *rdispls,
+                     const MPI_Datatype *rtypes, MPI_Datatype rtype, int uniform, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    ism_comm *c;
+    int rc = intra(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    int n = c->size, ip = sendbuf == MPI_IN_PLACE, w_form = rtypes != NULL;
+    if (!uniform && ((rc = ism_abi_counts_arg(fn, c, rcounts, "receive")) ||
+                     (!ip && (rc = ism_abi_counts_arg(fn, c, scounts, "send")))))
+        return rc;
+    if (!uniform && (!rdispls || (!ip && !sdispls) || (w_form && (!rtypes || (!ip && !stypes)))))
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements or types are NULL");
+    ism_dt *sd = NULL, *rd = NULL;
+    if (!w_form && ((rc = ism_abi_buf_type(fn, c, rtype, uniform ? rcount : 0, "receive", &rd)) ||
+                    (!ip && (rc = ism_abi_buf_type(fn, c, stype, uniform ? scount : 0, "send",
+                                                   &sd)))))
+        return rc;
+    wvec w;
+    if ((rc = wvec_make(&w, n)))
+        return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    for (int j = 0; j < n && !rc; j++) {
+        w.rt[j] = w_form ? ism_abi_dt(rtypes[j]) : rd;
+        w.rcnt[j] = uniform ? rcount : rcounts[j];
+        w.rdsp[j] = uniform ? (int64_t)j * rcount * rd->extent
+                            : w_form ? rdispls[j] : (int64_t)rdispls[j] * rd->extent;
+        if (!w.rt[j])
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "receive type for rank %d is invalid", j);
+        if (ip || rc)
+            continue;
+        w.st[j] = w_form ? ism_abi_dt(stypes[j]) : sd;
+        w.scnt[j] = uniform ? scount : scounts[j];
+        w.sdsp[j] = uniform ? (int64_t)j * scount * sd->extent
+                            : w_form ? sdispls[j] : (int64_t)sdispls[j] * sd->extent;
+        if (!w.st[j])
+            rc = ism_abi_error(c, MPI_ERR_TYPE, fn, "send type for rank %d is invalid", j);
+    }
+    if (rc) {
+        wvec_free(&w);
+        return rc;
+    }
+    return wstart(fn, c, ip ? ISM_IN_PLACE : sendbuf, recvbuf, &w, request);
+}
+
+int ism_abi_isched_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return ialltoall("MPI_Ialltoall", sendbuf, NULL, sendcount, NULL, NULL, sendtype, recvbuf,
+                     NULL, recvcount, NULL, NULL, recvtype, 1, comm, request);
+}
+
+int ism_abi_isched_alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                             MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                             const int *rdispls, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return ialltoall("MPI_Ialltoallv", sendbuf, sendcounts, 0, sdispls, NULL, sendtype, recvbuf,
+                     recvcounts, 0, rdispls, NULL, recvtype, 0, comm, request);
+}
+
+int ism_abi_isched_alltoallw(const void *sendbuf, const int *sendcounts, const int *sdispls,
+                             const MPI_Datatype *sendtypes, void *recvbuf, const int *recvcounts,
+                             const int *rdispls, const MPI_Datatype *recvtypes, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return ialltoall("MPI_Ialltoallw", sendbuf, sendcounts, 0, sdispls, sendtypes,
+                     MPI_DATATYPE_NULL, recvbuf, recvcounts, 0, rdispls, recvtypes,
+                     MPI_DATATYPE_NULL, 0, comm, request);
+}
+
+int ism_abi_isched_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const int *recvcounts, const int *displs,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallgatherv";
+    ism_comm *c;
+    ism_dt *sd = NULL, *rd = NULL;
+    int rc = intra(fn, comm, request, &c);
+    if (rc)
+        return rc;
+    int n = c->size, ip = sendbuf == MPI_IN_PLACE;
+    if ((rc = ism_abi_counts_arg(fn, c, recvcounts, "receive")))
+        return rc;
+    if (!displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    if ((!ip && (rc = ism_abi_buf_type(fn, c, sendtype, sendcount, "send", &sd))) ||
+        (rc = ism_abi_buf_type(fn, c, recvtype, 0, "receive", &rd)))
+        return rc;
+    int64_t *v = malloc(sizeof *v * 2 * (size_t)n + 1);
+    if (!v)
+        return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    for (int j = 0; j < n; j++) {
+        v[j] = recvcounts[j];
+        v[n + j] = (int64_t)displs[j] * rd->extent;
+    }
+    ism_req *r = NULL;
+    rc = ism_coll_iallgatherv64(ip ? ISM_IN_PLACE : sendbuf, sendcount, sd, recvbuf, v, v + n, rd,
+                                c, &r);
+    free(v);
+    return started(fn, c, rc, r, request);
 }

@@ -237,6 +237,17 @@ int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
 /* sbuf ISM_IN_PLACE: in place (my block in rbuf); sdt is then not read */
 int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
                         ism_dt *rdt, ism_comm *c, ism_req **out);
+/* The data-movement collectives (nb_move.c), any type: counts in elements, displacements
+ * in bytes; ISM_COLL_PASS only off a communicator spanning sites. Gather(v) and
+ * scatter(v) are alltoallws whose vectors are zero but towards the root. sbuf
+ * ISM_IN_PLACE: what goes out is read with the receive side's counts, displacements and
+ * types (allgatherv: my block at its place in rbuf). Vectors are read at the call only. */
+int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
+                          ism_dt *const *st, void *rbuf, const int64_t *rcnt, const int64_t *rdsp,
+                          ism_dt *const *rt, ism_comm *c, ism_req **out);
+int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
+                           const int64_t *rcnt, const int64_t *rdsp, ism_dt *rdt, ism_comm *c,
+                           ism_req **out);
 extern int ism_coll_nb_active;  /* collectives in flight */
 int ism_coll_nb_poll(void);     /* advance them all; how many moved */
 void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */

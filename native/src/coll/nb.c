@@ -2,7 +2,8 @@
  *
  * A collective in flight is a list of phases (nb_start.c composes them: inside the site,
  * among the sites, inside the site again, as twolevel.c does for the blocking calls), each
- * a schedule of rounds. Its start builds every phase's schedule, posts the first round
+ * a schedule of rounds, or one round of direct transfers between the program's blocks
+ * (nb_move.c's exchanges). Its start builds every phase's schedule, posts the first round
  * and returns. Every progress round of isthmus (any MPI call that tests or waits, the
  * blocking collectives' waits included) advances every collective in flight: when all a
  * round posted has completed, the next round's local actions run and its messages are
@@ -89,8 +90,10 @@ static void phase_free(nb_phase *ph)
 {
     free(ph->act);
     free(ph->rend);
+    free(ph->xf);
     ph->act = NULL;
     ph->rend = NULL;
+    ph->xf = NULL;
 }
 
 /* The next phase, empty but for its members, level, input, result and size; NULL when
@@ -228,6 +231,60 @@ int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const
     return own_done(ph, &sc);
 }
 
+int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n)
+{
+    ism_coll_view all = {nb->c->size, nb->c->rank, NULL}; /* peers are named by rank */
+    nb_phase *ph = phase_new(nb, &all, ISM_LVL_WAN, NULL, NULL, 0);
+    if (!ph)
+        return ISM_ERR_INTERN;
+    ph->built = ph->direct = 1;
+    ph->nround = 1;
+    if (n && !(ph->xf = malloc(sizeof *x * (size_t)n)))
+        return ISM_ERR_NO_MEM;
+    /* receives first, then sends, then copies: the order posted */
+    static const int order[] = {ISM_CA_RECV, ISM_CA_SEND, ISM_CA_COPY};
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < n; i++)
+            if (x[i].kind == order[k] && x[i].len > 0)
+                ph->xf[ph->nxf++] = x[i];
+    return 0;
+}
+
+static int grow(void **arr, int *cap, int n, size_t each)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? 2 * *cap : 4;
+    void *p = realloc(*arr, each * (size_t)c);
+    if (!p)
+        return ISM_ERR_NO_MEM;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
+
+int ism_coll_nb_unpack_later(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, char *bytes)
+{
+    if (grow((void **)&nb->unp, &nb->capunp, nb->nunp, sizeof *nb->unp))
+        return ISM_ERR_NO_MEM;
+    nb->unp[nb->nunp++] = (nb_unpack){dt, buf, count, bytes};
+    return 0;
+}
+
+int ism_coll_nb_hold(ism_coll_nb *nb, ism_dt *dt)
+{
+    if (!dt || !dt->x)
+        return 0; /* a predefined type */
+    for (int i = 0; i < nb->nheld; i++)
+        if (nb->held[i] == dt)
+            return 0;
+    if (grow((void **)&nb->held, &nb->capheld, nb->nheld, sizeof *nb->held))
+        return ISM_ERR_NO_MEM;
+    ism_dt_retain(dt);
+    nb->held[nb->nheld++] = dt;
+    return 0;
+}
+
 /* The temporaries of every phase in one block, each slot 64-byte aligned. */
 static int temps(ism_coll_nb *nb)
 {
@@ -259,19 +316,6 @@ static int temps(ism_coll_nb *nb)
     return 0;
 }
 
-static int post_grow(ism_coll_nb *nb)
-{
-    if (nb->npost < nb->cappost)
-        return 0;
-    int cap = nb->cappost ? 2 * nb->cappost : 4;
-    nb_post *p = realloc(nb->post, sizeof *p * (size_t)cap);
-    if (!p)
-        return ISM_ERR_NO_MEM;
-    nb->post = p;
-    nb->cappost = cap;
-    return 0;
-}
-
 static int post(ism_coll_nb *nb, int peer, char *buf, int64_t len, int is_send)
 {
     ism_comm *c = nb->c;
@@ -279,7 +323,7 @@ static int post(ism_coll_nb *nb, int peer, char *buf, int64_t len, int is_send)
     int l0 = c->l_of[peer];
     do {
         int l = (int)(len - o < MSG_MAX ? len - o : MSG_MAX), rc;
-        if ((rc = post_grow(nb)))
+        if ((rc = grow((void **)&nb->post, &nb->cappost, nb->npost, sizeof *nb->post)))
             return rc;
         nb_post *x = &nb->post[nb->npost];
         memset(x, 0, sizeof *x);
@@ -346,7 +390,18 @@ static int test_posts(ism_coll_nb *nb)
 /* Runs round rd of phase ph: local actions at once, messages posted. */
 static int run_round(ism_coll_nb *nb, nb_phase *ph, int rd)
 {
-    int lo = rd ? ph->rend[rd - 1] : 0, hi = ph->rend[rd], rc = 0;
+    int rc = 0;
+    if (ph->direct) { /* direct transfers (ism_coll_nb_direct) */
+        for (int i = 0; i < ph->nxf && !rc; i++) {
+            const nb_xfer *x = &ph->xf[i];
+            if (x->kind == ISM_CA_COPY)
+                ism_coll_move(x->b, x->a, (size_t)x->len);
+            else
+                rc = post(nb, x->peer, x->a, x->len, x->kind == ISM_CA_SEND);
+        }
+        return rc;
+    }
+    int lo = rd ? ph->rend[rd - 1] : 0, hi = ph->rend[rd];
     for (int i = lo; i < hi && !rc; i++) {
         const ism_coll_act *x = &ph->act[i];
         switch (x->kind) {
@@ -416,8 +471,10 @@ static void nb_free(ism_coll_nb *nb)
         phase_free(&nb->ph[i]);
     ism_coll_redop_free(&nb->red);
     ism_op_release(nb->red.op);
-    if (nb->held)
-        ism_dt_release(nb->held);
+    for (int i = 0; i < nb->nheld; i++)
+        ism_dt_release(nb->held[i]);
+    free(nb->held);
+    free(nb->unp);
     free(nb->post);
     free(nb->tmp);
     free(nb->own);
@@ -443,7 +500,9 @@ static int64_t footprint(const ism_coll_nb *nb)
     for (int i = 0; i < nb->nph; i++)
         if (nb->ph[i].built)
             b += (int64_t)sizeof(ism_coll_act) * nb->ph[i].nact +
-                 (int64_t)sizeof(int) * nb->ph[i].nround;
+                 (int64_t)sizeof(int) * nb->ph[i].nround +
+                 (int64_t)sizeof(nb_xfer) * nb->ph[i].nxf;
+    b += (int64_t)sizeof(nb_unpack) * nb->capunp + (int64_t)sizeof(ism_dt *) * nb->capheld;
     if (nb->wan)
         b += (int64_t)sizeof(int) * ism.lay.nsites;
     return b;
@@ -462,8 +521,8 @@ static void finish(ism_coll_nb *nb)
     ism_remote_add(-1);
     ism_req *r = nb->req;
     int rc = nb->rc;
-    if (!rc && nb->udt) /* a non-contiguous result (held until now) */
-        ism_dt_unpack(nb->udt, nb->ubytes, nb->ubuf, nb->ucount);
+    for (int i = 0; !rc && i < nb->nunp; i++) /* non-contiguous results (types held) */
+        ism_dt_unpack(nb->unp[i].dt, nb->unp[i].bytes, nb->unp[i].buf, nb->unp[i].count);
     nb_free(nb);
     r->st.error = rc;
     ism_req_complete(r, rc);
@@ -481,7 +540,8 @@ int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
      * vcoll does this (and the blocking collectives' site schedules make it too). */
     int inside = 0;
     for (int i = 0; i < nb->nph; i++)
-        inside |= nb->ph[i].built && nb->ph[i].lvl == ISM_LVL_INTRA;
+        inside |= nb->ph[i].built && (nb->ph[i].lvl == ISM_LVL_INTRA ||
+                                      (nb->ph[i].direct && c->lsize > 1));
     if (inside && !c->vcoll) {
         ism_nbc_drain(c);
         rc = ism_comm_add_vcoll(c);
@@ -499,9 +559,10 @@ int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
     r->st.source = ISM_ANY_SOURCE;
     r->st.tag = ISM_ANY_TAG;
     nb->req = r;
-    if (hold && hold->x) {
-        ism_dt_retain(hold); /* MPI lets the program free it while we use it */
-        nb->held = hold;
+    if (ism_coll_nb_hold(nb, hold)) { /* MPI lets the program free it while we use it */
+        ism_req_free(r);
+        nb_free(nb);
+        return ISM_ERR_NO_MEM;
     }
     nb->next = head;
     head = nb;

@@ -21,6 +21,24 @@ typedef struct nb_post {
     int done;
 } nb_post;
 
+/* One transfer of a phase of direct transfers (ism_coll_nb_direct): a message to or from
+ * a communicator rank, or a local copy, on buffers named by address. */
+typedef struct nb_xfer {
+    int kind;   /* ISM_CA_SEND, ISM_CA_RECV or ISM_CA_COPY (from a to b) */
+    int peer;   /* the communicator rank (not for a copy) */
+    char *a, *b;
+    int64_t len;
+} nb_xfer;
+
+/* A block of the program's buffer that arrives packed, unpacked when the collective
+ * completes. */
+typedef struct nb_unpack {
+    ism_dt *dt;
+    void *buf;
+    int64_t count;
+    char *bytes;
+} nb_unpack;
+
 typedef struct nb_phase {
     ism_coll_act *act; /* the built schedule, cut to size (NULL: none) */
     int *rend;         /* round i is act[rend[i-1] .. rend[i]) */
@@ -34,6 +52,9 @@ typedef struct nb_phase {
     int64_t bytes;
     int stage_in;    /* in overlaps out and the schedule cannot read it in place */
     char *slot[ISM_SL_MAX];
+    int direct;      /* a phase of direct transfers: one round of xf, no schedule */
+    nb_xfer *xf;
+    int nxf;
 } nb_phase;
 
 struct ism_coll_nb {
@@ -46,14 +67,13 @@ struct ism_coll_nb {
     nb_post *post;    /* what the running round posted */
     int npost, cappost, left;
     ism_coll_redop red;
-    ism_dt *held;     /* a derived type held until completion */
+    ism_dt **held;    /* derived types held until completion */
+    int nheld, capheld;
     char *tmp;        /* the phases' temporaries */
     int64_t tmplen;
     char *own;        /* a buffer of the composition's (a partial result, packed data) */
-    ism_dt *udt;      /* at the end, ucount elements of udt unpacked from ubytes to ubuf */
-    void *ubuf;
-    int64_t ucount;
-    char *ubytes;
+    nb_unpack *unp;   /* what is unpacked into the program's buffers at the end */
+    int nunp, capunp;
     int *wan;         /* the members of the phase among sites */
     int rc;
     struct ism_coll_nb *next;
@@ -78,6 +98,15 @@ int ism_coll_nb_local(ism_coll_nb *nb, int kind, char *from, char *to, int64_t l
  * only, the blocks in member order) into out. */
 int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const int64_t *cnt,
                         char *in, char *out);
+/* A phase of n direct transfers (copied), all in one round: the receives, the sends,
+ * then the local copies. For exchanges whose blocks lie anywhere in the program's
+ * buffers (the v- and w-forms), each pair's message going straight between them. */
+int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n);
+/* At the end, count elements of dt unpacked from bytes into buf (a non-contiguous
+ * block, received packed). */
+int ism_coll_nb_unpack_later(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, char *bytes);
+/* dt (a derived type) held until nb completes: MPI lets the program free it meanwhile. */
+int ism_coll_nb_hold(ism_coll_nb *nb, ism_dt *dt);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;
  * on an error nb is freed. */
 int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out);

@@ -123,12 +123,8 @@ static char *packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int f
         return at(buf, dt);
     if (fill)
         ism_dt_pack(dt, buf, count, own);
-    if (unpack) {
-        nb->udt = dt;
-        nb->ubuf = buf;
-        nb->ucount = count;
-        nb->ubytes = own;
-    }
+    if (unpack && ism_coll_nb_unpack_later(nb, dt, buf, count, own))
+        return NULL;
     return own;
 }
 
@@ -147,6 +143,8 @@ int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism
     if (!rc && !dt->contig && !(nb->own = malloc((size_t)bytes)))
         rc = ISM_ERR_NO_MEM;
     char *p = rc ? NULL : packed(nb, dt, buf, count, me_root, !me_root, nb->own);
+    if (!rc && !p)
+        rc = ISM_ERR_NO_MEM;
     /* segments on bytes (esize 1): members may name the bytes with types of other sizes */
     if (!rc && wv.me >= 0) /* the root's site's member and the other sites' leaders */
         rc = ism_coll_nb_phase(nb, ISM_COLL_BCAST, ISM_LVL_WAN, &wv, wroot, bytes, 1, 1,
@@ -198,7 +196,8 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
     char *o = NULL, *in = NULL;
     if (!rc) {
         char *mine = nb->own + (rdt->contig ? 0 : total);
-        o = packed(nb, rdt, rbuf, (int64_t)rcount * c->size, 0, 1, nb->own);
+        if (!(o = packed(nb, rdt, rbuf, (int64_t)rcount * c->size, 0, 1, nb->own)))
+            rc = ISM_ERR_NO_MEM;
         if (!inplace) /* my block in the receive type, in place */
             in = packed(nb, sdt, (void *)(uintptr_t)sbuf, scount, 1, 0, mine);
         else if (rdt->contig)
