@@ -148,14 +148,19 @@ int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t l
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request
  * whose p_op is ISM_ABI_PCOLL is one; its tmp is the template. The argument block args
- * names comm at *slot (a pointer into args); tv1, tv2 are the w-forms' type arrays, one
+ * names comm at *slot (a pointer into args); sched, where not NULL, starts a run as a
+ * collective in flight (coll_nb_sched.c) or answers ISM_ABI_NB_PASS; tv1, tv2 are the w-forms' type arrays, one
  * entry per peer (per neighbor if neighbor), NULL otherwise. */
 #define ISM_ABI_PCOLL 6
 int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body)(void *),
-                       const void *args, size_t len, MPI_Info info, MPI_Request *request,
+                       int (*sched)(void *, MPI_Request *), const void *args, size_t len,
+                       MPI_Info info, MPI_Request *request,
                        MPI_Datatype t1, MPI_Datatype t2, const MPI_Datatype *tv1,
                        const MPI_Datatype *tv2, int neighbor);
 int ism_abi_pcoll_start(ism_req *r);
+/* The template whose MPI_Start is starting a collective in flight now (NULL: none): the
+ * handle lookup accepts the freed types it holds (ism_abi_nbc_kept). */
+extern const ism_pcoll *ism_abi_pcoll_starting;
 void *ism_abi_pcoll_copy(const void *src, int n, size_t size, int *nomem);
 void ism_abi_pcoll_adopt(MPI_Request request, void *mem);
 void ism_abi_pcoll_free(ism_req *r);

@@ -43,6 +43,8 @@ static int run_kept(void *p)
 int ism_abi_nbc_kept(const ism_dt *d)
 {
     const kept_args *k = ism_nbc_cur_args();
+    if (ism_abi_pcoll_starting && ism_abi_pcoll_holds(ism_abi_pcoll_starting, d))
+        return 1; /* a persistent start as a collective in flight (coll_persist.c) */
     if (!k)
         return 0;
     for (int i = 0; i < k->n; i++)

@@ -16,10 +16,12 @@
  *    that MPI_Type_free while the request lives changes nothing;
  *  - the argument block, naming the private communicator instead of the program's.
  *
- * MPI_Start runs the nonblocking form's body on the private communicator, so every
- * argument check stays in the blocking entry point (coll.c, topo.c) and its errors come
- * back through the MPI_Wait/MPI_Test that completes the request, raised on the program's
- * communicator. Completion leaves the request inactive and restartable (abi/request.c).
+ * MPI_Start starts the nonblocking form on the private communicator: as a collective in
+ * flight where that engine takes it (coll/nb.c; its argument errors are raised at
+ * MPI_Start), else by running its body (the blocking form) on a coroutine, whose errors
+ * come back through the MPI_Wait/MPI_Test that completes the request, raised on the
+ * program's communicator. A collective in flight tells the template when it has ended
+ * (ism_coll_nb_next_ends), as the coroutine does. Completion leaves the request inactive and restartable (abi/request.c).
  * Freeing an active request is erroneous (MPI 4.0 §6.13) and does not crash: the run
  * completes in the background and the template goes at its end. The info argument is
  * accepted and not interpreted (no hint is defined for these calls).
@@ -32,6 +34,7 @@
 
 struct ism_pcoll {
     int (*body)(void *);
+    int (*sched)(void *, MPI_Request *); /* a start as a collective in flight, or NULL */
     ism_comm *priv;  /* the private duplicate the runs use */
     ism_dt **held;   /* derived types referenced until the template goes */
     int nheld;
@@ -67,7 +70,8 @@ static void destroy(ism_pcoll *p)
 }
 
 int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body)(void *),
-                       const void *args, size_t len, MPI_Info info, MPI_Request *request,
+                       int (*sched)(void *, MPI_Request *), const void *args, size_t len,
+                       MPI_Info info, MPI_Request *request,
                        MPI_Datatype t1, MPI_Datatype t2, const MPI_Datatype *tv1,
                        const MPI_Datatype *tv2, int neighbor)
 {
@@ -111,12 +115,15 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
         rc = ism_abi_topo_copy(c, priv); /* the neighborhood collectives need it */
     if (!rc)
         rc = ism_coll_copy_hints(c, priv); /* and chooses algorithms as c does */
+    if (!rc && sched) /* a start in flight must not make it: that would block (coll/nb.c) */
+        ism_comm_spanning_vcoll(priv);
     if (rc) {
         ism_req_free(r);
         destroy(p);
         return ism_abi_error(c, rc, fn, "creating the request's communicator failed");
     }
     p->body = body;
+    p->sched = sched;
     p->len = len;
     memcpy(p->args, args, len);
     MPI_Comm h = (MPI_Comm)p->priv;
@@ -130,6 +137,10 @@ int ism_abi_pcoll_init(const char *fn, MPI_Comm comm, MPI_Comm *slot, int (*body
     return MPI_SUCCESS;
 }
 
+const ism_pcoll *ism_abi_pcoll_starting;
+
+static void pcoll_ended(void *p) { ism_abi_pcoll_ended(p); }
+
 int ism_abi_pcoll_start(ism_req *r)
 {
     ism_pcoll *p = r->tmp;
@@ -139,7 +150,28 @@ int ism_abi_pcoll_start(ism_req *r)
      * says most. A user function never sees the private communicator. */
     p->priv->errh = c->errh && c->errh->kind != 3 ? c->errh : &ism_errh_return;
     p->running = 1; /* before the run: it may end within the start */
-    int rc = ism_abi_nbc_run(p->priv, p->body, p->args, p->len, NULL, NULL, p, &r->inner);
+    int rc = ISM_ABI_NB_PASS;
+    if (p->sched) { /* as a collective in flight, which tells us when it has ended */
+        MPI_Request q = MPI_REQUEST_NULL;
+        ism_coll_nb_next_ends(pcoll_ended, p);
+        ism_abi_pcoll_starting = p; /* its freed types are still the template's */
+        rc = p->sched(p->args, &q);
+        ism_abi_pcoll_starting = NULL;
+        ism_coll_nb_next_ends(NULL, NULL);
+        if (rc == MPI_SUCCESS) {
+            r->inner = (ism_req *)q;
+            return MPI_SUCCESS;
+        }
+        if (rc != ISM_ABI_NB_PASS) { /* raised on the private communicator already */
+            p->running = 0;
+            r->inner = NULL;
+            return p->priv->errh == c->errh ? rc
+                                            : ism_abi_error(c, rc, "MPI_Start",
+                                                            "the collective's arguments are "
+                                                            "invalid");
+        }
+    }
+    rc = ism_abi_nbc_run(p->priv, p->body, p->args, p->len, NULL, NULL, p, &r->inner);
     if (rc) {
         p->running = 0;
         r->inner = NULL;

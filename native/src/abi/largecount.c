@@ -407,7 +407,7 @@ static int run_allgather_c(void *p)
 static int lc_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_allgather_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Allgather_init_c", comm, &a.comm, run_allgather_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Allgather_init_c", comm, &a.comm, run_allgather_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -435,7 +435,7 @@ int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
     MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
     a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Allgatherv_init_c", comm, &a.comm, run_allgatherv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
     if (rc) {
         free(recvcounts_);
         free(displs_);
@@ -467,7 +467,7 @@ static int run_allreduce_c(void *p)
 static int lc_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_allreduce_c a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return ism_abi_pcoll_init("MPI_Allreduce_init_c", comm, &a.comm, run_allreduce_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Allreduce_init_c", comm, &a.comm, run_allreduce_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -489,7 +489,7 @@ static int run_alltoall_c(void *p)
 static int lc_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_alltoall_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Alltoall_init_c", comm, &a.comm, run_alltoall_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Alltoall_init_c", comm, &a.comm, run_alltoall_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -520,7 +520,7 @@ int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
     MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
     a_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallv_init_c", comm, &a.comm, run_alltoallv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
     if (rc) {
         free(sendcounts_);
         free(sdispls_);
@@ -566,7 +566,7 @@ int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[], con
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
     MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, n_, sizeof(*rdispls), &nomem);
     a_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Alltoallw_init_c", comm, &a.comm, run_alltoallw_c, NULL, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 0);
     if (rc) {
         free(sendcounts_);
         free(sdispls_);
@@ -601,7 +601,7 @@ static int run_bcast_c(void *p)
 static int lc_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_bcast_c a = {buffer, count, datatype, root, comm};
-    return ism_abi_pcoll_init("MPI_Bcast_init_c", comm, &a.comm, run_bcast_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Bcast_init_c", comm, &a.comm, run_bcast_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -622,7 +622,7 @@ static int run_exscan_c(void *p)
 static int lc_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_exscan_c a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return ism_abi_pcoll_init("MPI_Exscan_init_c", comm, &a.comm, run_exscan_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Exscan_init_c", comm, &a.comm, run_exscan_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -645,7 +645,7 @@ static int run_gather_c(void *p)
 static int lc_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_gather_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return ism_abi_pcoll_init("MPI_Gather_init_c", comm, &a.comm, run_gather_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Gather_init_c", comm, &a.comm, run_gather_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 
 typedef struct {
@@ -674,7 +674,7 @@ int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
     MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
     a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Gatherv_init_c", comm, &a.comm, run_gatherv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
     if (rc) {
         free(recvcounts_);
         free(displs_);
@@ -1007,7 +1007,7 @@ ISM_PMPI(Iscatterv_c)
 static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_allgather_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init_c", comm, &a.comm, run_neighbor_allgather_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init_c", comm, &a.comm, run_neighbor_allgather_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
 }
 
 int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1018,7 +1018,7 @@ int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MP
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
     MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, nin_, sizeof(*displs), &nomem);
     a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init_c", comm, &a.comm, run_neighbor_allgatherv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
     if (rc) {
         free(recvcounts_);
         free(displs_);
@@ -1035,7 +1035,7 @@ ISM_PMPI(Neighbor_allgatherv_init_c)
 static int lc_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_alltoall_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init_c", comm, &a.comm, run_neighbor_alltoall_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init_c", comm, &a.comm, run_neighbor_alltoall_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
 }
 
 int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1048,7 +1048,7 @@ int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcoun
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
     MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
     a_neighbor_alltoallv_c a = {sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init_c", comm, &a.comm, run_neighbor_alltoallv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 1);
     if (rc) {
         free(sendcounts_);
         free(sdispls_);
@@ -1076,7 +1076,7 @@ int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcoun
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, nin_, sizeof(*recvcounts), &nomem);
     MPI_Aint *rdispls_ = ism_abi_pcoll_copy(rdispls, nin_, sizeof(*rdispls), &nomem);
     a_neighbor_alltoallw_c a = {sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init_c", comm, &a.comm, run_neighbor_alltoallw_c, NULL, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, a.sendbuf == MPI_IN_PLACE ? NULL : sendtypes, recvtypes, 1);
     if (rc) {
         free(sendcounts_);
         free(sdispls_);
@@ -1097,13 +1097,13 @@ ISM_PMPI(Neighbor_alltoallw_init_c)
 static int lc_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_reduce_c a = {sendbuf, recvbuf, count, datatype, op, root, comm};
-    return ism_abi_pcoll_init("MPI_Reduce_init_c", comm, &a.comm, run_reduce_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Reduce_init_c", comm, &a.comm, run_reduce_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 static int lc_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_reduce_scatter_block_c a = {sendbuf, recvbuf, recvcount, datatype, op, comm};
-    return ism_abi_pcoll_init("MPI_Reduce_scatter_block_init_c", comm, &a.comm, run_reduce_scatter_block_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Reduce_scatter_block_init_c", comm, &a.comm, run_reduce_scatter_block_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1113,7 +1113,7 @@ int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Cou
     (void)nout_;
     MPI_Count *recvcounts_ = ism_abi_pcoll_copy(recvcounts, n_, sizeof(*recvcounts), &nomem);
     a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts_, datatype, op, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Reduce_scatter_init_c", comm, &a.comm, run_reduce_scatter_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
     if (rc) {
         free(recvcounts_);
         return rc == MPI_ERR_NO_MEM && nomem
@@ -1128,13 +1128,13 @@ ISM_PMPI(Reduce_scatter_init_c)
 static int lc_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_scan_c a = {sendbuf, recvbuf, count, datatype, op, comm};
-    return ism_abi_pcoll_init("MPI_Scan_init_c", comm, &a.comm, run_scan_c, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Scan_init_c", comm, &a.comm, run_scan_c, NULL, &a, sizeof a, info, request, datatype, MPI_DATATYPE_NULL, NULL, NULL, 0);
 }
 
 static int lc_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_scatter_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    return ism_abi_pcoll_init("MPI_Scatter_init_c", comm, &a.comm, run_scatter_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Scatter_init_c", comm, &a.comm, run_scatter_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 
 int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -1145,7 +1145,7 @@ int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], cons
     MPI_Count *sendcounts_ = ism_abi_pcoll_copy(sendcounts, n_, sizeof(*sendcounts), &nomem);
     MPI_Aint *displs_ = ism_abi_pcoll_copy(displs, n_, sizeof(*displs), &nomem);
     a_scatterv_c a = {sendbuf, sendcounts_, displs_, sendtype, recvbuf, recvcount, recvtype, root, comm};
-    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    int rc = nomem ? MPI_ERR_NO_MEM : ism_abi_pcoll_init("MPI_Scatterv_init_c", comm, &a.comm, run_scatterv_c, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
     if (rc) {
         free(sendcounts_);
         free(displs_);

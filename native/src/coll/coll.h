@@ -248,6 +248,9 @@ int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *
 int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
                            const int64_t *rcnt, const int64_t *rdsp, ism_dt *rdt, ism_comm *c,
                            ism_req **out);
+/* The next collective in flight launched calls fn(arg) once it has completed (NULL: none);
+ * a start that does not launch one leaves it to the caller to clear. */
+void ism_coll_nb_next_ends(void (*fn)(void *), void *arg);
 extern int ism_coll_nb_active;  /* collectives in flight */
 int ism_coll_nb_poll(void);     /* advance them all; how many moved */
 void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */

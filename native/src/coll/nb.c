@@ -31,6 +31,8 @@
 int ism_coll_nb_active;
 static ism_coll_nb *head;
 static int polling;
+static void (*next_end)(void *); /* ism_coll_nb_next_ends */
+static void *next_arg;
 ism_coll_nb_stats ism_coll_nb_st;
 
 static int overlaps(const void *a, int64_t la, const void *b, int64_t lb)
@@ -523,9 +525,18 @@ static void finish(ism_coll_nb *nb)
     int rc = nb->rc;
     for (int i = 0; !rc && i < nb->nunp; i++) /* non-contiguous results (types held) */
         ism_dt_unpack(nb->unp[i].dt, nb->unp[i].bytes, nb->unp[i].buf, nb->unp[i].count);
+    void (*ended)(void *) = nb->ended, *arg = nb->ended_arg;
     nb_free(nb);
     r->st.error = rc;
     ism_req_complete(r, rc);
+    if (ended)
+        ended(arg);
+}
+
+void ism_coll_nb_next_ends(void (*fn)(void *), void *arg)
+{
+    next_end = fn;
+    next_arg = arg;
 }
 
 int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
@@ -564,6 +575,9 @@ int ism_coll_nb_launch(ism_coll_nb *nb, ism_dt *hold, ism_req **out)
         nb_free(nb);
         return ISM_ERR_NO_MEM;
     }
+    nb->ended = next_end;
+    nb->ended_arg = next_arg;
+    next_end = NULL;
     nb->next = head;
     head = nb;
     ism_coll_nb_active++;

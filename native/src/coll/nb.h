@@ -76,6 +76,8 @@ struct ism_coll_nb {
     int nunp, capunp;
     int *wan;         /* the members of the phase among sites */
     int rc;
+    void (*ended)(void *); /* told when it has completed (a persistent request's run) */
+    void *ended_arg;
     struct ism_coll_nb *next;
 };
 
