@@ -409,9 +409,10 @@ def section_wan(args) -> str:
             if rec.get("status") == "ok":
                 res.setdefault((name, rec["op"], rec["size"]), []).append(rec["median"] / 1e3)
 
+    wan_ops = [o for o in OPS if not args.ops or o in args.ops.split(",")]
     for rnd in range(args.wan_rounds):
         for size, iters, reps in WAN_PLAN:
-            ops = OPS if size == 8 else [o for o in OPS if o != "barrier"]
+            ops = wan_ops if size == 8 else [o for o in wan_ops if o != "barrier"]
             bench_args = ["--op", ",".join(ops), "-m", str(size), "-i", str(iters), "-r",
                           str(reps), "-x", "1"]
             for name, env in configs.items():
@@ -446,7 +447,7 @@ def section_wan(args) -> str:
            + "".join(f" {n} | × bound |" for n in list(configs)[1:]),
            "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * (len(configs) - 1)]
     within = never_slower = n = 0
-    for op in OPS:
+    for op in wan_ops:
         for size in ([0] if op == "barrier" else [8, 65536, 1 << 20]):
             b = bound_ms(op, size, delay_ms, rate, k)
             vals = {name: median(res.get((name, op, size), []))
@@ -524,6 +525,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=5, help="rounds of the vendor comparison")
     ap.add_argument("--wan-rounds", type=int, default=3)
+    ap.add_argument("--ops", default="",
+                    help="wan section: only these collectives (comma-separated; default all)")
     ap.add_argument("--pipe-rounds", type=int, default=3)
     ap.add_argument("--wan-config", action="append", metavar="NAME:VAR=VALUE[:VAR=VALUE]",
                     help="wan section: one more isthmus configuration, interleaved with the "

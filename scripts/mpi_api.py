@@ -410,7 +410,9 @@ Neighbor_alltoallw      sendtypes recvtypes
 # does and returns ISM_ABI_NB_PASS where that engine does not take the call.
 NB_SCHEDULED = ("Barrier", "Bcast", "Reduce", "Allreduce", "Allgather", "Scan", "Exscan",
                 "Reduce_scatter", "Reduce_scatter_block", "Allgatherv", "Gather", "Gatherv",
-                "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Alltoallw")
+                "Scatter", "Scatterv", "Alltoall", "Alltoallv", "Alltoallw",
+                "Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall",
+                "Neighbor_alltoallv", "Neighbor_alltoallw")
 
 
 def nbc_table() -> list[tuple[str, str, str, tuple[str, str, str, str, str]]]:

@@ -79,6 +79,12 @@ int ism_abi_nbc_start_types(const char *fn, MPI_Comm comm, int (*body)(void *), 
  * many: the vector side's, at the root only; NULL where not significant). */
 int ism_abi_buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, const char *what,
                      ism_dt **d);
+/* Whether a blocking neighbourhood collective on c runs as start + wait on the engine of
+ * collectives in flight (coll/nb_move.c): across sites, and not on a coroutine (a
+ * nonblocking collective's fallback there would take the communicator's sequence numbers
+ * in an order of its own). Every member decides alike: its int and _c forms both come
+ * through ism_abi_nbr_w. */
+int ism_abi_coll_in_flight(const ism_comm *c);
 int ism_abi_counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what);
 int ism_abi_rooted_checks(const char *fn, ism_comm *c, int root, int in_place,
                           MPI_Datatype one_t, int one_n, const char *one_what, const int *counts,
@@ -138,12 +144,33 @@ void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout);
 int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
                   const MPI_Aint *sdispls, const MPI_Datatype *stypes, MPI_Datatype stype,
                   void *recvbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm);
+                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm,
+                  MPI_Request *request);
 int ism_abi_nbr_v(const char *fn, int wide, const void *sendbuf, const void *scounts,
                   const void *sdispls, MPI_Count scount1, MPI_Datatype stype, void *recvbuf,
                   const void *rcounts, const void *rdispls, MPI_Count rcount1,
-                  MPI_Datatype rtype, MPI_Comm comm);
+                  MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request);
 extern const void *const ism_abi_nbr_one_block;
+/* (request: NULL for the blocking call; else the nonblocking one, started as a collective
+ * in flight, or ISM_ABI_NB_PASS where the coroutine must run it) */
+int ism_abi_isched_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int *recvcounts, const int *displs,
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                      const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                      const int *recvcounts, const int *rdispls,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int ism_abi_isched_neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                                      void *recvbuf, const int *recvcounts,
+                                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                                      MPI_Comm comm, MPI_Request *request);
 int ism_abi_nbc_run(ism_comm *c, int (*body)(void *), const void *args, size_t len, ism_dt *t1,
                     ism_dt *t2, ism_pcoll *owner, ism_req **out);
 /* coll_persist.c: persistent collective requests (MPI_<x>_init). A persistent request

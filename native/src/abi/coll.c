@@ -297,6 +297,12 @@ static int done(ism_comm *c, int rc, const char *fn)
     return rc ? ism_abi_error(c, rc, fn, "the collective failed") : MPI_SUCCESS;
 }
 
+int ism_abi_coll_in_flight(const ism_comm *c)
+{
+    return !c->is_inter && !c->all_local && ism.multisite && !ism_nbc_cur_args();
+}
+
+
 /* The arguments of a rooted v-collective: the single buffer (send for gather, receive
  * for scatter; MPI_IN_PLACE only at the root) on every rank, counts, displacements and
  * type of the vector side at the root only. */

@@ -934,7 +934,7 @@ int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_allgather_c", 1, sendbuf, NULL, NULL, sendcount, sendtype,
-                         recvbuf, NULL, NULL, recvcount, recvtype, comm);
+                         recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_allgather_c)
 
@@ -945,7 +945,7 @@ int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     /* element displacements as MPI_Aint: the same width as MPI_Count here */
     _Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count), "MPI_Aint and MPI_Count differ");
     return ism_abi_nbr_v("MPI_Neighbor_allgatherv_c", 1, sendbuf, NULL, NULL, sendcount,
-                         sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm);
+                         sendtype, recvbuf, recvcounts, displs, 0, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_allgatherv_c)
 
@@ -954,7 +954,7 @@ int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_alltoall_c", 1, sendbuf, NULL, ism_abi_nbr_one_block,
-                         sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm);
+                         sendcount, sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoall_c)
 
@@ -964,7 +964,7 @@ int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               MPI_Datatype recvtype, MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_alltoallv_c", 1, sendbuf, sendcounts, sdispls, 0,
-                         sendtype, recvbuf, recvcounts, rdispls, 0, recvtype, comm);
+                         sendtype, recvbuf, recvcounts, rdispls, 0, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoallv_c)
 
@@ -976,6 +976,6 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 {
     return ism_abi_nbr_w("MPI_Neighbor_alltoallw_c", sendbuf, sendcounts, sdispls, sendtypes,
                          MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls, recvtypes,
-                         MPI_DATATYPE_NULL, comm);
+                         MPI_DATATYPE_NULL, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoallw_c)

@@ -689,8 +689,17 @@ static int run_neighbor_allgather(void *p)
     return PMPI_Neighbor_allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
 }
 
+static int sched_neighbor_allgather(void *p, MPI_Request *request)
+{
+    a_neighbor_allgather *a = p;
+    return ism_abi_isched_neighbor_allgather(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm, request);
+}
+
 int PMPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_neighbor_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_allgather", comm, run_neighbor_allgather, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -699,7 +708,7 @@ ISM_PMPI(Ineighbor_allgather)
 int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_allgather a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init", comm, &a.comm, run_neighbor_allgather, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Neighbor_allgather_init", comm, &a.comm, run_neighbor_allgather, sched_neighbor_allgather, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 ISM_PMPI(Neighbor_allgather_init)
 
@@ -720,8 +729,17 @@ static int run_neighbor_allgatherv(void *p)
     return PMPI_Neighbor_allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
 }
 
+static int sched_neighbor_allgatherv(void *p, MPI_Request *request)
+{
+    a_neighbor_allgatherv *a = p;
+    return ism_abi_isched_neighbor_allgatherv(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm, request);
+}
+
 int PMPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_neighbor_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_allgatherv", comm, run_neighbor_allgatherv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -730,7 +748,7 @@ ISM_PMPI(Ineighbor_allgatherv)
 int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_allgatherv a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init", comm, &a.comm, run_neighbor_allgatherv, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Neighbor_allgatherv_init", comm, &a.comm, run_neighbor_allgatherv, sched_neighbor_allgatherv, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 ISM_PMPI(Neighbor_allgatherv_init)
 
@@ -750,8 +768,17 @@ static int run_neighbor_alltoall(void *p)
     return PMPI_Neighbor_alltoall(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm);
 }
 
+static int sched_neighbor_alltoall(void *p, MPI_Request *request)
+{
+    a_neighbor_alltoall *a = p;
+    return ism_abi_isched_neighbor_alltoall(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->comm, request);
+}
+
 int PMPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_neighbor_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_alltoall", comm, run_neighbor_alltoall, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -760,7 +787,7 @@ ISM_PMPI(Ineighbor_alltoall)
 int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_alltoall a = {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init", comm, &a.comm, run_neighbor_alltoall, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoall_init", comm, &a.comm, run_neighbor_alltoall, sched_neighbor_alltoall, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 ISM_PMPI(Neighbor_alltoall_init)
 
@@ -782,8 +809,17 @@ static int run_neighbor_alltoallv(void *p)
     return PMPI_Neighbor_alltoallv(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
 }
 
+static int sched_neighbor_alltoallv(void *p, MPI_Request *request)
+{
+    a_neighbor_alltoallv *a = p;
+    return ism_abi_isched_neighbor_alltoallv(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm, request);
+}
+
 int PMPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_neighbor_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallv", comm, run_neighbor_alltoallv, &a, sizeof a, request, sendtype, recvtype);
 }
@@ -792,7 +828,7 @@ ISM_PMPI(Ineighbor_alltoallv)
 int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_alltoallv a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init", comm, &a.comm, run_neighbor_alltoallv, NULL, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallv_init", comm, &a.comm, run_neighbor_alltoallv, sched_neighbor_alltoallv, &a, sizeof a, info, request, sendtype, recvtype, NULL, NULL, 0);
 }
 ISM_PMPI(Neighbor_alltoallv_init)
 
@@ -814,8 +850,17 @@ static int run_neighbor_alltoallw(void *p)
     return PMPI_Neighbor_alltoallw(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
 }
 
+static int sched_neighbor_alltoallw(void *p, MPI_Request *request)
+{
+    a_neighbor_alltoallw *a = p;
+    return ism_abi_isched_neighbor_alltoallw(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm, request);
+}
+
 int PMPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    int rc = ism_abi_isched_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    if (rc != ISM_ABI_NB_PASS)
+        return rc;
     a_neighbor_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallw", comm, run_neighbor_alltoallw, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
@@ -824,6 +869,6 @@ ISM_PMPI(Ineighbor_alltoallw)
 int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     a_neighbor_alltoallw a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
-    return ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init", comm, &a.comm, run_neighbor_alltoallw, NULL, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, sendtypes, recvtypes, 1);
+    return ism_abi_pcoll_init("MPI_Neighbor_alltoallw_init", comm, &a.comm, run_neighbor_alltoallw, sched_neighbor_alltoallw, &a, sizeof a, info, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL, sendtypes, recvtypes, 1);
 }
 ISM_PMPI(Neighbor_alltoallw_init)

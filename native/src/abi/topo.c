@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 typedef struct topo {
     int kind; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
@@ -827,14 +828,19 @@ void ism_abi_neighbor_degrees(MPI_Comm comm, int *nin, int *nout)
 int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
                   const MPI_Aint *sdispls, const MPI_Datatype *stypes, MPI_Datatype stype,
                   void *recvbuf, const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm)
+                  const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm,
+                  MPI_Request *request)
 {
     ism_comm *c;
     int *in, *out, nin, nout;
     int rc = neighbors(fn, comm, &c, &in, &nin, &out, &nout);
     if (rc)
         return rc;
-    ism_nbc_drain(c);
+    /* across sites a collective in flight (coll/nb_move.c): started, or started and
+     * waited for; else the exchange below, in the order of the collectives before it */
+    int engine = request || ism_abi_coll_in_flight(c);
+    if (!engine)
+        ism_nbc_drain(c);
     ism_dt **st = malloc(sizeof *st * (size_t)(nout + 1)), **rt = malloc(sizeof *rt * (size_t)(nin + 1));
     ptrdiff_t *sd = malloc(sizeof *sd * (size_t)(nout + 1)), *rd = malloc(sizeof *rd * (size_t)(nin + 1));
     int64_t *cn = malloc(sizeof *cn * (size_t)(nout + nin + 1));
@@ -856,9 +862,31 @@ int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
             rc = ism_abi_error(c, rt[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn,
                                "bad receive count or type for neighbor %d", i);
     }
+    int cart = ((topo *)c->topo)->kind == MPI_CART;
+    if (!rc && engine) {
+        ism_req *r = NULL;
+        int e = ism_coll_ineighbor64(sendbuf, nout, out, cn, sd, st, recvbuf, nin, in, cn + nout,
+                                     rd, rt, cart, c, &r);
+        if (e == ISM_COLL_PASS && request) {
+            rc = ISM_ABI_NB_PASS; /* the coroutine runs the blocking form */
+        } else if (e == ISM_COLL_PASS) {
+            engine = 0;
+            ism_nbc_drain(c);
+        } else if (e) {
+            rc = ism_abi_nbc_error(c, e, fn);
+        } else if (request) {
+            *request = (MPI_Request)r;
+        } else {
+            ism_req_wait(r, NULL);
+            e = r->error ? r->error : r->st.error;
+            ism_req_free(r);
+            if (e)
+                rc = ism_abi_error(c, e, fn, "the neighborhood exchange failed");
+        }
+    }
     /* Cartesian: tag = direction slot; the -1 slot receives what the neighbor sent to +1 */
     int *stag = NULL, *rtag = NULL;
-    if (!rc && ((topo *)c->topo)->kind == MPI_CART) {
+    if (!rc && !engine && cart) {
         stag = malloc(sizeof(int) * (size_t)(nout + 1));
         rtag = malloc(sizeof(int) * (size_t)(nin + 1));
         if (!stag || !rtag)
@@ -868,7 +896,7 @@ int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
         for (int i = 0; !rc && i < nin; i++)
             rtag[i] = 100 + (i ^ 1);
     }
-    if (!rc) {
+    if (!rc && !engine) {
         rc = ism_neighbor_exchange64(sendbuf, nout, out, cn, sd, st, recvbuf, nin, in, cn + nout,
                                      rd, rt, stag, rtag, c);
         if (rc)
@@ -892,7 +920,7 @@ int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
 int ism_abi_nbr_v(const char *fn, int wide, const void *sendbuf, const void *scounts,
                   const void *sdispls, MPI_Count scount1, MPI_Datatype stype, void *recvbuf,
                   const void *rcounts, const void *rdispls, MPI_Count rcount1,
-                  MPI_Datatype rtype, MPI_Comm comm)
+                  MPI_Datatype rtype, MPI_Comm comm, MPI_Request *request)
 {
     ism_comm *c;
     int *in, *out, nin, nout;
@@ -922,7 +950,8 @@ int ism_abi_nbr_v(const char *fn, int wide, const void *sendbuf, const void *sco
         rdi[i] = (MPI_Aint)(rcounts ? NTH(rdispls, i) : i * rcount1) * rd->extent;
     }
 #undef NTH
-    rc = ism_abi_nbr_w(fn, sendbuf, sc, sdi, NULL, stype, recvbuf, rc2, rdi, NULL, rtype, comm);
+    rc = ism_abi_nbr_w(fn, sendbuf, sc, sdi, NULL, stype, recvbuf, rc2, rdi, NULL, rtype, comm,
+                       request);
 done:
     free(sc);
     free(rc2);
@@ -938,7 +967,7 @@ int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_allgather", 0, sendbuf, NULL, NULL, sendcount, sendtype,
-                         recvbuf, NULL, NULL, recvcount, recvtype, comm);
+                         recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_allgather)
 
@@ -947,7 +976,7 @@ int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_allgatherv", 0, sendbuf, NULL, NULL, sendcount, sendtype,
-                         recvbuf, recvcounts, displs, 0, recvtype, comm);
+                         recvbuf, recvcounts, displs, 0, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_allgatherv)
 
@@ -955,7 +984,7 @@ int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_alltoall", 0, sendbuf, NULL, &one_block, sendcount,
-                         sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm);
+                         sendtype, recvbuf, NULL, NULL, recvcount, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoall)
 
@@ -964,28 +993,104 @@ int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     return ism_abi_nbr_v("MPI_Neighbor_alltoallv", 0, sendbuf, sendcounts, sdispls, 0, sendtype,
-                         recvbuf, recvcounts, rdispls, 0, recvtype, comm);
+                         recvbuf, recvcounts, rdispls, 0, recvtype, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoallv)
+
+/* The int form of the alltoallw: counts widened (request NULL: the blocking call). */
+static int nbr_w_int(const char *fn, const void *sendbuf, const int *sendcounts,
+                     const MPI_Aint *sdispls, const MPI_Datatype *sendtypes, void *recvbuf,
+                     const int *recvcounts, const MPI_Aint *rdispls,
+                     const MPI_Datatype *recvtypes, MPI_Comm comm, MPI_Request *request)
+{
+    int nin, nout;
+    ism_abi_neighbor_degrees(comm, &nin, &nout);
+    MPI_Count *w = malloc(sizeof(MPI_Count) * (size_t)(nin + nout + 1));
+    if (!w)
+        return ism_abi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; i < nout; i++)
+        w[i] = sendcounts[i];
+    for (int i = 0; i < nin; i++)
+        w[nout + i] = recvcounts[i];
+    int rc = ism_abi_nbr_w(fn, sendbuf, w, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
+                           w + nout, rdispls, recvtypes, MPI_DATATYPE_NULL, comm, request);
+    free(w);
+    return rc;
+}
 
 int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                             MPI_Comm comm)
 {
-    int nin, nout;
-    ism_abi_neighbor_degrees(comm, &nin, &nout);
-    MPI_Count *w = malloc(sizeof(MPI_Count) * (size_t)(nin + nout + 1));
-    if (!w)
-        return ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Neighbor_alltoallw", "out of memory");
-    for (int i = 0; i < nout; i++)
-        w[i] = sendcounts[i];
-    for (int i = 0; i < nin; i++)
-        w[nout + i] = recvcounts[i];
-    int rc = ism_abi_nbr_w("MPI_Neighbor_alltoallw", sendbuf, w, sdispls, sendtypes,
-                           MPI_DATATYPE_NULL, recvbuf, w + nout, rdispls, recvtypes,
-                           MPI_DATATYPE_NULL, comm);
-    free(w);
-    return rc;
+    return nbr_w_int("MPI_Neighbor_alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                     recvcounts, rdispls, recvtypes, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoallw)
+
+/* ---- the nonblocking forms (coll_nb_gen.c): started as collectives in flight across
+ * sites, else ISM_ABI_NB_PASS (the coroutine runs the blocking form) ---- */
+
+static int nbr_request(const char *fn, MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c;
+    return ism_abi_nbc_comm(fn, comm, request, &c);
+}
+
+int ism_abi_isched_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ineighbor_allgather";
+    int rc = nbr_request(fn, comm, request);
+    return rc ? rc
+              : ism_abi_nbr_v(fn, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf, NULL,
+                              NULL, recvcount, recvtype, comm, request);
+}
+
+int ism_abi_isched_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, const int *recvcounts, const int *displs,
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ineighbor_allgatherv";
+    int rc = nbr_request(fn, comm, request);
+    return rc ? rc
+              : ism_abi_nbr_v(fn, 0, sendbuf, NULL, NULL, sendcount, sendtype, recvbuf,
+                              recvcounts, displs, 0, recvtype, comm, request);
+}
+
+int ism_abi_isched_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ineighbor_alltoall";
+    int rc = nbr_request(fn, comm, request);
+    return rc ? rc
+              : ism_abi_nbr_v(fn, 0, sendbuf, NULL, &one_block, sendcount, sendtype, recvbuf,
+                              NULL, NULL, recvcount, recvtype, comm, request);
+}
+
+int ism_abi_isched_neighbor_alltoallv(const void *sendbuf, const int *sendcounts,
+                                      const int *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                      const int *recvcounts, const int *rdispls,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ineighbor_alltoallv";
+    int rc = nbr_request(fn, comm, request);
+    return rc ? rc
+              : ism_abi_nbr_v(fn, 0, sendbuf, sendcounts, sdispls, 0, sendtype, recvbuf,
+                              recvcounts, rdispls, 0, recvtype, comm, request);
+}
+
+int ism_abi_isched_neighbor_alltoallw(const void *sendbuf, const int *sendcounts,
+                                      const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                                      void *recvbuf, const int *recvcounts,
+                                      const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                                      MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ineighbor_alltoallw";
+    int rc = nbr_request(fn, comm, request);
+    return rc ? rc
+              : nbr_w_int(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                          rdispls, recvtypes, comm, request);
+}

@@ -251,6 +251,12 @@ int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *
 /* The next collective in flight launched calls fn(arg) once it has completed (NULL: none);
  * a start that does not launch one leaves it to the caller to clear. */
 void ism_coll_nb_next_ends(void (*fn)(void *), void *arg);
+/* A neighbourhood exchange (nb_move.c): nout blocks to outs, nin from ins (ISM_PROC_NULL:
+ * none), byte displacements; cart: a Cartesian grid's slots (-1, +1 per dimension). */
+int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int64_t *scnt,
+                         const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
+                         const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
+                         ism_dt *const *rt, int cart, ism_comm *c, ism_req **out);
 extern int ism_coll_nb_active;  /* collectives in flight */
 int ism_coll_nb_poll(void);     /* advance them all; how many moved */
 void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */

@@ -2,7 +2,8 @@
  * (nb.c): MPI_Igather(v), MPI_Iscatter(v) and MPI_Ialltoall(v,w) as one round of direct
  * messages, each pair of members that exchange bytes exchanging them straight (LibNBC's
  * linear schedules: every block crosses the WAN once, to its destination), and
- * MPI_Iallgatherv as MPI_Iallgather's phases with a block of each member's size.
+ * MPI_Iallgatherv as MPI_Iallgather's phases with a block of each member's size, and the
+ * neighbourhood collectives as one round of messages to and from the neighbours.
  *
  * Any type, any layout: a block of a non-contiguous type is packed when the collective
  * starts, or received packed and unpacked into the program's buffer when it completes.
@@ -15,7 +16,10 @@
 
 static int takes(const ism_comm *c) { return !c->all_local && !c->is_inter && ism.multisite; }
 
-static int64_t bytes_of(int64_t count, const ism_dt *dt) { return count && dt ? count * dt->size : 0; }
+static int64_t bytes_of(int64_t count, const ism_dt *dt)
+{
+    return count && dt ? count * dt->size : 0;
+}
 
 /* Where the bytes of a block of a contiguous type lie: disp bytes from buf (MPI_BOTTOM:
  * NULL, the disp an absolute address), the type's own offset included. */
@@ -217,5 +221,57 @@ int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *
         rc = ism_coll_nb_hold(nb, rdt);
     if (!rc && !ip)
         rc = ism_coll_nb_hold(nb, sdt);
+    return launch(nb, rc, out);
+}
+
+/* A neighbour listed twice exchanges twice, paired in the order each side posts: in list
+ * order for graphs; on a Cartesian grid what a rank sends towards -1 arrives in its
+ * neighbour's +1 slot, so receive slot i is posted in the place of slot i ^ 1 (a
+ * neighbour can repeat only within one dimension, of size 1 or 2). */
+int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int64_t *scnt,
+                         const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
+                         const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
+                         ism_dt *const *rt, int cart, ism_comm *c, ism_req **out)
+{
+    if (!takes(c))
+        return ISM_COLL_PASS;
+    ism_coll_nb *nb = ism_coll_nb_new(c);
+    if (!nb)
+        return ISM_ERR_NO_MEM;
+    int64_t need = 0;
+    int rc = 0;
+    for (int i = 0; i < nout && !rc; i++) {
+        int64_t b = outs[i] == ISM_PROC_NULL ? 0 : bytes_of(scnt[i], st[i]);
+        need += b && !st[i]->contig ? b : 0;
+        rc = b ? ism_coll_nb_hold(nb, st[i]) : 0;
+    }
+    for (int i = 0; i < nin && !rc; i++) {
+        int64_t b = ins[i] == ISM_PROC_NULL ? 0 : bytes_of(rcnt[i], rt[i]);
+        need += b && !rt[i]->contig ? b : 0;
+        rc = b ? ism_coll_nb_hold(nb, rt[i]) : 0;
+    }
+    nb_xfer *x = rc ? NULL : malloc(sizeof *x * (size_t)(nin + nout + 1));
+    if (!rc && (!x || (need && !(nb->own = malloc((size_t)need)))))
+        rc = ISM_ERR_NO_MEM;
+    char *o = nb->own;
+    int nx = 0;
+    for (int k = 0; k < nin && !rc; k++) {
+        int i = cart && (k ^ 1) < nin ? k ^ 1 : k;
+        int64_t b = ins[i] == ISM_PROC_NULL ? 0 : bytes_of(rcnt[i], rt[i]);
+        char *to = b ? incoming(nb, rbuf, rdsp[i], rcnt[i], rt[i], &o) : NULL;
+        if (b && !to)
+            rc = ISM_ERR_NO_MEM;
+        else if (b)
+            x[nx++] = (nb_xfer){ISM_CA_RECV, ins[i], to, NULL, b};
+    }
+    for (int i = 0; i < nout && !rc; i++) {
+        int64_t b = outs[i] == ISM_PROC_NULL ? 0 : bytes_of(scnt[i], st[i]);
+        if (b)
+            x[nx++] = (nb_xfer){ISM_CA_SEND, outs[i],
+                                outgoing(sbuf, sdsp[i], scnt[i], st[i], 0, &o), NULL, b};
+    }
+    if (!rc)
+        rc = ism_coll_nb_direct(nb, x, nx);
+    free(x);
     return launch(nb, rc, out);
 }
