@@ -391,3 +391,47 @@ def test_losses_and_unclosed_traces_are_reported_everywhere(halo_trace, tmp_path
     # the Python exporters alone say it too
     y = _export(trace, "--format", "perfetto")
     assert "warning: rank 1: 7 records dropped" in y.stderr and "rank 2: no END" in y.stderr
+
+
+SAID_RMA = re.compile(r"^trace_rma: rank (\d+): (\w+) target (-?\d+) bytes (\d+) (\d+)$", re.M)
+
+
+@pytest.mark.native
+def test_one_sided_calls_carry_global_targets_and_bytes(prefix, tmp_path):
+    """tests/mpi/trace_rma.c across 2 sites (ranks 1,2) makes one call of each kind on a
+    window over a communicator in reverse order: every RMA record names the target the
+    program says by its global rank (window rank w is global size-1-w), with the bytes it
+    moved to and from the target; the window's WIN record names that communicator, whose
+    members are the reverse of the world."""
+    from isthmus.trace import records as R
+    from isthmus.trace.reader import load
+    exe = tmp_path / "trace_rma"
+    c = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
+                        str(REPO / "tests" / "mpi" / "trace_rma.c")], capture_output=True,
+                       text=True)
+    assert c.returncode == 0, c.stderr
+    trace = tmp_path / "trace"
+    r = traced_run(exe, trace, 3, "1,2")
+    assert r.returncode == 0 and "trace_rma: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    said: dict[int, list] = {}
+    for m in SAID_RMA.finditer(r.stdout):
+        said.setdefault(int(m.group(1)), []).append(
+            (m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))))
+    t = load(trace)
+    for rank in range(3):
+        got, wins = [], []
+        for call in t.ranks[rank].calls:
+            for d in call.details:
+                if d[0] == R.RMA:
+                    _, flags, win, target, op, _, _, out, back, req = d
+                    got.append((R.RMA_OPS[op], target, out, back))
+                    assert bool(flags & R.RMA_REQ) == (call.fn == "MPI_Rget") and \
+                        (req != 0) == (call.fn == "MPI_Rget"), (call.fn, d)
+                    if call.fn == "MPI_Win_lock":
+                        assert flags & R.RMA_EXCL and not flags & R.RMA_NOCHECK
+                elif d[0] == R.WIN:
+                    wins.append((call.fn, d[1], d[3]))
+        # the program says what it did call by call; the trace has it in the same order
+        assert got == [(op, tg, o, b) for op, tg, o, b in said[rank]], (rank, got)
+        assert [w[:2] for w in wins] == [("MPI_Win_allocate", 0), ("MPI_Win_free", R.WIN_FREED)]
+        assert t.ranks[rank].comms[wins[0][2]].members == [2, 1, 0]

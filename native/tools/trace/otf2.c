@@ -968,6 +968,7 @@ static int print_layout(void)
         {ISM_TR_COMMFREE, sizeof(ism_tr_commfree)}, {ISM_TR_MARK, sizeof(ism_tr_mark)},
         {ISM_TR_SYNC, sizeof(ism_tr_sync)}, {ISM_TR_LOSS, sizeof(ism_tr_loss)},
         {ISM_TR_END, sizeof(ism_tr_end)}, {ISM_TR_EVENT, sizeof(ism_tr_event)},
+        {ISM_TR_RMA, sizeof(ism_tr_rma)}, {ISM_TR_WIN, sizeof(ism_tr_win)},
         {ISM_TR_GW_FRAME, sizeof(ism_tr_gw_frame)}, {ISM_TR_GW_ACK, sizeof(ism_tr_gw_ack)},
         {ISM_TR_GW_SAMPLE, sizeof(ism_tr_gw_sample)}, {ISM_TR_GW_LINK, sizeof(ism_tr_gw_link)},
         {ISM_TR_GW_APP, sizeof(ism_tr_gw_app)},
