@@ -573,3 +573,31 @@ def test_remote_reads_are_predicted_from_the_traces_rma_records(prefix, tmp_path
         hand = walks * walk * (4 * delay + block / (100e6 / 8))
         assert hand * 0.97 <= ph["wan_cost_s"] <= hand * 1.03, (hand, ph)
         assert not any("one-sided" in n for n in out["notes"]), out["notes"]
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_every_kind_of_one_sided_call_replays_to_the_end(prefix, tmp_path):
+    """tests/mpi/trace_rma.c (locks, lock_all, fetch-and-op, accumulate, flush, fences
+    around an MPI_Rget, post/start/complete/wait) traced on 2 sites: its replay ends with
+    no rank left waiting and no one-sided call replayed as measured. Rank 0 alone waits
+    for at least 5 round trips (lock, unlock, flush, unlock_all to another site, and a
+    PSCW start after the other site's post)."""
+    exe = tmp_path / "trace_rma"
+    c = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
+                        str(REPO / "tests" / "mpi" / "trace_rma.c")], capture_output=True,
+                       text=True)
+    assert c.returncode == 0, c.stderr
+    trace = tmp_path / "trace"
+    r = traced_run(exe, trace, 3, "1,2")
+    assert r.returncode == 0 and "trace_rma: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    delay = 0.010
+    w = whatif(trace, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"), "--json",
+               "--no-tcp")
+    assert w.returncode == 0, w.stderr[-2000:]
+    out = json.loads(w.stdout)
+    assert not any("one-sided" in n for n in out["notes"]), out["notes"]
+    assert out["predicted_s"] >= 5 * 2 * delay, out
+    kinds = {p["pattern"].split(" ")[0] for p in out["patterns"]}
+    assert {"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_fence", "MPI_Win_start",
+            "MPI_Win_wait", "MPI_Win_flush", "MPI_Wait"} <= kinds, kinds

@@ -154,12 +154,14 @@ int ism_tr_rma_group(uint16_t fn, uint64_t t0, uint64_t t1, int rc, uint16_t op,
         g[n + i] = i;
     if (n)
         PMPI_Group_translate_ranks(group, n, g + n, ism_tr.world_group, g);
-    ism_tr_rma *d = ism_tr_leave(fn, t0, t1, rc, sizeof *d * (size_t)n);
+    /* an empty group still gets a record (target -1), so the call is known as one-sided */
+    size_t k = n ? (size_t)n : 1;
+    ism_tr_rma *d = ism_tr_leave(fn, t0, t1, rc, sizeof *d * k);
     /* the targets are global ranks already: translated through an identity window */
     ism_tr_win_ent ident = {w.id, 0, NULL};
-    for (int i = 0; d && i < n; i++) {
+    for (size_t i = 0; d && i < k; i++) {
         ism_tr_rma_set(&d[i], op, 0, &ident, 0, assert_, 0, 0, 0);
-        d[i].target = g[i] == MPI_UNDEFINED ? -1 : g[i];
+        d[i].target = n == 0 || g[i] == MPI_UNDEFINED ? -1 : g[i];
     }
     ism_tr_unlock();
     free(g);

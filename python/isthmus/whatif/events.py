@@ -46,10 +46,16 @@ _CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_
 AGREEMENT_BYTES = 4
 # one-sided calls are replayed from their RMA records (the tracer's since issue 32); a
 # trace without them (an older tracer) replays their time as measured, as local work,
-# whatever the links, and a note counts them
-_RMA = ("MPI_Win_", "MPI_Get", "MPI_Put", "MPI_Accumulate", "MPI_Rget", "MPI_Rput",
-        "MPI_Raccumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Get_accumulate",
-        "MPI_Rget_accumulate")
+# whatever the links, and a note counts them. Local window calls (MPI_Win_get_group,
+# MPI_Win_shared_query, ...) are local work in any case
+_RMA = {"MPI_Get", "MPI_Put", "MPI_Accumulate", "MPI_Rget", "MPI_Rput", "MPI_Raccumulate",
+        "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Get_accumulate",
+        "MPI_Rget_accumulate", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all",
+        "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local",
+        "MPI_Win_flush_local_all", "MPI_Win_fence", "MPI_Win_post", "MPI_Win_start",
+        "MPI_Win_complete", "MPI_Win_wait", "MPI_Win_test", "MPI_Win_sync", "MPI_Win_create",
+        "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_create_dynamic",
+        "MPI_Win_free"}
 
 
 @dataclass
@@ -152,7 +158,7 @@ class _Rank:
                 self.constructor(c)
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
-                if fn.startswith(_RMA):
+                if fn.removesuffix("_c") in _RMA:
                     self.out.rma[fn] = self.out.rma.get(fn, 0) + 1
             if fn == "MPI_Request_free":
                 for d in c.details:
