@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_helpers import attr, read_otf2, traced_run
+from trace_helpers import attr, build_and_trace, read_otf2, traced_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -405,16 +405,10 @@ def test_one_sided_calls_carry_global_targets_and_bytes(prefix, tmp_path):
     members are the reverse of the world."""
     from isthmus.trace import records as R
     from isthmus.trace.reader import load
-    exe = tmp_path / "trace_rma"
-    c = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
-                        str(REPO / "tests" / "mpi" / "trace_rma.c")], capture_output=True,
-                       text=True)
-    assert c.returncode == 0, c.stderr
-    trace = tmp_path / "trace"
-    r = traced_run(exe, trace, 3, "1,2")
-    assert r.returncode == 0 and "trace_rma: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    trace, said_out = build_and_trace(prefix.cc, REPO / "tests" / "mpi" / "trace_rma.c",
+                                      tmp_path, 3, "1,2")
     said: dict[int, list] = {}
-    for m in SAID_RMA.finditer(r.stdout):
+    for m in SAID_RMA.finditer(said_out):
         said.setdefault(int(m.group(1)), []).append(
             (m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))))
     t = load(trace)

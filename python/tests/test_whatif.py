@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_helpers import traced_run
+from trace_helpers import build_and_trace, traced_run
 
 REPO = Path(__file__).resolve().parents[2]
 N, BYTES = 10, 50_000  # below the eager limit (64 KiB): one message each way
@@ -555,15 +555,10 @@ def test_remote_reads_are_predicted_from_the_traces_rma_records(prefix, tmp_path
     get and an unlock, 2 round trips and the bytes. The replay's WAN cost in the timed
     phase is that, whatever the links; before the trace had RMA records it was 0 (the
     calls replayed as measured)."""
-    exe = tmp_path / "remote_read"
-    c = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
-                        str(REPO / "examples" / "remote_read.c"), "-listhmus-patterns"],
-                       capture_output=True, text=True)
-    assert c.returncode == 0, c.stderr
     walks, walk, block = 3, 4, 512
-    trace = tmp_path / "trace"
-    r = traced_run(exe, trace, 2, "1,1", args=("naive", walks, walk, 64, block))
-    assert r.returncode == 0 and "remote_read: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    trace, _ = build_and_trace(prefix.cc, REPO / "examples" / "remote_read.c", tmp_path, 2,
+                               "1,1", args=("naive", walks, walk, 64, block),
+                               libs=("-listhmus-patterns",))
     for delay in (0.005, 0.020):
         w = whatif(trace, "--platform", platform(tmp_path, f"delay={delay * 1e3:g}ms,"
                                                  "rate=100mbit"), "--json", "--no-tcp")
@@ -583,14 +578,8 @@ def test_every_kind_of_one_sided_call_replays_to_the_end(prefix, tmp_path):
     no rank left waiting and no one-sided call replayed as measured. Rank 0 alone waits
     for at least 5 round trips (lock, unlock, flush, unlock_all to another site, and a
     PSCW start after the other site's post)."""
-    exe = tmp_path / "trace_rma"
-    c = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe),
-                        str(REPO / "tests" / "mpi" / "trace_rma.c")], capture_output=True,
-                       text=True)
-    assert c.returncode == 0, c.stderr
-    trace = tmp_path / "trace"
-    r = traced_run(exe, trace, 3, "1,2")
-    assert r.returncode == 0 and "trace_rma: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    trace, _ = build_and_trace(prefix.cc, REPO / "tests" / "mpi" / "trace_rma.c", tmp_path, 3,
+                               "1,2")
     delay = 0.010
     w = whatif(trace, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"), "--json",
                "--no-tcp")
