@@ -429,3 +429,22 @@ def test_one_sided_calls_carry_global_targets_and_bytes(prefix, tmp_path):
         assert got == [(op, tg, o, b) for op, tg, o, b in said[rank]], (rank, got)
         assert [w[:2] for w in wins] == [("MPI_Win_allocate", 0), ("MPI_Win_free", R.WIN_FREED)]
         assert t.ranks[rank].comms[wins[0][2]].members == [2, 1, 0]
+    # the OTF2 export: the same operations as OTF2's RMA events, each completed once, the
+    # targets named (through the window's communicator) as the ranks the program said
+    _export(trace, "--format", "otf2")
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    for rank in range(3):
+        ops = {"RMA_GET": "get", "RMA_PUT": "put", "RMA_ATOMIC": None}
+        started, remotes = set(), []
+        for kind, op in ops.items():
+            for _, _, text in ev.of(kind, rank):
+                started.add(int(attr(text, "Matching")))
+                remotes.append((op, int(re.search(r'"rank (\d+)"', text).group(1))))
+        assert len(started) == sum(1 for x in said[rank] if x[0] in ("get", "put", "fop", "acc"))
+        done = [int(attr(e[2], "Matching")) for e in ev.of("RMA_OP_COMPLETE_NON_BLOCKING", rank)]
+        assert sorted(done) == sorted(started), (rank, done, started)
+        assert sorted(x for x in remotes if x[0]) == sorted(
+            (op, tg) for op, tg, _, _ in said[rank] if op in ("get", "put")), rank
+        assert len(ev.of("RMA_ACQUIRE_LOCK", rank)) == len(ev.of("RMA_RELEASE_LOCK", rank)) == 1
+        assert len(ev.of("RMA_COLLECTIVE_END", rank)) == 2
+        assert len(ev.of("RMA_WIN_CREATE", rank)) == len(ev.of("RMA_WIN_DESTROY", rank)) == 1
