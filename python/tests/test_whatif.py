@@ -590,3 +590,32 @@ def test_every_kind_of_one_sided_call_replays_to_the_end(prefix, tmp_path):
     kinds = {p["pattern"].split(" ")[0] for p in out["patterns"]}
     assert {"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_fence", "MPI_Win_start",
             "MPI_Win_wait", "MPI_Win_flush", "MPI_Wait"} <= kinds, kinds
+
+
+@needs_simgrid
+def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
+    """Two ranks at site B each lock rank 0 (site A) exclusively and hold the lock for
+    100 ms of work. The request that arrives second waits at the target for the first
+    holder's UNLOCK (3 delays and the work after the start), then its GRANT comes back:
+    6 delays and both works in all. Shared locks do not wait: 4 delays and one work."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    write_platform(tmp_path / "p.xml", load_matrix(platform(tmp_path, LINK)), [1, 2],
+                   parse_link_spec("delay=1us"))
+
+    def hold(flags):
+        return [["y", "MPI_Win_lock", "lock", "0.0", [0], flags], ["c", 0.1],
+                ["y", "MPI_Win_unlock", "unlock", "0.0", [0], 0]]
+
+    def run(flags):
+        job = {"site_names": ["A", "B"], "counts": [1, 2], "trace_site": [0, 1, 1],
+               "trace_local": [0, 0, 1], "trace_counts": [1, 2],
+               "templates": {"0": [], "1": hold(flags), "2": hold(flags)},
+               "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+               "early": 524288, "platform": str(tmp_path / "p.xml"), "framing": False}
+        return _run_engine(simgrid_python(), job, tmp_path, f"lock{flags}")["end"]
+
+    assert run(0x02) == pytest.approx(6 * D + 0.2, rel=0.02)
+    assert run(0) == pytest.approx(4 * D + 0.1, rel=0.02)

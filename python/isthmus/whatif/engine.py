@@ -23,7 +23,7 @@ from .tcp import Ramp
 # per frame of at most 1 MiB; the RTS and the clear-to-send are frames of their own.
 FRAME_OVERHEAD = 48 + 32
 FRAME_MAX_PAYLOAD = 1 << 20
-RMA_NOCHECK, RMA_DONE = 0x04, 0x08   # RMA records' flags (trace/records.py)
+RMA_EXCL, RMA_NOCHECK, RMA_DONE = 0x02, 0x04, 0x08   # RMA records' flags (trace/records.py)
 
 
 class Rank:
@@ -163,9 +163,9 @@ def run(job: dict) -> dict:
         ramp = ramps.get((st_site(src), st_site(dst)))
         return ramp.delay(Engine.clock, size) if ramp is not None else 0.0
 
-    from simgrid import Comm
-    rma = Rma((Actor, Comm, Mailbox, this_actor), lay, hosts, hdr, held_between, _eager_put,
-              actors, _frames)
+    from simgrid import Comm, Semaphore
+    rma = Rma((Actor, Comm, Mailbox, this_actor, Semaphore), lay, hosts, hdr, held_between,
+              _eager_put, actors, _frames)
 
     def recv(name: str, size: int, eager: int, h: int = 0):
         if size <= eager:
@@ -254,7 +254,7 @@ def run(job: dict) -> dict:
             elif kind == "y":                     # y, fn, op, win, targets, flags
                 _, fn, name, win, targets, flags = op
                 remote = rma.sync(st, name, win, targets, bool(flags & RMA_NOCHECK),
-                                  bool(flags & RMA_DONE))
+                                  bool(flags & RMA_DONE), bool(flags & RMA_EXCL))
                 account(st, f"{fn} ({'cross-site' if remote else 'in-site'})",
                         Engine.clock - t0, remote)
         now = Engine.clock

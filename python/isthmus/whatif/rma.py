@@ -23,8 +23,13 @@
 #   or wait: the closing message carries how many there were, so the target's epoch ends
 #   when the last of them has arrived, as the order of frames on the link makes it.
 #
-# Not modelled: waiting for a lock another origin holds (every lock is granted at once),
-# the vendor's barrier in a fence within each site, and the order of frames of one pair:
+# - Locks: each target's lock word (per window) holds readers and a writer; a request that
+#   cannot be granted when it arrives waits in the target's queue, first come first served,
+#   and is granted (its GRANT leaves) when the UNLOCK that frees the word arrives. Origins
+#   of the target's own site take the word without a frame (the vendor's atomics).
+#
+# Not modelled: the vendor's barrier in a fence within each site, and the order of frames
+# of one pair:
 # each frame is a flow of its own, so a small frame may overtake a large one that left
 # before it. Stdlib only (see engine.py); SimGrid's classes come from the engine.
 from __future__ import annotations
@@ -48,11 +53,29 @@ class Leg:
             self.actor.join()
 
 
+class LockWord:
+    """A target's lock word in one window, and the requests waiting for it."""
+
+    def __init__(self):
+        self.readers = 0
+        self.writer = False
+        self.queue: list = []                   # (exclusive, Semaphore) in arrival order
+
+    def free_for(self, excl: bool) -> bool:
+        return not self.writer and (not excl or self.readers == 0)
+
+    def take(self, excl: bool) -> None:
+        if excl:
+            self.writer = True
+        else:
+            self.readers += 1
+
+
 class RankRma:
     """One simulated rank's one-sided state."""
 
     def __init__(self):
-        self.locked: dict[tuple, bool] = {}     # (win, target) -> nocheck
+        self.locked: dict[tuple, tuple] = {}    # (win, target) -> (nocheck, exclusive)
         self.lock_all: dict[str, bool] = {}     # win -> nocheck
         self.out: dict[tuple, list] = {}        # (win, target) -> data in flight (passive)
         self.batch: dict[tuple, int] = {}       # (win, target) -> bytes of small puts held
@@ -66,7 +89,8 @@ class Rma:
     """The one-sided operations of every simulated rank (engine.run makes one)."""
 
     def __init__(self, sg, lay, hosts, hdr, held, eager_put, actors, frames):
-        self.Actor, self.Comm, self.Mailbox, self.this_actor = sg
+        self.Actor, self.Comm, self.Mailbox, self.this_actor, self.Semaphore = sg
+        self.words: dict[tuple, LockWord] = {}  # (win, target) -> its lock word
         self.lay, self.hosts, self.hdr, self.held = lay, hosts, hdr, held
         self.eager_put, self.actors, self.frames = eager_put, actors, frames
 
@@ -92,9 +116,11 @@ class Rma:
                                                dst, size))
         return Leg(comm=self.Comm.sendto_async(self.hosts(src), self.hosts(dst), size))
 
-    def _round_trip(self, me: int, dst: int, out: int, back: int, before: list) -> None:
+    def _round_trip(self, me: int, dst: int, out: int, back: int, before: list,
+                    at_target=None) -> None:
         """A frame of `out` bytes to dst and the answer of `back` bytes, which leaves once
-        the frame and everything in `before` (sent to dst earlier) have arrived."""
+        the frame and everything in `before` (sent to dst earlier) have arrived, and
+        at_target(dst) (taking or freeing a lock word) has returned."""
         fwd = self._wire(me, dst, out)
         hold = self.held(me, dst, fwd)
         if hold > 0:
@@ -103,9 +129,11 @@ class Rma:
         for leg in before:
             leg.wait()
         c.wait()
+        if at_target is not None:
+            at_target(dst)
         self._move(dst, me, self._wire(dst, me, back))
 
-    def _round_trips(self, st, win: str, dsts: list[int]) -> None:
+    def _round_trips(self, st, win: str, dsts: list[int], at_target=None) -> None:
         """One round trip to each of dsts, all at once (the answers after what was sent to
         each before); the batches held for them go first, in the same frames' stream."""
         work = []
@@ -114,10 +142,11 @@ class Rma:
             work.append((d, extra, st.rma.out.pop((win, d), [])))
         if len(work) == 1:
             d, extra, before = work[0]
-            self._round_trip(st.r, d, extra, 0, before)
+            self._round_trip(st.r, d, extra, 0, before, at_target)
             return
         helpers = [self.Actor.create("rma-sync", self.this_actor.get_host(), self._round_trip,
-                                     st.r, d, extra, 0, before) for d, extra, before in work]
+                                     st.r, d, extra, 0, before, at_target)
+                   for d, extra, before in work]
         for h in helpers:
             h.join()
 
@@ -147,10 +176,35 @@ class Rma:
         if keep:
             st.rma.replies[win] = keep
 
-    def _remote_members(self, st, win: str) -> list[int]:
+    def _members(self, st, win: str) -> list[int]:
         gid = win.split(".", 1)[0]
-        members = self.lay.members(st.r, st.t, st.comms[gid], int(gid))
-        return [m for m in members if self.lay.site(m) != self.lay.site(st.r)]
+        return self.lay.members(st.r, st.t, st.comms[gid], int(gid))
+
+    def _remote_members(self, st, win: str) -> list[int]:
+        return [m for m in self._members(st, win) if self.lay.site(m) != self.lay.site(st.r)]
+
+    # ---- lock words ----
+
+    def _acquire(self, win: str, dst: int, excl: bool) -> None:
+        """Take dst's lock word, or wait in its queue until an unlock grants it."""
+        w = self.words.setdefault((win, dst), LockWord())
+        if not w.queue and w.free_for(excl):
+            w.take(excl)
+            return
+        sem = self.Semaphore(0)
+        w.queue.append((excl, sem))
+        sem.acquire()
+
+    def _release(self, win: str, dst: int, excl: bool) -> None:
+        w = self.words.setdefault((win, dst), LockWord())
+        if excl:
+            w.writer = False
+        else:
+            w.readers = max(0, w.readers - 1)
+        while w.queue and w.free_for(w.queue[0][0]):
+            e, sem = w.queue.pop(0)
+            w.take(e)
+            sem.release()
 
     # ---- operations ----
 
@@ -208,40 +262,56 @@ class Rma:
 
     # ---- synchronisation ----
 
-    def sync(self, st, op: str, win: str, targets: list[int], nocheck: bool, done: bool) -> bool:
+    def sync(self, st, op: str, win: str, targets: list[int], nocheck: bool, done: bool,
+             excl: bool = False) -> bool:
         """A synchronisation call, blocking as long as isthmus's does; returns whether it
         waited on another site."""
         me = st.r
         peers = [self.lay.send_peer(me, st.t, t) for t in targets]
         dst = peers[0] if peers else None
         if op == "lock":
-            st.rma.locked[(win, dst)] = nocheck
-            if nocheck or dst == me:
+            st.rma.locked[(win, dst)] = (nocheck, excl)
+            if nocheck:
                 return False
-            self._round_trips(st, win, [dst])
-            return self.lay.site(dst) != self.lay.site(me)
+            if self.lay.site(dst) == self.lay.site(me):   # the vendor's atomics, no frame
+                self._acquire(win, dst, excl)
+                return False
+            self._round_trips(st, win, [dst], lambda d: self._acquire(win, d, excl))
+            return True
         if op in ("unlock", "flush"):
-            if op == "unlock":
-                st.rma.locked.pop((win, dst), None)
+            held = st.rma.locked.pop((win, dst), (True, False)) if op == "unlock" else None
+            free = None if held is None or held[0] else \
+                (lambda d: self._release(win, d, held[1]))
             if dst != me:
-                self._round_trips(st, win, [dst])
+                self._round_trips(st, win, [dst], free)
+            elif free is not None:
+                free(dst)
             self._wait_replies(st, win, dst)
             return dst != me and self.lay.site(dst) != self.lay.site(me)
         if op == "lock_all":
             st.rma.lock_all[win] = nocheck
-            remote = [] if nocheck else self._remote_members(st, win)
+            if nocheck:
+                return False
+            remote = self._remote_members(st, win)
+            for m in self._members(st, win):
+                if m not in remote:
+                    self._acquire(win, m, False)
             if remote:
-                self._round_trips(st, win, remote)
+                self._round_trips(st, win, remote, lambda d: self._acquire(win, d, False))
             return bool(remote)
         if op in ("unlock_all", "flush_all"):
-            if op == "unlock_all":
-                st.rma.lock_all.pop(win, None)
+            nocheck_all = st.rma.lock_all.pop(win, True) if op == "unlock_all" else True
             remote = self._remote_members(st, win)
+            if not nocheck_all:
+                for m in self._members(st, win):
+                    if m not in remote:
+                        self._release(win, m, False)
             for (w, d) in list(st.rma.batch):     # those of this site: the vendor's flush
                 if w == win and d not in remote:
                     self._post_batch(st, w, d)
             if remote:
-                self._round_trips(st, win, remote)
+                self._round_trips(st, win, remote, None if nocheck_all else
+                                  (lambda d: self._release(win, d, False)))
             for (w, d) in list(st.rma.out):
                 if w == win:
                     for leg in st.rma.out.pop((w, d)):
