@@ -96,10 +96,11 @@ class Rma:
 
     # ---- moving bytes ----
 
-    def _move(self, src: int, dst: int, size: int) -> None:
+    def _move(self, src: int, dst: int, size: int, hold: float | None = None) -> None:
         """size bytes from src's host to dst's, after what the sending connection's window
-        holds back (tcp.py); blocking."""
-        hold = self.held(src, dst, size)
+        holds back (tcp.py, asked here unless given); blocking."""
+        if hold is None:
+            hold = self.held(src, dst, size)
         if hold > 0:
             self.this_actor.sleep_for(hold)
         self.Comm.sendto(self.hosts(src), self.hosts(dst), size)
@@ -111,9 +112,10 @@ class Rma:
         return max(1, payload + self.frames(payload) * self.hdr(src, dst))
 
     def _send_leg(self, src: int, dst: int, size: int) -> Leg:
-        if self.held(src, dst, size) > 0:     # asked once more by _move: a window restart
+        hold = self.held(src, dst, size)      # asked once: the window counts the bytes
+        if hold > 0:
             return Leg(actor=self.Actor.create("rma-put", self.hosts(src), self._move, src,
-                                               dst, size))
+                                               dst, size, hold))
         return Leg(comm=self.Comm.sendto_async(self.hosts(src), self.hosts(dst), size))
 
     def _round_trip(self, me: int, dst: int, out: int, back: int, before: list,
