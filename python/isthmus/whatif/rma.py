@@ -333,8 +333,9 @@ class Rma:
             return bool(remote)
         if op == "post":
             for p in peers:
-                self.eager_put(self.Mailbox, f"P{win}:{me}>{p}", 0, self._wire(me, p, 0),
-                               self.actors[p])
+                if p != me:                     # its own exposure: no message (win.c)
+                    self.eager_put(self.Mailbox, f"P{win}:{me}>{p}", 0, self._wire(me, p, 0),
+                                   self.actors[p])
             st.rma.posted[win] = [self.lay.recv_peer(me, st.t, t) for t in targets]
             return False
         if op == "start":
