@@ -16,7 +16,8 @@
  *          only) and `null` (MPI_Isend to MPI_PROC_NULL then MPI_Wait, timed as one
  *          pair: CALL+SEND and CALL+DONE records) and `halo` (one iteration of the halo
  *          loop's five calls, to and from MPI_PROC_NULL: the loop's exact records, without
- *          the messages). Traced minus untraced, percentile by
+ *          the messages) and `rma` (an MPI_Put and an MPI_Get to MPI_PROC_NULL on a
+ *          window in a passive epoch: CALL+RMA records each). Traced minus untraced, percentile by
  *          percentile, is the distribution of what recording costs per event (the timer
  *          reads are in both).
  *
@@ -130,8 +131,15 @@ static void calls(const char *kind, long n, int rank)
     if (!ns)
         die(rank, "out of memory");
     int null = !strcmp(kind, "null"), iter = !strcmp(kind, "halo"), me, v[4] = {0, 0, 0, 0};
-    if (!null && !iter && strcmp(kind, "rank"))
-        die(rank, "calls: the kind is rank, null or halo");
+    int rma = !strcmp(kind, "rma");
+    if (!null && !iter && !rma && strcmp(kind, "rank"))
+        die(rank, "calls: the kind is rank, null, halo or rma");
+    MPI_Win win = MPI_WIN_NULL;
+    if (rma) { /* a window in a passive epoch, for one-sided calls to MPI_PROC_NULL */
+        void *base;
+        MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+        MPI_Win_lock_all(0, win);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     double p0 = cpu_s(), th0 = thread_cpu_s();
     for (long i = 0; i < n; i++) {
@@ -140,6 +148,9 @@ static void calls(const char *kind, long n, int rank)
             MPI_Request r;
             MPI_Isend(&v[0], 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &r);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
+        } else if (rma) { /* a put and a get: their records, with no target to move bytes */
+            MPI_Put(&v[0], 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win);
+            MPI_Get(&v[1], 1, MPI_INT, MPI_PROC_NULL, 0, 1, MPI_INT, win);
         } else if (iter) { /* one halo iteration's calls, with nobody at the other end */
             MPI_Request r[4];
             MPI_Irecv(&v[0], 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &r[0]);
@@ -163,6 +174,10 @@ static void calls(const char *kind, long n, int rank)
         tm[i] = now_ns() - t0;
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    if (rma) {
+        MPI_Win_unlock_all(win);
+        MPI_Win_free(&win);
+    }
     qsort(ns, (size_t)n, sizeof *ns, cmp_u64);
     qsort(tm, (size_t)n, sizeof *tm, cmp_u64);
     if (rank == 0) {
@@ -190,7 +205,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (argc < 2)
         die(rank, "usage: trace_overhead halo [-i ITERS] [-w UNITS] [-s BYTES] [--calibrate "
-                  "RATE] | calls rank|null|halo [-n N]");
+                  "RATE] | calls rank|null|halo|rma [-n N]");
     const char *mode = argv[1], *kind = "rank";
     long iters = 100000, units = 0, n = 200000;
     int bytes = 8;

@@ -15,12 +15,14 @@
 #   3. reports per layout the median loop time of off and on with min..max, and the ratio
 #      on/off per repetition (median, min..max), plus what the trace held and lost.
 # Then the record path itself (`calls` mode, 1 site): per-call times of MPI_Comm_rank and
-# of an MPI_Isend to MPI_PROC_NULL + MPI_Wait pair, traced and untraced, interleaved; the
+# of an MPI_Isend to MPI_PROC_NULL + MPI_Wait pair (and of the other --kinds), traced and
+# untraced, interleaved; the
 # per-percentile difference is the distribution of what a record costs.
 # JSON lines go to bench/results/trace-overhead-<ts>.jsonl.
 #
 #   python3 bench/trace_overhead.py [--reps 7] [--layouts 1site,2sites] [--rate 1e5]
 #                                   [--seconds 2] [--calls 200000] [--prefix _install]
+#                                   [--kinds rank,null,halo,rma]
 from __future__ import annotations
 
 import argparse
@@ -103,6 +105,8 @@ def main() -> int:
                     help="also run each layout with no work at all (its highest message rate)")
     ap.add_argument("--calls", type=int, default=200000, help="calls timed per calls run")
     ap.add_argument("--call-reps", type=int, default=5)
+    ap.add_argument("--kinds", default="rank,null,halo,rma",
+                    help="calls timed: rank, null, halo, rma (a put and a get to MPI_PROC_NULL)")
     ap.add_argument("--prefix", default=os.environ.get("ISTHMUS_PREFIX", str(REPO / "_install")))
     args = ap.parse_args()
     layouts = [x for x in args.layouts.split(",") if x]
@@ -176,7 +180,7 @@ def main() -> int:
                           f"{rec['load']:.1f}", file=sys.stderr)
         calls: dict[tuple[str, bool], list[dict]] = {}
         for rep in range(args.call_reps):
-            for kind in ("rank", "null", "halo"):
+            for kind in args.kinds.split(","):
                 for traced in ((False, True) if rep % 2 == 0 else (True, False)):
                     try:
                         rec = run.run("1site", traced, ["calls", kind, "-n", str(args.calls)],
@@ -219,12 +223,14 @@ def main() -> int:
                   "off_median_s": statistics.median(x["loop_s"] for x in off),
                   "on_median_s": statistics.median(x["loop_s"] for x in on)})
         if args.call_reps:
-            keys = [k for k in calls[("rank", False)][0] if re.fullmatch(r"p[\d.]+", k)]
+            first = args.kinds.split(",")[0]
+            keys = [k for k in calls[(first, False)][0] if re.fullmatch(r"p[\d.]+", k)]
             print(f"\nper-call time, ns (median over {args.call_reps} runs of {args.calls} "
-                  f"calls each; timer pair {statistics.median(x['timer_p50_ns'] for x in calls[('rank', False)]):.0f} ns)")
+                  f"calls each; timer pair {statistics.median(x['timer_p50_ns'] for x in calls[(first, False)]):.0f} ns)")
             print("  call                         " + " ".join(f"{k:>8}" for k in keys))
-            for kind, label in (("rank", "MPI_Comm_rank"), ("null", "Isend(PROC_NULL)+Wait"),
-                                ("halo", "halo iteration (5 calls)")):
+            labels = {"rank": "MPI_Comm_rank", "null": "Isend(PROC_NULL)+Wait",
+                      "halo": "halo iteration (5 calls)", "rma": "Put+Get (PROC_NULL)"}
+            for kind, label in ((k, labels[k]) for k in args.kinds.split(",")):
                 rows = {}
                 for traced in (False, True):
                     rows[traced] = [statistics.median(x[k] for x in calls[(kind, traced)])

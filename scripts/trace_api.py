@@ -87,6 +87,37 @@ COLL = {
                            False),
 }
 
+# One-sided calls: (op, target, bytes to the target, bytes back), an RMA record
+# (docs/trace.md). The target is a rank of the window, made global by the tracer (wins.c);
+# None: the call has no target (every member, or none). B(n, t): n elements of t.
+RMA = {
+    "Put": ("PUT", "target_rank", "B(origin_count, origin_datatype)", "0"),
+    "Get": ("GET", "target_rank", "0", "B(origin_count, origin_datatype)"),
+    "Accumulate": ("ACC", "target_rank", "B(origin_count, origin_datatype)", "0"),
+    "Get_accumulate": ("GACC", "target_rank",
+                       "op == MPI_NO_OP ? 0 : B(origin_count, origin_datatype)",
+                       "B(result_count, result_datatype)"),
+    "Fetch_and_op": ("FOP", "target_rank", "op == MPI_NO_OP ? 0 : SZ(datatype)", "SZ(datatype)"),
+    "Compare_and_swap": ("CAS", "target_rank", "2 * SZ(datatype)", "SZ(datatype)"),
+    "Win_lock": ("LOCK", "rank", "0", "0"),
+    "Win_unlock": ("UNLOCK", "rank", "0", "0"),
+    "Win_lock_all": ("LOCK_ALL", None, "0", "0"),
+    "Win_unlock_all": ("UNLOCK_ALL", None, "0", "0"),
+    "Win_flush": ("FLUSH", "rank", "0", "0"),
+    "Win_flush_all": ("FLUSH_ALL", None, "0", "0"),
+    "Win_flush_local": ("FLUSH_LOCAL", "rank", "0", "0"),
+    "Win_flush_local_all": ("FLUSH_LOCAL_ALL", None, "0", "0"),
+    "Win_fence": ("FENCE", None, "0", "0"),
+    "Win_complete": ("COMPLETE", None, "0", "0"),
+    "Win_wait": ("WAIT", None, "0", "0"),
+    "Win_test": ("TEST", None, "0", "0"),
+    "Win_sync": ("SYNC", None, "0", "0"),
+}
+RMA_REQ = {"Rput": "Put", "Rget": "Get", "Raccumulate": "Accumulate",
+           "Rget_accumulate": "Get_accumulate"}
+RMA_GROUP = {"Win_post": "POST", "Win_start": "START"}
+WIN_NEW = {"Win_create", "Win_allocate", "Win_allocate_shared", "Win_create_dynamic"}
+
 COMPLETE = {"Wait", "Waitall", "Waitany", "Waitsome", "Test", "Testall", "Testany", "Testsome"}
 
 
@@ -205,6 +236,20 @@ def body(name: str, ret: str, params: str) -> list[str] | None:
             pre = ["    MPI_Request old = *request;"]
             post = [f"    ism_tr_req_list({fn}, t0, t1, rc, {kind}, {flags}, 1, &old);"]
         return wrap(fn, name, names, None, pre, post, None, None)
+    if base in RMA or base in RMA_REQ:
+        return rma(fn, call, base, names)
+    if base in RMA_GROUP:
+        return wrap(fn, name, names, None, [],
+                    [f"    return ism_tr_rma_group({fn}, t0, t1, rc, ISM_TR_RMA_{RMA_GROUP[base]}, "
+                     "win, group, assert);"], None, None, guard=False)[:-1]
+    if base in WIN_NEW:
+        post = ["    uint32_t cid = ism_tr_comm_id(comm);",
+                "    uint32_t wid = ism_tr_win_created(*win, comm);"]
+        return wrap(fn, name, names, None, [], post, "ism_tr_win",
+                    ["        ism_tr_win_set(d, 0, wid, cid);"])
+    if base == "Win_free":
+        return wrap(fn, name, names, None, ["    uint32_t wid = ism_tr_win_forget(*win);"], [],
+                    "ism_tr_win", ["        ism_tr_win_set(d, ISM_TR_WIN_FREED, wid, UINT32_MAX);"])
     cb = coll_base(base)
     if cb:
         return collective(fn, name, names, *cb)
@@ -216,6 +261,29 @@ def body(name: str, ret: str, params: str) -> list[str] | None:
     if base in ("Comm_free", "Comm_disconnect"):
         return wrap(fn, name, names, None, ["    ism_tr_comm_freed(*comm);"], [], None, [])
     return None
+
+
+def rma(fn, call, base, names):
+    """A one-sided operation or synchronisation: its RMA record."""
+    op, target, out, back = RMA[RMA_REQ.get(base, base)]
+
+    def c(expr: str) -> str:
+        expr = re.sub(r"\bB\(([^,]+), ([^)]+)\)", r"((uint64_t)(\1) * SZ(\2))", expr)
+        return "(uint64_t)(" + re.sub(r"\bSZ\(", "ism_tr_type_size(", expr) + ")"
+
+    flags = ["ISM_TR_RMA_REQ"] if base in RMA_REQ else []
+    req = "(uint64_t)(uintptr_t)*request" if base in RMA_REQ else "0"
+    if base == "Win_lock":
+        flags.append("(lock_type == MPI_LOCK_EXCLUSIVE ? ISM_TR_RMA_EXCL : 0)")
+    if "assert" in names:
+        flags.append("(assert & MPI_MODE_NOCHECK ? ISM_TR_RMA_NOCHECK : 0)")
+    if base == "Win_test":
+        flags.append("(*flag ? ISM_TR_RMA_DONE : 0)")
+    pre = ["    ism_tr_win_ent w_ = ism_tr_win_of(win);"]
+    fill = [f"        ism_tr_rma_set(d, ISM_TR_RMA_{op}, {' | '.join(flags) or '0'}, &w_, "
+            f"{target or '-1'}, {'assert' if 'assert' in names else '0'}, {c(out)}, "
+            f"{c(back)}, {req});"]
+    return simple(fn, call, pre, "ism_tr_rma", fill)
 
 
 def simple(fn, call, pre, dtype, fill, after=False):

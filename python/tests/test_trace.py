@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_helpers import attr, read_otf2, traced_run
+from trace_helpers import attr, build_and_trace, read_otf2, traced_run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -391,3 +391,60 @@ def test_losses_and_unclosed_traces_are_reported_everywhere(halo_trace, tmp_path
     # the Python exporters alone say it too
     y = _export(trace, "--format", "perfetto")
     assert "warning: rank 1: 7 records dropped" in y.stderr and "rank 2: no END" in y.stderr
+
+
+SAID_RMA = re.compile(r"^trace_rma: rank (\d+): (\w+) target (-?\d+) bytes (\d+) (\d+)$", re.M)
+
+
+@pytest.mark.native
+def test_one_sided_calls_carry_global_targets_and_bytes(prefix, tmp_path):
+    """tests/mpi/trace_rma.c across 2 sites (ranks 1,2) makes one call of each kind on a
+    window over a communicator in reverse order: every RMA record names the target the
+    program says by its global rank (window rank w is global size-1-w), with the bytes it
+    moved to and from the target; the window's WIN record names that communicator, whose
+    members are the reverse of the world."""
+    from isthmus.trace import records as R
+    from isthmus.trace.reader import load
+    trace, said_out = build_and_trace(prefix.cc, REPO / "tests" / "mpi" / "trace_rma.c",
+                                      tmp_path, 3, "1,2")
+    said: dict[int, list] = {}
+    for m in SAID_RMA.finditer(said_out):
+        said.setdefault(int(m.group(1)), []).append(
+            (m.group(2), int(m.group(3)), int(m.group(4)), int(m.group(5))))
+    t = load(trace)
+    for rank in range(3):
+        got, wins = [], []
+        for call in t.ranks[rank].calls:
+            for d in call.details:
+                if d[0] == R.RMA:
+                    _, flags, win, target, op, _, _, out, back, req = d
+                    got.append((R.RMA_OPS[op], target, out, back))
+                    assert bool(flags & R.RMA_REQ) == (call.fn == "MPI_Rget") and \
+                        (req != 0) == (call.fn == "MPI_Rget"), (call.fn, d)
+                    if call.fn == "MPI_Win_lock":
+                        assert flags & R.RMA_EXCL and not flags & R.RMA_NOCHECK
+                elif d[0] == R.WIN:
+                    wins.append((call.fn, d[1], d[3]))
+        # the program says what it did call by call; the trace has it in the same order
+        assert got == [(op, tg, o, b) for op, tg, o, b in said[rank]], (rank, got)
+        assert [w[:2] for w in wins] == [("MPI_Win_allocate", 0), ("MPI_Win_free", R.WIN_FREED)]
+        assert t.ranks[rank].comms[wins[0][2]].members == [2, 1, 0]
+    # the OTF2 export: the same operations as OTF2's RMA events, each completed once, the
+    # targets named (through the window's communicator) as the ranks the program said
+    _export(trace, "--format", "otf2")
+    ev = read_otf2(trace / "otf2" / "traces.otf2")
+    for rank in range(3):
+        ops = {"RMA_GET": "get", "RMA_PUT": "put", "RMA_ATOMIC": None}
+        started, remotes = set(), []
+        for kind, op in ops.items():
+            for _, _, text in ev.of(kind, rank):
+                started.add(int(attr(text, "Matching")))
+                remotes.append((op, int(re.search(r'"rank (\d+)"', text).group(1))))
+        assert len(started) == sum(1 for x in said[rank] if x[0] in ("get", "put", "fop", "acc"))
+        done = [int(attr(e[2], "Matching")) for e in ev.of("RMA_OP_COMPLETE_NON_BLOCKING", rank)]
+        assert sorted(done) == sorted(started), (rank, done, started)
+        assert sorted(x for x in remotes if x[0]) == sorted(
+            (op, tg) for op, tg, _, _ in said[rank] if op in ("get", "put")), rank
+        assert len(ev.of("RMA_ACQUIRE_LOCK", rank)) == len(ev.of("RMA_RELEASE_LOCK", rank)) == 1
+        assert len(ev.of("RMA_COLLECTIVE_END", rank)) == 2
+        assert len(ev.of("RMA_WIN_CREATE", rank)) == len(ev.of("RMA_WIN_DESTROY", rank)) == 1

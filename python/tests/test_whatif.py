@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from trace_helpers import traced_run
+from trace_helpers import build_and_trace, traced_run
 
 REPO = Path(__file__).resolve().parents[2]
 N, BYTES = 10, 50_000  # below the eager limit (64 KiB): one message each way
@@ -432,3 +432,190 @@ def test_timeline_lists_each_ranks_blocking_calls(pingpong, tmp_path):
     assert predict(trace, convert(trace), load_matrix(platform(tmp_path, "delay=5ms")),
                    parse_link_spec("delay=1us"), None, 64 << 10, 512 << 10,
                    baseline=False).timelines is None
+
+
+def _rma_job(tmp_path: Path, spec: str, rank0: list, rank1: list) -> float:
+    """The replay's end (s) of two hand-made ranks on 2 sites linked by spec, CM02 only."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    matrix = load_matrix(platform(tmp_path, spec))
+    write_platform(tmp_path / "p.xml", matrix, [1, 1], parse_link_spec("delay=1us"))
+    job = {"site_names": ["A", "B"], "counts": [1, 1], "trace_site": [0, 1],
+           "trace_local": [0, 0], "trace_counts": [1, 1],
+           "templates": {"0": rank0, "1": rank1},
+           "comms": {"0": {"members": [0, 1], "world": True}}, "eager": 65536,
+           "early": 524288, "platform": str(tmp_path / "p.xml"), "framing": False}
+    return _run_engine(simgrid_python(), job, tmp_path, "rma")["end"]
+
+
+D, RATE = 0.010, 100_000.0  # 10 ms one way, 800 kbit/s: 100 000 B/s
+LINK = "delay=10ms,rate=800kbit"
+
+
+@needs_simgrid
+def test_a_get_under_a_lock_costs_its_round_trips_and_its_bytes(tmp_path):
+    """MPI_Win_lock of a target at another site waits for the GRANT (a round trip); the
+    get's request and its reply with the bytes overlap the UNLOCK and its ACK, so
+    lock + get + unlock is 2 round trips and the bytes once (docs/design.md). The target
+    takes no part: its own 300 ms of work does not add to the origin's time."""
+    nbytes = 5000
+    read = [["y", "MPI_Win_lock", "lock", "0.0", [1], 0],
+            ["a", "MPI_Get", "get", "0.0", 1, 0, nbytes, 0],
+            ["y", "MPI_Win_unlock", "unlock", "0.0", [1], 0]]
+    hand = 4 * D + nbytes / RATE
+    assert _rma_job(tmp_path, LINK, read, []) == pytest.approx(hand, rel=0.02)
+    three = _rma_job(tmp_path, LINK, read * 3, [["c", 0.3]])
+    assert three == pytest.approx(0.3, rel=0.02)        # the slower: the target's work
+    assert _rma_job(tmp_path, LINK, read * 3 + [["c", 0.3]], [["c", 0.3]]) == \
+        pytest.approx(3 * hand + 0.3, rel=0.02)
+
+
+@needs_simgrid
+def test_a_flush_answers_after_the_puts_before_it(tmp_path):
+    """A put leaves at once; MPI_Win_flush's ACK leaves the target once the FLUSH and the
+    put's bytes are there: one way with the bytes, one way back. A small put (batched)
+    travels in the flush's own frame stream, with its segment."""
+    big, small = 20_000, 1000
+    lock = ["y", "MPI_Win_lock_all", "lock_all", "0.0", [], 0x04]    # nocheck: no trip
+    flush = ["y", "MPI_Win_flush", "flush", "0.0", [1], 0]
+    got = _rma_job(tmp_path, LINK, [lock, ["a", "MPI_Put", "put", "0.0", 1, big, 0, 0],
+                                    flush], [])
+    assert got == pytest.approx(2 * D + big / RATE, rel=0.02)
+    got = _rma_job(tmp_path, LINK, [lock, ["a", "MPI_Put", "put", "0.0", 1, small, 0, 0],
+                                    flush], [])
+    assert got == pytest.approx(2 * D + (small + 16) / RATE, rel=0.02)
+
+
+@needs_simgrid
+def test_a_fence_epoch_ends_when_the_puts_have_arrived(tmp_path):
+    """Both ranks put to each other between two fences: each fence is one exchange (a
+    one-way delay), and the second ends at the target once the other's bytes are there."""
+    nbytes = 10_000
+    fence = ["y", "MPI_Win_fence", "fence", "0.0", [], 0]
+
+    def rank(peer):
+        return [fence, ["a", "MPI_Put", "put", "0.0", peer, nbytes, 0, 0], fence]
+
+    got = _rma_job(tmp_path, LINK, rank(1), rank(0))
+    assert got == pytest.approx(2 * D + nbytes / RATE, rel=0.02)
+
+
+def test_one_sided_records_become_replay_operations(tmp_path):
+    """The RMA and WIN records of a trace become the replay's operations: the window's
+    creation its agreement and the gather of sizes, each call with its global target and
+    bytes, a request form completed where its request is."""
+    from isthmus.trace import records as R
+    from isthmus.trace.reader import Call, Clock, Comm, RankTrace, Trace, _keys
+    from isthmus.whatif.events import convert
+
+    def rma(op, target, out=0, back=0, flags=0, req=0):
+        return (R.RMA, flags, 7, target, op, 0, 0, out, back, req)
+
+    ranks = {}
+    for r in range(2):
+        rt = RankTrace(rank=r, info={"site": r}, clock=Clock())
+        rt.comms = {0: Comm(0, False, [0, 1], [], r)}
+        calls = [Call("MPI_Init", 0.0, 1e6, 0, 0, 0),
+                 Call("MPI_Win_create", 2e6, 3e6, 0, 0, 0, details=[(R.WIN, 0, 7, 0)])]
+        if r == 0:
+            calls += [Call("MPI_Win_lock", 4e6, 5e6, 0, 0, 0, details=[rma(16, 1, flags=2)]),
+                      Call("MPI_Rget", 5e6, 6e6, 0, 0, 0,
+                           details=[rma(2, 1, back=800, flags=R.RMA_REQ, req=99)]),
+                      Call("MPI_Put", 6e6, 7e6, 0, 0, 0, details=[rma(1, 1, out=24)]),
+                      Call("MPI_Wait", 7e6, 8e6, 0, 0, 0,
+                           details=[(R.DONE, 0, 99, -1, -1, 0)]),
+                      Call("MPI_Win_unlock", 8e6, 9e6, 0, 0, 0, details=[rma(17, 1)])]
+        calls += [Call("MPI_Win_free", 10e6, 11e6, 0, 0, 0,
+                       details=[(R.WIN, R.WIN_FREED, 7, 0xFFFFFFFF)]),
+                  Call("MPI_Finalize", 12e6, 13e6, 0, 0, 0)]
+        rt.calls = calls
+        _keys(rt)
+        ranks[r] = rt
+    conv = convert(Trace(tmp_path, ranks, {}, ["A", "B"], True, 13e6, {}))
+    ops = [op for op in conv.templates[0] if op[0] != "c"]
+    assert ops == [["k", "MPI_Win_create", "allreduce", 0, -1, 4],
+                   ["k", "MPI_Win_create", "allgather", 0, -1, 16],
+                   ["y", "MPI_Win_lock", "lock", "0.0", [1], 2],
+                   ["a", "MPI_Rget", "get", "0.0", 1, 0, 800, 1],
+                   ["a", "MPI_Put", "put", "0.0", 1, 24, 0, 0],
+                   ["w", "MPI_Wait", [1]],
+                   ["y", "MPI_Win_unlock", "unlock", "0.0", [1], 0],
+                   ["k", "MPI_Win_free", "barrier", 0, -1, 0]], ops
+    assert [op[0] for op in conv.templates[1] if op[0] != "c"] == ["k", "k", "k"]
+    assert conv.rma == {} and conv.rma_ops == 4
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_remote_reads_are_predicted_from_the_traces_rma_records(prefix, tmp_path):
+    """examples/remote_read naive, traced across 2 sites (no link emulation: the replay
+    sets the links): rank 1 reads READS blocks of 512 bytes from rank 0, each a lock, a
+    get and an unlock, 2 round trips and the bytes. The replay's WAN cost in the timed
+    phase is that, whatever the links; before the trace had RMA records it was 0 (the
+    calls replayed as measured)."""
+    walks, walk, block = 3, 4, 512
+    trace, _ = build_and_trace(prefix.cc, REPO / "examples" / "remote_read.c", tmp_path, 2,
+                               "1,1", args=("naive", walks, walk, 64, block),
+                               libs=("-listhmus-patterns",))
+    for delay in (0.005, 0.020):
+        w = whatif(trace, "--platform", platform(tmp_path, f"delay={delay * 1e3:g}ms,"
+                                                 "rate=100mbit"), "--json", "--no-tcp")
+        assert w.returncode == 0, w.stderr[-2000:]
+        out = json.loads(w.stdout)
+        ph = next(p for p in out["phases"] if p["phase"] == 1)
+        hand = walks * walk * (4 * delay + block / (100e6 / 8))
+        assert hand * 0.97 <= ph["wan_cost_s"] <= hand * 1.03, (hand, ph)
+        assert not any("one-sided" in n for n in out["notes"]), out["notes"]
+
+
+@needs_simgrid
+@pytest.mark.native
+def test_every_kind_of_one_sided_call_replays_to_the_end(prefix, tmp_path):
+    """tests/mpi/trace_rma.c (locks, lock_all, fetch-and-op, accumulate, flush, fences
+    around an MPI_Rget, post/start/complete/wait) traced on 2 sites: its replay ends with
+    no rank left waiting and no one-sided call replayed as measured. Rank 0 alone waits
+    for at least 5 round trips (lock, unlock, flush, unlock_all to another site, and a
+    PSCW start after the other site's post)."""
+    trace, _ = build_and_trace(prefix.cc, REPO / "tests" / "mpi" / "trace_rma.c", tmp_path, 3,
+                               "1,2")
+    delay = 0.010
+    w = whatif(trace, "--platform", platform(tmp_path, "delay=10ms,rate=100mbit"), "--json",
+               "--no-tcp")
+    assert w.returncode == 0, w.stderr[-2000:]
+    out = json.loads(w.stdout)
+    assert not any("one-sided" in n for n in out["notes"]), out["notes"]
+    assert out["predicted_s"] >= 5 * 2 * delay, out
+    kinds = {p["pattern"].split(" ")[0] for p in out["patterns"]}
+    assert {"MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_fence", "MPI_Win_start",
+            "MPI_Win_wait", "MPI_Win_flush", "MPI_Wait"} <= kinds, kinds
+
+
+@needs_simgrid
+def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
+    """Two ranks at site B each lock rank 0 (site A) exclusively and hold the lock for
+    100 ms of work. The request that arrives second waits at the target for the first
+    holder's UNLOCK (3 delays and the work after the start), then its GRANT comes back:
+    6 delays and both works in all. Shared locks do not wait: 4 delays and one work."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    write_platform(tmp_path / "p.xml", load_matrix(platform(tmp_path, LINK)), [1, 2],
+                   parse_link_spec("delay=1us"))
+
+    def hold(flags):
+        return [["y", "MPI_Win_lock", "lock", "0.0", [0], flags], ["c", 0.1],
+                ["y", "MPI_Win_unlock", "unlock", "0.0", [0], 0]]
+
+    def run(flags):
+        job = {"site_names": ["A", "B"], "counts": [1, 2], "trace_site": [0, 1, 1],
+               "trace_local": [0, 0, 1], "trace_counts": [1, 2],
+               "templates": {"0": [], "1": hold(flags), "2": hold(flags)},
+               "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+               "early": 524288, "platform": str(tmp_path / "p.xml"), "framing": False}
+        return _run_engine(simgrid_python(), job, tmp_path, f"lock{flags}")["end"]
+
+    assert run(0x02) == pytest.approx(6 * D + 0.2, rel=0.02)
+    assert run(0) == pytest.approx(4 * D + 0.1, rel=0.02)

@@ -23,6 +23,20 @@ def traced_run(exe: Path, trace: Path, n: int, layout: str, args=(), env=None,
                           env={**os.environ, **(env or {})})
 
 
+def build_and_trace(cc: Path, source: Path, tmp: Path, n: int, layout: str, args=(),
+                    libs=()) -> tuple[Path, str]:
+    """Build source with isthmus-cc, run it traced across the sites of layout, check that
+    it printed "NAME: ok"; the trace folder and the program's output."""
+    exe = tmp / source.stem
+    c = subprocess.run([str(cc), "-O2", "-o", str(exe), str(source), *libs],
+                       capture_output=True, text=True)
+    assert c.returncode == 0, c.stderr
+    trace = tmp / "trace"
+    r = traced_run(exe, trace, n, layout, args=args)
+    assert r.returncode == 0 and f"{source.stem}: ok" in r.stdout, (r.stdout + r.stderr)[-3000:]
+    return trace, r.stdout
+
+
 @dataclass
 class Otf2Events:
     """What otf2-print shows of an archive: per event kind and location, the events'

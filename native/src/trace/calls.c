@@ -7537,7 +7537,13 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Accumulate, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Accumulate, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Accumulate, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_ACC, 0, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7549,7 +7555,13 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Accumulate_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Accumulate_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Accumulate_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_ACC, 0, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7561,7 +7573,13 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Compare_and_swap, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Compare_and_swap, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Compare_and_swap, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_CAS, 0, &w_, target_rank, 0, (uint64_t)(2 * ism_tr_type_size(datatype)), (uint64_t)(ism_tr_type_size(datatype)), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7573,7 +7591,13 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Fetch_and_op, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Fetch_and_op, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Fetch_and_op, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FOP, 0, &w_, target_rank, 0, (uint64_t)(op == MPI_NO_OP ? 0 : ism_tr_type_size(datatype)), (uint64_t)(ism_tr_type_size(datatype)), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7585,7 +7609,13 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Get, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Get, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Get, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GET, 0, &w_, target_rank, 0, (uint64_t)(0), (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7597,7 +7627,13 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Get_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Get_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Get_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GET, 0, &w_, target_rank, 0, (uint64_t)(0), (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7609,7 +7645,13 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Get_accumulate, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Get_accumulate, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Get_accumulate, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GACC, 0, &w_, target_rank, 0, (uint64_t)(op == MPI_NO_OP ? 0 : ((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(((uint64_t)(result_count) * ism_tr_type_size(result_datatype))), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7621,7 +7663,13 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Get_accumulate_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Get_accumulate_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Get_accumulate_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GACC, 0, &w_, target_rank, 0, (uint64_t)(op == MPI_NO_OP ? 0 : ((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(((uint64_t)(result_count) * ism_tr_type_size(result_datatype))), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7633,7 +7681,13 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Put, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Put, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Put, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_PUT, 0, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7645,7 +7699,13 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Put_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Put_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Put_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_PUT, 0, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7657,7 +7717,13 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Raccumulate, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Raccumulate, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Raccumulate, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_ACC, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7669,7 +7735,13 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Raccumulate_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Raccumulate_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Raccumulate_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_ACC, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7681,7 +7753,13 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rget, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rget, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rget, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GET, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(0), (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7693,7 +7771,13 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rget_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rget_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rget_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GET, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(0), (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7705,7 +7789,13 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rget_accumulate, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rget_accumulate, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rget_accumulate, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GACC, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(op == MPI_NO_OP ? 0 : ((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(((uint64_t)(result_count) * ism_tr_type_size(result_datatype))), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7717,7 +7807,13 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rget_accumulate_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rget_accumulate_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rget_accumulate_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_GACC, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(op == MPI_NO_OP ? 0 : ((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(((uint64_t)(result_count) * ism_tr_type_size(result_datatype))), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7729,7 +7825,13 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rput, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rput, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rput, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_PUT, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7741,7 +7843,13 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Rput_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Rput_c, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Rput_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_PUT, ISM_TR_RMA_REQ, &w_, target_rank, 0, (uint64_t)(((uint64_t)(origin_count) * ism_tr_type_size(origin_datatype))), (uint64_t)(0), (uint64_t)(uintptr_t)*request);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7753,7 +7861,14 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_allocate, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_allocate, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_allocate, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7765,7 +7880,14 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_allocate_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_allocate_c, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_allocate_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7777,7 +7899,14 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_allocate_shared, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_allocate_shared, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_allocate_shared, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7789,7 +7918,14 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_allocate_shared_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_allocate_shared_c, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_allocate_shared_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7813,7 +7949,13 @@ int MPI_Win_complete(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_complete(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_complete, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_complete, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_complete, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_COMPLETE, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7825,7 +7967,14 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_create, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_create, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_create, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7837,7 +7986,14 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_create_c, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_create_c, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_create_c, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7849,7 +8005,14 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_create_dynamic(info, comm, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_create_dynamic, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_create_dynamic, t0, t1, rc);
+    uint32_t cid = ism_tr_comm_id(comm);
+    uint32_t wid = ism_tr_win_created(*win, comm);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_create_dynamic, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, 0, wid, cid);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7873,7 +8036,13 @@ int MPI_Win_fence(int assert, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_fence(assert, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_fence, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_fence, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_fence, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FENCE, (assert & MPI_MODE_NOCHECK ? ISM_TR_RMA_NOCHECK : 0), &w_, -1, assert, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7885,7 +8054,13 @@ int MPI_Win_flush(int rank, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_flush(rank, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_flush, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_flush, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_flush, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FLUSH, 0, &w_, rank, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7897,7 +8072,13 @@ int MPI_Win_flush_all(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_flush_all(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_flush_all, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_flush_all, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_flush_all, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FLUSH_ALL, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7909,7 +8090,13 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_flush_local(rank, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_flush_local, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_flush_local, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_flush_local, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FLUSH_LOCAL, 0, &w_, rank, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7921,7 +8108,13 @@ int MPI_Win_flush_local_all(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_flush_local_all(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_flush_local_all, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_flush_local_all, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_flush_local_all, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_FLUSH_LOCAL_ALL, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7930,10 +8123,16 @@ int MPI_Win_free(MPI_Win *win)
 {
     if (!ism_tr.on)
         return PMPI_Win_free(win);
+    uint32_t wid = ism_tr_win_forget(*win);
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_free(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_free, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_free, t0, t1, rc);
+    ism_tr_win *d = ism_tr_leave(ISM_TR_FN_Win_free, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_win_set(d, ISM_TR_WIN_FREED, wid, UINT32_MAX);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7969,7 +8168,13 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_lock(lock_type, rank, assert, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_lock, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_lock, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_lock, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_LOCK, (lock_type == MPI_LOCK_EXCLUSIVE ? ISM_TR_RMA_EXCL : 0) | (assert & MPI_MODE_NOCHECK ? ISM_TR_RMA_NOCHECK : 0), &w_, rank, assert, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7981,7 +8186,13 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_lock_all(assert, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_lock_all, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_lock_all, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_lock_all, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_LOCK_ALL, (assert & MPI_MODE_NOCHECK ? ISM_TR_RMA_NOCHECK : 0), &w_, -1, assert, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -7993,9 +8204,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_post(group, assert, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_post, t0, t1, rc, 0);
-    ism_tr_unlock();
-    return rc;
+    return ism_tr_rma_group(ISM_TR_FN_Win_post, t0, t1, rc, ISM_TR_RMA_POST, win, group, assert);
 }
 
 int MPI_Win_set_info(MPI_Win win, MPI_Info info)
@@ -8041,9 +8250,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_start(group, assert, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_start, t0, t1, rc, 0);
-    ism_tr_unlock();
-    return rc;
+    return ism_tr_rma_group(ISM_TR_FN_Win_start, t0, t1, rc, ISM_TR_RMA_START, win, group, assert);
 }
 
 int MPI_Win_sync(MPI_Win win)
@@ -8053,7 +8260,13 @@ int MPI_Win_sync(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_sync(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_sync, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_sync, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_sync, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_SYNC, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -8065,7 +8278,13 @@ int MPI_Win_test(MPI_Win win, int *flag)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_test(win, flag);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_test, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_test, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_test, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_TEST, (*flag ? ISM_TR_RMA_DONE : 0), &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -8077,7 +8296,13 @@ int MPI_Win_unlock(int rank, MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_unlock(rank, win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_unlock, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_unlock, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_unlock, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_UNLOCK, 0, &w_, rank, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -8089,7 +8314,13 @@ int MPI_Win_unlock_all(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_unlock_all(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_unlock_all, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_unlock_all, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_unlock_all, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_UNLOCK_ALL, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }
@@ -8101,7 +8332,13 @@ int MPI_Win_wait(MPI_Win win)
     uint64_t t0 = ism_tr_enter();
     int rc = PMPI_Win_wait(win);
     uint64_t t1 = ism_tr_exit();
-    ism_tr_leave(ISM_TR_FN_Win_wait, t0, t1, rc, 0);
+    if (rc != MPI_SUCCESS)
+        return ism_tr_failed(ISM_TR_FN_Win_wait, t0, t1, rc);
+    ism_tr_win_ent w_ = ism_tr_win_of(win);
+    ism_tr_rma *d = ism_tr_leave(ISM_TR_FN_Win_wait, t0, t1, rc, sizeof *d);
+    if (d) {
+        ism_tr_rma_set(d, ISM_TR_RMA_WAIT, 0, &w_, -1, 0, (uint64_t)(0), (uint64_t)(0), 0);
+    }
     ism_tr_unlock();
     return rc;
 }

@@ -22,18 +22,6 @@ static uint32_t next_id;
 static ism_tr_comm_ent *last;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER; /* with MPI_THREAD_MULTIPLE */
 
-static void lock(void)
-{
-    if (ism_tr.mt)
-        pthread_mutex_lock(&mu);
-}
-
-static void unlock(void)
-{
-    if (ism_tr.mt)
-        pthread_mutex_unlock(&mu);
-}
-
 #define EMPTY ((MPI_Comm)0)
 #define GONE ((MPI_Comm)1)
 
@@ -180,7 +168,7 @@ void ism_tr_comms_stop(void)
 ism_tr_comm_ent ism_tr_comm_slow(MPI_Comm c)
 {
     ism_tr_comm_ent out = {MPI_COMM_NULL, UINT32_MAX, 0, 0, 0, 0};
-    lock();
+    ism_tr_table_lock(&mu);
     ism_tr_comm_ent *e = last && last->h == c ? last : find(c);
     if (!e)
         e = add(c, MPI_COMM_NULL); /* created by a call we do not know creates one */
@@ -188,7 +176,7 @@ ism_tr_comm_ent ism_tr_comm_slow(MPI_Comm c)
         last = e;
         out = *e;
     }
-    unlock();
+    ism_tr_table_unlock(&mu);
     return out;
 }
 
@@ -196,16 +184,16 @@ void ism_tr_comm_created(MPI_Comm c, MPI_Comm like)
 {
     if (c == MPI_COMM_NULL || !ism_tr.on)
         return;
-    lock();
+    ism_tr_table_lock(&mu);
     last = add(c, like);
-    unlock();
+    ism_tr_table_unlock(&mu);
 }
 
 void ism_tr_comm_freed(MPI_Comm c)
 {
     if (c == MPI_COMM_WORLD || c == MPI_COMM_SELF)
         return;
-    lock();
+    ism_tr_table_lock(&mu);
     ism_tr_comm_ent *e = find(c);
     if (e) {
         ism_tr_commfree r = {{0, 0, 0, 0}, e->id, 0};
@@ -216,5 +204,5 @@ void ism_tr_comm_freed(MPI_Comm c)
         if (last == e)
             last = NULL;
     }
-    unlock();
+    ism_tr_table_unlock(&mu);
 }

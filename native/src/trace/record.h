@@ -54,6 +54,8 @@ enum ism_tr_kind {
     ISM_TR_END = 15,    /* last record: totals */
     ISM_TR_EVENT = 16,  /* an MPI_T event of libisthmus seen by the tracer */
     ISM_TR_PAD = 17,    /* filler up to the file system's block (buffer.c); no body */
+    ISM_TR_RMA = 18,    /* detail: a one-sided operation or synchronisation */
+    ISM_TR_WIN = 19,    /* detail: a window created (its communicator) or freed */
     /* gateways */
     ISM_TR_GW_FRAME = 20,
     ISM_TR_GW_ACK = 21,
@@ -142,6 +144,45 @@ typedef struct {
     uint64_t t;
     int32_t level, pad;
 } ism_tr_mark;
+
+/* RMA: what a one-sided call did (op), to which target. Bytes are the origin's: `out`
+ * goes to the target (a put's or accumulate's data, a compare-and-swap's two values),
+ * `back` comes from it (a get's data, the result of a fetching accumulate). A call with a
+ * group (MPI_Win_post, MPI_Win_start) writes one record per member. */
+enum ism_tr_rma_op {
+    ISM_TR_RMA_PUT = 1, ISM_TR_RMA_GET, ISM_TR_RMA_ACC, ISM_TR_RMA_GACC, ISM_TR_RMA_FOP,
+    ISM_TR_RMA_CAS,
+    ISM_TR_RMA_LOCK = 16, ISM_TR_RMA_UNLOCK, ISM_TR_RMA_LOCK_ALL, ISM_TR_RMA_UNLOCK_ALL,
+    ISM_TR_RMA_FLUSH, ISM_TR_RMA_FLUSH_ALL, ISM_TR_RMA_FLUSH_LOCAL, ISM_TR_RMA_FLUSH_LOCAL_ALL,
+    ISM_TR_RMA_FENCE, ISM_TR_RMA_POST, ISM_TR_RMA_START, ISM_TR_RMA_COMPLETE, ISM_TR_RMA_WAIT,
+    ISM_TR_RMA_TEST, ISM_TR_RMA_SYNC,
+};
+
+/* RMA flags */
+#define ISM_TR_RMA_REQ 0x01       /* a request form (MPI_Rput, ...): completes with a DONE */
+#define ISM_TR_RMA_EXCL 0x02      /* MPI_Win_lock: MPI_LOCK_EXCLUSIVE */
+#define ISM_TR_RMA_NOCHECK 0x04   /* assert has MPI_MODE_NOCHECK: no lock is taken */
+#define ISM_TR_RMA_DONE 0x08      /* MPI_Win_test: the exposure epoch ended */
+
+typedef struct {
+    ism_tr_hdr h;
+    uint32_t win;      /* the tracer's id of the window (WIN) */
+    int32_t target;    /* global rank; -1: every member or none; -3: MPI_PROC_NULL */
+    uint16_t op;       /* enum ism_tr_rma_op */
+    uint16_t pad;
+    int32_t assert_;   /* the assert argument (lock, lock_all, fence, post, start), else 0 */
+    uint64_t out, back;
+    uint64_t req;      /* the request of a request form, else 0 */
+} ism_tr_rma;
+
+/* WIN flags */
+#define ISM_TR_WIN_FREED 0x01
+
+typedef struct {
+    ism_tr_hdr h;
+    uint32_t win;      /* ids are per process, in creation order (as communicators') */
+    uint32_t comm;     /* the communicator it was created over (COMM); UINT32_MAX if freed */
+} ism_tr_win;
 
 /* SYNC flags: what the peer is */
 #define ISM_TR_SYNC_RANK 0

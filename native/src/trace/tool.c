@@ -217,6 +217,7 @@ void ism_tr_stop(void)
             (unsigned long long)ism_tr.buf.lost_bytes,
             ism_tr.buf.chunk_size * (size_t)ism_tr.buf.nchunks);
     ism_tr_comms_stop();
+    ism_tr_wins_stop();
     PMPI_Group_free(&ism_tr.world_group);
     PMPI_Comm_free(&ism_tr.comm);
 }

@@ -6,6 +6,18 @@
 
 #include "tool.h"
 
+/* A table's own mutex, taken only under MPI_THREAD_MULTIPLE (comms.c, wins.c). */
+static inline void ism_tr_table_lock(pthread_mutex_t *m)
+{
+    if (ism_tr.mt)
+        pthread_mutex_lock(m);
+}
+static inline void ism_tr_table_unlock(pthread_mutex_t *m)
+{
+    if (ism_tr.mt)
+        pthread_mutex_unlock(m);
+}
+
 /* ---- communicators (comms.c) ---- */
 
 typedef struct ism_tr_comm_ent {
@@ -37,6 +49,58 @@ void ism_tr_comms_stop(void);
 void ism_tr_comm_created(MPI_Comm c, MPI_Comm like);
 /* Before MPI_Comm_free / MPI_Comm_disconnect: forgotten (a COMMFREE record). */
 void ism_tr_comm_freed(MPI_Comm c);
+
+/* ---- windows (wins.c) ---- */
+
+/* A window: the tracer's id and its members as global ranks (NULL if unknown). */
+typedef struct {
+    uint32_t id;
+    int n;
+    const int *world;
+} ism_tr_win_ent;
+
+ism_tr_win_ent ism_tr_win_slow(MPI_Win w);
+extern MPI_Win ism_tr_win_last_h;
+extern ism_tr_win_ent ism_tr_win_last;
+/* The entry of window w (id UINT32_MAX for one the tracer never saw created). */
+static inline ism_tr_win_ent ism_tr_win_of(MPI_Win w)
+{
+    if (ISM_TR_LIKELY(w == ism_tr_win_last_h && !ism_tr.mt))
+        return ism_tr_win_last;
+    return ism_tr_win_slow(w);
+}
+/* A window a call just created over comm: its id (members from comm's group). */
+uint32_t ism_tr_win_created(MPI_Win w, MPI_Comm comm);
+/* Before MPI_Win_free: forgotten; returns its id. */
+uint32_t ism_tr_win_forget(MPI_Win w);
+void ism_tr_wins_stop(void);
+
+static inline void ism_tr_rma_set(ism_tr_rma *d, uint16_t op, uint8_t flags,
+                                  const ism_tr_win_ent *w, int target, int assert_,
+                                  uint64_t out, uint64_t back, uint64_t req)
+{
+    ism_tr_hdr_set(d, sizeof *d, ISM_TR_RMA, flags, 0);
+    d->win = w->id;
+    d->target = target < 0 ? (target == MPI_PROC_NULL ? -3 : -1)
+                : w->world && target < w->n ? w->world[target] : -1;
+    d->op = op;
+    d->pad = 0;
+    d->assert_ = assert_;
+    d->out = out;
+    d->back = back;
+    d->req = req;
+}
+
+static inline void ism_tr_win_set(ism_tr_win *d, uint8_t flags, uint32_t win, uint32_t comm)
+{
+    ism_tr_hdr_set(d, sizeof *d, ISM_TR_WIN, flags, 0);
+    d->win = win;
+    d->comm = comm;
+}
+
+/* The CALL and one RMA record per member of group (MPI_Win_post, MPI_Win_start). */
+int ism_tr_rma_group(uint16_t fn, uint64_t t0, uint64_t t1, int rc, uint16_t op,
+                     MPI_Win win, MPI_Group group, int assert_);
 
 /* ---- datatypes and statuses (details.c) ---- */
 

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "job.h"
+#include "otf2_rma.h"
 
 static void die(const char *fmt, const char *a)
 {
@@ -213,6 +214,7 @@ typedef struct {
     reqent *rs;
     size_t nrs, caprs;
     uint64_t stats_msgs, stats_colls;
+    tr_rma rma;      /* windows and one-sided operations (otf2_rma.c) */
 } rankw;
 
 static uint64_t ts(rankw *r, int th, uint64_t raw)
@@ -345,6 +347,8 @@ static void enter_details(rankw *r, const item *it)
             } else {
                 check(OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, t), "event");
             }
+        } else if (d->kind == ISM_TR_RMA) {
+            tr_rma_enter(&r->rma, w, t, (const void *)d);
         } else if (d->kind == ISM_TR_START) {
             const ism_tr_req *m = (const void *)d;
             reqent *e = req_get(r, m->req, 0);
@@ -382,8 +386,18 @@ static void leave_details(rankw *r, const item *it)
                       "event");
                 r->stats_colls++;
             }
+        } else if (d->kind == ISM_TR_RMA) {
+            tr_rma_leave(&r->rma, w, t, r->j, (const void *)d);
+        } else if (d->kind == ISM_TR_WIN) {
+            const ism_tr_win *m = (const void *)d;
+            uint32_t gc = UINT32_MAX;
+            if (!(d->flags & ISM_TR_WIN_FREED) && !gcomm(r, m->comm, &gc))
+                gc = UINT32_MAX;
+            tr_rma_win(&r->rma, w, t, m, gc);
         } else if (d->kind == ISM_TR_DONE) {
             const ism_tr_done *m = (const void *)d;
+            if (tr_rma_done(&r->rma, w, t, m->req))
+                continue;
             reqent *e = req_get(r, m->req, 0);
             if (!e || !e->active)
                 continue; /* an inactive persistent request, or one we never saw start */
@@ -419,7 +433,8 @@ static void leave_details(rankw *r, const item *it)
 static int is_detail(int kind)
 {
     return kind == ISM_TR_SEND || kind == ISM_TR_RECV || kind == ISM_TR_COLL ||
-           kind == ISM_TR_DONE || kind == ISM_TR_START || kind == ISM_TR_FREE;
+           kind == ISM_TR_DONE || kind == ISM_TR_START || kind == ISM_TR_FREE ||
+           kind == ISM_TR_RMA || kind == ISM_TR_WIN;
 }
 
 static void write_rank(OTF2_Archive *ar, const tr_job *j, tr_proc *p, uint32_t pcontrol)
@@ -523,6 +538,7 @@ static void write_rank(OTF2_Archive *ar, const tr_job *j, tr_proc *p, uint32_t p
     free(r.last);
     free(r.rs);
     umap_free(&r.reqs);
+    tr_rma_free(&r.rma);
     free(items);
     ism_tf_close(&f);
 }
@@ -891,6 +907,7 @@ static void defs(OTF2_GlobalDefWriter *g, const tr_job *j, uint32_t pcontrol)
         }
         free(mm);
     }
+    tr_rma_defs(g, str_id);
     if (j->ngw) { /* the WAN: gateways talk among themselves, outside MPI's ranks */
         uint32_t gl = grp++, gc = grp++;
         W(OTF2_GlobalDefWriter_WriteGroup(g, gl, s_locs, OTF2_GROUP_TYPE_COMM_LOCATIONS,
@@ -968,6 +985,7 @@ static int print_layout(void)
         {ISM_TR_COMMFREE, sizeof(ism_tr_commfree)}, {ISM_TR_MARK, sizeof(ism_tr_mark)},
         {ISM_TR_SYNC, sizeof(ism_tr_sync)}, {ISM_TR_LOSS, sizeof(ism_tr_loss)},
         {ISM_TR_END, sizeof(ism_tr_end)}, {ISM_TR_EVENT, sizeof(ism_tr_event)},
+        {ISM_TR_RMA, sizeof(ism_tr_rma)}, {ISM_TR_WIN, sizeof(ism_tr_win)},
         {ISM_TR_GW_FRAME, sizeof(ism_tr_gw_frame)}, {ISM_TR_GW_ACK, sizeof(ism_tr_gw_ack)},
         {ISM_TR_GW_SAMPLE, sizeof(ism_tr_gw_sample)}, {ISM_TR_GW_LINK, sizeof(ism_tr_gw_link)},
         {ISM_TR_GW_APP, sizeof(ism_tr_gw_app)},

@@ -193,7 +193,7 @@ def _read_rank(path: Path, data: bytes, clock: Clock) -> RankTrace:
                        clock.to_ref(t1), th, depth, rc, created=defined)
             defined = None
             rt.calls.append(cur)
-        elif kind in (R.SEND, R.RECV, R.COLL, R.DONE, R.START, R.FREE):
+        elif kind in (R.SEND, R.RECV, R.COLL, R.DONE, R.START, R.FREE, R.RMA, R.WIN):
             if cur is not None:
                 cur.details.append((kind, flags) + R.BODY[kind].unpack_from(data, body))
         elif kind == R.COMM:

@@ -13,6 +13,7 @@ PROC_RANK, PROC_GATEWAY = 1, 2
 
 INFO, NAMES, CALL, SEND, RECV, COLL, DONE, START, COMM, COMMFREE, FREE, MARK, SYNC, LOSS, END, \
     EVENT = range(1, 17)
+RMA, WIN = 18, 19
 GW_FRAME, GW_ACK, GW_SAMPLE, GW_LINK, GW_APP = range(20, 25)
 
 # the fixed part of each kind after the header (little-endian, no padding)
@@ -31,6 +32,8 @@ BODY = {
     LOSS: struct.Struct("<QQQ"),            # t, records, bytes
     END: struct.Struct("<QQQQQ"),           # t, records, bytes, lost records, lost bytes
     EVENT: struct.Struct("<QQQQ"),          # t, a, b, c
+    RMA: struct.Struct("<IiHHiQQQ"),        # win, target, op, pad, assert, out, back, req
+    WIN: struct.Struct("<II"),              # win, comm
     GW_FRAME: struct.Struct("<QQHHIiiiHHQQ"),  # t, seq, link, stream, len, src, dst, tag,
                                                # fflags, pad, a, b
     GW_ACK: struct.Struct("<QQHHI"),        # t, ack, link
@@ -47,6 +50,13 @@ P2P_NB, P2P_INIT, P2P_STATUS, P2P_PROBED = 0x01, 0x02, 0x04, 0x08
 COLL_NB, COLL_INIT, COLL_ROOT = 0x01, 0x02, 0x04
 DONE_CANCELLED, DONE_STATUS = 0x01, 0x02
 COMM_INTER, COMM_WORLD = 0x01, 0x02
+RMA_REQ, RMA_EXCL, RMA_NOCHECK, RMA_DONE = 0x01, 0x02, 0x04, 0x08
+WIN_FREED = 0x01
+# RMA records' op (enum ism_tr_rma_op)
+RMA_OPS = {1: "put", 2: "get", 3: "acc", 4: "gacc", 5: "fop", 6: "cas",
+           16: "lock", 17: "unlock", 18: "lock_all", 19: "unlock_all", 20: "flush",
+           21: "flush_all", 22: "flush_local", 23: "flush_local_all", 24: "fence", 25: "post",
+           26: "start", 27: "complete", 28: "wait", 29: "test", 30: "sync"}
 SYNC_RANK, SYNC_GATEWAY = 0, 1
 GW_SENT, GW_RESENT, GW_RECEIVED, GW_DUPLICATE = 1, 2, 3, 4
 GW_FROM_APP, GW_TO_APP = 1, 2

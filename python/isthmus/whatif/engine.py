@@ -14,6 +14,7 @@ import sys
 import time
 
 from .collectives import schedule
+from .rma import Rma, RankRma
 from .scale import Layout
 from .tcp import Ramp
 
@@ -22,6 +23,7 @@ from .tcp import Ramp
 # per frame of at most 1 MiB; the RTS and the clear-to-send are frames of their own.
 FRAME_OVERHEAD = 48 + 32
 FRAME_MAX_PAYLOAD = 1 << 20
+RMA_EXCL, RMA_NOCHECK, RMA_DONE = 0x02, 0x04, 0x08   # RMA records' flags (trace/records.py)
 
 
 class Rank:
@@ -40,6 +42,7 @@ class Rank:
         self.phase_t: dict[int, float] = {}
         self.patterns: dict[str, list] = {}    # pattern -> [calls, blocked seconds, remote]
         self.timeline: list | None = [] if job.get("timeline") else None  # (fn, t0, t1)
+        self.rma = RankRma()
 
 
 _with_receiver: dict = {}  # eager mailboxes whose permanent receiver is set
@@ -148,6 +151,22 @@ def run(job: dict) -> dict:
         return _Helper(Actor, this_actor, _rendezvous_send, Mailbox, name, size, early,
                        actors[dst], h)
 
+    host_of: dict[int, object] = {}
+
+    def hosts(r: int):
+        h = host_of.get(r)
+        if h is None:
+            h = host_of[r] = e.host_by_name(lay.host(r))
+        return h
+
+    def held_between(src: int, dst: int, size: int) -> float:
+        ramp = ramps.get((st_site(src), st_site(dst)))
+        return ramp.delay(Engine.clock, size) if ramp is not None else 0.0
+
+    from simgrid import Comm, Semaphore
+    rma = Rma((Actor, Comm, Mailbox, this_actor, Semaphore), lay, hosts, hdr, held_between,
+              _eager_put, actors, _frames)
+
     def recv(name: str, size: int, eager: int, h: int = 0):
         if size <= eager:
             return _Recv(Mailbox, "e" + name)
@@ -179,6 +198,8 @@ def run(job: dict) -> dict:
                 mark, st.phase = now, op[1]
                 continue
             t0 = Engine.clock
+            if st.rma.batch and kind in "wkry":   # the progress engine idles: batches leave
+                rma.post_all_batches(st)
             if kind == "s":                       # s, fn, op id, peer, tag, cid, bytes
                 _, fn, oid, peer, tag, cid, size = op
                 dst = st.lay.send_peer(st.r, st.t, peer)
@@ -224,6 +245,18 @@ def run(job: dict) -> dict:
                     for c in comms:
                         c.wait()
                 account(st, f"{fn} {_size_class(size)}", Engine.clock - t0, remote)
+            elif kind == "a":                     # a, fn, op, win, target, out, back, op id
+                _, fn, name, win, target, out, back, oid = op
+                leg, remote = rma.operation(st, name, win, target, out, back)
+                if oid:
+                    st.pending[oid] = leg
+                    st.remote[oid] = remote
+            elif kind == "y":                     # y, fn, op, win, targets, flags
+                _, fn, name, win, targets, flags = op
+                remote = rma.sync(st, name, win, targets, bool(flags & RMA_NOCHECK),
+                                  bool(flags & RMA_DONE), bool(flags & RMA_EXCL))
+                account(st, f"{fn} ({'cross-site' if remote else 'in-site'})",
+                        Engine.clock - t0, remote)
         now = Engine.clock
         st.phase_t[st.phase] = st.phase_t.get(st.phase, 0.0) + now - mark
         results[st.r] = {"end": now - start, "phases": st.phase_t, "patterns": st.patterns,

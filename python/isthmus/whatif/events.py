@@ -11,6 +11,16 @@
 #   ["r", fn, op, peer, tag, comm, bytes]            a receive posted (bytes: what arrived)
 #   ["w", fn, [op, ...]]                             fn completed these operations
 #   ["k", fn, kind, comm, root, bytes]               a collective (root: a global rank or -1)
+#   ["a", fn, op, win, target, out, back, oid]       a one-sided operation (op: put, get, acc,
+#                                                    gacc, fop, cas) on window win
+#                                                    ("comm.k": the k-th window over comm) to
+#                                                    a global rank, with the bytes that go to
+#                                                    the target and come back; oid: its
+#                                                    request's op id (a request form), or 0
+#   ["y", fn, op, win, targets, flags]               a synchronisation (lock, unlock, flush,
+#                                                    fence, post, ...): targets is a list of
+#                                                    global ranks (empty: none, or every
+#                                                    member); flags as the RMA record's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,11 +44,18 @@ _CONSTRUCTORS = ("MPI_Comm_create", "MPI_Comm_split", "MPI_Comm_dup", "MPI_Comm_
                  "MPI_Cart_create", "MPI_Cart_sub", "MPI_Graph_create", "MPI_Dist_graph_create",
                  "MPI_Intercomm_create", "MPI_Intercomm_merge")
 AGREEMENT_BYTES = 4
-# one-sided calls carry no target or bytes in the trace: their time is replayed as measured
-# (as local work), whatever the links; a note counts them
-_RMA = ("MPI_Win_", "MPI_Get", "MPI_Put", "MPI_Accumulate", "MPI_Rget", "MPI_Rput",
-        "MPI_Raccumulate", "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Get_accumulate",
-        "MPI_Rget_accumulate")
+# one-sided calls are replayed from their RMA records (the tracer's since issue 32); a
+# trace without them (an older tracer) replays their time as measured, as local work,
+# whatever the links, and a note counts them. Local window calls (MPI_Win_get_group,
+# MPI_Win_shared_query, ...) are local work in any case
+_RMA = {"MPI_Get", "MPI_Put", "MPI_Accumulate", "MPI_Rget", "MPI_Rput", "MPI_Raccumulate",
+        "MPI_Fetch_and_op", "MPI_Compare_and_swap", "MPI_Get_accumulate",
+        "MPI_Rget_accumulate", "MPI_Win_lock", "MPI_Win_unlock", "MPI_Win_lock_all",
+        "MPI_Win_unlock_all", "MPI_Win_flush", "MPI_Win_flush_all", "MPI_Win_flush_local",
+        "MPI_Win_flush_local_all", "MPI_Win_fence", "MPI_Win_post", "MPI_Win_start",
+        "MPI_Win_complete", "MPI_Win_wait", "MPI_Win_test", "MPI_Win_sync", "MPI_Win_create",
+        "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_create_dynamic",
+        "MPI_Win_free"}
 
 
 @dataclass
@@ -52,6 +69,7 @@ class Converted:
     constructors: dict[str, int] = field(default_factory=dict)  # constructors left out
     agreements: int = 0                      # constructors replayed as their agreement
     rma: dict[str, int] = field(default_factory=dict)  # one-sided calls replayed as measured
+    rma_ops: int = 0                         # one-sided calls replayed from their records
 
 
 class _Rank:
@@ -64,6 +82,8 @@ class _Rank:
         self.persistent: dict[int, tuple] = {}  # request handle -> (kind, detail, fn)
         self.marks = iter(rt.marks)
         self.agreed: list = []                # (fn, its op, the new members) per constructor
+        self.wins: dict[int, tuple] = {}      # tracer's window id -> (window key, comm id)
+        self.win_count: dict[int, int] = {}   # comm id -> windows created over it so far
 
     def flush(self) -> None:
         if self.compute > 0:
@@ -103,6 +123,9 @@ class _Rank:
             op = self.active.pop(req, None)
             if op is None or flags & R.DONE_CANCELLED:
                 continue
+            if op[0] == "a":                    # a request form of a one-sided operation
+                ids.append(op[7])
+                continue
             if op[0] == "r" and source >= 0:     # what arrived (MPI_ANY_SOURCE/TAG resolved)
                 op[3] = op[7].world(source)
                 op[4], op[6] = tag, int(nbytes)
@@ -117,6 +140,14 @@ class _Rank:
             if mark is not None:
                 self.emit(["p", mark[1]])
             return
+        wins = [d for d in c.details if d[0] == R.WIN]
+        rmas = [d for d in c.details if d[0] == R.RMA]
+        if wins:
+            self.window(c, wins[0])
+            return
+        if rmas:
+            self.one_sided(c, rmas)
+            return
         sends = [d for d in c.details if d[0] == R.SEND]
         recvs = [d for d in c.details if d[0] == R.RECV]
         colls = [d for d in c.details if d[0] == R.COLL]
@@ -127,7 +158,7 @@ class _Rank:
                 self.constructor(c)
             elif not fn.startswith(_POLLING):
                 self.compute += c.t1 - c.t0          # local work inside MPI (Comm_rank, ...)
-                if fn.startswith(_RMA):
+                if fn.removesuffix("_c") in _RMA:
                     self.out.rma[fn] = self.out.rma.get(fn, 0) + 1
             if fn == "MPI_Request_free":
                 for d in c.details:
@@ -167,6 +198,51 @@ class _Rank:
         if blocking:
             self.emit(["w", fn, blocking])
         self.complete(done, fn)
+
+    def window(self, c, d: tuple) -> None:
+        """A window created: isthmus duplicates the communicator (an agreement) and
+        gathers every member's size and displacement unit (16 bytes each; core/win.c);
+        freed: a barrier over the members."""
+        _, flags, wid, cid = d
+        if flags & R.WIN_FREED:
+            w = self.wins.pop(wid, None)
+            if w is not None:
+                self.emit(["k", c.fn, "barrier", w[1], -1, 0])
+            return
+        comm, gid = self.comm(cid)
+        if comm is None or comm.inter:
+            return
+        k = self.win_count.get(gid, 0)
+        self.win_count[gid] = k + 1
+        self.wins[wid] = (f"{gid}.{k}", gid)
+        self.emit(["k", c.fn, "allreduce", gid, -1, AGREEMENT_BYTES])
+        self.emit(["k", c.fn, "allgather", gid, -1, 16])
+
+    def one_sided(self, c, rmas: list[tuple]) -> None:
+        """An RMA record's operation or synchronisation (a call with a group has one
+        record per member: one op with every target)."""
+        _, flags, wid, target, op, _, _, out, back, req = rmas[0]
+        w = self.wins.get(wid)
+        name = R.RMA_OPS.get(op)
+        if w is None or name is None:        # a window the trace never saw created
+            self.compute += c.t1 - c.t0
+            self.out.rma[c.fn] = self.out.rma.get(c.fn, 0) + 1
+            return
+        self.out.rma_ops += 1
+        if op < 16:
+            if target < 0:                   # MPI_PROC_NULL: nothing moves
+                return
+            oid = 0
+            if flags & R.RMA_REQ:
+                oid = self.next_op
+                self.next_op += 1
+            a = ["a", c.fn, name, w[0], target, int(out), int(back), oid]
+            self.emit(a)
+            if oid:
+                self.active[req] = a
+            return
+        targets = [d[3] for d in rmas if d[3] >= 0]
+        self.emit(["y", c.fn, name, w[0], targets, flags])
 
     def constructor(self, c) -> None:
         comm, gid = self.comm(c.created) if c.created is not None else (None, None)

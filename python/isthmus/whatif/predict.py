@@ -157,7 +157,8 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
     if conv.rma:
         calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.rma.items()))
         notes.append(f"one-sided calls replayed as their measured time, not simulated (the "
-                     f"trace has no target or bytes for them): {calls}")
+                     f"trace has no RMA records for them: a tracer older than issue 32's, or "
+                     f"a window it never saw created): {calls}")
     if tcp and main.get("restarts"):
         notes.append(f"TCP slow start after idle: the WAN connections' windows restarted "
                      f"{main['restarts']} times (each restart holds the next messages "
