@@ -127,7 +127,7 @@ def gen_largecount() -> str:
     impl = implemented(include_generated=False)
     decl = {n: (r, p) for r, n, p in declared()}
     large = implemented_in(ABI / "coll_large.c")
-    routed = {n for n in decl if _blocking_c(n) in large and n not in impl}
+    routed = {n for n in decl if (_blocking_c(n) in large or _sched_of(n)) and n not in impl}
     lines = [
         "/* largecount.c (abi): the MPI-4 large-count (_c) forms of implemented functions, for",
         " * programs and bindings that call them (mpi4py does, since mpi.h announces MPI 5.0).",
@@ -168,6 +168,21 @@ def gen_largecount() -> str:
         "    return MPI_SUCCESS;",
         "}",
         "",
+        "/* The same for a start as a collective in flight: 0 (a copy, or NULL for NULL), 1 when a",
+        " * value does not fit an int, -2 when out of memory. */",
+        "static int ints_or_not(const MPI_Count *v, MPI_Count n, int **out)",
+        "{",
+        "    *out = NULL;",
+        "    for (MPI_Count i = 0; v && i < n; i++)",
+        "        if (v[i] > INT_MAX || v[i] < INT_MIN)",
+        "            return 1;",
+        "    if (v && !(*out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))))",
+        "        return -2;",
+        "    for (MPI_Count i = 0; v && i < n; i++)",
+        "        (*out)[i] = (int)v[i];",
+        "    return 0;",
+        "}",
+        "",
         "static int to_aints(const char *fn, const MPI_Count *v, MPI_Count n, MPI_Aint **out)",
         "{",
         "    *out = NULL;",
@@ -190,6 +205,9 @@ def gen_largecount() -> str:
         if ret != "int" or bret != "int" or len(cp) != len(bp) or not cp:
             continue
         names = {n for _, n, _ in cp}
+        # a nonblocking form the engine of collectives in flight takes: its arrays are read
+        # at the call (converted copies will do), and what the engine passes runs lc_<x>
+        sched = _sched_of(name) if name in routed else ""
         decls, conv, args, post, frees, ok = [], [], [], [], [], True
         for (ct, cn, carr), (bt, bn, barr) in zip(cp, bp):
             if (ct, carr) == (bt, barr):
@@ -215,8 +233,8 @@ def gen_largecount() -> str:
             elif (ct in ("const MPI_Count", "const MPI_Aint") and carr and
                   bt in ("const int", "const MPI_Aint") and barr):
                 n = "count" if "count" in names else "ndims" if "ndims" in names else None
-                if not n and "comm" in names and (name.startswith("MPI_I") or
-                                                  name.endswith("_init_c")):
+                if not n and "comm" in names and not sched and (name.startswith("MPI_I") or
+                                                              name.endswith("_init_c")):
                     ok = False  # nonblocking, persistent: the arrays must outlive the call
                     break  # (gen_largecount_nb runs the blocking _c form instead)
                 if not n and "comm" in names and "neighbor" in name.lower():
@@ -239,8 +257,13 @@ def gen_largecount() -> str:
                 t = bt.split()[-1]
                 fn_ = "to_ints" if t == "int" else "to_aints"
                 decls.append(f"    {t} *{cn}_ = NULL;")
-                conv.append(f"    if (rc == MPI_SUCCESS)\n"
-                            f"        rc = {fn_}(\"{name}\", (const MPI_Count *){cn}, {n}, &{cn}_);")
+                if sched and t == "int":  # beyond int: the coroutine, with the arrays as given
+                    conv.append(f"    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)"
+                                f"{cn}, {n}, &{cn}_)) > 0)\n        rc = ISM_ABI_NB_PASS;")
+                else:
+                    conv.append(f"    if (rc == MPI_SUCCESS)\n"
+                                f"        rc = {fn_}(\"{name}\", (const MPI_Count *){cn}, {n}, "
+                                f"&{cn}_);")
                 args.append(f"{cn}_")
                 frees.append(f"    free({cn}_);")
             else:
@@ -250,9 +273,15 @@ def gen_largecount() -> str:
             continue
         if name in routed:
             lines.append(f"static int lc_{name[4:]}({params});\n")
+        call = f"P{name[:-2]}" if not sched else f"ism_abi_isched_{sched.lower()}"
+        tail = ["    return rc;"] if not sched else [
+            "    if (rc == ISM_ABI_NB_PASS)\n"
+            f"        return lc_{name[4:]}({', '.join(n for _, n, _ in cp)});",
+            "    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "
+            f"\"{name}\", \"out of memory\") : rc;"]
         body = "\n".join(["    int rc = MPI_SUCCESS;"] + decls + conv +
-                         [f"    if (rc == MPI_SUCCESS)\n        rc = P{name[:-2]}({', '.join(args)});"] +
-                         post + frees + ["    return rc;"])
+                         [f"    if (rc == MPI_SUCCESS)\n        rc = {call}({', '.join(args)});"] +
+                         post + frees + tail)
         lines.append(f"int P{name}({params})\n{{\n{body}\n}}\nISM_PMPI({name[4:]})\n")
     # a routed name whose int-form wrapper could not be generated (arrays that must outlive
     # a nonblocking call) is not routed: gen_largecount_nb makes it public instead
@@ -264,7 +293,7 @@ def gen_largecount() -> str:
 def _drop_unused_helpers(text: str) -> str:
     """Leaves out too_big/to_ints/to_aints when no wrapper calls them (a static function
     nobody calls is a warning), and to_ints' call of too_big with it."""
-    for helper in ("to_ints", "to_aints", "too_big"):
+    for helper in ("to_ints", "ints_or_not", "to_aints", "too_big"):
         start = text.find(f"static int {helper}(")
         if start < 0 or text.count(f"{helper}(") > 1:
             continue
@@ -272,6 +301,15 @@ def _drop_unused_helpers(text: str) -> str:
         end = text.find("\n}\n", start) + 3
         text = text[:head] + text[end:].lstrip("\n")
     return text
+
+
+def _sched_of(name: str) -> str:
+    """The NB_SCHEDULED row of a nonblocking _c form (MPI_Igatherv_c: Gatherv), or ''."""
+    base = name[4:-2] if name.endswith("_c") else ""
+    if not base.startswith("I") or base.endswith("_init"):
+        return ""
+    plain = base[1].upper() + base[2:]
+    return plain if plain in NB_SCHEDULED else ""
 
 
 def _blocking_c(name: str) -> str:

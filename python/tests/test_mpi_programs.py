@@ -368,6 +368,17 @@ def test_v_collectives_take_the_roads_beyond_int_max(prefix, build_dir, mpi, ran
     assert r.returncode == 0 and "coll_vwide: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
+# Nonblocking v-collectives and a neighbourhood collective through their int forms on
+# some ranks and their _c forms on others, outstanding together (coll_nb_move.c "mix"):
+# both start the same collective in flight across sites.
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("ranks", ["2,2", "1,2,2"], ids=["2sites", "3sites"])
+def test_nonblocking_int_and_c_forms_mix_across_ranks(prefix, build_dir, mpi, ranks):
+    exe = build(prefix, build_dir, "coll_nb_move")
+    r = run_job(exe, ["mix"], ranks, mpi)
+    assert r.returncode == 0 and "coll_nb_move: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
 # The buffered, persistent and matched-probe forms beyond INT_MAX (p2p_bigmodes.c): Bsend_c
 # from a 2 GiB attached buffer to Mprobe/Mrecv_c, and Send_init_c to Recv_init_c; rank 0
 # holds 4 GiB, rank 1 2 GiB. About 60 s across sites, 50 s within one on 2 cores.

@@ -16,6 +16,11 @@
  *    2-D grid (dimensions of 1 or 2 list one neighbour twice, or the rank itself), odd
  *    ranks receiving into a strided type: a block sent towards -1 arrives in the
  *    neighbour's +1 slot.
+ *  - Argument "mix" (MPI >= 4): MPI_Igatherv, MPI_Iallgatherv, MPI_Ialltoallv and
+ *    MPI_Ineighbor_allgather called through their large-count (_c) forms on odd ranks and
+ *    their int forms on even ones, outstanding together: MPI lets ranks mix the two.
+ *    Under isthmus only on communicators that span sites (on one site the int forms go to
+ *    the vendor whole, docs/design.md "Large counts"), so it is asked for, not default.
  * Every element received is checked: value(s, d, e) for element e from rank s to rank d.
  * The same runs on world and on a communicator whose sites' members are not consecutive
  * ranks (ranks reordered: evens first), which takes the per-pair path of allgatherv.
@@ -285,6 +290,72 @@ static void neighbours(MPI_Comm comm, int k)
     MPI_Comm_free(&cart);
 }
 
+#if MPI_VERSION >= 4
+static void mixed_forms(MPI_Comm comm, int k)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int n = size, wide = rank % 2, root = 0;
+    int *cnt = malloc(sizeof(int) * n), *dsp = malloc(sizeof(int) * n), tot = 0;
+    MPI_Count *ccnt = malloc(sizeof(MPI_Count) * n);
+    MPI_Aint *cdsp = malloc(sizeof(MPI_Aint) * n);
+    for (int j = 0; j < n; j++) {
+        cnt[j] = ccnt[j] = j % 3 + 1;
+        dsp[j] = cdsp[j] = tot;
+        tot += cnt[j];
+    }
+    int mine[3], *g = malloc(sizeof(int) * tot), *ag = malloc(sizeof(int) * tot);
+    int *as = malloc(sizeof(int) * 3 * n), *ar = malloc(sizeof(int) * 3 * n);
+    for (int e = 0; e < cnt[rank]; e++)
+        mine[e] = val(rank, -3, e, k);
+    for (int j = 0; j < n; j++) /* cnt[j] ints to j, at 3 * j; from j: cnt[rank] ints */
+        for (int e = 0; e < 3; e++)
+            as[3 * j + e] = val(rank, j, e, k);
+    int *sc = malloc(sizeof(int) * n), *sd = malloc(sizeof(int) * n), *rcn = malloc(sizeof(int) * n);
+    MPI_Count *csc = malloc(sizeof(MPI_Count) * n), *crc = malloc(sizeof(MPI_Count) * n);
+    MPI_Aint *csd = malloc(sizeof(MPI_Aint) * n);
+    for (int j = 0; j < n; j++) {
+        sc[j] = csc[j] = cnt[j];
+        sd[j] = csd[j] = 3 * j;
+        rcn[j] = crc[j] = cnt[rank];
+    }
+    MPI_Comm ring;
+    int periods = 1;
+    MPI_Cart_create(comm, 1, &n, &periods, 0, &ring);
+    int nb[2], two[4];
+    MPI_Cart_shift(ring, 0, 1, &nb[0], &nb[1]);
+    MPI_Request q[4];
+    if (wide) {
+        MPI_Igatherv_c(mine, cnt[rank], MPI_INT, g, ccnt, cdsp, MPI_INT, root, comm, &q[0]);
+        MPI_Iallgatherv_c(mine, cnt[rank], MPI_INT, ag, ccnt, cdsp, MPI_INT, comm, &q[1]);
+        MPI_Ialltoallv_c(as, csc, csd, MPI_INT, ar, crc, csd, MPI_INT, comm, &q[2]);
+        MPI_Ineighbor_allgather_c(mine, 1, MPI_INT, two, 1, MPI_INT, ring, &q[3]);
+    } else {
+        MPI_Igatherv(mine, cnt[rank], MPI_INT, g, cnt, dsp, MPI_INT, root, comm, &q[0]);
+        MPI_Iallgatherv(mine, cnt[rank], MPI_INT, ag, cnt, dsp, MPI_INT, comm, &q[1]);
+        MPI_Ialltoallv(as, sc, sd, MPI_INT, ar, rcn, sd, MPI_INT, comm, &q[2]);
+        MPI_Ineighbor_allgather(mine, 1, MPI_INT, two, 1, MPI_INT, ring, &q[3]);
+    }
+    CHECK_RC(MPI_Waitall(4, q, MPI_STATUSES_IGNORE), "MPI_Waitall (int and _c forms)");
+    for (int s = 0; s < n; s++)
+        for (int e = 0; e < cnt[s]; e++) {
+            if (rank == root)
+                CHECK(g[dsp[s] + e] == val(s, -3, e, k), "mixed Igatherv from %d [%d]", s, e);
+            CHECK(ag[dsp[s] + e] == val(s, -3, e, k), "mixed Iallgatherv from %d [%d]", s, e);
+        }
+    for (int s = 0; s < n; s++)
+        for (int e = 0; e < cnt[rank]; e++)
+            CHECK(ar[3 * s + e] == val(s, rank, e, k), "mixed Ialltoallv from %d [%d]: %d", s, e,
+                  ar[3 * s + e]);
+    for (int i = 0; i < 2; i++)
+        CHECK(two[i] == val(nb[i], -3, 0, k), "mixed Ineighbor_allgather slot %d: %d", i, two[i]);
+    MPI_Comm_free(&ring);
+    free(cnt), free(dsp), free(ccnt), free(cdsp), free(g), free(ag), free(as), free(ar);
+    free(sc), free(sd), free(rcn), free(csc), free(crc), free(csd);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -298,6 +369,12 @@ int main(int argc, char **argv)
     moves(mixed, "reordered", 50);
     neighbours(MPI_COMM_WORLD, 60);
     neighbours(mixed, 70);
+#if MPI_VERSION >= 4
+    if (argc > 1 && !strcmp(argv[1], "mix")) {
+        mixed_forms(MPI_COMM_WORLD, 80);
+        mixed_forms(mixed, 90);
+    }
+#endif
     MPI_Comm_free(&mixed);
     int rc = check_finish("coll_nb_move");
     MPI_Finalize();

@@ -10,6 +10,21 @@
 
 #include "abi.h"
 
+/* The same for a start as a collective in flight: 0 (a copy, or NULL for NULL), 1 when a
+ * value does not fit an int, -2 when out of memory. */
+static int ints_or_not(const MPI_Count *v, MPI_Count n, int **out)
+{
+    *out = NULL;
+    for (MPI_Count i = 0; v && i < n; i++)
+        if (v[i] > INT_MAX || v[i] < INT_MIN)
+            return 1;
+    if (v && !(*out = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1))))
+        return -2;
+    for (MPI_Count i = 0; v && i < n; i++)
+        (*out)[i] = (int)v[i];
+    return 0;
+}
+
 static int lc_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
 int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -116,10 +131,36 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
-    return rc;
+        rc = ism_abi_isched_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallgather_c", "out of memory") : rc;
 }
 ISM_PMPI(Iallgather_c)
+
+static int lc_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, n_, &displs_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
+    free(recvcounts_);
+    free(displs_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallgatherv_c", "out of memory") : rc;
+}
+ISM_PMPI(Iallgatherv_c)
 
 static int lc_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
@@ -129,8 +170,10 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iallreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return rc;
+        rc = ism_abi_isched_allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallreduce_c", "out of memory") : rc;
 }
 ISM_PMPI(Iallreduce_c)
 
@@ -144,10 +187,72 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ialltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
-    return rc;
+        rc = ism_abi_isched_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ialltoall_c", "out of memory") : rc;
 }
 ISM_PMPI(Ialltoall_c)
+
+static int lc_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sendcounts, n_, &sendcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sdispls, n_, &sdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, n_, &rdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ialltoallv_c", "out of memory") : rc;
+}
+ISM_PMPI(Ialltoallv_c)
+
+static int lc_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sendcounts, n_, &sendcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sdispls, n_, &sdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, n_, &rdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_alltoallw(sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm, request);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ialltoallw_c", "out of memory") : rc;
+}
+ISM_PMPI(Ialltoallw_c)
 
 static int lc_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request);
 
@@ -157,8 +262,10 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
     if (count > INT_MAX || count < INT_MIN)
         return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ibcast(buffer, (int)count, datatype, root, comm, request);
-    return rc;
+        rc = ism_abi_isched_bcast(buffer, (int)count, datatype, root, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ibcast_c", "out of memory") : rc;
 }
 ISM_PMPI(Ibcast_c)
 
@@ -170,8 +277,10 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iexscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return rc;
+        rc = ism_abi_isched_exscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iexscan_c", "out of memory") : rc;
 }
 ISM_PMPI(Iexscan_c)
 
@@ -185,10 +294,36 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Igather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
-    return rc;
+        rc = ism_abi_isched_gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Igather_c", "out of memory") : rc;
 }
 ISM_PMPI(Igather_c)
+
+static int lc_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, root);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, n_, &displs_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm, request);
+    free(recvcounts_);
+    free(displs_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Igatherv_c", "out of memory") : rc;
+}
+ISM_PMPI(Igatherv_c)
 
 static int lc_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
@@ -200,10 +335,37 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
-    return rc;
+        rc = ism_abi_isched_neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_allgather_c", "out of memory") : rc;
 }
 ISM_PMPI(Ineighbor_allgather_c)
+
+static int lc_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *recvcounts_ = NULL;
+    int *displs_ = NULL;
+    if (sendcount > INT_MAX || sendcount < INT_MIN)
+        return lc_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, nin_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, nin_, &displs_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
+    free(recvcounts_);
+    free(displs_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_allgatherv_c", "out of memory") : rc;
+}
+ISM_PMPI(Ineighbor_allgatherv_c)
 
 static int lc_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
@@ -215,10 +377,66 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
-    return rc;
+        rc = ism_abi_isched_neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_alltoall_c", "out of memory") : rc;
 }
 ISM_PMPI(Ineighbor_alltoall_c)
+
+static int lc_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *sdispls_ = NULL;
+    int *recvcounts_ = NULL;
+    int *rdispls_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sendcounts, nout_, &sendcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sdispls, nout_, &sdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, nin_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, nin_, &rdispls_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
+    free(sendcounts_);
+    free(sdispls_);
+    free(recvcounts_);
+    free(rdispls_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_alltoallv_c", "out of memory") : rc;
+}
+ISM_PMPI(Ineighbor_alltoallv_c)
+
+static int lc_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int nin_ = 0, nout_ = 0;
+    ism_abi_neighbor_degrees(comm, &nin_, &nout_);
+    int *sendcounts_ = NULL;
+    int *recvcounts_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sendcounts, nout_, &sendcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, nin_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm, request);
+    free(sendcounts_);
+    free(recvcounts_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_alltoallw_c", "out of memory") : rc;
+}
+ISM_PMPI(Ineighbor_alltoallw_c)
 
 static int lc_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 
@@ -228,8 +446,10 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     if (count > INT_MAX || count < INT_MIN)
         return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ireduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
-    return rc;
+        rc = ism_abi_isched_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_c", "out of memory") : rc;
 }
 ISM_PMPI(Ireduce_c)
 
@@ -241,10 +461,30 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
-    return rc;
+        rc = ism_abi_isched_reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_scatter_block_c", "out of memory") : rc;
 }
 ISM_PMPI(Ireduce_scatter_block_c)
+
+static int lc_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, -1);
+    int *recvcounts_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm, request);
+    free(recvcounts_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_scatter_c", "out of memory") : rc;
+}
+ISM_PMPI(Ireduce_scatter_c)
 
 static int lc_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
@@ -254,8 +494,10 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
-    return rc;
+        rc = ism_abi_isched_scan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iscan_c", "out of memory") : rc;
 }
 ISM_PMPI(Iscan_c)
 
@@ -269,10 +511,36 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = PMPI_Iscatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
-    return rc;
+        rc = ism_abi_isched_scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iscatter_c", "out of memory") : rc;
 }
 ISM_PMPI(Iscatter_c)
+
+static int lc_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = MPI_SUCCESS;
+    int n_ = ism_abi_comm_peers(comm, 0, root);
+    int *sendcounts_ = NULL;
+    int *displs_ = NULL;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)sendcounts, n_, &sendcounts_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, n_, &displs_)) > 0)
+        rc = ISM_ABI_NB_PASS;
+    if (recvcount > INT_MAX || recvcount < INT_MIN)
+        return lc_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    if (rc == MPI_SUCCESS)
+        rc = ism_abi_isched_scatterv(sendbuf, sendcounts_, displs_, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+    free(sendcounts_);
+    free(displs_);
+    if (rc == ISM_ABI_NB_PASS)
+        return lc_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iscatterv_c", "out of memory") : rc;
+}
+ISM_PMPI(Iscatterv_c)
 
 static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
 
@@ -694,12 +962,11 @@ static int lc_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     return ism_abi_nbc_start_types("MPI_Iallgather_c", comm, run_allgather_c, &a, sizeof a, request, sendtype, recvtype);
 }
 
-int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int lc_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Iallgatherv_c", comm, run_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Iallgatherv_c)
 
 static int lc_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -713,19 +980,17 @@ static int lc_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
     return ism_abi_nbc_start_types("MPI_Ialltoall_c", comm, run_alltoall_c, &a, sizeof a, request, sendtype, recvtype);
 }
 
-int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int lc_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ialltoallv_c", comm, run_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Ialltoallv_c)
 
-int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+static int lc_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     a_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
     return ism_abi_nbc_start_types("MPI_Ialltoallw_c", comm, run_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
-ISM_PMPI(Ialltoallw_c)
 
 static int lc_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
@@ -745,12 +1010,11 @@ static int lc_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
     return ism_abi_nbc_start_types("MPI_Igather_c", comm, run_gather_c, &a, sizeof a, request, sendtype, recvtype);
 }
 
-int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int lc_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_gatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Igatherv_c", comm, run_gatherv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Igatherv_c)
 
 typedef struct {
     const void * sendbuf;
@@ -791,12 +1055,11 @@ static int run_neighbor_allgatherv_c(void *p)
     return PMPI_Neighbor_allgatherv_c(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->recvcounts, a->displs, a->recvtype, a->comm);
 }
 
-int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int lc_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_neighbor_allgatherv_c a = {sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_allgatherv_c", comm, run_neighbor_allgatherv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Ineighbor_allgatherv_c)
 
 typedef struct {
     const void * sendbuf;
@@ -838,12 +1101,11 @@ static int run_neighbor_alltoallv_c(void *p)
     return PMPI_Neighbor_alltoallv_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtype, a->recvbuf, a->recvcounts, a->rdispls, a->recvtype, a->comm);
 }
 
-int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+static int lc_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a_neighbor_alltoallv_c a = {sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallv_c", comm, run_neighbor_alltoallv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Ineighbor_alltoallv_c)
 
 typedef struct {
     const void * sendbuf;
@@ -863,12 +1125,11 @@ static int run_neighbor_alltoallw_c(void *p)
     return PMPI_Neighbor_alltoallw_c(a->sendbuf, a->sendcounts, a->sdispls, a->sendtypes, a->recvbuf, a->recvcounts, a->rdispls, a->recvtypes, a->comm);
 }
 
-int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+static int lc_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     a_neighbor_alltoallw_c a = {sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm};
     return ism_abi_nbc_start_types("MPI_Ineighbor_alltoallw_c", comm, run_neighbor_alltoallw_c, &a, sizeof a, request, MPI_DATATYPE_NULL, MPI_DATATYPE_NULL);
 }
-ISM_PMPI(Ineighbor_alltoallw_c)
 
 typedef struct {
     const void * sendbuf;
@@ -928,12 +1189,11 @@ static int run_reduce_scatter_c(void *p)
     return PMPI_Reduce_scatter_c(a->sendbuf, a->recvbuf, a->recvcounts, a->datatype, a->op, a->comm);
 }
 
-int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+static int lc_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     a_reduce_scatter_c a = {sendbuf, recvbuf, recvcounts, datatype, op, comm};
     return ism_abi_nbc_start_types("MPI_Ireduce_scatter_c", comm, run_reduce_scatter_c, &a, sizeof a, request, datatype, MPI_DATATYPE_NULL);
 }
-ISM_PMPI(Ireduce_scatter_c)
 
 typedef struct {
     const void * sendbuf;
@@ -997,12 +1257,11 @@ static int run_scatterv_c(void *p)
     return PMPI_Scatterv_c(a->sendbuf, a->sendcounts, a->displs, a->sendtype, a->recvbuf, a->recvcount, a->recvtype, a->root, a->comm);
 }
 
-int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+static int lc_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     a_scatterv_c a = {sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm};
     return ism_abi_nbc_start_types("MPI_Iscatterv_c", comm, run_scatterv_c, &a, sizeof a, request, sendtype, recvtype);
 }
-ISM_PMPI(Iscatterv_c)
 
 static int lc_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
