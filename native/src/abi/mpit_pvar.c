@@ -17,7 +17,7 @@
 #include "mpit.h"
 
 enum { W_HEAD, W_LINK, W_STREAM, W_RANK };
-enum { R_MSGS, R_BYTES, R_UNEXPECTED, R_RMA_FRAMES };
+enum { R_MSGS, R_BYTES, R_UNEXPECTED, R_RMA_FRAMES, R_RMA_SHM_WINS };
 
 typedef struct {
     const char *name, *desc;
@@ -88,6 +88,9 @@ static const pvar_def defs[] = {
     {"isthmus_rank_rma_frames_sent", "one-sided frames this rank sent to other sites "
      "(operations, their replies, synchronisation; small puts gathered into one frame count "
      "once)", C, ISM_MPIT_CAT_RANK, W_RANK, R_RMA_FRAMES},
+    {"isthmus_rank_rma_shm_windows", "MPI_Win_allocate windows this rank made whose memory is "
+     "the vendor's shared memory (every member at this site on one node; ISTHMUS_RMA_SHM)", C,
+     ISM_MPIT_CAT_RANK, W_RANK, R_RMA_SHM_WINS},
 };
 #undef C
 #undef G
@@ -386,6 +389,7 @@ static int read_ours(const pvar_handle *p, void *buf)
         out[0] = d->word == R_MSGS         ? ism.stat_remote_msgs
                  : d->word == R_BYTES      ? ism.stat_remote_bytes
                  : d->word == R_RMA_FRAMES ? ism.stat_rma_frames
+                 : d->word == R_RMA_SHM_WINS ? ism.stat_rma_shm_wins
                                            : (unsigned long long)(ism.ux_count > 0 ? ism.ux_count : 0);
         return MPI_SUCCESS;
     }

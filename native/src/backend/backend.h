@@ -14,7 +14,7 @@
 
 #include "../common/dt_consts.h"
 
-#define ISM_BACKEND_ABI 6
+#define ISM_BACKEND_ABI 7
 
 /* MPI_IN_PLACE's value in the standard ABI, the sign of an in-place all-to-all in the core
  * and the backend (the other collectives still take a NULL send buffer for it). */
@@ -217,6 +217,15 @@ typedef struct ism_backend {
     int (*win_create_dynamic)(ism_vh comm, ism_vh *win);
     int (*win_attach)(ism_vh win, void *base, int64_t size);
     int (*win_detach)(ism_vh win, const void *base);
+    /* (ABI 7) how many of comm's members share this process's node, as the vendor sees
+     * it (MPI_Comm_split_type MPI_COMM_TYPE_SHARED): collective over comm */
+    int (*comm_node_size)(ism_vh comm, int *n);
+    /* (ABI 7) 1: this vendor's one-sided calls are faster on memory of its own
+     * MPI_Win_allocate_shared than on memory handed to its MPI_Win_create, so core/win.c
+     * takes that road for MPI_Win_allocate when a site's members share one node. Open MPI
+     * 4.1 (osc/sm's loads and stores against osc/rdma's process_vm_writev), not MPICH 4.0
+     * (slower there: bench/notebook/rma.md) */
+    int win_shm_faster;
 } ism_backend;
 
 enum { ISM_VWIN_LOCK_ALL = 1, ISM_VWIN_UNLOCK_ALL, ISM_VWIN_FLUSH, ISM_VWIN_FLUSH_ALL,

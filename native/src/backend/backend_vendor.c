@@ -711,6 +711,13 @@ static int self_cas(const void *o, const void *cmp, void *r, ism_vh dt, int rank
         return 0;
     MPI_Group_rank(g, &me);
     MPI_Group_free(&g);
+    /* not on shared memory (MPI_Win_allocate_shared: osc/sm, whose atomics take a lock in
+     * the segment, which the processor's instruction here would not) */
+    int *flavor = NULL;
+    if (MPI_Win_get_attr(VW(win), MPI_WIN_CREATE_FLAVOR, &flavor, &flag) != MPI_SUCCESS ||
+        !flag || *flavor == MPI_WIN_FLAVOR_SHARED)
+        return 0;
+    flag = 0;
     if (me != rank || MPI_Type_size(VD(dt), &size) != MPI_SUCCESS || (size != 4 && size != 8) ||
         MPI_Win_get_attr(VW(win), MPI_WIN_BASE, &base, &flag) != MPI_SUCCESS || !flag)
         return 0;
@@ -759,6 +766,18 @@ static int b_win_allocate_shared(int64_t size, ism_vh c, void **base, ism_vh *wi
     *win = V2H(w);
     return RC(rc);
 }
+static int b_comm_node_size(ism_vh c, int *n)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    *n = 0;
+    int rc = MPI_Comm_split_type(VC(c), MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return RC(rc);
+    rc = MPI_Comm_size(node, n);
+    MPI_Comm_free(&node);
+    return RC(rc);
+}
+
 static int b_win_create_dynamic(ism_vh c, ism_vh *win)
 {
     MPI_Win w = MPI_WIN_NULL;
@@ -883,5 +902,9 @@ __attribute__((visibility("default"))) const ism_backend *ism_backend_get(void)
     b->win_create_dynamic = b_win_create_dynamic;
     b->win_attach = b_win_attach;
     b->win_detach = b_win_detach;
+    b->comm_node_size = b_comm_node_size;
+#if defined(OPEN_MPI)
+    b->win_shm_faster = 1;
+#endif
     return b;
 }

@@ -461,6 +461,7 @@ static int vendor_op(int kind, const void *o, int64_t on, ism_dt *odt, void *r, 
         rc = ism_vcount_make(rn, rdt, &vr);
     if (!rc)
         rc = ism_vcount_make(tn, tdt, &vt);
+    off = ism_win_voff(w, l, off);
     if (!rc) {
         switch (kind) {
         case 'p':
@@ -671,7 +672,8 @@ static int local_gacc_blocks(ism_win *w, int l, const void *o, int64_t on, ism_d
         for (int64_t j = 0; !rc && j < m->nblk; j++) {
             int cnt = (int)(m->blk[j].len / bt->size);
             rc = ism.be->get_accumulate(data ? data + at : NULL, data ? cnt : 0, bt->v, res + at,
-                                        cnt, bt->v, l, off + k * tdt->extent + m->blk[j].off,
+                                        cnt, bt->v, l,
+                                        ism_win_voff(w, l, off + k * tdt->extent + m->blk[j].off),
                                         cnt, bt->v, op->v, w->vwin);
             at += (size_t)m->blk[j].len;
         }
@@ -730,6 +732,7 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
                off + ((u + n) / per) * tdt->extent + starts[(u + n) % per] == at + n * pt->extent)
             n++;
         char *src = data ? onat + u * pt->extent : NULL;
+        at = ism_win_voff(w, l, at);
         rc = r ? ism.be->get_accumulate(src, src ? (int)n : 0, pt->v, rnat + u * pt->extent,
                                         (int)n, pt->v, l, at, (int)n, pt->v, op->v, w->vwin)
                : ism.be->accumulate(src, (int)n, pt->v, l, at, (int)n, pt->v, op->v, w->vwin);
@@ -847,7 +850,8 @@ int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt,
         return 0;
     }
     if (l >= 0)
-        return ism.be->compare_and_swap(o, cmp, r, dt->v, l, disp * w->units[target], w->vwin);
+        return ism.be->compare_and_swap(o, cmp, r, dt->v, l,
+                                        ism_win_voff(w, l, disp * w->units[target]), w->vwin);
     int rc = remote_check(w, target, disp, 1, dt, (size_t)dt->size, 0);
     if (rc)
         return rc;
@@ -962,9 +966,10 @@ static void self_acc(ism_win *w, const ism_frame_hdr *h, uint64_t off, const voi
                           op);
     } else {
         ism_vh op = ism.be->op[ISM_RMA_B_OP(h->b)];
-        rc = vout ? ism.be->get_accumulate(vin, vin ? cnt : 0, d->v, vout, cnt, d->v, me,
-                                           (int64_t)off, cnt, d->v, op, w->vwin)
-                  : ism.be->accumulate(vin, cnt, d->v, me, (int64_t)off, cnt, d->v, op, w->vwin);
+        int64_t voff = ism_win_voff(w, me, (int64_t)off);
+        rc = vout ? ism.be->get_accumulate(vin, vin ? cnt : 0, d->v, vout, cnt, d->v, me, voff,
+                                           cnt, d->v, op, w->vwin)
+                  : ism.be->accumulate(vin, cnt, d->v, me, voff, cnt, d->v, op, w->vwin);
         if (!rc)
             rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
     }
@@ -1087,7 +1092,7 @@ void ism_rma_apply(ism_win *w, const ism_frame_hdr *h, const void *payload)
                 memcpy(t, p + 16, (size_t)d->size);
         } else {
             rc = ism.be->compare_and_swap(p + 16, p + 16 + d->size, out, d->v, me,
-                                          (int64_t)h->a, w->vwin);
+                                          ism_win_voff(w, me, (int64_t)h->a), w->vwin);
             if (!rc)
                 rc = ism.be->win_sync(ISM_VWIN_FLUSH, me, w->vwin);
         }

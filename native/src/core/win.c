@@ -89,6 +89,56 @@ int ism_rma_wait(ism_win *w, const uint64_t *count, uint64_t want, const char *w
  * them, aligned to 8. */
 static int64_t lock_word_at(int64_t size) { return (size + 7) & ~(int64_t)7; }
 
+/* MPI_Win_allocate's memory in the vendor's shared memory: when every member at this site
+ * is on this node as the vendor sees it (asked, never assumed: the answer is the same at
+ * every member, so all take the same road), the vendor's MPI_Win_allocate_shared over them
+ * allocates it and is the vendor window. The vendor's one-sided calls on it are then loads
+ * and stores (Open MPI's osc/sm), where on memory isthmus allocated and handed to
+ * MPI_Win_create, Open MPI 4.1's osc/rdma made each put a process_vm_writev system call.
+ * Only for a vendor faster that way (ism_backend.win_shm_faster: Open MPI, not MPICH).
+ * Returns 0 with *base NULL when the road is not open (one member, several nodes, another
+ * vendor, ISTHMUS_RMA_SHM=0). */
+static int allocate_shared(ism_win *w, int64_t vsize, void **base)
+{
+    ism_comm *c = w->c;
+    int n = 0;
+    *base = NULL;
+    if (c->lsize < 2 || !ism.be->win_shm_faster || !ism_core_knob(ISM_K_RMA_SHM, 1))
+        return 0;
+    int rc = ism.be->comm_node_size(c->vcomm, &n);
+    if (rc || n != c->lsize)
+        return rc;
+    if (!(w->vpad = calloc((size_t)c->lsize, sizeof *w->vpad)))
+        return ISM_ERR_NO_MEM;
+    /* room to start the window 16-aligned, as malloc's memory was (Open MPI's osc/sm
+     * starts each member's part 8 bytes past it, and -O2 code keeps long doubles with
+     * aligned stores: rma_pairtype crashed); a whole number of 64 bytes, as MPICH 4.0.2's
+     * MPI_Win_allocate on one node misplaced puts in windows whose size is not a multiple
+     * of 16 (tests/mpi/README.md) */
+    rc = ism.be->win_allocate_shared((vsize + 16 + 63) & ~(int64_t)63, c->vcomm, base, &w->vwin);
+    /* every member's start, from its address here: a segment is mapped at page boundaries,
+     * so an address's alignment is the same in every process */
+    for (int l = 0; !rc && l < c->lsize; l++) {
+        int64_t sz = 0;
+        void *at = NULL;
+        rc = ism.be->win_shared_query(w->vwin, l, &sz, &at);
+        w->vpad[l] = (int64_t)(-(uintptr_t)at & 15);
+    }
+    if (rc) {
+        if (w->vwin)
+            ism.be->win_free(&w->vwin);
+        free(w->vpad);
+        w->vpad = NULL;
+        *base = NULL;
+        return rc;
+    }
+    *base = (char *)*base + w->vpad[c->lrank];
+    memset(*base, 0, (size_t)vsize);
+    w->shm = 1;
+    ism.stat_rma_shm_wins++;
+    return 0;
+}
+
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
                    ism_win **out)
 {
@@ -117,15 +167,16 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
     int64_t vsize = size;
     if (flavor == ISM_WIN_FLAVOR_ALLOCATE) {
         vsize = lock_word_at(size) + (int64_t)sizeof *w->lockword;
-        w->owned = calloc(1, (size_t)vsize);
-        if (!w->owned) {
+        rc = allocate_shared(w, vsize, &base);
+        if (!rc && !base)
+            base = w->owned = calloc(1, (size_t)vsize);
+        if (rc || !base) {
             ism_comm_free(w->c);
             free(w);
-            return ism_rma_fail(ISM_ERR_NO_MEM, "cannot allocate a window of %lld bytes",
+            return ism_rma_fail(rc ? rc : ISM_ERR_NO_MEM, "cannot allocate a window of %lld bytes",
                                 (long long)size);
         }
-        base = w->owned;
-        w->lockword = (int64_t *)((char *)w->owned + lock_word_at(size));
+        w->lockword = (int64_t *)((char *)base + lock_word_at(size));
     }
     if (flavor != ISM_WIN_FLAVOR_SHARED)
         w->base = base;
@@ -141,7 +192,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         if (!(w->lock_disps = calloc((size_t)c->lsize, sizeof *w->lock_disps)))
             rc = ISM_ERR_NO_MEM;
         else
-            w->lock_disps[c->lrank] = lock_word_at(size);
+            w->lock_disps[c->lrank] = ism_win_voff(w, c->lrank, lock_word_at(size));
     }
     if (!w->lockword && !(w->lockword = w->own_lockword = calloc(1, sizeof *w->lockword)))
         rc = ISM_ERR_NO_MEM;
@@ -155,7 +206,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         rc = ism.be->win_allocate_shared(size, c->vcomm, &w->base, &w->vwin);
     else if (!rc && flavor == ISM_WIN_FLAVOR_DYNAMIC && c->lsize > 1)
         rc = ism.be->win_create_dynamic(c->vcomm, &w->vwin);
-    else if (!rc && c->lsize > 1)
+    else if (!rc && c->lsize > 1 && !w->shm)
         rc = ism.be->win_create(base, vsize, 1, c->vcomm, &w->vwin);
     if (!rc && c->lsize > 1 && flavor == ISM_WIN_FLAVOR_ALLOCATE)
         w->vlock = w->vwin;
@@ -179,7 +230,7 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
             w->sizes[r] = all[2 * r];
             w->units[r] = (int)all[2 * r + 1];
             if (w->lock_disps && c->l_of[r] >= 0)
-                w->lock_disps[c->l_of[r]] = lock_word_at(w->sizes[r]);
+                w->lock_disps[c->l_of[r]] = ism_win_voff(w, c->l_of[r], lock_word_at(w->sizes[r]));
         }
         free(all);
     }
@@ -224,6 +275,7 @@ int ism_win_free(ism_win *w)
     ism_comm_free(w->c);
     free(w->own_lockword);
     free(w->lock_disps);
+    free(w->vpad);
     free(w->sizes);
     free(w->units);
     free(w->held);

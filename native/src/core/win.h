@@ -77,7 +77,11 @@ typedef struct ism_win {
     void *base;
     int64_t size;
     int disp_unit, flavor;
-    void *owned;          /* MPI_Win_allocate's memory */
+    void *owned;          /* MPI_Win_allocate's memory when isthmus allocated it */
+    int shm;              /* MPI_Win_allocate's memory is vwin's, the vendor's
+                             MPI_Win_allocate_shared over the site's members (one node) */
+    int64_t *vpad;        /* then per vendor rank: where its window starts in its part of
+                             vwin (aligned to 16 bytes as malloc's memory; NULL: at 0) */
     ism_win_region *regions; /* a dynamic window: what I have attached, in no order */
     int nregions, cap_regions;
     ism_vh vwin;          /* the vendor's window over this site's members (disp unit 1);
@@ -115,6 +119,12 @@ typedef struct ism_win {
 } ism_win;
 
 #define ISM_WIN_MAGIC 0x69776e64u
+
+/* A byte offset in vendor rank l's window as the vendor window counts it. */
+static inline int64_t ism_win_voff(const ism_win *w, int l, int64_t off)
+{
+    return w->vpad ? off + w->vpad[l] : off;
+}
 
 /* win.c: lifetime and synchronisation; errors are ABI error classes */
 int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int flavor,
