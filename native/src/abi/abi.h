@@ -85,6 +85,11 @@ int ism_abi_buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, con
  * in an order of its own). Every member decides alike: its int and _c forms both come
  * through ism_abi_nbr_w. */
 int ism_abi_coll_in_flight(const ism_comm *c);
+/* The same for the blocking gather(v), scatter(v), allgatherv and alltoall(v,w), unless
+ * ISTHMUS_COLL_INFLIGHT=0 (the core's exchange through each site's leader). Their _c forms
+ * take it too: gather(v), scatter(v) and allgatherv by calling the int form while their
+ * own arguments fit, the alltoalls with their 64-bit vectors (coll_large.c). */
+int ism_abi_coll_movers_in_flight(const ism_comm *c);
 int ism_abi_counts_arg(const char *fn, ism_comm *c, const int *counts, const char *what);
 int ism_abi_rooted_checks(const char *fn, ism_comm *c, int root, int in_place,
                           MPI_Datatype one_t, int one_n, const char *one_what, const int *counts,

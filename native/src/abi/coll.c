@@ -302,6 +302,23 @@ int ism_abi_coll_in_flight(const ism_comm *c)
     return !c->is_inter && !c->all_local && ism.multisite && !ism_nbc_cur_args();
 }
 
+int ism_abi_coll_movers_in_flight(const ism_comm *c)
+{
+    return ism_abi_coll_in_flight(c) && ism_core_knob(ISM_K_COLL_INFLIGHT, 1) != 0;
+}
+
+/* The wait of start + wait: rc is the start's answer (ISM_ABI_NB_PASS: not taken). */
+static int wait_started(ism_comm *c, int rc, MPI_Request q, const char *fn)
+{
+    if (rc != MPI_SUCCESS)
+        return rc;
+    ism_req *r = (ism_req *)q;
+    ism_req_wait(r, NULL);
+    int e = r->error ? r->error : r->st.error;
+    ism_req_free(r);
+    return done(c, e, fn);
+}
+
 
 /* The arguments of a rooted v-collective: the single buffer (send for gather, receive
  * for scatter; MPI_IN_PLACE only at the root) on every rank, counts, displacements and
@@ -358,6 +375,13 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                          displs, recvtype, "receive", &c, &sd, &rd);
     if (rc)
         return rc;
+    MPI_Request q;
+    int ifl = ISM_ABI_NB_PASS;
+    if (ism_abi_coll_movers_in_flight(c))
+        ifl = ism_abi_isched_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                     recvtype, root, comm, &q);
+    if (ifl != ISM_ABI_NB_PASS)
+        return wait_started(c, ifl, q, fn);
     rc = ism_gatherv(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf, recvcounts,
                      displs, rd, root, c);
     return done(c, rc, fn);
@@ -423,6 +447,13 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                          displs, sendtype, "send", &c, &rd, &sd);
     if (rc)
         return rc;
+    MPI_Request q;
+    int ifl = ISM_ABI_NB_PASS;
+    if (ism_abi_coll_movers_in_flight(c))
+        ifl = ism_abi_isched_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                      recvtype, root, comm, &q);
+    if (ifl != ISM_ABI_NB_PASS)
+        return wait_started(c, ifl, q, fn);
     rc = ism_scatterv(sendbuf, sendcounts, displs, sd, (void *)core_buf(recvbuf, recvcount == 0),
                       recvcount, rd, root, c);
     return done(c, rc, fn);
@@ -467,6 +498,13 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
         return rc;
     if ((rc = ism_abi_buf_type(fn, c, recvtype, 0, "receive", &rd)))
         return rc;
+    MPI_Request q;
+    int ifl = ISM_ABI_NB_PASS;
+    if (ism_abi_coll_movers_in_flight(c))
+        ifl = ism_abi_isched_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                        recvtype, comm, &q);
+    if (ifl != ISM_ABI_NB_PASS)
+        return wait_started(c, ifl, q, fn);
     rc = ism_allgatherv(core_buf(sendbuf, sendcount == 0), sendcount, sd, recvbuf, recvcounts,
                         displs, rd, c);
     return done(c, rc, fn);
@@ -495,6 +533,13 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
         return rc;
     if (!rdispls || !recvtypes || (!in_place && (!sdispls || !sendtypes)))
         return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements or types are NULL");
+    MPI_Request q;
+    int ifl = ISM_ABI_NB_PASS;
+    if (ism_abi_coll_movers_in_flight(c))
+        ifl = ism_abi_isched_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                       recvcounts, rdispls, recvtypes, comm, &q);
+    if (ifl != ISM_ABI_NB_PASS)
+        return wait_started(c, ifl, q, fn);
     ism_dt **t = calloc((size_t)n * 2 + 1, sizeof *t);
     if (!t)
         return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -540,6 +585,13 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
     if ((rc = ism_abi_buf_type(fn, c, recvtype, 0, "receive", &rd)) ||
         (!in_place && (rc = ism_abi_buf_type(fn, c, sendtype, 0, "send", &sd))))
         return rc;
+    MPI_Request q;
+    int ifl = ISM_ABI_NB_PASS;
+    if (ism_abi_coll_movers_in_flight(c))
+        ifl = ism_abi_isched_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                       recvcounts, rdispls, recvtype, comm, &q);
+    if (ifl != ISM_ABI_NB_PASS)
+        return wait_started(c, ifl, q, fn);
     /* 64-bit: a displacement times the extent passes INT_MAX well before the counts do */
     int64_t *w = malloc(sizeof(int64_t) * 4 * (size_t)n + 1);
     ism_dt **t = malloc(sizeof *t * 2 * (size_t)n + 1);

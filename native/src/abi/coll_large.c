@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 #include "../common/lc_piece.h"
 
 static int fits(MPI_Count n) { return n >= INT_MIN && n <= INT_MAX; }
@@ -814,7 +815,14 @@ static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *s
             w[3 * n + r] = rdispls[r] * (per_peer ? 1 : (int64_t)t[n + r]->extent);
         }
     }
-    if (!rc)
+    /* across sites the collective in flight the int forms start, started and waited for */
+    int e = rc || !ism_abi_coll_movers_in_flight(c)
+                ? ISM_COLL_PASS
+                : ism_coll_ialltoallw64_wait(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
+                                             recvbuf, w + 2 * n, w + 3 * n, t + n, c);
+    if (e != ISM_COLL_PASS)
+        rc = core_done(fn, c, e);
+    else if (!rc)
         rc = core_done(fn, c, ism_alltoallw64(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
                                               recvbuf, w + 2 * n, w + 3 * n, t + n, c));
     free(t);

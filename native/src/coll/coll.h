@@ -245,6 +245,10 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
 int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
                           ism_dt *const *st, void *rbuf, const int64_t *rcnt, const int64_t *rdsp,
                           ism_dt *const *rt, ism_comm *c, ism_req **out);
+/* The same started and waited for (a blocking alltoallw): 0, an error, or ISM_COLL_PASS. */
+int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
+                               ism_dt *const *st, void *rbuf, const int64_t *rcnt,
+                               const int64_t *rdsp, ism_dt *const *rt, ism_comm *c);
 int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
                            const int64_t *rcnt, const int64_t *rdsp, ism_dt *rdt, ism_comm *c,
                            ism_req **out);

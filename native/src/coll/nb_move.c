@@ -275,3 +275,17 @@ int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int6
     free(x);
     return launch(nb, rc, out);
 }
+
+int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
+                               ism_dt *const *st, void *rbuf, const int64_t *rcnt,
+                               const int64_t *rdsp, ism_dt *const *rt, ism_comm *c)
+{
+    ism_req *r = NULL;
+    int rc = ism_coll_ialltoallw64(sbuf, scnt, sdsp, st, rbuf, rcnt, rdsp, rt, c, &r);
+    if (rc)
+        return rc;
+    ism_req_wait(r, NULL);
+    rc = r->error ? r->error : r->st.error;
+    ism_req_free(r);
+    return rc;
+}
