@@ -619,3 +619,46 @@ def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
 
     assert run(0x02) == pytest.approx(6 * D + 0.2, rel=0.02)
     assert run(0) == pytest.approx(4 * D + 0.1, rel=0.02)
+
+
+@needs_simgrid
+def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
+    """`isthmus run --wan-matrix` gives the gateways one rate, the matrix's slowest, and
+    they pace every connection at it (tune.c): 20 messages of 10 000 B from A to B take
+    their bytes at C's 100 000 B/s (less the TCP/IP headers), not at A-B's 1 MB/s. A
+    matrix of equal links is not slowed."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import gateway_pace, payload_rate, write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    from isthmus.whatif.tcp import goodput_share
+    links = tmp_path / "three.toml"
+    links.write_text('sites = 3\ndefault = "delay=10ms,rate=8mbit"\n[links]\n'
+                     '"A-C" = "delay=10ms,rate=800kbit"\n"B-C" = "delay=10ms,rate=800kbit"\n')
+    matrix = load_matrix(links)
+    assert gateway_pace(matrix) == pytest.approx(RATE)
+    assert payload_rate(matrix.links[(0, 1)], True, RATE) == pytest.approx(
+        RATE * goodput_share(1500))
+    assert payload_rate(matrix.links[(0, 1)], False, RATE) == 1e6   # CM02 alone: unpaced
+    n, size = 20, 10_000
+    sends = [["s", "MPI_Isend", i + 1, 1, 0, 0, size] for i in range(n)]
+    recvs = [["r", "MPI_Recv", i + 1, 0, 0, 0, size] for i in range(n)]
+    job = {"site_names": ["A", "B", "C"], "counts": [1, 1, 1], "trace_site": [0, 1, 2],
+           "trace_local": [0, 0, 0], "trace_counts": [1, 1, 1],
+           "templates": {"0": sends + [["w", "MPI_Waitall", list(range(1, n + 1))]],
+                         "1": recvs + [["w", "MPI_Waitall", list(range(1, n + 1))]],
+                         "2": []},
+           "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+           "early": 524288, "framing": False}
+    exe = simgrid_python()
+    write_platform(tmp_path / "p.xml", matrix, [1, 1, 1], parse_link_spec("delay=1us"),
+                   tcp=True)
+    end = _run_engine(exe, dict(job, platform=str(tmp_path / "p.xml")), tmp_path, "paced")
+    assert end["end"] == pytest.approx(0.010 + n * size / (RATE * goodput_share(1500)),
+                                       rel=0.02), end["end"]
+    even = load_matrix(platform(tmp_path, "delay=10ms,rate=8mbit", sites=3))
+    assert gateway_pace(even) == pytest.approx(1e6)
+    write_platform(tmp_path / "q.xml", even, [1, 1, 1], parse_link_spec("delay=1us"), tcp=True)
+    end = _run_engine(exe, dict(job, platform=str(tmp_path / "q.xml")), tmp_path, "even")
+    assert end["end"] == pytest.approx(0.010 + n * size / (1e6 * goodput_share(1500)),
+                                       rel=0.02), end["end"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
+from ..launch.transport import link_hints
 from ..netemu.matrix import LinkMatrix
 from ..netemu.spec import LinkSpec
 from .tcp import goodput_share
@@ -38,19 +39,35 @@ def ignored(matrix: LinkMatrix) -> list[str]:
     return out
 
 
-def payload_rate(spec: LinkSpec, tcp: bool) -> float:
+def gateway_pace(matrix: LinkMatrix) -> float:
+    """Bytes/s at which the gateways pace each of their WAN connections (0: not paced).
+    `isthmus run --wan-matrix` describes the links to the gateways with one rate for all,
+    the slowest of the matrix (launch/transport.py, link_hints), and a gateway caps every
+    connection at that rate times ISTHMUS_WAN_PACE (native/src/gateway/tune.c,
+    SO_MAX_PACING_RATE; its default, 1, is assumed). A faster link of the matrix therefore carries at most the slowest
+    one's rate. Seen in the gateways' link samples of a seed-links trace: pacing 100 000 B/s
+    on the 680 kB/s link (bench/notebook/whatif.md, run 6)."""
+    return float(link_hints(matrix).get("ISTHMUS_WAN_RATE", 0)) / 8
+
+
+def payload_rate(spec: LinkSpec, tcp: bool, pace: float = 0.0) -> float:
     """Bytes/s of payload a WAN direction carries (0: unlimited); with tcp, what is left
-    once each segment's headers are paid (tcp.py)."""
-    return spec.rate * (goodput_share(spec.mtu) if tcp else 1.0)
+    once each segment's headers are paid (tcp.py), and at most the gateways' pace (bytes/s
+    on the wire; 0: not paced)."""
+    if not tcp:
+        return spec.rate
+    rate = min(spec.rate, pace) if spec.rate > 0 and pace > 0 else spec.rate or pace
+    return rate * goodput_share(spec.mtu)
 
 
 def tcp_ramps(matrix: LinkMatrix) -> dict[str, list]:
     """Each WAN direction's connection for tcp.Ramp: "i>j" -> [round trip, payload rate,
     MTU]; the round trip is the direction's delay and the way back's."""
     out = {}
+    pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
         back = matrix.links.get((j, i), spec)
-        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu]
+        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True, pace), spec.mtu]
     return out
 
 
@@ -67,8 +84,9 @@ def write_platform(path, matrix: LinkMatrix, counts: list[int], lan: LinkSpec,
                      f'radical="0-{n - 1}" speed="1Gf" bw="{_bw(lan)}" '
                      f'lat="{_lat(lan.delay / 2)}" sharing_policy="SPLITDUPLEX" '
                      f'router_id={quoteattr(name + "-gw")}/>')
+    pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
-        s = lan if wan_as_lan else LinkSpec(delay=spec.delay, rate=payload_rate(spec, tcp))
+        s = lan if wan_as_lan else LinkSpec(delay=spec.delay, rate=payload_rate(spec, tcp, pace))
         lines.append(f'  <link id={quoteattr(f"{matrix.names[i]}>{matrix.names[j]}")} '
                      f'bandwidth="{_bw(s)}" latency="{_lat(s.delay)}"/>')
     for (i, j) in sorted(matrix.links):
