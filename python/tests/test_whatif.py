@@ -300,7 +300,7 @@ def test_payload_rate_pays_the_headers_of_each_segment():
                      '"A>B" = "delay=30ms,rate=100mbit,mtu=9000"\n')
         m = load_matrix(p)
     ramps = tcp_ramps(m)
-    assert ramps["0>1"] == pytest.approx([0.040, 12.5e6 * 8948 / 9014, 9000])
+    assert ramps["0>1"] == pytest.approx([0.040, 12.5e6 * 8948 / 9014, 9000, 0.0])
     assert ramps["1>0"][0] == pytest.approx(0.040)
     assert payload_rate(m.links[(1, 0)], False) == 12.5e6
 
@@ -621,25 +621,44 @@ def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
     assert run(0) == pytest.approx(4 * D + 0.1, rel=0.02)
 
 
+
+def test_pacing_lets_a_lone_message_go_and_drains_a_backlog_at_the_pace():
+    """Linux paces per packet (tune.c's SO_MAX_PACING_RATE): a message alone leaves at once,
+    100 small ones handed over together leave one per 96 B at the pace, however fast the
+    link; the window (10 segments) covers them, so only the pacing holds them."""
+    from isthmus.whatif.tcp import Ramp
+    rate, pace = 680_000.0, 100_000.0
+    alone = Ramp(0.056, rate, pace=pace)
+    alone.delay(0.0, 96)              # the connection's first bytes: the window restarts
+    assert alone.delay(10.0, 96) == 0.0
+    backlog = Ramp(0.056, rate, pace=pace)
+    holds = [backlog.delay(0.0, 96) for _ in range(100)]
+    assert holds[0] == 0.0
+    # message k leaves k x 96 B at the pace after the first, then takes 96 B at the rate
+    assert holds[-1] == pytest.approx(99 * 96 / pace + 96 / rate - 96 / rate)
+    unpaced = Ramp(0.056, rate)       # at most the link's own queue (rounding may hold)
+    assert max(unpaced.delay(0.0, 96) for _ in range(100)) <= 100 * 96 / rate * 1.001
+
+
 @needs_simgrid
 def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
     """`isthmus run --wan-matrix` gives the gateways one rate, the matrix's slowest, and
-    they pace every connection at it (tune.c): 20 messages of 10 000 B from A to B take
-    their bytes at C's 100 000 B/s (less the TCP/IP headers), not at A-B's 1 MB/s. A
-    matrix of equal links is not slowed."""
+    they pace every connection at it (tune.c): 20 messages of 10 000 B handed over at once
+    from A to B drain at C's 100 000 B/s (less the TCP/IP headers), not at A-B's 1 MB/s.
+    A matrix of equal links is not paced below its rate."""
     from isthmus.netemu.matrix import load_matrix
     from isthmus.netemu.spec import parse_link_spec
-    from isthmus.whatif.platform import gateway_pace, payload_rate, write_platform
+    from isthmus.whatif.platform import gateway_pace, tcp_ramps, write_platform
     from isthmus.whatif.predict import _run_engine, simgrid_python
     from isthmus.whatif.tcp import goodput_share
     links = tmp_path / "three.toml"
     links.write_text('sites = 3\ndefault = "delay=10ms,rate=8mbit"\n[links]\n'
                      '"A-C" = "delay=10ms,rate=800kbit"\n"B-C" = "delay=10ms,rate=800kbit"\n')
     matrix = load_matrix(links)
+    pace = RATE * goodput_share(1500)
     assert gateway_pace(matrix) == pytest.approx(RATE)
-    assert payload_rate(matrix.links[(0, 1)], True, RATE) == pytest.approx(
-        RATE * goodput_share(1500))
-    assert payload_rate(matrix.links[(0, 1)], False, RATE) == 1e6   # CM02 alone: unpaced
+    ramps = tcp_ramps(matrix)
+    assert ramps["0>1"][3] == pytest.approx(pace) and ramps["0>2"][3] == 0.0
     n, size = 20, 10_000
     sends = [["s", "MPI_Isend", i + 1, 1, 0, 0, size] for i in range(n)]
     recvs = [["r", "MPI_Recv", i + 1, 0, 0, 0, size] for i in range(n)]
@@ -649,16 +668,15 @@ def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
                          "1": recvs + [["w", "MPI_Waitall", list(range(1, n + 1))]],
                          "2": []},
            "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
-           "early": 524288, "framing": False}
-    exe = simgrid_python()
+           "early": 524288, "framing": False, "platform": str(tmp_path / "p.xml")}
     write_platform(tmp_path / "p.xml", matrix, [1, 1, 1], parse_link_spec("delay=1us"),
                    tcp=True)
-    end = _run_engine(exe, dict(job, platform=str(tmp_path / "p.xml")), tmp_path, "paced")
-    assert end["end"] == pytest.approx(0.010 + n * size / (RATE * goodput_share(1500)),
-                                       rel=0.02), end["end"]
+    exe = simgrid_python()
+    paced = _run_engine(exe, dict(job, tcp=ramps), tmp_path, "paced")["end"]
+    last = 1448 / (1e6 * goodput_share(1500))
+    assert paced == pytest.approx(0.010 + (n * size - 1448) / pace + last, rel=0.01), paced
+    unpaced = {k: v[:3] for k, v in ramps.items()}
+    fast = _run_engine(exe, dict(job, tcp=unpaced), tmp_path, "unpaced")["end"]
+    assert fast < 0.010 + 3 * 0.020 + n * size / (1e6 * goodput_share(1500)), fast
     even = load_matrix(platform(tmp_path, "delay=10ms,rate=8mbit", sites=3))
-    assert gateway_pace(even) == pytest.approx(1e6)
-    write_platform(tmp_path / "q.xml", even, [1, 1, 1], parse_link_spec("delay=1us"), tcp=True)
-    end = _run_engine(exe, dict(job, platform=str(tmp_path / "q.xml")), tmp_path, "even")
-    assert end["end"] == pytest.approx(0.010 + n * size / (1e6 * goodput_share(1500)),
-                                       rel=0.02), end["end"]
+    assert all(v[3] == 0.0 for v in tcp_ramps(even).values())

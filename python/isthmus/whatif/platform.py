@@ -44,30 +44,31 @@ def gateway_pace(matrix: LinkMatrix) -> float:
     `isthmus run --wan-matrix` describes the links to the gateways with one rate for all,
     the slowest of the matrix (launch/transport.py, link_hints), and a gateway caps every
     connection at that rate times ISTHMUS_WAN_PACE (native/src/gateway/tune.c,
-    SO_MAX_PACING_RATE; its default, 1, is assumed). A faster link of the matrix therefore carries at most the slowest
-    one's rate. Seen in the gateways' link samples of a seed-links trace: pacing 100 000 B/s
-    on the 680 kB/s link (bench/notebook/whatif.md, run 6)."""
+    SO_MAX_PACING_RATE; its default, 1, is assumed). A backlog on a faster link of the
+    matrix therefore drains at the slowest one's rate (tcp.py, Ramp). The gateways' link
+    samples of a seed-links trace show it: pacing 100 000 B/s on the 680 kB/s link
+    (bench/notebook/whatif.md, run 6)."""
     return float(link_hints(matrix).get("ISTHMUS_WAN_RATE", 0)) / 8
 
 
-def payload_rate(spec: LinkSpec, tcp: bool, pace: float = 0.0) -> float:
+def payload_rate(spec: LinkSpec, tcp: bool) -> float:
     """Bytes/s of payload a WAN direction carries (0: unlimited); with tcp, what is left
-    once each segment's headers are paid (tcp.py), and at most the gateways' pace (bytes/s
-    on the wire; 0: not paced)."""
-    if not tcp:
-        return spec.rate
-    rate = min(spec.rate, pace) if spec.rate > 0 and pace > 0 else spec.rate or pace
-    return rate * goodput_share(spec.mtu)
+    once each segment's headers are paid (tcp.py)."""
+    return spec.rate * (goodput_share(spec.mtu) if tcp else 1.0)
 
 
 def tcp_ramps(matrix: LinkMatrix) -> dict[str, list]:
     """Each WAN direction's connection for tcp.Ramp: "i>j" -> [round trip, payload rate,
-    MTU]; the round trip is the direction's delay and the way back's."""
+    MTU, payload pace]; the round trip is the direction's delay and the way back's; the
+    pace is the gateways' (gateway_pace) net of headers, 0 when it is not below the
+    direction's rate (the link then limits)."""
     out = {}
     pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
         back = matrix.links.get((j, i), spec)
-        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True, pace), spec.mtu]
+        paced = pace if 0 < pace and (spec.rate <= 0 or pace < spec.rate) else 0.0
+        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu,
+                           paced * goodput_share(spec.mtu)]
     return out
 
 
@@ -84,9 +85,8 @@ def write_platform(path, matrix: LinkMatrix, counts: list[int], lan: LinkSpec,
                      f'radical="0-{n - 1}" speed="1Gf" bw="{_bw(lan)}" '
                      f'lat="{_lat(lan.delay / 2)}" sharing_policy="SPLITDUPLEX" '
                      f'router_id={quoteattr(name + "-gw")}/>')
-    pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
-        s = lan if wan_as_lan else LinkSpec(delay=spec.delay, rate=payload_rate(spec, tcp, pace))
+        s = lan if wan_as_lan else LinkSpec(delay=spec.delay, rate=payload_rate(spec, tcp))
         lines.append(f'  <link id={quoteattr(f"{matrix.names[i]}>{matrix.names[j]}")} '
                      f'bandwidth="{_bw(s)}" latency="{_lat(s.delay)}"/>')
     for (i, j) in sorted(matrix.links):
