@@ -623,9 +623,10 @@ def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
 
 
 def test_pacing_lets_a_lone_message_go_and_drains_a_backlog_at_the_pace():
-    """Linux paces per packet (tune.c's SO_MAX_PACING_RATE): a message alone leaves at once,
-    100 small ones handed over together leave one per 96 B at the pace, however fast the
-    link; the window (10 segments) covers them, so only the pacing holds them."""
+    """Linux paces per TSO frame (tune.c's SO_MAX_PACING_RATE): a message alone leaves at
+    once, 100 small ones handed over together leave one per 96 B at the pace, however
+    fast the link; the window (10 segments) covers them, so only the pacing holds them. A
+    message of 5 segments sends its first 2 at once (net.ipv4.tcp_min_tso_segs)."""
     from isthmus.whatif.tcp import Ramp
     rate, pace = 680_000.0, 100_000.0
     alone = Ramp(0.056, rate, pace=pace)
@@ -636,6 +637,9 @@ def test_pacing_lets_a_lone_message_go_and_drains_a_backlog_at_the_pace():
     assert holds[0] == 0.0
     # message k leaves k x 96 B at the pace after the first, then takes 96 B at the rate
     assert holds[-1] == pytest.approx(99 * 96 / pace + 96 / rate - 96 / rate)
+    five = Ramp(0.056, rate, pace=pace)
+    five.delay(0.0, 96)
+    assert five.delay(10.0, 5 * 1448) == pytest.approx(3 * 1448 / pace - 3 * 1448 / rate)
     unpaced = Ramp(0.056, rate)       # at most the link's own queue (rounding may hold)
     assert max(unpaced.delay(0.0, 96) for _ in range(100)) <= 100 * 96 / rate * 1.001
 
@@ -673,8 +677,10 @@ def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
                    tcp=True)
     exe = simgrid_python()
     paced = _run_engine(exe, dict(job, tcp=ramps), tmp_path, "paced")["end"]
-    last = 1448 / (1e6 * goodput_share(1500))
-    assert paced == pytest.approx(0.010 + (n * size - 1448) / pace + last, rel=0.01), paced
+    # Linux paces TSO frames of at least 2 segments (tcp_min_tso_segs): the first 2 896 B
+    # of the burst leave at once
+    last = 2 * 1448 / (1e6 * goodput_share(1500))
+    assert paced == pytest.approx(0.010 + (n * size - 2 * 1448) / pace + last, rel=0.01), paced
     unpaced = {k: v[:3] for k, v in ramps.items()}
     fast = _run_engine(exe, dict(job, tcp=unpaced), tmp_path, "unpaced")["end"]
     assert fast < 0.010 + 3 * 0.020 + n * size / (1e6 * goodput_share(1500)), fast
