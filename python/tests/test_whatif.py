@@ -686,3 +686,46 @@ def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
     assert fast < 0.010 + 3 * 0.020 + n * size / (1e6 * goodput_share(1500)), fast
     even = load_matrix(platform(tmp_path, "delay=10ms,rate=8mbit", sites=3))
     assert all(v[3] == 0.0 for v in tcp_ramps(even).values())
+
+
+@needs_simgrid
+def test_held_messages_leave_when_they_did_with_an_actor_each(tmp_path):
+    """Eager messages that the window or the pacing holds back are put by one actor per
+    rank (engine._Outbox), not by one actor per message as before (commit 15d6be1), for
+    speed: the prediction must not move. Rank 0 sends 10 x 10 000 B to B (paced at C's
+    rate) and 10 x 500 B to C in turn, computes 0.5 s (the windows restart), then sends 5
+    x 3 000 B to B. The pinned end is what the actor-per-message engine replayed; without
+    the holds (no TCP model) it is another."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import tcp_ramps, write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    links = tmp_path / "three.toml"
+    links.write_text('sites = 3\ndefault = "delay=10ms,rate=8mbit"\n[links]\n'
+                     '"A-C" = "delay=30ms,rate=800kbit"\n"B-C" = "delay=5ms,rate=800kbit"\n')
+    matrix = load_matrix(links)
+    write_platform(tmp_path / "p.xml", matrix, [1, 1, 1], parse_link_spec("delay=1us"), tcp=True)
+    ops = {0: [], 1: [], 2: []}
+    oid = 0
+    for _ in range(10):
+        for dst, size in ((1, 10_000), (2, 500)):
+            oid += 1
+            ops[0].append(["s", "MPI_Isend", oid, dst, 0, 0, size])
+            ops[dst] += [["r", "MPI_Recv", oid, 0, 0, 0, size], ["w", "MPI_Recv", [oid]]]
+    ops[0] += [["w", "MPI_Waitall", list(range(1, oid + 1))], ["c", 0.5]]
+    late = [100 + i for i in range(5)]
+    ops[0] += [["s", "MPI_Isend", i, 1, 1, 0, 3000] for i in late]
+    ops[0].append(["w", "MPI_Waitall", late])
+    ops[1] += [["r", "MPI_Recv", i, 0, 1, 0, 3000] for i in late]
+    ops[1].append(["w", "MPI_Waitall", late])
+    job = {"site_names": ["A", "B", "C"], "counts": [1, 1, 1], "trace_site": [0, 1, 2],
+           "trace_local": [0, 0, 0], "trace_counts": [1, 1, 1],
+           "templates": {str(r): v for r, v in ops.items()},
+           "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+           "early": 524288, "framing": True, "platform": str(tmp_path / "p.xml")}
+    exe = simgrid_python()
+    held = _run_engine(exe, dict(job, tcp=tcp_ramps(matrix)), tmp_path, "held")
+    assert held["restarts"] == 2
+    assert held["end"] == pytest.approx(1.1977130879574331, abs=1e-6), held["end"]
+    free = _run_engine(exe, dict(job, tcp={}), tmp_path, "free")["end"]
+    assert abs(free - held["end"]) > 1e-3, (free, held["end"])
