@@ -690,8 +690,9 @@ def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
 
 @needs_simgrid
 def test_held_messages_leave_when_they_did_with_an_actor_each(tmp_path):
-    """Eager messages that the window or the pacing holds back are put by one actor per
-    rank (engine._Outbox), not by one actor per message as before (commit 15d6be1), for
+    """Eager messages that the window or the pacing holds back are put by their rank's
+    outbox actor (engine._Outbox, which ends when it has none left and comes back at the
+    next hold), not by one actor per message as before (commit 15d6be1), for
     speed: the prediction must not move. Rank 0 sends 10 x 10 000 B to B (paced at C's
     rate) and 10 x 500 B to C in turn, computes 0.5 s (the windows restart), then sends 5
     x 3 000 B to B. The pinned end is what the actor-per-message engine replayed; without

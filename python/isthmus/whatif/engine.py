@@ -99,36 +99,41 @@ def _later(this_actor, delay: float, fn, *args) -> None:
 
 class _Outbox:
     """The eager messages of one rank that its connections' windows or pacing hold back
-    (tcp.py), put by one daemon actor on the rank's host at their release times, earliest
-    first. One actor per rank, not one per message: an actor of SimGrid's Python binding
-    is a system thread, and at 10^3-10^4 ranks creating one per held message was most of
-    a replay's time (BENCHMARKS.md, "What a prediction costs")."""
+    (tcp.py), put at their release times, earliest first, by one actor on the rank's host
+    while any are waiting; it ends when none is left and the next hold starts another.
+    Not an actor per message: an actor of SimGrid's Python binding is a system thread,
+    and at 10^3-10^4 ranks creating one per held message was most of a replay's time,
+    and a thread per rank that never ends would double the threads (BENCHMARKS.md,
+    "What a prediction costs")."""
 
     def __init__(self, Actor, Semaphore, Engine, host, put):
         self.heap: list = []
         self.seq = 0
         self.sem = Semaphore(0)
-        self.clock = Engine
-        self.put = put
-        Actor.create("outbox", host, self._run).daemonize()
+        self.actor, self.engine, self.host, self.put = Actor, Engine, host, put
+        self.running = False
 
     def add(self, release: float, *args) -> None:
         heapq.heappush(self.heap, (release, self.seq, args))
         self.seq += 1
-        self.sem.release()
+        if self.running:
+            self.sem.release()      # wake it: this one may be due before what it waits for
+        else:
+            self.running = True
+            self.actor.create("outbox", self.host, self._run)
 
     def _run(self) -> None:
-        while True:
-            if not self.heap:
-                self.sem.acquire()
-                continue
-            wait = self.heap[0][0] - self.clock.clock
+        while self.heap:
+            wait = self.heap[0][0] - self.engine.clock
             # a message added meanwhile may be due earlier: look again
             if wait > 0 and not self.sem.acquire_timeout(wait):
                 continue
-            if self.heap[0][0] > self.clock.clock:
+            if self.heap[0][0] > self.engine.clock:
                 continue
             self.put(*heapq.heappop(self.heap)[2])
+        self.running = False
+        while not self.sem.would_block:     # wake-ups left over: the next actor's
+            self.sem.acquire()              # timeouts must not end at once
 
 
 class _Helper:
