@@ -300,7 +300,7 @@ def test_payload_rate_pays_the_headers_of_each_segment():
                      '"A>B" = "delay=30ms,rate=100mbit,mtu=9000"\n')
         m = load_matrix(p)
     ramps = tcp_ramps(m)
-    assert ramps["0>1"] == pytest.approx([0.040, 12.5e6 * 8948 / 9014, 9000])
+    assert ramps["0>1"] == pytest.approx([0.040, 12.5e6 * 8948 / 9014, 9000, 0.0])
     assert ramps["1>0"][0] == pytest.approx(0.040)
     assert payload_rate(m.links[(1, 0)], False) == 12.5e6
 
@@ -619,3 +619,114 @@ def test_an_exclusive_lock_waits_for_the_unlock_of_its_holder(tmp_path):
 
     assert run(0x02) == pytest.approx(6 * D + 0.2, rel=0.02)
     assert run(0) == pytest.approx(4 * D + 0.1, rel=0.02)
+
+
+
+def test_pacing_lets_a_lone_message_go_and_drains_a_backlog_at_the_pace():
+    """Linux paces per TSO frame (tune.c's SO_MAX_PACING_RATE): a message alone leaves at
+    once, 100 small ones handed over together leave one per 96 B at the pace, however
+    fast the link; the window (10 segments) covers them, so only the pacing holds them. A
+    message of 5 segments sends its first 2 at once (net.ipv4.tcp_min_tso_segs)."""
+    from isthmus.whatif.tcp import Ramp
+    rate, pace = 680_000.0, 100_000.0
+    alone = Ramp(0.056, rate, pace=pace)
+    alone.delay(0.0, 96)              # the connection's first bytes: the window restarts
+    assert alone.delay(10.0, 96) == 0.0
+    backlog = Ramp(0.056, rate, pace=pace)
+    holds = [backlog.delay(0.0, 96) for _ in range(100)]
+    assert holds[0] == 0.0
+    # message k leaves k x 96 B at the pace after the first, then takes 96 B at the rate
+    assert holds[-1] == pytest.approx(99 * 96 / pace + 96 / rate - 96 / rate)
+    five = Ramp(0.056, rate, pace=pace)
+    five.delay(0.0, 96)
+    assert five.delay(10.0, 5 * 1448) == pytest.approx(3 * 1448 / pace - 3 * 1448 / rate)
+    unpaced = Ramp(0.056, rate)       # at most the link's own queue (rounding may hold)
+    assert max(unpaced.delay(0.0, 96) for _ in range(100)) <= 100 * 96 / rate * 1.001
+
+
+@needs_simgrid
+def test_every_wan_connection_is_paced_at_the_slowest_links_rate(tmp_path):
+    """`isthmus run --wan-matrix` gives the gateways one rate, the matrix's slowest, and
+    they pace every connection at it (tune.c): 20 messages of 10 000 B handed over at once
+    from A to B drain at C's 100 000 B/s (less the TCP/IP headers), not at A-B's 1 MB/s.
+    A matrix of equal links is not paced below its rate."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import gateway_pace, tcp_ramps, write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    from isthmus.whatif.tcp import goodput_share
+    links = tmp_path / "three.toml"
+    links.write_text('sites = 3\ndefault = "delay=10ms,rate=8mbit"\n[links]\n'
+                     '"A-C" = "delay=10ms,rate=800kbit"\n"B-C" = "delay=10ms,rate=800kbit"\n')
+    matrix = load_matrix(links)
+    pace = RATE * goodput_share(1500)
+    assert gateway_pace(matrix) == pytest.approx(RATE)
+    ramps = tcp_ramps(matrix)
+    assert ramps["0>1"][3] == pytest.approx(pace) and ramps["0>2"][3] == 0.0
+    n, size = 20, 10_000
+    sends = [["s", "MPI_Isend", i + 1, 1, 0, 0, size] for i in range(n)]
+    recvs = [["r", "MPI_Recv", i + 1, 0, 0, 0, size] for i in range(n)]
+    job = {"site_names": ["A", "B", "C"], "counts": [1, 1, 1], "trace_site": [0, 1, 2],
+           "trace_local": [0, 0, 0], "trace_counts": [1, 1, 1],
+           "templates": {"0": sends + [["w", "MPI_Waitall", list(range(1, n + 1))]],
+                         "1": recvs + [["w", "MPI_Waitall", list(range(1, n + 1))]],
+                         "2": []},
+           "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+           "early": 524288, "framing": False, "platform": str(tmp_path / "p.xml")}
+    write_platform(tmp_path / "p.xml", matrix, [1, 1, 1], parse_link_spec("delay=1us"),
+                   tcp=True)
+    exe = simgrid_python()
+    paced = _run_engine(exe, dict(job, tcp=ramps), tmp_path, "paced")["end"]
+    # Linux paces TSO frames of at least 2 segments (tcp_min_tso_segs): the first 2 896 B
+    # of the burst leave at once
+    last = 2 * 1448 / (1e6 * goodput_share(1500))
+    assert paced == pytest.approx(0.010 + (n * size - 2 * 1448) / pace + last, rel=0.01), paced
+    unpaced = {k: v[:3] for k, v in ramps.items()}
+    fast = _run_engine(exe, dict(job, tcp=unpaced), tmp_path, "unpaced")["end"]
+    assert fast < 0.010 + 3 * 0.020 + n * size / (1e6 * goodput_share(1500)), fast
+    even = load_matrix(platform(tmp_path, "delay=10ms,rate=8mbit", sites=3))
+    assert all(v[3] == 0.0 for v in tcp_ramps(even).values())
+
+
+@needs_simgrid
+def test_held_messages_leave_when_they_did_with_an_actor_each(tmp_path):
+    """Eager messages that the window or the pacing holds back are put by their rank's
+    outbox actor (engine._Outbox, which ends when it has none left and comes back at the
+    next hold), not by one actor per message as before (commit 15d6be1), for
+    speed: the prediction must not move. Rank 0 sends 10 x 10 000 B to B (paced at C's
+    rate) and 10 x 500 B to C in turn, computes 0.5 s (the windows restart), then sends 5
+    x 3 000 B to B. The pinned end is what the actor-per-message engine replayed; without
+    the holds (no TCP model) it is another."""
+    from isthmus.netemu.matrix import load_matrix
+    from isthmus.netemu.spec import parse_link_spec
+    from isthmus.whatif.platform import tcp_ramps, write_platform
+    from isthmus.whatif.predict import _run_engine, simgrid_python
+    links = tmp_path / "three.toml"
+    links.write_text('sites = 3\ndefault = "delay=10ms,rate=8mbit"\n[links]\n'
+                     '"A-C" = "delay=30ms,rate=800kbit"\n"B-C" = "delay=5ms,rate=800kbit"\n')
+    matrix = load_matrix(links)
+    write_platform(tmp_path / "p.xml", matrix, [1, 1, 1], parse_link_spec("delay=1us"), tcp=True)
+    ops = {0: [], 1: [], 2: []}
+    oid = 0
+    for _ in range(10):
+        for dst, size in ((1, 10_000), (2, 500)):
+            oid += 1
+            ops[0].append(["s", "MPI_Isend", oid, dst, 0, 0, size])
+            ops[dst] += [["r", "MPI_Recv", oid, 0, 0, 0, size], ["w", "MPI_Recv", [oid]]]
+    ops[0] += [["w", "MPI_Waitall", list(range(1, oid + 1))], ["c", 0.5]]
+    late = [100 + i for i in range(5)]
+    ops[0] += [["s", "MPI_Isend", i, 1, 1, 0, 3000] for i in late]
+    ops[0].append(["w", "MPI_Waitall", late])
+    ops[1] += [["r", "MPI_Recv", i, 0, 1, 0, 3000] for i in late]
+    ops[1].append(["w", "MPI_Waitall", late])
+    job = {"site_names": ["A", "B", "C"], "counts": [1, 1, 1], "trace_site": [0, 1, 2],
+           "trace_local": [0, 0, 0], "trace_counts": [1, 1, 1],
+           "templates": {str(r): v for r, v in ops.items()},
+           "comms": {"0": {"members": [0, 1, 2], "world": True}}, "eager": 65536,
+           "early": 524288, "framing": True, "platform": str(tmp_path / "p.xml")}
+    exe = simgrid_python()
+    held = _run_engine(exe, dict(job, tcp=tcp_ramps(matrix)), tmp_path, "held")
+    assert held["restarts"] == 2
+    assert held["end"] == pytest.approx(1.1977130879574331, abs=1e-6), held["end"]
+    free = _run_engine(exe, dict(job, tcp={}), tmp_path, "free")["end"]
+    assert abs(free - held["end"]) > 1e-3, (free, held["end"])

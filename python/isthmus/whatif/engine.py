@@ -9,6 +9,7 @@
 # whatif's own stdlib-only modules.
 from __future__ import annotations
 
+import heapq
 import json
 import sys
 import time
@@ -96,6 +97,45 @@ def _later(this_actor, delay: float, fn, *args) -> None:
     fn(*args)
 
 
+class _Outbox:
+    """The eager messages of one rank that its connections' windows or pacing hold back
+    (tcp.py), put at their release times, earliest first, by one actor on the rank's host
+    while any are waiting; it ends when none is left and the next hold starts another.
+    Not an actor per message: an actor of SimGrid's Python binding is a system thread,
+    and at 10^3-10^4 ranks creating one per held message was most of a replay's time,
+    and a thread per rank that never ends would double the threads (BENCHMARKS.md,
+    "What a prediction costs")."""
+
+    def __init__(self, Actor, Semaphore, Engine, host, put):
+        self.heap: list = []
+        self.seq = 0
+        self.sem = Semaphore(0)
+        self.actor, self.engine, self.host, self.put = Actor, Engine, host, put
+        self.running = False
+
+    def add(self, release: float, *args) -> None:
+        heapq.heappush(self.heap, (release, self.seq, args))
+        self.seq += 1
+        if self.running:
+            self.sem.release()      # wake it: this one may be due before what it waits for
+        else:
+            self.running = True
+            self.actor.create("outbox", self.host, self._run)
+
+    def _run(self) -> None:
+        while self.heap:
+            wait = self.heap[0][0] - self.engine.clock
+            # a message added meanwhile may be due earlier: look again
+            if wait > 0 and not self.sem.acquire_timeout(wait):
+                continue
+            if self.heap[0][0] > self.engine.clock:
+                continue
+            self.put(*heapq.heappop(self.heap)[2])
+        self.running = False
+        while not self.sem.would_block:     # wake-ups left over: the next actor's
+            self.sem.acquire()              # timeouts must not end at once
+
+
 class _Helper:
     """A rendezvous runs in a helper actor on the rank's host, so that the rank goes on
     (MPI_Isend/MPI_Irecv) until it waits for the request."""
@@ -108,7 +148,7 @@ class _Helper:
 
 
 def run(job: dict) -> dict:
-    from simgrid import Actor, Engine, Mailbox, this_actor
+    from simgrid import Actor, Comm, Engine, Mailbox, Semaphore, this_actor
 
     e = Engine(["isthmus-whatif", "--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                 "--log=root.thresh:critical"])
@@ -132,6 +172,11 @@ def run(job: dict) -> dict:
         """Bytes of framing per frame between ranks a and b (none inside a site)."""
         return framing if st_site(a) != st_site(b) else 0
 
+    outboxes: dict[int, _Outbox] = {}
+
+    def put_later(name: str, payload, size: int, receiver) -> None:
+        _eager_put(Mailbox, name, payload, size, receiver)
+
     def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
         """Start a send; something to wait for, or None when it completes at once."""
         h = hdr(st.r, dst)
@@ -139,8 +184,11 @@ def run(job: dict) -> dict:
             wire = size + _frames(size) * h
             hold = held(st, dst, wire)
             if hold > 0:       # the send completes at once; the bytes leave later
-                Actor.create("window", this_actor.get_host(), _later, this_actor, hold,
-                             _eager_put, Mailbox, "e" + name, st.r, wire, actors[dst])
+                box = outboxes.get(st.r)
+                if box is None:
+                    box = outboxes[st.r] = _Outbox(Actor, Semaphore, Engine,
+                                                   this_actor.get_host(), put_later)
+                box.add(Engine.clock + hold, "e" + name, st.r, wire, actors[dst])
             else:
                 _eager_put(Mailbox, "e" + name, st.r, wire, actors[dst])
             return None
@@ -163,7 +211,6 @@ def run(job: dict) -> dict:
         ramp = ramps.get((st_site(src), st_site(dst)))
         return ramp.delay(Engine.clock, size) if ramp is not None else 0.0
 
-    from simgrid import Comm, Semaphore
     rma = Rma((Actor, Comm, Mailbox, this_actor, Semaphore), lay, hosts, hdr, held_between,
               _eager_put, actors, _frames)
 

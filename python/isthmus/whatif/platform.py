@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
+from ..launch.transport import link_hints
 from ..netemu.matrix import LinkMatrix
 from ..netemu.spec import LinkSpec
 from .tcp import goodput_share
@@ -38,6 +39,18 @@ def ignored(matrix: LinkMatrix) -> list[str]:
     return out
 
 
+def gateway_pace(matrix: LinkMatrix) -> float:
+    """Bytes/s at which the gateways pace each of their WAN connections (0: not paced).
+    `isthmus run --wan-matrix` describes the links to the gateways with one rate for all,
+    the slowest of the matrix (launch/transport.py, link_hints), and a gateway caps every
+    connection at that rate times ISTHMUS_WAN_PACE (native/src/gateway/tune.c,
+    SO_MAX_PACING_RATE; its default, 1, is assumed). A backlog on a faster link of the
+    matrix therefore drains at the slowest one's rate (tcp.py, Ramp). The gateways' link
+    samples of a seed-links trace show it: pacing 100 000 B/s on the 680 kB/s link
+    (bench/notebook/whatif.md, run 6)."""
+    return float(link_hints(matrix).get("ISTHMUS_WAN_RATE", 0)) / 8
+
+
 def payload_rate(spec: LinkSpec, tcp: bool) -> float:
     """Bytes/s of payload a WAN direction carries (0: unlimited); with tcp, what is left
     once each segment's headers are paid (tcp.py)."""
@@ -46,11 +59,16 @@ def payload_rate(spec: LinkSpec, tcp: bool) -> float:
 
 def tcp_ramps(matrix: LinkMatrix) -> dict[str, list]:
     """Each WAN direction's connection for tcp.Ramp: "i>j" -> [round trip, payload rate,
-    MTU]; the round trip is the direction's delay and the way back's."""
+    MTU, payload pace]; the round trip is the direction's delay and the way back's; the
+    pace is the gateways' (gateway_pace) net of headers, 0 when it is not below the
+    direction's rate (the link then limits)."""
     out = {}
+    pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
         back = matrix.links.get((j, i), spec)
-        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu]
+        paced = pace if 0 < pace and (spec.rate <= 0 or pace < spec.rate) else 0.0
+        out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu,
+                           paced * goodput_share(spec.mtu)]
     return out
 
 

@@ -17,6 +17,13 @@
 #   restart for a congestion control with its own cong_control (BBR); the gateways run
 #   cubic on a described loss-free link (native/src/gateway/tune.c), as assumed here.
 #
+# - Pacing. With a described rate the gateways cap each connection's sending rate
+#   (SO_MAX_PACING_RATE, native/src/gateway/tune.c), and `isthmus run --wan-matrix`
+#   describes every link by the matrix's slowest rate (platform.py, gateway_pace). Linux
+#   paces per TSO frame (at least 2 segments): a frame leaves no sooner than the previous
+#   one's length at the pace after it, so a message alone goes at once and a backlog
+#   drains at the pace, however fast the link beneath.
+#
 # One Ramp per direction of a WAN link (a gateway's connection to the next site's); the
 # replay (engine.py) asks it, for each message that crosses, how long the window holds
 # the message back beyond what the link's bandwidth would. Stdlib only (see engine.py).
@@ -26,6 +33,7 @@ IW_SEGMENTS = 10          # Linux's initial (and restart) window, RFC 6928
 RTO_MIN = 0.200           # Linux's TCP_RTO_MIN: the RTO is srtt + max(4 rttvar, 200 ms)
 HEADERS = 52              # IPv4 + TCP + timestamp option, per segment
 L2 = 14                   # Ethernet header, counted by a rate limiter on the interface
+TSO_MIN_SEGS = 2          # net.ipv4.tcp_min_tso_segs: the least a paced TSO frame carries
 
 
 def mss(mtu: int) -> int:
@@ -38,12 +46,19 @@ def goodput_share(mtu: int) -> float:
 
 
 class Ramp:
-    """One direction's congestion window, as slow start after idle moves it. rtt: the
-    round trip (both directions' delays), rate: payload bytes/s (0: unlimited)."""
+    """One direction's congestion window, as slow start after idle moves it, and its
+    pacing. rtt: the round trip (both directions' delays), rate: payload bytes/s (0:
+    unlimited), pace: payload bytes/s the sender paces at (0: not paced)."""
 
-    def __init__(self, rtt: float, rate: float, mtu: int = 1500):
+    def __init__(self, rtt: float, rate: float, mtu: int = 1500, pace: float = 0.0):
         self.rtt = rtt
         self.rate = rate if rate > 0 else float("inf")
+        self.pace = pace if pace > 0 else float("inf")
+        # the unit Linux paces: a TSO frame of ~1 ms of the pace, at least 2 segments
+        # (tcp_tso_autosize: sk_pacing_shift 10, net.ipv4.tcp_min_tso_segs 2)
+        self.burst = mss(mtu) * max(TSO_MIN_SEGS, int(self.pace / 1024 / mss(mtu))
+                                     if pace > 0 else TSO_MIN_SEGS)
+        self.paced_free = float("-inf")  # when the pacing lets the next packet leave
         self.iw = IW_SEGMENTS * mss(mtu)
         self.rto = rtt + RTO_MIN
         self.bdp = rtt * self.rate       # window that fills the link (inf: never)
@@ -82,11 +97,22 @@ class Ramp:
             self.restarts += 1
         self.sent += nbytes
         self.bw_done = max(now, self.bw_done) + nbytes / self.rate
-        done = max(self.start + self._ramp(self.sent), self.bw_done)
+        done = max(self.start + self._ramp(self.sent), self.bw_done, self._paced(now, nbytes))
         self.last = done
         if done <= self.bw_done:
             return 0.0
         return max(0.0, done - now - nbytes / self.rate)
+
+    def _paced(self, now: float, nbytes: int) -> float:
+        """When the pacing lets the message's last byte leave: its first TSO frame at once
+        (or when the bytes before it have been paced out), the rest at the pace, the last
+        frame at the link's rate."""
+        if self.pace == float("inf"):
+            return float("-inf")
+        first = max(now, self.paced_free)
+        last = min(nbytes, self.burst)
+        self.paced_free = first + nbytes / self.pace
+        return first + (nbytes - last) / self.pace + last / self.rate
 
     def window(self) -> float:
         """The window the burst's bytes grew (by what was acknowledged), at most twice
