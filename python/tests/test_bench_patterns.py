@@ -147,19 +147,34 @@ def test_whatif_speedups_do_not_pair_rows_of_different_files():
     assert validate.speedups(rows) == {}
 
 
-def test_whatif_table_marks_remote_read_as_replayed_as_measured(capsys):
-    rows = [_row("seed", "remote_read-naive", 0, 8.0, 7.0, (7.0, 6.0), 7.0),
+def _pattern_rows():
+    return [_row("seed", "remote_read-naive", 0, 8.0, 7.0, (7.0, 6.0), 7.0),
             _row("seed", "remote_read-cache", 0, 1.0, 1.0, (1.0, 1.0), 1.0),
             _row("seed", "decompose-even", 0, 2.0, 2.0, (1.5, 1.5), 1.5),
             _row("seed", "decompose-weighted", 0, 1.0, 1.0, (1.0, 1.0), 1.0)]
-    validate.print_tables(rows)
+
+
+def test_whatif_table_marks_an_example_replayed_as_measured(capsys, monkeypatch):
+    """An example whose calls the replay repeats as measured is marked beside its
+    prediction (remote_read was, before the tracer recorded one-sided calls)."""
+    monkeypatch.setitem(validate.AS_MEASURED, "remote_read", "RMA: replayed as measured")
+    validate.print_tables(_pattern_rows())
     lines = capsys.readouterr().out.splitlines()
     rr = [x for x in lines if x.startswith("| seed | remote_read |")]
     dec = [x for x in lines if x.startswith("| seed | decompose |")]
     assert [x.split(" | ")[2] for x in rr] == ["after start", "phase 1", "program"]
-    assert all(validate.AS_MEASURED["remote_read"] in x for x in rr[:2])
+    assert all("RMA: replayed as measured" in x for x in rr[:2])
     assert "8.00 (8.00-8.00) | 7.00 (7.00-7.00) (RMA" in rr[0]
     assert not any("RMA" in x for x in dec)
+
+
+def test_whatif_table_predicts_remote_read_now(capsys):
+    """The replay models one-sided calls (whatif/rma.py): no example is marked."""
+    assert "remote_read" not in validate.AS_MEASURED
+    validate.print_tables(_pattern_rows())
+    lines = capsys.readouterr().out.splitlines()
+    rr = [x for x in lines if x.startswith("| seed | remote_read |")]
+    assert rr and not any("as measured" in x for x in rr)
 
 
 @pytest.mark.parametrize("line, seconds", [

@@ -379,6 +379,18 @@ def test_nonblocking_int_and_c_forms_mix_across_ranks(prefix, build_dir, mpi, ra
     assert r.returncode == 0 and "coll_nb_move: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
+# ISTHMUS_COLL_INFLIGHT=1: the blocking data movers as start + wait on the engine of
+# collectives in flight, their int and _c forms mixed across ranks (coll_vwide "mix"), and
+# every collective with every layout (coll_all).
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("name,args", [("coll_vwide", ["mix"]), ("coll_all", [])])
+def test_blocking_data_movers_in_flight(prefix, build_dir, mpi, name, args):
+    exe = build(prefix, build_dir, name)
+    r = run_job(exe, args, "1,2,2", mpi, extra_env={"ISTHMUS_COLL_INFLIGHT": "1",
+                                                    "ISTHMUS_VENDOR_MAX": "64"})
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
 # The buffered, persistent and matched-probe forms beyond INT_MAX (p2p_bigmodes.c): Bsend_c
 # from a 2 GiB attached buffer to Mprobe/Mrecv_c, and Send_init_c to Recv_init_c; rank 0
 # holds 4 GiB, rank 1 2 GiB. About 60 s across sites, 50 s within one on 2 cores.

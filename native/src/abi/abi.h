@@ -85,8 +85,9 @@ int ism_abi_buf_type(const char *fn, ism_comm *c, MPI_Datatype h, int count, con
  * in an order of its own). Every member decides alike: its int and _c forms both come
  * through ism_abi_nbr_w. */
 int ism_abi_coll_in_flight(const ism_comm *c);
-/* The same for the blocking gather(v), scatter(v), allgatherv and alltoall(v,w), unless
- * ISTHMUS_COLL_INFLIGHT=0 (the core's exchange through each site's leader). Their _c forms
+/* The same for the blocking gather(v), scatter(v), allgatherv and alltoall(v,w), when
+ * ISTHMUS_COLL_INFLIGHT=1 (default 0: the core's exchange through each site's leader, one
+ * WAN message per site pair, which test_wan_counts holds them to). Their _c forms
  * take it too: gather(v), scatter(v) and allgatherv by calling the int form while their
  * own arguments fit, the alltoalls with their 64-bit vectors (coll_large.c). */
 int ism_abi_coll_movers_in_flight(const ism_comm *c);
