@@ -312,11 +312,7 @@ static int wait_started(ism_comm *c, int rc, MPI_Request q, const char *fn)
 {
     if (rc != MPI_SUCCESS)
         return rc;
-    ism_req *r = (ism_req *)q;
-    ism_req_wait(r, NULL);
-    int e = r->error ? r->error : r->st.error;
-    ism_req_free(r);
-    return done(c, e, fn);
+    return done(c, ism_coll_nb_wait((ism_req *)q), fn);
 }
 
 

@@ -877,10 +877,7 @@ int ism_abi_nbr_w(const char *fn, const void *sendbuf, const MPI_Count *scounts,
         } else if (request) {
             *request = (MPI_Request)r;
         } else {
-            ism_req_wait(r, NULL);
-            e = r->error ? r->error : r->st.error;
-            ism_req_free(r);
-            if (e)
+            if ((e = ism_coll_nb_wait(r)))
                 rc = ism_abi_error(c, e, fn, "the neighborhood exchange failed");
         }
     }

@@ -261,6 +261,9 @@ int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int6
                          const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
                          const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
                          ism_dt *const *rt, int cart, ism_comm *c, ism_req **out);
+/* Waits for a collective in flight's request and frees it: its error, or 0 (the wait of
+ * a blocking collective run as start + wait). */
+int ism_coll_nb_wait(ism_req *r);
 extern int ism_coll_nb_active;  /* collectives in flight */
 int ism_coll_nb_poll(void);     /* advance them all; how many moved */
 void ism_coll_nb_drain(ism_comm *c); /* wait until none is in flight on c */

@@ -533,6 +533,14 @@ static void finish(ism_coll_nb *nb)
         ended(arg);
 }
 
+int ism_coll_nb_wait(ism_req *r)
+{
+    ism_req_wait(r, NULL);
+    int rc = r->error ? r->error : r->st.error;
+    ism_req_free(r);
+    return rc;
+}
+
 void ism_coll_nb_next_ends(void (*fn)(void *), void *arg)
 {
     next_end = fn;

@@ -282,10 +282,5 @@ int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int6
 {
     ism_req *r = NULL;
     int rc = ism_coll_ialltoallw64(sbuf, scnt, sdsp, st, rbuf, rcnt, rdsp, rt, c, &r);
-    if (rc)
-        return rc;
-    ism_req_wait(r, NULL);
-    rc = r->error ? r->error : r->st.error;
-    ism_req_free(r);
-    return rc;
+    return rc ? rc : ism_coll_nb_wait(r);
 }
