@@ -379,15 +379,30 @@ def test_nonblocking_int_and_c_forms_mix_across_ranks(prefix, build_dir, mpi, ra
     assert r.returncode == 0 and "coll_nb_move: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
-# ISTHMUS_COLL_INFLIGHT=1: the blocking data movers as start + wait on the engine of
-# collectives in flight, their int and _c forms mixed across ranks (coll_vwide "mix"), and
-# every collective with every layout (coll_all).
+# The data movers' roads besides the default (blocks under 512 bytes through each site's
+# hub, coll/nb_hub.c, larger ones straight; the program table runs it everywhere):
+# ISTHMUS_COLL_HUB_MAX=0, every block straight; =9 or =65, each program's blocks split
+# between both roads within one collective (its WAN message count lies between the two
+# others'); ISTHMUS_COLL_INFLIGHT=0, the blocking forms' older
+# exchange through each site's leader. Int and _c forms mixed across ranks (coll_vwide
+# "mix"), every collective with every layout (coll_all), the ten data movers outstanding
+# together (coll_nb_move).
+ROADS = {"direct": {"ISTHMUS_COLL_HUB_MAX": "0"}, "split9": {"ISTHMUS_COLL_HUB_MAX": "9"},
+         "split65": {"ISTHMUS_COLL_HUB_MAX": "65"}, "older": {"ISTHMUS_COLL_INFLIGHT": "0"}}
+
+
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-@pytest.mark.parametrize("name,args", [("coll_vwide", ["mix"]), ("coll_all", [])])
-def test_blocking_data_movers_in_flight(prefix, build_dir, mpi, name, args):
+@pytest.mark.parametrize("road,name,args", [("direct", "coll_vwide", ["mix"]),
+                                            ("direct", "coll_all", []),
+                                            ("direct", "coll_nb_move", []),
+                                            ("split65", "coll_vwide", ["mix"]),
+                                            ("split9", "coll_all", []),
+                                            ("split9", "coll_nb_move", []),
+                                            ("older", "coll_vwide", ["mix"]),
+                                            ("older", "coll_all", [])])
+def test_data_movers_other_roads(prefix, build_dir, mpi, road, name, args):
     exe = build(prefix, build_dir, name)
-    r = run_job(exe, args, "1,2,2", mpi, extra_env={"ISTHMUS_COLL_INFLIGHT": "1",
-                                                    "ISTHMUS_VENDOR_MAX": "64"})
+    r = run_job(exe, args, "1,2,2", mpi, extra_env={**ROADS[road], "ISTHMUS_VENDOR_MAX": "64"})
     assert r.returncode == 0 and f"{name}: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 

@@ -24,8 +24,15 @@ EXPECTED = {
     "bcast": lambda s: s - 1,             # root to every other site's leader
     "reduce": lambda s: s - 1,            # every other site's partial to the root
     "allreduce": lambda s: s * (s - 1),   # leaders swap partials
-    "gather": lambda s: s - 1,
+    "gather": lambda s: s - 1,            # each other site's hub to the root
     "scatter": lambda s: s - 1,
+    # the data movers' other forms, through each site's hub as well (coll/nb_hub.c)
+    "igather": lambda s: s - 1,
+    "iscatter": lambda s: s - 1,
+    "gather_last": lambda s: s - 1,       # the root is its site's hub, not the leader
+    "gatherv": lambda s: s - 1,
+    "ialltoall": lambda s: s * (s - 1),
+    "alltoallv": lambda s: s * (s - 1),
     "allgather": lambda s: s * (s - 1),
     "alltoall": lambda s: s * (s - 1),    # one message per ordered pair of sites
     "scan": lambda s: s - 1,              # site totals passed along the sites (exscan chain)

@@ -122,6 +122,13 @@ int ism_abi_isched_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
 int ism_abi_isched_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
                           MPI_Comm comm, MPI_Request *request);
+/* A gather(v) (scatter 0) or scatter(v) (1) in flight with 64-bit vectors in elements, its
+ * arguments checked: one_buf, one_n, one: every rank's single block (MPI_IN_PLACE at the
+ * root); many_buf, counts, displs, many: the root's vector side (read at the root only). */
+int ism_abi_isched_rooted64(const char *fn, int scatter, const void *one_buf, int64_t one_n,
+                            ism_dt *one, const void *many_buf, const int64_t *counts,
+                            const int64_t *displs, ism_dt *many, int root, ism_comm *c,
+                            MPI_Request *request);
 int ism_abi_isched_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const int *recvcounts, const int *displs,
                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);

@@ -304,7 +304,7 @@ int ism_abi_coll_in_flight(const ism_comm *c)
 
 int ism_abi_coll_movers_in_flight(const ism_comm *c)
 {
-    return ism_abi_coll_in_flight(c) && ism_core_knob(ISM_K_COLL_INFLIGHT, 0) != 0;
+    return ism_abi_coll_in_flight(c) && ism_core_knob(ISM_K_COLL_INFLIGHT, 1) != 0;
 }
 
 /* The wait of start + wait: rc is the start's answer (ISM_ABI_NB_PASS: not taken). */

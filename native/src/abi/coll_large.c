@@ -609,6 +609,14 @@ static int core_done(const char *fn, ism_comm *c, int rc)
               : MPI_SUCCESS;
 }
 
+/* The wait of start + wait, across sites (the int forms' road, so that ranks may mix
+ * them): rc the start's answer, ISM_ABI_NB_PASS when the engine did not take it; *q read
+ * after the start has set it (C evaluates arguments in no fixed order). */
+static int engine_wait(const char *fn, ism_comm *c, int rc, const MPI_Request *q)
+{
+    return rc ? rc : core_done(fn, c, ism_coll_nb_wait((ism_req *)*q));
+}
+
 /* The checks of a rooted v-collective's _c form: the single block (send for gather,
  * receive for scatter; MPI_IN_PLACE at the root only) on every rank, the vectors and their
  * type at the root. */
@@ -669,8 +677,14 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
         return rc;
     int64_t *rc64 = is_root ? i64_of(recvcounts, 0, n) : NULL;
     int64_t *di64 = is_root ? i64_of(displs, 1, n) : NULL;
+    MPI_Request q = MPI_REQUEST_NULL;
     if (is_root && (!rc64 || !di64))
         rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else if (ism_abi_coll_movers_in_flight(c) &&
+             (rc = engine_wait(fn, c, ism_abi_isched_rooted64(fn, 0, sendbuf, sendcount, sd,
+                                                              recvbuf, rc64, di64, rd, root, c,
+                                                              &q), &q)) != ISM_ABI_NB_PASS)
+        ; /* started and waited for */
     else
         rc = core_done(fn, c, ism_gatherv64(core_buf(sendbuf, sendcount == 0), sendcount, sd,
                                             recvbuf, rc64, di64, rd, root, c));
@@ -715,8 +729,14 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
         return rc;
     int64_t *sc64 = is_root ? i64_of(sendcounts, 0, n) : NULL;
     int64_t *di64 = is_root ? i64_of(displs, 1, n) : NULL;
+    MPI_Request q = MPI_REQUEST_NULL;
     if (is_root && (!sc64 || !di64))
         rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else if (ism_abi_coll_movers_in_flight(c) &&
+             (rc = engine_wait(fn, c, ism_abi_isched_rooted64(fn, 1, recvbuf, recvcount, rd,
+                                                              sendbuf, sc64, di64, sd, root, c,
+                                                              &q), &q)) != ISM_ABI_NB_PASS)
+        ; /* started and waited for */
     else
         rc = core_done(fn, c, ism_scatterv64(sendbuf, sc64, di64, sd,
                                              (void *)core_buf(recvbuf, recvcount == 0), recvcount,
@@ -726,6 +746,26 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     return rc;
 }
 ISM_PMPI(Scatterv_c)
+
+/* MPI_Allgatherv_c in flight: displacements to bytes, then start + wait. */
+static int allgatherv_engine(const char *fn, ism_comm *c, const void *sendbuf, int64_t sendcount,
+                             ism_dt *sd, void *recvbuf, const int64_t *counts,
+                             const int64_t *displs, ism_dt *rd)
+{
+    int n = c->size;
+    int64_t *b = malloc(sizeof *b * (size_t)n + 1);
+    if (!b)
+        return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int r = 0; r < n; r++)
+        b[r] = displs[r] * rd->extent;
+    ism_req *q = NULL;
+    int rc = ism_coll_iallgatherv64(sendbuf == MPI_IN_PLACE ? ISM_IN_PLACE : sendbuf, sendcount,
+                                    sd, recvbuf, counts, b, rd, c, &q);
+    free(b);
+    if (rc == ISM_COLL_PASS)
+        return ISM_ABI_NB_PASS;
+    return rc ? core_done(fn, c, rc) : core_done(fn, c, ism_coll_nb_wait(q));
+}
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
@@ -775,6 +815,10 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     int64_t *rc64 = i64_of(recvcounts, 0, n), *di64 = i64_of(displs, 1, n);
     if (!rc64 || !di64)
         rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    else if (ism_abi_coll_movers_in_flight(c) &&
+             (rc = allgatherv_engine(fn, c, sendbuf, sendcount, sd, recvbuf, rc64, di64, rd)) !=
+                 ISM_ABI_NB_PASS)
+        ; /* started and waited for */
     else
         rc = core_done(fn, c, ism_allgatherv64(core_buf(sendbuf, sendcount == 0), sendcount, sd,
                                                recvbuf, rc64, di64, rd, c));

@@ -258,12 +258,12 @@ static void wvec_free(wvec *w)
 }
 
 /* The alltoallw's start, with the vectors freed. */
-static int wstart(const char *fn, ism_comm *c, const void *sbuf, void *rbuf, wvec *w,
+static int wstart(const char *fn, ism_comm *c, const void *sbuf, void *rbuf, wvec *w, int root,
                   MPI_Request *request)
 {
     ism_req *r = NULL;
     int rc = ism_coll_ialltoallw64(sbuf, w->scnt, w->sdsp, w->st, rbuf, w->rcnt, w->rdsp, w->rt,
-                                   c, &r);
+                                   c, root, &r);
     wvec_free(w);
     return started(fn, c, rc, r, request);
 }
@@ -276,13 +276,34 @@ static int irooted(const char *fn, int scatter, const void *one_buf, int one_n,
                    MPI_Datatype many_t, int root, ism_comm *c, MPI_Request *request)
 {
     ism_dt *one, *many;
-    int in_place = one_buf == MPI_IN_PLACE, me_root = c->rank == root, n = c->size;
+    int in_place = one_buf == MPI_IN_PLACE, n = c->size;
     int rc = ism_abi_rooted_checks(fn, c, root, in_place, one_t, one_n,
                                    scatter ? "receive" : "send", counts, displs, many_t,
                                    scatter ? "send" : "receive", &one, &many);
+    if (rc)
+        return rc;
+    int64_t *v = c->rank == root ? malloc(sizeof *v * 2 * (size_t)n + 1) : NULL;
+    if (c->rank == root && !v)
+        return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    for (int j = 0; v && j < n; j++) {
+        v[j] = counts[j];
+        v[n + j] = displs[j];
+    }
+    rc = ism_abi_isched_rooted64(fn, scatter, one_buf, one_n, one, many_buf, v, v ? v + n : NULL,
+                                 many, root, c, request);
+    free(v);
+    return rc;
+}
+
+int ism_abi_isched_rooted64(const char *fn, int scatter, const void *one_buf, int64_t one_n,
+                            ism_dt *one, const void *many_buf, const int64_t *counts,
+                            const int64_t *displs, ism_dt *many, int root, ism_comm *c,
+                            MPI_Request *request)
+{
+    int in_place = one_buf == MPI_IN_PLACE, me_root = c->rank == root, n = c->size;
     wvec w;
-    if (rc || (rc = wvec_make(&w, n)))
-        return rc ? rc : ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    if (wvec_make(&w, n))
+        return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
     /* the root's own block stays in place, or moves by a local copy */
     int64_t *mc = scatter ? w.scnt : w.rcnt, *md = scatter ? w.sdsp : w.rdsp;
     int64_t *oc = scatter ? w.rcnt : w.scnt;
@@ -290,7 +311,7 @@ static int irooted(const char *fn, int scatter, const void *one_buf, int one_n,
     for (int j = 0; me_root && j < n; j++)
         if (j != root || !in_place) {
             mc[j] = counts[j];
-            md[j] = (int64_t)displs[j] * many->extent;
+            md[j] = displs[j] * many->extent;
             mt[j] = many;
         }
     if (!in_place) {
@@ -298,9 +319,9 @@ static int irooted(const char *fn, int scatter, const void *one_buf, int one_n,
         ot[root] = one;
     }
     /* (a root gathering in place sends nothing: not an alltoallw in place) */
-    return scatter ? wstart(fn, c, many_buf, (void *)(uintptr_t)one_buf, &w, request)
+    return scatter ? wstart(fn, c, many_buf, (void *)(uintptr_t)one_buf, &w, root, request)
                    : wstart(fn, c, in_place ? NULL : one_buf, (void *)(uintptr_t)many_buf, &w,
-                            request);
+                            root, request);
 }
 
 /* The non-v forms: count elements for each rank, one block after the other (significant
@@ -417,7 +438,7 @@ static int ialltoall(const char *fn, const void *sendbuf, const int *scounts, in
         wvec_free(&w);
         return rc;
     }
-    return wstart(fn, c, ip ? ISM_IN_PLACE : sendbuf, recvbuf, &w, request);
+    return wstart(fn, c, ip ? ISM_IN_PLACE : sendbuf, recvbuf, &w, -1, request);
 }
 
 int ism_abi_isched_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,

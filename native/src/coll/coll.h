@@ -241,10 +241,11 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
  * in bytes; ISM_COLL_PASS only off a communicator spanning sites. Gather(v) and
  * scatter(v) are alltoallws whose vectors are zero but towards the root. sbuf
  * ISM_IN_PLACE: what goes out is read with the receive side's counts, displacements and
- * types (allgatherv: my block at its place in rbuf). Vectors are read at the call only. */
+ * types (allgatherv: my block at its place in rbuf). Vectors are read at the call only.
+ * root: a gather's or scatter's root (-1: none), the hub of its site (nb_hub.c). */
 int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
                           ism_dt *const *st, void *rbuf, const int64_t *rcnt, const int64_t *rdsp,
-                          ism_dt *const *rt, ism_comm *c, ism_req **out);
+                          ism_dt *const *rt, ism_comm *c, int root, ism_req **out);
 /* The same started and waited for (a blocking alltoallw): 0, an error, or ISM_COLL_PASS. */
 int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
                                ism_dt *const *st, void *rbuf, const int64_t *rcnt,

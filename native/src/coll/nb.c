@@ -233,14 +233,11 @@ int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const
     return own_done(ph, &sc);
 }
 
-int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n)
+int ism_coll_nb_set_direct(nb_phase *ph, const nb_xfer *x, int n)
 {
-    ism_coll_view all = {nb->c->size, nb->c->rank, NULL}; /* peers are named by rank */
-    nb_phase *ph = phase_new(nb, &all, ISM_LVL_WAN, NULL, NULL, 0);
-    if (!ph)
-        return ISM_ERR_INTERN;
-    ph->built = ph->direct = 1;
-    ph->nround = 1;
+    free(ph->xf);
+    ph->xf = NULL;
+    ph->nxf = 0;
     if (n && !(ph->xf = malloc(sizeof *x * (size_t)n)))
         return ISM_ERR_NO_MEM;
     /* receives first, then sends, then copies: the order posted */
@@ -249,6 +246,30 @@ int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n)
         for (int i = 0; i < n; i++)
             if (x[i].kind == order[k] && x[i].len > 0)
                 ph->xf[ph->nxf++] = x[i];
+    return 0;
+}
+
+static nb_phase *direct_new(ism_coll_nb *nb)
+{
+    ism_coll_view all = {nb->c->size, nb->c->rank, NULL}; /* peers are named by rank */
+    nb_phase *ph = phase_new(nb, &all, ISM_LVL_WAN, NULL, NULL, 0);
+    if (ph)
+        ph->built = ph->direct = ph->nround = 1;
+    return ph;
+}
+
+int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n)
+{
+    nb_phase *ph = direct_new(nb);
+    return ph ? ism_coll_nb_set_direct(ph, x, n) : ISM_ERR_INTERN;
+}
+
+int ism_coll_nb_direct_later(ism_coll_nb *nb, int (*prep)(ism_coll_nb *, nb_phase *))
+{
+    nb_phase *ph = direct_new(nb);
+    if (!ph)
+        return ISM_ERR_INTERN;
+    ph->prep = prep;
     return 0;
 }
 
@@ -450,8 +471,14 @@ static int advance(ism_coll_nb *nb, int *moved)
         if (nb->rc || nb->cur >= nb->nph)
             return 1;
         nb_phase *ph = &nb->ph[nb->cur];
-        if (nb->rd < 0)
+        if (nb->rd < 0) {
+            int rc = ph->prep ? ph->prep(nb, ph) : 0;
+            if (rc) {
+                nb->rc = rc;
+                continue;
+            }
             phase_begin(ph);
+        }
         if (!ph->built || ++nb->rd >= ph->nround) {
             nb->cur++;
             nb->rd = -1;
@@ -481,6 +508,8 @@ static void nb_free(ism_coll_nb *nb)
     free(nb->tmp);
     free(nb->own);
     free(nb->wan);
+    if (nb->ext_free)
+        nb->ext_free(nb->ext);
     free(nb);
 }
 

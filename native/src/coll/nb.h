@@ -39,6 +39,7 @@ typedef struct nb_unpack {
     char *bytes;
 } nb_unpack;
 
+struct ism_coll_nb;
 typedef struct nb_phase {
     ism_coll_act *act; /* the built schedule, cut to size (NULL: none) */
     int *rend;         /* round i is act[rend[i-1] .. rend[i]) */
@@ -55,6 +56,9 @@ typedef struct nb_phase {
     int direct;      /* a phase of direct transfers: one round of xf, no schedule */
     nb_xfer *xf;
     int nxf;
+    /* a direct phase whose transfers depend on what earlier phases received: called when
+     * the phase begins, it sets them (ism_coll_nb_set_direct) */
+    int (*prep)(struct ism_coll_nb *nb, struct nb_phase *ph);
 } nb_phase;
 
 struct ism_coll_nb {
@@ -75,6 +79,8 @@ struct ism_coll_nb {
     nb_unpack *unp;   /* what is unpacked into the program's buffers at the end */
     int nunp, capunp;
     int *wan;         /* the members of the phase among sites */
+    void *ext;        /* a composition's state for its prep phases, freed by ext_free */
+    void (*ext_free)(void *);
     int rc;
     void (*ended)(void *); /* told when it has completed (a persistent request's run) */
     void *ended_arg;
@@ -104,9 +110,22 @@ int ism_coll_nb_scatter(ism_coll_nb *nb, const ism_coll_view *v, int root, const
  * then the local copies. For exchanges whose blocks lie anywhere in the program's
  * buffers (the v- and w-forms), each pair's message going straight between them. */
 int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n);
+/* A direct phase whose transfers prep sets when the phase begins (after every earlier
+ * phase has completed), from what they received. */
+int ism_coll_nb_direct_later(ism_coll_nb *nb, int (*prep)(ism_coll_nb *, nb_phase *));
+/* Sets the n transfers (copied) of a direct phase, in ism_coll_nb_direct's order. */
+int ism_coll_nb_set_direct(nb_phase *ph, const nb_xfer *x, int n);
 /* At the end, count elements of dt unpacked from bytes into buf (a non-contiguous
  * block, received packed). */
 int ism_coll_nb_unpack_later(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, char *bytes);
+/* The phases of an alltoallw through each site's hub (nb_hub.c) for its blocks to and
+ * from other sites smaller than hub_max bytes: local, the other transfers (copied: those
+ * among this site's members, and the larger blocks straight), first; the vectors as
+ * ism_coll_ialltoallw64's, src where the outgoing blocks are read. */
+int ism_coll_nb_hub_alltoallw(ism_coll_nb *nb, const void *src, const int64_t *scnt,
+                              const int64_t *sdsp, ism_dt *const *st, void *rbuf,
+                              const int64_t *rcnt, const int64_t *rdsp, ism_dt *const *rt,
+                              int root, int64_t hub_max, const nb_xfer *local, int nlocal);
 /* dt (a derived type) held until nb completes: MPI lets the program free it meanwhile. */
 int ism_coll_nb_hold(ism_coll_nb *nb, ism_dt *dt);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;

@@ -61,11 +61,16 @@ static int launch(ism_coll_nb *nb, int rc, ism_req **out)
 
 int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *sdsp,
                           ism_dt *const *st, void *rbuf, const int64_t *rcnt, const int64_t *rdsp,
-                          ism_dt *const *rt, ism_comm *c, ism_req **out)
+                          ism_dt *const *rt, ism_comm *c, int root, ism_req **out)
 {
     if (!takes(c))
         return ISM_COLL_PASS;
     int n = c->size, me = c->rank, ip = sbuf == ISM_IN_PLACE, rc = 0;
+    /* a block for another site smaller than hub_max goes through the sites' hubs
+     * (nb_hub.c), any other straight to its rank: both ends know its size */
+    int64_t hub_max = ism_core_knob(ISM_K_COLL_HUB_MAX, 512);
+    int my = c->site_of[me];
+#define VIA_HUB(j, len) (c->site_of[j] != my && (len) < hub_max)
     const void *src = ip ? rbuf : sbuf;
     if (ip) { /* what goes out is read from the receive buffer, before anything arrives */
         scnt = rcnt;
@@ -82,8 +87,9 @@ int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *
             continue; /* my own block stays where it is */
         if (j == me && sb != rb)
             rc = ISM_ERR_TRUNCATE;
-        need += sb && (ip || !st[j]->contig) ? sb : 0;
-        need += rb && !rt[j]->contig ? rb : 0;
+        /* (the hubs' blocks are packed in nb_hub.c) */
+        need += !VIA_HUB(j, sb) && sb && (ip || !st[j]->contig) ? sb : 0;
+        need += !VIA_HUB(j, rb) && rb && !rt[j]->contig ? rb : 0;
         if (!rc && sb)
             rc = ism_coll_nb_hold(nb, st[j]);
         if (!rc && rb)
@@ -98,6 +104,8 @@ int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *
         int64_t sb = bytes_of(scnt[j], st[j]), rb = bytes_of(rcnt[j], rt[j]);
         if (j == me && (ip || !sb))
             continue;
+        sb = VIA_HUB(j, sb) ? 0 : sb;
+        rb = VIA_HUB(j, rb) ? 0 : rb;
         char *to = rb ? incoming(nb, rbuf, rdsp[j], rcnt[j], rt[j], &o) : NULL;
         char *from = sb ? outgoing(src, sdsp[j], scnt[j], st[j], ip, &o) : NULL;
         if (rb && !to)
@@ -112,7 +120,10 @@ int ism_coll_ialltoallw64(const void *sbuf, const int64_t *scnt, const int64_t *
         }
     }
     if (!rc)
-        rc = ism_coll_nb_direct(nb, x, nx);
+        rc = hub_max > 0 ? ism_coll_nb_hub_alltoallw(nb, src, scnt, sdsp, st, rbuf, rcnt, rdsp,
+                                                     rt, root, hub_max, x, nx)
+                         : ism_coll_nb_direct(nb, x, nx);
+#undef VIA_HUB
     free(x);
     return launch(nb, rc, out);
 }
@@ -142,7 +153,7 @@ int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *
         }
         if (!rc)
             rc = ism_coll_ialltoallw64(ip ? rbuf : sbuf, v, v + n, t, rbuf, rcnt, rdsp, t + n, c,
-                                       out);
+                                       -1, out);
         free(v);
         free(t);
         return rc;
@@ -281,6 +292,6 @@ int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int6
                                const int64_t *rdsp, ism_dt *const *rt, ism_comm *c)
 {
     ism_req *r = NULL;
-    int rc = ism_coll_ialltoallw64(sbuf, scnt, sdsp, st, rbuf, rcnt, rdsp, rt, c, &r);
+    int rc = ism_coll_ialltoallw64(sbuf, scnt, sdsp, st, rbuf, rcnt, rdsp, rt, c, -1, &r);
     return rc ? rc : ism_coll_nb_wait(r);
 }
