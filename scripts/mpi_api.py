@@ -271,12 +271,23 @@ def gen_largecount() -> str:
                 break
         if not ok:
             continue
+        every = ", ".join(n for _, n, _ in cp)
         if name in routed:
             lines.append(f"static int lc_{name[4:]}({params});\n")
+        fallback = f"lc_{name[4:]}"
+        if name in WIDE_STARTED:
+            # beyond int, the engine's start with 64-bit vectors (abi/coll_large.c) before
+            # the coroutine: ranks may mix forms, and the int forms start the engine
+            fallback = f"wide_{name[4:]}"
+            lines.append(f"static int {fallback}({params})\n{{\n"
+                         f"    int rc = ism_abi_wide_{name[4:].lower()}({every});\n"
+                         f"    return rc == ISM_ABI_NB_PASS ? lc_{name[4:]}({every}) : rc;\n"
+                         "}\n")
+            conv = [line.replace(f"lc_{name[4:]}(", f"{fallback}(") for line in conv]
         call = f"P{name[:-2]}" if not sched else f"ism_abi_isched_{sched.lower()}"
         tail = ["    return rc;"] if not sched else [
             "    if (rc == ISM_ABI_NB_PASS)\n"
-            f"        return lc_{name[4:]}({', '.join(n for _, n, _ in cp)});",
+            f"        return {fallback}({every});",
             "    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "
             f"\"{name}\", \"out of memory\") : rc;"]
         body = "\n".join(["    int rc = MPI_SUCCESS;"] + decls + conv +
@@ -301,6 +312,12 @@ def _drop_unused_helpers(text: str) -> str:
         end = text.find("\n}\n", start) + 3
         text = text[:head] + text[end:].lstrip("\n")
     return text
+
+
+# The nonblocking data movers' _c forms whose counts beyond int start the engine of
+# collectives in flight too (ism_abi_wide_<x>, hand-written in abi/coll_large.c).
+WIDE_STARTED = {f"MPI_I{x}_c" for x in ("gather", "gatherv", "scatter", "scatterv",
+                                         "allgatherv", "alltoall", "alltoallv", "alltoallw")}
 
 
 def _sched_of(name: str) -> str:

@@ -379,6 +379,17 @@ def test_nonblocking_int_and_c_forms_mix_across_ranks(prefix, build_dir, mpi, ra
     assert r.returncode == 0 and "coll_nb_move: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
+# The data movers' _c forms beyond int (displacements above 2^31: MPI_BOTTOM and absolute
+# addresses) on even ranks and their int forms on odd ranks, blocking and nonblocking
+# (coll_wide_mix.c "mix"): both start the same collective in flight. It hung before.
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+@pytest.mark.parametrize("ranks", ["2,2", "1,2,2"])
+def test_wide_and_int_forms_mix_across_ranks(prefix, build_dir, mpi, ranks):
+    exe = build(prefix, build_dir, "coll_wide_mix")
+    r = run_job(exe, ["mix"], ranks, mpi)
+    assert r.returncode == 0 and "coll_wide_mix: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
 # The data movers' roads besides the default (blocks under 512 bytes through each site's
 # hub, coll/nb_hub.c, larger ones straight; the program table runs it everywhere):
 # ISTHMUS_COLL_HUB_MAX=0, every block straight; =9 or =65, each program's blocks split

@@ -346,6 +346,20 @@ static int root_ok(const char *fn, ism_comm *c, int root)
     return MPI_SUCCESS;
 }
 
+static int core_done(const char *fn, ism_comm *c, int rc)
+{
+    return rc ? ism_abi_error(c, rc, fn, "the collective failed (rank %d of %d)", c->rank, c->size)
+              : MPI_SUCCESS;
+}
+
+/* The wait of start + wait, across sites (the int forms' road, so that ranks may mix
+ * them): rc the start's answer, ISM_ABI_NB_PASS when the engine did not take it; *q read
+ * after the start has set it (C evaluates arguments in no fixed order). */
+static int engine_wait(const char *fn, ism_comm *c, int rc, const MPI_Request *q)
+{
+    return rc ? rc : core_done(fn, c, ism_coll_nb_wait((ism_req *)*q));
+}
+
 int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
@@ -360,6 +374,14 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     if ((!use_s || fits(sendcount)) && (!is_root || fits(recvcount)))
         return PMPI_Gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
                            root, comm);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int e = c && ism_abi_coll_movers_in_flight(c)
+                ? engine_wait(fn, c, ism_abi_wide_igather_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                            recvcount, recvtype, root, comm, &q),
+                              &q)
+                : ISM_ABI_NB_PASS;
+    if (e != ISM_ABI_NB_PASS) /* across sites: the int form's collective, started and waited for */
+        return e;
     ism_dt *sd, *rd;
     lc_msgs m;
     int rc = move_args(fn, comm, sendtype, sendcount, use_s, recvtype, recvcount, is_root, &c,
@@ -391,6 +413,14 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if ((!is_root || fits(sendcount)) && (!use_r || fits(recvcount)))
         return PMPI_Scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype,
                             root, comm);
+    MPI_Request q = MPI_REQUEST_NULL;
+    int e = c && ism_abi_coll_movers_in_flight(c)
+                ? engine_wait(fn, c, ism_abi_wide_iscatter_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                             recvcount, recvtype, root, comm, &q),
+                              &q)
+                : ISM_ABI_NB_PASS;
+    if (e != ISM_ABI_NB_PASS)
+        return e;
     ism_dt *sd, *rd;
     lc_msgs m;
     int rc = move_args(fn, comm, sendtype, sendcount, is_root, recvtype, recvcount, use_r, &c,
@@ -493,7 +523,17 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     if ((!use_s || fits(sendcount)) && fits(recvcount))
         return PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
                              recvtype, comm);
-    ism_comm *c;
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    MPI_Request q = MPI_REQUEST_NULL;
+    /* across sites the int form's collective, started and waited for; in place, the pairs'
+     * swap below (no copy of the buffer) */
+    int e = use_s && c && ism_abi_coll_movers_in_flight(c)
+                ? engine_wait(fn, c, ism_abi_wide_ialltoall_c(sendbuf, sendcount, sendtype, recvbuf,
+                                                              recvcount, recvtype, comm, &q),
+                              &q)
+                : ISM_ABI_NB_PASS;
+    if (e != ISM_ABI_NB_PASS)
+        return e;
     ism_dt *sd, *rd;
     lc_msgs m;
     int rc = move_args(fn, comm, sendtype, sendcount, use_s, recvtype, recvcount, 1, &c, &sd,
@@ -601,20 +641,6 @@ static int type_ok(const char *fn, ism_comm *c, MPI_Datatype h, const char *what
     if (!(*d = ism_abi_dt(h)))
         return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid or uncommitted %s datatype", what);
     return MPI_SUCCESS;
-}
-
-static int core_done(const char *fn, ism_comm *c, int rc)
-{
-    return rc ? ism_abi_error(c, rc, fn, "the collective failed (rank %d of %d)", c->rank, c->size)
-              : MPI_SUCCESS;
-}
-
-/* The wait of start + wait, across sites (the int forms' road, so that ranks may mix
- * them): rc the start's answer, ISM_ABI_NB_PASS when the engine did not take it; *q read
- * after the start has set it (C evaluates arguments in no fixed order). */
-static int engine_wait(const char *fn, ism_comm *c, int rc, const MPI_Request *q)
-{
-    return rc ? rc : core_done(fn, c, ism_coll_nb_wait((ism_req *)*q));
 }
 
 /* The checks of a rooted v-collective's _c form: the single block (send for gather,
@@ -747,10 +773,11 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 }
 ISM_PMPI(Scatterv_c)
 
-/* MPI_Allgatherv_c in flight: displacements to bytes, then start + wait. */
-static int allgatherv_engine(const char *fn, ism_comm *c, const void *sendbuf, int64_t sendcount,
-                             ism_dt *sd, void *recvbuf, const int64_t *counts,
-                             const int64_t *displs, ism_dt *rd)
+/* MPI_Allgatherv_c in flight: displacements to bytes, then started; ISM_ABI_NB_PASS where
+ * the engine does not take c. */
+static int allgatherv_start(const char *fn, ism_comm *c, const void *sendbuf, int64_t sendcount,
+                            ism_dt *sd, void *recvbuf, const int64_t *counts,
+                            const int64_t *displs, ism_dt *rd, ism_req **q)
 {
     int n = c->size;
     int64_t *b = malloc(sizeof *b * (size_t)n + 1);
@@ -758,13 +785,38 @@ static int allgatherv_engine(const char *fn, ism_comm *c, const void *sendbuf, i
         return ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     for (int r = 0; r < n; r++)
         b[r] = displs[r] * rd->extent;
-    ism_req *q = NULL;
     int rc = ism_coll_iallgatherv64(sendbuf == MPI_IN_PLACE ? ISM_IN_PLACE : sendbuf, sendcount,
-                                    sd, recvbuf, counts, b, rd, c, &q);
+                                    sd, recvbuf, counts, b, rd, c, q);
     free(b);
-    if (rc == ISM_COLL_PASS)
-        return ISM_ABI_NB_PASS;
-    return rc ? core_done(fn, c, rc) : core_done(fn, c, ism_coll_nb_wait(q));
+    return rc == ISM_COLL_PASS ? ISM_ABI_NB_PASS : core_done(fn, c, rc);
+}
+
+static int allgatherv_engine(const char *fn, ism_comm *c, const void *sendbuf, int64_t sendcount,
+                             ism_dt *sd, void *recvbuf, const int64_t *counts,
+                             const int64_t *displs, ism_dt *rd)
+{
+    ism_req *q = NULL;
+    int rc = allgatherv_start(fn, c, sendbuf, sendcount, sd, recvbuf, counts, displs, rd, &q);
+    return rc ? rc : core_done(fn, c, ism_coll_nb_wait(q));
+}
+
+/* The checks of MPI_Allgatherv_c beyond int. */
+static int allgatherv_wide_args(const char *fn, ism_comm *c, int in_place, MPI_Count sendcount,
+                                MPI_Datatype sendtype, ism_dt **sd, const MPI_Count *recvcounts,
+                                const MPI_Aint *displs, MPI_Datatype recvtype, ism_dt **rd)
+{
+    int rc;
+    if ((rc = counts_ok(fn, c, recvcounts, c->size, "receive")))
+        return rc;
+    if (!displs)
+        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
+    if (!in_place && sendcount < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "send count %lld is negative",
+                             (long long)sendcount);
+    if ((!in_place && (rc = type_ok(fn, c, sendtype, "send", sd))) ||
+        (rc = type_ok(fn, c, recvtype, "receive", rd)))
+        return rc;
+    return MPI_SUCCESS;
 }
 
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -802,15 +854,8 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         return rc;
     }
     ism_dt *sd = NULL, *rd = NULL;
-    if ((rc = counts_ok(fn, c, recvcounts, n, "receive")))
-        return rc;
-    if (!displs)
-        return ism_abi_error(c, MPI_ERR_ARG, fn, "displacements are NULL");
-    if (!in_place && sendcount < 0)
-        return ism_abi_error(c, MPI_ERR_COUNT, fn, "send count %lld is negative",
-                             (long long)sendcount);
-    if ((!in_place && (rc = type_ok(fn, c, sendtype, "send", &sd))) ||
-        (rc = type_ok(fn, c, recvtype, "receive", &rd)))
+    if ((rc = allgatherv_wide_args(fn, c, in_place, sendcount, sendtype, &sd, recvcounts, displs,
+                                   recvtype, &rd)))
         return rc;
     int64_t *rc64 = i64_of(recvcounts, 0, n), *di64 = i64_of(displs, 1, n);
     if (!rc64 || !di64)
@@ -828,14 +873,19 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 }
 ISM_PMPI(Allgatherv_c)
 
-/* Alltoallw_c, and Alltoallv_c with its one type per side: counts, byte displacements. */
-static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
-                         const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
-                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
-                         const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
-                         MPI_Datatype recvtype, int per_peer, ism_comm *c)
+/* The 64-bit vectors of Alltoallw_c, and of Alltoallv_c with its one type per side: counts
+ * and byte displacements in *w (4n: send counts, displacements, receive counts,
+ * displacements), types in *t (2n); checked. */
+static int alltoall_vectors(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                            const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                            MPI_Datatype sendtype, const MPI_Count *recvcounts,
+                            const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                            MPI_Datatype recvtype, int per_peer, ism_comm *c, int64_t **wp,
+                            ism_dt ***tp)
 {
     int n = c->size, in_place = sendbuf == MPI_IN_PLACE, rc;
+    *wp = NULL;
+    *tp = NULL;
     if ((rc = counts_ok(fn, c, recvcounts, n, "receive")) ||
         (!in_place && (rc = counts_ok(fn, c, sendcounts, n, "send"))))
         return rc;
@@ -859,14 +909,37 @@ static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *s
             w[3 * n + r] = rdispls[r] * (per_peer ? 1 : (int64_t)t[n + r]->extent);
         }
     }
+    if (rc) {
+        free(t);
+        free(w);
+        return rc;
+    }
+    *wp = w;
+    *tp = t;
+    return MPI_SUCCESS;
+}
+
+static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                         const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                         MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                         const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                         MPI_Datatype recvtype, int per_peer, ism_comm *c)
+{
+    int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
+    int64_t *w;
+    ism_dt **t;
+    int rc = alltoall_vectors(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvcounts,
+                              rdispls, recvtypes, recvtype, per_peer, c, &w, &t);
+    if (rc)
+        return rc;
     /* across sites the collective in flight the int forms start, started and waited for */
-    int e = rc || !ism_abi_coll_movers_in_flight(c)
+    int e = !ism_abi_coll_movers_in_flight(c)
                 ? ISM_COLL_PASS
                 : ism_coll_ialltoallw64_wait(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
                                              recvbuf, w + 2 * n, w + 3 * n, t + n, c);
     if (e != ISM_COLL_PASS)
         rc = core_done(fn, c, e);
-    else if (!rc)
+    else
         rc = core_done(fn, c, ism_alltoallw64(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
                                               recvbuf, w + 2 * n, w + 3 * n, t + n, c));
     free(t);
@@ -1031,3 +1104,184 @@ int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                          MPI_DATATYPE_NULL, comm, NULL);
 }
 ISM_PMPI(Neighbor_alltoallw_c)
+
+/* ---- The nonblocking data movers' _c forms beyond int (largecount.c calls these where a
+ * count or displacement does not fit an int): started on the engine of collectives in
+ * flight, the collective their int forms start, so that ranks may mix the forms;
+ * ISM_ABI_NB_PASS where the engine does not take the communicator (the coroutine then
+ * runs the blocking _c form). ---- */
+
+static ism_comm *wide_comm(MPI_Comm comm, const MPI_Request *request)
+{
+    ism_comm *c = ism.initialized && request ? ism_abi_comm(comm) : NULL;
+    return c && ism_abi_coll_in_flight(c) ? c : NULL;
+}
+
+static int req_of(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request)
+{
+    if (rc == ISM_COLL_PASS)
+        return ISM_ABI_NB_PASS;
+    if (rc)
+        return core_done(fn, c, rc);
+    *request = (MPI_Request)r;
+    return MPI_SUCCESS;
+}
+
+/* Gather(v) (scatter 0) or scatter(v) (1); counts NULL: the non-v form, count each. */
+static int iwide_rooted(const char *fn, int scatter, const void *one_buf, MPI_Count one_n,
+                        MPI_Datatype one_t, const void *many_buf, const MPI_Count *counts,
+                        const MPI_Aint *displs, MPI_Count count, MPI_Datatype many_t, int root,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c = wide_comm(comm, request);
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int n = c->size, is_root = c->rank == root, rc = root_ok(fn, c, root);
+    MPI_Count *u = NULL;
+    MPI_Aint *ud = NULL;
+    if (!rc && !counts && is_root && !(rc = uniform64(fn, c, count, &u, &ud))) {
+        counts = u;
+        displs = ud;
+    }
+    ism_dt *one = NULL, *many = NULL;
+    if (!rc)
+        rc = rooted_wide_args(fn, c, root, one_buf == MPI_IN_PLACE, one_n, one_t,
+                              scatter ? "receive" : "send", &one, counts, displs, many_t,
+                              scatter ? "send" : "receive", &many);
+    int64_t *c64 = NULL, *d64 = NULL;
+    if (!rc && is_root && (!(c64 = i64_of(counts, 0, n)) || !(d64 = i64_of(displs, 1, n))))
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!rc)
+        rc = ism_abi_isched_rooted64(fn, scatter, one_buf, one_n, one, many_buf, c64, d64, many,
+                                     root, c, request);
+    free(u);
+    free(ud);
+    free(c64);
+    free(d64);
+    return rc;
+}
+
+int ism_abi_wide_igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                           MPI_Comm comm, MPI_Request *request)
+{
+    return iwide_rooted("MPI_Igather_c", 0, sendbuf, sendcount, sendtype, recvbuf, NULL, NULL,
+                        recvcount, recvtype, root, comm, request);
+}
+
+int ism_abi_wide_igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return iwide_rooted("MPI_Igatherv_c", 0, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                        displs, 0, recvtype, root, comm, request);
+}
+
+int ism_abi_wide_iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, MPI_Request *request)
+{
+    return iwide_rooted("MPI_Iscatter_c", 1, recvbuf, recvcount, recvtype, sendbuf, NULL, NULL,
+                        sendcount, sendtype, root, comm, request);
+}
+
+int ism_abi_wide_iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                             MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return iwide_rooted("MPI_Iscatterv_c", 1, recvbuf, recvcount, recvtype, sendbuf, sendcounts,
+                        displs, 0, sendtype, root, comm, request);
+}
+
+int ism_abi_wide_iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    static const char fn[] = "MPI_Iallgatherv_c";
+    ism_comm *c = wide_comm(comm, request);
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    ism_dt *sd = NULL, *rd = NULL;
+    int rc = allgatherv_wide_args(fn, c, sendbuf == MPI_IN_PLACE, sendcount, sendtype, &sd,
+                                  recvcounts, displs, recvtype, &rd);
+    int64_t *c64 = NULL, *d64 = NULL;
+    if (!rc && (!(c64 = i64_of(recvcounts, 0, c->size)) || !(d64 = i64_of(displs, 1, c->size))))
+        rc = ism_abi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    ism_req *q = NULL;
+    if (!rc && !(rc = allgatherv_start(fn, c, sendbuf, sendcount, sd, recvbuf, c64, d64, rd, &q)))
+        *request = (MPI_Request)q;
+    free(c64);
+    free(d64);
+    return rc;
+}
+
+static int iwide_alltoall(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
+                          const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
+                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
+                          const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
+                          MPI_Datatype recvtype, int per_peer, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    ism_comm *c = wide_comm(comm, request);
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int n = c->size, ip = sendbuf == MPI_IN_PLACE;
+    int64_t *w;
+    ism_dt **t;
+    int rc = alltoall_vectors(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvcounts,
+                              rdispls, recvtypes, recvtype, per_peer, c, &w, &t);
+    if (rc)
+        return rc;
+    ism_req *r = NULL;
+    rc = ism_coll_ialltoallw64(ip ? ISM_IN_PLACE : sendbuf, w, w + n, t, recvbuf, w + 2 * n,
+                               w + 3 * n, t + n, c, -1, &r);
+    free(t);
+    free(w);
+    return req_of(fn, c, rc, r, request);
+}
+
+int ism_abi_wide_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ialltoall_c";
+    ism_comm *c = wide_comm(comm, request);
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int ip = sendbuf == MPI_IN_PLACE;
+    MPI_Aint *sd = NULL, *rd = NULL;
+    MPI_Count *sc = NULL, *rc_ = NULL;
+    int rc = uniform64(fn, c, recvcount, &rc_, &rd);
+    if (!rc && !ip)
+        rc = uniform64(fn, c, sendcount, &sc, &sd);
+    if (!rc)
+        rc = iwide_alltoall(fn, sendbuf, sc, sd, NULL, sendtype, recvbuf, rc_, rd, NULL, recvtype,
+                            0, comm, request);
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+
+int ism_abi_wide_ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return iwide_alltoall("MPI_Ialltoallv_c", sendbuf, sendcounts, sdispls, NULL, sendtype,
+                          recvbuf, recvcounts, rdispls, NULL, recvtype, 0, comm, request);
+}
+
+int ism_abi_wide_ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                              MPI_Comm comm, MPI_Request *request)
+{
+    return iwide_alltoall("MPI_Ialltoallw_c", sendbuf, sendcounts, sdispls, sendtypes,
+                          MPI_DATATYPE_NULL, recvbuf, recvcounts, rdispls, recvtypes,
+                          MPI_DATATYPE_NULL, 1, comm, request);
+}
