@@ -2,8 +2,9 @@
 # bench/whatif_conncheck.py: the replay's model of one WAN connection (whatif/tcp.py, Ramp)
 # checked alone against a trace. For each direction between two gateways, the frames the
 # sending gateway wrote (GW_FRAME SENT: time, bytes plus the 80-byte frame and link
-# headers, ACK frames included) go into a Ramp, which says when each one's last byte
-# leaves; its arrival is that plus its bytes at the link's rate and the one-way delay.
+# headers, ACK frames included) go into a Ramp, which says when the window
+# and the pacing let it go; its arrival is when the link (a queue at its rate, as SimGrid
+# has it) has sent it, plus the one-way delay.
 # Beside it, when the peer gateway read the frame (GW_FRAME RECEIVED, matched by the
 # link's sequence number; the tracer aligns the gateways' clocks). Printed per direction
 # and per slice of time from the first MPI_Pcontrol (the examples' timed phase): median
@@ -59,9 +60,11 @@ def main() -> int:
             rtt, rate, mtu, pace, oneway = ramps[f"{me}>{peer}"]
             ramp = Ramp(rtt, rate, mtu, pace, oneway)
             rows = defaultdict(list)
+            link = float("-inf")      # when the link has sent what it was given (its queue)
             for f in frames:
                 now, n = f[0] / 1e9, f[6] + ACK_FRAME
-                modelled = ramp.delay(now, n) + n / rate + oneway
+                link = max(now + ramp.delay(now, n), link) + n / rate
+                modelled = link + oneway - now
                 there = got.get((me, peer, f[5])) if f[5] else None
                 s = (f[0] - p1) / 1e9
                 if there is not None and -width <= s < a.span / 1e3:
