@@ -29,8 +29,10 @@
 #   cwnd 10, on the modern matrix's 200 Mbit/s link; bench/notebook/whatif.md, run 7).
 #   Linux paces per TSO frame of about 1 ms of the rate, at least 2 segments
 #   (net.ipv4.tcp_min_tso_segs): a frame leaves no sooner than the previous one's length
-#   at the rate after it, so a message alone leaves at once and a backlog drains at the
-#   pace.
+#   at the rate after it (half of it for the first frame after idle: the kernel's credit
+#   for a sender behind its schedule), so a message alone leaves at once and a backlog
+#   drains at the pace. tcpdump: 100 B, then 812 B 0.1 ms later, then TSO frames of
+#   2 x 1448 B every 7.3 ms (2 x 10 x 1448 B / 73 ms srtt).
 # - The window counts segments, not bytes, and grows only while the connection is
 #   cwnd-limited: in slow start Linux adds one segment per segment acknowledged while
 #   cwnd < 2 x the segments in flight (tcp_is_cwnd_limited). Connections that only ever
@@ -179,7 +181,15 @@ class Ramp:
         c.flight.append((t + wire + self.rtt, segs))
         c.backlog -= n
         c.sent += n
-        c.free = t + n / pace if self.paced else t + wire
+        if self.paced:
+            # tcp_update_skb_after_send: the next frame waits this one's length at the
+            # pacing rate, less up to half of it when the sender was behind its schedule
+            # (after idle: the "OS jitter" credit)
+            gap = n / pace
+            gap -= min(gap / 2, max(0.0, t - c.free))
+            c.free = t + max(gap, wire)
+        else:
+            c.free = t + wire
         c.last = t
         done = 0
         while c.ends and c.ends[0] <= c.sent:
