@@ -131,6 +131,19 @@ void gw_link_control(gw_link *l, int si, int type, uint64_t a, uint64_t b, const
     s->ctlq_tail = f;
 }
 
+/* Whether a control frame waits, not yet started, at the head of one of the link's
+ * streams. It will carry the acknowledgement when it starts (start_frame), so an ACK frame
+ * queued now would say nothing more: the receive path used to queue one for every frame
+ * read past GW_ACK_EVERY in one batch, 18-41 ACK frames at once, each taking bytes and a
+ * segment of a connection whose window is small (bench/notebook/whatif.md, run 7). */
+static int control_waiting(const gw_link *l)
+{
+    for (int i = 0; i < l->nstreams; i++)
+        if (l->st[i].ctlq != NULL && l->st[i].ctlq->seq == 0)
+            return 1;
+    return 0;
+}
+
 static void start_frame(gw_link *l, gw_stream *s, gw_buf *b)
 {
     ism_link_hdr h = {.flags = gw.crc ? ISM_LINK_FLAG_CRC : 0, .crc = 0, .hcrc = 0,
@@ -557,7 +570,7 @@ int gw_stream_read(gw_link *l, gw_stream *s)
             park(l, b);
         if (l->state == GW_LINK_DOWN || s->fd < 0)
             return -1;
-        if (l->rx_next - l->ack_sent >= GW_ACK_EVERY)
+        if (l->rx_next - l->ack_sent >= GW_ACK_EVERY && !control_waiting(l))
             gw_link_control(l, (int)(s - l->st), ISM_F_ACK, 0, 0, NULL);
     }
 }
@@ -569,10 +582,7 @@ void gw_link_tick(gw_link *l, int64_t now)
     if (l->state == GW_LINK_DOWN)
         return;
     if (l->rx_next > l->ack_sent && now - l->last_ack_ms >= GW_ACK_DELAY_MS) {
-        int queued = 0;
-        for (int i = 0; i < l->nstreams && !queued; i++)
-            queued = l->st[i].ctlq != NULL && l->st[i].ctlq->seq == 0;
-        if (!queued)
+        if (!control_waiting(l))
             gw_link_control(l, 0, ISM_F_ACK, 0, 0, NULL);
         l->last_ack_ms = now;
     }

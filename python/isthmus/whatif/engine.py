@@ -17,7 +17,7 @@ import time
 from .collectives import schedule
 from .rma import Rma, RankRma
 from .scale import Layout
-from .tcp import Ramp
+from .tcp import Ramp, pair
 
 # A message crossing sites travels in gateway frames: a 48-byte frame header
 # (native/src/contract/frame.h) and a 32-byte link header (docs/design.md, the TCP link)
@@ -158,8 +158,10 @@ def run(job: dict) -> dict:
     results: list = [None] * lay.size
     speed = float(job.get("speed", 1e9))
     early = int(job["early"])
-    # the WAN connections' windows (tcp.py): "i>j" -> [rtt, payload rate, mtu]
-    ramps = {tuple(map(int, k.split(">"))): Ramp(*v) for k, v in job.get("tcp", {}).items()}
+    # the WAN connections (tcp.py): "i>j" -> [rtt, payload rate, mtu, pace, one way], each
+    # paired with the opposite direction's for the ACK frames
+    ramps = pair({tuple(map(int, k.split(">"))): Ramp(*v)
+                  for k, v in job.get("tcp", {}).items()})
     framing = FRAME_OVERHEAD if job.get("framing", False) else 0
     st_site = lay.site
 

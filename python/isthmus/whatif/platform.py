@@ -59,16 +59,16 @@ def payload_rate(spec: LinkSpec, tcp: bool) -> float:
 
 def tcp_ramps(matrix: LinkMatrix) -> dict[str, list]:
     """Each WAN direction's connection for tcp.Ramp: "i>j" -> [round trip, payload rate,
-    MTU, payload pace]; the round trip is the direction's delay and the way back's; the
-    pace is the gateways' (gateway_pace) net of headers, 0 when it is not below the
-    direction's rate (the link then limits)."""
+    MTU, payload pace, one-way delay]; the round trip is the direction's delay and the way back's; the
+    pace is the gateways' SO_MAX_PACING_RATE (gateway_pace) net of headers, 0 when they
+    set none. It is given even when not below the direction's rate: setting it is what
+    turns on TCP's own pacing at 2 x cwnd / srtt (tcp.py)."""
     out = {}
     pace = gateway_pace(matrix)
     for (i, j), spec in sorted(matrix.links.items()):
         back = matrix.links.get((j, i), spec)
-        paced = pace if 0 < pace and (spec.rate <= 0 or pace < spec.rate) else 0.0
         out[f"{i}>{j}"] = [spec.delay + back.delay, payload_rate(spec, True), spec.mtu,
-                           paced * goodput_share(spec.mtu)]
+                           pace * goodput_share(spec.mtu), spec.delay]
     return out
 
 
