@@ -2,7 +2,8 @@
  *
  * A window over a communicator that spans sites is two things: the vendor's window over
  * the members at this site (every member holds it in a permanent MPI_Win_lock_all epoch,
- * so local Put/Get/Accumulate go straight to the vendor at its speed), and ISM_F_RMA
+ * so local Put/Get/Accumulate go straight to the vendor at its speed; on one node with the
+ * vendor's shared memory, puts and gets are isthmus's memmove, rma_direct.c), and ISM_F_RMA
  * frames for targets at other sites, which the target process applies to its memory when
  * its progress engine runs, turned by the program's MPI calls or, while the program
  * computes, by the progress helper thread (win.c, rma.c, rma_progress.c; docs/design.md
