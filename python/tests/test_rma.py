@@ -242,3 +242,26 @@ def test_an_allocated_window_across_sites_takes_shared_memory_at_each_site(prefi
     assert r.returncode == 0 and "rma_allocate_node: OK" in r.stdout, out[-4000:]
     assert counted(out, "shm windows") == 1, out[-4000:]
     assert counted(out, "direct ops") >= 4, out[-4000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_puts_and_gets_on_one_node_are_memmoves_and_flush_completes_the_vendors_accumulates(
+        prefix, build_dir, mpi):
+    """rma_direct_node on 3 ranks of one node (the vendor's launcher, no gateway), on an
+    MPI_Win_allocate window and an MPI_Win_allocate_shared one: every contiguous put and get
+    it makes is isthmus's memmove (isthmus_rank_rma_direct_ops equals the program's own
+    count) and a strided put is not; an accumulate (the vendor's) followed by a flush is
+    seen by the get after it (with the vendor's flush left out after accumulates, MPICH's
+    run failed 731 checks: its shared-window accumulates complete at the flush); cells
+    written by puts and strided puts from every rank and the fetch-and-op and accumulate
+    totals are right. With ISTHMUS_RMA_SHM=0 no operation takes the road (0)."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_direct_node")
+    for knob in ("1", "0"):
+        rc, out = run_one_site(exe, mpi, {"ISTHMUS_RMA_SHM": knob})
+        assert rc == 0 and "rma_direct_node: OK" in out, out[-4000:]
+        got = re.search(r"rma_direct_node direct ops: (\d+)", out)
+        want = re.search(r"rma_direct_node expected direct: (\d+)", out)
+        assert got and want and int(want.group(1)) > 0, out[-4000:]
+        assert int(got.group(1)) == (int(want.group(1)) if knob == "1" else 0), (knob, out[-4000:])

@@ -30,26 +30,6 @@ enum { NITER = 200, NLOCK = 50 };
  * cell per rank */
 enum { W_FOP, W_ACC, W_GACC, W_LOCK, W_CELLS };
 
-static long long counter(const char *name)
-{
-    int i, count = 0, prov;
-    unsigned long long v = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
-    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) != MPI_SUCCESS) {
-        MPI_T_finalize();
-        return -1;
-    }
-    CHECK_RC(MPI_T_pvar_session_create(&s), "pvar session");
-    CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count), "pvar handle");
-    CHECK_RC(MPI_T_pvar_read(s, h, &v), "pvar read");
-    MPI_T_pvar_handle_free(s, &h);
-    MPI_T_pvar_session_free(&s);
-    MPI_T_finalize();
-    return (long long)v;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -61,7 +41,7 @@ int main(int argc, char **argv)
     MPI_Aint bytes = (MPI_Aint)sizeof(int64_t) * (W_CELLS + size);
     CHECK_RC(MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
              "MPI_Win_allocate");
-    long long shm = counter("isthmus_rank_rma_shm_windows");
+    long long shm = check_pvar_counter("isthmus_rank_rma_shm_windows");
     if (rank == 0) {
         if (shm < 0)
             printf("rma_allocate_node shm windows: none\n");
@@ -114,7 +94,7 @@ int main(int argc, char **argv)
               (long long)got, (long long)me);
     }
     MPI_Win_unlock_all(win);
-    long long direct = counter("isthmus_rank_rma_direct_ops");
+    long long direct = check_pvar_counter("isthmus_rank_rma_direct_ops");
     if (rank == 0 && direct < 0)
         printf("rma_allocate_node direct ops: none\n");
     else if (rank == 0)
