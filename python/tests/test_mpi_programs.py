@@ -220,8 +220,8 @@ def test_early_data_budget_comes_back(prefix, build_dir, mpi, early, kib, per_ms
 
 
 # The receive paths that read frames from another site (matching, early data, truncation,
-# probes) under valgrind memcheck: MPI programs cannot run under ASan here (the backend is
-# loaded with RTLD_DEEPBIND, which the sanitizer runtime refuses; docs/design.md). MPICH,
+# probes) under valgrind memcheck, on the normal build (under ASan an MPI program needs the
+# ISM_SANITIZE build and LD_PRELOAD of libasan: backend/loader.c; docs/design.md). MPICH,
 # because Open MPI 4.1 reports uninitialised reads of its own under memcheck.
 # f08_p2p: the mpi_f08 choice buffers (datatypes made for sections, copies written back
 # when a request completes) and the handle table of the Fortran bindings.

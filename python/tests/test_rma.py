@@ -198,40 +198,70 @@ def test_rma_programs_on_one_site_without_a_gateway(prefix, build_dir, name, mpi
     assert rc == 0 and f"{name}: OK" in out, out[-4000:]
 
 
-def shm_windows(out: str) -> int:
-    m = re.search(r"rma_allocate_node shm windows: (\d+)", out)
+def counted(out: str, what: str) -> int:
+    m = re.search(rf"rma_allocate_node {what}: (\d+)", out)
     assert m, out[-4000:]
     return int(m.group(1))
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_an_allocated_window_on_one_node_is_the_vendors_shared_memory(prefix, build_dir, mpi):
-    """MPI_Win_allocate on 3 ranks of one node (the vendor's launcher, no gateway): with Open
-    MPI the window's memory comes from the vendor's MPI_Win_allocate_shared (core/win.c), so
-    its puts are stores instead of process_vm_writev calls; the MPI_T counter
-    isthmus_rank_rma_shm_windows says so (1), and is 0 with ISTHMUS_RMA_SHM=0 (the test can
-    tell) and with MPICH (slower that way, not taken). rma_allocate_node checks the results
-    either way: fetch-and-op and compare-and-swap on one word from every rank, the origin's
-    own window included (a compare-and-swap by the processor's instruction, which isthmus
-    uses on osc/rdma, lost updates against osc/sm's locked fetch-and-op), accumulates,
-    get-accumulates, puts, gets and isthmus's exclusive lock."""
+    """MPI_Win_allocate on 3 ranks of one node (the vendor's launcher, no gateway): the
+    window's memory comes from the vendor's MPI_Win_allocate_shared (core/win.c) and the
+    puts and gets to the node's ranks are isthmus's own memcpy (core/rma_direct.c), with
+    Open MPI and MPICH alike; the MPI_T counters isthmus_rank_rma_shm_windows (1) and
+    isthmus_rank_rma_direct_ops (rank 0's puts and gets to the 3 ranks: 6 at least) say
+    so, and both are 0 with ISTHMUS_RMA_SHM=0 (the test can tell). rma_allocate_node checks
+    the results either way: fetch-and-op and compare-and-swap on one word from every rank,
+    the origin's own window included (a compare-and-swap by the processor's instruction,
+    which isthmus uses on osc/rdma, lost updates against osc/sm's locked fetch-and-op;
+    every atomic on this road is the vendor's), accumulates, get-accumulates, puts, gets
+    and isthmus's exclusive lock (a get, + 1 and a put under it, both memcpy)."""
     if mpi not in vendors(prefix):
         pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
     exe = build(prefix, build_dir, "rma_allocate_node")
-    for knob, want in (("1", 1 if mpi == "openmpi" else 0), ("0", 0)):
+    for knob, on in (("1", True), ("0", False)):
         rc, out = run_one_site(exe, mpi, {"ISTHMUS_RMA_SHM": knob})
         assert rc == 0 and "rma_allocate_node: OK" in out, out[-4000:]
-        assert shm_windows(out) == want, (knob, out[-4000:])
+        assert counted(out, "shm windows") == (1 if on else 0), (knob, out[-4000:])
+        direct = counted(out, "direct ops")
+        assert (direct >= 6 if on else direct == 0), (knob, direct, out[-4000:])
 
 
 @pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
 def test_an_allocated_window_across_sites_takes_shared_memory_at_each_site(prefix, build_dir,
                                                                           mpi):
     """The same on 2 sites of 2 ranks (each site's members on this node): the road is per
-    site, the operations between sites are frames as before, and the results are right."""
+    site, the operations between sites are frames as before, applied at the target by the
+    same vendor atomics as the site's own origins use (the words' totals count both), and
+    the results are right. Rank 0's puts and gets to its own site's 2 ranks are memcpy."""
     if mpi not in vendors(prefix):
         pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
     r = run_job(build(prefix, build_dir, "rma_allocate_node"), [], "2,2", mpi, timeout=150)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and "rma_allocate_node: OK" in r.stdout, out[-4000:]
-    assert shm_windows(out) == (1 if mpi == "openmpi" else 0), out[-4000:]
+    assert counted(out, "shm windows") == 1, out[-4000:]
+    assert counted(out, "direct ops") >= 4, out[-4000:]
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_puts_and_gets_on_one_node_are_memmoves_and_flush_completes_the_vendors_accumulates(
+        prefix, build_dir, mpi):
+    """rma_direct_node on 3 ranks of one node (the vendor's launcher, no gateway), on an
+    MPI_Win_allocate window and an MPI_Win_allocate_shared one: every contiguous put and get
+    it makes is isthmus's memmove (isthmus_rank_rma_direct_ops equals the program's own
+    count) and a strided put is not; an accumulate (the vendor's) followed by a flush is
+    seen by the get after it (with the vendor's flush left out after accumulates, MPICH's
+    run failed 731 checks: its shared-window accumulates complete at the flush); cells
+    written by puts and strided puts from every rank and the fetch-and-op and accumulate
+    totals are right. With ISTHMUS_RMA_SHM=0 no operation takes the road (0)."""
+    if mpi not in vendors(prefix):
+        pytest.fail(f"{mpi} is not installed: scripts/bootstrap.sh installs both vendor MPIs")
+    exe = build(prefix, build_dir, "rma_direct_node")
+    for knob in ("1", "0"):
+        rc, out = run_one_site(exe, mpi, {"ISTHMUS_RMA_SHM": knob})
+        assert rc == 0 and "rma_direct_node: OK" in out, out[-4000:]
+        got = re.search(r"rma_direct_node direct ops: (\d+)", out)
+        want = re.search(r"rma_direct_node expected direct: (\d+)", out)
+        assert got and want and int(want.group(1)) > 0, out[-4000:]
+        assert int(got.group(1)) == (int(want.group(1)) if knob == "1" else 0), (knob, out[-4000:])

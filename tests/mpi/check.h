@@ -127,4 +127,26 @@ static inline int peer_near(int r, int n)
     return p < n ? p : r;
 }
 
+/* An MPI_T counter of isthmus's (e.g. isthmus_rank_rma_direct_ops) read through the tools
+ * interface, or -1 when the MPI has no such counter (a plain vendor). */
+static inline long long check_pvar_counter(const char *name)
+{
+    int i, count = 0, prov;
+    unsigned long long v = 0;
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &i) != MPI_SUCCESS) {
+        MPI_T_finalize();
+        return -1;
+    }
+    CHECK_RC(MPI_T_pvar_session_create(&s), "pvar session");
+    CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count), "pvar handle");
+    CHECK_RC(MPI_T_pvar_read(s, h, &v), "pvar read");
+    MPI_T_pvar_handle_free(s, &h);
+    MPI_T_pvar_session_free(&s);
+    MPI_T_finalize();
+    return (long long)v;
+}
+
 #endif /* ISTHMUS_TESTS_MPI_CHECK_H */

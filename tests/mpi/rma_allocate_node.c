@@ -16,7 +16,9 @@
  * + 1, a put of a counter (not atomic by itself: the lock must exclude); it ends at
  * NLOCK x size. MPI_LOCK_SHARED gets read it after.
  * Prints "shm windows: N" from rank 0, the MPI_T counter isthmus_rank_rma_shm_windows
- * (isthmus only; "shm windows: none" elsewhere). Works for any size >= 1.
+ * (isthmus only; "shm windows: none" elsewhere), and "direct ops: N" after the puts and
+ * gets, isthmus_rank_rma_direct_ops: those isthmus did as memcpy into shared memory
+ * (core/rma_direct.c; "none" elsewhere). Works for any size >= 1.
  */
 #include "check.h"
 #include <stdint.h>
@@ -27,27 +29,6 @@ enum { NITER = 200, NLOCK = 50 };
  * accumulate counter, 2 the get-accumulate counter, 3 the exclusive lock's counter, then one
  * cell per rank */
 enum { W_FOP, W_ACC, W_GACC, W_LOCK, W_CELLS };
-
-static long long shm_windows(void)
-{
-    int i, count = 0, prov;
-    unsigned long long v = 0;
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &prov);
-    if (MPI_T_pvar_get_index("isthmus_rank_rma_shm_windows", MPI_T_PVAR_CLASS_COUNTER, &i) !=
-        MPI_SUCCESS) {
-        MPI_T_finalize();
-        return -1;
-    }
-    CHECK_RC(MPI_T_pvar_session_create(&s), "pvar session");
-    CHECK_RC(MPI_T_pvar_handle_alloc(s, i, NULL, &h, &count), "pvar handle");
-    CHECK_RC(MPI_T_pvar_read(s, h, &v), "pvar read");
-    MPI_T_pvar_handle_free(s, &h);
-    MPI_T_pvar_session_free(&s);
-    MPI_T_finalize();
-    return (long long)v;
-}
 
 int main(int argc, char **argv)
 {
@@ -60,7 +41,7 @@ int main(int argc, char **argv)
     MPI_Aint bytes = (MPI_Aint)sizeof(int64_t) * (W_CELLS + size);
     CHECK_RC(MPI_Win_allocate(bytes, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win),
              "MPI_Win_allocate");
-    long long shm = shm_windows();
+    long long shm = check_pvar_counter("isthmus_rank_rma_shm_windows");
     if (rank == 0) {
         if (shm < 0)
             printf("rma_allocate_node shm windows: none\n");
@@ -113,6 +94,11 @@ int main(int argc, char **argv)
               (long long)got, (long long)me);
     }
     MPI_Win_unlock_all(win);
+    long long direct = check_pvar_counter("isthmus_rank_rma_direct_ops");
+    if (rank == 0 && direct < 0)
+        printf("rma_allocate_node direct ops: none\n");
+    else if (rank == 0)
+        printf("rma_allocate_node direct ops: %lld\n", direct);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
         MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);

@@ -17,7 +17,7 @@
 #include "mpit.h"
 
 enum { W_HEAD, W_LINK, W_STREAM, W_RANK };
-enum { R_MSGS, R_BYTES, R_UNEXPECTED, R_RMA_FRAMES, R_RMA_SHM_WINS };
+enum { R_MSGS, R_BYTES, R_UNEXPECTED, R_RMA_FRAMES, R_RMA_SHM_WINS, R_RMA_DIRECT };
 
 typedef struct {
     const char *name, *desc;
@@ -91,6 +91,9 @@ static const pvar_def defs[] = {
     {"isthmus_rank_rma_shm_windows", "MPI_Win_allocate windows this rank made whose memory is "
      "the vendor's shared memory (every member at this site on one node; ISTHMUS_RMA_SHM)", C,
      ISM_MPIT_CAT_RANK, W_RANK, R_RMA_SHM_WINS},
+    {"isthmus_rank_rma_direct_ops", "puts and gets this rank did itself as memcpy into the "
+     "shared memory of a window's member on this node (ISTHMUS_RMA_SHM)", C, ISM_MPIT_CAT_RANK,
+     W_RANK, R_RMA_DIRECT},
 };
 #undef C
 #undef G
@@ -390,6 +393,7 @@ static int read_ours(const pvar_handle *p, void *buf)
                  : d->word == R_BYTES      ? ism.stat_remote_bytes
                  : d->word == R_RMA_FRAMES ? ism.stat_rma_frames
                  : d->word == R_RMA_SHM_WINS ? ism.stat_rma_shm_wins
+                 : d->word == R_RMA_DIRECT ? ism.stat_rma_direct
                                            : (unsigned long long)(ism.ux_count > 0 ? ism.ux_count : 0);
         return MPI_SUCCESS;
     }

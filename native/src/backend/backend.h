@@ -221,10 +221,10 @@ typedef struct ism_backend {
      * it (MPI_Comm_split_type MPI_COMM_TYPE_SHARED): collective over comm */
     int (*comm_node_size)(ism_vh comm, int *n);
     /* (ABI 7) 1: this vendor's one-sided calls are faster on memory of its own
-     * MPI_Win_allocate_shared than on memory handed to its MPI_Win_create, so core/win.c
-     * takes that road for MPI_Win_allocate when a site's members share one node. Open MPI
-     * 4.1 (osc/sm's loads and stores against osc/rdma's process_vm_writev), not MPICH 4.0
-     * (slower there: bench/notebook/rma.md) */
+     * MPI_Win_allocate_shared than on memory handed to its MPI_Win_create (Open MPI 4.1,
+     * not MPICH 4.0: bench/notebook/rma.md). No longer read by the core: since puts and
+     * gets there are isthmus's memmove (core/rma_direct.c) both vendors take that road;
+     * kept for the ABI's layout */
     int win_shm_faster;
 } ism_backend;
 

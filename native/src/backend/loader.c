@@ -15,12 +15,14 @@
 
 extern char **environ;
 
-#if defined(__SANITIZE_THREAD__)
-/* ThreadSanitizer's dlopen refuses RTLD_DEEPBIND (google/sanitizers#611: a library bound
- * to itself first would call libc around the sanitizer's interceptors). dlmopen into the
- * base namespace is the same load and is not intercepted. Here the plugin is itself
- * built with -fsanitize=thread, so libtsan precedes libc in its scope and the vendor's
- * calls to libc still reach the interceptors. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+/* ThreadSanitizer's and AddressSanitizer's dlopen refuse RTLD_DEEPBIND
+ * (google/sanitizers#611: a library bound to itself first would call libc around the
+ * sanitizer's interceptors). dlmopen into the base namespace is the same load and is not
+ * intercepted. Here the plugin is itself built with the sanitizer, so its runtime precedes
+ * libc in its scope and the vendor's calls to libc still reach the interceptors. (With
+ * ISM_SANITIZE, a program built by isthmus-cc then runs under the vendor's launcher with
+ * LD_PRELOAD of libasan.so.) */
 static void *open_plugin(const char *path)
 {
     return dlmopen(LM_ID_BASE, path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);

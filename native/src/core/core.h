@@ -286,6 +286,7 @@ typedef struct ism_global {
     uint64_t stat_remote_msgs, stat_remote_bytes;
     uint64_t stat_rma_frames; /* one-sided frames sent to other sites (rma.c) */
     uint64_t stat_rma_shm_wins; /* MPI_Win_allocate windows in the vendor's shared memory (win.c) */
+    uint64_t stat_rma_direct;   /* puts and gets done as memcpy into shared memory (rma_direct.c) */
     /* the progress helper of windows across sites (rma_progress.c): its nap
      * (ISTHMUS_RMA_PROGRESS_US; 0: no helper), and whether the vendor granted the thread
      * level it needs (MPI_THREAD_SERIALIZED) */

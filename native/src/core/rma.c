@@ -284,7 +284,7 @@ static int local_done(ism_win *w, int l, ism_req **req, int rc)
 {
     if (rc || !req)
         return rc;
-    rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL, l, w->vwin) : 0;
+    rc = ism_win_vflush_local(w, l);
     if (!rc && !(*req = done_request()))
         rc = ISM_ERR_NO_MEM;
     return rc;
@@ -463,6 +463,7 @@ static int vendor_op(int kind, const void *o, int64_t on, ism_dt *odt, void *r, 
         rc = ism_vcount_make(tn, tdt, &vt);
     off = ism_win_voff(w, l, off);
     if (!rc) {
+        ism_win_vpend(w, l);
         switch (kind) {
         case 'p':
             rc = ism.be->put(o, vo.n, vo.t, l, off, vt.n, vt.t, w->vwin);
@@ -496,6 +497,10 @@ static int put_acc(ism_win *w, const void *o, int64_t on, ism_dt *odt, int targe
         return ISM_ERR_RMA_RANGE;
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
+    if (l >= 0 && !op && ism_rma_direct(w, l, on, odt, tn, tdt)) {
+        ism_rma_direct_copy(w, l, 1, (void *)o, on, odt, off, tdt);
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    }
     if (l >= 0 && op && by_pairs(tdt, op))
         return local_done(w, l, req, local_pairs(w, l, o, on, odt, NULL, 0, NULL, off, tn, tdt, op));
     if (l >= 0)
@@ -625,6 +630,10 @@ int ism_rma_get(ism_win *w, void *o, int64_t on, ism_dt *odt, int target, int64_
     if (l >= 0 && !w->vwin)
         return local_done(w, l, req, ism_rma_self(w, NULL, 0, NULL, o, on, odt,
                                                   disp * w->units[target], tn, tdt, NULL));
+    if (l >= 0 && ism_rma_direct(w, l, on, odt, tn, tdt)) {
+        ism_rma_direct_copy(w, l, 0, o, on, odt, disp * w->units[target], tdt);
+        return req && !(*req = done_request()) ? ISM_ERR_NO_MEM : 0;
+    }
     if (l >= 0)
         return local_done(w, l, req,
                           vendor_op('g', o, on, odt, NULL, 0, NULL, l, disp * w->units[target],
@@ -668,6 +677,7 @@ static int local_gacc_blocks(ism_win *w, int l, const void *o, int64_t on, ism_d
     }
     int rc = 0;
     size_t at = 0;
+    ism_win_vpend(w, l);
     for (int64_t k = 0; !rc && k < tn; k++)
         for (int64_t j = 0; !rc && j < m->nblk; j++) {
             int cnt = (int)(m->blk[j].len / bt->size);
@@ -726,6 +736,7 @@ static int local_pairs(ism_win *w, int l, const void *o, int64_t on, ism_dt *odt
         if (data)
             ism_dt_unpack(pt, data, onat, nu);
     }
+    ism_win_vpend(w, l);
     for (int64_t u = 0; !rc && u < nu;) {
         int64_t at = off + (u / per) * tdt->extent + starts[u % per], n = 1;
         while (!one && u + n < nu && n < INT_MAX &&
@@ -849,6 +860,8 @@ int ism_rma_cas(ism_win *w, const void *o, const void *cmp, void *r, ism_dt *dt,
             memcpy(t, o, (size_t)dt->size);
         return 0;
     }
+    if (l >= 0)
+        ism_win_vpend(w, l);
     if (l >= 0)
         return ism.be->compare_and_swap(o, cmp, r, dt->v, l,
                                         ism_win_voff(w, l, disp * w->units[target]), w->vwin);

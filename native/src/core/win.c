@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,15 +96,16 @@ static int64_t lock_word_at(int64_t size) { return (size + 7) & ~(int64_t)7; }
  * allocates it and is the vendor window. The vendor's one-sided calls on it are then loads
  * and stores (Open MPI's osc/sm), where on memory isthmus allocated and handed to
  * MPI_Win_create, Open MPI 4.1's osc/rdma made each put a process_vm_writev system call.
- * Only for a vendor faster that way (ism_backend.win_shm_faster: Open MPI, not MPICH).
- * Returns 0 with *base NULL when the road is not open (one member, several nodes, another
- * vendor, ISTHMUS_RMA_SHM=0). */
+ * Puts and gets there are isthmus's own memcpy (rma_direct.c), so MPICH, slower on its
+ * shared windows than on MPI_Win_create's, takes the road too (its accumulates stay the
+ * vendor's). Returns 0 with *base NULL when the road is not open (one member, several
+ * nodes, ISTHMUS_RMA_SHM=0). */
 static int allocate_shared(ism_win *w, int64_t vsize, void **base)
 {
     ism_comm *c = w->c;
     int n = 0;
     *base = NULL;
-    if (c->lsize < 2 || !ism.be->win_shm_faster || !ism_core_knob(ISM_K_RMA_SHM, 1))
+    if (c->lsize < 2 || !ism_core_knob(ISM_K_RMA_SHM, 1))
         return 0;
     int rc = ism.be->comm_node_size(c->vcomm, &n);
     if (rc || n != c->lsize)
@@ -124,6 +126,8 @@ static int allocate_shared(ism_win *w, int64_t vsize, void **base)
         rc = ism.be->win_shared_query(w->vwin, l, &sz, &at);
         w->vpad[l] = (int64_t)(-(uintptr_t)at & 15);
     }
+    if (!rc)
+        rc = ism_rma_direct_open(w);
     if (rc) {
         if (w->vwin)
             ism.be->win_free(&w->vwin);
@@ -202,8 +206,11 @@ int ism_win_create(void *base, int64_t size, int disp_unit, ism_comm *comm, int 
         rc = ism_rma_fail(ISM_ERR_RMA_SHARED, "MPI_Win_allocate_shared over members at %d "
                                               "sites: memory is shared within one node only",
                           c->nleaders);
-    else if (!rc && flavor == ISM_WIN_FLAVOR_SHARED)
+    else if (!rc && flavor == ISM_WIN_FLAVOR_SHARED) {
         rc = ism.be->win_allocate_shared(size, c->vcomm, &w->base, &w->vwin);
+        if (!rc && ism_core_knob(ISM_K_RMA_SHM, 1))
+            rc = ism_rma_direct_open(w);
+    }
     else if (!rc && flavor == ISM_WIN_FLAVOR_DYNAMIC && c->lsize > 1)
         rc = ism.be->win_create_dynamic(c->vcomm, &w->vwin);
     else if (!rc && c->lsize > 1 && !w->shm)
@@ -272,6 +279,7 @@ int ism_win_free(ism_win *w)
             break;
         }
     ism_rma_batch_free(w);
+    ism_rma_direct_close(w);
     ism_comm_free(w->c);
     free(w->own_lockword);
     free(w->lock_disps);
@@ -324,7 +332,7 @@ int ism_win_fence(ism_win *w, int assert_)
 {
     (void)assert_; /* the asserts only allow less work; the full fence is always right */
     ism_comm *c = w->c;
-    int rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_ALL, 0, w->vwin) : 0;
+    int rc = ism_win_vflush(w, -1);
     for (int r = 0; !rc && r < c->size; r++)
         if (c->l_of[r] < 0)
             rc = ism_rma_send(w, r, ISM_RMA_FENCE, 0, ISM_RMA_B(0, 0, w->fences), NULL, 0);
@@ -474,6 +482,8 @@ static int lock_local(ism_win *w, int target, int type)
     unsigned spins = 0;
     for (;;) {
         int taken = 0, rc = lock_attempt(w, w->c->l_of[target], type, &taken);
+        if (taken) /* the direct road's loads come after the lock (rma_direct.c) */
+            atomic_thread_fence(memory_order_seq_cst);
         if (rc || taken)
             return rc;
         if (!ism_progress())
@@ -521,7 +531,7 @@ static int flush_one(ism_win *w, int target)
      * the other sites' operations on its own window, or their holder never gets on */
     ism_progress();
     if (w->c->l_of[target] >= 0)
-        return w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH, w->c->l_of[target], w->vwin) : 0;
+        return ism_win_vflush(w, w->c->l_of[target]);
     uint64_t want = w->acks + 1;
     int rc = ism_rma_send(w, target, ISM_RMA_FLUSH, 0, ISM_RMA_B(0, 0, w->fences), NULL, 0);
     return rc ? rc : ism_rma_wait(w, &w->acks, want, "MPI_Win_flush", target);
@@ -531,7 +541,7 @@ static int unlock_one(ism_win *w, int target, int type)
 {
     int l = w->c->l_of[target];
     if (l >= 0) {
-        int rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin) : 0;
+        int rc = ism_win_vflush(w, l);
         return rc || type < 0 ? rc : ism_rma_lock_release(w, l, type);
     }
     if (type < 0)
@@ -586,7 +596,7 @@ int ism_win_unlock_all(ism_win *w)
         return ism_rma_fail(ISM_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all");
     int type = w->lock_all < 0 ? -1 : ISM_LOCK_SHARED;
     uint64_t want = w->acks + (uint64_t)w->nremote;
-    int rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_ALL, 0, w->vwin) : 0;
+    int rc = ism_win_vflush(w, -1);
     for (int t = 0; !rc && t < w->c->size; t++) {
         if (w->c->l_of[t] >= 0) {
             if (type > 0)
@@ -612,10 +622,10 @@ int ism_win_flush_local(ism_win *w, int target)
 {
     ism_progress();
     int rc = 0;
-    if (w->vwin && target < 0)
-        rc = ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL_ALL, 0, w->vwin);
-    else if (w->vwin && w->c->l_of[target] >= 0)
-        return ism.be->win_sync(ISM_VWIN_FLUSH_LOCAL, w->c->l_of[target], w->vwin);
+    if (target < 0)
+        rc = ism_win_vflush_local(w, -1);
+    else if (w->c->l_of[target] >= 0)
+        return ism_win_vflush_local(w, w->c->l_of[target]);
     return rc ? rc : ism_rma_wait(w, NULL, 0, "MPI_Win_flush_local (replies to gets)", target);
 }
 
@@ -625,7 +635,7 @@ int ism_win_flush(ism_win *w, int target)
         return flush_one(w, target);
     uint64_t want = w->acks + (uint64_t)w->nremote;
     ism_progress();
-    int rc = w->vwin ? ism.be->win_sync(ISM_VWIN_FLUSH_ALL, 0, w->vwin) : 0;
+    int rc = ism_win_vflush(w, -1);
     for (int t = 0; !rc && t < w->c->size; t++)
         if (w->c->l_of[t] < 0)
             rc = ism_rma_send(w, t, ISM_RMA_FLUSH, 0, ISM_RMA_B(0, 0, w->fences), NULL, 0);
@@ -842,8 +852,8 @@ int ism_win_complete(ism_win *w)
         rc = ism_rma_wait(w, NULL, 0, "MPI_Win_complete (replies to gets)", -1);
     for (int i = 0; !rc && i < w->nstart; i++) {
         int t = w->start_to[i], l = w->c->l_of[t];
-        if (l >= 0 && w->vwin)
-            rc = ism.be->win_sync(ISM_VWIN_FLUSH, l, w->vwin);
+        if (l >= 0)
+            rc = ism_win_vflush(w, l);
         if (!rc && t == w->c->rank)
             w->self_completed = 1;
         else if (!rc)

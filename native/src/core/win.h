@@ -2,7 +2,8 @@
  *
  * A window over a communicator that spans sites is two things: the vendor's window over
  * the members at this site (every member holds it in a permanent MPI_Win_lock_all epoch,
- * so local Put/Get/Accumulate go straight to the vendor at its speed), and ISM_F_RMA
+ * so local Put/Get/Accumulate go straight to the vendor at its speed; on one node with the
+ * vendor's shared memory, puts and gets are isthmus's memmove, rma_direct.c), and ISM_F_RMA
  * frames for targets at other sites, which the target process applies to its memory when
  * its progress engine runs, turned by the program's MPI calls or, while the program
  * computes, by the progress helper thread (win.c, rma.c, rma_progress.c; docs/design.md
@@ -82,6 +83,13 @@ typedef struct ism_win {
                              MPI_Win_allocate_shared over the site's members (one node) */
     int64_t *vpad;        /* then per vendor rank: where its window starts in its part of
                              vwin (aligned to 16 bytes as malloc's memory; NULL: at 0) */
+    char **lbase;         /* per vendor rank: its window's first byte in this process when
+                             the site's window memory is the vendor's shared memory and
+                             ISTHMUS_RMA_SHM allows (puts and gets are isthmus's memcpy,
+                             rma_direct.c), else NULL */
+    unsigned char *vpend; /* with lbase: per vendor rank, vendor operations on vwin not
+                             flushed yet (its flush is then a fence alone); npend of them */
+    int npend;
     ism_win_region *regions; /* a dynamic window: what I have attached, in no order */
     int nregions, cap_regions;
     ism_vh vwin;          /* the vendor's window over this site's members (disp unit 1);
@@ -188,6 +196,21 @@ int ism_rma_send(ism_win *w, int target, int kind, uint64_t a, uint64_t b, const
                  size_t len);
 int ism_rma_post(ism_win *w, int target, int kind, uint64_t a, uint64_t b, size_t len,
                  ism_gw_fill_fn fill, void *arg);
+/* rma_direct.c: puts and gets into a same-node target's shared window memory as memcpy.
+ * open fills w->lbase and w->vpend from the vendor's MPI_Win_shared_query on w->vwin (pads
+ * of w->vpad added); direct says whether an operation to vendor rank l takes the road
+ * (contiguous types); copy does it (put 1: o into the target). Every other operation on
+ * vwin is marked by vpend; vflush (l -1: all) is a fence plus the vendor's flush of the
+ * marked targets, vflush_local the same for local completion. */
+int ism_rma_direct_open(ism_win *w);
+void ism_rma_direct_close(ism_win *w);
+int ism_rma_direct(ism_win *w, int l, int64_t on, ism_dt *odt, int64_t tn, ism_dt *tdt);
+void ism_rma_direct_copy(ism_win *w, int l, int put, void *o, int64_t on, ism_dt *odt,
+                         int64_t off, ism_dt *tdt);
+void ism_win_vpend(ism_win *w, int l);
+int ism_win_vflush(ism_win *w, int l);
+int ism_win_vflush_local(ism_win *w, int l);
+
 /* rma_batch.c: small puts to a target at another site gathered into one PUTV frame.
  * batch_put takes the put (*taken 1) or leaves it to the caller (*taken 0: too large);
  * flush posts one target's batch, flush_win all of a window's, waiting for the channel
