@@ -4,6 +4,8 @@
 # collective k times, and the difference to a run with 0 repetitions, divided by k, must
 # equal the two-level algorithm's count exactly, for 2 sites with 2 and with 3 ranks each
 # and for 3 sites; the pipelined allreduce sends one message per segment and site pair.
+# The data movers' counts come from the model's schedules of them (model/compose.py), so
+# the model and the C are held to each other.
 from __future__ import annotations
 
 import os
@@ -13,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from isthmus.model import compose as C
 
 pytestmark = pytest.mark.native
 
@@ -26,18 +30,27 @@ EXPECTED = {
     "allreduce": lambda s: s * (s - 1),   # leaders swap partials
     "gather": lambda s: s - 1,            # each other site's hub to the root
     "scatter": lambda s: s - 1,
-    # the data movers' other forms, through each site's hub as well (coll/nb_hub.c)
-    "igather": lambda s: s - 1,
-    "iscatter": lambda s: s - 1,
-    "gather_last": lambda s: s - 1,       # the root is its site's hub, not the leader
-    "gatherv": lambda s: s - 1,
-    "ialltoall": lambda s: s * (s - 1),
-    "alltoallv": lambda s: s * (s - 1),
     "allgather": lambda s: s * (s - 1),
     "alltoall": lambda s: s * (s - 1),    # one message per ordered pair of sites
     "scan": lambda s: s - 1,              # site totals passed along the sites (exscan chain)
     "reduce_scatter": lambda s: s * (s - 1),  # leaders swap the other sites' shares
 }
+# The data movers' forms, from the model of what libisthmus composes
+# (isthmus/model/compose.py: through each site's hub, coll/nb_hub.c): its schedule's
+# cross-site sends for coll_wan_count's blocks of 4 ints on the layout, which must equal
+# the gateways' count; "gather_last" has the root at the last rank, not its site's leader.
+def _modelled(layout):
+    n = sum(layout)
+    return {
+        "alltoall": C.alltoall(layout, 16), "ialltoall": C.alltoall(layout, 16),
+        "alltoallv": C.alltoall(layout, 16),
+        "gather": C.gather(layout, 16), "igather": C.gather(layout, 16),
+        "gatherv": C.gather(layout, 16), "gather_last": C.gather(layout, 16, root=n - 1),
+        "scatter": C.scatter(layout, 16), "iscatter": C.scatter(layout, 16),
+    }
+
+
+MODELLED = sorted(_modelled([1, 1]))
 # the pipelined cross-site allreduce: one message per segment and ordered pair of sites;
 # coll_wan_count's 4 ints in segments of 4 bytes
 PIPE_SEGMENTS = 4
@@ -82,6 +95,17 @@ def test_wan_messages_per_collective(exe, baseline, layout, coll):
     assert per_call == EXPECTED[coll](sites), (
         f"{coll} on {layout}: {per_call} cross-site messages per call, "
         f"expected {EXPECTED[coll](sites)}")
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("coll", MODELLED)
+def test_wan_messages_as_the_model_composes(exe, baseline, layout, coll):
+    ranks = [int(x) for x in layout.split(",")]
+    want = C.wan_messages(_modelled(ranks)[coll], ranks)
+    total = sent_messages(exe, layout, coll, REPS)
+    per_call = (total - baseline[layout]) / REPS
+    assert per_call == want, (f"{coll} on {layout}: {per_call} cross-site messages per call, "
+                              f"the model's schedule sends {want}")
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)

@@ -169,6 +169,11 @@ def _initial(s: Schedule, commutative: bool):
     state = [dict() for _ in range(p)]
     for r in range(p):
         for ch in s.chunk_bytes:
+            if isinstance(ch, tuple) and ch and ch[0] == "meta":
+                # a message of sizes (compose.py), its sender's, part of no result
+                if ch[1] == r:
+                    state[r][ch] = "meta"
+                continue
             if c == "bcast":
                 if r == s.root:
                     state[r][ch] = "data"
