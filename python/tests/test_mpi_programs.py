@@ -379,6 +379,20 @@ def test_nonblocking_int_and_c_forms_mix_across_ranks(prefix, build_dir, mpi, ra
     assert r.returncode == 0 and "coll_nb_move: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
 
 
+# Open MPI at the progress helper's thread level (ISTHMUS_RMA_PROGRESS_US set): its
+# MPI_Waitall hung a truncated receive within a node (3 of 8 runs of p2p_truncate on one
+# site before the fix; the backend now polls MPI_Testall there). Three runs per layout,
+# since the hang needed the message to complete during the wait.
+@pytest.mark.parametrize("ranks", ["2", "2,1"])
+def test_truncated_receive_with_open_mpi_threaded(prefix, build_dir, ranks):
+    env, args = VENDOR_WORKAROUNDS[("p2p_truncate", "openmpi")]
+    exe = build(prefix, build_dir, "p2p_truncate")
+    for _ in range(3):
+        r = run_job(exe, args, ranks, "openmpi",
+                    extra_env={**env, "ISTHMUS_RMA_PROGRESS_US": "200"}, timeout=90)
+        assert r.returncode == 0 and "p2p_truncate: OK" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
 # The data movers' _c forms beyond int (displacements above 2^31: MPI_BOTTOM and absolute
 # addresses) on even ranks and their int forms on odd ranks, blocking and nonblocking
 # (coll_wide_mix.c "mix"): both start the same collective in flight. It hung before.

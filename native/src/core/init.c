@@ -182,10 +182,12 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     /* The progress helper of windows across sites (rma_progress.c) calls the vendor from
      * a second thread, never at the same time as the program's (both hold the core lock):
      * MPI_THREAD_SERIALIZED. The program is told the level it would have had. Open MPI
-     * 4.1.4 started at SERIALIZED hangs a truncated receive within a node (tests/mpi/
-     * p2p_truncate.c, found by the suite): with it the level is raised only when the
+     * 4.1.4 started at SERIALIZED hung a truncated receive within a node in its
+     * MPI_Waitall (tests/mpi/p2p_truncate.c, found by the suite; the backend now polls
+     * MPI_Testall there instead): with it the level is still raised only when the
      * program or ISTHMUS_RMA_PROGRESS_US asks for the helper (else the helper runs only
-     * if the program itself asked for SERIALIZED or MULTIPLE). */
+     * if the program itself asked for SERIALIZED or MULTIPLE), until a full suite has
+     * run with it raised. */
     ism.rma_progress_ns = (int64_t)(ism_core_knob(ISM_K_RMA_PROGRESS_US, 200) * 1000);
     const char *vendor = getenv("ISTHMUS_MPI");
     int raise = !vendor || strcmp(vendor, "openmpi") != 0 || getenv("ISTHMUS_RMA_PROGRESS_US");
