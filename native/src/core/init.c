@@ -181,18 +181,13 @@ int ism_core_init(int *argc, char ***argv, int required, int *provided)
     vendor_defaults();
     /* The progress helper of windows across sites (rma_progress.c) calls the vendor from
      * a second thread, never at the same time as the program's (both hold the core lock):
-     * MPI_THREAD_SERIALIZED. The program is told the level it would have had. Open MPI
+     * MPI_THREAD_SERIALIZED. The program is told the level it would have had. (Open MPI
      * 4.1.4 started at SERIALIZED hung a truncated receive within a node in its
-     * MPI_Waitall (tests/mpi/p2p_truncate.c, found by the suite; the backend now polls
-     * MPI_Testall there instead): with it the level is still raised only when the
-     * program or ISTHMUS_RMA_PROGRESS_US asks for the helper (else the helper runs only
-     * if the program itself asked for SERIALIZED or MULTIPLE), until a full suite has
-     * run with it raised. */
+     * MPI_Waitall, tests/mpi/p2p_truncate.c: its backend polls MPI_Testall there, and
+     * the level is raised with both vendors.) */
     ism.rma_progress_ns = (int64_t)(ism_core_knob(ISM_K_RMA_PROGRESS_US, 200) * 1000);
-    const char *vendor = getenv("ISTHMUS_MPI");
-    int raise = !vendor || strcmp(vendor, "openmpi") != 0 || getenv("ISTHMUS_RMA_PROGRESS_US");
     int ask = required;
-    if (getenv("ISTHMUS_SITE") && ism.rma_progress_ns > 0 && ask < 2048 && raise)
+    if (getenv("ISTHMUS_SITE") && ism.rma_progress_ns > 0 && ask < 2048)
         ask = 2048; /* MPI_THREAD_SERIALIZED */
     rc = ism.be->init_thread(argc, argv, ask, provided);
     if (rc)
