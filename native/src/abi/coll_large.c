@@ -919,29 +919,40 @@ static int alltoall_vectors(const char *fn, const void *sendbuf, const MPI_Count
     return MPI_SUCCESS;
 }
 
+static int req_of(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request);
+
+/* request NULL: the blocking form (across sites the collective in flight the int forms
+ * start, started and waited for; else the older exchange); else started in flight, or
+ * ISM_ABI_NB_PASS where the engine does not take c. */
 static int alltoall_wide(const char *fn, const void *sendbuf, const MPI_Count *sendcounts,
                          const MPI_Aint *sdispls, const MPI_Datatype *sendtypes,
                          MPI_Datatype sendtype, void *recvbuf, const MPI_Count *recvcounts,
                          const MPI_Aint *rdispls, const MPI_Datatype *recvtypes,
-                         MPI_Datatype recvtype, int per_peer, ism_comm *c)
+                         MPI_Datatype recvtype, int per_peer, ism_comm *c, MPI_Request *request)
 {
     int n = c->size, in_place = sendbuf == MPI_IN_PLACE;
+    const void *src = in_place ? ISM_IN_PLACE : sendbuf;
     int64_t *w;
     ism_dt **t;
     int rc = alltoall_vectors(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvcounts,
                               rdispls, recvtypes, recvtype, per_peer, c, &w, &t);
     if (rc)
         return rc;
-    /* across sites the collective in flight the int forms start, started and waited for */
-    int e = !ism_abi_coll_movers_in_flight(c)
-                ? ISM_COLL_PASS
-                : ism_coll_ialltoallw64_wait(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
-                                             recvbuf, w + 2 * n, w + 3 * n, t + n, c);
-    if (e != ISM_COLL_PASS)
-        rc = core_done(fn, c, e);
-    else
-        rc = core_done(fn, c, ism_alltoallw64(in_place ? ISM_IN_PLACE : sendbuf, w, w + n, t,
-                                              recvbuf, w + 2 * n, w + 3 * n, t + n, c));
+    if (request) {
+        ism_req *r = NULL; /* (set by the start, read after it: not in one call) */
+        rc = ism_coll_ialltoallw64(src, w, w + n, t, recvbuf, w + 2 * n, w + 3 * n, t + n, c,
+                                   -1, &r);
+        rc = req_of(fn, c, rc, r, request);
+    } else {
+        int e = !ism_abi_coll_movers_in_flight(c)
+                    ? ISM_COLL_PASS
+                    : ism_coll_ialltoallw64_wait(src, w, w + n, t, recvbuf, w + 2 * n, w + 3 * n,
+                                                 t + n, c);
+        rc = core_done(fn, c,
+                       e != ISM_COLL_PASS ? e
+                                          : ism_alltoallw64(src, w, w + n, t, recvbuf, w + 2 * n,
+                                                            w + 3 * n, t + n, c));
+    }
     free(t);
     free(w);
     return rc;
@@ -964,7 +975,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     }
     ism_nbc_drain(c);
     return alltoall_wide(fn, sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
-                         recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, 1, c);
+                         recvcounts, rdispls, recvtypes, MPI_DATATYPE_NULL, 1, c, NULL);
 }
 ISM_PMPI(Alltoallw_c)
 
@@ -990,7 +1001,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         (!in_place && (rc = type_ok(fn, c, sendtype, "send", &sd))))
         return rc;
     return alltoall_wide(fn, sendbuf, sendcounts, sdispls, NULL, sendtype, recvbuf, recvcounts,
-                         rdispls, NULL, recvtype, 0, c);
+                         rdispls, NULL, recvtype, 0, c, NULL);
 }
 ISM_PMPI(Alltoallv_c)
 
@@ -1227,19 +1238,8 @@ static int iwide_alltoall(const char *fn, const void *sendbuf, const MPI_Count *
     ism_comm *c = wide_comm(comm, request);
     if (!c)
         return ISM_ABI_NB_PASS;
-    int n = c->size, ip = sendbuf == MPI_IN_PLACE;
-    int64_t *w;
-    ism_dt **t;
-    int rc = alltoall_vectors(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvcounts,
-                              rdispls, recvtypes, recvtype, per_peer, c, &w, &t);
-    if (rc)
-        return rc;
-    ism_req *r = NULL;
-    rc = ism_coll_ialltoallw64(ip ? ISM_IN_PLACE : sendbuf, w, w + n, t, recvbuf, w + 2 * n,
-                               w + 3 * n, t + n, c, -1, &r);
-    free(t);
-    free(w);
-    return req_of(fn, c, rc, r, request);
+    return alltoall_wide(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvbuf, recvcounts,
+                         rdispls, recvtypes, recvtype, per_peer, c, request);
 }
 
 int ism_abi_wide_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
