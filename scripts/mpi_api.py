@@ -290,8 +290,12 @@ def gen_largecount() -> str:
             f"        return {fallback}({every});",
             "    return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "
             f"\"{name}\", \"out of memory\") : rc;"]
+        # on a communicator held at one site a _c form whose counts fit int still takes
+        # the _c road: there the int forms start the vendor's collective (coll/nb_site.c),
+        # and a rank whose counts do not fit could not join it (abi/coll_large.c, v_route)
+        guard = "ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : " if sched else ""
         body = "\n".join(["    int rc = MPI_SUCCESS;"] + decls + conv +
-                         [f"    if (rc == MPI_SUCCESS)\n        rc = {call}({', '.join(args)});"] +
+                         [f"    if (rc == MPI_SUCCESS)\n        rc = {guard}{call}({', '.join(args)});"] +
                          post + frees + tail)
         lines.append(f"int P{name}({params})\n{{\n{body}\n}}\nISM_PMPI({name[4:]})\n")
     # a routed name whose int-form wrapper could not be generated (arrays that must outlive

@@ -48,21 +48,98 @@ REPORT = re.compile(r"site (\S+) rank (\d+): in flight: (\d+) nonblocking collec
                     r"at most (\d+) bytes besides at most (\d+) bytes of temporaries")
 
 
-@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
-def test_an_8_byte_iallreduce_holds_at_most_4_kib(prefix, tmp_path, mpi):
-    src = tmp_path / "in_flight.c"
-    src.write_text(PROGRAM)
-    exe = tmp_path / "in_flight"
+def reports_of(prefix, tmp_path, mpi, name, program, ranks, sites):
+    """Builds and runs program on ranks over sites with ISTHMUS_COLL_STATS=1: each rank's
+    report (site, rank, started, held, temporaries), after "NAME: OK"."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(program)
+    exe = tmp_path / name
     r = subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(src)], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", "4", "--sites", "2",
-                        "--mpi", mpi, "--timeout", "100", "--", str(exe)], capture_output=True,
-                       text=True, timeout=160, env=dict(os.environ, ISTHMUS_COLL_STATS="1"))
+    r = subprocess.run([sys.executable, "-m", "isthmus", "run", "-n", str(ranks), "--sites",
+                        str(sites), "--mpi", mpi, "--timeout", "100", "--", str(exe)],
+                       capture_output=True, text=True, timeout=160,
+                       env=dict(os.environ, ISTHMUS_COLL_STATS="1"))
     out = r.stdout + r.stderr
-    assert r.returncode == 0 and "in_flight: OK" in r.stdout, out[-4000:]
+    assert r.returncode == 0 and f"{name}: OK" in r.stdout, out[-4000:]
     reports = [m.groups() for m in REPORT.finditer(out)]
-    assert len(reports) == 4, out[-4000:]  # every rank ran them as schedules in flight
-    for site, rank, started, held, temps in reports:
+    assert len(reports) == ranks, out[-4000:]  # every rank ran them as schedules in flight
+    return reports
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_an_8_byte_iallreduce_holds_at_most_4_kib(prefix, tmp_path, mpi):
+    for site, rank, started, held, temps in reports_of(prefix, tmp_path, mpi, "in_flight",
+                                                       PROGRAM, 4, 2):
         assert int(started) == 24, (site, rank, started)
+        assert 0 < int(held) <= 4096, f"site {site} rank {rank}: {held} bytes"
+
+
+# On a communicator held at one site (coll/nb_site.c): the reductions and the barrier as
+# one phase of our schedule once a blocking collective has made the communicator's second
+# vendor communicator, before that and for the data movers the vendor's own nonblocking
+# collective issued in the call. Either way a collective in flight, counted by the report.
+ONE_SITE = r"""
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size, bad = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    for (int pass = 0; pass < 2; pass++) { /* pass 1 after a blocking collective */
+        MPI_Request q[8];
+        int s = rank + 1 + pass, sum = -1, b = rank == 1 ? 42 + pass : -1, scan = -1;
+        int *g = malloc(sizeof(int) * size), *a2a = malloc(sizeof(int) * size);
+        int *a2r = malloc(sizeof(int) * size), mx = -1, one = -1;
+        for (int r = 0; r < size; r++)
+            a2a[r] = rank * 100 + r + pass;
+        MPI_Ibarrier(c, &q[0]);
+        MPI_Iallreduce(&s, &sum, 1, MPI_INT, MPI_SUM, c, &q[1]);
+        MPI_Ibcast(&b, 1, MPI_INT, 1, c, &q[2]);
+        MPI_Igather(&s, 1, MPI_INT, g, 1, MPI_INT, size - 1, c, &q[3]);
+        MPI_Ialltoall(a2a, 1, MPI_INT, a2r, 1, MPI_INT, c, &q[4]);
+        MPI_Iscan(&s, &scan, 1, MPI_INT, MPI_SUM, c, &q[5]);
+        MPI_Ireduce(&s, &mx, 1, MPI_INT, MPI_MAX, 0, c, &q[6]);
+        MPI_Iscatter(g, 1, MPI_INT, &one, 1, MPI_INT, size - 1, c, &q[7]);
+        for (int i = 7; i >= 0; i--) /* the last started first */
+            MPI_Wait(&q[i], MPI_STATUS_IGNORE);
+        bad += sum != size * (size + 1) / 2 + size * pass;
+        bad += b != 42 + pass;
+        bad += scan != (rank + 1) * (rank + 2) / 2 + (rank + 1) * pass;
+        bad += rank == 0 && mx != size + pass;
+        bad += one != (rank == size - 1 ? rank + 1 + pass : -1) && rank == size - 1;
+        for (int r = 0; r < size; r++) {
+            bad += a2r[r] != r * 100 + rank + pass;
+            bad += rank == size - 1 && g[r] != r + 1 + pass;
+        }
+        free(g);
+        free(a2a);
+        free(a2r);
+        int x = 1, y = 0;
+        MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, c);
+        bad += y != size;
+    }
+    int all = 0;
+    MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(all ? "one_site: FAILED (%d)\n" : "one_site: OK\n", all);
+    MPI_Comm_free(&c);
+    MPI_Finalize();
+    return all != 0;
+}
+"""
+
+
+@pytest.mark.parametrize("mpi", ["openmpi", "mpich"])
+def test_one_site_nonblocking_collectives_are_in_flight(prefix, tmp_path, mpi):
+    # none ran on a coroutine: the report counts all 16 on every rank
+    for site, rank, started, held, temps in reports_of(prefix, tmp_path, mpi, "one_site",
+                                                       ONE_SITE, 3, 1):
+        assert int(started) == 16, (site, rank, started)
         assert 0 < int(held) <= 4096, f"site {site} rank {rank}: {held} bytes"

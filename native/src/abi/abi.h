@@ -354,6 +354,8 @@ void ism_abi_hints_free(ism_comm *c);
 int ism_abi_win_hints(const char *fn, MPI_Info given, MPI_Info prev, MPI_Info *out);
 /* coll.c: entries of a collective's per-rank vectors (largecount.c) */
 int ism_abi_comm_peers(MPI_Comm comm, int local, int root);
+/* coll.c: comm is an intracommunicator held at one site (0 for a bad handle) */
+int ism_abi_comm_one_site(MPI_Comm comm);
 /* group.c */
 ism_group *ism_abi_group(MPI_Group h);
 

@@ -779,6 +779,12 @@ ISM_PMPI(Exscan)
  * receive counts of a reduce-scatter); 0 where they are not significant (root >= 0 or
  * MPI_ROOT/MPI_PROC_NULL given and the caller is not the root) and for an invalid
  * handle, which the collective itself then reports. */
+int ism_abi_comm_one_site(MPI_Comm comm)
+{
+    ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;
+    return c && c->all_local && !c->is_inter;
+}
+
 int ism_abi_comm_peers(MPI_Comm comm, int local, int root)
 {
     ism_comm *c = ism.initialized ? ism_abi_comm(comm) : NULL;

@@ -7,6 +7,7 @@
  * where), it returns ISM_ABI_NB_PASS and the generated entry point (coll_nb_gen.c) starts
  * the coroutine that runs the blocking form instead.
  */
+#include <limits.h>
 #include <stdlib.h>
 
 #include "abi.h"
@@ -268,6 +269,28 @@ static int wstart(const char *fn, ism_comm *c, const void *sbuf, void *rbuf, wve
     return started(fn, c, rc, r, request);
 }
 
+/* A gatherv or scatterv on a communicator within one site: the vendor's (coll/nb_site.c),
+ * from an int form only (every rank's vectors fit int, so every rank takes this road: a
+ * _c form's may not, and runs the blocking one's road, coll_large.c). ISM_ABI_NB_PASS
+ * where nb_site.c does not take it. */
+static int rooted_site(const char *fn, int scatter, const void *one_buf, int one_n, ism_dt *one,
+                       const void *many_buf, const int64_t *counts, const int64_t *displs,
+                       ism_dt *many, int root, ism_comm *c, MPI_Request *request)
+{
+    ism_coll_site a;
+    if (scatter)
+        a = (ism_coll_site){.coll = ISM_SITE_SCATTERV, .n = c->size, .s = many_buf,
+                            .r = (void *)(uintptr_t)one_buf, .rcount = one_n, .root = root,
+                            .sdt = many, .rdt = one, .scnt = counts, .sdsp = displs};
+    else
+        a = (ism_coll_site){.coll = ISM_SITE_GATHERV, .n = c->size, .s = one_buf,
+                            .r = (void *)(uintptr_t)many_buf, .scount = one_n, .root = root,
+                            .sdt = one, .rdt = many, .rcnt = counts, .rdsp = displs};
+    ism_req *r = NULL;
+    int rc = ism_coll_isite(&a, c, &r); /* before started() reads r */
+    return started(fn, c, rc, r, request);
+}
+
 /* Gatherv (scatter 0) or scatterv (1): one: the single buffer of every rank (send for
  * gather, receive for scatter); many: the root's vector side, with its counts and
  * displacements in elements. */
@@ -289,8 +312,12 @@ static int irooted(const char *fn, int scatter, const void *one_buf, int one_n,
         v[j] = counts[j];
         v[n + j] = displs[j];
     }
-    rc = ism_abi_isched_rooted64(fn, scatter, one_buf, one_n, one, many_buf, v, v ? v + n : NULL,
-                                 many, root, c, request);
+    rc = c->all_local ? rooted_site(fn, scatter, one_buf, one_n, one, many_buf, v,
+                                    v ? v + n : NULL, many, root, c, request)
+                      : ISM_ABI_NB_PASS;
+    if (rc == ISM_ABI_NB_PASS)
+        rc = ism_abi_isched_rooted64(fn, scatter, one_buf, one_n, one, many_buf, v,
+                                     v ? v + n : NULL, many, root, c, request);
     free(v);
     return rc;
 }
@@ -438,6 +465,18 @@ static int ialltoall(const char *fn, const void *sendbuf, const int *scounts, in
         wvec_free(&w);
         return rc;
     }
+    if (c->all_local) { /* the vendor's alltoallw (coll/nb_site.c) */
+        ism_coll_site a = {.coll = ISM_SITE_ALLTOALLW, .n = n, .s = ip ? ISM_IN_PLACE : sendbuf,
+                           .r = recvbuf, .rcount = uniform ? rcount : 0, .root = -1,
+                           .rdt = uniform ? rd : NULL, .scnt = w.scnt, .sdsp = w.sdsp,
+                           .rcnt = w.rcnt, .rdsp = w.rdsp, .st = w.st, .rt = w.rt};
+        ism_req *r = NULL;
+        rc = ism_coll_isite(&a, c, &r);
+        if (rc != ISM_COLL_PASS) {
+            wvec_free(&w);
+            return started(fn, c, rc, r, request);
+        }
+    }
     return wstart(fn, c, ip ? ISM_IN_PLACE : sendbuf, recvbuf, &w, -1, request);
 }
 
@@ -494,6 +533,16 @@ int ism_abi_isched_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
         v[n + j] = (int64_t)displs[j] * rd->extent;
     }
     ism_req *r = NULL;
+    if (c->all_local) { /* the vendor's allgatherv (coll/nb_site.c): displacements in elements */
+        for (int j = 0; j < n; j++)
+            v[n + j] = displs[j];
+        ism_coll_site a = {.coll = ISM_SITE_ALLGATHERV, .n = n, .s = ip ? ISM_IN_PLACE : sendbuf,
+                           .r = recvbuf, .scount = sendcount, .root = -1, .sdt = sd, .rdt = rd,
+                           .rcnt = v, .rdsp = v + n};
+        rc = ism_coll_isite(&a, c, &r);
+        free(v);
+        return started(fn, c, rc, r, request);
+    }
     rc = ism_coll_iallgatherv64(ip ? ISM_IN_PLACE : sendbuf, sendcount, sd, recvbuf, v, v + n, rd,
                                 c, &r);
     free(v);

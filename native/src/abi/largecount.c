@@ -131,7 +131,7 @@ int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallgather_c", "out of memory") : rc;
@@ -159,7 +159,7 @@ int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, n_, &displs_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
     free(recvcounts_);
     free(displs_);
     if (rc == ISM_ABI_NB_PASS)
@@ -176,7 +176,7 @@ int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallreduce_c", "out of memory") : rc;
@@ -199,7 +199,7 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return wide_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return wide_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ialltoall_c", "out of memory") : rc;
@@ -231,7 +231,7 @@ int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, n_, &rdispls_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
     free(sendcounts_);
     free(sdispls_);
     free(recvcounts_);
@@ -267,7 +267,7 @@ int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const M
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, n_, &rdispls_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_alltoallw(sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_alltoallw(sendbuf, sendcounts_, sdispls_, sendtypes, recvbuf, recvcounts_, rdispls_, recvtypes, comm, request);
     free(sendcounts_);
     free(sdispls_);
     free(recvcounts_);
@@ -286,7 +286,7 @@ int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root
     if (count > INT_MAX || count < INT_MIN)
         return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_bcast(buffer, (int)count, datatype, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_bcast(buffer, (int)count, datatype, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ibcast_c", "out of memory") : rc;
@@ -301,7 +301,7 @@ int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_exscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_exscan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iexscan_c", "out of memory") : rc;
@@ -324,7 +324,7 @@ int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return wide_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_gather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return wide_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Igather_c", "out of memory") : rc;
@@ -352,7 +352,7 @@ int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, n_, &displs_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, root, comm, request);
     free(recvcounts_);
     free(displs_);
     if (rc == ISM_ABI_NB_PASS)
@@ -371,7 +371,7 @@ int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_neighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_allgather_c", "out of memory") : rc;
@@ -394,7 +394,7 @@ int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Da
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)displs, nin_, &displs_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_neighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts_, displs_, recvtype, comm, request);
     free(recvcounts_);
     free(displs_);
     if (rc == ISM_ABI_NB_PASS)
@@ -413,7 +413,7 @@ int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_neighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ineighbor_alltoall_c", "out of memory") : rc;
@@ -440,7 +440,7 @@ int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[]
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)rdispls, nin_, &rdispls_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_neighbor_alltoallv(sendbuf, sendcounts_, sdispls_, sendtype, recvbuf, recvcounts_, rdispls_, recvtype, comm, request);
     free(sendcounts_);
     free(sdispls_);
     free(recvcounts_);
@@ -465,7 +465,7 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, nin_, &recvcounts_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_neighbor_alltoallw(sendbuf, sendcounts_, sdispls, sendtypes, recvbuf, recvcounts_, rdispls, recvtypes, comm, request);
     free(sendcounts_);
     free(recvcounts_);
     if (rc == ISM_ABI_NB_PASS)
@@ -482,7 +482,7 @@ int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Data
     if (count > INT_MAX || count < INT_MIN)
         return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_c", "out of memory") : rc;
@@ -497,7 +497,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_scatter_block_c", "out of memory") : rc;
@@ -514,7 +514,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
     if (rc == MPI_SUCCESS && (rc = ints_or_not((const MPI_Count *)recvcounts, n_, &recvcounts_)) > 0)
         rc = ISM_ABI_NB_PASS;
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm, request);
     free(recvcounts_);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
@@ -530,7 +530,7 @@ int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     if (count > INT_MAX || count < INT_MIN)
         return lc_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_scan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_scan(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return lc_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iscan_c", "out of memory") : rc;
@@ -553,7 +553,7 @@ int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return wide_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_scatter(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
         return wide_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iscatter_c", "out of memory") : rc;
@@ -581,7 +581,7 @@ int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     if (recvcount > INT_MAX || recvcount < INT_MIN)
         return wide_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
     if (rc == MPI_SUCCESS)
-        rc = ism_abi_isched_scatterv(sendbuf, sendcounts_, displs_, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
+        rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_scatterv(sendbuf, sendcounts_, displs_, sendtype, recvbuf, (int)recvcount, recvtype, root, comm, request);
     free(sendcounts_);
     free(displs_);
     if (rc == ISM_ABI_NB_PASS)

@@ -221,7 +221,8 @@ ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wr
 /* ---- nonblocking collectives in flight (nb.c, nb_start.c) ---- */
 typedef struct ism_coll_nb ism_coll_nb;
 /* Start one and give its request, or ISM_COLL_PASS where the coroutine must run it
- * (core/nbc.c): on a communicator within one site, an intercommunicator, a reduction on a
+ * (core/nbc.c): where nb_site.c does not take a communicator within one site, an
+ * intercommunicator, a reduction on a
  * non-contiguous type, a non-commutative op over sites whose members are not consecutive
  * ranks. sbuf ISM_IN_PLACE: in place (NULL is MPI_BOTTOM). */
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
@@ -253,6 +254,29 @@ int ism_coll_ialltoallw64_wait(const void *sbuf, const int64_t *scnt, const int6
 int ism_coll_iallgatherv64(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
                            const int64_t *rcnt, const int64_t *rdsp, ism_dt *rdt, ism_comm *c,
                            ism_req **out);
+/* ---- on a communicator within one site (nb_site.c) ---- */
+enum {
+    ISM_SITE_BARRIER, ISM_SITE_BCAST, ISM_SITE_REDUCE, ISM_SITE_ALLREDUCE, ISM_SITE_SCAN,
+    ISM_SITE_EXSCAN, ISM_SITE_REDUCE_SCATTER, ISM_SITE_ALLGATHER, ISM_SITE_GATHERV,
+    ISM_SITE_SCATTERV, ISM_SITE_ALLGATHERV, ISM_SITE_ALLTOALLW
+};
+/* A collective's arguments as its MPI_I<x> got them: s ISM_IN_PLACE for in place (NULL is
+ * MPI_BOTTOM); rcount, rdt the reductions' and bcast's count and type; root a
+ * communicator rank (-1: none); vectors (n each, NULL: none) in elements, but for
+ * alltoallw's displacements in bytes, read at the call only; op NULL but for reductions. */
+typedef struct ism_coll_site {
+    int coll, n;
+    const void *s;
+    void *r;
+    int scount, rcount, root;
+    ism_dt *sdt, *rdt;
+    ism_op *op;
+    const int64_t *scnt, *sdsp, *rcnt, *rdsp;
+    ism_dt *const *st, *const *rt;
+} ism_coll_site;
+/* Starts it as a collective in flight (c->all_local), or ISM_COLL_PASS: the coroutine. */
+int ism_coll_isite(const ism_coll_site *a, ism_comm *c, ism_req **out);
+
 /* The next collective in flight launched calls fn(arg) once it has completed (NULL: none);
  * a start that does not launch one leaves it to the caller to clear. */
 void ism_coll_nb_next_ends(void (*fn)(void *), void *arg);

@@ -17,8 +17,10 @@
  * (NB_TAG0 + seq mod NB_TAGS): peers at this site on the communicator's second vendor
  * communicator (vcoll), the others on its collective context. No message of one matches
  * a receive of another, nor one of the blocking collectives (core.h's TAG_* are below
- * NB_TAG0). Only point-to-point: a vendor collective would have to be started in the same
- * order on every member, which phases that finish at different times cannot promise.
+ * NB_TAG0). Only point-to-point, but for one case: a vendor collective would have to be
+ * started in the same order on every member, which phases that finish at different times
+ * cannot promise; a collective whose first phase is a vendor collective (a communicator
+ * within one site: nb_site.c) issues it in the MPI_I* call itself, in the program's order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -273,6 +275,17 @@ int ism_coll_nb_direct_later(ism_coll_nb *nb, int (*prep)(ism_coll_nb *, nb_phas
     return 0;
 }
 
+int ism_coll_nb_vendor(ism_coll_nb *nb, int (*vstart)(void *ext, ism_vh *req))
+{
+    if (nb->nph) /* see nb.h: begun in the call, or the vendor's order is lost */
+        return ISM_ERR_INTERN;
+    ism_coll_view one = {1, 0, NULL};
+    nb_phase *ph = phase_new(nb, &one, -1, NULL, NULL, 0); /* no vcoll: the vendor's own */
+    ph->built = ph->nround = 1;
+    ph->vstart = vstart;
+    return 0;
+}
+
 static int grow(void **arr, int *cap, int n, size_t each)
 {
     if (n < *cap)
@@ -414,6 +427,18 @@ static int test_posts(ism_coll_nb *nb)
 static int run_round(ism_coll_nb *nb, nb_phase *ph, int rd)
 {
     int rc = 0;
+    if (ph->vstart) { /* one vendor collective (ism_coll_nb_vendor) */
+        if ((rc = grow((void **)&nb->post, &nb->cappost, nb->npost, sizeof *nb->post)))
+            return rc;
+        nb_post *x = &nb->post[nb->npost];
+        memset(x, 0, sizeof *x);
+        x->want = -1;
+        if ((rc = ph->vstart(nb->ext, &x->v)))
+            return rc;
+        nb->npost++;
+        nb->left++;
+        return 0;
+    }
     if (ph->direct) { /* direct transfers (ism_coll_nb_direct) */
         for (int i = 0; i < ph->nxf && !rc; i++) {
             const nb_xfer *x = &ph->xf[i];

@@ -59,6 +59,8 @@ typedef struct nb_phase {
     /* a direct phase whose transfers depend on what earlier phases received: called when
      * the phase begins, it sets them (ism_coll_nb_set_direct) */
     int (*prep)(struct ism_coll_nb *nb, struct nb_phase *ph);
+    /* a phase that is one vendor collective over the site (ism_coll_nb_vendor) */
+    int (*vstart)(void *ext, ism_vh *req);
 } nb_phase;
 
 struct ism_coll_nb {
@@ -115,6 +117,13 @@ int ism_coll_nb_direct(ism_coll_nb *nb, const nb_xfer *x, int n);
 int ism_coll_nb_direct_later(ism_coll_nb *nb, int (*prep)(ism_coll_nb *, nb_phase *));
 /* Sets the n transfers (copied) of a direct phase, in ism_coll_nb_direct's order. */
 int ism_coll_nb_set_direct(nb_phase *ph, const nb_xfer *x, int n);
+/* A phase that is one nonblocking collective of the vendor's over the communicator's
+ * members at this site: vstart(nb->ext, &req) issues it when the phase begins, and the
+ * phase ends when the request completes. Only as a collective's first phase, which begins
+ * in the MPI_I* call itself: every member then issues its vendor collectives in the
+ * program's order, as the vendor requires (a later phase begins when earlier ones end,
+ * at a different time on each member). nb->ext keeps what the call reads until then. */
+int ism_coll_nb_vendor(ism_coll_nb *nb, int (*vstart)(void *ext, ism_vh *req));
 /* At the end, count elements of dt unpacked from bytes into buf (a non-contiguous
  * block, received packed). */
 int ism_coll_nb_unpack_later(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, char *bytes);

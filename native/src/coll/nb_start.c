@@ -19,6 +19,17 @@ static int takes(const ism_comm *c, const ism_dt *dt, const ism_op *op)
     return !op || !op->user || op->commute || c->site_runs;
 }
 
+/* A communicator within one site: nb_site.c's (a reduction's or bcast's count and type). */
+static int one_site(const ism_comm *c) { return c->all_local && !c->is_inter; }
+
+static int site(int coll, const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                int root, ism_comm *c, ism_req **out)
+{
+    ism_coll_site a = {.coll = coll, .n = c->size, .s = sbuf, .r = rbuf, .rcount = count,
+                       .root = root, .rdt = dt, .op = op};
+    return ism_coll_isite(&a, c, out);
+}
+
 /* The bytes of a contiguous type's buffer (MPI_BOTTOM, NULL, with an absolute address
  * as the type's offset included) */
 static char *at(const void *buf, const ism_dt *dt)
@@ -68,6 +79,8 @@ static ism_coll_nb *reduction(ism_comm *c, int64_t bytes, ism_dt *dt, ism_op *op
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                         ism_comm *c, ism_req **out)
 {
+    if (one_site(c))
+        return site(ISM_SITE_ALLREDUCE, sbuf, rbuf, count, dt, op, -1, c, out);
     int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
     int why;
     ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
@@ -91,6 +104,8 @@ int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism
 int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
                      ism_comm *c, ism_req **out)
 {
+    if (one_site(c))
+        return site(ISM_SITE_REDUCE, sbuf, rbuf, count, dt, op, root, c, out);
     int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
     int why;
     ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
@@ -130,6 +145,8 @@ static char *packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int f
 
 int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out)
 {
+    if (one_site(c))
+        return site(ISM_SITE_BCAST, NULL, buf, count, dt, NULL, root, c, out);
     int64_t bytes = (int64_t)count * dt->size;
     if (!takes(c, NULL, NULL) || bytes <= 0)
         return ISM_COLL_PASS;
@@ -157,6 +174,8 @@ int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism
 
 int ism_coll_ibarrier(ism_comm *c, ism_req **out)
 {
+    if (one_site(c))
+        return site(ISM_SITE_BARRIER, NULL, NULL, 0, NULL, NULL, -1, c, out);
     if (!takes(c, NULL, NULL))
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
@@ -179,6 +198,12 @@ int ism_coll_ibarrier(ism_comm *c, ism_req **out)
 int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, int rcount,
                         ism_dt *rdt, ism_comm *c, ism_req **out)
 {
+    if (one_site(c)) {
+        ism_coll_site a = {.coll = ISM_SITE_ALLGATHER, .n = c->size, .s = sbuf, .r = rbuf,
+                           .scount = scount, .rcount = rcount, .root = -1, .sdt = sdt,
+                           .rdt = rdt};
+        return ism_coll_isite(&a, c, out);
+    }
     int64_t b = (int64_t)rcount * rdt->size, total = b * c->size;
     int inplace = sbuf == ISM_IN_PLACE;
     if (!takes(c, NULL, NULL) || !c->site_runs || b <= 0)
@@ -235,6 +260,9 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
 int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                    int exclusive, ism_comm *c, ism_req **out)
 {
+    if (one_site(c))
+        return site(exclusive ? ISM_SITE_EXSCAN : ISM_SITE_SCAN, sbuf, rbuf, count, dt, op, -1,
+                    c, out);
     int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
     int why;
     if (!c->site_runs)
@@ -286,6 +314,18 @@ int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
 int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, ism_dt *dt,
                              ism_op *op, ism_comm *c, ism_req **out)
 {
+    if (one_site(c)) {
+        int64_t *v = malloc(sizeof *v * (size_t)c->size + 1);
+        if (!v)
+            return ISM_ERR_NO_MEM;
+        for (int r = 0; r < c->size; r++)
+            v[r] = rcounts[r];
+        ism_coll_site a = {.coll = ISM_SITE_REDUCE_SCATTER, .n = c->size, .s = sbuf, .r = rbuf,
+                           .root = -1, .rdt = dt, .op = op, .rcnt = v};
+        int rc = ism_coll_isite(&a, c, out);
+        free(v);
+        return rc;
+    }
     int64_t es = dt->size, total = 0, commute = !op->user || op->commute;
     for (int r = 0; r < c->size; r++)
         total += (int64_t)rcounts[r] * es;
