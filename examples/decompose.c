@@ -213,7 +213,7 @@ int main(int argc, char **argv)
             for (int r = 0; r < size; r++)
                 if (sites->site_of[r] == s)
                     cells += counts[r], site_speed += speeds[r];
-            printf("decompose: site %d: slow %d, %d ranks, %ld cells, %.1f Mcell/s\n", s, slow[s],
+            printf("decompose: site %d: slow %d, %d ranks, %ld cells, %.3f Mcell/s\n", s, slow[s],
                    sites->site_size[s], cells, 1e-6 * site_speed);
         }
         printf(ok ? "decompose: ok\n" : "decompose: FAILED: the field differs from a serial run\n");
