@@ -203,13 +203,19 @@ int main(int argc, char **argv)
 """
 
 
-def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
-    src = tmp_path / "bad_calls.c"
-    src.write_text(BAD_CALLS_C)
-    exe = tmp_path / "bad_calls"
+def build_c(prefix, tmp_path, name: str, text: str):
+    """A program from its text, built with isthmus-cc against the patterns library."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(text)
+    exe = tmp_path / name
     r = subprocess.run([str(prefix.cc), "-o", str(exe), str(src), "-listhmus-patterns"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    return exe
+
+
+def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
+    exe = build_c(prefix, tmp_path, "bad_calls", BAD_CALLS_C)
     r = run(prefix, tmp_path, "openmpi", "1,1", exe)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and out.count(": ok") == 2, out[-4000:]
@@ -291,12 +297,7 @@ def test_rebalance_is_judged_against_the_longest_link_time(prefix, tmp_path):
     half-way each time, to the ranks with the cheaper links, paying their transfer for
     nothing (over the seed's links the weighted decompose then took 264 ms per step against
     143 even; BENCHMARKS.md). A rank that is really slower still loses cells."""
-    src = tmp_path / "rebalance_floor.c"
-    src.write_text(REBALANCE_FLOOR_C)
-    exe = tmp_path / "rebalance_floor"
-    r = subprocess.run([str(prefix.cc), "-o", str(exe), str(src), "-listhmus-patterns"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    exe = build_c(prefix, tmp_path, "rebalance_floor", REBALANCE_FLOOR_C)
     r = run(prefix, tmp_path, "openmpi", "3", exe)
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     assert "case 0: changed 0 cells 1000 1000 1000" in r.stdout, r.stdout
