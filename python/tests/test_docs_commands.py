@@ -134,6 +134,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/patterns.md", "isthmus-cc -O2 -o decompose examples/decompose.c -listhmus-patterns -lm"): None,
     ("docs/patterns.md", "isthmus run -n 4 --sites 3 --ranks-per-site 1,2,1 --site-cpu 1,0.5,0.25 -- ./decompose weighted 100,100,100 400000 40 10 wall"): CGROUPS,
     ("docs/patterns.md", "python3 bench/patterns.py --reps 3"): ROOT,
+    ("docs/patterns.md", "python3 bench/patterns.py --only decompose --reps 5 --site-cpu 1,0.2,0.05 --slow 1000,1000,1000 --cells 50000"): ROOT,
     ("docs/trace.md", "isthmus run -n 4 --trace tr -- ./halo 20 512          # 2 sites × 2 ranks, traced into tr/"): None,
     ("docs/trace.md", "isthmus trace summary tr                             # prints the main lines; tr/summary.html"): None,
     ("docs/trace.md", "isthmus trace export tr --format all                 # tr/otf2/traces.otf2, tr/trace.prv, tr/trace.json"): None,
