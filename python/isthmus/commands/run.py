@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-
 from dataclasses import replace
 
 import click

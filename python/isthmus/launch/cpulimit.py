@@ -245,7 +245,10 @@ def _pids(group: Path) -> list[int]:
 
 
 def _remove_group(path: Path) -> str | None:
-    deadline = time.monotonic() + REMOVE_WAIT_S
+    """rmdir the group, waiting for its processes to go (the supervisor has stopped the
+    job's process groups; a rank may still be exiting); half-way, what is left in it,
+    only the job's ranks, is killed."""
+    start = time.monotonic()
     killed = False
     while True:
         try:
@@ -256,10 +259,11 @@ def _remove_group(path: Path) -> str | None:
         except OSError as e:
             if e.errno != errno.EBUSY:
                 return f"cannot remove {path}: {e.strerror or e}"
-        if time.monotonic() > deadline:
+        waited = time.monotonic() - start
+        if waited > REMOVE_WAIT_S:
             return f"cannot remove {path}: processes {_pids(path)} are still in it"
-        if not killed and time.monotonic() > deadline - REMOVE_WAIT_S / 2:
-            for pid in _pids(path):  # only the job's ranks can be in the job's group
+        if not killed and waited > REMOVE_WAIT_S / 2:
+            for pid in _pids(path):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except OSError:
