@@ -3,7 +3,8 @@
 # controller's discovery on cgroup v1 and v2 layouts written into a temporary folder, and a
 # bad --site-cpu stopping the run before anything starts. With it (root, this machine's
 # controller): a limited site's ranks, and only they, run in the job's group and get no
-# more CPU than the limit; the groups are gone after the job, also after --timeout; and the
+# more CPU than the limit; the groups are gone after the job, also after --timeout or with a
+# process left in one (killed); and the
 # speed-weighted decomposition, timed by the wall clock, gives the limited site fewer cells.
 from __future__ import annotations
 
@@ -345,3 +346,25 @@ def test_weighted_decomposition_finds_the_limited_site(prefix, tmp_path):
     got = {int(s): int(c) for s, _, _, c in SITE_CELLS.findall(r.stdout)}
     assert sum(got.values()) == cells
     assert got[1] < 0.6 * max(got[0], got[2]), out[-3000:]
+
+
+@pytest.mark.native
+def test_a_process_left_in_a_group_is_killed_and_the_group_removed():
+    """A rank that outlived its launcher (here a sleep put in the group by hand) does not
+    keep the group: closing kills it, then removes the group and the job's directory."""
+    ctl = _controller()
+    job = "0" * 31 + "1"
+    with cpulimit.JobGroups(ctl, job, {"B": 0.5}) as groups:
+        group = groups.dir / "B"
+        period, quota = (group / "cpu.cfs_period_us", group / "cpu.cfs_quota_us")
+        if ctl.version == 1:
+            assert (int(period.read_text()), int(quota.read_text())) == (10_000, 5_000)
+        else:
+            assert (group / "cpu.max").read_text().split() == ["5000", "10000"]
+        p = subprocess.Popen(["sh", "-c", f"echo $$ > {group / 'cgroup.procs'} && exec sleep 60"])
+        deadline = time.monotonic() + 10
+        while str(p.pid) not in (group / "cgroup.procs").read_text().split():
+            assert time.monotonic() < deadline and p.poll() is None
+            time.sleep(0.02)
+    assert p.wait(timeout=10) == -9
+    assert not groups.dir.exists()
