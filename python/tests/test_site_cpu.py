@@ -4,8 +4,8 @@
 # bad --site-cpu stopping the run before anything starts. With it (root, this machine's
 # controller): a limited site's ranks, and only they, run in the job's group and get no
 # more CPU than the limit; the groups are gone after the job, also after --timeout or with a
-# process left in one (killed); and the
-# speed-weighted decomposition, timed by the wall clock, gives the limited site fewer cells.
+# process left in one (killed); and the speed-weighted decomposition, timed by the wall
+# clock, gives the limited site fewer cells.
 from __future__ import annotations
 
 import os
