@@ -21,8 +21,17 @@
 # (median and range), and the load average before each run. Needs root (network
 # namespaces, the link emulator).
 #
+# decompose (only with --only): the even split ("naive") against the speed-weighted one,
+# timed by the wall clock (examples/decompose.c ... wall), on sites made really slower
+# with --site-cpu (isthmus run --site-cpu: at most that many cores for a site's ranks
+# together). --slow gives each site's work per cell (the same on every site: the speed
+# difference is the limit's) and --cells the domain. The value is the whole loop's ms per
+# step, rebalances (cells moved across the links) included; each record also keeps the
+# last half's ms per step, and the cells and measured speed of each site at the end.
+#
 #   python3 bench/patterns.py [--matrix seed|modern] [--reps 5] [--ranks 1,2,1]
-#                             [--only aggregate,remote_read]
+#                             [--only aggregate,remote_read,decompose] [--site-cpu 1,0.5,0.25]
+#                             [--slow 1,1,1] [--cells 100000]
 #
 # bench/patterns_sweep.py reuses build() and run_once() to vary delay and rate.
 # Writes JSON lines to bench/results/patterns/<time>.jsonl (ignored by git) and prints a
@@ -66,33 +75,65 @@ default = "rate=1gbit"
 
 MATRICES = {"seed": SEED_LINKS, "modern": MODERN_LINKS}
 
-# example -> (naive args, pattern args, regex of the time rank 0 prints, unit)
+# decompose's steps and rebalance interval (the example's defaults); SLOW and CELLS are
+# options, CLOCK is wall
+DECOMPOSE_STEPS, DECOMPOSE_EVERY = 40, 10
+DECOMPOSE_SITE = re.compile(r"decompose: site (\d+): slow \d+, (\d+) ranks, (\d+) cells, "
+                            r"([\d.]+) Mcell/s")
+DECOMPOSE_HALF = re.compile(r"last half ([\d.]+) ms per step")
+
+# example -> (naive args, pattern args, regex of the time rank 0 prints, unit); decompose's
+# "{slow}" and "{cells}" come from the options
 CASES = {
     "aggregate": (["naive", 3, 200, 16], ["agg", 3, 200, 16, 8192],
                   re.compile(r"aggregate: \w+ .*: [\d.]+ s, ([\d.]+) ms per step"), "ms per step"),
     "remote_read": (["naive", 4, 8, 256, 512], ["cache", 4, 8, 256, 512, 7],
                     re.compile(r"remote_read: \w+ .*, ([\d.]+) us per read"), "us per read"),
+    "decompose": (["even", "{slow}", "{cells}", DECOMPOSE_STEPS, DECOMPOSE_EVERY, "wall"],
+                  ["weighted", "{slow}", "{cells}", DECOMPOSE_STEPS, DECOMPOSE_EVERY, "wall"],
+                  re.compile(r"decompose: \w+ .*: [\d.]+ s, ([\d.]+) ms per step"), "ms per step"),
 }
+DEFAULT_ONLY = "aggregate,remote_read"
+
 
 
 def build(prefix, name: str, out: Path) -> Path:
     exe = out / name
     subprocess.run([str(prefix.cc), "-O2", "-o", str(exe), str(REPO / "examples" / f"{name}.c"),
-                    "-listhmus-patterns"], check=True)
+                    "-listhmus-patterns", "-lm"], check=True)
     return exe
 
 
-def run_once(exe: Path, args, ranks: str, matrix: Path, pattern: re.Pattern) -> float:
+def run_output(exe: Path, args, ranks: str, matrix: Path, pattern: re.Pattern,
+               site_cpu: str | None = None) -> tuple[float, str]:
+    """One run: the time it printed, and its output."""
     n = sum(int(x) for x in ranks.split(","))
     cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(n), "--ranks-per-site", ranks,
-           "--wan-matrix", str(matrix), "--timeout", "600", "--", str(exe),
+           "--wan-matrix", str(matrix), "--timeout", "600",
+           *(["--site-cpu", site_cpu] if site_cpu else []), "--", str(exe),
            *[str(a) for a in args]]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=660)
     m = pattern.search(r.stdout)
     if r.returncode != 0 or not m or ": ok" not in r.stdout:
         raise SystemExit(f"patterns bench: {exe.name} {' '.join(map(str, args))} failed "
                          f"(exit {r.returncode}):\n{(r.stdout + r.stderr)[-3000:]}")
-    return float(m.group(1))
+    return float(m.group(1)), r.stdout
+
+
+def run_once(exe: Path, args, ranks: str, matrix: Path, pattern: re.Pattern) -> float:
+    return run_output(exe, args, ranks, matrix, pattern)[0]
+
+
+def decompose_details(out: str) -> dict:
+    """The last half's ms per step and each site's ranks, cells and speed at the end."""
+    half = DECOMPOSE_HALF.search(out)
+    return {"last_half": float(half.group(1)) if half else None,
+            "sites": [{"ranks": int(r), "cells": int(c), "mcells_s": float(v)}
+                      for _, r, c, v in DECOMPOSE_SITE.findall(out)]}
+
+
+def case_args(args, slow: str, cells: int) -> list:
+    return [slow if x == "{slow}" else cells if x == "{cells}" else x for x in args]
 
 
 def main() -> int:
@@ -101,7 +142,11 @@ def main() -> int:
                     help="which links between the three sites (see the header)")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--ranks", default="1,2,1", help="ranks per site A,B,C")
-    ap.add_argument("--only", default=",".join(CASES))
+    ap.add_argument("--only", default=DEFAULT_ONLY, help=f"of {', '.join(CASES)}")
+    ap.add_argument("--site-cpu", default=None,
+                    help="isthmus run --site-cpu: at most this many cores per site, e.g. 1,0.5,0.25")
+    ap.add_argument("--slow", default="1,1,1", help="decompose: updates per cell, per site")
+    ap.add_argument("--cells", type=int, default=100000, help="decompose: cells of the domain")
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "patterns"))
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -126,19 +171,23 @@ def main() -> int:
             got = {"naive": [], "pattern": []}
             for rep in range(a.reps):
                 for version, args in (("naive", naive_args), ("pattern", pat_args)):
+                    args = case_args(args, a.slow, a.cells)
                     load = os.getloadavg()[0]
-                    t = run_once(exe, args, a.ranks, matrix, pattern)
+                    t, out = run_output(exe, args, a.ranks, matrix, pattern, a.site_cpu)
                     got[version].append(t)
                     rec = {"example": name, "version": version, "rep": rep, "value": t,
                            "unit": unit, "ranks": a.ranks, "load1": load, "args": args,
-                           "matrix": a.matrix}
+                           "matrix": a.matrix, "site_cpu": a.site_cpu}
+                    if name == "decompose":
+                        rec.update(decompose_details(out))
                     with log.open("a") as f:
                         f.write(json.dumps(rec) + "\n")
                     print(json.dumps(rec), flush=True)
             ratios = [n / p for n, p in zip(got["naive"], got["pattern"])]
             rows.append((name, unit, summary(got["naive"]), summary(got["pattern"]),
                          summary(ratios)))
-    print(f"\nmatrix {a.matrix}, ranks per site {a.ranks}, {a.reps} repetitions, raw: {log}\n")
+    print(f"\nmatrix {a.matrix}, ranks per site {a.ranks}, site CPU limits {a.site_cpu or 'none'}, "
+          f"{a.reps} repetitions, raw: {log}\n")
     print("| example | unit | naive median (min-max) | pattern median (min-max) | "
           "naive/pattern median (min-max) |")
     print("|---|---|---|---|---|")

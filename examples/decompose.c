@@ -5,18 +5,23 @@
  * SLOW times (the same result each time), standing for a slower cluster: SLOW is a list,
  * one factor per site, e.g. 1,4.
  *
- * Compute time is the calling thread's CPU time, because the emulated sites share this machine's
- * cores and wall time would measure the scheduler; the link cost per step is measured
- * once, as the median of single halo exchanges with nothing between them, so that waiting
- * for a slow neighbour is not mistaken for a slow link.
+ * CLOCK says how compute is timed. "cpu" (the default): the calling thread's CPU time, for
+ * sites that share this machine's cores unlimited, where wall time would measure the
+ * scheduler and only SLOW makes a site slower. "wall": the wall clock (MPI_Wtime), for sites
+ * that are really slower, e.g. under `isthmus run --site-cpu`, whose limit a thread's CPU
+ * time does not show. The link cost per step is measured once, as the median of single halo
+ * exchanges with nothing between them, so that waiting for a slow neighbour is not
+ * mistaken for a slow link.
  *
  * At the end rank 0 gathers the field and compares it bit for bit with a serial run.
  * Rank 0 prints "decompose: MODE ranks N cells C steps S: T s, X ms per step, last half
- * Y ms per step", "decompose: site K: slow F, R ranks, C cells" and "decompose: ok".
+ * Y ms per step", "decompose: compute timed by CLOCK", "decompose: site K: slow F, R ranks,
+ * C cells, V Mcell/s" (V: the cells the site's ranks smoothed per second of compute over
+ * the run, summed, on CLOCK: the speed the split sees) and "decompose: ok".
  *
  * build: isthmus-cc -O2 -o decompose decompose.c -listhmus-patterns -lm
- * usage: decompose even|weighted [SLOW [CELLS [STEPS [REBALANCE]]]]
- *        (defaults 1,4  100000 cells, 40 steps, every 10)
+ * usage: decompose even|weighted [SLOW [CELLS [STEPS [REBALANCE [CLOCK]]]]]
+ *        (defaults 1,4  100000 cells, 40 steps, every 10, cpu)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <isthmus_patterns.h>
@@ -31,6 +36,11 @@ static double cpu_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double wall_now(void)
+{
+    return MPI_Wtime();
 }
 
 static int by_value(const void *a, const void *b)
@@ -105,13 +115,17 @@ int main(int argc, char **argv)
     int weighted = argc > 1 && strcmp(argv[1], "weighted") == 0;
     long n = argc > 3 ? atol(argv[3]) : 100000;
     int steps = argc > 4 ? atoi(argv[4]) : 40, every = argc > 5 ? atoi(argv[5]) : 10;
+    const char *clock_name = argc > 6 ? argv[6] : "cpu";
+    int wall = strcmp(clock_name, "wall") == 0;
+    double (*now)(void) = wall ? wall_now : cpu_now;
     int *slow = malloc(sizeof(int) * (size_t)sites->nsites);
     if (argc < 2 || (!weighted && strcmp(argv[1], "even") != 0) || n < size || steps < 1 ||
-        every < 1 || !parse_slow(argc > 2 ? argv[2] : "1,4", sites->nsites, slow)) {
+        every < 1 || (!wall && strcmp(clock_name, "cpu") != 0) ||
+        !parse_slow(argc > 2 ? argv[2] : "1,4", sites->nsites, slow)) {
         if (rank == 0)
-            fprintf(stderr, "usage: decompose even|weighted [SLOW [CELLS [STEPS [REBALANCE]]]]: "
-                    "SLOW a list of factors 1..1000 per site, CELLS >= ranks (%d), STEPS and "
-                    "REBALANCE positive\n", size);
+            fprintf(stderr, "usage: decompose even|weighted [SLOW [CELLS [STEPS [REBALANCE "
+                    "[CLOCK]]]]]: SLOW a list of factors 1..1000 per site, CELLS >= ranks (%d), "
+                    "STEPS and REBALANCE positive, CLOCK cpu or wall\n", size);
         MPI_Finalize();
         return 2;
     }
@@ -140,7 +154,7 @@ int main(int argc, char **argv)
 
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Pcontrol(1); /* the timed steps, phase 1 of a trace */
-    double t0 = MPI_Wtime(), thalf = t0, compute = 0;
+    double t0 = MPI_Wtime(), thalf = t0, compute = 0, compute_all = 0, cell_steps = 0;
     double *v = malloc(sizeof(double) * (size_t)(count + 2));
     for (int s = 0; s < steps; s++) {
         if (s == steps / 2) {
@@ -148,9 +162,10 @@ int main(int argc, char **argv)
             thalf = MPI_Wtime();
         }
         halo(u, count, left, right, MPI_COMM_WORLD);
-        double c0 = cpu_now();
+        double c0 = now();
         smooth(u, v, count, my_slow);
-        compute += cpu_now() - c0;
+        double c = now() - c0;
+        compute += c, compute_all += c, cell_steps += (double)count;
         double *tmp = u;
         u = v, v = tmp;
         if (weighted && (s + 1) % every == 0 && s + 1 < steps) {
@@ -180,6 +195,10 @@ int main(int argc, char **argv)
         counts[r] = (int)(firsts[r + 1] - firsts[r]), displs[r] = (int)firsts[r];
     double *all = rank == 0 ? malloc(sizeof(double) * (size_t)n) : NULL;
     MPI_Gatherv(u + 1, (int)count, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    /* each rank's speed over the run, on the chosen clock: what the split was made from */
+    double speed = compute_all > 0 ? cell_steps / compute_all : 0;
+    double *speeds = rank == 0 ? malloc(sizeof(double) * (size_t)size) : NULL;
+    MPI_Gather(&speed, 1, MPI_DOUBLE, speeds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     int ok = 1;
     if (rank == 0) {
         double *ref = serial(n, steps);
@@ -187,19 +206,21 @@ int main(int argc, char **argv)
         printf("decompose: %s ranks %d cells %ld steps %d: %.6f s, %.3f ms per step, last half "
                "%.3f ms per step\n", argv[1], size, n, steps, t1 - t0, 1e3 * (t1 - t0) / steps,
                1e3 * (t1 - thalf) / (steps - steps / 2));
+        printf("decompose: compute timed by %s\n", wall ? "the wall clock" : "the thread's CPU time");
         for (int s = 0; s < sites->nsites; s++) {
             long cells = 0;
+            double site_speed = 0;
             for (int r = 0; r < size; r++)
                 if (sites->site_of[r] == s)
-                    cells += counts[r];
-            printf("decompose: site %d: slow %d, %d ranks, %ld cells\n", s, slow[s],
-                   sites->site_size[s], cells);
+                    cells += counts[r], site_speed += speeds[r];
+            printf("decompose: site %d: slow %d, %d ranks, %ld cells, %.3f Mcell/s\n", s, slow[s],
+                   sites->site_size[s], cells, 1e-6 * site_speed);
         }
         printf(ok ? "decompose: ok\n" : "decompose: FAILED: the field differs from a serial run\n");
         free(ref);
     }
     MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    free(all), free(counts), free(displs), free(u), free(v), free(slow);
+    free(all), free(speeds), free(counts), free(displs), free(u), free(v), free(slow);
     ism_pat_decomp_free(&d);
     ism_pat_sites_free(&sites);
     MPI_Finalize();

@@ -187,3 +187,21 @@ def test_whatif_reads_the_time_each_example_prints(line, seconds):
     out = f"remote_read: site 0: 3 gets, 24 blocks\n{line}\nexample: ok\n"
     m = validate.PROGRAM_TIME.search(out)
     assert m and float(m.group(1)) == pytest.approx(seconds)
+
+
+def test_decompose_case_takes_slow_and_cells_and_reads_the_sites():
+    naive, pattern, regex, unit = patterns.CASES["decompose"]
+    assert patterns.case_args(naive, "8,8,8", 5000) == ["even", "8,8,8", 5000, 40, 10, "wall"]
+    assert patterns.case_args(pattern, "1,1,1", 7)[:3] == ["weighted", "1,1,1", 7]
+    out = ("decompose: weighted ranks 4 cells 100 steps 40: 8.000000 s, 200.000 ms per step, "
+           "last half 150.500 ms per step\ndecompose: compute timed by the wall clock\n"
+           "decompose: site 0: slow 8, 1 ranks, 60 cells, 12.5 Mcell/s\n"
+           "decompose: site 1: slow 8, 2 ranks, 30 cells, 3.0 Mcell/s\n"
+           "decompose: site 2: slow 8, 1 ranks, 10 cells, 1.5 Mcell/s\ndecompose: ok\n")
+    assert float(regex.search(out).group(1)) == 200.0 and unit == "ms per step"
+    d = patterns.decompose_details(out)
+    assert d["last_half"] == 150.5
+    assert d["sites"] == [{"ranks": 1, "cells": 60, "mcells_s": 12.5},
+                          {"ranks": 2, "cells": 30, "mcells_s": 3.0},
+                          {"ranks": 1, "cells": 10, "mcells_s": 1.5}]
+    assert "decompose" not in patterns.DEFAULT_ONLY.split(",")  # only when asked for

@@ -13,7 +13,7 @@ from isthmus.launch import ports
 
 RUN_OPTIONS = [
     "-n, --np", "--sites", "--ranks-per-site", "--gateways", "--mpi", "--transport",
-    "--site-file", "--host", "--port", "--stats", "--timeout", "--dry-run",
+    "--site-file", "--host", "--port", "--stats", "--timeout", "--dry-run", "--site-cpu",
 ]
 
 

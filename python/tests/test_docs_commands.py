@@ -24,6 +24,7 @@ LONG = "runs for minutes"
 FOREVER = "runs until Ctrl-C"
 FILL_IN = "has a value the reader fills in (a job id, a host, a program of their own)"
 OTHER_HOST = "runs on a second host"
+CGROUPS = "needs root: a cgroup per site for the CPU limit"
 
 
 def after(what: str) -> str:
@@ -104,6 +105,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/linkemu.md", "isthmus link emulate --matrix links.toml -- ./experiment.sh"): ROOT,
     ("docs/linkemu.md", "isthmus run -n 4 --wan delay=20ms,rate=1gbit,loss=0.1% -- ./ring"): ROOT,
     ("docs/linkemu.md", "isthmus run -n 6 --wan-matrix links.toml -- ./ring      # sites = 3 in the file, named A, B, C"): ROOT,
+    ("docs/linkemu.md", "isthmus run -n 4 --ranks-per-site 1,2,1 --wan-matrix links.toml --site-cpu 1,0.5,0.25 -- ./app   # sites = 3 in the file"): ROOT,
     ("docs/model.md", "isthmus model check --max-ranks 9"): None,
     ("docs/model.md", "isthmus model predict --params levels.json --coll allreduce -n 8 --size 1MiB --sites 2"): after("isthmus model calibrate"),
     ("docs/model.md", "isthmus model predict --params levels.json --coll allgather -n 8 --size 64KiB --json"): after("isthmus model calibrate"),
@@ -130,7 +132,9 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/patterns.md", "isthmus-cc -O2 -o aggregate examples/aggregate.c -listhmus-patterns"): None,
     ("docs/patterns.md", "isthmus-cc -O2 -o remote_read examples/remote_read.c -listhmus-patterns"): None,
     ("docs/patterns.md", "isthmus-cc -O2 -o decompose examples/decompose.c -listhmus-patterns -lm"): None,
+    ("docs/patterns.md", "isthmus run -n 4 --sites 3 --ranks-per-site 1,2,1 --site-cpu 1,0.5,0.25 -- ./decompose weighted 100,100,100 400000 40 10 wall"): CGROUPS,
     ("docs/patterns.md", "python3 bench/patterns.py --reps 3"): ROOT,
+    ("docs/patterns.md", "python3 bench/patterns.py --only decompose --reps 5 --site-cpu 1,0.2,0.05 --slow 1000,1000,1000 --cells 50000"): ROOT,
     ("docs/trace.md", "isthmus run -n 4 --trace tr -- ./halo 20 512          # 2 sites × 2 ranks, traced into tr/"): None,
     ("docs/trace.md", "isthmus trace summary tr                             # prints the main lines; tr/summary.html"): None,
     ("docs/trace.md", "isthmus trace export tr --format all                 # tr/otf2/traces.otf2, tr/trace.prv, tr/trace.json"): None,

@@ -203,13 +203,19 @@ int main(int argc, char **argv)
 """
 
 
-def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
-    src = tmp_path / "bad_calls.c"
-    src.write_text(BAD_CALLS_C)
-    exe = tmp_path / "bad_calls"
+def build_c(prefix, tmp_path, name: str, text: str):
+    """A program from its text, built with isthmus-cc against the patterns library."""
+    src = tmp_path / f"{name}.c"
+    src.write_text(text)
+    exe = tmp_path / name
     r = subprocess.run([str(prefix.cc), "-o", str(exe), str(src), "-listhmus-patterns"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    return exe
+
+
+def test_bad_calls_return_an_error_and_say_what_is_allowed(prefix, tmp_path):
+    exe = build_c(prefix, tmp_path, "bad_calls", BAD_CALLS_C)
     r = run(prefix, tmp_path, "openmpi", "1,1", exe)
     out = r.stdout + r.stderr
     assert r.returncode == 0 and out.count(": ok") == 2, out[-4000:]
@@ -247,3 +253,54 @@ def test_helpers_build_and_run_on_a_vendor_mpi_alone(tmp_path, mpi):
         r = subprocess.run([launcher, *extra, "-np", "3", str(exe), *map(str, args)],
                            capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode == 0 and f"{name}: ok" in r.stdout, (r.stdout + r.stderr)[-4000:]
+
+
+
+# Feeds ism_pat_decomp_rebalance chosen times (not measured ones): 3000 cells over 3 ranks
+# of equal speed; each case prints whether the split changed and the cells per rank.
+REBALANCE_FLOOR_C = r"""
+#include <isthmus_patterns.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    /* per window of steps: compute seconds (1000 cells each), link seconds per rank */
+    double cases[3][2][3] = {
+        {{1e-4, 1e-4, 1e-4}, {1.0, 0.1, 0.1}},  /* little compute, one rank on a long link */
+        {{1e-4, 1e-4, 1e-4}, {0.5, 0.5, 0.5}},  /* little compute, equal links */
+        {{3.0, 1.0, 1.0}, {1.0, 0.1, 0.1}},     /* rank 0 three times slower: must move */
+    };
+    for (int k = 0; k < 3; k++) {
+        ism_pat_decomp *d;
+        ism_pat_decomp_create(MPI_COMM_WORLD, 3000, NULL, &d);
+        int changed;
+        ism_pat_decomp_rebalance(d, cases[k][0][rank], cases[k][1][rank], 0.05, NULL, 8, &changed);
+        const long *f = ism_pat_decomp_firsts(d);
+        if (rank == 0)
+            printf("case %d: changed %d cells %ld %ld %ld\n", k, changed, f[1] - f[0],
+                   f[2] - f[1], f[3] - f[2]);
+        ism_pat_decomp_free(&d);
+    }
+    MPI_Finalize();
+    return 0;
+}
+"""
+
+
+def test_rebalance_is_judged_against_the_longest_link_time(prefix, tmp_path):
+    """No split makes a step shorter than the longest link time (a rank keeps exchanging
+    its halos whatever its cells). With little compute and one rank on a long link, the
+    balanced step time T falls below that floor: the even split is as good as any and
+    stays. Before, the rebalance compared the split with T alone and moved the cells,
+    half-way each time, to the ranks with the cheaper links, paying their transfer for
+    nothing (over the seed's links the weighted decompose then took 264 ms per step against
+    143 even; BENCHMARKS.md). A rank that is really slower still loses cells."""
+    exe = build_c(prefix, tmp_path, "rebalance_floor", REBALANCE_FLOOR_C)
+    r = run(prefix, tmp_path, "openmpi", "3", exe)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
+    assert "case 0: changed 0 cells 1000 1000 1000" in r.stdout, r.stdout
+    assert "case 1: changed 0 cells 1000 1000 1000" in r.stdout, r.stdout
+    m = re.search(r"case 2: changed 1 cells (\d+) (\d+) (\d+)", r.stdout)
+    assert m and int(m[1]) < 1000 < min(int(m[2]), int(m[3])), r.stdout

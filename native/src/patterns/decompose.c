@@ -8,8 +8,9 @@
  * communicating per step, and finds the step time T at which
  *     sum over ranks of speed_r * max(0, T - comm_r) = n   (speed_r = cells_r / compute_r),
  * so a rank that waits longer on its links (a site boundary on a slow link) gets fewer
- * cells, and a faster site more. It moves only when the predicted step time improves by
- * more than the tolerance, since moving cells across the WAN costs too, and then goes
+ * cells, and a faster site more. It moves only when the predicted step time, at best the
+ * longer of T and the longest link time, improves by more than the tolerance, since
+ * moving cells across the WAN costs too, and then goes
  * half-way from the current split to the balanced one, so that one window of noisy
  * measurements cannot move everything; the cells move with one MPI_Alltoallv of the
  * overlaps of old and new ranges.
@@ -184,8 +185,15 @@ int ism_pat_decomp_rebalance(ism_pat_decomp *d, double compute_s, double comm_s,
         comm[r] = all[2 * r + 1] > 0 && isfinite(all[2 * r + 1]) ? all[2 * r + 1] : 0;
         now = fmax(now, (double)cells / d->speed[r] + comm[r]);
     }
-    double t = balanced_time(d->speed, comm, size, d->n);
-    if (now > t * (1 + tolerance)) {
+    /* No split makes a step shorter than the longest link time (a rank keeps exchanging
+     * its halos whatever its cells), so the split is judged against that floor too: with
+     * little compute, T falls below it and every split is about as good as the current
+     * one, and moving cells towards the cheapest links would cost their transfer and gain
+     * nothing (measured over the seed's links: BENCHMARKS.md). */
+    double t = balanced_time(d->speed, comm, size, d->n), floor_s = 0;
+    for (int r = 0; r < size; r++)
+        floor_s = fmax(floor_s, comm[r]);
+    if (now > fmax(t, floor_s) * (1 + tolerance)) {
         /* half-way to the balanced split: one noisy window of measurements (a rank
          * descheduled, a retransmission on the link) must not move everything */
         for (int r = 0; r < size; r++)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+from dataclasses import replace
 
 import click
 from click.core import ParameterSource
@@ -14,7 +15,8 @@ from ..errors import IsthmusError
 from ..launch import vendor
 from ..launch.binary_check import check_program
 from ..launch.env import CONTRACT_VARS
-from ..launch.job import JobPlan, assign_ports, plan_job, run_job
+from ..launch.cpulimit import parse_site_cpu
+from ..launch.job import JobPlan, assign_ports, cpu_limited, plan_job, run_job
 from ..launch.knobs import check_settings
 from ..launch.layout import (DEFAULT_HOST, MPI_CHOICES, TRANSPORTS, Layout, default_site_names,
                              embedded_layout)
@@ -33,6 +35,7 @@ _LAYOUT_OPTIONS = {
     "gateways": "--gateways",
     "host": "--host",
     "port": "--port",
+    "site_cpu": "--site-cpu",
 }
 SECRET_PLACEHOLDER = "<private 0600 file, created at launch>"
 
@@ -73,7 +76,10 @@ def build_layout(ctx: click.Context, params: dict) -> tuple[Layout, Secret | Non
         mpi=params["mpi"],
         transport=params["transport"],
     )
-    return layout, None, False
+    if params["site_cpu"] is not None:
+        limits = parse_site_cpu(params["site_cpu"], [s.name for s in layout.sites])
+        layout = layout.with_sites([replace(s, cpu=c) for s, c in zip(layout.sites, limits)])
+    return layout.validate(), None, False
 
 
 def choose_transport(ctx: click.Context, params: dict, layout: Layout, file_transport: bool,
@@ -147,6 +153,8 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
         if site.gateways > 1:
             gws += f" (+{site.gateways - 1} on the following ports)"
         launch = site.launcher + (f" via {site.ssh_host}" if site.ssh_host else "")
+        if site.cpu is not None:
+            launch += f", its ranks limited to {site.cpu:g} core{'' if site.cpu == 1 else 's'}"
         con.print(
             Text(f"  site {site.name}: ranks {_span(layout.rank_range(i))}, {gws}, {sp.vendor}, {launch}")
         )
@@ -194,6 +202,10 @@ def print_dry_run(plan: JobPlan, program_warning: str | None) -> None:
               help="Address the gateways listen on and connect to (without --site-file).")
 @click.option("--port", type=int, default=None,
               help="First gateway port; gateways get consecutive ports from here (default: pick free ports).")
+@click.option("--site-cpu", "site_cpu", metavar="LIST", default=None,
+              help="Slow sites down: at most this many cores for each site's ranks together, "
+                   "one value per site or none, e.g. 1,0.5,0.25 (a cgroup per site on this "
+                   "machine; the gateways are not limited; needs root). Also cpu in the site file.")
 @click.option("--stats", is_flag=True,
               help="Turn on isthmus statistics in every rank and gateway (sets ISTHMUS_STATS=1 for the job).")
 @click.option("--trace", "trace_dir", type=OutputDir(), default=None, metavar="DIR",
@@ -252,6 +264,8 @@ def run_command(ctx: click.Context, **params) -> None:
                    skip_files=any(s.launcher == "ssh" for s in layout.sites))
     layout = choose_transport(ctx, params, layout, file_transport,
                               os.environ.get("ISTHMUS_WAN_TRANSPORT"))
+    # a CPU limit's controller is found (or its absence reported) before anything starts
+    limited_builder, _ = cpu_limited(layout, None)
     crypto, crypto_by = effective_crypto(params["wan_crypto"], params.get("_file_crypto"),
                                          os.environ)
     tenv = transport_env(streams=params["wan_streams"], cc=params["wan_cc"],
@@ -284,7 +298,7 @@ def run_command(ctx: click.Context, **params) -> None:
             program, args = traced_command(prefix, program, args)
         plan = plan_job(
             layout, program, args, prefix=prefix, secret_path=SECRET_PLACEHOLDER,
-            stats=params["stats"],
+            stats=params["stats"], command_builder=limited_builder,
         )  # fmt: skip
         print_dry_run(plan, warning)
         ctx.exit(0)

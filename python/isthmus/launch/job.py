@@ -5,12 +5,13 @@
 from __future__ import annotations
 
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping, Sequence, TextIO
 
 from ..errors import IsthmusError
 from ..paths import Prefix
-from . import ports, vendor
+from . import cpulimit, ports, vendor
 from .env import site_env
 from .idle import idle_env
 from .layout import Layout
@@ -115,6 +116,22 @@ def assign_ports(layout: Layout) -> Layout:
     return layout.with_sites(new_sites).validate()
 
 
+def cpu_limits(layout: Layout) -> dict[str, float]:
+    """Each CPU-limited site's limit in cores, by site name."""
+    return {s.name: s.cpu for s in layout.sites if s.cpu is not None}
+
+
+def cpu_limited(layout: Layout, builder: CommandBuilder | None) -> tuple[CommandBuilder | None,
+                                                                         cpulimit.Controller | None]:
+    """The command builder that starts each limited site's ranks in its group, and the
+    controller the groups are made with (the builder unchanged and None without limits)."""
+    limits = cpu_limits(layout)
+    if not limits:
+        return builder, None
+    ctl = cpulimit.find_controller()
+    return cpulimit.limited_builder(builder or default_command, ctl, limits), ctl
+
+
 def resolve_vendors(layout: Layout, resolver: VendorResolver) -> list[str]:
     cache: dict[str, str] = {}
     out = []
@@ -201,6 +218,7 @@ def run_job(
     if timeout is not None and timeout <= 0:
         raise IsthmusError(f"--timeout must be positive, got {timeout:g}")
     layout = assign_ports(layout.validate())
+    command_builder, ctl = cpu_limited(layout, command_builder)
     secret = secret or Secret.generate()
     with SecretFile(secret) as secret_file:
         plan = plan_job(
@@ -218,4 +236,8 @@ def run_job(
                 name=p.name, argv=p.argv, env=p.env,
                 stdin=secret_line if remote else p.stdin, keep_stdin=remote, tagger=tagger,
             ))  # fmt: skip
-        return Supervisor(procs, timeout=timeout, grace=grace, job_id=plan.job_id, err=err).run()
+        groups = (cpulimit.JobGroups(ctl, plan.job_id, cpu_limits(layout)) if ctl is not None
+                  else nullcontext())
+        with groups:
+            return Supervisor(procs, timeout=timeout, grace=grace, job_id=plan.job_id,
+                              err=err).run()

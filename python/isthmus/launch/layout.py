@@ -9,6 +9,7 @@ from typing import Sequence
 
 from ..batch.request import SlurmRequest
 from ..errors import IsthmusError
+from .cpulimit import check_cores
 
 LAUNCHERS = ("local", "ssh", "slurm")
 MPI_CHOICES = ("auto", "openmpi", "mpich")
@@ -72,6 +73,9 @@ class Site:
     stage_out: tuple[str, ...] = ()
     stage_dir: str = "isthmus-stage"
     stage_listen: str | None = None
+    # at most this many cores for the site's application ranks together (launch/cpulimit.py:
+    # a cgroup on this machine); None: no limit
+    cpu: float | None = None
 
     @property
     def remote(self) -> bool:
@@ -201,6 +205,8 @@ class Layout:
             if s.slurm is not None:
                 raise IsthmusError(f"{where}: a Slurm request is only allowed with launch 'slurm'")
             _validate_nodes(s, where)
+        for s in self.sites:
+            _validate_cpu(s, f"site {s.name!r}")
         if self.total_ranks > MAX_RANKS:
             raise IsthmusError(f"{self.total_ranks} ranks over all sites is more than isthmus "
                                f"runs ({MAX_RANKS} in a job)")
@@ -233,6 +239,17 @@ def _validate_nodes(s: Site, where: str) -> None:
     if all(slots) and s.nodes and sum(int(x) for x in slots) < s.ranks:
         raise IsthmusError(f"{where}: nodes have {sum(int(x) for x in slots)} slots but the site "
                            f"has {s.ranks} ranks; add slots or nodes")
+
+
+def _validate_cpu(s: Site, where: str) -> None:
+    """A CPU limit is a cgroup on this machine, so only for a site whose ranks all run here."""
+    if s.cpu is None:
+        return
+    if s.launcher != "local" or s.multi_node:
+        how = f"launch '{s.launcher}'" if s.launcher != "local" else "several nodes"
+        raise IsthmusError(f"{where}: a CPU limit (cpu, --site-cpu) is a cgroup on this machine, "
+                           f"so it needs a site whose ranks all run here, not {how}")
+    check_cores(s.cpu, where)
 
 
 def _validate_slurm(s: Site, where: str) -> None:

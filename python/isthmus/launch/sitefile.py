@@ -14,6 +14,7 @@ from typing import Any
 from ..batch.request import parse_request
 from ..batch.split import Split, parse_split
 from ..errors import IsthmusError
+from .cpulimit import check_cores
 from .layout import LAUNCHERS, MAX_RANKS, MPI_CHOICES, TRANSPORTS, Layout, Site, default_site_names
 from .secret import Secret
 
@@ -22,7 +23,7 @@ CRYPTO = ("aead", "none")  # native/src/common/knobs.def: ISTHMUS_WAN_CRYPTO
 SITE_KEYS = {
     "name", "ranks", "gateways", "mpi", "gateway", "launch", "ssh_host", "mpirun_args",
     "nodes", "hostfile", "gateway_node", "ssh_jump", "ssh_options", "dial_out", "slurm",
-    "stage_in", "stage_out", "stage_dir", "stage_listen",
+    "stage_in", "stage_out", "stage_dir", "stage_listen", "cpu",
 }  # fmt: skip
 REMOTE_LAUNCHERS = ("ssh", "slurm")  # those that may go through ssh
 _HOST_RE = re.compile(r"[A-Za-z0-9_.\[\]:%-]{1,255}")
@@ -202,11 +203,17 @@ def _parse_site(ctx: _Ctx, index: int, raw: Any, default_name: str, default_mpi:
         raise ctx.fail(where, f"'dial_out' must be true or false, got {_shown(dial_out)}")
 
     stage = _parse_stage(ctx, where, raw, ssh_host)
+    cpu = raw.get("cpu")
+    if cpu is not None:  # cores for the site's ranks together (launch/cpulimit.py)
+        try:
+            cpu = check_cores(cpu, "'cpu'")
+        except IsthmusError as e:
+            raise ctx.fail(where, str(e)) from None
     return Site(
         name=name, ranks=ranks, gateways=gateways, host=host, port=port, launcher=launch,
         mpi=mpi, ssh_host=ssh_host, mpirun_args=tuple(extra), nodes=nodes, hostfile=hostfile,
         gateway_node=gateway_node, ssh_jump=ssh_jump, ssh_options=ssh_options,
-        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm, **stage,
+        backup_gateways=tuple(backups), dial_out=dial_out, slurm=slurm, cpu=cpu, **stage,
     )  # fmt: skip
 
 
