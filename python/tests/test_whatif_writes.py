@@ -149,7 +149,8 @@ def test_the_gateway_takes_a_ranks_messages_in_order(tmp_path):
 def test_the_notes_say_when_messages_are_written():
     from isthmus.whatif.predict import _gateway_writes
     w = GatewayWrites([_gateway(0, [(1e6, 0, 1, 0, 16)])])
-    assert _gateway_writes(w, True, True)[0] is False          # nothing matched yet
+    use, note = _gateway_writes(w, True, True)                  # nothing matched yet
+    assert not use and "no cross-site eager point-to-point send" in note, note
     assert w.lag(0, 1, 0, 16, 0.0009) == pytest.approx(100e-6)
     use, note = _gateway_writes(w, True, True)
     assert use and note.startswith("1 cross-site eager sends written")

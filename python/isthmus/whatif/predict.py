@@ -122,9 +122,13 @@ def _gateway_writes(writes, wanted: bool, traced_layout: bool) -> tuple[bool, st
     (gwwrites.py), and the note that says which way it went."""
     at_send = "each cross-site message is written to its gateway's connection when its rank " \
               "sends it"
-    if writes is None or not writes.lags:
+    if writes is None:
         return False, (f"{at_send}: the trace has no gateway records of when the gateways "
                        "took them (a trace without gw-*.ismt, or loaded without them)")
+    if not writes.lags:
+        return False, (f"{at_send}: no cross-site eager point-to-point send of the trace "
+                       "has a gateway record (only those are written when the gateway took "
+                       "them)")
     if not wanted:
         return False, f"{at_send} (the trace's gateway write times left out)"
     if not traced_layout:
