@@ -6,7 +6,7 @@
 # by more than --step ms are the places to look (bench/notebook/whatif.md, run 4).
 #
 #   python3 bench/whatif_calls.py TRACE --platform links.toml [--rank 0] [--step 5]
-#                                 [--no-tcp] [--all]
+#                                 [--no-tcp] [--no-gateway-writes] [--all]
 from __future__ import annotations
 
 import argparse
@@ -31,11 +31,14 @@ def main() -> int:
     ap.add_argument("--step", type=float, default=5.0, help="drift change (ms) to show")
     ap.add_argument("--all", action="store_true", help="every call, not only the jumps")
     ap.add_argument("--no-tcp", action="store_true")
+    ap.add_argument("--no-gateway-writes", action="store_true",
+                    help="write messages when sent, not when the trace's gateways took them")
     a = ap.parse_args()
-    trace = load(a.trace, gateways=False)
+    trace = load(a.trace)
     p = predict(trace, convert(trace), load_matrix(a.platform),
                 parse_link_spec("delay=1us,rate=10gbit"), None, 64 << 10, 512 << 10,
-                baseline=False, tcp=not a.no_tcp, timeline=True)
+                baseline=False, tcp=not a.no_tcp, timeline=True,
+                gateway_writes=not a.no_gateway_writes)
     print(f"predicted {p.time * 1e3:.1f} ms, measured {p.measured * 1e3:.1f} ms "
           f"(ratio {p.time / p.measured:.3f})")
     t0 = min(next(c for c in rt.calls if c.depth == 0 and not c.fn.startswith("MPI_Init")).t0

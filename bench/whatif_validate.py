@@ -15,7 +15,9 @@
 #     version, on three sites with ranks 1,2,1 and --matrix's links (bench/patterns.py:
 #     seed, the seed's DD_Filtre2 links, the default; modern, 10-50 ms, 50-500 Mbit/s).
 # Every replay is also done with SimGrid's CM02 alone (--no-tcp, column "CM02 only"), to
-# show what the TCP model (whatif/tcp.py) changes.
+# show what the TCP model (whatif/tcp.py) changes, and with each message written to its
+# connection when its rank sent it (--no-gateway-writes, columns "writes at send"), the
+# replay before the gateways' write times were taken from the trace (whatif/gwwrites.py).
 #
 # Speed-ups (issue 32 §2): each pattern example's naive and pattern versions run one after
 # the other in each repetition; the measured speed-up of that repetition is naive/pattern
@@ -30,7 +32,7 @@
 #
 #   python3 bench/whatif_validate.py [--reps 3] [--only halo,aggregate,...]
 #                                    [--matrix seed|modern] [--link delay=10ms,rate=100mbit]
-#                                    [--prefix _install]
+#                                    [--prefix _install] [--keep DIR]
 #   python3 bench/whatif_validate.py --table FILE.jsonl [FILE.jsonl ...]
 from __future__ import annotations
 
@@ -102,9 +104,9 @@ def build(prefix: Path, name: str, work: Path, env: dict) -> Path:
     return exe
 
 
-def replay(isthmus: list[str], trace: Path, links: Path, env: dict, tcp: bool) -> dict:
+def replay(isthmus: list[str], trace: Path, links: Path, env: dict, *opts: str) -> dict:
     r = sh(isthmus + ["whatif", str(trace), "--platform", str(links), "--json",
-                      "--no-baseline", *([] if tcp else ["--no-tcp"])], env=env)
+                      "--no-baseline", *opts], env=env)
     return json.loads(r.stdout)
 
 
@@ -176,12 +178,21 @@ def print_tables(rows: list[dict]) -> None:
         g.setdefault("run CM02 only", []).append(r["ratio_cm02"])
         for k, x in r["phases"].items():
             g.setdefault(f"phase {k}", []).append(x["predicted_s"] / x["measured_s"])
-    print("| case | whole run | after start | CM02 only (whole run) | per phase |")
-    print("|---|---:|---:|---:|---|")
+            if "predicted_at_send_s" in x:   # rows from before gwwrites.py have none
+                g.setdefault(f"at send {k}", []).append(x["predicted_at_send_s"]
+                                                        / x["measured_s"])
+        if "ratio_at_send" in r:
+            g.setdefault("run at send", []).append(r["ratio_at_send"])
+    print("| case | whole run | after start | CM02 only (whole run) | per phase | "
+          "writes at send: whole run; per phase |")
+    print("|---|---:|---:|---:|---|---|")
     for case, g in got.items():
         ph = "; ".join(f"{k} {summary(v)}" for k, v in sorted(g.items()) if k.startswith("phase"))
+        sent = "; ".join([summary(g.get("run at send", []))] + [
+            f"phase {k.split()[-1]} {summary(v)}" for k, v in sorted(g.items())
+            if k.startswith("at send")])
         print(f"| {case} | **{summary(g['run'])}** | {summary(g['after start'])} | "
-              f"{summary(g['run CM02 only'])} | {ph} |")
+              f"{summary(g['run CM02 only'])} | {ph} | {sent} |")
     sp = speedups(rows)
     if not sp:
         return
@@ -202,9 +213,10 @@ def print_tables(rows: list[dict]) -> None:
 
 
 def run_case(isthmus: list[str], exe: Path, pargs: list, ranks: str, links: Path,
-             trace: Path, env: dict) -> tuple[dict, dict, float | None]:
-    """Trace one run and replay it twice (TCP model, CM02 only): (replay, CM02 replay, the
-    time the program printed or None)."""
+             trace: Path, env: dict) -> tuple[dict, dict, dict, float | None]:
+    """Trace one run and replay it three times (TCP model, CM02 only, the TCP model with
+    the messages written when sent): (replay, CM02 replay, at-send replay, the time the
+    program printed or None)."""
     n = sum(int(x) for x in ranks.split(","))
     # a second try: Open MPI's launcher once failed on another job's session directory
     # (/tmp/ompi.*: "File exists"), which says nothing of the replay
@@ -212,8 +224,9 @@ def run_case(isthmus: list[str], exe: Path, pargs: list, ranks: str, links: Path
                       str(links), "--timeout", "300", "--trace", str(trace), "--", str(exe),
                       *map(str, pargs)], tries=2, fresh=trace, env=env, timeout=360)
     m = PROGRAM_TIME.search(r.stdout)
-    return (replay(isthmus, trace, links, env, tcp=True),
-            replay(isthmus, trace, links, env, tcp=False), float(m.group(1)) if m else None)
+    return (replay(isthmus, trace, links, env), replay(isthmus, trace, links, env, "--no-tcp"),
+            replay(isthmus, trace, links, env, "--no-gateway-writes"),
+            float(m.group(1)) if m else None)
 
 
 def main() -> int:
@@ -224,6 +237,8 @@ def main() -> int:
                     help="the pattern examples' three-site links (bench/patterns.py)")
     ap.add_argument("--link", default="delay=10ms,rate=100mbit", help="halo's link")
     ap.add_argument("--prefix", default=str(REPO / "_install"))
+    ap.add_argument("--keep", metavar="DIR", type=Path,
+                    help="keep the traces in DIR (CASE-REP), for a closer look")
     ap.add_argument("--table", metavar="FILE", nargs="+",
                     help="print the tables of these result files, run nothing")
     args = ap.parse_args()
@@ -241,6 +256,8 @@ def main() -> int:
     out_dir = REPO / "bench" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / f"whatif-{dt.datetime.now():%Y%m%d-%H%M%S}.jsonl"
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="whatif-validate-") as tmp, open(out, "w") as f:
         work = Path(tmp)
@@ -250,12 +267,13 @@ def main() -> int:
         for rep in range(args.reps):
             for case, (name, pargs, ranks, links) in cases.items():
                 exe = build(prefix, name, work, env)
-                trace = work / f"{case}-{rep}"
+                trace = (args.keep or work) / f"{case}-{rep}"
                 load = os.getloadavg()[0]
-                p, q, program_s = run_case(isthmus, exe, pargs, ranks, matrices[links], trace,
-                                           env)
+                p, q, w, program_s = run_case(isthmus, exe, pargs, ranks, matrices[links],
+                                              trace, env)
                 ratio, cm02 = p["predicted_s"] / p["traced_s"], q["predicted_s"] / q["traced_s"]
                 skew = start_skew(trace)
+                at_send = {x["phase"]: x["time_s"] for x in w["phases"]}
                 phases = {x["phase"]: (x["traced_s"], x["time_s"]) for x in p["phases"]
                           if x["traced_s"]}
                 row = {"case": case, "rep": rep, "load1": load, "ranks": ranks,
@@ -264,8 +282,11 @@ def main() -> int:
                        "measured_s": p["traced_s"], "predicted_s": p["predicted_s"],
                        "ratio": ratio, "start_skew_s": skew,
                        "predicted_cm02_s": q["predicted_s"], "ratio_cm02": cm02,
+                       "predicted_at_send_s": w["predicted_s"],
+                       "ratio_at_send": w["predicted_s"] / w["traced_s"],
                        "program_s": program_s,
-                       "phases": {str(k): {"measured_s": a, "predicted_s": b}
+                       "phases": {str(k): {"measured_s": a, "predicted_s": b,
+                                           "predicted_at_send_s": at_send.get(k, 0.0)}
                                   for k, (a, b) in phases.items()},
                        "notes": p["notes"], "simulation_wall_s": p["simulation_wall_s"],
                        "time": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")}
@@ -278,7 +299,8 @@ def main() -> int:
                       f"predicted {p['predicted_s'] * 1e3:.1f} ms, ratio {ratio:.3f}, after the "
                       f"{skew * 1e3:.0f} ms start skew {after:.3f} (CM02 only "
                       f"{cm02:.3f}); phases " + ", ".join(
-                          f"{k}: {a * 1e3:.1f}/{b * 1e3:.1f} ms" for k, (a, b) in phases.items()),
+                          f"{k}: {a * 1e3:.1f}/{b * 1e3:.1f} ms (at send "
+                          f"{at_send.get(k, 0.0) * 1e3:.1f})" for k, (a, b) in phases.items()),
                       flush=True)
     loads = [r["load1"] for r in rows]
     print(f"\n{args.reps} repetitions, matrix {args.matrix}, load (1 min) "

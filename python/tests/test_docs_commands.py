@@ -38,6 +38,7 @@ REVIEWED: dict[tuple[str, str], str | None] = {
     ("docs/whatif.md", "isthmus whatif tr --platform links.toml --lan delay=5us,rate=1gbit   # a slower site network"): after("isthmus run --wan"),
     ("docs/whatif.md", "isthmus whatif tr --platform links4.toml --ranks-per-site 250   # links4.toml: sites = 4"): after("isthmus run --wan"),
     ("docs/whatif.md", "isthmus whatif tr --platform links.toml --json                 # the same numbers for tools"): after("isthmus run --wan"),
+    ("docs/whatif.md", "isthmus whatif tr --platform links.toml --no-gateway-writes    # messages written when sent"): after("isthmus run --wan"),
     ("README.md", "./isthmus demo          # (1) sets everything up, then runs a bundled example on 2 sites × 2 ranks"): SETUP,
     ("README.md", "./scripts/test.sh       # (2) sets everything up, then runs the whole test suite"): SETUP,
     ("README.md", "export PATH=$PWD/_install/bin:$PWD/.venv/bin:$PATH   # after the first ./isthmus run"): None,

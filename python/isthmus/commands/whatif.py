@@ -58,10 +58,13 @@ def _ms(s: float | None) -> str:
 @click.option("--no-tcp", is_flag=True,
               help="Leave the WAN connections' costs out (gateway frame and TCP/IP "
                    "headers, slow start after idle): SimGrid's CM02 arithmetic alone.")
+@click.option("--no-gateway-writes", is_flag=True,
+              help="Write each cross-site message to its connection when its rank sends "
+                   "it, not when the trace's gateway took it from the rank.")
 @click.option("--json", "as_json", is_flag=True, help="Print the prediction as JSON.")
 def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site: int | None,
                    lan: str, eager: str, early: str, no_baseline: bool, no_tcp: bool,
-                   as_json: bool) -> None:
+                   no_gateway_writes: bool, as_json: bool) -> None:
     """Replay the trace in TRACE (a folder written by `isthmus run --trace`) on a simulated
     platform of sites and links, and predict the run time (first recorded call to
     MPI_Finalize), what the WAN costs in each phase (MPI_Pcontrol), and which collective or
@@ -89,11 +92,12 @@ def whatif_command(trace: Path, platform: str, sites: int | None, ranks_per_site
         except ValueError as e:
             raise IsthmusError(f"{opt}: {e}") from None
     matrix = load_matrix(Path(platform), sites=sites)
-    loaded = load(trace, gateways=False)
+    loaded = load(trace)   # the gateways' records say when they took each message
     for line in losses(loaded):
         click.echo(f"isthmus: warning: {line} (the replay misses what was lost)", err=True)
     pred = predict(loaded, convert(loaded), matrix, lan_spec, ranks_per_site, sizes["--eager"],
-                   sizes["--early"], baseline=not no_baseline, tcp=not no_tcp)
+                   sizes["--early"], baseline=not no_baseline, tcp=not no_tcp,
+                   gateway_writes=not no_gateway_writes)
     if as_json:
         click.echo(json.dumps(pred.as_json(), indent=1))
         return

@@ -99,22 +99,26 @@ def _later(this_actor, delay: float, fn, *args) -> None:
 
 class _Outbox:
     """The eager messages of one rank that its connections' windows or pacing hold back
-    (tcp.py), put at their release times, earliest first, by one actor on the rank's host
-    while any are waiting; it ends when none is left and the next hold starts another.
+    (tcp.py), or that its gateway took later (gwwrites.py), each handled at its time,
+    earliest first, by one actor on the rank's host while any are waiting: fn(*args) puts
+    the message, or asks its connection and comes back when the window lets it go. The
+    actor ends when none is left and the next one starts another.
     Not an actor per message: an actor of SimGrid's Python binding is a system thread,
     and at 10^3-10^4 ranks creating one per held message was most of a replay's time,
     and a thread per rank that never ends would double the threads (BENCHMARKS.md,
     "What a prediction costs")."""
 
-    def __init__(self, Actor, Semaphore, Engine, host, put):
+    def __init__(self, Actor, Semaphore, Engine, host):
         self.heap: list = []
         self.seq = 0
         self.sem = Semaphore(0)
-        self.actor, self.engine, self.host, self.put = Actor, Engine, host, put
+        self.actor, self.engine, self.host = Actor, Engine, host
         self.running = False
+        self.written = float("-inf")    # the latest time a message of the rank is written
+                                        # to its connection (the gateway takes them in order)
 
-    def add(self, release: float, *args) -> None:
-        heapq.heappush(self.heap, (release, self.seq, args))
+    def add(self, release: float, fn, *args) -> None:
+        heapq.heappush(self.heap, (release, self.seq, fn, args))
         self.seq += 1
         if self.running:
             self.sem.release()      # wake it: this one may be due before what it waits for
@@ -130,7 +134,8 @@ class _Outbox:
                 continue
             if self.heap[0][0] > self.engine.clock:
                 continue
-            self.put(*heapq.heappop(self.heap)[2])
+            _, _, fn, args = heapq.heappop(self.heap)
+            fn(*args)
         self.running = False
         while not self.sem.would_block:     # wake-ups left over: the next actor's
             self.sem.acquire()              # timeouts must not end at once
@@ -175,24 +180,42 @@ def run(job: dict) -> dict:
         return framing if st_site(a) != st_site(b) else 0
 
     outboxes: dict[int, _Outbox] = {}
+    # the gateways' write lags of the trace (gwwrites.py), on the traced layout only
+    writes = bool(job.get("gw_writes")) and bool(ramps)
+
+    def outbox(r: int) -> _Outbox:
+        box = outboxes.get(r)
+        if box is None:
+            box = outboxes[r] = _Outbox(Actor, Semaphore, Engine, hosts(r))
+        return box
 
     def put_later(name: str, payload, size: int, receiver) -> None:
         _eager_put(Mailbox, name, payload, size, receiver)
 
-    def send(st: Rank, dst: int, name: str, size: int, eager: bool = False):
-        """Start a send; something to wait for, or None when it completes at once."""
+    def write(src: int, dst: int, name: str, wire: int) -> None:
+        """An eager message written to its connection now (by the gateway): it leaves when
+        the window and the pacing let it (its rank's outbox puts it then)."""
+        hold = held_between(src, dst, wire)
+        if hold > 0:       # the send completed at once; the bytes leave later
+            outbox(src).add(Engine.clock + hold, put_later, name, src, wire, actors[dst])
+        else:
+            _eager_put(Mailbox, name, src, wire, actors[dst])
+
+    def send(st: Rank, dst: int, name: str, size: int, eager: bool = False,
+             lag: float = 0.0):
+        """Start a send; something to wait for, or None when it completes at once. lag: how
+        long after it the gateway took it (eager messages across sites, gw_writes)."""
         h = hdr(st.r, dst)
         if eager or size <= st.eager:
             wire = size + _frames(size) * h
-            hold = held(st, dst, wire)
-            if hold > 0:       # the send completes at once; the bytes leave later
-                box = outboxes.get(st.r)
-                if box is None:
-                    box = outboxes[st.r] = _Outbox(Actor, Semaphore, Engine,
-                                                   this_actor.get_host(), put_later)
-                box.add(Engine.clock + hold, "e" + name, st.r, wire, actors[dst])
-            else:
-                _eager_put(Mailbox, "e" + name, st.r, wire, actors[dst])
+            if writes and h:
+                # the rank's gateway takes its messages in order, each at its lag
+                box = outbox(st.r)
+                at = box.written = max(Engine.clock + lag, box.written)
+                if at > Engine.clock:
+                    box.add(at, write, st.r, dst, "e" + name, wire)
+                    return None
+            write(st.r, dst, "e" + name, wire)
             return None
         hold = held(st, dst, size + (_frames(size) + 1) * h)
         if hold > 0:
@@ -249,10 +272,11 @@ def run(job: dict) -> dict:
             t0 = Engine.clock
             if st.rma.batch and kind in "wkry":   # the progress engine idles: batches leave
                 rma.post_all_batches(st)
-            if kind == "s":                       # s, fn, op id, peer, tag, cid, bytes
-                _, fn, oid, peer, tag, cid, size = op
+            if kind == "s":                       # s, fn, op id, peer, tag, cid, bytes(, lag)
+                oid, peer, tag, cid, size = op[2:7]
                 dst = st.lay.send_peer(st.r, st.t, peer)
-                st.pending[oid] = send(st, dst, p2p_name(cid, st.r, dst, tag), size)
+                st.pending[oid] = send(st, dst, p2p_name(cid, st.r, dst, tag), size,
+                                       lag=op[7] if len(op) > 7 else 0.0)
                 st.remote[oid] = st.lay.site(dst) != st.lay.site(st.r)
             elif kind == "r":                     # r, ... as s (bytes: what arrived)
                 _, fn, oid, peer, tag, cid, size = op

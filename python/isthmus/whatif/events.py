@@ -7,7 +7,9 @@
 # An operation is a list (JSON for the engine):
 #   ["c", seconds]                                   compute (or start-up skew)
 #   ["p", level]                                     MPI_Pcontrol(level); 0 ends a phase
-#   ["s", fn, op, peer, tag, comm, bytes]            a send started (op: its id)
+#   ["s", fn, op, peer, tag, comm, bytes(, lag)]     a send started (op: its id); lag: seconds
+#                                                    from the call to its gateway taking it
+#                                                    (gwwrites.py), when the trace has it
 #   ["r", fn, op, peer, tag, comm, bytes]            a receive posted (bytes: what arrived)
 #   ["w", fn, [op, ...]]                             fn completed these operations
 #   ["k", fn, kind, comm, root, bytes]               a collective (root: a global rank or -1)
@@ -29,6 +31,7 @@ from ..errors import IsthmusError
 from ..trace import records as R
 from ..trace.reader import RankTrace, Trace
 from .collectives import kind_of
+from .gwwrites import GatewayWrites
 
 # calls that wait or poll: their time is waiting (the simulator's to decide), not work
 _POLLING = ("MPI_Wait", "MPI_Test", "MPI_Probe", "MPI_Iprobe", "MPI_Mprobe", "MPI_Improbe")
@@ -70,6 +73,7 @@ class Converted:
     agreements: int = 0                      # constructors replayed as their agreement
     rma: dict[str, int] = field(default_factory=dict)  # one-sided calls replayed as measured
     rma_ops: int = 0                         # one-sided calls replayed from their records
+    writes: GatewayWrites | None = None      # the gateways' app records (None: none traced)
 
 
 class _Rank:
@@ -84,6 +88,7 @@ class _Rank:
         self.agreed: list = []                # (fn, its op, the new members) per constructor
         self.wins: dict[int, tuple] = {}      # tracer's window id -> (window key, comm id)
         self.win_count: dict[int, int] = {}   # comm id -> windows created over it so far
+        self.lags: dict[int, float] = {}      # send op id -> its gateway write lag (s)
 
     def flush(self) -> None:
         if self.compute > 0:
@@ -115,6 +120,17 @@ class _Rank:
     def emit(self, op: list) -> None:
         self.flush()
         self.ops.append(op)
+
+    def sent(self, op: list, t0: float) -> None:
+        """A send started at t0 (s): when its gateway took it, if it crossed sites and the
+        trace's gateway records have it (gwwrites.py)."""
+        w, me = self.out.writes, self.rt.rank
+        if op[0] != "s" or w is None or op[3] is None or \
+                self.trace.site_of(op[3]) == self.rt.site:
+            return
+        lag = w.lag(me, op[3], op[4], op[6], t0)
+        if lag is not None:
+            self.lags[op[2]] = lag
 
     def complete(self, done: list[tuple], fn: str) -> None:
         ids = []
@@ -175,6 +191,7 @@ class _Rank:
                 self.persistent[d[7]] = (kind, d, fn)
                 continue
             self.emit(op)
+            self.sent(op, c.t0)
             if flags & R.P2P_NB:
                 self.active[d[7]] = op
             else:
@@ -189,6 +206,7 @@ class _Rank:
             op = self.p2p(p[0], p[1], p[2])
             if op is not None:
                 self.emit(op)
+                self.sent(op, c.t0)
                 self.active[d[2]] = op
         for d in colls:
             if d[1] & R.COLL_INIT:
@@ -315,6 +333,8 @@ def convert(trace: Trace) -> Converted:
         raise IsthmusError(f"{trace.dir}: the trace has no file for rank(s) "
                            f"{', '.join(map(str, missing[:8]))}; a replay needs every rank")
     out = Converted({}, {}, 0.0)
+    if any(g.app for g in trace.gateways.values()):
+        out.writes = GatewayWrites(trace.gateways.values())
     comm_ids: dict = {("world",): 0}
     out.comms[0] = {"members": list(range(n)), "world": True}
     starts, ends = [], []
@@ -343,6 +363,8 @@ def convert(trace: Trace) -> Converted:
         for op in conv.ops:
             if op[0] in "sr":
                 del op[7:]                            # the Comm was only for DONE
+                if op[0] == "s" and op[2] in conv.lags:
+                    op.append(conv.lags[op[2]])
         out.unmatched += sum(1 for op in conv.ops if op[0] == "r" and op[3] is None)
         conv.ops = [op for op in conv.ops if not (op[0] == "r" and op[3] is None)]
         out.templates[r] = conv.ops

@@ -117,12 +117,42 @@ def _why(r: subprocess.CompletedProcess) -> str:
     return err or (lines[-1] if lines else f"exit status {r.returncode}, no result written")
 
 
+def _gateway_writes(writes, wanted: bool, traced_layout: bool) -> tuple[bool, str]:
+    """Whether the replay writes cross-site messages when the trace's gateways took them
+    (gwwrites.py), and the note that says which way it went."""
+    at_send = "each cross-site message is written to its gateway's connection when its rank " \
+              "sends it"
+    if writes is None:
+        return False, (f"{at_send}: the trace has no gateway records of when the gateways "
+                       "took them (a trace without gw-*.ismt, or loaded without them)")
+    if not writes.lags:
+        return False, (f"{at_send}: no cross-site eager point-to-point send of the trace "
+                       "has a gateway record (only those are written when the gateway took "
+                       "them)")
+    if not wanted:
+        return False, f"{at_send} (the trace's gateway write times left out)"
+    if not traced_layout:
+        return False, (f"{at_send}: the gateways' write times in the trace were measured with "
+                       "the traced ranks per gateway, and are not replayed on another layout")
+    return True, writes.summary()
+
+
 def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
             per_site: int | None, eager: int, early: int, baseline: bool = True,
-            tcp: bool = True, timeline: bool = False) -> Prediction:
+            tcp: bool = True, timeline: bool = False,
+            gateway_writes: bool = True) -> Prediction:
     """tcp: model the WAN connections (gateway frame headers: engine.py; TCP/IP headers and
-    slow start after idle: tcp.py); False replays on SimGrid's CM02 links alone."""
+    slow start after idle: tcp.py); False replays on SimGrid's CM02 links alone.
+    gateway_writes: with tcp, write each cross-site eager message to its connection when
+    the trace's gateway took it (gwwrites.py), on the traced layout; else when sent."""
     counts, job = layout(trace, matrix, per_site)
+    notes = ignored(matrix)
+    use, note = _gateway_writes(conv.writes, tcp and gateway_writes,
+                                counts == job["trace_counts"])
+    if tcp and note:
+        notes.append(note)
+    if use:
+        job["gw_writes"] = True
     exe = simgrid_python()
     job.update(templates={str(r): ops for r, ops in conv.templates.items()},
                comms={str(k): v for k, v in conv.comms.items()}, eager=eager, early=early)
@@ -153,7 +183,6 @@ def predict(trace: Trace, conv: Converted, matrix: LinkMatrix, lan: LinkSpec,
         patterns.append({"phase": int(ph), "pattern": name, "calls": calls,
                          "blocked_s_per_rank": blocked / n, "cross_site_calls": cross})
     patterns.sort(key=lambda p: -p["blocked_s_per_rank"])
-    notes = ignored(matrix)
     if conv.rma:
         calls = ", ".join(f"{fn} x{k}" for fn, k in sorted(conv.rma.items()))
         notes.append(f"one-sided calls replayed as their measured time, not simulated (the "
