@@ -20,6 +20,13 @@
 #
 #   .venv/bin/python bench/nbc_overlap.py [--reps 5] [--vendors openmpi,mpich]
 #                                         [--wan delay=10ms,rate=100mbit] [--json OUT.jsonl]
+#                                         [--sites 1] [--baseline PREFIX --rounds 3]
+#
+# --sites 1 runs the 4 ranks on one site (no link: the CPU is the bottleneck, and the
+# delay columns say nothing). --baseline PREFIX runs every job also with another isthmus
+# install (an older build), alternating with the current one --rounds times, and prints
+# per case the median over the rounds of each build's best and their ratio (current /
+# baseline), measured in the same run.
 #
 # Needs root (network namespaces, the link emulator). --json appends one JSON line per case
 # and vendor (the program's record plus vendor, link, commit, load average) to OUT.jsonl.
@@ -64,18 +71,21 @@ def bound_ms(nbytes: int, link: LinkSpec) -> float | None:
 
 
 def build(prefix, out: Path) -> Path:
-    exe = out / "nbc_overlap"
+    exe = out / f"nbc_overlap-{abs(hash(str(prefix.root))) % 10**8}"
     subprocess.run([str(prefix.cc), "-O2", "-Wall", "-Wextra", "-o", str(exe),
                     str(REPO / "bench" / "nbc_overlap.c")], check=True)
     return exe
 
 
-def run_job(exe: Path, vendor: str, wan: str, reps: int, timeout: int) -> dict[str, dict]:
-    """One job across the two sites; its records by case. Stops the driver on a failed job
+def run_job(exe: Path, vendor: str, wan: str, reps: int, timeout: int, sites: int = SITES,
+            prefix=None) -> dict[str, dict]:
+    """One job across the sites; its records by case. Stops the driver on a failed job
     or a missing case (the program exits non-zero on a wrong sum)."""
-    cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(NP), "--sites", str(SITES),
-           "--mpi", vendor, "--wan", wan, "--timeout", str(timeout), "--", str(exe), str(reps)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60)
+    cmd = [sys.executable, "-m", "isthmus", "run", "-n", str(NP), "--sites", str(sites),
+           "--mpi", vendor] + (["--wan", wan] if sites > 1 else []) + [
+           "--timeout", str(timeout), "--", str(exe), str(reps)]
+    env = dict(os.environ, ISTHMUS_PREFIX=str(prefix.root)) if prefix else None
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 60, env=env)
     recs = {}
     for line in r.stdout.splitlines():
         if line.startswith("{"):
@@ -130,6 +140,21 @@ def table(vendor: str, recs: dict[str, dict], link: LinkSpec) -> None:
               f"| {statistics.median(sk):.1f} ({min(sk):.1f}-{max(sk):.1f}) |")
 
 
+def compare(vendor: str, cur: list[dict], base: list[dict], sites: int) -> None:
+    """The A/B table: per case the median over the rounds of each build's best."""
+    print(f"\n{vendor}, {NP} ranks on {sites} site(s), {len(cur)} rounds alternating the "
+          "builds (median over rounds of each job's best, slowest rank)\n")
+    print("| case | current ms | baseline ms | current / baseline | per-round ratios |")
+    print("|---|---|---|---|---|")
+    for case in CASES:
+        a = [r[case]["best_ms"] for r in cur]
+        b = [r[case]["best_ms"] for r in base]
+        rs = [x / y for x, y in zip(a, b) if y]
+        print(f"| {case} | {statistics.median(a):.2f} | {statistics.median(b):.2f} "
+              f"| {statistics.median(a) / statistics.median(b):.2f} "
+              f"| {', '.join(f'{x:.2f}' for x in rs)} |")
+
+
 def commit() -> str:
     r = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
                        capture_output=True, text=True)
@@ -144,6 +169,11 @@ def main() -> int:
     ap.add_argument("--wan", default="delay=10ms,rate=100mbit", help="the link between sites")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per job (isthmus run)")
     ap.add_argument("--json", metavar="OUT", help="append the records as JSON lines to OUT")
+    ap.add_argument("--sites", type=int, default=SITES, choices=(1, 2),
+                    help="1: all ranks on one site, no link")
+    ap.add_argument("--baseline", metavar="PREFIX",
+                    help="another isthmus install to compare with, alternating")
+    ap.add_argument("--rounds", type=int, default=3, help="with --baseline: jobs per build")
     a = ap.parse_args()
     vendors = [v for v in a.vendors.split(",") if v]
     if a.reps < 1 or not vendors or any(v not in ("openmpi", "mpich") for v in vendors):
@@ -154,6 +184,24 @@ def main() -> int:
     prefix = find_prefix()
     rev = commit()
     results = {}
+    if a.baseline:
+        if a.rounds < 1:
+            raise SystemExit("nbc_overlap bench: --rounds >= 1")
+        base = find_prefix({"ISTHMUS_PREFIX": a.baseline})
+        with tempfile.TemporaryDirectory() as tmp:
+            exes = {"current": (build(prefix, Path(tmp)), prefix),
+                    "baseline": (build(base, Path(tmp)), base)}
+            for vendor in vendors:
+                got = {"current": [], "baseline": []}
+                for i in range(a.rounds):
+                    for which, (exe, pre) in exes.items():
+                        load = os.getloadavg()[0]
+                        print(f"nbc_overlap: {vendor}: round {i + 1}/{a.rounds}, {which} "
+                              f"(load {load:.2f}) ...", file=sys.stderr, flush=True)
+                        got[which].append(run_job(exe, vendor, a.wan, a.reps, a.timeout,
+                                                  a.sites, pre))
+                compare(vendor, got["current"], got["baseline"], a.sites)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         exe = build(prefix, Path(tmp))
         for vendor in vendors:
@@ -162,7 +210,7 @@ def main() -> int:
                   f"{a.reps} reps (load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}) ...",
                   file=sys.stderr, flush=True)
             t0 = time.monotonic()
-            results[vendor] = run_job(exe, vendor, a.wan, a.reps, a.timeout)
+            results[vendor] = run_job(exe, vendor, a.wan, a.reps, a.timeout, a.sites)
             print(f"nbc_overlap: {vendor}: done in {time.monotonic() - t0:.1f} s: " +
                   ", ".join(f"{c} {results[vendor][c]['best_ms']:.1f} ms" for c in CASES),
                   file=sys.stderr, flush=True)
