@@ -200,8 +200,8 @@ int ism_progress_depth(void)
 
 int ism_progress(void)
 {
-    if (!ism.multisite)
-        return 0;
+    if (!ism.multisite) /* no gateway: only the collectives in flight (coll/nb_site.c) */
+        return ism_coll_nb_active ? ism_coll_nb_poll() : 0;
     int n = reap_outbound();
     /* Frame handlers may send, and a sender over the bound calls back in here: the
      * nested call only reaps finished sends, so no list is walked twice at once. */
