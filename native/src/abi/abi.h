@@ -330,15 +330,22 @@ int ism_abi_type_attr_delete_all(MPI_Datatype h);
 int ism_abi_topo_copy(ism_comm *from, ism_comm *to);
 void ism_abi_topo_free(ism_comm *c);
 /* coll_inter.c: rooted and all-to-all collectives on intercommunicators; the arrays are
- * ints, or MPI_Count counts and MPI_Aint displacements when wide (the _c forms) */
+ * ints, or MPI_Count counts and MPI_Aint displacements when wide (the _c forms). request
+ * NULL: the blocking form; else the nonblocking one, started in flight (coll/nb_inter.c). */
 int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64_t one_count,
                          MPI_Datatype one_type, void *many_buf, const void *counts,
                          const void *displs, MPI_Datatype many_type, int root, int scatter,
-                         int wide);
+                         int wide, MPI_Request *request);
 int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const void *scounts,
                            const void *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
                            void *rbuf, const void *rcounts, const void *rdispls,
-                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes, int wide);
+                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes, int wide,
+                           MPI_Request *request);
+/* coll.c: allgather(v) on an intercommunicator, my one block to every remote rank (request
+ * as above) */
+int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                            const int *displs, MPI_Datatype recvtype, MPI_Request *request);
 /* greq.c: generalized requests. query fills st from query_fn (and returns its code);
  * finish queries, runs free_fn and sets *h to MPI_REQUEST_NULL (the first error code);
  * free is MPI_Request_free's part, cancel MPI_Cancel's. */

@@ -179,10 +179,9 @@ int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype
 ISM_PMPI(Reduce_local)
 
 /* Allgather(v) on an intercommunicator: my one block to every remote process. */
-static int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *sendbuf,
-                                   int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                                   const int *recvcounts, const int *displs,
-                                   MPI_Datatype recvtype)
+int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *sendbuf, int sendcount,
+                            MPI_Datatype sendtype, void *recvbuf, const int *recvcounts,
+                            const int *displs, MPI_Datatype recvtype, MPI_Request *request)
 {
     int *sc = malloc(sizeof(int) * (size_t)(c->size + 1));
     if (!sc)
@@ -190,7 +189,7 @@ static int ism_abi_inter_allgather(const char *fn, ism_comm *c, const void *send
     for (int r = 0; r < c->size; r++)
         sc[r] = sendcount;
     int rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
-                                    recvcounts, displs, recvtype, NULL, 0, 0);
+                                    recvcounts, displs, recvtype, NULL, 0, 0, request);
     free(sc);
     return rc;
 }
@@ -205,7 +204,7 @@ static int inter_allgather_uniform(ism_comm *c, const void *sendbuf, int sendcou
     if (!cd)
         return ism_abi_error(c, MPI_ERR_NO_MEM, "MPI_Allgather", "out of memory");
     int rc = ism_abi_inter_allgather("MPI_Allgather", c, sendbuf, sendcount, sendtype, recvbuf,
-                                     cd, cd + c->size, recvtype);
+                                     cd, cd + c->size, recvtype, NULL);
     free(cd);
     return rc;
 }
@@ -361,7 +360,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_rooted("MPI_Gatherv", ic, sendbuf, sendcount, sendtype, recvbuf,
-                                    recvcounts, displs, recvtype, root, 0, 0);
+                                    recvcounts, displs, recvtype, root, 0, 0, NULL);
     }
     const char *fn = "MPI_Gatherv";
     ism_comm *c;
@@ -433,7 +432,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_rooted("MPI_Scatterv", ic, recvbuf, recvcount, recvtype,
-                                    (void *)sendbuf, sendcounts, displs, sendtype, root, 1, 0);
+                                    (void *)sendbuf, sendcounts, displs, sendtype, root, 1, 0, NULL);
     }
     const char *fn = "MPI_Scatterv";
     ism_comm *c;
@@ -479,7 +478,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_allgather("MPI_Allgatherv", ic, sendbuf, sendcount, sendtype,
-                                       recvbuf, recvcounts, displs, recvtype);
+                                       recvbuf, recvcounts, displs, recvtype, NULL);
     }
     const char *fn = "MPI_Allgatherv";
     ism_comm *c;
@@ -516,7 +515,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
         ism_nbc_drain(ic);
         return ism_abi_inter_exchange("MPI_Alltoallw", ic, sendbuf, sendcounts, sdispls,
                                       MPI_DATATYPE_NULL, sendtypes, recvbuf, recvcounts,
-                                      rdispls, MPI_DATATYPE_NULL, recvtypes, 1, 0);
+                                      rdispls, MPI_DATATYPE_NULL, recvtypes, 1, 0, NULL);
     }
     const char *fn = "MPI_Alltoallw";
     ism_comm *c;
@@ -565,7 +564,7 @@ static int alltoall_v(const char *fn, const void *sendbuf, const int *sendcounts
     if (ic && ic->is_inter && ism.initialized) {
         ism_nbc_drain(ic);
         return ism_abi_inter_exchange(fn, ic, sendbuf, sendcounts, sdispls, sendtype, NULL,
-                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 0);
+                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 0, NULL);
     }
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;

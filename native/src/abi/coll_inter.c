@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "abi.h"
+#include "../coll/coll.h"
 
 /* element i of an int array, or of an MPI_Count / MPI_Aint one (same width here) */
 static int64_t nth(const void *v, int wide, int i)
@@ -66,7 +67,7 @@ static int vec(const char *fn, ism_comm *c, const void *counts, const void *disp
 int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64_t one_count,
                          MPI_Datatype one_type, void *many_buf, const void *counts,
                          const void *displs, MPI_Datatype many_type, int root, int scatter,
-                         int wide)
+                         int wide, MPI_Request *request)
 {
     ism_dt *od = NULL, *md = NULL;
     int64_t *cv = NULL, *dv = NULL;
@@ -89,10 +90,19 @@ int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64
         if ((rc = check(fn, c, one_count, one_type, &od, scatter ? "receive" : "send")))
             return rc;
     }
-    rc = ism_inter_gatherv(one_buf, one_count, od, many_buf, cv, dv, md,
-                           root == MPI_ROOT ? ISM_ROOT : root == MPI_PROC_NULL ? ISM_PROC_NULL
-                                                                                : root,
-                           c, scatter);
+    int cr = root == MPI_ROOT ? ISM_ROOT : root == MPI_PROC_NULL ? ISM_PROC_NULL : root;
+    if (request) { /* in flight (coll/nb_inter.c) */
+        ism_req *q = NULL;
+        rc = ism_coll_inter_igatherv(one_buf, one_count, od, many_buf, cv, dv, md, cr, scatter, c,
+                                     &q);
+        free(cv);
+        free(dv);
+        if (rc)
+            return ism_abi_nbc_error(c, rc, fn);
+        *request = (MPI_Request)q;
+        return MPI_SUCCESS;
+    }
+    rc = ism_inter_gatherv(one_buf, one_count, od, many_buf, cv, dv, md, cr, c, scatter);
     free(cv);
     free(dv);
     return rc ? ism_abi_error(c, rc, fn, "the collective failed") : MPI_SUCCESS;
@@ -104,7 +114,8 @@ int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64
 int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const void *scounts,
                            const void *sdispls, MPI_Datatype stype, const MPI_Datatype *stypes,
                            void *rbuf, const void *rcounts, const void *rdispls,
-                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes, int wide)
+                           MPI_Datatype rtype, const MPI_Datatype *rtypes, int bytes, int wide,
+                           MPI_Request *request)
 {
     int n = c->size, rc = MPI_SUCCESS;
     int64_t *sc = NULL, *sdv = NULL, *rcv = NULL, *rdv = NULL;
@@ -130,7 +141,13 @@ int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const 
         sd[r] = sdispls ? (ptrdiff_t)(nth(sdispls, dwide, r) * (bytes ? 1 : st[r]->extent)) : 0;
         rd[r] = (ptrdiff_t)(nth(rdispls, dwide, r) * (bytes ? 1 : rt[r]->extent));
     }
-    if (!rc && (rc = ism_inter_alltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c)))
+    ism_req *q = NULL;
+    if (!rc && request) { /* in flight (coll/nb_inter.c) */
+        if ((rc = ism_coll_inter_ialltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c, &q)))
+            rc = ism_abi_nbc_error(c, rc, fn);
+        else
+            *request = (MPI_Request)q;
+    } else if (!rc && (rc = ism_inter_alltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c)))
         rc = ism_abi_error(c, rc, fn, "the collective failed");
     free(st);
     free(rt);

@@ -184,14 +184,14 @@ static int uniform64(const char *fn, ism_comm *c, MPI_Count count, MPI_Count **c
 /* Gather_c (scatter 0) and Scatter_c (1): the root's side gets the uniform vectors. */
 static int inter_rooted_c(const char *fn, ism_comm *c, const void *one_buf, MPI_Count one_count,
                           MPI_Datatype one_type, void *many_buf, MPI_Count many_count,
-                          MPI_Datatype many_type, int root, int scatter)
+                          MPI_Datatype many_type, int root, int scatter, MPI_Request *request)
 {
     MPI_Count *cv;
     MPI_Aint *dv;
     int rc = uniform64(fn, c, many_count, &cv, &dv);
     if (!rc)
         rc = ism_abi_inter_rooted(fn, c, one_buf, one_count, one_type, many_buf, cv, dv,
-                                  many_type, root, scatter, 1);
+                                  many_type, root, scatter, 1, request);
     free(cv);
     free(dv);
     return rc;
@@ -200,7 +200,7 @@ static int inter_rooted_c(const char *fn, ism_comm *c, const void *one_buf, MPI_
 /* Allgather_c (all 0: one send block for everyone) and Alltoall_c (1). */
 static int inter_exchange_c(const char *fn, ism_comm *c, const void *sendbuf, MPI_Count sendcount,
                             MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                            MPI_Datatype recvtype, int all)
+                            MPI_Datatype recvtype, int all, MPI_Request *request)
 {
     MPI_Count *sc, *rcv;
     MPI_Aint *sd, *rd;
@@ -209,7 +209,7 @@ static int inter_exchange_c(const char *fn, ism_comm *c, const void *sendbuf, MP
         return rc;
     if (!(rc = uniform64(fn, c, recvcount, &rcv, &rd))) {
         rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, all ? sd : NULL, sendtype, NULL, recvbuf,
-                                    rcv, rd, recvtype, NULL, 0, 1);
+                                    rcv, rd, recvtype, NULL, 0, 1, request);
         free(rcv);
         free(rd);
     }
@@ -367,7 +367,7 @@ int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     ism_comm *c = inter_comm(comm);
     if (c)
         return inter_rooted_c(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                              root, 0);
+                              root, 0, NULL);
     c = ism.initialized ? ism_abi_comm(comm) : NULL;
     int is_root = c && !c->is_inter && c->rank == root;
     int use_s = !(is_root && sendbuf == MPI_IN_PLACE);
@@ -406,7 +406,7 @@ int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     ism_comm *c = inter_comm(comm);
     if (c)
         return inter_rooted_c(fn, c, recvbuf, recvcount, recvtype, (void *)sendbuf, sendcount,
-                              sendtype, root, 1);
+                              sendtype, root, 1, NULL);
     c = ism.initialized ? ism_abi_comm(comm) : NULL;
     int is_root = c && !c->is_inter && c->rank == root;
     int use_r = !(is_root && recvbuf == MPI_IN_PLACE);
@@ -444,7 +444,7 @@ int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     ism_comm *ic = inter_comm(comm);
     if (ic)
         return inter_exchange_c(fn, ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                recvtype, 0);
+                                recvtype, 0, NULL);
     int use_s = sendbuf != MPI_IN_PLACE;
     if ((!use_s || fits(sendcount)) && fits(recvcount))
         return PMPI_Allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -518,7 +518,7 @@ int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     ism_comm *ic = inter_comm(comm);
     if (ic)
         return inter_exchange_c(fn, ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                recvtype, 1);
+                                recvtype, 1, NULL);
     int use_s = sendbuf != MPI_IN_PLACE;
     if ((!use_s || fits(sendcount)) && fits(recvcount))
         return PMPI_Alltoall(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount,
@@ -677,7 +677,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     if (c && c->is_inter) {
         ism_nbc_drain(c);
         return ism_abi_inter_rooted(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                    displs, recvtype, root, 0, 1);
+                                    displs, recvtype, root, 0, 1, NULL);
     }
     int n = c && !c->is_inter ? c->size : 0, is_root = c && !c->is_inter && c->rank == root;
     int in_place = sendbuf == MPI_IN_PLACE, wide;
@@ -729,7 +729,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     if (c && c->is_inter) {
         ism_nbc_drain(c);
         return ism_abi_inter_rooted(fn, c, recvbuf, recvcount, recvtype, (void *)sendbuf,
-                                    sendcounts, displs, sendtype, root, 1, 1);
+                                    sendcounts, displs, sendtype, root, 1, 1, NULL);
     }
     int n = c && !c->is_inter ? c->size : 0, is_root = c && !c->is_inter && c->rank == root;
     int in_place = recvbuf == MPI_IN_PLACE, wide;
@@ -833,7 +833,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
         for (int r = 0; r < c->size; r++)
             sc[r] = sendcount;
         int rc = ism_abi_inter_exchange(fn, c, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
-                                        recvcounts, displs, recvtype, NULL, 0, 1);
+                                        recvcounts, displs, recvtype, NULL, 0, 1, NULL);
         free(sc);
         return rc;
     }
@@ -971,7 +971,7 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
         ism_nbc_drain(c);
         return ism_abi_inter_exchange(fn, c, sendbuf, sendcounts, sdispls, MPI_DATATYPE_NULL,
                                       sendtypes, recvbuf, recvcounts, rdispls,
-                                      MPI_DATATYPE_NULL, recvtypes, 1, 1);
+                                      MPI_DATATYPE_NULL, recvtypes, 1, 1, NULL);
     }
     ism_nbc_drain(c);
     return alltoall_wide(fn, sendbuf, sendcounts, sdispls, sendtypes, MPI_DATATYPE_NULL, recvbuf,
@@ -992,7 +992,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     if (c->is_inter) {
         ism_nbc_drain(c);
         return ism_abi_inter_exchange(fn, c, sendbuf, sendcounts, sdispls, sendtype, NULL,
-                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 1);
+                                      recvbuf, recvcounts, rdispls, recvtype, NULL, 0, 1, NULL);
     }
     ism_nbc_drain(c);
     ism_dt *sd = NULL, *rd = NULL;
@@ -1122,6 +1122,15 @@ ISM_PMPI(Neighbor_alltoallw_c)
  * ISM_ABI_NB_PASS where the engine does not take the communicator (the coroutine then
  * runs the blocking _c form). ---- */
 
+/* An intercommunicator's nonblocking _c collectives start in flight like its int forms
+ * (whichever a member's counts fit, every member runs the same collective): the one
+ * named, or NULL. */
+static ism_comm *inter_of(MPI_Comm comm, const MPI_Request *request)
+{
+    ism_comm *c = ism.initialized && request ? ism_abi_comm(comm) : NULL;
+    return c && c->is_inter ? c : NULL;
+}
+
 static ism_comm *wide_comm(MPI_Comm comm, const MPI_Request *request)
 {
     ism_comm *c = ism.initialized && request ? ism_abi_comm(comm) : NULL;
@@ -1144,6 +1153,12 @@ static int iwide_rooted(const char *fn, int scatter, const void *one_buf, MPI_Co
                         const MPI_Aint *displs, MPI_Count count, MPI_Datatype many_t, int root,
                         MPI_Comm comm, MPI_Request *request)
 {
+    ism_comm *ic = inter_of(comm, request);
+    if (ic) /* in flight (coll/nb_inter.c) */
+        return counts ? ism_abi_inter_rooted(fn, ic, one_buf, one_n, one_t, (void *)many_buf,
+                                             counts, displs, many_t, root, scatter, 1, request)
+                      : inter_rooted_c(fn, ic, one_buf, one_n, one_t, (void *)many_buf, count,
+                                       many_t, root, scatter, request);
     ism_comm *c = wide_comm(comm, request);
     if (!c)
         return ISM_ABI_NB_PASS;
@@ -1211,6 +1226,18 @@ int ism_abi_wide_iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                MPI_Request *request)
 {
     static const char fn[] = "MPI_Iallgatherv_c";
+    ism_comm *ic = inter_of(comm, request);
+    if (ic) { /* my one block to every remote rank, in flight (coll/nb_inter.c) */
+        MPI_Count *sc;
+        MPI_Aint *sd;
+        int rc = uniform64(fn, ic, sendcount, &sc, &sd);
+        if (!rc)
+            rc = ism_abi_inter_exchange(fn, ic, sendbuf, sc, NULL, sendtype, NULL, recvbuf,
+                                        recvcounts, displs, recvtype, NULL, 0, 1, request);
+        free(sc);
+        free(sd);
+        return rc;
+    }
     ism_comm *c = wide_comm(comm, request);
     if (!c)
         return ISM_ABI_NB_PASS;
@@ -1235,6 +1262,11 @@ static int iwide_alltoall(const char *fn, const void *sendbuf, const MPI_Count *
                           MPI_Datatype recvtype, int per_peer, MPI_Comm comm,
                           MPI_Request *request)
 {
+    ism_comm *ic = inter_of(comm, request);
+    if (ic) /* in flight (coll/nb_inter.c) */
+        return ism_abi_inter_exchange(fn, ic, sendbuf, sendcounts, sdispls, sendtype, sendtypes,
+                                      recvbuf, recvcounts, rdispls, recvtype, recvtypes,
+                                      per_peer, 1, request);
     ism_comm *c = wide_comm(comm, request);
     if (!c)
         return ISM_ABI_NB_PASS;
@@ -1247,6 +1279,10 @@ int ism_abi_wide_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              MPI_Comm comm, MPI_Request *request)
 {
     static const char fn[] = "MPI_Ialltoall_c";
+    ism_comm *ic = inter_of(comm, request);
+    if (ic) /* in flight (coll/nb_inter.c) */
+        return inter_exchange_c(fn, ic, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                recvtype, 1, request);
     ism_comm *c = wide_comm(comm, request);
     if (!c)
         return ISM_ABI_NB_PASS;

@@ -5,7 +5,9 @@
  * communicator. Each checks its arguments as its blocking form does (an error is raised at
  * the call) and starts the collective; where that engine does not take it (coll.h says
  * where), it returns ISM_ABI_NB_PASS and the generated entry point (coll_nb_gen.c) starts
- * the coroutine that runs the blocking form instead.
+ * the coroutine that runs the blocking form instead. On an intercommunicator, the barrier,
+ * the bcast, the two reductions and the data movers start in flight on its merged
+ * communicator (coll/nb_inter.c, the data movers through coll_inter.c's checks).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -14,11 +16,20 @@
 #include "../coll/coll.h"
 
 /* The communicator and the request; an intercommunicator is the coroutine's (its checks
- * and algorithm). */
+ * and algorithm) where the caller has not taken it first. */
 static int intra(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm **c)
 {
     int rc = ism_abi_nbc_comm(fn, comm, request, c);
     return rc ? rc : (*c)->is_inter ? ISM_ABI_NB_PASS : 0;
+}
+
+static int type_count(const char *fn, ism_comm *c, MPI_Datatype dt, int count, ism_dt **d)
+{
+    if (!(*d = ism_abi_dt(dt)))
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+    if (count < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    return 0;
 }
 
 /* The checks every one of them makes: communicator, request, type and count. */
@@ -26,13 +37,39 @@ static int args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, MPI_R
                 ism_comm **c, ism_dt **d)
 {
     int rc = intra(fn, comm, request, c);
-    if (rc)
-        return rc;
-    if (!(*d = ism_abi_dt(dt)))
-        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
-    if (count < 0)
-        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
-    return 0;
+    return rc ? rc : type_count(fn, *c, dt, count, d);
+}
+
+static int root_ok(const char *fn, ism_comm *c, int root);
+static int started(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request);
+
+/* ---- on an intercommunicator: in flight on its merged communicator (coll/nb_inter.c) ---- */
+
+/* The intercommunicator named, or NULL (an intracommunicator, or an error in *rc). */
+static ism_comm *inter(const char *fn, MPI_Comm comm, MPI_Request *request, int *rc)
+{
+    ism_comm *c = NULL;
+    *rc = ism_abi_nbc_comm(fn, comm, request, &c);
+    return !*rc && c->is_inter ? c : NULL;
+}
+
+/* A root on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a remote rank, as the core
+ * names them. */
+static int inter_root(const char *fn, ism_comm *c, int *root)
+{
+    if (*root == MPI_ROOT || *root == MPI_PROC_NULL) {
+        *root = *root == MPI_ROOT ? ISM_ROOT : ISM_PROC_NULL;
+        return 0;
+    }
+    return root_ok(fn, c, *root);
+}
+
+static int no_in_place(const char *fn, ism_comm *c, const void *sendbuf)
+{
+    return sendbuf == MPI_IN_PLACE
+               ? ism_abi_error(c, MPI_ERR_BUFFER, fn,
+                               "MPI_IN_PLACE is not allowed on an intercommunicator")
+               : 0;
 }
 
 static int root_ok(const char *fn, ism_comm *c, int root)
@@ -105,7 +142,17 @@ int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) {
+        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = op_of(fn, c, op, &o)) ||
+            (rc = no_in_place(fn, c, sendbuf)))
+            return rc;
+        rc = ism_coll_inter_iallreduce(sendbuf, recvbuf, count, d, o, c, &r);
+        return started(fn, c, rc, r, request);
+    }
+    if (rc)
+        return rc;
+    rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
     if (rc)
         return rc;
     rc = ism_coll_iallreduce(sendbuf, recvbuf, count, d, o, c, &r);
@@ -120,7 +167,17 @@ int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) {
+        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = op_of(fn, c, op, &o)) ||
+            (rc = inter_root(fn, c, &root)) || (root >= 0 && (rc = no_in_place(fn, c, sendbuf))))
+            return rc;
+        rc = ism_coll_inter_ireduce(sendbuf, recvbuf, count, d, o, root, c, &r);
+        return started(fn, c, rc, r, request);
+    }
+    if (rc)
+        return rc;
+    rc = red_args(fn, comm, datatype, count, op, request, &c, &d, &o);
     if (rc || (rc = root_ok(fn, c, root)))
         return rc;
     if (sendbuf == MPI_IN_PLACE && c->rank != root)
@@ -137,7 +194,16 @@ int ism_abi_isched_bcast(void *buffer, int count, MPI_Datatype datatype, int roo
     ism_comm *c;
     ism_dt *d;
     ism_req *r = NULL;
-    int rc = args(fn, comm, datatype, count, request, &c, &d);
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) {
+        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = inter_root(fn, c, &root)))
+            return rc;
+        rc = ism_coll_inter_ibcast(buffer, count, d, root, c, &r);
+        return started(fn, c, rc, r, request);
+    }
+    if (rc)
+        return rc;
+    rc = args(fn, comm, datatype, count, request, &c, &d);
     if (rc || (rc = root_ok(fn, c, root)))
         return rc;
     rc = ism_coll_ibcast(buffer, count, d, root, c, &r);
@@ -149,10 +215,10 @@ int ism_abi_isched_barrier(MPI_Comm comm, MPI_Request *request)
     static const char fn[] = "MPI_Ibarrier";
     ism_comm *c;
     ism_req *r = NULL;
-    int rc = intra(fn, comm, request, &c);
+    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
     if (rc)
         return rc;
-    rc = ism_coll_ibarrier(c, &r);
+    rc = c->is_inter ? ism_coll_inter_ibarrier(c, &r) : ism_coll_ibarrier(c, &r);
     return started(fn, c, rc, r, request);
 }
 
@@ -164,7 +230,23 @@ int ism_abi_isched_allgather(const void *sendbuf, int sendcount, MPI_Datatype se
     ism_comm *c;
     ism_dt *d, *sd = NULL;
     ism_req *r = NULL;
-    int rc = args(fn, comm, recvtype, recvcount, request, &c, &d);
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) { /* my block to every remote rank */
+        int n = c->size, *cd = malloc(sizeof(int) * 2 * (size_t)n + 1);
+        if (!cd)
+            return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+        for (int j = 0; j < n; j++) {
+            cd[j] = recvcount;
+            cd[n + j] = j * recvcount;
+        }
+        rc = ism_abi_inter_allgather(fn, c, sendbuf, sendcount, sendtype, recvbuf, cd, cd + n,
+                                     recvtype, request);
+        free(cd);
+        return rc;
+    }
+    if (rc)
+        return rc;
+    rc = args(fn, comm, recvtype, recvcount, request, &c, &d);
     if (rc)
         return rc;
     if (sendbuf != MPI_IN_PLACE) {
@@ -189,8 +271,26 @@ static int iredscat(const char *fn, const void *sendbuf, void *recvbuf, const in
     ism_dt *d;
     ism_op *o;
     ism_req *r = NULL;
-    int rc = red_args(fn, comm, datatype, counts ? 0 : count, op, request, &c, &d, &o);
-    if (rc)
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) { /* the local group's counts */
+        if ((rc = type_count(fn, c, datatype, counts ? 0 : count, &d)) ||
+            (rc = op_of(fn, c, op, &o)) || (rc = no_in_place(fn, c, sendbuf)))
+            return rc;
+        int n = c->local_size;
+        int64_t *v = malloc(sizeof *v * (size_t)(n + 1));
+        if (!v)
+            return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+        for (int i = 0; i < n; i++)
+            if ((v[i] = counts ? counts[i] : count) < 0) {
+                free(v);
+                return ism_abi_error(c, MPI_ERR_COUNT, fn,
+                                     "receive count for rank %d is negative (%d)", i, counts[i]);
+            }
+        rc = ism_coll_inter_ireduce_scatter(sendbuf, recvbuf, v, d, o, c, &r);
+        free(v);
+        return started(fn, c, rc, r, request);
+    }
+    if (rc || (rc = red_args(fn, comm, datatype, counts ? 0 : count, op, request, &c, &d, &o)))
         return rc;
     if (counts) {
         for (int i = 0; i < c->size; i++)
@@ -358,7 +458,7 @@ static int irooted_uniform(const char *fn, int scatter, const void *one_buf, int
                            MPI_Datatype many_t, int root, MPI_Comm comm, MPI_Request *request)
 {
     ism_comm *c;
-    int rc = intra(fn, comm, request, &c);
+    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
     if (rc)
         return rc;
     int n = c->size, *cd = malloc(sizeof(int) * 2 * (size_t)n + 1);
@@ -368,8 +468,12 @@ static int irooted_uniform(const char *fn, int scatter, const void *one_buf, int
         cd[r] = count;
         cd[n + r] = r * count;
     }
-    rc = irooted(fn, scatter, one_buf, one_n, one_t, many_buf, cd, cd + n, many_t, root, c,
-                 request);
+    if (c->is_inter) /* in flight (coll/nb_inter.c) */
+        rc = ism_abi_inter_rooted(fn, c, one_buf, one_n, one_t, (void *)(uintptr_t)many_buf, cd,
+                                  cd + n, many_t, root, scatter, 0, request);
+    else
+        rc = irooted(fn, scatter, one_buf, one_n, one_t, many_buf, cd, cd + n, many_t, root, c,
+                     request);
     free(cd);
     return rc;
 }
@@ -380,9 +484,12 @@ static int irooted_v(const char *fn, int scatter, const void *one_buf, int one_n
                      MPI_Request *request)
 {
     ism_comm *c;
-    int rc = intra(fn, comm, request, &c);
+    int rc = ism_abi_nbc_comm(fn, comm, request, &c);
     if (rc)
         return rc;
+    if (c->is_inter) /* in flight (coll/nb_inter.c) */
+        return ism_abi_inter_rooted(fn, c, one_buf, one_n, one_t, (void *)(uintptr_t)many_buf,
+                                    counts, displs, many_t, root, scatter, 0, request);
     return irooted(fn, scatter, one_buf, one_n, one_t, many_buf, counts, displs, many_t, root, c,
                    request);
 }
@@ -428,8 +535,27 @@ static int ialltoall(const char *fn, const void *sendbuf, const int *scounts, in
                      MPI_Request *request)
 {
     ism_comm *c;
-    int rc = intra(fn, comm, request, &c);
-    if (rc)
+    int rc;
+    if ((c = inter(fn, comm, request, &rc))) { /* in flight (coll/nb_inter.c) */
+        if (!uniform)
+            return ism_abi_inter_exchange(fn, c, sendbuf, scounts, sdispls, stype, stypes,
+                                          recvbuf, rcounts, rdispls, rtype, rtypes,
+                                          rtypes != NULL, 0, request);
+        int n = c->size, *v = malloc(sizeof(int) * 4 * (size_t)n + 1);
+        if (!v)
+            return ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+        for (int j = 0; j < n; j++) {
+            v[j] = scount;
+            v[n + j] = j * scount;
+            v[2 * n + j] = rcount;
+            v[3 * n + j] = j * rcount;
+        }
+        rc = ism_abi_inter_exchange(fn, c, sendbuf, v, v + n, stype, NULL, recvbuf, v + 2 * n,
+                                    v + 3 * n, rtype, NULL, 0, 0, request);
+        free(v);
+        return rc;
+    }
+    if (rc || (rc = intra(fn, comm, request, &c)))
         return rc;
     int n = c->size, ip = sendbuf == MPI_IN_PLACE, w_form = rtypes != NULL;
     if (!uniform && ((rc = ism_abi_counts_arg(fn, c, rcounts, "receive")) ||
@@ -514,8 +640,11 @@ int ism_abi_isched_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype s
     static const char fn[] = "MPI_Iallgatherv";
     ism_comm *c;
     ism_dt *sd = NULL, *rd = NULL;
-    int rc = intra(fn, comm, request, &c);
-    if (rc)
+    int rc;
+    if ((c = inter(fn, comm, request, &rc)))
+        return ism_abi_inter_allgather(fn, c, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                       displs, recvtype, request);
+    if (rc || (rc = intra(fn, comm, request, &c)))
         return rc;
     int n = c->size, ip = sendbuf == MPI_IN_PLACE;
     if ((rc = ism_abi_counts_arg(fn, c, recvcounts, "receive")))

@@ -222,7 +222,7 @@ ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wr
 typedef struct ism_coll_nb ism_coll_nb;
 /* Start one and give its request, or ISM_COLL_PASS where the coroutine must run it
  * (core/nbc.c): where nb_site.c does not take a communicator within one site, an
- * intercommunicator, a reduction on a
+ * intercommunicator (nb_inter.c's below), a reduction on a
  * non-contiguous type, a non-commutative op over sites whose members are not consecutive
  * ranks. sbuf ISM_IN_PLACE: in place (NULL is MPI_BOTTOM). */
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
@@ -286,6 +286,37 @@ int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int6
                          const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
                          const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
                          ism_dt *const *rt, int cart, ism_comm *c, ism_req **out);
+/* The same on any communicator, one spanning sites or not (an intercommunicator's merged
+ * one, nb_inter.c): never ISM_COLL_PASS. */
+int ism_coll_iexchange64(const void *sbuf, int nout, const int *outs, const int64_t *scnt,
+                         const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
+                         const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
+                         ism_dt *const *rt, int cart, ism_comm *c, ism_req **out);
+/* An intercommunicator's collectives in flight (nb_inter.c), on its merged communicator:
+ * never ISM_COLL_PASS. root: ISM_ROOT at the root, ISM_PROC_NULL at the rest of its group,
+ * else the root's rank in the remote group. No MPI_IN_PLACE. */
+int ism_coll_inter_ibarrier(ism_comm *ic, ism_req **out);
+int ism_coll_inter_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *ic,
+                          ism_req **out);
+int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                              ism_comm *ic, ism_req **out);
+int ism_coll_inter_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+                           int root, ism_comm *ic, ism_req **out);
+/* rcounts: the local group's receive counts (elements, read at the call only) */
+int ism_coll_inter_ireduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts,
+                                   ism_dt *dt, ism_op *op, ism_comm *ic, ism_req **out);
+/* Gatherv (scatter 0) or scatterv (1): one, the block every non-root sends to (receives
+ * from) the root; many, the root's blocks for the remote ranks, counts in elements and
+ * displacements in elements of mdt. */
+int ism_coll_inter_igatherv(const void *one, int64_t ocount, ism_dt *odt, void *many,
+                            const int64_t *mcounts, const int64_t *mdispls, ism_dt *mdt,
+                            int root, int scatter, ism_comm *ic, ism_req **out);
+/* Every member sends a block to, and receives one from, every remote member: counts in
+ * elements, byte displacements, types per remote rank. */
+int ism_coll_inter_ialltoallw(const void *sbuf, const int64_t *scnt, const ptrdiff_t *sdsp,
+                              ism_dt *const *st, void *rbuf, const int64_t *rcnt,
+                              const ptrdiff_t *rdsp, ism_dt *const *rt, ism_comm *ic,
+                              ism_req **out);
 /* Waits for a collective in flight's request and frees it: its error, or 0 (the wait of
  * a blocking collective run as start + wait). */
 int ism_coll_nb_wait(ism_req *r);

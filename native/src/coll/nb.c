@@ -307,6 +307,18 @@ int ism_coll_nb_unpack_later(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t cou
     return 0;
 }
 
+char *ism_coll_nb_packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int fill,
+                         int unpack, char *own)
+{
+    if (dt->contig)
+        return (char *)((uintptr_t)buf + (uintptr_t)dt->contig_off);
+    if (fill)
+        ism_dt_pack(dt, buf, count, own);
+    if (unpack && ism_coll_nb_unpack_later(nb, dt, buf, count, own))
+        return NULL;
+    return own;
+}
+
 int ism_coll_nb_hold(ism_coll_nb *nb, ism_dt *dt)
 {
     if (!dt || !dt->x)

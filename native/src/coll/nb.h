@@ -135,6 +135,13 @@ int ism_coll_nb_hub_alltoallw(ism_coll_nb *nb, const void *src, const int64_t *s
                               const int64_t *sdsp, ism_dt *const *st, void *rbuf,
                               const int64_t *rcnt, const int64_t *rdsp, ism_dt *const *rt,
                               int root, int64_t hub_max, const nb_xfer *local, int nlocal);
+/* A buffer of count elements of dt as packed bytes: the buffer itself for a contiguous
+ * type (its offset included: MPI_BOTTOM), else own (filled from buf when fill), unpacked
+ * into buf when the collective ends (unpack; NULL: out of memory). A type's layout may
+ * differ between members where only its signature must agree (bcast, allgather), so every
+ * member takes the engine alike. */
+char *ism_coll_nb_packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int fill,
+                         int unpack, char *own);
 /* dt (a derived type) held until nb completes: MPI lets the program free it meanwhile. */
 int ism_coll_nb_hold(ism_coll_nb *nb, ism_dt *dt);
 /* Starts nb (holding hold, a derived type, until it completes) and gives its request;

@@ -246,6 +246,15 @@ int ism_coll_ineighbor64(const void *sbuf, int nout, const int *outs, const int6
 {
     if (!takes(c))
         return ISM_COLL_PASS;
+    return ism_coll_iexchange64(sbuf, nout, outs, scnt, sdsp, st, rbuf, nin, ins, rcnt, rdsp, rt,
+                                cart, c, out);
+}
+
+int ism_coll_iexchange64(const void *sbuf, int nout, const int *outs, const int64_t *scnt,
+                         const ptrdiff_t *sdsp, ism_dt *const *st, void *rbuf, int nin,
+                         const int *ins, const int64_t *rcnt, const ptrdiff_t *rdsp,
+                         ism_dt *const *rt, int cart, ism_comm *c, ism_req **out)
+{
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
         return ISM_ERR_NO_MEM;

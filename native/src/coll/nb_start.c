@@ -127,21 +127,6 @@ int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
     return launch(nb, rc, dt, out);
 }
 
-/* A buffer of count elements of dt as packed bytes: the buffer itself for a contiguous
- * type, else nb's own buffer of bytes (filled from buf when fill), unpacked into buf when
- * the collective ends (unpack). A type's layout may differ between members where only its
- * signature must agree (bcast, allgather), so every member takes the engine alike. */
-static char *packed(ism_coll_nb *nb, ism_dt *dt, void *buf, int64_t count, int fill, int unpack,
-                    char *own)
-{
-    if (dt->contig)
-        return at(buf, dt);
-    if (fill)
-        ism_dt_pack(dt, buf, count, own);
-    if (unpack && ism_coll_nb_unpack_later(nb, dt, buf, count, own))
-        return NULL;
-    return own;
-}
 
 int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism_req **out)
 {
@@ -159,7 +144,7 @@ int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism
     int rc = wan(nb, root, &wv, &wroot);
     if (!rc && !dt->contig && !(nb->own = malloc((size_t)bytes)))
         rc = ISM_ERR_NO_MEM;
-    char *p = rc ? NULL : packed(nb, dt, buf, count, me_root, !me_root, nb->own);
+    char *p = rc ? NULL : ism_coll_nb_packed(nb, dt, buf, count, me_root, !me_root, nb->own);
     if (!rc && !p)
         rc = ISM_ERR_NO_MEM;
     /* segments on bytes (esize 1): members may name the bytes with types of other sizes */
@@ -221,15 +206,16 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
     char *o = NULL, *in = NULL;
     if (!rc) {
         char *mine = nb->own + (rdt->contig ? 0 : total);
-        if (!(o = packed(nb, rdt, rbuf, (int64_t)rcount * c->size, 0, 1, nb->own)))
+        if (!(o = ism_coll_nb_packed(nb, rdt, rbuf, (int64_t)rcount * c->size, 0, 1, nb->own)))
             rc = ISM_ERR_NO_MEM;
         if (!inplace) /* my block in the receive type, in place */
-            in = packed(nb, sdt, (void *)(uintptr_t)sbuf, scount, 1, 0, mine);
+            in = ism_coll_nb_packed(nb, sdt, (void *)(uintptr_t)sbuf, scount, 1, 0, mine);
         else if (rdt->contig)
             in = o + (int64_t)c->rank * b;
         else
-            in = packed(nb, rdt, (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent, rcount,
-                        1, 0, mine);
+            in = ism_coll_nb_packed(nb, rdt,
+                                    (char *)rbuf + (int64_t)c->rank * rcount * rdt->extent,
+                                    rcount, 1, 0, mine);
     }
     char *site = o + (int64_t)c->my_leader * b; /* my site's run of blocks */
     int64_t *blk = NULL;

@@ -80,6 +80,15 @@ static int build(uint32_t ctx, const int *lg, int ln, int me, const int *rg, int
         return rc ? rc : ISM_ERR_NO_MEM;
     }
     ism_comm_register(m);
+    /* the merged communicator's second vendor communicator, made here where every member at
+     * this site makes it at the same point: its collectives in flight (coll/nb_inter.c) send
+     * to peers at the site on it, and must not make it in a nonblocking start */
+    if (m->lsize > 1 && (rc = ism_comm_add_vcoll(m))) {
+        ism_comm_free(m);
+        ism.be->comm_free(&v);
+        free(c);
+        return rc;
+    }
     /* the local group alone, for the site-local halves of intercommunicator collectives */
     ism_vh vl;
     ism_comm *lc = NULL;
