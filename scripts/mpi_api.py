@@ -318,10 +318,14 @@ def _drop_unused_helpers(text: str) -> str:
     return text
 
 
-# The nonblocking data movers' _c forms whose counts beyond int start the engine of
-# collectives in flight too (ism_abi_wide_<x>, hand-written in abi/coll_large.c).
+# The nonblocking _c forms whose counts beyond int start the engine of collectives in
+# flight too (ism_abi_wide_<x>, hand-written in abi/coll_large.c): the data movers
+# everywhere, the elementwise ones and allgather on an intercommunicator.
 WIDE_STARTED = {f"MPI_I{x}_c" for x in ("gather", "gatherv", "scatter", "scatterv",
-                                         "allgatherv", "alltoall", "alltoallv", "alltoallw")}
+                                         "allgatherv", "alltoall", "alltoallv", "alltoallw",
+                                         # on an intercommunicator (elsewhere: PASS)
+                                         "bcast", "allreduce", "reduce", "reduce_scatter",
+                                         "reduce_scatter_block", "allgather")}
 
 
 def _sched_of(name: str) -> str:

@@ -14,6 +14,8 @@
  *  - They complete in an order of each rank's own (a shuffle seeded by its rank): half by
  *    MPI_Waitany over a window, the rest by MPI_Testsome; every result is checked.
  *  - A blocking MPI_Barrier and MPI_Allreduce on the intercommunicator after each round.
+ *  - MPI_Ibcast_c, MPI_Iallreduce_c, MPI_Ireduce_c and MPI_Iallgather_c with counts beyond
+ *    INT_MAX of a type of no bytes (MPI 4).
  */
 #include "check.h"
 #include <string.h>
@@ -265,6 +267,31 @@ static void round_on(MPI_Comm ic, int gid, int k, MPI_Op firstop, unsigned *seed
     free(wt), free(c17);
 }
 
+/* The _c forms with counts beyond INT_MAX of a type of no bytes: they start in flight as
+ * the int forms do (the report of in-flight collectives counts them), and end. */
+static void beyond_int(MPI_Comm ic, int gid)
+{
+#if MPI_VERSION >= 4
+    int lrank, a[1] = {5}, b[1] = {6};
+    MPI_Comm_rank(ic, &lrank);
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_commit(&none);
+    MPI_Count big = (MPI_Count)2147483647 + 7;
+    MPI_Request q[4];
+    CHECK_RC(MPI_Ibcast_c(a, big, none, root_of(gid, lrank, 0, 0), ic, &q[0]), "MPI_Ibcast_c");
+    CHECK_RC(MPI_Iallreduce_c(a, b, big, none, MPI_SUM, ic, &q[1]), "MPI_Iallreduce_c");
+    CHECK_RC(MPI_Ireduce_c(a, b, big, none, MPI_SUM, root_of(gid, lrank, 1, 0), ic, &q[2]),
+             "MPI_Ireduce_c");
+    CHECK_RC(MPI_Iallgather_c(a, big, none, b, big, none, ic, &q[3]), "MPI_Iallgather_c");
+    CHECK_RC(MPI_Waitall(4, q, MPI_STATUSES_IGNORE), "MPI_Waitall");
+    CHECK(a[0] == 5 && b[0] == 6, "a type of no bytes moved data: %d %d", a[0], b[0]);
+    MPI_Type_free(&none);
+#else
+    (void)ic, (void)gid;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -283,6 +310,7 @@ int main(int argc, char **argv)
                  "MPI_Intercomm_create");
         for (int k = 0; k < 3; k++)
             round_on(ic, gid, k + 10 * how, firstop, &seed);
+        beyond_int(ic, gid);
         MPI_Comm_free(&ic);
         MPI_Comm_free(&local);
     }

@@ -153,6 +153,26 @@ int ism_abi_wide_ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               void *recvbuf, const MPI_Count recvcounts[],
                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                               MPI_Comm comm, MPI_Request *request);
+/* The elementwise ones and allgather beyond int: on an intercommunicator one collective in
+ * flight (coll/nb_inter.c), as their int forms there; elsewhere ISM_ABI_NB_PASS (cut in
+ * pieces on a coroutine). */
+int ism_abi_wide_ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, MPI_Request *request);
+int ism_abi_wide_iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request);
+int ism_abi_wide_ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                           MPI_Request *request);
+int ism_abi_wide_ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                   const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int ism_abi_wide_ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                         MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                         MPI_Comm comm, MPI_Request *request);
+int ism_abi_wide_iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request);
 /* A gather(v) (scatter 0) or scatter(v) (1) in flight with 64-bit vectors in elements, its
  * arguments checked: one_buf, one_n, one: every rank's single block (MPI_IN_PLACE at the
  * root); many_buf, counts, displs, many: the root's vector side (read at the root only). */

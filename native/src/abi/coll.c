@@ -89,7 +89,10 @@ int PMPI_Barrier(MPI_Comm comm)
     if (!c)
         return ism_abi_error(NULL, MPI_ERR_COMM, "MPI_Barrier", "invalid communicator");
     ism_nbc_drain(c);
-    int rc = c->is_inter ? ism_inter_barrier(c) : ism_coll_barrier(c);
+    ism_req *q = NULL; /* an intercommunicator's: started in flight and waited for */
+    int rc = c->is_inter ? ism_coll_inter_ibarrier(c, &q) : ism_coll_barrier(c);
+    if (c->is_inter && !rc)
+        rc = ism_coll_nb_wait(q);
     if (rc == ISM_COLL_PASS)
         rc = ism_barrier(c);
     return rc ? ism_abi_error(c, rc, "MPI_Barrier", "barrier failed") : MPI_SUCCESS;
@@ -103,8 +106,11 @@ int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
     int rc = coll_args("MPI_Bcast", comm, datatype, count, &c, &d);
     if (rc || (rc = root_arg("MPI_Bcast", c, root)) || moves_nothing(c, count, d))
         return rc;
-    rc = c->is_inter ? ism_inter_bcast(buffer, count, d, root, c)
+    ism_req *q = NULL; /* an intercommunicator's: started in flight and waited for */
+    rc = c->is_inter ? ism_coll_inter_ibcast(buffer, count, d, root, c, &q)
                      : ism_coll_bcast(buffer, count, d, root, c);
+    if (c->is_inter && !rc)
+        rc = ism_coll_nb_wait(q);
     if (rc == ISM_COLL_PASS)
         rc = ism_bcast(buffer, count, d, root, c);
     return rc ? ism_abi_error(c, rc, "MPI_Bcast", "broadcast from root %d failed", root) : 0;
@@ -127,8 +133,13 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                              "MPI_IN_PLACE is only allowed at the root");
     if (moves_nothing(c, count, d))
         return MPI_SUCCESS;
-    if (c->is_inter) {
-        rc = ism_inter_reduce(sendbuf, recvbuf, count, d, o, root, c);
+    if (c->is_inter) { /* started in flight and waited for */
+        ism_req *q = NULL;
+        if (root >= 0 && sendbuf == MPI_IN_PLACE)
+            return ism_abi_error(c, MPI_ERR_BUFFER, "MPI_Reduce",
+                                 "MPI_IN_PLACE is not allowed on an intercommunicator");
+        rc = ism_coll_inter_ireduce(sendbuf, recvbuf, count, d, o, root, c, &q);
+        rc = rc ? rc : ism_coll_nb_wait(q);
         return rc ? ism_abi_error(c, rc, "MPI_Reduce", "reduction failed") : 0;
     }
     const void *sb = core_buf(sendbuf, count == 0);
@@ -156,8 +167,11 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
     if (moves_nothing(c, count, d))
         return MPI_SUCCESS;
     const void *sb = core_buf(sendbuf, count == 0);
-    rc = c->is_inter ? ism_inter_allreduce(sendbuf, recvbuf, count, d, o, c)
+    ism_req *q = NULL; /* an intercommunicator's: started in flight and waited for */
+    rc = c->is_inter ? ism_coll_inter_iallreduce(sendbuf, recvbuf, count, d, o, c, &q)
                      : ism_coll_allreduce(sb, recvbuf, count, d, o, c);
+    if (c->is_inter && !rc)
+        rc = ism_coll_nb_wait(q);
     if (rc == ISM_COLL_PASS)
         rc = ism_allreduce_any(sb, recvbuf, count, d, o, c);
     return rc ? ism_abi_error(c, rc, "MPI_Allreduce", "allreduce failed") : 0;
@@ -664,16 +678,18 @@ static int red_args(const char *fn, MPI_Comm comm, MPI_Datatype dt, MPI_Op op, i
     return *o ? 0 : ism_abi_error(*c, MPI_ERR_OP, fn, "invalid op");
 }
 
-/* On an intercommunicator: the local group's int counts, widened for the 64-bit core. */
+/* On an intercommunicator: the local group's int counts, widened for the 64-bit core;
+ * started in flight and waited for. */
 static int inter_reduce_scatter(const void *sbuf, void *rbuf, const int *counts, ism_dt *d,
                                 ism_op *o, ism_comm *c)
 {
     int64_t *w = malloc(sizeof(int64_t) * (size_t)(c->local_size + 1));
     for (int r = 0; w && r < c->local_size; r++)
         w[r] = counts[r];
-    int rc = w ? ism_inter_reduce_scatter(sbuf, rbuf, w, d, o, c) : ISM_ERR_NO_MEM;
+    ism_req *q = NULL;
+    int rc = w ? ism_coll_inter_ireduce_scatter(sbuf, rbuf, w, d, o, c, &q) : ISM_ERR_NO_MEM;
     free(w);
-    return rc;
+    return rc ? rc : ism_coll_nb_wait(q);
 }
 
 int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],

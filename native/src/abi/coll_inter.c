@@ -102,9 +102,12 @@ int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64
         *request = (MPI_Request)q;
         return MPI_SUCCESS;
     }
-    rc = ism_inter_gatherv(one_buf, one_count, od, many_buf, cv, dv, md, cr, c, scatter);
+    ism_req *q = NULL; /* blocking: started in flight and waited for */
+    rc = ism_coll_inter_igatherv(one_buf, one_count, od, many_buf, cv, dv, md, cr, scatter, c,
+                                 &q);
     free(cv);
     free(dv);
+    rc = rc ? rc : ism_coll_nb_wait(q);
     return rc ? ism_abi_error(c, rc, fn, "the collective failed") : MPI_SUCCESS;
 }
 
@@ -141,13 +144,13 @@ int ism_abi_inter_exchange(const char *fn, ism_comm *c, const void *sbuf, const 
         sd[r] = sdispls ? (ptrdiff_t)(nth(sdispls, dwide, r) * (bytes ? 1 : st[r]->extent)) : 0;
         rd[r] = (ptrdiff_t)(nth(rdispls, dwide, r) * (bytes ? 1 : rt[r]->extent));
     }
-    ism_req *q = NULL;
-    if (!rc && request) { /* in flight (coll/nb_inter.c) */
-        if ((rc = ism_coll_inter_ialltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c, &q)))
-            rc = ism_abi_nbc_error(c, rc, fn);
-        else
-            *request = (MPI_Request)q;
-    } else if (!rc && (rc = ism_inter_alltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c)))
+    ism_req *q = NULL; /* in flight (coll/nb_inter.c); blocking: waited for */
+    if (!rc && (rc = ism_coll_inter_ialltoallw(sbuf, sc, sd, st, rbuf, rcv, rd, rt, c, &q)))
+        rc = request ? ism_abi_nbc_error(c, rc, fn)
+                     : ism_abi_error(c, rc, fn, "the collective failed");
+    else if (!rc && request)
+        *request = (MPI_Request)q;
+    else if (!rc && (rc = ism_coll_nb_wait(q)))
         rc = ism_abi_error(c, rc, fn, "the collective failed");
     free(st);
     free(rt);

@@ -243,8 +243,12 @@ static int inter_reduce_scatter_c(const char *fn, ism_comm *c, const void *sendb
             rc = ism_abi_error(c, MPI_ERR_COUNT, fn, "receive count for rank %d is negative "
                                "(%lld)", r, (long long)cnt[r]);
     }
-    if (!rc && (rc = ism_inter_reduce_scatter(sendbuf, recvbuf, cnt, d, o, c)))
-        rc = ism_abi_error(c, rc, fn, "the collective failed");
+    if (!rc) { /* started in flight and waited for */
+        ism_req *q = NULL;
+        int e = ism_coll_inter_ireduce_scatter(sendbuf, recvbuf, cnt, d, o, c, &q);
+        e = e ? e : ism_coll_nb_wait(q);
+        rc = e ? ism_abi_error(c, e, fn, "the collective failed") : MPI_SUCCESS;
+    }
     free(cnt);
     return rc;
 }
@@ -1272,6 +1276,150 @@ static int iwide_alltoall(const char *fn, const void *sendbuf, const MPI_Count *
         return ISM_ABI_NB_PASS;
     return alltoall_wide(fn, sendbuf, sendcounts, sdispls, sendtypes, sendtype, recvbuf, recvcounts,
                          rdispls, recvtypes, recvtype, per_peer, c, request);
+}
+
+/* ---- an intercommunicator's elementwise forms and allgather beyond int: one collective
+ * in flight (coll/nb_inter.c), 64-bit, as the int forms there, never a coroutine (whose
+ * later start could take the merged communicator's sequence numbers out of the program's
+ * order); elsewhere the coroutine's pieces ---- */
+
+/* The type and count checks; root (for the rooted ones, NULL: none) as the core names it. */
+static int inter_wide_args(const char *fn, ism_comm *c, MPI_Datatype dt, MPI_Count count,
+                           MPI_Op op, int *root, const void *sendbuf, ism_dt **d, ism_op **o)
+{
+    if (!(*d = ism_abi_dt(dt)))
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(dt));
+    if (count < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %lld is negative", (long long)count);
+    if (o && !(*o = ism_abi_op(op)))
+        return ism_abi_error(c, MPI_ERR_OP, fn, "invalid op");
+    if (root && *root != MPI_ROOT && *root != MPI_PROC_NULL &&
+        (*root < 0 || *root >= c->size))
+        return ism_abi_error(c, MPI_ERR_ROOT, fn, "root %d is not in the remote group (size %d)",
+                             *root, c->size);
+    if (root)
+        *root = *root == MPI_ROOT ? ISM_ROOT : *root == MPI_PROC_NULL ? ISM_PROC_NULL : *root;
+    if (sendbuf == MPI_IN_PLACE && (!root || *root >= 0))
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn,
+                             "MPI_IN_PLACE is not allowed on an intercommunicator");
+    return MPI_SUCCESS;
+}
+
+static int inter_wide_started(const char *fn, ism_comm *c, int rc, ism_req *q,
+                              MPI_Request *request)
+{
+    if (rc)
+        return ism_abi_nbc_error(c, rc, fn);
+    *request = (MPI_Request)q;
+    return MPI_SUCCESS;
+}
+
+int ism_abi_wide_ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, MPI_Request *request)
+{
+    static const char fn[] = "MPI_Ibcast_c";
+    ism_comm *c = inter_of(comm, request);
+    ism_dt *d;
+    ism_req *q = NULL;
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int rc = inter_wide_args(fn, c, datatype, count, MPI_OP_NULL, &root, NULL, &d, NULL);
+    if (!rc) { /* (q set by the start, read after it: not in one call) */
+        int e = ism_coll_inter_ibcast(buffer, count, d, root, c, &q);
+        rc = inter_wide_started(fn, c, e, q, request);
+    }
+    return rc;
+}
+
+/* An allreduce (root NULL) or a reduce to *root. */
+static int inter_wide_red(const char *fn, const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, int *root, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    ism_comm *c = inter_of(comm, request);
+    ism_dt *d;
+    ism_op *o;
+    ism_req *q = NULL;
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int rc = inter_wide_args(fn, c, datatype, count, op, root, sendbuf, &d, &o);
+    if (!rc) {
+        int e = root ? ism_coll_inter_ireduce(sendbuf, recvbuf, count, d, o, *root, c, &q)
+                     : ism_coll_inter_iallreduce(sendbuf, recvbuf, count, d, o, c, &q);
+        rc = inter_wide_started(fn, c, e, q, request);
+    }
+    return rc;
+}
+
+int ism_abi_wide_iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    return inter_wide_red("MPI_Iallreduce_c", sendbuf, recvbuf, count, datatype, op, NULL, comm,
+                          request);
+}
+
+int ism_abi_wide_ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    return inter_wide_red("MPI_Ireduce_c", sendbuf, recvbuf, count, datatype, op, &root, comm,
+                          request);
+}
+
+/* counts NULL: one each (the block form) */
+static int inter_wide_redscat(const char *fn, const void *sendbuf, void *recvbuf,
+                              const MPI_Count *counts, MPI_Count one, MPI_Datatype datatype,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c = inter_of(comm, request);
+    ism_dt *d;
+    ism_op *o;
+    ism_req *q = NULL;
+    if (!c)
+        return ISM_ABI_NB_PASS;
+    int rc = inter_wide_args(fn, c, datatype, counts ? 0 : one, op, NULL, sendbuf, &d, &o);
+    int n = c->local_size;
+    int64_t *v = rc ? NULL : malloc(sizeof *v * (size_t)(n + 1));
+    if (!rc && !v)
+        rc = ism_abi_nbc_error(c, MPI_ERR_NO_MEM, fn);
+    for (int i = 0; !rc && i < n; i++)
+        if ((v[i] = counts ? counts[i] : one) < 0)
+            rc = ism_abi_error(c, MPI_ERR_COUNT, fn, "receive count for rank %d is negative", i);
+    if (!rc) {
+        int e = ism_coll_inter_ireduce_scatter(sendbuf, recvbuf, v, d, o, c, &q);
+        rc = inter_wide_started(fn, c, e, q, request);
+    }
+    free(v);
+    return rc;
+}
+
+int ism_abi_wide_ireduce_scatter_c(const void *sendbuf, void *recvbuf,
+                                   const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    if (!recvcounts) /* the coroutine's checks say so */
+        return ISM_ABI_NB_PASS;
+    return inter_wide_redscat("MPI_Ireduce_scatter_c", sendbuf, recvbuf, recvcounts, 0,
+                              datatype, op, comm, request);
+}
+
+int ism_abi_wide_ireduce_scatter_block_c(const void *sendbuf, void *recvbuf,
+                                         MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                                         MPI_Comm comm, MPI_Request *request)
+{
+    return inter_wide_redscat("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, NULL, recvcount,
+                              datatype, op, comm, request);
+}
+
+int ism_abi_wide_iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    ism_comm *c = inter_of(comm, request);
+    return c ? inter_exchange_c("MPI_Iallgather_c", c, sendbuf, sendcount, sendtype, recvbuf,
+                                recvcount, recvtype, 0, request)
+             : ISM_ABI_NB_PASS;
 }
 
 int ism_abi_wide_ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,

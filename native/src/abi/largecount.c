@@ -123,17 +123,23 @@ ISM_PMPI(Gather_init_c)
 
 static int lc_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 
+static int wide_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) : rc;
+}
+
 int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
     if (sendcount > INT_MAX || sendcount < INT_MIN)
-        return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        return wide_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        return wide_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     if (rc == MPI_SUCCESS)
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_allgather(sendbuf, (int)sendcount, sendtype, recvbuf, (int)recvcount, recvtype, comm, request);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+        return wide_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallgather_c", "out of memory") : rc;
 }
 ISM_PMPI(Iallgather_c)
@@ -170,15 +176,21 @@ ISM_PMPI(Iallgatherv_c)
 
 static int lc_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
+static int wide_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request) : rc;
+}
+
 int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
     if (count > INT_MAX || count < INT_MIN)
-        return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+        return wide_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_allreduce(sendbuf, recvbuf, (int)count, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+        return wide_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Iallreduce_c", "out of memory") : rc;
 }
 ISM_PMPI(Iallreduce_c)
@@ -280,15 +292,21 @@ ISM_PMPI(Ialltoallw_c)
 
 static int lc_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request);
 
+static int wide_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_ibcast_c(buffer, count, datatype, root, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Ibcast_c(buffer, count, datatype, root, comm, request) : rc;
+}
+
 int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
     if (count > INT_MAX || count < INT_MIN)
-        return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
+        return wide_Ibcast_c(buffer, count, datatype, root, comm, request);
     if (rc == MPI_SUCCESS)
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_bcast(buffer, (int)count, datatype, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Ibcast_c(buffer, count, datatype, root, comm, request);
+        return wide_Ibcast_c(buffer, count, datatype, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ibcast_c", "out of memory") : rc;
 }
 ISM_PMPI(Ibcast_c)
@@ -476,35 +494,53 @@ ISM_PMPI(Ineighbor_alltoallw_c)
 
 static int lc_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
 
+static int wide_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request) : rc;
+}
+
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
     if (count > INT_MAX || count < INT_MIN)
-        return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+        return wide_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     if (rc == MPI_SUCCESS)
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce(sendbuf, recvbuf, (int)count, datatype, op, root, comm, request);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+        return wide_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_c", "out of memory") : rc;
 }
 ISM_PMPI(Ireduce_c)
 
 static int lc_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
+static int wide_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request) : rc;
+}
+
 int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     int rc = MPI_SUCCESS;
     if (recvcount > INT_MAX || recvcount < INT_MIN)
-        return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+        return wide_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     if (rc == MPI_SUCCESS)
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce_scatter_block(sendbuf, recvbuf, (int)recvcount, datatype, op, comm, request);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+        return wide_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_scatter_block_c", "out of memory") : rc;
 }
 ISM_PMPI(Ireduce_scatter_block_c)
 
 static int lc_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+
+static int wide_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    int rc = ism_abi_wide_ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+    return rc == ISM_ABI_NB_PASS ? lc_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) : rc;
+}
 
 int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
@@ -517,7 +553,7 @@ int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count r
         rc = ism_abi_comm_one_site(comm) ? ISM_ABI_NB_PASS : ism_abi_isched_reduce_scatter(sendbuf, recvbuf, recvcounts_, datatype, op, comm, request);
     free(recvcounts_);
     if (rc == ISM_ABI_NB_PASS)
-        return lc_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+        return wide_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
     return rc < 0 ? ism_abi_error(NULL, MPI_ERR_NO_MEM, "MPI_Ireduce_scatter_c", "out of memory") : rc;
 }
 ISM_PMPI(Ireduce_scatter_c)

@@ -296,11 +296,11 @@ int ism_coll_iexchange64(const void *sbuf, int nout, const int *outs, const int6
  * never ISM_COLL_PASS. root: ISM_ROOT at the root, ISM_PROC_NULL at the rest of its group,
  * else the root's rank in the remote group. No MPI_IN_PLACE. */
 int ism_coll_inter_ibarrier(ism_comm *ic, ism_req **out);
-int ism_coll_inter_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *ic,
+int ism_coll_inter_ibcast(void *buf, int64_t count, ism_dt *dt, int root, ism_comm *ic,
                           ism_req **out);
-int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int64_t count, ism_dt *dt, ism_op *op,
                               ism_comm *ic, ism_req **out);
-int ism_coll_inter_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+int ism_coll_inter_ireduce(const void *sbuf, void *rbuf, int64_t count, ism_dt *dt, ism_op *op,
                            int root, ism_comm *ic, ism_req **out);
 /* rcounts: the local group's receive counts (elements, read at the call only) */
 int ism_coll_inter_ireduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts,

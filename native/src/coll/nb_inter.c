@@ -118,7 +118,7 @@ int ism_coll_inter_ibarrier(ism_comm *ic, ism_req **out)
 }
 
 
-int ism_coll_inter_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *ic,
+int ism_coll_inter_ibcast(void *buf, int64_t count, ism_dt *dt, int root, ism_comm *ic,
                           ism_req **out)
 {
     ism_coll_nb *nb = ism_coll_nb_new(ic->merged);
@@ -182,7 +182,7 @@ static int reduce_in_group(ism_coll_nb *nb, ism_comm *ic, const void *sbuf, void
     return group_reduce(nb, ic, g, bytes, dt->size, commute, in, *part);
 }
 
-int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int64_t count, ism_dt *dt, ism_op *op,
                               ism_comm *ic, ism_req **out)
 {
     int64_t bytes = (int64_t)count * dt->size;
@@ -208,7 +208,7 @@ int ism_coll_inter_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *d
     return launch(nb, rc, dt, ic, out);
 }
 
-int ism_coll_inter_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
+int ism_coll_inter_ireduce(const void *sbuf, void *rbuf, int64_t count, ism_dt *dt, ism_op *op,
                            int root, ism_comm *ic, ism_req **out)
 {
     int getter = root == ISM_ROOT, rc = 0;

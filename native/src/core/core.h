@@ -489,22 +489,7 @@ int ism_intercomm_create(ism_comm *local, int local_leader, ism_comm *peer, int 
 int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out);
 int ism_intercomm_dup(ism_comm *ic, ism_comm **out);
 int ism_intercomm_split(ism_comm *ic, int color, int key, ism_comm **out);
-int ism_inter_barrier(ism_comm *c);
-int ism_inter_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c);
-int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
-                        ism_comm *c);
-int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
-                     ism_comm *c);
-/* gather (scatter = 0) or scatter (1): at the root (ISM_ROOT) counts, displs and rdt
- * describe the blocks of the remote processes; elsewhere sbuf/scount/sdt is the block */
-int ism_inter_gatherv(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
-                      const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
-                      ism_comm *c, int scatter);
-int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts, ism_dt *dt,
-                             ism_op *op, ism_comm *c);
-int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_t *sdispls,
-                        ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
-                        const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c);
+/* (their collectives run in flight on merged: coll/nb_inter.c) */
 
 /* comm.c: give c a vendor communicator for collective point-to-point (collective over
  * c's members at this site) */

@@ -5,7 +5,9 @@
  * remote process, at this site through the vendor or at another site through frames.
  * Its vendor communicator holds the members of both groups at this site. A hidden
  * intracommunicator of both groups (`merged`: the group whose first member has the lower
- * global rank first) and one of the local group alone (`local`) carry the collectives.
+ * global rank first) carries the collectives, in flight (coll/nb_inter.c: the local
+ * group's own phases, the message between the groups, on merged's ranks); one of the local
+ * group alone (`local`) gives them the group's sites and ranks.
  * Context ids: each group agrees on a candidate, the leaders swap candidates, and the
  * larger one, with the next two for the hidden communicators, is reserved by every
  * member of both groups.
@@ -13,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/lc_piece.h"
 #include "core.h"
 
 enum { TAG_IC_HDR = 40, TAG_IC_LIST };
@@ -349,185 +350,4 @@ int ism_intercomm_merge(ism_comm *ic, int high, ism_comm **out)
     ism_comm_register(c);
     *out = c;
     return 0;
-}
-
-/* ---- collectives: the site-local halves run on `local`, one message crosses between
- * the groups' leaders (rank 0 of each) on the collective context ---- */
-
-int ism_inter_barrier(ism_comm *c) { return ism_barrier(c->merged); }
-
-/* root: ISM_ROOT at the root, ISM_PROC_NULL at the rest of its group, else the root's
- * rank in the remote group. */
-int ism_inter_bcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c)
-{
-    if (root == ISM_PROC_NULL)
-        return 0;
-    if (root == ISM_ROOT)
-        return ism_xsend(buf, count, dt, 0, TAG_BCAST, c);
-    int rc = c->rank == 0 ? ism_xrecv(buf, count, dt, root, TAG_BCAST, c) : 0;
-    return rc ? rc : ism_bcast(buf, count, dt, 0, c->local);
-}
-
-/* Each group gets the reduction of the other group's contributions, in rank order. */
-int ism_inter_allreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
-                        ism_comm *c)
-{
-    char *mine = NULL;
-    int rc = 0;
-    if (c->rank == 0) {
-        size_t b = (size_t)count * (size_t)(dt->extent > 0 ? dt->extent : 1) +
-                   (size_t)(dt->true_extent > dt->extent ? dt->true_extent : 0);
-        if (!(mine = malloc(b ? b : 1)))
-            return ISM_ERR_NO_MEM;
-    }
-    rc = ism_reduce_any(sbuf, mine, count, dt, op, 0, c->local);
-    if (!rc && c->rank == 0) {
-        ism_req *a, *b;
-        rc = ism_irecv(rbuf, count, dt, 0, TAG_ALLREDUCE, c, c->ctx + 1, &a);
-        if (!rc)
-            rc = ism_isend(mine, count, dt, 0, TAG_ALLREDUCE, c, c->ctx + 1, ISM_MODE_STD, &b);
-        if (!rc) {
-            rc = ism_wait_free(a);
-            int r2 = ism_wait_free(b);
-            rc = rc ? rc : r2;
-        }
-    }
-    free(mine);
-    return rc ? rc : ism_bcast(rbuf, count, dt, 0, c->local);
-}
-
-/* root as for bcast: the root receives the reduction of the remote group. */
-int ism_inter_reduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,
-                     ism_comm *c)
-{
-    if (root == ISM_PROC_NULL)
-        return 0;
-    if (root == ISM_ROOT)
-        return ism_xrecv(rbuf, count, dt, 0, TAG_REDUCE, c);
-    char *part = NULL;
-    if (c->rank == 0) {
-        size_t b = (size_t)count * (size_t)(dt->extent > 0 ? dt->extent : 1) +
-                   (size_t)(dt->true_extent > dt->extent ? dt->true_extent : 0);
-        if (!(part = malloc(b ? b : 1)))
-            return ISM_ERR_NO_MEM;
-    }
-    int rc = ism_reduce_any(sbuf, part, count, dt, op, 0, c->local);
-    if (!rc && c->rank == 0)
-        rc = ism_xsend(part, count, dt, root, TAG_REDUCE, c);
-    free(part);
-    return rc;
-}
-
-/* The gather, scatter, allgather and all-to-all families on intercommunicators exchange
- * directly between the processes of the two groups (ism_neighbor_exchange on the
- * collective context): correct for any layout and datatype, but their WAN message count
- * grows with ranks, unlike the intracommunicator algorithms. */
-
-static int all_remote(ism_comm *c, int **v)
-{
-    *v = malloc(sizeof(int) * (size_t)(c->size > 0 ? c->size : 1));
-    if (!*v)
-        return ISM_ERR_NO_MEM;
-    for (int r = 0; r < c->size; r++)
-        (*v)[r] = r;
-    return 0;
-}
-
-/* root: ISM_ROOT, ISM_PROC_NULL or the root's remote rank. counts/displs (elements)
- * describe the root's side; the others send or receive one block. */
-int ism_inter_gatherv(const void *sbuf, int64_t scount, ism_dt *sdt, void *rbuf,
-                      const int64_t *rcounts, const int64_t *displs, ism_dt *rdt, int root,
-                      ism_comm *c, int scatter)
-{
-    if (root == ISM_PROC_NULL)
-        return 0;
-    ptrdiff_t zero = 0;
-    if (root != ISM_ROOT) /* one block to or from the root */
-        return scatter ? ism_neighbor_exchange64(NULL, 0, NULL, NULL, NULL, NULL, (void *)sbuf,
-                                                 1, &root, &scount, &zero, &sdt, NULL, NULL, c)
-                       : ism_neighbor_exchange64(sbuf, 1, &root, &scount, &zero, &sdt, NULL, 0,
-                                                 NULL, NULL, NULL, NULL, NULL, NULL, c);
-    int *peers, rc = all_remote(c, &peers);
-    ptrdiff_t *d = malloc(sizeof *d * (size_t)(c->size + 1));
-    ism_dt **t = malloc(sizeof *t * (size_t)(c->size + 1));
-    if (rc || !d || !t) {
-        free(peers);
-        free(d);
-        free(t);
-        return rc ? rc : ISM_ERR_NO_MEM;
-    }
-    for (int r = 0; r < c->size; r++) {
-        d[r] = (ptrdiff_t)(displs[r] * (int64_t)rdt->extent);
-        t[r] = rdt;
-    }
-    rc = scatter ? ism_neighbor_exchange64(rbuf, c->size, peers, rcounts, d, t, NULL, 0, NULL,
-                                           NULL, NULL, NULL, NULL, NULL, c)
-                 : ism_neighbor_exchange64(NULL, 0, NULL, NULL, NULL, NULL, rbuf, c->size, peers,
-                                           rcounts, d, t, NULL, NULL, c);
-    free(peers);
-    free(d);
-    free(t);
-    return rc;
-}
-
-/* Every process sends one block to every remote process (sdispls NULL: the same block)
- * or per-peer blocks, and receives one from each; byte displacements. */
-int ism_inter_alltoallw(const void *sbuf, const int64_t *scounts, const ptrdiff_t *sdispls,
-                        ism_dt *const *sdts, void *rbuf, const int64_t *rcounts,
-                        const ptrdiff_t *rdispls, ism_dt *const *rdts, ism_comm *c)
-{
-    int *peers, rc = all_remote(c, &peers);
-    if (rc)
-        return rc;
-    rc = ism_neighbor_exchange64(sbuf, c->size, peers, scounts, sdispls, sdts, rbuf, c->size, peers,
-                               rcounts, rdispls, rdts, NULL, NULL, c);
-    free(peers);
-    return rc;
-}
-
-/* Reduce-scatter: each group reduces its own vectors (as long as its receive counts add
- * up to; MPI 3.1 §5.10.1 requires the same length in both groups), the leaders swap the
- * reductions, and each group scatters the one it got by its own receive counts. */
-int ism_inter_reduce_scatter(const void *sbuf, void *rbuf, const int64_t *rcounts, ism_dt *dt,
-                             ism_op *op, ism_comm *c)
-{
-    int64_t mine = 0;
-    int n = c->local_size, rc = 0;
-    int64_t *displs = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!displs)
-        return ISM_ERR_NO_MEM;
-    for (int r = 0; r < n; r++) {
-        displs[r] = mine;
-        mine += rcounts[r];
-    }
-    /* both groups reduce vectors of this length (the standard makes them equal) */
-    int64_t tot = mine, ext = dt->extent > 0 ? dt->extent : 1;
-    size_t slack = (size_t)dt->true_extent;
-    char *red = NULL, *got = NULL;
-    if (c->rank == 0 && (!(red = malloc((size_t)(tot * ext) + slack + 1)) ||
-                         !(got = malloc((size_t)(tot * ext) + slack + 1))))
-        rc = ISM_ERR_NO_MEM;
-    /* the local reduction in pieces whose counts fit the int core (common/lc_piece.h): every
-     * member cuts at the same bytes */
-    for (int64_t off = 0; !rc && off < tot; off += ism_lc_piece_elems(dt->size))
-        rc = ism_reduce_any((const char *)sbuf + off * dt->extent,
-                            red ? red + off * dt->extent : NULL,
-                            ism_lc_piece_len(tot, off, dt->size), dt, op, 0, c->local);
-    if (!rc && c->rank == 0) {
-        ism_req *a, *b;
-        rc = ism_irecv(got, tot, dt, 0, TAG_REDUCE, c, c->ctx + 1, &a);
-        if (!rc)
-            rc = ism_isend(red, tot, dt, 0, TAG_REDUCE, c, c->ctx + 1, ISM_MODE_STD, &b);
-        if (!rc) {
-            rc = ism_wait_free(a);
-            int r2 = ism_wait_free(b);
-            rc = rc ? rc : r2;
-        }
-    }
-    if (!rc)
-        rc = ism_scatterv64(got, rcounts, displs, dt, rbuf, rcounts[c->rank], dt, 0, c->local);
-    free(red);
-    free(got);
-    free(displs);
-    return rc;
 }
