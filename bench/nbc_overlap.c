@@ -25,7 +25,10 @@
  * from the last rank's start to the last rank's end, which holds no skew; else both are
  * null.
  *
- *   nbc_overlap [REPS [WARMUP]]     (defaults 5 and 1)
+ *   nbc_overlap [REPS [WARMUP [inter]]]     (defaults 5 and 1)
+ * With "inter" the allreduces run on an intercommunicator of world's two halves (on two
+ * sites of equal size, one group per site: two coupled codes), each rank getting the sum
+ * over the other group; the barrier and the timing stay on world.
  * Output, rank 0 only, one JSON line per case:
  *   {"case": "one", "bytes": 8, "n": 1, "ranks": 4, "reps": 5, "best_ms": ..,
  *    "median_ms": .., "all_ms": [..], "skew_all_ms": [..], "from_last_start_best_ms": ..,
@@ -58,7 +61,9 @@ static const struct nbc_case cases[] = {
 };
 
 static int rank, nranks;
-static int one_clock; /* every rank reads the same CLOCK_MONOTONIC */
+static int one_clock;   /* every rank reads the same CLOCK_MONOTONIC */
+static MPI_Comm comm;   /* the allreduces' communicator: world, or the intercommunicator */
+static int crank, nsum; /* my rank in it, and how many ranks each sum adds up */
 
 static double now(void)
 {
@@ -107,14 +112,14 @@ static double contribution(int r, int j, int k)
 
 static double expected(int j, int k)
 {
-    return (double)nranks * (nranks + 1) / 2 * (j + 1) + (double)nranks * k;
+    return (double)nsum * (nsum + 1) / 2 * (j + 1) + (double)nsum * k;
 }
 
 static void fill(const struct nbc_case *c, double *send, double *recv)
 {
     for (int j = 0; j < c->n; j++)
         for (int k = 0; k < c->count; k++) {
-            send[(size_t)j * c->count + k] = contribution(rank, j, k);
+            send[(size_t)j * c->count + k] = contribution(crank, j, k);
             recv[(size_t)j * c->count + k] = -1.0;
         }
 }
@@ -140,11 +145,11 @@ static void run_once(const struct nbc_case *c, double *send, double *recv, doubl
     MPI_Barrier(MPI_COMM_WORLD);
     t[0] = now();
     if (c->blocking) {
-        MPI_Allreduce(send, recv, c->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(send, recv, c->count, MPI_DOUBLE, MPI_SUM, comm);
     } else {
         for (int j = 0; j < c->n; j++)
             MPI_Iallreduce(send + (size_t)j * c->count, recv + (size_t)j * c->count, c->count,
-                           MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[j]);
+                           MPI_DOUBLE, MPI_SUM, comm, &req[j]);
         if (c->n == 1)
             MPI_Wait(&req[0], MPI_STATUS_IGNORE);
         else
@@ -245,17 +250,34 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    if (argc > 3) {
+    int inter = argc > 3 && !strcmp(argv[3], "inter");
+    if (argc > 4 || (argc > 3 && !inter) || (inter && nranks < 2)) {
         if (rank == 0)
-            fprintf(stderr, "usage: nbc_overlap [REPS [WARMUP]]\n");
+            fprintf(stderr, "usage: nbc_overlap [REPS [WARMUP [inter]]] (inter: 2 ranks or "
+                            "more)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int reps = argc > 1 ? parse_count(argv[1], "REPS", 1, 100000) : 5;
     int warmup = argc > 2 ? parse_count(argv[2], "WARMUP", 0, 100000) : 1;
     one_clock = same_kernel();
+    MPI_Comm half = MPI_COMM_NULL;
+    comm = MPI_COMM_WORLD;
+    crank = rank;
+    nsum = nranks;
+    if (inter) { /* the halves, each group's leader its first rank */
+        int upper = rank >= nranks / 2;
+        MPI_Comm_split(MPI_COMM_WORLD, upper, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, upper ? 0 : nranks / 2, 7, &comm);
+        MPI_Comm_rank(comm, &crank);
+        MPI_Comm_remote_size(comm, &nsum);
+    }
     long bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         bad += run_case(&cases[i], reps, warmup);
+    if (inter) {
+        MPI_Comm_free(&comm);
+        MPI_Comm_free(&half);
+    }
     MPI_Finalize();
     return bad ? 1 : 0;
 }
