@@ -222,9 +222,9 @@ ism_coll_view ism_coll_wan_view(ism_comm *c, int root, int last, int *m, int *wr
 typedef struct ism_coll_nb ism_coll_nb;
 /* Start one and give its request, or ISM_COLL_PASS where the coroutine must run it
  * (core/nbc.c): where nb_site.c does not take a communicator within one site, an
- * intercommunicator (nb_inter.c's below), a reduction on a
- * non-contiguous type, a non-commutative op over sites whose members are not consecutive
- * ranks. sbuf ISM_IN_PLACE: in place (NULL is MPI_BOTTOM). */
+ * intercommunicator (nb_inter.c's below), a scan or reduce-scatter on a non-contiguous
+ * type (allreduce and reduce take any, packed), a non-commutative op over sites whose
+ * members are not consecutive ranks. sbuf ISM_IN_PLACE: in place (NULL is MPI_BOTTOM). */
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
                         ism_comm *c, ism_req **out);
 int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op, int root,

@@ -4,17 +4,20 @@
  * site, among one member per site, inside each site again), each one of our schedules,
  * chosen as select.c chooses for that phase (a choice of the vendor's collective or of
  * the pipeline takes our default schedule instead). Data are the caller's buffers
- * themselves: only contiguous types come here.
+ * themselves for contiguous types; the reductions' other types move packed (and the ops
+ * apply to packed bytes), the scans and reduce-scatter take contiguous ones only.
  */
 #include <stdlib.h>
 
 #include "nb.h"
 
 /* What the engine takes; the rest the coroutine runs (core/nbc.c). Every member decides
- * alike: the communicator, the type and the op are the same on all. */
-static int takes(const ism_comm *c, const ism_dt *dt, const ism_op *op)
+ * alike: the communicator and the op are the same on all (a type only by its signature:
+ * MPI_Iallreduce and MPI_Ireduce take any layout, packed; the scans and reduce-scatter
+ * only contiguous ones, and pass the rest to the coroutine). */
+static int takes(const ism_comm *c, const ism_op *op)
 {
-    if (c->all_local || c->is_inter || !ism.multisite || (dt && !dt->contig))
+    if (c->all_local || c->is_inter || !ism.multisite)
         return 0;
     return !op || !op->user || op->commute || c->site_runs;
 }
@@ -65,7 +68,7 @@ static int launch(ism_coll_nb *nb, int rc, ism_dt *dt, ism_req **out)
 static ism_coll_nb *reduction(ism_comm *c, int64_t bytes, ism_dt *dt, ism_op *op, int *why)
 {
     ism_coll_nb *nb = NULL;
-    if (!takes(c, dt, op) || bytes <= 0)
+    if (!takes(c, op) || bytes <= 0)
         *why = ISM_COLL_PASS;
     else if (!(nb = ism_coll_nb_new(c)))
         *why = ISM_ERR_NO_MEM;
@@ -74,6 +77,30 @@ static ism_coll_nb *reduction(ism_comm *c, int64_t bytes, ism_dt *dt, ism_op *op
         ism_op_hold(op); /* MPI_Op_free meanwhile only marks it (nb_free releases it) */
     }
     return nb;
+}
+
+/* A reduction's buffers for a type that is not contiguous (a contiguous one's stay: *in
+ * and *o as given): own holds the input packed (from the send buffer, or in place the
+ * receive buffer) and, with res, a result of count elements at *o, unpacked into rbuf at
+ * the end where *o was given (else the partial a site's member passes on). The op applies
+ * to packed bytes (exec.c's redop). */
+static int packed_red(ism_coll_nb *nb, const void *sbuf, void *rbuf, int count, ism_dt *dt,
+                      int res, char **in, char **o)
+{
+    int64_t bytes = (int64_t)count * dt->size;
+    int unpack = o && *o;
+    if (dt->contig) {
+        if (res && !unpack && !(*o = nb->own = malloc((size_t)bytes)))
+            return ISM_ERR_NO_MEM;
+        return 0;
+    }
+    if (!(nb->own = malloc((size_t)bytes * (res ? 2 : 1))))
+        return ISM_ERR_NO_MEM;
+    ism_dt_pack(dt, sbuf == ISM_IN_PLACE ? rbuf : sbuf, count, nb->own);
+    *in = nb->own;
+    if (res)
+        *o = nb->own + bytes;
+    return res && unpack ? ism_coll_nb_unpack_later(nb, dt, rbuf, count, *o) : 0;
 }
 
 int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *op,
@@ -87,8 +114,10 @@ int ism_coll_iallreduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism
     if (!nb)
         return why;
     char *in = input(sbuf, rbuf, dt), *o = at(rbuf, dt);
+    int rc = packed_red(nb, sbuf, rbuf, count, dt, 1, &in, &o);
     ism_coll_view iv = ism_coll_intra_view(c), wv;
-    int rc = wan(nb, -1, &wv, NULL), rep = wv.me >= 0;
+    rc = rc ? rc : wan(nb, -1, &wv, NULL);
+    int rep = !rc && wv.me >= 0;
     if (!rc) /* partials to each site's leader, the leaders' allreduce, the result out */
         rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_INTRA, &iv, 0, bytes, dt->size,
                                (int)commute, in, rep ? o : NULL);
@@ -113,11 +142,14 @@ int ism_coll_ireduce(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op
         return why;
     int me_root = c->rank == root, wroot = 0;
     int lroot = ism.lay.site == c->site_of[root] ? c->l_of[root] : 0;
-    char *in = input(sbuf, rbuf, dt), *o = me_root ? at(rbuf, dt) : NULL, *part = o;
+    char *in = input(sbuf, rbuf, dt), *o = me_root ? at(rbuf, dt) : NULL, *part = NULL;
     ism_coll_view iv = ism_coll_intra_view(c), wv;
-    int rc = wan(nb, root, &wv, &wroot), rep = wv.me >= 0;
-    if (!rc && rep && !me_root && !(part = nb->own = malloc((size_t)bytes)))
-        rc = ISM_ERR_NO_MEM; /* this site's partial, on its way to the root */
+    int rc = wan(nb, root, &wv, &wroot), rep = !rc && wv.me >= 0;
+    /* a site's partial on its way to the root, and a type's packed bytes, in own */
+    if (!rc)
+        rc = packed_red(nb, sbuf, rbuf, count, dt, me_root || rep, &in, me_root ? &o : &part);
+    if (me_root)
+        part = o;
     if (!rc)
         rc = ism_coll_nb_phase(nb, ISM_COLL_REDUCE, ISM_LVL_INTRA, &iv, lroot, bytes, dt->size,
                                (int)commute, in, c->lrank == lroot ? part : NULL);
@@ -133,7 +165,7 @@ int ism_coll_ibcast(void *buf, int count, ism_dt *dt, int root, ism_comm *c, ism
     if (one_site(c))
         return site(ISM_SITE_BCAST, NULL, buf, count, dt, NULL, root, c, out);
     int64_t bytes = (int64_t)count * dt->size;
-    if (!takes(c, NULL, NULL) || bytes <= 0)
+    if (!takes(c, NULL) || bytes <= 0)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
@@ -161,7 +193,7 @@ int ism_coll_ibarrier(ism_comm *c, ism_req **out)
 {
     if (one_site(c))
         return site(ISM_SITE_BARRIER, NULL, NULL, 0, NULL, NULL, -1, c, out);
-    if (!takes(c, NULL, NULL))
+    if (!takes(c, NULL))
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
@@ -191,7 +223,7 @@ int ism_coll_iallgather(const void *sbuf, int scount, ism_dt *sdt, void *rbuf, i
     }
     int64_t b = (int64_t)rcount * rdt->size, total = b * c->size;
     int inplace = sbuf == ISM_IN_PLACE;
-    if (!takes(c, NULL, NULL) || !c->site_runs || b <= 0)
+    if (!takes(c, NULL) || !c->site_runs || b <= 0)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = ism_coll_nb_new(c);
     if (!nb)
@@ -251,7 +283,7 @@ int ism_coll_iscan(const void *sbuf, void *rbuf, int count, ism_dt *dt, ism_op *
                     c, out);
     int64_t bytes = (int64_t)count * dt->size, commute = !op->user || op->commute;
     int why;
-    if (!c->site_runs)
+    if (!c->site_runs || !dt->contig)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = reduction(c, bytes, dt, op, &why);
     if (!nb)
@@ -316,7 +348,7 @@ int ism_coll_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     for (int r = 0; r < c->size; r++)
         total += (int64_t)rcounts[r] * es;
     int why;
-    if (!c->site_runs)
+    if (!c->site_runs || !dt->contig)
         return ISM_COLL_PASS;
     ism_coll_nb *nb = reduction(c, total, dt, op, &why);
     if (!nb)
