@@ -141,3 +141,21 @@ def test_default_command_local_and_ssh():
     assert "cd '/work dir' ||" in script
     assert 'ISTHMUS_SECRET_FILE="$d/secret"' in script and "/tmp/local/secret" not in script
     assert "mpiexec.mpich -prepend-rank -np 2 ./ring x : -np 1 /opt/isthmus/bin/isthmus-gateway" in script
+
+
+def test_openmpi_session_root_is_made_before_the_sites_start(tmp_path, monkeypatch):
+    # two sites' mpirun creating <tmp>/ompi.<host>.<uid> at the same instant failed one of
+    # them: the launcher makes it first, where Open MPI looks (TMPDIR here)
+    monkeypatch.setattr(vendor.socket, "gethostname", lambda: "node7.example.org")
+    env = {"TMPDIR": str(tmp_path)}
+    root = vendor.openmpi_session_root(env)
+    assert root == tmp_path / f"ompi.node7.{os.getuid()}"
+    vendor.prepare_openmpi_sessions(env)
+    assert root.is_dir() and (root.stat().st_mode & 0o777) == 0o700
+    vendor.prepare_openmpi_sessions(env)  # already there: fine
+    assert vendor.openmpi_session_root({"OMPI_MCA_orte_tmpdir_base": "/x", "TMPDIR": "/y"}) \
+        == Path("/x") / f"ompi.node7.{os.getuid()}"
+    # an address keeps its dots; a base that cannot be made is left to mpirun
+    monkeypatch.setattr(vendor.socket, "gethostname", lambda: "10.0.0.5")
+    assert vendor.openmpi_session_root(env).name == f"ompi.10.0.0.5.{os.getuid()}"
+    vendor.prepare_openmpi_sessions({"TMPDIR": "/proc/no/such"})

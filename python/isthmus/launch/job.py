@@ -228,6 +228,8 @@ def run_job(
         )  # fmt: skip
         secret_line = (secret.reveal() + "\n").encode("ascii")
         procs = []
+        if any(p.vendor == "openmpi" and p.stdin != "secret" for p in plan.sites):
+            vendor.prepare_openmpi_sessions(plan.sites[0].env)  # (sites on this node)
         for p in plan.sites:
             remote = p.stdin == "secret"
             tagger = (site_tagger(p.name, p.vendor, layout.first_rank(p.index),
