@@ -16,6 +16,8 @@
  *  - A blocking MPI_Barrier and MPI_Allreduce on the intercommunicator after each round.
  *  - MPI_Ibcast_c, MPI_Iallreduce_c, MPI_Ireduce_c and MPI_Iallgather_c with counts beyond
  *    INT_MAX of a type of no bytes (MPI 4).
+ *  - Bad arguments refused at the call (a root out of range, MPI_IN_PLACE, a negative
+ *    count) with no request made, then one more round that must still match.
  */
 #include "check.h"
 #include <string.h>
@@ -292,6 +294,31 @@ static void beyond_int(MPI_Comm ic, int gid)
 #endif
 }
 
+/* Bad arguments are refused at the call, on the intercommunicator's error handler, with
+ * no request made and nothing started (every rank refuses alike: no sequence number is
+ * taken, so the collectives after still match). */
+static void bad_args(MPI_Comm ic)
+{
+    int rsize, x = 1, y = 0, rc, cls;
+    MPI_Request q = MPI_REQUEST_NULL;
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+    rc = MPI_Ibcast(&x, 1, MPI_INT, rsize, ic, &q);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ROOT && q == MPI_REQUEST_NULL, "Ibcast to remote rank %d: class %d",
+          rsize, cls);
+    rc = MPI_Iallreduce(MPI_IN_PLACE, &y, 1, MPI_INT, MPI_SUM, ic, &q);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_BUFFER && q == MPI_REQUEST_NULL, "Iallreduce in place: class %d", cls);
+    rc = MPI_Ireduce_scatter_block(&x, &y, -1, MPI_INT, MPI_SUM, ic, &q);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COUNT && q == MPI_REQUEST_NULL, "count -1: class %d", cls);
+    rc = MPI_Igather(&x, 1, MPI_INT, &y, 1, MPI_INT, -7, ic, &q);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_ROOT && q == MPI_REQUEST_NULL, "Igather root -7: class %d", cls);
+    MPI_Comm_set_errhandler(ic, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -311,6 +338,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < 3; k++)
             round_on(ic, gid, k + 10 * how, firstop, &seed);
         beyond_int(ic, gid);
+        bad_args(ic);
+        round_on(ic, gid, 20 + how, firstop, &seed); /* still in step after the refusals */
         MPI_Comm_free(&ic);
         MPI_Comm_free(&local);
     }

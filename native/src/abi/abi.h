@@ -352,6 +352,12 @@ void ism_abi_topo_free(ism_comm *c);
 /* coll_inter.c: rooted and all-to-all collectives on intercommunicators; the arrays are
  * ints, or MPI_Count counts and MPI_Aint displacements when wide (the _c forms). request
  * NULL: the blocking form; else the nonblocking one, started in flight (coll/nb_inter.c). */
+/* bcast's and the reductions' type, count (the root's, for a reduction everyone's), op (o
+ * NULL: none), root (NULL: none; MPI_ROOT and MPI_PROC_NULL become ISM_ROOT and
+ * ISM_PROC_NULL) and send buffer (no MPI_IN_PLACE where data leave) checked, the error
+ * raised on c */
+int ism_abi_inter_args(const char *fn, ism_comm *c, MPI_Datatype dt, int64_t count, MPI_Op op,
+                       int *root, const void *sendbuf, ism_dt **d, ism_op **o);
 int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64_t one_count,
                          MPI_Datatype one_type, void *many_buf, const void *counts,
                          const void *displs, MPI_Datatype many_type, int root, int scatter,

@@ -62,6 +62,28 @@ static int vec(const char *fn, ism_comm *c, const void *counts, const void *disp
     return MPI_SUCCESS;
 }
 
+/* The checks of bcast, the reductions and reduce-scatter on an intercommunicator. */
+int ism_abi_inter_args(const char *fn, ism_comm *c, MPI_Datatype dt, int64_t count, MPI_Op op,
+                       int *root, const void *sendbuf, ism_dt **d, ism_op **o)
+{
+    if (!(*d = ism_abi_dt(dt)))
+        return ism_abi_error(c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(dt));
+    if (count < 0)
+        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %lld is negative", (long long)count);
+    if (o && !(*o = ism_abi_op(op)))
+        return ism_abi_error(c, MPI_ERR_OP, fn, "invalid op");
+    if (root && *root != MPI_ROOT && *root != MPI_PROC_NULL &&
+        (*root < 0 || *root >= c->size))
+        return ism_abi_error(c, MPI_ERR_ROOT, fn, "root %d is not in the remote group (size %d)",
+                             *root, c->size);
+    if (root)
+        *root = *root == MPI_ROOT ? ISM_ROOT : *root == MPI_PROC_NULL ? ISM_PROC_NULL : *root;
+    if (sendbuf == MPI_IN_PLACE && (!root || *root >= 0))
+        return ism_abi_error(c, MPI_ERR_BUFFER, fn,
+                             "MPI_IN_PLACE is not allowed on an intercommunicator");
+    return MPI_SUCCESS;
+}
+
 /* MPI_Gatherv (scatter = 0) and MPI_Scatterv (scatter = 1) on an intercommunicator:
  * one = the calling non-root's block, many = the root's vectors. */
 int ism_abi_inter_rooted(const char *fn, ism_comm *c, const void *one_buf, int64_t one_count,

@@ -1283,28 +1283,6 @@ static int iwide_alltoall(const char *fn, const void *sendbuf, const MPI_Count *
  * later start could take the merged communicator's sequence numbers out of the program's
  * order); elsewhere the coroutine's pieces ---- */
 
-/* The type and count checks; root (for the rooted ones, NULL: none) as the core names it. */
-static int inter_wide_args(const char *fn, ism_comm *c, MPI_Datatype dt, MPI_Count count,
-                           MPI_Op op, int *root, const void *sendbuf, ism_dt **d, ism_op **o)
-{
-    if (!(*d = ism_abi_dt(dt)))
-        return ism_abi_error(c, MPI_ERR_TYPE, fn, "%s", ism_abi_dt_problem(dt));
-    if (count < 0)
-        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %lld is negative", (long long)count);
-    if (o && !(*o = ism_abi_op(op)))
-        return ism_abi_error(c, MPI_ERR_OP, fn, "invalid op");
-    if (root && *root != MPI_ROOT && *root != MPI_PROC_NULL &&
-        (*root < 0 || *root >= c->size))
-        return ism_abi_error(c, MPI_ERR_ROOT, fn, "root %d is not in the remote group (size %d)",
-                             *root, c->size);
-    if (root)
-        *root = *root == MPI_ROOT ? ISM_ROOT : *root == MPI_PROC_NULL ? ISM_PROC_NULL : *root;
-    if (sendbuf == MPI_IN_PLACE && (!root || *root >= 0))
-        return ism_abi_error(c, MPI_ERR_BUFFER, fn,
-                             "MPI_IN_PLACE is not allowed on an intercommunicator");
-    return MPI_SUCCESS;
-}
-
 static int inter_wide_started(const char *fn, ism_comm *c, int rc, ism_req *q,
                               MPI_Request *request)
 {
@@ -1323,7 +1301,7 @@ int ism_abi_wide_ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, 
     ism_req *q = NULL;
     if (!c)
         return ISM_ABI_NB_PASS;
-    int rc = inter_wide_args(fn, c, datatype, count, MPI_OP_NULL, &root, NULL, &d, NULL);
+    int rc = ism_abi_inter_args(fn, c, datatype, count, MPI_OP_NULL, &root, NULL, &d, NULL);
     if (!rc) { /* (q set by the start, read after it: not in one call) */
         int e = ism_coll_inter_ibcast(buffer, count, d, root, c, &q);
         rc = inter_wide_started(fn, c, e, q, request);
@@ -1342,7 +1320,7 @@ static int inter_wide_red(const char *fn, const void *sendbuf, void *recvbuf, MP
     ism_req *q = NULL;
     if (!c)
         return ISM_ABI_NB_PASS;
-    int rc = inter_wide_args(fn, c, datatype, count, op, root, sendbuf, &d, &o);
+    int rc = ism_abi_inter_args(fn, c, datatype, count, op, root, sendbuf, &d, &o);
     if (!rc) {
         int e = root ? ism_coll_inter_ireduce(sendbuf, recvbuf, count, d, o, *root, c, &q)
                      : ism_coll_inter_iallreduce(sendbuf, recvbuf, count, d, o, c, &q);
@@ -1378,7 +1356,7 @@ static int inter_wide_redscat(const char *fn, const void *sendbuf, void *recvbuf
     ism_req *q = NULL;
     if (!c)
         return ISM_ABI_NB_PASS;
-    int rc = inter_wide_args(fn, c, datatype, counts ? 0 : one, op, NULL, sendbuf, &d, &o);
+    int rc = ism_abi_inter_args(fn, c, datatype, counts ? 0 : one, op, NULL, sendbuf, &d, &o);
     int n = c->local_size;
     int64_t *v = rc ? NULL : malloc(sizeof *v * (size_t)(n + 1));
     if (!rc && !v)

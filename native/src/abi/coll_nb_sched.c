@@ -23,24 +23,20 @@ static int intra(const char *fn, MPI_Comm comm, MPI_Request *request, ism_comm *
     return rc ? rc : (*c)->is_inter ? ISM_ABI_NB_PASS : 0;
 }
 
-static int type_count(const char *fn, ism_comm *c, MPI_Datatype dt, int count, ism_dt **d)
-{
-    if (!(*d = ism_abi_dt(dt)))
-        return ism_abi_error(c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
-    if (count < 0)
-        return ism_abi_error(c, MPI_ERR_COUNT, fn, "count %d is negative", count);
-    return 0;
-}
-
 /* The checks every one of them makes: communicator, request, type and count. */
 static int args(const char *fn, MPI_Comm comm, MPI_Datatype dt, int count, MPI_Request *request,
                 ism_comm **c, ism_dt **d)
 {
     int rc = intra(fn, comm, request, c);
-    return rc ? rc : type_count(fn, *c, dt, count, d);
+    if (rc)
+        return rc;
+    if (!(*d = ism_abi_dt(dt)))
+        return ism_abi_error(*c, MPI_ERR_TYPE, fn, "invalid or unsupported datatype");
+    if (count < 0)
+        return ism_abi_error(*c, MPI_ERR_COUNT, fn, "count %d is negative", count);
+    return 0;
 }
 
-static int root_ok(const char *fn, ism_comm *c, int root);
 static int started(const char *fn, ism_comm *c, int rc, ism_req *r, MPI_Request *request);
 
 /* ---- on an intercommunicator: in flight on its merged communicator (coll/nb_inter.c) ---- */
@@ -51,25 +47,6 @@ static ism_comm *inter(const char *fn, MPI_Comm comm, MPI_Request *request, int 
     ism_comm *c = NULL;
     *rc = ism_abi_nbc_comm(fn, comm, request, &c);
     return !*rc && c->is_inter ? c : NULL;
-}
-
-/* A root on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a remote rank, as the core
- * names them. */
-static int inter_root(const char *fn, ism_comm *c, int *root)
-{
-    if (*root == MPI_ROOT || *root == MPI_PROC_NULL) {
-        *root = *root == MPI_ROOT ? ISM_ROOT : ISM_PROC_NULL;
-        return 0;
-    }
-    return root_ok(fn, c, *root);
-}
-
-static int no_in_place(const char *fn, ism_comm *c, const void *sendbuf)
-{
-    return sendbuf == MPI_IN_PLACE
-               ? ism_abi_error(c, MPI_ERR_BUFFER, fn,
-                               "MPI_IN_PLACE is not allowed on an intercommunicator")
-               : 0;
 }
 
 static int root_ok(const char *fn, ism_comm *c, int root)
@@ -144,8 +121,7 @@ int ism_abi_isched_allreduce(const void *sendbuf, void *recvbuf, int count, MPI_
     ism_req *r = NULL;
     int rc;
     if ((c = inter(fn, comm, request, &rc))) {
-        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = op_of(fn, c, op, &o)) ||
-            (rc = no_in_place(fn, c, sendbuf)))
+        if ((rc = ism_abi_inter_args(fn, c, datatype, count, op, NULL, sendbuf, &d, &o)))
             return rc;
         rc = ism_coll_inter_iallreduce(sendbuf, recvbuf, count, d, o, c, &r);
         return started(fn, c, rc, r, request);
@@ -169,8 +145,7 @@ int ism_abi_isched_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Dat
     ism_req *r = NULL;
     int rc;
     if ((c = inter(fn, comm, request, &rc))) {
-        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = op_of(fn, c, op, &o)) ||
-            (rc = inter_root(fn, c, &root)) || (root >= 0 && (rc = no_in_place(fn, c, sendbuf))))
+        if ((rc = ism_abi_inter_args(fn, c, datatype, count, op, &root, sendbuf, &d, &o)))
             return rc;
         rc = ism_coll_inter_ireduce(sendbuf, recvbuf, count, d, o, root, c, &r);
         return started(fn, c, rc, r, request);
@@ -196,7 +171,8 @@ int ism_abi_isched_bcast(void *buffer, int count, MPI_Datatype datatype, int roo
     ism_req *r = NULL;
     int rc;
     if ((c = inter(fn, comm, request, &rc))) {
-        if ((rc = type_count(fn, c, datatype, count, &d)) || (rc = inter_root(fn, c, &root)))
+        if ((rc = ism_abi_inter_args(fn, c, datatype, count, MPI_OP_NULL, &root, NULL, &d,
+                                     NULL)))
             return rc;
         rc = ism_coll_inter_ibcast(buffer, count, d, root, c, &r);
         return started(fn, c, rc, r, request);
@@ -273,8 +249,8 @@ static int iredscat(const char *fn, const void *sendbuf, void *recvbuf, const in
     ism_req *r = NULL;
     int rc;
     if ((c = inter(fn, comm, request, &rc))) { /* the local group's counts */
-        if ((rc = type_count(fn, c, datatype, counts ? 0 : count, &d)) ||
-            (rc = op_of(fn, c, op, &o)) || (rc = no_in_place(fn, c, sendbuf)))
+        if ((rc = ism_abi_inter_args(fn, c, datatype, counts ? 0 : count, op, NULL, sendbuf,
+                                     &d, &o)))
             return rc;
         int n = c->local_size;
         int64_t *v = malloc(sizeof *v * (size_t)(n + 1));
